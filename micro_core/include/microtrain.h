@@ -1,0 +1,344 @@
+/**
+ * @file microtrain.h
+ * @brief microtrain: static-memory training of small neural networks (public C API).
+ *
+ * Three phases, none of which allocates:
+ *
+ *   1. plan   mt_plan() reads a model image and a training configuration and
+ *             reports the exact number of arena bytes the session will use,
+ *             broken down by role. It touches no memory but its output.
+ *   2. bind   mt_session_init() lays the session out in a caller-provided
+ *             arena (16-byte aligned) with the same code that mt_plan() ran.
+ *   3. run    mt_session_train_step(), mt_session_eval_step(),
+ *             mt_session_infer() read inputs and targets from fixed buffers
+ *             inside the arena and never allocate.
+ *
+ * @code
+ *   mt_train_config cfg;
+ *   mt_train_config_init(&cfg);
+ *   cfg.optimizer = MT_OPTIMIZER_ADAM;
+ *   cfg.loss = MT_LOSS_CATEGORICAL_CROSSENTROPY;
+ *   cfg.batch_size = 16;
+ *
+ *   mt_memory_plan plan;
+ *   if (mt_plan(image, image_bytes, &cfg, &plan) != MT_OK) return;
+ *   static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));   // >= plan.total_bytes
+ *   mt_session *s;
+ *   if (mt_session_init(&s, image, image_bytes, &cfg, arena, sizeof arena) != MT_OK) return;
+ *
+ *   float *x; int32_t x_count;                       // [batch, features...]
+ *   void *y; int32_t y_bytes;                        // [batch, outputs...] or [batch] labels
+ *   mt_session_input(s, 0, &x, &x_count);
+ *   mt_session_target(s, &y, &y_bytes);
+ *   // ... fill the first n rows of x and y ...
+ *   float loss;
+ *   mt_session_train_step(s, n, &loss);
+ * @endcode
+ *
+ * Dimension names used below: B = batch size fixed at init, n = valid rows of
+ * one step (1 <= n <= B), D = elements of one sample of a tensor.
+ *
+ * Ownership: the caller owns every byte. The model image and the arena must
+ * outlive the session; every other pointer is borrowed for the call only.
+ * Frozen (not trained) weights are read in place from the image, which may sit
+ * in flash; trained weights are copied into the arena at init.
+ */
+#ifndef MICROTRAIN_H
+#define MICROTRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(MT_BUILD_SHARED)
+#define MT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define MT_API __attribute__((visibility("default")))
+#else
+#define MT_API
+#endif
+
+/** Bumped whenever a struct below or a function signature changes. */
+#define MT_ABI_VERSION 1u
+/** Required alignment of the arena, in bytes. */
+#define MT_ARENA_ALIGN 16u
+/** Most dimensions a tensor may have. */
+#define MT_MAX_DIMS 4
+/** Most tensors a model image may declare (the planner keeps a bitset of this size on the stack). */
+#define MT_MAX_TENSORS 1024
+/** Most ops a model image may declare. */
+#define MT_MAX_OPS 1024
+
+/** Status of every fallible call: 0 is success, errors are negative. */
+typedef enum mt_status {
+    MT_OK = 0,
+    MT_ERR_BAD_ARGUMENT = -1,    /**< NULL pointer, out-of-range value or misaligned buffer */
+    MT_ERR_BAD_MODEL = -2,       /**< model image corrupt, truncated or inconsistent */
+    MT_ERR_SHAPE = -3,           /**< tensor shapes or dtypes do not fit the op or loss */
+    MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
+    MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
+    MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
+    MT_ERR_NUMERIC = -7          /**< loss is NaN or infinite: the update was not applied */
+} mt_status;
+
+/** @brief Short English description of a status ("arena too small"). Never NULL. */
+MT_API const char *mt_status_str(int status);
+
+/** @brief MT_ABI_VERSION of the compiled library (bindings compare it with theirs). */
+MT_API uint32_t mt_abi_version(void);
+
+/**
+ * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
+ * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
+ *                  3 = mt_model_info, 4 = mt_param_info.
+ * @return the size in bytes, or 0 for an unknown @p which.
+ */
+MT_API size_t mt_struct_size(int which);
+
+/* ------------------------------------------------------------------------- */
+/* Model image                                                                */
+/* ------------------------------------------------------------------------- */
+
+/** Element types. */
+typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2 } mt_dtype;
+
+/** Tensor flags in the model image. */
+enum {
+    MT_TENSOR_CONST = 1u,     /**< data stored in the image */
+    MT_TENSOR_TRAINABLE = 2u, /**< a CONST f32 tensor the optimizer may update */
+    MT_TENSOR_INPUT = 4u,     /**< model input, filled by the caller */
+    MT_TENSOR_OUTPUT = 8u     /**< model output */
+};
+
+/** Op types in the model image (see docs/model_format.md for operands and params). */
+typedef enum mt_op_type {
+    MT_OP_DENSE = 1,   /**< y = x · Wᵀ + b; in: x, W [units, in_features], b [units] (optional) */
+    MT_OP_RELU = 2,    /**< y = max(x, 0) */
+    MT_OP_SIGMOID = 3, /**< y = 1 / (1 + e^-x) */
+    MT_OP_TANH = 4,    /**< y = tanh(x) */
+    MT_OP_SOFTMAX = 5  /**< y = e^x / Σ e^x over the last dimension */
+} mt_op_type;
+
+/** Summary of a validated model image. */
+typedef struct mt_model_info {
+    int32_t version;
+    int32_t num_tensors;
+    int32_t num_ops;
+    int32_t num_inputs;
+    int32_t num_outputs;
+    int32_t num_params;    /**< CONST tensors flagged TRAINABLE */
+    int32_t param_count;   /**< elements over all TRAINABLE tensors */
+    uint32_t crc32;
+} mt_model_info;
+
+/** One tensor as declared in the image. */
+typedef struct mt_tensor_info {
+    int32_t index;
+    int32_t dtype;          /**< mt_dtype */
+    int32_t flags;          /**< MT_TENSOR_* */
+    int32_t ndim;
+    int32_t dims[MT_MAX_DIMS]; /**< activations: one sample's shape (no batch dimension) */
+    int32_t count;          /**< elements (one sample for activations) */
+    int32_t producer;       /**< index of the op writing it, -1 for inputs and constants */
+} mt_tensor_info;
+
+/**
+ * @brief Validate a model image completely (header, CRC, tables, shapes, op order).
+ * @param[in]  image  image bytes, 4-byte aligned
+ * @param[in]  image_bytes size of @p image
+ * @param[out] info   summary (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_BAD_MODEL, MT_ERR_SHAPE, MT_ERR_UNSUPPORTED.
+ */
+MT_API mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *info);
+
+/**
+ * @brief Describe tensor @p index of a model image (validates the image first).
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (index out of range) or a validation status.
+ */
+MT_API mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index,
+                                 mt_tensor_info *info);
+
+/**
+ * @brief Tensor index of model input or output number @p position.
+ * @param[in] is_output 0 for inputs, 1 for outputs.
+ * @param[out] tensor_index the tensor's index in the tensor table.
+ */
+MT_API mt_status mt_model_io(const void *image, size_t image_bytes, int32_t is_output,
+                             int32_t position, int32_t *tensor_index);
+
+/* ------------------------------------------------------------------------- */
+/* Training configuration (onert-micro's OMTrainingContext, every field used) */
+/* ------------------------------------------------------------------------- */
+
+typedef enum mt_optimizer {
+    MT_OPTIMIZER_SGD = 0,  /**< w -= lr·buf, buf = momentum·buf + (g + wd·w) */
+    MT_OPTIMIZER_ADAM = 1, /**< PyTorch Adam: L2 weight decay, ε outside the square root */
+    MT_OPTIMIZER_ADAMW = 2 /**< PyTorch AdamW: decoupled decay w -= lr·wd·w */
+} mt_optimizer;
+
+typedef enum mt_loss {
+    MT_LOSS_MSE = 0,                             /**< per sample: mean_d (p - y)² */
+    MT_LOSS_MAE = 1,                             /**< per sample: mean_d |p - y| */
+    MT_LOSS_CATEGORICAL_CROSSENTROPY = 2,        /**< per sample: -Σ_d y·log p (p are probabilities) */
+    MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY = 3, /**< per sample: -log p[label], int32 labels */
+    MT_LOSS_BINARY_CROSSENTROPY = 4              /**< per sample: mean_d -(y·log p + (1-y)·log(1-p)) */
+} mt_loss;
+
+/** How per-sample losses combine over the n valid rows of a step. */
+typedef enum mt_reduction {
+    MT_REDUCTION_MEAN = 0, /**< (1/n) Σ_i loss_i */
+    MT_REDUCTION_SUM = 1   /**< Σ_i loss_i */
+} mt_reduction;
+
+/** Training configuration; start from mt_train_config_init(). */
+typedef struct mt_train_config {
+    int32_t optimizer;         /**< mt_optimizer */
+    int32_t loss;              /**< mt_loss, applied to output 0 */
+    int32_t reduction;         /**< mt_reduction */
+    int32_t batch_size;        /**< B, rows of every input/target buffer, >= 1 */
+    int32_t num_trainable_ops; /**< train the last N ops; -1 = all; 0 = none (inference only) */
+    float learning_rate;       /**< > 0 */
+    float beta1;               /**< Adam: first-moment decay, [0, 1) */
+    float beta2;               /**< Adam: second-moment decay, [0, 1) */
+    float epsilon;             /**< Adam: added to sqrt(v̂), > 0 */
+    float momentum;            /**< SGD: [0, 1), 0 = plain SGD */
+    float weight_decay;        /**< >= 0; L2 for SGD and Adam, decoupled for AdamW */
+} mt_train_config;
+
+/**
+ * @brief Fill @p cfg (ignored if NULL) with the defaults: SGD, lr 0.01, momentum 0, Adam β1 0.9, β2 0.999, ε 1e-8,
+ *        MSE with mean reduction, batch 1, all ops trainable.
+ */
+MT_API void mt_train_config_init(mt_train_config *cfg);
+
+/* ------------------------------------------------------------------------- */
+/* Plan                                                                       */
+/* ------------------------------------------------------------------------- */
+
+/** Arena bytes by role; each field is already rounded up to MT_ARENA_ALIGN pieces. */
+typedef struct mt_memory_plan {
+    size_t total_bytes;           /**< the arena size mt_session_init() needs */
+    size_t metadata_bytes;        /**< session struct, tensor and op tables */
+    size_t weight_bytes;          /**< trained weights (frozen ones stay in the image) */
+    size_t gradient_bytes;        /**< gradients of trained weights */
+    size_t optimizer_bytes;       /**< momentum / Adam m and v */
+    size_t activation_bytes;      /**< inputs and every op output, B rows each */
+    size_t activation_grad_bytes; /**< backward temporaries: gradients of activations */
+    size_t io_bytes;              /**< target buffer */
+    size_t scratch_bytes;         /**< kernel scratch */
+    int32_t num_trained_params;   /**< tensors the optimizer updates */
+    int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
+} mt_memory_plan;
+
+/**
+ * @brief Compute the exact arena size and its breakdown. Validates image and config.
+ * @param[in]  image       model image (4-byte aligned), see mt_model_check()
+ * @param[in]  image_bytes size of @p image
+ * @param[in]  cfg         training configuration
+ * @param[out] plan        the byte breakdown
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad config value), MT_ERR_BAD_MODEL,
+ *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED.
+ */
+MT_API mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                         mt_memory_plan *plan);
+
+/* ------------------------------------------------------------------------- */
+/* Session                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct mt_session mt_session; /**< opaque; lives at the start of the arena */
+
+/**
+ * @brief Bind a session to a caller-provided arena.
+ * @param[out] session     the session (points into @p arena)
+ * @param[in]  image       model image; must outlive the session
+ * @param[in]  image_bytes size of @p image
+ * @param[in]  cfg         configuration (copied)
+ * @param[in]  arena       MT_ARENA_ALIGN-aligned memory; must outlive the session
+ * @param[in]  arena_bytes size of @p arena, >= mt_plan().total_bytes
+ * @return MT_OK, MT_ERR_ARENA_TOO_SMALL, or any mt_plan() status.
+ */
+MT_API mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
+                                 const mt_train_config *cfg, void *arena, size_t arena_bytes);
+
+/** @brief The plan the session was laid out with. */
+MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
+
+/**
+ * @brief Input buffer number @p position: [B, D] floats inside the arena.
+ * @param[out] data  first element; write rows 0..n-1 before a step
+ * @param[out] count elements in the buffer (B·D)
+ */
+MT_API mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_t *count);
+
+/** @brief Output buffer number @p position: [B, D] floats, valid for the rows of the last step. */
+MT_API mt_status mt_session_output(const mt_session *s, int32_t position, const float **data,
+                                   int32_t *count);
+
+/**
+ * @brief Target buffer of the loss: [B, D] floats for output 0, or [B] int32 labels for
+ *        sparse categorical cross-entropy.
+ * @param[out] bytes size of the buffer in bytes
+ */
+MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
+
+/**
+ * @brief One optimizer step: zero gradients, forward, loss, backward, update.
+ * @param[in]  n    valid rows 1..B; rows n..B-1 are ignored entirely, so loss and
+ *                  update equal those of a step with batch size n
+ * @param[out] loss reduced loss of the step (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (n out of range, label out of range),
+ *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated).
+ */
+MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
+
+/** @brief Set every gradient of trained weights to zero. */
+MT_API mt_status mt_session_zero_grad(mt_session *s);
+
+/**
+ * @brief Forward, loss and backward; gradients are added to what they hold (accumulation).
+ * @return as mt_session_train_step(); MT_ERR_NUMERIC leaves the gradients unchanged.
+ */
+MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
+
+/** @brief Apply the optimizer to the current gradients and advance the step counter. */
+MT_API mt_status mt_session_optimizer_step(mt_session *s);
+
+/** @brief Forward and loss, no gradients. Same arguments as mt_session_train_step(). */
+MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
+
+/** @brief Forward only; outputs hold rows 0..n-1. */
+MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
+
+/** @brief Change the learning rate (schedulers call this between steps). */
+MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
+MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate);
+
+/** @brief Optimizer steps taken and the epoch counter (the caller advances epochs).
+ *  Either output may be NULL. */
+MT_API mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
+MT_API mt_status mt_session_set_epoch(mt_session *s, int64_t epoch);
+
+/** One weight tensor (CONST, f32) of the model, in tensor-table order. */
+typedef struct mt_param_info {
+    int32_t tensor_index;
+    int32_t count;   /**< elements */
+    int32_t trained; /**< 1: lives in the arena and is updated; 0: read from the image */
+    int32_t reserved;
+    float *data;     /**< arena copy when trained, else NULL */
+    const float *image_data; /**< the weights as stored in the image */
+} mt_param_info;
+
+/** @brief Number of CONST f32 tensors used by ops as weights (trained or frozen). */
+MT_API mt_status mt_session_param_count(const mt_session *s, int32_t *count);
+
+/** @brief Describe weight tensor number @p position (0..count-1, tensor-table order). */
+MT_API mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MICROTRAIN_H */

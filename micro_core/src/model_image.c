@@ -1,0 +1,300 @@
+/*
+ * .mtm reader. Every offset and size that comes from the image is checked
+ * against the image's bounds before anything is read through it, with 64-bit
+ * arithmetic so that sums cannot wrap. Checks run once, at open; the
+ * accessors afterwards trust the image.
+ */
+#include "model_image.h"
+
+#include <string.h>
+
+#include "crc32.h"
+#include "ops/kernel.h"
+
+static uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* [offset, offset + bytes) lies inside [64, image_bytes). */
+static int in_image(const mt_image *img, uint64_t offset, uint64_t bytes)
+{
+    return offset >= MT_IMAGE_HEADER_BYTES && offset + bytes <= img->bytes;
+}
+
+void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t)
+{
+    const uint8_t *e = img->base + img->tensors_offset + index * MT_IMAGE_ENTRY_BYTES;
+    t->dtype = e[0];
+    t->ndim = e[1];
+    t->flags = rd16(e + 2);
+    t->count = 1;
+    for (int d = 0; d < MT_MAX_DIMS; ++d) {
+        t->dims[d] = rd32(e + 4 + 4 * d);
+        if (d < t->ndim) t->count *= t->dims[d];
+    }
+    t->data_offset = rd32(e + 20);
+    t->data_bytes = rd32(e + 24);
+}
+
+void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
+{
+    const uint8_t *e = img->base + img->ops_offset + index * MT_IMAGE_ENTRY_BYTES;
+    op->type = e[0];
+    op->num_inputs = e[1];
+    op->num_outputs = e[2];
+    op->trained = 0;
+    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) op->inputs[i] = rd16(e + 4 + 2 * i);
+    for (int i = 0; i < MT_OP_MAX_OUTPUTS; ++i) op->outputs[i] = rd16(e + 12 + 2 * i);
+    for (int i = 0; i < 4; ++i) op->params[i] = rd32(e + 16 + 4 * i);
+}
+
+uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position)
+{
+    uint32_t slot = is_output ? img->num_inputs + position : position;
+    return rd16(img->base + img->io_offset + 2 * slot);
+}
+
+const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t)
+{
+    return (const float *)(const void *)(img->base + img->data_offset + t->data_offset);
+}
+
+int32_t mt_image_producer(const mt_image *img, uint32_t index)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int k = 0; k < op.num_outputs; ++k)
+            if (op.outputs[k] == index) return (int32_t)o;
+    }
+    return -1;
+}
+
+static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_bytes)
+{
+    if (image_bytes < MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
+    if (memcmp(p, MT_IMAGE_MAGIC, 4) != 0) return MT_ERR_BAD_MODEL;
+    if (rd16(p + 4) != MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
+    if (rd16(p + 6) != MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
+    img->base = p;
+    img->bytes = rd32(p + 8);
+    if (img->bytes < MT_IMAGE_HEADER_BYTES || img->bytes > image_bytes) return MT_ERR_BAD_MODEL;
+    img->crc32 = rd32(p + 12);
+    if (mt_crc32_update(0, p + 16, img->bytes - 16u) != img->crc32) return MT_ERR_BAD_MODEL;
+
+    img->num_tensors = rd32(p + 16);
+    img->num_ops = rd32(p + 20);
+    img->num_inputs = rd32(p + 24);
+    img->num_outputs = rd32(p + 28);
+    img->tensors_offset = rd32(p + 32);
+    img->ops_offset = rd32(p + 36);
+    img->io_offset = rd32(p + 40);
+    img->data_offset = rd32(p + 44);
+    img->data_bytes = rd32(p + 48);
+    for (int i = 52; i < 64; ++i)
+        if (p[i] != 0) return MT_ERR_BAD_MODEL;
+
+    if (img->num_tensors < 1 || img->num_tensors > MT_MAX_TENSORS) return MT_ERR_BAD_MODEL;
+    if (img->num_ops < 1 || img->num_ops > MT_MAX_OPS) return MT_ERR_BAD_MODEL;
+    if (img->num_inputs < 1 || img->num_inputs > img->num_tensors) return MT_ERR_BAD_MODEL;
+    if (img->num_outputs < 1 || img->num_outputs > img->num_tensors) return MT_ERR_BAD_MODEL;
+    if (img->tensors_offset % 4 || img->ops_offset % 4 || img->io_offset % 2) return MT_ERR_BAD_MODEL;
+    if (img->data_offset % 16) return MT_ERR_BAD_MODEL;
+    if (!in_image(img, img->tensors_offset, (uint64_t)img->num_tensors * MT_IMAGE_ENTRY_BYTES) ||
+        !in_image(img, img->ops_offset, (uint64_t)img->num_ops * MT_IMAGE_ENTRY_BYTES) ||
+        !in_image(img, img->io_offset, 2u * ((uint64_t)img->num_inputs + img->num_outputs)) ||
+        !in_image(img, img->data_offset, img->data_bytes))
+        return MT_ERR_BAD_MODEL;
+    return MT_OK;
+}
+
+static mt_status check_tensor(const mt_image *img, uint32_t index)
+{
+    const uint8_t *e = img->base + img->tensors_offset + index * MT_IMAGE_ENTRY_BYTES;
+    const uint16_t known = MT_TENSOR_CONST | MT_TENSOR_TRAINABLE | MT_TENSOR_INPUT | MT_TENSOR_OUTPUT;
+    mt_tensor_desc t;
+    uint8_t ndim = e[1];
+    if (e[0] != MT_DTYPE_F32 && e[0] != MT_DTYPE_I32) return MT_ERR_BAD_MODEL;
+    if (ndim < 1 || ndim > MT_MAX_DIMS) return MT_ERR_BAD_MODEL;
+    uint64_t count = 1;
+    for (int d = 0; d < MT_MAX_DIMS; ++d) {
+        uint32_t dim = rd32(e + 4 + 4 * d);
+        if (d < ndim) {
+            if (dim == 0) return MT_ERR_BAD_MODEL;
+            count *= dim;
+            if (count > MT_MAX_ELEMENTS) return MT_ERR_BAD_MODEL;
+        } else if (dim != 0) {
+            return MT_ERR_BAD_MODEL;
+        }
+    }
+    if (rd32(e + 28) != 0) return MT_ERR_BAD_MODEL;
+    mt_image_tensor(img, index, &t);
+    if (t.flags & ~known) return MT_ERR_BAD_MODEL;
+    if ((t.flags & MT_TENSOR_TRAINABLE) && (!(t.flags & MT_TENSOR_CONST) || t.dtype != MT_DTYPE_F32))
+        return MT_ERR_BAD_MODEL;
+    if (t.flags & MT_TENSOR_CONST) {
+        if (t.flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) return MT_ERR_BAD_MODEL;
+        if (t.data_offset % 16 || (uint64_t)t.data_offset + t.data_bytes > img->data_bytes)
+            return MT_ERR_BAD_MODEL;
+        if (t.data_bytes != count * 4u) return MT_ERR_BAD_MODEL;
+    } else if (t.data_offset != 0 || t.data_bytes != 0) {
+        return MT_ERR_BAD_MODEL;
+    }
+    return MT_OK;
+}
+
+/* Inputs (or outputs) listed once each, and exactly the tensors flagged so. */
+static mt_status check_io_list(const mt_image *img, int is_output)
+{
+    const uint32_t n = is_output ? img->num_outputs : img->num_inputs;
+    const uint16_t flag = is_output ? MT_TENSOR_OUTPUT : MT_TENSOR_INPUT;
+    uint32_t flagged = 0;
+    for (uint32_t i = 0; i < img->num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (t.flags & flag) ++flagged;
+    }
+    if (flagged != n) return MT_ERR_BAD_MODEL;
+    for (uint32_t k = 0; k < n; ++k) {
+        uint32_t idx = mt_image_io(img, is_output, k);
+        if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
+        mt_tensor_desc t;
+        mt_image_tensor(img, idx, &t);
+        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return MT_ERR_BAD_MODEL;
+        for (uint32_t j = 0; j < k; ++j)
+            if (mt_image_io(img, is_output, j) == idx) return MT_ERR_BAD_MODEL;
+    }
+    return MT_OK;
+}
+
+/* Operand indices in range, execution order respected, each activation written once. */
+static mt_status check_op(const mt_image *img, uint32_t index)
+{
+    mt_op_desc op;
+    mt_image_op(img, index, &op);
+    const uint8_t *e = img->base + img->ops_offset + index * MT_IMAGE_ENTRY_BYTES;
+    if (e[3] != 0) return MT_ERR_BAD_MODEL;
+    if (op.num_inputs < 1 || op.num_inputs > MT_OP_MAX_INPUTS) return MT_ERR_BAD_MODEL;
+    if (op.num_outputs < 1 || op.num_outputs > MT_OP_MAX_OUTPUTS) return MT_ERR_BAD_MODEL;
+    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) {
+        uint32_t idx = op.inputs[i];
+        if (idx == MT_NO_TENSOR) continue; /* absent, optional operand: the kernel check decides */
+        if (i >= op.num_inputs || idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
+        mt_tensor_desc t;
+        mt_image_tensor(img, idx, &t);
+        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) continue;
+        int32_t producer = mt_image_producer(img, idx);
+        if (producer < 0 || (uint32_t)producer >= index) return MT_ERR_BAD_MODEL;
+    }
+    if (op.inputs[0] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k) {
+        uint32_t idx = op.outputs[k];
+        if (k >= op.num_outputs) {
+            if (idx != MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+            continue;
+        }
+        if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
+        mt_tensor_desc t;
+        mt_image_tensor(img, idx, &t);
+        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) return MT_ERR_BAD_MODEL;
+        /* the first writer found must be this op, and no later op may write it again */
+        if (mt_image_producer(img, idx) != (int32_t)index) return MT_ERR_BAD_MODEL;
+        for (uint32_t later = index + 1; later < img->num_ops; ++later) {
+            mt_op_desc other;
+            mt_image_op(img, later, &other);
+            for (int j = 0; j < other.num_outputs && j < MT_OP_MAX_OUTPUTS; ++j)
+                if (other.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+        }
+        for (int j = 0; j < k; ++j)
+            if (op.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+    }
+    const mt_op_kernel *kernel = mt_op_kernel_for(op.type);
+    if (kernel == NULL) return MT_ERR_UNSUPPORTED;
+    return kernel->check(img, &op);
+}
+
+mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
+{
+    if (img == NULL || image == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (((uintptr_t)image) % 4u) return MT_ERR_BAD_ARGUMENT;
+    mt_status st = check_header(img, (const uint8_t *)image, image_bytes);
+    if (st != MT_OK) return st;
+    for (uint32_t i = 0; i < img->num_tensors; ++i)
+        if ((st = check_tensor(img, i)) != MT_OK) return st;
+    if ((st = check_io_list(img, 0)) != MT_OK) return st;
+    if ((st = check_io_list(img, 1)) != MT_OK) return st;
+    for (uint32_t o = 0; o < img->num_ops; ++o)
+        if ((st = check_op(img, o)) != MT_OK) return st;
+    /* every activation is written by some op (else it would be read uninitialised) */
+    for (uint32_t i = 0; i < img->num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (!(t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) && mt_image_producer(img, i) < 0)
+            return MT_ERR_BAD_MODEL;
+    }
+    return MT_OK;
+}
+
+/* ---- public model queries ---- */
+
+mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *info)
+{
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK || info == NULL) return st;
+    memset(info, 0, sizeof *info);
+    info->version = MT_IMAGE_VERSION;
+    info->num_tensors = (int32_t)img.num_tensors;
+    info->num_ops = (int32_t)img.num_ops;
+    info->num_inputs = (int32_t)img.num_inputs;
+    info->num_outputs = (int32_t)img.num_outputs;
+    info->crc32 = img.crc32;
+    for (uint32_t i = 0; i < img.num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(&img, i, &t);
+        if (t.flags & MT_TENSOR_TRAINABLE) {
+            info->num_params += 1;
+            info->param_count += (int32_t)t.count;
+        }
+    }
+    return MT_OK;
+}
+
+mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, mt_tensor_info *info)
+{
+    if (info == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    if (index < 0 || (uint32_t)index >= img.num_tensors) return MT_ERR_BAD_ARGUMENT;
+    mt_tensor_desc t;
+    mt_image_tensor(&img, (uint32_t)index, &t);
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    info->dtype = t.dtype;
+    info->flags = t.flags;
+    info->ndim = t.ndim;
+    for (int d = 0; d < t.ndim; ++d) info->dims[d] = (int32_t)t.dims[d];
+    info->count = (int32_t)t.count;
+    info->producer = mt_image_producer(&img, (uint32_t)index);
+    return MT_OK;
+}
+
+mt_status mt_model_io(const void *image, size_t image_bytes, int32_t is_output, int32_t position,
+                      int32_t *tensor_index)
+{
+    if (tensor_index == NULL || (is_output != 0 && is_output != 1)) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    uint32_t n = is_output ? img.num_outputs : img.num_inputs;
+    if (position < 0 || (uint32_t)position >= n) return MT_ERR_BAD_ARGUMENT;
+    *tensor_index = (int32_t)mt_image_io(&img, is_output, (uint32_t)position);
+    return MT_OK;
+}

@@ -1,0 +1,62 @@
+/*
+ * Reader of the .mtm model image (docs/model_format.md). The image is read in
+ * place, byte by byte in little-endian order, so it may sit in flash and the
+ * host's endianness does not matter. mt_image_open() validates everything once;
+ * the accessors below then trust the image and do no checks.
+ */
+#ifndef MT_MODEL_IMAGE_H
+#define MT_MODEL_IMAGE_H
+
+#include "microtrain.h"
+
+#define MT_IMAGE_MAGIC "MTM1"
+#define MT_IMAGE_VERSION 1u
+#define MT_IMAGE_HEADER_BYTES 64u
+#define MT_IMAGE_ENTRY_BYTES 32u
+#define MT_NO_TENSOR 0xFFFFu
+#define MT_OP_MAX_INPUTS 4
+#define MT_OP_MAX_OUTPUTS 2
+/* Largest element count of one tensor (one sample for activations): 2^28. */
+#define MT_MAX_ELEMENTS (1u << 28)
+
+typedef struct mt_image {
+    const uint8_t *base;
+    uint32_t bytes; /* image_bytes from the header */
+    uint32_t num_tensors, num_ops, num_inputs, num_outputs;
+    uint32_t tensors_offset, ops_offset, io_offset, data_offset, data_bytes;
+    uint32_t crc32;
+} mt_image;
+
+typedef struct mt_tensor_desc {
+    uint8_t dtype;
+    uint8_t ndim;
+    uint16_t flags;
+    uint32_t dims[MT_MAX_DIMS];
+    uint32_t data_offset; /* relative to the data section */
+    uint32_t data_bytes;
+    uint32_t count;       /* product of dims */
+} mt_tensor_desc;
+
+typedef struct mt_op_desc {
+    uint8_t type;
+    uint8_t num_inputs;
+    uint8_t num_outputs;
+    uint8_t trained; /* set by the planner: op index >= first trained op */
+    uint16_t inputs[MT_OP_MAX_INPUTS];
+    uint16_t outputs[MT_OP_MAX_OUTPUTS];
+    uint32_t params[4];
+} mt_op_desc;
+
+/* Validate the whole image and fill img. Statuses as mt_model_check(). */
+mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);
+
+void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t);
+void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);
+/* Tensor index of input (is_output = 0) or output (1) number position. */
+uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position);
+/* The float data of a CONST tensor, in place. */
+const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t);
+/* Index of the op writing tensor index, or -1. */
+int32_t mt_image_producer(const mt_image *img, uint32_t index);
+
+#endif /* MT_MODEL_IMAGE_H */

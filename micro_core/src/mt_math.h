@@ -1,0 +1,16 @@
+/*
+ * The core's own transcendental functions. glibc and newlib differ in the last
+ * bits of expf/logf/tanhf; these are plain float arithmetic (no FMA contraction,
+ * fixed evaluation order), so every target computes the same bits.
+ * Accuracy: within 2 ulp of the correctly rounded result over the float range.
+ */
+#ifndef MT_MATH_H
+#define MT_MATH_H
+
+float mt_expf(float x);
+float mt_logf(float x);   /* x <= 0 gives -inf (x == 0) or NaN */
+float mt_tanhf(float x);
+float mt_sigmoidf(float x);
+int mt_isfinitef(float x);
+
+#endif /* MT_MATH_H */

@@ -1,0 +1,102 @@
+/* Elementwise activations: ReLU, Sigmoid, Tanh over N = rows · D elements. */
+#include "mt_math.h"
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+/* written as x < 0 ? 0 : x so that NaN propagates (as in PyTorch) and the
+ * non-finite loss it causes stops the step, instead of silently becoming 0 */
+void mt_op_relu_f32_forward(const float *x, float *y, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+/* dx += dy · [x > 0]  (the subgradient at 0 is 0, as in PyTorch) */
+void mt_op_relu_f32_backward(const float *x, const float *dy, float *dx, size_t N)
+{
+    for (size_t i = 0; i < N; ++i)
+        if (x[i] > 0.0f) dx[i] += dy[i];
+}
+
+void mt_op_sigmoid_f32_forward(const float *x, float *y, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) y[i] = mt_sigmoidf(x[i]);
+}
+
+/* dσ/dx = σ·(1 - σ), from the saved output */
+void mt_op_sigmoid_f32_backward(const float *y, const float *dy, float *dx, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) dx[i] += dy[i] * (y[i] * (1.0f - y[i]));
+}
+
+void mt_op_tanh_f32_forward(const float *x, float *y, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) y[i] = mt_tanhf(x[i]);
+}
+
+/* d tanh/dx = 1 - tanh², from the saved output */
+void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+}
+
+/* ---- graph adapters ---- */
+
+static mt_status unary_check(const mt_image *img, const mt_op_desc *op)
+{
+    return mt_check_unary_f32(img, op, 0);
+}
+
+static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0;
+}
+
+#define X (&t[op->inputs[0]])
+#define Y (&t[op->outputs[0]])
+#define N_ELEMS ((size_t)n * X->count)
+
+static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_op_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
+}
+
+static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (X->grad) mt_op_relu_f32_backward(X->data, Y->grad, X->grad, N_ELEMS);
+}
+
+static void sigmoid_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_op_sigmoid_f32_forward(X->data, Y->mutable_data, N_ELEMS);
+}
+
+static void sigmoid_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (X->grad) mt_op_sigmoid_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+}
+
+static void tanh_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_op_tanh_f32_forward(X->data, Y->mutable_data, N_ELEMS);
+}
+
+static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (X->grad) mt_op_tanh_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+}
+
+#undef X
+#undef Y
+#undef N_ELEMS
+
+const mt_op_kernel mt_kernel_relu = {"relu", unary_check, no_scratch, relu_forward, relu_backward};
+const mt_op_kernel mt_kernel_sigmoid = {"sigmoid", unary_check, no_scratch, sigmoid_forward,
+                                        sigmoid_backward};
+const mt_op_kernel mt_kernel_tanh = {"tanh", unary_check, no_scratch, tanh_forward, tanh_backward};

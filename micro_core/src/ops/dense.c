@@ -1,0 +1,126 @@
+/*
+ * Dense (fully connected): y = x · Wᵀ + b.
+ *   x [B, I] activations (one sample flattened), W [U, I] (torch.nn.Linear,
+ *   TFLite FullyConnected), b [U] optional, y [B, U].
+ */
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+/* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed in ascending i, bias added last. */
+void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
+                             uint32_t B, uint32_t I, uint32_t U)
+{
+    for (uint32_t b = 0; b < B; ++b) {
+        const float *xb = x + (size_t)b * I;
+        float *yb = y + (size_t)b * U;
+        for (uint32_t u = 0; u < U; ++u) {
+            const float *wu = w + (size_t)u * I;
+            float acc = 0.0f;
+            for (uint32_t i = 0; i < I; ++i) acc += xb[i] * wu[i];
+            yb[u] = bias ? acc + bias[u] : acc;
+        }
+    }
+}
+
+/*
+ * dx[b,i]   += Σ_u dy[b,u]·W[u,i]
+ * dW[u,i]   += Σ_b dy[b,u]·x[b,i]
+ * dbias[u]  += Σ_b dy[b,u]
+ * Each sum runs in ascending order of its index over the B valid rows only,
+ * so padded rows of a partial batch contribute nothing.
+ */
+void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
+                              float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
+{
+    if (dx) {
+        for (uint32_t b = 0; b < B; ++b) {
+            const float *dyb = dy + (size_t)b * U;
+            float *dxb = dx + (size_t)b * I;
+            for (uint32_t i = 0; i < I; ++i) {
+                float acc = 0.0f;
+                for (uint32_t u = 0; u < U; ++u) acc += dyb[u] * w[(size_t)u * I + i];
+                dxb[i] += acc;
+            }
+        }
+    }
+    if (dw) {
+        for (uint32_t u = 0; u < U; ++u) {
+            float *dwu = dw + (size_t)u * I;
+            for (uint32_t i = 0; i < I; ++i) {
+                float acc = 0.0f;
+                for (uint32_t b = 0; b < B; ++b) acc += dy[(size_t)b * U + u] * x[(size_t)b * I + i];
+                dwu[i] += acc;
+            }
+        }
+    }
+    if (dbias) {
+        for (uint32_t u = 0; u < U; ++u) {
+            float acc = 0.0f;
+            for (uint32_t b = 0; b < B; ++b) acc += dy[(size_t)b * U + u];
+            dbias[u] += acc;
+        }
+    }
+}
+
+size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)
+{
+    (void)B, (void)I, (void)U;
+    return 0; /* the reference kernel accumulates in registers */
+}
+
+/* ---- graph adapter ---- */
+
+static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs < 2 || op->num_inputs > 3 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, w, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->inputs[1], &w);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.dtype != MT_DTYPE_F32 || w.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32)
+        return MT_ERR_SHAPE;
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    if (!(w.flags & MT_TENSOR_CONST)) return MT_ERR_UNSUPPORTED; /* computed weights: not in v1 */
+    if (w.ndim != 2 || w.dims[1] != x.count || y.count != w.dims[0]) return MT_ERR_SHAPE;
+    if (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) {
+        mt_tensor_desc b;
+        mt_image_tensor(img, op->inputs[2], &b);
+        if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+        if (b.ndim != 1 || b.dims[0] != w.dims[0]) return MT_ERR_SHAPE;
+    }
+    return MT_OK;
+}
+
+static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    return mt_op_dense_f32_scratch_bytes(batch, w.dims[1], w.dims[0]);
+}
+
+static const mt_tensor_rt *bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
+{
+    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
+}
+
+static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_op_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
+                            y->count);
+}
+
+static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    const mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_op_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
+                             x->count, y->count);
+}
+
+const mt_op_kernel mt_kernel_dense = {"dense", dense_check, dense_scratch, dense_forward,
+                                      dense_backward};

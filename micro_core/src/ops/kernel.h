@@ -1,0 +1,42 @@
+/*
+ * How the session drives an op: each op file defines one mt_op_kernel next to
+ * its reference kernels, so an op's checks, forward and backward live together.
+ *
+ *   check     at plan time, against the image: operand count, dtypes, shapes.
+ *             After it passes, forward/backward run "blindly and safely".
+ *   forward   rows 0..n-1 of every activation.
+ *   backward  accumulates into the gradients that exist (grad != NULL).
+ */
+#ifndef MT_OPS_KERNEL_H
+#define MT_OPS_KERNEL_H
+
+#include "model_image.h"
+
+/* Runtime view of one tensor inside a session. */
+typedef struct mt_tensor_rt {
+    const float *data; /* what ops read: arena activations or weights, or the image in place */
+    float *mutable_data; /* same as data when the arena owns it, else NULL */
+    float *grad;       /* NULL when no gradient is needed */
+    float *opt_state;  /* optimizer arrays of a trained weight, back to back, else NULL */
+    uint32_t count;    /* elements of one sample (activations) or of the tensor (constants) */
+    uint32_t last_dim; /* size of the last dimension */
+    uint16_t flags;    /* MT_TENSOR_* */
+    uint8_t dtype;
+    uint8_t trained;   /* a weight the optimizer updates */
+} mt_tensor_rt;
+
+typedef struct mt_op_kernel {
+    const char *name;
+    mt_status (*check)(const mt_image *img, const mt_op_desc *op);
+    size_t (*scratch_bytes)(const mt_image *img, const mt_op_desc *op, uint32_t batch);
+    void (*forward)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch);
+    void (*backward)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch);
+} mt_op_kernel;
+
+/* The kernel of an op type, or NULL if this build does not know it. */
+const mt_op_kernel *mt_op_kernel_for(uint32_t type);
+
+/* Shared check for one-input one-output elementwise ops (same element count, f32). */
+mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape);
+
+#endif /* MT_OPS_KERNEL_H */

@@ -1,0 +1,42 @@
+/*
+ * Reference kernels: forward and backward side by side, mirrored signatures.
+ *
+ * Glossary: B = rows in this call (the step's valid samples), I = in_features,
+ * U = units (out_features), N = elements, R = rows, C = columns (last dimension).
+ * Gradients are prefixed d. Backward *accumulates* (+=) into every gradient it
+ * is given; a NULL gradient pointer means "not needed" and is skipped.
+ * Reduction order is fixed (ascending index) so every target computes the same bits.
+ */
+#ifndef MT_OPS_H
+#define MT_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Dense: y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]   (W is [U, I] like torch.nn.Linear) */
+void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
+                             uint32_t B, uint32_t I, uint32_t U);
+/* dx[b,i] += Σ_u dy[b,u]·W[u,i];  dW[u,i] += Σ_b dy[b,u]·x[b,i];  dbias[u] += Σ_b dy[b,u] */
+void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
+                              float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
+size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
+
+/* ReLU: y = max(x, 0);  dx += dy · [x > 0] */
+void mt_op_relu_f32_forward(const float *x, float *y, size_t N);
+void mt_op_relu_f32_backward(const float *x, const float *dy, float *dx, size_t N);
+
+/* Sigmoid: y = 1/(1+e^-x);  dx += dy · y·(1-y) */
+void mt_op_sigmoid_f32_forward(const float *x, float *y, size_t N);
+void mt_op_sigmoid_f32_backward(const float *y, const float *dy, float *dx, size_t N);
+
+/* Tanh: y = tanh x;  dx += dy · (1 - y²) */
+void mt_op_tanh_f32_forward(const float *x, float *y, size_t N);
+void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t N);
+
+/* Softmax over each row of C: y_j = e^(x_j - max) / Σ_k e^(x_k - max);
+ * dx_j += y_j · (dy_j - Σ_k dy_k·y_k) */
+void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C);
+void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R,
+                                uint32_t C);
+
+#endif /* MT_OPS_H */

@@ -1,0 +1,67 @@
+/* Softmax over the last dimension: R = rows · (D / C) independent rows of C. */
+#include "mt_math.h"
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+/* y_j = e^(x_j - m) / Σ_k e^(x_k - m), m = max_k x_k (keeps every exponent <= 0) */
+void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
+{
+    for (uint32_t r = 0; r < R; ++r) {
+        const float *xr = x + (size_t)r * C;
+        float *yr = y + (size_t)r * C;
+        float m = xr[0];
+        for (uint32_t j = 1; j < C; ++j)
+            if (xr[j] > m) m = xr[j];
+        float sum = 0.0f;
+        for (uint32_t j = 0; j < C; ++j) {
+            yr[j] = mt_expf(xr[j] - m);
+            sum += yr[j];
+        }
+        float inv = 1.0f / sum;
+        for (uint32_t j = 0; j < C; ++j) yr[j] *= inv;
+    }
+}
+
+/* ∂y_j/∂x_k = y_j(δ_jk - y_k)  ⇒  dx_j += y_j · (dy_j - Σ_k dy_k y_k) */
+void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R, uint32_t C)
+{
+    for (uint32_t r = 0; r < R; ++r) {
+        const float *yr = y + (size_t)r * C, *dyr = dy + (size_t)r * C;
+        float *dxr = dx + (size_t)r * C;
+        float dot = 0.0f;
+        for (uint32_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
+        for (uint32_t j = 0; j < C; ++j) dxr[j] += yr[j] * (dyr[j] - dot);
+    }
+}
+
+static mt_status softmax_check(const mt_image *img, const mt_op_desc *op)
+{
+    return mt_check_unary_f32(img, op, 1);
+}
+
+static size_t softmax_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0;
+}
+
+static void softmax_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    uint32_t rows = n * (x->count / x->last_dim);
+    mt_op_softmax_f32_forward(x->data, y->mutable_data, rows, x->last_dim);
+}
+
+static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *y = &t[op->outputs[0]];
+    if (!x->grad) return;
+    uint32_t rows = n * (x->count / x->last_dim);
+    mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, x->last_dim);
+}
+
+const mt_op_kernel mt_kernel_softmax = {"softmax", softmax_check, softmax_scratch, softmax_forward,
+                                        softmax_backward};

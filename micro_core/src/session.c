@@ -1,0 +1,287 @@
+/*
+ * Session: plan query, init on a caller's arena, and the steps.
+ * A train step reads like the algorithm:
+ *     zero_grad → forward → loss (+ its gradient) → backward → optimizer update
+ * Every check on caller data happens before anything is written, so a failed
+ * call leaves the session as it was.
+ */
+#include <string.h>
+
+#include "losses.h"
+#include "microtrain.h"
+#include "mt_math.h"
+#include "optimizers.h"
+#include "session.h"
+
+void mt_train_config_init(mt_train_config *cfg)
+{
+    if (cfg == NULL) return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->optimizer = MT_OPTIMIZER_SGD;
+    cfg->loss = MT_LOSS_MSE;
+    cfg->reduction = MT_REDUCTION_MEAN;
+    cfg->batch_size = 1;
+    cfg->num_trainable_ops = -1;
+    cfg->learning_rate = 0.01f;
+    cfg->beta1 = 0.9f;
+    cfg->beta2 = 0.999f;
+    cfg->epsilon = 1e-8f;
+    cfg->momentum = 0.0f;
+    cfg->weight_decay = 0.0f;
+}
+
+mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                  mt_memory_plan *plan)
+{
+    if (image == NULL || cfg == NULL || plan == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    return mt_plan_layout(&img, cfg, NULL, plan, NULL);
+}
+
+mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
+                          const mt_train_config *cfg, void *arena, size_t arena_bytes)
+{
+    if (session == NULL || arena == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (((uintptr_t)arena) % MT_ARENA_ALIGN) return MT_ERR_BAD_ARGUMENT;
+    mt_memory_plan plan;
+    mt_status st = mt_plan(image, image_bytes, cfg, &plan);
+    if (st != MT_OK) return st;
+    if (arena_bytes < plan.total_bytes) return MT_ERR_ARENA_TOO_SMALL;
+    mt_image img;
+    mt_image_open(&img, image, image_bytes); /* validated just above */
+    memset(arena, 0, plan.total_bytes);       /* gradients, optimizer state and padding rows start at 0 */
+    return mt_plan_layout(&img, cfg, (uint8_t *)arena, &plan, session);
+}
+
+static int valid(const mt_session *s)
+{
+    return s != NULL && s->magic == MT_SESSION_MAGIC;
+}
+
+mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan)
+{
+    if (!valid(s) || plan == NULL) return MT_ERR_BAD_ARGUMENT;
+    *plan = s->plan;
+    return MT_OK;
+}
+
+mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_t *count)
+{
+    if (!valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (position < 0 || (uint32_t)position >= s->img.num_inputs) return MT_ERR_BAD_ARGUMENT;
+    mt_tensor_rt *t = &s->tensors[mt_image_io(&s->img, 0, (uint32_t)position)];
+    *data = t->mutable_data;
+    *count = (int32_t)(t->count * (uint32_t)s->cfg.batch_size);
+    return MT_OK;
+}
+
+mt_status mt_session_output(const mt_session *s, int32_t position, const float **data,
+                            int32_t *count)
+{
+    if (!valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (position < 0 || (uint32_t)position >= s->img.num_outputs) return MT_ERR_BAD_ARGUMENT;
+    const mt_tensor_rt *t = &s->tensors[mt_image_io(&s->img, 1, (uint32_t)position)];
+    *data = t->data;
+    *count = (int32_t)(t->count * (uint32_t)s->cfg.batch_size);
+    return MT_OK;
+}
+
+mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes)
+{
+    if (!valid(s) || data == NULL || bytes == NULL) return MT_ERR_BAD_ARGUMENT;
+    *data = s->target;
+    *bytes = (int32_t)s->target_bytes;
+    return MT_OK;
+}
+
+/* ---- the step, in pieces ---- */
+
+static void forward(mt_session *s, uint32_t n)
+{
+    for (uint32_t o = 0; o < s->img.num_ops; ++o) {
+        const mt_op_desc *op = &s->ops[o];
+        mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
+    }
+}
+
+/* Reduced loss of rows 0..n-1; with with_grad, also its gradient into the output's
+ * (or, when fused, the logits') gradient buffer, which the caller has zeroed. */
+static mt_status loss(mt_session *s, uint32_t n, int with_grad, float *value)
+{
+    const mt_tensor_rt *out = &s->tensors[s->output_tensor];
+    const int sparse = s->cfg.loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    if (s->fusion != MT_FUSION_NONE) {
+        const mt_tensor_rt *z = &s->tensors[s->ops[s->fused_op].inputs[0]];
+        float *dz = with_grad ? z->grad : NULL;
+        if (s->fusion == MT_FUSION_SOFTMAX_CCE)
+            return mt_loss_softmax_cce_f32(sparse, s->cfg.reduction, z->data, out->data, s->target, dz,
+                                           n, out->count, value);
+        return mt_loss_sigmoid_bce_f32(s->cfg.reduction, z->data, out->data, (const float *)s->target,
+                                       dz, n, out->count, value);
+    }
+    return mt_loss_f32(s->cfg.loss, s->cfg.reduction, out->data, s->target,
+                       with_grad ? out->grad : NULL, n, out->count, value);
+}
+
+/* Backward from the last op down to the first trained one; ops whose outputs carry
+ * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss. */
+static void backward(mt_session *s, uint32_t n)
+{
+    for (uint32_t o = s->img.num_ops; o-- > (uint32_t)s->plan.first_trained_op;) {
+        const mt_op_desc *op = &s->ops[o];
+        if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
+        mt_op_kernel_for(op->type)->backward(op, s->tensors, n, s->scratch);
+    }
+}
+
+static void zero_activation_grads(mt_session *s, uint32_t n)
+{
+    for (uint32_t i = 0; i < s->img.num_tensors; ++i) {
+        mt_tensor_rt *t = &s->tensors[i];
+        if (t->grad && !(t->flags & MT_TENSOR_CONST)) memset(t->grad, 0, (size_t)n * t->count * sizeof(float));
+    }
+}
+
+static mt_status check_rows(const mt_session *s, int32_t n)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (n < 1 || n > s->cfg.batch_size) return MT_ERR_BAD_ARGUMENT;
+    return MT_OK;
+}
+
+mt_status mt_session_zero_grad(mt_session *s)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        memset(t->grad, 0, t->count * sizeof(float));
+    }
+    return MT_OK;
+}
+
+mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
+{
+    mt_status st = check_rows(s, n);
+    if (st != MT_OK) return st;
+    if (s->num_trained == 0) return MT_ERR_STATE;
+    const uint32_t rows = (uint32_t)n;
+    float value;
+    forward(s, rows);
+    /* the loss writes only activation gradients (temporaries); weight gradients
+     * change in backward(), which a bad label or a non-finite loss never reaches */
+    zero_activation_grads(s, rows);
+    if ((st = loss(s, rows, 1, &value)) != MT_OK) return st;
+    if (loss_out) *loss_out = value;
+    if (!mt_isfinitef(value)) return MT_ERR_NUMERIC;
+    backward(s, rows);
+    return MT_OK;
+}
+
+mt_status mt_session_optimizer_step(mt_session *s)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (s->num_trained == 0) return MT_ERR_STATE;
+    const mt_train_config *c = &s->cfg;
+    s->step += 1;
+    s->beta1_power *= (double)c->beta1;
+    s->beta2_power *= (double)c->beta2;
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        if (c->optimizer == MT_OPTIMIZER_SGD) {
+            mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
+                              c->momentum, c->weight_decay);
+        } else {
+            mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power);
+        }
+    }
+    return MT_OK;
+}
+
+mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
+{
+    mt_status st = check_rows(s, n);
+    if (st != MT_OK) return st;
+    if (s->num_trained == 0) return MT_ERR_STATE;
+    /* accumulate() checks the loss before touching gradients; zeroing first is
+     * safe because a failed step then leaves zero gradients and unchanged weights */
+    mt_session_zero_grad(s);
+    if ((st = mt_session_accumulate(s, n, loss_out)) != MT_OK) return st;
+    return mt_session_optimizer_step(s);
+}
+
+mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)
+{
+    mt_status st = check_rows(s, n);
+    if (st != MT_OK) return st;
+    float value;
+    forward(s, (uint32_t)n);
+    if ((st = loss(s, (uint32_t)n, 0, &value)) != MT_OK) return st;
+    if (loss_out) *loss_out = value;
+    return mt_isfinitef(value) ? MT_OK : MT_ERR_NUMERIC;
+}
+
+mt_status mt_session_infer(mt_session *s, int32_t n)
+{
+    mt_status st = check_rows(s, n);
+    if (st != MT_OK) return st;
+    forward(s, (uint32_t)n);
+    return MT_OK;
+}
+
+/* ---- hyper-parameters, counters, weights ---- */
+
+mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
+{
+    if (!valid(s) || !mt_isfinitef(learning_rate) || learning_rate <= 0.0f) return MT_ERR_BAD_ARGUMENT;
+    s->learning_rate = learning_rate;
+    return MT_OK;
+}
+
+mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate)
+{
+    if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
+    *learning_rate = s->learning_rate;
+    return MT_OK;
+}
+
+mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (step) *step = s->step;
+    if (epoch) *epoch = s->epoch;
+    return MT_OK;
+}
+
+mt_status mt_session_set_epoch(mt_session *s, int64_t epoch)
+{
+    if (!valid(s) || epoch < 0) return MT_ERR_BAD_ARGUMENT;
+    s->epoch = epoch;
+    return MT_OK;
+}
+
+mt_status mt_session_param_count(const mt_session *s, int32_t *count)
+{
+    if (!valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    *count = s->num_params;
+    return MT_OK;
+}
+
+mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info)
+{
+    if (!valid(s) || info == NULL || position < 0 || position >= s->num_params) return MT_ERR_BAD_ARGUMENT;
+    const uint32_t index = s->params[position];
+    const mt_tensor_rt *t = &s->tensors[index];
+    mt_tensor_desc d;
+    mt_image_tensor(&s->img, index, &d);
+    memset(info, 0, sizeof *info);
+    info->tensor_index = (int32_t)index;
+    info->count = (int32_t)t->count;
+    info->trained = t->trained;
+    info->data = t->trained ? t->mutable_data : NULL;
+    info->image_data = mt_image_const_f32(&s->img, &d);
+    return MT_OK;
+}

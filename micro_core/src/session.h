@@ -1,0 +1,66 @@
+/*
+ * The session as laid out in the arena, and the planner that lays it out.
+ *
+ * Arena map (every piece rounded up to MT_ARENA_ALIGN; one planner computes it
+ * for mt_plan() with no arena and again for mt_session_init() with one):
+ *
+ *   +---------------------------+  arena
+ *   | mt_session                |  metadata
+ *   | tensor table [T]          |  metadata
+ *   | op table [O]              |  metadata
+ *   | param / trained lists     |  metadata
+ *   +---------------------------+
+ *   | per tensor, in table order:
+ *   |   trained weight W        |  weights    (frozen weights stay in the image)
+ *   |   dW                      |  gradients
+ *   |   momentum | Adam m, v    |  optimizer state
+ *   |   activation [B, D]       |  activations (inputs and op outputs)
+ *   |   dActivation [B, D]      |  backward temporaries, only downstream of a trained weight
+ *   +---------------------------+
+ *   | target [B, D] | [B] int32 |  io
+ *   | scratch                   |  scratch (largest kernel need)
+ *   +---------------------------+  arena + total_bytes
+ */
+#ifndef MT_SESSION_H
+#define MT_SESSION_H
+
+#include "model_image.h"
+#include "ops/kernel.h"
+
+#define MT_SESSION_MAGIC 0x4D545353u /* "SSTM" */
+
+enum { MT_FUSION_NONE = 0, MT_FUSION_SOFTMAX_CCE = 1, MT_FUSION_SIGMOID_BCE = 2 };
+
+struct mt_session {
+    uint32_t magic; /* MT_SESSION_MAGIC while the session is valid */
+    mt_image img;
+    mt_train_config cfg;
+    mt_memory_plan plan;
+    mt_tensor_rt *tensors;
+    mt_op_desc *ops;
+    uint16_t *params;  /* CONST f32 tensors, table order */
+    uint16_t *trained; /* the subset the optimizer updates */
+    int32_t num_params;
+    int32_t num_trained;
+    void *target;
+    uint32_t target_bytes;
+    float *scratch;
+    uint32_t output_tensor; /* the tensor the loss reads (output 0) */
+    int32_t fused_op;       /* op whose backward the loss replaces, -1 if none */
+    int32_t fusion;         /* MT_FUSION_* */
+    float learning_rate;
+    int64_t step;
+    int64_t epoch;
+    double beta1_power; /* β1^step, β2^step (Adam bias corrections) */
+    double beta2_power;
+};
+
+/*
+ * Lay out a session. With arena == NULL, only compute plan (the query).
+ * With an arena of at least plan->total_bytes (checked by the caller), also
+ * build the session in it and return it in *session.
+ */
+mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
+                         mt_memory_plan *plan, mt_session **session);
+
+#endif /* MT_SESSION_H */

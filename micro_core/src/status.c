@@ -1,0 +1,34 @@
+/* Status names and ABI facts the bindings check at load time. */
+#include "microtrain.h"
+
+const char *mt_status_str(int status)
+{
+    switch (status) {
+    case MT_OK: return "ok";
+    case MT_ERR_BAD_ARGUMENT: return "bad argument";
+    case MT_ERR_BAD_MODEL: return "corrupt or inconsistent model image";
+    case MT_ERR_SHAPE: return "tensor shape or dtype does not fit";
+    case MT_ERR_STATE: return "call not valid in the session's current state";
+    case MT_ERR_UNSUPPORTED: return "not supported by this build";
+    case MT_ERR_ARENA_TOO_SMALL: return "arena too small";
+    case MT_ERR_NUMERIC: return "non-finite loss (NaN or Inf); update not applied";
+    default: return "unknown status";
+    }
+}
+
+uint32_t mt_abi_version(void)
+{
+    return MT_ABI_VERSION;
+}
+
+size_t mt_struct_size(int which)
+{
+    switch (which) {
+    case 0: return sizeof(mt_train_config);
+    case 1: return sizeof(mt_memory_plan);
+    case 2: return sizeof(mt_tensor_info);
+    case 3: return sizeof(mt_model_info);
+    case 4: return sizeof(mt_param_info);
+    default: return 0;
+    }
+}
