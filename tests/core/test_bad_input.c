@@ -1,0 +1,601 @@
+/*
+ * Everything that comes from outside is checked and answered with a status, never a crash:
+ * NULL pointers, out-of-range positions and row counts, bad configuration values,
+ * misaligned buffers, and corrupt model images (every truncation, header damage, and,
+ * with the CRC recomputed so the structural checks are reached, each table rule of
+ * docs/model_format.md). Run under ASan/UBSan too: truncated images are copied into
+ * buffers of exactly the truncated length so an over-read is caught.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "image_builder.h"
+#include "microtrain.h"
+#include "mt_test.h"
+
+/* Default MLP: tensors 0 x[3] (INPUT), 1 W1[4,3], 2 b1[4], 3 h[4], 4 a[4], 5 W2[2,4], 6 b2[2],
+ * 7 z[2] (OUTPUT); ops 0 dense(0,1,2 -> 3), 1 relu(3 -> 4), 2 dense(4,5,6 -> 7). */
+static int square_model; /* 1: x has 4 features like h, so retargeting an op keeps shapes */
+
+static uint8_t *fresh(size_t *bytes)
+{
+    ib_mlp_spec spec;
+    ib_mlp_defaults(&spec);
+    spec.in = square_model ? 4 : 3;
+    return ib_build_mlp(&spec, bytes);
+}
+
+static void swap_ops(uint8_t *img, size_t a, size_t b)
+{
+    uint8_t tmp[32];
+    memcpy(tmp, img + a, 32);
+    memcpy(img + a, img + b, 32);
+    memcpy(img + b, tmp, 32);
+    ib_refresh_crc(img);
+}
+
+static void default_cfg(mt_train_config *cfg)
+{
+    mt_train_config_init(cfg);
+    cfg->batch_size = 2;
+}
+
+/* An aligned arena big enough for every session of this file. */
+static uint8_t arena_storage[1 << 16] __attribute__((aligned(16)));
+
+/* Every entry point that validates an image must give the same answer for it. */
+static void expect_image(const char *what, const uint8_t *img, size_t bytes, mt_status want)
+{
+    mt_train_config cfg;
+    mt_memory_plan plan;
+    mt_tensor_info ti;
+    mt_session *s = NULL;
+    int32_t index;
+    default_cfg(&cfg);
+    if (!CHECK_STATUS(mt_model_check(img, bytes, NULL), want))
+        printf("    image: %s\n", what);
+    CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), want);
+    CHECK_STATUS(mt_model_tensor(img, bytes, 0, &ti), want);
+    CHECK_STATUS(mt_model_io(img, bytes, 0, 0, &index), want);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage), want);
+}
+
+/* Patch helpers: refresh the CRC afterwards so the check under test is the one that fires. */
+#define PATCH32(off, v) (ib_put_u32(img, (off), (v)), ib_refresh_crc(img))
+#define PATCH16(off, v) (ib_put_u16(img, (off), (v)), ib_refresh_crc(img))
+#define PATCH8(off, v) (img[(off)] = (uint8_t)(v), ib_refresh_crc(img))
+#define CASE(what, patch, want)                                                              \
+    do {                                                                                     \
+        size_t bytes_;                                                                       \
+        uint8_t *img = fresh(&bytes_);                                                       \
+        patch;                                                                               \
+        expect_image(what, img, bytes_, want);                                               \
+        free(img);                                                                           \
+    } while (0)
+
+static void test_status_and_abi(void)
+{
+    static const int statuses[] = { MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_BAD_MODEL, MT_ERR_SHAPE,
+                                    MT_ERR_STATE, MT_ERR_UNSUPPORTED, MT_ERR_ARENA_TOO_SMALL,
+                                    MT_ERR_NUMERIC, 1, -8, 12345, INT_MIN, INT_MAX };
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
+        const char *s = mt_status_str(statuses[i]);
+        CHECK(s != NULL && s[0] != '\0');
+        for (size_t j = 0; j < i && j < 8; j++) /* the eight real statuses are told apart */
+            CHECK(s == NULL || strcmp(s, mt_status_str(statuses[j])) != 0);
+    }
+    CHECK_EQ_INT(mt_abi_version(), MT_ABI_VERSION);
+    CHECK_EQ_INT(mt_struct_size(0), sizeof(mt_train_config));
+    CHECK_EQ_INT(mt_struct_size(1), sizeof(mt_memory_plan));
+    CHECK_EQ_INT(mt_struct_size(2), sizeof(mt_tensor_info));
+    CHECK_EQ_INT(mt_struct_size(3), sizeof(mt_model_info));
+    CHECK_EQ_INT(mt_struct_size(4), sizeof(mt_param_info));
+    CHECK_EQ_INT(mt_struct_size(5), 0);
+    CHECK_EQ_INT(mt_struct_size(-1), 0);
+}
+
+/* The model-image queries: NULLs, indices, and what a valid image reports. */
+static void test_model_queries(void)
+{
+    size_t bytes;
+    uint8_t *img = fresh(&bytes);
+    mt_model_info info;
+    mt_tensor_info ti;
+    int32_t index = -7;
+    mt_train_config_init(NULL); /* documented as a plain initializer: NULL is ignored */
+    CHECK_STATUS(mt_model_check(NULL, bytes, &info), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_check(img, bytes, NULL), MT_OK);
+    CHECK_STATUS(mt_model_check(img, bytes, &info), MT_OK);
+    CHECK_EQ_INT(info.version, 1);
+    CHECK_EQ_INT(info.num_tensors, 8);
+    CHECK_EQ_INT(info.num_ops, 3);
+    CHECK_EQ_INT(info.num_inputs, 1);
+    CHECK_EQ_INT(info.num_outputs, 1);
+    CHECK_EQ_INT(info.num_params, 4);
+    CHECK_EQ_INT(info.param_count, 26);
+    CHECK_EQ_INT(info.crc32, ib_get_u32(img, 12));
+    uint8_t *padded = calloc(1, bytes + 13); /* the buffer may be longer than image_bytes */
+    memcpy(padded, img, bytes);
+    CHECK_STATUS(mt_model_check(padded, bytes + 13, NULL), MT_OK);
+    free(padded);
+
+    CHECK_STATUS(mt_model_tensor(NULL, bytes, 0, &ti), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_tensor(img, bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_tensor(img, bytes, -1, &ti), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_tensor(img, bytes, 8, &ti), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_tensor(img, bytes, 1, &ti), MT_OK); /* W1 [4, 3] */
+    CHECK(ti.index == 1 && ti.dtype == MT_DTYPE_F32 && ti.ndim == 2 && ti.dims[0] == 4 &&
+          ti.dims[1] == 3 && ti.count == 12 && ti.producer == -1 &&
+          ti.flags == (MT_TENSOR_CONST | MT_TENSOR_TRAINABLE));
+    CHECK_STATUS(mt_model_tensor(img, bytes, 4, &ti), MT_OK); /* a = relu(h), one sample */
+    CHECK(ti.ndim == 1 && ti.dims[0] == 4 && ti.count == 4 && ti.producer == 1);
+    CHECK_STATUS(mt_model_tensor(img, bytes, 0, &ti), MT_OK);
+    CHECK(ti.flags == MT_TENSOR_INPUT && ti.producer == -1);
+
+    CHECK_STATUS(mt_model_io(NULL, bytes, 0, 0, &index), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_io(img, bytes, 0, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_io(img, bytes, 0, 1, &index), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_io(img, bytes, 1, -1, &index), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_io(img, bytes, 2, 0, &index), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_model_io(img, bytes, 0, 0, &index), MT_OK);
+    CHECK_EQ_INT(index, 0);
+    CHECK_STATUS(mt_model_io(img, bytes, 1, 0, &index), MT_OK);
+    CHECK_EQ_INT(index, 7);
+
+    /* a 4-byte-misaligned image is refused before it is read */
+    uint8_t *shifted = malloc(bytes + 2);
+    memcpy(shifted + 2, img, bytes);
+    expect_image("misaligned by 2", shifted + 2, bytes, MT_ERR_BAD_ARGUMENT);
+    free(shifted);
+    free(img);
+}
+
+/* Every prefix of a valid image is refused, read from a buffer of exactly that length. */
+static void test_truncations(void)
+{
+    size_t bytes;
+    uint8_t *img = fresh(&bytes);
+    int bad = 0;
+    for (size_t len = 0; len < bytes; len++) {
+        uint8_t *cut = malloc(len ? len : 1);
+        memcpy(cut, img, len);
+        mt_status st = mt_model_check(cut, len, NULL);
+        /* len 0 may be called a bad argument; any other prefix is a truncated model */
+        if (!(st == MT_ERR_BAD_MODEL || (len == 0 && st == MT_ERR_BAD_ARGUMENT))) {
+            if (bad++ < 5)
+                printf("    truncated to %zu of %zu bytes: status %d\n", len, bytes, (int)st);
+        }
+        mt_memory_plan plan;
+        mt_train_config cfg;
+        default_cfg(&cfg);
+        CHECK(mt_plan(cut, len, &cfg, &plan) == st);
+        free(cut);
+    }
+    CHECK_EQ_INT(bad, 0);
+    free(img);
+}
+
+static void test_header_damage(void)
+{
+    size_t n;
+    uint8_t *probe = fresh(&n);
+    const uint32_t size = (uint32_t)n;
+    const uint32_t data_off = ib_get_u32(probe, 44), data_bytes = ib_get_u32(probe, 48);
+    free(probe);
+
+    /* magic, version, header size: outside the CRC, each checked on its own */
+    for (int k = 0; k < 4; k++)
+        CASE("magic byte", img[k] ^= 0x20, MT_ERR_BAD_MODEL);
+    CASE("version 2", ib_put_u16(img, 4, 2), MT_ERR_UNSUPPORTED);
+    CASE("version 0xFFFF", ib_put_u16(img, 4, 0xFFFF), MT_ERR_UNSUPPORTED);
+    CASE("header_bytes 32", ib_put_u16(img, 6, 32), MT_ERR_BAD_MODEL);
+    CASE("image_bytes > buffer", ib_put_u32(img, 8, size + 4), MT_ERR_BAD_MODEL);
+    CASE("image_bytes 0xFFFFFFFF", ib_put_u32(img, 8, 0xFFFFFFFFu), MT_ERR_BAD_MODEL);
+    CASE("image_bytes 40", ib_put_u32(img, 8, 40), MT_ERR_BAD_MODEL);
+
+    /* CRC mismatch: one flipped bit anywhere in [16, image_bytes), or in the CRC itself */
+    CASE("crc field", img[12] ^= 1, MT_ERR_BAD_MODEL);
+    CASE("bit in counts", img[16] ^= 4, MT_ERR_BAD_MODEL);
+    CASE("bit in tensor table", img[64 + 5] ^= 1, MT_ERR_BAD_MODEL);
+    CASE("bit in data", img[data_off + 3] ^= 0x80, MT_ERR_BAD_MODEL);
+    CASE("last byte", img[size - 1] ^= 1, MT_ERR_BAD_MODEL);
+
+    /* counts, with the CRC recomputed */
+    CASE("num_tensors 0", PATCH32(16, 0), MT_ERR_BAD_MODEL);
+    CASE("num_tensors > max", PATCH32(16, MT_MAX_TENSORS + 1), MT_ERR_BAD_MODEL);
+    CASE("num_tensors * 32 wraps", PATCH32(16, 0x08000001u), MT_ERR_BAD_MODEL);
+    CASE("num_ops 0", PATCH32(20, 0), MT_ERR_BAD_MODEL);
+    CASE("num_ops > max", PATCH32(20, MT_MAX_OPS + 1), MT_ERR_BAD_MODEL);
+    CASE("num_ops past the image", PATCH32(20, MT_MAX_OPS), MT_ERR_BAD_MODEL);
+    CASE("num_inputs 0", PATCH32(24, 0), MT_ERR_BAD_MODEL);
+    CASE("num_outputs 0", PATCH32(28, 0), MT_ERR_BAD_MODEL);
+    CASE("num_inputs huge", PATCH32(24, 0x7FFFFFFFu), MT_ERR_BAD_MODEL);
+    CASE("num_outputs huge", PATCH32(28, 0xFFFFFFFFu), MT_ERR_BAD_MODEL);
+
+    /* table offsets: in the header, past the end, misaligned, wrapping around 2^32 */
+    static const size_t fields[] = { 32, 36, 40 };
+    for (int f = 0; f < 3; f++) {
+        CASE("table in header", PATCH32(fields[f], 0), MT_ERR_BAD_MODEL);
+        CASE("table at end", PATCH32(fields[f], size), MT_ERR_BAD_MODEL);
+        CASE("table wraps", PATCH32(fields[f], 0xFFFFFFE0u), MT_ERR_BAD_MODEL);
+    }
+    CASE("tensor table misaligned", PATCH32(32, 66), MT_ERR_BAD_MODEL);
+    CASE("op table misaligned", PATCH32(36, ib_get_u32(img, 36) + 2), MT_ERR_BAD_MODEL);
+    CASE("io table half out", PATCH32(40, size - 2), MT_ERR_BAD_MODEL);
+    CASE("data misaligned", PATCH32(44, data_off + 4), MT_ERR_BAD_MODEL);
+    CASE("data past end", PATCH32(48, data_bytes + 16), MT_ERR_BAD_MODEL);
+    CASE("data wraps", PATCH32(44, 0xFFFFFFF0u), MT_ERR_BAD_MODEL);
+    CASE("data section in header", PATCH32(44, 16), MT_ERR_BAD_MODEL);
+    /* a shorter image_bytes, CRC over the shorter range: the data section now sticks out */
+    CASE("image_bytes cuts data", (ib_put_u32(img, 8, size - 16), ib_refresh_crc(img)),
+         MT_ERR_BAD_MODEL);
+}
+
+static void test_table_rules(void)
+{
+    size_t n;
+    uint8_t *probe = fresh(&n);
+    const size_t t1 = ib_tensor_entry(probe, 1), t3 = ib_tensor_entry(probe, 3);
+    const size_t t4 = ib_tensor_entry(probe, 4), t0 = ib_tensor_entry(probe, 0);
+    const size_t o0 = ib_op_entry(probe, 0), o1 = ib_op_entry(probe, 1);
+    const size_t io = ib_get_u32(probe, 40);
+    const uint32_t data_bytes = ib_get_u32(probe, 48);
+    free(probe);
+
+    /* tensor indices past the table */
+    CASE("op input index = num_tensors", PATCH16(o1 + 4, 8), MT_ERR_BAD_MODEL);
+    CASE("op output index 0xFFFE", PATCH16(o0 + 12, 0xFFFE), MT_ERR_BAD_MODEL);
+    CASE("op output absent", PATCH16(o0 + 12, 0xFFFF), MT_ERR_BAD_MODEL);
+    CASE("input index = num_tensors", PATCH16(io, 8), MT_ERR_BAD_MODEL);
+    CASE("output index 0xFFFF", PATCH16(io + 2, 0xFFFF), MT_ERR_BAD_MODEL);
+
+    /* tensor entries: dims, ndim, dtype, flags, data placement */
+    CASE("dim 0", PATCH32(t3 + 4, 0), MT_ERR_BAD_MODEL);
+    CASE("dim 0 of a constant", PATCH32(t1 + 8, 0), MT_ERR_BAD_MODEL);
+    CASE("ndim 0", PATCH8(t3 + 1, 0), MT_ERR_BAD_MODEL);
+    CASE("ndim 5", PATCH8(t3 + 1, 5), MT_ERR_BAD_MODEL);
+    CASE("dims past ndim not 0", PATCH32(t3 + 8, 7), MT_ERR_BAD_MODEL);
+    CASE("dims product overflows", (ib_put_u32(img, t3 + 4, 0x10000), img[t3 + 1] = 2,
+                                    PATCH32(t3 + 8, 0x10001)), MT_ERR_BAD_MODEL);
+    CASE("dtype 0", PATCH8(t3, 0), MT_ERR_BAD_MODEL);
+    CASE("TRAINABLE without CONST", PATCH16(t3 + 2, MT_TENSOR_TRAINABLE), MT_ERR_BAD_MODEL);
+    CASE("CONST INPUT", PATCH16(t1 + 2, MT_TENSOR_CONST | MT_TENSOR_INPUT), MT_ERR_BAD_MODEL);
+    CASE("const data past section", PATCH32(t1 + 20, data_bytes), MT_ERR_BAD_MODEL);
+    CASE("const data offset not 16-aligned", PATCH32(t1 + 20, 4), MT_ERR_BAD_MODEL);
+    CASE("const data offset wraps", PATCH32(t1 + 20, 0xFFFFFFF0u), MT_ERR_BAD_MODEL);
+    CASE("data_bytes short of shape", PATCH32(t1 + 24, 44), MT_ERR_BAD_MODEL);
+    CASE("data_bytes past shape", PATCH32(t1 + 24, 52), MT_ERR_BAD_MODEL);
+    CASE("activation with data", PATCH32(t3 + 24, 16), MT_ERR_BAD_MODEL);
+
+    /* op order and single writers */
+    /* relu(h) first: it reads h before dense writes it */
+    CASE("op reads a tensor not yet produced", swap_ops(img, o0, o1), MT_ERR_BAD_MODEL);
+    CASE("op reads its own output", PATCH16(o1 + 4, 4), MT_ERR_BAD_MODEL);
+    CASE("op writes a constant", PATCH16(o1 + 12, 2), MT_ERR_BAD_MODEL); /* b1, also [4] */
+    square_model = 1;
+    CASE("op writes the input", PATCH16(o1 + 12, 0), MT_ERR_BAD_MODEL); /* x, also [4] */
+    square_model = 0;
+    CASE("output io names a constant", PATCH16(io + 2, 6), MT_ERR_BAD_MODEL);
+    CASE("5 op inputs", PATCH8(o1 + 1, 5), MT_ERR_BAD_MODEL);
+    CASE("3 op outputs", PATCH8(o1 + 2, 3), MT_ERR_BAD_MODEL);
+    CASE("input io names a constant", PATCH16(io, 1), MT_ERR_BAD_MODEL);
+
+    /* shapes that do not fit the op */
+    CASE("dense W [3, 4] for x[3], y[4]",
+         (ib_put_u32(img, t1 + 4, 3), PATCH32(t1 + 8, 4)), MT_ERR_SHAPE);
+    CASE("dense W [6, 2]", (ib_put_u32(img, t1 + 4, 6), PATCH32(t1 + 8, 2)), MT_ERR_SHAPE);
+    CASE("relu output count 5", PATCH32(t4 + 4, 5), MT_ERR_SHAPE);
+    CASE("dense output i32", PATCH8(t3, MT_DTYPE_I32), MT_ERR_SHAPE);
+    /* model inputs and outputs are float buffers in the API: an i32 one is a bad model */
+    CASE("model input i32", PATCH8(t0, MT_DTYPE_I32), MT_ERR_BAD_MODEL);
+
+    /* op types this build does not know */
+    CASE("op type 6", PATCH8(o1, 6), MT_ERR_UNSUPPORTED);
+    CASE("op type 200", PATCH8(o1, 200), MT_ERR_UNSUPPORTED);
+}
+
+/* Two ops writing one tensor: x -> relu -> a, x -> relu -> a, a -> dense -> y. */
+static void test_written_twice(void)
+{
+    static ib_model m;
+    const float w[6] = { 0 };
+    int32_t d3[1] = { 3 }, d2[1] = { 2 }, dw[2] = { 2, 3 };
+    int in[2], out[1];
+    size_t bytes;
+    ib_init(&m);
+    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 1, d3, NULL);
+    int a = ib_tensor(&m, MT_DTYPE_F32, 0, 1, d3, NULL);
+    int W = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_CONST, 2, dw, w);
+    int y = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, 1, d2, NULL);
+    in[0] = x, out[0] = a;
+    ib_op(&m, MT_OP_RELU, 1, in, 1, out);
+    ib_op(&m, MT_OP_RELU, 1, in, 1, out);
+    in[0] = a, in[1] = W, out[0] = y;
+    ib_op(&m, MT_OP_DENSE, 2, in, 1, out);
+    ib_input(&m, x);
+    ib_output(&m, y);
+    uint8_t *img = ib_build(&m, &bytes);
+    expect_image("tensor written twice", img, bytes, MT_ERR_BAD_MODEL);
+    free(img);
+    m.num_ops = 0; /* control: the same model with one writer is valid */
+    in[0] = x, out[0] = a;
+    ib_op(&m, MT_OP_RELU, 1, in, 1, out);
+    in[0] = a, in[1] = W, out[0] = y;
+    ib_op(&m, MT_OP_DENSE, 2, in, 1, out);
+    img = ib_build(&m, &bytes);
+    expect_image("one writer", img, bytes, MT_OK);
+    free(img);
+}
+
+static void test_config_values(void)
+{
+    size_t bytes;
+    uint8_t *img = fresh(&bytes);
+    mt_train_config cfg;
+    mt_memory_plan plan;
+    mt_session *s = NULL;
+#define BAD_CFG(field, value, opt)                                                           \
+    do {                                                                                     \
+        default_cfg(&cfg);                                                                   \
+        cfg.optimizer = (opt);                                                               \
+        cfg.field = (value);                                                                 \
+        if (!CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), MT_ERR_BAD_ARGUMENT))            \
+            printf("    config %s = %s\n", #field, #value);                                  \
+        CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage,                    \
+                                     sizeof arena_storage), MT_ERR_BAD_ARGUMENT);            \
+    } while (0)
+    BAD_CFG(batch_size, 0, MT_OPTIMIZER_SGD);
+    BAD_CFG(batch_size, -3, MT_OPTIMIZER_SGD);
+    BAD_CFG(learning_rate, 0.f, MT_OPTIMIZER_SGD);
+    BAD_CFG(learning_rate, -0.1f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(learning_rate, NAN, MT_OPTIMIZER_SGD);
+    BAD_CFG(learning_rate, INFINITY, MT_OPTIMIZER_SGD);
+    BAD_CFG(beta1, 1.f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(beta1, -0.1f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(beta2, 1.f, MT_OPTIMIZER_ADAMW);
+    BAD_CFG(beta2, 1.5f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(beta2, NAN, MT_OPTIMIZER_ADAM);
+    BAD_CFG(epsilon, 0.f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(epsilon, -1e-8f, MT_OPTIMIZER_ADAM);
+    BAD_CFG(momentum, 1.f, MT_OPTIMIZER_SGD);
+    BAD_CFG(momentum, -0.5f, MT_OPTIMIZER_SGD);
+    BAD_CFG(weight_decay, -0.01f, MT_OPTIMIZER_ADAMW);
+    BAD_CFG(weight_decay, NAN, MT_OPTIMIZER_SGD);
+    BAD_CFG(optimizer, 3, MT_OPTIMIZER_SGD);
+    BAD_CFG(optimizer, -1, MT_OPTIMIZER_SGD);
+    BAD_CFG(loss, 5, MT_OPTIMIZER_SGD);
+    BAD_CFG(loss, -1, MT_OPTIMIZER_SGD);
+    BAD_CFG(reduction, 2, MT_OPTIMIZER_SGD);
+    BAD_CFG(reduction, -1, MT_OPTIMIZER_SGD);
+    BAD_CFG(num_trainable_ops, -2, MT_OPTIMIZER_SGD);
+#undef BAD_CFG
+
+    /* NULLs, a misaligned arena, a tiny arena */
+    default_cfg(&cfg);
+    CHECK_STATUS(mt_plan(NULL, bytes, &cfg, &plan), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_plan(img, bytes, NULL, &plan), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_plan(img, bytes, &cfg, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init(NULL, img, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init(&s, NULL, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, NULL, arena_storage, sizeof arena_storage),
+                 MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, NULL, sizeof arena_storage),
+                 MT_ERR_BAD_ARGUMENT);
+    for (int off = 1; off < (int)MT_ARENA_ALIGN; off += 3)
+        CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage + off,
+                                     sizeof arena_storage - 16), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, 0), MT_ERR_ARENA_TOO_SMALL);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, 16), MT_ERR_ARENA_TOO_SMALL);
+    free(img);
+}
+
+/* Every session call with a NULL session, NULL outputs and out-of-range values; none of
+ * them may change the session (step counter and weights stay as they were). */
+static void test_session_arguments(void)
+{
+    size_t bytes;
+    uint8_t *img = fresh(&bytes);
+    mt_train_config cfg;
+    mt_session *s = NULL;
+    mt_memory_plan plan;
+    mt_param_info pi;
+    float *x, lr, loss;
+    const float *out;
+    void *t;
+    int32_t count;
+    int64_t step, epoch;
+    default_cfg(&cfg); /* B = 2 */
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_OK);
+
+    CHECK_STATUS(mt_session_plan(NULL, &plan), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_plan(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_input(NULL, 0, &x, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_input(s, 0, NULL, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_input(s, 0, &x, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_input(s, 1, &x, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_input(s, -1, &x, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_output(NULL, 0, &out, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_output(s, 0, NULL, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_output(s, 0, &out, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_output(s, 1, &out, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_output(s, -1, &out, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_target(NULL, &t, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_target(s, NULL, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_target(s, &t, NULL), MT_ERR_BAD_ARGUMENT);
+
+    static const int32_t bad_n[] = { 0, -1, 3, INT32_MAX, INT32_MIN };
+    for (size_t i = 0; i < sizeof bad_n / sizeof bad_n[0]; i++) {
+        CHECK_STATUS(mt_session_train_step(s, bad_n[i], &loss), MT_ERR_BAD_ARGUMENT);
+        CHECK_STATUS(mt_session_accumulate(s, bad_n[i], &loss), MT_ERR_BAD_ARGUMENT);
+        CHECK_STATUS(mt_session_eval_step(s, bad_n[i], &loss), MT_ERR_BAD_ARGUMENT);
+        CHECK_STATUS(mt_session_infer(s, bad_n[i]), MT_ERR_BAD_ARGUMENT);
+    }
+    CHECK_STATUS(mt_session_train_step(NULL, 1, &loss), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_accumulate(NULL, 1, &loss), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_eval_step(NULL, 1, &loss), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_infer(NULL, 1), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_zero_grad(NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_optimizer_step(NULL), MT_ERR_BAD_ARGUMENT);
+
+    CHECK_STATUS(mt_session_set_learning_rate(NULL, 0.1f), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_learning_rate(s, 0.f), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_learning_rate(s, -1.f), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_learning_rate(s, NAN), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_learning_rate(s, INFINITY), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_get_learning_rate(NULL, &lr), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_get_learning_rate(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_get_learning_rate(s, &lr), MT_OK);
+    CHECK_BITS_EQ(lr, cfg.learning_rate); /* the refused values did not stick */
+    CHECK_STATUS(mt_session_counters(NULL, &step, &epoch), MT_ERR_BAD_ARGUMENT);
+    mt_status st = mt_session_counters(s, NULL, NULL); /* optional outputs or refused: no crash */
+    CHECK(st == MT_OK || st == MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_epoch(NULL, 1), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_epoch(s, -1), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param_count(NULL, &count), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param_count(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param(NULL, 0, &pi), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param(s, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param(s, -1, &pi), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_param(s, 4, &pi), MT_ERR_BAD_ARGUMENT);
+
+    CHECK_STATUS(mt_session_counters(s, &step, &epoch), MT_OK);
+    CHECK(step == 0 && epoch == 0);
+    CHECK_STATUS(mt_session_param(s, 0, &pi), MT_OK);
+    CHECK(memcmp(pi.data, pi.image_data, 4u * (size_t)pi.count) == 0);
+    free(img);
+}
+
+/* Bad data inside the buffers: an out-of-range label is a bad argument, a NaN input makes a
+ * non-finite loss; either way no weight, gradient or counter changes. A session with nothing
+ * to train refuses to step. */
+static void test_bad_step_data(void)
+{
+    ib_mlp_spec spec;
+    mt_train_config cfg;
+    mt_session *s = NULL;
+    mt_param_info pi;
+    float *x, loss, w0[12];
+    void *t;
+    int32_t count, bytes32;
+    int64_t step, epoch;
+    size_t bytes;
+    ib_mlp_defaults(&spec);
+    spec.out_act = MT_OP_SOFTMAX;
+    spec.hidden_act = MT_OP_TANH; /* carries a NaN through to the loss */
+    uint8_t *img = ib_build_mlp(&spec, &bytes);
+    default_cfg(&cfg);
+    cfg.loss = MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_OK);
+    mt_session_input(s, 0, &x, &count);
+    mt_session_target(s, &t, &bytes32);
+    CHECK_EQ_INT(bytes32, 2 * 4);
+    for (int i = 0; i < count; i++)
+        x[i] = 0.25f * (float)i;
+    mt_session_param(s, 0, &pi);
+    memcpy(w0, pi.data, sizeof w0);
+
+    static const int32_t bad_labels[] = { 2, -1, 1000 };
+    for (size_t k = 0; k < 3; k++) {
+        ((int32_t *)t)[0] = 1, ((int32_t *)t)[1] = bad_labels[k];
+        CHECK_STATUS(mt_session_train_step(s, 2, &loss), MT_ERR_BAD_ARGUMENT);
+        CHECK_STATUS(mt_session_eval_step(s, 2, &loss), MT_ERR_BAD_ARGUMENT);
+        CHECK_STATUS(mt_session_train_step(s, 1, &loss), MT_OK); /* row 1 not read */
+        memcpy(pi.data, w0, sizeof w0);                          /* undo that step's W1 */
+    }
+    CHECK_STATUS(mt_session_counters(s, &step, &epoch), MT_OK);
+    CHECK_EQ_INT(step, 3);
+
+    /* NaN input: MT_ERR_NUMERIC, no update, no step counted */
+    ((int32_t *)t)[1] = 0;
+    float before[4][12];
+    for (int p = 0; p < 4; p++) {
+        mt_session_param(s, p, &pi);
+        memcpy(before[p], pi.data, 4u * (size_t)pi.count);
+    }
+    x[1] = NAN;
+    CHECK_STATUS(mt_session_train_step(s, 2, &loss), MT_ERR_NUMERIC);
+    CHECK(isnan(loss) || isinf(loss)); /* the loss is reported even so */
+    CHECK_STATUS(mt_session_counters(s, &step, &epoch), MT_OK);
+    CHECK_EQ_INT(step, 3);
+    for (int p = 0; p < 4; p++) {
+        mt_session_param(s, p, &pi);
+        CHECK(memcmp(before[p], pi.data, 4u * (size_t)pi.count) == 0);
+    }
+    /* accumulate on a NaN batch leaves the gradients as they were. From zero gradients a
+     * plain SGD step (this config) then moves nothing: w - lr·0 == w bit for bit. */
+    CHECK_STATUS(mt_session_zero_grad(s), MT_OK);
+    CHECK_STATUS(mt_session_accumulate(s, 2, &loss), MT_ERR_NUMERIC);
+    CHECK_STATUS(mt_session_optimizer_step(s), MT_OK);
+    for (int p = 0; p < 4; p++) {
+        mt_session_param(s, p, &pi);
+        CHECK(memcmp(before[p], pi.data, 4u * (size_t)pi.count) == 0);
+    }
+
+    /* nothing trainable: stepping is a state error, inference is fine */
+    cfg.num_trainable_ops = 0;
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_OK);
+    CHECK_STATUS(mt_session_train_step(s, 1, &loss), MT_ERR_STATE);
+    CHECK_STATUS(mt_session_accumulate(s, 1, &loss), MT_ERR_STATE);
+    CHECK_STATUS(mt_session_optimizer_step(s), MT_ERR_STATE);
+    CHECK_STATUS(mt_session_infer(s, 2), MT_OK);
+    free(img);
+}
+
+/* A NaN input in a ReLU network: either the step is refused (MT_ERR_NUMERIC), or it is
+ * accepted and every weight is still finite. What must not happen is an accepted step that
+ * writes NaN into the weights (relu(NaN) -> 0 hides the NaN from the loss check, while
+ * dense's dW += dy·x still multiplies by the NaN x). */
+static void test_nan_through_relu(void)
+{
+    ib_mlp_spec spec;
+    mt_train_config cfg;
+    mt_session *s = NULL;
+    mt_param_info pi;
+    float *x, loss;
+    void *t;
+    int32_t count, tb;
+    size_t bytes;
+    ib_mlp_defaults(&spec); /* relu hidden layer */
+    uint8_t *img = ib_build_mlp(&spec, &bytes);
+    default_cfg(&cfg);
+    CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage),
+                 MT_OK);
+    mt_session_input(s, 0, &x, &count);
+    mt_session_target(s, &t, &tb);
+    for (int i = 0; i < count; i++)
+        x[i] = 0.3f * (float)i;
+    for (int i = 0; i < tb / 4; i++)
+        ((float *)t)[i] = 0.5f;
+    x[1] = NAN;
+    mt_status st = mt_session_train_step(s, 2, &loss);
+    int finite = 1;
+    for (int p = 0; p < 4; p++) {
+        mt_session_param(s, p, &pi);
+        for (int k = 0; k < pi.count; k++)
+            finite &= isfinite(pi.data[k]) != 0;
+    }
+    if (!CHECK(st == MT_ERR_NUMERIC || (st == MT_OK && finite)))
+        printf("    NaN input through relu: status %d, weights finite %d\n", (int)st, finite);
+    free(img);
+}
+
+int main(void)
+{
+    test_status_and_abi();
+    test_model_queries();
+    test_truncations();
+    test_header_damage();
+    test_table_rules();
+    test_written_twice();
+    test_config_values();
+    test_session_arguments();
+    test_bad_step_data();
+    test_nan_through_relu();
+    return MT_TEST_END();
+}
