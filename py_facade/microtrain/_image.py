@@ -1,0 +1,300 @@
+"""Writer and reader of the ``.mtm`` model image, version 1.
+
+The format is specified in micro_core/docs/model_format.md; the C reader is
+micro_core/src/model_image.c. Layout written here::
+
+    [0, 64)                 header
+    [64, ...)               tensor table, 32 bytes per tensor
+    ...                     op table, 32 bytes per op
+    ...                     io table: num_inputs then num_outputs u16 tensor indices
+    data_offset (16-align)  weight data; every CONST tensor starts 16-aligned and is
+                            zero-padded to a multiple of 16 bytes
+
+Everything is little-endian. crc32 (zlib.crc32, IEEE) covers bytes [16, image_bytes).
+The reader is for tests and tools: it checks the structure enough to parse, not
+everything the C validator checks.
+"""
+
+import struct
+import zlib
+
+import numpy as np
+
+MAGIC = b"MTM1"
+VERSION = 1
+HEADER_BYTES = 64
+TENSOR_ENTRY_BYTES = 32
+OP_ENTRY_BYTES = 32
+DATA_ALIGN = 16
+CRC_START = 16
+ABSENT = 0xFFFF
+MAX_DIMS = 4
+MAX_OP_INPUTS = 4
+MAX_OP_OUTPUTS = 2
+MAX_OP_PARAMS = 4
+
+DTYPE_F32 = 1
+DTYPE_I32 = 2
+NUMPY_DTYPES = {DTYPE_F32: np.dtype("<f4"), DTYPE_I32: np.dtype("<i4")}
+
+FLAG_CONST = 1
+FLAG_TRAINABLE = 2
+FLAG_INPUT = 4
+FLAG_OUTPUT = 8
+
+OP_DENSE = 1
+OP_RELU = 2
+OP_SIGMOID = 3
+OP_TANH = 4
+OP_SOFTMAX = 5
+
+# magic, version, header_bytes, image_bytes, crc32, num_tensors, num_ops, num_inputs,
+# num_outputs, tensors_offset, ops_offset, io_offset, data_offset, data_bytes, reserved
+_HEADER = struct.Struct("<4sHHIIIIIIIIIII12s")
+# dtype, ndim, flags, dims[4], data offset, data bytes, reserved
+_TENSOR = struct.Struct("<BBH4IIII")
+# op type, num inputs, num outputs, reserved, inputs[4], outputs[2], params[4]
+_OP = struct.Struct("<BBBB4H2H4I")
+_CRC_FIELD = struct.Struct("<I")
+_CRC_OFFSET = 12
+
+assert _HEADER.size == HEADER_BYTES
+assert _TENSOR.size == TENSOR_ENTRY_BYTES
+assert _OP.size == OP_ENTRY_BYTES
+
+
+def align_up(value, alignment):
+    return (value + alignment - 1) // alignment * alignment
+
+
+class TensorSpec:
+    """One tensor table entry. ``data`` (numpy) is given for CONST tensors only."""
+
+    def __init__(self, dims, flags=0, dtype=DTYPE_F32, data=None):
+        self.dims = tuple(int(d) for d in dims)
+        self.flags = int(flags)
+        self.dtype = int(dtype)
+        self.data = data
+
+    @property
+    def is_const(self):
+        return bool(self.flags & FLAG_CONST)
+
+    @property
+    def count(self):
+        count = 1
+        for dim in self.dims:
+            count *= dim
+        return count
+
+    def __repr__(self):
+        return "TensorSpec(dims=%r, flags=%d, dtype=%d)" % (self.dims, self.flags, self.dtype)
+
+
+class OpSpec:
+    """One op table entry: type, input and output tensor indices (None = absent input)."""
+
+    def __init__(self, op_type, inputs, outputs, params=()):
+        self.op_type = int(op_type)
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.params = tuple(int(p) for p in params)
+
+    def __repr__(self):
+        return "OpSpec(type=%d, inputs=%r, outputs=%r)" % (self.op_type, self.inputs, self.outputs)
+
+
+def _pack_tensor(tensor, data_offset, data_bytes):
+    if not 1 <= len(tensor.dims) <= MAX_DIMS:
+        raise ValueError("a tensor has 1..%d dimensions, got %r" % (MAX_DIMS, tensor.dims))
+    if any(d <= 0 for d in tensor.dims):
+        raise ValueError("tensor dimensions must be positive, got %r" % (tensor.dims,))
+    dims = list(tensor.dims) + [0] * (MAX_DIMS - len(tensor.dims))
+    return _TENSOR.pack(tensor.dtype, len(tensor.dims), tensor.flags, *dims, data_offset,
+                        data_bytes, 0)
+
+
+def _pack_op(op):
+    if len(op.inputs) > MAX_OP_INPUTS or len(op.outputs) > MAX_OP_OUTPUTS:
+        raise ValueError("an op has at most %d inputs and %d outputs" % (MAX_OP_INPUTS,
+                                                                         MAX_OP_OUTPUTS))
+    if len(op.params) > MAX_OP_PARAMS:
+        raise ValueError("an op has at most %d parameters" % MAX_OP_PARAMS)
+    inputs = [ABSENT if i is None else int(i) for i in op.inputs]
+    inputs += [ABSENT] * (MAX_OP_INPUTS - len(inputs))
+    outputs = [int(o) for o in op.outputs] + [ABSENT] * (MAX_OP_OUTPUTS - len(op.outputs))
+    params = list(op.params) + [0] * (MAX_OP_PARAMS - len(op.params))
+    return _OP.pack(op.op_type, len(op.inputs), len(op.outputs), 0, *inputs, *outputs, *params)
+
+
+def _const_payload(tensor):
+    """Little-endian bytes of a CONST tensor's data, checked against its declared shape."""
+    if tensor.data is None:
+        raise ValueError("CONST tensor %r has no data" % (tensor,))
+    array = np.asarray(tensor.data)
+    if array.shape != tensor.dims:
+        raise ValueError("CONST tensor data has shape %r, declared %r" % (array.shape,
+                                                                          tensor.dims))
+    return np.ascontiguousarray(array, dtype=NUMPY_DTYPES[tensor.dtype]).tobytes()
+
+
+def write_image(tensors, ops, inputs, outputs):
+    """Serialise a model to ``.mtm`` bytes.
+
+    Args:
+        tensors: list of TensorSpec, in tensor-table order
+        ops:     list of OpSpec, in execution order
+        inputs:  tensor indices of the model inputs, in order
+        outputs: tensor indices of the model outputs, in order
+    """
+    num_tensors, num_ops = len(tensors), len(ops)
+    tensors_offset = HEADER_BYTES
+    ops_offset = tensors_offset + TENSOR_ENTRY_BYTES * num_tensors
+    io_offset = ops_offset + OP_ENTRY_BYTES * num_ops
+    data_offset = align_up(io_offset + 2 * (len(inputs) + len(outputs)), DATA_ALIGN)
+
+    tensor_table = bytearray()
+    data_section = bytearray()
+    for tensor in tensors:
+        if tensor.is_const:
+            payload = _const_payload(tensor)
+            offset = len(data_section)
+            data_section += payload
+            data_section += bytes(align_up(len(payload), DATA_ALIGN) - len(payload))
+            tensor_table += _pack_tensor(tensor, offset, len(payload))
+        else:
+            tensor_table += _pack_tensor(tensor, 0, 0)
+    op_table = b"".join(_pack_op(op) for op in ops)
+    io_table = struct.pack("<%dH" % (len(inputs) + len(outputs)), *inputs, *outputs)
+    io_padding = bytes(data_offset - io_offset - len(io_table))
+    image_bytes = data_offset + len(data_section)
+
+    header = _HEADER.pack(MAGIC, VERSION, HEADER_BYTES, image_bytes, 0, num_tensors, num_ops,
+                          len(inputs), len(outputs), tensors_offset, ops_offset, io_offset,
+                          data_offset, len(data_section), bytes(12))
+    image = bytearray(header + tensor_table + op_table + io_table + io_padding + data_section)
+    assert len(image) == image_bytes
+    update_crc(image)
+    return bytes(image)
+
+
+def compute_crc(image):
+    """CRC-32 the header stores: zlib.crc32 over bytes [16, image_bytes)."""
+    image_bytes = _HEADER.unpack_from(image, 0)[3]
+    return zlib.crc32(memoryview(image)[CRC_START:image_bytes]) & 0xFFFFFFFF
+
+
+def update_crc(image):
+    """Recompute and store the CRC of a writable image (bytearray, numpy uint8, memoryview)."""
+    crc = compute_crc(image)
+    _CRC_FIELD.pack_into(image, _CRC_OFFSET, crc)
+    return crc
+
+
+class ImageHeader:
+    FIELDS = ("magic", "version", "header_bytes", "image_bytes", "crc32", "num_tensors",
+              "num_ops", "num_inputs", "num_outputs", "tensors_offset", "ops_offset",
+              "io_offset", "data_offset", "data_bytes")
+
+    def __init__(self, values):
+        for name, value in zip(self.FIELDS, values):
+            setattr(self, name, value)
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+
+class ImageTensor:
+    """A tensor table entry as read, with where its data lies in the image."""
+
+    def __init__(self, index, dtype, dims, flags, data_offset, data_bytes):
+        self.index = index
+        self.dtype = dtype
+        self.dims = dims
+        self.flags = flags
+        self.data_offset = data_offset  # absolute, from the start of the image
+        self.data_bytes = data_bytes
+
+
+class ModelImage:
+    """A parsed ``.mtm`` image: header, tensors, ops, io lists and access to CONST data."""
+
+    def __init__(self, buffer, header, tensors, ops, inputs, outputs):
+        self.buffer = buffer
+        self.header = header
+        self.tensors = tensors
+        self.ops = ops
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def tensor_data(self, index):
+        """A read-only numpy copy of CONST tensor ``index``'s data, in its declared shape."""
+        tensor = self.tensors[index]
+        if not tensor.flags & FLAG_CONST:
+            raise ValueError("tensor %d is not CONST and has no data in the image" % index)
+        raw = bytes(memoryview(self.buffer)[tensor.data_offset:tensor.data_offset +
+                                            tensor.data_bytes])
+        return np.frombuffer(raw, dtype=NUMPY_DTYPES[tensor.dtype]).reshape(tensor.dims)
+
+    def const_f32_tensors(self):
+        """Indices of CONST f32 tensors in table order (what the core lists as params)."""
+        return [t.index for t in self.tensors
+                if t.flags & FLAG_CONST and t.dtype == DTYPE_F32]
+
+
+def read_image(buffer, verify_crc=True):
+    """Parse ``.mtm`` bytes. Raises ValueError on a bad magic, version, bound or CRC."""
+    view = memoryview(buffer).cast("B") if not isinstance(buffer, (bytes, bytearray)) else buffer
+    if len(view) < HEADER_BYTES:
+        raise ValueError("image of %d bytes is shorter than the %d-byte header"
+                         % (len(view), HEADER_BYTES))
+    values = _HEADER.unpack_from(view, 0)
+    header = ImageHeader(values[:-1])
+    if header.magic != MAGIC:
+        raise ValueError("bad magic %r, expected %r" % (header.magic, MAGIC))
+    if header.version != VERSION:
+        raise ValueError("image version %d, this reader knows %d" % (header.version, VERSION))
+    if header.image_bytes > len(view) or header.image_bytes < HEADER_BYTES:
+        raise ValueError("header says %d bytes, buffer holds %d" % (header.image_bytes,
+                                                                    len(view)))
+    sections = (
+        (header.tensors_offset, TENSOR_ENTRY_BYTES * header.num_tensors),
+        (header.ops_offset, OP_ENTRY_BYTES * header.num_ops),
+        (header.io_offset, 2 * (header.num_inputs + header.num_outputs)),
+        (header.data_offset, header.data_bytes),
+    )
+    for offset, size in sections:
+        if offset < HEADER_BYTES or offset + size > header.image_bytes:
+            raise ValueError("section [%d, %d) lies outside the image" % (offset, offset + size))
+    if verify_crc:
+        actual = compute_crc(view)
+        if actual != header.crc32:
+            raise ValueError("CRC mismatch: header 0x%08x, computed 0x%08x"
+                             % (header.crc32, actual))
+
+    tensors = []
+    for index in range(header.num_tensors):
+        fields = _TENSOR.unpack_from(view, header.tensors_offset + index * TENSOR_ENTRY_BYTES)
+        dtype, ndim, flags = fields[0], fields[1], fields[2]
+        dims = tuple(fields[3:3 + ndim])
+        data_offset, data_bytes = fields[7], fields[8]
+        if flags & FLAG_CONST:
+            start = header.data_offset + data_offset
+            if start + data_bytes > header.data_offset + header.data_bytes:
+                raise ValueError("tensor %d data lies outside the data section" % index)
+        else:
+            start = 0
+        tensors.append(ImageTensor(index, dtype, dims, flags, start, data_bytes))
+
+    ops = []
+    for index in range(header.num_ops):
+        fields = _OP.unpack_from(view, header.ops_offset + index * OP_ENTRY_BYTES)
+        op_type, num_in, num_out = fields[0], fields[1], fields[2]
+        op_inputs = [None if i == ABSENT else i for i in fields[4:4 + num_in]]
+        op_outputs = list(fields[8:8 + num_out])
+        ops.append(OpSpec(op_type, op_inputs, op_outputs, fields[10:14]))
+
+    io = struct.unpack_from("<%dH" % (header.num_inputs + header.num_outputs), view,
+                            header.io_offset)
+    return ModelImage(view, header, tensors, ops, list(io[:header.num_inputs]),
+                      list(io[header.num_inputs:]))

@@ -1,0 +1,227 @@
+"""Streaming metrics: ``reset_state()``, ``update_state(outputs, expecteds)``, ``result()``.
+
+A metric accumulates over every ``update_state`` call until ``reset_state``.
+``outputs`` are model output rows ``[n, ..., C]``; ``expecteds`` are target rows of
+the same shape, or ``[n]`` integer labels for SparseCategoricalAccuracy.
+
+The module runs under MicroPython: with numpy importable it vectorises, without
+it the same rules run on plain lists of rows (``[[0.1, 0.9], ...]``) with loops.
+Both paths break argmax ties toward the lowest index.
+"""
+
+try:
+    import numpy as _np
+except ImportError:  # MicroPython: plain Python fallback below
+    _np = None
+
+
+def _use_numpy(*values):
+    if _np is None:
+        return False
+    for value in values:
+        if hasattr(value, "shape"):
+            return True
+    return False
+
+
+def _argmax(row):
+    best_index = 0
+    best_value = row[0]
+    for index in range(1, len(row)):
+        if row[index] > best_value:
+            best_index = index
+            best_value = row[index]
+    return best_index
+
+
+def _check_same_length(outputs, expecteds):
+    if len(outputs) != len(expecteds):
+        raise ValueError("got %d output rows but %d expected rows" % (len(outputs),
+                                                                       len(expecteds)))
+
+
+def _numpy_pair(outputs, expecteds):
+    outputs = _np.asarray(outputs)
+    expecteds = _np.asarray(expecteds)
+    if outputs.shape != expecteds.shape:
+        raise ValueError("outputs have shape %s but expecteds have shape %s"
+                         % (outputs.shape, expecteds.shape))
+    return outputs, expecteds
+
+
+class Metric:
+    """Base class. Subclasses keep ``_total`` (a sum) and ``_count`` (its weight)."""
+
+    default_name = None
+
+    def __init__(self, name=None):
+        self.name = name if name is not None else self.default_name
+        self.reset_state()
+
+    def reset_state(self):
+        self._total = 0.0
+        self._count = 0
+
+    def result(self):
+        """The metric over everything seen since the last reset (0.0 before any update)."""
+        if self._count == 0:
+            return 0.0
+        return self._total / self._count
+
+    def update_state(self, outputs, expecteds):
+        raise NotImplementedError("%s does not define update_state()" % type(self).__name__)
+
+    def check_compatible(self, output_shape, sparse_labels):
+        """Raise ValueError unless the metric fits output 0 (one sample's shape) and targets
+        that are labels (``sparse_labels``) or rows shaped like the output."""
+        if sparse_labels:
+            raise ValueError("metric %r compares output rows with target rows, but the loss "
+                             "takes integer labels" % self.name)
+
+    def __repr__(self):
+        return "%s(name=%r)" % (type(self).__name__, self.name)
+
+
+class CategoricalAccuracy(Metric):
+    """Fraction of rows whose output argmax equals the one-hot target's argmax."""
+
+    default_name = "categorical_accuracy"
+
+    def check_compatible(self, output_shape, sparse_labels):
+        Metric.check_compatible(self, output_shape, sparse_labels)
+        if output_shape[-1] < 2:
+            raise ValueError("metric %r needs at least 2 classes in the last output "
+                             "dimension, the output has shape %r" % (self.name, output_shape))
+
+    def update_state(self, outputs, expecteds):
+        if _use_numpy(outputs, expecteds):
+            outputs, expecteds = _numpy_pair(outputs, expecteds)
+            predicted = outputs.reshape(-1, outputs.shape[-1]).argmax(axis=1)
+            actual = expecteds.reshape(-1, expecteds.shape[-1]).argmax(axis=1)
+            self._total += float((predicted == actual).sum())
+            self._count += int(predicted.shape[0])
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, expected_row in zip(outputs, expecteds):
+            if _argmax(output_row) == _argmax(expected_row):
+                self._total += 1.0
+            self._count += 1
+
+
+class SparseCategoricalAccuracy(Metric):
+    """Fraction of rows whose output argmax equals the integer label."""
+
+    default_name = "sparse_categorical_accuracy"
+
+    def check_compatible(self, output_shape, sparse_labels):
+        if not sparse_labels:
+            raise ValueError("metric %r compares with integer labels, but the loss takes "
+                             "target rows shaped like the output; use "
+                             "'categorical_accuracy'" % self.name)
+        if len(output_shape) != 1 or output_shape[0] < 2:
+            raise ValueError("metric %r needs a 1-D output of at least 2 classes, the output "
+                             "has shape %r" % (self.name, output_shape))
+
+    def update_state(self, outputs, expecteds):
+        if _use_numpy(outputs, expecteds):
+            outputs = _np.asarray(outputs)
+            labels = _np.asarray(expecteds).reshape(-1)
+            if outputs.ndim != 2 or outputs.shape[0] != labels.shape[0]:
+                raise ValueError("outputs of shape %s do not match %d labels"
+                                 % (outputs.shape, labels.shape[0]))
+            self._total += float((outputs.argmax(axis=1) == labels).sum())
+            self._count += int(labels.shape[0])
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, label in zip(outputs, expecteds):
+            if _argmax(output_row) == int(label):
+                self._total += 1.0
+            self._count += 1
+
+
+class BinaryAccuracy(Metric):
+    """Fraction of elements where output and target fall on the same side of ``threshold``."""
+
+    default_name = "binary_accuracy"
+
+    def __init__(self, name=None, threshold=0.5):
+        self.threshold = float(threshold)
+        Metric.__init__(self, name)
+
+    def update_state(self, outputs, expecteds):
+        threshold = self.threshold
+        if _use_numpy(outputs, expecteds):
+            outputs, expecteds = _numpy_pair(outputs, expecteds)
+            agree = (outputs > threshold) == (expecteds > threshold)
+            self._total += float(agree.sum())
+            self._count += int(agree.size)
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, expected_row in zip(outputs, expecteds):
+            _check_same_length(output_row, expected_row)
+            for output, expected in zip(output_row, expected_row):
+                if (output > threshold) == (expected > threshold):
+                    self._total += 1.0
+                self._count += 1
+
+
+class MeanSquaredError(Metric):
+    """Mean over every element of (output - target)^2."""
+
+    default_name = "mean_squared_error"
+
+    def update_state(self, outputs, expecteds):
+        if _use_numpy(outputs, expecteds):
+            outputs, expecteds = _numpy_pair(outputs, expecteds)
+            difference = outputs.astype(_np.float64) - expecteds
+            self._total += float((difference * difference).sum())
+            self._count += int(difference.size)
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, expected_row in zip(outputs, expecteds):
+            _check_same_length(output_row, expected_row)
+            for output, expected in zip(output_row, expected_row):
+                difference = float(output) - float(expected)
+                self._total += difference * difference
+                self._count += 1
+
+
+class MeanAbsoluteError(Metric):
+    """Mean over every element of |output - target|."""
+
+    default_name = "mean_absolute_error"
+
+    def update_state(self, outputs, expecteds):
+        if _use_numpy(outputs, expecteds):
+            outputs, expecteds = _numpy_pair(outputs, expecteds)
+            difference = outputs.astype(_np.float64) - expecteds
+            self._total += float(_np.abs(difference).sum())
+            self._count += int(difference.size)
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, expected_row in zip(outputs, expecteds):
+            _check_same_length(output_row, expected_row)
+            for output, expected in zip(output_row, expected_row):
+                self._total += abs(float(output) - float(expected))
+                self._count += 1
+
+
+ALIASES = {
+    "categorical_accuracy": CategoricalAccuracy,
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "binary_accuracy": BinaryAccuracy,
+    "mse": MeanSquaredError,
+    "mean_squared_error": MeanSquaredError,
+    "mae": MeanAbsoluteError,
+    "mean_absolute_error": MeanAbsoluteError,
+}
+
+
+def get(identifier):
+    """A Metric from an instance or a name (see ALIASES); a name also names the result."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str) and identifier.lower() in ALIASES:
+        return ALIASES[identifier.lower()](name=identifier.lower())
+    raise ValueError("unknown metric %r; expected a microtrain.metrics.Metric or one of %s"
+                     % (identifier, ", ".join(sorted(ALIASES))))

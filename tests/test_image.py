@@ -1,0 +1,224 @@
+"""The .mtm writer and reader against model_format.md, and the C validator against them."""
+
+import ctypes
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import _image, _native, layers
+from microtrain.errors import MicrotrainError
+
+
+def digits_model(seed=0):
+    return microtrain.Sequential(
+        [layers.Dense(32, activation="relu"), layers.Dense(10), layers.Softmax()],
+        input_shape=(64,), seed=seed)
+
+
+def aligned_copy(data):
+    """The bytes in a 16-byte-aligned numpy buffer (the core needs 4-byte alignment)."""
+    raw = np.zeros(len(data) + 16, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 16
+    buffer = raw[start:start + len(data)]
+    buffer[:] = np.frombuffer(bytes(data), dtype=np.uint8)
+    return buffer
+
+
+def native_check(data, declared_size=None):
+    """mt_model_check on ``data``; returns the mt_model_info or raises MicrotrainError."""
+    buffer = aligned_copy(data)
+    info = _native.mt_model_info()
+    size = len(data) if declared_size is None else declared_size
+    _native._check(_native.mt_model_check(buffer.ctypes.data, size, ctypes.byref(info)),
+                   "mt_model_check")
+    return info
+
+
+def test_header_fields_follow_the_format():
+    data = digits_model().to_bytes()
+    magic, version, header_bytes, image_bytes, crc = struct.unpack_from("<4sHHII", data, 0)
+    assert magic == b"MTM1" and version == 1 and header_bytes == 64
+    assert image_bytes == len(data)
+    assert crc == zlib.crc32(data[16:]) & 0xFFFFFFFF
+    header = _image.read_image(data).header
+    assert header.tensors_offset == 64
+    assert header.ops_offset == 64 + 32 * header.num_tensors
+    assert header.io_offset == header.ops_offset + 32 * header.num_ops
+    assert header.data_offset % 16 == 0
+    assert header.data_offset + header.data_bytes == image_bytes
+    assert data[52:64] == bytes(12)
+
+
+def test_round_trip_keeps_tensors_ops_and_weights():
+    model = digits_model()
+    image = _image.read_image(model.to_bytes())
+    # input, W1, b1, dense1 out, relu out, W2, b2, dense2 out, softmax out
+    assert [t.dims for t in image.tensors] == [(64,), (32, 64), (32,), (32,), (32,), (10, 32),
+                                               (10,), (10,), (10,)]
+    const_trainable = _image.FLAG_CONST | _image.FLAG_TRAINABLE
+    assert [t.flags for t in image.tensors] == [_image.FLAG_INPUT, const_trainable,
+                                                const_trainable, 0, 0, const_trainable,
+                                                const_trainable, 0, _image.FLAG_OUTPUT]
+    assert [op.op_type for op in image.ops] == [_image.OP_DENSE, _image.OP_RELU,
+                                                _image.OP_DENSE, _image.OP_SOFTMAX]
+    assert image.ops[0].inputs == [0, 1, 2] and image.ops[0].outputs == [3]
+    assert image.ops[3].inputs == [7] and image.ops[3].outputs == [8]
+    assert image.inputs == [0] and image.outputs == [8]
+    assert image.const_f32_tensors() == [1, 2, 5, 6]
+    for tensor_index, expected in zip(image.const_f32_tensors(), model.get_weights()):
+        assert image.tensors[tensor_index].data_offset % 16 == 0
+        np.testing.assert_array_equal(image.tensor_data(tensor_index), expected)
+
+
+def test_write_read_write_is_byte_identical():
+    data = digits_model().to_bytes()
+    image = _image.read_image(data)
+    specs = [_image.TensorSpec(t.dims, t.flags, t.dtype,
+                               image.tensor_data(t.index) if t.flags & _image.FLAG_CONST
+                               else None)
+             for t in image.tensors]
+    assert _image.write_image(specs, image.ops, image.inputs, image.outputs) == data
+
+
+def test_absent_bias_is_written_as_0xffff():
+    model = microtrain.Sequential([layers.Dense(3, use_bias=False)], input_shape=(5,), seed=1)
+    data = model.to_bytes()
+    header = _image.read_image(data).header
+    raw_inputs = struct.unpack_from("<4H", data, header.ops_offset + 4)
+    assert raw_inputs == (0, 1, 0xFFFF, 0xFFFF)
+    assert _image.read_image(data).ops[0].inputs == [0, 1, None]
+    assert native_check(data).num_params == 1
+
+
+def test_same_seed_same_image_different_seed_different_weights():
+    assert digits_model(seed=3).to_bytes() == digits_model(seed=3).to_bytes()
+    assert digits_model(seed=3).to_bytes() != digits_model(seed=4).to_bytes()
+
+
+def test_default_initialisation_is_torch_linear_uniform_bound():
+    weights = digits_model(seed=0).get_weights()
+    for weight, in_features in ((weights[0], 64), (weights[1], 64), (weights[2], 32),
+                                (weights[3], 32)):
+        bound = 1.0 / np.sqrt(in_features)
+        assert weight.dtype == np.float32
+        assert np.all(np.abs(weight) <= bound)
+        assert np.max(np.abs(weight)) > 0.8 * bound  # spread over the range, not zeros
+
+
+def test_reader_rejects_crc_mismatch_and_bad_magic():
+    data = bytearray(digits_model().to_bytes())
+    data[-1] ^= 0x01
+    with pytest.raises(ValueError, match="CRC mismatch"):
+        _image.read_image(bytes(data))
+    assert _image.read_image(bytes(data), verify_crc=False).header.num_ops == 4
+    data = bytearray(digits_model().to_bytes())
+    data[0:4] = b"XXXX"
+    with pytest.raises(ValueError, match="bad magic"):
+        _image.read_image(bytes(data))
+
+
+def test_update_crc_repairs_an_edited_image():
+    data = bytearray(digits_model().to_bytes())
+    image = _image.read_image(bytes(data))
+    offset = image.tensors[1].data_offset
+    struct.pack_into("<f", data, offset, 0.25)
+    with pytest.raises(ValueError, match="CRC mismatch"):
+        _image.read_image(bytes(data))
+    _image.update_crc(data)
+    assert _image.read_image(bytes(data)).tensor_data(1)[0, 0] == np.float32(0.25)
+
+
+def test_native_check_accepts_written_images():
+    info = native_check(digits_model().to_bytes())
+    assert info.version == 1
+    assert (info.num_tensors, info.num_ops, info.num_inputs, info.num_outputs) == (9, 4, 1, 1)
+    assert info.num_params == 4
+    assert info.param_count == 32 * 64 + 32 + 10 * 32 + 10
+    assert info.crc32 == zlib.crc32(digits_model().to_bytes()[16:]) & 0xFFFFFFFF
+
+    every_activation = microtrain.Sequential(
+        [layers.Dense(8, activation="tanh"), layers.Dense(6, activation="sigmoid"),
+         layers.Dense(4, activation="relu"), layers.Dense(3, activation="softmax")],
+        input_shape=(2, 5), seed=2)
+    assert native_check(every_activation.to_bytes()).num_ops == 8
+
+
+def test_native_check_describes_tensors_and_io():
+    buffer = aligned_copy(digits_model().to_bytes())
+    tensor_index = ctypes.c_int32()
+    _native._check(_native.mt_model_io(buffer.ctypes.data, buffer.size, 1, 0,
+                                       ctypes.byref(tensor_index)))
+    assert tensor_index.value == 8
+    info = _native.mt_tensor_info()
+    _native._check(_native.mt_model_tensor(buffer.ctypes.data, buffer.size, 1,
+                                           ctypes.byref(info)))
+    assert (info.index, info.dtype, info.ndim, tuple(info.dims[:2]), info.count) == \
+        (1, _native.MT_DTYPE_F32, 2, (32, 64), 32 * 64)
+    assert info.flags == _native.MT_TENSOR_CONST | _native.MT_TENSOR_TRAINABLE
+    assert info.producer == -1
+    _native._check(_native.mt_model_tensor(buffer.ctypes.data, buffer.size, 4,
+                                           ctypes.byref(info)))
+    assert info.producer == 1  # the ReLU op writes tensor 4
+    with pytest.raises(MicrotrainError) as error:
+        _native._check(_native.mt_model_tensor(buffer.ctypes.data, buffer.size, 9,
+                                               ctypes.byref(info)), "mt_model_tensor")
+    assert error.value.status == _native.MT_ERR_BAD_ARGUMENT
+
+
+def test_native_check_rejects_truncated_images():
+    data = digits_model().to_bytes()
+    for keep in (0, 10, 63, 64, 500, len(data) - 16, len(data) - 1):
+        with pytest.raises(MicrotrainError) as error:
+            native_check(data, declared_size=keep)
+        assert error.value.status in (_native.MT_ERR_BAD_MODEL, _native.MT_ERR_BAD_ARGUMENT), \
+            "kept %d bytes" % keep
+        assert "mt_model_check" in str(error.value)
+
+
+def test_native_check_rejects_every_single_bit_flip_in_a_sample_of_positions():
+    data = digits_model().to_bytes()
+    rng = np.random.default_rng(7)
+    positions = sorted(set(range(0, 64)) | set(rng.integers(64, len(data), 200).tolist()))
+    for position in positions:
+        for bit in (0, 7):
+            flipped = bytearray(data)
+            flipped[position] ^= 1 << bit
+            with pytest.raises(MicrotrainError) as error:
+                native_check(bytes(flipped))
+            assert error.value.status in (_native.MT_ERR_BAD_MODEL, _native.MT_ERR_UNSUPPORTED,
+                                          _native.MT_ERR_SHAPE, _native.MT_ERR_BAD_ARGUMENT), \
+                "byte %d bit %d" % (position, bit)
+
+
+def test_native_check_rejects_structural_errors_even_with_a_valid_crc():
+    data = digits_model().to_bytes()
+    header = _image.read_image(data).header
+    # name: (offset, struct format, value written, status expected)
+    cases = {
+        "op reads a tensor no earlier op wrote": (header.ops_offset + 4, "<H", 8,
+                                                  _native.MT_ERR_BAD_MODEL),
+        "unknown op type": (header.ops_offset, "<B", 99, _native.MT_ERR_UNSUPPORTED),
+        "unknown version": (4, "<H", 2, _native.MT_ERR_UNSUPPORTED),
+        "tensor table past the end": (32, "<I", len(data), _native.MT_ERR_BAD_MODEL),
+        "image longer than the buffer": (8, "<I", len(data) + 16, _native.MT_ERR_BAD_MODEL),
+    }
+    for name, (offset, fmt, value, expected_status) in cases.items():
+        edited = bytearray(data)
+        struct.pack_into(fmt, edited, offset, value)
+        if name != "image longer than the buffer":
+            _image.update_crc(edited)  # the CRC is right: only the structure is wrong
+        with pytest.raises(MicrotrainError) as error:
+            native_check(bytes(edited))
+        assert error.value.status == expected_status, name
+
+
+def test_train_session_rejects_a_corrupt_image_with_microtrain_error():
+    data = bytearray(digits_model().to_bytes())
+    data[200] ^= 0x10
+    with pytest.raises(MicrotrainError) as error:
+        microtrain.TrainSession(bytes(data))
+    assert error.value.status == _native.MT_ERR_BAD_MODEL
+    assert error.value.function == "mt_model_check"
