@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install what microtrain needs on a Debian machine (run as root), skipping what is there:
+#   C toolchain + CMake + Ninja from Debian, and a virtual environment (.venv, or
+#   $MICROTRAIN_VENV) holding numpy, the package itself and, with --test or --demo,
+#   the reference tools (PyTorch 2.13 CPU, scikit-learn, pytest).
+# Usage: source tools/setup_host.sh [--test|--demo]   (leaves the venv activated)
+set -euo pipefail
+_mt_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+_mt_extra="${1:-}"
+
+_mt_apt=()
+command -v cc >/dev/null || _mt_apt+=(gcc libc6-dev)
+command -v cmake >/dev/null || _mt_apt+=(cmake)
+command -v ninja >/dev/null || _mt_apt+=(ninja-build)
+command -v python3 >/dev/null || _mt_apt+=(python3)
+python3 -c 'import ensurepip, venv' 2>/dev/null || _mt_apt+=(python3-venv)
+if ((${#_mt_apt[@]})); then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${_mt_apt[@]}"
+fi
+
+_mt_venv="${MICROTRAIN_VENV:-$_mt_root/.venv}"
+[ -x "$_mt_venv/bin/python" ] || python3 -m venv "$_mt_venv"
+# shellcheck disable=SC1091
+source "$_mt_venv/bin/activate"
+python -m pip install -q --upgrade pip >/dev/null
+case "$_mt_extra" in
+  --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" ;;
+  --demo) python -m pip install -q "scikit-learn>=1.0" ;;
+esac
+# Build micro_core with CMake through scikit-build-core and install the package with its library.
+python -m pip install -q "$_mt_root"
