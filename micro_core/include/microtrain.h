@@ -332,7 +332,7 @@ typedef struct mt_param_info {
     const float *image_data; /**< the weights as stored in the image */
 } mt_param_info;
 
-/** @brief Number of CONST f32 tensors used by ops as weights (trained or frozen). */
+/** @brief Number of CONST f32 tensors (weights, trained or frozen) in the image. */
 MT_API mt_status mt_session_param_count(const mt_session *s, int32_t *count);
 
 /** @brief Describe weight tensor number @p position (0..count-1, tensor-table order). */

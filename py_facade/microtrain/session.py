@@ -118,19 +118,12 @@ class TrainSession:
                 "dtype": _NUMPY_DTYPES[info.dtype]}
 
     def _find_params(self):
-        """CONST f32 tensors used by ops, in tensor-table order (how the core lists params),
-        with where their data lies in the image."""
+        """CONST f32 tensors in tensor-table order (how the core lists weights, see
+        mt_session_param), with where their data lies in the image."""
         parsed = _image.read_image(self._image)
-        used = set()
-        for op in parsed.ops:
-            used.update(i for i in op.inputs if i is not None)
-        params = []
-        for index in parsed.const_f32_tensors():
-            if index in used:
-                tensor = parsed.tensors[index]
-                params.append({"index": index, "shape": tensor.dims,
-                               "image_offset": tensor.data_offset})
-        return params
+        return [{"index": index, "shape": parsed.tensors[index].dims,
+                 "image_offset": parsed.tensors[index].data_offset}
+                for index in parsed.const_f32_tensors()]
 
     def _reset_compiled_state(self):
         self._session = None
