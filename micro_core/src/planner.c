@@ -21,6 +21,11 @@
 #include "optimizers.h"
 #include "session.h"
 
+/* C99 compile-time check: a negative array size fails the build. */
+typedef char session_record_fits[sizeof(mt_session) <= MT_SESSION_RECORD_BYTES ? 1 : -1];
+typedef char tensor_record_fits[sizeof(mt_tensor_rt) <= MT_TENSOR_RECORD_BYTES ? 1 : -1];
+typedef char op_record_fits[sizeof(mt_op_desc) == MT_OP_RECORD_BYTES ? 1 : -1];
+
 typedef struct bitset {
     uint32_t words[(MT_MAX_TENSORS + 31) / 32];
 } bitset;
@@ -178,9 +183,9 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     mt_memory_plan p;
     memset(&p, 0, sizeof p);
     bump b = {arena, 0};
-    mt_session *s = (mt_session *)take(&b, sizeof(mt_session), &p.metadata_bytes);
-    mt_tensor_rt *rt = (mt_tensor_rt *)take(&b, (uint64_t)T * sizeof(mt_tensor_rt), &p.metadata_bytes);
-    mt_op_desc *ops = (mt_op_desc *)take(&b, (uint64_t)O * sizeof(mt_op_desc), &p.metadata_bytes);
+    mt_session *s = (mt_session *)take(&b, MT_SESSION_RECORD_BYTES, &p.metadata_bytes);
+    mt_tensor_rt *rt = (mt_tensor_rt *)take(&b, (uint64_t)T * MT_TENSOR_RECORD_BYTES, &p.metadata_bytes);
+    mt_op_desc *ops = (mt_op_desc *)take(&b, (uint64_t)O * MT_OP_RECORD_BYTES, &p.metadata_bytes);
     uint16_t *params = (uint16_t *)take(&b, (uint64_t)num_params * 2u, &p.metadata_bytes);
     uint16_t *trained_list = (uint16_t *)take(&b, (uint64_t)num_trained * 2u, &p.metadata_bytes);
     const uint32_t state_arrays = mt_optimizer_state_arrays(cfg->optimizer, cfg->momentum);

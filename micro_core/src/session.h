@@ -29,6 +29,16 @@
 
 #define MT_SESSION_MAGIC 0x4D545353u /* "SSTM" */
 
+/*
+ * Metadata records are planned at fixed sizes, not sizeof(), so that the plan
+ * (and the arena a firmware declares) is the same number on a 64-bit host and a
+ * 32-bit device: host tools compute a device's arena exactly. planner.c checks
+ * at compile time that the structs fit.
+ */
+#define MT_SESSION_RECORD_BYTES 512u
+#define MT_TENSOR_RECORD_BYTES 48u
+#define MT_OP_RECORD_BYTES 32u
+
 enum { MT_FUSION_NONE = 0, MT_FUSION_SOFTMAX_CCE = 1, MT_FUSION_SIGMOID_BCE = 2 };
 
 struct mt_session {
