@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 1u
+#define MT_ABI_VERSION 2u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -81,7 +81,10 @@ typedef enum mt_status {
     MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
     MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
     MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
-    MT_ERR_NUMERIC = -7          /**< loss is NaN or infinite: the update was not applied */
+    MT_ERR_NUMERIC = -7,         /**< loss is NaN or infinite: the update was not applied */
+    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
+    MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
+    MT_ERR_IO = -10              /**< a read/write callback reported a failure */
 } mt_status;
 
 /** @brief Short English description of a status ("arena too small"). Never NULL. */
@@ -93,7 +96,7 @@ MT_API uint32_t mt_abi_version(void);
 /**
  * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
  * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
- *                  3 = mt_model_info, 4 = mt_param_info.
+ *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property.
  * @return the size in bytes, or 0 for an unknown @p which.
  */
 MT_API size_t mt_struct_size(int which);
@@ -200,12 +203,16 @@ typedef struct mt_train_config {
     int32_t reduction;         /**< mt_reduction */
     int32_t batch_size;        /**< B, rows of every input/target buffer, >= 1 */
     int32_t num_trainable_ops; /**< train the last N ops; -1 = all; 0 = none (inference only) */
+    int32_t biases_only;       /**< 1: of the trained ops' weights, train only the 1-D ones (biases) */
     float learning_rate;       /**< > 0 */
     float beta1;               /**< Adam: first-moment decay, [0, 1) */
     float beta2;               /**< Adam: second-moment decay, [0, 1) */
     float epsilon;             /**< Adam: added to sqrt(v̂), > 0 */
     float momentum;            /**< SGD: [0, 1), 0 = plain SGD */
     float weight_decay;        /**< >= 0; L2 for SGD and Adam, decoupled for AdamW */
+    /** NULL, or one byte per op (num_ops): nonzero trains that op's weights. Overrides
+     *  num_trainable_ops. Borrowed: read by mt_plan()/mt_session_init() only. */
+    const uint8_t *trainable_op_mask;
 } mt_train_config;
 
 /**
@@ -295,16 +302,22 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
-/** @brief Set every gradient of trained weights to zero. */
+/** @brief Set every gradient of trained weights to zero and forget the rows accumulated. */
 MT_API mt_status mt_session_zero_grad(mt_session *s);
 
 /**
  * @brief Forward, loss and backward; gradients are added to what they hold (accumulation).
+ *
+ * Gradients accumulate as sums over samples; mt_session_optimizer_step() then applies the
+ * reduction over every row accumulated since the last zero_grad (MEAN divides by their
+ * count), so k accumulated batches of n rows give the update of one batch of k·n rows.
+ * The loss reported is this call's own reduced loss.
  * @return as mt_session_train_step(); MT_ERR_NUMERIC leaves the gradients unchanged.
  */
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
-/** @brief Apply the optimizer to the current gradients and advance the step counter. */
+/** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
+ *  @return MT_OK, MT_ERR_STATE (nothing trained, or no rows accumulated). */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
 
 /** @brief Forward and loss, no gradients. Same arguments as mt_session_train_step(). */
@@ -337,6 +350,75 @@ MT_API mt_status mt_session_param_count(const mt_session *s, int32_t *count);
 
 /** @brief Describe weight tensor number @p position (0..count-1, tensor-table order). */
 MT_API mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info);
+
+/* ------------------------------------------------------------------------- */
+/* Checkpoints and export (streamed: nothing needs the whole file in RAM)     */
+/* ------------------------------------------------------------------------- */
+
+/** Longest property name and string value, in bytes (a loading device holds one of each on
+ *  its stack). */
+#define MT_PROPERTY_MAX_NAME 63
+#define MT_PROPERTY_MAX_STRING 255
+
+/** Kinds of user property stored in a checkpoint. */
+enum { MT_PROPERTY_INT = 1, MT_PROPERTY_FLOAT = 2, MT_PROPERTY_STRING = 3 };
+
+/** A named user property (ONNX Runtime's checkpoint properties). */
+typedef struct mt_property {
+    const char *name;      /**< NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes */
+    int32_t type;          /**< MT_PROPERTY_* */
+    int32_t reserved;
+    int64_t int_value;     /**< MT_PROPERTY_INT */
+    double float_value;    /**< MT_PROPERTY_FLOAT */
+    const char *str_value; /**< MT_PROPERTY_STRING: NUL-terminated, <= MT_PROPERTY_MAX_STRING bytes */
+} mt_property;
+
+/** Append @p bytes to the output (a file, a flash region). Return MT_OK or MT_ERR_IO. */
+typedef mt_status (*mt_write_fn)(void *user, const void *data, size_t bytes);
+/** Read @p bytes at @p offset of the checkpoint. Return MT_OK or MT_ERR_IO. */
+typedef mt_status (*mt_read_fn)(void *user, size_t offset, void *data, size_t bytes);
+/** Receive one property while a checkpoint loads; pointers are valid during the call only. */
+typedef mt_status (*mt_property_fn)(void *user, const mt_property *property);
+
+/**
+ * @brief Size in bytes of the checkpoint mt_checkpoint_save() would write.
+ * @param[in] include_optimizer 1: also momentum / Adam moments and bias-correction state
+ */
+MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
+                                     const mt_property *properties, int32_t num_properties,
+                                     size_t *bytes);
+
+/**
+ * @brief Stream a checkpoint: trained weights, optimizer state (optional), step and epoch
+ *        counters, learning rate and user properties; versioned, little-endian, CRC-32
+ *        protected (format: docs/checkpoint_format.md). @p write is called with small chunks.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
+ */
+MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
+                                    const mt_property *properties, int32_t num_properties,
+                                    mt_write_fn write, void *user);
+
+/**
+ * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
+ *
+ * The whole checkpoint is validated first (structure, CRC, model CRC, trained tensor
+ * set, optimizer); only then are weights, state and counters replaced and
+ * @p on_property (may be NULL) called for each property. On any error the session
+ * is unchanged. A checkpoint without optimizer state restarts the optimizer
+ * (zero moments, fresh bias correction) but restores weights and counters.
+ * @return MT_OK, MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, MT_ERR_IO,
+ *         MT_ERR_BAD_ARGUMENT, or what @p on_property returned.
+ */
+MT_API mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn read,
+                                    void *user, mt_property_fn on_property, void *property_user);
+
+/**
+ * @brief Stream the model image with the trained weights baked in (CRC updated): an
+ *        inference image with no training state, loadable by mt_session_init().
+ *        Its size is the input image's size.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_IO.
+ */
+MT_API mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
 
 #ifdef __cplusplus
 }

@@ -65,6 +65,14 @@ const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t)
     return (const float *)(const void *)(img->base + img->data_offset + t->data_offset);
 }
 
+uint32_t mt_image_fingerprint(const mt_image *img)
+{
+    uint32_t crc = mt_crc32_update(0, img->base + 16, MT_IMAGE_HEADER_BYTES - 16u);
+    crc = mt_crc32_update(crc, img->base + img->tensors_offset, img->num_tensors * MT_IMAGE_ENTRY_BYTES);
+    crc = mt_crc32_update(crc, img->base + img->ops_offset, img->num_ops * MT_IMAGE_ENTRY_BYTES);
+    return mt_crc32_update(crc, img->base + img->io_offset, 2u * (img->num_inputs + img->num_outputs));
+}
+
 int32_t mt_image_producer(const mt_image *img, uint32_t index)
 {
     for (uint32_t o = 0; o < img->num_ops; ++o) {

@@ -56,6 +56,9 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position);
 /* The float data of a CONST tensor, in place. */
 const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t);
+/* CRC-32 of the image's structure (header fields, tensor, op and io tables; not the
+ * weight data): checkpoints use it to recognise the same architecture. */
+uint32_t mt_image_fingerprint(const mt_image *img);
 /* Index of the op writing tensor index, or -1. */
 int32_t mt_image_producer(const mt_image *img, uint32_t index);
 

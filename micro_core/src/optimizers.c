@@ -16,10 +16,10 @@ uint32_t mt_optimizer_state_arrays(int optimizer, float momentum)
 }
 
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay)
+                       float weight_decay, float grad_scale)
 {
     for (size_t i = 0; i < N; ++i) {
-        float d = g[i];
+        float d = g[i] * grad_scale;
         if (weight_decay != 0.0f) d += weight_decay * w[i];
         if (momentum > 0.0f) {
             /* buf starts at 0, so the first step gives buf = d as in PyTorch */
@@ -32,14 +32,14 @@ void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr,
 
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
                         float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power)
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale)
 {
     const float step_size = (float)((double)lr / (1.0 - beta1_power));
     const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
     const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
 
     for (size_t i = 0; i < N; ++i) {
-        float gi = g[i];
+        float gi = g[i] * grad_scale;
         if (decoupled) {
             w[i] *= 1.0f - lr * weight_decay;
         } else if (weight_decay != 0.0f) {

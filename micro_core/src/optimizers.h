@@ -12,17 +12,18 @@
 /* Number of N-element state arrays the optimizer keeps per weight tensor. */
 uint32_t mt_optimizer_state_arrays(int optimizer, float momentum);
 
-/* g' = g + wd·w;  momentum > 0: buf = momentum·buf + g';  w -= lr·(momentum > 0 ? buf : g') */
+/* g is first multiplied by grad_scale (1/rows for MEAN reduction of accumulated sums).
+ * g' = g + wd·w;  momentum > 0: buf = momentum·buf + g';  w -= lr·(momentum > 0 ? buf : g') */
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay);
+                       float weight_decay, float grad_scale);
 
 /* Adam (decoupled = 0, L2 decay added to g) or AdamW (decoupled = 1, w *= 1 - lr·wd),
  * at step t >= 1 with beta1_power = β1^t and beta2_power = β2^t (the caller keeps
  * these running products, in double as PyTorch computes its bias corrections):
  * m = lerp(m, g, 1-β1)  (= β1 m + (1-β1) g, evaluated as PyTorch's lerp);  v = β2 v + (1-β2) g²;
- * w -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + ε) */
+ * w -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + ε);  g is first multiplied by grad_scale */
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
                         float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power);
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale);
 
 #endif /* MT_OPTIMIZERS_H */

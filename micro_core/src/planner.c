@@ -4,9 +4,10 @@
  * size mt_session_init() uses.
  *
  * What needs memory:
- *   - a weight is *trained* when it is TRAINABLE and read by a trained op
- *     (op index >= first_trained_op); it gets an arena copy, a gradient and
- *     optimizer state. Every other weight is read in place from the image.
+ *   - an op trains when trainable_op_mask selects it, or else when it is one of
+ *     the last num_trainable_ops ops. A weight is *trained* when it is TRAINABLE,
+ *     read by a training op and, with biases_only, 1-D; it gets an arena copy, a
+ *     gradient and optimizer state. Every other weight is read in place from the image.
  *   - an activation needs a gradient when it depends on a trained weight
  *     (computed forward over the op list); backward stops at the first
  *     trained op because nothing before it has such a gradient.
@@ -74,6 +75,7 @@ static mt_status check_config(const mt_train_config *cfg)
         return MT_ERR_BAD_ARGUMENT;
     if (cfg->batch_size < 1 || cfg->batch_size > 65535) return MT_ERR_BAD_ARGUMENT;
     if (cfg->num_trainable_ops < -1) return MT_ERR_BAD_ARGUMENT;
+    if (cfg->biases_only != 0 && cfg->biases_only != 1) return MT_ERR_BAD_ARGUMENT;
     if (!mt_isfinitef(cfg->learning_rate) || cfg->learning_rate <= 0.0f) return MT_ERR_BAD_ARGUMENT;
     if (!finite_in(cfg->beta1, 0.0f, 1.0f) || !finite_in(cfg->beta2, 0.0f, 1.0f))
         return MT_ERR_BAD_ARGUMENT;
@@ -140,26 +142,30 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     mt_image_tensor(img, output, &out_desc);
     if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return st;
 
-    uint32_t first_trained = 0;
+    /* which ops train: the mask if given, else the last num_trainable_ops */
+    uint32_t tail_start = 0;
     if (cfg->num_trainable_ops >= 0)
-        first_trained = (uint32_t)cfg->num_trainable_ops >= O ? 0u : O - (uint32_t)cfg->num_trainable_ops;
+        tail_start = (uint32_t)cfg->num_trainable_ops >= O ? 0u : O - (uint32_t)cfg->num_trainable_ops;
 
     /* trained weights and gradient-carrying activations, forward over the ops */
     bitset trained, needs_grad;
     memset(&trained, 0, sizeof trained);
     memset(&needs_grad, 0, sizeof needs_grad);
     size_t max_scratch = 0;
+    uint32_t first_trained = O;
     for (uint32_t o = 0; o < O; ++o) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
+        const int op_trains = cfg->trainable_op_mask ? cfg->trainable_op_mask[o] != 0 : o >= tail_start;
         int any = 0;
         for (int i = 0; i < op.num_inputs; ++i) {
             if (op.inputs[i] == MT_NO_TENSOR) continue;
             mt_tensor_desc t;
             mt_image_tensor(img, op.inputs[i], &t);
-            if (o >= first_trained && (t.flags & MT_TENSOR_TRAINABLE)) {
+            if (op_trains && (t.flags & MT_TENSOR_TRAINABLE) && (!cfg->biases_only || t.ndim == 1)) {
                 bit_set(&trained, op.inputs[i]);
                 bit_set(&needs_grad, op.inputs[i]);
+                if (o < first_trained) first_trained = o;
             }
             any |= bit_get(&needs_grad, op.inputs[i]);
         }
@@ -236,17 +242,18 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     if (b.used > (uint64_t)(size_t)-1) return MT_ERR_ARENA_TOO_SMALL; /* cannot exist on this target */
     p.total_bytes = (size_t)b.used;
     p.num_trained_params = num_trained;
-    p.first_trained_op = (int32_t)(num_trained > 0 ? first_trained : O);
+    p.first_trained_op = (int32_t)first_trained;
     *plan = p;
     if (!arena) return MT_OK;
 
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
-        ops[o].trained = (uint8_t)(o >= first_trained);
+        ops[o].trained = (uint8_t)(cfg->trainable_op_mask ? cfg->trainable_op_mask[o] != 0 : o >= tail_start);
     }
     memset(s, 0, sizeof *s);
     s->img = *img;
     s->cfg = *cfg;
+    s->cfg.trainable_op_mask = NULL; /* borrowed for this call only; ops[].trained keeps it */
     s->plan = p;
     s->tensors = rt;
     s->ops = ops;
@@ -261,6 +268,7 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     s->fused_op = fused_op;
     s->fusion = fusion;
     s->learning_rate = cfg->learning_rate;
+    s->model_fingerprint = mt_image_fingerprint(img);
     s->beta1_power = 1.0;
     s->beta2_power = 1.0;
     s->magic = MT_SESSION_MAGIC;

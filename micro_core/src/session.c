@@ -106,23 +106,31 @@ static void forward(mt_session *s, uint32_t n)
     }
 }
 
-/* Reduced loss of rows 0..n-1; with with_grad, also its gradient into the output's
- * (or, when fused, the logits') gradient buffer, which the caller has zeroed. */
+/* Loss of rows 0..n-1, reduced as configured; with with_grad, also the gradient of
+ * the *summed* loss into the output's (or, when fused, the logits') gradient buffer,
+ * which the caller has zeroed. The MEAN's 1/rows is applied at the optimizer step,
+ * over every row accumulated, so k accumulated batches equal one batch of k·n. */
 static mt_status loss(mt_session *s, uint32_t n, int with_grad, float *value)
 {
     const mt_tensor_rt *out = &s->tensors[s->output_tensor];
     const int sparse = s->cfg.loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    mt_status st;
     if (s->fusion != MT_FUSION_NONE) {
         const mt_tensor_rt *z = &s->tensors[s->ops[s->fused_op].inputs[0]];
         float *dz = with_grad ? z->grad : NULL;
         if (s->fusion == MT_FUSION_SOFTMAX_CCE)
-            return mt_loss_softmax_cce_f32(sparse, s->cfg.reduction, z->data, out->data, s->target, dz,
-                                           n, out->count, value);
-        return mt_loss_sigmoid_bce_f32(s->cfg.reduction, z->data, out->data, (const float *)s->target,
-                                       dz, n, out->count, value);
+            st = mt_loss_softmax_cce_f32(sparse, MT_REDUCTION_SUM, z->data, out->data, s->target, dz,
+                                         n, out->count, value);
+        else
+            st = mt_loss_sigmoid_bce_f32(MT_REDUCTION_SUM, z->data, out->data,
+                                         (const float *)s->target, dz, n, out->count, value);
+    } else {
+        st = mt_loss_f32(s->cfg.loss, MT_REDUCTION_SUM, out->data, s->target,
+                         with_grad ? out->grad : NULL, n, out->count, value);
     }
-    return mt_loss_f32(s->cfg.loss, s->cfg.reduction, out->data, s->target,
-                       with_grad ? out->grad : NULL, n, out->count, value);
+    /* the same division losses.c does for MEAN, so the reported value is unchanged */
+    if (st == MT_OK && s->cfg.reduction == MT_REDUCTION_MEAN) *value = *value / (float)n;
+    return st;
 }
 
 /* Backward from the last op down to the first trained one; ops whose outputs carry
@@ -158,6 +166,7 @@ mt_status mt_session_zero_grad(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         memset(t->grad, 0, t->count * sizeof(float));
     }
+    s->accumulated_rows = 0;
     return MT_OK;
 }
 
@@ -176,14 +185,17 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     if (loss_out) *loss_out = value;
     if (!mt_isfinitef(value)) return MT_ERR_NUMERIC;
     backward(s, rows);
+    s->accumulated_rows += rows;
     return MT_OK;
 }
 
 mt_status mt_session_optimizer_step(mt_session *s)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
-    if (s->num_trained == 0) return MT_ERR_STATE;
+    if (s->num_trained == 0 || s->accumulated_rows == 0) return MT_ERR_STATE;
     const mt_train_config *c = &s->cfg;
+    const float grad_scale =
+        c->reduction == MT_REDUCTION_MEAN ? 1.0f / (float)s->accumulated_rows : 1.0f;
     s->step += 1;
     s->beta1_power *= (double)c->beta1;
     s->beta2_power *= (double)c->beta2;
@@ -191,11 +203,12 @@ mt_status mt_session_optimizer_step(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         if (c->optimizer == MT_OPTIMIZER_SGD) {
             mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
-                              c->momentum, c->weight_decay);
+                              c->momentum, c->weight_decay, grad_scale);
         } else {
             mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                                s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power);
+                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
+                               grad_scale);
         }
     }
     return MT_OK;

@@ -12,6 +12,9 @@ const char *mt_status_str(int status)
     case MT_ERR_UNSUPPORTED: return "not supported by this build";
     case MT_ERR_ARENA_TOO_SMALL: return "arena too small";
     case MT_ERR_NUMERIC: return "non-finite loss (NaN or Inf); update not applied";
+    case MT_ERR_BAD_CHECKPOINT: return "corrupt, truncated or unknown checkpoint";
+    case MT_ERR_CHECKPOINT_MISMATCH: return "checkpoint belongs to another model, optimizer or trained set";
+    case MT_ERR_IO: return "storage read or write failed";
     default: return "unknown status";
     }
 }
@@ -29,6 +32,7 @@ size_t mt_struct_size(int which)
     case 2: return sizeof(mt_tensor_info);
     case 3: return sizeof(mt_model_info);
     case 4: return sizeof(mt_param_info);
+    case 5: return sizeof(mt_property);
     default: return 0;
     }
 }

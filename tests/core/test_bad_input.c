@@ -78,11 +78,13 @@ static void test_status_and_abi(void)
 {
     static const int statuses[] = { MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_BAD_MODEL, MT_ERR_SHAPE,
                                     MT_ERR_STATE, MT_ERR_UNSUPPORTED, MT_ERR_ARENA_TOO_SMALL,
-                                    MT_ERR_NUMERIC, 1, -8, 12345, INT_MIN, INT_MAX };
+                                    MT_ERR_NUMERIC, MT_ERR_BAD_CHECKPOINT,
+                                    MT_ERR_CHECKPOINT_MISMATCH, MT_ERR_IO,
+                                    1, -11, 12345, INT_MIN, INT_MAX };
     for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
         const char *s = mt_status_str(statuses[i]);
         CHECK(s != NULL && s[0] != '\0');
-        for (size_t j = 0; j < i && j < 8; j++) /* the eight real statuses are told apart */
+        for (size_t j = 0; j < i && j < 11; j++) /* the eleven real statuses are told apart */
             CHECK(s == NULL || strcmp(s, mt_status_str(statuses[j])) != 0);
     }
     CHECK_EQ_INT(mt_abi_version(), MT_ABI_VERSION);
@@ -91,7 +93,8 @@ static void test_status_and_abi(void)
     CHECK_EQ_INT(mt_struct_size(2), sizeof(mt_tensor_info));
     CHECK_EQ_INT(mt_struct_size(3), sizeof(mt_model_info));
     CHECK_EQ_INT(mt_struct_size(4), sizeof(mt_param_info));
-    CHECK_EQ_INT(mt_struct_size(5), 0);
+    CHECK_EQ_INT(mt_struct_size(5), sizeof(mt_property));
+    CHECK_EQ_INT(mt_struct_size(6), 0);
     CHECK_EQ_INT(mt_struct_size(-1), 0);
 }
 
@@ -526,11 +529,11 @@ static void test_bad_step_data(void)
         mt_session_param(s, p, &pi);
         CHECK(memcmp(before[p], pi.data, 4u * (size_t)pi.count) == 0);
     }
-    /* accumulate on a NaN batch leaves the gradients as they were. From zero gradients a
-     * plain SGD step (this config) then moves nothing: w - lr·0 == w bit for bit. */
+    /* accumulate on a NaN batch leaves the gradients as they were and counts no rows,
+     * so there is nothing for an optimizer step to apply: a state error, weights kept. */
     CHECK_STATUS(mt_session_zero_grad(s), MT_OK);
     CHECK_STATUS(mt_session_accumulate(s, 2, &loss), MT_ERR_NUMERIC);
-    CHECK_STATUS(mt_session_optimizer_step(s), MT_OK);
+    CHECK_STATUS(mt_session_optimizer_step(s), MT_ERR_STATE);
     for (int p = 0; p < 4; p++) {
         mt_session_param(s, p, &pi);
         CHECK(memcmp(before[p], pi.data, 4u * (size_t)pi.count) == 0);

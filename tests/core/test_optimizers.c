@@ -44,7 +44,7 @@ static void test_sgd(float lr, float momentum, float wd)
     for (int t = 1; t <= STEPS; t++) {
         draw(g, NW, -2.f, 2.f);
         /* plain SGD keeps no state: the trainer passes no buffer */
-        mt_sgd_update_f32(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd);
+        mt_sgd_update_f32(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd, 1.0f);
         for (int i = 0; i < NW; i++) {
             double gp = (double)g[i] + (double)wd * rw[i];
             if (momentum > 0.f) {
@@ -72,7 +72,7 @@ static void test_adam(float lr, float b1, float b2, float eps, float wd, int dec
             g[0] = 0.f, g[1] = 1e-6f; /* v ≈ 0: ε, not sqrt(v), dominates the denominator */
         /* the caller keeps β^t as running products in double, like PyTorch */
         double b1t = pow((double)b1, t), b2t = pow((double)b2, t);
-        mt_adam_update_f32(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t);
+        mt_adam_update_f32(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t, 1.0f);
         double bc1 = 1.0 - b1t, bc2 = 1.0 - b2t;
         for (int i = 0; i < NW; i++) {
             double gp = g[i];
@@ -100,7 +100,7 @@ static void test_adam_first_step_is_sign(void)
     float w[4] = { 0.f, 0.f, 0.f, 0.f }, g[4] = { 3.f, -1e-3f, 50.f, -0.5f };
     float m[4] = { 0 }, v[4] = { 0 };
     mt_adam_update_f32(w, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-8f, 0.f, 0, (double)0.9f,
-                       (double)0.999f);
+                       (double)0.999f, 1.0f);
     for (int i = 0; i < 4; i++)
         CHECK_NEAR(w[i], -0.01 * g[i] / (fabs(g[i]) + 1e-8), 1e-9);
 }

@@ -1,0 +1,463 @@
+/*
+ * Checkpoints (docs/checkpoint_format.md) and inference export, streamed in
+ * small chunks through caller callbacks: a device never holds a whole file.
+ *
+ * Save writes front to back and keeps a running CRC for the trailer.
+ * Load reads twice: pass 1 checks structure, CRC and fit without writing
+ * anything; pass 2 replaces weights, optimizer state and counters. So a bad
+ * checkpoint leaves the session exactly as it was.
+ * Numbers are encoded little-endian byte by byte, whatever the host's order.
+ */
+#include <string.h>
+
+#include "crc32.h"
+#include "microtrain.h"
+#include "mt_math.h"
+#include "optimizers.h"
+#include "session.h"
+
+#define CK_MAGIC "MTCK"
+#define CK_VERSION 1u
+#define CK_HEADER_BYTES 80u
+#define CK_TRAILER_BYTES 4u
+#define CK_RECORD_HEADER_BYTES 8u
+#define CK_PROPERTY_HEADER_BYTES 8u
+#define CHUNK 64u
+
+/* ---- little-endian encoding ---- */
+
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+}
+
+static uint32_t f32_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static uint64_t f64_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
+}
+
+static double bits_f64(uint64_t u)
+{
+    double x;
+    memcpy(&x, &u, 8);
+    return x;
+}
+
+static uint32_t pad4(uint32_t n)
+{
+    return (n + 3u) & ~3u;
+}
+
+/* strlen bounded by limit + 1, so an unterminated string cannot run away. */
+static uint32_t bounded_length(const char *s, uint32_t limit)
+{
+    uint32_t n = 0;
+    while (n <= limit && s[n] != '\0') ++n;
+    return n;
+}
+
+/* ---- what a checkpoint of this session holds ---- */
+
+static uint32_t state_arrays_of(const mt_session *s, int32_t include_optimizer)
+{
+    return include_optimizer ? mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum) : 0u;
+}
+
+static mt_status property_value_bytes(const mt_property *p, uint32_t *name_bytes, uint32_t *value_bytes)
+{
+    if (p->name == NULL) return MT_ERR_BAD_ARGUMENT;
+    *name_bytes = bounded_length(p->name, MT_PROPERTY_MAX_NAME);
+    if (*name_bytes == 0 || *name_bytes > MT_PROPERTY_MAX_NAME) return MT_ERR_BAD_ARGUMENT;
+    switch (p->type) {
+    case MT_PROPERTY_INT:
+    case MT_PROPERTY_FLOAT: *value_bytes = 8; return MT_OK;
+    case MT_PROPERTY_STRING:
+        if (p->str_value == NULL) return MT_ERR_BAD_ARGUMENT;
+        *value_bytes = bounded_length(p->str_value, MT_PROPERTY_MAX_STRING);
+        return *value_bytes > MT_PROPERTY_MAX_STRING ? MT_ERR_BAD_ARGUMENT : MT_OK;
+    default: return MT_ERR_BAD_ARGUMENT;
+    }
+}
+
+static int valid_session(const mt_session *s)
+{
+    return s != NULL && s->magic == MT_SESSION_MAGIC;
+}
+
+mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
+                              const mt_property *properties, int32_t num_properties, size_t *bytes)
+{
+    if (!valid_session(s) || bytes == NULL || num_properties < 0 ||
+        (num_properties > 0 && properties == NULL) || (include_optimizer != 0 && include_optimizer != 1))
+        return MT_ERR_BAD_ARGUMENT;
+    const uint64_t per_element = 4u * (1u + state_arrays_of(s, include_optimizer));
+    uint64_t total = CK_HEADER_BYTES + CK_TRAILER_BYTES;
+    for (int32_t k = 0; k < s->num_trained; ++k)
+        total += CK_RECORD_HEADER_BYTES + per_element * s->tensors[s->trained[k]].count;
+    for (int32_t k = 0; k < num_properties; ++k) {
+        uint32_t name_bytes, value_bytes;
+        mt_status st = property_value_bytes(&properties[k], &name_bytes, &value_bytes);
+        if (st != MT_OK) return st;
+        total += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
+    }
+    if (total > 0xFFFFFFFFu) return MT_ERR_UNSUPPORTED; /* the format's sizes are 32-bit */
+    *bytes = (size_t)total;
+    return MT_OK;
+}
+
+/* ---- save ---- */
+
+typedef struct writer {
+    mt_write_fn write;
+    void *user;
+    uint32_t crc;
+    mt_status status;
+} writer;
+
+static void emit(writer *w, const void *data, size_t bytes)
+{
+    if (w->status != MT_OK || bytes == 0) return;
+    w->crc = mt_crc32_update(w->crc, data, bytes);
+    w->status = w->write(w->user, data, bytes);
+    if (w->status > 0) w->status = MT_ERR_IO; /* a callback must return a status */
+}
+
+static void emit_floats(writer *w, const float *x, uint32_t count)
+{
+    uint8_t buf[CHUNK];
+    uint32_t done = 0;
+    while (done < count) {
+        uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
+        for (uint32_t i = 0; i < n; ++i) put_u32(buf + 4 * i, f32_bits(x[done + i]));
+        emit(w, buf, 4u * n);
+        done += n;
+    }
+}
+
+mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
+                             const mt_property *properties, int32_t num_properties,
+                             mt_write_fn write, void *user)
+{
+    size_t total;
+    mt_status st = mt_checkpoint_bytes(s, include_optimizer, properties, num_properties, &total);
+    if (st != MT_OK) return st;
+    if (write == NULL) return MT_ERR_BAD_ARGUMENT;
+    const uint32_t state_arrays = state_arrays_of(s, include_optimizer);
+
+    uint8_t h[CK_HEADER_BYTES];
+    memset(h, 0, sizeof h);
+    memcpy(h, CK_MAGIC, 4);
+    put_u16(h + 4, CK_VERSION);
+    put_u16(h + 6, CK_HEADER_BYTES);
+    put_u32(h + 8, (uint32_t)total);
+    put_u32(h + 12, s->model_fingerprint);
+    put_u32(h + 16, (uint32_t)s->num_trained);
+    put_u32(h + 20, (uint32_t)s->cfg.optimizer);
+    put_u32(h + 24, state_arrays);
+    put_u32(h + 28, (uint32_t)num_properties);
+    put_u64(h + 32, (uint64_t)s->step);
+    put_u64(h + 40, (uint64_t)s->epoch);
+    put_u32(h + 48, f32_bits(s->learning_rate));
+    put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
+    put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
+
+    writer w = {write, user, 0, MT_OK};
+    emit(&w, h, sizeof h);
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        uint8_t r[CK_RECORD_HEADER_BYTES];
+        put_u32(r, s->trained[k]);
+        put_u32(r + 4, t->count);
+        emit(&w, r, sizeof r);
+        emit_floats(&w, t->data, t->count);
+        emit_floats(&w, t->opt_state, t->count * state_arrays);
+    }
+    for (int32_t k = 0; k < num_properties; ++k) {
+        const mt_property *p = &properties[k];
+        uint32_t name_bytes, value_bytes;
+        property_value_bytes(p, &name_bytes, &value_bytes); /* checked by mt_checkpoint_bytes */
+        uint8_t ph[CK_PROPERTY_HEADER_BYTES] = {0};
+        put_u16(ph, (uint16_t)name_bytes);
+        ph[2] = (uint8_t)p->type;
+        put_u32(ph + 4, value_bytes);
+        emit(&w, ph, sizeof ph);
+        emit(&w, p->name, name_bytes);
+        uint8_t v[8];
+        if (p->type == MT_PROPERTY_INT) put_u64(v, (uint64_t)p->int_value);
+        if (p->type == MT_PROPERTY_FLOAT) put_u64(v, f64_bits(p->float_value));
+        emit(&w, p->type == MT_PROPERTY_STRING ? (const void *)p->str_value : (const void *)v, value_bytes);
+        const uint8_t zeros[4] = {0};
+        emit(&w, zeros, pad4(name_bytes + value_bytes) - (name_bytes + value_bytes));
+    }
+    uint8_t trailer[CK_TRAILER_BYTES];
+    put_u32(trailer, w.crc);
+    if (w.status == MT_OK) {
+        w.status = write(user, trailer, sizeof trailer);
+        if (w.status > 0) w.status = MT_ERR_IO;
+    }
+    return w.status;
+}
+
+/* ---- load ---- */
+
+typedef struct reader {
+    mt_read_fn read;
+    void *user;
+    uint32_t size;
+} reader;
+
+static mt_status fetch(const reader *r, uint32_t offset, void *data, uint32_t bytes)
+{
+    if ((uint64_t)offset + bytes > r->size) return MT_ERR_BAD_CHECKPOINT;
+    if (bytes == 0) return MT_OK;
+    mt_status st = r->read(r->user, offset, data, bytes);
+    return st == MT_OK ? MT_OK : (st > 0 ? MT_ERR_IO : st);
+}
+
+typedef struct ck_header {
+    uint32_t total, fingerprint, num_records, state_arrays, num_properties;
+    int32_t optimizer;
+    int64_t step, epoch;
+    float learning_rate;
+    double beta1_power, beta2_power;
+} ck_header;
+
+static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
+{
+    if (memcmp(h, CK_MAGIC, 4) != 0 || get_u16(h + 4) != CK_VERSION || get_u16(h + 6) != CK_HEADER_BYTES)
+        return MT_ERR_BAD_CHECKPOINT;
+    c->total = get_u32(h + 8);
+    c->fingerprint = get_u32(h + 12);
+    c->num_records = get_u32(h + 16);
+    c->optimizer = (int32_t)get_u32(h + 20);
+    c->state_arrays = get_u32(h + 24);
+    c->num_properties = get_u32(h + 28);
+    c->step = (int64_t)get_u64(h + 32);
+    c->epoch = (int64_t)get_u64(h + 40);
+    c->learning_rate = bits_f32(get_u32(h + 48));
+    c->beta1_power = bits_f64(get_u64(h + 56));
+    c->beta2_power = bits_f64(get_u64(h + 64));
+    if (c->total != size || get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
+    for (int i = 72; i < 80; ++i)
+        if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
+    if (c->state_arrays > 2 || c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
+    if (!mt_isfinitef(c->learning_rate) || c->learning_rate <= 0.0f) return MT_ERR_BAD_CHECKPOINT;
+    if (!(c->beta1_power >= 0.0 && c->beta1_power <= 1.0 && c->beta2_power >= 0.0 && c->beta2_power <= 1.0))
+        return MT_ERR_BAD_CHECKPOINT;
+    return MT_OK;
+}
+
+/* Pass 1: CRC of every byte before the trailer, then the records' and properties'
+ * bounds and encoding, then whether the checkpoint fits this session. */
+static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
+{
+    uint8_t buf[CK_HEADER_BYTES];
+    mt_status st;
+    if (r->size < CK_HEADER_BYTES + CK_TRAILER_BYTES) return MT_ERR_BAD_CHECKPOINT;
+    if ((st = fetch(r, 0, buf, CK_HEADER_BYTES)) != MT_OK) return st;
+    if ((st = parse_header(buf, r->size, c)) != MT_OK) return st;
+
+    const uint32_t body = r->size - CK_TRAILER_BYTES;
+    uint32_t crc = 0;
+    for (uint32_t off = 0; off < body; off += CHUNK) {
+        uint32_t n = body - off < CHUNK ? body - off : CHUNK;
+        if ((st = fetch(r, off, buf, n)) != MT_OK) return st;
+        crc = mt_crc32_update(crc, buf, n);
+    }
+    if ((st = fetch(r, body, buf, CK_TRAILER_BYTES)) != MT_OK) return st;
+    if (get_u32(buf) != crc) return MT_ERR_BAD_CHECKPOINT;
+
+    /* walk the records: bounds first (a corrupt count must not read past the end) */
+    uint64_t off = CK_HEADER_BYTES;
+    int fits = c->fingerprint == s->model_fingerprint && c->num_records == (uint32_t)s->num_trained;
+    for (uint32_t k = 0; k < c->num_records; ++k) {
+        if (off + CK_RECORD_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
+        if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
+        const uint32_t index = get_u32(buf), count = get_u32(buf + 4);
+        off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays);
+        if (off > body) return MT_ERR_BAD_CHECKPOINT;
+        if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
+    }
+    for (uint32_t k = 0; k < c->num_properties; ++k) {
+        if (off + CK_PROPERTY_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
+        if ((st = fetch(r, (uint32_t)off, buf, CK_PROPERTY_HEADER_BYTES)) != MT_OK) return st;
+        const uint32_t name_bytes = get_u16(buf), type = buf[2], value_bytes = get_u32(buf + 4);
+        if (name_bytes == 0 || name_bytes > MT_PROPERTY_MAX_NAME || buf[3] != 0) return MT_ERR_BAD_CHECKPOINT;
+        if (type == MT_PROPERTY_INT || type == MT_PROPERTY_FLOAT) {
+            if (value_bytes != 8) return MT_ERR_BAD_CHECKPOINT;
+        } else if (type != MT_PROPERTY_STRING || value_bytes > MT_PROPERTY_MAX_STRING) {
+            return MT_ERR_BAD_CHECKPOINT;
+        }
+        off += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
+        if (off > body) return MT_ERR_BAD_CHECKPOINT;
+    }
+    if (off != body) return MT_ERR_BAD_CHECKPOINT;
+
+    if (!fits) return MT_ERR_CHECKPOINT_MISMATCH;
+    if (c->state_arrays != 0 &&
+        (c->optimizer != s->cfg.optimizer ||
+         c->state_arrays != mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum)))
+        return MT_ERR_CHECKPOINT_MISMATCH;
+    return MT_OK;
+}
+
+/* Read count floats at offset into x (little-endian bytes, decoded in place). */
+static mt_status fetch_floats(const reader *r, uint32_t offset, float *x, uint32_t count)
+{
+    mt_status st = fetch(r, offset, x, 4u * count);
+    if (st != MT_OK) return st;
+    uint8_t *bytes = (uint8_t *)x;
+    for (uint32_t i = 0; i < count; ++i) x[i] = bits_f32(get_u32(bytes + 4 * i));
+    return MT_OK;
+}
+
+/* Pass 2: replace weights, state, counters; then hand over the properties. */
+static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_property_fn on_property,
+                       void *property_user)
+{
+    mt_status st;
+    uint32_t off = CK_HEADER_BYTES;
+    const uint32_t arrays = mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum);
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        off += CK_RECORD_HEADER_BYTES;
+        if ((st = fetch_floats(r, off, t->mutable_data, t->count)) != MT_OK) return st;
+        off += 4u * t->count;
+        if (c->state_arrays) {
+            if ((st = fetch_floats(r, off, t->opt_state, t->count * arrays)) != MT_OK) return st;
+            off += 4u * t->count * arrays;
+        } else if (arrays) {
+            memset(t->opt_state, 0, 4u * t->count * arrays);
+        }
+        memset(t->grad, 0, 4u * t->count);
+    }
+    s->accumulated_rows = 0;
+    s->step = c->step;
+    s->epoch = c->epoch;
+    s->learning_rate = c->learning_rate;
+    s->beta1_power = c->state_arrays ? c->beta1_power : 1.0;
+    s->beta2_power = c->state_arrays ? c->beta2_power : 1.0;
+
+    for (uint32_t k = 0; k < c->num_properties; ++k) {
+        uint8_t ph[CK_PROPERTY_HEADER_BYTES];
+        char name[MT_PROPERTY_MAX_NAME + 1];
+        char text[MT_PROPERTY_MAX_STRING + 1];
+        uint8_t v[8];
+        if ((st = fetch(r, off, ph, sizeof ph)) != MT_OK) return st;
+        const uint32_t name_bytes = get_u16(ph), value_bytes = get_u32(ph + 4);
+        mt_property p;
+        memset(&p, 0, sizeof p);
+        p.type = ph[2];
+        if ((st = fetch(r, off + CK_PROPERTY_HEADER_BYTES, name, name_bytes)) != MT_OK) return st;
+        name[name_bytes] = '\0';
+        p.name = name;
+        const uint32_t value_at = off + CK_PROPERTY_HEADER_BYTES + name_bytes;
+        if (p.type == MT_PROPERTY_STRING) {
+            if ((st = fetch(r, value_at, text, value_bytes)) != MT_OK) return st;
+            text[value_bytes] = '\0';
+            p.str_value = text;
+        } else {
+            if ((st = fetch(r, value_at, v, 8)) != MT_OK) return st;
+            if (p.type == MT_PROPERTY_INT) p.int_value = (int64_t)get_u64(v);
+            else p.float_value = bits_f64(get_u64(v));
+        }
+        off += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
+        if (on_property && (st = on_property(property_user, &p)) != MT_OK) return st;
+    }
+    return MT_OK;
+}
+
+mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn read, void *user,
+                             mt_property_fn on_property, void *property_user)
+{
+    if (!valid_session(s) || read == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (checkpoint_bytes > 0xFFFFFFFFu) return MT_ERR_BAD_CHECKPOINT;
+    reader r = {read, user, (uint32_t)checkpoint_bytes};
+    ck_header c;
+    mt_status st = validate(s, &r, &c);
+    if (st != MT_OK) return st;
+    return apply(s, &r, &c, on_property, property_user);
+}
+
+/* ---- export for inference ---- */
+
+/* Bytes [from, from + n) of the image with trained weights substituted. */
+static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8_t *out)
+{
+    memcpy(out, s->img.base + from, n);
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        mt_tensor_desc d;
+        mt_image_tensor(&s->img, s->trained[k], &d);
+        const uint32_t start = s->img.data_offset + d.data_offset, end = start + d.data_bytes;
+        const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
+        const float *w = s->tensors[s->trained[k]].data;
+        for (uint32_t b = lo; b < hi; ++b) {
+            const uint32_t rel = b - start;
+            out[b - from] = (uint8_t)(f32_bits(w[rel / 4]) >> (8 * (rel % 4)));
+        }
+    }
+}
+
+mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user)
+{
+    if (!valid_session(s) || write == NULL) return MT_ERR_BAD_ARGUMENT;
+    const uint32_t size = s->img.bytes;
+    uint8_t buf[CHUNK];
+    uint32_t crc = 0;
+    for (uint32_t off = 16; off < size; off += CHUNK) { /* the image CRC covers [16, size) */
+        uint32_t n = size - off < CHUNK ? size - off : CHUNK;
+        exported_bytes(s, off, n, buf);
+        crc = mt_crc32_update(crc, buf, n);
+    }
+    memcpy(buf, s->img.base, 12);
+    put_u32(buf + 12, crc);
+    mt_status st = write(user, buf, 16);
+    for (uint32_t off = 16; off < size && st == MT_OK; off += CHUNK) {
+        uint32_t n = size - off < CHUNK ? size - off : CHUNK;
+        exported_bytes(s, off, n, buf);
+        st = write(user, buf, n);
+    }
+    return st == MT_OK ? MT_OK : (st > 0 ? MT_ERR_IO : st);
+}
