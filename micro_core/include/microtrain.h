@@ -122,8 +122,23 @@ typedef enum mt_op_type {
     MT_OP_RELU = 2,    /**< y = max(x, 0) */
     MT_OP_SIGMOID = 3, /**< y = 1 / (1 + e^-x) */
     MT_OP_TANH = 4,    /**< y = tanh(x) */
-    MT_OP_SOFTMAX = 5  /**< y = e^x / Σ e^x over the last dimension */
+    MT_OP_SOFTMAX = 5, /**< y = e^x / Σ e^x over the last dimension */
+    MT_OP_CONV2D = 6,  /**< NHWC; in: x [H,W,C], W [OC,KH,KW,C], b [OC] (optional) */
+    MT_OP_DEPTHWISE_CONV2D = 7, /**< NHWC, depth multiplier 1; W [1,KH,KW,C], b [C] */
+    MT_OP_MAX_POOL2D = 8,
+    MT_OP_AVERAGE_POOL2D = 9,   /**< averages the in-bounds elements of each window */
+    MT_OP_GLOBAL_AVERAGE_POOL = 10, /**< [H,W,C] -> [C] */
+    MT_OP_RESHAPE = 11,         /**< same elements, new shape (Flatten) */
+    MT_OP_ADD = 12,             /**< y = a + b, same shapes (residual branches) */
+    MT_OP_CONCATENATION = 13,   /**< 2..4 inputs joined along the last dimension */
+    MT_OP_RELU6 = 14,           /**< y = min(max(x, 0), 6) */
+    MT_OP_LEAKY_RELU = 15       /**< y = x > 0 ? x : α·x, α = params[0] as f32 bits, α >= 0 */
 } mt_op_type;
+
+/** Padding of spatial ops (params[2]): TFLite's rules. */
+enum { MT_PADDING_VALID = 0, MT_PADDING_SAME = 1 };
+/** Activation fused into Conv2D / DepthwiseConv2D (params[3]). */
+enum { MT_FUSED_NONE = 0, MT_FUSED_RELU = 1, MT_FUSED_RELU6 = 2 };
 
 /** Summary of a validated model image. */
 typedef struct mt_model_info {

@@ -204,6 +204,8 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
         memset(&r, 0, sizeof r);
         r.count = t.count;
         r.last_dim = t.dims[t.ndim - 1];
+        r.ndim = t.ndim;
+        memcpy(r.dims, t.dims, sizeof r.dims);
         r.flags = t.flags;
         r.dtype = t.dtype;
         if (t.flags & MT_TENSOR_CONST) {

@@ -36,7 +36,7 @@
  * at compile time that the structs fit.
  */
 #define MT_SESSION_RECORD_BYTES 512u
-#define MT_TENSOR_RECORD_BYTES 48u
+#define MT_TENSOR_RECORD_BYTES 64u
 #define MT_OP_RECORD_BYTES 32u
 
 enum { MT_FUSION_NONE = 0, MT_FUSION_SOFTMAX_CCE = 1, MT_FUSION_SIGMOID_BCE = 2 };

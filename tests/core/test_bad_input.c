@@ -294,7 +294,7 @@ static void test_table_rules(void)
     CASE("model input i32", PATCH8(t0, MT_DTYPE_I32), MT_ERR_BAD_MODEL);
 
     /* op types this build does not know */
-    CASE("op type 6", PATCH8(o1, 6), MT_ERR_UNSUPPORTED);
+    CASE("op type 16 (unknown)", PATCH8(o1, 16), MT_ERR_UNSUPPORTED);
     CASE("op type 200", PATCH8(o1, 200), MT_ERR_UNSUPPORTED);
 }
 

@@ -1,4 +1,7 @@
-/* Elementwise activations: ReLU, Sigmoid, Tanh over N = rows · D elements. */
+/* Elementwise activations: ReLU, ReLU6, LeakyReLU, Sigmoid, Tanh over N = rows · D elements.
+ * Backward passes read the saved output y where that suffices, so the input need not be kept. */
+#include <string.h>
+
 #include "mt_math.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
@@ -10,11 +13,38 @@ void mt_op_relu_f32_forward(const float *x, float *y, size_t N)
     for (size_t i = 0; i < N; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
-/* dx += dy · [x > 0]  (the subgradient at 0 is 0, as in PyTorch) */
-void mt_op_relu_f32_backward(const float *x, const float *dy, float *dx, size_t N)
+/* dx += dy · [y > 0]  (y > 0 exactly where x > 0; the subgradient at 0 is 0, as in PyTorch) */
+void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N)
 {
     for (size_t i = 0; i < N; ++i)
-        if (x[i] > 0.0f) dx[i] += dy[i];
+        if (y[i] > 0.0f) dx[i] += dy[i];
+}
+
+void mt_op_relu6_f32_forward(const float *x, float *y, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) {
+        float v = x[i] < 0.0f ? 0.0f : x[i];
+        y[i] = v > 6.0f ? 6.0f : v;
+    }
+}
+
+/* dx += dy · [0 < y < 6] */
+void mt_op_relu6_f32_backward(const float *y, const float *dy, float *dx, size_t N)
+{
+    for (size_t i = 0; i < N; ++i)
+        if (y[i] > 0.0f && y[i] < 6.0f) dx[i] += dy[i];
+}
+
+/* y = x > 0 ? x : α·x, α >= 0 */
+void mt_op_leaky_relu_f32_forward(const float *x, float *y, size_t N, float alpha)
+{
+    for (size_t i = 0; i < N; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+}
+
+/* dx += dy · (y > 0 ? 1 : α)  (for α >= 0, y > 0 exactly where x > 0) */
+void mt_op_leaky_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N, float alpha)
+{
+    for (size_t i = 0; i < N; ++i) dx[i] += y[i] > 0.0f ? dy[i] : alpha * dy[i];
 }
 
 void mt_op_sigmoid_f32_forward(const float *x, float *y, size_t N)
@@ -43,6 +73,22 @@ void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t 
 
 static mt_status unary_check(const mt_image *img, const mt_op_desc *op)
 {
+    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    return mt_check_unary_f32(img, op, 0);
+}
+
+static float alpha_of(const mt_op_desc *op)
+{
+    float alpha;
+    memcpy(&alpha, &op->params[0], sizeof alpha);
+    return alpha;
+}
+
+static mt_status leaky_relu_check(const mt_image *img, const mt_op_desc *op)
+{
+    const float alpha = alpha_of(op);
+    if (op->params[1] | op->params[2] | op->params[3]) return MT_ERR_BAD_MODEL;
+    if (!mt_isfinitef(alpha) || alpha < 0.0f) return MT_ERR_UNSUPPORTED;
     return mt_check_unary_f32(img, op, 0);
 }
 
@@ -65,7 +111,31 @@ static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
 static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    if (X->grad) mt_op_relu_f32_backward(X->data, Y->grad, X->grad, N_ELEMS);
+    if (X->grad) mt_op_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+}
+
+static void relu6_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_op_relu6_f32_forward(X->data, Y->mutable_data, N_ELEMS);
+}
+
+static void relu6_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (X->grad) mt_op_relu6_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+}
+
+static void leaky_relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_op_leaky_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS, alpha_of(op));
+}
+
+static void leaky_relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (X->grad) mt_op_leaky_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS, alpha_of(op));
 }
 
 static void sigmoid_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -97,6 +167,9 @@ static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 #undef N_ELEMS
 
 const mt_op_kernel mt_kernel_relu = {"relu", unary_check, no_scratch, relu_forward, relu_backward};
+const mt_op_kernel mt_kernel_relu6 = {"relu6", unary_check, no_scratch, relu6_forward, relu6_backward};
+const mt_op_kernel mt_kernel_leaky_relu = {"leaky_relu", leaky_relu_check, no_scratch, leaky_relu_forward,
+                                           leaky_relu_backward};
 const mt_op_kernel mt_kernel_sigmoid = {"sigmoid", unary_check, no_scratch, sigmoid_forward,
                                         sigmoid_backward};
 const mt_op_kernel mt_kernel_tanh = {"tanh", unary_check, no_scratch, tanh_forward, tanh_backward};

@@ -73,7 +73,7 @@ size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)
 static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
 {
     if (op->num_inputs < 2 || op->num_inputs > 3 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
-    if (op->inputs[1] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, w, y;
     mt_image_tensor(img, op->inputs[0], &x);
     mt_image_tensor(img, op->inputs[1], &w);

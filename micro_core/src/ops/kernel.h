@@ -20,6 +20,8 @@ typedef struct mt_tensor_rt {
     float *opt_state;  /* optimizer arrays of a trained weight, back to back, else NULL */
     uint32_t count;    /* elements of one sample (activations) or of the tensor (constants) */
     uint32_t last_dim; /* size of the last dimension */
+    uint32_t dims[MT_MAX_DIMS]; /* one sample's shape (activations) or the tensor's */
+    uint8_t ndim;
     uint16_t flags;    /* MT_TENSOR_* */
     uint8_t dtype;
     uint8_t trained;   /* a weight the optimizer updates */
@@ -35,6 +37,9 @@ typedef struct mt_op_kernel {
 
 /* The kernel of an op type, or NULL if this build does not know it. */
 const mt_op_kernel *mt_op_kernel_for(uint32_t type);
+
+/* 1 when every op parameter is zero (ops that take none). */
+int mt_params_zero(const mt_op_desc *op);
 
 /* Shared check for one-input one-output elementwise ops (same element count, f32). */
 mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape);

@@ -21,9 +21,17 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
-/* ReLU: y = max(x, 0);  dx += dy · [x > 0] */
+/* ReLU: y = max(x, 0);  dx += dy · [y > 0] */
 void mt_op_relu_f32_forward(const float *x, float *y, size_t N);
-void mt_op_relu_f32_backward(const float *x, const float *dy, float *dx, size_t N);
+void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N);
+
+/* ReLU6: y = min(max(x, 0), 6);  dx += dy · [0 < y < 6] */
+void mt_op_relu6_f32_forward(const float *x, float *y, size_t N);
+void mt_op_relu6_f32_backward(const float *y, const float *dy, float *dx, size_t N);
+
+/* LeakyReLU: y = x > 0 ? x : α·x (α >= 0);  dx += dy · (y > 0 ? 1 : α) */
+void mt_op_leaky_relu_f32_forward(const float *x, float *y, size_t N, float alpha);
+void mt_op_leaky_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N, float alpha);
 
 /* Sigmoid: y = 1/(1+e^-x);  dx += dy · y·(1-y) */
 void mt_op_sigmoid_f32_forward(const float *x, float *y, size_t N);
@@ -38,5 +46,30 @@ void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t 
 void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C);
 void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R,
                                 uint32_t C);
+
+/* Add: y = a + b;  da += dy, db += dy (also the accumulate of Reshape/Concatenation) */
+void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N);
+void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N);
+
+/* Spatial ops over NHWC samples; g describes shapes, strides and padding (spatial.h).
+ * Convolution backward first masks dy in place by the fused activation's derivative. */
+struct mt_spatial;
+void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                              const struct mt_spatial *g);
+void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy, float *dx,
+                               float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y,
+                                        uint32_t B, const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy,
+                                         float *dx, float *dw, float *dbias, uint32_t B,
+                                         const struct mt_spatial *g);
+void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_max_pool2d_f32_backward(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                   const struct mt_spatial *g);
+void mt_op_average_pool2d_f32_forward(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, const struct mt_spatial *g);
+/* Global average pool over P = H·W positions of C channels */
+void mt_op_global_average_pool_f32_forward(const float *x, float *y, uint32_t B, uint32_t P, uint32_t C);
+void mt_op_global_average_pool_f32_backward(const float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C);
 
 #endif /* MT_OPS_H */

@@ -36,6 +36,7 @@ void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint
 
 static mt_status softmax_check(const mt_image *img, const mt_op_desc *op)
 {
+    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
     return mt_check_unary_f32(img, op, 1);
 }
 

@@ -1,0 +1,69 @@
+/*
+ * Concatenation along the last dimension of K = 2..4 inputs:
+ *   x_k [R, C_k] -> y [R, Σ C_k]  (R = every leading dimension, batch included)
+ *   y[r, off_k + j] = x_k[r, j];   dx_k[r, j] += dy[r, off_k + j]
+ */
+#include <string.h>
+
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+static mt_status concat_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs < 2 || op->num_outputs != 1 || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc y;
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
+    uint32_t channels = 0;
+    for (int k = 0; k < op->num_inputs; ++k) {
+        if (op->inputs[k] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+        mt_tensor_desc x;
+        mt_image_tensor(img, op->inputs[k], &x);
+        if (x.dtype != MT_DTYPE_F32 || x.ndim != y.ndim) return MT_ERR_SHAPE;
+        if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+        for (int d = 0; d + 1 < y.ndim; ++d)
+            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
+        channels += x.dims[x.ndim - 1];
+    }
+    return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
+}
+
+static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0;
+}
+
+static void concat_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    const uint32_t C = y->last_dim, rows = n * (y->count / C);
+    uint32_t offset = 0;
+    for (int k = 0; k < op->num_inputs; ++k) {
+        const mt_tensor_rt *x = &t[op->inputs[k]];
+        for (uint32_t r = 0; r < rows; ++r)
+            memcpy(y->mutable_data + (size_t)r * C + offset, x->data + (size_t)r * x->last_dim,
+                   x->last_dim * sizeof(float));
+        offset += x->last_dim;
+    }
+}
+
+static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *y = &t[op->outputs[0]];
+    const uint32_t C = y->last_dim, rows = n * (y->count / C);
+    uint32_t offset = 0;
+    for (int k = 0; k < op->num_inputs; ++k) {
+        mt_tensor_rt *x = &t[op->inputs[k]];
+        if (x->grad)
+            for (uint32_t r = 0; r < rows; ++r)
+                mt_op_add_f32_accumulate(y->grad + (size_t)r * C + offset, x->grad + (size_t)r * x->last_dim,
+                                         x->last_dim);
+        offset += x->last_dim;
+    }
+}
+
+const mt_op_kernel mt_kernel_concatenation = {"concatenation", concat_check, no_scratch, concat_forward,
+                                              concat_backward};

@@ -1,0 +1,155 @@
+/*
+ * Conv2D, NHWC activations and OHWI weights (TFLite's layouts):
+ *   x [B, H, W, C], W [OC, KH, KW, C], b [OC], y [B, OH, OW, OC]
+ *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
+ * Out-of-bounds input positions are the zero padding and are skipped.
+ */
+#include "ops/ops.h"
+#include "ops/spatial.h"
+
+void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                              const mt_spatial *g)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+                for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                    float acc = 0.0f;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                            const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                            for (uint32_t c = 0; c < g->C; ++c) acc += xp[c] * wp[c];
+                        }
+                    }
+                    yp[oc] = bias ? acc + bias[oc] : acc;
+                }
+            }
+    mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
+}
+
+/*
+ * With dz = dy masked by the fused activation's derivative (in place):
+ *   dx[b,ih,iw,c]   += Σ_{oh,ow,oc,kh,kw : tap} dz[b,oh,ow,oc] · W[oc,kh,kw,c]
+ *   dW[oc,kh,kw,c]  += Σ_{b,oh,ow} dz[b,oh,ow,oc] · x[b, tap, tap, c]
+ *   db[oc]          += Σ_{b,oh,ow} dz[b,oh,ow,oc]
+ * dW and db are summed into a register in a fixed order (b, oh, ow) before the +=.
+ */
+void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy, float *dx,
+                               float *dw, float *dbias, uint32_t B, const mt_spatial *g)
+{
+    mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * g->OC);
+    if (dx) {
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh)
+                for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                    const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                            for (uint32_t c = 0; c < g->C; ++c) {
+                                float acc = 0.0f;
+                                for (uint32_t oc = 0; oc < g->OC; ++oc)
+                                    acc += dyp[oc] * w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
+                                dxp[c] += acc;
+                            }
+                        }
+                    }
+                }
+    }
+    if (dw) {
+        for (uint32_t oc = 0; oc < g->OC; ++oc)
+            for (uint32_t kh = 0; kh < g->KH; ++kh)
+                for (uint32_t kw = 0; kw < g->KW; ++kw)
+                    for (uint32_t c = 0; c < g->C; ++c) {
+                        float acc = 0.0f;
+                        for (uint32_t b = 0; b < B; ++b)
+                            for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                                int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                                if (ih < 0) continue;
+                                for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                                    int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                                    if (iw < 0) continue;
+                                    acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc] *
+                                           x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                                }
+                            }
+                        dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
+                    }
+    }
+    if (dbias) {
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            float acc = 0.0f;
+            for (size_t p = 0; p < (size_t)B * g->OH * g->OW; ++p) acc += dy[p * g->OC + oc];
+            dbias[oc] += acc;
+        }
+    }
+}
+
+/* ---- graph adapter ---- */
+
+static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs < 2 || op->num_inputs > 3 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || op->params[0] != 0) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, w, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->inputs[1], &w);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (w.dtype != MT_DTYPE_F32 || !(w.flags & MT_TENSOR_CONST)) return MT_ERR_UNSUPPORTED;
+    if (w.ndim != 4 || x.ndim != 3 || w.dims[3] != x.dims[2]) return MT_ERR_SHAPE;
+    mt_spatial g;
+    mt_status st = mt_spatial_check(op, &x, &y, w.dims[1], w.dims[2], w.dims[0], &g);
+    if (st != MT_OK) return st;
+    if (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) {
+        mt_tensor_desc b;
+        mt_image_tensor(img, op->inputs[2], &b);
+        if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+        if (b.ndim != 1 || b.dims[0] != w.dims[0]) return MT_ERR_SHAPE;
+    }
+    return MT_OK;
+}
+
+static size_t conv2d_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0; /* direct convolution: no im2col buffer in the reference kernel */
+}
+
+static const mt_tensor_rt *bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
+{
+    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
+}
+
+static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    mt_op_conv2d_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, &g);
+}
+
+static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    mt_op_conv2d_f32_backward(x->data, w->data, y->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
+                              &g);
+}
+
+const mt_op_kernel mt_kernel_conv2d = {"conv2d", conv2d_check, conv2d_scratch, conv2d_forward,
+                                       conv2d_backward};

@@ -1,0 +1,34 @@
+/* Reshape / Flatten: the same elements under another shape. y = x;  dx += dy */
+#include <string.h>
+
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+static mt_status reshape_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    return mt_check_unary_f32(img, op, 0);
+}
+
+static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0;
+}
+
+static void reshape_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    memcpy(t[op->outputs[0]].mutable_data, x->data, (size_t)n * x->count * sizeof(float));
+}
+
+static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    mt_tensor_rt *x = &t[op->inputs[0]];
+    if (x->grad) mt_op_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
+}
+
+const mt_op_kernel mt_kernel_reshape = {"reshape", reshape_check, no_scratch, reshape_forward,
+                                        reshape_backward};

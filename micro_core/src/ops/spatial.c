@@ -1,0 +1,77 @@
+#include "ops/spatial.h"
+
+mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
+                          uint32_t *pad_before)
+{
+    if (k == 0 || stride == 0) return MT_ERR_SHAPE;
+    if (padding == MT_PADDING_VALID) {
+        if (k > in) return MT_ERR_SHAPE;
+        *out = (in - k) / stride + 1;
+        *pad_before = 0;
+        return MT_OK;
+    }
+    if (padding != MT_PADDING_SAME) return MT_ERR_BAD_MODEL;
+    *out = (in + stride - 1) / stride;
+    uint64_t needed = (uint64_t)(*out - 1) * stride + k;
+    uint32_t total = needed > in ? (uint32_t)(needed - in) : 0u;
+    *pad_before = total / 2;
+    if (*pad_before >= k) return MT_ERR_SHAPE; /* a window entirely in padding */
+    return MT_OK;
+}
+
+static void decode(const mt_op_desc *op, uint32_t *SH, uint32_t *SW)
+{
+    *SH = op->params[1] & 0xFFFFu;
+    *SW = op->params[1] >> 16;
+}
+
+mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
+                           uint32_t KH, uint32_t KW, uint32_t OC, mt_spatial *g)
+{
+    if (x->ndim != 3 || y->ndim != 3) return MT_ERR_SHAPE;
+    if (x->dtype != MT_DTYPE_F32 || y->dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
+    if (x->flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    g->H = x->dims[0], g->W = x->dims[1], g->C = x->dims[2];
+    g->KH = KH, g->KW = KW, g->OC = OC;
+    decode(op, &g->SH, &g->SW);
+    g->activation = op->params[3];
+    if (g->activation > MT_FUSED_RELU6) return MT_ERR_BAD_MODEL;
+    mt_status st = mt_spatial_axis(g->H, KH, g->SH, op->params[2], &g->OH, &g->PT);
+    if (st != MT_OK) return st;
+    if ((st = mt_spatial_axis(g->W, KW, g->SW, op->params[2], &g->OW, &g->PL)) != MT_OK) return st;
+    if (y->dims[0] != g->OH || y->dims[1] != g->OW || y->dims[2] != OC) return MT_ERR_SHAPE;
+    return MT_OK;
+}
+
+void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_tensor_rt *y,
+                        uint32_t KH, uint32_t KW, mt_spatial *g)
+{
+    g->H = x->dims[0], g->W = x->dims[1], g->C = x->dims[2];
+    g->OH = y->dims[0], g->OW = y->dims[1], g->OC = y->dims[2];
+    g->KH = KH, g->KW = KW;
+    decode(op, &g->SH, &g->SW);
+    g->activation = op->params[3];
+    uint32_t out;
+    mt_spatial_axis(g->H, KH, g->SH, op->params[2], &out, &g->PT);
+    mt_spatial_axis(g->W, KW, g->SW, op->params[2], &out, &g->PL);
+}
+
+void mt_fused_activation_forward(uint32_t activation, float *y, size_t N)
+{
+    if (activation == MT_FUSED_NONE) return;
+    for (size_t i = 0; i < N; ++i) {
+        float v = y[i] < 0.0f ? 0.0f : y[i]; /* NaN passes through */
+        if (activation == MT_FUSED_RELU6 && v > 6.0f) v = 6.0f;
+        y[i] = v;
+    }
+}
+
+/* ReLU: dy·[y > 0];  ReLU6: dy·[0 < y < 6] (the subgradient at the kinks is 0, as in PyTorch) */
+void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N)
+{
+    if (activation == MT_FUSED_NONE) return;
+    for (size_t i = 0; i < N; ++i) {
+        int pass = y[i] > 0.0f && (activation != MT_FUSED_RELU6 || y[i] < 6.0f);
+        if (!pass) dy[i] = 0.0f;
+    }
+}

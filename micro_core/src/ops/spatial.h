@@ -1,0 +1,45 @@
+/*
+ * Geometry shared by the NHWC spatial ops (convolutions and pools): sizes,
+ * strides and TFLite padding, decoded once from the image at plan time and
+ * again (cheaply) from the runtime tensors in forward/backward.
+ */
+#ifndef MT_OPS_SPATIAL_H
+#define MT_OPS_SPATIAL_H
+
+#include "ops/kernel.h"
+
+typedef struct mt_spatial {
+    uint32_t H, W, C;    /* input sample [H, W, C] */
+    uint32_t OH, OW, OC; /* output sample [OH, OW, OC] */
+    uint32_t KH, KW;     /* window */
+    uint32_t SH, SW;     /* strides */
+    uint32_t PT, PL;     /* padding before the first row / column */
+    uint32_t activation; /* MT_FUSED_* (convolutions) */
+} mt_spatial;
+
+/* Input row/column under output position o and window tap k, or -1 in the padding. */
+static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size)
+{
+    int64_t i = (int64_t)o * stride + k - pad;
+    return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
+}
+
+/* Output size along one axis, and the padding before it (TFLite VALID/SAME). */
+mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
+                          uint32_t *pad_before);
+
+/* Decode g from an op whose window is (KH, KW) and whose input is x; checks the
+ * params and that y has shape [OH, OW, OC]. */
+mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
+                           uint32_t KH, uint32_t KW, uint32_t OC, mt_spatial *g);
+
+/* Same decoding from runtime tensors (already checked). */
+void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_tensor_rt *y,
+                        uint32_t KH, uint32_t KW, mt_spatial *g);
+
+/* Fused activation on y in place, and its derivative applied to dy in place
+ * (dy is the output's own gradient, dead after this op's backward). */
+void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
+void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
+
+#endif /* MT_OPS_SPATIAL_H */
