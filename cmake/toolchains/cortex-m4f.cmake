@@ -1,0 +1,4 @@
+# Cortex-M4F (ARMv7E-M) with the single-precision FPv4 unit, hard-float ABI.
+# Use: cmake --toolchain cmake/toolchains/cortex-m4f.cmake (or a preset in CMakePresets.json).
+set(MT_CPU_FLAGS -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 -mfloat-abi=hard)
+include(${CMAKE_CURRENT_LIST_DIR}/arm-none-eabi.cmake)
