@@ -46,7 +46,7 @@ def test_enum_constants_match_the_header():
 
 def test_abi_version_and_struct_sizes_match():
     library = _native.load_library()
-    assert _native.mt_abi_version() == _native.MT_ABI_VERSION == 1
+    assert _native.mt_abi_version() == _native.MT_ABI_VERSION
     for which, mirror in _native.STRUCT_MIRRORS.items():
         assert _native.mt_struct_size(which) == ctypes.sizeof(mirror)
     assert _native.mt_struct_size(99) == 0

@@ -27,7 +27,7 @@ from .errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 1
+MT_ABI_VERSION = 2
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 1024
@@ -42,6 +42,9 @@ MT_ERR_STATE = -4
 MT_ERR_UNSUPPORTED = -5
 MT_ERR_ARENA_TOO_SMALL = -6
 MT_ERR_NUMERIC = -7
+MT_ERR_BAD_CHECKPOINT = -8
+MT_ERR_CHECKPOINT_MISMATCH = -9
+MT_ERR_IO = -10
 
 STATUS_NAMES = {
     MT_OK: "MT_OK",
@@ -52,6 +55,9 @@ STATUS_NAMES = {
     MT_ERR_UNSUPPORTED: "MT_ERR_UNSUPPORTED",
     MT_ERR_ARENA_TOO_SMALL: "MT_ERR_ARENA_TOO_SMALL",
     MT_ERR_NUMERIC: "MT_ERR_NUMERIC",
+    MT_ERR_BAD_CHECKPOINT: "MT_ERR_BAD_CHECKPOINT",
+    MT_ERR_CHECKPOINT_MISMATCH: "MT_ERR_CHECKPOINT_MISMATCH",
+    MT_ERR_IO: "MT_ERR_IO",
 }
 
 # mt_dtype
@@ -87,12 +93,18 @@ MT_LOSS_BINARY_CROSSENTROPY = 4
 MT_REDUCTION_MEAN = 0
 MT_REDUCTION_SUM = 1
 
+# kinds of mt_property
+MT_PROPERTY_INT = 1
+MT_PROPERTY_FLOAT = 2
+MT_PROPERTY_STRING = 3
+
 # which argument of mt_struct_size()
 MT_STRUCT_TRAIN_CONFIG = 0
 MT_STRUCT_MEMORY_PLAN = 1
 MT_STRUCT_TENSOR_INFO = 2
 MT_STRUCT_MODEL_INFO = 3
 MT_STRUCT_PARAM_INFO = 4
+MT_STRUCT_PROPERTY = 5
 
 # --------------------------------------------------------------------------
 # Struct mirrors
@@ -131,12 +143,16 @@ class mt_train_config(ctypes.Structure):
         ("reduction", ctypes.c_int32),
         ("batch_size", ctypes.c_int32),
         ("num_trainable_ops", ctypes.c_int32),
+        ("biases_only", ctypes.c_int32),
         ("learning_rate", ctypes.c_float),
         ("beta1", ctypes.c_float),
         ("beta2", ctypes.c_float),
         ("epsilon", ctypes.c_float),
         ("momentum", ctypes.c_float),
         ("weight_decay", ctypes.c_float),
+        # const uint8_t *: one byte per op, or NULL. Borrowed by mt_plan()/mt_session_init()
+        # only; the caller keeps the array alive across those calls.
+        ("trainable_op_mask", ctypes.POINTER(ctypes.c_uint8)),
     ]
 
 
@@ -167,6 +183,17 @@ class mt_param_info(ctypes.Structure):
     ]
 
 
+class mt_property(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),       # NUL-terminated, 1..255 bytes
+        ("type", ctypes.c_int32),        # MT_PROPERTY_*
+        ("reserved", ctypes.c_int32),
+        ("int_value", ctypes.c_int64),
+        ("float_value", ctypes.c_double),
+        ("str_value", ctypes.c_char_p),  # NUL-terminated, < 65536 bytes
+    ]
+
+
 # mt_struct_size(which) -> the mirror it must equal
 STRUCT_MIRRORS = {
     MT_STRUCT_TRAIN_CONFIG: mt_train_config,
@@ -174,7 +201,23 @@ STRUCT_MIRRORS = {
     MT_STRUCT_TENSOR_INFO: mt_tensor_info,
     MT_STRUCT_MODEL_INFO: mt_model_info,
     MT_STRUCT_PARAM_INFO: mt_param_info,
+    MT_STRUCT_PROPERTY: mt_property,
 }
+
+# Callback types. A Python callback must not raise (ctypes would print the exception and
+# return 0, which is MT_OK): wrap its body, return MT_ERR_IO on failure and re-raise the
+# stored exception after the C call returns. The CFUNCTYPE object must stay referenced
+# until the C call that uses it has returned.
+
+# typedef mt_status (*mt_write_fn)(void *user, const void *data, size_t bytes);
+mt_write_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+# typedef mt_status (*mt_read_fn)(void *user, size_t offset, void *data, size_t bytes);
+mt_read_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                              ctypes.c_size_t)
+
+# typedef mt_status (*mt_property_fn)(void *user, const mt_property *property);
+mt_property_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(mt_property))
 
 # typedef struct mt_session mt_session;  (opaque, lives inside the arena)
 mt_session_p = ctypes.c_void_p
@@ -441,13 +484,48 @@ mt_session_param = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
+#                               const mt_property *properties, int32_t num_properties,
+#                               size_t *bytes);
+mt_checkpoint_bytes = _bind(
+    "mt_checkpoint_bytes",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(mt_property), ctypes.c_int32,
+     ctypes.POINTER(ctypes.c_size_t)],
+    ctypes.c_int,
+)
+
+# mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
+#                              const mt_property *properties, int32_t num_properties,
+#                              mt_write_fn write, void *user);
+mt_checkpoint_save = _bind(
+    "mt_checkpoint_save",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(mt_property), ctypes.c_int32, mt_write_fn,
+     ctypes.c_void_p],
+    ctypes.c_int,
+)
+
+# mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn read,
+#                              void *user, mt_property_fn on_property, void *property_user);
+mt_checkpoint_load = _bind(
+    "mt_checkpoint_load",
+    [mt_session_p, ctypes.c_size_t, mt_read_fn, ctypes.c_void_p, mt_property_fn,
+     ctypes.c_void_p],
+    ctypes.c_int,
+)
+
+# mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
+mt_session_export_image = _bind(
+    "mt_session_export_image", [mt_session_p, mt_write_fn, ctypes.c_void_p], ctypes.c_int
+)
+
 ALL_FUNCTIONS = (
     mt_status_str, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
     mt_train_config_init, mt_plan, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
     mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,
-    mt_session_set_epoch, mt_session_param_count, mt_session_param,
+    mt_session_set_epoch, mt_session_param_count, mt_session_param, mt_checkpoint_bytes,
+    mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
 )
 
 
