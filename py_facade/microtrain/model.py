@@ -14,7 +14,7 @@ them in layer order, weight then bias, the same order as
 
 import numpy as np
 
-from . import _image
+from . import _image, _random
 from .layers import Layer
 
 
@@ -69,7 +69,12 @@ class Sequential:
         layers:      list of ``microtrain.layers`` instances, at least one
         input_shape: shape of one input sample (no batch dimension), 1..4 dims
         seed:        seed of the ``numpy.random.default_rng`` that draws weights
-                     not given explicitly (None: fresh entropy)
+                     not given explicitly (None: the next seed derived from
+                     ``microtrain.set_seed``, or fresh entropy if no seed was set)
+
+    ``layer_ops[i]`` lists the op indices layer ``i`` emitted (a Dense with an
+    activation emits two ops); ``TrainSession.compile(trainable=[...])`` maps layer
+    positions to ops with it.
     """
 
     def __init__(self, layers, input_shape, seed=None):
@@ -82,17 +87,21 @@ class Sequential:
                                  % (position, layer))
         self.layers = layers
         self.input_shape = _check_input_shape(input_shape)
-        self.seed = seed
+        seed = _random.check_seed(seed)
+        self.seed = _random.derive_seed() if seed is None else seed
 
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(self.seed)
         builder = _ImageBuilder()
         tensor = builder.add_input(self.input_shape)
         shape = self.input_shape
+        self.layer_ops = []
         for position, layer in enumerate(layers):
+            first_op = len(builder.ops)
             try:
                 tensor = layer.emit(builder, tensor, shape, rng)
             except ValueError as error:
                 raise ValueError("layer %d (%r): %s" % (position, layer, error)) from None
+            self.layer_ops.append(list(range(first_op, len(builder.ops))))
             shape = layer.output_shape(shape)
         builder.mark_output(tensor)
         self.output_shape = shape

@@ -1,0 +1,106 @@
+"""Which ops train: ``TrainSession.compile(trainable=...)`` (pure Python, MicroPython-safe).
+
+``resolve(spec, num_ops, layer_ops, biases_only)`` turns a user's choice into the
+three fields of ``mt_train_config``: ``num_trainable_ops``, ``trainable_op_mask``
+(a list of 0/1 per op, or None) and ``biases_only``.
+
+    "all"                  every op trains (num_trainable_ops = -1)
+    N (int)                the last N ops train (onert's num_of_trainable_ops; -1 = all,
+                           0 = none: inference only)
+    [i, j, ...]            these layers train. For a session built from a
+                           ``microtrain.Sequential`` the numbers are layer positions
+                           (negative counts from the end), each mapped to the ops the
+                           layer emitted (``Sequential.layer_ops``); for a session built
+                           from an image file or bytes they are op indices.
+    "bias" / "biases_only" every op trains, but only its 1-D weights (biases)
+
+``biases_only=True`` combines bias-only training with any other choice. Frozen
+weights stay in the image (flash on a device): they cost no arena bytes, no
+gradient bytes and no optimizer state; backward stops at the first trained op.
+"""
+
+ALL = ("all",)
+BIASES = ("bias", "biases", "biases_only")
+
+
+def _is_int(value):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    try:
+        import numpy
+        return isinstance(value, numpy.integer)
+    except ImportError:
+        return False
+
+
+def _indices(spec, count, what):
+    chosen = []
+    for item in spec:
+        if not _is_int(item):
+            raise ValueError("trainable lists %s as integers, got %r" % (what, item))
+        index = int(item)
+        if index < -count or index >= count:
+            raise ValueError("trainable names %s %d, but the model has %d %s (0..%d)"
+                             % (what[:-1], index, count, what, count - 1))
+        if index < 0:
+            index += count
+        if index not in chosen:
+            chosen.append(index)
+    return chosen
+
+
+def resolve(spec, num_ops, layer_ops=None, biases_only=False):
+    """(num_trainable_ops, mask or None, biases_only 0/1) for ``spec`` (see module doc).
+
+    Args:
+        spec:        "all", "bias"/"biases_only", an int >= -1, or a list of indices
+        num_ops:     ops in the model image
+        layer_ops:   for a Sequential, the op indices of each layer; None for an image
+        biases_only: train only 1-D weights of the chosen ops
+    """
+    bias_mode = 1 if biases_only else 0
+    if spec is None:
+        spec = "all"
+    if isinstance(spec, str):
+        name = spec.lower()
+        if name in ALL:
+            return -1, None, bias_mode
+        if name in BIASES:
+            return -1, None, 1
+        raise ValueError("trainable must be 'all', 'bias', an int (the last N ops) or a list "
+                         "of layer indices, got %r" % (spec,))
+    if _is_int(spec):
+        if int(spec) < -1:
+            raise ValueError("trainable as an int is the number of ops from the end, >= -1 "
+                             "(-1 = all), got %r" % (spec,))
+        return int(spec), None, bias_mode
+    if isinstance(spec, (list, tuple, set, range)):
+        mask = [0] * num_ops
+        if layer_ops is None:
+            for op in _indices(spec, num_ops, "ops"):
+                mask[op] = 1
+        else:
+            for layer in _indices(spec, len(layer_ops), "layers"):
+                for op in layer_ops[layer]:
+                    mask[op] = 1
+        return -1, mask, bias_mode
+    raise ValueError("trainable must be 'all', 'bias', an int (the last N ops) or a list of "
+                     "layer indices, got %r" % (spec,))
+
+
+def describe(num_trainable_ops, mask, biases_only):
+    """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "+ biases only"."""
+    if mask is not None:
+        ops = [i for i, bit in enumerate(mask) if bit]
+        text = "ops %s" % (ops,) if ops else "none"
+    elif num_trainable_ops < 0:
+        text = "all"
+    elif num_trainable_ops == 0:
+        text = "none"
+    else:
+        text = "last %d ops" % num_trainable_ops
+    if biases_only:
+        text += ", biases only"
+    return text
