@@ -18,6 +18,11 @@ the caller's rows straight into them. Views handed out stay readable after
 ``close()`` because they keep the arena array alive.
 
 Only model output 0 has a loss: ``expecteds`` and the metrics refer to it.
+
+The class is split by responsibility: this file holds compile, steps (including
+ONNX Runtime's gradient accumulation), buffers and weights; ``training.py`` adds
+``train``/``evaluate``/``predict`` and learning-rate schedulers; ``checkpoint.py``
+adds checkpoints, properties and export.
 """
 
 import copy
@@ -28,9 +33,15 @@ import time
 
 import numpy as np
 
-from . import _image, _native, losses as _losses, metrics as _metrics, optimizers as _optimizers
+from .errors import MicrotrainError
+
+from . import _image, _native, _random, losses as _losses, metrics as _metrics
+from . import optimizers as _optimizers, properties as _properties, trainable as _trainable
 from ._native import _check
+from ._feeding import FeedMixin
+from .checkpoint import CheckpointMixin
 from .model import Sequential
+from .training import TrainingMixin
 
 _OPTIMIZER_CODES = {
     "sgd": _native.MT_OPTIMIZER_SGD,
@@ -47,7 +58,6 @@ _LOSS_CODES = {
 _REDUCTION_CODES = {"mean": _native.MT_REDUCTION_MEAN, "sum": _native.MT_REDUCTION_SUM}
 _NUMPY_DTYPES = {_native.MT_DTYPE_F32: np.dtype(np.float32),
                  _native.MT_DTYPE_I32: np.dtype(np.int32)}
-_REAL_KINDS = "biuf"  # bool, signed, unsigned, float: converted to float32 on copy
 _IMAGE_ALIGN = 16     # the core needs 4; 16 keeps weight data 16-aligned in memory too
 
 
@@ -62,10 +72,6 @@ def _pointer_address(pointer):
     return ctypes.cast(pointer, ctypes.c_void_p).value
 
 
-def _shape_text(dims):
-    return "(n, %s)" % ", ".join(str(d) for d in dims)
-
-
 def _read_model_bytes(model):
     if isinstance(model, Sequential):
         return model.to_bytes()
@@ -78,10 +84,11 @@ def _read_model_bytes(model):
                     % type(model).__name__)
 
 
-class TrainSession:
+class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
     """A model image plus, after ``compile()``, a C session bound to an owned arena."""
 
     def __init__(self, model):
+        start = time.perf_counter()
         data = _read_model_bytes(model)
         if not data:
             raise ValueError("the model image is empty")
@@ -96,7 +103,14 @@ class TrainSession:
         self._params = self._find_params()
         self._loss_value = ctypes.c_float()
         self._loss_pointer = ctypes.pointer(self._loss_value)
+        # layer position -> op indices, for compile(trainable=[layers]); None for an image
+        self._layer_ops = ([list(ops) for ops in model.layer_ops]
+                           if isinstance(model, Sequential) else None)
+        self._properties = _properties.Properties()
+        self.stop_training = False  # a train() callback may set it to end training early
         self._reset_compiled_state()
+        self._timings = {"model_load_ms": (time.perf_counter() - start) * 1000.0,
+                         "compile_ms": None}
 
     # ---------------------------------------------------------------- helpers
 
@@ -137,6 +151,10 @@ class TrainSession:
         self._param_views = []
         self._train_metrics = []
         self._eval_metrics = []
+        self._trainable_mask = None   # ctypes uint8 array the config points at, or None
+        self._trainable_text = None
+        self._reset_grad_pending = False
+        self._scheduler = None
 
     def _require_open(self):
         if self._closed:
@@ -158,7 +176,8 @@ class TrainSession:
 
     # ---------------------------------------------------------------- compile
 
-    def compile(self, optimizer, loss, metrics=(), batch_size=16, num_trainable_ops=-1):
+    def compile(self, optimizer, loss, metrics=(), batch_size=16, num_trainable_ops=None,
+                trainable=None, biases_only=False):
         """Plan the arena, allocate it and bind a C session.
 
         Args:
@@ -167,12 +186,19 @@ class TrainSession:
                        applied to model output 0
             metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0
             batch_size: B, the rows of every buffer; steps take 1..B rows
-            num_trainable_ops: train the last N ops; -1 all, 0 none (inference only)
+            trainable: what trains (see ``microtrain.trainable``): "all" (default), an int N
+                       (the last N ops, onert's num_of_trainable_ops; 0 = inference only),
+                       a list of layer positions (Sequential) or op indices (image file),
+                       or "bias" for bias-only training of every op
+            num_trainable_ops: the int form of ``trainable`` under onert's name
+            biases_only: train only the 1-D weights (biases) of the chosen ops
 
-        Compiling again rebinds the session: the weights trained so far are kept, the
-        optimizer state and step counter start afresh.
+        Frozen weights are read from the image and get no gradient or optimizer bytes
+        (``memory_plan()`` shows it). Compiling again rebinds the session: the weights
+        trained so far are kept, the optimizer state and step counter start afresh.
         """
         self._require_open()
+        start = time.perf_counter()
         optimizer = _optimizers.get(optimizer)
         loss = _losses.get(loss)
         if metrics is None:
@@ -183,10 +209,17 @@ class TrainSession:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or batch_size < 1:
             raise ValueError("batch_size must be a positive integer, got %r" % (batch_size,))
-        if isinstance(num_trainable_ops, bool) or \
-                not isinstance(num_trainable_ops, (int, np.integer)) or num_trainable_ops < -1:
-            raise ValueError("num_trainable_ops must be an integer >= -1 (-1 = all ops), "
-                             "got %r" % (num_trainable_ops,))
+        if num_trainable_ops is not None:
+            if trainable is not None:
+                raise ValueError("give trainable or num_trainable_ops, not both")
+            if isinstance(num_trainable_ops, bool) or \
+                    not isinstance(num_trainable_ops, (int, np.integer)) or num_trainable_ops < -1:
+                raise ValueError("num_trainable_ops must be an integer >= -1 (-1 = all ops), "
+                                 "got %r" % (num_trainable_ops,))
+            trainable = int(num_trainable_ops)
+        num_ops = self._model_info.num_ops
+        trainable_count, mask_bits, bias_mode = _trainable.resolve(
+            trainable, num_ops, self._layer_ops, biases_only)
         output_dims = self._outputs[0]["dims"]
         if loss.sparse_labels and (len(output_dims) != 1 or output_dims[0] < 2):
             raise ValueError("sparse categorical cross-entropy needs a 1-D output of at least 2 "
@@ -205,7 +238,13 @@ class TrainSession:
         config.loss = _LOSS_CODES[loss.name]
         config.reduction = _REDUCTION_CODES[loss.reduction]
         config.batch_size = int(batch_size)
-        config.num_trainable_ops = int(num_trainable_ops)
+        config.num_trainable_ops = trainable_count
+        config.biases_only = bias_mode
+        mask = None
+        if mask_bits is not None:
+            # borrowed by mt_plan()/mt_session_init(); kept alive with the session anyway
+            mask = (ctypes.c_uint8 * max(1, num_ops))(*mask_bits)
+            config.trainable_op_mask = ctypes.cast(mask, ctypes.POINTER(ctypes.c_uint8))
         for field, value in optimizer.get_config().items():
             setattr(config, field, value)
 
@@ -221,12 +260,16 @@ class TrainSession:
                                        arena.ctypes.data, arena.size), "mt_session_init")
         self._reset_compiled_state()
         self._session, self._arena, self._config = session, arena, config
+        self._trainable_mask = mask
+        self._trainable_text = _trainable.describe(trainable_count, mask_bits, bias_mode)
         self._batch_size, self._loss = int(batch_size), loss
+        self._optimizer = optimizer
         self._bind_buffers()
         self._train_metrics = metric_list
         self._eval_metrics = [copy.deepcopy(m) for m in metric_list]
         for metric in metric_list + self._eval_metrics:
             metric.reset_state()
+        self._timings["compile_ms"] = (time.perf_counter() - start) * 1000.0
 
     def _bind_buffers(self):
         B = self._batch_size
@@ -292,85 +335,6 @@ class TrainSession:
         offset = param["image_offset"]
         return self._image[offset:offset + 4 * count].view(np.float32).reshape(param["shape"])
 
-    # ---------------------------------------------------------------- data in
-
-    def _as_input_list(self, inputs):
-        if isinstance(inputs, (list, tuple)) and inputs and \
-                all(isinstance(a, np.ndarray) for a in inputs):
-            arrays = list(inputs)
-        else:
-            arrays = [inputs]
-        if len(arrays) != len(self._inputs):
-            raise ValueError("the model has %d input(s), got %d array(s)"
-                             % (len(self._inputs), len(arrays)))
-        return arrays
-
-    def _rows_of(self, array, dims, what):
-        """Check ``array`` is [n, *dims] with 1 <= n <= B of a real dtype; return n."""
-        if array.dtype.kind not in _REAL_KINDS:
-            raise ValueError("%s has dtype %s, which cannot be converted to float32"
-                             % (what, array.dtype))
-        if array.ndim != 1 + len(dims) or tuple(array.shape[1:]) != dims:
-            raise ValueError("%s must have shape %s, got %s"
-                             % (what, _shape_text(dims), tuple(array.shape)))
-        return self._check_row_count(array.shape[0], what)
-
-    def _check_row_count(self, rows, what):
-        if rows > self._batch_size:
-            raise ValueError("%s has %d rows, more than the batch size %d given to compile()"
-                             % (what, rows, self._batch_size))
-        if rows < 1:
-            raise ValueError("%s has no rows" % what)
-        return rows
-
-    def _load_inputs(self, inputs):
-        n = None
-        for position, (array, view) in enumerate(zip(self._as_input_list(inputs),
-                                                     self._input_views)):
-            array = np.asarray(array)
-            what = "input %d" % position
-            rows = self._rows_of(array, self._inputs[position]["dims"], what)
-            if n is not None and rows != n:
-                raise ValueError("input %d has %d rows, input 0 has %d" % (position, rows, n))
-            n = rows
-            view[:rows] = array
-        return n
-
-    def _load_targets(self, expecteds, n):
-        if isinstance(expecteds, (list, tuple)) and expecteds and \
-                all(isinstance(a, np.ndarray) for a in expecteds):
-            if len(expecteds) != 1:
-                raise ValueError("the loss applies to output 0 only: give one expected array, "
-                                 "got %d" % len(expecteds))
-            expecteds = expecteds[0]
-        array = np.asarray(expecteds)
-        if self._loss.sparse_labels:
-            self._load_labels(array, n)
-            return
-        rows = self._rows_of(array, self._outputs[0]["dims"], "expecteds")
-        if rows != n:
-            raise ValueError("got %d input rows but %d expected rows" % (n, rows))
-        self._target_view[:n] = array
-
-    def _load_labels(self, labels, n):
-        if labels.dtype.kind not in "iu":
-            raise ValueError("sparse categorical cross-entropy takes integer labels, got dtype "
-                             "%s" % labels.dtype)
-        if labels.ndim == 2 and labels.shape[1] == 1:
-            labels = labels[:, 0]
-        if labels.ndim != 1:
-            raise ValueError("labels must have shape (n,) or (n, 1), got %s"
-                             % (tuple(labels.shape),))
-        rows = self._check_row_count(labels.shape[0], "labels")
-        if rows != n:
-            raise ValueError("got %d input rows but %d labels" % (n, rows))
-        classes = self._outputs[0]["dims"][-1]
-        low, high = int(labels.min()), int(labels.max())
-        if low < 0 or high >= classes:
-            raise ValueError("labels must lie in [0, %d), got values from %d to %d"
-                             % (classes, low, high))
-        self._target_view[:n] = labels
-
     # ---------------------------------------------------------------- steps
 
     def _update_metrics(self, metric_list, n, reset):
@@ -385,24 +349,42 @@ class TrainSession:
             results[metric.name] = metric.result()
         return results
 
-    def train_step(self, inputs, expecteds, reset_metrics=True):
-        """One optimizer step on the n rows given (1 <= n <= batch_size).
+    def train_step(self, inputs, expecteds, reset_metrics=True, update=True):
+        """A training step on the n rows given (1 <= n <= batch_size).
 
         ``inputs`` is an array [n, ...] or a list of arrays (one per model input);
         ``expecteds`` the targets of output 0 ([n] int labels for sparse CCE).
         Metrics cover this step only unless ``reset_metrics=False``, which
         accumulates them until ``reset_metrics()``.
 
+        ``update=True`` (default): one optimizer step on these rows alone (zero the
+        gradients, forward, backward, update). ``update=False``: ONNX Runtime's
+        ``train_step``: forward and backward only, gradients added to those already
+        accumulated (after a ``lazy_reset_grad()`` or an ``update=True`` step they start
+        from zero); ``optimizer_step()`` applies them. With mean reduction, k batches
+        of n rows accumulated then applied give the update of one batch of k*n rows.
+
         Returns {"loss": [loss], "metrics": {name: value}, "train_time": milliseconds}.
-        Raises MicrotrainError (MT_ERR_NUMERIC) on a non-finite loss; no update is applied.
+        Raises MicrotrainError (MT_ERR_NUMERIC) on a non-finite loss; no update is
+        applied and no gradient is accumulated.
         """
         self._require_compiled("train_step")
         n = self._load_inputs(inputs)
         self._load_targets(expecteds, n)
         start = time.perf_counter()
-        status = _native.mt_session_train_step(self._session, n, self._loss_pointer)
+        if update:
+            name = "mt_session_train_step"
+            status = _native.mt_session_train_step(self._session, n, self._loss_pointer)
+        else:
+            name = "mt_session_accumulate"
+            if self._reset_grad_pending:
+                _check(_native.mt_session_zero_grad(self._session), "mt_session_zero_grad")
+                self._reset_grad_pending = False
+            status = _native.mt_session_accumulate(self._session, n, self._loss_pointer)
         elapsed_ms = (time.perf_counter() - start) * 1000.0
-        _check(status, "mt_session_train_step")
+        _check(status, name)
+        if update:
+            self._reset_grad_pending = True  # this step's gradients are used up
         return {"loss": [self._loss_value.value],
                 "metrics": self._update_metrics(self._train_metrics, n, reset_metrics),
                 "train_time": elapsed_ms}
@@ -427,6 +409,34 @@ class TrainSession:
         n = self._load_inputs(inputs)
         _check(_native.mt_session_infer(self._session, n), "mt_session_infer")
         return [view[:n].copy() for view in self._output_views]
+
+    # ---------------------------------------------------------------- ORT-style control
+
+    def lazy_reset_grad(self):
+        """Zero the accumulated gradients at the start of the next accumulating
+        ``train_step(..., update=False)`` (ONNX Runtime's lazy_reset_grad)."""
+        self._require_compiled("lazy_reset_grad")
+        self._reset_grad_pending = True
+
+    def optimizer_step(self):
+        """Apply the optimizer to the gradients accumulated by ``train_step(update=False)``
+        and advance the step counter. As in ONNX Runtime the gradients are kept until
+        ``lazy_reset_grad()``. Raises MicrotrainError (MT_ERR_STATE) when nothing was
+        accumulated since the gradients were last reset."""
+        self._require_compiled("optimizer_step")
+        if self._reset_grad_pending:
+            raise MicrotrainError(_native.MT_ERR_STATE,
+                                  "no gradients accumulated since the last reset: call "
+                                  "train_step(..., update=False) first",
+                                  "mt_session_optimizer_step")
+        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
+
+    def set_seed(self, seed):
+        """``microtrain.set_seed(seed)``: weight initialisation of Sequential models and the
+        order of shuffling DataLoaders created afterwards become reproducible (see
+        ``microtrain._random``). The C core has no randomness of its own."""
+        self._require_open()
+        _random.set_seed(seed)
 
     def reset_metrics(self):
         """Reset the accumulated training and evaluation metrics."""
@@ -512,6 +522,24 @@ class TrainSession:
         """Per output: {"index", "shape": (B, ...), "dtype"}; B is None before compile()."""
         self._require_open()
         return self._tensorinfo(self._outputs)
+
+    def trained_tensors(self):
+        """Tensor indices of the weights the optimizer updates (the rest stay in the image)."""
+        self._require_compiled("trained_tensors")
+        return [param["index"] for param, (_, trained) in zip(self._params, self._param_views)
+                if trained]
+
+    def trainable_description(self):
+        """What trains, as text: "all", "last 2 ops", "ops [3, 4]", "..., biases only"."""
+        self._require_compiled("trainable_description")
+        return self._trainable_text
+
+    @property
+    def timings(self):
+        """{"model_load_ms": reading and validating the image, "compile_ms": the last
+        compile() (None before)}."""
+        self._require_open()
+        return dict(self._timings)
 
     @property
     def batch_size(self):

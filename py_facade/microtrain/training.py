@@ -1,0 +1,308 @@
+"""``TrainSession.train`` / ``evaluate`` / ``predict`` and learning-rate schedulers.
+
+    history = sess.train(DataLoader(x, y, batch_size=16, shuffle=True, seed=0), epochs=5,
+                         validation_split=0.2, checkpoint_path="ck.bin")
+    history.history["val_categorical_accuracy"][-1], history.timings["total_ms"]
+
+Per epoch, ``train`` reports the training loss (the per-sample mean over the
+epoch), every compiled metric on the outputs the training steps computed, and,
+with validation data, the validation loss and metrics (``val_`` prefix) on the
+outputs of evaluation steps. Metrics always read the real output rows of the
+step that produced them (never a stale or zero buffer).
+
+Epochs continue the session's epoch counter: on a session resumed at epoch 3,
+``train(loader, epochs=2)`` runs epochs 4 and 5, and a shuffling loader uses the
+orders of those epochs, so resuming reproduces an uninterrupted run bit for bit.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+from . import _native, schedules as _schedules
+from ._native import _check
+from .data import DataLoader
+
+
+class History:
+    """What ``train`` returns.
+
+    Attributes:
+        epochs:  the epoch numbers run (1-based, continuing the session's counter)
+        history: {"loss": [...], "<metric>": [...], "val_loss": [...], "val_<metric>": [...],
+                  "learning_rate": [...]} one value per epoch
+        timings: {"model_load_ms", "compile_ms": session set-up; "epoch_ms": wall time of
+                  each epoch (training, validation, checkpoint); "step_ms": mean time of
+                  one training step in the C core per epoch; "total_ms": all of train()}
+    """
+
+    def __init__(self):
+        self.epochs = []
+        self.history = {}
+        self.timings = {}
+
+    def append(self, epoch, logs):
+        self.epochs.append(epoch)
+        for name, value in logs.items():
+            self.history.setdefault(name, []).append(value)
+
+    def __getitem__(self, name):
+        return self.history[name]
+
+    def __contains__(self, name):
+        return name in self.history
+
+    def __repr__(self):
+        return "History(epochs=%r, history=%r)" % (self.epochs, self.history)
+
+
+class _Progress:
+    """A per-epoch progress bar on a terminal; on a pipe only the epoch summary line."""
+
+    WIDTH = 30
+
+    def __init__(self, verbose, stream):
+        self.verbose = verbose
+        self.stream = stream
+        isatty = getattr(stream, "isatty", None)
+        self.live = verbose == 1 and bool(isatty and isatty())
+
+    def update(self, label, done, total, loss):
+        if not self.live:
+            return
+        filled = self.WIDTH * done // max(1, total)
+        bar = "=" * filled + (">" if filled < self.WIDTH else "") + "." * max(
+            0, self.WIDTH - filled - 1)
+        self.stream.write("\r%s [%s] %d/%d - loss: %.4f" % (label, bar, done, total, loss))
+        self.stream.flush()
+
+    def finish(self, line):
+        if self.verbose <= 0:
+            return
+        if self.live:
+            self.stream.write("\r\033[K")
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _call(callbacks, method, *args):
+    for callback in callbacks:
+        function = getattr(callback, method, None)
+        if function is not None:
+            function(*args)
+        elif method == "on_epoch_end" and callable(callback):
+            callback(*args)  # a plain function is an on_epoch_end(epoch, logs) callback
+
+
+def _epoch_line(epoch, total, step_ms, logs, metric_names):
+    """onert_train's layout: Epoch 1/5 - time: 0.120ms/step - loss: [0] 0.1234 - ..."""
+    parts = ["Epoch %d/%d - time: %.3fms/step - loss: [0] %.4f" % (epoch, total, step_ms,
+                                                                   logs["loss"])]
+    for name in metric_names:
+        parts.append("%s: [0] %.4f" % (name, logs[name]))
+    if "val_loss" in logs:
+        parts.append("val_loss: [0] %.4f" % logs["val_loss"])
+        for name in metric_names:
+            parts.append("val_%s: [0] %.4f" % (name, logs["val_" + name]))
+    return " - ".join(parts)
+
+
+class TrainingMixin:
+    """train / evaluate / predict and schedulers for ``TrainSession``."""
+
+    # ------------------------------------------------------------ schedulers
+
+    def register_lr_scheduler(self, scheduler):
+        """Attach a ``microtrain.schedules`` scheduler (ONNX Runtime's
+        RegisterLinearLRScheduler semantics): the learning rate becomes the scheduler's
+        ``initial_lr`` (given, or the current rate), and each ``scheduler_step()`` sets
+        it to ``initial_lr * factor(optimizer steps taken)``. ``None`` detaches."""
+        self._require_compiled("register_lr_scheduler")
+        if scheduler is None:
+            self._scheduler = None
+            return
+        if not isinstance(scheduler, _schedules.LRScheduler):
+            raise TypeError("expected a microtrain.schedules.LRScheduler, got %s"
+                            % type(scheduler).__name__)
+        if scheduler.initial_lr is None:
+            scheduler.initial_lr = self.get_learning_rate()
+        self._scheduler = scheduler
+        self._apply_learning_rate(_schedules.f32(scheduler.initial_lr))
+
+    def scheduler_step(self):
+        """Set the learning rate the registered scheduler gives for the current optimizer
+        step counter; returns it."""
+        self._require_compiled("scheduler_step")
+        if self._scheduler is None:
+            raise RuntimeError("no learning-rate scheduler: call register_lr_scheduler() first")
+        rate = self._scheduler.learning_rate(self.get_counters()["step"])
+        self._apply_learning_rate(rate)
+        return rate
+
+    def _apply_learning_rate(self, rate):
+        status = _native.mt_session_set_learning_rate(self._session, rate)
+        if status == _native.MT_ERR_BAD_ARGUMENT and rate == 0.0:
+            # The core refuses a rate of 0 (a linear schedule's end point): use the
+            # smallest normal float32 instead, which leaves any weight of magnitude
+            # above ~1e-31 unchanged.
+            status = _native.mt_session_set_learning_rate(self._session,
+                                                          float(np.finfo(np.float32).tiny))
+        _check(status, "mt_session_set_learning_rate")
+
+    # ------------------------------------------------------------ data helpers
+
+    def _as_loader(self, data, what, expecteds=None):
+        if isinstance(data, DataLoader):
+            if data.batch_size > self._batch_size:
+                raise ValueError("%s has batch_size %d, more than the %d given to compile()"
+                                 % (what, data.batch_size, self._batch_size))
+            return data
+        if isinstance(data, tuple) and len(data) == 2 and expecteds is None:
+            data, expecteds = data
+        return DataLoader(data, expecteds, batch_size=self._batch_size)
+
+    def _weighted_loss(self, loss, rows):
+        """This step's contribution to a per-sample mean loss over an epoch."""
+        if self._loss.reduction == "sum":
+            return float(loss)
+        return float(loss) * rows
+
+    # ------------------------------------------------------------ evaluate / predict
+
+    def evaluate(self, data_loader, expecteds=None):
+        """Loss (per-sample mean) and every compiled metric over a loader (or arrays
+        ``x, y``), batch by batch; nothing is updated. Returns {"loss": .., name: ..}."""
+        self._require_compiled("evaluate")
+        loader = self._as_loader(data_loader, "the evaluation loader", expecteds)
+        if loader.expecteds is None:
+            raise ValueError("evaluate() needs expecteds; the loader has none")
+        for metric in self._eval_metrics:
+            metric.reset_state()
+        total, count = 0.0, 0
+        for inputs, targets in loader.batches(shuffle=False):
+            result = self.eval_step(inputs, targets, reset_metrics=False)
+            rows = len(targets)
+            total += self._weighted_loss(result["loss"][0], rows)
+            count += rows
+        logs = {"loss": total / count}
+        for metric in self._eval_metrics:
+            logs[metric.name] = float(metric.result())
+        return logs
+
+    def predict(self, data, batch_size=None):
+        """Outputs of the model over a loader (in data order, whatever its shuffle) or an
+        array / list of arrays: one array [N, ...] per output (the array itself when the
+        model has one output)."""
+        self._require_compiled("predict")
+        if isinstance(data, DataLoader):
+            batches = (inputs for inputs, _ in data.batches(shuffle=False))
+        else:
+            loader = DataLoader(data, None, batch_size=batch_size or self._batch_size)
+            batches = (inputs for inputs, _ in loader.batches())
+        pieces = [[] for _ in self._outputs]
+        for inputs in batches:
+            for position, output in enumerate(self.infer(inputs)):
+                pieces[position].append(output)
+        outputs = [np.concatenate(p) for p in pieces]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    # ------------------------------------------------------------ train
+
+    def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
+              callbacks=None, verbose=1, scheduler=None, validation_data=None):
+        """Train for ``epochs`` epochs; returns a ``History`` with per-epoch losses, metrics
+        and timings.
+
+        Args:
+            data_loader: a DataLoader (its batch_size <= the compiled one) or (x, y) arrays
+            epochs: epochs to run now, continuing the session's epoch counter
+            validation_split: fraction of the loader's samples held out for validation
+                (``DataLoader.split``); 0 = none
+            checkpoint_path: save a checkpoint (atomically) after every epoch
+            callbacks: objects with any of on_train_begin(logs), on_epoch_begin(epoch, logs),
+                on_batch_end(batch, logs), on_epoch_end(epoch, logs), on_train_end(logs),
+                or plain functions called as on_epoch_end(epoch, logs); setting
+                ``session.stop_training = True`` ends training after the current epoch
+            verbose: 0 silent, 1 progress bar on a terminal and one line per epoch, 2 one
+                line per epoch
+            scheduler: a ``microtrain.schedules`` scheduler, registered now and stepped after
+                every optimizer step
+            validation_data: a DataLoader or (x, y) to validate on instead of a split
+        """
+        self._require_compiled("train")
+        begin = time.perf_counter()
+        if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
+            raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
+        loader = self._as_loader(data_loader, "the training loader")
+        if loader.expecteds is None:
+            raise ValueError("train() needs expecteds; the loader has none")
+        validation = None
+        if validation_data is not None:
+            if validation_split:
+                raise ValueError("give validation_split or validation_data, not both")
+            validation = self._as_loader(validation_data, "the validation loader")
+        elif validation_split:
+            loader, validation = loader.split(validation_split)
+        callbacks = list(callbacks or [])
+        if scheduler is not None:
+            self.register_lr_scheduler(scheduler)
+        stream = sys.stdout
+        progress = _Progress(int(verbose), stream)
+        metric_names = [m.name for m in self._train_metrics]
+        history = History()
+        history.timings = {"model_load_ms": self._timings["model_load_ms"],
+                           "compile_ms": self._timings["compile_ms"],
+                           "epoch_ms": [], "step_ms": []}
+        first_epoch = self.get_counters()["epoch"]
+        last_epoch = first_epoch + int(epochs)
+        self.stop_training = False
+        _call(callbacks, "on_train_begin", {})
+
+        for epoch in range(first_epoch + 1, last_epoch + 1):
+            epoch_start = time.perf_counter()
+            _call(callbacks, "on_epoch_begin", epoch, {})
+            loader.set_epoch(epoch - 1)
+            for metric in self._train_metrics:
+                metric.reset_state()
+            total, count, step_ms, steps = 0.0, 0, 0.0, 0
+            label = "Epoch %d/%d" % (epoch, last_epoch)
+            num_batches = len(loader)
+            for batch, (inputs, targets) in enumerate(loader):
+                result = self.train_step(inputs, targets, reset_metrics=False)
+                rows = len(targets)
+                total += self._weighted_loss(result["loss"][0], rows)
+                count += rows
+                step_ms += result["train_time"]
+                steps += 1
+                if self._scheduler is not None:
+                    self.scheduler_step()
+                progress.update(label, batch + 1, num_batches, total / count)
+                _call(callbacks, "on_batch_end", batch,
+                      {"loss": result["loss"][0], "size": rows})
+            if count == 0:
+                raise ValueError("the training loader produced no batch (drop_last with fewer "
+                                 "samples than batch_size?)")
+            self.set_epoch(epoch)
+            logs = {"loss": total / count}
+            for metric in self._train_metrics:
+                logs[metric.name] = float(metric.result())
+            if validation is not None:
+                for name, value in self.evaluate(validation).items():
+                    logs["val_" + name] = value
+            logs["learning_rate"] = self.get_learning_rate()
+            if checkpoint_path is not None:
+                self.save_checkpoint(checkpoint_path)
+            epoch_ms = (time.perf_counter() - epoch_start) * 1000.0
+            history.timings["epoch_ms"].append(epoch_ms)
+            history.timings["step_ms"].append(step_ms / max(1, steps))
+            history.append(epoch, logs)
+            progress.finish(_epoch_line(epoch, last_epoch, step_ms / max(1, steps), logs,
+                                        metric_names))
+            _call(callbacks, "on_epoch_end", epoch, dict(logs))
+            if self.stop_training:
+                break
+
+        history.timings["total_ms"] = (time.perf_counter() - begin) * 1000.0
+        _call(callbacks, "on_train_end", {"epochs": list(history.epochs)})
+        return history
