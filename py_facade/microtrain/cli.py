@@ -1,0 +1,515 @@
+"""The ``microtrain`` command (also ``python -m microtrain``).
+
+    microtrain train MODEL --load-input:raw X.bin --load-expected:raw Y.bin --epochs 5 \\
+        --batch-size 10 --optimizer adam --loss cce --learning-rate 0.01 \\
+        --validation-split 0.2 --metric categorical_accuracy --num-of-trainable-ops -1 \\
+        --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
+    microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
+    microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
+    microtrain firmware ...            (board support, microtrain.firmware)
+
+Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
+``--num_of_trainable_ops``, numeric ``--loss 1|2`` and ``--optimizer 1|2`` codes of
+nnfw's enums, ``--metric 0``) and accept friendlier spellings (``--load-input``,
+``--x``, ``--epochs``, ``--loss cce``, ...). Raw files are little-endian samples back
+to back: float32 rows shaped like model input/output, or int32 labels for sparse
+categorical cross-entropy; ``.npy`` files work too. The output copies onert_train's
+layout: the training parameters, one line per epoch, then phase timings.
+
+Any mistake in the arguments or the files ends with one line on stderr and a
+non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
+(set MICROTRAIN_DEBUG=1 to see one).
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import _image, data as _data, losses as _losses, metrics as _metrics
+from . import optimizers as _optimizers
+from .errors import MicrotrainError
+
+PROG = "microtrain"
+
+# nnfw's enums as onert_train takes them on its command line
+_ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
+_ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
+_ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
+_ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
+_SHORT_LOSSES = {"cce": "categorical_crossentropy", "scce": "sparse_categorical_crossentropy",
+                 "bce": "binary_crossentropy", "sparse_cce": "sparse_categorical_crossentropy"}
+_SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
+_OP_NAMES = {_image.OP_DENSE: "Dense", _image.OP_RELU: "ReLU", _image.OP_SIGMOID: "Sigmoid",
+             _image.OP_TANH: "Tanh", _image.OP_SOFTMAX: "Softmax"}
+_DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
+
+
+class UsageError(Exception):
+    """A bad command line: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError("%s: %s (see %s --help)" % (self.prog, message, self.prog))
+
+
+# ---------------------------------------------------------------- argument values
+
+
+def _loss_name(text):
+    name = text.strip().lower()
+    name = _ONERT_LOSSES.get(name, _SHORT_LOSSES.get(name, name))
+    if name not in _losses.ALIASES:
+        raise argparse.ArgumentTypeError(
+            "unknown loss %r (mse, mae, cce, scce, bce, a full name, or onert's 1/2)" % text)
+    return name
+
+
+def _optimizer_name(text):
+    name = _ONERT_OPTIMIZERS.get(text.strip().lower(), text.strip().lower())
+    if name not in _optimizers.ALIASES:
+        raise argparse.ArgumentTypeError("unknown optimizer %r (sgd, adam, adamw, or onert's "
+                                         "1/2)" % text)
+    return name
+
+
+def _reduction_name(text):
+    name = _ONERT_REDUCTIONS.get(text.strip().lower(), text.strip().lower())
+    if name in ("sum_over_batch_size",):
+        name = "mean"
+    if name not in _losses.REDUCTIONS:
+        raise argparse.ArgumentTypeError("unknown reduction %r (mean, sum, or onert's 1/2)"
+                                         % text)
+    return name
+
+
+def _metric_name(text):
+    key = text.strip().lower()
+    if key in _ONERT_METRICS:
+        return _ONERT_METRICS[key]
+    name = _SHORT_METRICS.get(key, key)
+    if name not in _metrics.ALIASES:
+        raise argparse.ArgumentTypeError("unknown metric %r (%s, or onert's 0)"
+                                         % (text, ", ".join(sorted(_metrics.ALIASES))))
+    return name
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    return value
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
+    return value
+
+
+def _fraction(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
+    if not value > 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
+    return value
+
+
+def _trainable_spec(text):
+    """"all", "bias", an int (last N ops) or a comma-separated list of op indices."""
+    value = text.strip().lower()
+    if value in ("all", "bias", "biases", "biases_only"):
+        return value
+    try:
+        if "," in value or value.startswith("["):
+            return [int(v) for v in value.strip("[]").split(",") if v.strip()]
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected all, bias, an op count or a comma-separated "
+                                         "list of op indices, got %r" % text)
+
+
+# ---------------------------------------------------------------- parser
+
+
+def _add_model(parser):
+    parser.add_argument("model", nargs="?", metavar="MODEL", help="model image (.mtm)")
+    parser.add_argument("--modelfile", "--model", dest="modelfile", metavar="MODEL",
+                        help="model image, as onert_train's --modelfile")
+
+
+def _add_compile(parser, default_loss):
+    parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
+                        default=32, help="rows per step (default 32)")
+    parser.add_argument("--optimizer", type=_optimizer_name, default="sgd",
+                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default sgd")
+    parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
+                        type=_positive_float, default=None,
+                        help="default: the optimizer's (sgd 0.01, adam 0.001)")
+    parser.add_argument("--loss", type=_loss_name, default=default_loss,
+                        help="mse, mae, cce, scce, bce (onert: 1 = mse, 2 = cce); default %s"
+                        % default_loss)
+    parser.add_argument("--loss-reduction-type", "--loss_reduction_type", "--reduction",
+                        dest="reduction", type=_reduction_name, default="mean",
+                        help="mean or sum (onert: 1 = sum over batch size, 2 = sum)")
+    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
+                        dest="num_trainable_ops", type=int, default=None,
+                        help="train the last N ops (-1 all, 0 none)")
+    parser.add_argument("--trainable", type=_trainable_spec, default=None,
+                        help="all, bias, N (last N ops) or op indices 3,4")
+    parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
+                        action="store_true", help="train only the biases of the trained ops")
+
+
+def _add_data(parser, required):
+    parser.add_argument("--load-input:raw", "--load_input:raw", "--load-input", "--x",
+                        dest="inputs", action="append", required=required, metavar="FILE",
+                        help="raw little-endian float32 samples (or .npy); once per input")
+    parser.add_argument("--load-expected:raw", "--load_expected:raw", "--load-expected", "--y",
+                        dest="expected", required=required, metavar="FILE",
+                        help="raw expected outputs: float32 rows, or int32 labels for scce")
+    parser.add_argument("--data-length", "--data_length", dest="data_length",
+                        type=_positive_int, default=None, help="use the first N samples")
+    parser.add_argument("--metric", dest="metrics", action="append", type=_metric_name,
+                        default=None, help="categorical_accuracy, sparse_categorical_accuracy, "
+                        "binary_accuracy, mse, mae (onert: 0); repeatable")
+    parser.add_argument("--load-checkpoint", "--load_checkpoint", dest="load_checkpoint",
+                        metavar="CK", help="start from this checkpoint")
+
+
+def build_parser():
+    parser = _Parser(prog=PROG, description="Train, evaluate and inspect microtrain models "
+                     "on the host with the same C core as the device.", allow_abbrev=False)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    train = commands.add_parser("train", help="train a model on raw data files",
+                                allow_abbrev=False)
+    _add_model(train)
+    _add_data(train, required=True)
+    _add_compile(train, "mse")
+    train.add_argument("--epochs", "--epoch", dest="epochs", type=_non_negative_int, default=5,
+                       help="epochs (default 5)")
+    train.add_argument("--validation-split", "--validation_split", dest="validation_split",
+                       type=_fraction, default=0.0, help="fraction held out for validation")
+    train.add_argument("--shuffle", action="store_true", help="shuffle every epoch")
+    train.add_argument("--seed", type=_non_negative_int, default=0,
+                       help="seed of the shuffles and the split (default 0)")
+    train.add_argument("--checkpoint", "--export-checkpoint", "--export_checkpoint",
+                       dest="checkpoint", metavar="CK", help="save a checkpoint every epoch")
+    train.add_argument("--export", "--export-model", "--export_model", dest="export",
+                       metavar="OUT.mtm", help="write the trained model for inference")
+    train.add_argument("--verbose-level", "--verbose_level", "-v", dest="verbose", type=int,
+                       default=1, help="0 quiet, 1 progress and epochs (default), 2 epochs")
+    train.set_defaults(handler=run_train)
+
+    evaluate = commands.add_parser("eval", help="evaluate a model on raw data files",
+                                   allow_abbrev=False)
+    _add_model(evaluate)
+    _add_data(evaluate, required=True)
+    _add_compile(evaluate, "mse")
+    evaluate.set_defaults(handler=run_eval)
+
+    info = commands.add_parser("info", help="tensors, ops and the memory plan of a model",
+                               allow_abbrev=False)
+    _add_model(info)
+    _add_compile(info, "mse")
+    info.set_defaults(handler=run_info)
+
+    commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
+                        add_help=False)
+    return parser
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _model_path(args):
+    if args.model and args.modelfile and args.model != args.modelfile:
+        raise UsageError("give the model once (MODEL or --modelfile)")
+    path = args.model or args.modelfile
+    if not path:
+        raise UsageError("%s %s: a MODEL is required" % (PROG, args.command))
+    if not os.path.isfile(path):
+        raise OSError("model file not found: %s" % path)
+    return path
+
+
+def _open_session(args):
+    from .session import TrainSession
+    path = _model_path(args)
+    session = TrainSession(path)
+    optimizer = _optimizers.get(args.optimizer)
+    if args.learning_rate is not None:
+        config = optimizer.get_config()
+        config["learning_rate"] = args.learning_rate
+        optimizer = type(optimizer)(**config)
+    loss = _losses.get(args.loss)
+    loss = type(loss)(reduction=args.reduction)
+    if args.num_trainable_ops is not None and args.trainable is not None:
+        raise UsageError("give --trainable or --num-of-trainable-ops, not both")
+    trainable = args.trainable if args.trainable is not None else args.num_trainable_ops
+    if isinstance(trainable, int) and trainable < -1:
+        raise UsageError("--num-of-trainable-ops must be >= -1")
+    metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
+    session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
+                    trainable=trainable, biases_only=args.biases_only)
+    return path, session, optimizer, loss
+
+
+def _read_file(path, sample_shape, dtype, what):
+    if not os.path.isfile(path):
+        raise OSError("%s file not found: %s" % (what, path))
+    if path.endswith(".npy"):
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        if tuple(array.shape[1:]) != tuple(sample_shape):
+            raise ValueError("%s %s holds samples of shape %s, the model needs %s"
+                             % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))
+        return array
+    try:
+        return _data.load_raw(path, sample_shape, dtype)
+    except ValueError as error:
+        raise ValueError("%s %s" % (what, error))
+
+
+def _loader(args, session, loss, shuffle=False, seed=None):
+    inputs = session.get_inputs_tensorinfo()
+    if len(args.inputs) != len(inputs):
+        raise UsageError("the model has %d input(s), got %d --load-input file(s)"
+                         % (len(inputs), len(args.inputs)))
+    arrays = [_read_file(path, info["shape"][1:], "<f4", "input")
+              for path, info in zip(args.inputs, inputs)]
+    output = session.get_outputs_tensorinfo()[0]
+    if loss.sparse_labels:
+        expected = _read_file(args.expected, (), "<i4", "expected")
+    else:
+        expected = _read_file(args.expected, output["shape"][1:], "<f4", "expected")
+    count = min([len(a) for a in arrays] + [len(expected)])
+    if any(len(a) != len(expected) for a in arrays):
+        raise ValueError("the input file(s) hold %s samples but the expected file holds %d"
+                         % ("/".join(str(len(a)) for a in arrays), len(expected)))
+    if args.data_length is not None:
+        if args.data_length > count:
+            raise ValueError("--data-length %d exceeds the %d samples in the files"
+                             % (args.data_length, count))
+        count = args.data_length
+        arrays = [a[:count] for a in arrays]
+        expected = expected[:count]
+    return _data.DataLoader(arrays if len(arrays) > 1 else arrays[0], expected,
+                            batch_size=args.batch_size, shuffle=shuffle, seed=seed)
+
+
+def _print_parameters(args, session, optimizer, loss):
+    print("== training parameter ==")
+    print("- learning_rate        = %g" % session.get_learning_rate())
+    print("- batch_size           = %d" % session.batch_size)
+    print("- loss_info            = {loss = %s, reduction = %s}" % (loss.name, loss.reduction))
+    print("- optimizer            = %s" % optimizer.name)
+    print("- num_of_trainable_ops = %s" % session.trainable_description())
+    print("========================")
+
+
+def _print_phases(timings, execute_ms, epochs):
+    print("===================================")
+    print("MODEL_LOAD   takes %.4f ms" % timings["model_load_ms"])
+    print("PREPARE      takes %.4f ms" % timings["compile_ms"])
+    print("EXECUTE      takes %.4f ms" % execute_ms)
+    for epoch, ms in zip(epochs, timings.get("epoch_ms", [])):
+        print("- Epoch %-6d takes %.4f ms" % (epoch, ms))
+    print("===================================")
+
+
+# ---------------------------------------------------------------- commands
+
+
+def run_train(args):
+    path, session, optimizer, loss = _open_session(args)
+    print("Model Filename %s" % path, file=sys.stderr)
+    with session:
+        loader = _loader(args, session, loss, shuffle=args.shuffle, seed=args.seed)
+        if args.load_checkpoint:
+            session.load_checkpoint(args.load_checkpoint)
+        _print_parameters(args, session, optimizer, loss)
+        history = session.train(loader, epochs=args.epochs,
+                                validation_split=args.validation_split,
+                                checkpoint_path=args.checkpoint, verbose=args.verbose)
+        if args.export:
+            session.export_model_for_inference(args.export)
+            print("exported %s" % args.export)
+        _print_phases(history.timings, history.timings["total_ms"], history.epochs)
+    return 0
+
+
+def run_eval(args):
+    path, session, optimizer, loss = _open_session(args)
+    with session:
+        loader = _loader(args, session, loss)
+        if args.load_checkpoint:
+            session.load_checkpoint(args.load_checkpoint)
+        start = time.perf_counter()
+        logs = session.evaluate(loader)
+        execute_ms = (time.perf_counter() - start) * 1000.0
+        parts = ["loss: [0] %.4f" % logs["loss"]]
+        parts += ["%s: [0] %.4f" % (name, value) for name, value in logs.items()
+                  if name != "loss"]
+        print("Evaluate %d samples - %s" % (loader.num_samples, " - ".join(parts)))
+        _print_phases(session.timings, execute_ms, [])
+    return 0
+
+
+def _table(headers, rows):
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(str(c))) for w, c in zip(widths, row)]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def _flags_text(flags):
+    names = [(_image.FLAG_INPUT, "input"), (_image.FLAG_OUTPUT, "output"),
+             (_image.FLAG_CONST, "const"), (_image.FLAG_TRAINABLE, "trainable")]
+    return ",".join(name for bit, name in names if flags & bit) or "activation"
+
+
+def run_info(args):
+    path, session, optimizer, loss = _open_session(args)
+    with session:
+        with open(path, "rb") as handle:
+            parsed = _image.read_image(handle.read())
+        trained = session.trained_tensors()
+        print("model %s: %d bytes, %d tensors, %d ops, %d inputs, %d outputs"
+              % (path, parsed.header.image_bytes, len(parsed.tensors), len(parsed.ops),
+                 len(parsed.inputs), len(parsed.outputs)))
+        producers = {}
+        for index, op in enumerate(parsed.ops):
+            for output in op.outputs:
+                producers[output] = index
+        rows = []
+        for tensor in parsed.tensors:
+            count = 1
+            for dim in tensor.dims:
+                count *= dim
+            rows.append((tensor.index, _DTYPE_NAMES.get(tensor.dtype, tensor.dtype),
+                         "x".join(str(d) for d in tensor.dims), count,
+                         _flags_text(tensor.flags), producers.get(tensor.index, "-"),
+                         "yes" if tensor.index in trained else "-"))
+        print("\nTensors")
+        print(_table(("index", "dtype", "shape", "elements", "flags", "producer", "trained"),
+                     rows))
+        rows = []
+        for index, op in enumerate(parsed.ops):
+            weights = [i for i in op.inputs if i is not None
+                       and parsed.tensors[i].flags & _image.FLAG_CONST]
+            trains = [i for i in weights if i in trained]
+            rows.append((index, _OP_NAMES.get(op.op_type, op.op_type),
+                         ",".join("-" if i is None else str(i) for i in op.inputs),
+                         ",".join(str(o) for o in op.outputs),
+                         ",".join(str(i) for i in trains) or "-"))
+        print("\nOps")
+        print(_table(("index", "type", "inputs", "outputs", "trained weights"), rows))
+        plan = session.memory_plan()
+        print("\nMemory plan (batch %d, %s, %s, trainable: %s)"
+              % (session.batch_size, optimizer.name, loss.name,
+                 session.trainable_description()))
+        roles = [("metadata", "metadata_bytes"), ("trained weights", "weight_bytes"),
+                 ("gradients", "gradient_bytes"), ("optimizer state", "optimizer_bytes"),
+                 ("activations", "activation_bytes"),
+                 ("activation gradients", "activation_grad_bytes"), ("targets", "io_bytes"),
+                 ("scratch", "scratch_bytes"), ("total", "total_bytes")]
+        print(_table(("role", "bytes"), [(label, plan[key]) for label, key in roles]))
+        print("trained tensors: %d; backward stops at op %d"
+              % (plan["num_trained_params"], plan["first_trained_op"]))
+    return 0
+
+
+def _firmware(argv):
+    try:
+        from . import firmware
+    except ImportError as error:
+        if getattr(error, "name", None) == __package__ + ".firmware":
+            _error("firmware support is not available: this installation has no "
+                   "microtrain.firmware module")
+        else:
+            _error("microtrain.firmware could not be imported: %s" % _one_line(error))
+        return 2
+    return int(firmware.main(list(argv)) or 0)
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def _one_line(error):
+    if isinstance(error, OSError) and error.filename and error.strerror:
+        text = "%s: %s" % (error.strerror, error.filename)
+    elif isinstance(error, KeyError) and error.args:
+        text = str(error.args[0])
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
+def _error(message):
+    sys.stderr.write("%s: error: %s\n" % (PROG, message))
+    sys.stderr.flush()
+
+
+def main(argv=None):
+    """Run the command line ``argv`` (default sys.argv[1:]); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "firmware":
+            return _firmware(argv[1:])
+        parser = build_parser()
+        if not argv:
+            parser.print_help(sys.stderr)
+            return 2
+        args = parser.parse_args(argv)
+        return int(args.handler(args) or 0)
+    except UsageError as error:
+        _error(_one_line(error))
+        return 2
+    except SystemExit as exit_:  # --help, or a firmware command that exits
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except (MicrotrainError, ValueError, TypeError, OSError, RuntimeError, KeyError) as error:
+        if os.environ.get("MICROTRAIN_DEBUG"):
+            raise
+        _error(_one_line(error))
+        return 1
+    except Exception as error:  # noqa: BLE001 - the promise is: no traceback
+        if os.environ.get("MICROTRAIN_DEBUG"):
+            raise
+        _error("internal error (%s): %s; set MICROTRAIN_DEBUG=1 for a traceback"
+               % (type(error).__name__, _one_line(error)))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
