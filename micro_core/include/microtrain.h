@@ -62,15 +62,16 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 2u
+#define MT_ABI_VERSION 3u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
 #define MT_MAX_DIMS 4
-/** Most tensors a model image may declare (the planner keeps a bitset of this size on the stack). */
-#define MT_MAX_TENSORS 1024
+/** Most tensors a model image may declare. The planner works on the stack, about
+ *  24 bytes per tensor (6 KiB at 256): plan on the host where a device's stack is short. */
+#define MT_MAX_TENSORS 256
 /** Most ops a model image may declare. */
-#define MT_MAX_OPS 1024
+#define MT_MAX_OPS 256
 
 /** Status of every fallible call: 0 is success, errors are negative. */
 typedef enum mt_status {
@@ -228,6 +229,11 @@ typedef struct mt_train_config {
     /** NULL, or one byte per op (num_ops): nonzero trains that op's weights. Overrides
      *  num_trainable_ops. Borrowed: read by mt_plan()/mt_session_init() only. */
     const uint8_t *trainable_op_mask;
+    /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
+     *  gradients never need to be live all at once); 1: keep gradients for
+     *  mt_session_accumulate() / mt_session_optimizer_step(). */
+    int32_t accumulate_gradients;
+    int32_t reserved;
 } mt_train_config;
 
 /**
@@ -240,7 +246,12 @@ MT_API void mt_train_config_init(mt_train_config *cfg);
 /* Plan                                                                       */
 /* ------------------------------------------------------------------------- */
 
-/** Arena bytes by role; each field is already rounded up to MT_ARENA_ALIGN pieces. */
+/**
+ * Arena bytes by role (each piece rounded up to MT_ARENA_ALIGN). Tensors that are never
+ * live at the same time share bytes, so
+ *     total_bytes = metadata + weights + gradients + optimizer + activations
+ *                   + activation grads + io + scratch - reuse_bytes.
+ */
 typedef struct mt_memory_plan {
     size_t total_bytes;           /**< the arena size mt_session_init() needs */
     size_t metadata_bytes;        /**< session struct, tensor and op tables */
@@ -251,8 +262,12 @@ typedef struct mt_memory_plan {
     size_t activation_grad_bytes; /**< backward temporaries: gradients of activations */
     size_t io_bytes;              /**< target buffer */
     size_t scratch_bytes;         /**< kernel scratch */
+    size_t reuse_bytes;           /**< saved by sharing between tensors with disjoint lifetimes */
+    size_t lower_bound_bytes;     /**< most bytes live at once over the step's schedule */
     int32_t num_trained_params;   /**< tensors the optimizer updates */
     int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
+    int32_t fused_update;         /**< 1: weights update during backward (no accumulation) */
+    int32_t reserved;
 } mt_memory_plan;
 
 /**
@@ -317,7 +332,8 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
-/** @brief Set every gradient of trained weights to zero and forget the rows accumulated. */
+/** @brief Set every gradient of trained weights to zero and forget the rows accumulated.
+ *  @return MT_OK, MT_ERR_STATE (session planned with fused updates: accumulate_gradients = 0). */
 MT_API mt_status mt_session_zero_grad(mt_session *s);
 
 /**
@@ -332,7 +348,7 @@ MT_API mt_status mt_session_zero_grad(mt_session *s);
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
 /** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
- *  @return MT_OK, MT_ERR_STATE (nothing trained, or no rows accumulated). */
+ *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates). */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
 
 /** @brief Forward and loss, no gradients. Same arguments as mt_session_train_step(). */

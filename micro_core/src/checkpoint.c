@@ -156,12 +156,19 @@ typedef struct writer {
     mt_status status;
 } writer;
 
+/* Hand bytes to the callback in pieces of at most CHUNK, so a device can program flash
+ * page by page from a small buffer. */
 static void emit(writer *w, const void *data, size_t bytes)
 {
-    if (w->status != MT_OK || bytes == 0) return;
-    w->crc = mt_crc32_update(w->crc, data, bytes);
-    w->status = w->write(w->user, data, bytes);
-    if (w->status > 0) w->status = MT_ERR_IO; /* a callback must return a status */
+    const uint8_t *p = (const uint8_t *)data;
+    while (w->status == MT_OK && bytes > 0) {
+        const size_t n = bytes < CHUNK ? bytes : CHUNK;
+        w->crc = mt_crc32_update(w->crc, p, n);
+        w->status = w->write(w->user, p, n);
+        if (w->status > 0) w->status = MT_ERR_IO; /* a callback must return a status */
+        p += n;
+        bytes -= n;
+    }
 }
 
 static void emit_floats(writer *w, const float *x, uint32_t count)

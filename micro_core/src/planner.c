@@ -21,6 +21,7 @@
 #include "mt_math.h"
 #include "optimizers.h"
 #include "session.h"
+#include "sharing.h"
 
 /* C99 compile-time check: a negative array size fails the build. */
 typedef char session_record_fits[sizeof(mt_session) <= MT_SESSION_RECORD_BYTES ? 1 : -1];
@@ -46,7 +47,7 @@ static void bit_clear(bitset *b, uint32_t i)
     b->words[i / 32] &= ~(1u << (i % 32));
 }
 
-/* Bump allocation over the arena; with base == NULL only the sizes add up. */
+/* Bump allocation of the persistent region; with base == NULL only the sizes add up. */
 typedef struct bump {
     uint8_t *base;
     uint64_t used;
@@ -76,6 +77,7 @@ static mt_status check_config(const mt_train_config *cfg)
     if (cfg->batch_size < 1 || cfg->batch_size > 65535) return MT_ERR_BAD_ARGUMENT;
     if (cfg->num_trainable_ops < -1) return MT_ERR_BAD_ARGUMENT;
     if (cfg->biases_only != 0 && cfg->biases_only != 1) return MT_ERR_BAD_ARGUMENT;
+    if (cfg->accumulate_gradients != 0 && cfg->accumulate_gradients != 1) return MT_ERR_BAD_ARGUMENT;
     if (!mt_isfinitef(cfg->learning_rate) || cfg->learning_rate <= 0.0f) return MT_ERR_BAD_ARGUMENT;
     if (!finite_in(cfg->beta1, 0.0f, 1.0f) || !finite_in(cfg->beta2, 0.0f, 1.0f))
         return MT_ERR_BAD_ARGUMENT;
@@ -130,29 +132,155 @@ static mt_status check_loss_fits(const mt_train_config *cfg, const mt_tensor_des
     return MT_OK;
 }
 
-mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
-                         mt_memory_plan *plan, mt_session **session)
+/* Lifetimes and sharing of every buffer that is not needed across steps. */
+typedef struct lifetimes {
+    mt_sharing sh;
+    uint16_t data[MT_MAX_TENSORS]; /* buffer of an activation's data, or MT_NO_BUFFER */
+    uint16_t grad[MT_MAX_TENSORS]; /* buffer of a gradient, or MT_NO_BUFFER */
+} lifetimes;
+
+typedef struct graph_facts {
+    bitset trained, needs_grad;
+    uint32_t first_trained;
+    int32_t fused_op, fusion;
+    uint32_t output;
+    int fused_update;
+} graph_facts;
+
+static uint16_t forward_time(uint32_t o)
 {
-    mt_status st = check_config(cfg);
-    if (st != MT_OK) return st;
+    return (uint16_t)(1u + o);
+}
 
-    const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
-    const uint32_t output = mt_image_io(img, 1, 0);
-    mt_tensor_desc out_desc;
-    mt_image_tensor(img, output, &out_desc);
-    if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return st;
+static uint16_t loss_time(uint32_t O)
+{
+    return (uint16_t)(O + 1u);
+}
 
-    /* which ops train: the mask if given, else the last num_trainable_ops */
-    uint32_t tail_start = 0;
+static uint16_t backward_time(uint32_t O, uint32_t o)
+{
+    return (uint16_t)(2u * O + 1u - o);
+}
+
+/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them. */
+static int persistent_activation(uint16_t flags)
+{
+    return (flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
+}
+
+static int backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o)
+{
+    return bit_get(&f->needs_grad, op->outputs[0]) && (int32_t)o != f->fused_op;
+}
+
+static uint32_t grad_inputs_of(const graph_facts *f, const mt_op_desc *op)
+{
+    uint32_t mask = 0;
+    for (int k = 0; k < op->num_inputs; ++k)
+        if (op->inputs[k] != MT_NO_TENSOR && bit_get(&f->needs_grad, op->inputs[k])) mask |= 1u << k;
+    return mask;
+}
+
+static uint32_t round_up(uint64_t bytes)
+{
+    return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
+}
+
+/*
+ * Buffers of the shared region and their lifetimes:
+ *   data of an activation: from its producer's forward to its last reader, forward
+ *     or backward (kernel->backward_reads says which backward reads what);
+ *   gradient of an activation: from its first writer (the loss, or the backward of
+ *     its last consumer) to its producer's backward, which reads it;
+ *   gradient of a trained weight (fused update only): from the backward of its last
+ *     consumer to that of its first, after which the update applies it.
+ * Then element-wise ops whose input dies at that op run in place.
+ */
+static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt)
+{
+    const uint32_t T = img->num_tensors, O = img->num_ops;
+    lt->sh.count = 0;
+    for (uint32_t i = 0; i < T; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
+        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * 4u);
+        if (t.flags & MT_TENSOR_CONST) {
+            if (f->fused_update && bit_get(&f->trained, i)) {
+                lt->grad[i] = mt_share_add(&lt->sh, round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
+                if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+            }
+            continue;
+        }
+        if (!persistent_activation(t.flags)) {
+            const int32_t producer = mt_image_producer(img, i);
+            const uint16_t born = forward_time((uint32_t)producer);
+            lt->data[i] = mt_share_add(&lt->sh, activation_bytes, born, born);
+            if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+        }
+        if (bit_get(&f->needs_grad, i)) {
+            lt->grad[i] = mt_share_add(&lt->sh, activation_bytes, 0xFFFFu, 0);
+            if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+        }
+    }
+    /* the loss reads the logits of a fused final activation and writes the first gradient */
+    const uint16_t L = loss_time(O);
+    if (f->fused_op >= 0) {
+        mt_op_desc op;
+        mt_image_op(img, (uint32_t)f->fused_op, &op);
+        const uint32_t z = op.inputs[0];
+        if (lt->data[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[z], L);
+        if (lt->grad[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[z], L);
+    } else if (lt->grad[f->output] != MT_NO_BUFFER) {
+        mt_share_touch(&lt->sh, lt->grad[f->output], L);
+    }
+    for (uint32_t o = 0; o < O; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        const int runs = backward_runs(f, &op, o);
+        const uint32_t grads = grad_inputs_of(f, &op);
+        const uint32_t reads = runs ? mt_op_kernel_for(op.type)->backward_reads(&op, grads) : 0u;
+        const uint16_t bt = backward_time(O, o);
+        for (int k = 0; k < op.num_inputs; ++k) {
+            const uint32_t x = op.inputs[k];
+            if (x == MT_NO_TENSOR) continue;
+            if (lt->data[x] != MT_NO_BUFFER) {
+                mt_share_touch(&lt->sh, lt->data[x], forward_time(o));
+                if (reads & (1u << k)) mt_share_touch(&lt->sh, lt->data[x], bt);
+            }
+            if (runs && lt->grad[x] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[x], bt);
+        }
+        const uint32_t y = op.outputs[0];
+        if (runs) {
+            if ((reads & MT_READS_OUTPUT) && lt->data[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[y], bt);
+            if (lt->grad[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[y], bt);
+        }
+    }
+    /* in place: y over x when x's data is read by nothing after this op's forward */
+    for (uint32_t o = 0; o < O; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        const uint32_t x = op.inputs[0], y = op.outputs[0];
+        if (!mt_op_kernel_for(op.type)->in_place || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
+            continue;
+        const mt_share_buffer *bx = &lt->sh.buf[mt_share_root(&lt->sh, lt->data[x])];
+        if (bx->end == forward_time(o) && bx->bytes == lt->sh.buf[lt->data[y]].bytes)
+            mt_share_alias(&lt->sh, lt->data[y], lt->data[x]);
+    }
+    return MT_OK;
+}
+
+/* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
+static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch)
+{
+    const uint32_t O = img->num_ops;
+    uint32_t tail_start = 0; /* the last num_trainable_ops ops, unless a mask chooses */
     if (cfg->num_trainable_ops >= 0)
         tail_start = (uint32_t)cfg->num_trainable_ops >= O ? 0u : O - (uint32_t)cfg->num_trainable_ops;
-
-    /* trained weights and gradient-carrying activations, forward over the ops */
-    bitset trained, needs_grad;
-    memset(&trained, 0, sizeof trained);
-    memset(&needs_grad, 0, sizeof needs_grad);
-    size_t max_scratch = 0;
-    uint32_t first_trained = O;
+    memset(&f->trained, 0, sizeof f->trained);
+    memset(&f->needs_grad, 0, sizeof f->needs_grad);
+    f->first_trained = O;
+    *max_scratch = 0;
     for (uint32_t o = 0; o < O; ++o) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
@@ -163,29 +291,91 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
             mt_tensor_desc t;
             mt_image_tensor(img, op.inputs[i], &t);
             if (op_trains && (t.flags & MT_TENSOR_TRAINABLE) && (!cfg->biases_only || t.ndim == 1)) {
-                bit_set(&trained, op.inputs[i]);
-                bit_set(&needs_grad, op.inputs[i]);
-                if (o < first_trained) first_trained = o;
+                bit_set(&f->trained, op.inputs[i]);
+                bit_set(&f->needs_grad, op.inputs[i]);
+                if (o < f->first_trained) f->first_trained = o;
             }
-            any |= bit_get(&needs_grad, op.inputs[i]);
+            any |= bit_get(&f->needs_grad, op.inputs[i]);
         }
         for (int k = 0; k < op.num_outputs; ++k)
-            if (any) bit_set(&needs_grad, op.outputs[k]);
-        size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, B);
-        if (s > max_scratch) max_scratch = s;
+            if (any) bit_set(&f->needs_grad, op.outputs[k]);
+        size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
+        if (s > *max_scratch) *max_scratch = s;
     }
-    int32_t fused_op;
-    const int32_t fusion = detect_fusion(img, cfg, output, &fused_op);
-    if (fusion != MT_FUSION_NONE) bit_clear(&needs_grad, output);
+    f->fusion = detect_fusion(img, cfg, f->output, &f->fused_op);
+    if (f->fusion != MT_FUSION_NONE) bit_clear(&f->needs_grad, f->output);
+}
+
+/* When each gradient is zeroed (just before its first writer) and, with fused updates,
+ * after which op's backward a trained weight is updated (its first consumer's, the
+ * last to add to its gradient). With accumulation, weight gradients are zeroed only
+ * by mt_session_zero_grad(). */
+static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t index, mt_tensor_rt *r)
+{
+    r->grad_zero_at = MT_NEVER;
+    r->update_after = MT_NEVER;
+    if (!bit_get(&f->needs_grad, index)) return;
+    const int weight = (r->flags & MT_TENSOR_CONST) != 0;
+    if (weight && !f->fused_update) return;
+    if (!weight) {
+        uint32_t loss_reads = f->output;
+        if (f->fused_op >= 0) {
+            mt_op_desc fused;
+            mt_image_op(img, (uint32_t)f->fused_op, &fused);
+            loss_reads = fused.inputs[0];
+        }
+        if (loss_reads == index) r->grad_zero_at = MT_AT_LOSS;
+    }
+    for (uint32_t o = img->num_ops; o-- > 0;) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (!backward_runs(f, &op, o)) continue;
+        for (int k = 0; k < op.num_inputs; ++k) {
+            if (op.inputs[k] != index) continue;
+            if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)o;
+            if (weight) r->update_after = (uint16_t)o;
+        }
+    }
+    /* an activation nobody reads: its producer's backward reads a zero gradient */
+    if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
+}
+
+mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
+                         mt_memory_plan *plan, mt_session **session)
+{
+    mt_status st = check_config(cfg);
+    if (st != MT_OK) return st;
+
+    const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
+    graph_facts f;
+    f.output = mt_image_io(img, 1, 0);
+    f.fused_update = cfg->accumulate_gradients == 0;
+    mt_tensor_desc out_desc;
+    mt_image_tensor(img, f.output, &out_desc);
+    if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return st;
+    for (uint32_t i = 0; i < T; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (!(t.flags & MT_TENSOR_CONST) && (uint64_t)B * t.count > MT_MAX_ELEMENTS) return MT_ERR_SHAPE;
+    }
+    size_t max_scratch;
+    mark_training(img, cfg, &f, &max_scratch);
+
+    lifetimes lt;
+    if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return st;
+    uint64_t lower_bound_shared;
+    const uint64_t shared = mt_share_place(&lt.sh, &lower_bound_shared);
+    if (shared == UINT64_MAX) return MT_ERR_ARENA_TOO_SMALL;
 
     int32_t num_params = 0, num_trained = 0;
     for (uint32_t i = 0; i < T; ++i) {
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
         if ((t.flags & MT_TENSOR_CONST) && t.dtype == MT_DTYPE_F32) ++num_params;
-        if (bit_get(&trained, i)) ++num_trained;
+        if (bit_get(&f.trained, i)) ++num_trained;
     }
 
+    /* persistent region: what lives across steps, bump-allocated */
     mt_memory_plan p;
     memset(&p, 0, sizeof p);
     bump b = {arena, 0};
@@ -195,6 +385,12 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     uint16_t *params = (uint16_t *)take(&b, (uint64_t)num_params * 2u, &p.metadata_bytes);
     uint16_t *trained_list = (uint16_t *)take(&b, (uint64_t)num_trained * 2u, &p.metadata_bytes);
     const uint32_t state_arrays = mt_optimizer_state_arrays(cfg->optimizer, cfg->momentum);
+    const uint64_t target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
+                                      ? (uint64_t)B * 4u
+                                      : (uint64_t)B * out_desc.count * 4u;
+    void *target = take(&b, target_bytes, &p.io_bytes);
+    float *scratch = (float *)take(&b, max_scratch, &p.scratch_bytes);
+    size_t persistent_grad = 0, persistent_activations = 0;
 
     int32_t np = 0, nt = 0;
     for (uint32_t i = 0; i < T; ++i) {
@@ -204,18 +400,18 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
         memset(&r, 0, sizeof r);
         r.count = t.count;
         r.last_dim = t.dims[t.ndim - 1];
-        r.ndim = t.ndim;
-        memcpy(r.dims, t.dims, sizeof r.dims);
         r.flags = t.flags;
         r.dtype = t.dtype;
+        memcpy(r.dims, t.dims, sizeof r.dims);
+        const uint64_t bytes = (uint64_t)t.count * 4u, rows_bytes = (uint64_t)B * t.count * 4u;
         if (t.flags & MT_TENSOR_CONST) {
-            const uint64_t bytes = (uint64_t)t.count * 4u;
             if (t.dtype == MT_DTYPE_F32 && arena) params[np] = (uint16_t)i;
             if (t.dtype == MT_DTYPE_F32) ++np;
-            if (bit_get(&trained, i)) {
+            if (bit_get(&f.trained, i)) {
                 r.trained = 1;
                 r.mutable_data = (float *)take(&b, bytes, &p.weight_bytes);
-                r.grad = (float *)take(&b, bytes, &p.gradient_bytes);
+                if (!f.fused_update) r.grad = (float *)take(&b, bytes, &persistent_grad);
+                else p.gradient_bytes += round_up(bytes);
                 if (state_arrays) r.opt_state = (float *)take(&b, bytes * state_arrays, &p.optimizer_bytes);
                 if (arena) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
@@ -227,35 +423,48 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
                 r.data = mt_image_const_f32(img, &t);
             }
         } else {
-            const uint64_t elements = (uint64_t)B * t.count;
-            if (elements > MT_MAX_ELEMENTS) return MT_ERR_SHAPE;
-            r.mutable_data = (float *)take(&b, elements * 4u, &p.activation_bytes);
-            r.data = r.mutable_data;
-            if (bit_get(&needs_grad, i)) r.grad = (float *)take(&b, elements * 4u, &p.activation_grad_bytes);
+            if (persistent_activation(t.flags)) r.mutable_data = (float *)take(&b, rows_bytes, &persistent_activations);
+            p.activation_bytes += round_up(rows_bytes);
+            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up(rows_bytes);
         }
+        grad_schedule(img, &f, i, &r);
         if (arena) rt[i] = r;
     }
-    const uint64_t target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
-                                      ? (uint64_t)B * 4u
-                                      : (uint64_t)B * out_desc.count * 4u;
-    void *target = take(&b, target_bytes, &p.io_bytes);
-    float *scratch = (float *)take(&b, max_scratch, &p.scratch_bytes);
+    p.gradient_bytes += persistent_grad;
 
+    /* shared region after it; pointers from the placement */
+    const uint64_t shared_base = b.used;
+    uint8_t *shared_region = arena ? arena + shared_base : NULL;
+    b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) return MT_ERR_ARENA_TOO_SMALL; /* cannot exist on this target */
+    uint64_t roles = p.metadata_bytes + p.weight_bytes + p.gradient_bytes + p.optimizer_bytes +
+                     p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;
+    p.reuse_bytes = (size_t)(roles - b.used);
+    p.lower_bound_bytes = (size_t)(shared_base + lower_bound_shared);
     p.num_trained_params = num_trained;
-    p.first_trained_op = (int32_t)first_trained;
+    p.first_trained_op = (int32_t)f.first_trained;
+    p.fused_update = f.fused_update;
     *plan = p;
     if (!arena) return MT_OK;
 
+    for (uint32_t i = 0; i < T; ++i) {
+        if (lt.data[i] != MT_NO_BUFFER) {
+            rt[i].mutable_data = (float *)(void *)(shared_region + lt.sh.buf[lt.data[i]].offset);
+            rt[i].data = rt[i].mutable_data;
+        } else if (!(rt[i].flags & MT_TENSOR_CONST)) {
+            rt[i].data = rt[i].mutable_data;
+        }
+        if (lt.grad[i] != MT_NO_BUFFER) rt[i].grad = (float *)(void *)(shared_region + lt.sh.buf[lt.grad[i]].offset);
+    }
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
-        ops[o].trained = (uint8_t)(cfg->trainable_op_mask ? cfg->trainable_op_mask[o] != 0 : o >= tail_start);
+        ops[o].trained = (uint8_t)(o >= f.first_trained);
     }
     memset(s, 0, sizeof *s);
     s->img = *img;
     s->cfg = *cfg;
-    s->cfg.trainable_op_mask = NULL; /* borrowed for this call only; ops[].trained keeps it */
+    s->cfg.trainable_op_mask = NULL; /* borrowed for this call only */
     s->plan = p;
     s->tensors = rt;
     s->ops = ops;
@@ -266,9 +475,9 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     s->target = target;
     s->target_bytes = (uint32_t)target_bytes;
     s->scratch = scratch;
-    s->output_tensor = output;
-    s->fused_op = fused_op;
-    s->fusion = fusion;
+    s->output_tensor = f.output;
+    s->fused_op = f.fused_op;
+    s->fusion = f.fusion;
     s->learning_rate = cfg->learning_rate;
     s->model_fingerprint = mt_image_fingerprint(img);
     s->beta1_power = 1.0;

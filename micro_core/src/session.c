@@ -133,22 +133,72 @@ static mt_status loss(mt_session *s, uint32_t n, int with_grad, float *value)
     return st;
 }
 
+/* Zero the gradient rows whose first writer is `at` (an op index, or MT_AT_LOSS). Weight
+ * gradients (fused updates) are zeroed whole; activation gradients for the n valid rows. */
+static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, int count, uint16_t at,
+                                        uint32_t n)
+{
+    for (int k = 0; k < count; ++k) {
+        if (tensors[k] == MT_NO_TENSOR) continue;
+        mt_tensor_rt *t = &s->tensors[tensors[k]];
+        if (t->grad == NULL || t->grad_zero_at != at) continue;
+        const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
+        memset(t->grad, 0, elements * sizeof(float));
+    }
+}
+
+static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
+{
+    const mt_train_config *c = &s->cfg;
+    if (c->optimizer == MT_OPTIMIZER_SGD)
+        mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
+                          c->weight_decay, grad_scale);
+    else
+        mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                           s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);
+}
+
+/* The scale that turns summed gradients into the configured reduction. */
+static float grad_scale_for(const mt_session *s, int64_t rows)
+{
+    return s->cfg.reduction == MT_REDUCTION_MEAN ? 1.0f / (float)rows : 1.0f;
+}
+
+/* Advance the step counter and Adam's bias-correction powers before an update. */
+static void begin_update(mt_session *s)
+{
+    s->step += 1;
+    s->beta1_power *= (double)s->cfg.beta1;
+    s->beta2_power *= (double)s->cfg.beta2;
+}
+
+/* An op reading one tensor through two inputs (x + x) updates it once. */
+static int repeats_earlier_input(const mt_op_desc *op, int k)
+{
+    for (int j = 0; j < k; ++j)
+        if (op->inputs[j] == op->inputs[k]) return 1;
+    return 0;
+}
+
 /* Backward from the last op down to the first trained one; ops whose outputs carry
- * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss. */
-static void backward(mt_session *s, uint32_t n)
+ * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss.
+ * With fused updates, a weight is updated as soon as its last gradient term is added:
+ * its op's backward has already used the old value for dx. */
+static void backward(mt_session *s, uint32_t n, float grad_scale)
 {
     for (uint32_t o = s->img.num_ops; o-- > (uint32_t)s->plan.first_trained_op;) {
         const mt_op_desc *op = &s->ops[o];
         if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
+        zero_grads_written_first_by(s, op->inputs, op->num_inputs, (uint16_t)o, n);
+        zero_grads_written_first_by(s, op->outputs, op->num_outputs, (uint16_t)o, n);
         mt_op_kernel_for(op->type)->backward(op, s->tensors, n, s->scratch);
-    }
-}
-
-static void zero_activation_grads(mt_session *s, uint32_t n)
-{
-    for (uint32_t i = 0; i < s->img.num_tensors; ++i) {
-        mt_tensor_rt *t = &s->tensors[i];
-        if (t->grad && !(t->flags & MT_TENSOR_CONST)) memset(t->grad, 0, (size_t)n * t->count * sizeof(float));
+        if (!s->plan.fused_update) continue;
+        for (int k = 0; k < op->num_inputs; ++k) {
+            if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
+            mt_tensor_rt *t = &s->tensors[op->inputs[k]];
+            if (t->update_after == o) apply_update(s, t, grad_scale);
+        }
     }
 }
 
@@ -159,9 +209,25 @@ static mt_status check_rows(const mt_session *s, int32_t n)
     return MT_OK;
 }
 
+/* Forward, then the loss with its gradient; weight gradients and weights are not touched
+ * yet, so a bad label or a non-finite loss leaves them as they were. */
+static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
+{
+    float value;
+    mt_status st;
+    const uint16_t at_loss[2] = {(uint16_t)s->output_tensor,
+                                 s->fused_op >= 0 ? s->ops[s->fused_op].inputs[0] : MT_NO_TENSOR};
+    forward(s, n);
+    zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n);
+    if ((st = loss(s, n, 1, &value)) != MT_OK) return st;
+    if (loss_out) *loss_out = value;
+    return mt_isfinitef(value) ? MT_OK : MT_ERR_NUMERIC;
+}
+
 mt_status mt_session_zero_grad(mt_session *s)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (s->plan.fused_update) return MT_ERR_STATE;
     for (int32_t k = 0; k < s->num_trained; ++k) {
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         memset(t->grad, 0, t->count * sizeof(float));
@@ -174,43 +240,20 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
 {
     mt_status st = check_rows(s, n);
     if (st != MT_OK) return st;
-    if (s->num_trained == 0) return MT_ERR_STATE;
-    const uint32_t rows = (uint32_t)n;
-    float value;
-    forward(s, rows);
-    /* the loss writes only activation gradients (temporaries); weight gradients
-     * change in backward(), which a bad label or a non-finite loss never reaches */
-    zero_activation_grads(s, rows);
-    if ((st = loss(s, rows, 1, &value)) != MT_OK) return st;
-    if (loss_out) *loss_out = value;
-    if (!mt_isfinitef(value)) return MT_ERR_NUMERIC;
-    backward(s, rows);
-    s->accumulated_rows += rows;
+    if (s->num_trained == 0 || s->plan.fused_update) return MT_ERR_STATE;
+    if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
+    backward(s, (uint32_t)n, 1.0f);
+    s->accumulated_rows += n;
     return MT_OK;
 }
 
 mt_status mt_session_optimizer_step(mt_session *s)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
-    if (s->num_trained == 0 || s->accumulated_rows == 0) return MT_ERR_STATE;
-    const mt_train_config *c = &s->cfg;
-    const float grad_scale =
-        c->reduction == MT_REDUCTION_MEAN ? 1.0f / (float)s->accumulated_rows : 1.0f;
-    s->step += 1;
-    s->beta1_power *= (double)c->beta1;
-    s->beta2_power *= (double)c->beta2;
-    for (int32_t k = 0; k < s->num_trained; ++k) {
-        mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        if (c->optimizer == MT_OPTIMIZER_SGD) {
-            mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
-                              c->momentum, c->weight_decay, grad_scale);
-        } else {
-            mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
-                               grad_scale);
-        }
-    }
+    if (s->num_trained == 0 || s->accumulated_rows == 0 || s->plan.fused_update) return MT_ERR_STATE;
+    const float grad_scale = grad_scale_for(s, s->accumulated_rows);
+    begin_update(s);
+    for (int32_t k = 0; k < s->num_trained; ++k) apply_update(s, &s->tensors[s->trained[k]], grad_scale);
     return MT_OK;
 }
 
@@ -219,11 +262,17 @@ mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
     mt_status st = check_rows(s, n);
     if (st != MT_OK) return st;
     if (s->num_trained == 0) return MT_ERR_STATE;
-    /* accumulate() checks the loss before touching gradients; zeroing first is
-     * safe because a failed step then leaves zero gradients and unchanged weights */
-    mt_session_zero_grad(s);
-    if ((st = mt_session_accumulate(s, n, loss_out)) != MT_OK) return st;
-    return mt_session_optimizer_step(s);
+    if (!s->plan.fused_update) {
+        /* accumulate() checks the loss before touching gradients; a failed step leaves
+         * zero gradients and unchanged weights */
+        mt_session_zero_grad(s);
+        if ((st = mt_session_accumulate(s, n, loss_out)) != MT_OK) return st;
+        return mt_session_optimizer_step(s);
+    }
+    if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
+    begin_update(s);
+    backward(s, (uint32_t)n, grad_scale_for(s, n));
+    return MT_OK;
 }
 
 mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)

@@ -492,6 +492,7 @@ static void test_bad_step_data(void)
     uint8_t *img = ib_build_mlp(&spec, &bytes);
     default_cfg(&cfg);
     cfg.loss = MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    cfg.accumulate_gradients = 1; /* so the accumulate path below is reachable */
     CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena_storage, sizeof arena_storage),
                  MT_OK);
     mt_session_input(s, 0, &x, &count);

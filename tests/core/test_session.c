@@ -134,8 +134,9 @@ static void test_plan_is_exact(void)
         CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), MT_OK);
         size_t sum = plan.metadata_bytes + plan.weight_bytes + plan.gradient_bytes +
                      plan.optimizer_bytes + plan.activation_bytes + plan.activation_grad_bytes +
-                     plan.io_bytes + plan.scratch_bytes;
+                     plan.io_bytes + plan.scratch_bytes - plan.reuse_bytes;
         CHECK_EQ_INT(sum, plan.total_bytes);
+        CHECK(plan.lower_bound_bytes <= plan.total_bytes);
         CHECK_EQ_INT(plan.total_bytes % MT_ARENA_ALIGN, 0);
         CHECK_EQ_INT(plan.num_trained_params, 4);
         CHECK_EQ_INT(plan.first_trained_op, 0);
@@ -191,9 +192,10 @@ static void test_guards_and_image_untouched(void)
         fill_targets(g.s, 5, 2, 0, 20u + (unsigned)step);
         CHECK_STATUS(mt_session_train_step(g.s, step % 2 ? 5 : 2, &loss), MT_OK);
     }
-    CHECK_STATUS(mt_session_accumulate(g.s, 5, &loss), MT_OK);
-    CHECK_STATUS(mt_session_optimizer_step(g.s), MT_OK);
-    CHECK_STATUS(mt_session_zero_grad(g.s), MT_OK);
+    /* fused updates (the default) keep no gradients to accumulate */
+    CHECK_STATUS(mt_session_accumulate(g.s, 5, &loss), MT_ERR_STATE);
+    CHECK_STATUS(mt_session_optimizer_step(g.s), MT_ERR_STATE);
+    CHECK_STATUS(mt_session_zero_grad(g.s), MT_ERR_STATE);
     CHECK_STATUS(mt_session_eval_step(g.s, 5, &loss), MT_OK);
     CHECK_STATUS(mt_session_infer(g.s, 1), MT_OK);
     CHECK(guards_intact(&g));
@@ -518,6 +520,7 @@ static void test_eval_infer_accumulate(void)
     uint8_t *img = ib_build_mlp(&spec, &bytes);
     config(&cfg, MT_OPTIMIZER_ADAM, MT_LOSS_CATEGORICAL_CROSSENTROPY, 6);
     CHECK_STATUS(open_guarded(&a, img, bytes, &cfg), MT_OK);
+    cfg.accumulate_gradients = 1; /* b accumulates; a updates fused, during backward */
     CHECK_STATUS(open_guarded(&b, img, bytes, &cfg), MT_OK);
     for (int k = 0; k < 2; k++) {
         guarded *g = k ? &b : &a;
@@ -545,7 +548,7 @@ static void test_eval_infer_accumulate(void)
     }
     CHECK(same_params(a.s, b.s));
 
-    /* train_step == zero_grad + accumulate + optimizer_step, bitwise; its loss is eval's */
+    /* a fused train_step == zero_grad + accumulate + optimizer_step, bitwise; its loss is eval's */
     CHECK_STATUS(mt_session_train_step(a.s, 6, &lt), MT_OK);
     CHECK_BITS_EQ(lt, le);
     CHECK(!same_params(a.s, b.s));
@@ -587,6 +590,7 @@ static void test_accumulate_halves(void)
     config(&cfg, MT_OPTIMIZER_SGD, MT_LOSS_MSE, 4);
     cfg.reduction = MT_REDUCTION_SUM;
     CHECK_STATUS(open_guarded(&whole, img, bytes, &cfg), MT_OK);
+    cfg.accumulate_gradients = 1;
     CHECK_STATUS(open_guarded(&halves, img, bytes, &cfg), MT_OK);
     fill_inputs(whole.s, 4, 3, 41u);
     fill_targets(whole.s, 4, 2, 0, 42u);

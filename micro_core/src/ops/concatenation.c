@@ -66,4 +66,4 @@ static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
 }
 
 const mt_op_kernel mt_kernel_concatenation = {"concatenation", concat_check, no_scratch, concat_forward,
-                                              concat_backward};
+                                              concat_backward, mt_reads_nothing, 0};

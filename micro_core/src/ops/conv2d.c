@@ -151,5 +151,11 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
                               &g);
 }
 
+/* dW needs x; a fused activation's derivative needs y */
+static uint32_t conv2d_reads(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    return ((grad_inputs & 2u) ? 1u : 0u) | (op->params[3] != MT_FUSED_NONE ? MT_READS_OUTPUT : 0u);
+}
+
 const mt_op_kernel mt_kernel_conv2d = {"conv2d", conv2d_check, conv2d_scratch, conv2d_forward,
-                                       conv2d_backward};
+                                       conv2d_backward, conv2d_reads, 0};

@@ -122,5 +122,12 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
                              x->count, y->count);
 }
 
+/* dW needs x; dx needs only W (a weight, never planned) */
+static uint32_t dense_reads(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op;
+    return (grad_inputs & 2u) ? 1u : 0u;
+}
+
 const mt_op_kernel mt_kernel_dense = {"dense", dense_check, dense_scratch, dense_forward,
-                                      dense_backward};
+                                      dense_backward, dense_reads, 0};

@@ -145,5 +145,11 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
                                         b ? b->grad : NULL, n, &g);
 }
 
+/* dW needs x; a fused activation's derivative needs y */
+static uint32_t depthwise_reads(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    return ((grad_inputs & 2u) ? 1u : 0u) | (op->params[3] != MT_FUSED_NONE ? MT_READS_OUTPUT : 0u);
+}
+
 const mt_op_kernel mt_kernel_depthwise_conv2d = {"depthwise_conv2d", depthwise_check, depthwise_scratch,
-                                                 depthwise_forward, depthwise_backward};
+                                                 depthwise_forward, depthwise_backward, depthwise_reads, 0};

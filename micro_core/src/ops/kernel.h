@@ -21,11 +21,20 @@ typedef struct mt_tensor_rt {
     uint32_t count;    /* elements of one sample (activations) or of the tensor (constants) */
     uint32_t last_dim; /* size of the last dimension */
     uint32_t dims[MT_MAX_DIMS]; /* one sample's shape (activations) or the tensor's */
-    uint8_t ndim;
+    uint16_t grad_zero_at; /* the op whose backward writes grad first (it is zeroed just before),
+                              MT_AT_LOSS for the loss, MT_NEVER when there is no grad */
+    uint16_t update_after; /* fused update: the op after whose backward the weight's gradient is
+                              complete and the optimizer applies it, else MT_NEVER */
     uint16_t flags;    /* MT_TENSOR_* */
     uint8_t dtype;
     uint8_t trained;   /* a weight the optimizer updates */
 } mt_tensor_rt;
+
+#define MT_AT_LOSS 0xFFFEu
+#define MT_NEVER 0xFFFFu
+
+/* backward_reads() bits: input k is bit k; the output's data is MT_READS_OUTPUT. */
+#define MT_READS_OUTPUT (1u << 4)
 
 typedef struct mt_op_kernel {
     const char *name;
@@ -33,10 +42,20 @@ typedef struct mt_op_kernel {
     size_t (*scratch_bytes)(const mt_image *img, const mt_op_desc *op, uint32_t batch);
     void (*forward)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch);
     void (*backward)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch);
+    /* Which data the backward reads, given which inputs need a gradient (bit k = input k):
+     * the planner keeps exactly those activations alive until the backward. */
+    uint32_t (*backward_reads)(const mt_op_desc *op, uint32_t grad_inputs);
+    /* 1 when forward may write the output over input 0 (same element count) */
+    uint8_t in_place;
 } mt_op_kernel;
 
 /* The kernel of an op type, or NULL if this build does not know it. */
 const mt_op_kernel *mt_op_kernel_for(uint32_t type);
+
+/* backward_reads() of ops whose backward reads nothing but dy (pools, Add, Reshape, ...) */
+uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs);
+/* ... that read only their saved output (activations, softmax) */
+uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs);
 
 /* 1 when every op parameter is zero (ops that take none). */
 int mt_params_zero(const mt_op_desc *op);

@@ -221,9 +221,16 @@ static void global_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t
                                            x->dims[2]);
 }
 
+/* the routing of dy to the window's maximum compares x with y */
+static uint32_t max_pool_reads(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return 1u | MT_READS_OUTPUT;
+}
+
 const mt_op_kernel mt_kernel_max_pool2d = {"max_pool2d", pool_check, no_scratch, max_pool_forward,
-                                           max_pool_backward};
+                                           max_pool_backward, max_pool_reads, 0};
 const mt_op_kernel mt_kernel_average_pool2d = {"average_pool2d", pool_check, no_scratch,
-                                               average_pool_forward, average_pool_backward};
+                                               average_pool_forward, average_pool_backward, mt_reads_nothing, 0};
 const mt_op_kernel mt_kernel_global_average_pool = {"global_average_pool", global_pool_check, no_scratch,
-                                                    global_pool_forward, global_pool_backward};
+                                                    global_pool_forward, global_pool_backward, mt_reads_nothing, 0};

@@ -39,6 +39,18 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type)
     }
 }
 
+uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return 0;
+}
+
+uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return MT_READS_OUTPUT;
+}
+
 int mt_params_zero(const mt_op_desc *op)
 {
     return (op->params[0] | op->params[1] | op->params[2] | op->params[3]) == 0;

@@ -20,7 +20,9 @@ static void reshape_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
-    memcpy(t[op->outputs[0]].mutable_data, x->data, (size_t)n * x->count * sizeof(float));
+    float *y = t[op->outputs[0]].mutable_data;
+    if (y != x->data) /* planned in place: nothing to move */
+        memcpy(y, x->data, (size_t)n * x->count * sizeof(float));
 }
 
 static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -31,4 +33,4 @@ static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
 }
 
 const mt_op_kernel mt_kernel_reshape = {"reshape", reshape_check, no_scratch, reshape_forward,
-                                        reshape_backward};
+                                        reshape_backward, mt_reads_nothing, 1};

@@ -65,4 +65,4 @@ static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
 }
 
 const mt_op_kernel mt_kernel_softmax = {"softmax", softmax_check, softmax_scratch, softmax_forward,
-                                        softmax_backward};
+                                        softmax_backward, mt_reads_output, 1};
