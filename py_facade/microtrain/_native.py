@@ -27,11 +27,11 @@ from .errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 2
+MT_ABI_VERSION = 3
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
-MT_MAX_TENSORS = 1024
-MT_MAX_OPS = 1024
+MT_MAX_TENSORS = 256
+MT_MAX_OPS = 256
 
 # mt_status
 MT_OK = 0
@@ -153,6 +153,10 @@ class mt_train_config(ctypes.Structure):
         # const uint8_t *: one byte per op, or NULL. Borrowed by mt_plan()/mt_session_init()
         # only; the caller keeps the array alive across those calls.
         ("trainable_op_mask", ctypes.POINTER(ctypes.c_uint8)),
+        # 0: fused update (each weight updated as soon as its gradient is complete);
+        # 1: gradients kept for mt_session_accumulate() / mt_session_optimizer_step()
+        ("accumulate_gradients", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
     ]
 
 
@@ -167,8 +171,12 @@ class mt_memory_plan(ctypes.Structure):
         ("activation_grad_bytes", ctypes.c_size_t),
         ("io_bytes", ctypes.c_size_t),
         ("scratch_bytes", ctypes.c_size_t),
+        ("reuse_bytes", ctypes.c_size_t),
+        ("lower_bound_bytes", ctypes.c_size_t),
         ("num_trained_params", ctypes.c_int32),
         ("first_trained_op", ctypes.c_int32),
+        ("fused_update", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
     ]
 
 
