@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# The test command: set up (tools/setup_host.sh --test), then
+# The test command: set up (tools/setup_host.sh --test, tools/setup_arm.sh), then
 #   1. build micro_core and the C tests with -Werror, run them with ctest;
-#   2. run the Python tests (pytest) against the installed package.
+#   2. cross-build them for ARM Linux (32 and 64 bit) and run them under qemu-user (ctest);
+#   3. run the Python tests (pytest) against the installed package, including the board
+#      tests (tests/boards): the example firmware fine-tunes under QEMU on every Cortex-M
+#      board and must compute the host's bits exactly.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source tools/setup_host.sh --test
+bash tools/setup_arm.sh
 
 build="$root/build/host-tests"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure
+
+for preset in arm-linux-gnueabihf aarch64-linux-gnu; do
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  ctest --preset "$preset"
+done
 
 cd "$root"
 python -m pytest -q tests

@@ -1,0 +1,76 @@
+"""The example firmware fine-tunes on every board and computes the host's bits exactly.
+
+Host simulation is exact, not approximate: per-epoch losses (as float32 bit patterns),
+accuracy counts and the CRC-32 of the trained weights printed by the firmware must equal
+what the host library computes through ctypes for the same model, data and steps, on
+Cortex-M3 (soft float), M4F, M7, M33, x86-64 and ARM Linux (32 and 64 bit) alike.
+"""
+
+import os
+import re
+
+import pytest
+
+from microtrain import firmware
+
+from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, HOSTED_BOARDS
+
+EPOCH = re.compile(r"epoch (\d+) train_loss \S+ \((0x[0-9a-f]{8})\) eval_loss \S+ "
+                   r"\((0x[0-9a-f]{8})\) accuracy (\d+)/(\d+)")
+QEMU_EXIT_TIMEOUT = 120
+
+
+def _text(match, group):
+    value = match.group(group)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+def test_cortex_m_fine_tunes_bit_identical_to_host(dut, board, firmware_package):
+    reference = firmware_package["record"]["host_reference"]
+    arena = dut.expect(r"arena (\d+) bytes \(planned on the host, checked\)", timeout=30)
+    assert int(_text(arena, 1)) == reference["arena_bytes"]
+    epochs = []
+    for _ in reference["epochs"]:
+        m = dut.expect(EPOCH, timeout=120)
+        epochs.append({"epoch": int(_text(m, 1)), "train_loss": int(_text(m, 2), 16),
+                       "eval_loss": int(_text(m, 3), 16), "correct": int(_text(m, 4)),
+                       "total": int(_text(m, 5))})
+    crc = int(_text(dut.expect(r"weights crc32 (0x[0-9a-f]{8})", timeout=30), 1), 16)
+    dut.expect_exact("microtrain firmware: done", timeout=30)
+    assert dut.qemu.wait(timeout=QEMU_EXIT_TIMEOUT) == 0  # semihosting exit status
+
+    losses = [firmware.bits_to_float(e["train_loss"]) for e in epochs]
+    assert losses[-1] < losses[0], "the training loss did not decrease: %r" % losses
+    assert epochs == reference["epochs"]
+    assert crc == reference["crc32"], "device 0x%08x, host 0x%08x" % (crc, reference["crc32"])
+
+
+@pytest.mark.parametrize("board", HOSTED_BOARDS)
+def test_hosted_build_bit_identical_to_host(board, board_builds, firmware_package):
+    """x86-64 natively, ARM Linux under qemu-arm / qemu-aarch64: the same app, the same bits."""
+    status, text, errors = firmware.run(board_builds[board], timeout=QEMU_EXIT_TIMEOUT)
+    assert status == 0, text + errors
+    assert firmware.parse_output(text) == firmware_package["record"]["host_reference"]
+
+
+def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package):
+    """A build whose declared arena is not mt_plan's figure stops at boot with status 2."""
+    data_dir = os.path.join(BUILD_ROOT, "bad-arena", "data")
+    os.makedirs(data_dir, exist_ok=True)
+    for name in (firmware.DATA_SOURCE, firmware.DATA_HEADER):
+        with open(os.path.join(firmware_package["data_dir"], name)) as handle:
+            text = handle.read()
+        if name == firmware.DATA_HEADER:
+            planned = firmware_package["record"]["plan"]["total_bytes"]
+            text = text.replace("#define MT_FW_ARENA_BYTES %du" % planned,
+                                "#define MT_FW_ARENA_BYTES %du" % (planned + 16))
+            assert str(planned + 16) in text
+        with open(os.path.join(data_dir, name), "w") as handle:
+            handle.write(text)
+    info = firmware.build(firmware.find_source_dir(), "mps2-an386", data_dir,
+                          os.path.join(BUILD_ROOT, "bad-arena", "build"))
+    status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
+    assert status == firmware.EXIT_PLAN_MISMATCH
+    assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (
+        planned, planned + 16) in text
