@@ -432,11 +432,15 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
 /**
  * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
  *
- * The whole checkpoint is validated first (structure, CRC, model CRC, trained tensor
- * set, optimizer); only then are weights, state and counters replaced and
- * @p on_property (may be NULL) called for each property. On any error the session
- * is unchanged. A checkpoint without optimizer state restarts the optimizer
- * (zero moments, fresh bias correction) but restores weights and counters.
+ * The whole checkpoint is validated first (structure, CRC, model fingerprint, trained
+ * tensor set, optimizer); only then are weights, state and counters replaced and
+ * @p on_property (may be NULL) called for each property. A checkpoint refused by
+ * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
+ * validating) leaves the session unchanged. The second pass reads in place, holding no
+ * copy: if @p read fails there (storage failing between the passes) or @p on_property
+ * returns an error, the status is returned with the session partly or wholly loaded;
+ * load again. A checkpoint without optimizer state restarts the optimizer (zero
+ * moments, fresh bias correction) but restores weights and counters.
  * @return MT_OK, MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, MT_ERR_IO,
  *         MT_ERR_BAD_ARGUMENT, or what @p on_property returned.
  */
