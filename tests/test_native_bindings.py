@@ -157,7 +157,7 @@ def test_raw_accumulate_then_optimizer_step_equals_train_step():
     expected_loss = whole.train_step(x, y)["loss"][0]
 
     split = microtrain.TrainSession(model)
-    split.compile("sgd", "mse", batch_size=4)
+    split.compile("sgd", "mse", batch_size=4, accumulate_gradients=True)
     split.input_buffer()[:] = x
     split.target_buffer()[:] = y
     loss = ctypes.c_float()

@@ -107,8 +107,11 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
     plan = session.memory_plan()
     parts = ("metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes",
              "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes")
-    assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op"}
-    assert sum(plan[p] for p in parts) == plan["total_bytes"]
+    assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op",
+                                      "reuse_bytes", "lower_bound_bytes", "fused_update",
+                                      "reserved"}
+    assert sum(plan[p] for p in parts) - plan["reuse_bytes"] == plan["total_bytes"]
+    assert plan["lower_bound_bytes"] <= plan["total_bytes"]
     assert all(plan[p] % _native.MT_ARENA_ALIGN == 0 for p in parts)
     weight_bytes = 4 * (16 * 10 + 16 + 4 * 16 + 4)
     assert weight_bytes <= plan["weight_bytes"] < weight_bytes + 4 * 16

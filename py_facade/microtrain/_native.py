@@ -76,6 +76,24 @@ MT_OP_RELU = 2
 MT_OP_SIGMOID = 3
 MT_OP_TANH = 4
 MT_OP_SOFTMAX = 5
+MT_OP_CONV2D = 6
+MT_OP_DEPTHWISE_CONV2D = 7
+MT_OP_MAX_POOL2D = 8
+MT_OP_AVERAGE_POOL2D = 9
+MT_OP_GLOBAL_AVERAGE_POOL = 10
+MT_OP_RESHAPE = 11
+MT_OP_ADD = 12
+MT_OP_CONCATENATION = 13
+MT_OP_RELU6 = 14
+MT_OP_LEAKY_RELU = 15
+
+OP_NAMES = {
+    MT_OP_DENSE: "Dense", MT_OP_RELU: "ReLU", MT_OP_SIGMOID: "Sigmoid", MT_OP_TANH: "Tanh",
+    MT_OP_SOFTMAX: "Softmax", MT_OP_CONV2D: "Conv2D", MT_OP_DEPTHWISE_CONV2D: "DepthwiseConv2D",
+    MT_OP_MAX_POOL2D: "MaxPool2D", MT_OP_AVERAGE_POOL2D: "AveragePool2D",
+    MT_OP_GLOBAL_AVERAGE_POOL: "GlobalAveragePool", MT_OP_RESHAPE: "Reshape", MT_OP_ADD: "Add",
+    MT_OP_CONCATENATION: "Concatenation", MT_OP_RELU6: "ReLU6", MT_OP_LEAKY_RELU: "LeakyReLU",
+}
 
 # mt_optimizer
 MT_OPTIMIZER_SGD = 0
@@ -92,6 +110,10 @@ MT_LOSS_BINARY_CROSSENTROPY = 4
 # mt_reduction
 MT_REDUCTION_MEAN = 0
 MT_REDUCTION_SUM = 1
+
+# checkpoint property limits, in bytes (without the NUL)
+MT_PROPERTY_MAX_NAME = 63
+MT_PROPERTY_MAX_STRING = 255
 
 # kinds of mt_property
 MT_PROPERTY_INT = 1
@@ -193,12 +215,12 @@ class mt_param_info(ctypes.Structure):
 
 class mt_property(ctypes.Structure):
     _fields_ = [
-        ("name", ctypes.c_char_p),       # NUL-terminated, 1..255 bytes
+        ("name", ctypes.c_char_p),       # NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes
         ("type", ctypes.c_int32),        # MT_PROPERTY_*
         ("reserved", ctypes.c_int32),
         ("int_value", ctypes.c_int64),
         ("float_value", ctypes.c_double),
-        ("str_value", ctypes.c_char_p),  # NUL-terminated, < 65536 bytes
+        ("str_value", ctypes.c_char_p),  # NUL-terminated, <= MT_PROPERTY_MAX_STRING bytes
     ]
 
 

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from . import _image, data as _data, losses as _losses, metrics as _metrics
+from . import _image, _native, data as _data, losses as _losses, metrics as _metrics
 from . import optimizers as _optimizers
 from .errors import MicrotrainError
 
@@ -42,8 +42,6 @@ _ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
 _SHORT_LOSSES = {"cce": "categorical_crossentropy", "scce": "sparse_categorical_crossentropy",
                  "bce": "binary_crossentropy", "sparse_cce": "sparse_categorical_crossentropy"}
 _SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
-_OP_NAMES = {_image.OP_DENSE: "Dense", _image.OP_RELU: "ReLU", _image.OP_SIGMOID: "Sigmoid",
-             _image.OP_TANH: "Tanh", _image.OP_SOFTMAX: "Softmax"}
 _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
 
 
@@ -425,7 +423,7 @@ def run_info(args):
             weights = [i for i in op.inputs if i is not None
                        and parsed.tensors[i].flags & _image.FLAG_CONST]
             trains = [i for i in weights if i in trained]
-            rows.append((index, _OP_NAMES.get(op.op_type, op.op_type),
+            rows.append((index, _native.OP_NAMES.get(op.op_type, op.op_type),
                          ",".join("-" if i is None else str(i) for i in op.inputs),
                          ",".join(str(o) for o in op.outputs),
                          ",".join(str(i) for i in trains) or "-"))

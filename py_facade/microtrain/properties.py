@@ -1,9 +1,10 @@
 """Checkpoint properties: named int, float or str values (pure Python, MicroPython-safe).
 
 ONNX Runtime's checkpoint properties, with the limits of the C checkpoint format
-(micro_core/docs/checkpoint_format.md): a name of 1..255 UTF-8 bytes, an int in
-the int64 range, any float (stored as f64), a str of fewer than 65536 UTF-8
-bytes. Neither names nor strings may contain NUL (the C side passes them as C
+(micro_core/docs/checkpoint_format.md, MT_PROPERTY_MAX_NAME/_STRING in
+microtrain.h): a name of 1..63 UTF-8 bytes, an int in the int64 range, any float
+(stored as f64), a str of at most 255 UTF-8 bytes (a loading device keeps one
+name and one string on its stack). Neither names nor strings may contain NUL (the C side passes them as C
 strings). ``bool`` is refused rather than stored as an int, so that what is
 loaded back has the type that was saved.
 """
@@ -12,8 +13,8 @@ KIND_INT = 1
 KIND_FLOAT = 2
 KIND_STRING = 3
 
-MAX_NAME_BYTES = 255
-MAX_STRING_BYTES = 65535
+MAX_NAME_BYTES = 63      # MT_PROPERTY_MAX_NAME
+MAX_STRING_BYTES = 255   # MT_PROPERTY_MAX_STRING
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 

@@ -154,6 +154,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         self._trainable_mask = None   # ctypes uint8 array the config points at, or None
         self._trainable_text = None
         self._reset_grad_pending = False
+        self._accumulating = False
         self._scheduler = None
 
     def _require_open(self):
@@ -177,7 +178,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
     # ---------------------------------------------------------------- compile
 
     def compile(self, optimizer, loss, metrics=(), batch_size=16, num_trainable_ops=None,
-                trainable=None, biases_only=False):
+                trainable=None, biases_only=False, accumulate_gradients=False):
         """Plan the arena, allocate it and bind a C session.
 
         Args:
@@ -192,6 +193,12 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
                        or "bias" for bias-only training of every op
             num_trainable_ops: the int form of ``trainable`` under onert's name
             biases_only: train only the 1-D weights (biases) of the chosen ops
+            accumulate_gradients: keep weight gradients between calls so that
+                       ``train_step(..., update=False)`` / ``optimizer_step()`` can accumulate
+                       several batches (ONNX Runtime's control). False (the core's default):
+                       each weight is updated as soon as its gradient is complete, so the
+                       gradients never live all at once and the arena is smaller; a plain
+                       ``train_step`` gives the same bits either way.
 
         Frozen weights are read from the image and get no gradient or optimizer bytes
         (``memory_plan()`` shows it). Compiling again rebinds the session: the weights
@@ -240,6 +247,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         config.batch_size = int(batch_size)
         config.num_trainable_ops = trainable_count
         config.biases_only = bias_mode
+        config.accumulate_gradients = 1 if accumulate_gradients else 0
         mask = None
         if mask_bits is not None:
             # borrowed by mt_plan()/mt_session_init(); kept alive with the session anyway
@@ -261,6 +269,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         self._reset_compiled_state()
         self._session, self._arena, self._config = session, arena, config
         self._trainable_mask = mask
+        self._accumulating = bool(accumulate_gradients)
         self._trainable_text = _trainable.describe(trainable_count, mask_bits, bias_mode)
         self._batch_size, self._loss = int(batch_size), loss
         self._optimizer = optimizer
@@ -369,6 +378,8 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         applied and no gradient is accumulated.
         """
         self._require_compiled("train_step")
+        if not update:
+            self._require_accumulation("train_step(..., update=False)")
         n = self._load_inputs(inputs)
         self._load_targets(expecteds, n)
         start = time.perf_counter()
@@ -412,10 +423,16 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
 
     # ---------------------------------------------------------------- ORT-style control
 
+    def _require_accumulation(self, what):
+        if not self._accumulating:
+            raise RuntimeError("%s needs gradients kept between calls: compile(..., "
+                               "accumulate_gradients=True)" % what)
+
     def lazy_reset_grad(self):
         """Zero the accumulated gradients at the start of the next accumulating
         ``train_step(..., update=False)`` (ONNX Runtime's lazy_reset_grad)."""
         self._require_compiled("lazy_reset_grad")
+        self._require_accumulation("lazy_reset_grad()")
         self._reset_grad_pending = True
 
     def optimizer_step(self):
@@ -424,6 +441,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         ``lazy_reset_grad()``. Raises MicrotrainError (MT_ERR_STATE) when nothing was
         accumulated since the gradients were last reset."""
         self._require_compiled("optimizer_step")
+        self._require_accumulation("optimizer_step()")
         if self._reset_grad_pending:
             raise MicrotrainError(_native.MT_ERR_STATE,
                                   "no gradients accumulated since the last reset: call "
