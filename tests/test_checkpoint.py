@@ -251,6 +251,39 @@ def test_a_checkpoint_fits_any_image_of_the_same_architecture(tmp_path):
     assert len(good) == os.path.getsize(path)
 
 
+def test_a_read_failing_after_validation_still_changes_nothing(tmp_path, monkeypatch):
+    """The core's second pass reads in place; the facade restores the arena on failure.
+    The read callback fails on the last read of a load, when weights are being replaced."""
+    saved_checkpoint(tmp_path)
+    path = str(tmp_path / "good.bin")
+    real_callback = checkpoint._Callback
+    reads = []
+
+    class Counting(real_callback):
+        def __init__(self, function_type, body):
+            def counted(*args):
+                if function_type is _native.mt_read_fn:
+                    reads.append(args[1])
+                    if fail_at[0] is not None and len(reads) == fail_at[0]:
+                        return _native.MT_ERR_IO
+                return body(*args)
+            real_callback.__init__(self, function_type, counted)
+
+    fail_at = [None]
+    monkeypatch.setattr(checkpoint, "_Callback", Counting)
+    session().load_checkpoint(path)
+    total = len(reads)
+    assert total >= 2
+    target = trained_target()
+    before = snapshot(target)
+    del reads[:]
+    fail_at[0] = total
+    with pytest.raises(MicrotrainError) as error:
+        target.load_checkpoint(path)
+    assert error.value.status == _native.MT_ERR_IO
+    assert_same_state(before, snapshot(target))
+
+
 def test_missing_checkpoint_file_raises_file_not_found(tmp_path):
     target = trained_target()
     with pytest.raises(FileNotFoundError):

@@ -10,7 +10,10 @@ stream it to flash; here the callbacks go to a file:
     removes the temporary file and leaves the previous checkpoint as it was.
   * ``load_checkpoint`` lets the core read the file at the offsets it asks for; the
     core validates everything (CRC, model, optimizer, trained set) before changing
-    anything, so a refused checkpoint leaves the session as it was.
+    anything, so a refused checkpoint leaves the session as it was. The core's second
+    pass reads in place, so a file failing between the passes could leave a device
+    half-loaded; on the host the arena is copied first and put back on any failure,
+    so a failed load never changes the session.
   * ``export_model_for_inference`` streams the model image with the trained weights
     baked in (no training state), written atomically the same way.
 
@@ -243,11 +246,16 @@ class CheckpointMixin:
 
             reader = _Callback(_native.mt_read_fn, read)
             listener = _Callback(_native.mt_property_fn, on_property)
-            status = _native.mt_checkpoint_load(self._session, size, reader.pointer, None,
-                                                listener.pointer, None)
-            if listener.error is not None:
-                raise listener.error
-            reader.check(status, "mt_checkpoint_load")
+            backup = self._arena.copy()  # the whole session state: weights, moments, counters
+            try:
+                status = _native.mt_checkpoint_load(self._session, size, reader.pointer, None,
+                                                    listener.pointer, None)
+                if listener.error is not None:
+                    raise listener.error
+                reader.check(status, "mt_checkpoint_load")
+            except BaseException:
+                self._arena[...] = backup
+                raise
         self._properties.replace_all(loaded)
         self._reset_grad_pending = True  # gradients of the old weights are stale
 
