@@ -12,7 +12,8 @@ The story of on-device fine-tuning, small enough for a demo:
    Dense layer (and its Softmax) on the device under QEMU, with the first layer frozen in
    flash, and replay the same steps on the host: both weight CRCs are printed and must match.
 
-``make_example()`` is also what the board tests, the size table and the cost benchmark use.
+``make_example()`` and ``package_example()`` are also what the board tests, the size table
+(tools/size_table.py) and the cost benchmark (benchmarks/arm_cost.py) build on.
 """
 
 import argparse
@@ -71,6 +72,14 @@ def make_example(out_dir, pretrain_epochs=2, seed=0):
              x_eval=x[first + TRAIN_ROWS:first + TRAIN_ROWS + EVAL_ROWS],
              y_eval=y[first + TRAIN_ROWS:first + TRAIN_ROWS + EVAL_ROWS])
     return model_path, data_path
+
+
+def package_example(out_dir, **spec):
+    """make_example() into ``out_dir``, then ``firmware.package`` it with ``spec``
+    (TrainingSpec keywords). Returns (firmware.json record, folder of the C sources)."""
+    model_path, data_path = make_example(out_dir)
+    record = firmware.package(model_path, data_path, firmware.TrainingSpec(**spec), out_dir)
+    return record, os.path.join(out_dir, "data")
 
 
 def main(argv=None):

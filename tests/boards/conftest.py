@@ -24,15 +24,14 @@ from board_setup import (BUILD_ROOT, CORTEX_M_BOARDS, HERE, HOSTED_BOARDS, REPO_
 
 @pytest.fixture(scope="session")
 def firmware_package():
-    """The packaged example: {"record": firmware.json, "data_dir", "model", "data"}."""
+    """The packaged example: {"record": firmware.json, "data_dir": its C sources}."""
     missing = [p for p in REQUIRED_PROGRAMS if shutil.which(p) is None]
     if missing:
         pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` (tools/run_tests.sh does)"
                     % ", ".join(missing), pytrace=False)
-    out = os.path.join(BUILD_ROOT, "package")
-    model, data = load_example_module().make_example(out)
-    record = firmware.package(model, data, firmware.TrainingSpec(**SPEC), out)
-    return {"record": record, "data_dir": os.path.join(out, "data"), "model": model, "data": data}
+    record, data_dir = load_example_module().package_example(
+        os.path.join(BUILD_ROOT, "package"), **SPEC)
+    return {"record": record, "data_dir": data_dir}
 
 
 @pytest.fixture(scope="session")
