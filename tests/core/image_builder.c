@@ -47,7 +47,24 @@ int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const i
         m->ops[i].in[k] = (k < num_in && in[k] >= 0) ? (uint16_t)in[k] : 0xFFFFu;
     for (int k = 0; k < 2; k++)
         m->ops[i].out[k] = k < num_out ? (uint16_t)out[k] : 0xFFFFu;
+    for (int k = 0; k < 4; k++)
+        m->ops[i].params[k] = 0;
     return i;
+}
+
+void ib_op_params(ib_model *m, int op, uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3)
+{
+    assert(op >= 0 && op < m->num_ops);
+    m->ops[op].params[0] = p0;
+    m->ops[op].params[1] = p1;
+    m->ops[op].params[2] = p2;
+    m->ops[op].params[3] = p3;
+}
+
+void ib_spatial_params(ib_model *m, int op, uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw,
+                       uint32_t padding, uint32_t activation)
+{
+    ib_op_params(m, op, kh | kw << 16, sh | sw << 16, padding, activation);
 }
 
 void ib_input(ib_model *m, int tensor)
@@ -187,6 +204,8 @@ uint8_t *ib_build(const ib_model *m, size_t *image_bytes)
             ib_put_u16(img, e + 4 + 2u * (size_t)k, m->ops[i].in[k]);
         for (int k = 0; k < 2; k++)
             ib_put_u16(img, e + 12 + 2u * (size_t)k, m->ops[i].out[k]);
+        for (int k = 0; k < 4; k++)
+            ib_put_u32(img, e + 16 + 4u * (size_t)k, m->ops[i].params[k]);
     }
     for (int i = 0; i < m->num_inputs; i++)
         ib_put_u16(img, io_offset + 2u * (size_t)i, m->inputs[i]);

@@ -35,6 +35,7 @@ typedef struct ib_model {
     struct {
         uint8_t type, num_in, num_out;
         uint16_t in[4], out[2];
+        uint32_t params[4]; /* op parameters; ib_op() sets them to zero */
     } ops[IB_MAX_OPS];
     uint16_t inputs[IB_MAX_IO], outputs[IB_MAX_IO];
     float floats[IB_MAX_FLOATS];
@@ -47,6 +48,12 @@ void ib_init(ib_model *m);
 int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, const float *data);
 /* Declare an op; an input index < 0 writes 0xFFFF (absent optional input). Returns its index. */
 int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const int *out);
+/* Set the four u32 parameters of op number op (docs/model_format.md, "Op entry"). */
+void ib_op_params(ib_model *m, int op, uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3);
+/* Parameters of a spatial op: kernel (pools only; 0 for convolutions), strides, padding
+ * (MT_PADDING_*) and fused activation (MT_FUSED_*, convolutions only). */
+void ib_spatial_params(ib_model *m, int op, uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw,
+                       uint32_t padding, uint32_t activation);
 void ib_input(ib_model *m, int tensor);
 void ib_output(ib_model *m, int tensor);
 /* Serialize; returns a malloc'ed image and writes its size. */
