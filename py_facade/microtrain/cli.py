@@ -343,11 +343,11 @@ def _print_phases(timings, execute_ms, epochs):
 
 def run_train(args):
     path, session, optimizer, loss = _open_session(args)
-    print("Model Filename %s" % path, file=sys.stderr)
     with session:
         loader = _loader(args, session, loss, shuffle=args.shuffle, seed=args.seed)
         if args.load_checkpoint:
             session.load_checkpoint(args.load_checkpoint)
+        print("Model Filename %s" % path)
         _print_parameters(args, session, optimizer, loss)
         history = session.train(loader, epochs=args.epochs,
                                 validation_split=args.validation_split,
@@ -437,8 +437,16 @@ def run_info(args):
                  ("gradients", "gradient_bytes"), ("optimizer state", "optimizer_bytes"),
                  ("activations", "activation_bytes"),
                  ("activation gradients", "activation_grad_bytes"), ("targets", "io_bytes"),
-                 ("scratch", "scratch_bytes"), ("total", "total_bytes")]
-        print(_table(("role", "bytes"), [(label, plan[key]) for label, key in roles]))
+                 ("scratch", "scratch_bytes")]
+        rows = [(label, plan[key]) for label, key in roles]
+        if "reuse_bytes" in plan:
+            rows.append(("shared lifetimes", -plan["reuse_bytes"]))
+        rows.append(("total", plan["total_bytes"]))
+        print(_table(("role", "bytes"), rows))
+        if "lower_bound_bytes" in plan:
+            print("lower bound (most bytes live at once): %d; weight updates %s"
+                  % (plan["lower_bound_bytes"],
+                     "fused into backward" if plan.get("fused_update") else "after backward"))
         print("trained tensors: %d; backward stops at op %d"
               % (plan["num_trained_params"], plan["first_trained_op"]))
     return 0

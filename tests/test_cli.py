@@ -1,0 +1,250 @@
+"""The ``microtrain`` command, run as a user runs it (a subprocess): onert_train's flags
+and layout, checkpoints and export, info tables, and one-line errors without tracebacks."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import cli, layers
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(microtrain.__file__)))
+
+
+def run(*arguments, cwd=None):
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PACKAGE_PARENT, environment.get("PYTHONPATH")) if p)
+    environment.pop("MICROTRAIN_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "microtrain"] + [str(a) for a in arguments],
+                          env=environment, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A 8 -> 16 -> 3 softmax classifier and 50 raw samples of three clusters."""
+    directory = tmp_path_factory.mktemp("cli")
+    model = microtrain.Sequential([layers.Dense(16, activation="relu"), layers.Dense(3),
+                                   layers.Softmax()], input_shape=(8,), seed=0)
+    model.save(str(directory / "model.mtm"))
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, 50)
+    x = (np.eye(3, 8)[labels] * 2 + 0.5 * rng.standard_normal((50, 8))).astype("<f4")
+    x.tofile(directory / "x.bin")
+    np.eye(3, dtype="<f4")[labels].tofile(directory / "y.bin")
+    labels.astype("<i4").tofile(directory / "labels.bin")
+    return directory
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("microtrain")
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+EPOCH_LINE = re.compile(r"^Epoch (\d+)/(\d+) - time: [\d.]+ms/step - loss: \[0\] ([\d.]+) - "
+                        r"categorical_accuracy: \[0\] ([\d.]+) - val_loss: \[0\] [\d.]+ - "
+                        r"val_categorical_accuracy: \[0\] ([\d.]+)$", re.MULTILINE)
+
+
+def test_train_with_onert_flags_checkpoint_and_export(files):
+    result = run("train", files / "model.mtm", "--load-input:raw", files / "x.bin",
+                 "--load-expected:raw", files / "y.bin", "--epochs", 5, "--batch-size", 10,
+                 "--optimizer", "adam", "--loss", "cce", "--learning-rate", 0.01,
+                 "--validation-split", 0.2, "--metric", "categorical_accuracy",
+                 "--num-of-trainable-ops", -1, "--checkpoint", files / "ck.bin",
+                 "--export", files / "out.mtm")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "== training parameter ==" in out
+    assert "- learning_rate        = 0.01" in out
+    assert "- batch_size           = 10" in out
+    assert "- optimizer            = adam" in out
+    assert "loss = categorical_crossentropy, reduction = mean" in out
+    epochs = EPOCH_LINE.findall(out)
+    assert [e[:2] for e in epochs] == [(str(i), "5") for i in range(1, 6)]
+    assert float(epochs[-1][2]) < float(epochs[0][2])
+    assert float(epochs[-1][4]) > 0.5
+    for phase in ("MODEL_LOAD", "PREPARE", "EXECUTE"):
+        assert re.search(r"^%s +takes [\d.]+ ms$" % phase, out, re.MULTILINE), phase
+    assert len(re.findall(r"^- Epoch \d+ +takes [\d.]+ ms$", out, re.MULTILINE)) == 5
+    assert os.path.getsize(files / "ck.bin") > 80
+    assert os.path.getsize(files / "out.mtm") == os.path.getsize(files / "model.mtm")
+
+    session = microtrain.TrainSession(str(files / "out.mtm"))
+    session.compile("adam", "categorical_crossentropy", batch_size=10)
+    resumed = microtrain.TrainSession(str(files / "model.mtm"))
+    resumed.compile("adam", "categorical_crossentropy", batch_size=10)
+    resumed.load_checkpoint(str(files / "ck.bin"))
+    assert resumed.get_counters() == {"step": 20, "epoch": 5}
+    for a, b in zip(session.get_weights(), resumed.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_onert_spellings_and_numeric_codes(files):
+    result = run("train", "--modelfile", files / "model.mtm", "--load_input:raw",
+                 files / "x.bin", "--load_expected:raw", files / "y.bin", "--epoch", 2,
+                 "--batch_size", 16, "--optimizer", 2, "--loss", 2, "--learning_rate", 0.01,
+                 "--validation_split", 0.2, "--metric", 0, "--num_of_trainable_ops", 2,
+                 "--loss_reduction_type", 1, "--verbose_level", 2)
+    assert result.returncode == 0, result.stderr
+    assert len(EPOCH_LINE.findall(result.stdout)) == 2
+    assert "- optimizer            = adam" in result.stdout
+    assert "- num_of_trainable_ops = last 2 ops" in result.stdout
+
+
+def test_friendly_spellings_sparse_labels_and_resume(files):
+    result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                 files / "labels.bin", "--loss", "scce", "--epochs", 2, "--batch-size", 8,
+                 "--metric", "sparse_categorical_accuracy", "--checkpoint", files / "s.bin",
+                 "--shuffle", "--seed", 3, "--trainable", "bias", "--optimizer", "sgd")
+    assert result.returncode == 0, result.stderr
+    assert "Epoch 2/2" in result.stdout and "sparse_categorical_accuracy: [0]" in result.stdout
+    result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                 files / "labels.bin", "--loss", "scce", "--epochs", 1, "--batch-size", 8,
+                 "--load-checkpoint", files / "s.bin", "--trainable", "bias",
+                 "--optimizer", "sgd")
+    assert result.returncode == 0, result.stderr
+    assert "Epoch 3/3" in result.stdout
+
+
+def test_eval_reports_loss_and_metrics(files):
+    result = run("eval", files / "model.mtm", "--load-input:raw", files / "x.bin",
+                 "--load-expected:raw", files / "y.bin", "--loss", "cce", "--metric", "acc",
+                 "--metric", "mse", "--batch-size", 7)
+    assert result.returncode == 0, result.stderr
+    match = re.search(r"^Evaluate 50 samples - loss: \[0\] ([\d.]+) - categorical_accuracy: "
+                      r"\[0\] ([\d.]+) - mse: \[0\] ([\d.]+)$", result.stdout, re.MULTILINE)
+    assert match, result.stdout
+    session = microtrain.TrainSession(str(files / "model.mtm"))
+    session.compile("sgd", "categorical_crossentropy", metrics=["categorical_accuracy"],
+                    batch_size=7)
+    x = np.fromfile(files / "x.bin", dtype="<f4").reshape(50, 8)
+    y = np.fromfile(files / "y.bin", dtype="<f4").reshape(50, 3)
+    logs = session.evaluate((x, y))
+    assert float(match.group(1)) == pytest.approx(logs["loss"], abs=1e-4)
+    assert float(match.group(2)) == pytest.approx(logs["categorical_accuracy"], abs=1e-4)
+
+
+def test_info_prints_tensors_ops_and_the_memory_plan(files):
+    result = run("info", files / "model.mtm", "--batch-size", 16, "--optimizer", "adam",
+                 "--loss", "cce", "--trainable", 2)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "9 tensors, 4 ops" in out
+    assert re.search(r"^index +dtype +shape +elements +flags +producer +trained$", out,
+                     re.MULTILINE)
+    assert re.search(r"^1 +f32 +16x8 +128 +const,trainable +- +-$", out, re.MULTILINE)
+    assert re.search(r"^5 +f32 +3x16 +48 +const,trainable +- +yes$", out, re.MULTILINE)
+    assert re.search(r"^2 +Dense +4,5,6 +7 +5,6$", out, re.MULTILINE), out
+    assert "trainable: last 2 ops" in out
+    total = int(re.search(r"^total +(\d+)$", out, re.MULTILINE).group(1))
+    roles = re.findall(r"^(metadata|trained weights|gradients|optimizer state|activations|"
+                       r"activation gradients|targets|scratch|shared lifetimes) +(-?\d+)$",
+                       out, re.MULTILINE)
+    assert len(roles) == 9 and sum(int(v) for _, v in roles) == total
+    session = microtrain.TrainSession(str(files / "model.mtm"))
+    session.compile("adam", "categorical_crossentropy", batch_size=16, trainable=2)
+    assert total == session.memory_plan()["total_bytes"]
+    gradients = int(re.search(r"^gradients +(\d+)$", out, re.MULTILINE).group(1))
+    everything = run("info", files / "model.mtm", "--batch-size", 16, "--optimizer", "adam",
+                     "--loss", "cce")
+    assert gradients < int(re.search(r"^gradients +(\d+)$", everything.stdout,
+                                     re.MULTILINE).group(1))
+
+
+def test_bad_arguments_and_files_give_one_line(files, tmp_path):
+    model, x, y = files / "model.mtm", files / "x.bin", files / "y.bin"
+    (tmp_path / "short.bin").write_bytes(b"\0" * 30)
+    (tmp_path / "junk.mtm").write_bytes(b"not a model at all, sorry" * 4)
+    (tmp_path / "junk.ck").write_bytes(b"\0" * 100)
+    np.zeros((49, 3), dtype="<f4").tofile(tmp_path / "y49.bin")
+    cases = [
+        (("train",), ["required"]),
+        (("info",), ["MODEL is required"]),
+        (("train", model), ["required"]),
+        (("train", tmp_path / "missing.mtm", "--x", x, "--y", y), ["not found", "missing.mtm"]),
+        (("train", model, "--x", tmp_path / "nox.bin", "--y", y), ["not found", "nox.bin"]),
+        (("train", model, "--x", x, "--y", y, "--loss", "hinge"), ["unknown loss", "hinge"]),
+        (("train", model, "--x", x, "--y", y, "--optimizer", "rmsprop"), ["unknown optimizer"]),
+        (("train", model, "--x", x, "--y", y, "--epochs", "many"), ["--epochs"]),
+        (("train", model, "--x", x, "--y", y, "--batch-size", 0), ["positive integer"]),
+        (("train", model, "--x", x, "--y", y, "--validation-split", 2), ["[0, 1)"]),
+        (("train", model, "--x", tmp_path / "short.bin", "--y", y), ["not a positive multiple"]),
+        (("train", model, "--x", x, "--y", files / "labels.bin"), ["multiple of one sample"]),
+        (("train", model, "--x", x, "--y", files / "labels.bin", "--data-length", 10),
+         ["multiple of one sample"]),
+        (("train", tmp_path / "junk.mtm", "--x", x, "--y", y), ["mt_model_check"]),
+        (("train", model, "--x", x, "--y", tmp_path / "y49.bin"), ["50 samples", "49"]),
+        (("train", model, "--x", x, "--y", y, "--load-checkpoint", tmp_path / "junk.ck"),
+         ["mt_checkpoint_load", "MT_ERR_BAD_CHECKPOINT"]),
+        (("train", model, "--x", x, "--y", y, "--trainable", "x,y"), ["--trainable"]),
+        (("train", model, "--x", x, "--y", y, "--trainable", 2, "--num-of-trainable-ops", 1),
+         ["not both"]),
+        (("train", model, "--x", x, "--y", y, "--data-length", 500), ["exceeds"]),
+        (("train", model, "--x", x, "--x", x, "--y", y), ["1 input(s), got 2"]),
+        (("info", model, "--trainable", 9), []),
+        (("frobnicate",), ["invalid choice"]),
+        (("train", model, "--x", x, "--y", y, "--no-such-flag"), ["unrecognized"]),
+    ]
+    for arguments, fragments in cases:
+        result = run(*arguments)
+        if arguments[:3] == ("info", model, "--trainable"):
+            assert result.returncode == 0, result.stderr  # more than num_ops: all ops train
+            continue
+        assert_one_line_error(result, *fragments)
+    assert run("train", model, "--x", x, "--y", y, "--loss", "hinge").returncode == 2
+    assert run("train", tmp_path / "missing.mtm", "--x", x, "--y", y).returncode == 1
+    result = run()
+    assert result.returncode == 2 and "usage" in result.stderr
+    result = run("--help")
+    assert result.returncode == 0 and "train" in result.stdout
+
+
+def test_checkpoint_of_another_model_is_refused_in_one_line(files, tmp_path):
+    other = microtrain.Sequential([layers.Dense(5, activation="relu"), layers.Dense(3),
+                                   layers.Softmax()], input_shape=(8,), seed=0)
+    other.save(str(tmp_path / "other.mtm"))
+    result = run("train", tmp_path / "other.mtm", "--x", files / "x.bin", "--y",
+                 files / "y.bin", "--epochs", 1, "--checkpoint", tmp_path / "other.ck",
+                 "--loss", "cce")
+    assert result.returncode == 0, result.stderr
+    result = run("eval", files / "model.mtm", "--x", files / "x.bin", "--y", files / "y.bin",
+                 "--load-checkpoint", tmp_path / "other.ck", "--loss", "cce")
+    assert_one_line_error(result, "MT_ERR_CHECKPOINT_MISMATCH")
+
+
+def test_firmware_is_routed_to_microtrain_firmware(monkeypatch, capsys):
+    calls = []
+    fake = types.ModuleType("microtrain.firmware")
+    fake.main = lambda argv: calls.append(argv) or 7
+    monkeypatch.setitem(sys.modules, "microtrain.firmware", fake)
+    monkeypatch.setattr(microtrain, "firmware", fake, raising=False)
+    assert cli.main(["firmware", "build", "--board", "mps2-an385"]) == 7
+    assert calls == [["build", "--board", "mps2-an385"]]
+
+
+def test_firmware_missing_gives_one_line_and_status_2(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "microtrain.firmware", None)  # import raises ImportError
+    monkeypatch.delattr(microtrain, "firmware", raising=False)
+    assert cli.main(["firmware", "run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "firmware" in err[0]
+
+
+def test_console_script_is_installed():
+    script = shutil.which("microtrain", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("the package is not installed with its console script here")
+    result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "info" in result.stdout

@@ -1,0 +1,232 @@
+"""TrainSession.train / evaluate / predict: history, metrics on real outputs (checked
+against a hand count), validation, timings, callbacks, progress output."""
+
+import io
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import DataLoader, layers, metrics, optimizers
+
+
+def classifier(seed=0):
+    return microtrain.Sequential([layers.Dense(16, activation="relu"), layers.Dense(3),
+                                  layers.Softmax()], input_shape=(4,), seed=seed)
+
+
+def blobs(rows=60, seed=0):
+    """Three separable clusters: training reaches a high accuracy quickly."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, rows)
+    centres = np.array([[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0]], dtype=np.float32)
+    x = (centres[labels] + 0.6 * rng.standard_normal((rows, 4))).astype(np.float32)
+    return x, labels.astype(np.int32), np.eye(3, dtype=np.float32)[labels]
+
+
+def compiled(loss="categorical_crossentropy", metric_list=("categorical_accuracy",),
+             batch_size=8, **options):
+    session = microtrain.TrainSession(classifier())
+    session.compile(optimizers.Adam(0.02), loss, metrics=list(metric_list),
+                    batch_size=batch_size, **options)
+    return session
+
+
+def test_train_returns_history_and_timings():
+    x, _, y = blobs()
+    session = compiled()
+    history = session.train(DataLoader(x, y, batch_size=8, shuffle=True, seed=0), epochs=4,
+                            validation_split=0.25, verbose=0)
+    assert history.epochs == [1, 2, 3, 4]
+    for name in ("loss", "categorical_accuracy", "val_loss", "val_categorical_accuracy",
+                 "learning_rate"):
+        assert len(history[name]) == 4, name
+    assert history["loss"][-1] < history["loss"][0]
+    assert history["val_categorical_accuracy"][-1] > 0.8
+    timings = history.timings
+    assert timings["model_load_ms"] > 0 and timings["compile_ms"] > 0
+    assert len(timings["epoch_ms"]) == 4 and len(timings["step_ms"]) == 4
+    assert all(t > 0 for t in timings["epoch_ms"] + timings["step_ms"])
+    assert timings["total_ms"] >= sum(timings["epoch_ms"])
+    assert session.get_counters() == {"step": 4 * 6, "epoch": 4}  # 45 rows: 6 batches
+
+
+def test_accuracy_metrics_match_a_hand_count_of_real_outputs():
+    """Training metrics are counted on the outputs each step computed (before its update);
+    validation metrics on evaluation outputs. Both equal a hand count, and neither is 0."""
+    x, _, y = blobs(44, seed=1)
+    loader = DataLoader(x, y, batch_size=8)
+    trained = compiled()
+    history = trained.train(loader, epochs=2, validation_split=0.25, verbose=0)
+
+    hand = compiled()  # same model, same data, the loop written out
+    train_part, validation = loader.split(0.25)
+    for _ in range(2):
+        correct = seen = 0
+        for xb, yb in train_part:
+            hand.train_step(xb, yb)
+            outputs = hand.output_buffer()[:len(yb)]
+            correct += int((outputs.argmax(1) == yb.argmax(1)).sum())
+            seen += len(yb)
+        train_accuracy = correct / seen
+        val_outputs = np.concatenate([hand.infer(xb)[0] for xb, _ in validation])
+        val_targets = np.concatenate([yb for _, yb in validation])
+        val_accuracy = float((val_outputs.argmax(1) == val_targets.argmax(1)).mean())
+    assert history["categorical_accuracy"][-1] == train_accuracy > 0
+    assert history["val_categorical_accuracy"][-1] == val_accuracy > 0
+    for a, b in zip(trained.get_weights(), hand.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_every_metric_in_a_train_run_matches_numpy():
+    x, labels, y = blobs(30, seed=2)
+    names = ["categorical_accuracy", "binary_accuracy", "mse", "mae"]
+    session = compiled(metric_list=names)
+    history = session.train(DataLoader(x, y, batch_size=8), epochs=1,
+                            validation_data=DataLoader(x, y, batch_size=7), verbose=0)
+    outputs = session.predict(x)
+    assert history["val_categorical_accuracy"][0] == float(
+        (outputs.argmax(1) == labels).mean())
+    assert history["val_binary_accuracy"][0] == pytest.approx(
+        float(((outputs > 0.5) == (y > 0.5)).mean()))
+    assert history["val_mse"][0] == pytest.approx(float(((outputs - y) ** 2).mean()), rel=1e-6)
+    assert history["val_mae"][0] == pytest.approx(float(np.abs(outputs - y).mean()), rel=1e-6)
+
+    sparse = compiled("sparse_categorical_crossentropy", ["sparse_categorical_accuracy"])
+    history = sparse.train(DataLoader(x, labels, batch_size=8), epochs=2, verbose=0,
+                           validation_data=(x, labels))
+    outputs = sparse.predict(DataLoader(x, labels, batch_size=8, shuffle=True, seed=3))
+    assert history["val_sparse_categorical_accuracy"][-1] == float(
+        (outputs.argmax(1) == labels).mean())
+
+
+def test_validation_loss_is_the_per_sample_mean():
+    x, _, y = blobs(21, seed=4)
+    session = compiled(batch_size=8)
+    result = session.evaluate(DataLoader(x, y, batch_size=8))  # batches of 8, 8, 5
+    outputs = session.predict(x)
+    expected = float(np.mean(-np.log(np.sum(outputs * y, axis=1))))
+    assert result["loss"] == pytest.approx(expected, rel=1e-5)
+    summed = compiled(microtrain.losses.CategoricalCrossentropy(reduction="sum"), batch_size=8)
+    summed.set_weights(session.get_weights())
+    assert summed.evaluate((x, y))["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+def test_user_metric_subclass_is_fed_real_rows():
+    class Counting(metrics.Metric):
+        default_name = "rows_seen"
+
+        def update_state(self, outputs, expecteds):
+            assert outputs.shape == expecteds.shape
+            assert np.allclose(outputs.sum(axis=1), 1.0, atol=1e-5)  # softmax rows
+            self._total += len(outputs)
+            self._count = 1
+
+    x, _, y = blobs(19)
+    session = compiled(metric_list=[Counting()])
+    history = session.train(DataLoader(x, y, batch_size=8), epochs=1, verbose=0)
+    assert history["rows_seen"] == [19.0]
+
+
+def test_callbacks_and_early_stop():
+    x, _, y = blobs(20)
+    session = compiled()
+    events = []
+
+    class Recorder:
+        def on_train_begin(self, logs):
+            events.append("begin")
+
+        def on_epoch_begin(self, epoch, logs):
+            events.append(("epoch", epoch))
+
+        def on_batch_end(self, batch, logs):
+            events.append(("batch", batch, logs["size"]))
+
+        def on_epoch_end(self, epoch, logs):
+            events.append(("end", epoch, round(logs["loss"], 6)))
+            if epoch == 2:
+                session.stop_training = True
+
+        def on_train_end(self, logs):
+            events.append(("done", logs["epochs"]))
+
+    plain = []
+    history = session.train(DataLoader(x, y, batch_size=8), epochs=5, verbose=0,
+                            callbacks=[Recorder(), lambda epoch, logs: plain.append(epoch)])
+    assert history.epochs == [1, 2] and plain == [1, 2]
+    assert events[0] == "begin" and events[-1] == ("done", [1, 2])
+    assert [e for e in events if e[0] == "batch"][:3] == [("batch", 0, 8), ("batch", 1, 8),
+                                                          ("batch", 2, 4)]
+
+
+def test_epochs_continue_the_session_counter():
+    x, _, y = blobs(16)
+    session = compiled()
+    session.train((x, y), epochs=2, verbose=0)
+    history = session.train((x, y), epochs=1, verbose=0)
+    assert history.epochs == [3]
+    assert session.get_counters()["epoch"] == 3
+    assert session.train((x, y), epochs=0, verbose=0).epochs == []
+
+
+def test_output_follows_onert_train_layout(capsys):
+    x, _, y = blobs(20)
+    session = compiled()
+    session.train(DataLoader(x, y, batch_size=8), epochs=2, validation_split=0.2, verbose=1)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    import re
+    pattern = (r"^Epoch (\d)/2 - time: [\d.]+ms/step - loss: \[0\] [\d.]+ - "
+               r"categorical_accuracy: \[0\] [\d.]+ - val_loss: \[0\] [\d.]+ - "
+               r"val_categorical_accuracy: \[0\] [\d.]+$")
+    assert [re.match(pattern, line).group(1) for line in lines] == ["1", "2"]
+    session.train(DataLoader(x, y, batch_size=8), epochs=1, verbose=0)
+    assert capsys.readouterr().out == ""
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stdout", terminal)
+    x, _, y = blobs(20)
+    compiled().train(DataLoader(x, y, batch_size=8), epochs=1, verbose=1)
+    text = terminal.getvalue()
+    assert "\r" in text and "3/3" in text and "[" in text
+    assert text.rstrip().endswith(text.rstrip().splitlines()[-1])
+    assert "Epoch 1/1 - time:" in text
+
+
+def test_train_argument_errors():
+    x, labels, y = blobs(10)
+    session = compiled(batch_size=4)
+    with pytest.raises(ValueError, match="batch_size 8, more than the 4"):
+        session.train(DataLoader(x, y, batch_size=8), verbose=0)
+    with pytest.raises(ValueError, match="needs expecteds"):
+        session.train(DataLoader(x, batch_size=4), verbose=0)
+    with pytest.raises(ValueError, match="epochs"):
+        session.train((x, y), epochs=-1, verbose=0)
+    with pytest.raises(ValueError, match="not both"):
+        session.train((x, y), validation_split=0.2, validation_data=(x, y), verbose=0)
+    with pytest.raises(ValueError, match="no batch"):
+        session.train(DataLoader(x[:3], y[:3], batch_size=4, drop_last=True), verbose=0)
+    with pytest.raises(ValueError, match="validation_split"):
+        session.train((x, y), validation_split=1.5, verbose=0)
+    fresh = microtrain.TrainSession(classifier())
+    for call in (lambda: fresh.train((x, y)), lambda: fresh.evaluate((x, y)),
+                 lambda: fresh.predict(x)):
+        with pytest.raises(RuntimeError, match="compile"):
+            call()
+
+
+def test_predict_in_data_order_for_arrays_lists_and_loaders():
+    x, _, y = blobs(13)
+    session = compiled(batch_size=4)
+    expected = np.concatenate([session.infer(x[i:i + 4])[0] for i in range(0, 13, 4)])
+    np.testing.assert_array_equal(session.predict(x), expected)
+    np.testing.assert_array_equal(session.predict(x, batch_size=3), expected)
+    shuffled = DataLoader(x, y, batch_size=4, shuffle=True, seed=9)
+    np.testing.assert_array_equal(session.predict(shuffled), expected)
