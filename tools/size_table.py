@@ -1,0 +1,119 @@
+"""Flash and RAM of the core and of the example firmware on every Cortex-M board.
+
+    python tools/size_table.py              print the Markdown table
+    python tools/size_table.py --readme     also replace it in README.md (between the
+                                            size-table markers)
+
+Builds each bare-metal preset (MinSizeRel, -Os) on the digits example of
+examples/firmware_digits.py (the demo's fine-tuning: last Dense + Softmax trained, first
+layer frozen in flash) and reads `arm-none-eabi-size -A`:
+
+- the core, libmicrotrain_core.a: the sum over its objects of .text*, .rodata*, .data*
+  and .bss* sections (every function in its own section; a firmware links only the ones
+  it calls);
+- the example firmware ELF after --gc-sections: .text (with the vector table), .rodata
+  (which holds the model image and the dataset), .data, .bss (the arena; the stack is not
+  a section: MT_STACK_BYTES in the board's memory.ld).
+
+Needs the ARM toolchains (bash tools/setup_arm.sh) and scikit-learn for the digits.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+from microtrain import firmware
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505")
+SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
+            batch_size=16, num_trainable_ops=2)
+BEGIN = "<!-- size-table:begin (tools/size_table.py --readme) -->"
+END = "<!-- size-table:end -->"
+KINDS = ("text", "rodata", "data", "bss")
+
+
+def section_sizes(path):
+    """{"text", "rodata", "data", "bss"} bytes of an ELF or an archive (summed over objects)."""
+    output = subprocess.run(["arm-none-eabi-size", "-A", path], check=True,
+                            capture_output=True, text=True).stdout
+    sizes = dict.fromkeys(KINDS, 0)
+    for line in output.splitlines():
+        fields = line.split()
+        if len(fields) != 3 or not fields[1].isdigit():
+            continue
+        name, size = fields[0], int(fields[1])
+        if name == ".vectors" or re.match(r"\.text(\.|$)", name):
+            sizes["text"] += size
+        elif re.match(r"\.rodata(\.|$)", name):
+            sizes["rodata"] += size
+        elif re.match(r"\.data(\.|$)", name):
+            sizes["data"] += size
+        elif re.match(r"\.bss(\.|$)", name):
+            sizes["bss"] += size
+    return sizes
+
+
+def measure(work_dir):
+    sys.path.insert(0, os.path.join(REPO_ROOT, "examples"))
+    import firmware_digits
+
+    record, data_dir = firmware_digits.package_example(os.path.join(work_dir, "package"), **SPEC)
+    source = firmware.find_source_dir(REPO_ROOT)
+    rows = []
+    for board in BOARDS:
+        info = firmware.build(source, board, data_dir, os.path.join(work_dir, board))
+        rows.append({"board": board, "core": info["core"],
+                     "library": section_sizes(info["core_library"]),
+                     "firmware": section_sizes(info["firmware"])})
+    return record, rows
+
+
+def format_table(record, rows):
+    with open(record["model"], "rb") as handle:
+        model_bytes = len(handle.read())
+    lines = ["| board | core | core .text | core .rodata | core .data | core .bss | "
+             "firmware .text | firmware .rodata | firmware .data | firmware .bss |",
+             "|---|---|" + "---:|" * 8]
+    for row in rows:
+        cells = [row["board"], row["core"]]
+        cells += ["%d" % row["library"][k] for k in KINDS]
+        cells += ["%d" % row["firmware"][k] for k in KINDS]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Bytes, `arm-none-eabi-size -A`, MinSizeRel (-Os). The firmware's .rodata holds "
+                 "the %d-byte model image and the dataset; its .bss is the %d-byte arena "
+                 "(mt_plan's figure for batch %d, last Dense + Softmax trained) plus a few "
+                 "bytes. Regenerate with `python tools/size_table.py --readme`."
+                 % (model_bytes, record["plan"]["total_bytes"], record["batch_size"]))
+    return "\n".join(lines)
+
+
+def replace_in_readme(readme_path, table):
+    with open(readme_path) as handle:
+        text = handle.read()
+    if BEGIN not in text or END not in text:
+        raise SystemExit("%s has no size-table markers (%s ... %s)" % (readme_path, BEGIN, END))
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    with open(readme_path, "w") as handle:
+        handle.write(head + BEGIN + "\n" + table + "\n" + END + tail)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readme", action="store_true", help="update the table in README.md")
+    parser.add_argument("--work-dir", default=os.path.join(REPO_ROOT, "build", "size-table"))
+    args = parser.parse_args(argv)
+    record, rows = measure(args.work_dir)
+    table = format_table(record, rows)
+    print(table)
+    if args.readme:
+        replace_in_readme(os.path.join(REPO_ROOT, "README.md"), table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
