@@ -1,0 +1,74 @@
+/*
+ * libFuzzer harness: the model-image reader.
+ * Input: the bytes of a .mtm image. Runs mt_model_check, then mt_model_tensor for every
+ * index (and out-of-range ones), mt_model_io for every position and the plan query with the
+ * default configuration; once as given and once with the header CRC recomputed.
+ * Property: no crash, no sanitizer report, every status a known one, and what a successful
+ * check reports agrees with the per-tensor queries.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fuzz_util.h"
+#include "microtrain.h"
+
+static int known_status(mt_status st)
+{
+    return st <= MT_OK && st >= MT_ERR_IO;
+}
+
+static void run(const uint8_t *img, size_t size)
+{
+    mt_model_info info;
+    mt_status st = mt_model_check(img, size, &info);
+    if (!known_status(st)) abort();
+    if (mt_model_check(img, size, NULL) != st) abort(); /* info is optional */
+    if (st != MT_OK) {
+        mt_tensor_info t;
+        int32_t index;
+        if (mt_model_tensor(img, size, 0, &t) != st) abort();
+        if (mt_model_io(img, size, 0, 0, &index) != st) abort();
+        return;
+    }
+    if (info.num_tensors < 1 || info.num_tensors > MT_MAX_TENSORS || info.num_ops < 1 ||
+        info.num_ops > MT_MAX_OPS)
+        abort();
+    int32_t params = 0;
+    for (int32_t i = -1; i <= info.num_tensors; ++i) {
+        mt_tensor_info t;
+        st = mt_model_tensor(img, size, i, &t);
+        if (i < 0 || i == info.num_tensors) {
+            if (st != MT_ERR_BAD_ARGUMENT) abort();
+            continue;
+        }
+        if (st != MT_OK || t.ndim < 1 || t.ndim > MT_MAX_DIMS || t.count < 1) abort();
+        if (t.producer < -1 || t.producer >= info.num_ops) abort();
+        if (t.flags & MT_TENSOR_TRAINABLE) ++params;
+    }
+    if (params != info.num_params) abort();
+    for (int32_t out = 0; out <= 1; ++out) {
+        const int32_t n = out ? info.num_outputs : info.num_inputs;
+        for (int32_t k = -1; k <= n; ++k) {
+            int32_t index = -1;
+            st = mt_model_io(img, size, out, k, &index);
+            if ((k < 0 || k == n) != (st == MT_ERR_BAD_ARGUMENT)) abort();
+            if (st == MT_OK && (index < 0 || index >= info.num_tensors)) abort();
+        }
+    }
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    mt_memory_plan plan;
+    st = mt_plan(img, size, &cfg, &plan);
+    if (!known_status(st)) abort();
+    if (st == MT_OK && plan.total_bytes < plan.metadata_bytes) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t *img = fz_copy(data, size);
+    if (img == NULL) return 0;
+    run(img, size);
+    if (fz_fix_image_crc(img, size)) run(img, size);
+    free(img);
+    return 0;
+}

@@ -1,0 +1,127 @@
+/*
+ * gen_corpus: writes the fuzz seed corpus from fuzz_models (no hand-made bytes).
+ *   <out>/model_image/<model>.mtm          every model image
+ *   <out>/session/<model>_<optimizer>.bin  8-byte config prefix + image, a loss that fits
+ *   <out>/checkpoint/<saver>_<kind>_as<loader>.bin
+ *                                           selector byte + checkpoint of model 0, saved by a
+ *                                           session of config <saver>, loaded as <loader>
+ * Usage: gen_corpus <out dir>   (tools/run_fuzz.sh --regen-corpus rewrites tests/fuzz/corpus)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz_models.h"
+#include "fuzz_util.h"
+#include "microtrain.h"
+
+static _Alignas(16) uint8_t arena[1u << 20];
+
+static void write_file(const char *dir, const char *name, const uint8_t *prefix, size_t prefix_bytes,
+                       const uint8_t *data, size_t bytes)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(prefix, 1, prefix_bytes, f) != prefix_bytes || fwrite(data, 1, bytes, f) != bytes) {
+        fprintf(stderr, "gen_corpus: cannot write %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+static void make_dir(const char *path)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gen_corpus: cannot create %s\n", path);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_corpus <out dir>\n");
+        return 2;
+    }
+    char dir_img[400], dir_sess[400], dir_ck[400];
+    snprintf(dir_img, sizeof dir_img, "%s/model_image", argv[1]);
+    snprintf(dir_sess, sizeof dir_sess, "%s/session", argv[1]);
+    snprintf(dir_ck, sizeof dir_ck, "%s/checkpoint", argv[1]);
+    make_dir(argv[1]);
+    make_dir(dir_img);
+    make_dir(dir_sess);
+    make_dir(dir_ck);
+
+    static const char *opt_names[3] = {"sgd", "adam", "adamw"};
+    for (int m = 0; m < FM_NUM_MODELS; ++m) {
+        size_t bytes;
+        const char *name;
+        int loss;
+        uint8_t *img = fm_build(m, &bytes, &name, &loss);
+        if (mt_model_check(img, bytes, NULL) != MT_OK) {
+            fprintf(stderr, "gen_corpus: model %s does not validate\n", name);
+            return 1;
+        }
+        char file[128];
+        snprintf(file, sizeof file, "%s.mtm", name);
+        write_file(dir_img, file, NULL, 0, img, bytes);
+        for (int opt = 0; opt < 3; ++opt) {
+            uint8_t prefix[FM_CONFIG_BYTES];
+            fm_encode_config(prefix, opt, loss, 1 + opt, opt == 1 ? 2 : -1);
+            mt_train_config cfg;
+            int32_t rows;
+            int poison;
+            fm_decode_config(prefix, &cfg, &rows, &poison);
+            mt_memory_plan plan;
+            mt_status st = mt_plan(img, bytes, &cfg, &plan);
+            if (st != MT_OK) {
+                fprintf(stderr, "gen_corpus: %s with %s does not plan (%s)\n", name, opt_names[opt],
+                        mt_status_str(st));
+                return 1;
+            }
+            snprintf(file, sizeof file, "%s_%s.bin", name, opt_names[opt]);
+            write_file(dir_sess, file, prefix, sizeof prefix, img, bytes);
+        }
+        free(img);
+    }
+
+    /* checkpoints of model 0 from each harness configuration, with and without state */
+    size_t bytes;
+    const char *name;
+    int loss;
+    uint8_t *img = fm_build(0, &bytes, &name, &loss);
+    const mt_property props[3] = {
+        {"epoch_loss", MT_PROPERTY_FLOAT, 0, 0, 0.25, NULL},
+        {"samples", MT_PROPERTY_INT, 0, 1234, 0.0, NULL},
+        {"device", MT_PROPERTY_STRING, 0, 0, 0.0, "sensor-7"},
+    };
+    for (int saver = 0; saver < FM_CK_CONFIGS; ++saver) {
+        mt_train_config cfg;
+        fm_checkpoint_config(saver, &cfg);
+        mt_session *s;
+        if (mt_session_init(&s, img, bytes, &cfg, arena, sizeof arena) != MT_OK) return 1;
+        for (int k = 0; k < 2; ++k) {
+            fm_fill(s, 2, 3u + (unsigned)k, 0);
+            if (mt_session_train_step(s, 2, NULL) != MT_OK) return 1;
+        }
+        for (int kind = 0; kind < 2; ++kind) { /* 0: weights only, 1: with state + properties */
+            static uint8_t buf[65536];
+            fz_buffer sink = {buf, 0, sizeof buf};
+            if (mt_checkpoint_save(s, kind, props, kind ? 3 : 0, fz_write, &sink) != MT_OK) return 1;
+            for (int loader = 0; loader < FM_CK_CONFIGS; ++loader) {
+                if (loader != saver && kind == 0) continue; /* weights-only fits every loader */
+                char file[128];
+                snprintf(file, sizeof file, "ck%d_%s_as%d.bin", saver, kind ? "state_props" : "weights",
+                         loader);
+                const uint8_t selector = (uint8_t)loader;
+                write_file(dir_ck, file, &selector, 1, sink.data, sink.size);
+            }
+        }
+    }
+    free(img);
+    printf("gen_corpus: wrote %s\n", argv[1]);
+    return 0;
+}
