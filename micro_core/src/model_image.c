@@ -78,7 +78,8 @@ int32_t mt_image_producer(const mt_image *img, uint32_t index)
     for (uint32_t o = 0; o < img->num_ops; ++o) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
-        for (int k = 0; k < op.num_outputs; ++k)
+        /* also called while ops are being validated: never trust num_outputs here */
+        for (int k = 0; k < op.num_outputs && k < MT_OP_MAX_OUTPUTS; ++k)
             if (op.outputs[k] == index) return (int32_t)o;
     }
     return -1;
