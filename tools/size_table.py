@@ -85,8 +85,8 @@ def format_table(record, rows):
     lines.append("")
     lines.append("Bytes, `arm-none-eabi-size -A`, MinSizeRel (-Os). The firmware's .rodata holds "
                  "the %d-byte model image and the dataset; its .bss is the %d-byte arena "
-                 "(mt_plan's figure for batch %d, last Dense + Softmax trained) plus a few "
-                 "bytes. Regenerate with `python tools/size_table.py --readme`."
+                 "(mt_plan's figure for batch %d, last Dense + Softmax trained); the stack "
+                 "(16 KiB in memory.ld) comes on top. Regenerate with `python tools/size_table.py --readme`."
                  % (model_bytes, record["plan"]["total_bytes"], record["batch_size"]))
     return "\n".join(lines)
 
