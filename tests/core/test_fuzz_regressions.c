@@ -45,8 +45,66 @@ static void test_producer_trusts_unvalidated_op(void)
     }
 }
 
+typedef struct sink {
+    uint8_t data[4096];
+    size_t size;
+} sink;
+
+static mt_status sink_write(void *user, const void *data, size_t bytes)
+{
+    sink *k = user;
+    if (bytes > sizeof k->data - k->size) return MT_ERR_IO;
+    memcpy(k->data + k->size, data, bytes);
+    k->size += bytes;
+    return MT_OK;
+}
+
+/* Found by fuzz_session (export_rewrites_io_table_inside_trained_weights): the reader accepts
+ * an image whose io table lies inside the data of a TRAINABLE tensor (every region only has
+ * to be inside the image, not disjoint from the others). Training that tensor and exporting
+ * then writes the new weights over the io table, so mt_session_export_image() produces an
+ * image that no longer validates, against its contract ("loadable by mt_session_init()").
+ * Either such an image is refused, or its export must validate. */
+static void test_export_of_overlapping_regions(void)
+{
+    size_t bytes;
+    uint8_t *img = mlp(&bytes);
+    const uint32_t data_offset = ib_get_u32(img, 44);
+    const size_t w1 = ib_tensor_entry(img, 1);
+    const uint32_t io_at = data_offset + ib_get_u32(img, w1 + 20); /* W1's first floats */
+    const uint16_t input = ib_get_u16(img, ib_get_u32(img, 40));
+    const uint16_t output = ib_get_u16(img, ib_get_u32(img, 40) + 2);
+    ib_put_u32(img, 40, io_at);
+    ib_put_u16(img, io_at, input);  /* W1[0] now holds the io table's bits */
+    ib_put_u16(img, io_at + 2, output);
+    ib_refresh_crc(img);
+    mt_status st = mt_model_check(img, bytes, NULL);
+    CHECK(st == MT_OK || st == MT_ERR_BAD_MODEL);
+    if (st == MT_OK) {
+        mt_train_config cfg;
+        mt_train_config_init(&cfg);
+        static uint8_t arena[16384] __attribute__((aligned(16)));
+        mt_session *s;
+        CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena, sizeof arena), MT_OK);
+        float *x;
+        void *y;
+        int32_t count, target_bytes;
+        mt_session_input(s, 0, &x, &count);
+        mt_session_target(s, &y, &target_bytes);
+        for (int32_t i = 0; i < count; ++i) x[i] = 1.0f;
+        for (int32_t i = 0; i < target_bytes / 4; ++i) ((float *)y)[i] = 1.0f;
+        CHECK_STATUS(mt_session_train_step(s, 1, NULL), MT_OK);
+        static sink out;
+        out.size = 0;
+        CHECK_STATUS(mt_session_export_image(s, sink_write, &out), MT_OK);
+        CHECK_STATUS(mt_model_check(out.data, out.size, NULL), MT_OK);
+    }
+    free(img);
+}
+
 int main(void)
 {
     test_producer_trusts_unvalidated_op();
+    test_export_of_overlapping_regions();
     return MT_TEST_END();
 }
