@@ -77,6 +77,7 @@ static void fill_batch(mt_session *s, int rows, int classes, float lo, float hi,
 static float *param(mt_session *s, int p, int32_t *count, int *trained)
 {
     mt_param_info info;
+    *count = 0, *trained = 0; /* defined outputs even on failure */
     if (mt_session_param(s, p, &info) != MT_OK) return NULL;
     *count = info.count, *trained = info.trained;
     return info.trained ? info.data : (float *)(uintptr_t)info.image_data;
@@ -88,8 +89,8 @@ static int params_bitwise_equal(mt_session *a, mt_session *b)
     mt_session_param_count(a, &na), mt_session_param_count(b, &nb);
     if (na != nb) return 0;
     for (int p = 0; p < na; p++) {
-        int32_t ca, cb;
-        int ta, tb;
+        int32_t ca = 0, cb = 0;
+        int ta = 0, tb = 0;
         const float *wa = param(a, p, &ca, &ta), *wb = param(b, p, &cb, &tb);
         if (!wa || !wb || ca != cb || memcmp(wa, wb, sizeof(float) * (size_t)ca) != 0) return 0;
     }
@@ -175,8 +176,8 @@ static void check_model_gradient(const char *name, const uint8_t *img, size_t by
     CHECK_STATUS(mt_session_eval_step(e.s, n, &loss_eval), MT_OK);
     CHECK_BITS_EQ(loss_eval, loss_acc); /* the same rows, the same weights, the same loss */
     for (int p = 0; p < np && p < 16; p++) {
-        int32_t count;
-        int trained;
+        int32_t count = 0;
+        int trained = 0;
         float *w = param(e.s, p, &count, &trained);
         const float *after = param(g.s, p, &count, &trained);
         if (!trained) continue;
