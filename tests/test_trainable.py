@@ -106,8 +106,11 @@ def test_an_image_file_takes_op_indices(tmp_path):
     model().save(str(path))
     session = compiled(str(path), trainable=[2])  # op 2 is layer 1's Dense
     assert trained_positions(session) == [2, 3]
-    session = compiled(str(path), trainable=[3])  # op 3 is a Tanh: no weights
-    assert session.trained_tensors() == []
+    with pytest.raises(ValueError, match=r"ops 3 \(Tanh\), none of which has trainable "
+                                         r"weights.*op index list; ops with weights: \[0, 2, 4\]"):
+        compiled(str(path), trainable=[3])  # op 3 is a Tanh: nothing would train
+    with pytest.raises(ValueError, match="layer index list"):
+        compiled(trainable=[3])  # layer 3 is the Softmax
 
 
 def test_nothing_trainable():

@@ -139,6 +139,24 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
                  "image_offset": parsed.tensors[index].data_offset}
                 for index in parsed.const_f32_tensors()]
 
+    def _check_mask_selects_weights(self, mask_bits):
+        """A list that names only ops without trainable weights trains nothing: say so
+        (an image file takes op indices, which is easy to confuse with layer positions)."""
+        parsed = _image.read_image(self._image)
+        chosen = [i for i, bit in enumerate(mask_bits) if bit]
+        for op in chosen:
+            for tensor in parsed.ops[op].inputs:
+                if tensor is not None and parsed.tensors[tensor].flags & _image.FLAG_TRAINABLE:
+                    return
+        names = ", ".join("%d (%s)" % (op, _native.OP_NAMES.get(parsed.ops[op].op_type, "?"))
+                          for op in chosen)
+        weighted = [i for i, op in enumerate(parsed.ops) if any(
+            t is not None and parsed.tensors[t].flags & _image.FLAG_TRAINABLE for t in op.inputs)]
+        unit = "op" if self._layer_ops is None else "layer"
+        raise ValueError("trainable selects ops %s, none of which has trainable weights, so "
+                         "nothing would train (a %s index list; ops with weights: %s)"
+                         % (names, unit, weighted))
+
     def _reset_compiled_state(self):
         self._session = None
         self._arena = None
@@ -227,6 +245,8 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         num_ops = self._model_info.num_ops
         trainable_count, mask_bits, bias_mode = _trainable.resolve(
             trainable, num_ops, self._layer_ops, biases_only)
+        if mask_bits is not None and any(mask_bits):
+            self._check_mask_selects_weights(mask_bits)
         output_dims = self._outputs[0]["dims"]
         if loss.sparse_labels and (len(output_dims) != 1 or output_dims[0] < 2):
             raise ValueError("sparse categorical cross-entropy needs a 1-D output of at least 2 "
