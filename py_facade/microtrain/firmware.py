@@ -64,6 +64,11 @@ ACCURACY_ARGMAX_ONE_HOT = 1
 ACCURACY_ARGMAX_LABEL = 2
 ACCURACY_BINARY = 3
 
+# Exit statuses of the example firmware (MT_FW_EXIT_* of boards/app/fw_app.h)
+EXIT_OK = 0
+EXIT_CORE_ERROR = 1
+EXIT_PLAN_MISMATCH = 2
+
 _WORDS_PER_LINE = 8
 _BYTES_PER_LINE = 16
 
