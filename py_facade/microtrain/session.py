@@ -441,41 +441,6 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         _check(_native.mt_session_infer(self._session, n), "mt_session_infer")
         return [view[:n].copy() for view in self._output_views]
 
-    # ---------------------------------------------------------------- ORT-style control
-
-    def _require_accumulation(self, what):
-        if not self._accumulating:
-            raise RuntimeError("%s needs gradients kept between calls: compile(..., "
-                               "accumulate_gradients=True)" % what)
-
-    def lazy_reset_grad(self):
-        """Zero the accumulated gradients at the start of the next accumulating
-        ``train_step(..., update=False)`` (ONNX Runtime's lazy_reset_grad)."""
-        self._require_compiled("lazy_reset_grad")
-        self._require_accumulation("lazy_reset_grad()")
-        self._reset_grad_pending = True
-
-    def optimizer_step(self):
-        """Apply the optimizer to the gradients accumulated by ``train_step(update=False)``
-        and advance the step counter. As in ONNX Runtime the gradients are kept until
-        ``lazy_reset_grad()``. Raises MicrotrainError (MT_ERR_STATE) when nothing was
-        accumulated since the gradients were last reset."""
-        self._require_compiled("optimizer_step")
-        self._require_accumulation("optimizer_step()")
-        if self._reset_grad_pending:
-            raise MicrotrainError(_native.MT_ERR_STATE,
-                                  "no gradients accumulated since the last reset: call "
-                                  "train_step(..., update=False) first",
-                                  "mt_session_optimizer_step")
-        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
-
-    def set_seed(self, seed):
-        """``microtrain.set_seed(seed)``: weight initialisation of Sequential models and the
-        order of shuffling DataLoaders created afterwards become reproducible (see
-        ``microtrain._random``). The C core has no randomness of its own."""
-        self._require_open()
-        _random.set_seed(seed)
-
     def reset_metrics(self):
         """Reset the accumulated training and evaluation metrics."""
         self._require_open()

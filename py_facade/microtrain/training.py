@@ -1,4 +1,5 @@
-"""``TrainSession.train`` / ``evaluate`` / ``predict`` and learning-rate schedulers.
+"""``TrainSession.train`` / ``evaluate`` / ``predict``, ONNX Runtime-style gradient
+accumulation (``lazy_reset_grad``, ``optimizer_step``), seeds and learning-rate schedulers.
 
     history = sess.train(DataLoader(x, y, batch_size=16, shuffle=True, seed=0), epochs=5,
                          validation_split=0.2, checkpoint_path="ck.bin")
@@ -20,8 +21,9 @@ import time
 
 import numpy as np
 
-from . import _native, schedules as _schedules
+from . import _native, _random, schedules as _schedules
 from ._native import _check
+from .errors import MicrotrainError
 from .data import DataLoader
 
 
@@ -110,6 +112,41 @@ def _epoch_line(epoch, total, step_ms, logs, metric_names):
 
 class TrainingMixin:
     """train / evaluate / predict and schedulers for ``TrainSession``."""
+
+    # ------------------------------------------------------------ ONNX Runtime-style control
+
+    def _require_accumulation(self, what):
+        if not self._accumulating:
+            raise RuntimeError("%s needs gradients kept between calls: compile(..., "
+                               "accumulate_gradients=True)" % what)
+
+    def lazy_reset_grad(self):
+        """Zero the accumulated gradients at the start of the next accumulating
+        ``train_step(..., update=False)`` (ONNX Runtime's lazy_reset_grad)."""
+        self._require_compiled("lazy_reset_grad")
+        self._require_accumulation("lazy_reset_grad()")
+        self._reset_grad_pending = True
+
+    def optimizer_step(self):
+        """Apply the optimizer to the gradients accumulated by ``train_step(update=False)``
+        and advance the step counter. As in ONNX Runtime the gradients are kept until
+        ``lazy_reset_grad()``. Raises MicrotrainError (MT_ERR_STATE) when nothing was
+        accumulated since the gradients were last reset."""
+        self._require_compiled("optimizer_step")
+        self._require_accumulation("optimizer_step()")
+        if self._reset_grad_pending:
+            raise MicrotrainError(_native.MT_ERR_STATE,
+                                  "no gradients accumulated since the last reset: call "
+                                  "train_step(..., update=False) first",
+                                  "mt_session_optimizer_step")
+        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
+
+    def set_seed(self, seed):
+        """``microtrain.set_seed(seed)``: weight initialisation of Sequential models and the
+        order of shuffling DataLoaders created afterwards become reproducible (see
+        ``microtrain._random``). The C core has no randomness of its own."""
+        self._require_open()
+        _random.set_seed(seed)
 
     # ------------------------------------------------------------ schedulers
 
