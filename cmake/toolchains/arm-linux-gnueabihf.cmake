@@ -1,13 +1,5 @@
-# 32-bit ARM Linux (ARMv7-A, VFPv3-D16, hard-float ABI) with Debian's arm-linux-gnueabihf cross compiler.
-# Test programs run under qemu-arm (user mode; there is no binfmt here, so ctest calls it
-# through CMAKE_CROSSCOMPILING_EMULATOR with the target's libraries from /usr/arm-linux-gnueabihf).
-set(CMAKE_SYSTEM_NAME Linux)
-set(CMAKE_SYSTEM_PROCESSOR arm)
-
-set(CMAKE_C_COMPILER arm-linux-gnueabihf-gcc)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm -L /usr/arm-linux-gnueabihf)
-
-set(CMAKE_FIND_ROOT_PATH /usr/arm-linux-gnueabihf)
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+# 32-bit ARM Linux (ARMv7-A, VFPv3-D16, hard-float ABI), run under qemu-arm.
+set(MT_LINUX_TRIPLE arm-linux-gnueabihf)
+set(MT_LINUX_PROCESSOR arm)
+set(MT_LINUX_QEMU qemu-arm)
+include(${CMAKE_CURRENT_LIST_DIR}/linux-cross.cmake)
