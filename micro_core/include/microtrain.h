@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 3u
+#define MT_ABI_VERSION 4u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -233,7 +233,12 @@ typedef struct mt_train_config {
      *  gradients never need to be live all at once); 1: keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). */
     int32_t accumulate_gradients;
-    int32_t reserved;
+    /** 1: check every weight gradient for NaN/Inf before any weight changes, so a bad step
+     *  leaves weights and optimizer state untouched. This needs all gradients at once and
+     *  so the accumulate_gradients memory layout. 0 (with fused updates): each gradient is
+     *  checked just before its own update; a bad one stops the step there, and the weights
+     *  updated before it in that step keep their update. The loss is always checked first. */
+    int32_t guard_gradients;
 } mt_train_config;
 
 /**
@@ -328,7 +333,8 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  *                  update equal those of a step with batch size n
  * @param[out] loss reduced loss of the step (may be NULL)
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (n out of range, label out of range),
- *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated).
+ *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated;
+ *         non-finite gradient: see mt_train_config.guard_gradients).
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
@@ -348,7 +354,9 @@ MT_API mt_status mt_session_zero_grad(mt_session *s);
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
 /** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
- *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates). */
+ *  Every gradient is checked first: a NaN or infinity anywhere applies nothing.
+ *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates),
+ *          MT_ERR_NUMERIC. */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
 
 /** @brief Forward and loss, no gradients. Same arguments as mt_session_train_step(). */
@@ -356,6 +364,9 @@ MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
 
 /** @brief Forward only; outputs hold rows 0..n-1. */
 MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
+
+/** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
+MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 
 /** @brief Change the learning rate (schedulers call this between steps). */
 MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);

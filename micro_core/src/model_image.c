@@ -120,6 +120,15 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
         !in_image(img, img->io_offset, 2u * ((uint64_t)img->num_inputs + img->num_outputs)) ||
         !in_image(img, img->data_offset, img->data_bytes))
         return MT_ERR_BAD_MODEL;
+    /* the four sections are disjoint: weights written back by export (or read as a
+     * table) must never alias another section */
+    const uint64_t start[4] = {img->tensors_offset, img->ops_offset, img->io_offset, img->data_offset};
+    const uint64_t size[4] = {(uint64_t)img->num_tensors * MT_IMAGE_ENTRY_BYTES,
+                              (uint64_t)img->num_ops * MT_IMAGE_ENTRY_BYTES,
+                              2u * ((uint64_t)img->num_inputs + img->num_outputs), img->data_bytes};
+    for (int a = 0; a < 4; ++a)
+        for (int b = a + 1; b < 4; ++b)
+            if (start[a] < start[b] + size[b] && start[b] < start[a] + size[a]) return MT_ERR_BAD_MODEL;
     return MT_OK;
 }
 

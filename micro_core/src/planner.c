@@ -78,6 +78,7 @@ static mt_status check_config(const mt_train_config *cfg)
     if (cfg->num_trainable_ops < -1) return MT_ERR_BAD_ARGUMENT;
     if (cfg->biases_only != 0 && cfg->biases_only != 1) return MT_ERR_BAD_ARGUMENT;
     if (cfg->accumulate_gradients != 0 && cfg->accumulate_gradients != 1) return MT_ERR_BAD_ARGUMENT;
+    if (cfg->guard_gradients != 0 && cfg->guard_gradients != 1) return MT_ERR_BAD_ARGUMENT;
     if (!mt_isfinitef(cfg->learning_rate) || cfg->learning_rate <= 0.0f) return MT_ERR_BAD_ARGUMENT;
     if (!finite_in(cfg->beta1, 0.0f, 1.0f) || !finite_in(cfg->beta2, 0.0f, 1.0f))
         return MT_ERR_BAD_ARGUMENT;
@@ -349,7 +350,7 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
     graph_facts f;
     f.output = mt_image_io(img, 1, 0);
-    f.fused_update = cfg->accumulate_gradients == 0;
+    f.fused_update = cfg->accumulate_gradients == 0 && cfg->guard_gradients == 0;
     mt_tensor_desc out_desc;
     mt_image_tensor(img, f.output, &out_desc);
     if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return st;

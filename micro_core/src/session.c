@@ -147,6 +147,13 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
     }
 }
 
+static int all_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!mt_isfinitef(x[i])) return 0;
+    return 1;
+}
+
 static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
@@ -185,7 +192,7 @@ static int repeats_earlier_input(const mt_op_desc *op, int k)
  * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss.
  * With fused updates, a weight is updated as soon as its last gradient term is added:
  * its op's backward has already used the old value for dx. */
-static void backward(mt_session *s, uint32_t n, float grad_scale)
+static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
 {
     for (uint32_t o = s->img.num_ops; o-- > (uint32_t)s->plan.first_trained_op;) {
         const mt_op_desc *op = &s->ops[o];
@@ -197,9 +204,15 @@ static void backward(mt_session *s, uint32_t n, float grad_scale)
         for (int k = 0; k < op->num_inputs; ++k) {
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
             mt_tensor_rt *t = &s->tensors[op->inputs[k]];
-            if (t->update_after == o) apply_update(s, t, grad_scale);
+            if (t->update_after != o) continue;
+            if (!all_finite(t->grad, t->count)) { /* stop before this update (guard_gradients = 0) */
+                s->numeric_errors += 1;
+                return MT_ERR_NUMERIC;
+            }
+            apply_update(s, t, grad_scale);
         }
     }
+    return MT_OK;
 }
 
 static mt_status check_rows(const mt_session *s, int32_t n)
@@ -221,7 +234,9 @@ static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
     zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n);
     if ((st = loss(s, n, 1, &value)) != MT_OK) return st;
     if (loss_out) *loss_out = value;
-    return mt_isfinitef(value) ? MT_OK : MT_ERR_NUMERIC;
+    if (mt_isfinitef(value)) return MT_OK;
+    s->numeric_errors += 1;
+    return MT_ERR_NUMERIC;
 }
 
 mt_status mt_session_zero_grad(mt_session *s)
@@ -242,7 +257,7 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     if (st != MT_OK) return st;
     if (s->num_trained == 0 || s->plan.fused_update) return MT_ERR_STATE;
     if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
-    backward(s, (uint32_t)n, 1.0f);
+    backward(s, (uint32_t)n, 1.0f); /* no updates in this mode: nothing to refuse here */
     s->accumulated_rows += n;
     return MT_OK;
 }
@@ -252,6 +267,13 @@ mt_status mt_session_optimizer_step(mt_session *s)
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (s->num_trained == 0 || s->accumulated_rows == 0 || s->plan.fused_update) return MT_ERR_STATE;
     const float grad_scale = grad_scale_for(s, s->accumulated_rows);
+    for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing */
+        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        if (!all_finite(t->grad, t->count)) {
+            s->numeric_errors += 1;
+            return MT_ERR_NUMERIC;
+        }
+    }
     begin_update(s);
     for (int32_t k = 0; k < s->num_trained; ++k) apply_update(s, &s->tensors[s->trained[k]], grad_scale);
     return MT_OK;
@@ -271,8 +293,7 @@ mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
     }
     if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
     begin_update(s);
-    backward(s, (uint32_t)n, grad_scale_for(s, n));
-    return MT_OK;
+    return backward(s, (uint32_t)n, grad_scale_for(s, n));
 }
 
 mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)
@@ -295,6 +316,13 @@ mt_status mt_session_infer(mt_session *s, int32_t n)
 }
 
 /* ---- hyper-parameters, counters, weights ---- */
+
+mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
+{
+    if (!valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    *count = s->numeric_errors;
+    return MT_OK;
+}
 
 mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
 {

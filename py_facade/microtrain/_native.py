@@ -27,7 +27,7 @@ from .errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 3
+MT_ABI_VERSION = 4
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -178,7 +178,8 @@ class mt_train_config(ctypes.Structure):
         # 0: fused update (each weight updated as soon as its gradient is complete);
         # 1: gradients kept for mt_session_accumulate() / mt_session_optimizer_step()
         ("accumulate_gradients", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
+        # 1: check all gradients before any update (atomic refusal of a NaN/Inf step)
+        ("guard_gradients", ctypes.c_int32),
     ]
 
 
@@ -499,6 +500,11 @@ mt_session_get_learning_rate = _bind(
 # mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
 mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
+)
+
+# mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
+mt_session_numeric_errors = _bind(
+    "mt_session_numeric_errors", [mt_session_p, _p_int64], ctypes.c_int
 )
 
 # mt_status mt_session_set_epoch(mt_session *s, int64_t epoch);
