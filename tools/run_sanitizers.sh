@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The C tests and the Python tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+#   1. build micro_core and tests/core with -fsanitize=address,undefined
+#      -fno-sanitize-recover=all (any report aborts the test) in build/sanitize, run ctest;
+#   2. run the Python tests once against that build's libmicrotrain.so (MICROTRAIN_LIB), with
+#      the ASan runtime preloaded into CPython (LD_PRELOAD; detect_leaks=0 because CPython and
+#      PyTorch keep memory until exit by design). Any sanitizer report fails the run.
+# Usage: tools/run_sanitizers.sh [--c-only]
+# Uses the repository venv (source tools/setup_host.sh --test sets it up).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+c_only=0
+[ "${1:-}" = "--c-only" ] && c_only=1
+
+build="$root/build/sanitize"
+flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMT_BUILD_TESTS=ON \
+      -DCMAKE_C_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+      -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build"
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ctest --test-dir "$build" --output-on-failure -j2
+((c_only)) && exit 0
+
+# Python: the same core, the sanitizer build of the shared library.
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+  # shellcheck disable=SC1091
+  source tools/setup_host.sh --test
+fi
+lib="$(find "$build/micro_core" -maxdepth 1 -name 'libmicrotrain.so' | head -n1)"
+[ -n "$lib" ] || { echo "run_sanitizers: no libmicrotrain.so in $build/micro_core" >&2; exit 1; }
+asan_rt="$(${CC:-cc} -print-file-name=libasan.so)"
+log="$build/pytest-asan.log"
+set +e
+# PYTHONPATH: the tree's own Python sources, so a stale installed package cannot mask the run.
+PYTHONPATH="$root/py_facade${PYTHONPATH:+:$PYTHONPATH}" MICROTRAIN_LIB="$lib" LD_PRELOAD="$asan_rt" \
+  ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:alloc_dealloc_mismatch=0:detect_odr_violation=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  python -m pytest -q -p no:cacheprovider tests 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+if grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" "$log"; then
+  echo "run_sanitizers: sanitizer report in the Python tests (see $log)" >&2
+  exit 1
+fi
+[ "$status" -eq 0 ] || { echo "run_sanitizers: Python tests failed under ASan ($log)" >&2; exit "$status"; }
+echo "run_sanitizers: C and Python tests clean under ASan + UBSan"
