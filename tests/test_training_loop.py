@@ -230,3 +230,46 @@ def test_predict_in_data_order_for_arrays_lists_and_loaders():
     np.testing.assert_array_equal(session.predict(x, batch_size=3), expected)
     shuffled = DataLoader(x, y, batch_size=4, shuffle=True, seed=9)
     np.testing.assert_array_equal(session.predict(shuffled), expected)
+
+
+def two_input_model():
+    """inputs a [3] and b [2] -> Concatenation [5] -> Dense(3) -> Softmax (built by hand:
+    Sequential has one input)."""
+    from microtrain import _image
+    rng = np.random.default_rng(0)
+    weight = rng.uniform(-0.4, 0.4, (3, 5)).astype(np.float32)
+    bias = np.zeros(3, dtype=np.float32)
+    trainable = _image.FLAG_CONST | _image.FLAG_TRAINABLE
+    tensors = [_image.TensorSpec((3,), flags=_image.FLAG_INPUT),
+               _image.TensorSpec((2,), flags=_image.FLAG_INPUT),
+               _image.TensorSpec((5,)),
+               _image.TensorSpec((3, 5), flags=trainable, data=weight),
+               _image.TensorSpec((3,), flags=trainable, data=bias),
+               _image.TensorSpec((3,)),
+               _image.TensorSpec((3,), flags=_image.FLAG_OUTPUT)]
+    ops = [_image.OpSpec(13, [0, 1], [2]), _image.OpSpec(_image.OP_DENSE, [2, 3, 4], [5]),
+           _image.OpSpec(_image.OP_SOFTMAX, [5], [6])]
+    return _image.write_image(tensors, ops, [0, 1], [6])
+
+
+def test_multi_input_models_train_from_a_list_of_arrays():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((30, 3)).astype(np.float32)
+    b = rng.standard_normal((30, 2)).astype(np.float32)
+    labels = (a[:, 0] + b[:, 1] > 0).astype(np.int64) + (a[:, 1] > 1)
+    y = np.eye(3, dtype=np.float32)[labels]
+    session = microtrain.TrainSession(two_input_model())
+    session.compile(optimizers.Adam(0.05), "categorical_crossentropy",
+                    metrics=["categorical_accuracy"], batch_size=8)
+    history = session.train(DataLoader([a, b], y, batch_size=8, shuffle=True, seed=1),
+                            epochs=8, validation_split=0.2, verbose=0)
+    assert history["loss"][-1] < history["loss"][0]
+    outputs = session.predict([a, b])
+    assert outputs.shape == (30, 3)
+    reference = microtrain.TrainSession(two_input_model())
+    reference.compile("sgd", "categorical_crossentropy", batch_size=8)
+    reference.set_weights(session.get_weights())
+    np.testing.assert_array_equal(reference.predict(DataLoader([a, b], y, batch_size=5)),
+                                  outputs)
+    assert session.evaluate(DataLoader([a, b], y, batch_size=8))["categorical_accuracy"] == \
+        float((outputs.argmax(1) == labels).mean())
