@@ -469,4 +469,8 @@ MT_API mt_status mt_session_export_image(const mt_session *s, mt_write_fn write,
 #ifdef __cplusplus
 }
 #endif
+
+/* Power-loss-safe A/B checkpoint slots in flash, built on the checkpoint API above. */
+#include "microtrain_storage.h"
+
 #endif /* MICROTRAIN_H */
