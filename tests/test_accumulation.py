@@ -188,3 +188,25 @@ def test_lazy_reset_and_optimizer_step_need_compile():
     for call in (s.lazy_reset_grad, s.optimizer_step):
         with pytest.raises(RuntimeError, match="compile"):
             call()
+
+
+def test_guarded_gradients_give_the_same_bits_and_refusals_are_counted():
+    x, y = data(16, seed=9)
+    plain = session(8, optimizers.Adam(0.01), accumulate_gradients=False)
+    guarded = session(8, optimizers.Adam(0.01), accumulate_gradients=False,
+                      guard_gradients=True)
+    for start in (0, 8):
+        assert plain.train_step(x[start:start + 8], y[start:start + 8])["loss"] == \
+            guarded.train_step(x[start:start + 8], y[start:start + 8])["loss"]
+    for a, b in zip(plain.get_weights(), guarded.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert guarded.memory_plan()["fused_update"] == 0  # the guard needs every gradient
+    assert guarded.numeric_errors() == 0
+    bad = y[:8].copy()
+    bad[0, 0] = np.inf
+    before = guarded.get_weights()
+    with pytest.raises(MicrotrainError):
+        guarded.train_step(x[:8], bad)
+    assert guarded.numeric_errors() == 1
+    for a, b in zip(before, guarded.get_weights()):
+        np.testing.assert_array_equal(a, b)

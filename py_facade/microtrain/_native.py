@@ -560,8 +560,8 @@ ALL_FUNCTIONS = (
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
     mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,
-    mt_session_set_epoch, mt_session_param_count, mt_session_param, mt_checkpoint_bytes,
-    mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
+    mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
+    mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
 )
 
 

@@ -140,22 +140,12 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
                 for index in parsed.const_f32_tensors()]
 
     def _check_mask_selects_weights(self, mask_bits):
-        """A list that names only ops without trainable weights trains nothing: say so
-        (an image file takes op indices, which is easy to confuse with layer positions)."""
         parsed = _image.read_image(self._image)
-        chosen = [i for i, bit in enumerate(mask_bits) if bit]
-        for op in chosen:
-            for tensor in parsed.ops[op].inputs:
-                if tensor is not None and parsed.tensors[tensor].flags & _image.FLAG_TRAINABLE:
-                    return
-        names = ", ".join("%d (%s)" % (op, _native.OP_NAMES.get(parsed.ops[op].op_type, "?"))
-                          for op in chosen)
-        weighted = [i for i, op in enumerate(parsed.ops) if any(
-            t is not None and parsed.tensors[t].flags & _image.FLAG_TRAINABLE for t in op.inputs)]
-        unit = "op" if self._layer_ops is None else "layer"
-        raise ValueError("trainable selects ops %s, none of which has trainable weights, so "
-                         "nothing would train (a %s index list; ops with weights: %s)"
-                         % (names, unit, weighted))
+        has_weights = [any(t is not None and parsed.tensors[t].flags & _image.FLAG_TRAINABLE
+                           for t in op.inputs) for op in parsed.ops]
+        names = [_native.OP_NAMES.get(op.op_type, "?") for op in parsed.ops]
+        _trainable.check_selects_weights(mask_bits, has_weights, names,
+                                         "op" if self._layer_ops is None else "layer")
 
     def _reset_compiled_state(self):
         self._session = None
@@ -196,7 +186,8 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
     # ---------------------------------------------------------------- compile
 
     def compile(self, optimizer, loss, metrics=(), batch_size=16, num_trainable_ops=None,
-                trainable=None, biases_only=False, accumulate_gradients=False):
+                trainable=None, biases_only=False, accumulate_gradients=False,
+                guard_gradients=False):
         """Plan the arena, allocate it and bind a C session.
 
         Args:
@@ -217,6 +208,11 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
                        each weight is updated as soon as its gradient is complete, so the
                        gradients never live all at once and the arena is smaller; a plain
                        ``train_step`` gives the same bits either way.
+            guard_gradients: check every weight gradient for NaN/Inf before any weight
+                       changes, so a refused step leaves weights and optimizer state exactly
+                       as they were (needs the accumulate layout's memory). Without it a
+                       non-finite loss still changes nothing, but with fused updates a
+                       non-finite gradient stops the step after the weights already updated.
 
         Frozen weights are read from the image and get no gradient or optimizer bytes
         (``memory_plan()`` shows it). Compiling again rebinds the session: the weights
@@ -268,6 +264,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         config.num_trainable_ops = trainable_count
         config.biases_only = bias_mode
         config.accumulate_gradients = 1 if accumulate_gradients else 0
+        config.guard_gradients = 1 if guard_gradients else 0
         mask = None
         if mask_bits is not None:
             # borrowed by mt_plan()/mt_session_init(); kept alive with the session anyway
@@ -572,6 +569,14 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         _check(_native.mt_session_counters(self._session, ctypes.byref(step),
                                            ctypes.byref(epoch)), "mt_session_counters")
         return {"step": step.value, "epoch": epoch.value}
+
+    def numeric_errors(self):
+        """Steps the core refused because the loss or a gradient was NaN or infinite."""
+        self._require_compiled("numeric_errors")
+        count = ctypes.c_int64()
+        _check(_native.mt_session_numeric_errors(self._session, ctypes.byref(count)),
+               "mt_session_numeric_errors")
+        return count.value
 
     def set_epoch(self, epoch):
         self._require_compiled("set_epoch")

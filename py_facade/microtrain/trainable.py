@@ -90,6 +90,20 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
                      "layer indices, got %r" % (spec,))
 
 
+def check_selects_weights(mask, has_weights, op_names, unit):
+    """Raise ValueError when ``mask`` chooses only ops without trainable weights: nothing
+    would train. An image file takes op indices and a Sequential layer positions, which is
+    easy to confuse, so the message lists the ops chosen and those that have weights."""
+    chosen = [i for i, bit in enumerate(mask) if bit]
+    if not chosen or any(has_weights[i] for i in chosen):
+        return
+    names = ", ".join("%d (%s)" % (i, op_names[i]) for i in chosen)
+    weighted = [i for i, flag in enumerate(has_weights) if flag]
+    raise ValueError("trainable selects ops %s, none of which has trainable weights, so "
+                     "nothing would train (a %s index list; ops with weights: %s)"
+                     % (names, unit, weighted))
+
+
 def describe(num_trainable_ops, mask, biases_only):
     """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "+ biases only"."""
     if mask is not None:
