@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "le_bytes.h"
 #include "microtrain.h"
 #include "mt_math.h"
 #include "optimizers.h"
@@ -24,38 +25,13 @@
 #define CK_PROPERTY_HEADER_BYTES 8u
 #define CHUNK 64u
 
-/* ---- little-endian encoding ---- */
+/* ---- float bit patterns ---- */
 
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
 
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
 
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
-}
 
 static uint32_t f32_bits(float x)
 {
@@ -177,7 +153,7 @@ static void emit_floats(writer *w, const float *x, uint32_t count)
     uint32_t done = 0;
     while (done < count) {
         uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
-        for (uint32_t i = 0; i < n; ++i) put_u32(buf + 4 * i, f32_bits(x[done + i]));
+        for (uint32_t i = 0; i < n; ++i) mt_put_u32(buf + 4 * i, f32_bits(x[done + i]));
         emit(w, buf, 4u * n);
         done += n;
     }
@@ -196,27 +172,27 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     uint8_t h[CK_HEADER_BYTES];
     memset(h, 0, sizeof h);
     memcpy(h, CK_MAGIC, 4);
-    put_u16(h + 4, CK_VERSION);
-    put_u16(h + 6, CK_HEADER_BYTES);
-    put_u32(h + 8, (uint32_t)total);
-    put_u32(h + 12, s->model_fingerprint);
-    put_u32(h + 16, (uint32_t)s->num_trained);
-    put_u32(h + 20, (uint32_t)s->cfg.optimizer);
-    put_u32(h + 24, state_arrays);
-    put_u32(h + 28, (uint32_t)num_properties);
-    put_u64(h + 32, (uint64_t)s->step);
-    put_u64(h + 40, (uint64_t)s->epoch);
-    put_u32(h + 48, f32_bits(s->learning_rate));
-    put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
-    put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
+    mt_put_u16(h + 4, CK_VERSION);
+    mt_put_u16(h + 6, CK_HEADER_BYTES);
+    mt_put_u32(h + 8, (uint32_t)total);
+    mt_put_u32(h + 12, s->model_fingerprint);
+    mt_put_u32(h + 16, (uint32_t)s->num_trained);
+    mt_put_u32(h + 20, (uint32_t)s->cfg.optimizer);
+    mt_put_u32(h + 24, state_arrays);
+    mt_put_u32(h + 28, (uint32_t)num_properties);
+    mt_put_u64(h + 32, (uint64_t)s->step);
+    mt_put_u64(h + 40, (uint64_t)s->epoch);
+    mt_put_u32(h + 48, f32_bits(s->learning_rate));
+    mt_put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
+    mt_put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
 
     writer w = {write, user, 0, MT_OK};
     emit(&w, h, sizeof h);
     for (int32_t k = 0; k < s->num_trained; ++k) {
         const mt_tensor_rt *t = &s->tensors[s->trained[k]];
         uint8_t r[CK_RECORD_HEADER_BYTES];
-        put_u32(r, s->trained[k]);
-        put_u32(r + 4, t->count);
+        mt_put_u32(r, s->trained[k]);
+        mt_put_u32(r + 4, t->count);
         emit(&w, r, sizeof r);
         emit_floats(&w, t->data, t->count);
         emit_floats(&w, t->opt_state, t->count * state_arrays);
@@ -226,20 +202,20 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
         uint32_t name_bytes, value_bytes;
         property_value_bytes(p, &name_bytes, &value_bytes); /* checked by mt_checkpoint_bytes */
         uint8_t ph[CK_PROPERTY_HEADER_BYTES] = {0};
-        put_u16(ph, (uint16_t)name_bytes);
+        mt_put_u16(ph, (uint16_t)name_bytes);
         ph[2] = (uint8_t)p->type;
-        put_u32(ph + 4, value_bytes);
+        mt_put_u32(ph + 4, value_bytes);
         emit(&w, ph, sizeof ph);
         emit(&w, p->name, name_bytes);
         uint8_t v[8];
-        if (p->type == MT_PROPERTY_INT) put_u64(v, (uint64_t)p->int_value);
-        if (p->type == MT_PROPERTY_FLOAT) put_u64(v, f64_bits(p->float_value));
+        if (p->type == MT_PROPERTY_INT) mt_put_u64(v, (uint64_t)p->int_value);
+        if (p->type == MT_PROPERTY_FLOAT) mt_put_u64(v, f64_bits(p->float_value));
         emit(&w, p->type == MT_PROPERTY_STRING ? (const void *)p->str_value : (const void *)v, value_bytes);
         const uint8_t zeros[4] = {0};
         emit(&w, zeros, pad4(name_bytes + value_bytes) - (name_bytes + value_bytes));
     }
     uint8_t trailer[CK_TRAILER_BYTES];
-    put_u32(trailer, w.crc);
+    mt_put_u32(trailer, w.crc);
     if (w.status == MT_OK) {
         w.status = write(user, trailer, sizeof trailer);
         if (w.status > 0) w.status = MT_ERR_IO;
@@ -273,20 +249,20 @@ typedef struct ck_header {
 
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
-    if (memcmp(h, CK_MAGIC, 4) != 0 || get_u16(h + 4) != CK_VERSION || get_u16(h + 6) != CK_HEADER_BYTES)
+    if (memcmp(h, CK_MAGIC, 4) != 0 || mt_get_u16(h + 4) != CK_VERSION || mt_get_u16(h + 6) != CK_HEADER_BYTES)
         return MT_ERR_BAD_CHECKPOINT;
-    c->total = get_u32(h + 8);
-    c->fingerprint = get_u32(h + 12);
-    c->num_records = get_u32(h + 16);
-    c->optimizer = (int32_t)get_u32(h + 20);
-    c->state_arrays = get_u32(h + 24);
-    c->num_properties = get_u32(h + 28);
-    c->step = (int64_t)get_u64(h + 32);
-    c->epoch = (int64_t)get_u64(h + 40);
-    c->learning_rate = bits_f32(get_u32(h + 48));
-    c->beta1_power = bits_f64(get_u64(h + 56));
-    c->beta2_power = bits_f64(get_u64(h + 64));
-    if (c->total != size || get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
+    c->total = mt_get_u32(h + 8);
+    c->fingerprint = mt_get_u32(h + 12);
+    c->num_records = mt_get_u32(h + 16);
+    c->optimizer = (int32_t)mt_get_u32(h + 20);
+    c->state_arrays = mt_get_u32(h + 24);
+    c->num_properties = mt_get_u32(h + 28);
+    c->step = (int64_t)mt_get_u64(h + 32);
+    c->epoch = (int64_t)mt_get_u64(h + 40);
+    c->learning_rate = bits_f32(mt_get_u32(h + 48));
+    c->beta1_power = bits_f64(mt_get_u64(h + 56));
+    c->beta2_power = bits_f64(mt_get_u64(h + 64));
+    if (c->total != size || mt_get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
     for (int i = 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
     if (c->state_arrays > 2 || c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
@@ -314,7 +290,7 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
         crc = mt_crc32_update(crc, buf, n);
     }
     if ((st = fetch(r, body, buf, CK_TRAILER_BYTES)) != MT_OK) return st;
-    if (get_u32(buf) != crc) return MT_ERR_BAD_CHECKPOINT;
+    if (mt_get_u32(buf) != crc) return MT_ERR_BAD_CHECKPOINT;
 
     /* walk the records: bounds first (a corrupt count must not read past the end) */
     uint64_t off = CK_HEADER_BYTES;
@@ -322,7 +298,7 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
     for (uint32_t k = 0; k < c->num_records; ++k) {
         if (off + CK_RECORD_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
         if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
-        const uint32_t index = get_u32(buf), count = get_u32(buf + 4);
+        const uint32_t index = mt_get_u32(buf), count = mt_get_u32(buf + 4);
         off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays);
         if (off > body) return MT_ERR_BAD_CHECKPOINT;
         if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
@@ -330,7 +306,7 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
     for (uint32_t k = 0; k < c->num_properties; ++k) {
         if (off + CK_PROPERTY_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
         if ((st = fetch(r, (uint32_t)off, buf, CK_PROPERTY_HEADER_BYTES)) != MT_OK) return st;
-        const uint32_t name_bytes = get_u16(buf), type = buf[2], value_bytes = get_u32(buf + 4);
+        const uint32_t name_bytes = mt_get_u16(buf), type = buf[2], value_bytes = mt_get_u32(buf + 4);
         if (name_bytes == 0 || name_bytes > MT_PROPERTY_MAX_NAME || buf[3] != 0) return MT_ERR_BAD_CHECKPOINT;
         if (type == MT_PROPERTY_INT || type == MT_PROPERTY_FLOAT) {
             if (value_bytes != 8) return MT_ERR_BAD_CHECKPOINT;
@@ -356,7 +332,7 @@ static mt_status fetch_floats(const reader *r, uint32_t offset, float *x, uint32
     mt_status st = fetch(r, offset, x, 4u * count);
     if (st != MT_OK) return st;
     uint8_t *bytes = (uint8_t *)x;
-    for (uint32_t i = 0; i < count; ++i) x[i] = bits_f32(get_u32(bytes + 4 * i));
+    for (uint32_t i = 0; i < count; ++i) x[i] = bits_f32(mt_get_u32(bytes + 4 * i));
     return MT_OK;
 }
 
@@ -393,7 +369,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
         char text[MT_PROPERTY_MAX_STRING + 1];
         uint8_t v[8];
         if ((st = fetch(r, off, ph, sizeof ph)) != MT_OK) return st;
-        const uint32_t name_bytes = get_u16(ph), value_bytes = get_u32(ph + 4);
+        const uint32_t name_bytes = mt_get_u16(ph), value_bytes = mt_get_u32(ph + 4);
         mt_property p;
         memset(&p, 0, sizeof p);
         p.type = ph[2];
@@ -407,8 +383,8 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
             p.str_value = text;
         } else {
             if ((st = fetch(r, value_at, v, 8)) != MT_OK) return st;
-            if (p.type == MT_PROPERTY_INT) p.int_value = (int64_t)get_u64(v);
-            else p.float_value = bits_f64(get_u64(v));
+            if (p.type == MT_PROPERTY_INT) p.int_value = (int64_t)mt_get_u64(v);
+            else p.float_value = bits_f64(mt_get_u64(v));
         }
         off += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
         if (on_property && (st = on_property(property_user, &p)) != MT_OK) return st;
@@ -459,7 +435,7 @@ mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *
         crc = mt_crc32_update(crc, buf, n);
     }
     memcpy(buf, s->img.base, 12);
-    put_u32(buf + 12, crc);
+    mt_put_u32(buf + 12, crc);
     mt_status st = write(user, buf, 16);
     for (uint32_t off = 16; off < size && st == MT_OK; off += CHUNK) {
         uint32_t n = size - off < CHUNK ? size - off : CHUNK;

@@ -9,17 +9,10 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "le_bytes.h"
 #include "ops/kernel.h"
 
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
 
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
 
 /* [offset, offset + bytes) lies inside [64, image_bytes). */
 static int in_image(const mt_image *img, uint64_t offset, uint64_t bytes)
@@ -32,14 +25,14 @@ void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t)
     const uint8_t *e = img->base + img->tensors_offset + index * MT_IMAGE_ENTRY_BYTES;
     t->dtype = e[0];
     t->ndim = e[1];
-    t->flags = rd16(e + 2);
+    t->flags = mt_get_u16(e + 2);
     t->count = 1;
     for (int d = 0; d < MT_MAX_DIMS; ++d) {
-        t->dims[d] = rd32(e + 4 + 4 * d);
+        t->dims[d] = mt_get_u32(e + 4 + 4 * d);
         if (d < t->ndim) t->count *= t->dims[d];
     }
-    t->data_offset = rd32(e + 20);
-    t->data_bytes = rd32(e + 24);
+    t->data_offset = mt_get_u32(e + 20);
+    t->data_bytes = mt_get_u32(e + 24);
 }
 
 void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
@@ -49,15 +42,15 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
     op->num_inputs = e[1];
     op->num_outputs = e[2];
     op->trained = 0;
-    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) op->inputs[i] = rd16(e + 4 + 2 * i);
-    for (int i = 0; i < MT_OP_MAX_OUTPUTS; ++i) op->outputs[i] = rd16(e + 12 + 2 * i);
-    for (int i = 0; i < 4; ++i) op->params[i] = rd32(e + 16 + 4 * i);
+    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) op->inputs[i] = mt_get_u16(e + 4 + 2 * i);
+    for (int i = 0; i < MT_OP_MAX_OUTPUTS; ++i) op->outputs[i] = mt_get_u16(e + 12 + 2 * i);
+    for (int i = 0; i < 4; ++i) op->params[i] = mt_get_u32(e + 16 + 4 * i);
 }
 
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position)
 {
     uint32_t slot = is_output ? img->num_inputs + position : position;
-    return rd16(img->base + img->io_offset + 2 * slot);
+    return mt_get_u16(img->base + img->io_offset + 2 * slot);
 }
 
 const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t)
@@ -89,23 +82,23 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
 {
     if (image_bytes < MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     if (memcmp(p, MT_IMAGE_MAGIC, 4) != 0) return MT_ERR_BAD_MODEL;
-    if (rd16(p + 4) != MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
-    if (rd16(p + 6) != MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
+    if (mt_get_u16(p + 4) != MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
+    if (mt_get_u16(p + 6) != MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     img->base = p;
-    img->bytes = rd32(p + 8);
+    img->bytes = mt_get_u32(p + 8);
     if (img->bytes < MT_IMAGE_HEADER_BYTES || img->bytes > image_bytes) return MT_ERR_BAD_MODEL;
-    img->crc32 = rd32(p + 12);
+    img->crc32 = mt_get_u32(p + 12);
     if (mt_crc32_update(0, p + 16, img->bytes - 16u) != img->crc32) return MT_ERR_BAD_MODEL;
 
-    img->num_tensors = rd32(p + 16);
-    img->num_ops = rd32(p + 20);
-    img->num_inputs = rd32(p + 24);
-    img->num_outputs = rd32(p + 28);
-    img->tensors_offset = rd32(p + 32);
-    img->ops_offset = rd32(p + 36);
-    img->io_offset = rd32(p + 40);
-    img->data_offset = rd32(p + 44);
-    img->data_bytes = rd32(p + 48);
+    img->num_tensors = mt_get_u32(p + 16);
+    img->num_ops = mt_get_u32(p + 20);
+    img->num_inputs = mt_get_u32(p + 24);
+    img->num_outputs = mt_get_u32(p + 28);
+    img->tensors_offset = mt_get_u32(p + 32);
+    img->ops_offset = mt_get_u32(p + 36);
+    img->io_offset = mt_get_u32(p + 40);
+    img->data_offset = mt_get_u32(p + 44);
+    img->data_bytes = mt_get_u32(p + 48);
     for (int i = 52; i < 64; ++i)
         if (p[i] != 0) return MT_ERR_BAD_MODEL;
 
@@ -142,7 +135,7 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     if (ndim < 1 || ndim > MT_MAX_DIMS) return MT_ERR_BAD_MODEL;
     uint64_t count = 1;
     for (int d = 0; d < MT_MAX_DIMS; ++d) {
-        uint32_t dim = rd32(e + 4 + 4 * d);
+        uint32_t dim = mt_get_u32(e + 4 + 4 * d);
         if (d < ndim) {
             if (dim == 0) return MT_ERR_BAD_MODEL;
             count *= dim;
@@ -151,7 +144,7 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
             return MT_ERR_BAD_MODEL;
         }
     }
-    if (rd32(e + 28) != 0) return MT_ERR_BAD_MODEL;
+    if (mt_get_u32(e + 28) != 0) return MT_ERR_BAD_MODEL;
     mt_image_tensor(img, index, &t);
     if (t.flags & ~known) return MT_ERR_BAD_MODEL;
     if ((t.flags & MT_TENSOR_TRAINABLE) && (!(t.flags & MT_TENSOR_CONST) || t.dtype != MT_DTYPE_F32))

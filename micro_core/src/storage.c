@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "le_bytes.h"
 #include "microtrain.h"
 #include "microtrain_storage.h"
 
@@ -23,26 +24,9 @@
 #define SLOT_VERSION 1u
 #define BUF_BYTES 64u /* = MT_STORAGE_MAX_PROGRAM_BYTES: every program unit divides it */
 
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
 
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
 
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
 
 /* A callback's status: anything but MT_OK that is not already an error becomes MT_ERR_IO. */
 static mt_status io(mt_status st)
@@ -99,17 +83,17 @@ static mt_status scan_slot(const mt_flash *f, int k, mt_storage_slot *slot)
     memset(slot, 0, sizeof *slot);
     mt_status st = io(f->read(f->user, f->slot_offset[k], h, sizeof h));
     if (st != MT_OK) return st;
-    if (memcmp(h, SLOT_MAGIC, 4) != 0 || get_u16(h + 4) != SLOT_VERSION ||
-        get_u16(h + 6) != MT_STORAGE_HEADER_BYTES || get_u32(h + 20) != 0 || get_u32(h + 24) != 0 ||
-        get_u32(h + 28) != mt_crc32_update(0, h, 28))
+    if (memcmp(h, SLOT_MAGIC, 4) != 0 || mt_get_u16(h + 4) != SLOT_VERSION ||
+        mt_get_u16(h + 6) != MT_STORAGE_HEADER_BYTES || mt_get_u32(h + 20) != 0 || mt_get_u32(h + 24) != 0 ||
+        mt_get_u32(h + 28) != mt_crc32_update(0, h, 28))
         return MT_OK; /* blank, torn or foreign: not a checkpoint */
-    const uint32_t bytes = get_u32(h + 12);
+    const uint32_t bytes = mt_get_u32(h + 12);
     if (bytes == 0 || bytes > f->slot_bytes - header_area(f)) return MT_OK;
     uint32_t crc;
     if ((st = crc_of(f, f->slot_offset[k] + header_area(f), bytes, &crc)) != MT_OK) return st;
-    if (crc != get_u32(h + 16)) return MT_OK;
+    if (crc != mt_get_u32(h + 16)) return MT_OK;
     slot->valid = 1;
-    slot->sequence = get_u32(h + 8);
+    slot->sequence = mt_get_u32(h + 8);
     slot->payload_bytes = bytes;
     return MT_OK;
 }
@@ -209,14 +193,14 @@ mt_status mt_storage_save(const mt_session *s, int32_t include_optimizer,
     uint8_t h[BUF_BYTES];
     memset(h, 0xFF, sizeof h);
     memcpy(h, SLOT_MAGIC, 4);
-    put_u16(h + 4, SLOT_VERSION);
-    put_u16(h + 6, MT_STORAGE_HEADER_BYTES);
-    put_u32(h + 8, sequence);
-    put_u32(h + 12, (uint32_t)total);
-    put_u32(h + 16, crc);
-    put_u32(h + 20, 0);
-    put_u32(h + 24, 0);
-    put_u32(h + 28, mt_crc32_update(0, h, 28));
+    mt_put_u16(h + 4, SLOT_VERSION);
+    mt_put_u16(h + 6, MT_STORAGE_HEADER_BYTES);
+    mt_put_u32(h + 8, sequence);
+    mt_put_u32(h + 12, (uint32_t)total);
+    mt_put_u32(h + 16, crc);
+    mt_put_u32(h + 20, 0);
+    mt_put_u32(h + 24, 0);
+    mt_put_u32(h + 28, mt_crc32_update(0, h, 28));
     return io(flash->program(flash->user, base, h, area));
 }
 

@@ -92,12 +92,6 @@ static mt_status leaky_relu_check(const mt_image *img, const mt_op_desc *op)
     return mt_check_unary_f32(img, op, 0);
 }
 
-static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
-{
-    (void)img, (void)op, (void)batch;
-    return 0;
-}
-
 #define X (&t[op->inputs[0]])
 #define Y (&t[op->outputs[0]])
 #define N_ELEMS ((size_t)n * X->count)
@@ -166,10 +160,10 @@ static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 #undef Y
 #undef N_ELEMS
 
-const mt_op_kernel mt_kernel_relu = {"relu", unary_check, no_scratch, relu_forward, relu_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_relu6 = {"relu6", unary_check, no_scratch, relu6_forward, relu6_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_leaky_relu = {"leaky_relu", leaky_relu_check, no_scratch, leaky_relu_forward,
+const mt_op_kernel mt_kernel_relu = {"relu", unary_check, mt_no_scratch, relu_forward, relu_backward, mt_reads_output, 1};
+const mt_op_kernel mt_kernel_relu6 = {"relu6", unary_check, mt_no_scratch, relu6_forward, relu6_backward, mt_reads_output, 1};
+const mt_op_kernel mt_kernel_leaky_relu = {"leaky_relu", leaky_relu_check, mt_no_scratch, leaky_relu_forward,
                                            leaky_relu_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_sigmoid = {"sigmoid", unary_check, no_scratch, sigmoid_forward,
+const mt_op_kernel mt_kernel_sigmoid = {"sigmoid", unary_check, mt_no_scratch, sigmoid_forward,
                                         sigmoid_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_tanh = {"tanh", unary_check, no_scratch, tanh_forward, tanh_backward, mt_reads_output, 1};
+const mt_op_kernel mt_kernel_tanh = {"tanh", unary_check, mt_no_scratch, tanh_forward, tanh_backward, mt_reads_output, 1};

@@ -28,12 +28,6 @@ static mt_status add_check(const mt_image *img, const mt_op_desc *op)
     return MT_OK;
 }
 
-static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
-{
-    (void)img, (void)op, (void)batch;
-    return 0;
-}
-
 static void add_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -53,4 +47,4 @@ static void add_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     }
 }
 
-const mt_op_kernel mt_kernel_add = {"add", add_check, no_scratch, add_forward, add_backward, mt_reads_nothing, 1};
+const mt_op_kernel mt_kernel_add = {"add", add_check, mt_no_scratch, add_forward, add_backward, mt_reads_nothing, 1};

@@ -28,12 +28,6 @@ static mt_status concat_check(const mt_image *img, const mt_op_desc *op)
     return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
 }
 
-static size_t no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
-{
-    (void)img, (void)op, (void)batch;
-    return 0;
-}
-
 static void concat_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -65,5 +59,5 @@ static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     }
 }
 
-const mt_op_kernel mt_kernel_concatenation = {"concatenation", concat_check, no_scratch, concat_forward,
+const mt_op_kernel mt_kernel_concatenation = {"concatenation", concat_check, mt_no_scratch, concat_forward,
                                               concat_backward, mt_reads_nothing, 0};

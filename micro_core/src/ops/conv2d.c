@@ -110,30 +110,13 @@ static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
     mt_spatial g;
     mt_status st = mt_spatial_check(op, &x, &y, w.dims[1], w.dims[2], w.dims[0], &g);
     if (st != MT_OK) return st;
-    if (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) {
-        mt_tensor_desc b;
-        mt_image_tensor(img, op->inputs[2], &b);
-        if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-        if (b.ndim != 1 || b.dims[0] != w.dims[0]) return MT_ERR_SHAPE;
-    }
-    return MT_OK;
-}
-
-static size_t conv2d_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
-{
-    (void)img, (void)op, (void)batch;
-    return 0; /* direct convolution: no im2col buffer in the reference kernel */
-}
-
-static const mt_tensor_rt *bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
-{
-    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
+    return mt_check_bias(img, op, w.dims[0]);
 }
 
 static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
     mt_spatial g;
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
@@ -143,7 +126,7 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
     mt_spatial g;
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
@@ -157,5 +140,5 @@ static uint32_t conv2d_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return ((grad_inputs & 2u) ? 1u : 0u) | (op->params[3] != MT_FUSED_NONE ? MT_READS_OUTPUT : 0u);
 }
 
-const mt_op_kernel mt_kernel_conv2d = {"conv2d", conv2d_check, conv2d_scratch, conv2d_forward,
+const mt_op_kernel mt_kernel_conv2d = {"conv2d", conv2d_check, mt_no_scratch, conv2d_forward,
                                        conv2d_backward, conv2d_reads, 0};

@@ -83,13 +83,7 @@ static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
     if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
     if (!(w.flags & MT_TENSOR_CONST)) return MT_ERR_UNSUPPORTED; /* computed weights: not in v1 */
     if (w.ndim != 2 || w.dims[1] != x.count || y.count != w.dims[0]) return MT_ERR_SHAPE;
-    if (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) {
-        mt_tensor_desc b;
-        mt_image_tensor(img, op->inputs[2], &b);
-        if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-        if (b.ndim != 1 || b.dims[0] != w.dims[0]) return MT_ERR_SHAPE;
-    }
-    return MT_OK;
+    return mt_check_bias(img, op, w.dims[0]);
 }
 
 static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
@@ -99,15 +93,10 @@ static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t 
     return mt_op_dense_f32_scratch_bytes(batch, w.dims[1], w.dims[0]);
 }
 
-static const mt_tensor_rt *bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
-{
-    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
-}
-
 static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
     mt_op_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
                             y->count);
@@ -116,7 +105,7 @@ static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = bias_of(op, t);
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     const mt_tensor_rt *y = &t[op->outputs[0]];
     mt_op_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
                              x->count, y->count);

@@ -57,6 +57,14 @@ uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs);
 /* ... that read only their saved output (activations, softmax) */
 uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs);
 
+/* scratch_bytes() of ops that need none */
+size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch);
+
+/* Dense and convolutions: the optional bias (input 2) is absent, or CONST f32 [units]. */
+mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
+/* ... and its runtime tensor, or NULL when absent */
+const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t);
+
 /* 1 when every op parameter is zero (ops that take none). */
 int mt_params_zero(const mt_op_desc *op);
 

@@ -39,6 +39,27 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type)
     }
 }
 
+size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0; /* the reference kernels accumulate in registers */
+}
+
+mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+{
+    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
+    mt_tensor_desc b;
+    mt_image_tensor(img, op->inputs[2], &b);
+    if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
+    return MT_OK;
+}
+
+const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
+{
+    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
+}
+
 uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs)
 {
     (void)op, (void)grad_inputs;

@@ -40,12 +40,6 @@ static mt_status softmax_check(const mt_image *img, const mt_op_desc *op)
     return mt_check_unary_f32(img, op, 1);
 }
 
-static size_t softmax_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
-{
-    (void)img, (void)op, (void)batch;
-    return 0;
-}
-
 static void softmax_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -64,5 +58,5 @@ static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, x->last_dim);
 }
 
-const mt_op_kernel mt_kernel_softmax = {"softmax", softmax_check, softmax_scratch, softmax_forward,
+const mt_op_kernel mt_kernel_softmax = {"softmax", softmax_check, mt_no_scratch, softmax_forward,
                                         softmax_backward, mt_reads_output, 1};
