@@ -482,10 +482,12 @@ def test_learning_rate_get_set():
     assert session.get_learning_rate() == 0.125
     session.set_learning_rate(0.5)
     assert session.get_learning_rate() == 0.5
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
+    for bad in (-1e-9, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="learning_rate"):
             session.set_learning_rate(bad)
     assert session.get_learning_rate() == 0.5
+    session.set_learning_rate(0.0)  # the end of a linear decay
+    assert session.get_learning_rate() == 0.0
 
 
 def test_learning_rate_change_scales_the_sgd_update():

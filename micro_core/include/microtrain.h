@@ -368,7 +368,7 @@ MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
 /** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 
-/** @brief Change the learning rate (schedulers call this between steps). */
+/** @brief Change the learning rate (schedulers call this between steps); >= 0, finite. */
 MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
 MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate);
 

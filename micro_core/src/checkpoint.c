@@ -113,7 +113,7 @@ mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
     for (int32_t k = 0; k < s->num_trained; ++k)
         total += CK_RECORD_HEADER_BYTES + per_element * s->tensors[s->trained[k]].count;
     for (int32_t k = 0; k < num_properties; ++k) {
-        uint32_t name_bytes, value_bytes;
+        uint32_t name_bytes = 0, value_bytes = 0;
         mt_status st = property_value_bytes(&properties[k], &name_bytes, &value_bytes);
         if (st != MT_OK) return st;
         total += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
@@ -199,7 +199,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     }
     for (int32_t k = 0; k < num_properties; ++k) {
         const mt_property *p = &properties[k];
-        uint32_t name_bytes, value_bytes;
+        uint32_t name_bytes = 0, value_bytes = 0;
         property_value_bytes(p, &name_bytes, &value_bytes); /* checked by mt_checkpoint_bytes */
         uint8_t ph[CK_PROPERTY_HEADER_BYTES] = {0};
         mt_put_u16(ph, (uint16_t)name_bytes);
@@ -266,7 +266,7 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     for (int i = 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
     if (c->state_arrays > 2 || c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
-    if (!mt_isfinitef(c->learning_rate) || c->learning_rate <= 0.0f) return MT_ERR_BAD_CHECKPOINT;
+    if (!mt_isfinitef(c->learning_rate) || c->learning_rate < 0.0f) return MT_ERR_BAD_CHECKPOINT;
     if (!(c->beta1_power >= 0.0 && c->beta1_power <= 1.0 && c->beta2_power >= 0.0 && c->beta2_power <= 1.0))
         return MT_ERR_BAD_CHECKPOINT;
     return MT_OK;

@@ -326,7 +326,8 @@ mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 
 mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
 {
-    if (!valid(s) || !mt_isfinitef(learning_rate) || learning_rate <= 0.0f) return MT_ERR_BAD_ARGUMENT;
+    /* 0 is allowed: a linear decay schedule ends there (ONNX Runtime's does) */
+    if (!valid(s) || !mt_isfinitef(learning_rate) || learning_rate < 0.0f) return MT_ERR_BAD_ARGUMENT;
     s->learning_rate = learning_rate;
     return MT_OK;
 }

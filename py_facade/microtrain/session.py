@@ -549,8 +549,8 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
     def set_learning_rate(self, learning_rate):
         self._require_compiled("set_learning_rate")
         value = float(learning_rate)
-        if not math.isfinite(value) or value <= 0.0:
-            raise ValueError("learning_rate must be a positive finite number, got %r"
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError("learning_rate must be a finite number >= 0, got %r"
                              % (learning_rate,))
         _check(_native.mt_session_set_learning_rate(self._session, value),
                "mt_session_set_learning_rate")

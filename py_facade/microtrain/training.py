@@ -178,14 +178,7 @@ class TrainingMixin:
         return rate
 
     def _apply_learning_rate(self, rate):
-        status = _native.mt_session_set_learning_rate(self._session, rate)
-        if status == _native.MT_ERR_BAD_ARGUMENT and rate == 0.0:
-            # The core refuses a rate of 0 (a linear schedule's end point): use the
-            # smallest normal float32 instead, which leaves any weight of magnitude
-            # above ~1e-31 unchanged.
-            status = _native.mt_session_set_learning_rate(self._session,
-                                                          float(np.finfo(np.float32).tiny))
-        _check(status, "mt_session_set_learning_rate")
+        _check(_native.mt_session_set_learning_rate(self._session, rate), "mt_session_set_learning_rate")
 
     # ------------------------------------------------------------ data helpers
 

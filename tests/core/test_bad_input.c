@@ -445,7 +445,7 @@ static void test_session_arguments(void)
     CHECK_STATUS(mt_session_optimizer_step(NULL), MT_ERR_BAD_ARGUMENT);
 
     CHECK_STATUS(mt_session_set_learning_rate(NULL, 0.1f), MT_ERR_BAD_ARGUMENT);
-    CHECK_STATUS(mt_session_set_learning_rate(s, 0.f), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_set_learning_rate(s, -1e-30f), MT_ERR_BAD_ARGUMENT);
     CHECK_STATUS(mt_session_set_learning_rate(s, -1.f), MT_ERR_BAD_ARGUMENT);
     CHECK_STATUS(mt_session_set_learning_rate(s, NAN), MT_ERR_BAD_ARGUMENT);
     CHECK_STATUS(mt_session_set_learning_rate(s, INFINITY), MT_ERR_BAD_ARGUMENT);

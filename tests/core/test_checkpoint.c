@@ -368,7 +368,7 @@ static void test_refusals(void)
         { 6, 2, 84, "header size" }, { 8, 4, size + 4, "total +4" }, { 8, 4, size - 4, "total -4" },
         { 16, 4, 5, "5 records" }, { 16, 4, 0xFFFFFFFFu, "2^32-1 records" }, { 24, 4, 3, "3 arrays" },
         { 28, 4, 3, "3 properties" }, { 28, 4, 1, "1 property" }, { 32, 8, UINT64_MAX, "step -1" },
-        { 32, 8, 1ull << 63, "step INT64_MIN" }, { 40, 8, UINT64_MAX, "epoch -1" }, { 48, 4, 0, "lr 0" },
+        { 32, 8, 1ull << 63, "step INT64_MIN" }, { 40, 8, UINT64_MAX, "epoch -1" }, { 48, 4, 0xFF800000u, "lr -inf" },
         { 48, 4, 0xBF000000u, "lr -0.5" }, { 48, 4, 0x7FC00000u, "lr NaN" }, { 48, 4, 0x7F800000u, "lr inf" },
         { 52, 4, 1, "reserved u32" }, { 79, 1, 1, "reserved byte" }, { 56, 8, over_one, "beta1^t 1.5" },
         { 64, 8, over_one, "beta2^t 1.5" }, { 56, 8, nan_bits, "beta1^t NaN" }, { 64, 8, neg_half, "beta2^t -0.5" },
