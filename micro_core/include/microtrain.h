@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 4u
+#define MT_ABI_VERSION 5u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -97,7 +97,8 @@ MT_API uint32_t mt_abi_version(void);
 /**
  * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
  * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
- *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property.
+ *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property,
+ *                  6 = mt_buffer_info.
  * @return the size in bytes, or 0 for an unknown @p which.
  */
 MT_API size_t mt_struct_size(int which);
@@ -286,6 +287,44 @@ typedef struct mt_memory_plan {
  */
 MT_API mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
                          mt_memory_plan *plan);
+
+/** What an arena buffer holds (mt_buffer_info.kind). */
+enum {
+    MT_BUFFER_METADATA = 0,   /**< session struct and tables */
+    MT_BUFFER_WEIGHT = 1,     /**< a trained weight's arena copy */
+    MT_BUFFER_GRADIENT = 2,   /**< a weight's or an activation's gradient */
+    MT_BUFFER_OPTIMIZER = 3,  /**< momentum / Adam moments */
+    MT_BUFFER_ACTIVATION = 4, /**< an activation (input, op output) */
+    MT_BUFFER_TARGET = 5,     /**< the loss's targets */
+    MT_BUFFER_SCRATCH = 6
+};
+
+/**
+ * One buffer of the arena plan. Times index the train step's schedule over O ops:
+ * 0 before the step, 1 + o the forward of op o, O + 1 the loss, 2·O + 1 - o the
+ * backward of op o; a buffer is live over [start, end]. Buffers that live across
+ * steps span [0, 2·O + 1].
+ */
+typedef struct mt_buffer_info {
+    int32_t kind;         /**< MT_BUFFER_* */
+    int32_t tensor_index; /**< the tensor it belongs to, -1 for metadata, target, scratch */
+    int32_t start, end;   /**< lifetime over the schedule */
+    int32_t in_place_of;  /**< tensor whose activation bytes this one overwrites in place, or -1 */
+    int32_t reserved;
+    size_t offset;        /**< from the arena's start */
+    size_t bytes;
+} mt_buffer_info;
+
+/** Receives each buffer of a plan; return MT_OK to go on. */
+typedef mt_status (*mt_buffer_fn)(void *user, const mt_buffer_info *buffer);
+
+/**
+ * @brief The plan of mt_plan(), buffer by buffer (offsets and lifetimes), for tools that
+ *        draw or audit the arena. Same arguments and statuses as mt_plan(), plus what
+ *        @p report returns.
+ */
+MT_API mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                                 mt_buffer_fn report, void *user);
 
 /* ------------------------------------------------------------------------- */
 /* Session                                                                    */

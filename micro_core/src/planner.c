@@ -51,15 +51,42 @@ static void bit_clear(bitset *b, uint32_t i)
 typedef struct bump {
     uint8_t *base;
     uint64_t used;
+    mt_buffer_fn report; /* mt_plan_buffers(): told of every piece */
+    void *user;
+    mt_status status;    /* the first error report returned */
+    uint16_t end;        /* last time of the schedule: persistent pieces span [0, end] */
 } bump;
 
-static void *take(bump *b, uint64_t bytes, size_t *role)
+static void tell(bump *b, int32_t kind, int32_t tensor, uint64_t offset, uint64_t bytes, uint16_t start,
+                 uint16_t end, int32_t in_place_of)
+{
+    if (!b->report || b->status != MT_OK || bytes == 0) return;
+    mt_buffer_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = kind;
+    info.tensor_index = tensor;
+    info.start = start;
+    info.end = end;
+    info.in_place_of = in_place_of;
+    info.offset = (size_t)offset;
+    info.bytes = (size_t)bytes;
+    b->status = b->report(b->user, &info);
+}
+
+/* A persistent piece of `kind` for `tensor` (-1: none), counted in `role`. */
+static void *take_as(bump *b, uint64_t bytes, size_t *role, int32_t kind, int32_t tensor)
 {
     uint64_t rounded = (bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u);
     void *p = b->base ? b->base + b->used : NULL;
+    tell(b, kind, tensor, b->used, rounded, 0, b->end, -1);
     b->used += rounded;
     *role += (size_t)rounded;
     return p;
+}
+
+static void *take(bump *b, uint64_t bytes, size_t *role)
+{
+    return take_as(b, bytes, role, MT_BUFFER_METADATA, -1);
 }
 
 static int finite_in(float x, float lo, float hi)
@@ -341,8 +368,8 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
 }
 
-mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
-                         mt_memory_plan *plan, mt_session **session)
+static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, mt_memory_plan *plan,
+                        mt_session **session, mt_buffer_fn report, void *user)
 {
     mt_status st = check_config(cfg);
     if (st != MT_OK) return st;
@@ -379,7 +406,7 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     /* persistent region: what lives across steps, bump-allocated */
     mt_memory_plan p;
     memset(&p, 0, sizeof p);
-    bump b = {arena, 0};
+    bump b = {arena, 0, report, user, MT_OK, backward_time(O, 0)};
     mt_session *s = (mt_session *)take(&b, MT_SESSION_RECORD_BYTES, &p.metadata_bytes);
     mt_tensor_rt *rt = (mt_tensor_rt *)take(&b, (uint64_t)T * MT_TENSOR_RECORD_BYTES, &p.metadata_bytes);
     mt_op_desc *ops = (mt_op_desc *)take(&b, (uint64_t)O * MT_OP_RECORD_BYTES, &p.metadata_bytes);
@@ -389,8 +416,8 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     const uint64_t target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
                                       ? (uint64_t)B * 4u
                                       : (uint64_t)B * out_desc.count * 4u;
-    void *target = take(&b, target_bytes, &p.io_bytes);
-    float *scratch = (float *)take(&b, max_scratch, &p.scratch_bytes);
+    void *target = take_as(&b, target_bytes, &p.io_bytes, MT_BUFFER_TARGET, -1);
+    float *scratch = (float *)take_as(&b, max_scratch, &p.scratch_bytes, MT_BUFFER_SCRATCH, -1);
     size_t persistent_grad = 0, persistent_activations = 0;
 
     int32_t np = 0, nt = 0;
@@ -410,10 +437,13 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
             if (t.dtype == MT_DTYPE_F32) ++np;
             if (bit_get(&f.trained, i)) {
                 r.trained = 1;
-                r.mutable_data = (float *)take(&b, bytes, &p.weight_bytes);
-                if (!f.fused_update) r.grad = (float *)take(&b, bytes, &persistent_grad);
+                r.mutable_data = (float *)take_as(&b, bytes, &p.weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                if (!f.fused_update)
+                    r.grad = (float *)take_as(&b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
                 else p.gradient_bytes += round_up(bytes);
-                if (state_arrays) r.opt_state = (float *)take(&b, bytes * state_arrays, &p.optimizer_bytes);
+                if (state_arrays)
+                    r.opt_state = (float *)take_as(&b, bytes * state_arrays, &p.optimizer_bytes,
+                                                   MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (arena) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
                     trained_list[nt] = (uint16_t)i;
@@ -424,7 +454,9 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
                 r.data = mt_image_const_f32(img, &t);
             }
         } else {
-            if (persistent_activation(t.flags)) r.mutable_data = (float *)take(&b, rows_bytes, &persistent_activations);
+            if (persistent_activation(t.flags))
+                r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
+                                                  (int32_t)i);
             p.activation_bytes += round_up(rows_bytes);
             if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up(rows_bytes);
         }
@@ -435,6 +467,22 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
 
     /* shared region after it; pointers from the placement */
     const uint64_t shared_base = b.used;
+    for (uint32_t i = 0; i < T && report; ++i) {
+        if (lt.data[i] != MT_NO_BUFFER) {
+            const mt_share_buffer *d = &lt.sh.buf[lt.data[i]];
+            const uint16_t root = mt_share_root(&lt.sh, lt.data[i]);
+            int32_t in_place_of = -1;
+            for (uint32_t j = 0; j < T && root != lt.data[i]; ++j)
+                if (lt.data[j] == root) in_place_of = (int32_t)j;
+            tell(&b, MT_BUFFER_ACTIVATION, (int32_t)i, shared_base + d->offset, d->bytes, d->start, d->end,
+                 in_place_of);
+        }
+        if (lt.grad[i] != MT_NO_BUFFER) {
+            const mt_share_buffer *g = &lt.sh.buf[lt.grad[i]];
+            tell(&b, MT_BUFFER_GRADIENT, (int32_t)i, shared_base + g->offset, g->bytes, g->start, g->end, -1);
+        }
+    }
+    if (b.status != MT_OK) return b.status;
     uint8_t *shared_region = arena ? arena + shared_base : NULL;
     b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) return MT_ERR_ARENA_TOO_SMALL; /* cannot exist on this target */
@@ -486,4 +534,16 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
     s->magic = MT_SESSION_MAGIC;
     *session = s;
     return MT_OK;
+}
+
+mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
+                         mt_memory_plan *plan, mt_session **session)
+{
+    return layout(img, cfg, arena, plan, session, NULL, NULL);
+}
+
+mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user)
+{
+    mt_memory_plan plan;
+    return layout(img, cfg, NULL, &plan, NULL, report, user);
 }

@@ -40,6 +40,16 @@ mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *
     return mt_plan_layout(&img, cfg, NULL, plan, NULL);
 }
 
+mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                          mt_buffer_fn report, void *user)
+{
+    if (image == NULL || cfg == NULL || report == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    return mt_plan_report(&img, cfg, report, user);
+}
+
 mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
                           const mt_train_config *cfg, void *arena, size_t arena_bytes)
 {

@@ -76,4 +76,7 @@ struct mt_session {
 mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
                          mt_memory_plan *plan, mt_session **session);
 
+/* The same plan, reporting every buffer (mt_plan_buffers()); no arena. */
+mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user);
+
 #endif /* MT_SESSION_H */

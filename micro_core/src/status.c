@@ -33,6 +33,7 @@ size_t mt_struct_size(int which)
     case 3: return sizeof(mt_model_info);
     case 4: return sizeof(mt_param_info);
     case 5: return sizeof(mt_property);
+    case 6: return sizeof(mt_buffer_info);
     default: return 0;
     }
 }

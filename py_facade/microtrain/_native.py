@@ -27,7 +27,7 @@ from .errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 4
+MT_ABI_VERSION = 5
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -127,6 +127,7 @@ MT_STRUCT_TENSOR_INFO = 2
 MT_STRUCT_MODEL_INFO = 3
 MT_STRUCT_PARAM_INFO = 4
 MT_STRUCT_PROPERTY = 5
+MT_STRUCT_BUFFER_INFO = 6
 
 # --------------------------------------------------------------------------
 # Struct mirrors
@@ -225,6 +226,34 @@ class mt_property(ctypes.Structure):
     ]
 
 
+# What an arena buffer holds (mt_buffer_info.kind)
+MT_BUFFER_METADATA = 0
+MT_BUFFER_WEIGHT = 1
+MT_BUFFER_GRADIENT = 2
+MT_BUFFER_OPTIMIZER = 3
+MT_BUFFER_ACTIVATION = 4
+MT_BUFFER_TARGET = 5
+MT_BUFFER_SCRATCH = 6
+BUFFER_KIND_NAMES = {
+    MT_BUFFER_METADATA: "metadata", MT_BUFFER_WEIGHT: "weight", MT_BUFFER_GRADIENT: "gradient",
+    MT_BUFFER_OPTIMIZER: "optimizer", MT_BUFFER_ACTIVATION: "activation",
+    MT_BUFFER_TARGET: "target", MT_BUFFER_SCRATCH: "scratch",
+}
+
+
+class mt_buffer_info(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_int32),          # MT_BUFFER_*
+        ("tensor_index", ctypes.c_int32),  # -1 for metadata, target, scratch
+        ("start", ctypes.c_int32),         # lifetime over the step's schedule, inclusive
+        ("end", ctypes.c_int32),
+        ("in_place_of", ctypes.c_int32),   # tensor whose bytes it overwrites in place, or -1
+        ("reserved", ctypes.c_int32),
+        ("offset", ctypes.c_size_t),       # from the arena's start
+        ("bytes", ctypes.c_size_t),
+    ]
+
+
 # mt_struct_size(which) -> the mirror it must equal
 STRUCT_MIRRORS = {
     MT_STRUCT_TRAIN_CONFIG: mt_train_config,
@@ -233,6 +262,7 @@ STRUCT_MIRRORS = {
     MT_STRUCT_MODEL_INFO: mt_model_info,
     MT_STRUCT_PARAM_INFO: mt_param_info,
     MT_STRUCT_PROPERTY: mt_property,
+    MT_STRUCT_BUFFER_INFO: mt_buffer_info,
 }
 
 # Callback types. A Python callback must not raise (ctypes would print the exception and
@@ -249,6 +279,9 @@ mt_read_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ct
 
 # typedef mt_status (*mt_property_fn)(void *user, const mt_property *property);
 mt_property_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(mt_property))
+
+# typedef mt_status (*mt_buffer_fn)(void *user, const mt_buffer_info *buffer);
+mt_buffer_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(mt_buffer_info))
 
 # typedef struct mt_session mt_session;  (opaque, lives inside the arena)
 mt_session_p = ctypes.c_void_p
@@ -554,9 +587,17 @@ mt_session_export_image = _bind(
     "mt_session_export_image", [mt_session_p, mt_write_fn, ctypes.c_void_p], ctypes.c_int
 )
 
+# mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
+#                           mt_buffer_fn report, void *user);
+mt_plan_buffers = _bind(
+    "mt_plan_buffers",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(mt_train_config), mt_buffer_fn, ctypes.c_void_p],
+    ctypes.c_int,
+)
+
 ALL_FUNCTIONS = (
     mt_status_str, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
-    mt_train_config_init, mt_plan, mt_session_init, mt_session_plan, mt_session_input,
+    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
     mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,

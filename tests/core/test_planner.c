@@ -193,6 +193,60 @@ static void check_reuse_is_clean(const model *m)
     free(a.block), free(b.block);
 }
 
+/* mt_plan_buffers(): every buffer inside the arena, no two live at once overlap, and the
+ * most bytes live at one time is the plan's lower bound. */
+typedef struct buffer_list {
+    mt_buffer_info b[512];
+    int n;
+} buffer_list;
+
+static mt_status collect(void *user, const mt_buffer_info *info)
+{
+    buffer_list *l = (buffer_list *)user;
+    if (l->n >= 512) return MT_ERR_UNSUPPORTED;
+    l->b[l->n++] = *info;
+    return MT_OK;
+}
+
+static mt_status stop_at_third(void *user, const mt_buffer_info *info)
+{
+    (void)info;
+    return ++*(int *)user == 3 ? MT_ERR_IO : MT_OK;
+}
+
+static void check_buffer_report(const model *m)
+{
+    static buffer_list l;
+    mt_train_config cfg;
+    mt_memory_plan p;
+    configure(&cfg, m, MT_OPTIMIZER_ADAM, 0, -1);
+    CHECK_STATUS(mt_plan(m->img, m->bytes, &cfg, &p), MT_OK);
+    l.n = 0;
+    CHECK_STATUS(mt_plan_buffers(m->img, m->bytes, &cfg, collect, &l), MT_OK);
+    size_t live_max = 0;
+    for (int i = 0; i < l.n; i++) {
+        const mt_buffer_info *a = &l.b[i];
+        CHECK(a->offset + a->bytes <= p.total_bytes && a->start <= a->end);
+        if (a->in_place_of >= 0) continue; /* shares its root's bytes by design */
+        size_t live = 0;
+        for (int j = 0; j < l.n; j++) {
+            const mt_buffer_info *c = &l.b[j];
+            if (c->in_place_of >= 0) continue;
+            const int together = a->start <= c->end && c->start <= a->end;
+            if (together) {
+                if (c->start <= a->start && a->start <= c->end) live += c->bytes;
+                if (j != i) CHECK(a->offset + a->bytes <= c->offset || c->offset + c->bytes <= a->offset);
+            }
+        }
+        if (live > live_max) live_max = live;
+    }
+    CHECK_EQ_INT(live_max, p.lower_bound_bytes);
+    int calls = 0;
+    CHECK_STATUS(mt_plan_buffers(m->img, m->bytes, &cfg, stop_at_third, &calls), MT_ERR_IO);
+    CHECK_EQ_INT(calls, 3);
+    CHECK_STATUS(mt_plan_buffers(m->img, m->bytes, &cfg, NULL, NULL), MT_ERR_BAD_ARGUMENT);
+}
+
 int main(void)
 {
     ib_mlp_spec spec;
@@ -213,6 +267,7 @@ int main(void)
         check_fused_equals_accumulated(&models[k], MT_OPTIMIZER_ADAMW);
         check_tail_saves_memory(&models[k]);
         check_reuse_is_clean(&models[k]);
+        check_buffer_report(&models[k]);
     }
     for (int k = 0; k < 3; k++) free(models[k].img);
     return MT_TEST_END();
