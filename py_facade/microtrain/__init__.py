@@ -10,13 +10,14 @@ from . import data, layers, losses, metrics, optimizers, schedules
 from ._random import set_seed
 from .data import DataLoader
 from .errors import MicrotrainError
-from .model import Sequential
+from .functional import Input
+from .model import Model, Sequential
 from .schedules import CosineLRScheduler, LinearLRScheduler, StepLRScheduler
 from .session import TrainSession
 from .training import History
 
 __version__ = "0.1.0"
 
-__all__ = ["TrainSession", "Sequential", "DataLoader", "History", "layers", "optimizers",
-           "losses", "metrics", "schedules", "data", "LinearLRScheduler", "CosineLRScheduler",
-           "StepLRScheduler", "set_seed", "MicrotrainError", "__version__"]
+__all__ = ["TrainSession", "Sequential", "Model", "Input", "DataLoader", "History", "layers",
+           "optimizers", "losses", "metrics", "schedules", "data", "LinearLRScheduler",
+           "CosineLRScheduler", "StepLRScheduler", "set_seed", "MicrotrainError", "__version__"]

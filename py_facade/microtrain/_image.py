@@ -47,6 +47,25 @@ OP_RELU = 2
 OP_SIGMOID = 3
 OP_TANH = 4
 OP_SOFTMAX = 5
+OP_CONV2D = 6
+OP_DEPTHWISE_CONV2D = 7
+OP_MAX_POOL2D = 8
+OP_AVERAGE_POOL2D = 9
+OP_GLOBAL_AVERAGE_POOL = 10
+OP_RESHAPE = 11
+OP_ADD = 12
+OP_CONCATENATION = 13
+OP_RELU6 = 14
+OP_LEAKY_RELU = 15
+
+# spatial op params (CONV2D, DEPTHWISE_CONV2D, MAX/AVERAGE_POOL2D), see model_format.md
+PADDING_VALID = 0
+PADDING_SAME = 1
+PADDINGS = {"valid": PADDING_VALID, "same": PADDING_SAME}
+FUSED_NONE = 0
+FUSED_RELU = 1
+FUSED_RELU6 = 2
+FUSED_ACTIVATIONS = {None: FUSED_NONE, "relu": FUSED_RELU, "relu6": FUSED_RELU6}
 
 # magic, version, header_bytes, image_bytes, crc32, num_tensors, num_ops, num_inputs,
 # num_outputs, tensors_offset, ops_offset, io_offset, data_offset, data_bytes, reserved
@@ -102,6 +121,34 @@ class OpSpec:
 
     def __repr__(self):
         return "OpSpec(type=%d, inputs=%r, outputs=%r)" % (self.op_type, self.inputs, self.outputs)
+
+
+def spatial_params(kernel, strides, padding, fused=FUSED_NONE):
+    """The four params of a spatial op.
+
+    ``kernel`` is (KH, KW) for pools and None for convolutions (they take it from W);
+    ``strides`` (SH, SW); ``padding`` PADDING_VALID or PADDING_SAME; ``fused`` the
+    activation of a convolution (FUSED_*), FUSED_NONE for pools.
+    """
+    packed_kernel = 0 if kernel is None else int(kernel[0]) | int(kernel[1]) << 16
+    return (packed_kernel, int(strides[0]) | int(strides[1]) << 16, int(padding), int(fused))
+
+
+def spatial_output_size(size, kernel, stride, padding):
+    """One output dimension under TFLite's rules: VALID (I - K) / S + 1, SAME ceil(I / S).
+    Returns 0 when a VALID window does not fit."""
+    if padding == PADDING_SAME:
+        return (size + stride - 1) // stride
+    return 0 if size < kernel else (size - kernel) // stride + 1
+
+
+def f32_bits(value):
+    """An op param holding a float: its IEEE-754 single-precision bits as a u32."""
+    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+
+
+def f32_from_bits(bits):
+    return struct.unpack("<f", struct.pack("<I", int(bits)))[0]
 
 
 def _pack_tensor(tensor, data_offset, data_bytes):

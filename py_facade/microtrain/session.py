@@ -40,7 +40,7 @@ from . import optimizers as _optimizers, properties as _properties, trainable as
 from ._native import _check
 from ._feeding import FeedMixin
 from .checkpoint import CheckpointMixin
-from .model import Sequential
+from .model import Model
 from .training import TrainingMixin
 
 _OPTIMIZER_CODES = {
@@ -73,14 +73,14 @@ def _pointer_address(pointer):
 
 
 def _read_model_bytes(model):
-    if isinstance(model, Sequential):
+    if isinstance(model, Model):
         return model.to_bytes()
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model)
     if isinstance(model, (str, os.PathLike)):
         with open(model, "rb") as handle:
             return handle.read()
-    raise TypeError("TrainSession takes a path, bytes or a microtrain.Sequential, got %s"
+    raise TypeError("TrainSession takes a path, bytes or a microtrain.Sequential/Model, got %s"
                     % type(model).__name__)
 
 
@@ -105,7 +105,7 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         self._loss_pointer = ctypes.pointer(self._loss_value)
         # layer position -> op indices, for compile(trainable=[layers]); None for an image
         self._layer_ops = ([list(ops) for ops in model.layer_ops]
-                           if isinstance(model, Sequential) else None)
+                           if isinstance(model, Model) else None)
         self._properties = _properties.Properties()
         self.stop_training = False  # a train() callback may set it to end training early
         self._reset_compiled_state()
