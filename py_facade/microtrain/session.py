@@ -40,6 +40,7 @@ from . import optimizers as _optimizers, properties as _properties, trainable as
 from ._native import _check
 from ._feeding import FeedMixin
 from .checkpoint import CheckpointMixin
+from ._lifecycle import LifecycleMixin
 from .model import Model
 from .training import TrainingMixin
 
@@ -84,7 +85,7 @@ def _read_model_bytes(model):
                     % type(model).__name__)
 
 
-class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
+class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
     """A model image plus, after ``compile()``, a C session bound to an owned arena."""
 
     def __init__(self, model):
@@ -164,15 +165,6 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         self._reset_grad_pending = False
         self._accumulating = False
         self._scheduler = None
-
-    def _require_open(self):
-        if self._closed:
-            raise RuntimeError("this TrainSession is closed")
-
-    def _require_compiled(self, what):
-        self._require_open()
-        if self._session is None:
-            raise RuntimeError("call compile() before %s()" % what)
 
     def _buffer_view(self, owner, address, nbytes, dtype, shape):
         """A numpy view of ``nbytes`` at ``address`` inside ``owner`` (arena or image)."""
@@ -555,6 +547,15 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         _check(_native.mt_session_set_learning_rate(self._session, value),
                "mt_session_set_learning_rate")
 
+    def _core_set_learning_rate(self, rate):
+        """The C call behind set_learning_rate and the schedulers (TrainingMixin)."""
+        _check(_native.mt_session_set_learning_rate(self._session, rate),
+               "mt_session_set_learning_rate")
+
+    def _core_optimizer_step(self):
+        """The C call behind optimizer_step (TrainingMixin)."""
+        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
+
     def get_learning_rate(self):
         self._require_compiled("get_learning_rate")
         value = ctypes.c_float()
@@ -591,15 +592,3 @@ class TrainSession(FeedMixin, TrainingMixin, CheckpointMixin):
         self._reset_compiled_state()
         self._image = None
         self._closed = True
-
-    @property
-    def closed(self):
-        return self._closed
-
-    def __enter__(self):
-        self._require_open()
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        self.close()
-        return False

@@ -17,14 +17,18 @@ orders of those epochs, so resuming reproduces an uninterrupted run bit for bit.
 """
 
 import sys
-import time
 
-import numpy as np
+try:
+    import numpy as _np
+except ImportError:  # MicroPython: outputs are flat arrays, concatenated as lists
+    _np = None
 
-from . import _native, _random, schedules as _schedules
-from ._native import _check
+from . import _random, schedules as _schedules
+from ._lifecycle import clock_ms
+from .backend import MT_ERR_NUMERIC, MT_ERR_STATE
 from .errors import MicrotrainError
 from .data import DataLoader
+from .trainable import _is_int
 
 
 class History:
@@ -135,11 +139,11 @@ class TrainingMixin:
         self._require_compiled("optimizer_step")
         self._require_accumulation("optimizer_step()")
         if self._reset_grad_pending:
-            raise MicrotrainError(_native.MT_ERR_STATE,
+            raise MicrotrainError(MT_ERR_STATE,
                                   "no gradients accumulated since the last reset: call "
                                   "train_step(..., update=False) first",
                                   "mt_session_optimizer_step")
-        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
+        self._core_optimizer_step()
 
     def set_seed(self, seed):
         """``microtrain.set_seed(seed)``: weight initialisation of Sequential models and the
@@ -178,7 +182,7 @@ class TrainingMixin:
         return rate
 
     def _apply_learning_rate(self, rate):
-        _check(_native.mt_session_set_learning_rate(self._session, rate), "mt_session_set_learning_rate")
+        self._core_set_learning_rate(rate)
 
     # ------------------------------------------------------------ data helpers
 
@@ -234,7 +238,10 @@ class TrainingMixin:
         for inputs in batches:
             for position, output in enumerate(self.infer(inputs)):
                 pieces[position].append(output)
-        outputs = [np.concatenate(p) for p in pieces]
+        if _np is not None:
+            outputs = [_np.concatenate(p) for p in pieces]
+        else:
+            outputs = [[row for piece in p for row in piece] for p in pieces]
         return outputs[0] if len(outputs) == 1 else outputs
 
     # ------------------------------------------------------------ train
@@ -261,8 +268,8 @@ class TrainingMixin:
             validation_data: a DataLoader or (x, y) to validate on instead of a split
         """
         self._require_compiled("train")
-        begin = time.perf_counter()
-        if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
+        begin = clock_ms()
+        if isinstance(epochs, bool) or not _is_int(epochs) or epochs < 0:
             raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
         loader = self._as_loader(data_loader, "the training loader")
         if loader.expecteds is None:
@@ -290,7 +297,7 @@ class TrainingMixin:
         _call(callbacks, "on_train_begin", {})
 
         for epoch in range(first_epoch + 1, last_epoch + 1):
-            epoch_start = time.perf_counter()
+            epoch_start = clock_ms()
             _call(callbacks, "on_epoch_begin", epoch, {})
             loader.set_epoch(epoch - 1)
             for metric in self._train_metrics:
@@ -323,7 +330,7 @@ class TrainingMixin:
             logs["learning_rate"] = self.get_learning_rate()
             if checkpoint_path is not None:
                 self.save_checkpoint(checkpoint_path)
-            epoch_ms = (time.perf_counter() - epoch_start) * 1000.0
+            epoch_ms = clock_ms() - epoch_start
             history.timings["epoch_ms"].append(epoch_ms)
             history.timings["step_ms"].append(step_ms / max(1, steps))
             history.append(epoch, logs)
@@ -333,6 +340,6 @@ class TrainingMixin:
             if self.stop_training:
                 break
 
-        history.timings["total_ms"] = (time.perf_counter() - begin) * 1000.0
+        history.timings["total_ms"] = clock_ms() - begin
         _call(callbacks, "on_train_end", {"epochs": list(history.epochs)})
         return history
