@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "crc32.h" /* the core's table-free CRC-32 (micro_core/src), the one images use */
+#include "microtrain.h" /* mt_crc32_update: the CRC the host tools use */
 #include "mt_board.h"
 
 /* The arena: exactly the planner's figure, computed on the host at generation time. */

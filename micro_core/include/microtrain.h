@@ -91,6 +91,10 @@ typedef enum mt_status {
 /** @brief Short English description of a status ("arena too small"). Never NULL. */
 MT_API const char *mt_status_str(int status);
 
+/** @brief Continue an IEEE CRC-32 (the value zlib.crc32 gives) over @p bytes; start with 0.
+ *  Firmware uses it to fingerprint trained weights the way the host tools do. */
+MT_API uint32_t mt_crc32_update(uint32_t crc, const void *data, size_t bytes);
+
 /** @brief MT_ABI_VERSION of the compiled library (bindings compare it with theirs). */
 MT_API uint32_t mt_abi_version(void);
 

@@ -10,9 +10,8 @@
  */
 #include <string.h>
 
-#include "crc32.h"
-#include "le_bytes.h"
 #include "microtrain.h"
+#include "le_bytes.h"
 #include "mt_math.h"
 #include "optimizers.h"
 #include "session.h"

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "crc32.h"
+#include "microtrain.h"
 #include "le_bytes.h"
 #include "ops/kernel.h"
 

@@ -15,9 +15,8 @@
  */
 #include <string.h>
 
-#include "crc32.h"
-#include "le_bytes.h"
 #include "microtrain.h"
+#include "le_bytes.h"
 #include "microtrain_storage.h"
 
 #define SLOT_MAGIC "MTSL"

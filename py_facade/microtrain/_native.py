@@ -595,8 +595,12 @@ mt_plan_buffers = _bind(
     ctypes.c_int,
 )
 
+# uint32_t mt_crc32_update(uint32_t crc, const void *data, size_t bytes);
+mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t],
+                        ctypes.c_uint32)
+
 ALL_FUNCTIONS = (
-    mt_status_str, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
+    mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
