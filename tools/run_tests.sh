@@ -4,7 +4,9 @@
 #   2. cross-build them for ARM Linux (32 and 64 bit) and run them under qemu-user (ctest);
 #   3. run the Python tests (pytest) against the installed package, including the board
 #      tests (tests/boards): the example firmware fine-tunes under QEMU on every Cortex-M
-#      board and must compute the host's bits exactly.
+#      board and must compute the host's bits exactly;
+#   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
+#      reader, the session and the checkpoint reader for a bounded time (20 s each).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,3 +26,6 @@ done
 
 cd "$root"
 python -m pytest -q tests
+
+bash tools/run_sanitizers.sh
+bash tools/run_fuzz.sh 20
