@@ -4,17 +4,28 @@ The C core (micro_core/) plans one arena, binds a session to it and trains
 without allocating; this package builds model images, drives sessions through
 ctypes and offers onert's TrainSession API and ONNX Runtime's training controls
 (gradient accumulation, schedulers, checkpoints with properties, export).
+
+Under MicroPython (no numpy, no ctypes) the package holds the pure modules only:
+``microtrain.lite.Session`` trains over a backend (see ``microtrain.backend``).
 """
 
-from . import data, layers, losses, metrics, optimizers, schedules
+from . import data, losses, metrics, optimizers, schedules
 from ._random import set_seed
 from .data import DataLoader
 from .errors import MicrotrainError
-from .functional import Input
-from .model import Model, Sequential
 from .schedules import CosineLRScheduler, LinearLRScheduler, StepLRScheduler
-from .session import TrainSession
 from .training import History
+
+try:
+    import ctypes as _ctypes
+    import numpy as _numpy
+except ImportError:  # MicroPython: no builder, no TrainSession
+    _numpy = None
+if _numpy is not None:
+    from . import layers
+    from .functional import Input
+    from .model import Model, Sequential
+    from .session import TrainSession
 
 __version__ = "0.1.0"
 

@@ -29,15 +29,17 @@ def _check_range(name, value, low, high, low_inclusive, high_inclusive):
     return value
 
 
-_INFINITY = float("inf")
+# The core takes float32: a larger value would arrive as infinity and be refused there
+# with a bare "bad argument", so it is refused here with its name.
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 def _check_learning_rate(learning_rate):
-    return _check_range("learning_rate", learning_rate, 0.0, _INFINITY, False, False)
+    return _check_range("learning_rate", learning_rate, 0.0, _FLOAT32_MAX, False, True)
 
 
 def _check_weight_decay(weight_decay):
-    return _check_range("weight_decay", weight_decay, 0.0, _INFINITY, True, False)
+    return _check_range("weight_decay", weight_decay, 0.0, _FLOAT32_MAX, True, True)
 
 
 class Optimizer:
@@ -78,7 +80,7 @@ class Adam(Optimizer):
         self.learning_rate = _check_learning_rate(learning_rate)
         self.beta1 = _check_range("beta1", beta1, 0.0, 1.0, True, False)
         self.beta2 = _check_range("beta2", beta2, 0.0, 1.0, True, False)
-        self.epsilon = _check_range("epsilon", epsilon, 0.0, _INFINITY, False, False)
+        self.epsilon = _check_range("epsilon", epsilon, 0.0, _FLOAT32_MAX, False, True)
         self.weight_decay = _check_weight_decay(weight_decay)
 
     def get_config(self):

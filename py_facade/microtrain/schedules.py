@@ -26,12 +26,10 @@ session's step counter. ``TrainSession.train(scheduler=...)`` does both.
 import math
 import struct
 
-_F32 = struct.Struct("<f")
-
-
 def f32(value):
-    """``value`` rounded to the nearest float32 (as a Python float)."""
-    return _F32.unpack(_F32.pack(value))[0]
+    """``value`` rounded to the nearest float32 (as a Python float). struct.pack, not
+    struct.Struct: MicroPython has no Struct."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
 def _check_count(name, value, minimum):

@@ -60,6 +60,7 @@ _REDUCTION_CODES = {"mean": _native.MT_REDUCTION_MEAN, "sum": _native.MT_REDUCTI
 _NUMPY_DTYPES = {_native.MT_DTYPE_F32: np.dtype(np.float32),
                  _native.MT_DTYPE_I32: np.dtype(np.int32)}
 _IMAGE_ALIGN = 16     # the core needs 4; 16 keeps weight data 16-aligned in memory too
+_INT32_MAX = 2 ** 31 - 1
 
 
 def _aligned_zeros(nbytes, alignment):
@@ -220,8 +221,9 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
             metrics = [metrics]
         metric_list = [_metrics.get(m) for m in metrics]
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                or batch_size < 1:
-            raise ValueError("batch_size must be a positive integer, got %r" % (batch_size,))
+                or not 1 <= batch_size <= _INT32_MAX:  # an int32 field: ctypes would wrap it
+            raise ValueError("batch_size must be a positive integer up to %d, got %r"
+                             % (_INT32_MAX, batch_size))
         if num_trainable_ops is not None:
             if trainable is not None:
                 raise ValueError("give trainable or num_trainable_ops, not both")
@@ -268,9 +270,18 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
         if self._session is not None:
             self._store_trained_weights_in_image()
         plan = _native.mt_memory_plan()
-        _check(_native.mt_plan(self._image_address(), self._image.size, ctypes.byref(config),
-                               ctypes.byref(plan)), "mt_plan")
-        arena = _aligned_zeros(plan.total_bytes, _native.MT_ARENA_ALIGN)
+        status = _native.mt_plan(self._image_address(), self._image.size, ctypes.byref(config),
+                                 ctypes.byref(plan))
+        if status == _native.MT_ERR_BAD_ARGUMENT:  # say which configuration was refused
+            raise MicrotrainError(status, "%s; batch_size %d, %r" % (
+                _native.status_text(status), batch_size, optimizer), "mt_plan")
+        _check(status, "mt_plan")
+        try:
+            arena = _aligned_zeros(plan.total_bytes, _native.MT_ARENA_ALIGN)
+        except MemoryError as error:
+            raise MemoryError("the arena of %d bytes that batch_size %d needs cannot be "
+                              "allocated (%s); use a smaller batch_size or train fewer ops"
+                              % (plan.total_bytes, batch_size, error)) from None
         session = _native.mt_session_p()
         _check(_native.mt_session_init(ctypes.byref(session), self._image_address(),
                                        self._image.size, ctypes.byref(config),
@@ -402,12 +413,29 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
                 self._reset_grad_pending = False
             status = _native.mt_session_accumulate(self._session, n, self._loss_pointer)
         elapsed_ms = (time.perf_counter() - start) * 1000.0
+        if status == _native.MT_ERR_NUMERIC:
+            error = MicrotrainError(status, self._numeric_error_text(status, update), name)
+            error.loss = self._loss_value.value  # train(on_numeric_error="stop") reports it
+            raise error
         _check(status, name)
         if update:
             self._reset_grad_pending = True  # this step's gradients are used up
         return {"loss": [self._loss_value.value],
                 "metrics": self._update_metrics(self._train_metrics, n, reset_metrics),
                 "train_time": elapsed_ms}
+
+    def _numeric_error_text(self, status, update):
+        """The core's text for MT_ERR_NUMERIC speaks of the loss; say what was refused."""
+        loss = self._loss_value.value
+        if not math.isfinite(loss):
+            return "%s; the loss is %r" % (_native.status_text(status), loss)
+        if update and self.memory_plan()["fused_update"]:
+            return ("a weight gradient is NaN or infinite (the loss %r is finite): the step "
+                    "stopped there, after updating the layers nearer the output; "
+                    "compile(guard_gradients=True) refuses such steps whole "
+                    "[MT_ERR_NUMERIC]" % loss)
+        return ("a weight gradient is NaN or infinite (the loss %r is finite): nothing was "
+                "updated [MT_ERR_NUMERIC]" % loss)
 
     def eval_step(self, inputs, expecteds, reset_metrics=True):
         """Forward and loss on n rows, no update. Returns {"loss", "metrics", "eval_time"}.
@@ -480,6 +508,8 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
             if tuple(array.shape) != param["shape"]:
                 raise ValueError("weight %d must have shape %s, got %s"
                                  % (position, param["shape"], tuple(array.shape)))
+            with np.errstate(over="ignore"):  # checked as float32: 1e300 would become inf
+                array = array.astype(np.float32)
             if not np.all(np.isfinite(array)):
                 raise ValueError("weight %d contains NaN or infinity" % position)
             arrays.append(array)
@@ -541,8 +571,8 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
     def set_learning_rate(self, learning_rate):
         self._require_compiled("set_learning_rate")
         value = float(learning_rate)
-        if not math.isfinite(value) or value < 0.0:
-            raise ValueError("learning_rate must be a finite number >= 0, got %r"
+        if not math.isfinite(value) or value < 0.0 or not np.isfinite(np.float32(value)):
+            raise ValueError("learning_rate must be a finite float32 number >= 0, got %r"
                              % (learning_rate,))
         _check(_native.mt_session_set_learning_rate(self._session, value),
                "mt_session_set_learning_rate")
@@ -581,6 +611,9 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
 
     def set_epoch(self, epoch):
         self._require_compiled("set_epoch")
+        if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) \
+                or not 0 <= epoch < 2 ** 63:  # an int64 argument: ctypes would wrap it
+            raise ValueError("epoch must be an integer in [0, 2**63), got %r" % (epoch,))
         _check(_native.mt_session_set_epoch(self._session, int(epoch)), "mt_session_set_epoch")
 
     # ---------------------------------------------------------------- lifetime
