@@ -14,6 +14,15 @@ step that produced them (never a stale or zero buffer).
 Epochs continue the session's epoch counter: on a session resumed at epoch 3,
 ``train(loader, epochs=2)`` runs epochs 4 and 5, and a shuffling loader uses the
 orders of those epochs, so resuming reproduces an uninterrupted run bit for bit.
+
+A step the core refuses because its loss or a gradient is NaN or infinite
+(MT_ERR_NUMERIC) is handled as ``train(on_numeric_error=...)`` says: "raise" it,
+"stop" training there and return the history of the epochs completed (the
+refused step in ``History.numeric_error``), or "skip" the batch, count it
+(``numeric_errors`` in the logs and the epoch line) and go on. The core leaves
+the weights and optimizer state as they were only if the loss was the problem,
+or if the session was compiled with ``guard_gradients=True``; with fused updates
+a non-finite gradient stops the step after the later layers have been updated.
 """
 
 import sys
@@ -37,7 +46,11 @@ class History:
     Attributes:
         epochs:  the epoch numbers run (1-based, continuing the session's counter)
         history: {"loss": [...], "<metric>": [...], "val_loss": [...], "val_<metric>": [...],
-                  "learning_rate": [...]} one value per epoch
+                  "learning_rate": [...]} one value per epoch; with on_numeric_error "skip"
+                  or "stop" also "numeric_errors": [batches refused in that epoch]
+        numeric_error: None, or with on_numeric_error="stop" the step that stopped
+                  training: {"epoch", "batch", "step", "loss", "message"}; that epoch is
+                  not in ``epochs`` (its counter is not advanced, no checkpoint saved)
         timings: {"model_load_ms", "compile_ms": session set-up; "epoch_ms": wall time of
                   each epoch (training, validation, checkpoint); "step_ms": mean time of
                   one training step in the C core per epoch; "total_ms": all of train()}
@@ -47,6 +60,7 @@ class History:
         self.epochs = []
         self.history = {}
         self.timings = {}
+        self.numeric_error = None
 
     def append(self, epoch, logs):
         self.epochs.append(epoch)
@@ -107,6 +121,8 @@ def _epoch_line(epoch, total, step_ms, logs, metric_names):
                                                                    logs["loss"])]
     for name in metric_names:
         parts.append("%s: [0] %.4f" % (name, logs[name]))
+    if logs.get("numeric_errors"):
+        parts.append("numeric_errors: %d" % logs["numeric_errors"])
     if "val_loss" in logs:
         parts.append("val_loss: [0] %.4f" % logs["val_loss"])
         for name in metric_names:
@@ -247,7 +263,8 @@ class TrainingMixin:
     # ------------------------------------------------------------ train
 
     def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
-              callbacks=None, verbose=1, scheduler=None, validation_data=None):
+              callbacks=None, verbose=1, scheduler=None, validation_data=None,
+              on_numeric_error="raise"):
         """Train for ``epochs`` epochs; returns a ``History`` with per-epoch losses, metrics
         and timings.
 
@@ -266,11 +283,20 @@ class TrainingMixin:
             scheduler: a ``microtrain.schedules`` scheduler, registered now and stepped after
                 every optimizer step
             validation_data: a DataLoader or (x, y) to validate on instead of a split
+            on_numeric_error: what a training step refused with MT_ERR_NUMERIC (NaN or
+                infinite loss or gradient) does: "raise" the MicrotrainError; "stop":
+                print the step, stop and return the history so far with
+                ``History.numeric_error`` set; "skip": leave that batch out of the epoch's
+                loss and metrics, count it in ``numeric_errors`` and go on. Compile with
+                ``guard_gradients=True`` so that a refused step changes no weight.
         """
         self._require_compiled("train")
         begin = clock_ms()
         if isinstance(epochs, bool) or not _is_int(epochs) or epochs < 0:
             raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
+        if on_numeric_error not in ("raise", "stop", "skip"):
+            raise ValueError("on_numeric_error must be 'raise', 'stop' or 'skip', got %r"
+                             % (on_numeric_error,))
         loader = self._as_loader(data_loader, "the training loader")
         if loader.expecteds is None:
             raise ValueError("train() needs expecteds; the loader has none")
@@ -302,11 +328,24 @@ class TrainingMixin:
             loader.set_epoch(epoch - 1)
             for metric in self._train_metrics:
                 metric.reset_state()
-            total, count, step_ms, steps = 0.0, 0, 0.0, 0
+            total, count, step_ms, steps, refused = 0.0, 0, 0.0, 0, 0
             label = "Epoch %d/%d" % (epoch, last_epoch)
             num_batches = len(loader)
             for batch, (inputs, targets) in enumerate(loader):
-                result = self.train_step(inputs, targets, reset_metrics=False)
+                try:
+                    result = self.train_step(inputs, targets, reset_metrics=False)
+                except MicrotrainError as error:
+                    if error.status != MT_ERR_NUMERIC or on_numeric_error == "raise":
+                        raise
+                    refused += 1
+                    if on_numeric_error == "skip":
+                        continue
+                    history.numeric_error = {
+                        "epoch": epoch, "batch": batch, "step": self.get_counters()["step"],
+                        "loss": getattr(error, "loss", None), "message": str(error)}
+                    progress.finish("%s - stopped at batch %d/%d: %s" % (
+                        label, batch + 1, num_batches, error))
+                    break
                 rows = len(targets)
                 total += self._weighted_loss(result["loss"][0], rows)
                 count += rows
@@ -317,11 +356,15 @@ class TrainingMixin:
                 progress.update(label, batch + 1, num_batches, total / count)
                 _call(callbacks, "on_batch_end", batch,
                       {"loss": result["loss"][0], "size": rows})
-            if count == 0:
+            if history.numeric_error is not None:
+                break
+            if count == 0 and not refused:
                 raise ValueError("the training loader produced no batch (drop_last with fewer "
                                  "samples than batch_size?)")
             self.set_epoch(epoch)
-            logs = {"loss": total / count}
+            logs = {"loss": total / count if count else float("nan")}
+            if on_numeric_error != "raise":
+                logs["numeric_errors"] = refused
             for metric in self._train_metrics:
                 logs[metric.name] = float(metric.result())
             if validation is not None:
