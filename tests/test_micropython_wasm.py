@@ -1,0 +1,150 @@
+"""The pure modules under a real MicroPython, over the core compiled to wasm32.
+
+MicroPython's WebAssembly port (npm, tools/micropython/package.json) runs on Node with the
+files of py_facade/manifest.py; tools/micropython/microtrain_wasm.mjs exposes the core
+(CMake preset wasm32-wasi) to it as the backend. examples/micropython_digits.py then
+fine-tunes the digits MLP through lite.Session, DataLoader, metrics and the training loop,
+and must end with the host's weights bit for bit (same image, config and batch order).
+
+Needs node and npm, clang-14, wasm-ld-14 and wasi-libc (tools/run_tests.sh installs them);
+the test builds the preset and runs `npm ci` when their outputs are missing.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import DataLoader, layers, optimizers
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+RUNNER = os.path.join(ROOT, "tools", "micropython")
+WASM = os.path.join(ROOT, "build", "presets", "wasm32-wasi", "micro_core", "microtrain.wasm")
+PORT = os.path.join(RUNNER, "node_modules", "@micropython",
+                    "micropython-webassembly-pyscript", "micropython.mjs")
+EPOCHS = 2
+
+
+def _missing(*programs):
+    return [p for p in programs if shutil.which(p) is None]
+
+
+@pytest.fixture(scope="module")
+def runner():
+    """Build microtrain.wasm and install the MicroPython port if needed; skip without tools."""
+    missing = _missing("node", "npm", "cmake")
+    if missing:
+        pytest.skip("needs %s" % ", ".join(missing))
+    if not os.path.exists(WASM):
+        missing = _missing("clang-14", "wasm-ld-14")
+        if missing or not os.path.exists("/usr/include/wasm32-wasi/stdlib.h"):
+            pytest.skip("needs clang-14, lld-14 and wasi-libc (apt-get install clang-14 lld-14 "
+                        "wasi-libc)")
+        for command in (["cmake", "--preset", "wasm32-wasi"],
+                        ["cmake", "--build", "--preset", "wasm32-wasi"]):
+            subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=600)
+    if not os.path.exists(PORT):
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=RUNNER, check=True,
+                       capture_output=True, timeout=600)
+    return os.path.join(RUNNER, "run.mjs")
+
+
+def run_micropython(runner, script, data, *args):
+    command = ["node", runner]
+    for host, guest in data:
+        command += ["--data", "%s=%s" % (host, guest)]
+    command += [script] + [str(a) for a in args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    """The model image the CPython builder writes and the digits rows as raw float32 files."""
+    from sklearn.datasets import load_digits
+    folder = tmp_path_factory.mktemp("micropython_digits")
+    data = load_digits()
+    x = (data.data / 16.0).astype("<f4")
+    y = np.eye(10, dtype="<f4")[data.target]
+    x.tofile(str(folder / "digits_x.bin"))
+    y.tofile(str(folder / "digits_y.bin"))
+    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
+                                   layers.Softmax()], input_shape=(64,), seed=0)
+    model.save(str(folder / "digits.mtm"))
+    files = [(str(folder / name), "/data/" + name)
+             for name in ("digits.mtm", "digits_x.bin", "digits_y.bin")]
+    return {"x": x, "y": y, "image": str(folder / "digits.mtm"), "files": files}
+
+
+def host_run(digits):
+    """What examples/micropython_digits.py does, with TrainSession on the host library."""
+    with microtrain.TrainSession(digits["image"]) as sess:
+        sess.compile(optimizers.Adam(learning_rate=0.002), "categorical_crossentropy",
+                     metrics=["categorical_accuracy"], batch_size=16)
+        loader = DataLoader(digits["x"], digits["y"], batch_size=16, shuffle=True, seed=0)
+        history = sess.train(loader, epochs=EPOCHS, verbose=0)
+        blob = b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
+                        for w in sess.get_weights())
+        return {"crc32": zlib.crc32(blob) & 0xFFFFFFFF, "losses": history.history["loss"],
+                "steps": sess.get_counters()["step"],
+                "arena": sess.memory_plan()["total_bytes"]}
+
+
+def test_digits_under_micropython_match_the_host_bit_for_bit(runner, digits):
+    assert len(digits["x"]) % 16 != 0  # the last batch of every epoch is partial
+    result = run_micropython(runner, os.path.join(ROOT, "examples", "micropython_digits.py"),
+                             digits["files"], EPOCHS)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout
+    crc = re.search(r"^weights crc32 0x([0-9a-f]{8})$", output, re.MULTILINE)
+    assert crc, output
+    losses = [float(v) for v in re.findall(r"^epoch loss (\S+)$", output, re.MULTILINE)]
+    host = host_run(digits)
+    assert int(crc.group(1), 16) == host["crc32"], (output, host)
+    assert losses == host["losses"]  # repr round-trips: the epoch means are the same doubles
+    assert "steps %d" % host["steps"] in output
+    assert "arena bytes %d" % host["arena"] in output
+    assert output.count("Epoch ") == EPOCHS and "categorical_accuracy: [0]" in output
+
+
+def test_micropython_sees_core_errors_and_the_state_machine(runner, digits, tmp_path):
+    """A corrupt image is the core's MT_ERR_BAD_MODEL as a MicrotrainError; steps before
+    compile() and after close() are refused by the pure state machine."""
+    script = tmp_path / "errors.py"
+    script.write_text(
+        "from microtrain import lite\n"
+        "from microtrain.errors import MicrotrainError\n"
+        "image = open('/data/digits.mtm', 'rb').read()\n"
+        "bad = bytearray(image)\n"
+        "bad[-1] ^= 0xFF\n"
+        "try:\n"
+        "    lite.Session(bytes(bad))\n"
+        "except MicrotrainError as error:\n"
+        "    print('bad image', error.status, error.function)\n"
+        "sess = lite.Session(image)\n"
+        "try:\n"
+        "    sess.train_step([[0.0] * 64], [[1.0] + [0.0] * 9])\n"
+        "except RuntimeError as error:\n"
+        "    print('before compile:', error)\n"
+        "sess.compile('sgd', 'categorical_crossentropy', batch_size=4)\n"
+        "try:\n"
+        "    sess.train_step([[0.0] * 64] * 5, [[1.0] + [0.0] * 9] * 5)\n"
+        "except ValueError as error:\n"
+        "    print('too many rows:', error)\n"
+        "print('loss', sess.train_step([[0.5] * 64], [[1.0] + [0.0] * 9])['loss'][0] > 0)\n"
+        "sess.close()\n"
+        "try:\n"
+        "    sess.get_counters()\n"
+        "except RuntimeError as error:\n"
+        "    print('after close:', error)\n")
+    result = run_micropython(runner, str(script), digits["files"][:1])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "bad image -2 mt_model_check" in result.stdout
+    assert "before compile: call compile() before train_step()" in result.stdout
+    assert "too many rows:" in result.stdout
+    assert "loss True" in result.stdout
+    assert "after close: this Session is closed" in result.stdout
