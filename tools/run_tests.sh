@@ -4,7 +4,9 @@
 #   2. cross-build them for ARM Linux (32 and 64 bit) and run them under qemu-user (ctest);
 #   3. run the Python tests (pytest) against the installed package, including the board
 #      tests (tests/boards): the example firmware fine-tunes under QEMU on every Cortex-M
-#      board and must compute the host's bits exactly;
+#      board and must compute the host's bits exactly; before them the core is built for
+#      wasm32 (preset wasm32-wasi), and MicroPython on Node trains the digits MLP through the
+#      pure facade modules over it, matching the host bit for bit (tests/test_micropython_wasm.py);
 #   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
 #      reader, the session and the checkpoint reader for a bounded time (20 s each).
 set -euo pipefail
@@ -23,6 +25,13 @@ for preset in arm-linux-gnueabihf aarch64-linux-gnu; do
   cmake --build --preset "$preset"
   ctest --preset "$preset"
 done
+
+# The core as a WebAssembly module (preset wasm32-wasi), which tests/test_micropython_wasm.py
+# drives from a real MicroPython on Node (tools/setup_wasm.sh: clang-14, lld-14, wasi-libc,
+# node/npm and the npm MicroPython port, each only when missing).
+bash tools/setup_wasm.sh
+cmake --preset wasm32-wasi >/dev/null
+cmake --build --preset wasm32-wasi
 
 cd "$root"
 python -m pytest -q tests

@@ -75,6 +75,15 @@ static void feed(mt_session *s, int bad, unsigned seed)
     }
 }
 
+/* Target of row `row` := value (NaN, Inf): a non-finite loss. */
+static void poison_target(mt_session *s, int row, float value)
+{
+    void *t;
+    int32_t tb;
+    mt_session_target(s, &t, &tb);
+    ((float *)t)[row] = value;
+}
+
 static int64_t errors_of(const mt_session *s)
 {
     int64_t n = -1;
@@ -144,12 +153,7 @@ static void test_guard_refuses_the_step_whole(const uint8_t *img, size_t bytes, 
 
     /* a NaN loss is counted too */
     feed(a.s, 0, 9);
-    {
-        void *t;
-        int32_t tb;
-        mt_session_target(a.s, &t, &tb);
-        ((float *)t)[1] = NAN;
-    }
+    poison_target(a.s, 1, NAN);
     CHECK_STATUS(mt_session_train_step(a.s, B, &loss), MT_ERR_NUMERIC);
     CHECK_EQ_INT(errors_of(a.s), 2);
     snapshot(a.s, after);
@@ -209,12 +213,7 @@ static void test_fused_updates_stop_at_the_bad_gradient(const uint8_t *img, size
     float w2[HIDDEN];
     memcpy(w2, param_data(a.s, 2, &n), sizeof w2);
     feed(a.s, 0, 4);
-    {
-        void *t;
-        int32_t tb;
-        mt_session_target(a.s, &t, &tb);
-        ((float *)t)[0] = INFINITY;
-    }
+    poison_target(a.s, 0, INFINITY);
     CHECK_STATUS(mt_session_train_step(a.s, B, &loss), MT_ERR_NUMERIC);
     CHECK(!isfinite(loss));
     CHECK_EQ_INT(errors_of(a.s), 2);
