@@ -6,6 +6,7 @@
         --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
+        [--plot arena.png]
     microtrain firmware ...            (board support, microtrain.firmware)
 
 Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
@@ -28,7 +29,8 @@ import time
 
 import numpy as np
 
-from . import _image, _native, data as _data, losses as _losses, metrics as _metrics
+from . import _image, _native, arena as _arena, data as _data, losses as _losses
+from . import metrics as _metrics
 from . import optimizers as _optimizers
 from .errors import MicrotrainError
 
@@ -233,6 +235,11 @@ def build_parser():
                                allow_abbrev=False)
     _add_model(info)
     _add_compile(info, "mse")
+    info.add_argument("--accumulate-gradients", "--accumulate_gradients",
+                      dest="accumulate_gradients", action="store_true",
+                      help="plan gradients kept for accumulation instead of fused updates")
+    info.add_argument("--plot", metavar="OUT.png",
+                      help="draw the arena over the train step's schedule (needs matplotlib)")
     info.set_defaults(handler=run_info)
 
     commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
@@ -272,7 +279,8 @@ def _open_session(args):
         raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
     session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                    trainable=trainable, biases_only=args.biases_only)
+                    trainable=trainable, biases_only=args.biases_only,
+                    accumulate_gradients=getattr(args, "accumulate_gradients", False))
     return path, session, optimizer, loss
 
 
@@ -439,16 +447,23 @@ def run_info(args):
                  ("activation gradients", "activation_grad_bytes"), ("targets", "io_bytes"),
                  ("scratch", "scratch_bytes")]
         rows = [(label, plan[key]) for label, key in roles]
-        if "reuse_bytes" in plan:
-            rows.append(("shared lifetimes", -plan["reuse_bytes"]))
-        rows.append(("total", plan["total_bytes"]))
+        summary = _arena.summary(plan)
+        rows.append(("shared lifetimes", -summary["reuse"]))  # the reuse
+        rows.append(("total", summary["total"]))
+        rows.append(("lower bound (most bytes live at once)", summary["lower_bound"]))
+        rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
+        rows.append(("update mode", summary["update"]))
         print(_table(("role", "bytes"), rows))
-        if "lower_bound_bytes" in plan:
-            print("lower bound (most bytes live at once): %d; weight updates %s"
-                  % (plan["lower_bound_bytes"],
-                     "fused into backward" if plan.get("fused_update") else "after backward"))
+        print("update mode %s: %s" % (summary["update"], "each weight is updated as soon as "
+                                      "its gradient is complete" if summary["update"] ==
+                                      "fused" else "gradients are kept until the optimizer "
+                                      "step"))
         print("trained tensors: %d; backward stops at op %d"
               % (plan["num_trained_params"], plan["first_trained_op"]))
+        if args.plot:
+            from . import arena_plot
+            arena_plot.save(session, args.plot)
+            print("arena plot: %s" % args.plot)
     return 0
 
 
