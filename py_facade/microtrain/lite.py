@@ -181,14 +181,7 @@ class Session(LifecycleMixin, TrainingMixin):
     def _update_metrics(self, metric_list, n, expecteds, reset):
         if not metric_list:
             return {}
-        outputs = self._output_rows(0, n)
-        results = {}
-        for metric in metric_list:
-            if reset:
-                metric.reset_state()
-            metric.update_state(outputs, expecteds)
-            results[metric.name] = metric.result()
-        return results
+        return _metrics.update_all(metric_list, self._output_rows(0, n), expecteds, reset)
 
     def train_step(self, inputs, expecteds, reset_metrics=True, update=True):
         """One optimizer step on the n rows given; {"loss": [..], "metrics", "train_time"}."""

@@ -217,6 +217,17 @@ ALIASES = {
 }
 
 
+def update_all(metric_list, outputs, expecteds, reset):
+    """Feed one step's rows to every metric (after a reset when ``reset``); {name: result}."""
+    results = {}
+    for metric in metric_list:
+        if reset:
+            metric.reset_state()
+        metric.update_state(outputs, expecteds)
+        results[metric.name] = metric.result()
+    return results
+
+
 def get(identifier):
     """A Metric from an instance or a name (see ALIASES); a name also names the result."""
     if isinstance(identifier, Metric):

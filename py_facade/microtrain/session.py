@@ -369,14 +369,8 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
     def _update_metrics(self, metric_list, n, reset):
         if not metric_list:
             return {}
-        outputs, expecteds = self._output_views[0][:n], self._target_view[:n]
-        results = {}
-        for metric in metric_list:
-            if reset:
-                metric.reset_state()
-            metric.update_state(outputs, expecteds)
-            results[metric.name] = metric.result()
-        return results
+        return _metrics.update_all(metric_list, self._output_views[0][:n],
+                                   self._target_view[:n], reset)
 
     def train_step(self, inputs, expecteds, reset_metrics=True, update=True):
         """A training step on the n rows given (1 <= n <= batch_size).
