@@ -72,6 +72,10 @@ extern "C" {
 #define MT_MAX_TENSORS 256
 /** Most ops a model image may declare. */
 #define MT_MAX_OPS 256
+/** Largest batch size B. */
+#define MT_MAX_BATCH_SIZE 65535
+/** Most elements of one tensor, and of B rows of one activation. */
+#define MT_MAX_ELEMENTS (1u << 28)
 
 /** Status of every fallible call: 0 is success, errors are negative. */
 typedef enum mt_status {
@@ -82,7 +86,7 @@ typedef enum mt_status {
     MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
     MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
     MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
-    MT_ERR_NUMERIC = -7,         /**< loss is NaN or infinite: the update was not applied */
+    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient: step refused (see guard_gradients) */
     MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
     MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
     MT_ERR_IO = -10              /**< a read/write callback reported a failure */
@@ -222,7 +226,7 @@ typedef struct mt_train_config {
     int32_t optimizer;         /**< mt_optimizer */
     int32_t loss;              /**< mt_loss, applied to output 0 */
     int32_t reduction;         /**< mt_reduction */
-    int32_t batch_size;        /**< B, rows of every input/target buffer, >= 1 */
+    int32_t batch_size;        /**< B, rows of every input/target buffer, 1..MT_MAX_BATCH_SIZE */
     int32_t num_trainable_ops; /**< train the last N ops; -1 = all; 0 = none (inference only) */
     int32_t biases_only;       /**< 1: of the trained ops' weights, train only the 1-D ones (biases) */
     float learning_rate;       /**< > 0 */
@@ -242,7 +246,8 @@ typedef struct mt_train_config {
      *  leaves weights and optimizer state untouched. This needs all gradients at once and
      *  so the accumulate_gradients memory layout. 0 (with fused updates): each gradient is
      *  checked just before its own update; a bad one stops the step there, and the weights
-     *  updated before it in that step keep their update. The loss is always checked first. */
+     *  updated before it in that step keep their update, and the step counter and Adam's
+     *  bias correction have advanced. The loss is always checked first. */
     int32_t guard_gradients;
 } mt_train_config;
 

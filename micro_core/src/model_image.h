@@ -16,8 +16,6 @@
 #define MT_NO_TENSOR 0xFFFFu
 #define MT_OP_MAX_INPUTS 4
 #define MT_OP_MAX_OUTPUTS 2
-/* Largest element count of one tensor (one sample for activations): 2^28. */
-#define MT_MAX_ELEMENTS (1u << 28)
 
 typedef struct mt_image {
     const uint8_t *base;

@@ -101,7 +101,7 @@ static mt_status check_config(const mt_train_config *cfg)
     if (cfg->loss < MT_LOSS_MSE || cfg->loss > MT_LOSS_BINARY_CROSSENTROPY) return MT_ERR_BAD_ARGUMENT;
     if (cfg->reduction != MT_REDUCTION_MEAN && cfg->reduction != MT_REDUCTION_SUM)
         return MT_ERR_BAD_ARGUMENT;
-    if (cfg->batch_size < 1 || cfg->batch_size > 65535) return MT_ERR_BAD_ARGUMENT;
+    if (cfg->batch_size < 1 || cfg->batch_size > MT_MAX_BATCH_SIZE) return MT_ERR_BAD_ARGUMENT;
     if (cfg->num_trainable_ops < -1) return MT_ERR_BAD_ARGUMENT;
     if (cfg->biases_only != 0 && cfg->biases_only != 1) return MT_ERR_BAD_ARGUMENT;
     if (cfg->accumulate_gradients != 0 && cfg->accumulate_gradients != 1) return MT_ERR_BAD_ARGUMENT;
