@@ -99,39 +99,30 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
 
 static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs < 2 || op->num_inputs > 3 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
-    if (op->inputs[1] == MT_NO_TENSOR || op->params[0] != 0) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, w, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->inputs[1], &w);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (w.dtype != MT_DTYPE_F32 || !(w.flags & MT_TENSOR_CONST)) return MT_ERR_UNSUPPORTED;
-    if (w.ndim != 4 || x.ndim != 3 || w.dims[3] != x.dims[2]) return MT_ERR_SHAPE;
-    mt_spatial g;
-    mt_status st = mt_spatial_check(op, &x, &y, w.dims[1], w.dims[2], w.dims[0], &g);
+    mt_status st = mt_conv_operands(img, op, &x, &w, &y);
     if (st != MT_OK) return st;
+    if (w.dims[3] != x.dims[2]) return MT_ERR_SHAPE;
+    mt_spatial g;
+    if ((st = mt_spatial_check(op, &x, &y, w.dims[1], w.dims[2], w.dims[0], &g)) != MT_OK) return st;
     return mt_check_bias(img, op, w.dims[0]);
 }
 
 static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
-    mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_spatial g;
-    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
-    mt_op_conv2d_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, &g);
+    mt_conv_view v;
+    mt_conv_runtime(op, t, &v);
+    mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
 }
 
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
-    mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_spatial g;
-    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
-    mt_op_conv2d_f32_backward(x->data, w->data, y->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
-                              &g);
+    mt_conv_view v;
+    mt_conv_runtime(op, t, &v);
+    mt_op_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                              v.b ? v.b->grad : NULL, n, &v.g);
 }
 
 /* dW needs x; a fused activation's derivative needs y */

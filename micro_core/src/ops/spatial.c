@@ -75,3 +75,25 @@ void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy
         if (!pass) dy[i] = 0.0f;
     }
 }
+
+mt_status mt_conv_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *w,
+                           mt_tensor_desc *y)
+{
+    if (op->num_inputs < 2 || op->num_inputs > 3 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || op->params[0] != 0) return MT_ERR_BAD_MODEL;
+    mt_image_tensor(img, op->inputs[0], x);
+    mt_image_tensor(img, op->inputs[1], w);
+    mt_image_tensor(img, op->outputs[0], y);
+    if (w->dtype != MT_DTYPE_F32 || !(w->flags & MT_TENSOR_CONST)) return MT_ERR_UNSUPPORTED;
+    if (w->ndim != 4 || x->ndim != 3) return MT_ERR_SHAPE;
+    return MT_OK;
+}
+
+void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v)
+{
+    v->x = &t[op->inputs[0]];
+    v->w = &t[op->inputs[1]];
+    v->b = mt_bias_of(op, t);
+    v->y = &t[op->outputs[0]];
+    mt_spatial_runtime(op, v->x, v->y, v->w->dims[1], v->w->dims[2], &v->g);
+}

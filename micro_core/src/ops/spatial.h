@@ -37,6 +37,19 @@ mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const 
 void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_tensor_rt *y,
                         uint32_t KH, uint32_t KW, mt_spatial *g);
 
+/* Operands common to Conv2D and DepthwiseConv2D, checked: 2 or 3 inputs, one output, no
+ * kernel param, W CONST f32 4-D, x 3-D. */
+mt_status mt_conv_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *w,
+                           mt_tensor_desc *y);
+
+/* The runtime operands of a convolution and its geometry. */
+typedef struct mt_conv_view {
+    const mt_tensor_rt *x, *w, *b; /* b NULL without bias */
+    mt_tensor_rt *y;
+    mt_spatial g;
+} mt_conv_view;
+void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
+
 /* Fused activation on y in place, and its derivative applied to dy in place
  * (dy is the output's own gradient, dead after this op's backward). */
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
