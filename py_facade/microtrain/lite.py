@@ -119,11 +119,7 @@ class Session(LifecycleMixin, TrainingMixin):
         start = clock_ms()
         optimizer = _optimizers.get(optimizer)
         loss = _losses.get(loss)
-        if metrics is None:
-            metrics = []
-        elif isinstance(metrics, (str, _metrics.Metric)):
-            metrics = [metrics]
-        metric_list = [_metrics.get(m) for m in metrics]
+        metric_list = _metrics.get_list(metrics)
         if not _trainable._is_int(batch_size) or batch_size < 1:
             raise ValueError("batch_size must be a positive integer, got %r" % (batch_size,))
         count, mask, bias_mode = _trainable.resolve(trainable, self._num_ops, None, biases_only)

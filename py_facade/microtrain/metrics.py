@@ -236,3 +236,12 @@ def get(identifier):
         return ALIASES[identifier.lower()](name=identifier.lower())
     raise ValueError("unknown metric %r; expected a microtrain.metrics.Metric or one of %s"
                      % (identifier, ", ".join(sorted(ALIASES))))
+
+
+def get_list(metrics):
+    """compile()'s metrics argument (None, one name or Metric, or a sequence) as Metrics."""
+    if metrics is None:
+        return []
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
+    return [get(m) for m in metrics]

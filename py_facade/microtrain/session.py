@@ -215,11 +215,7 @@ class TrainSession(LifecycleMixin, FeedMixin, TrainingMixin, CheckpointMixin):
         start = time.perf_counter()
         optimizer = _optimizers.get(optimizer)
         loss = _losses.get(loss)
-        if metrics is None:
-            metrics = []
-        elif isinstance(metrics, (str, _metrics.Metric)):
-            metrics = [metrics]
-        metric_list = [_metrics.get(m) for m in metrics]
+        metric_list = _metrics.get_list(metrics)
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
                 or not 1 <= batch_size <= _INT32_MAX:  # an int32 field: ctypes would wrap it
             raise ValueError("batch_size must be a positive integer up to %d, got %r"
