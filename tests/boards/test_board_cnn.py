@@ -1,0 +1,59 @@
+"""A convolutional model fine-tunes on every Cortex-M board with the host's exact bits.
+
+The digits example of test_board_firmware.py is an MLP; this one runs the convolution,
+pooling and global-average kernels on the device: Conv 3x3x4 same relu -> MaxPool 2 ->
+Conv 3x3x8 relu -> GlobalAveragePool -> Dense 10 -> Softmax on 8x8 digits, every op trained,
+through `microtrain firmware --run` (build for the board, run under QEMU, replay on the host
+through ctypes, compare per-epoch losses and the weight CRC).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import layers
+
+from board_setup import BUILD_ROOT, CORTEX_M_BOARDS
+
+EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
+
+
+@pytest.fixture(scope="module")
+def cnn_inputs():
+    from sklearn.datasets import load_digits
+
+    folder = os.path.join(BUILD_ROOT, "cnn")
+    os.makedirs(folder, exist_ok=True)
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
+    y = np.eye(10, dtype=np.float32)[digits.target][:120]
+    model = microtrain.Sequential(
+        [layers.Conv2D(4, 3, padding="same", activation="relu"), layers.MaxPool2D(2),
+         layers.Conv2D(8, 3, activation="relu"), layers.GlobalAveragePool(),
+         layers.Dense(10), layers.Softmax()], input_shape=(8, 8, 1), seed=0)
+    model.save(os.path.join(folder, "cnn.mtm"))
+    # 100 training rows: 6 batches of 16 and a partial one of 4
+    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
+             y_eval=y[100:])
+    return folder
+
+
+@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
+    result = subprocess.run(
+        [sys.executable, "-m", "microtrain.firmware", "--board", board,
+         "--model", os.path.join(cnn_inputs, "cnn.mtm"),
+         "--data", os.path.join(cnn_inputs, "digits.npz"),
+         "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02",
+         "--out", os.path.join(cnn_inputs, board), "--run"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    device = result.stdout.split("host (ctypes):")[0]
+    losses = [float(m.group(2)) for m in EPOCH.finditer(device)]
+    assert len(losses) == 3 and losses[-1] < losses[0], result.stdout
+    assert "bit-identical: yes" in result.stdout, result.stdout
