@@ -15,8 +15,10 @@ from microtrain import firmware
 
 from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, HOSTED_BOARDS
 
+# Each pattern ends at the line end: the UART text arrives in pieces, and without it
+# "accuracy 69/80" could match as 69/8 before the last digit is there.
 EPOCH = re.compile(r"epoch (\d+) train_loss \S+ \((0x[0-9a-f]{8})\) eval_loss \S+ "
-                   r"\((0x[0-9a-f]{8})\) accuracy (\d+)/(\d+)")
+                   r"\((0x[0-9a-f]{8})\) accuracy (\d+)/(\d+)\r?\n")
 QEMU_EXIT_TIMEOUT = 120
 
 
@@ -28,7 +30,7 @@ def _text(match, group):
 @pytest.mark.parametrize("board", CORTEX_M_BOARDS)
 def test_cortex_m_fine_tunes_bit_identical_to_host(dut, board, firmware_package):
     reference = firmware_package["record"]["host_reference"]
-    arena = dut.expect(r"arena (\d+) bytes \(planned on the host, checked\)", timeout=30)
+    arena = dut.expect(r"arena (\d+) bytes \(planned on the host, checked\)\r?\n", timeout=30)
     assert int(_text(arena, 1)) == reference["arena_bytes"]
     epochs = []
     for _ in reference["epochs"]:
@@ -36,7 +38,7 @@ def test_cortex_m_fine_tunes_bit_identical_to_host(dut, board, firmware_package)
         epochs.append({"epoch": int(_text(m, 1)), "train_loss": int(_text(m, 2), 16),
                        "eval_loss": int(_text(m, 3), 16), "correct": int(_text(m, 4)),
                        "total": int(_text(m, 5))})
-    crc = int(_text(dut.expect(r"weights crc32 (0x[0-9a-f]{8})", timeout=30), 1), 16)
+    crc = int(_text(dut.expect(r"weights crc32 (0x[0-9a-f]{8})\r?\n", timeout=30), 1), 16)
     dut.expect_exact("microtrain firmware: done", timeout=30)
     assert dut.qemu.wait(timeout=QEMU_EXIT_TIMEOUT) == 0  # semihosting exit status
 
