@@ -86,13 +86,7 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
                         dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
                     }
     }
-    if (dbias) {
-        for (uint32_t oc = 0; oc < g->OC; ++oc) {
-            float acc = 0.0f;
-            for (size_t p = 0; p < (size_t)B * g->OH * g->OW; ++p) acc += dy[p * g->OC + oc];
-            dbias[oc] += acc;
-        }
-    }
+    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
 }
 
 /* ---- graph adapter ---- */

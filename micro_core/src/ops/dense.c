@@ -29,6 +29,18 @@ void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, 
  * Each sum runs in ascending order of its index over the B valid rows only,
  * so padded rows of a partial batch contribute nothing.
  */
+/* dbias[c] += Σ_p dy[p, c] over P positions (rows, or rows × pixels), summed in ascending p
+ * into a register before the += (the order every target repeats). Shared by Dense and the
+ * convolutions. */
+void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C)
+{
+    for (uint32_t c = 0; c < C; ++c) {
+        float acc = 0.0f;
+        for (size_t p = 0; p < P; ++p) acc += dy[p * C + c];
+        dbias[c] += acc;
+    }
+}
+
 void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
@@ -53,13 +65,7 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
             }
         }
     }
-    if (dbias) {
-        for (uint32_t u = 0; u < U; ++u) {
-            float acc = 0.0f;
-            for (uint32_t b = 0; b < B; ++b) acc += dy[(size_t)b * U + u];
-            dbias[u] += acc;
-        }
-    }
+    if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
 
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)

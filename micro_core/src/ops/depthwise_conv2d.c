@@ -79,13 +79,7 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
                     dw[((size_t)kh * g->KW + kw) * g->C + c] += acc;
                 }
     }
-    if (dbias) {
-        for (uint32_t c = 0; c < g->C; ++c) {
-            float acc = 0.0f;
-            for (size_t p = 0; p < (size_t)B * g->OH * g->OW; ++p) acc += dy[p * g->C + c];
-            dbias[c] += acc;
-        }
-    }
+    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->C);
 }
 
 /* ---- graph adapter ---- */

@@ -21,6 +21,9 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
+/* Bias gradient of Dense and the convolutions: dbias[c] += Σ_p dy[p, c] over P positions */
+void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C);
+
 /* ReLU: y = max(x, 0);  dx += dy · [y > 0] */
 void mt_op_relu_f32_forward(const float *x, float *y, size_t N);
 void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N);
