@@ -8,7 +8,7 @@
 #      wasm32 (preset wasm32-wasi), and MicroPython on Node trains the digits MLP through the
 #      pure facade modules over it, matching the host bit for bit (tests/test_micropython_wasm.py);
 #   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
-#      reader, the session and the checkpoint reader for a bounded time (20 s each).
+#      reader, the session and the checkpoint reader for a bounded time (60 s each).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -37,4 +37,4 @@ cd "$root"
 python -m pytest -q tests
 
 bash tools/run_sanitizers.sh
-bash tools/run_fuzz.sh 20
+bash tools/run_fuzz.sh 60
