@@ -1,0 +1,105 @@
+"""Shared pieces of the layer classes: the Layer and weighted-layer bases and the argument
+checks the layer modules use (layers.py re-exports every public layer)."""
+
+import numpy as np
+
+from . import _image
+
+ACTIVATION_OPS = {
+    "relu": _image.OP_RELU,
+    "sigmoid": _image.OP_SIGMOID,
+    "tanh": _image.OP_TANH,
+    "softmax": _image.OP_SOFTMAX,
+}
+
+
+def _element_count(shape):
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def _check_activation(activation):
+    if activation is None:
+        return None
+    if not isinstance(activation, str) or activation.lower() not in ACTIVATION_OPS:
+        raise ValueError("unknown activation %r; expected None or one of %s"
+                         % (activation, ", ".join(sorted(ACTIVATION_OPS))))
+    return activation.lower()
+
+
+def _check_fused_activation(activation, layer):
+    """Activations a convolution fuses into its op: None, "relu", "relu6"."""
+    name = activation.lower() if isinstance(activation, str) else activation
+    if name not in _image.FUSED_ACTIVATIONS:
+        raise ValueError("%s activation must be None, 'relu' or 'relu6' (fused into the op), "
+                         "got %r" % (layer, activation))
+    return name
+
+
+def _as_float32_array(value, what):
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiu":
+        raise ValueError("%s must hold real numbers, got dtype %s" % (what, array.dtype))
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    if not np.all(np.isfinite(array)):
+        raise ValueError("%s contains NaN or infinity" % what)
+    return array
+
+
+def _is_positive_int(value):
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
+
+
+class Layer:
+    """Base class: ``output_shape(input_shape)`` and ``emit(builder, input_tensor,
+    input_shape, rng)`` (the tensor index of its output). Layers that merge branches
+    (``MERGES``: Add, Concatenate) take lists of tensors and shapes instead.
+
+    Calling a layer on a symbolic tensor (``microtrain.Input`` or another layer's
+    output) returns the symbolic tensor of its output: the functional form of
+    ``microtrain.Model``.
+    """
+
+    MERGES = False
+
+    def output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def emit(self, builder, input_tensor, input_shape, rng):
+        raise NotImplementedError("%s does not define emit()" % type(self).__name__)
+
+    def __call__(self, inputs):
+        from . import functional
+        return functional.apply(self, inputs)
+
+    def __repr__(self):
+        return "%s()" % type(self).__name__
+
+
+class _Weighted(Layer):
+    """A layer with a weight and an optional bias that a following BatchNorm folds into.
+
+    Subclasses define ``CHANNEL_AXIS`` (the weight axis of the output channels),
+    ``_initial(input_shape, rng)`` -> (weight, bias or None) and
+    ``_emit_ops(builder, input_tensor, input_shape, weight_tensor, bias_tensor)``.
+    """
+
+    CHANNEL_AXIS = 0
+    activation = None
+
+    def emit(self, builder, input_tensor, input_shape, rng, batch_norms=()):
+        weight, bias = self._initial(input_shape, rng)
+        for batch_norm in batch_norms:
+            weight, bias = batch_norm.fold(weight, bias, self.CHANNEL_AXIS)
+        weight_tensor = builder.add_weight(weight)
+        bias_tensor = None if bias is None else builder.add_weight(bias)
+        return self._emit_ops(builder, input_tensor, input_shape, weight_tensor, bias_tensor)
+
+    def _initial_bias(self, given, count, bound, rng):
+        if not self.use_bias:
+            return None
+        if given is not None:
+            return given
+        return rng.uniform(-bound, bound, size=(count,)).astype(np.float32)
