@@ -327,11 +327,18 @@ static void mark_training(const mt_image *img, const mt_train_config *cfg, graph
         }
         for (int k = 0; k < op.num_outputs; ++k)
             if (any) bit_set(&f->needs_grad, op.outputs[k]);
-        size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
-        if (s > *max_scratch) *max_scratch = s;
     }
     f->fusion = detect_fusion(img, cfg, f->output, &f->fused_op);
     if (f->fusion != MT_FUSION_NONE) bit_clear(&f->needs_grad, f->output);
+    /* scratch serves backward kernels only (no forward kernel takes any): size it for the
+     * ops whose backward runs, so a frozen backbone costs none */
+    for (uint32_t o = 0; o < O; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (!backward_runs(f, &op, o)) continue;
+        const size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
+        if (s > *max_scratch) *max_scratch = s;
+    }
 }
 
 /* When each gradient is zeroed (just before its first writer) and, with fused updates,

@@ -3,6 +3,8 @@
  * its reference kernels, so an op's checks, forward and backward live together.
  *
  *   check     at plan time, against the image: operand count, dtypes, shapes.
+ *   scratch_bytes  what the op's backward needs of the session's scratch (forward kernels
+ *             take none: the planner sizes scratch for the ops whose backward runs).
  *             After it passes, forward/backward run "blindly and safely".
  *   forward   rows 0..n-1 of every activation.
  *   backward  accumulates into the gradients that exist (grad != NULL).
