@@ -26,7 +26,8 @@ import tempfile
 
 import numpy as np
 
-from microtrain import _image, firmware
+from microtrain.nn import image as _image
+from microtrain.tools import firmware
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)

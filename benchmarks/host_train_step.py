@@ -24,7 +24,8 @@ import time
 import numpy as np
 
 import microtrain
-from microtrain import _native, layers, optimizers
+from microtrain import layers, optimizers
+from microtrain.backend import _native
 
 MODELS = (  # name, input features, hidden layers (units, activation), classes, batch
     ("digits 64-32-10", 64, ((32, "relu"),), 10, 16),

@@ -15,7 +15,8 @@ import argparse
 import sys
 
 import microtrain
-from microtrain import arena, layers
+from microtrain import layers
+from microtrain.tools import arena
 
 TARGET_RATIO = 1.10
 

@@ -32,7 +32,8 @@ import zlib
 import numpy as np
 
 import microtrain
-from microtrain import _native, layers, optimizers
+from microtrain import layers, optimizers
+from microtrain.backend import _native
 
 FEATURES, CLASSES, MAX_ROWS = 4, 3, 8
 POOL = 4096           # samples, reused cyclically

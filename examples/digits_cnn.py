@@ -21,7 +21,8 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 import microtrain
-from microtrain import arena, layers, optimizers
+from microtrain import layers, optimizers
+from microtrain.tools import arena
 
 REQUIRED_ACCURACY = 0.95
 

@@ -23,7 +23,8 @@ import sys
 import numpy as np
 
 import microtrain
-from microtrain import firmware, layers, optimizers
+from microtrain import layers, optimizers
+from microtrain.tools import firmware
 
 TRAIN_ROWS = 150    # 9 full batches of 16 and a partial one of 6
 EVAL_ROWS = 80

@@ -23,7 +23,8 @@ import os
 import sys
 
 import microtrain
-from microtrain import arena, optimizers
+from microtrain import optimizers
+from microtrain.tools import arena
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from digits_cnn import build_model, load_data  # noqa: E402

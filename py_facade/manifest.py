@@ -9,15 +9,16 @@ metadata(description="microtrain: on-device training API over a static-memory C 
 
 package("microtrain", files=(
     "__init__.py",
-    "_js_backend.py",
     "_lifecycle.py",
     "_random.py",
-    "backend.py",
+    "backend/__init__.py",
+    "backend/js_backend.py",
     "data.py",
     "errors.py",
     "lite.py",
     "losses.py",
     "metrics.py",
+    "ops.py",
     "optimizers.py",
     "properties.py",
     "schedules.py",

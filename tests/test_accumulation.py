@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import DataLoader, MicrotrainError, _native, layers, optimizers
+from microtrain import DataLoader, MicrotrainError, layers, optimizers
+from microtrain.backend import _native
 
 
 def model(seed=0):

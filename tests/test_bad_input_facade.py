@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import MicrotrainError, _native, layers, optimizers
+from microtrain import MicrotrainError, layers, optimizers
+from microtrain.backend import _native
 from microtrain.schedules import LinearLRScheduler
 
 BATCH = 8

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import DataLoader, MicrotrainError, _image, _native, checkpoint, layers
+from microtrain import DataLoader, MicrotrainError, checkpoint, layers
+from microtrain.nn import image as _image
+from microtrain.backend import _native
 from microtrain import properties
 from microtrain import optimizers
 

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import cli, layers
+import microtrain.tools
+from microtrain import layers
+from microtrain.tools import cli
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(microtrain.__file__)))
 
@@ -226,17 +228,17 @@ def test_checkpoint_of_another_model_is_refused_in_one_line(files, tmp_path):
 
 def test_firmware_is_routed_to_microtrain_firmware(monkeypatch, capsys):
     calls = []
-    fake = types.ModuleType("microtrain.firmware")
+    fake = types.ModuleType("microtrain.tools.firmware")
     fake.main = lambda argv: calls.append(argv) or 7
-    monkeypatch.setitem(sys.modules, "microtrain.firmware", fake)
-    monkeypatch.setattr(microtrain, "firmware", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "microtrain.tools.firmware", fake)
+    monkeypatch.setattr(microtrain.tools, "firmware", fake, raising=False)
     assert cli.main(["firmware", "build", "--board", "mps2-an385"]) == 7
     assert calls == [["build", "--board", "mps2-an385"]]
 
 
 def test_firmware_missing_gives_one_line_and_status_2(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "microtrain.firmware", None)  # import raises ImportError
-    monkeypatch.delattr(microtrain, "firmware", raising=False)
+    monkeypatch.setitem(sys.modules, "microtrain.tools.firmware", None)  # import raises ImportError
+    monkeypatch.delattr(microtrain.tools, "firmware", raising=False)
     assert cli.main(["firmware", "run"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "firmware" in err[0]

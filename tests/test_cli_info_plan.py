@@ -6,7 +6,8 @@ import sys
 import pytest
 
 import microtrain
-from microtrain import cli, layers
+from microtrain import layers
+from microtrain.tools import cli
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_info_plot_without_matplotlib_is_a_one_line_error(cnn_path, tmp_path, ca
 
 
 def test_plan_buffers_cover_the_arena_without_overlap_in_time(cnn_path):
-    from microtrain import arena
+    from microtrain.tools import arena
     with microtrain.TrainSession(cnn_path) as session:
         session.compile("adam", "sparse_categorical_crossentropy", batch_size=4)
         total = session.memory_plan()["total_bytes"]

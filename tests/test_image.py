@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import _image, _native, layers
+from microtrain import ops as opcodes
+from microtrain import layers
+from microtrain.nn import image as _image
+from microtrain.backend import _native
 from microtrain.errors import MicrotrainError
 
 
@@ -62,8 +65,8 @@ def test_round_trip_keeps_tensors_ops_and_weights():
     assert [t.flags for t in image.tensors] == [_image.FLAG_INPUT, const_trainable,
                                                 const_trainable, 0, 0, const_trainable,
                                                 const_trainable, 0, _image.FLAG_OUTPUT]
-    assert [op.op_type for op in image.ops] == [_image.OP_DENSE, _image.OP_RELU,
-                                                _image.OP_DENSE, _image.OP_SOFTMAX]
+    assert [op.op_type for op in image.ops] == [opcodes.DENSE, opcodes.RELU,
+                                                opcodes.DENSE, opcodes.SOFTMAX]
     assert image.ops[0].inputs == [0, 1, 2] and image.ops[0].outputs == [3]
     assert image.ops[3].inputs == [7] and image.ops[3].outputs == [8]
     assert image.inputs == [0] and image.outputs == [8]

@@ -4,17 +4,19 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import _image, layers
+from microtrain import ops as opcodes
+from microtrain import layers
+from microtrain.nn import image as _image
 
 
 def test_dense_activation_is_a_separate_op_after_the_dense():
-    for activation, op_type in (("relu", _image.OP_RELU), ("sigmoid", _image.OP_SIGMOID),
-                                ("tanh", _image.OP_TANH), ("softmax", _image.OP_SOFTMAX),
-                                ("ReLU", _image.OP_RELU)):
+    for activation, op_type in (("relu", opcodes.RELU), ("sigmoid", opcodes.SIGMOID),
+                                ("tanh", opcodes.TANH), ("softmax", opcodes.SOFTMAX),
+                                ("ReLU", opcodes.RELU)):
         model = microtrain.Sequential([layers.Dense(3, activation=activation)],
                                       input_shape=(4,), seed=0)
         ops = _image.read_image(model.to_bytes()).ops
-        assert [op.op_type for op in ops] == [_image.OP_DENSE, op_type]
+        assert [op.op_type for op in ops] == [opcodes.DENSE, op_type]
         assert ops[1].inputs == ops[0].outputs
 
 
@@ -22,7 +24,7 @@ def test_activation_layers_emit_their_ops():
     model = microtrain.Sequential([layers.Dense(5), layers.ReLU(), layers.Sigmoid(),
                                    layers.Tanh(), layers.Softmax()], input_shape=(2,), seed=0)
     assert [op.op_type for op in _image.read_image(model.to_bytes()).ops] == [
-        _image.OP_DENSE, _image.OP_RELU, _image.OP_SIGMOID, _image.OP_TANH, _image.OP_SOFTMAX]
+        opcodes.DENSE, opcodes.RELU, opcodes.SIGMOID, opcodes.TANH, opcodes.SOFTMAX]
     assert model.output_shape == (5,)
 
 

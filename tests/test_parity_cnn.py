@@ -9,7 +9,7 @@ divides by the in-bounds count, computed by pooling a padded tensor of ones).
 
 Op tests read gradients straight from the arena: with accumulate_gradients the
 core keeps every weight gradient in its own buffer (located with
-``microtrain.arena.plan_buffers``) after ``train_step(..., update=False)``. The
+``microtrain.tools.arena.plan_buffers``) after ``train_step(..., update=False)``. The
 op's input comes from a bias-free Dense on a one-hot input (x_i = W[:, i] exactly),
 so the gradient of that Dense weight is the gradient of the op's input.
 """
@@ -22,7 +22,8 @@ import torch
 import torch.nn.functional as F
 
 import microtrain
-from microtrain import arena, layers, losses, optimizers
+from microtrain import layers, losses, optimizers
+from microtrain.tools import arena
 
 RTOL = 1e-5
 ATOL = 1e-6

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import MicrotrainError, _image, _native, layers, losses, metrics, optimizers
+from microtrain import ops as opcodes
+from microtrain import MicrotrainError, layers, losses, metrics, optimizers
+from microtrain.nn import image as _image
+from microtrain.backend import _native
 
 BATCH = 8
 
@@ -564,8 +567,8 @@ def two_tower_image():
         _image.TensorSpec((4,), const, data=rng.standard_normal(4)),                     # 6
         _image.TensorSpec((4,), _image.FLAG_OUTPUT),                                     # 7
     ]
-    ops = [_image.OpSpec(_image.OP_DENSE, [0, 2, 3], [4]),
-           _image.OpSpec(_image.OP_DENSE, [1, 5, 6], [7])]
+    ops = [_image.OpSpec(opcodes.DENSE, [0, 2, 3], [4]),
+           _image.OpSpec(opcodes.DENSE, [1, 5, 6], [7])]
     return _image.write_image(tensors, ops, [0, 1], [4, 7])
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import microtrain
+from microtrain import ops as opcodes
 from microtrain import DataLoader, layers, metrics, optimizers
 
 
@@ -235,7 +236,7 @@ def test_predict_in_data_order_for_arrays_lists_and_loaders():
 def two_input_model():
     """inputs a [3] and b [2] -> Concatenation [5] -> Dense(3) -> Softmax (built by hand:
     Sequential has one input)."""
-    from microtrain import _image
+    from microtrain.nn import image as _image
     rng = np.random.default_rng(0)
     weight = rng.uniform(-0.4, 0.4, (3, 5)).astype(np.float32)
     bias = np.zeros(3, dtype=np.float32)
@@ -247,8 +248,8 @@ def two_input_model():
                _image.TensorSpec((3,), flags=trainable, data=bias),
                _image.TensorSpec((3,)),
                _image.TensorSpec((3,), flags=_image.FLAG_OUTPUT)]
-    ops = [_image.OpSpec(13, [0, 1], [2]), _image.OpSpec(_image.OP_DENSE, [2, 3, 4], [5]),
-           _image.OpSpec(_image.OP_SOFTMAX, [5], [6])]
+    ops = [_image.OpSpec(13, [0, 1], [2]), _image.OpSpec(opcodes.DENSE, [2, 3, 4], [5]),
+           _image.OpSpec(opcodes.SOFTMAX, [5], [6])]
     return _image.write_image(tensors, ops, [0, 1], [6])
 
 

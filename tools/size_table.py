@@ -24,7 +24,7 @@ import re
 import subprocess
 import sys
 
-from microtrain import firmware
+from microtrain.tools import firmware
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505")

@@ -10,7 +10,7 @@
  *   print the CRC-32 of the weights; exit 0
  *
  * Every float is printed with its bit pattern, and the sums are float32 additions in this
- * order, so the host can replay the same sequence of core calls (microtrain.firmware
+ * order, so the host can replay the same sequence of core calls (microtrain.tools.firmware
  * .host_reference) and must print the same bits. UART lines (CRLF under QEMU):
  *
  *   microtrain firmware: model 5504 bytes, arena 12848 bytes (planned on the host, checked)

@@ -5,7 +5,7 @@
  *
  * The data and the training configuration come from mt_firmware_data.h/.c, which
  * `microtrain firmware` generates from a .mtm model image and a .npz dataset
- * (py_facade/microtrain/firmware.py documents the format). Rows are stored as the bit
+ * (py_facade/microtrain/tools/firmware.py documents the format). Rows are stored as the bit
  * patterns of little-endian float32 (int32 for sparse labels), so the firmware trains on
  * exactly the bytes the host trains on.
  */

@@ -22,9 +22,9 @@ try:
 except ImportError:  # MicroPython: no builder, no TrainSession
     _numpy = None
 if _numpy is not None:
-    from . import layers
-    from .functional import Input
-    from .model import Model, Sequential
+    from .nn import layers
+    from .nn.functional import Input
+    from .nn.model import Model, Sequential
     from .session import TrainSession
 
 __version__ = "0.1.0"

@@ -25,8 +25,9 @@ import ctypes
 import os
 import tempfile
 
-from . import _native, properties as _properties
-from ._native import _check
+from . import properties as _properties
+from .backend import _native
+from .backend._native import _check
 
 _PROPERTY_KINDS = {
     _properties.KIND_INT: _native.MT_PROPERTY_INT,

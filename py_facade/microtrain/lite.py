@@ -4,7 +4,7 @@ The same ``train`` / ``evaluate`` / ``predict`` loop, schedulers, metrics and
 DataLoader batching as ``TrainSession`` (they are the same modules), with the
 C core reached only through ``microtrain.backend``'s interface. On CPython the
 backend is ctypes; under MicroPython it is the firmware's ``_microtrain`` module
-or the wasm core behind a JS module (``microtrain._js_backend``).
+or the wasm core behind a JS module (``microtrain.backend.js_backend``).
 
     from microtrain import lite, optimizers
     from microtrain.data import DataLoader

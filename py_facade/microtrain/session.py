@@ -35,13 +35,15 @@ import numpy as np
 
 from .errors import MicrotrainError
 
-from . import _image, _native, _random, losses as _losses, metrics as _metrics
+from . import _random, losses as _losses, metrics as _metrics
+from .backend import _native
+from .nn import image as _image
 from . import optimizers as _optimizers, properties as _properties, trainable as _trainable
-from ._native import _check
+from .backend._native import _check
 from ._feeding import FeedMixin
 from .checkpoint import CheckpointMixin
 from ._lifecycle import LifecycleMixin
-from .model import Model
+from .nn.model import Model
 from .training import TrainingMixin
 
 _OPTIMIZER_CODES = {

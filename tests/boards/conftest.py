@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from microtrain import firmware
+from microtrain.tools import firmware
 
 from board_setup import (BUILD_ROOT, CORTEX_M_BOARDS, HERE, HOSTED_BOARDS, REPO_ROOT,
                          REQUIRED_PROGRAMS, SPEC, load_example_module)

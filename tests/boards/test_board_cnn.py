@@ -46,7 +46,7 @@ def cnn_inputs():
 @pytest.mark.parametrize("board", CORTEX_M_BOARDS)
 def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
     result = subprocess.run(
-        [sys.executable, "-m", "microtrain.firmware", "--board", board,
+        [sys.executable, "-m", "microtrain.tools.firmware", "--board", board,
          "--model", os.path.join(cnn_inputs, "cnn.mtm"),
          "--data", os.path.join(cnn_inputs, "digits.npz"),
          "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02",

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from microtrain import firmware
+from microtrain.tools import firmware
 
 from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, HOSTED_BOARDS
 

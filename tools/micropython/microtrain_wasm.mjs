@@ -1,9 +1,9 @@
-// microtrain's backend interface (py_facade/microtrain/backend.py) on the core compiled to
+// microtrain's backend interface (py_facade/microtrain/backend/__init__.py) on the core compiled to
 // wasm32 (CMake preset wasm32-wasi), for MicroPython running in JavaScript.
 //
 //   const core = await loadCore("build/presets/wasm32-wasi/micro_core/microtrain.wasm");
 //   mp.registerJsModule("_microtrain_js", core.module(mp));
-//   # MicroPython: microtrain._js_backend wraps _microtrain_js.create() (backend.load() does)
+//   # MicroPython: microtrain.backend.js_backend wraps _microtrain_js.create() (backend.load() does)
 //
 // Every backend object gets its own instance of the module (its own linear memory), laid
 // out like a firmware's RAM: the core never allocates, so this file places everything from
@@ -13,7 +13,7 @@
 //
 // JavaScript exceptions do not become Python exceptions, so no method throws for a failing
 // core call: each sets `status` (an mt_status, 0 when fine), `message` and `function`, and
-// microtrain._js_backend raises MicrotrainError from them.
+// microtrain.backend.js_backend raises MicrotrainError from them.
 
 import { readFile } from "node:fs/promises";
 

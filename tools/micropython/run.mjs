@@ -34,7 +34,7 @@ const script = args[0];
 
 // The package's files, as the freeze manifest lists them.
 const manifest = readFileSync(join(root, "py_facade", "manifest.py"), "utf8");
-const files = [...manifest.matchAll(/^\s*"([A-Za-z0-9_]+\.py)",?\s*$/gm)].map((m) => m[1]);
+const files = [...manifest.matchAll(/^\s*"([A-Za-z0-9_/]+\.py)",?\s*$/gm)].map((m) => m[1]);
 
 const mp = await loadMicroPython({
   heapsize: heap,
@@ -43,6 +43,7 @@ const mp = await loadMicroPython({
 });
 mp.FS.mkdirTree("/lib/microtrain");
 for (const name of files) {
+  mp.FS.mkdirTree(dirname(`/lib/microtrain/${name}`));
   mp.FS.writeFile(`/lib/microtrain/${name}`, readFileSync(join(root, "py_facade", "microtrain", name)));
 }
 for (const [host, guest] of data) {

@@ -13,8 +13,8 @@ from array import array
 
 import _microtrain_js
 
-from .backend import Backend as _Interface, PLAN_FIELDS
-from .errors import MicrotrainError
+from . import Backend as _Interface, PLAN_FIELDS
+from ..errors import MicrotrainError
 
 
 class Backend(_Interface):

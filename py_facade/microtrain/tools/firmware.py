@@ -3,7 +3,7 @@ a device, build it for a board, and run it under QEMU against the host.
 
     microtrain firmware --board mps2-an386 --model M.mtm --data D.npz --epochs 3 \\
         --out build/fw [--run]
-    python -m microtrain.firmware ...            (the same, without the console script)
+    python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
 
@@ -50,9 +50,11 @@ import zlib
 
 import numpy as np
 
-from . import _image, _native, losses as _losses, optimizers as _optimizers
-from ._native import _check
-from .session import TrainSession
+from .. import losses as _losses, optimizers as _optimizers
+from ..backend import _native
+from ..backend._native import _check
+from ..nn import image as _image
+from ..session import TrainSession
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 DATA_HEADER = "mt_firmware_data.h"

@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-from . import _image
+from . import image as _image
 
 _CALL_ORDER = itertools.count()
 

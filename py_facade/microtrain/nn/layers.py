@@ -17,7 +17,8 @@ in the layer, so one layer object may describe a layer of several models.
 
 import numpy as np
 
-from . import _image
+from . import image as _image
+from .. import ops as _ops
 from ._layer_base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
                           _element_count, _is_positive_int)
 from ._spatial_layers import (AveragePool2D, Conv2D, DepthwiseConv2D, GlobalAveragePool,
@@ -42,17 +43,17 @@ class _Activation(Layer):
 
 class ReLU(_Activation):
     """y = max(x, 0)"""
-    OP_TYPE = _image.OP_RELU
+    OP_TYPE = _ops.RELU
 
 
 class ReLU6(_Activation):
     """y = min(max(x, 0), 6)"""
-    OP_TYPE = _image.OP_RELU6
+    OP_TYPE = _ops.RELU6
 
 
 class LeakyReLU(_Activation):
     """y = x if x > 0 else alpha * x, alpha >= 0 (torch.nn.LeakyReLU's negative_slope)."""
-    OP_TYPE = _image.OP_LEAKY_RELU
+    OP_TYPE = _ops.LEAKY_RELU
 
     def __init__(self, alpha=0.01):
         try:
@@ -72,17 +73,17 @@ class LeakyReLU(_Activation):
 
 class Sigmoid(_Activation):
     """y = 1 / (1 + e^-x)"""
-    OP_TYPE = _image.OP_SIGMOID
+    OP_TYPE = _ops.SIGMOID
 
 
 class Tanh(_Activation):
     """y = tanh(x)"""
-    OP_TYPE = _image.OP_TANH
+    OP_TYPE = _ops.TANH
 
 
 class Softmax(_Activation):
     """y = e^x / sum(e^x) over the last dimension."""
-    OP_TYPE = _image.OP_SOFTMAX
+    OP_TYPE = _ops.SOFTMAX
 
 
 class Dense(_Weighted):
@@ -138,7 +139,7 @@ class Dense(_Weighted):
 
     def _emit_ops(self, builder, input_tensor, input_shape, weight_tensor, bias_tensor):
         output = builder.add_activation((self.units,))
-        builder.add_op(_image.OP_DENSE, [input_tensor, weight_tensor, bias_tensor], [output])
+        builder.add_op(_ops.DENSE, [input_tensor, weight_tensor, bias_tensor], [output])
         if self.activation is None:
             return output
         activated = builder.add_activation((self.units,))
@@ -171,7 +172,7 @@ class Reshape(Layer):
 
     def emit(self, builder, input_tensor, input_shape, rng):
         output = builder.add_activation(self.output_shape(input_shape))
-        builder.add_op(_image.OP_RESHAPE, [input_tensor], [output])
+        builder.add_op(_ops.RESHAPE, [input_tensor], [output])
         return output
 
     def __repr__(self):
@@ -210,7 +211,7 @@ class Add(Layer):
         total = input_tensors[0]
         for other in input_tensors[1:]:
             output = builder.add_activation(shape)
-            builder.add_op(_image.OP_ADD, [total, other], [output])
+            builder.add_op(_ops.ADD, [total, other], [output])
             total = output
         return total
 
@@ -234,7 +235,7 @@ class Concatenate(Layer):
 
     def emit(self, builder, input_tensors, input_shapes, rng):
         output = builder.add_activation(self.output_shape(input_shapes))
-        builder.add_op(_image.OP_CONCATENATION, list(input_tensors), [output])
+        builder.add_op(_ops.CONCATENATION, list(input_tensors), [output])
         return output
 
 

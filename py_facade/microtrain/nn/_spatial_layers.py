@@ -3,7 +3,8 @@
 
 import numpy as np
 
-from . import _image
+from . import image as _image
+from .. import ops as _ops
 from ._layer_base import (Layer, _Weighted, _as_float32_array, _check_fused_activation,
                           _is_positive_int)
 
@@ -109,7 +110,7 @@ class Conv2D(_Convolution):
     """
 
     NAME = "Conv2D"
-    OP_TYPE = _image.OP_CONV2D
+    OP_TYPE = _ops.CONV2D
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", activation=None,
                  weight=None, bias=None, use_bias=True):
@@ -148,7 +149,7 @@ class DepthwiseConv2D(_Convolution):
     """
 
     NAME = "DepthwiseConv2D"
-    OP_TYPE = _image.OP_DEPTHWISE_CONV2D
+    OP_TYPE = _ops.DEPTHWISE_CONV2D
     CHANNEL_AXIS = 3
 
     def __init__(self, kernel_size, strides=1, padding="valid", activation=None, weight=None,
@@ -203,13 +204,13 @@ class _Pool(Layer):
 class MaxPool2D(_Pool):
     """Maximum over each window (strides default to pool_size); padded positions never win."""
     NAME = "MaxPool2D"
-    OP_TYPE = _image.OP_MAX_POOL2D
+    OP_TYPE = _ops.MAX_POOL2D
 
 
 class AveragePool2D(_Pool):
     """Mean over the in-bounds elements of each window (strides default to pool_size)."""
     NAME = "AveragePool2D"
-    OP_TYPE = _image.OP_AVERAGE_POOL2D
+    OP_TYPE = _ops.AVERAGE_POOL2D
 
 
 class GlobalAveragePool(Layer):
@@ -220,5 +221,5 @@ class GlobalAveragePool(Layer):
 
     def emit(self, builder, input_tensor, input_shape, rng):
         output = builder.add_activation(self.output_shape(input_shape))
-        builder.add_op(_image.OP_GLOBAL_AVERAGE_POOL, [input_tensor], [output])
+        builder.add_op(_ops.GLOBAL_AVERAGE_POOL, [input_tensor], [output])
         return output

@@ -21,7 +21,8 @@ import os
 import sys
 import threading
 
-from .errors import MicrotrainError
+from .. import ops as _ops
+from ..errors import MicrotrainError
 
 # --------------------------------------------------------------------------
 # Constants mirrored from microtrain.h
@@ -72,30 +73,8 @@ MT_TENSOR_TRAINABLE = 2
 MT_TENSOR_INPUT = 4
 MT_TENSOR_OUTPUT = 8
 
-# mt_op_type
-MT_OP_DENSE = 1
-MT_OP_RELU = 2
-MT_OP_SIGMOID = 3
-MT_OP_TANH = 4
-MT_OP_SOFTMAX = 5
-MT_OP_CONV2D = 6
-MT_OP_DEPTHWISE_CONV2D = 7
-MT_OP_MAX_POOL2D = 8
-MT_OP_AVERAGE_POOL2D = 9
-MT_OP_GLOBAL_AVERAGE_POOL = 10
-MT_OP_RESHAPE = 11
-MT_OP_ADD = 12
-MT_OP_CONCATENATION = 13
-MT_OP_RELU6 = 14
-MT_OP_LEAKY_RELU = 15
-
-OP_NAMES = {
-    MT_OP_DENSE: "Dense", MT_OP_RELU: "ReLU", MT_OP_SIGMOID: "Sigmoid", MT_OP_TANH: "Tanh",
-    MT_OP_SOFTMAX: "Softmax", MT_OP_CONV2D: "Conv2D", MT_OP_DEPTHWISE_CONV2D: "DepthwiseConv2D",
-    MT_OP_MAX_POOL2D: "MaxPool2D", MT_OP_AVERAGE_POOL2D: "AveragePool2D",
-    MT_OP_GLOBAL_AVERAGE_POOL: "GlobalAveragePool", MT_OP_RESHAPE: "Reshape", MT_OP_ADD: "Add",
-    MT_OP_CONCATENATION: "Concatenation", MT_OP_RELU6: "ReLU6", MT_OP_LEAKY_RELU: "LeakyReLU",
-}
+# mt_op_type: microtrain.ops holds the one Python copy of the op table
+OP_NAMES = _ops.DISPLAY_NAMES
 
 # mt_optimizer
 MT_OPTIMIZER_SGD = 0
@@ -312,9 +291,9 @@ def bundled_library_path():
     the built library in site-packages, so every directory of the package's
     ``__path__`` is searched; the first one is named when none has it.
     """
-    package = sys.modules.get(__package__)
+    package = sys.modules.get(__package__.rpartition(".")[0])  # microtrain, not .backend
     directories = list(getattr(package, "__path__", None) or [])
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if here not in directories:
         directories.insert(0, here)
     for directory in directories:

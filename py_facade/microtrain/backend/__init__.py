@@ -5,9 +5,9 @@ The facade's pure modules (``lite``, ``training``, ``data``, ``schedules``, ``me
 ctypes, numpy or memory addresses: a *backend* owns the model image, the arena and the
 C session, and moves numbers in and out. Three implementations exist or may exist:
 
-  * ``microtrain._ctypes_backend`` - CPython: ctypes over ``libmicrotrain.so``, numpy
+  * ``microtrain.backend.ctypes_backend`` - CPython: ctypes over ``libmicrotrain.so``, numpy
     arrays for the image and the arena (what ``TrainSession`` uses);
-  * ``microtrain._js_backend`` - MicroPython on a JavaScript host (Node, a browser): the
+  * ``microtrain.backend.js_backend`` - MicroPython on a JavaScript host (Node, a browser): the
     core compiled to wasm32 (CMake preset ``wasm32-wasi``) and driven by a JS module
     registered under the name ``_microtrain_js`` (``tools/micropython/microtrain_wasm.mjs``);
   * a firmware's own native module named ``_microtrain`` - MicroPython on a board, the
@@ -177,10 +177,10 @@ def load():
     """A new backend object: ctypes on CPython, else a firmware's ``_microtrain`` module,
     else the wasm core behind the JS module ``_microtrain_js``."""
     try:
-        from . import _ctypes_backend as implementation
+        from . import ctypes_backend as implementation
     except ImportError:
         try:
             import _microtrain as implementation
         except ImportError:
-            from . import _js_backend as implementation
+            from . import js_backend as implementation
     return implementation.Backend()

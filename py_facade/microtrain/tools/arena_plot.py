@@ -1,6 +1,6 @@
 """Draw a session's arena over the train step's schedule (``microtrain info --plot``).
 
-    from microtrain import arena_plot
+    from microtrain.tools import arena_plot
     arena_plot.save(session, "arena.png")
 
 x is schedule time (before the step, each op's forward, the loss, each op's backward

@@ -12,8 +12,8 @@ import numpy as np
 
 from . import _native
 from ._native import _check
-from .backend import Backend as _Interface, KIND_INPUT, KIND_TARGET, PLAN_FIELDS
-from .session import _aligned_zeros, _pointer_address
+from . import Backend as _Interface, KIND_INPUT, KIND_TARGET, PLAN_FIELDS
+from ..session import _aligned_zeros, _pointer_address
 
 _IMAGE_ALIGN = 16  # the core needs 4; 16 keeps weight data 16-aligned too
 

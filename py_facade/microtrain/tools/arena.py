@@ -13,8 +13,9 @@ loss, 2·O + 1 - o the backward of op o; a buffer is live over [start, end].
 
 import ctypes
 
-from . import _image, _native
-from ._native import _check
+from ..backend import _native
+from ..backend._native import _check
+from ..nn import image as _image
 
 
 def plan_buffers(session):

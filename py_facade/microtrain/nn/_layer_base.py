@@ -3,13 +3,14 @@ checks the layer modules use (layers.py re-exports every public layer)."""
 
 import numpy as np
 
-from . import _image
+from . import image as _image
+from .. import ops as _ops
 
 ACTIVATION_OPS = {
-    "relu": _image.OP_RELU,
-    "sigmoid": _image.OP_SIGMOID,
-    "tanh": _image.OP_TANH,
-    "softmax": _image.OP_SOFTMAX,
+    "relu": _ops.RELU,
+    "sigmoid": _ops.SIGMOID,
+    "tanh": _ops.TANH,
+    "softmax": _ops.SOFTMAX,
 }
 
 

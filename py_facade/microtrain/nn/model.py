@@ -23,7 +23,8 @@ layer positions.
 
 import numpy as np
 
-from . import _image, _random
+from . import image as _image
+from .. import _random
 from . import functional
 from .layers import BatchNorm, Layer
 

@@ -7,7 +7,7 @@
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--plot arena.png]
-    microtrain firmware ...            (board support, microtrain.firmware)
+    microtrain firmware ...            (board support, microtrain.tools.firmware)
 
 Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
 ``--num_of_trainable_ops``, numeric ``--loss 1|2`` and ``--optimizer 1|2`` codes of
@@ -29,10 +29,13 @@ import time
 
 import numpy as np
 
-from . import _image, _native, arena as _arena, data as _data, losses as _losses
-from . import metrics as _metrics
-from . import optimizers as _optimizers
-from .errors import MicrotrainError
+from .. import data as _data, losses as _losses
+from ..backend import _native
+from ..nn import image as _image
+from . import arena as _arena
+from .. import metrics as _metrics
+from .. import optimizers as _optimizers
+from ..errors import MicrotrainError
 
 PROG = "microtrain"
 
@@ -262,7 +265,7 @@ def _model_path(args):
 
 
 def _open_session(args):
-    from .session import TrainSession
+    from ..session import TrainSession
     path = _model_path(args)
     session = TrainSession(path)
     optimizer = _optimizers.get(args.optimizer)
@@ -473,9 +476,9 @@ def _firmware(argv):
     except ImportError as error:
         if getattr(error, "name", None) == __package__ + ".firmware":
             _error("firmware support is not available: this installation has no "
-                   "microtrain.firmware module")
+                   "microtrain.tools.firmware module")
         else:
-            _error("microtrain.firmware could not be imported: %s" % _one_line(error))
+            _error("microtrain.tools.firmware could not be imported: %s" % _one_line(error))
         return 2
     return int(firmware.main(list(argv)) or 0)
 
