@@ -1,53 +1,84 @@
-"""The backend interface: what the pure-logic modules need from a C core (MicroPython-safe).
+"""The backend interface: everything ``Session`` needs from a C core (MicroPython-safe).
 
-The facade's pure modules (``lite``, ``training``, ``data``, ``schedules``, ``metrics``,
-``properties``, ``trainable``, ``losses``, ``optimizers``, ``_lifecycle``) never touch
-ctypes, numpy or memory addresses: a *backend* owns the model image, the arena and the
-C session, and moves numbers in and out. Three implementations exist or may exist:
+``microtrain.session.Session`` is pure Python: it never touches ctypes, numpy or memory
+addresses. A *backend* owns the image copy, the arena and the C session of one session, and
+moves numbers in and out. The implementations:
 
-  * ``microtrain.backend.ctypes_backend`` - CPython: ctypes over ``libmicrotrain.so``, numpy
-    arrays for the image and the arena (what ``TrainSession`` uses);
-  * ``microtrain.backend.js_backend`` - MicroPython on a JavaScript host (Node, a browser): the
-    core compiled to wasm32 (CMake preset ``wasm32-wasi``) and driven by a JS module
-    registered under the name ``_microtrain_js`` (``tools/micropython/microtrain_wasm.mjs``);
-  * a firmware's own native module named ``_microtrain`` - MicroPython on a board, the
-    core linked into the firmware (see README, "MicroPython on a board").
+  * ``microtrain.backend.ctypes_backend`` - CPython: ctypes over ``libmicrotrain.so``,
+    numpy arrays for the image and the arena (``TrainSession`` adds numpy views on them);
+  * ``microtrain.backend.js_backend`` - MicroPython on a JavaScript host (Node, a browser):
+    the core compiled to wasm32 (CMake preset ``wasm32-wasi``) behind the JS module
+    ``_microtrain_js`` (``tools/micropython/microtrain_wasm.mjs``);
+  * ``_microtrain`` - MicroPython on a board: a native C module of the firmware with the
+    core linked in (``micropython/_microtrain/``).
 
-``load()`` picks the first that imports. A backend object serves one session and has
-these methods (errors raise ``microtrain.errors.MicrotrainError`` with the
-``mt_status``, its text and the C function's name):
+``load()`` picks the first that imports. One backend object serves one session. Every
+failing core call raises ``microtrain.errors.MicrotrainError(status, message, function,
+op_index, op_type)`` (op_index -1 when the failure concerns no op); other misuse may raise
+any exception. Nothing here allocates per step on the C side; Python-level allocation is
+the backend's own business.
 
-    describe(image) -> {"num_ops": int, "inputs": [dims, ...], "outputs": [dims, ...],
-                        "params": [dims, ...]}
-        mt_model_check / mt_model_io / mt_model_tensor: validate ``image`` (bytes) and give
-        one sample's shape (a tuple) per model input and output, and the shape of every
-        CONST float32 tensor (weight) in tensor-table order.
+Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
+
+    describe(image) -> {
+        "num_ops": int, "num_tensors": int,
+        "inputs":  [dims, ...], "outputs": [dims, ...]      one sample's shape, a tuple each
+        "params":  [{"tensor": i, "dims": tuple, "offset": byte offset of its data in the
+                     image, "trainable": bool}, ...]         CONST f32 tensors, table order
+                                                             (= mt_session_param order)
+        "ops":     [{"type": mt_op_type, "layer": int, "inputs": [tensor or -1, ...],
+                     "outputs": [tensor, ...], "weights": bool}, ...]
+                     ("weights": the op reads a TRAINABLE tensor)
+    }
+        mt_model_check, mt_model_io, mt_model_tensor, mt_model_op.
     plan(image, config) -> {field: int for field in PLAN_FIELDS}
-        mt_plan: the exact arena size and its breakdown for ``config`` (see CONFIG_FIELDS).
-    open(image, config)
-        Copy ``image`` to 4-byte aligned memory the backend owns (the core reads frozen
-        weights in place from it), take an arena of plan's ``total_bytes`` at 16-byte
-        alignment, mt_session_init. The image must stay where it is until close().
+        mt_plan for ``config`` (a dict of CONFIG_FIELDS, built by microtrain.config).
+
+Session:
+
+    open(image, config, arena=None)
+        mt_plan then mt_session_init. The backend keeps ``image`` alive and unchanged until
+        close() (it may copy it to aligned memory, or read it in place: a frozen bytes object
+        in flash). ``arena``: None (the backend provides plan's total_bytes at 16-byte
+        alignment) or a writable buffer the caller owns, large enough with alignment.
+    close()                         forget the session; drop image and arena (idempotent)
+
     write_rows(kind, position, first_row, values)
         Copy ``values`` (a flat sequence: array('f') / array('i'), list, memoryview or a
-        numpy array) into input buffer ``position`` (kind KIND_INPUT) or the target buffer
-        (kind KIND_TARGET, position 0) starting at row ``first_row``: float32 rows, or
-        int32 labels when the loss is sparse categorical cross-entropy.
-    train_step(n) -> float      mt_session_train_step on rows 0..n-1; the loss
-    eval_step(n) -> float       mt_session_eval_step
-    infer(n)                    mt_session_infer
-    read_rows(output, n) -> flat float sequence of n rows of output ``output``
-    weights() -> bytes          every weight tensor in mt_session_param order (trained ones
-                                from the arena, frozen ones from the image), float32 LE
-    weights_crc32() -> int      zlib.crc32 of weights() (the figure firmware prints)
-    set_learning_rate(rate) / get_learning_rate() -> float
-    counters() -> (step, epoch) / set_epoch(epoch)
-    optimizer_step()            mt_session_optimizer_step (accumulate_gradients=1 only)
-    numeric_errors() -> int     steps refused for a NaN/Inf loss or gradient
-    close()                     forget the session; release image and arena
+        numpy array) into input ``position`` (KIND_INPUT) or the targets (KIND_TARGET,
+        position 0) from row ``first_row``: float32, or int32 labels for sparse
+        categorical cross-entropy. The caller has checked shapes and ranges.
+    read_rows(output, n) -> flat float sequence, n rows of output ``output``
 
-Result dicts may be any mapping read with ``[name]`` (a JS object proxy is fine); the
-pure code copies what it keeps.
+    train_step(n) -> loss           mt_session_train_step on rows 0..n-1
+    accumulate(n) -> loss           mt_session_accumulate (accumulate_gradients=1)
+    zero_grad()                     mt_session_zero_grad
+    optimizer_step()                mt_session_optimizer_step
+    eval_step(n) -> loss            mt_session_eval_step
+    infer(n)                        mt_session_infer
+
+    read_param(position) -> flat float sequence: weight ``position`` (mt_session_param order)
+    write_param(position, values)   replace it: in the arena when trained, else in the
+                                    backend's image (a read-only image raises)
+    weights() -> bytes              every weight, float32 little-endian, in that order
+    weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints)
+    set_learning_rate(rate); get_learning_rate() -> float
+    base_learning_rate() -> float   the rate schedules scale (compiled, or a checkpoint's)
+    counters() -> (step, epoch); set_epoch(epoch); numeric_errors() -> int
+
+    checkpoint_bytes(include_optimizer, properties) -> int
+    checkpoint_save(include_optimizer, properties, write)
+        mt_checkpoint_save; ``write(chunk)`` receives the bytes in order (a bytes-like chunk
+        valid during the call). ``properties``: [(name, kind, value)] with kind
+        microtrain.properties.KIND_INT / KIND_FLOAT / KIND_STRING.
+    checkpoint_load(size, read) -> [(name, value), ...]
+        mt_checkpoint_load of ``size`` bytes; ``read(offset, count)`` returns exactly
+        ``count`` bytes. A refused checkpoint leaves the session as it was: the backend
+        restores its state if the core's in-place second pass fails.
+    export_image(write)             mt_session_export_image: the image, trained weights in
+
+Result mappings may be anything read with ``[name]`` (a JS object proxy is fine); the pure
+code copies what it keeps.
 """
 
 try:
@@ -64,11 +95,7 @@ MT_OK = const(0)
 MT_ERR_BAD_ARGUMENT = const(-1)
 MT_ERR_STATE = const(-4)
 MT_ERR_NUMERIC = const(-7)
-
-OPTIMIZER_CODES = {"sgd": 0, "adam": 1, "adamw": 2}
-LOSS_CODES = {"mse": 0, "mae": 1, "categorical_crossentropy": 2,
-              "sparse_categorical_crossentropy": 3, "binary_crossentropy": 4}
-REDUCTION_CODES = {"mean": 0, "sum": 1}
+MT_ERR_IO = const(-10)
 
 # mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)
 CONFIG_FIELDS = ("optimizer", "loss", "reduction", "batch_size", "num_trainable_ops",
@@ -79,23 +106,6 @@ PLAN_FIELDS = ("total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes"
                "optimizer_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
                "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params",
                "first_trained_op", "fused_update", "reserved")
-
-
-def make_config(optimizer, loss, batch_size, num_trainable_ops=-1, trainable_op_mask=None,
-                biases_only=0, accumulate_gradients=False, guard_gradients=False):
-    """The config dict ``plan``/``open`` take, from ``microtrain.optimizers`` and
-    ``microtrain.losses`` objects (mt_train_config_init's defaults for the rest)."""
-    config = {"optimizer": OPTIMIZER_CODES[optimizer.name], "loss": LOSS_CODES[loss.name],
-              "reduction": REDUCTION_CODES[loss.reduction], "batch_size": int(batch_size),
-              "num_trainable_ops": int(num_trainable_ops), "biases_only": int(biases_only),
-              "learning_rate": 0.01, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
-              "momentum": 0.0, "weight_decay": 0.0,
-              "trainable_op_mask": None if trainable_op_mask is None else list(trainable_op_mask),
-              "accumulate_gradients": 1 if accumulate_gradients else 0,
-              "guard_gradients": 1 if guard_gradients else 0}
-    for field, value in optimizer.get_config().items():
-        config[field] = value
-    return config
 
 
 def crc32(data, crc=0):
@@ -119,7 +129,8 @@ def crc32(data, crc=0):
 
 
 class Backend:
-    """Base class of backends: the interface above; ``weights_crc32`` has a default."""
+    """Base class of backends (the interface above). ``weights_crc32`` has a default;
+    everything else is the implementation's."""
 
     def describe(self, image):
         raise NotImplementedError("describe")
@@ -127,14 +138,29 @@ class Backend:
     def plan(self, image, config):
         raise NotImplementedError("plan")
 
-    def open(self, image, config):
+    def open(self, image, config, arena=None):
         raise NotImplementedError("open")
+
+    def close(self):
+        raise NotImplementedError("close")
 
     def write_rows(self, kind, position, first_row, values):
         raise NotImplementedError("write_rows")
 
+    def read_rows(self, output, n):
+        raise NotImplementedError("read_rows")
+
     def train_step(self, n):
         raise NotImplementedError("train_step")
+
+    def accumulate(self, n):
+        raise NotImplementedError("accumulate")
+
+    def zero_grad(self):
+        raise NotImplementedError("zero_grad")
+
+    def optimizer_step(self):
+        raise NotImplementedError("optimizer_step")
 
     def eval_step(self, n):
         raise NotImplementedError("eval_step")
@@ -142,8 +168,11 @@ class Backend:
     def infer(self, n):
         raise NotImplementedError("infer")
 
-    def read_rows(self, output, n):
-        raise NotImplementedError("read_rows")
+    def read_param(self, position):
+        raise NotImplementedError("read_param")
+
+    def write_param(self, position, values):
+        raise NotImplementedError("write_param")
 
     def weights(self):
         raise NotImplementedError("weights")
@@ -157,20 +186,29 @@ class Backend:
     def get_learning_rate(self):
         raise NotImplementedError("get_learning_rate")
 
+    def base_learning_rate(self):
+        raise NotImplementedError("base_learning_rate")
+
     def counters(self):
         raise NotImplementedError("counters")
 
     def set_epoch(self, epoch):
         raise NotImplementedError("set_epoch")
 
-    def optimizer_step(self):
-        raise NotImplementedError("optimizer_step")
-
     def numeric_errors(self):
         raise NotImplementedError("numeric_errors")
 
-    def close(self):
-        pass
+    def checkpoint_bytes(self, include_optimizer, properties):
+        raise NotImplementedError("checkpoint_bytes")
+
+    def checkpoint_save(self, include_optimizer, properties, write):
+        raise NotImplementedError("checkpoint_save")
+
+    def checkpoint_load(self, size, read):
+        raise NotImplementedError("checkpoint_load")
+
+    def export_image(self, write):
+        raise NotImplementedError("export_image")
 
 
 def load():
