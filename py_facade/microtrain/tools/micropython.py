@@ -1,0 +1,493 @@
+"""``microtrain micropython``: run a MicroPython script on microtrain's MicroPython firmware.
+
+    microtrain micropython --board mps2-an500 script.py [--data HOST=GUEST ...] [args ...]
+    python -m microtrain.tools.micropython ...           (the same, without the console script)
+
+Boards (the firmware tools/micropython/build_firmware.sh builds into build/micropython/):
+
+    mps2-an500   Cortex-M7 + FPU under qemu-system-arm   build/micropython/mps2-an500/firmware.elf
+    mps2-an385   Cortex-M3 under qemu-system-arm         build/micropython/mps2-an385/firmware.elf
+    unix         MicroPython's unix port on the host      build/micropython/unix/micropython
+
+Each has microtrain's pure modules frozen and the native backend ``_microtrain`` built in, so
+``import microtrain`` and ``microtrain.backend.load()`` work as on a device.
+
+Files: every ``--data HOST=GUEST`` copies file HOST to the absolute path GUEST, which must
+lie in a directory (``/data/digits.mtm``, not ``/digits.mtm``). The files of each top-level
+directory become one read-only ROMFS image (MicroPython's ``vfs.VfsRom``, 16-byte aligned
+file data, so a file's ``memoryview`` can be read in place) mounted at that directory: on the
+boards QEMU loads the images into PSRAM, which the firmware does not otherwise use; on unix
+they are read from temporary files.
+
+Running: the script's text goes to the board through MicroPython's raw REPL on the UART,
+inside a small launcher that mounts the images, sets ``sys.argv = [script name, args...]``
+and runs the script as ``__main__``. Its output is copied to stdout as it arrives; an
+uncaught exception's traceback goes to stderr. The exit status is the script's: 0, the code
+of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` runs out.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
+
+# QEMU machine, firmware file, and where the ROMFS images go (the 16 MiB PSRAM of each board;
+# MicroPython's code, data and heap live in its 4 MiB SSRAM1 at 0).
+BOARDS = {
+    "mps2-an500": {"machine": "mps2-an500", "file": "firmware.elf", "data_address": 0x60000000,
+                   "data_bytes": 16 << 20},
+    "mps2-an385": {"machine": "mps2-an385", "file": "firmware.elf", "data_address": 0x21000000,
+                   "data_bytes": 16 << 20},
+    "unix": {"machine": None, "file": "micropython"},
+}
+EXIT_TIMEOUT = 124
+
+_RAW_REPL = b"\x01"       # Ctrl-A: enter the raw REPL
+_RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
+_EXECUTE = b"\x04"        # Ctrl-D: run what was sent
+_MARK = "\x1e"            # the launcher's record separator: output | traceback | status
+_UNIX_HEAP = "16M"
+
+
+class RunnerError(Exception):
+    """The script could not be run (no firmware, bad --data, QEMU missing)."""
+
+
+# ------------------------------------------------------------------ ROMFS images
+
+
+def _varuint(value, width=None):
+    """MicroPython's big-endian base-128 varuint; ``width`` pads it with 0x80 bytes."""
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.insert(0, 0x80 | (value & 0x7F))
+        value >>= 7
+    if width is not None:
+        if len(out) > width:
+            raise RunnerError("a ROMFS record of %d bytes is too large" % value)
+        out = [0x80] * (width - len(out)) + out
+    return bytes(out)
+
+
+_LEN = 4  # every record length is a 4-byte varuint (up to 256 MiB), so layout is one pass
+_ROMFS_KIND = 0x14A6B1
+_PADDING, _DATA, _DIRECTORY, _FILE = 1, 2, 4, 5
+
+
+def _record(kind, payload, kind_width=None):
+    return _varuint(kind, kind_width) + _varuint(len(payload), _LEN) + payload
+
+
+def _aligned_data(position, data, alignment):
+    """A data record at absolute ``position`` whose payload starts ``alignment``-aligned,
+    behind a padding record (or a padded kind byte) as needed."""
+    header = 1 + _LEN
+    gap = (-(position + header)) % alignment
+    if gap == 0:
+        return _record(_DATA, data)
+    if gap == 1:
+        return _record(_DATA, data, kind_width=2)
+    return _record(_PADDING, bytes(gap - 2)) + _record(_DATA, data)
+
+
+def _tree_records(tree, position, alignment):
+    """The records of a directory's entries (``tree``: name -> bytes or a sub-tree),
+    laid out from absolute offset ``position``."""
+    out = b""
+    for name in sorted(tree):
+        encoded = name.encode("utf-8")
+        kind = _DIRECTORY if isinstance(tree[name], dict) else _FILE
+        start = position + len(out)
+        inner = start + 1 + _LEN + len(_varuint(len(encoded))) + len(encoded)
+        if kind == _DIRECTORY:
+            body = _tree_records(tree[name], inner, alignment)
+        else:
+            body = _aligned_data(inner, tree[name], alignment)
+        out += _record(kind, _varuint(len(encoded)) + encoded + body)
+    return out
+
+
+def build_romfs(files, alignment=16):
+    """A ROMFS image (extmod/vfs_rom.c's format) of ``files``: {"a/b.bin": bytes}, paths
+    relative to the mount point. File data is ``alignment``-aligned from the image start."""
+    tree = {}
+    for path, data in files.items():
+        parts = [p for p in path.split("/") if p]
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise RunnerError("%s is both a file and a directory" % path)
+        if parts[-1] in node:
+            raise RunnerError("two --data files for %s" % path)
+        node[parts[-1]] = bytes(data)
+    header = len(_varuint(_ROMFS_KIND)) + _LEN
+    payload = _tree_records(tree, header, alignment)
+    if (header + len(payload)) % 2:  # a ROMFS record's size must be even
+        payload += _record(_PADDING, b"\x00")
+    return _varuint(_ROMFS_KIND) + _varuint(len(payload), _LEN) + payload
+
+
+def plan_mounts(data):
+    """{mount point: {path below it: host path}} from ["HOST=GUEST", ...]."""
+    mounts = {}
+    for item in data:
+        host, sep, guest = item.partition("=")
+        if not sep or not host or not guest:
+            raise RunnerError("--data takes HOST=GUEST, got %r" % item)
+        if not os.path.isfile(host):
+            raise RunnerError("--data %s: no such file" % host)
+        parts = [p for p in guest.split("/") if p]
+        if not guest.startswith("/") or len(parts) < 2 or ".." in parts or "." in parts:
+            raise RunnerError("--data %s: the guest path must be absolute and inside a "
+                              "directory, e.g. /data/%s" % (item, os.path.basename(host)))
+        mounts.setdefault("/" + parts[0], {})["/".join(parts[1:])] = host
+    return mounts
+
+
+def romfs_images(mounts):
+    """[(mount point, image bytes)] in mount order."""
+    images = []
+    for mount in sorted(mounts):
+        files = {}
+        for path, host in mounts[mount].items():
+            with open(host, "rb") as handle:
+                files[path] = handle.read()
+        images.append((mount, build_romfs(files)))
+    return images
+
+
+# ------------------------------------------------------------------ the launcher
+
+
+def launcher(board, mount_sources, script_name, script_text, args):
+    """MicroPython source that mounts the data, sets sys.argv and runs the script.
+
+    ``mount_sources``: [(mount point, Python expression of the image buffer)]. The script
+    runs from its text (a string literal here) in a fresh ``__main__`` namespace; the
+    launcher then prints, after _MARK, the traceback if any and the exit status."""
+    lines = ["import sys, vfs"]
+    if board != "unix":
+        lines.append("import uctypes")
+    for mount, source in mount_sources:
+        lines.append("vfs.mount(vfs.VfsRom(%s), %r)" % (source, mount))
+    lines += [
+        "sys.argv[:] = %r" % ([script_name] + list(args),),
+        "def _mt_main():",
+        "    import io",
+        "    status, trace = 0, ''",
+        "    try:",
+        "        exec(compile(%r, %r, 'exec'), {'__name__': '__main__'})"
+        % (script_text, script_name),
+        "    except SystemExit as exit_:",
+        "        code = exit_.args[0] if exit_.args else 0",
+        "        if code is None:",
+        "            code = 0",
+        "        if not isinstance(code, int):",
+        "            print(code)",
+        "            code = 1",
+        "        status = code",
+        "    except BaseException as error:",
+        "        buffer = io.StringIO()",
+        "        sys.print_exception(error, buffer)",
+        "        status, trace = 1, buffer.getvalue()",
+        "    return status, trace",
+        "_mt_status, _mt_trace = _mt_main()",
+    ]
+    if board == "unix":
+        lines += ["sys.stderr.write(_mt_trace)", "sys.exit(_mt_status)"]
+    else:  # after the mark: traceback, mark, status; then semihosting ends QEMU
+        lines += ["sys.stdout.write(%r + _mt_trace + %r + str(_mt_status) + '\\n')"
+                  % (_MARK, _MARK), "import machine", "machine.reset()"]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ running
+
+
+def repo_root():
+    return os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+
+def firmware_path(board, firmware_dir=None):
+    directory = firmware_dir or os.environ.get(ENV_FIRMWARE_DIR) or \
+        os.path.join(repo_root(), "build", "micropython")
+    return os.path.join(directory, board, BOARDS[board]["file"])
+
+
+def build_firmware(boards):
+    """Run tools/micropython/build_firmware.sh for ``boards`` (incremental)."""
+    script = os.path.join(repo_root(), "tools", "micropython", "build_firmware.sh")
+    if not os.path.exists(script):
+        raise RunnerError("no %s: --build needs microtrain's source tree" % script)
+    subprocess.run(["bash", script] + list(boards), check=True)
+
+
+def _qemu_command(board, firmware, images):
+    info = BOARDS[board]
+    command = ["qemu-system-arm", "-machine", info["machine"], "-nographic", "-monitor",
+               "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
+    address = info["data_address"]
+    placed = []
+    for path, size in images:
+        if address + size > info["data_address"] + info["data_bytes"]:
+            raise RunnerError("the --data files need more than the %d MiB the board has for "
+                              "them" % (info["data_bytes"] >> 20))
+        command += ["-device", "loader,file=%s,addr=0x%x,force-raw=on" % (path, address)]
+        placed.append((address, size))
+        address += (size + 15) & ~15
+    return command, placed
+
+
+class _Reader(threading.Thread):
+    """Collects a pipe's bytes; ``wait_for`` blocks until a marker has arrived."""
+
+    def __init__(self, stream, echo=None):
+        threading.Thread.__init__(self, daemon=True)
+        self.stream = stream
+        self.echo = echo
+        self.data = bytearray()
+        self.condition = threading.Condition()
+        self.closed = False
+
+    def run(self):
+        while True:
+            chunk = self.stream.read1(4096) if hasattr(self.stream, "read1") else \
+                self.stream.read(1)
+            with self.condition:
+                if not chunk:
+                    self.closed = True
+                    self.condition.notify_all()
+                    return
+                self.data += chunk
+                echo = self.echo  # set under this lock, after copying what came before
+                self.condition.notify_all()
+            if echo is not None:
+                echo(chunk)
+
+    def wait_for(self, marker, start, deadline):
+        with self.condition:
+            while True:
+                index = self.data.find(marker, start)
+                if index >= 0:
+                    return index
+                if self.closed or time.monotonic() > deadline:
+                    return -1
+                self.condition.wait(min(1.0, max(0.01, deadline - time.monotonic())))
+
+
+class _ScriptOutput:
+    """Splits the launcher's UART text: the script's output until _MARK (to ``out`` as it
+    comes, CRLF made LF), then the traceback and the status."""
+
+    def __init__(self, out):
+        self.out = out
+        self.pending = b""
+        self.done = False
+
+    def feed(self, chunk):
+        if self.done:
+            return
+        text = (self.pending + chunk).replace(b"\r\n", b"\n")
+        self.pending = b""
+        mark = text.find(_MARK.encode())
+        if mark >= 0:
+            text, self.done = text[:mark], True
+        elif text.endswith(b"\r"):
+            text, self.pending = text[:-1], b"\r"
+        if text:
+            self.out(text)
+
+
+def run_board(board, firmware, script_name, script_text, args, images, timeout,
+              stdout=None, stderr=None):
+    """Run on a QEMU board; returns the script's exit status."""
+    stdout = stdout or (lambda b: (sys.stdout.buffer.write(b), sys.stdout.buffer.flush()))
+    stderr = stderr or (lambda b: (sys.stderr.buffer.write(b), sys.stderr.buffer.flush()))
+    if shutil.which("qemu-system-arm") is None:
+        raise RunnerError("qemu-system-arm is not installed (bash tools/setup_arm.sh)")
+    with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
+        files = []
+        for index, (mount, image) in enumerate(images):
+            path = os.path.join(scratch, "romfs%d.img" % index)
+            with open(path, "wb") as handle:
+                handle.write(image)
+            files.append((path, len(image)))
+        command, placed = _qemu_command(board, firmware, files)
+        sources = [(mount, "uctypes.bytearray_at(0x%x, %d)" % place)
+                   for (mount, _), place in zip(images, placed)]
+        program = launcher(board, sources, script_name, script_text, args).encode()
+        deadline = time.monotonic() + timeout
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        output = _ScriptOutput(stdout)
+        reader = _Reader(process.stdout)
+        errors = _Reader(process.stderr)
+        reader.start()
+        errors.start()
+        try:
+            if reader.wait_for(b">>> ", 0, deadline) < 0:
+                raise RunnerError("no MicroPython prompt from %s:\n%s%s" % (
+                    board, reader.data.decode("utf-8", "replace"),
+                    errors.data.decode("utf-8", "replace")))
+            process.stdin.write(_RAW_REPL)
+            process.stdin.flush()
+            prompt = reader.wait_for(_RAW_PROMPT, 0, deadline)
+            if prompt < 0:
+                raise RunnerError("the raw REPL did not start on %s" % board)
+            start = prompt + len(_RAW_PROMPT)
+            process.stdin.write(program + _EXECUTE)
+            process.stdin.flush()
+            ok = reader.wait_for(b"OK", start, deadline)
+            if ok < 0:
+                raise RunnerError("the raw REPL did not accept the script:\n%s"
+                                  % reader.data[start:].decode("utf-8", "replace"))
+            # From here the UART carries the script's output: copy it as it comes.
+            with reader.condition:
+                reader.echo = output.feed
+                already = bytes(reader.data[ok + 2:])
+            output.feed(already)
+            mark = reader.wait_for(_MARK.encode(), ok + 2, deadline)
+            second = reader.wait_for(_MARK.encode(), mark + 1, deadline) if mark >= 0 else -1
+            end = reader.wait_for(b"\n", second + 1, deadline) if second >= 0 else -1
+            if end < 0:
+                if time.monotonic() > deadline:
+                    stderr(b"microtrain micropython: timed out after %d s\n" % timeout)
+                    return EXIT_TIMEOUT
+                stderr(errors.data)
+                stderr(b"microtrain micropython: the board stopped without an exit status "
+                       b"(it exited with %s)\n" % str(process.poll()).encode())
+                return 1
+            trace = bytes(reader.data[mark + 1:second]).replace(b"\r\n", b"\n")
+            status = int(bytes(reader.data[second + 1:end]).strip() or b"1")
+            if trace:
+                stderr(trace)
+            try:
+                process.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            return status
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def run_unix(firmware, script_name, script_text, args, images, timeout, heap=_UNIX_HEAP):
+    """Run on the unix port (output passes straight through); returns its exit status."""
+    with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
+        sources = []
+        for index, (mount, image) in enumerate(images):
+            path = os.path.join(scratch, "romfs%d.img" % index)
+            with open(path, "wb") as handle:
+                handle.write(image)
+            sources.append((mount, "open(%r, 'rb').read()" % path))
+        program = os.path.join(scratch, "launcher.py")
+        with open(program, "w") as handle:
+            handle.write(launcher("unix", sources, script_name, script_text, args))
+        try:
+            return subprocess.run([firmware, "-X", "heapsize=" + heap, program],
+                                  timeout=timeout, stdin=subprocess.DEVNULL).returncode
+        except subprocess.TimeoutExpired:
+            sys.stderr.write("microtrain micropython: timed out after %d s\n" % timeout)
+            return EXIT_TIMEOUT
+
+
+def run(board, script, data=(), args=(), firmware=None, timeout=600):
+    """Run ``script`` (a path) on ``board`` with the ``--data`` files; the exit status."""
+    if board not in BOARDS:
+        raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
+    firmware = firmware or firmware_path(board)
+    if not os.path.exists(firmware):
+        raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
+                          "build_firmware.sh %s` (or pass --build)" % (firmware, board))
+    with open(script) as handle:
+        text = handle.read()
+    images = romfs_images(plan_mounts(data))
+    name = os.path.basename(script)
+    if board == "unix":
+        return run_unix(firmware, name, text, args, images, timeout)
+    return run_board(board, firmware, name, text, args, images, timeout)
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="microtrain micropython",
+        usage="microtrain micropython --board BOARD [options] script.py [--data HOST=GUEST "
+              "...] [args ...]",
+        description="Run a MicroPython script on microtrain's MicroPython firmware "
+                    "(QEMU mps2-an500 / mps2-an385, or the unix port).")
+    parser.add_argument("--board", required=True, choices=sorted(BOARDS))
+    parser.add_argument("--data", action="append", default=[], metavar="HOST=GUEST",
+                        help="put file HOST at GUEST (e.g. /data/x.bin) on the board; "
+                             "before or after the script")
+    parser.add_argument("--firmware", help="the firmware file (default: build/micropython/"
+                                           "<board>/ of the source tree, or $%s/<board>/)"
+                                           % ENV_FIRMWARE_DIR)
+    parser.add_argument("--build", action="store_true",
+                        help="build or update the firmware first (tools/micropython/"
+                             "build_firmware.sh)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("script", help="the script; what follows it, but --data, is its "
+                                       "sys.argv[1:]")
+    return parser
+
+
+_TAKES_VALUE = ("--board", "--data", "--firmware", "--timeout")
+
+
+def split_command_line(argv):
+    """(runner options with the script, the script's arguments): the first word that is
+    neither an option nor an option's value is the script; after it, ``--data X`` and
+    ``--data=X`` are still the runner's and everything else is the script's."""
+    ours, theirs = [], []
+    i = 0
+    while i < len(argv) and not ours[-1:] == ["<script>"]:
+        item = argv[i]
+        if item in _TAKES_VALUE and i + 1 < len(argv):
+            ours += [item, argv[i + 1]]
+            i += 2
+        elif item.startswith("-"):
+            ours.append(item)
+            i += 1
+        else:
+            ours += [item, "<script>"]
+            i += 1
+    ours = [item for item in ours if item != "<script>"]
+    while i < len(argv):
+        if argv[i] == "--data" and i + 1 < len(argv):
+            ours += ["--data", argv[i + 1]]
+            i += 2
+        elif argv[i].startswith("--data="):
+            ours.append(argv[i])
+            i += 1
+        else:
+            theirs.append(argv[i])
+            i += 1
+    return ours, theirs
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ours, script_args = split_command_line(argv)
+    args = _parser().parse_args(ours)
+    try:
+        if args.build and not args.firmware:
+            build_firmware([args.board])
+        return run(args.board, args.script, args.data, script_args, args.firmware,
+                   args.timeout)
+    except RunnerError as error:
+        sys.stderr.write("microtrain micropython: %s\n" % error)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
