@@ -40,21 +40,22 @@ directory and from this file.
 """
 
 import argparse
-import ctypes
 import json
 import os
 import re
 import subprocess
+import struct
 import sys
 import zlib
 
 import numpy as np
 
-from .. import losses as _losses, optimizers as _optimizers
-from ..backend import _native
-from ..backend._native import _check
+from .. import config as _config, losses as _losses, optimizers as _optimizers
+from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
-from ..session import TrainSession
+from ..train_session import TrainSession
+
+_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay")
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 DATA_HEADER = "mt_firmware_data.h"
@@ -83,18 +84,21 @@ class FirmwareError(Exception):
 
 
 class TrainingSpec:
-    """What the firmware and the host replay both run: configuration and epochs."""
+    """What the firmware and the host replay both run: configuration and epochs. Names and
+    defaults are compile()'s (``microtrain.config``): SGD, MSE, batch 16, the optimizer's
+    own learning rate."""
 
-    def __init__(self, epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
-                 batch_size=16, num_trainable_ops=-1):
+    def __init__(self, epochs=3, optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
+                 loss=_config.DEFAULT_LOSS, batch_size=_config.DEFAULT_BATCH_SIZE,
+                 num_trainable_ops=-1):
         if int(epochs) < 1:
             raise ValueError("epochs must be at least 1, got %r" % (epochs,))
         self.epochs = int(epochs)
-        optimizer_class = _optimizers.ALIASES.get(str(optimizer).lower())
-        if optimizer_class is None:
-            raise ValueError("unknown optimizer %r; expected one of %s"
-                             % (optimizer, ", ".join(sorted(_optimizers.ALIASES))))
-        self.optimizer = optimizer_class(learning_rate=learning_rate)
+        self.optimizer = _optimizers.get(optimizer)
+        if learning_rate is not None:
+            settings = self.optimizer.get_config()
+            settings["learning_rate"] = learning_rate
+            self.optimizer = type(self.optimizer)(**settings)
         self.loss = _losses.get(loss)
         self.batch_size = int(batch_size)
         self.num_trainable_ops = int(num_trainable_ops)
@@ -102,19 +106,6 @@ class TrainingSpec:
     def compile(self, session):
         session.compile(optimizer=self.optimizer, loss=self.loss, batch_size=self.batch_size,
                         num_trainable_ops=self.num_trainable_ops)
-
-    def native_config(self):
-        """The mt_train_config the session gets, built the same way compile() builds it."""
-        config = _native.mt_train_config()
-        _native.mt_train_config_init(ctypes.byref(config))
-        config.optimizer = getattr(_native, "MT_OPTIMIZER_" + self.optimizer.name.upper())
-        config.loss = getattr(_native, "MT_LOSS_" + self.loss.name.upper())
-        config.reduction = getattr(_native, "MT_REDUCTION_" + self.loss.reduction.upper())
-        config.batch_size = self.batch_size
-        config.num_trainable_ops = self.num_trainable_ops
-        for field, value in self.optimizer.get_config().items():
-            setattr(config, field, value)
-        return config
 
 
 # ------------------------------------------------------------------ dataset
@@ -270,22 +261,29 @@ def _c_bytes(data):
     return "\n".join(lines)
 
 
+def _f32(value):
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
 def _c_config_lines(config):
-    """Assignments reproducing ``config`` field by field (floats as exact hex literals)."""
+    """Assignments reproducing ``config`` (a compiled session's config dict) field by field,
+    floats as exact float32 hex literals."""
     lines = []
-    for name, ctype in config._fields_:
-        value = getattr(config, name)
-        if ctype is ctypes.c_float:
-            lines.append("    cfg->%s = %sf; /* %r */" % (name, float(value).hex(), value))
-        elif ctype is ctypes.c_int32:
+    for name in CONFIG_FIELDS:
+        value = config[name]
+        if name in _FLOAT_FIELDS:
+            value = _f32(value)
+            lines.append("    cfg->%s = %sf; /* %r */" % (name, value.hex(), value))
+        elif name == "trainable_op_mask":
+            if value is not None:  # the firmware has no such array
+                raise FirmwareError("a trainable op mask is set; the firmware generator "
+                                    "supports --num-trainable-ops only")
+        else:
             lines.append("    cfg->%s = %d;" % (name, value))
-        elif value:  # a pointer (an op mask): the firmware has no such array
-            raise FirmwareError("configuration field %s is set; the firmware generator "
-                                "supports only plain values" % name)
     return "\n".join(lines)
 
 
-def write_sources(out_dir, model_bytes, dataset, spec, arena_bytes, model_name="model"):
+def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, model_name="model"):
     """Write mt_firmware_data.h/.c into ``out_dir``; ``dataset`` already conformed."""
     os.makedirs(out_dir, exist_ok=True)
     info = _image.read_image(model_bytes)
@@ -342,7 +340,7 @@ void mt_fw_train_config(mt_train_config *cfg);
     for name, array in arrays:
         parts += ["const uint32_t %s[] = {" % name, _c_words(array), "};", ""]
     parts += ["void mt_fw_train_config(mt_train_config *cfg)", "{",
-              "    mt_train_config_init(cfg);", _c_config_lines(spec.native_config()), "}", ""]
+              "    mt_train_config_init(cfg);", _c_config_lines(config), "}", ""]
     _write_if_changed(os.path.join(out_dir, DATA_HEADER), header)
     _write_if_changed(os.path.join(out_dir, DATA_SOURCE), "\n".join(parts))
 
@@ -477,20 +475,13 @@ def package(model_path, data_path, spec, out_dir):
     with TrainSession(model_bytes) as session:
         spec.compile(session)
         plan = session.memory_plan()
+        config = session.config  # what the generated C sets, field for field
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
                                spec.loss.sparse_labels)
-    native_plan = _native.mt_memory_plan()
-    image = np.frombuffer(model_bytes, dtype=np.uint8).copy()
-    _check(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(spec.native_config()),
-                           ctypes.byref(native_plan)), "mt_plan")
-    if native_plan.total_bytes != plan["total_bytes"]:
-        raise FirmwareError("the generated configuration plans %d arena bytes, the session %d: "
-                            "firmware.py no longer builds the configuration compile() builds"
-                            % (native_plan.total_bytes, plan["total_bytes"]))
     reference = host_reference(model_bytes, data, spec)
-    write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, plan["total_bytes"],
-                  os.path.basename(model_path))
+    write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
+                  plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
@@ -524,11 +515,14 @@ def _parser():
     parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
-    parser.add_argument("--optimizer", default="adam", choices=sorted(_optimizers.ALIASES))
-    parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--loss", default="categorical_crossentropy",
-                        choices=sorted(_losses.ALIASES))
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
+                        choices=sorted(_optimizers.ALIASES),
+                        help="default %s (compile()'s)" % _config.DEFAULT_OPTIMIZER)
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="default: the optimizer's (sgd 0.01, adam 0.001)")
+    parser.add_argument("--loss", default=_config.DEFAULT_LOSS, choices=sorted(_losses.ALIASES),
+                        help="default %s (compile()'s)" % _config.DEFAULT_LOSS)
+    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
     parser.add_argument("--num-trainable-ops", type=int, default=-1,
                         help="train the last N ops (-1: all)")
     parser.add_argument("--run", action="store_true",
