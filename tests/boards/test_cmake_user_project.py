@@ -2,9 +2,9 @@
 board, built out of tree as its README says, with the host's exact bits.
 
 Once per run: make_model.py writes the model and data, `microtrain firmware --sources-only`
-turns them into C (from outside the tree, with no CMake on PATH and a source-tree variable
-that points nowhere: it must need neither), and the host replays main.c's sequence of core
-calls through microtrain.TrainSession. Per board the template is built twice, taking
+turns them into C (from outside the tree, with an empty PATH and a source-tree variable that
+points nowhere: it must need neither a toolchain nor the tree), and the host replays main.c's
+sequence of core calls through microtrain.TrainSession. Per board the template is built twice, taking
 microtrain::microtrain_core and microtrain::board from the source tree (add_subdirectory,
 MT_BOARD) and from a package installed out of the board test's preset build
 (find_package), and booted with its `run` target under QEMU. Both must print the host's
@@ -83,16 +83,16 @@ def generated(tmp_path_factory):
     os.makedirs(WORK, exist_ok=True)
     _run([sys.executable, os.path.join(PROJECT, "make_model.py"), WORK], "make_model.py")
     model, data, out = (os.path.join(WORK, name) for name in ("model.mtm", "data.npz", "gen"))
-    # Outside the tree, with only Python on PATH: --sources-only builds nothing.
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable),
-               MICROTRAIN_SOURCE_DIR=os.path.join(WORK, "no-such-tree"))
+    # Outside the tree, with nothing on PATH (no cmake, no compiler) and a source-tree
+    # variable that points nowhere: --sources-only needs none of them.
+    outside = str(tmp_path_factory.mktemp("outside"))
+    env = dict(os.environ, PATH=outside, MICROTRAIN_SOURCE_DIR=os.path.join(outside, "no-tree"))
     _run([sys.executable, "-m", "microtrain.tools.firmware", "--sources-only",
           "--model", model, "--data", data, "--out", out, "--epochs", str(EPOCHS),
           "--optimizer", SPEC["optimizer"], "--learning-rate", str(SPEC["learning_rate"]),
           "--loss", SPEC["loss"], "--batch-size", str(SPEC["batch_size"]),
           "--num-trainable-ops", str(SPEC["num_trainable_ops"])],
-         "microtrain firmware --sources-only", env=env,
-         cwd=str(tmp_path_factory.mktemp("outside")))
+         "microtrain firmware --sources-only", env=env, cwd=outside)
     assert sorted(os.listdir(out)) == ["data", "firmware.json"]
     with open(os.path.join(out, "firmware.json")) as handle:
         record = json.load(handle)
