@@ -3,6 +3,7 @@ a device, build it for a board, and run it under QEMU against the host.
 
     microtrain firmware --board mps2-an386 --model M.mtm --data D.npz --epochs 3 \\
         --out build/fw [--run]
+    microtrain firmware --sources-only --model M.mtm --data D.npz --epochs 3 --out build/fw
     python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
@@ -11,8 +12,12 @@ What it does:
    (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
-   configuration as C. ``boards/app/`` (the example firmware) is built on them; a firmware
-   of your own can use them the same way.
+   configuration as C, and ``<out>/firmware.json`` (the plan, the training settings and
+   ``host_reference``: what the example firmware prints, computed on the host).
+   ``boards/app/`` (the example firmware) is built on them; a firmware of your own uses them
+   the same way (``examples/cmake_user_project/`` is a template).
+   With ``--sources-only`` it stops here: no CMake, no toolchain, no source tree, only this
+   package and its host library; ``--board`` is not needed.
 3. Builds with CMake, preset ``<board>`` of the source tree's CMakePresets.json, in
    ``<out>/build``. Boards: the folders of ``boards/`` with a preset (mps2-an385 Cortex-M3,
    mps2-an386 Cortex-M4F, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33), and the hosted
@@ -34,9 +39,9 @@ predictions), mean losses = loss_sum / rows in float32. The weight CRC is zlib.c
 every weight tensor in ``mt_session_param`` order (``TrainSession.get_weights()``),
 little-endian float32.
 
-The source tree (boards/, micro_core/, CMakePresets.json) is found through ``--source-dir``,
-the environment variable ``MICROTRAIN_SOURCE_DIR``, or by looking upwards from the current
-directory and from this file.
+The source tree (boards/, micro_core/, CMakePresets.json; steps 3 and 4 only) is found
+through ``--source-dir``, the environment variable ``MICROTRAIN_SOURCE_DIR``, or by looking
+upwards from the current directory and from this file.
 """
 
 import argparse
@@ -507,10 +512,12 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
-                    "device; build it for a board and optionally run it under QEMU.")
-    parser.add_argument("--board", required=True,
+                    "device; build it for a board and optionally run it under QEMU, or only "
+                    "write the C sources (--sources-only).")
+    parser.add_argument("--board",
                         help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
-                             "host, arm-linux-gnueabihf, aarch64-linux-gnu")
+                             "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
+                             "--sources-only)")
     parser.add_argument("--model", required=True, help="the .mtm model image")
     parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
     parser.add_argument("--epochs", type=int, default=3)
@@ -525,6 +532,9 @@ def _parser():
     parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
     parser.add_argument("--num-trainable-ops", type=int, default=-1,
                         help="train the last N ops (-1: all)")
+    parser.add_argument("--sources-only", action="store_true",
+                        help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
+                             "<out>/firmware.json: no build, no toolchain, no source tree")
     parser.add_argument("--run", action="store_true",
                         help="run it (QEMU) and compare with the host, bit for bit")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for --run")
@@ -534,16 +544,27 @@ def _parser():
 
 def main(argv=None):
     """``microtrain firmware ...``; returns the process exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.sources_only and (args.board or args.run):
+        parser.error("--sources-only builds nothing: leave out --board and --run")
+    if not args.sources_only and not args.board:
+        parser.error("--board is required (or --sources-only to only write the C sources)")
     try:
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
                             args.batch_size, args.num_trainable_ops)
-        source_dir = find_source_dir(args.source_dir)
+        source_dir = None if args.sources_only else find_source_dir(args.source_dir)
         os.makedirs(args.out, exist_ok=True)
         record = package(args.model, args.data, spec, args.out)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"
               % record["plan"]["total_bytes"])
+        if args.sources_only:
+            data_dir = os.path.join(args.out, "data")
+            print("sources: %s, %s" % (os.path.join(data_dir, DATA_SOURCE),
+                                       os.path.join(data_dir, DATA_HEADER)))
+            print("record: %s" % os.path.join(args.out, "firmware.json"))
+            return 0
         board_info = build(source_dir, args.board, os.path.join(args.out, "data"),
                            os.path.join(args.out, "build"))
         print("firmware: %s" % board_info["firmware"])
