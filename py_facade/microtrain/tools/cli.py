@@ -265,7 +265,7 @@ def _model_path(args):
 
 
 def _open_session(args):
-    from ..session import TrainSession
+    from ..train_session import TrainSession
     path = _model_path(args)
     session = TrainSession(path)
     optimizer = _optimizers.get(args.optimizer)
