@@ -455,7 +455,37 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
         mp_obj_list_append(params, entry);
     }
     store(result, MP_QSTR_params, params);
-    /* GAP(mt_model_op): "ops" comes with mt_model_op, which is not in microtrain.h yet. */
+    /* TEMPORARY until mt_model_op reaches microtrain.h: the op table read as
+     * docs/model_format.md lays it out, each op its own layer (as the ctypes backend does). */
+    const uint32_t ops_offset = get_u32_le(image + 36);
+    mp_obj_t ops = mp_obj_new_list(0, NULL);
+    for (int32_t index = 0; index < info.num_ops; ++index) {
+        const uint8_t *entry = image + ops_offset + 32u * (uint32_t)index;
+        mp_obj_t inputs = mp_obj_new_list(0, NULL);
+        mp_obj_t outputs = mp_obj_new_list(0, NULL);
+        bool weights = false;
+        for (uint32_t i = 0; i < entry[1] && i < 4; ++i) {
+            uint32_t tensor_index = (uint32_t)entry[4 + 2 * i] | (uint32_t)entry[5 + 2 * i] << 8;
+            mp_int_t value = tensor_index == 0xFFFFu ? -1 : (mp_int_t)tensor_index;
+            if (value >= 0) {
+                check(mt_model_tensor(image, bytes, (int32_t)value, &tensor), "mt_model_tensor");
+                weights = weights || (tensor.flags & MT_TENSOR_TRAINABLE);
+            }
+            mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(value));
+        }
+        for (uint32_t i = 0; i < entry[2] && i < 2; ++i) {
+            uint32_t tensor_index = (uint32_t)entry[12 + 2 * i] | (uint32_t)entry[13 + 2 * i] << 8;
+            mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(tensor_index));
+        }
+        mp_obj_t op = mp_obj_new_dict(5);
+        store(op, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(entry[0]));
+        store(op, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(index));
+        store(op, MP_QSTR_inputs, inputs);
+        store(op, MP_QSTR_outputs, outputs);
+        store(op, MP_QSTR_weights, mp_obj_new_bool(weights));
+        mp_obj_list_append(ops, op);
+    }
+    store(result, MP_QSTR_ops, ops);
     return result;
 }
 
@@ -654,7 +684,8 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     self->session = session;
     self->batch_size = cfg.batch_size;
     self->sparse = cfg.loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
-    /* GAP(mt_session_get_base_learning_rate): the compiled rate until the core reports it. */
+    /* TEMPORARY until mt_session_get_base_learning_rate reaches microtrain.h: the compiled
+     * rate, as the ctypes backend reports it meanwhile. */
     self->base_rate = cfg.learning_rate;
     return mp_const_none;
 }
@@ -1181,7 +1212,6 @@ static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_o
         m_del(uint8_t, saved.data, saved.bytes);
         raise_error(status, "mt_checkpoint_save", "keeping the state to restore");
     }
-    float saved_base = self->base_rate;
     callback_ctx ctx;
     init_ctx(&ctx, read);
     ctx.properties = mp_obj_new_list(0, NULL);
@@ -1190,7 +1220,6 @@ static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_o
     if (status < 0 || ctx.error != MP_OBJ_NULL) {
         int restored = mt_checkpoint_load(self->session, saved.used, read_snapshot, &saved,
             NULL, NULL);
-        self->base_rate = saved_base;
         m_del(uint8_t, saved.data, saved.bytes);
         if (restored < 0) {
             raise_error(restored, "mt_checkpoint_load", "restoring the state after a failed "
@@ -1199,10 +1228,6 @@ static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_o
         finish_callbacks(&ctx, status < 0 ? status : MT_ERR_IO, "mt_checkpoint_load");
     }
     m_del(uint8_t, saved.data, saved.bytes);
-    /* GAP(mt_session_get_base_learning_rate): the checkpoint's rate stands for its base. */
-    float rate;
-    check(mt_session_get_learning_rate(self->session, &rate), "mt_session_get_learning_rate");
-    self->base_rate = rate;
     return ctx.properties;
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(backend_checkpoint_load_obj, backend_checkpoint_load);

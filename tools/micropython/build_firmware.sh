@@ -19,6 +19,10 @@
 # MICROPY_HEAP_SIZE bytes (default 2 MiB of the boards' 4 MiB code+data RAM; MicroPython's
 # default of 140 KiB cannot hold the digits data set).
 #
+# The qemu builds also enable littlefs (MICROPY_VFS_LFS2=1), in every variant, for the
+# writable RAM disk of `microtrain micropython --out` (a script's checkpoints come back that
+# way); the boards have no other writable storage.
+#
 # MicroPython's source: $MICROPYTHON_TARBALL (a tarball of tag v1.28.0 as `git archive`
 # writes it), else a shallow clone of tag v1.28.0 from github.com/micropython/micropython;
 # unpacked once into build/micropython/src/. make keeps later builds incremental.
@@ -77,18 +81,26 @@ build_port() {
     frozen) extra=(FROZEN_MANIFEST="$manifest" MPY_LIB_DIR="$stub_lib") ;;
     bare) extra=(FROZEN_MANIFEST=) ;;
   esac
-  echo "build_firmware: $port ($variant) -> ${dir#"$root"/}"
+  local args=()
   case "$port" in
     unix)
-      make -s -C "$src/ports/unix" -j"$jobs" VARIANT=standard BUILD="$dir" \
-        MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 MICROPY_USE_READLINE=0 \
-        "${extra[@]}" >/dev/null ;;
+      args=(-C "$src/ports/unix" VARIANT=standard MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0
+            MICROPY_PY_FFI=0 MICROPY_USE_READLINE=0) ;;
     mps2-an500|mps2-an385)
       local board=MPS2_AN500
       [ "$port" = mps2-an385 ] && board=MPS2_AN385
-      make -s -C "$src/ports/qemu" -j"$jobs" BOARD="$board" BUILD="$dir" \
-        MICROPY_FLOAT_IMPL=double MICROPY_HEAP_SIZE="$heap" "${extra[@]}" >/dev/null ;;
+      args=(-C "$src/ports/qemu" BOARD="$board" MICROPY_FLOAT_IMPL=double
+            MICROPY_HEAP_SIZE="$heap" MICROPY_VFS_LFS2=1
+            # littlefs stamps files with mp_hal_time_ns(), which ports/qemu lacks: time 0.
+            CFLAGS_EXTRA="-D'mp_hal_time_ns()=0'") ;;
   esac
+  args+=(BUILD="$dir" "${extra[@]}")
+  # make does not notice a changed option (the qstr tables would go stale): start afresh.
+  if [ "$(cat "$dir/.microtrain-make-args" 2>/dev/null)" != "${args[*]}" ]; then
+    rm -rf "$dir" && mkdir -p "$dir" && printf '%s' "${args[*]}" >"$dir/.microtrain-make-args"
+  fi
+  echo "build_firmware: $port ($variant) -> ${dir#"$root"/}"
+  make -s -j"$jobs" "${args[@]}" >/dev/null
 }
 for port in "${ports[@]}"; do
   build_port "$port"
