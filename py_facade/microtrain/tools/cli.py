@@ -8,6 +8,7 @@
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--plot arena.png]
     microtrain firmware ...            (board support, microtrain.tools.firmware)
+    microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
 
 Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
 ``--num_of_trainable_ops``, numeric ``--loss 1|2`` and ``--optimizer 1|2`` codes of
@@ -247,6 +248,8 @@ def build_parser():
 
     commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
                         add_help=False)
+    commands.add_parser("micropython", add_help=False,
+                        help="run a script on MicroPython (see microtrain micropython --help)")
     return parser
 
 
@@ -507,6 +510,9 @@ def main(argv=None):
     try:
         if argv and argv[0] == "firmware":
             return _firmware(argv[1:])
+        if argv and argv[0] == "micropython":  # runs a script on MicroPython firmware
+            from . import micropython
+            return int(micropython.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
             parser.print_help(sys.stderr)

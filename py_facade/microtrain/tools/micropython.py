@@ -19,6 +19,11 @@ file data, so a file's ``memoryview`` can be read in place) mounted at that dire
 boards QEMU loads the images into PSRAM, which the firmware does not otherwise use; on unix
 they are read from temporary files.
 
+Files back: ``--out HOSTDIR=/out`` gives the script a writable directory ``/out``; what it
+holds when the script ends is copied into HOSTDIR (created if missing). On the boards it is a
+littlefs RAM disk of 1 MiB in PSRAM, its files sent back over the UART; on unix HOSTDIR
+itself is mounted there (``vfs.VfsPosix``).
+
 Running: the script's text goes to the board through MicroPython's raw REPL on the UART,
 inside a small launcher that mounts the images, sets ``sys.argv = [script name, args...]``
 and runs the script as ``__main__``. Its output is copied to stdout as it arrives; an
@@ -54,6 +59,8 @@ _RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
 _EXECUTE = b"\x04"        # Ctrl-D: run what was sent
 _MARK = "\x1e"            # the launcher's record separator: output | traceback | status
 _UNIX_HEAP = "16M"
+_RAM_DISK_BYTES = 1 << 20
+_BLOCK = 512
 
 
 class RunnerError(Exception):
@@ -168,17 +175,68 @@ def romfs_images(mounts):
 # ------------------------------------------------------------------ the launcher
 
 
-def launcher(board, mount_sources, script_name, script_text, args):
+_RAM_DISK = """\
+class _MtRamDisk:  # a block device over PSRAM for littlefs
+    def __init__(self, memory):
+        self.memory = memoryview(memory)
+    def readblocks(self, block, buf, offset=0):
+        start = block * %d + offset
+        buf[:] = self.memory[start:start + len(buf)]
+    def writeblocks(self, block, buf, offset=0):
+        start = block * %d + (offset or 0)
+        self.memory[start:start + len(buf)] = buf
+    def ioctl(self, op, arg):
+        if op == 4:
+            return len(self.memory) // %d
+        if op == 5:
+            return %d
+        if op == 6:
+            return 0
+""" % (_BLOCK, _BLOCK, _BLOCK, _BLOCK)
+
+_SEND_FILES = """\
+def _mt_send(directory, prefix):
+    import os, binascii
+    for entry in os.ilistdir(directory):
+        path = directory + '/' + entry[0]
+        if entry[1] & 0x4000:
+            _mt_send(path, prefix + entry[0] + '/')
+            continue
+        sys.stdout.write('F ' + prefix + entry[0] + '\\n')
+        with open(path, 'rb') as handle:
+            while True:
+                chunk = handle.read(512)
+                if not chunk:
+                    break
+                sys.stdout.write(binascii.hexlify(chunk))
+        sys.stdout.write('\\n')
+"""
+
+
+def launcher(board, mount_sources, script_name, script_text, args, out=None):
     """MicroPython source that mounts the data, sets sys.argv and runs the script.
 
-    ``mount_sources``: [(mount point, Python expression of the image buffer)]. The script
-    runs from its text (a string literal here) in a fresh ``__main__`` namespace; the
-    launcher then prints, after _MARK, the traceback if any and the exit status."""
+    ``mount_sources``: [(mount point, Python expression of the image buffer)]. ``out``:
+    None, or (guest directory, Python expression: on unix the host directory, on a board
+    the RAM disk's memory). The script runs from its text (a string literal here) in a
+    fresh ``__main__`` namespace. On a board the launcher then prints, each after _MARK, the
+    traceback if any, the files of ``out`` ("F path" and a hex line each) and the exit
+    status, and ends QEMU; on unix the traceback goes to stderr and the status is the exit
+    status."""
     lines = ["import sys, vfs"]
     if board != "unix":
         lines.append("import uctypes")
     for mount, source in mount_sources:
         lines.append("vfs.mount(vfs.VfsRom(%s), %r)" % (source, mount))
+    if out is not None:
+        guest, source = out
+        if board == "unix":
+            lines.append("vfs.mount(vfs.VfsPosix(%s), %r)" % (source, guest))
+        else:
+            lines += _RAM_DISK.splitlines()
+            lines += ["_mt_disk = _MtRamDisk(%s)" % source,
+                      "vfs.VfsLfs2.mkfs(_mt_disk)",
+                      "vfs.mount(vfs.VfsLfs2(_mt_disk), %r)" % guest]
     lines += [
         "sys.argv[:] = %r" % ([script_name] + list(args),),
         "def _mt_main():",
@@ -204,10 +262,43 @@ def launcher(board, mount_sources, script_name, script_text, args):
     ]
     if board == "unix":
         lines += ["sys.stderr.write(_mt_trace)", "sys.exit(_mt_status)"]
-    else:  # after the mark: traceback, mark, status; then semihosting ends QEMU
-        lines += ["sys.stdout.write(%r + _mt_trace + %r + str(_mt_status) + '\\n')"
-                  % (_MARK, _MARK), "import machine", "machine.reset()"]
+        return "\n".join(lines) + "\n"
+    lines.append("sys.stdout.write(%r + _mt_trace + %r)" % (_MARK, _MARK))
+    if out is not None:
+        lines += _SEND_FILES.splitlines()
+        lines.append("_mt_send(%r, '')" % out[0])
+    lines += ["sys.stdout.write(%r + str(_mt_status) + '\\n')" % _MARK,
+              "import machine", "machine.reset()"]
     return "\n".join(lines) + "\n"
+
+
+def parse_files(text):
+    """{relative path: bytes} from the launcher's files section."""
+    files = {}
+    lines = text.replace("\r", "").split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith("F "):
+            files[line[2:]] = bytes.fromhex(lines[index + 1]) if index + 1 < len(lines) else b""
+    return files
+
+
+def _write_files(directory, files):
+    for path, data in files.items():
+        parts = [p for p in path.split("/") if p and p not in (".", "..")]
+        target = os.path.join(directory, *parts)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(data)
+
+
+def parse_out(item):
+    """(host directory, guest directory) of ``--out HOSTDIR=/GUEST``."""
+    host, sep, guest = item.partition("=")
+    parts = [p for p in guest.split("/") if p]
+    if not sep or not host or not guest.startswith("/") or len(parts) != 1:
+        raise RunnerError("--out takes HOSTDIR=/GUESTDIR (a top-level guest directory, e.g. "
+                          "out=/out), got %r" % item)
+    return host, "/" + parts[0]
 
 
 # ------------------------------------------------------------------ running
@@ -231,20 +322,22 @@ def build_firmware(boards):
     subprocess.run(["bash", script] + list(boards), check=True)
 
 
-def _qemu_command(board, firmware, images):
+def _qemu_command(board, firmware, images, disk_bytes=0):
+    """The QEMU command line, where each image lies, and the RAM disk's address."""
     info = BOARDS[board]
     command = ["qemu-system-arm", "-machine", info["machine"], "-nographic", "-monitor",
                "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
     address = info["data_address"]
     placed = []
     for path, size in images:
-        if address + size > info["data_address"] + info["data_bytes"]:
-            raise RunnerError("the --data files need more than the %d MiB the board has for "
-                              "them" % (info["data_bytes"] >> 20))
         command += ["-device", "loader,file=%s,addr=0x%x,force-raw=on" % (path, address)]
         placed.append((address, size))
         address += (size + 15) & ~15
-    return command, placed
+    disk = (address + _BLOCK - 1) // _BLOCK * _BLOCK
+    if disk + disk_bytes > info["data_address"] + info["data_bytes"]:
+        raise RunnerError("the --data files need more than the %d MiB the board has for "
+                          "them" % (info["data_bytes"] >> 20))
+    return command, placed, disk
 
 
 class _Reader(threading.Thread):
@@ -307,9 +400,10 @@ class _ScriptOutput:
             self.out(text)
 
 
-def run_board(board, firmware, script_name, script_text, args, images, timeout,
+def run_board(board, firmware, script_name, script_text, args, images, timeout, out=None,
               stdout=None, stderr=None):
-    """Run on a QEMU board; returns the script's exit status."""
+    """Run on a QEMU board; returns the script's exit status. ``out``: None or (host
+    directory, guest directory)."""
     stdout = stdout or (lambda b: (sys.stdout.buffer.write(b), sys.stdout.buffer.flush()))
     stderr = stderr or (lambda b: (sys.stderr.buffer.write(b), sys.stderr.buffer.flush()))
     if shutil.which("qemu-system-arm") is None:
@@ -321,10 +415,13 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout,
             with open(path, "wb") as handle:
                 handle.write(image)
             files.append((path, len(image)))
-        command, placed = _qemu_command(board, firmware, files)
+        command, placed, disk = _qemu_command(board, firmware, files,
+                                              _RAM_DISK_BYTES if out else 0)
         sources = [(mount, "uctypes.bytearray_at(0x%x, %d)" % place)
                    for (mount, _), place in zip(images, placed)]
-        program = launcher(board, sources, script_name, script_text, args).encode()
+        guest = None if out is None else \
+            (out[1], "uctypes.bytearray_at(0x%x, %d)" % (disk, _RAM_DISK_BYTES))
+        program = launcher(board, sources, script_name, script_text, args, guest).encode()
         deadline = time.monotonic() + timeout
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
@@ -357,7 +454,9 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout,
             output.feed(already)
             mark = reader.wait_for(_MARK.encode(), ok + 2, deadline)
             second = reader.wait_for(_MARK.encode(), mark + 1, deadline) if mark >= 0 else -1
-            end = reader.wait_for(b"\n", second + 1, deadline) if second >= 0 else -1
+            third = reader.wait_for(_MARK.encode(), second + 1, deadline) if second >= 0 \
+                else -1
+            end = reader.wait_for(b"\n", third + 1, deadline) if third >= 0 else -1
             if end < 0:
                 if time.monotonic() > deadline:
                     stderr(b"microtrain micropython: timed out after %d s\n" % timeout)
@@ -367,9 +466,12 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout,
                        b"(it exited with %s)\n" % str(process.poll()).encode())
                 return 1
             trace = bytes(reader.data[mark + 1:second]).replace(b"\r\n", b"\n")
-            status = int(bytes(reader.data[second + 1:end]).strip() or b"1")
+            status = int(bytes(reader.data[third + 1:end]).strip() or b"1")
             if trace:
                 stderr(trace)
+            if out is not None:
+                _write_files(out[0], parse_files(
+                    bytes(reader.data[second + 1:third]).decode("ascii", "replace")))
             try:
                 process.wait(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -381,7 +483,8 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout,
             process.wait()
 
 
-def run_unix(firmware, script_name, script_text, args, images, timeout, heap=_UNIX_HEAP):
+def run_unix(firmware, script_name, script_text, args, images, timeout, out=None,
+             heap=_UNIX_HEAP):
     """Run on the unix port (output passes straight through); returns its exit status."""
     with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
         sources = []
@@ -391,8 +494,9 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, heap=_UN
                 handle.write(image)
             sources.append((mount, "open(%r, 'rb').read()" % path))
         program = os.path.join(scratch, "launcher.py")
+        guest = None if out is None else (out[1], repr(os.path.abspath(out[0])))
         with open(program, "w") as handle:
-            handle.write(launcher("unix", sources, script_name, script_text, args))
+            handle.write(launcher("unix", sources, script_name, script_text, args, guest))
         try:
             return subprocess.run([firmware, "-X", "heapsize=" + heap, program],
                                   timeout=timeout, stdin=subprocess.DEVNULL).returncode
@@ -401,8 +505,9 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, heap=_UN
             return EXIT_TIMEOUT
 
 
-def run(board, script, data=(), args=(), firmware=None, timeout=600):
-    """Run ``script`` (a path) on ``board`` with the ``--data`` files; the exit status."""
+def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None):
+    """Run ``script`` (a path) on ``board`` with the ``--data`` files (["HOST=GUEST"]) and
+    ``out`` ("HOSTDIR=/GUESTDIR" or None); returns the script's exit status."""
     if board not in BOARDS:
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
     firmware = firmware or firmware_path(board)
@@ -411,24 +516,33 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600):
                           "build_firmware.sh %s` (or pass --build)" % (firmware, board))
     with open(script) as handle:
         text = handle.read()
-    images = romfs_images(plan_mounts(data))
+    mounts = plan_mounts(data)
+    if out is not None:
+        out = parse_out(out)
+        if out[1] in mounts:
+            raise RunnerError("--out %s is also a --data directory" % out[1])
+        os.makedirs(out[0], exist_ok=True)
+    images = romfs_images(mounts)
     name = os.path.basename(script)
     if board == "unix":
-        return run_unix(firmware, name, text, args, images, timeout)
-    return run_board(board, firmware, name, text, args, images, timeout)
+        return run_unix(firmware, name, text, args, images, timeout, out)
+    return run_board(board, firmware, name, text, args, images, timeout, out)
 
 
 def _parser():
     parser = argparse.ArgumentParser(
         prog="microtrain micropython",
         usage="microtrain micropython --board BOARD [options] script.py [--data HOST=GUEST "
-              "...] [args ...]",
+              "...] [--out HOSTDIR=/GUESTDIR] [args ...]",
         description="Run a MicroPython script on microtrain's MicroPython firmware "
                     "(QEMU mps2-an500 / mps2-an385, or the unix port).")
     parser.add_argument("--board", required=True, choices=sorted(BOARDS))
     parser.add_argument("--data", action="append", default=[], metavar="HOST=GUEST",
                         help="put file HOST at GUEST (e.g. /data/x.bin) on the board; "
                              "before or after the script")
+    parser.add_argument("--out", metavar="HOSTDIR=/GUESTDIR",
+                        help="a writable directory for the script (e.g. out=/out); its files "
+                             "are copied to HOSTDIR when the script ends")
     parser.add_argument("--firmware", help="the firmware file (default: build/micropython/"
                                            "<board>/ of the source tree, or $%s/<board>/)"
                                            % ENV_FIRMWARE_DIR)
@@ -441,13 +555,13 @@ def _parser():
     return parser
 
 
-_TAKES_VALUE = ("--board", "--data", "--firmware", "--timeout")
+_TAKES_VALUE = ("--board", "--data", "--out", "--firmware", "--timeout")
 
 
 def split_command_line(argv):
     """(runner options with the script, the script's arguments): the first word that is
-    neither an option nor an option's value is the script; after it, ``--data X`` and
-    ``--data=X`` are still the runner's and everything else is the script's."""
+    neither an option nor an option's value is the script; after it, ``--data``/``--out``
+    (``X`` or ``=X``) are still the runner's and everything else is the script's."""
     ours, theirs = [], []
     i = 0
     while i < len(argv) and not ours[-1:] == ["<script>"]:
@@ -463,10 +577,10 @@ def split_command_line(argv):
             i += 1
     ours = [item for item in ours if item != "<script>"]
     while i < len(argv):
-        if argv[i] == "--data" and i + 1 < len(argv):
-            ours += ["--data", argv[i + 1]]
+        if argv[i] in ("--data", "--out") and i + 1 < len(argv):
+            ours += [argv[i], argv[i + 1]]
             i += 2
-        elif argv[i].startswith("--data="):
+        elif argv[i].startswith(("--data=", "--out=")):
             ours.append(argv[i])
             i += 1
         else:
@@ -483,7 +597,7 @@ def main(argv=None):
         if args.build and not args.firmware:
             build_firmware([args.board])
         return run(args.board, args.script, args.data, script_args, args.firmware,
-                   args.timeout)
+                   args.timeout, args.out)
     except RunnerError as error:
         sys.stderr.write("microtrain micropython: %s\n" % error)
         return 2
