@@ -18,6 +18,12 @@
  *   both   referenced from this object, so the garbage collector keeps them while the session
  *          lives; close() lets them go.
  *
+ * write_param() of a frozen weight (it stays in the image) on an image read in place from a
+ * read-only buffer copies the image to the heap first and moves the session onto the copy:
+ * state saved as a checkpoint, mt_session_init on the copy in the same arena, checkpoint
+ * loaded back. Weights, optimizer state, counters and learning rate carry over; gradients
+ * accumulated since the last optimizer step do not.
+ *
  * Failures raise microtrain.errors.MicrotrainError(status, message, function, op_index,
  * op_type), imported from the frozen package when raised (RuntimeError with the same text if
  * the package is not there). The message is mt_status_str() with the enum name, as the ctypes
@@ -63,6 +69,9 @@ typedef struct _backend_obj_t {
     int32_t batch_size;      /* B */
     int32_t sparse;          /* targets are int32 labels */
     float base_rate;         /* see base_learning_rate() */
+    int64_t numeric_errors_before; /* counted by a session this one replaced (see below) */
+    mt_train_config cfg;     /* as opened; trainable_op_mask points at mask */
+    uint8_t mask[MT_MAX_OPS];
 } backend_obj_t;
 
 /* ------------------------------------------------------------------ errors */
@@ -511,6 +520,7 @@ static mp_obj_t backend_make_new(const mp_obj_type_t *type, size_t n_args, size_
     self->batch_size = 1;
     self->sparse = 0;
     self->base_rate = 0.0f;
+    self->numeric_errors_before = 0;
     return MP_OBJ_FROM_PTR(self);
 }
 
@@ -630,9 +640,8 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     backend_obj_t *self = MP_OBJ_TO_PTR(pos_args[0]);
     forget(self);
 
-    mt_train_config cfg;
-    uint8_t mask[MT_MAX_OPS];
-    read_config(args[ARG_config].u_obj, &cfg, mask, "mt_plan");
+    mt_train_config *cfg = &self->cfg;
+    read_config(args[ARG_config].u_obj, cfg, self->mask, "mt_plan");
     mp_obj_t arena_in = args[ARG_arena].u_obj;
     mp_buffer_info_t arena_buffer = {0};
     if (arena_in != mp_const_none && !mp_get_buffer(arena_in, &arena_buffer, MP_BUFFER_WRITE)) {
@@ -646,7 +655,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         self->image_obj = args[ARG_image].u_obj;
     }
     mt_memory_plan plan;
-    int status = mt_plan(self->image, self->image_bytes, &cfg, &plan);
+    int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
     if (status < 0) {
         forget(self);
         raise_error(status, "mt_plan", NULL);
@@ -675,18 +684,19 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         self->arena_bytes = usable;
     }
     mt_session *session;
-    status = mt_session_init(&session, self->image, self->image_bytes, &cfg, self->arena,
+    status = mt_session_init(&session, self->image, self->image_bytes, cfg, self->arena,
         self->arena_bytes);
     if (status < 0) {
         forget(self);
         raise_error(status, "mt_session_init", NULL);
     }
     self->session = session;
-    self->batch_size = cfg.batch_size;
-    self->sparse = cfg.loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    self->batch_size = cfg->batch_size;
+    self->sparse = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    self->numeric_errors_before = 0;
     /* TEMPORARY until mt_session_get_base_learning_rate reaches microtrain.h: the compiled
      * rate, as the ctypes backend reports it meanwhile. */
-    self->base_rate = cfg.learning_rate;
+    self->base_rate = cfg->learning_rate;
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(backend_open_obj, 3, backend_open);
@@ -794,18 +804,18 @@ static MP_NORETURN void raise_step(backend_obj_t *self, int status, const char *
     raise_error(status, function, NULL);
 }
 
-/* The loss to return: into out[0] when `out` (an array('f')) is given, else a float. */
-static mp_obj_t give_loss(size_t n_args, const mp_obj_t *args, float loss) {
+/* Where the loss goes: out[0] of an array('f') given as the step's last argument (checked
+ * before the step runs, so a bad one changes nothing), or NULL for a returned float. */
+static float *loss_slot(size_t n_args, const mp_obj_t *args, const char *function) {
     if (n_args < 3 || args[2] == mp_const_none) {
-        return mp_obj_new_float_from_f(loss);
+        return NULL;
     }
     mp_buffer_info_t out;
     if (!mp_get_buffer(args[2], &out, MP_BUFFER_WRITE) || out.typecode != 'f' || out.len < 4) {
-        raise_error(MT_ERR_BAD_ARGUMENT, "loss out", "out must be an array('f') of at least "
+        raise_error(MT_ERR_BAD_ARGUMENT, function, "out must be an array('f') of at least "
             "one element");
     }
-    ((float *)out.buf)[0] = loss;
-    return mp_const_none;
+    return (float *)out.buf;
 }
 
 typedef int (*step_fn)(mt_session *s, int32_t n, float *loss);
@@ -814,12 +824,17 @@ static mp_obj_t run_step(size_t n_args, const mp_obj_t *args, step_fn step,
     const char *function) {
     backend_obj_t *self = session_of(args[0], function);
     mp_int_t n = mp_obj_get_int(args[1]);
+    float *slot = loss_slot(n_args, args, function);
     float loss = 0.0f;
     int status = step(self->session, n < INT32_MIN || n > INT32_MAX ? -1 : (int32_t)n, &loss);
     if (status < 0) {
         raise_step(self, status, function, n, loss);
     }
-    return give_loss(n_args, args, loss);
+    if (slot == NULL) {
+        return mp_obj_new_float_from_f(loss);
+    }
+    *slot = loss;
+    return mp_const_none;
 }
 
 static int train_step(mt_session *s, int32_t n, float *loss) {
@@ -873,6 +888,78 @@ static mp_obj_t backend_optimizer_step(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_optimizer_step_obj, backend_optimizer_step);
 
+/* An in-memory checkpoint of the session's state (weights, optimizer state, counters, rate). */
+typedef struct {
+    uint8_t *data;
+    size_t bytes, used;
+} snapshot;
+
+static mt_status write_snapshot(void *user, const void *data, size_t bytes) {
+    snapshot *s = user;
+    if (s->used + bytes > s->bytes) {
+        return MT_ERR_IO;
+    }
+    memcpy(s->data + s->used, data, bytes);
+    s->used += bytes;
+    return MT_OK;
+}
+
+static mt_status read_snapshot(void *user, size_t offset, void *data, size_t bytes) {
+    snapshot *s = user;
+    if (offset + bytes > s->used) {
+        return MT_ERR_IO;
+    }
+    memcpy(data, s->data + offset, bytes);
+    return MT_OK;
+}
+
+/* Save the session's whole state into a heap snapshot (the caller m_del's it). */
+static void take_snapshot(backend_obj_t *self, snapshot *saved, const char *why) {
+    saved->used = 0;
+    check(mt_checkpoint_bytes(self->session, 1, NULL, 0, &saved->bytes), "mt_checkpoint_bytes");
+    saved->data = m_new(uint8_t, saved->bytes);
+    int status = mt_checkpoint_save(self->session, 1, NULL, 0, write_snapshot, saved);
+    if (status < 0) {
+        m_del(uint8_t, saved->data, saved->bytes);
+        raise_error(status, "mt_checkpoint_save", "%s", why);
+    }
+}
+
+/* The copy-on-write of the module comment: the image to a heap copy, the session onto it. */
+static void move_to_writable_image(backend_obj_t *self) {
+    snapshot saved;
+    take_snapshot(self, &saved, "keeping the state while the image is copied");
+    int64_t errors = 0;
+    mt_session_numeric_errors(self->session, &errors);
+    size_t block_bytes = self->image_bytes + IMAGE_ALIGN - 1;
+    uint8_t *block = m_new(uint8_t, block_bytes);
+    uint8_t *copy = (uint8_t *)(((uintptr_t)block + IMAGE_ALIGN - 1) & ~(uintptr_t)(IMAGE_ALIGN - 1));
+    memcpy(copy, self->image, self->image_bytes);
+    mt_session *session;
+    /* The same image bytes, config and arena as the session that works: this cannot fail. */
+    int status = mt_session_init(&session, copy, self->image_bytes, &self->cfg, self->arena,
+        self->arena_bytes);
+    if (status == MT_OK) {
+        status = mt_checkpoint_load(session, saved.used, read_snapshot, &saved, NULL, NULL);
+    }
+    m_del(uint8_t, saved.data, saved.bytes);
+    if (status < 0) {
+        m_del(uint8_t, block, block_bytes);
+        forget(self);
+        raise_error(status, "mt_session_init", "moving the session onto a copy of its image");
+    }
+    if (self->image_block != NULL) {
+        m_del(uint8_t, self->image_block, self->image_block_bytes);
+    }
+    self->session = session;
+    self->image = copy;
+    self->image_block = block;
+    self->image_block_bytes = block_bytes;
+    self->image_obj = MP_OBJ_NULL;
+    self->image_writable = true;
+    self->numeric_errors_before += errors;
+}
+
 /* ------------------------------------------------------------------ weights */
 
 static int32_t param_count(backend_obj_t *self) {
@@ -924,12 +1011,6 @@ static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_o
     backend_obj_t *self = session_of(self_in, "write_param");
     mt_param_info info;
     param_info(self, position_in, &info);
-    if (!info.trained && !self->image_writable) {
-        raise_error(MT_ERR_STATE, "write_param", "weight %d is frozen and read in place from "
-            "a read-only image; open() with a bytearray image to change it",
-            (int)mp_obj_get_int(position_in));
-    }
-    float *target = info.trained ? info.data : (float *)(uintptr_t)info.image_data;
     /* Copied through a temporary so that a bad value leaves the weight as it was. */
     float *fresh = m_new(float, (size_t)info.count + 1);
     size_t count = copy_values(values, fresh, (size_t)info.count + 1, false, "write_param");
@@ -938,6 +1019,12 @@ static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_o
         raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%u values for a weight of %u",
             (unsigned)count, (unsigned)info.count);
     }
+    if (!info.trained && !self->image_writable
+        && memcmp(fresh, info.image_data, 4 * count) != 0) {
+        move_to_writable_image(self);
+        param_info(self, position_in, &info);
+    }
+    float *target = info.trained ? info.data : (float *)(uintptr_t)info.image_data;
     memcpy(target, fresh, 4 * count);
     m_del(float, fresh, (size_t)info.count + 1);
     return mp_const_none;
@@ -1024,7 +1111,7 @@ static mp_obj_t backend_numeric_errors(mp_obj_t self_in) {
     backend_obj_t *self = session_of(self_in, "mt_session_numeric_errors");
     int64_t count;
     check(mt_session_numeric_errors(self->session, &count), "mt_session_numeric_errors");
-    return mp_obj_new_int_from_ll(count);
+    return mp_obj_new_int_from_ll(count + self->numeric_errors_before);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_numeric_errors_obj, backend_numeric_errors);
 
@@ -1173,49 +1260,18 @@ static mp_obj_t backend_checkpoint_save(size_t n_args, const mp_obj_t *args) {
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(backend_checkpoint_save_obj, 4, 4,
     backend_checkpoint_save);
 
-/* An in-memory copy of the session's state, to restore when a load fails half-way. */
-typedef struct {
-    uint8_t *data;
-    size_t bytes, used;
-} snapshot;
-
-static mt_status write_snapshot(void *user, const void *data, size_t bytes) {
-    snapshot *s = user;
-    if (s->used + bytes > s->bytes) {
-        return MT_ERR_IO;
-    }
-    memcpy(s->data + s->used, data, bytes);
-    s->used += bytes;
-    return MT_OK;
-}
-
-static mt_status read_snapshot(void *user, size_t offset, void *data, size_t bytes) {
-    snapshot *s = user;
-    if (offset + bytes > s->used) {
-        return MT_ERR_IO;
-    }
-    memcpy(data, s->data + offset, bytes);
-    return MT_OK;
-}
-
 /* checkpoint_load(size, read) -> [(name, value), ...] */
 static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_obj_t read) {
     backend_obj_t *self = session_of(self_in, "mt_checkpoint_load");
     size_t size = (size_t)mp_obj_get_int(size_in);
     /* The core validates the whole checkpoint before it changes anything, but its second
      * pass reads in place: keep the state to put back if that pass fails. */
-    snapshot saved = {NULL, 0, 0};
-    check(mt_checkpoint_bytes(self->session, 1, NULL, 0, &saved.bytes), "mt_checkpoint_bytes");
-    saved.data = m_new(uint8_t, saved.bytes);
-    int status = mt_checkpoint_save(self->session, 1, NULL, 0, write_snapshot, &saved);
-    if (status < 0) {
-        m_del(uint8_t, saved.data, saved.bytes);
-        raise_error(status, "mt_checkpoint_save", "keeping the state to restore");
-    }
+    snapshot saved;
+    take_snapshot(self, &saved, "keeping the state to restore");
     callback_ctx ctx;
     init_ctx(&ctx, read);
     ctx.properties = mp_obj_new_list(0, NULL);
-    status = mt_checkpoint_load(self->session, size, read_from_python, &ctx, property_to_python,
+    int status = mt_checkpoint_load(self->session, size, read_from_python, &ctx, property_to_python,
         &ctx);
     if (status < 0 || ctx.error != MP_OBJ_NULL) {
         int restored = mt_checkpoint_load(self->session, saved.used, read_snapshot, &saved,
