@@ -127,3 +127,16 @@ def test_every_backend_method_gives_the_ctypes_backend_bits(board, micropython_f
     for name in ("session.mtc", "exported.mtm"):
         with open(str(tmp_path / name), "rb") as mine, open(str(cpython_out / name), "rb") as host:
             assert mine.read() == host.read(), name
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_an_aligned_read_only_image_is_read_in_place(board, micropython_firmware, tiny):
+    status, output, errors = run_micropython(
+        board, os.path.join(SCRIPTS, "backend_image_in_place.py"), tiny["files"],
+        "/data/tiny.mtm")
+    assert status == 0, errors[-3000:]
+    assert "in place: open allocates 0 bytes" in output
+    assert "unaligned: open allocates at least the image: True" in output
+    assert "frozen weight changed: True True" in output
+    assert "the file is unchanged: True" in output
+    assert re.search(r"^trains on the copy: loss \d", output, re.MULTILINE)

@@ -20,9 +20,12 @@ boards QEMU loads the images into PSRAM, which the firmware does not otherwise u
 they are read from temporary files.
 
 Files back: ``--out HOSTDIR=/out`` gives the script a writable directory ``/out``; what it
-holds when the script ends is copied into HOSTDIR (created if missing). On the boards it is a
-littlefs RAM disk of 1 MiB in PSRAM, its files sent back over the UART; on unix HOSTDIR
-itself is mounted there (``vfs.VfsPosix``).
+holds when the script ends is copied into HOSTDIR (created if missing). It is a littlefs RAM
+disk of 1 MiB: in PSRAM on the boards, its files sent back over the UART; on the heap on
+unix, its files then written to HOSTDIR. (Mounting HOSTDIR as ``vfs.VfsPosix(HOSTDIR)``
+would be simpler on unix, but MicroPython 1.28's VfsPosix with a root builds both paths of
+``rename`` in one buffer, so the atomic writes of ``save_checkpoint`` fail there.) Close what
+you write: MicroPython does not flush a file it has not closed.
 
 Running: the script's text goes to the board through MicroPython's raw REPL on the UART,
 inside a small launcher that mounts the images, sets ``sys.argv = [script name, args...]``
@@ -89,8 +92,8 @@ _ROMFS_KIND = 0x14A6B1
 _PADDING, _DATA, _DIRECTORY, _FILE = 1, 2, 4, 5
 
 
-def _record(kind, payload, kind_width=None):
-    return _varuint(kind, kind_width) + _varuint(len(payload), _LEN) + payload
+def _record(kind, payload, kind_width=None, length_width=_LEN):
+    return _varuint(kind, kind_width) + _varuint(len(payload), length_width) + payload
 
 
 def _aligned_data(position, data, alignment):
@@ -102,7 +105,7 @@ def _aligned_data(position, data, alignment):
         return _record(_DATA, data)
     if gap == 1:
         return _record(_DATA, data, kind_width=2)
-    return _record(_PADDING, bytes(gap - 2)) + _record(_DATA, data)
+    return _record(_PADDING, bytes(gap - 2), length_width=1) + _record(_DATA, data)
 
 
 def _tree_records(tree, position, alignment):
@@ -139,7 +142,7 @@ def build_romfs(files, alignment=16):
     header = len(_varuint(_ROMFS_KIND)) + _LEN
     payload = _tree_records(tree, header, alignment)
     if (header + len(payload)) % 2:  # a ROMFS record's size must be even
-        payload += _record(_PADDING, b"\x00")
+        payload += _record(_PADDING, b"\x00", length_width=1)
     return _varuint(_ROMFS_KIND) + _varuint(len(payload), _LEN) + payload
 
 
@@ -194,6 +197,27 @@ class _MtRamDisk:  # a block device over PSRAM for littlefs
             return 0
 """ % (_BLOCK, _BLOCK, _BLOCK, _BLOCK)
 
+_COPY_FILES = """\
+def _mt_copy(directory, target):
+    import os
+    for entry in os.ilistdir(directory):
+        path, copy = directory + '/' + entry[0], target + '/' + entry[0]
+        if entry[1] & 0x4000:
+            try:
+                os.mkdir(copy)
+            except OSError:
+                pass
+            _mt_copy(path, copy)
+            continue
+        with open(path, 'rb') as source:
+            with open(copy, 'wb') as sink:
+                while True:
+                    chunk = source.read(4096)
+                    if not chunk:
+                        break
+                    sink.write(chunk)
+"""
+
 _SEND_FILES = """\
 def _mt_send(directory, prefix):
     import os, binascii
@@ -217,26 +241,22 @@ def launcher(board, mount_sources, script_name, script_text, args, out=None):
     """MicroPython source that mounts the data, sets sys.argv and runs the script.
 
     ``mount_sources``: [(mount point, Python expression of the image buffer)]. ``out``:
-    None, or (guest directory, Python expression: on unix the host directory, on a board
-    the RAM disk's memory). The script runs from its text (a string literal here) in a
-    fresh ``__main__`` namespace. On a board the launcher then prints, each after _MARK, the
+    None, or (guest directory, Python expression of the RAM disk's memory, and on unix the
+    host directory). The script runs from its text (a string literal here) in a fresh
+    ``__main__`` namespace. On a board the launcher then prints, each after _MARK, the
     traceback if any, the files of ``out`` ("F path" and a hex line each) and the exit
-    status, and ends QEMU; on unix the traceback goes to stderr and the status is the exit
-    status."""
+    status, and ends QEMU; on unix it copies the files, the traceback goes to stderr and
+    the status is the exit status."""
     lines = ["import sys, vfs"]
     if board != "unix":
         lines.append("import uctypes")
     for mount, source in mount_sources:
         lines.append("vfs.mount(vfs.VfsRom(%s), %r)" % (source, mount))
     if out is not None:
-        guest, source = out
-        if board == "unix":
-            lines.append("vfs.mount(vfs.VfsPosix(%s), %r)" % (source, guest))
-        else:
-            lines += _RAM_DISK.splitlines()
-            lines += ["_mt_disk = _MtRamDisk(%s)" % source,
-                      "vfs.VfsLfs2.mkfs(_mt_disk)",
-                      "vfs.mount(vfs.VfsLfs2(_mt_disk), %r)" % guest]
+        lines += _RAM_DISK.splitlines()
+        lines += ["_mt_disk = _MtRamDisk(%s)" % out[1],
+                  "vfs.VfsLfs2.mkfs(_mt_disk)",
+                  "vfs.mount(vfs.VfsLfs2(_mt_disk), %r)" % out[0]]
     lines += [
         "sys.argv[:] = %r" % ([script_name] + list(args),),
         "def _mt_main():",
@@ -261,6 +281,9 @@ def launcher(board, mount_sources, script_name, script_text, args, out=None):
         "_mt_status, _mt_trace = _mt_main()",
     ]
     if board == "unix":
+        if out is not None:
+            lines += _COPY_FILES.splitlines()
+            lines.append("_mt_copy(%r, %r)" % (out[0], out[2]))
         lines += ["sys.stderr.write(_mt_trace)", "sys.exit(_mt_status)"]
         return "\n".join(lines) + "\n"
     lines.append("sys.stdout.write(%r + _mt_trace + %r)" % (_MARK, _MARK))
@@ -494,7 +517,8 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, out=None
                 handle.write(image)
             sources.append((mount, "open(%r, 'rb').read()" % path))
         program = os.path.join(scratch, "launcher.py")
-        guest = None if out is None else (out[1], repr(os.path.abspath(out[0])))
+        guest = None if out is None else \
+            (out[1], "bytearray(%d)" % _RAM_DISK_BYTES, os.path.abspath(out[0]))
         with open(program, "w") as handle:
             handle.write(launcher("unix", sources, script_name, script_text, args, guest))
         try:
