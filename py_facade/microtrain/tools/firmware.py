@@ -508,8 +508,16 @@ def _describe(result):
     return "\n".join(lines)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake is one line on stderr and exit status 2, like the other subcommands."""
+
+    def error(self, message):
+        sys.stderr.write("%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+        raise SystemExit(2)
+
+
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
                     "device; build it for a board and optionally run it under QEMU, or only "
