@@ -124,8 +124,9 @@ class Origin:
     ONNX initializer name; None for a bias the conversion created), the source array's
     shape and dtype, and ``steps`` from it to the core's array."""
 
-    def __init__(self, key, shape, steps=()):
+    def __init__(self, key, shape, steps=(), node=None):
         self.key = key
+        self.node = node  # a created bias: the source op that takes it
         self.shape = tuple(shape)
         self.steps = list(steps)
 
@@ -178,6 +179,8 @@ class Builder:
         self.inputs = []
         self.outputs = []
         self.op_sources = []        # per core op: the source op's label
+        self.op_nodes = []          # per core op: the source op's index
+        self.source_node = None     # the source op being converted (readers set it)
 
     # ------------------------------------------------------------ tensors
 
@@ -211,6 +214,7 @@ class Builder:
         output = self._add(_image.TensorSpec(core_shape))
         self.ops.append(_image.OpSpec(op_type, inputs, [output], params))
         self.op_sources.append(label)
+        self.op_nodes.append(self.source_node)
         return output
 
     def activation(self, op_type, value, label, params=()):
@@ -264,12 +268,13 @@ class Builder:
             return value
         if bias_index is None:
             bias = shift.copy()
-            bias_index = self.add_weight(bias, Origin(None, (channels,)))
+            bias_index = self.add_weight(bias, Origin(None, (channels,),
+                                                      node=self.op_nodes[value.producer]))
             op.inputs = list(op.inputs[:2]) + [bias_index]
         else:
             self.set_weight(bias_index, self.weight(bias_index) * scale + shift)
         self.folds.append({"op": label, "kind": kind, "keys": list(keys),
-                           "into": weight_index})
+                           "into": weight_index, "node": self.source_node})
         return value
 
     # ------------------------------------------------------------ image

@@ -149,6 +149,7 @@ class _Reader:
 
     def node(self, index, node):
         name = " %r" % node.name if node.name else ""
+        self.builder.source_node = index
         label = "onnx node %d (%s%s)" % (index, node.op_type, name)
         if node.domain not in ("", "ai.onnx"):
             raise ConversionError("domain %r is not supported" % node.domain, op=label,
@@ -212,7 +213,7 @@ class _Reader:
             elif "value_ints" in attrs:
                 result = np.array(attrs["value_ints"], np.int64)
         elif op in ("Identity", "Dropout"):
-            result = arrays[0]
+            return [inputs[0]]
         elif op == "Cast":
             from onnx import helper as h
             result = arrays[0].astype(h.tensor_dtype_to_np_dtype(attrs["to"]))
@@ -252,7 +253,10 @@ class _Reader:
         if result is None:
             result = self.reference(node, arrays, label)
         result = np.asarray(result)
-        return [Value(result.shape, const=result)]
+        value = Value(result.shape, const=result)
+        if op == "Constant":
+            value.const_key = node.output[0]  # write-back replaces the node's value
+        return [value]
 
     def reference(self, node, arrays, label):
         onnx = self.onnx

@@ -211,6 +211,7 @@ class _Reader:
             custom = code.CustomCode()
             name = "CUSTOM %s" % (custom.decode() if custom else "?")
         label = "%s op %d (%s)" % (self.fmt, index, name)
+        self.builder.source_node = index
         inputs = [int(t) for t in op.InputsAsNumpy()] if op.InputsLength() else []
         outputs = [int(t) for t in op.OutputsAsNumpy()]
         for t in outputs:
