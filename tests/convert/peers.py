@@ -62,9 +62,10 @@ def max_relative(actual, expected):
 def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps):
     """(per-step losses, trained weights) of onert training ``path`` with MSE.
 
-    onert's ``train_export_circle`` writes nothing for a path longer than 15
-    characters (measured with onert 0.1.0: a dangling C string past the short-string
-    buffer, it seems), so it exports to a short name inside a temporary directory."""
+    onert 0.1.0's ``train_export_circle`` writes a path longer than 15 characters
+    under a garbage name in the working directory (measured: the C string of a
+    temporary past the short-string buffer, it seems), so it exports to a short name
+    with a temporary directory as the working directory."""
     import microtrain
     from onert.experimental.train import losses, optimizer as optimizers, session
     trainer = session(os.path.abspath(path))
