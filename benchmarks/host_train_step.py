@@ -59,7 +59,7 @@ def microtrain_costs(model, x, y, steps, repeats):
             session.train_step(x, y)
 
     session.train_step(x, y)  # rows now sit in the arena for the raw loop
-    handle, rows, loss = session._session, len(x), ctypes.c_float()
+    handle, rows, loss = session._backend._session, len(x), ctypes.c_float()
     step = _native.mt_session_train_step
 
     def raw(n):

@@ -81,7 +81,7 @@ class Run:
 
     def bind(self, session):
         self.session = session
-        self.handle = session._session   # the raw mt_session * for the hot loop
+        self.handle = session._backend._session   # the raw mt_session * for the hot loop
         self.x_address = session.input_buffer().ctypes.data
         self.y_address = session.target_buffer().ctypes.data
 

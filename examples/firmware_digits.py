@@ -94,7 +94,8 @@ def main(argv=None):
     print("pretrained on the host: %s; fine-tuning data: %s" % (model_path, data_path))
     return firmware.main(["--board", args.board, "--model", model_path, "--data", data_path,
                           "--epochs", str(args.epochs), "--out", args.out,
-                          "--num-trainable-ops", "2", "--learning-rate", "0.01", "--run"])
+                          "--num-trainable-ops", "2", "--optimizer", "adam", "--loss", "cce",
+                          "--learning-rate", "0.01", "--run"])
 
 
 if __name__ == "__main__":

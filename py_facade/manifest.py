@@ -1,18 +1,24 @@
-# MicroPython freeze manifest (micropython-lib style) of microtrain's pure-logic modules:
-# what runs under MicroPython. A firmware freezes them with `include("<repo>/py_facade/manifest.py")`
-# in its board manifest; tools/micropython/run.mjs copies the same files into MicroPython's
-# filesystem, and tests/test_micropython_safe.py compiles each with mpy-cross.
-# The backend they need is a native module `_microtrain` of the firmware's own (see README,
-# "MicroPython on a board"), or the JS module `_microtrain_js` behind _js_backend.py.
+# MicroPython freeze manifest (micropython-lib style) of microtrain's MicroPython-safe modules:
+# everything in the package except the folders and files that need CPython (nn/: the model
+# builder, numpy; tools/: CLI, firmware, plots; backend/ctypes_backend.py and backend/_native.py:
+# ctypes). tests/test_micropython_safe.py checks that this list is exactly that set and
+# compiles each file with mpy-cross; tools/micropython/run.mjs copies the same files into
+# MicroPython's filesystem.
+# A firmware freezes them with `include("<repo>/py_facade/manifest.py")` in its board manifest;
+# the backend they use there is the native module `_microtrain` (micropython/_microtrain/), or
+# the JS module `_microtrain_js` behind backend/js_backend.py on a JavaScript host.
 metadata(description="microtrain: on-device training API over a static-memory C core",
          version="0.1.0")
 
 package("microtrain", files=(
     "__init__.py",
-    "_lifecycle.py",
+    "_feed.py",
+    "_files.py",
+    "_platform.py",
     "_random.py",
     "backend/__init__.py",
     "backend/js_backend.py",
+    "config.py",
     "data.py",
     "errors.py",
     "lite.py",
@@ -22,6 +28,8 @@ package("microtrain", files=(
     "optimizers.py",
     "properties.py",
     "schedules.py",
+    "session.py",
+    "train_session.py",
     "trainable.py",
     "training.py",
 ), base_path=".")

@@ -214,7 +214,6 @@ def test_wrong_shapes_and_row_counts_are_refused_and_change_nothing():
         (lambda: s.train_step(x, y[:5]), "8 input rows but 5 expected rows"),
         (lambda: s.train_step([x, x], y), r"1 input\(s\), got 2 array\(s\)"),
         (lambda: s.train_step(x, [y, y]), "one expected array, got 2"),
-        (lambda: s.infer(np.ones((100, FEATURES))), "100 rows, more than the batch size 8"),
         (lambda: s.eval_step(x[:0], y[:0]), "has no rows"),
     ]
     for call, message in cases:
@@ -297,6 +296,15 @@ def closed_session_calls(s, x, y, path):
         "evaluate": lambda: s.evaluate((x, y)),
         "export_model_for_inference": lambda: s.export_model_for_inference(path),
         "get_counters": s.get_counters,
+        "config": lambda: s.config,
+        "eval_metrics": lambda: s.eval_metrics,
+        "layers": lambda: s.layers,
+        "loss": lambda: s.loss,
+        "lr_scheduler": lambda: s.lr_scheduler,
+        "model_description": s.model_description,
+        "model_image": lambda: s.model_image,
+        "train_metrics": lambda: s.train_metrics,
+        "weights_crc32": s.weights_crc32,
         "get_inputs_tensorinfo": s.get_inputs_tensorinfo,
         "get_learning_rate": s.get_learning_rate,
         "get_outputs_tensorinfo": s.get_outputs_tensorinfo,
@@ -364,9 +372,9 @@ def test_use_before_compile(tmp_path):
     s = microtrain.TrainSession(model())
     x, _, y = data()
     needs_compile = ["checkpoint_bytes", "eval_step", "evaluate", "export_model_for_inference",
-                     "get_counters", "get_learning_rate", "infer", "input_buffer",
+                     "get_counters", "get_learning_rate", "input_buffer",
                      "lazy_reset_grad", "load_checkpoint", "memory_plan", "numeric_errors",
-                     "optimizer_step", "output_buffer", "predict", "register_lr_scheduler",
+                     "optimizer_step", "output_buffer", "register_lr_scheduler",
                      "save_checkpoint", "scheduler_step", "set_epoch", "set_learning_rate",
                      "target_buffer", "train", "train_step", "trainable_description",
                      "trained_tensors"]
@@ -377,9 +385,16 @@ def test_use_before_compile(tmp_path):
     assert not os.path.exists(tmp_path / "ck")
     for name in ("add_property", "get_property", "properties", "remove_property",
                  "get_inputs_tensorinfo", "get_outputs_tensorinfo", "get_weights",
-                 "batch_size", "timings", "set_seed"):
+                 "batch_size", "timings", "set_seed", "weights_crc32", "model_description",
+                 "model_image", "layers", "config", "loss", "train_metrics", "eval_metrics",
+                 "lr_scheduler"):
         calls[name]()  # work without a C session
     assert s.batch_size is None
+    for name in ("infer", "predict"):  # inference binds an inference-only session itself
+        calls[name]()
+        with pytest.raises(RuntimeError, match="inference only"):
+            s.train_step(x, y)
+    assert s.batch_size == 16
 
 
 def test_compile_twice_and_a_failed_compile_keeps_the_working_session():

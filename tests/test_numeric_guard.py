@@ -101,7 +101,7 @@ def test_guard_gradients_refuses_a_non_finite_gradient_whole():
         twin.train_step(*good_batch(seed))
     before, counters = s.get_weights(), s.get_counters()
     message = refused(s, overflowing_gradient_batch())
-    assert re.search(r"gradient is NaN or infinite \(the loss [\d.]+ is finite\): nothing was "
+    assert re.search(r"gradient or update is NaN or infinite \(the loss [\d.]+ is finite\): nothing was "
                      r"updated", message), message
     assert s.numeric_errors() == 1
     assert s.get_counters() == counters

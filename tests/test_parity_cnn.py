@@ -123,7 +123,7 @@ def core_op_gradients(build, inputs, target, trainable_count):
         grads = []
         for tensor, weight in zip(trained, weights):
             buffer = gradient_buffers[tensor]
-            raw = session._arena[buffer["offset"]:buffer["offset"] + 4 * weight.size]
+            raw = session._backend._arena[buffer["offset"]:buffer["offset"] + 4 * weight.size]
             grads.append(raw.view(np.float32).reshape(weight.shape).copy())
     input_grads = [g.T.reshape(a.shape) for g, a in zip(grads[:len(inputs)], inputs)]
     own = grads[len(inputs):]

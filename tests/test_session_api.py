@@ -122,8 +122,8 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
     assert plan["optimizer_bytes"] == 2 * plan["weight_bytes"]  # Adam: m and v
     assert plan["io_bytes"] >= BATCH * 4 * 4
     assert plan["num_trained_params"] == 4 and plan["first_trained_op"] == 0
-    assert session._arena.size == plan["total_bytes"]
-    assert session._arena.ctypes.data % _native.MT_ARENA_ALIGN == 0
+    assert session._backend._arena.size == plan["total_bytes"]
+    assert session._backend._arena.ctypes.data % _native.MT_ARENA_ALIGN == 0
 
 
 def test_memory_plan_shrinks_when_only_the_last_dense_trains():
@@ -256,7 +256,6 @@ def test_step_argument_errors():
     cases = [
         (lambda: session.train_step(x, y), "more than the batch size 8"),
         (lambda: session.eval_step(x, y), "more than the batch size 8"),
-        (lambda: session.infer(x), "more than the batch size 8"),
         (lambda: session.train_step(x[:0], y[:0]), "no rows"),
         (lambda: session.train_step(x[:4, :9], y[:4]), r"shape \(n, 10\), got \(4, 9\)"),
         (lambda: session.train_step(x[0], y[0]), r"shape \(n, 10\), got \(10,\)"),
@@ -271,6 +270,9 @@ def test_step_argument_errors():
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
             call()
+    outputs, = session.infer(x)  # inference takes any number of rows, in batches of B
+    assert outputs.shape == (BATCH + 1, 4)
+    np.testing.assert_array_equal(outputs[:BATCH], session.infer(x[:BATCH])[0])
 
 
 def test_sparse_label_errors():
@@ -297,7 +299,6 @@ def test_steps_before_compile_raise_runtime_error():
     calls = {
         "train_step": lambda: session.train_step(x, y),
         "eval_step": lambda: session.eval_step(x, y),
-        "infer": lambda: session.infer(x),
         "memory_plan": session.memory_plan,
         "set_learning_rate": lambda: session.set_learning_rate(0.1),
         "get_learning_rate": session.get_learning_rate,

@@ -71,7 +71,7 @@ def expected_adam_bytes(positions):
 ])
 def test_trained_set_and_its_memory(options, positions):
     session = compiled(**options)
-    indices = [p["index"] for p in session._params]
+    indices = [index for index, _ in session.model_description()["params"]]
     assert session.trained_tensors() == [indices[p] for p in positions]
     plan = session.memory_plan()
     assert plan["num_trained_params"] == len(positions)
@@ -101,16 +101,20 @@ def test_layer_list_in_the_middle_backpropagates_through_later_frozen_layers():
     assert session.trainable_description() == "ops [0, 1]"
 
 
-def test_an_image_file_takes_op_indices(tmp_path):
+def test_an_image_file_numbers_layers_like_the_model_it_was_saved_from(tmp_path):
+    """The image records each op's layer (format version 2), so trainable=[i] means the same
+    layers for a model object and for the file it was saved to."""
     path = tmp_path / "model.mtm"
     model().save(str(path))
-    session = compiled(str(path), trainable=[2])  # op 2 is layer 1's Dense
+    session = compiled(str(path), trainable=[1])  # layer 1 = ops 2 (Dense) and 3 (Tanh)
     assert trained_positions(session) == [2, 3]
-    with pytest.raises(ValueError, match=r"ops 3 \(Tanh\), none of which has trainable "
-                                         r"weights.*op index list; ops with weights: \[0, 2, 4\]"):
-        compiled(str(path), trainable=[3])  # op 3 is a Tanh: nothing would train
+    assert session.layers == [[0, 1], [2, 3], [4], [5]]
+    with pytest.raises(ValueError, match=r"ops 5 \(Softmax\), none of which has trainable "
+                                         r"weights.*layer index list; ops with weights: "
+                                         r"\[0, 2, 4\]"):
+        compiled(str(path), trainable=[3])  # layer 3 is the Softmax: nothing would train
     with pytest.raises(ValueError, match="layer index list"):
-        compiled(trainable=[3])  # layer 3 is the Softmax
+        compiled(trainable=[3])
 
 
 def test_nothing_trainable():

@@ -217,10 +217,10 @@ def test_train_argument_errors():
     with pytest.raises(ValueError, match="validation_split"):
         session.train((x, y), validation_split=1.5, verbose=0)
     fresh = microtrain.TrainSession(classifier())
-    for call in (lambda: fresh.train((x, y)), lambda: fresh.evaluate((x, y)),
-                 lambda: fresh.predict(x)):
+    for call in (lambda: fresh.train((x, y)), lambda: fresh.evaluate((x, y))):
         with pytest.raises(RuntimeError, match="compile"):
             call()
+    assert fresh.predict(x).shape == (len(x),) + fresh.get_outputs_tensorinfo()[0]["shape"][1:]
 
 
 def test_predict_in_data_order_for_arrays_lists_and_loaders():

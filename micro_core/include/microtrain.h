@@ -42,6 +42,15 @@
  * outlive the session; every other pointer is borrowed for the call only.
  * Frozen (not trained) weights are read in place from the image, which may sit
  * in flash; trained weights are copied into the arena at init.
+ *
+ * Exact bits: a session computes the same float32 bits as the host library
+ * (and as every other target) only when the core, and any code whose float
+ * arithmetic is compared with the host's, is compiled with -ffp-contract=off
+ * and without fast-math, and when the FPU runs at its reset settings: round to
+ * nearest, denormals not flushed (FPSCR as after reset, FZ = 0). On a
+ * Cortex-M with an FPU, the startup code enables it in CPACR (CP10, CP11)
+ * before any float instruction runs and leaves FPSCR alone, as
+ * boards/common/cortex-m/startup.c does.
  */
 #ifndef MICROTRAIN_H
 #define MICROTRAIN_H

@@ -1,12 +1,12 @@
 """microtrain: static-memory training of small neural networks, from Python.
 
-The C core (micro_core/) plans one arena, binds a session to it and trains
-without allocating; this package builds model images, drives sessions through
-ctypes and offers onert's TrainSession API and ONNX Runtime's training controls
-(gradient accumulation, schedulers, checkpoints with properties, export).
+The C core (micro_core/) plans one arena, binds a session to it and trains without
+allocating. ``Session`` (pure Python) drives it through a backend: ctypes on CPython, the
+wasm core or the ``_microtrain`` native module under MicroPython. ``TrainSession`` is the
+CPython name, with numpy views of the arena. ``microtrain.nn`` builds model images;
+``microtrain.tools`` holds the command line, firmware packaging and plots.
 
-Under MicroPython (no numpy, no ctypes) the package holds the pure modules only:
-``microtrain.lite.Session`` trains over a backend (see ``microtrain.backend``).
+Under MicroPython (no numpy, no ctypes) the package holds the pure modules only.
 """
 
 from . import data, losses, metrics, optimizers, schedules
@@ -14,18 +14,18 @@ from ._random import set_seed
 from .data import DataLoader
 from .errors import MicrotrainError
 from .schedules import CosineLRScheduler, LinearLRScheduler, StepLRScheduler
+from .session import Session
+from .train_session import TrainSession
 from .training import History
 
 try:
-    import ctypes as _ctypes
     import numpy as _numpy
-except ImportError:  # MicroPython: no builder, no TrainSession
+except ImportError:  # MicroPython: no model builder
     _numpy = None
 if _numpy is not None:
     from .nn import layers
     from .nn.functional import Input
     from .nn.model import Model, Sequential
-    from .session import TrainSession
 
 
 def __getattr__(name):
@@ -40,6 +40,7 @@ def __getattr__(name):
 
 __version__ = "0.1.0"
 
-__all__ = ["TrainSession", "Sequential", "Model", "Input", "DataLoader", "History", "layers",
-           "optimizers", "losses", "metrics", "schedules", "data", "LinearLRScheduler",
-           "CosineLRScheduler", "StepLRScheduler", "set_seed", "MicrotrainError", "__version__"]
+__all__ = ["Session", "TrainSession", "Sequential", "Model", "Input", "DataLoader", "History",
+           "layers", "optimizers", "losses", "metrics", "schedules", "data",
+           "LinearLRScheduler", "CosineLRScheduler", "StepLRScheduler", "set_seed",
+           "MicrotrainError", "__version__"]

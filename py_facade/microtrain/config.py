@@ -15,6 +15,11 @@ REDUCTION_CODES = {"mean": 0, "sum": 1}
 CORE_DEFAULTS = {"learning_rate": 0.01, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
                  "momentum": 0.0, "weight_decay": 0.0}
 
+# compile()'s defaults, which every CLI subcommand and the firmware generator share
+DEFAULT_OPTIMIZER = "sgd"
+DEFAULT_LOSS = "mse"
+DEFAULT_BATCH_SIZE = 16
+
 INT32_MAX = 2147483647
 MAX_BATCH_SIZE = 65535      # MT_MAX_BATCH_SIZE
 MAX_OPS = 256               # MT_MAX_OPS

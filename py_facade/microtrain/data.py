@@ -211,8 +211,10 @@ class DataLoader:
         return self._count
 
     def _subset(self, indices):
-        loader = DataLoader.__new__(DataLoader)
-        loader.__dict__.update(self.__dict__)
+        # a new loader over the same arrays (no __new__ / __dict__ tricks: MicroPython lacks them)
+        loader = DataLoader(self.inputs if self.multi_input else self.inputs[0], self.expecteds,
+                            batch_size=self.batch_size, shuffle=self.shuffle, seed=self.seed,
+                            drop_last=self.drop_last)
         base = self._indices
         loader._indices = list(indices) if base is None else [base[i] for i in indices]
         loader._count = len(loader._indices)

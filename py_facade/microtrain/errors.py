@@ -32,4 +32,4 @@ class MicrotrainError(RuntimeError):
             text = "%s (status %d)" % (message, status)
         else:
             text = "%s: %s (status %d)" % (function, message, status)
-        RuntimeError.__init__(self, text)
+        super().__init__(text)

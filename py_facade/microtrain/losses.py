@@ -55,13 +55,19 @@ class BinaryCrossentropy(Loss):
     name = "binary_crossentropy"
 
 
+# The one vocabulary of loss names: compile(), every CLI subcommand and the firmware
+# generator take these (the CLI also takes onert_train's numeric codes).
 ALIASES = {
     "mse": MeanSquaredError,
     "mean_squared_error": MeanSquaredError,
     "mae": MeanAbsoluteError,
     "mean_absolute_error": MeanAbsoluteError,
+    "cce": CategoricalCrossentropy,
     "categorical_crossentropy": CategoricalCrossentropy,
+    "scce": SparseCategoricalCrossentropy,
+    "sparse_cce": SparseCategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+    "bce": BinaryCrossentropy,
     "binary_crossentropy": BinaryCrossentropy,
 }
 

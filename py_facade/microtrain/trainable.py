@@ -7,11 +7,11 @@ three fields of ``mt_train_config``: ``num_trainable_ops``, ``trainable_op_mask`
     "all"                  every op trains (num_trainable_ops = -1)
     N (int)                the last N ops train (onert's num_of_trainable_ops; -1 = all,
                            0 = none: inference only)
-    [i, j, ...]            these layers train. For a session built from a
-                           ``microtrain.Sequential`` the numbers are layer positions
-                           (negative counts from the end), each mapped to the ops the
-                           layer emitted (``Sequential.layer_ops``); for a session built
-                           from an image file or bytes they are op indices.
+    [i, j, ...]            these layers train: positions in ``model.layers`` of a built
+                           model, which the image records (format version 2), so an image
+                           file saved from it numbers them the same; negative counts from
+                           the end. An image without layers (version 1) has one layer per
+                           op. ``microtrain info`` prints each op's layer.
     "bias" / "biases_only" every op trains, but only its 1-D weights (biases)
 
 ``biases_only=True`` combines bias-only training with any other choice. Frozen
@@ -19,20 +19,20 @@ weights stay in the image (flash on a device): they cost no arena bytes, no
 gradient bytes and no optimizer state; backward stops at the first trained op.
 """
 
+from . import ops as _ops
+from ._platform import is_integer
+
 ALL = ("all",)
 BIASES = ("bias", "biases", "biases_only")
 
 
 def _is_int(value):
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    try:
-        import numpy
-        return isinstance(value, numpy.integer)
-    except ImportError:
-        return False
+    return is_integer(value)
+
+
+def op_label(op_type):
+    """How messages name an op type ("Dense")."""
+    return _ops.display_name(op_type)
 
 
 def _indices(spec, count, what):
@@ -57,7 +57,7 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
     Args:
         spec:        "all", "bias"/"biases_only", an int >= -1, or a list of indices
         num_ops:     ops in the model image
-        layer_ops:   for a Sequential, the op indices of each layer; None for an image
+        layer_ops:   the op indices of each layer; None: one layer per op
         biases_only: train only 1-D weights of the chosen ops
     """
     bias_mode = 1 if biases_only else 0

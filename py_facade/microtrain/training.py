@@ -1,5 +1,9 @@
-"""``TrainSession.train`` / ``evaluate`` / ``predict``, ONNX Runtime-style gradient
-accumulation (``lazy_reset_grad``, ``optimizer_step``), seeds and learning-rate schedulers.
+"""The training loop: ``train`` / ``evaluate`` / ``predict`` over a ``Session`` (MicroPython-safe).
+
+The loop uses the session's public methods only (``train_step``, ``eval_step``, ``infer``,
+counters, checkpoints, schedulers, ``train_metrics`` / ``eval_metrics``), plus
+``_require_training`` for the "call compile() before train()" check; ``Session.train`` and
+friends call these functions.
 
     history = sess.train(DataLoader(x, y, batch_size=16, shuffle=True, seed=0), epochs=5,
                          validation_split=0.2, checkpoint_path="ck.bin")
@@ -27,17 +31,11 @@ a non-finite gradient stops the step after the later layers have been updated.
 
 import sys
 
-try:
-    import numpy as _np
-except ImportError:  # MicroPython: outputs are flat arrays, concatenated as lists
-    _np = None
-
-from . import _random, schedules as _schedules
-from ._lifecycle import clock_ms
-from .backend import MT_ERR_NUMERIC, MT_ERR_STATE
+from . import _feed
+from ._platform import clock_ms, is_integer
+from .backend import MT_ERR_NUMERIC
 from .errors import MicrotrainError
 from .data import DataLoader
-from .trainable import _is_int
 
 
 class History:
@@ -130,259 +128,198 @@ def _epoch_line(epoch, total, step_ms, logs, metric_names):
     return " - ".join(parts)
 
 
-class TrainingMixin:
-    """train / evaluate / predict and schedulers for ``TrainSession``."""
+def _as_loader(session, data, what, expecteds=None):
+    batch_size = session.batch_size
+    if isinstance(data, DataLoader):
+        if data.batch_size > batch_size:
+            raise ValueError("%s has batch_size %d, more than the %d given to compile()"
+                             % (what, data.batch_size, batch_size))
+        return data
+    if isinstance(data, tuple) and len(data) == 2 and expecteds is None:
+        data, expecteds = data
+    return DataLoader(data, expecteds, batch_size=batch_size)
 
-    # ------------------------------------------------------------ ONNX Runtime-style control
 
-    def _require_accumulation(self, what):
-        if not self._accumulating:
-            raise RuntimeError("%s needs gradients kept between calls: compile(..., "
-                               "accumulate_gradients=True)" % what)
+def _weighted_loss(session, loss, rows):
+    """This step's contribution to a per-sample mean loss over an epoch."""
+    if session.loss.reduction == "sum":
+        return float(loss)
+    return float(loss) * rows
 
-    def lazy_reset_grad(self):
-        """Zero the accumulated gradients at the start of the next accumulating
-        ``train_step(..., update=False)`` (ONNX Runtime's lazy_reset_grad)."""
-        self._require_compiled("lazy_reset_grad")
-        self._require_accumulation("lazy_reset_grad()")
-        self._reset_grad_pending = True
 
-    def optimizer_step(self):
-        """Apply the optimizer to the gradients accumulated by ``train_step(update=False)``
-        and advance the step counter. As in ONNX Runtime the gradients are kept until
-        ``lazy_reset_grad()``. Raises MicrotrainError (MT_ERR_STATE) when nothing was
-        accumulated since the gradients were last reset."""
-        self._require_compiled("optimizer_step")
-        self._require_accumulation("optimizer_step()")
-        if self._reset_grad_pending:
-            raise MicrotrainError(MT_ERR_STATE,
-                                  "no gradients accumulated since the last reset: call "
-                                  "train_step(..., update=False) first",
-                                  "mt_session_optimizer_step")
-        self._core_optimizer_step()
+def _rows(targets):
+    return targets.shape[0] if hasattr(targets, "shape") else len(targets)
 
-    def set_seed(self, seed):
-        """``microtrain.set_seed(seed)``: weight initialisation of Sequential models and the
-        order of shuffling DataLoaders created afterwards become reproducible (see
-        ``microtrain._random``). The C core has no randomness of its own."""
-        self._require_open()
-        _random.set_seed(seed)
 
-    # ------------------------------------------------------------ schedulers
+def evaluate(session, data_loader, expecteds=None):
+    """Loss (per-sample mean) and every compiled metric over a loader (or arrays ``x, y``),
+    batch by batch; nothing is updated. Returns {"loss": .., name: ..}."""
+    session._require_training("evaluate")
+    loader = _as_loader(session, data_loader, "the evaluation loader", expecteds)
+    if loader.expecteds is None:
+        raise ValueError("evaluate() needs expecteds; the loader has none")
+    metrics = session.eval_metrics
+    for metric in metrics:
+        metric.reset_state()
+    total, count = 0.0, 0
+    for inputs, targets in loader.batches(shuffle=False):
+        result = session.eval_step(inputs, targets, reset_metrics=False)
+        rows = _rows(targets)
+        total += _weighted_loss(session, result["loss"][0], rows)
+        count += rows
+    logs = {"loss": total / count}
+    for metric in metrics:
+        logs[metric.name] = float(metric.result())
+    return logs
 
-    def register_lr_scheduler(self, scheduler):
-        """Attach a ``microtrain.schedules`` scheduler (ONNX Runtime's
-        RegisterLinearLRScheduler semantics): the learning rate becomes the scheduler's
-        ``initial_lr`` (given, or the current rate), and each ``scheduler_step()`` sets
-        it to ``initial_lr * factor(optimizer steps taken)``. ``None`` detaches."""
-        self._require_compiled("register_lr_scheduler")
-        if scheduler is None:
-            self._scheduler = None
-            return
-        if not isinstance(scheduler, _schedules.LRScheduler):
-            raise TypeError("expected a microtrain.schedules.LRScheduler, got %s"
-                            % type(scheduler).__name__)
-        if scheduler.initial_lr is None:
-            scheduler.initial_lr = self.get_learning_rate()
-        self._scheduler = scheduler
-        self._apply_learning_rate(_schedules.f32(scheduler.initial_lr))
 
-    def scheduler_step(self):
-        """Set the learning rate the registered scheduler gives for the current optimizer
-        step counter; returns it."""
-        self._require_compiled("scheduler_step")
-        if self._scheduler is None:
-            raise RuntimeError("no learning-rate scheduler: call register_lr_scheduler() first")
-        rate = self._scheduler.learning_rate(self.get_counters()["step"])
-        self._apply_learning_rate(rate)
-        return rate
+def predict(session, data, batch_size=None):
+    """Outputs of the model over a loader (in data order, whatever its shuffle) or an
+    array / list of arrays, any number of rows: one array [N, ...] per output (the array
+    itself when the model has one output; lists of rows without numpy)."""
+    session._require_compiled("predict")
+    if isinstance(data, DataLoader):
+        batches = (inputs for inputs, _ in data.batches(shuffle=False))
+    else:
+        if batch_size is not None and (not is_integer(batch_size) or batch_size < 1):
+            raise ValueError("batch_size must be a positive integer, got %r" % (batch_size,))
+        if batch_size is not None and batch_size > session.batch_size:
+            raise ValueError("batch_size %d is more than the batch size %d given to compile()"
+                             % (batch_size, session.batch_size))
+        loader = DataLoader(data, None, batch_size=batch_size or session.batch_size)
+        batches = (inputs for inputs, _ in loader.batches())
+    pieces = None
+    for inputs in batches:
+        outputs = session.infer(inputs)
+        if pieces is None:
+            pieces = [[] for _ in outputs]
+        for position, output in enumerate(outputs):
+            pieces[position].append(output)
+    outputs = [_feed.concatenate(p) for p in pieces]
+    return outputs[0] if len(outputs) == 1 else outputs
 
-    def _apply_learning_rate(self, rate):
-        self._core_set_learning_rate(rate)
 
-    # ------------------------------------------------------------ data helpers
+def train(session, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
+          callbacks=None, verbose=1, scheduler=None, validation_data=None,
+          on_numeric_error="raise"):
+    """Train ``session`` for ``epochs`` epochs; returns a ``History`` with per-epoch losses,
+    metrics and timings.
 
-    def _as_loader(self, data, what, expecteds=None):
-        if isinstance(data, DataLoader):
-            if data.batch_size > self._batch_size:
-                raise ValueError("%s has batch_size %d, more than the %d given to compile()"
-                                 % (what, data.batch_size, self._batch_size))
-            return data
-        if isinstance(data, tuple) and len(data) == 2 and expecteds is None:
-            data, expecteds = data
-        return DataLoader(data, expecteds, batch_size=self._batch_size)
+    Args:
+        data_loader: a DataLoader (its batch_size <= the compiled one) or (x, y) arrays
+        epochs: epochs to run now, continuing the session's epoch counter
+        validation_split: fraction of the loader's samples held out for validation
+            (``DataLoader.split``); 0 = none
+        checkpoint_path: save a checkpoint (atomically) after every epoch
+        callbacks: objects with any of on_train_begin(logs), on_epoch_begin(epoch, logs),
+            on_batch_end(batch, logs), on_epoch_end(epoch, logs), on_train_end(logs), or
+            plain functions called as on_epoch_end(epoch, logs); setting
+            ``session.stop_training = True`` ends training after the current epoch
+        verbose: 0 silent, 1 progress bar on a terminal and one line per epoch, 2 one line
+            per epoch
+        scheduler: a ``microtrain.schedules`` scheduler, registered now and stepped after
+            every optimizer step
+        validation_data: a DataLoader or (x, y) to validate on instead of a split
+        on_numeric_error: what a training step refused with MT_ERR_NUMERIC (NaN or infinite
+            loss, gradient or update) does: "raise" the MicrotrainError; "stop": print the
+            step, stop and return the history so far with ``History.numeric_error`` set;
+            "skip": leave that batch out of the epoch's loss and metrics, count it in
+            ``numeric_errors`` and go on. Compile with ``guard_gradients=True`` so that a
+            refused step changes nothing.
+    """
+    session._require_training("train")
+    begin = clock_ms()
+    if not is_integer(epochs) or epochs < 0:
+        raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
+    if on_numeric_error not in ("raise", "stop", "skip"):
+        raise ValueError("on_numeric_error must be 'raise', 'stop' or 'skip', got %r"
+                         % (on_numeric_error,))
+    loader = _as_loader(session, data_loader, "the training loader")
+    if loader.expecteds is None:
+        raise ValueError("train() needs expecteds; the loader has none")
+    validation = None
+    if validation_data is not None:
+        if validation_split:
+            raise ValueError("give validation_split or validation_data, not both")
+        validation = _as_loader(session, validation_data, "the validation loader")
+    elif validation_split:
+        loader, validation = loader.split(validation_split)
+    callbacks = list(callbacks or [])
+    if scheduler is not None:
+        session.register_lr_scheduler(scheduler)
+    stepping = session.lr_scheduler is not None
+    progress = _Progress(int(verbose), sys.stdout)
+    train_metrics = session.train_metrics
+    metric_names = [m.name for m in train_metrics]
+    timings = session.timings
+    history = History()
+    history.timings = {"model_load_ms": timings["model_load_ms"],
+                       "compile_ms": timings["compile_ms"], "epoch_ms": [], "step_ms": []}
+    first_epoch = session.get_counters()["epoch"]
+    last_epoch = first_epoch + int(epochs)
+    session.stop_training = False
+    _call(callbacks, "on_train_begin", {})
 
-    def _weighted_loss(self, loss, rows):
-        """This step's contribution to a per-sample mean loss over an epoch."""
-        if self._loss.reduction == "sum":
-            return float(loss)
-        return float(loss) * rows
-
-    # ------------------------------------------------------------ evaluate / predict
-
-    def evaluate(self, data_loader, expecteds=None):
-        """Loss (per-sample mean) and every compiled metric over a loader (or arrays
-        ``x, y``), batch by batch; nothing is updated. Returns {"loss": .., name: ..}."""
-        self._require_compiled("evaluate")
-        loader = self._as_loader(data_loader, "the evaluation loader", expecteds)
-        if loader.expecteds is None:
-            raise ValueError("evaluate() needs expecteds; the loader has none")
-        for metric in self._eval_metrics:
+    for epoch in range(first_epoch + 1, last_epoch + 1):
+        epoch_start = clock_ms()
+        _call(callbacks, "on_epoch_begin", epoch, {})
+        loader.set_epoch(epoch - 1)
+        for metric in train_metrics:
             metric.reset_state()
-        total, count = 0.0, 0
-        for inputs, targets in loader.batches(shuffle=False):
-            result = self.eval_step(inputs, targets, reset_metrics=False)
-            rows = len(targets)
-            total += self._weighted_loss(result["loss"][0], rows)
+        total, count, step_ms, steps, refused = 0.0, 0, 0.0, 0, 0
+        label = "Epoch %d/%d" % (epoch, last_epoch)
+        num_batches = len(loader)
+        for batch, (inputs, targets) in enumerate(loader):
+            try:
+                result = session.train_step(inputs, targets, reset_metrics=False)
+            except MicrotrainError as error:
+                if error.status != MT_ERR_NUMERIC or on_numeric_error == "raise":
+                    raise
+                refused += 1
+                if on_numeric_error == "skip":
+                    continue
+                history.numeric_error = {
+                    "epoch": epoch, "batch": batch, "step": session.get_counters()["step"],
+                    "loss": getattr(error, "loss", None), "message": str(error)}
+                progress.finish("%s - stopped at batch %d/%d: %s" % (
+                    label, batch + 1, num_batches, error))
+                break
+            rows = _rows(targets)
+            total += _weighted_loss(session, result["loss"][0], rows)
             count += rows
-        logs = {"loss": total / count}
-        for metric in self._eval_metrics:
+            step_ms += result["train_time"]
+            steps += 1
+            if stepping:
+                session.scheduler_step()
+            progress.update(label, batch + 1, num_batches, total / count)
+            _call(callbacks, "on_batch_end", batch, {"loss": result["loss"][0], "size": rows})
+        if history.numeric_error is not None:
+            break
+        if count == 0 and not refused:
+            raise ValueError("the training loader produced no batch (drop_last with fewer "
+                             "samples than batch_size?)")
+        session.set_epoch(epoch)
+        logs = {"loss": total / count if count else float("nan")}
+        if on_numeric_error != "raise":
+            logs["numeric_errors"] = refused
+        for metric in train_metrics:
             logs[metric.name] = float(metric.result())
-        return logs
+        if validation is not None:
+            for name, value in evaluate(session, validation).items():
+                logs["val_" + name] = value
+        logs["learning_rate"] = session.get_learning_rate()
+        if checkpoint_path is not None:
+            session.save_checkpoint(checkpoint_path)
+        epoch_ms = clock_ms() - epoch_start
+        history.timings["epoch_ms"].append(epoch_ms)
+        history.timings["step_ms"].append(step_ms / max(1, steps))
+        history.append(epoch, logs)
+        progress.finish(_epoch_line(epoch, last_epoch, step_ms / max(1, steps), logs,
+                                    metric_names))
+        _call(callbacks, "on_epoch_end", epoch, dict(logs))
+        if session.stop_training:
+            break
 
-    def predict(self, data, batch_size=None):
-        """Outputs of the model over a loader (in data order, whatever its shuffle) or an
-        array / list of arrays: one array [N, ...] per output (the array itself when the
-        model has one output)."""
-        self._require_compiled("predict")
-        if isinstance(data, DataLoader):
-            batches = (inputs for inputs, _ in data.batches(shuffle=False))
-        else:
-            loader = DataLoader(data, None, batch_size=batch_size or self._batch_size)
-            batches = (inputs for inputs, _ in loader.batches())
-        pieces = [[] for _ in self._outputs]
-        for inputs in batches:
-            for position, output in enumerate(self.infer(inputs)):
-                pieces[position].append(output)
-        if _np is not None:
-            outputs = [_np.concatenate(p) for p in pieces]
-        else:
-            outputs = [[row for piece in p for row in piece] for p in pieces]
-        return outputs[0] if len(outputs) == 1 else outputs
-
-    # ------------------------------------------------------------ train
-
-    def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
-              callbacks=None, verbose=1, scheduler=None, validation_data=None,
-              on_numeric_error="raise"):
-        """Train for ``epochs`` epochs; returns a ``History`` with per-epoch losses, metrics
-        and timings.
-
-        Args:
-            data_loader: a DataLoader (its batch_size <= the compiled one) or (x, y) arrays
-            epochs: epochs to run now, continuing the session's epoch counter
-            validation_split: fraction of the loader's samples held out for validation
-                (``DataLoader.split``); 0 = none
-            checkpoint_path: save a checkpoint (atomically) after every epoch
-            callbacks: objects with any of on_train_begin(logs), on_epoch_begin(epoch, logs),
-                on_batch_end(batch, logs), on_epoch_end(epoch, logs), on_train_end(logs),
-                or plain functions called as on_epoch_end(epoch, logs); setting
-                ``session.stop_training = True`` ends training after the current epoch
-            verbose: 0 silent, 1 progress bar on a terminal and one line per epoch, 2 one
-                line per epoch
-            scheduler: a ``microtrain.schedules`` scheduler, registered now and stepped after
-                every optimizer step
-            validation_data: a DataLoader or (x, y) to validate on instead of a split
-            on_numeric_error: what a training step refused with MT_ERR_NUMERIC (NaN or
-                infinite loss or gradient) does: "raise" the MicrotrainError; "stop":
-                print the step, stop and return the history so far with
-                ``History.numeric_error`` set; "skip": leave that batch out of the epoch's
-                loss and metrics, count it in ``numeric_errors`` and go on. Compile with
-                ``guard_gradients=True`` so that a refused step changes no weight.
-        """
-        self._require_compiled("train")
-        begin = clock_ms()
-        if isinstance(epochs, bool) or not _is_int(epochs) or epochs < 0:
-            raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
-        if on_numeric_error not in ("raise", "stop", "skip"):
-            raise ValueError("on_numeric_error must be 'raise', 'stop' or 'skip', got %r"
-                             % (on_numeric_error,))
-        loader = self._as_loader(data_loader, "the training loader")
-        if loader.expecteds is None:
-            raise ValueError("train() needs expecteds; the loader has none")
-        validation = None
-        if validation_data is not None:
-            if validation_split:
-                raise ValueError("give validation_split or validation_data, not both")
-            validation = self._as_loader(validation_data, "the validation loader")
-        elif validation_split:
-            loader, validation = loader.split(validation_split)
-        callbacks = list(callbacks or [])
-        if scheduler is not None:
-            self.register_lr_scheduler(scheduler)
-        stream = sys.stdout
-        progress = _Progress(int(verbose), stream)
-        metric_names = [m.name for m in self._train_metrics]
-        history = History()
-        history.timings = {"model_load_ms": self._timings["model_load_ms"],
-                           "compile_ms": self._timings["compile_ms"],
-                           "epoch_ms": [], "step_ms": []}
-        first_epoch = self.get_counters()["epoch"]
-        last_epoch = first_epoch + int(epochs)
-        self.stop_training = False
-        _call(callbacks, "on_train_begin", {})
-
-        for epoch in range(first_epoch + 1, last_epoch + 1):
-            epoch_start = clock_ms()
-            _call(callbacks, "on_epoch_begin", epoch, {})
-            loader.set_epoch(epoch - 1)
-            for metric in self._train_metrics:
-                metric.reset_state()
-            total, count, step_ms, steps, refused = 0.0, 0, 0.0, 0, 0
-            label = "Epoch %d/%d" % (epoch, last_epoch)
-            num_batches = len(loader)
-            for batch, (inputs, targets) in enumerate(loader):
-                try:
-                    result = self.train_step(inputs, targets, reset_metrics=False)
-                except MicrotrainError as error:
-                    if error.status != MT_ERR_NUMERIC or on_numeric_error == "raise":
-                        raise
-                    refused += 1
-                    if on_numeric_error == "skip":
-                        continue
-                    history.numeric_error = {
-                        "epoch": epoch, "batch": batch, "step": self.get_counters()["step"],
-                        "loss": getattr(error, "loss", None), "message": str(error)}
-                    progress.finish("%s - stopped at batch %d/%d: %s" % (
-                        label, batch + 1, num_batches, error))
-                    break
-                rows = len(targets)
-                total += self._weighted_loss(result["loss"][0], rows)
-                count += rows
-                step_ms += result["train_time"]
-                steps += 1
-                if self._scheduler is not None:
-                    self.scheduler_step()
-                progress.update(label, batch + 1, num_batches, total / count)
-                _call(callbacks, "on_batch_end", batch,
-                      {"loss": result["loss"][0], "size": rows})
-            if history.numeric_error is not None:
-                break
-            if count == 0 and not refused:
-                raise ValueError("the training loader produced no batch (drop_last with fewer "
-                                 "samples than batch_size?)")
-            self.set_epoch(epoch)
-            logs = {"loss": total / count if count else float("nan")}
-            if on_numeric_error != "raise":
-                logs["numeric_errors"] = refused
-            for metric in self._train_metrics:
-                logs[metric.name] = float(metric.result())
-            if validation is not None:
-                for name, value in self.evaluate(validation).items():
-                    logs["val_" + name] = value
-            logs["learning_rate"] = self.get_learning_rate()
-            if checkpoint_path is not None:
-                self.save_checkpoint(checkpoint_path)
-            epoch_ms = clock_ms() - epoch_start
-            history.timings["epoch_ms"].append(epoch_ms)
-            history.timings["step_ms"].append(step_ms / max(1, steps))
-            history.append(epoch, logs)
-            progress.finish(_epoch_line(epoch, last_epoch, step_ms / max(1, steps), logs,
-                                        metric_names))
-            _call(callbacks, "on_epoch_end", epoch, dict(logs))
-            if self.stop_training:
-                break
-
-        history.timings["total_ms"] = clock_ms() - begin
-        _call(callbacks, "on_train_end", {"epochs": list(history.epochs)})
-        return history
+    history.timings["total_ms"] = clock_ms() - begin
+    _call(callbacks, "on_train_end", {"epochs": list(history.epochs)})
+    return history

@@ -1,32 +1,35 @@
-// microtrain's backend interface (py_facade/microtrain/backend/__init__.py) on the core compiled to
-// wasm32 (CMake preset wasm32-wasi), for MicroPython running in JavaScript.
+// microtrain's backend interface (py_facade/microtrain/backend/__init__.py) on the core compiled
+// to wasm32 (CMake preset wasm32-wasi), for MicroPython running in JavaScript.
 //
 //   const core = await loadCore("build/presets/wasm32-wasi/micro_core/microtrain.wasm");
 //   mp.registerJsModule("_microtrain_js", core.module(mp));
-//   # MicroPython: microtrain.backend.js_backend wraps _microtrain_js.create() (backend.load() does)
+//   # MicroPython: microtrain.backend.js_backend wraps _microtrain_js.create()
 //
-// Every backend object gets its own instance of the module (its own linear memory), laid
-// out like a firmware's RAM: the core never allocates, so this file places everything from
+// Every backend object gets its own instance of the module (its own linear memory), laid out
+// like a firmware's RAM: the core never allocates, so this file places everything from
 // __heap_base up and grows memory to fit:
 //
-//   __heap_base | scratch: out-params, config, trainable mask | image (16-aligned) | arena (16-aligned)
+//   __heap_base | scratch: out-params, config, mask | image (16-aligned) | arena (16-aligned)
+//               | transfer area (checkpoints, export, properties), placed after the arena per call
 //
 // JavaScript exceptions do not become Python exceptions, so no method throws for a failing
-// core call: each sets `status` (an mt_status, 0 when fine), `message` and `function`, and
-// microtrain.backend.js_backend raises MicrotrainError from them.
+// core call: each sets `status` (an mt_status, 0 when fine), `message`, `function` and, when
+// the failure concerns an op, `op_index` / `op_type`; microtrain.backend.js_backend raises
+// MicrotrainError from them.
 
 import { readFile } from "node:fs/promises";
 
 const MT_ABI_VERSION = 5;
 const ARENA_ALIGN = 16;
-const SCRATCH_BYTES = 1024;         // out-params and mt_train_config
+const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
 const PAGE = 65536;
 const KIND_INPUT = 0;
 const KIND_TARGET = 1;
+const PROPERTY_INT = 1, PROPERTY_FLOAT = 2, PROPERTY_STRING = 3;
 
 // wasm32 layouts of the public structs (checked against mt_struct_size at load).
-const STRUCT_SIZES = { 0: 60, 1: 60, 2: 40, 3: 32, 4: 24 };
+const STRUCT_SIZES = { 0: 60, 1: 60, 2: 40, 3: 32, 4: 24, 5: 40 };
 const CONFIG_OFFSETS = {
   optimizer: [0, "i32"], loss: [4, "i32"], reduction: [8, "i32"], batch_size: [12, "i32"],
   num_trainable_ops: [16, "i32"], biases_only: [20, "i32"], learning_rate: [24, "f32"],
@@ -58,10 +61,14 @@ class WasmBackend {
     this.scratch = alignUp(this.core.__heap_base.value, ARENA_ALIGN);
     this.image = 0;
     this.imageBytes = 0;
+    this.arenaEnd = 0;
     this.session = 0;
     this.status = 0;
     this.message = "";
     this.function = "";
+    this.op_index = -1;
+    this.op_type = 0;
+    this.loss = 0;
     if (this.core.mt_abi_version() !== MT_ABI_VERSION) {
       throw new Error(`microtrain.wasm has ABI ${this.core.mt_abi_version()}, this file ${MT_ABI_VERSION}`);
     }
@@ -75,6 +82,7 @@ class WasmBackend {
   // ------------------------------------------------------------ memory
 
   view() { return new DataView(this.core.memory.buffer); }
+  bytes(pointer, length) { return new Uint8Array(this.core.memory.buffer, pointer, length); }
 
   reserve(end) {
     const memory = this.core.memory;
@@ -92,13 +100,25 @@ class WasmBackend {
     if (status !== 0) throw new CoreError(status, this.cString(this.core.mt_status_str(status)), fn);
   }
 
-  // A Python bytes object (a proxy: iterate it) or a JS Uint8Array, at a 16-aligned address.
+  // A Python bytes object (a proxy: iterate it) or a JS Uint8Array, as a Uint8Array.
+  asBytes(value) {
+    return value instanceof Uint8Array ? value : Uint8Array.from(value);
+  }
+
+  // The image at a 16-aligned address after the scratch area.
   placeImage(image) {
-    const bytes = image instanceof Uint8Array ? image : Uint8Array.from(image);
+    const bytes = this.asBytes(image);
     this.image = alignUp(this.scratch + SCRATCH_BYTES, ARENA_ALIGN);
     this.imageBytes = bytes.length;
     this.reserve(this.image + bytes.length);
-    new Uint8Array(this.core.memory.buffer, this.image, bytes.length).set(bytes);
+    this.bytes(this.image, bytes.length).set(bytes);
+  }
+
+  // A transfer area of `length` bytes after everything else, for one call.
+  transfer(length) {
+    const start = alignUp(Math.max(this.arenaEnd, this.image + this.imageBytes), ARENA_ALIGN);
+    this.reserve(start + length);
+    return start;
   }
 
   writeConfig(config) {
@@ -113,7 +133,7 @@ class WasmBackend {
     }
     const mask = cfg.trainable_op_mask;
     if (mask !== undefined && mask !== null) {
-      const bytes = new Uint8Array(this.core.memory.buffer, this.scratch + MASK_OFFSET, 256);
+      const bytes = this.bytes(this.scratch + MASK_OFFSET, 256);
       bytes.fill(0);
       mask.forEach((bit, op) => { bytes[op] = bit ? 1 : 0; });
       view.setInt32(pointer + CONFIG_MASK_OFFSET, this.scratch + MASK_OFFSET, true);
@@ -126,13 +146,34 @@ class WasmBackend {
     this.status = 0;
     this.message = "";
     this.function = "";
+    this.op_index = -1;
+    this.op_type = 0;
     try {
       return body();
     } catch (error) {
       this.status = error instanceof CoreError ? error.status : -1;
       this.message = error.message;
       this.function = error instanceof CoreError ? error.fn : "microtrain_wasm.mjs";
+      this.noteOp(error);
       return null;
+    }
+  }
+
+  // The op a failure concerns, from mt_model_diagnose / mt_session_last_error when present.
+  noteOp(error) {
+    if (!(error instanceof CoreError)) return;
+    const detail = this.scratch + 192;   // mt_error_detail (16 bytes)
+    if (this.session && this.core.mt_session_last_error) {
+      this.core.mt_session_last_error(this.session, detail);
+    } else if (this.image && this.core.mt_model_diagnose) {
+      this.core.mt_model_diagnose(this.image, this.imageBytes, this.lastConfig || 0, detail);
+    } else {
+      return;
+    }
+    const v = this.view();
+    if (v.getInt32(detail, true) === error.status) {
+      this.op_index = v.getInt32(detail + 4, true);
+      this.op_type = v.getInt32(detail + 8, true);
     }
   }
 
@@ -140,17 +181,20 @@ class WasmBackend {
     if (!this.session) throw new CoreError(-4, "the backend has no session: call open() first", "open");
   }
 
-  // ------------------------------------------------------------ the backend interface
+  // ------------------------------------------------------------ model
 
   describe(image) {
     return this.guard(() => {
+      this.session = 0;
+      this.lastConfig = 0;
       this.placeImage(image);
       const info = this.scratch;          // mt_model_info (32 bytes)
-      const tensor = this.scratch + 64;   // mt_tensor_info (40 bytes)
+      const tensor = this.scratch + 64;   // mt_tensor_info
       const index = this.scratch + 128;
       this.check(this.core.mt_model_check(this.image, this.imageBytes, info), "mt_model_check");
       const view = this.view();
       const numTensors = view.getInt32(info + 4, true);
+      const numOps = view.getInt32(info + 8, true);
       const readTensor = (i) => {
         this.check(this.core.mt_model_tensor(this.image, this.imageBytes, i, tensor), "mt_model_tensor");
         const v = this.view();
@@ -160,28 +204,68 @@ class WasmBackend {
         return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true) };
       };
       const io = (isOutput, count) => {
-        const shapes = [];
+        const entries = [];
         for (let p = 0; p < count; p++) {
           this.check(this.core.mt_model_io(this.image, this.imageBytes, isOutput, p, index), "mt_model_io");
-          shapes.push(readTensor(this.view().getInt32(index, true)).dims);
+          const t = this.view().getInt32(index, true);
+          entries.push({ tensor: t, dims: readTensor(t).dims });
         }
-        return shapes;
+        return entries;
       };
+      const layout = this.imageLayout();
       const params = [];
+      const trainable = new Set();
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
-        if ((t.flags & 1) && t.dtype === 1) params.push(t.dims);   // CONST, F32
+        if ((t.flags & 1) && t.dtype === 1) {      // CONST, F32
+          params.push({ tensor: i, dims: t.dims, offset: layout.dataOffset(i), trainable: Boolean(t.flags & 2) });
+          if (t.flags & 2) trainable.add(i);
+        }
       }
-      return { num_ops: view.getInt32(info + 8, true), inputs: io(0, view.getInt32(info + 12, true)),
-               outputs: io(1, view.getInt32(info + 16, true)), params };
+      const ops = [];
+      for (let o = 0; o < numOps; o++) {
+        const op = layout.op(o);
+        ops.push({ type: op.type, layer: op.layer, inputs: op.inputs, outputs: op.outputs,
+                   weights: op.inputs.some((i) => trainable.has(i)) });
+      }
+      return { num_ops: numOps, num_tensors: numTensors, inputs: io(0, view.getInt32(info + 12, true)),
+               outputs: io(1, view.getInt32(info + 16, true)), params, ops };
     });
+  }
+
+  // Tensor data offsets and op entries. mt_model_op / mt_tensor_info.data_offset give them
+  // when the core has them; until then they are read from the validated image's tables
+  // (docs/model_format.md).
+  imageLayout() {
+    const v = this.view();
+    const base = this.image;
+    const tensorsOffset = v.getUint32(base + 32, true);
+    const opsOffset = v.getUint32(base + 36, true);
+    const dataOffset = v.getUint32(base + 44, true);
+    const version = v.getUint16(base + 4, true);
+    return {
+      dataOffset: (i) => dataOffset + v.getUint32(base + tensorsOffset + 32 * i + 20, true),
+      op: (o) => {
+        const entry = base + opsOffset + 32 * o;
+        const numIn = v.getUint8(entry + 1), numOut = v.getUint8(entry + 2);
+        const inputs = [], outputs = [];
+        for (let k = 0; k < numIn; k++) {
+          const t = v.getUint16(entry + 4 + 2 * k, true);
+          inputs.push(t === 0xFFFF ? -1 : t);
+        }
+        for (let k = 0; k < numOut; k++) outputs.push(v.getUint16(entry + 12 + 2 * k, true));
+        return { type: v.getUint8(entry), layer: version >= 2 ? v.getUint8(entry + 3) : o, inputs, outputs };
+      },
+    };
   }
 
   plan(image, config) {
     return this.guard(() => {
+      this.session = 0;
       this.placeImage(image);
       const plan = this.scratch;          // mt_memory_plan (60 bytes)
-      this.check(this.core.mt_plan(this.image, this.imageBytes, this.writeConfig(config), plan), "mt_plan");
+      this.lastConfig = this.writeConfig(config);
+      this.check(this.core.mt_plan(this.image, this.imageBytes, this.lastConfig, plan), "mt_plan");
       const view = this.view();
       const result = {};
       PLAN_FIELDS.forEach((name, i) => { result[name] = view.getInt32(plan + 4 * i, true); });
@@ -189,17 +273,24 @@ class WasmBackend {
     });
   }
 
+  // ------------------------------------------------------------ session
+
   open(image, config) {
     return this.guard(() => {
       this.session = 0;
       this.placeImage(image);
       const cfgPointer = this.writeConfig(config);
+      this.lastConfig = cfgPointer;
+      this.baseRate = Math.fround(Number(this.toJs(config).learning_rate));
       const planPointer = this.scratch;
       this.check(this.core.mt_plan(this.image, this.imageBytes, cfgPointer, planPointer), "mt_plan");
       const totalBytes = this.view().getUint32(planPointer, true);
       const arena = alignUp(this.image + this.imageBytes, ARENA_ALIGN);
       this.reserve(arena + totalBytes);
-      new Uint8Array(this.core.memory.buffer, arena, totalBytes).fill(0);
+      this.bytes(arena, totalBytes).fill(0);
+      this.arena = arena;
+      this.arenaBytes = totalBytes;
+      this.arenaEnd = arena + totalBytes;
       const sessionOut = this.scratch + 128;
       this.check(this.core.mt_session_init(sessionOut, this.image, this.imageBytes, cfgPointer,
                                            arena, totalBytes), "mt_session_init");
@@ -223,6 +314,15 @@ class WasmBackend {
     });
   }
 
+  close() {
+    this.session = 0;
+    this.inputs = this.outputs = this.target = null;
+    this.arenaEnd = 0;
+    return null;
+  }
+
+  // ------------------------------------------------------------ rows
+
   // values: a Python array('f') / array('i') / list (a proxy: iterate it) or a JS array.
   write_rows(kind, position, firstRow, values) {
     return this.guard(() => {
@@ -242,26 +342,6 @@ class WasmBackend {
     });
   }
 
-  step(name, n) {
-    return this.guard(() => {
-      this.requireSession();
-      const loss = this.scratch + 8;
-      this.check(this.core[name](this.session, n, loss), name);
-      return this.view().getFloat32(loss, true);
-    });
-  }
-
-  train_step(n) { return this.step("mt_session_train_step", n); }
-  eval_step(n) { return this.step("mt_session_eval_step", n); }
-
-  infer(n) {
-    return this.guard(() => {
-      this.requireSession();
-      this.check(this.core.mt_session_infer(this.session, n), "mt_session_infer");
-      return null;
-    });
-  }
-
   read_rows(output, n) {
     return this.guard(() => {
       this.requireSession();
@@ -271,7 +351,41 @@ class WasmBackend {
     });
   }
 
-  // Each weight tensor in mt_session_param order: where it lies and how many floats.
+  // ------------------------------------------------------------ steps
+
+  step(name, n) {
+    return this.guard(() => {
+      this.requireSession();
+      const loss = this.scratch + 8;
+      this.view().setFloat32(loss, NaN, true);
+      const status = this.core[name](this.session, n, loss);
+      this.loss = this.view().getFloat32(loss, true);
+      this.check(status, name);
+      return this.loss;
+    });
+  }
+
+  train_step(n) { return this.step("mt_session_train_step", n); }
+  accumulate(n) { return this.step("mt_session_accumulate", n); }
+  eval_step(n) { return this.step("mt_session_eval_step", n); }
+
+  call(name, ...args) {
+    return this.guard(() => {
+      this.requireSession();
+      this.check(this.core[name](this.session, ...args), name);
+      return null;
+    });
+  }
+
+  zero_grad() { return this.call("mt_session_zero_grad"); }
+  optimizer_step() { return this.call("mt_session_optimizer_step"); }
+  infer(n) { return this.call("mt_session_infer", n); }
+  set_learning_rate(rate) { return this.call("mt_session_set_learning_rate", rate); }
+  set_epoch(epoch) { return this.call("mt_session_set_epoch", BigInt(epoch)); }
+
+  // ------------------------------------------------------------ weights and state
+
+  // Each weight tensor in mt_session_param order: where it lies, how many floats, trained?
   params() {
     this.requireSession();
     const count = this.scratch;
@@ -282,39 +396,57 @@ class WasmBackend {
       this.check(this.core.mt_session_param(this.session, p, info), "mt_session_param");
       const v = this.view();
       const trained = v.getInt32(info + 8, true);
-      list.push({ pointer: v.getUint32(info + (trained ? 16 : 20), true), bytes: 4 * v.getInt32(info + 4, true) });
+      list.push({ pointer: v.getUint32(info + (trained ? 16 : 20), true), count: v.getInt32(info + 4, true),
+                  trained: Boolean(trained) });
     }
     return list;
+  }
+
+  trained() {
+    return this.guard(() => this.params().map((p) => p.trained));
+  }
+
+  read_param(position) {
+    return this.guard(() => {
+      const p = this.params()[position];
+      return Array.from(new Float32Array(this.core.memory.buffer, p.pointer, p.count));
+    });
+  }
+
+  write_param(position, values) {
+    return this.guard(() => {
+      const p = this.params()[position];
+      const target = new Float32Array(this.core.memory.buffer, p.pointer, p.count);
+      let i = 0;
+      for (const value of values) {
+        if (i >= p.count) throw new Error(`weight ${position} has ${p.count} values`);
+        target[i++] = value;
+      }
+      if (i !== p.count) throw new Error(`weight ${position} has ${p.count} values, got ${i}`);
+      return null;
+    });
   }
 
   weights() {
     return this.guard(() => {
       const params = this.params();
-      const out = new Uint8Array(params.reduce((sum, p) => sum + p.bytes, 0));
+      const out = new Uint8Array(params.reduce((sum, p) => sum + 4 * p.count, 0));
       let offset = 0;
       for (const p of params) {
-        out.set(new Uint8Array(this.core.memory.buffer, p.pointer, p.bytes), offset);
-        offset += p.bytes;
+        out.set(this.bytes(p.pointer, 4 * p.count), offset);
+        offset += 4 * p.count;
       }
       return out;
     });
   }
 
   // zlib.crc32 of weights(), by the core's own mt_crc32_update. Returned as a signed int32
-  // (MicroPython's proxy passes JS integers as int32); _js_backend masks it.
+  // (MicroPython's proxy passes JS integers as int32); js_backend masks it.
   weights_crc32() {
     return this.guard(() => {
       let crc = 0;
-      for (const p of this.params()) crc = this.core.mt_crc32_update(crc, p.pointer, p.bytes);
+      for (const p of this.params()) crc = this.core.mt_crc32_update(crc, p.pointer, 4 * p.count);
       return crc | 0;
-    });
-  }
-
-  set_learning_rate(rate) {
-    return this.guard(() => {
-      this.requireSession();
-      this.check(this.core.mt_session_set_learning_rate(this.session, rate), "mt_session_set_learning_rate");
-      return null;
     });
   }
 
@@ -322,6 +454,16 @@ class WasmBackend {
     return this.guard(() => {
       this.requireSession();
       this.check(this.core.mt_session_get_learning_rate(this.session, this.scratch), "mt_session_get_learning_rate");
+      return this.view().getFloat32(this.scratch, true);
+    });
+  }
+
+  base_learning_rate() {
+    return this.guard(() => {
+      this.requireSession();
+      if (!this.core.mt_session_get_base_learning_rate) return this.baseRate;
+      this.check(this.core.mt_session_get_base_learning_rate(this.session, this.scratch),
+                 "mt_session_get_base_learning_rate");
       return this.view().getFloat32(this.scratch, true);
     });
   }
@@ -335,22 +477,6 @@ class WasmBackend {
     });
   }
 
-  set_epoch(epoch) {
-    return this.guard(() => {
-      this.requireSession();
-      this.check(this.core.mt_session_set_epoch(this.session, BigInt(epoch)), "mt_session_set_epoch");
-      return null;
-    });
-  }
-
-  optimizer_step() {
-    return this.guard(() => {
-      this.requireSession();
-      this.check(this.core.mt_session_optimizer_step(this.session), "mt_session_optimizer_step");
-      return null;
-    });
-  }
-
   numeric_errors() {
     return this.guard(() => {
       this.requireSession();
@@ -359,10 +485,101 @@ class WasmBackend {
     });
   }
 
-  close() {
-    this.session = 0;
-    this.inputs = this.outputs = this.target = null;
-    return null;
+  // ------------------------------------------------------------ checkpoints and export
+
+  // properties: [[name, kind, value], ...] with int values as decimal strings (64-bit safe).
+  // Lays out the mt_property array (40 bytes each on wasm32) and its strings; returns
+  // [pointer, count, bytes used].
+  placeProperties(properties, start) {
+    const list = this.toJs(properties);
+    const encoder = new TextEncoder();
+    const structs = alignUp(start, 8);
+    let strings = structs + 40 * list.length;
+    const need = strings + list.reduce((sum, [name, kind, value]) =>
+      sum + encoder.encode(name).length + 1 + (kind === PROPERTY_STRING ? encoder.encode(value).length + 1 : 0), 0);
+    this.reserve(need);
+    const cString = (text) => {
+      const bytes = encoder.encode(text);
+      this.bytes(strings, bytes.length).set(bytes);
+      this.bytes(strings + bytes.length, 1)[0] = 0;
+      const pointer = strings;
+      strings += bytes.length + 1;
+      return pointer;
+    };
+    list.forEach(([name, kind, value], k) => {
+      const entry = structs + 40 * k;
+      this.bytes(entry, 40).fill(0);
+      const v = this.view();
+      v.setUint32(entry, cString(name), true);
+      v.setInt32(entry + 4, kind, true);
+      if (kind === PROPERTY_INT) v.setBigInt64(entry + 16, BigInt(value), true);
+      else if (kind === PROPERTY_FLOAT) v.setFloat64(entry + 24, Number(value), true);
+      else v.setUint32(entry + 32, cString(value), true);
+    });
+    return [structs, list.length, need - start];
+  }
+
+  checkpoint_bytes(includeOptimizer, properties) {
+    return this.guard(() => {
+      this.requireSession();
+      const [pointer, count] = this.placeProperties(properties, this.transfer(0));
+      this.check(this.core.mt_checkpoint_bytes(this.session, includeOptimizer ? 1 : 0, pointer, count,
+                                               this.scratch), "mt_checkpoint_bytes");
+      return this.view().getUint32(this.scratch, true);
+    });
+  }
+
+  checkpoint_save(includeOptimizer, properties) {
+    return this.guard(() => {
+      this.requireSession();
+      const start = this.transfer(0);
+      const [pointer, count, used] = this.placeProperties(properties, start);
+      this.check(this.core.mt_checkpoint_bytes(this.session, includeOptimizer ? 1 : 0, pointer, count,
+                                               this.scratch), "mt_checkpoint_bytes");
+      const size = this.view().getUint32(this.scratch, true);
+      const out = alignUp(start + used, ARENA_ALIGN);
+      this.reserve(out + size);
+      this.check(this.core.mt_wasm_checkpoint_save(this.session, includeOptimizer ? 1 : 0, pointer, count,
+                                                   out, size, this.scratch), "mt_checkpoint_save");
+      return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
+    });
+  }
+
+  // Returns [[name, kind, value], ...] (int values as decimal strings).
+  checkpoint_load(data) {
+    return this.guard(() => {
+      this.requireSession();
+      const bytes = this.asBytes(data);
+      const at = this.transfer(2 * bytes.length + 16);
+      this.bytes(at, bytes.length).set(bytes);
+      const props = alignUp(at + bytes.length, ARENA_ALIGN);
+      this.check(this.core.mt_wasm_checkpoint_load(this.session, at, bytes.length, props, bytes.length,
+                                                   this.scratch), "mt_checkpoint_load");
+      const used = this.view().getUint32(this.scratch, true);
+      const decoder = new TextDecoder();
+      const result = [];
+      for (let p = props; p < props + used;) {
+        const v = this.view();
+        const kind = v.getUint8(p), nameBytes = v.getUint8(p + 1), valueBytes = v.getUint16(p + 2, true);
+        const name = decoder.decode(this.bytes(p + 4, nameBytes));
+        const value = p + 4 + nameBytes;
+        if (kind === PROPERTY_INT) result.push([name, kind, v.getBigInt64(value, true).toString()]);
+        else if (kind === PROPERTY_FLOAT) result.push([name, kind, v.getFloat64(value, true)]);
+        else result.push([name, kind, decoder.decode(this.bytes(value, valueBytes))]);
+        p = value + valueBytes;
+      }
+      return result;
+    });
+  }
+
+  export_image() {
+    return this.guard(() => {
+      this.requireSession();
+      const out = this.transfer(this.imageBytes);
+      this.check(this.core.mt_wasm_export_image(this.session, out, this.imageBytes, this.scratch),
+                 "mt_session_export_image");
+      return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
+    });
   }
 }
 

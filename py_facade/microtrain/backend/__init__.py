@@ -22,7 +22,8 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
 
     describe(image) -> {
         "num_ops": int, "num_tensors": int,
-        "inputs":  [dims, ...], "outputs": [dims, ...]      one sample's shape, a tuple each
+        "inputs":  [{"tensor": i, "dims": tuple}, ...]     model inputs, in order; dims is
+        "outputs": [{"tensor": i, "dims": tuple}, ...]     one sample's shape
         "params":  [{"tensor": i, "dims": tuple, "offset": byte offset of its data in the
                      image, "trainable": bool}, ...]         CONST f32 tensors, table order
                                                              (= mt_session_param order)
@@ -50,13 +51,16 @@ Session:
         categorical cross-entropy. The caller has checked shapes and ranges.
     read_rows(output, n) -> flat float sequence, n rows of output ``output``
 
-    train_step(n) -> loss           mt_session_train_step on rows 0..n-1
+    train_step(n) -> loss           mt_session_train_step on rows 0..n-1 (MT_ERR_NUMERIC
+                                    raises with the reported loss in the error's ``loss``)
     accumulate(n) -> loss           mt_session_accumulate (accumulate_gradients=1)
     zero_grad()                     mt_session_zero_grad
     optimizer_step()                mt_session_optimizer_step
     eval_step(n) -> loss            mt_session_eval_step
     infer(n)                        mt_session_infer
 
+    trained() -> [bool, ...]        per weight (mt_session_param order): does the optimizer
+                                    update it (mt_param_info.trained)
     read_param(position) -> flat float sequence: weight ``position`` (mt_session_param order)
     write_param(position, values)   replace it: in the arena when trained, else in the
                                     backend's image (a read-only image raises)
@@ -167,6 +171,9 @@ class Backend:
 
     def infer(self, n):
         raise NotImplementedError("infer")
+
+    def trained(self):
+        raise NotImplementedError("trained")
 
     def read_param(self, position):
         raise NotImplementedError("read_param")

@@ -1,8 +1,12 @@
 """The CPython backend: ``microtrain.backend``'s interface over ctypes and numpy.
 
-The image and the arena are numpy arrays the backend owns (the core never
-allocates); rows are copied straight into numpy views of the arena's buffers.
-Under MicroPython ``import ctypes`` fails first, so ``backend.load()`` moves on.
+The image copy and the arena are numpy arrays this object owns (the core never
+allocates); rows are copied straight into numpy views of the arena's buffers, and
+``buffer_views()`` hands those views to ``TrainSession`` for zero-copy use. Under
+MicroPython ``import ctypes`` fails first, so ``backend.load()`` moves on.
+
+Beyond the interface, for the CPython tools: ``buffer_views()``, ``plan_buffers(image,
+config)`` (``mt_plan_buffers``) and ``struct_config(config)``.
 """
 
 import ctypes
@@ -10,17 +14,42 @@ import zlib
 
 import numpy as np
 
-from . import _native
-from ._native import _check
 from . import Backend as _Interface, KIND_INPUT, KIND_TARGET, PLAN_FIELDS
-from ..session import _aligned_zeros, _pointer_address
+from . import _native
+from .. import properties as _properties
+from ..errors import MicrotrainError
 
 _IMAGE_ALIGN = 16  # the core needs 4; 16 keeps weight data 16-aligned too
+_SPARSE_LOSS = 3   # MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
+
+_PROPERTY_KINDS = {
+    _properties.KIND_INT: _native.MT_PROPERTY_INT,
+    _properties.KIND_FLOAT: _native.MT_PROPERTY_FLOAT,
+    _properties.KIND_STRING: _native.MT_PROPERTY_STRING,
+}
 
 
-def train_config(config):
-    """An mt_train_config from a ``backend`` config dict, and the mask array it borrows
-    (keep it alive as long as the struct is used)."""
+def aligned_zeros(nbytes, alignment):
+    """A zeroed uint8 array of ``nbytes`` whose data address is a multiple of ``alignment``."""
+    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start:start + nbytes]
+
+
+def _aligned_image(image):
+    data = np.frombuffer(bytes(image), dtype=np.uint8)
+    copy = aligned_zeros(data.size, _IMAGE_ALIGN)
+    copy[:] = data
+    return copy
+
+
+def _address(pointer):
+    return ctypes.cast(pointer, ctypes.c_void_p).value
+
+
+def struct_config(config):
+    """An mt_train_config from a config dict, and the mask array it borrows (keep it alive
+    as long as the struct is used)."""
     struct = _native.mt_train_config()
     _native.mt_train_config_init(ctypes.byref(struct))
     mask = None
@@ -34,206 +63,482 @@ def train_config(config):
     return struct, mask
 
 
-def bind_arena(image, struct):
-    """mt_plan then mt_session_init on a fresh arena of exactly the planned size:
-    (session handle, arena array, mt_memory_plan)."""
-    plan = _native.mt_memory_plan()
-    _check(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
-                           ctypes.byref(plan)), "mt_plan")
-    arena = _aligned_zeros(plan.total_bytes, _native.MT_ARENA_ALIGN)
-    session = _native.mt_session_p()
-    _check(_native.mt_session_init(ctypes.byref(session), image.ctypes.data, image.size,
-                                   ctypes.byref(struct), arena.ctypes.data, arena.size),
-           "mt_session_init")
-    return session, arena, plan
+def _error(status, function, detail=None):
+    """MicrotrainError for a failed call; ``detail`` an mt_error_detail or None."""
+    op_index, op_type = -1, 0
+    if detail is not None and detail.status == status:
+        op_index, op_type = detail.op_index, detail.op_type
+    return MicrotrainError(status, _native.status_text(status), function, op_index, op_type)
 
 
-def _aligned_image(image):
-    data = np.frombuffer(bytes(image), dtype=np.uint8)
-    copy = _aligned_zeros(data.size, _IMAGE_ALIGN)
-    copy[:] = data
-    return copy
+class _Callback:
+    """A Python function as a C callback that never lets an exception escape: the exception
+    is kept, the callback returns MT_ERR_IO so the core stops, and ``check`` raises it."""
+
+    def __init__(self, function_type, body):
+        self.error = None
+        self._body = body
+        self.pointer = function_type(self._call)  # referenced while C runs
+
+    def _call(self, *args):
+        if self.error is not None:
+            return _native.MT_ERR_IO
+        try:
+            return self._body(*args)
+        except BaseException as error:  # noqa: B902 - re-raised after the C call
+            self.error = error
+            return _native.MT_ERR_IO
+
+    def check(self, status, function, raise_status):
+        if self.error is not None:
+            raise self.error
+        if status != _native.MT_OK:
+            raise_status(status, function)
+
+
+def _writer(write):
+    def body(user, data, size):
+        if size:
+            write(memoryview((ctypes.c_char * size).from_address(data)).cast("B"))
+        return _native.MT_OK
+    return _Callback(_native.mt_write_fn, body)
+
+
+def _property_array(items):
+    """(ctypes array of mt_property, count, the bytes objects it points into)."""
+    array = (_native.mt_property * max(1, len(items)))()
+    keep = []
+    for slot, (name, kind, value) in zip(array, items):
+        encoded_name = _properties.check_name(name)
+        keep.append(encoded_name)
+        slot.name = encoded_name
+        slot.type = _PROPERTY_KINDS[kind]
+        if kind == _properties.KIND_INT:
+            slot.int_value = value
+        elif kind == _properties.KIND_FLOAT:
+            slot.float_value = value
+        else:
+            encoded = value.encode("utf-8")
+            keep.append(encoded)
+            slot.str_value = encoded
+    return array, len(items), keep
 
 
 class Backend(_Interface):
-    """One C session over numpy-owned image and arena (see ``microtrain.backend``)."""
+    """One C session over a numpy-owned image copy and arena (see ``microtrain.backend``)."""
 
     def __init__(self):
         self._image = None
         self._arena = None
         self._session = None
+        self._config = None
         self._inputs = []
         self._outputs = []
         self._target = None
-        self._batch_size = 1  # B: every buffer holds B rows
+        self._params = []   # per weight: (numpy view of its float32 data, trained)
         self._loss = ctypes.c_float()
 
-    # ------------------------------------------------------------ image
+    # ------------------------------------------------------------ errors
 
-    def describe(self, image):
-        image = _aligned_image(image)
-        info = _native.mt_model_info()
-        _check(_native.mt_model_check(image.ctypes.data, image.size, ctypes.byref(info)),
-               "mt_model_check")
-        tensor = _native.mt_tensor_info()
+    def _check_model(self, status, function, image, struct=None):
+        if status == _native.MT_OK:
+            return
+        detail = None
+        if hasattr(_native, "mt_model_diagnose"):
+            detail = _native.mt_error_detail()
+            _native.mt_model_diagnose(image.ctypes.data, image.size,
+                                      None if struct is None else ctypes.byref(struct),
+                                      ctypes.byref(detail))
+        raise _error(status, function, detail)
 
-        def dims(index):
-            _check(_native.mt_model_tensor(image.ctypes.data, image.size, index,
-                                           ctypes.byref(tensor)), "mt_model_tensor")
-            return tuple(tensor.dims[:tensor.ndim])
-
-        def io(is_output, count):
-            shapes = []
-            index = ctypes.c_int32()
-            for position in range(count):
-                _check(_native.mt_model_io(image.ctypes.data, image.size, is_output, position,
-                                           ctypes.byref(index)), "mt_model_io")
-                shapes.append(dims(index.value))
-            return shapes
-
-        params = []
-        for index in range(info.num_tensors):
-            shape = dims(index)
-            if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
-                params.append(shape)
-        return {"num_ops": info.num_ops, "inputs": io(0, info.num_inputs),
-                "outputs": io(1, info.num_outputs), "params": params}
-
-    def plan(self, image, config):
-        image = _aligned_image(image)
-        struct, mask = train_config(config)
-        plan = _native.mt_memory_plan()
-        _check(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
-                               ctypes.byref(plan)), "mt_plan")
-        del mask
-        return {name: getattr(plan, name) for name in PLAN_FIELDS}
-
-    def open(self, image, config):
-        self.close()
-        self._image = _aligned_image(image)
-        struct, mask = train_config(config)
-        self._session, self._arena, _ = bind_arena(self._image, struct)
-        self._batch_size = int(config["batch_size"])
-        del mask  # borrowed by mt_plan/mt_session_init only
-        data, count = ctypes.POINTER(ctypes.c_float)(), ctypes.c_int32()
-        views = []
-        for getter, name in ((_native.mt_session_input, "mt_session_input"),
-                             (_native.mt_session_output, "mt_session_output")):
-            views.append([])
-            position = 0
-            while getter(self._session, position, ctypes.byref(data),
-                         ctypes.byref(count)) == _native.MT_OK:
-                views[-1].append(self._view(_pointer_address(data), 4 * count.value,
-                                            np.float32))
-                position += 1
-        self._inputs, self._outputs = views
-        target, nbytes = ctypes.c_void_p(), ctypes.c_int32()
-        _check(_native.mt_session_target(self._session, ctypes.byref(target),
-                                         ctypes.byref(nbytes)), "mt_session_target")
-        sparse = config["loss"] == _native.MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
-        self._target = self._view(target.value, nbytes.value, np.int32 if sparse else np.float32)
-
-    def _view(self, address, nbytes, dtype):
-        offset = address - self._arena.ctypes.data
-        if offset < 0 or offset + nbytes > self._arena.size:
-            raise RuntimeError("the core returned a buffer outside the arena")
-        return self._arena[offset:offset + nbytes].view(dtype)
+    def _check(self, status, function):
+        if status == _native.MT_OK:
+            return
+        detail = None
+        if self._session is not None and hasattr(_native, "mt_session_last_error"):
+            detail = _native.mt_error_detail()
+            _native.mt_session_last_error(self._session, ctypes.byref(detail))
+        raise _error(status, function, detail)
 
     def _require_session(self):
         if self._session is None:
             raise RuntimeError("the backend has no session: call open() first")
 
-    # ------------------------------------------------------------ rows
+    # ------------------------------------------------------------ model
 
-    def write_rows(self, kind, position, first_row, values):
-        self._require_session()
-        if kind not in (KIND_INPUT, KIND_TARGET):
-            raise ValueError("unknown row kind %r" % (kind,))
-        view = self._inputs[position] if kind == KIND_INPUT else self._target
-        flat = np.asarray(values, dtype=view.dtype).reshape(-1)
-        start = first_row * (view.size // self._batch_size)
-        if start + flat.size > view.size:
-            raise ValueError("%d values from row %d overflow a buffer of %d"
-                             % (flat.size, first_row, view.size))
-        view[start:start + flat.size] = flat
+    def describe(self, image):
+        image = _aligned_image(image)
+        info = _native.mt_model_info()
+        self._check_model(_native.mt_model_check(image.ctypes.data, image.size,
+                                                 ctypes.byref(info)), "mt_model_check", image)
+        tensor = _native.mt_tensor_info()
 
-    def read_rows(self, output, n):
-        self._require_session()
-        view = self._outputs[output]
-        return view[:n * (view.size // self._batch_size)].copy()
+        def read_tensor(index):
+            self._check_model(_native.mt_model_tensor(image.ctypes.data, image.size, index,
+                                                      ctypes.byref(tensor)),
+                              "mt_model_tensor", image)
+            return tuple(tensor.dims[:tensor.ndim])
 
-    # ------------------------------------------------------------ steps
+        def io(is_output, count):
+            entries = []
+            index = ctypes.c_int32()
+            for position in range(count):
+                self._check_model(_native.mt_model_io(image.ctypes.data, image.size, is_output,
+                                                      position, ctypes.byref(index)),
+                                  "mt_model_io", image)
+                entries.append({"tensor": index.value, "dims": read_tensor(index.value)})
+            return entries
 
-    def _step(self, function, name, n):
-        self._require_session()
-        _check(function(self._session, int(n), ctypes.byref(self._loss)), name)
-        return self._loss.value
+        if not hasattr(_native, "mt_model_op"):  # TEMPORARY until the op-table branch merges
+            from ..nn import image as _reader
+            parsed = _reader.read_image(image)
+            offsets = [t.data_offset for t in parsed.tensors]
+            layers = getattr(parsed, "layers", None)
+        params, trainable = [], set()
+        for index in range(info.num_tensors):
+            dims = read_tensor(index)
+            if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
+                offset = getattr(tensor, "data_offset", None)
+                params.append({"tensor": index, "dims": dims,
+                               "offset": offsets[index] if offset is None else offset,
+                               "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
+                if tensor.flags & _native.MT_TENSOR_TRAINABLE:
+                    trainable.add(index)
+        ops = []
+        if not hasattr(_native, "mt_model_op"):  # TEMPORARY until the op-table branch merges
+            for index, spec in enumerate(parsed.ops):
+                inputs = [-1 if i is None else i for i in spec.inputs]
+                ops.append({"type": spec.op_type, "layer": getattr(spec, "layer", index),
+                            "inputs": inputs, "outputs": list(spec.outputs),
+                            "weights": any(i in trainable for i in inputs)})
+            return {"num_ops": info.num_ops, "num_tensors": info.num_tensors,
+                    "inputs": io(0, info.num_inputs), "outputs": io(1, info.num_outputs),
+                    "params": params, "ops": ops}
+        op = _native.mt_op_info()
+        for index in range(info.num_ops):
+            self._check_model(_native.mt_model_op(image.ctypes.data, image.size, index,
+                                                  ctypes.byref(op)), "mt_model_op", image)
+            inputs = list(op.inputs[:op.num_inputs])
+            ops.append({"type": op.type, "layer": op.layer, "inputs": inputs,
+                        "outputs": list(op.outputs[:op.num_outputs]),
+                        "weights": any(i in trainable for i in inputs)})
+        return {"num_ops": info.num_ops, "num_tensors": info.num_tensors,
+                "inputs": io(0, info.num_inputs), "outputs": io(1, info.num_outputs),
+                "params": params, "ops": ops}
 
-    def train_step(self, n):
-        return self._step(_native.mt_session_train_step, "mt_session_train_step", n)
+    def plan(self, image, config):
+        image = _aligned_image(image)
+        struct, mask = struct_config(config)
+        plan = _native.mt_memory_plan()
+        self._check_model(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
+                                          ctypes.byref(plan)), "mt_plan", image, struct)
+        del mask
+        return {name: getattr(plan, name) for name in PLAN_FIELDS}
 
-    def eval_step(self, n):
-        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n)
+    def plan_buffers(self, image, config):
+        """Every buffer of the plan (``mt_plan_buffers``) as dicts; for the CPython tools."""
+        image = _aligned_image(image)
+        struct, mask = struct_config(config)
+        found = []
 
-    def infer(self, n):
-        self._require_session()
-        _check(_native.mt_session_infer(self._session, int(n)), "mt_session_infer")
+        def report(user, pointer):
+            item = pointer.contents
+            found.append({"kind": _native.BUFFER_KIND_NAMES.get(item.kind, str(item.kind)),
+                          "kind_code": item.kind, "tensor": item.tensor_index,
+                          "start": item.start, "end": item.end,
+                          "in_place_of": item.in_place_of, "offset": item.offset,
+                          "bytes": item.bytes})
+            return _native.MT_OK
 
-    def optimizer_step(self):
-        self._require_session()
-        _check(_native.mt_session_optimizer_step(self._session), "mt_session_optimizer_step")
+        callback = _Callback(_native.mt_buffer_fn, report)
+        status = _native.mt_plan_buffers(image.ctypes.data, image.size, ctypes.byref(struct),
+                                         callback.pointer, None)
+        callback.check(status, "mt_plan_buffers",
+                       lambda s, f: self._check_model(s, f, image, struct))
+        del mask
+        return found
 
-    # ------------------------------------------------------------ state
+    # ------------------------------------------------------------ session
 
-    def weights(self):
-        self._require_session()
+    def open(self, image, config, arena=None):
+        self.close()
+        image = _aligned_image(image)
+        struct, mask = struct_config(config)
+        plan = _native.mt_memory_plan()
+        self._check_model(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
+                                          ctypes.byref(plan)), "mt_plan", image, struct)
+        if arena is None:
+            arena = aligned_zeros(plan.total_bytes, _native.MT_ARENA_ALIGN)
+        else:
+            raw = np.frombuffer(arena, dtype=np.uint8)  # a writable buffer of the caller's
+            start = (-raw.ctypes.data) % _native.MT_ARENA_ALIGN
+            if raw.size < start + plan.total_bytes:
+                raise MicrotrainError(_native.MT_ERR_ARENA_TOO_SMALL, "%s: %d bytes given, %d "
+                                      "needed with alignment" % (
+                                          _native.status_text(_native.MT_ERR_ARENA_TOO_SMALL),
+                                          raw.size, start + plan.total_bytes),
+                                      "mt_session_init")
+            arena = raw[start:start + plan.total_bytes]
+            arena[:] = 0
+        session = _native.mt_session_p()
+        self._check_model(_native.mt_session_init(ctypes.byref(session), image.ctypes.data,
+                                                  image.size, ctypes.byref(struct),
+                                                  arena.ctypes.data, arena.size),
+                          "mt_session_init", image, struct)
+        del mask  # borrowed by mt_plan/mt_session_init only
+        self._image, self._arena, self._session = image, arena, session
+        self._config = dict(config)
+        batch = int(config["batch_size"])
+        data, count = ctypes.POINTER(ctypes.c_float)(), ctypes.c_int32()
+        for getter, views in ((_native.mt_session_input, self._inputs),
+                              (_native.mt_session_output, self._outputs)):
+            position = 0
+            while getter(session, position, ctypes.byref(data),
+                         ctypes.byref(count)) == _native.MT_OK:
+                views.append(self._view(self._arena, _address(data), 4 * count.value,
+                                        np.float32).reshape(batch, -1))
+                position += 1
+        target, nbytes = ctypes.c_void_p(), ctypes.c_int32()
+        self._check(_native.mt_session_target(session, ctypes.byref(target),
+                                              ctypes.byref(nbytes)), "mt_session_target")
+        sparse = config["loss"] == _SPARSE_LOSS
+        self._target = self._view(self._arena, target.value, nbytes.value,
+                                  np.int32 if sparse else np.float32).reshape(batch, -1)
+        self._params = self._bind_params()
+
+    @staticmethod
+    def _view(owner, address, nbytes, dtype):
+        offset = address - owner.ctypes.data
+        if offset < 0 or offset + nbytes > owner.size:
+            raise RuntimeError("the core returned a buffer outside the memory it was given "
+                               "(offset %d, %d bytes, buffer %d bytes)"
+                               % (offset, nbytes, owner.size))
+        return owner[offset:offset + nbytes].view(dtype)
+
+    def _bind_params(self):
         count = ctypes.c_int32()
-        _check(_native.mt_session_param_count(self._session, ctypes.byref(count)),
-               "mt_session_param_count")
+        self._check(_native.mt_session_param_count(self._session, ctypes.byref(count)),
+                    "mt_session_param_count")
         info = _native.mt_param_info()
-        pieces = []
+        params = []
         for position in range(count.value):
-            _check(_native.mt_session_param(self._session, position, ctypes.byref(info)),
-                   "mt_session_param")
-            pointer = info.data if info.trained else info.image_data
-            pieces.append(ctypes.string_at(pointer, 4 * info.count))
-        return b"".join(pieces)
-
-    def weights_crc32(self):
-        return zlib.crc32(self.weights()) & 0xFFFFFFFF
-
-    def set_learning_rate(self, rate):
-        self._require_session()
-        _check(_native.mt_session_set_learning_rate(self._session, rate),
-               "mt_session_set_learning_rate")
-
-    def get_learning_rate(self):
-        self._require_session()
-        value = ctypes.c_float()
-        _check(_native.mt_session_get_learning_rate(self._session, ctypes.byref(value)),
-               "mt_session_get_learning_rate")
-        return value.value
-
-    def counters(self):
-        self._require_session()
-        step, epoch = ctypes.c_int64(), ctypes.c_int64()
-        _check(_native.mt_session_counters(self._session, ctypes.byref(step),
-                                           ctypes.byref(epoch)), "mt_session_counters")
-        return step.value, epoch.value
-
-    def set_epoch(self, epoch):
-        self._require_session()
-        _check(_native.mt_session_set_epoch(self._session, int(epoch)), "mt_session_set_epoch")
-
-    def numeric_errors(self):
-        self._require_session()
-        count = ctypes.c_int64()
-        _check(_native.mt_session_numeric_errors(self._session, ctypes.byref(count)),
-               "mt_session_numeric_errors")
-        return count.value
+            self._check(_native.mt_session_param(self._session, position, ctypes.byref(info)),
+                        "mt_session_param")
+            if info.trained:
+                owner, address = self._arena, _address(info.data)
+            else:
+                owner, address = self._image, _address(info.image_data)
+            params.append((self._view(owner, address, 4 * info.count, np.float32),
+                           bool(info.trained)))
+        return params
 
     def close(self):
         self._session = None
         self._arena = None
         self._image = None
-        self._inputs, self._outputs, self._target = [], [], None
+        self._config = None
+        self._inputs, self._outputs, self._target, self._params = [], [], None, []
+
+    # ------------------------------------------------------------ rows
+
+    def write_rows(self, kind, position, first_row, values):
+        self._require_session()
+        if kind == KIND_INPUT:
+            view = self._inputs[position]
+        elif kind == KIND_TARGET:
+            view = self._target
+        else:
+            raise ValueError("unknown row kind %r" % (kind,))
+        if not hasattr(values, "shape"):
+            values = np.frombuffer(values, dtype=view.dtype) if isinstance(
+                values, (bytes, bytearray, memoryview)) or hasattr(values, "typecode") \
+                else np.asarray(values)
+        rows = values.reshape(-1, view.shape[1]) if values.ndim != 2 or \
+            values.shape[1] != view.shape[1] else values
+        if first_row + rows.shape[0] > view.shape[0]:
+            raise ValueError("%d rows from row %d overflow a buffer of %d rows"
+                             % (rows.shape[0], first_row, view.shape[0]))
+        view[first_row:first_row + rows.shape[0]] = rows
+
+    def read_rows(self, output, n):
+        self._require_session()
+        return self._outputs[output][:n].reshape(-1).copy()
+
+    def buffer_views(self):
+        """Zero-copy numpy views: (inputs [B, D] each, outputs [B, D] each, targets)."""
+        self._require_session()
+        return list(self._inputs), list(self._outputs), self._target
+
+    # ------------------------------------------------------------ steps
+
+    def _step(self, function, name, n):
+        self._require_session()
+        status = function(self._session, int(n), ctypes.byref(self._loss))
+        if status != _native.MT_OK:
+            try:
+                self._check(status, name)
+            except MicrotrainError as error:
+                error.loss = self._loss.value
+                raise
+        return self._loss.value
+
+    def train_step(self, n):
+        return self._step(_native.mt_session_train_step, "mt_session_train_step", n)
+
+    def accumulate(self, n):
+        return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n)
+
+    def eval_step(self, n):
+        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n)
+
+    def zero_grad(self):
+        self._require_session()
+        self._check(_native.mt_session_zero_grad(self._session), "mt_session_zero_grad")
+
+    def optimizer_step(self):
+        self._require_session()
+        self._check(_native.mt_session_optimizer_step(self._session),
+                    "mt_session_optimizer_step")
+
+    def infer(self, n):
+        self._require_session()
+        self._check(_native.mt_session_infer(self._session, int(n)), "mt_session_infer")
+
+    # ------------------------------------------------------------ weights and state
+
+    def trained(self):
+        self._require_session()
+        return [trained for _, trained in self._params]
+
+    def read_param(self, position):
+        self._require_session()
+        return self._params[position][0].copy()
+
+    def write_param(self, position, values):
+        self._require_session()
+        view = self._params[position][0]
+        flat = np.asarray(values, dtype=np.float32).reshape(-1)
+        if flat.size != view.size:
+            raise ValueError("weight %d has %d values, got %d" % (position, view.size,
+                                                                  flat.size))
+        view[:] = flat
+
+    def weights(self):
+        self._require_session()
+        return b"".join(view.astype("<f4").tobytes() for view, _ in self._params)
+
+    def weights_crc32(self):
+        self._require_session()
+        crc = 0
+        for view, _ in self._params:
+            crc = zlib.crc32(view.astype("<f4").tobytes(), crc)
+        return crc & 0xFFFFFFFF
+
+    def set_learning_rate(self, rate):
+        self._require_session()
+        self._check(_native.mt_session_set_learning_rate(self._session, rate),
+                    "mt_session_set_learning_rate")
+
+    def get_learning_rate(self):
+        self._require_session()
+        value = ctypes.c_float()
+        self._check(_native.mt_session_get_learning_rate(self._session, ctypes.byref(value)),
+                    "mt_session_get_learning_rate")
+        return value.value
+
+    def base_learning_rate(self):
+        self._require_session()
+        if not hasattr(_native, "mt_session_get_base_learning_rate"):  # TEMPORARY (merge)
+            return float(np.float32(self._config["learning_rate"]))
+        value = ctypes.c_float()
+        self._check(_native.mt_session_get_base_learning_rate(self._session,
+                                                              ctypes.byref(value)),
+                    "mt_session_get_base_learning_rate")
+        return value.value
+
+    def counters(self):
+        self._require_session()
+        step, epoch = ctypes.c_int64(), ctypes.c_int64()
+        self._check(_native.mt_session_counters(self._session, ctypes.byref(step),
+                                                ctypes.byref(epoch)), "mt_session_counters")
+        return step.value, epoch.value
+
+    def set_epoch(self, epoch):
+        self._require_session()
+        self._check(_native.mt_session_set_epoch(self._session, int(epoch)),
+                    "mt_session_set_epoch")
+
+    def numeric_errors(self):
+        self._require_session()
+        count = ctypes.c_int64()
+        self._check(_native.mt_session_numeric_errors(self._session, ctypes.byref(count)),
+                    "mt_session_numeric_errors")
+        return count.value
+
+    # ------------------------------------------------------------ checkpoints and export
+
+    def checkpoint_bytes(self, include_optimizer, properties):
+        self._require_session()
+        array, count, keep = _property_array(properties)
+        size = ctypes.c_size_t()
+        self._check(_native.mt_checkpoint_bytes(self._session, int(bool(include_optimizer)),
+                                                 array, count, ctypes.byref(size)),
+                    "mt_checkpoint_bytes")
+        del keep
+        return size.value
+
+    def checkpoint_save(self, include_optimizer, properties, write):
+        self._require_session()
+        array, count, keep = _property_array(properties)
+        callback = _writer(write)
+        status = _native.mt_checkpoint_save(self._session, int(bool(include_optimizer)),
+                                            array, count, callback.pointer, None)
+        callback.check(status, "mt_checkpoint_save", self._check)
+        del keep
+
+    def checkpoint_load(self, size, read):
+        self._require_session()
+
+        def read_into(user, offset, data, count):
+            if count:
+                chunk = read(offset, count)
+                if len(chunk) != count:
+                    return _native.MT_ERR_IO
+                ctypes.memmove(data, bytes(chunk), count)
+            return _native.MT_OK
+
+        loaded = []
+
+        def on_property(user, pointer):
+            item = pointer.contents
+            name = (item.name or b"").decode("utf-8", "replace")
+            if item.type == _native.MT_PROPERTY_INT:
+                value = int(item.int_value)
+            elif item.type == _native.MT_PROPERTY_FLOAT:
+                value = float(item.float_value)
+            else:
+                value = (item.str_value or b"").decode("utf-8", "replace")
+            loaded.append((name, value))
+            return _native.MT_OK
+
+        reader = _Callback(_native.mt_read_fn, read_into)
+        listener = _Callback(_native.mt_property_fn, on_property)
+        # The core validates everything before writing, but its second pass reads in place:
+        # a read failing there would leave a half-loaded session, so keep the whole state.
+        backup = self._arena.copy()
+        try:
+            status = _native.mt_checkpoint_load(self._session, size, reader.pointer, None,
+                                                listener.pointer, None)
+            if listener.error is not None:
+                raise listener.error
+            reader.check(status, "mt_checkpoint_load", self._check)
+        except BaseException:
+            self._arena[...] = backup
+            raise
+        return loaded
+
+    def export_image(self, write):
+        self._require_session()
+        callback = _writer(write)
+        status = _native.mt_session_export_image(self._session, callback.pointer, None)
+        callback.check(status, "mt_session_export_image", self._check)

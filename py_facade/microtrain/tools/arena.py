@@ -5,17 +5,14 @@
                                             #   "start": 1, "end": 9, ...}, ...]
     arena.schedule_labels(session)          # ["start", "fwd 0 Conv2D", ..., "loss", ...]
 
-The layout is the one ``TrainSession.compile`` bound: the core's planner computes
-both from the same model image and configuration. Times index the train step's
-schedule over O ops: 0 before the step, 1 + o the forward of op o, O + 1 the
-loss, 2·O + 1 - o the backward of op o; a buffer is live over [start, end].
+The layout is the one the session bound: the core's planner computes both from the same
+model image and configuration. Times index the train step's schedule over O ops: 0 before
+the step, 1 + o the forward of op o, O + 1 the loss, 2·O + 1 - o the backward of op o; a
+buffer is live over [start, end].
 """
 
-import ctypes
-
-from ..backend import _native
-from ..backend._native import _check
-from ..nn import image as _image
+from .. import ops as _ops
+from ..backend import ctypes_backend as _ctypes_backend
 
 
 def plan_buffers(session):
@@ -23,39 +20,15 @@ def plan_buffers(session):
     (-1 for metadata, target, scratch), start, end (inclusive), in_place_of (-1 or the
     tensor whose bytes it overwrites), offset and bytes (from the arena's start)."""
     session._require_compiled("plan_buffers")
-    found = []
-    failure = []
-
-    def report(user, pointer):
-        try:
-            info = pointer.contents
-            found.append({"kind": _native.BUFFER_KIND_NAMES.get(info.kind, str(info.kind)),
-                          "kind_code": info.kind, "tensor": info.tensor_index,
-                          "start": info.start, "end": info.end,
-                          "in_place_of": info.in_place_of, "offset": info.offset,
-                          "bytes": info.bytes})
-            return _native.MT_OK
-        except Exception as error:  # noqa: BLE001 - must not unwind through C
-            failure.append(error)
-            return _native.MT_ERR_IO
-
-    callback = _native.mt_buffer_fn(report)
-    status = _native.mt_plan_buffers(session._image.ctypes.data, session._image.size,
-                                     ctypes.byref(session._config), callback, None)
-    if failure:
-        raise failure[0]
-    _check(status, "mt_plan_buffers")
-    return found
+    return _ctypes_backend.Backend().plan_buffers(session.model_image, session.config)
 
 
 def schedule_labels(session):
     """A label per schedule time 0 .. 2·O + 1 (see the module doc)."""
-    session._require_open()
-    ops = _image.read_image(session._image).ops
-    count = len(ops)
-    names = [_native.OP_NAMES.get(op.op_type, str(op.op_type)) for op in ops]
-    labels = ["start"] + ["fwd %d %s" % (o, names[o]) for o in range(count)] + ["loss"]
-    labels += ["bwd %d %s" % (o, names[o]) for o in reversed(range(count))]
+    ops = session.model_description()["ops"]
+    names = [_ops.display_name(op["type"]) for op in ops]
+    labels = ["start"] + ["fwd %d %s" % (o, names[o]) for o in range(len(ops))] + ["loss"]
+    labels += ["bwd %d %s" % (o, names[o]) for o in reversed(range(len(ops)))]
     return labels
 
 

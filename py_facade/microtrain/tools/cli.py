@@ -277,7 +277,7 @@ def _model_bytes(path):
 
 
 def _open_session(args):
-    from ..session import TrainSession
+    from ..train_session import TrainSession
     path = _model_path(args)
     session = TrainSession(_model_bytes(path))
     optimizer = _optimizers.get(args.optimizer)

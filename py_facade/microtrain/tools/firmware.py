@@ -3,6 +3,7 @@ a device, build it for a board, and run it under QEMU against the host.
 
     microtrain firmware --board mps2-an386 --model M.mtm --data D.npz --epochs 3 \\
         --out build/fw [--run]
+    microtrain firmware --sources-only --model M.mtm --data D.npz --epochs 3 --out build/fw
     python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
@@ -11,8 +12,12 @@ What it does:
    (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
-   configuration as C. ``boards/app/`` (the example firmware) is built on them; a firmware
-   of your own can use them the same way.
+   configuration as C, and ``<out>/firmware.json`` (the plan, the training settings and
+   ``host_reference``: what the example firmware prints, computed on the host).
+   ``boards/app/`` (the example firmware) is built on them; a firmware of your own uses them
+   the same way (``examples/cmake_user_project/`` is a template).
+   With ``--sources-only`` it stops here: no CMake, no toolchain, no source tree, only this
+   package and its host library; ``--board`` is not needed.
 3. Builds with CMake, preset ``<board>`` of the source tree's CMakePresets.json, in
    ``<out>/build``. Boards: the folders of ``boards/`` with a preset (mps2-an385 Cortex-M3,
    mps2-an386 Cortex-M4F, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33), and the hosted
@@ -34,27 +39,28 @@ predictions), mean losses = loss_sum / rows in float32. The weight CRC is zlib.c
 every weight tensor in ``mt_session_param`` order (``TrainSession.get_weights()``),
 little-endian float32.
 
-The source tree (boards/, micro_core/, CMakePresets.json) is found through ``--source-dir``,
-the environment variable ``MICROTRAIN_SOURCE_DIR``, or by looking upwards from the current
-directory and from this file.
+The source tree (boards/, micro_core/, CMakePresets.json; steps 3 and 4 only) is found
+through ``--source-dir``, the environment variable ``MICROTRAIN_SOURCE_DIR``, or by looking
+upwards from the current directory and from this file.
 """
 
 import argparse
-import ctypes
 import json
 import os
 import re
 import subprocess
+import struct
 import sys
 import zlib
 
 import numpy as np
 
-from .. import losses as _losses, optimizers as _optimizers
-from ..backend import _native
-from ..backend._native import _check
+from .. import config as _config, losses as _losses, optimizers as _optimizers
+from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
-from ..session import TrainSession
+from ..train_session import TrainSession
+
+_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay")
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 DATA_HEADER = "mt_firmware_data.h"
@@ -83,18 +89,21 @@ class FirmwareError(Exception):
 
 
 class TrainingSpec:
-    """What the firmware and the host replay both run: configuration and epochs."""
+    """What the firmware and the host replay both run: configuration and epochs. Names and
+    defaults are compile()'s (``microtrain.config``): SGD, MSE, batch 16, the optimizer's
+    own learning rate."""
 
-    def __init__(self, epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
-                 batch_size=16, num_trainable_ops=-1):
+    def __init__(self, epochs=3, optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
+                 loss=_config.DEFAULT_LOSS, batch_size=_config.DEFAULT_BATCH_SIZE,
+                 num_trainable_ops=-1):
         if int(epochs) < 1:
             raise ValueError("epochs must be at least 1, got %r" % (epochs,))
         self.epochs = int(epochs)
-        optimizer_class = _optimizers.ALIASES.get(str(optimizer).lower())
-        if optimizer_class is None:
-            raise ValueError("unknown optimizer %r; expected one of %s"
-                             % (optimizer, ", ".join(sorted(_optimizers.ALIASES))))
-        self.optimizer = optimizer_class(learning_rate=learning_rate)
+        self.optimizer = _optimizers.get(optimizer)
+        if learning_rate is not None:
+            settings = self.optimizer.get_config()
+            settings["learning_rate"] = learning_rate
+            self.optimizer = type(self.optimizer)(**settings)
         self.loss = _losses.get(loss)
         self.batch_size = int(batch_size)
         self.num_trainable_ops = int(num_trainable_ops)
@@ -102,19 +111,6 @@ class TrainingSpec:
     def compile(self, session):
         session.compile(optimizer=self.optimizer, loss=self.loss, batch_size=self.batch_size,
                         num_trainable_ops=self.num_trainable_ops)
-
-    def native_config(self):
-        """The mt_train_config the session gets, built the same way compile() builds it."""
-        config = _native.mt_train_config()
-        _native.mt_train_config_init(ctypes.byref(config))
-        config.optimizer = getattr(_native, "MT_OPTIMIZER_" + self.optimizer.name.upper())
-        config.loss = getattr(_native, "MT_LOSS_" + self.loss.name.upper())
-        config.reduction = getattr(_native, "MT_REDUCTION_" + self.loss.reduction.upper())
-        config.batch_size = self.batch_size
-        config.num_trainable_ops = self.num_trainable_ops
-        for field, value in self.optimizer.get_config().items():
-            setattr(config, field, value)
-        return config
 
 
 # ------------------------------------------------------------------ dataset
@@ -270,22 +266,29 @@ def _c_bytes(data):
     return "\n".join(lines)
 
 
+def _f32(value):
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
 def _c_config_lines(config):
-    """Assignments reproducing ``config`` field by field (floats as exact hex literals)."""
+    """Assignments reproducing ``config`` (a compiled session's config dict) field by field,
+    floats as exact float32 hex literals."""
     lines = []
-    for name, ctype in config._fields_:
-        value = getattr(config, name)
-        if ctype is ctypes.c_float:
-            lines.append("    cfg->%s = %sf; /* %r */" % (name, float(value).hex(), value))
-        elif ctype is ctypes.c_int32:
+    for name in CONFIG_FIELDS:
+        value = config[name]
+        if name in _FLOAT_FIELDS:
+            value = _f32(value)
+            lines.append("    cfg->%s = %sf; /* %r */" % (name, value.hex(), value))
+        elif name == "trainable_op_mask":
+            if value is not None:  # the firmware has no such array
+                raise FirmwareError("a trainable op mask is set; the firmware generator "
+                                    "supports --num-trainable-ops only")
+        else:
             lines.append("    cfg->%s = %d;" % (name, value))
-        elif value:  # a pointer (an op mask): the firmware has no such array
-            raise FirmwareError("configuration field %s is set; the firmware generator "
-                                "supports only plain values" % name)
     return "\n".join(lines)
 
 
-def write_sources(out_dir, model_bytes, dataset, spec, arena_bytes, model_name="model"):
+def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, model_name="model"):
     """Write mt_firmware_data.h/.c into ``out_dir``; ``dataset`` already conformed."""
     os.makedirs(out_dir, exist_ok=True)
     info = _image.read_image(model_bytes)
@@ -342,7 +345,7 @@ void mt_fw_train_config(mt_train_config *cfg);
     for name, array in arrays:
         parts += ["const uint32_t %s[] = {" % name, _c_words(array), "};", ""]
     parts += ["void mt_fw_train_config(mt_train_config *cfg)", "{",
-              "    mt_train_config_init(cfg);", _c_config_lines(spec.native_config()), "}", ""]
+              "    mt_train_config_init(cfg);", _c_config_lines(config), "}", ""]
     _write_if_changed(os.path.join(out_dir, DATA_HEADER), header)
     _write_if_changed(os.path.join(out_dir, DATA_SOURCE), "\n".join(parts))
 
@@ -477,20 +480,13 @@ def package(model_path, data_path, spec, out_dir):
     with TrainSession(model_bytes) as session:
         spec.compile(session)
         plan = session.memory_plan()
+        config = session.config  # what the generated C sets, field for field
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
                                spec.loss.sparse_labels)
-    native_plan = _native.mt_memory_plan()
-    image = np.frombuffer(model_bytes, dtype=np.uint8).copy()
-    _check(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(spec.native_config()),
-                           ctypes.byref(native_plan)), "mt_plan")
-    if native_plan.total_bytes != plan["total_bytes"]:
-        raise FirmwareError("the generated configuration plans %d arena bytes, the session %d: "
-                            "firmware.py no longer builds the configuration compile() builds"
-                            % (native_plan.total_bytes, plan["total_bytes"]))
     reference = host_reference(model_bytes, data, spec)
-    write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, plan["total_bytes"],
-                  os.path.basename(model_path))
+    write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
+                  plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
@@ -516,21 +512,29 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
-                    "device; build it for a board and optionally run it under QEMU.")
-    parser.add_argument("--board", required=True,
+                    "device; build it for a board and optionally run it under QEMU, or only "
+                    "write the C sources (--sources-only).")
+    parser.add_argument("--board",
                         help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
-                             "host, arm-linux-gnueabihf, aarch64-linux-gnu")
+                             "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
+                             "--sources-only)")
     parser.add_argument("--model", required=True, help="the .mtm model image")
     parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
-    parser.add_argument("--optimizer", default="adam", choices=sorted(_optimizers.ALIASES))
-    parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--loss", default="categorical_crossentropy",
-                        choices=sorted(_losses.ALIASES))
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
+                        choices=sorted(_optimizers.ALIASES),
+                        help="default %s (compile()'s)" % _config.DEFAULT_OPTIMIZER)
+    parser.add_argument("--learning-rate", type=float, default=None,
+                        help="default: the optimizer's (sgd 0.01, adam 0.001)")
+    parser.add_argument("--loss", default=_config.DEFAULT_LOSS, choices=sorted(_losses.ALIASES),
+                        help="default %s (compile()'s)" % _config.DEFAULT_LOSS)
+    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
     parser.add_argument("--num-trainable-ops", type=int, default=-1,
                         help="train the last N ops (-1: all)")
+    parser.add_argument("--sources-only", action="store_true",
+                        help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
+                             "<out>/firmware.json: no build, no toolchain, no source tree")
     parser.add_argument("--run", action="store_true",
                         help="run it (QEMU) and compare with the host, bit for bit")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for --run")
@@ -540,16 +544,27 @@ def _parser():
 
 def main(argv=None):
     """``microtrain firmware ...``; returns the process exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.sources_only and (args.board or args.run):
+        parser.error("--sources-only builds nothing: leave out --board and --run")
+    if not args.sources_only and not args.board:
+        parser.error("--board is required (or --sources-only to only write the C sources)")
     try:
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
                             args.batch_size, args.num_trainable_ops)
-        source_dir = find_source_dir(args.source_dir)
+        source_dir = None if args.sources_only else find_source_dir(args.source_dir)
         os.makedirs(args.out, exist_ok=True)
         record = package(args.model, args.data, spec, args.out)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"
               % record["plan"]["total_bytes"])
+        if args.sources_only:
+            data_dir = os.path.join(args.out, "data")
+            print("sources: %s, %s" % (os.path.join(data_dir, DATA_SOURCE),
+                                       os.path.join(data_dir, DATA_HEADER)))
+            print("record: %s" % os.path.join(args.out, "firmware.json"))
+            return 0
         board_info = build(source_dir, args.board, os.path.join(args.out, "data"),
                            os.path.join(args.out, "build"))
         print("firmware: %s" % board_info["firmware"])

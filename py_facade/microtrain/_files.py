@@ -1,0 +1,257 @@
+"""Reading model images and checkpoints, and writing them atomically (MicroPython-safe).
+
+Reading (``read_file``, ``open_regular``): only regular files are read, never more than a
+size limit. A named pipe, a device or a directory is refused before a byte is read, so a
+FIFO cannot block the caller and ``/dev/zero`` cannot exhaust memory. A path that names a
+symbolic link reads what the link points to.
+
+Writing (``atomic_write``): the bytes go to a temporary file in the target's directory,
+named ``.<name>.<pid>.<random>.mt-tmp``, which is flushed, fsynced and renamed over the
+target (``os.replace``); the directory is fsynced after. On any failure the temporary file
+is removed and the target is untouched. Only a regular file is ever replaced: a directory,
+a FIFO or a device at the path is refused; a symbolic link is written *through*, so its
+target receives the new contents and the link stays a link. Temporary files that a killed
+process left behind (their pid no longer runs) are removed by the next save of the same
+name.
+
+Under MicroPython there is no fsync, no pid and no ``os.replace``: the file is written
+under ``<path>.tmp`` and renamed over the target; a filesystem whose rename refuses an
+existing target (FAT) gets the old file removed first, which is not atomic there.
+"""
+
+import os
+
+try:
+    import stat as _stat
+    import tempfile as _tempfile
+    _CPYTHON = True
+except ImportError:  # MicroPython
+    _CPYTHON = False
+
+# st_mode's file type bits (POSIX), for MicroPython whose os has no stat module
+_S_IFMT = 0o170000
+_S_IFREG = 0o100000
+_S_IFDIR = 0o040000
+_KINDS = {0o010000: "a named pipe (FIFO)", 0o020000: "a character device",
+          0o060000: "a block device", 0o140000: "a socket", _S_IFDIR: "a directory"}
+
+TEMPORARY_SUFFIX = ".mt-tmp"
+# Images and checkpoints larger than this are refused on read: the core's own limits
+# (MT_MAX_TENSORS tensors of at most MT_MAX_ELEMENTS floats in a u32-sized image) stay below.
+MAX_FILE_BYTES = 1 << 32
+
+
+class NotARegularFileError(OSError):
+    """The path names a FIFO, a device, a socket (or, on write, anything but a regular file)."""
+
+
+def _kind(mode):
+    return _KINDS.get(mode & _S_IFMT, "not a regular file")
+
+
+def _os_error(error, path):
+    """``error`` with the path in its message (MicroPython's OSError carries only errno)."""
+    if getattr(error, "filename", None):
+        return error
+    code = error.args[0] if error.args else 0
+    try:
+        import errno
+        name = errno.errorcode.get(code, str(code))
+    except (ImportError, AttributeError):
+        name = str(code)
+    return OSError(code, "%s: %s" % (name, path))
+
+
+def _refuse(path, mode, what):
+    if mode & _S_IFMT == _S_IFDIR:
+        if _CPYTHON:
+            raise IsADirectoryError(21, "Is a directory (%s)" % what, path)
+        raise OSError(21, "EISDIR: %s is a directory" % path)
+    raise NotARegularFileError(22, "%s is %s, not a regular file (%s)" % (
+        path, _kind(mode), what))
+
+
+def read_file(path, what="a file", limit=MAX_FILE_BYTES):
+    """The bytes of the regular file ``path`` (at most ``limit`` bytes, else ValueError)."""
+    handle, size = open_regular(path, what, limit)
+    try:
+        data = handle.read(limit + 1)
+    finally:
+        handle.close()
+    if len(data) > limit:  # it grew after fstat (or a /proc-like file lied about its size)
+        raise ValueError("%s: %s holds more than %d bytes" % (path, what, limit))
+    return data
+
+
+def open_regular(path, what="a file", limit=MAX_FILE_BYTES):
+    """(binary file object, size) of the regular file ``path``; raises before reading for
+    anything else, and ValueError when it is larger than ``limit`` bytes."""
+    if _CPYTHON:
+        path = os.fspath(path)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(path, flags)  # O_NONBLOCK: opening a FIFO does not wait
+        try:
+            info = os.fstat(descriptor)
+            if not _stat.S_ISREG(info.st_mode):
+                _refuse(path, info.st_mode, what)
+            size = info.st_size
+            handle = os.fdopen(descriptor, "rb")
+        except BaseException:
+            os.close(descriptor)
+            raise
+    else:
+        try:
+            mode = os.stat(path)[0]
+        except OSError as error:
+            raise _os_error(error, path)
+        if mode & _S_IFMT not in (_S_IFREG, 0):  # some VFS report 0 for plain files
+            _refuse(path, mode, what)
+        try:
+            handle = open(path, "rb")
+        except OSError as error:
+            raise _os_error(error, path)
+        size = handle.seek(0, 2)
+        handle.seek(0)
+    if size > limit:
+        handle.close()
+        raise ValueError("%s: %s is %d bytes, more than the %d allowed" % (path, what, size,
+                                                                          limit))
+    return handle, size
+
+
+class _Writer:
+    """What ``produce`` receives: ``write(chunk)`` appends, ``bytes_written`` counts."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.bytes_written = 0
+
+    def write(self, chunk):
+        self.handle.write(chunk)
+        self.bytes_written += len(chunk)
+
+
+def atomic_write(path, produce):
+    """Call ``produce(writer)`` to fill a temporary file beside ``path``, then make it
+    ``path`` atomically (see the module doc). Returns the bytes written."""
+    if not _CPYTHON:
+        return _atomic_write_micropython(path, produce)
+    target = _writable_target(os.fspath(path))
+    directory, name = os.path.split(target)
+    _remove_stale_temporaries(directory, name)
+    try:
+        mode = os.stat(target).st_mode & 0o777
+    except FileNotFoundError:
+        mode = _default_mode()
+    descriptor, temporary = _tempfile.mkstemp(prefix=".%s.%d." % (name, os.getpid()),
+                                              suffix=TEMPORARY_SUFFIX, dir=directory or ".")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            writer = _Writer(handle)
+            produce(writer)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    _fsync_directory(directory or ".")
+    return writer.bytes_written
+
+
+def _writable_target(path):
+    """The file a save of ``path`` replaces: ``path``, or what a symbolic link there points
+    to; refused when it exists and is not a regular file."""
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target
+    if not _stat.S_ISREG(mode):
+        _refuse(path, mode, "only a regular file is replaced")
+    return target
+
+
+def _remove_stale_temporaries(directory, name):
+    """Remove ``.<name>.<pid>.*.mt-tmp`` files whose writing process no longer runs."""
+    prefix = "." + name + "."
+    try:
+        entries = os.listdir(directory or ".")
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(prefix) and entry.endswith(TEMPORARY_SUFFIX)):
+            continue
+        pid_text = entry[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit() or _process_runs(int(pid_text)):
+            continue
+        try:
+            os.unlink(os.path.join(directory or ".", entry))
+        except OSError:
+            pass
+
+
+def _process_runs(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to someone else
+        return True
+    return True
+
+
+def _default_mode():
+    """0o666 less the process umask (what open() would give a new file)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _fsync_directory(directory):
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # platforms without directory handles (Windows)
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _atomic_write_micropython(path, produce):
+    try:
+        mode = os.stat(path)[0]
+    except OSError:
+        mode = None
+    if mode is not None and mode & _S_IFMT not in (_S_IFREG, 0):
+        _refuse(path, mode, "only a regular file is replaced")
+    temporary = path + ".tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            writer = _Writer(handle)
+            produce(writer)
+        try:
+            os.rename(temporary, path)
+        except OSError:
+            if mode is None:
+                raise
+            os.remove(path)  # FAT's rename refuses an existing target
+            os.rename(temporary, path)
+    except BaseException as error:
+        try:
+            os.remove(temporary)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise _os_error(error, path)
+        raise
+    return writer.bytes_written
