@@ -27,6 +27,17 @@ if _numpy is not None:
     from .nn.functional import Input
     from .nn.model import Model, Sequential
 
+
+def __getattr__(name):
+    """``microtrain.convert`` (callable) and ``microtrain.from_torch`` load on first use:
+    the importers' parsers are optional (``pip install 'microtrain[convert]'``)."""
+    if name in ("convert", "from_torch") and _numpy is not None:
+        import importlib
+        module = importlib.import_module(".convert", __name__)
+        return module if name == "convert" else module.from_torch
+    raise AttributeError("module 'microtrain' has no attribute %r" % name)
+
+
 __version__ = "0.1.0"
 
 __all__ = ["Session", "TrainSession", "Sequential", "Model", "Input", "DataLoader", "History",

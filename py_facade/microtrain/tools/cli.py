@@ -264,6 +264,8 @@ def build_parser():
 
     commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
                         add_help=False)
+    commands.add_parser("convert", help="import a .tflite/.circle/.onnx model as .mtm (see "
+                        "microtrain convert --help)", add_help=False)
     return parser
 
 
@@ -295,10 +297,20 @@ def _model_path(args):
     return _regular_file(path, "model")
 
 
+def _model_bytes(path):
+    """The .mtm image at ``path``, or the image a .tflite/.circle/.onnx file converts to."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    from ..convert import detect_format, load_model_bytes
+    if detect_format(data, path) is not None:
+        return load_model_bytes(path)[0]
+    return data
+
+
 def _open_session(args):
     from ..train_session import TrainSession
     path = _model_path(args)
-    session = TrainSession(path)
+    session = TrainSession(_model_bytes(path))
     optimizer = _optimizers.get(args.optimizer)
     if args.learning_rate is not None:
         config = optimizer.get_config()
@@ -502,8 +514,7 @@ def _flags_text(flags):
 def run_info(args):
     path, session, optimizer, loss = _open_session(args)
     with session:
-        with open(path, "rb") as handle:
-            parsed = _image.read_image(handle.read())
+        parsed = _image.read_image(_model_bytes(path))
         trained = session.trained_tensors()
         print("model %s: %d bytes, %d tensors, %d ops, %d inputs, %d outputs"
               % (path, parsed.header.image_bytes, len(parsed.tensors), len(parsed.ops),
@@ -603,6 +614,9 @@ def main(argv=None):
     try:
         if argv and argv[0] == "firmware":
             return _firmware(argv[1:])
+        if argv and argv[0] == "convert":
+            from ..convert import cli as convert_cli
+            return int(convert_cli.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
             parser.print_help(sys.stderr)
