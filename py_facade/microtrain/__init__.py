@@ -28,14 +28,15 @@ if _numpy is not None:
     from .nn.model import Model, Sequential
 
 
-def __getattr__(name):
-    """``microtrain.convert`` (callable) and ``microtrain.from_torch`` load on first use:
-    the importers' parsers are optional (``pip install 'microtrain[convert]'``)."""
-    if name in ("convert", "from_torch") and _numpy is not None:
-        import importlib
-        module = importlib.import_module(".convert", __name__)
-        return module if name == "convert" else module.from_torch
-    raise AttributeError("module 'microtrain' has no attribute %r" % name)
+if _numpy is not None:  # CPython only: MicroPython's import machinery trips on a module
+    def __getattr__(name):  # __getattr__ that raises for its submodules (lite, ...)
+        """``microtrain.convert`` (callable) and ``microtrain.from_torch`` load on first use:
+        the importers' parsers are optional (``pip install 'microtrain[convert]'``)."""
+        if name in ("convert", "from_torch"):
+            import importlib
+            module = importlib.import_module(".convert", __name__)
+            return module if name == "convert" else module.from_torch
+        raise AttributeError("module 'microtrain' has no attribute %r" % name)
 
 
 __version__ = "0.1.0"

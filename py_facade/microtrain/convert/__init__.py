@@ -77,7 +77,13 @@ def convert(path_or_bytes, format=None):
                               % (path or "the data"), supported=", ".join(FORMATS))
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
-        builder, inputs, outputs = tflite_reader.read(data, fmt)
+        try:
+            builder, inputs, outputs = tflite_reader.read(data, fmt)
+        except ConversionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+            raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
+                                  % (fmt, type(error).__name__, error)) from None
         input_layouts = [{"shape": builder.tensors[i].dims, "core_shape":
                           builder.tensors[i].dims, "transpose": None}
                          for i in builder.inputs]
@@ -91,7 +97,13 @@ def convert(path_or_bytes, format=None):
             proto = onnx.load_model_from_string(data)
         except Exception as error:  # noqa: BLE001 - the protobuf parser's own message
             raise ConversionError("not a readable ONNX model (%s)" % error) from None
-        builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(proto)
+        try:
+            builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(proto)
+        except ConversionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a graph that contradicts itself
+            raise ConversionError("not a readable ONNX model: inconsistent or corrupt graph "
+                                  "(%s: %s)" % (type(error).__name__, error)) from None
     image = builder.image()
     source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
                           input_layouts, output_layouts, builder.op_sources)
