@@ -60,18 +60,6 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
  * Each sum runs in ascending order of its index over the B valid rows only,
  * so padded rows of a partial batch contribute nothing.
  */
-/* dbias[c] += Σ_p dy[p, c] over P positions (rows, or rows × pixels), summed in ascending p
- * into a register before the += (the order every target repeats). Shared by Dense and the
- * convolutions. */
-void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C)
-{
-    for (uint32_t c = 0; c < C; ++c) {
-        float acc = 0.0f;
-        for (size_t p = 0; p < P; ++p) acc += dy[p * C + c];
-        dbias[c] += acc;
-    }
-}
-
 void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {

@@ -28,7 +28,7 @@ void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *
 /* Scratch the session gives the Dense backward: I floats */
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
-/* Bias gradient of Dense and the convolutions: dbias[c] += Σ_p dy[p, c] over P positions */
+/* Bias gradient of Dense and the convolutions (shared.c): dbias[c] += Σ_p dy[p, c] over P positions */
 void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C);
 
 /* ReLU: y = max(x, 0);  dx += dy · [y > 0] */
@@ -57,7 +57,7 @@ void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
 void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R,
                                 uint32_t C);
 
-/* Add: y = a + b;  da += dy, db += dy (also the accumulate of Reshape/Concatenation) */
+/* Add: y = a + b;  da += dy, db += dy (the accumulate, in shared.c, serves Reshape/Concatenation too) */
 void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N);
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N);
 
