@@ -62,7 +62,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 5u
+#define MT_ABI_VERSION 6u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -126,24 +126,28 @@ enum {
     MT_TENSOR_OUTPUT = 8u     /**< model output */
 };
 
-/** Op types in the model image (see docs/model_format.md for operands and params). */
+/** Op types in the model image, MT_OP_<NAME> = code, one per row of microtrain_ops.def
+ *  (where each has its one-line doc; operands and params: docs/model_format.md). */
 typedef enum mt_op_type {
-    MT_OP_DENSE = 1,   /**< y = x · Wᵀ + b; in: x, W [units, in_features], b [units] (optional) */
-    MT_OP_RELU = 2,    /**< y = max(x, 0) */
-    MT_OP_SIGMOID = 3, /**< y = 1 / (1 + e^-x) */
-    MT_OP_TANH = 4,    /**< y = tanh(x) */
-    MT_OP_SOFTMAX = 5, /**< y = e^x / Σ e^x over the last dimension */
-    MT_OP_CONV2D = 6,  /**< NHWC; in: x [H,W,C], W [OC,KH,KW,C], b [OC] (optional) */
-    MT_OP_DEPTHWISE_CONV2D = 7, /**< NHWC, depth multiplier 1; W [1,KH,KW,C], b [C] */
-    MT_OP_MAX_POOL2D = 8,
-    MT_OP_AVERAGE_POOL2D = 9,   /**< averages the in-bounds elements of each window */
-    MT_OP_GLOBAL_AVERAGE_POOL = 10, /**< [H,W,C] -> [C] */
-    MT_OP_RESHAPE = 11,         /**< same elements, new shape (Flatten) */
-    MT_OP_ADD = 12,             /**< y = a + b, same shapes (residual branches) */
-    MT_OP_CONCATENATION = 13,   /**< 2..4 inputs joined along the last dimension */
-    MT_OP_RELU6 = 14,           /**< y = min(max(x, 0), 6) */
-    MT_OP_LEAKY_RELU = 15       /**< y = x > 0 ? x : α·x, α = params[0] as f32 bits, α >= 0 */
+#define MT_OP(code, NAME, name, source) MT_OP_##NAME = code,
+#include "microtrain_ops.def"
+#undef MT_OP
 } mt_op_type;
+
+/**
+ * @brief The name of op type @p op_type ("conv2d"; the `name` column of microtrain_ops.def,
+ *        as MT_OPS spells it), whether or not this build has its kernel.
+ * @return a static string, or NULL for a code that names no op.
+ */
+MT_API const char *mt_op_name(int32_t op_type);
+
+/**
+ * @brief Whether this build has the kernel of @p op_type. A core built with CMake's MT_OPS
+ *        list has only the ops listed; a model using another is refused with
+ *        MT_ERR_UNSUPPORTED (mt_model_diagnose() names the op).
+ * @return 1 if it has, 0 if not (or if @p op_type names no op).
+ */
+MT_API int32_t mt_op_built(int32_t op_type);
 
 /** Padding of spatial ops (params[2]): TFLite's rules. */
 enum { MT_PADDING_VALID = 0, MT_PADDING_SAME = 1 };

@@ -17,7 +17,7 @@
 
 import { readFile } from "node:fs/promises";
 
-const MT_ABI_VERSION = 5;
+const MT_ABI_VERSION = 6;
 const ARENA_ALIGN = 16;
 const SCRATCH_BYTES = 1024;         // out-params and mt_train_config
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch

@@ -114,5 +114,5 @@ static uint32_t dense_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return (grad_inputs & 2u) ? 1u : 0u;
 }
 
-const mt_op_kernel mt_kernel_dense = {"dense", dense_check, dense_scratch, dense_forward,
+const mt_op_kernel mt_kernel_dense = {dense_check, dense_scratch, dense_forward,
                                       dense_backward, dense_reads, 0};

@@ -1,40 +1,54 @@
-/* Op type -> kernel. Adding an op: one file in ops/, one line here. */
+/*
+ * Op type -> kernel, generated from microtrain_ops.def: a table indexed by the op's code.
+ * Adding an op: its kernel file in ops/ and one row in the .def.
+ *
+ * Which ops have a kernel: CMake's MT_OPS list compiles only the selected ops' sources and
+ * generates mt_ops_config.h, which defines MT_OP_BUILT_<NAME> to 1 or 0 for every op of
+ * the .def (micro_core/cmake/microtrain_ops.cmake); the build passes MT_OPS_CONFIG to say
+ * the header is there. A build that does not use CMake (a MicroPython micropython.mk that
+ * compiles every .c, a vendor IDE project) defines neither and gets every op.
+ */
+#include <stddef.h>
+
 #include "ops/kernel.h"
 
-extern const mt_op_kernel mt_kernel_dense;
-extern const mt_op_kernel mt_kernel_relu;
-extern const mt_op_kernel mt_kernel_sigmoid;
-extern const mt_op_kernel mt_kernel_tanh;
-extern const mt_op_kernel mt_kernel_softmax;
-extern const mt_op_kernel mt_kernel_conv2d;
-extern const mt_op_kernel mt_kernel_depthwise_conv2d;
-extern const mt_op_kernel mt_kernel_max_pool2d;
-extern const mt_op_kernel mt_kernel_average_pool2d;
-extern const mt_op_kernel mt_kernel_global_average_pool;
-extern const mt_op_kernel mt_kernel_reshape;
-extern const mt_op_kernel mt_kernel_add;
-extern const mt_op_kernel mt_kernel_concatenation;
-extern const mt_op_kernel mt_kernel_relu6;
-extern const mt_op_kernel mt_kernel_leaky_relu;
+#ifdef MT_OPS_CONFIG
+#include "mt_ops_config.h"
+#define MT_BUILT(NAME) MT_OP_BUILT_##NAME
+#else
+#define MT_BUILT(NAME) 1
+#endif
+
+#define MT_OP(code, NAME, name, source) extern const mt_op_kernel mt_kernel_##name;
+#include "microtrain_ops.def"
+#undef MT_OP
+
+typedef struct op_entry {
+    const char *name;            /* NULL: no op has this code */
+    const mt_op_kernel *kernel;  /* NULL: not in this build */
+} op_entry;
+
+/* An op left out of the build is `0 ? &mt_kernel_x : NULL` in a constant initializer: the
+ * compiler folds it to NULL and emits no reference, so the kernel need not be linked. */
+static const op_entry op_table[] = {
+#define MT_OP(code, NAME, name, source) [code] = {#name, MT_BUILT(NAME) ? &mt_kernel_##name : NULL},
+#include "microtrain_ops.def"
+#undef MT_OP
+};
+
+#define OP_TABLE_SIZE (sizeof op_table / sizeof op_table[0])
 
 const mt_op_kernel *mt_op_kernel_for(uint32_t type)
 {
-    switch (type) {
-    case MT_OP_DENSE: return &mt_kernel_dense;
-    case MT_OP_RELU: return &mt_kernel_relu;
-    case MT_OP_SIGMOID: return &mt_kernel_sigmoid;
-    case MT_OP_TANH: return &mt_kernel_tanh;
-    case MT_OP_SOFTMAX: return &mt_kernel_softmax;
-    case MT_OP_CONV2D: return &mt_kernel_conv2d;
-    case MT_OP_DEPTHWISE_CONV2D: return &mt_kernel_depthwise_conv2d;
-    case MT_OP_MAX_POOL2D: return &mt_kernel_max_pool2d;
-    case MT_OP_AVERAGE_POOL2D: return &mt_kernel_average_pool2d;
-    case MT_OP_GLOBAL_AVERAGE_POOL: return &mt_kernel_global_average_pool;
-    case MT_OP_RESHAPE: return &mt_kernel_reshape;
-    case MT_OP_ADD: return &mt_kernel_add;
-    case MT_OP_CONCATENATION: return &mt_kernel_concatenation;
-    case MT_OP_RELU6: return &mt_kernel_relu6;
-    case MT_OP_LEAKY_RELU: return &mt_kernel_leaky_relu;
-    default: return NULL;
-    }
+    return type < OP_TABLE_SIZE ? op_table[type].kernel : NULL;
+}
+
+const char *mt_op_name(int32_t op_type)
+{
+    return op_type >= 0 && (uint32_t)op_type < OP_TABLE_SIZE ? op_table[op_type].name : NULL;
+}
+
+int32_t mt_op_built(int32_t op_type)
+{
+    return op_type >= 0 && mt_op_kernel_for((uint32_t)op_type) != NULL;
 }

@@ -28,7 +28,7 @@ from ..errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 5
+MT_ABI_VERSION = 6
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -406,6 +406,12 @@ mt_abi_version = _bind("mt_abi_version", [], ctypes.c_uint32)
 # size_t mt_struct_size(int which);
 mt_struct_size = _bind("mt_struct_size", [ctypes.c_int], ctypes.c_size_t)
 
+# const char *mt_op_name(int32_t op_type);
+mt_op_name = _bind("mt_op_name", [ctypes.c_int32], ctypes.c_char_p)
+
+# int32_t mt_op_built(int32_t op_type);
+mt_op_built = _bind("mt_op_built", [ctypes.c_int32], ctypes.c_int32)
+
 # mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *info);
 mt_model_check = _bind(
     "mt_model_check",
@@ -581,7 +587,8 @@ mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ct
                         ctypes.c_uint32)
 
 ALL_FUNCTIONS = (
-    mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
+    mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
+    mt_model_check, mt_model_tensor, mt_model_io,
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
