@@ -47,6 +47,12 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
     for (int i = 0; i < 4; ++i) op->params[i] = mt_get_u32(e + 16 + 4 * i);
 }
 
+uint32_t mt_image_op_layer(const mt_image *img, uint32_t index)
+{
+    if (img->version < 2u) return index;
+    return img->base[img->ops_offset + index * MT_IMAGE_ENTRY_BYTES + 3u];
+}
+
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position)
 {
     uint32_t slot = is_output ? img->num_inputs + position : position;
@@ -62,7 +68,13 @@ uint32_t mt_image_fingerprint(const mt_image *img)
 {
     uint32_t crc = mt_crc32_update(0, img->base + 16, MT_IMAGE_HEADER_BYTES - 16u);
     crc = mt_crc32_update(crc, img->base + img->tensors_offset, img->num_tensors * MT_IMAGE_ENTRY_BYTES);
-    crc = mt_crc32_update(crc, img->base + img->ops_offset, img->num_ops * MT_IMAGE_ENTRY_BYTES);
+    for (uint32_t o = 0; o < img->num_ops; ++o) { /* each op entry with its layer byte read as 0 */
+        static const uint8_t no_layer = 0;
+        const uint8_t *e = img->base + img->ops_offset + o * MT_IMAGE_ENTRY_BYTES;
+        crc = mt_crc32_update(crc, e, 3);
+        crc = mt_crc32_update(crc, &no_layer, 1);
+        crc = mt_crc32_update(crc, e + 4, MT_IMAGE_ENTRY_BYTES - 4u);
+    }
     return mt_crc32_update(crc, img->base + img->io_offset, 2u * (img->num_inputs + img->num_outputs));
 }
 
@@ -82,7 +94,8 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
 {
     if (image_bytes < MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     if (memcmp(p, MT_IMAGE_MAGIC, 4) != 0) return MT_ERR_BAD_MODEL;
-    if (mt_get_u16(p + 4) != MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
+    img->version = mt_get_u16(p + 4);
+    if (img->version < MT_IMAGE_VERSION_MIN || img->version > MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
     if (mt_get_u16(p + 6) != MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     img->base = p;
     img->bytes = mt_get_u32(p + 8);
@@ -184,13 +197,23 @@ static mt_status check_io_list(const mt_image *img, int is_output)
     return MT_OK;
 }
 
+/* Byte 3 of op entries: reserved (0) in version 1; in version 2 the op's layer, where the
+ * ops of a layer are consecutive and layers are numbered from 0 in op order, so from op to
+ * op the number stays or grows by one (every layer number has ops). */
+static mt_status check_layer(const mt_image *img, uint32_t index)
+{
+    const uint8_t layer = img->base[img->ops_offset + index * MT_IMAGE_ENTRY_BYTES + 3u];
+    if (img->version < 2u) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
+    if (index == 0) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
+    const uint32_t previous = mt_image_op_layer(img, index - 1u);
+    return layer == previous || layer == previous + 1u ? MT_OK : MT_ERR_BAD_MODEL;
+}
+
 /* Operand indices in range, execution order respected, each activation written once. */
 static mt_status check_op(const mt_image *img, uint32_t index)
 {
     mt_op_desc op;
     mt_image_op(img, index, &op);
-    const uint8_t *e = img->base + img->ops_offset + index * MT_IMAGE_ENTRY_BYTES;
-    if (e[3] != 0) return MT_ERR_BAD_MODEL;
     if (op.num_inputs < 1 || op.num_inputs > MT_OP_MAX_INPUTS) return MT_ERR_BAD_MODEL;
     if (op.num_outputs < 1 || op.num_outputs > MT_OP_MAX_OUTPUTS) return MT_ERR_BAD_MODEL;
     for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) {
@@ -225,6 +248,7 @@ static mt_status check_op(const mt_image *img, uint32_t index)
         for (int j = 0; j < k; ++j)
             if (op.outputs[j] == idx) return MT_ERR_BAD_MODEL;
     }
+    if (check_layer(img, index) != MT_OK) return MT_ERR_BAD_MODEL;
     const mt_op_kernel *kernel = mt_op_kernel_for(op.type);
     if (kernel == NULL) return MT_ERR_UNSUPPORTED;
     return kernel->check(img, &op);
@@ -260,7 +284,7 @@ mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *i
     mt_status st = mt_image_open(&img, image, image_bytes);
     if (st != MT_OK || info == NULL) return st;
     memset(info, 0, sizeof *info);
-    info->version = MT_IMAGE_VERSION;
+    info->version = (int32_t)img.version;
     info->num_tensors = (int32_t)img.num_tensors;
     info->num_ops = (int32_t)img.num_ops;
     info->num_inputs = (int32_t)img.num_inputs;
