@@ -299,3 +299,66 @@ def test_writer_refuses_layers_that_break_the_rule():
     for first, second in ((1, None), (0, 2), (None, 3)):
         with pytest.raises(ValueError, match="layers are numbered from 0"):
             write(first, second)
+
+
+def native_ops(data):
+    """Every op of an image as mt_model_op describes it."""
+    buffer = aligned_copy(data)
+    info = _native.mt_model_info()
+    _native._check(_native.mt_model_check(buffer.ctypes.data, buffer.size, ctypes.byref(info)))
+    ops = []
+    for index in range(info.num_ops):
+        op = _native.mt_op_info()
+        _native._check(_native.mt_model_op(buffer.ctypes.data, buffer.size, index,
+                                           ctypes.byref(op)), "mt_model_op")
+        ops.append(op)
+    return ops
+
+
+def test_mt_model_op_reads_back_what_the_writer_wrote():
+    """Every field of every op of a CNN with branches, a folded BatchNorm, pools' params, a
+    bias-less convolution and a LeakyReLU's float param, against the Python reader."""
+    x = microtrain.Input((8, 8, 2))
+    y = layers.Conv2D(4, 3, padding="same", activation="relu")(x)
+    y = layers.BatchNorm()(layers.Conv2D(4, 3, strides=(2, 1), use_bias=False)(y))
+    z = layers.DepthwiseConv2D(3, padding="same", activation="relu6")(y)
+    y = layers.Concatenate()([layers.Add()([y, z]), y])
+    y = layers.MaxPool2D(2, padding="same")(layers.LeakyReLU(0.2)(y))
+    out = layers.Dense(3, activation="softmax")(layers.Flatten()(y))
+    model = microtrain.Model(x, out, seed=3)
+    data = model.to_bytes()
+    written = _image.read_image(data).ops
+    ops = native_ops(data)
+    assert len(ops) == len(written)
+    for index, (op, spec) in enumerate(zip(ops, written)):
+        assert op.index == index and op.type == spec.op_type
+        assert (op.num_inputs, op.num_outputs) == (len(spec.inputs), len(spec.outputs))
+        assert list(op.inputs) == [-1 if i is None else i for i in spec.inputs] + \
+            [-1] * (4 - len(spec.inputs))
+        assert list(op.outputs) == spec.outputs + [-1] * (2 - len(spec.outputs))
+        assert tuple(op.params) == tuple(spec.params)
+        assert op.layer == spec.layer and op.reserved == 0
+    for position, op_indices in enumerate(model.layer_ops):
+        for index in op_indices:
+            assert ops[index].layer == model.image_layers[position]
+    leaky = [op for op in ops if op.type == opcodes.LEAKY_RELU][0]
+    assert _image.f32_from_bits(leaky.params[0]) == np.float32(0.2)
+    assert [op.layer for op in native_ops(as_version_1(data))] == list(range(len(ops)))
+
+
+def test_mt_model_tensor_data_offset_points_at_the_weights():
+    model = digits_model()
+    data = model.to_bytes()
+    buffer = aligned_copy(data)
+    image = _image.read_image(data)
+    weights = iter(model.get_weights())
+    for tensor in image.tensors:
+        info = _native.mt_tensor_info()
+        _native._check(_native.mt_model_tensor(buffer.ctypes.data, buffer.size, tensor.index,
+                                               ctypes.byref(info)))
+        if not tensor.flags & _image.FLAG_CONST:
+            assert info.data_offset == -1
+            continue
+        assert info.data_offset == tensor.data_offset and info.data_offset % 16 == 0
+        stored = np.frombuffer(data, dtype="<f4", count=info.count, offset=info.data_offset)
+        np.testing.assert_array_equal(stored, next(weights).ravel())

@@ -106,7 +106,7 @@ MT_API uint32_t mt_abi_version(void);
  * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
  * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
  *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property,
- *                  6 = mt_buffer_info.
+ *                  6 = mt_buffer_info, 7 = mt_op_info.
  * @return the size in bytes, or 0 for an unknown @p which.
  */
 MT_API size_t mt_struct_size(int which);
@@ -175,7 +175,23 @@ typedef struct mt_tensor_info {
     int32_t dims[MT_MAX_DIMS]; /**< activations: one sample's shape (no batch dimension) */
     int32_t count;          /**< elements (one sample for activations) */
     int32_t producer;       /**< index of the op writing it, -1 for inputs and constants */
+    int32_t data_offset;    /**< CONST: byte offset of its data (count elements, little-endian)
+                                 from the start of the image; -1 for every other tensor */
 } mt_tensor_info;
+
+/** One op as declared in the image (docs/model_format.md, "Op entry"). */
+typedef struct mt_op_info {
+    int32_t index;
+    int32_t type;           /**< mt_op_type */
+    int32_t num_inputs;
+    int32_t num_outputs;
+    int32_t inputs[4];      /**< tensor indices; -1 for an absent optional input or an unused slot */
+    int32_t outputs[2];     /**< tensor indices; -1 for an unused slot */
+    uint32_t params[4];     /**< the op's parameters as stored (floats as their bits) */
+    int32_t layer;          /**< the layer the op belongs to: the image's (version 2) or the op's
+                                 own index (version 1, where every op is a layer) */
+    int32_t reserved;
+} mt_op_info;
 
 /**
  * @brief Validate a model image completely (header, CRC, tables, shapes, op order).
@@ -188,10 +204,21 @@ MT_API mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_
 
 /**
  * @brief Describe tensor @p index of a model image (validates the image first).
- * @return MT_OK, MT_ERR_BAD_ARGUMENT (index out of range) or a validation status.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (index out of range), MT_ERR_UNSUPPORTED (a CONST
+ *         tensor's data beyond 2 GiB into the image, past what data_offset holds) or a
+ *         validation status.
  */
 MT_API mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index,
                                  mt_tensor_info *info);
+
+/**
+ * @brief Describe op @p index (0..num_ops-1, execution order) of a model image (validates the
+ *        image first). With mt_model_tensor() and mt_model_io() this is the whole graph, for
+ *        tools and for backends that run it without the C session.
+ * @param[out] info the op
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, index out of range) or a validation status.
+ */
+MT_API mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info);
 
 /**
  * @brief Tensor index of model input or output number @p position.

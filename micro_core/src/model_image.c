@@ -310,6 +310,8 @@ mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, 
     if (index < 0 || (uint32_t)index >= img.num_tensors) return MT_ERR_BAD_ARGUMENT;
     mt_tensor_desc t;
     mt_image_tensor(&img, (uint32_t)index, &t);
+    const uint64_t data_at = (uint64_t)img.data_offset + t.data_offset; /* inside the image */
+    if ((t.flags & MT_TENSOR_CONST) && data_at > INT32_MAX) return MT_ERR_UNSUPPORTED;
     memset(info, 0, sizeof *info);
     info->index = index;
     info->dtype = t.dtype;
@@ -318,6 +320,30 @@ mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, 
     for (int d = 0; d < t.ndim; ++d) info->dims[d] = (int32_t)t.dims[d];
     info->count = (int32_t)t.count;
     info->producer = mt_image_producer(&img, (uint32_t)index);
+    info->data_offset = (t.flags & MT_TENSOR_CONST) ? (int32_t)data_at : -1;
+    return MT_OK;
+}
+
+mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info)
+{
+    if (info == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    if (index < 0 || (uint32_t)index >= img.num_ops) return MT_ERR_BAD_ARGUMENT;
+    mt_op_desc op;
+    mt_image_op(&img, (uint32_t)index, &op);
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    info->type = op.type;
+    info->num_inputs = op.num_inputs;
+    info->num_outputs = op.num_outputs;
+    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i)
+        info->inputs[i] = (i < op.num_inputs && op.inputs[i] != MT_NO_TENSOR) ? (int32_t)op.inputs[i] : -1;
+    for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k)
+        info->outputs[k] = k < op.num_outputs ? (int32_t)op.outputs[k] : -1;
+    for (int p = 0; p < 4; ++p) info->params[p] = op.params[p];
+    info->layer = (int32_t)mt_image_op_layer(&img, (uint32_t)index);
     return MT_OK;
 }
 

@@ -26,7 +26,7 @@ const KIND_INPUT = 0;
 const KIND_TARGET = 1;
 
 // wasm32 layouts of the public structs (checked against mt_struct_size at load).
-const STRUCT_SIZES = { 0: 60, 1: 60, 2: 40, 3: 32, 4: 24 };
+const STRUCT_SIZES = { 0: 60, 1: 60, 2: 44, 3: 32, 4: 24 };
 const CONFIG_OFFSETS = {
   optimizer: [0, "i32"], loss: [4, "i32"], reduction: [8, "i32"], batch_size: [12, "i32"],
   num_trainable_ops: [16, "i32"], biases_only: [20, "i32"], learning_rate: [24, "f32"],

@@ -109,6 +109,7 @@ MT_STRUCT_MODEL_INFO = 3
 MT_STRUCT_PARAM_INFO = 4
 MT_STRUCT_PROPERTY = 5
 MT_STRUCT_BUFFER_INFO = 6
+MT_STRUCT_OP_INFO = 7
 
 # --------------------------------------------------------------------------
 # Struct mirrors
@@ -137,6 +138,21 @@ class mt_tensor_info(ctypes.Structure):
         ("dims", ctypes.c_int32 * MT_MAX_DIMS),
         ("count", ctypes.c_int32),
         ("producer", ctypes.c_int32),
+        ("data_offset", ctypes.c_int32),  # CONST: its data's byte offset in the image, else -1
+    ]
+
+
+class mt_op_info(ctypes.Structure):
+    _fields_ = [
+        ("index", ctypes.c_int32),
+        ("type", ctypes.c_int32),         # mt_op_type (microtrain.ops)
+        ("num_inputs", ctypes.c_int32),
+        ("num_outputs", ctypes.c_int32),
+        ("inputs", ctypes.c_int32 * 4),   # tensor indices, -1: absent optional input / unused
+        ("outputs", ctypes.c_int32 * 2),  # tensor indices, -1: unused
+        ("params", ctypes.c_uint32 * 4),
+        ("layer", ctypes.c_int32),        # the op's layer (its own index in a version 1 image)
+        ("reserved", ctypes.c_int32),
     ]
 
 
@@ -244,6 +260,7 @@ STRUCT_MIRRORS = {
     MT_STRUCT_PARAM_INFO: mt_param_info,
     MT_STRUCT_PROPERTY: mt_property,
     MT_STRUCT_BUFFER_INFO: mt_buffer_info,
+    MT_STRUCT_OP_INFO: mt_op_info,
 }
 
 # Callback types. A Python callback must not raise (ctypes would print the exception and
@@ -427,6 +444,13 @@ mt_model_tensor = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info);
+mt_model_op = _bind(
+    "mt_model_op",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.POINTER(mt_op_info)],
+    ctypes.c_int,
+)
+
 # mt_status mt_model_io(const void *image, size_t image_bytes, int32_t is_output,
 #                       int32_t position, int32_t *tensor_index);
 mt_model_io = _bind(
@@ -588,7 +612,7 @@ mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ct
 
 ALL_FUNCTIONS = (
     mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
-    mt_model_check, mt_model_tensor, mt_model_io,
+    mt_model_check, mt_model_tensor, mt_model_op, mt_model_io,
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
