@@ -106,10 +106,21 @@ MT_API uint32_t mt_abi_version(void);
  * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
  * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
  *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property,
- *                  6 = mt_buffer_info, 7 = mt_op_info.
+ *                  6 = mt_buffer_info, 7 = mt_op_info, 8 = mt_error_detail.
  * @return the size in bytes, or 0 for an unknown @p which.
  */
 MT_API size_t mt_struct_size(int which);
+
+/**
+ * What a failing call concerned, beyond its status (mt_model_diagnose(),
+ * mt_session_last_error()): tools print "op 3 (conv2d): tensor shape or dtype does not fit".
+ */
+typedef struct mt_error_detail {
+    int32_t status;       /**< the failure described; MT_OK when there is none */
+    int32_t op_index;     /**< the op it concerns, or -1 (header, tensor table, config, loss) */
+    int32_t op_type;      /**< that op's mt_op_type (as stored, known or not), or 0 */
+    int32_t tensor_index; /**< the tensor it concerns, or -1 */
+} mt_error_detail;
 
 /* ------------------------------------------------------------------------- */
 /* Model image                                                                */
@@ -366,6 +377,24 @@ typedef mt_status (*mt_buffer_fn)(void *user, const mt_buffer_info *buffer);
 MT_API mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
                                  mt_buffer_fn report, void *user);
 
+/**
+ * @brief Why an image (and configuration) is refused: the validation of mt_plan() again, or
+ *        of mt_model_check() when @p cfg is NULL, telling where the first failure lies.
+ *
+ * An op's failing check (operands, shape rules, an op type this build lacks: see
+ * mt_op_built()) gives its index and type; a bad tensor entry, io entry or operand gives the
+ * tensor; a bad header or configuration gives neither (-1); a loss that does not fit gives
+ * output 0's tensor. Costs what mt_plan() costs.
+ * @param[in]  image       model image (4-byte aligned)
+ * @param[in]  image_bytes size of @p image
+ * @param[in]  cfg         training configuration, or NULL to check the image alone
+ * @param[out] detail      the first failure, or {MT_OK, -1, 0, -1}
+ * @return detail->status: what mt_plan() (mt_model_check()) returns for the same arguments;
+ *         MT_ERR_BAD_ARGUMENT with nothing written when @p detail is NULL.
+ */
+MT_API mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                                   mt_error_detail *detail);
+
 /* ------------------------------------------------------------------------- */
 /* Session                                                                    */
 /* ------------------------------------------------------------------------- */
@@ -443,6 +472,16 @@ MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
 
 /** @brief Forward only; outputs hold rows 0..n-1. */
 MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
+
+/**
+ * @brief What the last failing step call of the session concerned (train_step, accumulate,
+ *        zero_grad, eval_step, infer): its status, and the op or tensor at fault (a bad
+ *        label or a non-finite loss names output 0's tensor). Successful calls leave it;
+ *        {MT_OK, -1, 0, -1} until a call fails. A non-finite gradient found during
+ *        backward or by mt_session_optimizer_step() is not recorded yet.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session, NULL @p detail).
+ */
+MT_API mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
 
 /** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);

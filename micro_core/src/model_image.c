@@ -173,8 +173,27 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     return MT_OK;
 }
 
-/* Inputs (or outputs) listed once each, and exactly the tensors flagged so. */
-static mt_status check_io_list(const mt_image *img, int is_output)
+mt_status mt_fail_at(mt_error_detail *where, mt_status status, int32_t op, int32_t op_type, int32_t tensor)
+{
+    if (where != NULL) {
+        where->status = status;
+        where->op_index = op;
+        where->op_type = op < 0 ? 0 : op_type;
+        where->tensor_index = tensor;
+    }
+    return status;
+}
+
+/* A check that fails on tensor idx: MT_ERR_BAD_MODEL, naming it in *tensor. */
+static mt_status bad_tensor(int32_t *tensor, uint32_t idx)
+{
+    *tensor = (int32_t)idx;
+    return MT_ERR_BAD_MODEL;
+}
+
+/* Inputs (or outputs) listed once each, and exactly the tensors flagged so. A failure names
+ * in *tensor the listed tensor at fault, when the list names a valid one. */
+static mt_status check_io_list(const mt_image *img, int is_output, int32_t *tensor)
 {
     const uint32_t n = is_output ? img->num_outputs : img->num_inputs;
     const uint16_t flag = is_output ? MT_TENSOR_OUTPUT : MT_TENSOR_INPUT;
@@ -190,9 +209,9 @@ static mt_status check_io_list(const mt_image *img, int is_output)
         if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
         mt_tensor_desc t;
         mt_image_tensor(img, idx, &t);
-        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return MT_ERR_BAD_MODEL;
+        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return bad_tensor(tensor, idx);
         for (uint32_t j = 0; j < k; ++j)
-            if (mt_image_io(img, is_output, j) == idx) return MT_ERR_BAD_MODEL;
+            if (mt_image_io(img, is_output, j) == idx) return bad_tensor(tensor, idx);
     }
     return MT_OK;
 }
@@ -209,8 +228,10 @@ static mt_status check_layer(const mt_image *img, uint32_t index)
     return layer == previous || layer == previous + 1u ? MT_OK : MT_ERR_BAD_MODEL;
 }
 
-/* Operand indices in range, execution order respected, each activation written once. */
-static mt_status check_op(const mt_image *img, uint32_t index)
+/* Operand indices in range, execution order respected, each activation written once, the
+ * layer numbered by the rule, and the op's own checks. A failure on one operand names it in
+ * *tensor. */
+static mt_status check_op(const mt_image *img, uint32_t index, int32_t *tensor)
 {
     mt_op_desc op;
     mt_image_op(img, index, &op);
@@ -224,7 +245,7 @@ static mt_status check_op(const mt_image *img, uint32_t index)
         mt_image_tensor(img, idx, &t);
         if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) continue;
         int32_t producer = mt_image_producer(img, idx);
-        if (producer < 0 || (uint32_t)producer >= index) return MT_ERR_BAD_MODEL;
+        if (producer < 0 || (uint32_t)producer >= index) return bad_tensor(tensor, idx);
     }
     if (op.inputs[0] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
     for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k) {
@@ -236,17 +257,17 @@ static mt_status check_op(const mt_image *img, uint32_t index)
         if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
         mt_tensor_desc t;
         mt_image_tensor(img, idx, &t);
-        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) return MT_ERR_BAD_MODEL;
+        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) return bad_tensor(tensor, idx);
         /* the first writer found must be this op, and no later op may write it again */
-        if (mt_image_producer(img, idx) != (int32_t)index) return MT_ERR_BAD_MODEL;
+        if (mt_image_producer(img, idx) != (int32_t)index) return bad_tensor(tensor, idx);
         for (uint32_t later = index + 1; later < img->num_ops; ++later) {
             mt_op_desc other;
             mt_image_op(img, later, &other);
             for (int j = 0; j < other.num_outputs && j < MT_OP_MAX_OUTPUTS; ++j)
-                if (other.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+                if (other.outputs[j] == idx) return bad_tensor(tensor, idx);
         }
         for (int j = 0; j < k; ++j)
-            if (op.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+            if (op.outputs[j] == idx) return bad_tensor(tensor, idx);
     }
     if (check_layer(img, index) != MT_OK) return MT_ERR_BAD_MODEL;
     const mt_op_kernel *kernel = mt_op_kernel_for(op.type);
@@ -254,26 +275,35 @@ static mt_status check_op(const mt_image *img, uint32_t index)
     return kernel->check(img, &op);
 }
 
-mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
+mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes, mt_error_detail *where)
 {
-    if (img == NULL || image == NULL) return MT_ERR_BAD_ARGUMENT;
-    if (((uintptr_t)image) % 4u) return MT_ERR_BAD_ARGUMENT;
+    int32_t tensor = -1; /* the tensor an io or op check names, if any */
+    if (img == NULL || image == NULL) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
+    if (((uintptr_t)image) % 4u) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
     mt_status st = check_header(img, (const uint8_t *)image, image_bytes);
-    if (st != MT_OK) return st;
+    if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     for (uint32_t i = 0; i < img->num_tensors; ++i)
-        if ((st = check_tensor(img, i)) != MT_OK) return st;
-    if ((st = check_io_list(img, 0)) != MT_OK) return st;
-    if ((st = check_io_list(img, 1)) != MT_OK) return st;
-    for (uint32_t o = 0; o < img->num_ops; ++o)
-        if ((st = check_op(img, o)) != MT_OK) return st;
+        if ((st = check_tensor(img, i)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)i);
+    for (int is_output = 0; is_output <= 1; ++is_output)
+        if ((st = check_io_list(img, is_output, &tensor)) != MT_OK) return mt_fail_at(where, st, -1, 0, tensor);
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        if ((st = check_op(img, o, &tensor)) == MT_OK) continue;
+        const uint8_t type = img->base[img->ops_offset + o * MT_IMAGE_ENTRY_BYTES]; /* as stored */
+        return mt_fail_at(where, st, (int32_t)o, type, tensor);
+    }
     /* every activation is written by some op (else it would be read uninitialised) */
     for (uint32_t i = 0; i < img->num_tensors; ++i) {
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
         if (!(t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) && mt_image_producer(img, i) < 0)
-            return MT_ERR_BAD_MODEL;
+            return mt_fail_at(where, MT_ERR_BAD_MODEL, -1, 0, (int32_t)i);
     }
-    return MT_OK;
+    return mt_fail_at(where, MT_OK, -1, 0, -1);
+}
+
+mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
+{
+    return mt_image_open_at(img, image, image_bytes, NULL);
 }
 
 /* ---- public model queries ---- */

@@ -50,6 +50,13 @@ typedef struct mt_op_desc {
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);
+/* The same, and where (if not NULL) receives what failed first: the op (index and type as
+ * stored) when an op's check failed, the tensor when a tensor entry, an io entry or an
+ * op's operand is at fault; {MT_OK, -1, 0, -1} when nothing did (mt_model_diagnose). */
+mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes, mt_error_detail *where);
+/* Record status and what it concerns in *where (ignored when NULL; op_type is 0 for op -1);
+ * returns status, so a check ends with `return mt_fail_at(where, st, ...)`. */
+mt_status mt_fail_at(mt_error_detail *where, mt_status status, int32_t op, int32_t op_type, int32_t tensor);
 
 void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t);
 void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);

@@ -97,7 +97,8 @@ static void test_status_and_abi(void)
     CHECK_EQ_INT(mt_struct_size(5), sizeof(mt_property));
     CHECK_EQ_INT(mt_struct_size(6), sizeof(mt_buffer_info));
     CHECK_EQ_INT(mt_struct_size(7), sizeof(mt_op_info));
-    CHECK_EQ_INT(mt_struct_size(8), 0);
+    CHECK_EQ_INT(mt_struct_size(8), sizeof(mt_error_detail));
+    CHECK_EQ_INT(mt_struct_size(9), 0);
     CHECK_EQ_INT(mt_struct_size(-1), 0);
 }
 

@@ -6,7 +6,7 @@
  *   - a digits-shaped MLP (64 -> 32 relu -> 10 softmax, Adam, cross-entropy) trains: the
  *     loss falls and it classifies its training data;
  *   - a model using an op left out is refused with MT_ERR_UNSUPPORTED, by mt_model_check,
- *     mt_plan and mt_session_init alike.
+ *     mt_plan and mt_session_init alike, and mt_model_diagnose names that op.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +121,9 @@ static void test_mlp_trains(void)
     free(img);
 }
 
-/* An op this build lacks is refused by every entry point that validates the image. */
-static void expect_refused(const char *what, const uint8_t *img, size_t bytes)
+/* An op this build lacks is refused by every entry point that validates the image, and
+ * diagnosed as op number op of that type. */
+static void expect_refused(const char *what, const uint8_t *img, size_t bytes, int32_t op, int32_t type)
 {
     mt_train_config cfg;
     mt_memory_plan plan;
@@ -135,6 +136,13 @@ static void expect_refused(const char *what, const uint8_t *img, size_t bytes)
     CHECK_STATUS(mt_model_check(img, bytes, NULL), MT_ERR_UNSUPPORTED);
     CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), MT_ERR_UNSUPPORTED);
     CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena, 1024), MT_ERR_UNSUPPORTED);
+    mt_error_detail detail;
+    for (int with_cfg = 0; with_cfg <= 1; ++with_cfg) {
+        CHECK_STATUS(mt_model_diagnose(img, bytes, with_cfg ? &cfg : NULL, &detail), MT_ERR_UNSUPPORTED);
+        CHECK(detail.status == MT_ERR_UNSUPPORTED && detail.op_index == op && detail.op_type == type &&
+              detail.tensor_index == -1);
+    }
+    printf("    op %d (%s): %s\n", (int)detail.op_index, mt_op_name(detail.op_type), mt_status_str(detail.status));
 }
 
 /* x[64] -> Dense 16 -> ReLU -> LeakyReLU (left out: op 2) -> Dense 10 -> Softmax */
@@ -175,10 +183,10 @@ static void test_models_with_ops_left_out(void)
 {
     size_t bytes;
     uint8_t *cnn = mz_digits_cnn(&bytes); /* conv2d is op 0 */
-    expect_refused("digits CNN (conv2d, max_pool2d, global_average_pool)", cnn, bytes);
+    expect_refused("digits CNN (conv2d, max_pool2d, global_average_pool)", cnn, bytes, 0, MT_OP_CONV2D);
     free(cnn);
     uint8_t *leaky = mlp_with_leaky_relu(&bytes);
-    expect_refused("MLP with a leaky_relu at op 2", leaky, bytes);
+    expect_refused("MLP with a leaky_relu at op 2", leaky, bytes, 2, MT_OP_LEAKY_RELU);
     free(leaky);
 }
 

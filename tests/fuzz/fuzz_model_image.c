@@ -1,6 +1,7 @@
 /*
  * libFuzzer harness: the model-image reader.
- * Input: the bytes of a .mtm image. Runs mt_model_check, then mt_model_tensor for every
+ * Input: the bytes of a .mtm image. Runs mt_model_check and mt_model_diagnose (which must
+ * agree, as must mt_plan and mt_model_diagnose with a configuration), then mt_model_tensor for every
  * index (and out-of-range ones), mt_model_op for every op, mt_model_io for every position
  * and the plan query with the default configuration; once as given and once with the
  * header CRC recomputed.
@@ -25,6 +26,12 @@ static void run(const uint8_t *img, size_t size)
     mt_status st = mt_model_check(img, size, &info);
     if (!known_status(st)) abort();
     if (mt_model_check(img, size, NULL) != st) abort(); /* info is optional */
+    mt_error_detail detail; /* the same validation, telling where */
+    if (mt_model_diagnose(img, size, NULL, &detail) != st || detail.status != st) abort();
+    if (detail.op_index < -1 || detail.op_index >= MT_MAX_OPS || detail.tensor_index < -1 ||
+        detail.tensor_index >= MT_MAX_TENSORS || (detail.op_index < 0 && detail.op_type != 0) ||
+        (st == MT_OK && (detail.op_index != -1 || detail.tensor_index != -1)))
+        abort();
     if (st != MT_OK) {
         mt_tensor_info t;
         mt_op_info op;
@@ -85,6 +92,7 @@ static void run(const uint8_t *img, size_t size)
     mt_memory_plan plan;
     st = mt_plan(img, size, &cfg, &plan);
     if (!known_status(st)) abort();
+    if (mt_model_diagnose(img, size, &cfg, &detail) != st || detail.status != st) abort();
     if (st == MT_OK && plan.total_bytes < plan.metadata_bytes) abort();
 }
 

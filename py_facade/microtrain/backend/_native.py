@@ -110,10 +110,20 @@ MT_STRUCT_PARAM_INFO = 4
 MT_STRUCT_PROPERTY = 5
 MT_STRUCT_BUFFER_INFO = 6
 MT_STRUCT_OP_INFO = 7
+MT_STRUCT_ERROR_DETAIL = 8
 
 # --------------------------------------------------------------------------
 # Struct mirrors
 # --------------------------------------------------------------------------
+
+
+class mt_error_detail(ctypes.Structure):
+    _fields_ = [
+        ("status", ctypes.c_int32),        # the failure described; MT_OK when there is none
+        ("op_index", ctypes.c_int32),      # the op it concerns, or -1
+        ("op_type", ctypes.c_int32),       # that op's mt_op_type (as stored), or 0
+        ("tensor_index", ctypes.c_int32),  # the tensor it concerns, or -1
+    ]
 
 
 class mt_model_info(ctypes.Structure):
@@ -261,6 +271,7 @@ STRUCT_MIRRORS = {
     MT_STRUCT_PROPERTY: mt_property,
     MT_STRUCT_BUFFER_INFO: mt_buffer_info,
     MT_STRUCT_OP_INFO: mt_op_info,
+    MT_STRUCT_ERROR_DETAIL: mt_error_detail,
 }
 
 # Callback types. A Python callback must not raise (ctypes would print the exception and
@@ -471,6 +482,15 @@ mt_plan = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
+#                             mt_error_detail *detail);
+mt_model_diagnose = _bind(
+    "mt_model_diagnose",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(mt_train_config),
+     ctypes.POINTER(mt_error_detail)],
+    ctypes.c_int,
+)
+
 # mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
 #                           const mt_train_config *cfg, void *arena, size_t arena_bytes);
 mt_session_init = _bind(
@@ -546,6 +566,11 @@ mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
 )
 
+# mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
+mt_session_last_error = _bind(
+    "mt_session_last_error", [mt_session_p, ctypes.POINTER(mt_error_detail)], ctypes.c_int
+)
+
 # mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 mt_session_numeric_errors = _bind(
     "mt_session_numeric_errors", [mt_session_p, _p_int64], ctypes.c_int
@@ -612,13 +637,14 @@ mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ct
 
 ALL_FUNCTIONS = (
     mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
-    mt_model_check, mt_model_tensor, mt_model_op, mt_model_io,
-    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
-    mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
-    mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
-    mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,
-    mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
-    mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
+    mt_model_check, mt_model_tensor, mt_model_op, mt_model_io, mt_model_diagnose,
+    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan,
+    mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
+    mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
+    mt_session_infer, mt_session_last_error, mt_session_set_learning_rate,
+    mt_session_get_learning_rate, mt_session_counters, mt_session_numeric_errors,
+    mt_session_set_epoch, mt_session_param_count, mt_session_param, mt_checkpoint_bytes,
+    mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
 )
 
 
