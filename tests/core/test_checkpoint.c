@@ -449,34 +449,6 @@ static void test_fingerprint_ignores_weights(void)
     free(s.block), free(u.block), free(k), free(a), free(b);
 }
 
-/* Layers are not architecture: the version 1 and 2 images of one model (2 writes op layers
- * in byte 3 of op entries) have one fingerprint and take each other's checkpoints. */
-static void test_fingerprint_ignores_layers(void)
-{
-    ib_mlp_spec spec;
-    size_t b1, b2;
-    ib_mlp_defaults(&spec);
-    spec.hidden_act = MT_OP_TANH, spec.version = 1;
-    uint8_t *v1 = ib_build_mlp(&spec, &b1);
-    spec.version = 2;
-    uint8_t *v2 = ib_build_mlp(&spec, &b2);
-    mt_model_info i1, i2;
-    CHECK_STATUS(mt_model_check(v1, b1, &i1), MT_OK);
-    CHECK_STATUS(mt_model_check(v2, b2, &i2), MT_OK);
-    CHECK(i1.version == 1 && i2.version == 2 && i1.crc32 != i2.crc32);
-    mt_train_config cfg;
-    sess s1, s2;
-    sink *k = sink_new();
-    make_cfg(&cfg, MT_OPTIMIZER_ADAM);
-    CHECK_STATUS(sess_open(&s1, v1, b1, &cfg), MT_OK);
-    CHECK_STATUS(sess_open(&s2, v2, b2, &cfg), MT_OK);
-    train(s1.s, 2, 900u, NULL);
-    CHECK_STATUS(save(s1.s, 1, NULL, 0, k), MT_OK);
-    CHECK_STATUS(load(s2.s, k->data, k->size, NULL, NULL), MT_OK);
-    CHECK(same_params(s1.s, s2.s) && same_counters(s1.s, s2.s));
-    free(s1.block), free(s2.block), free(k), free(v1), free(v2);
-}
-
 /* ---- callback failures -------------------------------------------------------------------- */
 
 static void test_io_errors(void)
@@ -655,7 +627,6 @@ int main(void)
     test_properties();
     test_refusals();
     test_fingerprint_ignores_weights();
-    test_fingerprint_ignores_layers();
     test_io_errors();
     test_export();
     test_bad_arguments();

@@ -5,8 +5,8 @@
  *     params as stored, and the layer: byte 3 in version 2, the op's own index in version 1;
  *   - mt_model_tensor's data_offset: where a CONST tensor's floats lie in the image (-1 for
  *     activations), checked against the bytes the builder put there;
- *   - version 1 and version 2 images of one model both load, plan the same arena and train
- *     to the same bits.
+ *   - version 1 and version 2 images of one model both load, plan the same arena, train
+ *     to the same bits and take each other's checkpoints (the fingerprint skips layers).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,11 +148,38 @@ static void test_both_versions_train_alike(void)
     free(s1.block), free(s2.block), free(v1), free(v2);
 }
 
+/* Layers are not architecture: the version 1 and 2 images of one model (2 writes op layers
+ * in byte 3 of op entries) have one fingerprint and take each other's checkpoints. */
+static void test_checkpoints_fit_both_versions(void)
+{
+    size_t b1, b2;
+    uint8_t *v1 = mlp(1, &b1), *v2 = mlp(2, &b2);
+    mt_model_info i1, i2;
+    CHECK_STATUS(mt_model_check(v1, b1, &i1), MT_OK);
+    CHECK_STATUS(mt_model_check(v2, b2, &i2), MT_OK);
+    CHECK(i1.crc32 != i2.crc32); /* the bytes differ ... */
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    cfg.optimizer = MT_OPTIMIZER_ADAM, cfg.batch_size = 2;
+    sess s1, s2;
+    CHECK_STATUS(sess_open(&s1, v1, b1, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&s2, v2, b2, &cfg), MT_OK);
+    feed_rows(s1.s, 0, 2, 900u, 3, 2);
+    CHECK_STATUS(mt_session_train_step(s1.s, 2, NULL), MT_OK);
+    sink *k = sink_new(); /* ... the checkpoint of one loads into the other */
+    CHECK_STATUS(mt_checkpoint_save(s1.s, 1, NULL, 0, sink_write, k), MT_OK);
+    source r = {k->data, k->size, 0, -1, 0, MT_OK};
+    CHECK_STATUS(mt_checkpoint_load(s2.s, k->size, source_read, &r, NULL, NULL), MT_OK);
+    CHECK(same_params(s1.s, s2.s) && same_counters(s1.s, s2.s));
+    free(s1.block), free(s2.block), free(k), free(v1), free(v2);
+}
+
 int main(void)
 {
     test_ops_of_an_mlp();
     test_ops_of_a_dag();
     test_data_offsets();
     test_both_versions_train_alike();
+    test_checkpoints_fit_both_versions();
     return MT_TEST_END();
 }
