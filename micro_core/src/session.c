@@ -3,7 +3,8 @@
  * A train step reads like the algorithm:
  *     zero_grad → forward → loss (+ its gradient) → backward → optimizer update
  * Every check on caller data happens before anything is written, so a failed
- * call leaves the session as it was.
+ * call leaves the session as it was, but for the record of what failed that
+ * mt_session_last_error() reads (step_failed()).
  */
 #include <string.h>
 
