@@ -26,6 +26,7 @@ import tempfile
 
 import numpy as np
 
+from microtrain import ops as _ops
 from microtrain.nn import image as _image
 from microtrain.tools import firmware
 
@@ -66,7 +67,7 @@ def macs_per_step(model_bytes, batch_size, first_trained_op):
     image = _image.read_image(model_bytes)
     macs = 0
     for index, op in enumerate(image.ops):
-        if op.op_type != _image.OP_DENSE:
+        if op.op_type != _ops.DENSE:
             continue
         units, inputs = image.tensors[op.inputs[1]].dims
         dense = batch_size * inputs * units

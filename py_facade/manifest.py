@@ -1,7 +1,7 @@
 # MicroPython freeze manifest (micropython-lib style) of microtrain's MicroPython-safe modules:
 # everything in the package except the folders and files that need CPython (nn/: the model
-# builder, numpy; tools/: CLI, firmware, plots; backend/ctypes_backend.py and backend/_native.py:
-# ctypes). tests/test_micropython_safe.py checks that this list is exactly that set and
+# builder, numpy; tools/: CLI, firmware, plots; convert/: the .tflite/.circle/.onnx importers;
+# backend/ctypes_backend.py and backend/_native.py: ctypes). tests/test_micropython_safe.py checks that this list is exactly that set and
 # compiles each file with mpy-cross; tools/micropython/run.mjs copies the same files into
 # MicroPython's filesystem.
 # A firmware freezes them with `include("<repo>/py_facade/manifest.py")` in its board manifest;
@@ -14,6 +14,7 @@ package("microtrain", files=(
     "__init__.py",
     "_feed.py",
     "_files.py",
+    "_model_source.py",
     "_platform.py",
     "_random.py",
     "backend/__init__.py",
@@ -29,6 +30,8 @@ package("microtrain", files=(
     "properties.py",
     "schedules.py",
     "session.py",
+    "session_persistence.py",
+    "session_state.py",
     "train_session.py",
     "trainable.py",
     "training.py",

@@ -618,3 +618,32 @@ def test_an_arena_that_cannot_be_allocated_raises_memory_error_not_a_crash():
     assert lines[0].startswith("MemoryError: the arena of "), result.stdout
     assert "batch_size 65535" in lines[0] and "smaller batch_size" in lines[0]
     assert lines[1].startswith("loss ")
+
+
+# ------------------------------------------------------------------ integers that would wrap
+
+
+def test_integers_beyond_the_c_types_are_refused_on_every_path(tmp_path, capsys):
+    """2**32 + 3 must not become 3 anywhere: compile(), the CLI, the pure-Python rows."""
+    from microtrain import _feed
+    from microtrain.tools import cli
+    for value in (2 ** 32 + 3, 2 ** 31, -2):
+        for keyword in ("trainable", "num_trainable_ops"):
+            with pytest.raises(ValueError):
+                microtrain.TrainSession(model()).compile("sgd", "mse", **{keyword: value})
+    for batch_size in (2 ** 32 + BATCH, 0, -1, 2.0):
+        with pytest.raises(ValueError, match="batch_size"):
+            microtrain.Session(model()).compile("sgd", "mse", batch_size=batch_size)
+    path = tmp_path / "m.mtm"
+    model().save(str(path))
+    assert cli.main(["info", str(path), "--num-of-trainable-ops", str(2 ** 32 + 3)]) == 1
+    assert "num_trainable_ops" in capsys.readouterr().err
+    for labels in ([2 ** 32 + 1, 0], [3.99, 0], [True, 0], [CLASSES, 0]):
+        with pytest.raises(ValueError, match="label"):
+            _feed.label_rows(labels, CLASSES, BATCH)
+    s = session("sparse_categorical_crossentropy")
+    x, _, _ = data(2)
+    for labels in ([2 ** 32 + 1, 0], [3.99, 0]):
+        with pytest.raises(ValueError, match="label"):
+            s.train_step(x, labels)
+    assert s.get_counters()["step"] == 0

@@ -148,7 +148,7 @@ def test_info_prints_tensors_ops_and_the_memory_plan(files):
                      re.MULTILINE)
     assert re.search(r"^1 +f32 +16x8 +128 +const,trainable +- +-$", out, re.MULTILINE)
     assert re.search(r"^5 +f32 +3x16 +48 +const,trainable +- +yes$", out, re.MULTILINE)
-    assert re.search(r"^2 +Dense +4,5,6 +7 +5,6$", out, re.MULTILINE), out
+    assert re.search(r"^2 +1 +Dense +4,5,6 +7 +5,6$", out, re.MULTILINE), out  # op 2 in layer 1
     assert "trainable: last 2 ops" in out
     total = int(re.search(r"^total +(\d+)$", out, re.MULTILINE).group(1))
     roles = re.findall(r"^(metadata|trained weights|gradients|optimizer state|activations|"

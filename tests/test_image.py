@@ -43,7 +43,7 @@ def native_check(data, declared_size=None):
 def test_header_fields_follow_the_format():
     data = digits_model().to_bytes()
     magic, version, header_bytes, image_bytes, crc = struct.unpack_from("<4sHHII", data, 0)
-    assert magic == b"MTM1" and version == 1 and header_bytes == 64
+    assert magic == b"MTM1" and version == 2 and header_bytes == 64
     assert image_bytes == len(data)
     assert crc == zlib.crc32(data[16:]) & 0xFFFFFFFF
     header = _image.read_image(data).header
@@ -136,7 +136,7 @@ def test_update_crc_repairs_an_edited_image():
 
 def test_native_check_accepts_written_images():
     info = native_check(digits_model().to_bytes())
-    assert info.version == 1
+    assert info.version == 2
     assert (info.num_tensors, info.num_ops, info.num_inputs, info.num_outputs) == (9, 4, 1, 1)
     assert info.num_params == 4
     assert info.param_count == 32 * 64 + 32 + 10 * 32 + 10
@@ -204,7 +204,10 @@ def test_native_check_rejects_structural_errors_even_with_a_valid_crc():
         "op reads a tensor no earlier op wrote": (header.ops_offset + 4, "<H", 8,
                                                   _native.MT_ERR_BAD_MODEL),
         "unknown op type": (header.ops_offset, "<B", 99, _native.MT_ERR_UNSUPPORTED),
-        "unknown version": (4, "<H", 2, _native.MT_ERR_UNSUPPORTED),
+        "unknown version": (4, "<H", 3, _native.MT_ERR_UNSUPPORTED),
+        "version 0": (4, "<H", 0, _native.MT_ERR_UNSUPPORTED),
+        "first op in layer 1": (header.ops_offset + 3, "<B", 1, _native.MT_ERR_BAD_MODEL),
+        "layer jumps by 2": (header.ops_offset + 2 * 32 + 3, "<B", 2, _native.MT_ERR_BAD_MODEL),
         "tensor table past the end": (32, "<I", len(data), _native.MT_ERR_BAD_MODEL),
         "image longer than the buffer": (8, "<I", len(data) + 16, _native.MT_ERR_BAD_MODEL),
     }
@@ -225,3 +228,137 @@ def test_train_session_rejects_a_corrupt_image_with_microtrain_error():
         microtrain.TrainSession(bytes(data))
     assert error.value.status == _native.MT_ERR_BAD_MODEL
     assert error.value.function == "mt_model_check"
+
+
+def as_version_1(data):
+    """The version 1 image of a version 2 one: version field 1, op byte 3 (the layer) zero."""
+    edited = bytearray(data)
+    header = _image.read_image(data).header
+    struct.pack_into("<H", edited, 4, 1)
+    for index in range(header.num_ops):
+        edited[header.ops_offset + 32 * index + 3] = 0
+    _image.update_crc(edited)
+    return bytes(edited)
+
+
+def test_ops_carry_their_layer():
+    """A Dense with an activation is one layer of two ops; a folded BatchNorm emits none and
+    the image numbers the layers that have ops without a gap (model.image_layers)."""
+    model = digits_model()
+    ops = _image.read_image(model.to_bytes()).ops
+    assert [op.layer for op in ops] == [0, 0, 1, 2]
+    assert model.layer_ops == [[0, 1], [2], [3]] and model.image_layers == [0, 1, 2]
+
+    x = microtrain.Input((6, 6, 1))
+    y = layers.Conv2D(4, 3)(x)
+    y = layers.BatchNorm()(y)
+    y = layers.ReLU()(y)
+    y = layers.Dense(3, activation="softmax")(layers.GlobalAveragePool()(y))
+    model = microtrain.Model(x, y, seed=0)
+    ops = _image.read_image(model.to_bytes()).ops
+    assert model.layer_ops == [[0], [], [1], [2], [3, 4]]
+    assert model.image_layers == [0, None, 1, 2, 3]
+    assert [op.layer for op in ops] == [0, 1, 2, 3, 3]
+    for position, op_indices in enumerate(model.layer_ops):
+        for op in op_indices:
+            assert ops[op].layer == model.image_layers[position]
+    native_check(model.to_bytes())
+
+
+def test_version_1_images_still_read_and_load():
+    data = digits_model().to_bytes()
+    old = as_version_1(data)
+    image = _image.read_image(old)
+    assert image.header.version == 1
+    assert [op.layer for op in image.ops] == [0, 1, 2, 3]  # every op a layer of its own
+    assert native_check(old).version == 1
+    assert native_check(data).version == 2
+    with microtrain.TrainSession(old) as a, microtrain.TrainSession(data) as b:
+        for session in (a, b):
+            session.compile("sgd", "categorical_crossentropy", batch_size=4)
+        assert a.memory_plan() == b.memory_plan()
+    edited = bytearray(old)
+    struct.pack_into("<H", edited, 4, 3)
+    _image.update_crc(edited)
+    with pytest.raises(ValueError, match="image version 3, this reader knows 1 and 2"):
+        _image.read_image(bytes(edited))
+
+
+def test_writer_refuses_layers_that_break_the_rule():
+    tensors = [_image.TensorSpec((2,), flags=_image.FLAG_INPUT), _image.TensorSpec((2,)),
+               _image.TensorSpec((2,), flags=_image.FLAG_OUTPUT)]
+
+    def write(first, second):
+        ops = [_image.OpSpec(opcodes.RELU, [0], [1], layer=first),
+               _image.OpSpec(opcodes.RELU, [1], [2], layer=second)]
+        return _image.read_image(_image.write_image(tensors, ops, [0], [2])).ops
+
+    assert [op.layer for op in write(None, None)] == [0, 1]  # None: a layer of its own
+    assert [op.layer for op in write(0, 0)] == [0, 0]
+    assert [op.layer for op in write(None, 1)] == [0, 1]
+    for first, second in ((1, None), (0, 2), (None, 3)):
+        with pytest.raises(ValueError, match="layers are numbered from 0"):
+            write(first, second)
+
+
+def native_ops(data):
+    """Every op of an image as mt_model_op describes it."""
+    buffer = aligned_copy(data)
+    info = _native.mt_model_info()
+    _native._check(_native.mt_model_check(buffer.ctypes.data, buffer.size, ctypes.byref(info)))
+    ops = []
+    for index in range(info.num_ops):
+        op = _native.mt_op_info()
+        _native._check(_native.mt_model_op(buffer.ctypes.data, buffer.size, index,
+                                           ctypes.byref(op)), "mt_model_op")
+        ops.append(op)
+    return ops
+
+
+def test_mt_model_op_reads_back_what_the_writer_wrote():
+    """Every field of every op of a CNN with branches, a folded BatchNorm, pools' params, a
+    bias-less convolution and a LeakyReLU's float param, against the Python reader."""
+    x = microtrain.Input((8, 8, 2))
+    y = layers.Conv2D(4, 3, padding="same", activation="relu")(x)
+    y = layers.BatchNorm()(layers.Conv2D(4, 3, strides=(2, 1), use_bias=False)(y))
+    z = layers.DepthwiseConv2D(3, padding="same", activation="relu6")(y)
+    y = layers.Concatenate()([layers.Add()([y, z]), y])
+    y = layers.MaxPool2D(2, padding="same")(layers.LeakyReLU(0.2)(y))
+    out = layers.Dense(3, activation="softmax")(layers.Flatten()(y))
+    model = microtrain.Model(x, out, seed=3)
+    data = model.to_bytes()
+    written = _image.read_image(data).ops
+    ops = native_ops(data)
+    assert len(ops) == len(written)
+    for index, (op, spec) in enumerate(zip(ops, written)):
+        assert op.index == index and op.type == spec.op_type
+        assert (op.num_inputs, op.num_outputs) == (len(spec.inputs), len(spec.outputs))
+        assert list(op.inputs) == [-1 if i is None else i for i in spec.inputs] + \
+            [-1] * (4 - len(spec.inputs))
+        assert list(op.outputs) == spec.outputs + [-1] * (2 - len(spec.outputs))
+        assert tuple(op.params) == tuple(spec.params)
+        assert op.layer == spec.layer and op.reserved == 0
+    for position, op_indices in enumerate(model.layer_ops):
+        for index in op_indices:
+            assert ops[index].layer == model.image_layers[position]
+    leaky = [op for op in ops if op.type == opcodes.LEAKY_RELU][0]
+    assert _image.f32_from_bits(leaky.params[0]) == np.float32(0.2)
+    assert [op.layer for op in native_ops(as_version_1(data))] == list(range(len(ops)))
+
+
+def test_mt_model_tensor_data_offset_points_at_the_weights():
+    model = digits_model()
+    data = model.to_bytes()
+    buffer = aligned_copy(data)
+    image = _image.read_image(data)
+    weights = iter(model.get_weights())
+    for tensor in image.tensors:
+        info = _native.mt_tensor_info()
+        _native._check(_native.mt_model_tensor(buffer.ctypes.data, buffer.size, tensor.index,
+                                               ctypes.byref(info)))
+        if not tensor.flags & _image.FLAG_CONST:
+            assert info.data_offset == -1
+            continue
+        assert info.data_offset == tensor.data_offset and info.data_offset % 16 == 0
+        stored = np.frombuffer(data, dtype="<f4", count=info.count, offset=info.data_offset)
+        np.testing.assert_array_equal(stored, next(weights).ravel())

@@ -14,8 +14,10 @@ from microtrain import MicrotrainError, layers
 from microtrain import ops as opcodes
 from microtrain.backend import _native
 
-HEADER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "micro_core", "include", "microtrain.h")
+INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "micro_core", "include")
+HEADER = os.path.join(INCLUDE, "microtrain.h")
+OPS_DEF = os.path.join(INCLUDE, "microtrain_ops.def")
 
 
 def header_text():
@@ -37,12 +39,17 @@ def test_every_header_function_has_a_binding_with_its_prototype_comment():
 
 def test_enum_constants_match_the_header():
     text = header_text()
-    for name, value in re.findall(r"\b(MT_(?:ERR|OK|DTYPE|OP|OPTIMIZER|LOSS|REDUCTION)\w*)"
+    for name, value in re.findall(r"\b(MT_(?:ERR|OK|DTYPE|OPTIMIZER|LOSS|REDUCTION)\w*)"
                                   r"\s*=\s*(-?\d+)", text):
-        if name.startswith("MT_OP_"):  # the op table lives in microtrain.ops
-            assert getattr(opcodes, name[len("MT_OP_"):]) == int(value), name
-        else:
-            assert getattr(_native, name) == int(value), name
+        assert getattr(_native, name) == int(value), name
+    # mt_op_type is generated from microtrain_ops.def (MT_OP_<NAME> = code); the Python
+    # copy of the op table is microtrain.ops (tests/test_op_table.py checks it row by row)
+    assert "#include \"microtrain_ops.def\"" in text
+    with open(OPS_DEF) as handle:
+        rows = re.findall(r"^MT_OP\((\d+), *(\w+),", handle.read(), re.MULTILINE)
+    assert rows
+    for value, name in rows:
+        assert getattr(opcodes, name) == int(value), name
     for name, value in re.findall(r"\b(MT_TENSOR_\w+)\s*=\s*(\d+)u", text):
         assert getattr(_native, name) == int(value), name
     for name, value in re.findall(r"#define (MT_\w+) (\d+)u?\b", text):
@@ -173,3 +180,51 @@ def test_raw_accumulate_then_optimizer_step_equals_train_step():
     for a, b in zip(split.get_weights(), whole.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert split.get_counters()["step"] == 1
+
+
+def test_raw_diagnose_names_the_op_and_last_error_the_tensor():
+    """mt_model_diagnose on an image whose op 2 (the second Dense) has a weight that no longer
+    fits; mt_session_last_error after a step refused for a label out of range."""
+    import struct
+    from microtrain.nn import image as _image
+
+    model = microtrain.Sequential([layers.Dense(4, activation="relu"), layers.Dense(3),
+                                   layers.Softmax()], input_shape=(5,), seed=0)
+    data = bytearray(model.to_bytes())
+    header = _image.read_image(bytes(data)).header
+    detail = _native.mt_error_detail()
+    image = np.frombuffer(bytes(data), dtype=np.uint8).copy()
+    assert _native.mt_model_diagnose(image.ctypes.data, image.size, None,
+                                     ctypes.byref(detail)) == _native.MT_OK
+    assert (detail.status, detail.op_index, detail.op_type, detail.tensor_index) == (0, -1, 0, -1)
+
+    w2 = _image.read_image(bytes(data)).ops[2].inputs[1]
+    entry = header.tensors_offset + 32 * w2
+    struct.pack_into("<II", data, entry + 4, 3, 3)     # W2 [3, 4] -> [3, 3]
+    struct.pack_into("<I", data, entry + 24, 3 * 3 * 4)  # data bytes to match
+    _image.update_crc(data)
+    image = np.frombuffer(bytes(data), dtype=np.uint8).copy()
+    config = _native.mt_train_config()
+    _native.mt_train_config_init(ctypes.byref(config))
+    status = _native.mt_model_diagnose(image.ctypes.data, image.size, ctypes.byref(config),
+                                       ctypes.byref(detail))
+    assert status == detail.status == _native.MT_ERR_SHAPE
+    assert (detail.op_index, detail.op_type, detail.tensor_index) == (2, opcodes.DENSE, -1)
+    assert _native.mt_op_name(detail.op_type) == b"dense"
+    assert _native.mt_model_diagnose(image.ctypes.data, image.size, None, None) == \
+        _native.MT_ERR_BAD_ARGUMENT
+
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "sparse_categorical_crossentropy", batch_size=2)
+        _native._check(_native.mt_session_last_error(session._session, ctypes.byref(detail)))
+        assert (detail.status, detail.op_index, detail.tensor_index) == (0, -1, -1)
+        target, size = ctypes.c_void_p(), ctypes.c_int32()  # the facade would refuse label 7
+        _native._check(_native.mt_session_target(session._session, ctypes.byref(target),
+                                                 ctypes.byref(size)))
+        (ctypes.c_int32 * 2).from_address(target.value)[:] = [0, 7]
+        assert _native.mt_session_train_step(session._session, 2, None) == \
+            _native.MT_ERR_BAD_ARGUMENT
+        _native._check(_native.mt_session_last_error(session._session, ctypes.byref(detail)))
+        output = _image.read_image(model.to_bytes()).outputs[0]
+        assert detail.status == _native.MT_ERR_BAD_ARGUMENT
+        assert (detail.op_index, detail.op_type, detail.tensor_index) == (-1, 0, output)

@@ -13,7 +13,9 @@ layer frozen in flash) and reads `arm-none-eabi-size -A`:
   it calls);
 - the example firmware ELF after --gc-sections: .text (with the vector table), .rodata
   (which holds the model image and the dataset), .data, .bss (the arena; the stack is not
-  a section: MT_STACK_BYTES in the board's memory.ld).
+  a section: MT_STACK_BYTES in the board's memory.ld);
+- the same core and firmware built with only the kernels the digits MLP uses
+  (-DMT_OPS="dense;relu;softmax", MLP_OPS): their .text, the flash an MLP firmware saves.
 
 Needs the ARM toolchains (bash tools/setup_arm.sh) and scikit-learn for the digits.
 """
@@ -33,6 +35,7 @@ SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_cr
 BEGIN = "<!-- size-table:begin (tools/size_table.py --readme) -->"
 END = "<!-- size-table:end -->"
 KINDS = ("text", "rodata", "data", "bss")
+MLP_OPS = ("dense", "relu", "softmax")  # the ops of the digits MLP (MT_OPS)
 
 
 def section_sizes(path):
@@ -65,9 +68,13 @@ def measure(work_dir):
     rows = []
     for board in BOARDS:
         info = firmware.build(source, board, data_dir, os.path.join(work_dir, board))
+        mlp = firmware.build(source, board, data_dir, os.path.join(work_dir, board + "-mlp"),
+                             ops=MLP_OPS)
         rows.append({"board": board, "core": info["core"],
                      "library": section_sizes(info["core_library"]),
-                     "firmware": section_sizes(info["firmware"])})
+                     "firmware": section_sizes(info["firmware"]),
+                     "mlp_library": section_sizes(mlp["core_library"]),
+                     "mlp_firmware": section_sizes(mlp["firmware"])})
     return record, rows
 
 
@@ -75,20 +82,46 @@ def format_table(record, rows):
     with open(record["model"], "rb") as handle:
         model_bytes = len(handle.read())
     lines = ["| board | core | core .text | core .rodata | core .data | core .bss | "
-             "firmware .text | firmware .rodata | firmware .data | firmware .bss |",
-             "|---|---|" + "---:|" * 8]
+             "firmware .text | firmware .rodata | firmware .data | firmware .bss | "
+             "MLP-only core .text | MLP-only firmware .text |",
+             "|---|---|" + "---:|" * 10]
     for row in rows:
         cells = [row["board"], row["core"]]
         cells += ["%d" % row["library"][k] for k in KINDS]
         cells += ["%d" % row["firmware"][k] for k in KINDS]
+        cells += ["%d" % row["mlp_library"]["text"], "%d" % row["mlp_firmware"]["text"]]
         lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(_mlp_note(rows))
     lines.append("")
     lines.append("Bytes, `arm-none-eabi-size -A`, MinSizeRel (-Os). The firmware's .rodata holds "
                  "the %d-byte model image and the dataset; its .bss is the %d-byte arena "
                  "(mt_plan's figure for batch %d, last Dense + Softmax trained); the stack "
-                 "(16 KiB in memory.ld) comes on top. Regenerate with `python tools/size_table.py --readme`."
+                 "(16 KiB in memory.ld) comes on top. Regenerate with "
+                 "`python tools/size_table.py --readme`."
                  % (model_bytes, record["plan"]["total_bytes"], record["batch_size"]))
     return "\n".join(lines)
+
+
+def _span(values):
+    low, high = min(values), max(values)
+    return "%d" % low if low == high else "%d to %d" % (low, high)
+
+
+def _mlp_note(rows):
+    """What the MLP-only builds save, in words, from the measured rows."""
+    def saved(part, kind):
+        return [row[part][kind] - row["mlp_" + part][kind] for row in rows]
+
+    same = all(row[part][kind] == row["mlp_" + part][kind]
+               for row in rows for part in ("library", "firmware") for kind in ("data", "bss"))
+    return ("MLP-only: the same builds with `-DMT_OPS=\"%s\"`, the kernels this model uses. "
+            "The firmware's .text is %s bytes smaller (a full core's kernel table keeps every "
+            "kernel alive through `--gc-sections`); .rodata is %s bytes smaller in the core and "
+            "%s in the firmware, .data and .bss %s."
+            % (";".join(MLP_OPS), _span(saved("firmware", "text")),
+               _span(saved("library", "rodata")), _span(saved("firmware", "rodata")),
+               "are the same" if same else "differ"))
 
 
 def replace_in_readme(readme_path, table):

@@ -71,7 +71,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 5u
+#define MT_ABI_VERSION 6u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -115,10 +115,21 @@ MT_API uint32_t mt_abi_version(void);
  * @brief sizeof() of a public struct as compiled, for bindings to check their mirrors.
  * @param[in] which 0 = mt_train_config, 1 = mt_memory_plan, 2 = mt_tensor_info,
  *                  3 = mt_model_info, 4 = mt_param_info, 5 = mt_property,
- *                  6 = mt_buffer_info.
+ *                  6 = mt_buffer_info, 7 = mt_op_info, 8 = mt_error_detail.
  * @return the size in bytes, or 0 for an unknown @p which.
  */
 MT_API size_t mt_struct_size(int which);
+
+/**
+ * What a failing call concerned, beyond its status (mt_model_diagnose(),
+ * mt_session_last_error()): tools print "op 3 (conv2d): tensor shape or dtype does not fit".
+ */
+typedef struct mt_error_detail {
+    int32_t status;       /**< the failure described; MT_OK when there is none */
+    int32_t op_index;     /**< the op it concerns, or -1 (header, tensor table, config, loss) */
+    int32_t op_type;      /**< that op's mt_op_type (as stored, known or not), or 0 */
+    int32_t tensor_index; /**< the tensor it concerns, or -1 */
+} mt_error_detail;
 
 /* ------------------------------------------------------------------------- */
 /* Model image                                                                */
@@ -135,24 +146,28 @@ enum {
     MT_TENSOR_OUTPUT = 8u     /**< model output */
 };
 
-/** Op types in the model image (see docs/model_format.md for operands and params). */
+/** Op types in the model image, MT_OP_<NAME> = code, one per row of microtrain_ops.def
+ *  (where each has its one-line doc; operands and params: docs/model_format.md). */
 typedef enum mt_op_type {
-    MT_OP_DENSE = 1,   /**< y = x · Wᵀ + b; in: x, W [units, in_features], b [units] (optional) */
-    MT_OP_RELU = 2,    /**< y = max(x, 0) */
-    MT_OP_SIGMOID = 3, /**< y = 1 / (1 + e^-x) */
-    MT_OP_TANH = 4,    /**< y = tanh(x) */
-    MT_OP_SOFTMAX = 5, /**< y = e^x / Σ e^x over the last dimension */
-    MT_OP_CONV2D = 6,  /**< NHWC; in: x [H,W,C], W [OC,KH,KW,C], b [OC] (optional) */
-    MT_OP_DEPTHWISE_CONV2D = 7, /**< NHWC, depth multiplier 1; W [1,KH,KW,C], b [C] */
-    MT_OP_MAX_POOL2D = 8,
-    MT_OP_AVERAGE_POOL2D = 9,   /**< averages the in-bounds elements of each window */
-    MT_OP_GLOBAL_AVERAGE_POOL = 10, /**< [H,W,C] -> [C] */
-    MT_OP_RESHAPE = 11,         /**< same elements, new shape (Flatten) */
-    MT_OP_ADD = 12,             /**< y = a + b, same shapes (residual branches) */
-    MT_OP_CONCATENATION = 13,   /**< 2..4 inputs joined along the last dimension */
-    MT_OP_RELU6 = 14,           /**< y = min(max(x, 0), 6) */
-    MT_OP_LEAKY_RELU = 15       /**< y = x > 0 ? x : α·x, α = params[0] as f32 bits, α >= 0 */
+#define MT_OP(code, NAME, name, source) MT_OP_##NAME = code,
+#include "microtrain_ops.def"
+#undef MT_OP
 } mt_op_type;
+
+/**
+ * @brief The name of op type @p op_type ("conv2d"; the `name` column of microtrain_ops.def,
+ *        as MT_OPS spells it), whether or not this build has its kernel.
+ * @return a static string, or NULL for a code that names no op.
+ */
+MT_API const char *mt_op_name(int32_t op_type);
+
+/**
+ * @brief Whether this build has the kernel of @p op_type. A core built with CMake's MT_OPS
+ *        list has only the ops listed; a model using another is refused with
+ *        MT_ERR_UNSUPPORTED (mt_model_diagnose() names the op).
+ * @return 1 if it has, 0 if not (or if @p op_type names no op).
+ */
+MT_API int32_t mt_op_built(int32_t op_type);
 
 /** Padding of spatial ops (params[2]): TFLite's rules. */
 enum { MT_PADDING_VALID = 0, MT_PADDING_SAME = 1 };
@@ -180,7 +195,23 @@ typedef struct mt_tensor_info {
     int32_t dims[MT_MAX_DIMS]; /**< activations: one sample's shape (no batch dimension) */
     int32_t count;          /**< elements (one sample for activations) */
     int32_t producer;       /**< index of the op writing it, -1 for inputs and constants */
+    int32_t data_offset;    /**< CONST: byte offset of its data (count elements, little-endian)
+                                 from the start of the image; -1 for every other tensor */
 } mt_tensor_info;
+
+/** One op as declared in the image (docs/model_format.md, "Op entry"). */
+typedef struct mt_op_info {
+    int32_t index;
+    int32_t type;           /**< mt_op_type */
+    int32_t num_inputs;
+    int32_t num_outputs;
+    int32_t inputs[4];      /**< tensor indices; -1 for an absent optional input or an unused slot */
+    int32_t outputs[2];     /**< tensor indices; -1 for an unused slot */
+    uint32_t params[4];     /**< the op's parameters as stored (floats as their bits) */
+    int32_t layer;          /**< the layer the op belongs to: the image's (version 2) or the op's
+                                 own index (version 1, where every op is a layer) */
+    int32_t reserved;
+} mt_op_info;
 
 /**
  * @brief Validate a model image completely (header, CRC, tables, shapes, op order).
@@ -193,10 +224,21 @@ MT_API mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_
 
 /**
  * @brief Describe tensor @p index of a model image (validates the image first).
- * @return MT_OK, MT_ERR_BAD_ARGUMENT (index out of range) or a validation status.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (index out of range), MT_ERR_UNSUPPORTED (a CONST
+ *         tensor's data beyond 2 GiB into the image, past what data_offset holds) or a
+ *         validation status.
  */
 MT_API mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index,
                                  mt_tensor_info *info);
+
+/**
+ * @brief Describe op @p index (0..num_ops-1, execution order) of a model image (validates the
+ *        image first). With mt_model_tensor() and mt_model_io() this is the whole graph, for
+ *        tools and for backends that run it without the C session.
+ * @param[out] info the op
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, index out of range) or a validation status.
+ */
+MT_API mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info);
 
 /**
  * @brief Tensor index of model input or output number @p position.
@@ -344,6 +386,24 @@ typedef mt_status (*mt_buffer_fn)(void *user, const mt_buffer_info *buffer);
 MT_API mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
                                  mt_buffer_fn report, void *user);
 
+/**
+ * @brief Why an image (and configuration) is refused: the validation of mt_plan() again, or
+ *        of mt_model_check() when @p cfg is NULL, telling where the first failure lies.
+ *
+ * An op's failing check (operands, shape rules, an op type this build lacks: see
+ * mt_op_built()) gives its index and type; a bad tensor entry, io entry or operand gives the
+ * tensor; a bad header or configuration gives neither (-1); a loss that does not fit gives
+ * output 0's tensor. Costs what mt_plan() costs.
+ * @param[in]  image       model image (4-byte aligned)
+ * @param[in]  image_bytes size of @p image
+ * @param[in]  cfg         training configuration, or NULL to check the image alone
+ * @param[out] detail      the first failure, or {MT_OK, -1, 0, -1}
+ * @return detail->status: what mt_plan() (mt_model_check()) returns for the same arguments;
+ *         MT_ERR_BAD_ARGUMENT with nothing written when @p detail is NULL.
+ */
+MT_API mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                                   mt_error_detail *detail);
+
 /* ------------------------------------------------------------------------- */
 /* Session                                                                    */
 /* ------------------------------------------------------------------------- */
@@ -421,6 +481,16 @@ MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
 
 /** @brief Forward only; outputs hold rows 0..n-1. */
 MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
+
+/**
+ * @brief What the last failing step call of the session concerned (train_step, accumulate,
+ *        zero_grad, eval_step, infer): its status, and the op or tensor at fault (a bad
+ *        label or a non-finite loss names output 0's tensor). Successful calls leave it;
+ *        {MT_OK, -1, 0, -1} until a call fails. A non-finite gradient found during
+ *        backward or by mt_session_optimizer_step() is not recorded yet.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session, NULL @p detail).
+ */
+MT_API mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
 
 /** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);

@@ -47,6 +47,12 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
     for (int i = 0; i < 4; ++i) op->params[i] = mt_get_u32(e + 16 + 4 * i);
 }
 
+uint32_t mt_image_op_layer(const mt_image *img, uint32_t index)
+{
+    if (img->version < 2u) return index;
+    return img->base[img->ops_offset + index * MT_IMAGE_ENTRY_BYTES + 3u];
+}
+
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position)
 {
     uint32_t slot = is_output ? img->num_inputs + position : position;
@@ -62,7 +68,13 @@ uint32_t mt_image_fingerprint(const mt_image *img)
 {
     uint32_t crc = mt_crc32_update(0, img->base + 16, MT_IMAGE_HEADER_BYTES - 16u);
     crc = mt_crc32_update(crc, img->base + img->tensors_offset, img->num_tensors * MT_IMAGE_ENTRY_BYTES);
-    crc = mt_crc32_update(crc, img->base + img->ops_offset, img->num_ops * MT_IMAGE_ENTRY_BYTES);
+    for (uint32_t o = 0; o < img->num_ops; ++o) { /* each op entry with its layer byte read as 0 */
+        static const uint8_t no_layer = 0;
+        const uint8_t *e = img->base + img->ops_offset + o * MT_IMAGE_ENTRY_BYTES;
+        crc = mt_crc32_update(crc, e, 3);
+        crc = mt_crc32_update(crc, &no_layer, 1);
+        crc = mt_crc32_update(crc, e + 4, MT_IMAGE_ENTRY_BYTES - 4u);
+    }
     return mt_crc32_update(crc, img->base + img->io_offset, 2u * (img->num_inputs + img->num_outputs));
 }
 
@@ -82,7 +94,8 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
 {
     if (image_bytes < MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     if (memcmp(p, MT_IMAGE_MAGIC, 4) != 0) return MT_ERR_BAD_MODEL;
-    if (mt_get_u16(p + 4) != MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
+    img->version = mt_get_u16(p + 4);
+    if (img->version < MT_IMAGE_VERSION_MIN || img->version > MT_IMAGE_VERSION) return MT_ERR_UNSUPPORTED;
     if (mt_get_u16(p + 6) != MT_IMAGE_HEADER_BYTES) return MT_ERR_BAD_MODEL;
     img->base = p;
     img->bytes = mt_get_u32(p + 8);
@@ -160,8 +173,27 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     return MT_OK;
 }
 
-/* Inputs (or outputs) listed once each, and exactly the tensors flagged so. */
-static mt_status check_io_list(const mt_image *img, int is_output)
+mt_status mt_fail_at(mt_error_detail *where, mt_status status, int32_t op, int32_t op_type, int32_t tensor)
+{
+    if (where != NULL) {
+        where->status = status;
+        where->op_index = op;
+        where->op_type = op < 0 ? 0 : op_type;
+        where->tensor_index = tensor;
+    }
+    return status;
+}
+
+/* A check that fails on tensor idx: MT_ERR_BAD_MODEL, naming it in *tensor. */
+static mt_status bad_tensor(int32_t *tensor, uint32_t idx)
+{
+    *tensor = (int32_t)idx;
+    return MT_ERR_BAD_MODEL;
+}
+
+/* Inputs (or outputs) listed once each, and exactly the tensors flagged so. A failure names
+ * in *tensor the listed tensor at fault, when the list names a valid one. */
+static mt_status check_io_list(const mt_image *img, int is_output, int32_t *tensor)
 {
     const uint32_t n = is_output ? img->num_outputs : img->num_inputs;
     const uint16_t flag = is_output ? MT_TENSOR_OUTPUT : MT_TENSOR_INPUT;
@@ -177,20 +209,32 @@ static mt_status check_io_list(const mt_image *img, int is_output)
         if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
         mt_tensor_desc t;
         mt_image_tensor(img, idx, &t);
-        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return MT_ERR_BAD_MODEL;
+        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return bad_tensor(tensor, idx);
         for (uint32_t j = 0; j < k; ++j)
-            if (mt_image_io(img, is_output, j) == idx) return MT_ERR_BAD_MODEL;
+            if (mt_image_io(img, is_output, j) == idx) return bad_tensor(tensor, idx);
     }
     return MT_OK;
 }
 
-/* Operand indices in range, execution order respected, each activation written once. */
-static mt_status check_op(const mt_image *img, uint32_t index)
+/* Byte 3 of op entries: reserved (0) in version 1; in version 2 the op's layer, where the
+ * ops of a layer are consecutive and layers are numbered from 0 in op order, so from op to
+ * op the number stays or grows by one (every layer number has ops). */
+static mt_status check_layer(const mt_image *img, uint32_t index)
+{
+    const uint8_t layer = img->base[img->ops_offset + index * MT_IMAGE_ENTRY_BYTES + 3u];
+    if (img->version < 2u) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
+    if (index == 0) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
+    const uint32_t previous = mt_image_op_layer(img, index - 1u);
+    return layer == previous || layer == previous + 1u ? MT_OK : MT_ERR_BAD_MODEL;
+}
+
+/* Operand indices in range, execution order respected, each activation written once, the
+ * layer numbered by the rule, and the op's own checks. A failure on one operand names it in
+ * *tensor. */
+static mt_status check_op(const mt_image *img, uint32_t index, int32_t *tensor)
 {
     mt_op_desc op;
     mt_image_op(img, index, &op);
-    const uint8_t *e = img->base + img->ops_offset + index * MT_IMAGE_ENTRY_BYTES;
-    if (e[3] != 0) return MT_ERR_BAD_MODEL;
     if (op.num_inputs < 1 || op.num_inputs > MT_OP_MAX_INPUTS) return MT_ERR_BAD_MODEL;
     if (op.num_outputs < 1 || op.num_outputs > MT_OP_MAX_OUTPUTS) return MT_ERR_BAD_MODEL;
     for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) {
@@ -201,7 +245,7 @@ static mt_status check_op(const mt_image *img, uint32_t index)
         mt_image_tensor(img, idx, &t);
         if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) continue;
         int32_t producer = mt_image_producer(img, idx);
-        if (producer < 0 || (uint32_t)producer >= index) return MT_ERR_BAD_MODEL;
+        if (producer < 0 || (uint32_t)producer >= index) return bad_tensor(tensor, idx);
     }
     if (op.inputs[0] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
     for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k) {
@@ -213,43 +257,53 @@ static mt_status check_op(const mt_image *img, uint32_t index)
         if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
         mt_tensor_desc t;
         mt_image_tensor(img, idx, &t);
-        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) return MT_ERR_BAD_MODEL;
+        if (t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) return bad_tensor(tensor, idx);
         /* the first writer found must be this op, and no later op may write it again */
-        if (mt_image_producer(img, idx) != (int32_t)index) return MT_ERR_BAD_MODEL;
+        if (mt_image_producer(img, idx) != (int32_t)index) return bad_tensor(tensor, idx);
         for (uint32_t later = index + 1; later < img->num_ops; ++later) {
             mt_op_desc other;
             mt_image_op(img, later, &other);
             for (int j = 0; j < other.num_outputs && j < MT_OP_MAX_OUTPUTS; ++j)
-                if (other.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+                if (other.outputs[j] == idx) return bad_tensor(tensor, idx);
         }
         for (int j = 0; j < k; ++j)
-            if (op.outputs[j] == idx) return MT_ERR_BAD_MODEL;
+            if (op.outputs[j] == idx) return bad_tensor(tensor, idx);
     }
+    if (check_layer(img, index) != MT_OK) return MT_ERR_BAD_MODEL;
     const mt_op_kernel *kernel = mt_op_kernel_for(op.type);
     if (kernel == NULL) return MT_ERR_UNSUPPORTED;
     return kernel->check(img, &op);
 }
 
-mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
+mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes, mt_error_detail *where)
 {
-    if (img == NULL || image == NULL) return MT_ERR_BAD_ARGUMENT;
-    if (((uintptr_t)image) % 4u) return MT_ERR_BAD_ARGUMENT;
+    int32_t tensor = -1; /* the tensor an io or op check names, if any */
+    if (img == NULL || image == NULL) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
+    if (((uintptr_t)image) % 4u) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
     mt_status st = check_header(img, (const uint8_t *)image, image_bytes);
-    if (st != MT_OK) return st;
+    if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     for (uint32_t i = 0; i < img->num_tensors; ++i)
-        if ((st = check_tensor(img, i)) != MT_OK) return st;
-    if ((st = check_io_list(img, 0)) != MT_OK) return st;
-    if ((st = check_io_list(img, 1)) != MT_OK) return st;
-    for (uint32_t o = 0; o < img->num_ops; ++o)
-        if ((st = check_op(img, o)) != MT_OK) return st;
+        if ((st = check_tensor(img, i)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)i);
+    for (int is_output = 0; is_output <= 1; ++is_output)
+        if ((st = check_io_list(img, is_output, &tensor)) != MT_OK) return mt_fail_at(where, st, -1, 0, tensor);
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        if ((st = check_op(img, o, &tensor)) == MT_OK) continue;
+        const uint8_t type = img->base[img->ops_offset + o * MT_IMAGE_ENTRY_BYTES]; /* as stored */
+        return mt_fail_at(where, st, (int32_t)o, type, tensor);
+    }
     /* every activation is written by some op (else it would be read uninitialised) */
     for (uint32_t i = 0; i < img->num_tensors; ++i) {
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
         if (!(t.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT)) && mt_image_producer(img, i) < 0)
-            return MT_ERR_BAD_MODEL;
+            return mt_fail_at(where, MT_ERR_BAD_MODEL, -1, 0, (int32_t)i);
     }
-    return MT_OK;
+    return mt_fail_at(where, MT_OK, -1, 0, -1);
+}
+
+mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
+{
+    return mt_image_open_at(img, image, image_bytes, NULL);
 }
 
 /* ---- public model queries ---- */
@@ -260,7 +314,7 @@ mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *i
     mt_status st = mt_image_open(&img, image, image_bytes);
     if (st != MT_OK || info == NULL) return st;
     memset(info, 0, sizeof *info);
-    info->version = MT_IMAGE_VERSION;
+    info->version = (int32_t)img.version;
     info->num_tensors = (int32_t)img.num_tensors;
     info->num_ops = (int32_t)img.num_ops;
     info->num_inputs = (int32_t)img.num_inputs;
@@ -286,6 +340,8 @@ mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, 
     if (index < 0 || (uint32_t)index >= img.num_tensors) return MT_ERR_BAD_ARGUMENT;
     mt_tensor_desc t;
     mt_image_tensor(&img, (uint32_t)index, &t);
+    const uint64_t data_at = (uint64_t)img.data_offset + t.data_offset; /* inside the image */
+    if ((t.flags & MT_TENSOR_CONST) && data_at > INT32_MAX) return MT_ERR_UNSUPPORTED;
     memset(info, 0, sizeof *info);
     info->index = index;
     info->dtype = t.dtype;
@@ -294,6 +350,30 @@ mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, 
     for (int d = 0; d < t.ndim; ++d) info->dims[d] = (int32_t)t.dims[d];
     info->count = (int32_t)t.count;
     info->producer = mt_image_producer(&img, (uint32_t)index);
+    info->data_offset = (t.flags & MT_TENSOR_CONST) ? (int32_t)data_at : -1;
+    return MT_OK;
+}
+
+mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info)
+{
+    if (info == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    if (index < 0 || (uint32_t)index >= img.num_ops) return MT_ERR_BAD_ARGUMENT;
+    mt_op_desc op;
+    mt_image_op(&img, (uint32_t)index, &op);
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    info->type = op.type;
+    info->num_inputs = op.num_inputs;
+    info->num_outputs = op.num_outputs;
+    for (int i = 0; i < MT_OP_MAX_INPUTS; ++i)
+        info->inputs[i] = (i < op.num_inputs && op.inputs[i] != MT_NO_TENSOR) ? (int32_t)op.inputs[i] : -1;
+    for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k)
+        info->outputs[k] = k < op.num_outputs ? (int32_t)op.outputs[k] : -1;
+    for (int p = 0; p < 4; ++p) info->params[p] = op.params[p];
+    info->layer = (int32_t)mt_image_op_layer(&img, (uint32_t)index);
     return MT_OK;
 }
 

@@ -10,7 +10,9 @@
 #include "microtrain.h"
 
 #define MT_IMAGE_MAGIC "MTM1"
-#define MT_IMAGE_VERSION 1u
+/* Versions this reader knows: 1, and 2 (op entry byte 3 names the op's layer). */
+#define MT_IMAGE_VERSION_MIN 1u
+#define MT_IMAGE_VERSION 2u
 #define MT_IMAGE_HEADER_BYTES 64u
 #define MT_IMAGE_ENTRY_BYTES 32u
 #define MT_NO_TENSOR 0xFFFFu
@@ -19,6 +21,7 @@
 
 typedef struct mt_image {
     const uint8_t *base;
+    uint32_t version; /* MT_IMAGE_VERSION_MIN..MT_IMAGE_VERSION */
     uint32_t bytes; /* image_bytes from the header */
     uint32_t num_tensors, num_ops, num_inputs, num_outputs;
     uint32_t tensors_offset, ops_offset, io_offset, data_offset, data_bytes;
@@ -47,15 +50,27 @@ typedef struct mt_op_desc {
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);
+/* The same, and where (if not NULL) receives what failed first: the op (index and type as
+ * stored) when an op's check failed, the tensor when a tensor entry, an io entry or an
+ * op's operand is at fault; {MT_OK, -1, 0, -1} when nothing did (mt_model_diagnose). */
+mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes, mt_error_detail *where);
+/* Record status and what it concerns in *where (ignored when NULL; op_type is 0 for op -1);
+ * returns status, so a check ends with `return mt_fail_at(where, st, ...)`. */
+mt_status mt_fail_at(mt_error_detail *where, mt_status status, int32_t op, int32_t op_type, int32_t tensor);
 
 void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t);
 void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);
+/* The layer op index belongs to: byte 3 of its entry in version 2, the op's own index in
+ * version 1 (where every op is a layer of its own). */
+uint32_t mt_image_op_layer(const mt_image *img, uint32_t index);
 /* Tensor index of input (is_output = 0) or output (1) number position. */
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position);
 /* The float data of a CONST tensor, in place. */
 const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t);
 /* CRC-32 of the image's structure (header fields, tensor, op and io tables; not the
- * weight data): checkpoints use it to recognise the same architecture. */
+ * weight data, and not the layer byte of op entries, which is 0 in version 1): checkpoints
+ * use it to recognise the same architecture, so the version 1 and 2 images of one model
+ * take the same checkpoints. */
 uint32_t mt_image_fingerprint(const mt_image *img);
 /* Index of the op writing tensor index, or -1. */
 int32_t mt_image_producer(const mt_image *img, uint32_t index);

@@ -375,11 +375,13 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
 }
 
+/* where (if not NULL) receives what a failure concerns: the configuration (-1), output 0's
+ * tensor for a loss that does not fit it, a tensor too large for the batch. */
 static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, mt_memory_plan *plan,
-                        mt_session **session, mt_buffer_fn report, void *user)
+                        mt_session **session, mt_buffer_fn report, void *user, mt_error_detail *where)
 {
     mt_status st = check_config(cfg);
-    if (st != MT_OK) return st;
+    if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
 
     const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
     graph_facts f;
@@ -387,20 +389,21 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     f.fused_update = cfg->accumulate_gradients == 0 && cfg->guard_gradients == 0;
     mt_tensor_desc out_desc;
     mt_image_tensor(img, f.output, &out_desc);
-    if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return st;
+    if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)f.output);
     for (uint32_t i = 0; i < T; ++i) {
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
-        if (!(t.flags & MT_TENSOR_CONST) && (uint64_t)B * t.count > MT_MAX_ELEMENTS) return MT_ERR_SHAPE;
+        if (!(t.flags & MT_TENSOR_CONST) && (uint64_t)B * t.count > MT_MAX_ELEMENTS)
+            return mt_fail_at(where, MT_ERR_SHAPE, -1, 0, (int32_t)i);
     }
     size_t max_scratch;
     mark_training(img, cfg, &f, &max_scratch);
 
     lifetimes lt;
-    if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return st;
+    if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     uint64_t lower_bound_shared;
     const uint64_t shared = mt_share_place(&lt.sh, &lower_bound_shared);
-    if (shared == UINT64_MAX) return MT_ERR_ARENA_TOO_SMALL;
+    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
 
     int32_t num_params = 0, num_trained = 0;
     for (uint32_t i = 0; i < T; ++i) {
@@ -492,7 +495,8 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     if (b.status != MT_OK) return b.status;
     uint8_t *shared_region = arena ? arena + shared_base : NULL;
     b.used += shared;
-    if (b.used > (uint64_t)(size_t)-1) return MT_ERR_ARENA_TOO_SMALL; /* cannot exist on this target */
+    if (b.used > (uint64_t)(size_t)-1) /* cannot exist on this target */
+        return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
     uint64_t roles = p.metadata_bytes + p.weight_bytes + p.gradient_bytes + p.optimizer_bytes +
                      p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;
@@ -538,6 +542,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     s->model_fingerprint = mt_image_fingerprint(img);
     s->beta1_power = 1.0;
     s->beta2_power = 1.0;
+    s->last_error.status = MT_OK; /* nothing failed yet */
+    s->last_error.op_index = -1;
+    s->last_error.tensor_index = -1;
     s->magic = MT_SESSION_MAGIC;
     *session = s;
     return MT_OK;
@@ -546,11 +553,17 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
 mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
                          mt_memory_plan *plan, mt_session **session)
 {
-    return layout(img, cfg, arena, plan, session, NULL, NULL);
+    return layout(img, cfg, arena, plan, session, NULL, NULL, NULL);
 }
 
 mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user)
 {
     mt_memory_plan plan;
-    return layout(img, cfg, NULL, &plan, NULL, report, user);
+    return layout(img, cfg, NULL, &plan, NULL, report, user, NULL);
+}
+
+mt_status mt_plan_diagnose(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where)
+{
+    mt_memory_plan plan;
+    return layout(img, cfg, NULL, &plan, NULL, NULL, NULL, where);
 }

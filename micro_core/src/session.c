@@ -3,7 +3,8 @@
  * A train step reads like the algorithm:
  *     zero_grad → forward → loss (+ its gradient) → backward → optimizer update
  * Every check on caller data happens before anything is written, so a failed
- * call leaves the session as it was.
+ * call leaves the session as it was, but for the record of what failed that
+ * mt_session_last_error() reads (step_failed()).
  */
 #include <string.h>
 
@@ -50,6 +51,17 @@ mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_
     return mt_plan_report(&img, cfg, report, user);
 }
 
+mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
+                            mt_error_detail *detail)
+{
+    if (detail == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_fail_at(detail, MT_OK, -1, 0, -1);
+    mt_image img;
+    mt_status st = mt_image_open_at(&img, image, image_bytes, detail);
+    if (st != MT_OK || cfg == NULL) return st;
+    return mt_plan_diagnose(&img, cfg, detail);
+}
+
 mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
                           const mt_train_config *cfg, void *arena, size_t arena_bytes)
 {
@@ -68,6 +80,27 @@ mt_status mt_session_init(mt_session **session, const void *image, size_t image_
 static int valid(const mt_session *s)
 {
     return s != NULL && s->magic == MT_SESSION_MAGIC;
+}
+
+void mt_session_note_error(mt_session *s, mt_status st, int32_t op, int32_t tensor)
+{
+    if (!valid(s)) return;
+    const int32_t type = (op >= 0 && (uint32_t)op < s->img.num_ops) ? s->ops[op].type : 0;
+    mt_fail_at(&s->last_error, st, op, type, tensor);
+}
+
+/* A step call's failure: noted for mt_session_last_error(), then returned. */
+static mt_status step_failed(mt_session *s, mt_status st, int32_t op, int32_t tensor)
+{
+    mt_session_note_error(s, st, op, tensor);
+    return st;
+}
+
+mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail)
+{
+    if (!valid(s) || detail == NULL) return MT_ERR_BAD_ARGUMENT;
+    *detail = s->last_error;
+    return MT_OK;
 }
 
 mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan)
@@ -233,7 +266,8 @@ static mt_status check_rows(const mt_session *s, int32_t n)
 }
 
 /* Forward, then the loss with its gradient; weight gradients and weights are not touched
- * yet, so a bad label or a non-finite loss leaves them as they were. */
+ * yet, so a bad label or a non-finite loss leaves them as they were. Both are noted as
+ * concerning output 0, the tensor the loss reads. */
 static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
 {
     float value;
@@ -242,17 +276,17 @@ static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
                                  s->fused_op >= 0 ? s->ops[s->fused_op].inputs[0] : MT_NO_TENSOR};
     forward(s, n);
     zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n);
-    if ((st = loss(s, n, 1, &value)) != MT_OK) return st;
+    if ((st = loss(s, n, 1, &value)) != MT_OK) return step_failed(s, st, -1, (int32_t)s->output_tensor);
     if (loss_out) *loss_out = value;
     if (mt_isfinitef(value)) return MT_OK;
     s->numeric_errors += 1;
-    return MT_ERR_NUMERIC;
+    return step_failed(s, MT_ERR_NUMERIC, -1, (int32_t)s->output_tensor);
 }
 
 mt_status mt_session_zero_grad(mt_session *s)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
-    if (s->plan.fused_update) return MT_ERR_STATE;
+    if (s->plan.fused_update) return step_failed(s, MT_ERR_STATE, -1, -1);
     for (int32_t k = 0; k < s->num_trained; ++k) {
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         memset(t->grad, 0, t->count * sizeof(float));
@@ -264,8 +298,8 @@ mt_status mt_session_zero_grad(mt_session *s)
 mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
 {
     mt_status st = check_rows(s, n);
-    if (st != MT_OK) return st;
-    if (s->num_trained == 0 || s->plan.fused_update) return MT_ERR_STATE;
+    if (st != MT_OK) return step_failed(s, st, -1, -1);
+    if (s->num_trained == 0 || s->plan.fused_update) return step_failed(s, MT_ERR_STATE, -1, -1);
     if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
     backward(s, (uint32_t)n, 1.0f); /* no updates in this mode: nothing to refuse here */
     s->accumulated_rows += n;
@@ -289,11 +323,13 @@ mt_status mt_session_optimizer_step(mt_session *s)
     return MT_OK;
 }
 
+/* Failures of accumulate() and forward_and_loss() are noted there; those of backward()
+ * and mt_session_optimizer_step() (a non-finite gradient) are not noted yet. */
 mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
 {
     mt_status st = check_rows(s, n);
-    if (st != MT_OK) return st;
-    if (s->num_trained == 0) return MT_ERR_STATE;
+    if (st != MT_OK) return step_failed(s, st, -1, -1);
+    if (s->num_trained == 0) return step_failed(s, MT_ERR_STATE, -1, -1);
     if (!s->plan.fused_update) {
         /* accumulate() checks the loss before touching gradients; a failed step leaves
          * zero gradients and unchanged weights */
@@ -309,18 +345,18 @@ mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
 mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)
 {
     mt_status st = check_rows(s, n);
-    if (st != MT_OK) return st;
+    if (st != MT_OK) return step_failed(s, st, -1, -1);
     float value;
     forward(s, (uint32_t)n);
-    if ((st = loss(s, (uint32_t)n, 0, &value)) != MT_OK) return st;
+    if ((st = loss(s, (uint32_t)n, 0, &value)) != MT_OK) return step_failed(s, st, -1, (int32_t)s->output_tensor);
     if (loss_out) *loss_out = value;
-    return mt_isfinitef(value) ? MT_OK : MT_ERR_NUMERIC;
+    return mt_isfinitef(value) ? MT_OK : step_failed(s, MT_ERR_NUMERIC, -1, (int32_t)s->output_tensor);
 }
 
 mt_status mt_session_infer(mt_session *s, int32_t n)
 {
     mt_status st = check_rows(s, n);
-    if (st != MT_OK) return st;
+    if (st != MT_OK) return step_failed(s, st, -1, -1);
     forward(s, (uint32_t)n);
     return MT_OK;
 }

@@ -66,6 +66,7 @@ struct mt_session {
     uint32_t model_fingerprint; /* mt_image_fingerprint() of the image */
     double beta1_power; /* β1^step, β2^step (Adam bias corrections) */
     double beta2_power;
+    mt_error_detail last_error; /* the last failing step call (mt_session_last_error) */
 };
 
 /*
@@ -78,5 +79,13 @@ mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_
 
 /* The same plan, reporting every buffer (mt_plan_buffers()); no arena. */
 mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user);
+
+/* The same plan, telling where (not NULL) what a failure concerns (mt_model_diagnose()). */
+mt_status mt_plan_diagnose(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where);
+
+/* Record a failing step call for mt_session_last_error(): status st, op index op (-1: none;
+ * its type is read from the op table) and tensor index tensor (-1: none). Ignores a NULL or
+ * invalid session. */
+void mt_session_note_error(mt_session *s, mt_status st, int32_t op, int32_t tensor);
 
 #endif /* MT_SESSION_H */

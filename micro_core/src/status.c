@@ -34,6 +34,8 @@ size_t mt_struct_size(int which)
     case 4: return sizeof(mt_param_info);
     case 5: return sizeof(mt_property);
     case 6: return sizeof(mt_buffer_info);
+    case 7: return sizeof(mt_op_info);
+    case 8: return sizeof(mt_error_detail);
     default: return 0;
     }
 }

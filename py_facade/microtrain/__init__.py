@@ -27,6 +27,18 @@ if _numpy is not None:
     from .nn.functional import Input
     from .nn.model import Model, Sequential
 
+
+if _numpy is not None:  # CPython only: MicroPython's import machinery trips on a module
+    def __getattr__(name):  # __getattr__ that raises for its submodules (lite, ...)
+        """``microtrain.convert`` (callable) and ``microtrain.from_torch`` load on first use:
+        the importers' parsers are optional (``pip install 'microtrain[convert]'``)."""
+        if name in ("convert", "from_torch"):
+            import importlib
+            module = importlib.import_module(".convert", __name__)
+            return module if name == "convert" else module.from_torch
+        raise AttributeError("module 'microtrain' has no attribute %r" % name)
+
+
 __version__ = "0.1.0"
 
 __all__ = ["Session", "TrainSession", "Sequential", "Model", "Input", "DataLoader", "History",

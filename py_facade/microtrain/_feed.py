@@ -131,8 +131,9 @@ def float_rows(value, dims, what, batch_size):
 
 
 def label_rows(value, classes, batch_size):
-    """(n, values, metric rows) of integer labels in [0, classes), shape (n,) or (n, 1)."""
-    value = _as_array(value)
+    """(n, values, metric rows) of integer labels in [0, classes), shape (n,) or (n, 1).
+    A list is checked label by label (as under MicroPython: True or 3.0 are not labels),
+    not through numpy, which would turn [True, 0] into [1, 0]."""
     if _is_array(value):
         if value.dtype.kind not in "iu":
             raise ValueError("sparse categorical cross-entropy takes integer labels, got "
@@ -148,11 +149,10 @@ def label_rows(value, classes, batch_size):
             raise ValueError("labels must lie in [0, %d), got values from %d to %d"
                              % (classes, low, high))
         return n, value, value
-    try:
-        n = len(value)
-    except TypeError:
+    if value is None or isinstance(value, (int, float, str, bytes)):
         raise ValueError("labels must be a sequence of integers, got %s"
                          % type(value).__name__)
+    n = len(value)
     check_row_count(n, "labels", batch_size)
     flat = array("i")
     for index in range(n):
@@ -167,6 +167,8 @@ def label_rows(value, classes, batch_size):
             raise ValueError("labels must lie in [0, %d), got %d at row %d"
                              % (classes, label, index))
         flat.append(label)
+    if _np is not None:
+        flat = _np.frombuffer(flat, dtype=_np.int32)
     return n, flat, flat
 
 

@@ -22,6 +22,7 @@ gradient bytes and no optimizer state; backward stops at the first trained op.
 from . import ops as _ops
 from ._platform import is_integer
 
+_INT32_MAX = 2147483647
 ALL = ("all",)
 BIASES = ("bias", "biases", "biases_only")
 
@@ -72,9 +73,9 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
         raise ValueError("trainable must be 'all', 'bias', an int (the last N ops) or a list "
                          "of layer indices, got %r" % (spec,))
     if _is_int(spec):
-        if int(spec) < -1:
-            raise ValueError("trainable as an int is the number of ops from the end, >= -1 "
-                             "(-1 = all), got %r" % (spec,))
+        if not -1 <= int(spec) <= _INT32_MAX:  # an int32 field: ctypes would wrap it
+            raise ValueError("trainable as an int is the number of ops from the end, -1 "
+                             "(all) to %d, got %r" % (_INT32_MAX, spec))
         return int(spec), None, bias_mode
     if isinstance(spec, (list, tuple, set, range)):
         mask = [0] * num_ops

@@ -10,6 +10,7 @@
 void ib_init(ib_model *m)
 {
     memset(m, 0, sizeof *m);
+    m->version = 2;
 }
 
 int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, const float *data)
@@ -49,7 +50,14 @@ int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const i
         m->ops[i].out[k] = k < num_out ? (uint16_t)out[k] : 0xFFFFu;
     for (int k = 0; k < 4; k++)
         m->ops[i].params[k] = 0;
+    m->ops[i].layer = (uint8_t)i;
     return i;
+}
+
+void ib_op_layer(ib_model *m, int op, int layer)
+{
+    assert(op >= 0 && op < m->num_ops && layer >= 0 && layer <= 255);
+    m->ops[op].layer = (uint8_t)layer;
 }
 
 void ib_op_params(ib_model *m, int op, uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3)
@@ -165,7 +173,7 @@ uint8_t *ib_build(const ib_model *m, size_t *image_bytes)
     assert(img != NULL && ((uintptr_t)img & 15u) == 0);
 
     memcpy(img, "MTM1", 4);
-    ib_put_u16(img, 4, 1);
+    ib_put_u16(img, 4, (uint16_t)m->version);
     ib_put_u16(img, 6, 64);
     ib_put_u32(img, 8, (uint32_t)total);
     ib_put_u32(img, 16, (uint32_t)m->num_tensors);
@@ -200,6 +208,7 @@ uint8_t *ib_build(const ib_model *m, size_t *image_bytes)
         img[e] = m->ops[i].type;
         img[e + 1] = m->ops[i].num_in;
         img[e + 2] = m->ops[i].num_out;
+        img[e + 3] = m->version >= 2 ? m->ops[i].layer : 0;
         for (int k = 0; k < 4; k++)
             ib_put_u16(img, e + 4 + 2u * (size_t)k, m->ops[i].in[k]);
         for (int k = 0; k < 2; k++)
@@ -226,6 +235,7 @@ void ib_mlp_defaults(ib_mlp_spec *spec)
     spec->hidden_act = MT_OP_RELU;
     spec->use_bias = 1;
     spec->seed = 12345u;
+    spec->version = 2;
 }
 
 /* Weights: the given ones, or uniform [-0.5, 0.5) from a xorshift32 stream. */
@@ -256,6 +266,7 @@ uint8_t *ib_build_mlp(const ib_mlp_spec *s, size_t *image_bytes)
     int in[3], out[1];
 
     ib_init(&m);
+    m.version = s->version ? s->version : 2;
     d[0] = s->in;
     int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 1, d, NULL);
     ib_input(&m, x);
@@ -271,12 +282,13 @@ uint8_t *ib_build_mlp(const ib_mlp_spec *s, size_t *image_bytes)
     int cur = ib_tensor(&m, MT_DTYPE_F32, 0, 1, d, NULL);
     in[0] = x, in[1] = w1, in[2] = b1, out[0] = cur;
     ib_op(&m, MT_OP_DENSE, s->use_bias ? 3 : 2, in, 1, out);
+    int layer = 0;
 
     if (s->hidden > 0) {
         if (s->hidden_act) {
             int a = ib_tensor(&m, MT_DTYPE_F32, 0, 1, d, NULL);
             in[0] = cur, out[0] = a;
-            ib_op(&m, s->hidden_act, 1, in, 1, out);
+            ib_op_layer(&m, ib_op(&m, s->hidden_act, 1, in, 1, out), layer);
             cur = a;
         }
         d[0] = s->out;
@@ -289,14 +301,14 @@ uint8_t *ib_build_mlp(const ib_mlp_spec *s, size_t *image_bytes)
                            weights_or_random(s->b2, buf, s->out, &state));
         int z = ib_tensor(&m, MT_DTYPE_F32, 0, 1, d, NULL);
         in[0] = cur, in[1] = w2, in[2] = b2, out[0] = z;
-        ib_op(&m, MT_OP_DENSE, s->use_bias ? 3 : 2, in, 1, out);
+        ib_op_layer(&m, ib_op(&m, MT_OP_DENSE, s->use_bias ? 3 : 2, in, 1, out), ++layer);
         cur = z;
     }
     if (s->out_act) {
         d[0] = s->out;
         int y = ib_tensor(&m, MT_DTYPE_F32, 0, 1, d, NULL);
         in[0] = cur, out[0] = y;
-        ib_op(&m, s->out_act, 1, in, 1, out);
+        ib_op_layer(&m, ib_op(&m, s->out_act, 1, in, 1, out), layer);
         cur = y;
     }
     m.tensors[cur].flags |= MT_TENSOR_OUTPUT;

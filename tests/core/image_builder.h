@@ -9,6 +9,9 @@
  *   then              io table: num_inputs then num_outputs u16 tensor indices
  *   16-aligned        data section: each CONST tensor's floats at a 16-aligned offset
  * image_bytes = data_offset + data_bytes; CRC-32 (IEEE) over [16, image_bytes).
+ * Version 2 by default, each op its own layer unless ib_op_layer() groups them (the format's
+ * rule is the caller's to keep, so tests can break it); version = 1 writes a version 1
+ * image, whose op entries have byte 3 zero.
  *
  * Images come from malloc (16-byte aligned on every host we run on); release with free().
  */
@@ -24,6 +27,7 @@
 #define IB_MAX_FLOATS 8192
 
 typedef struct ib_model {
+    int version; /* of the image written: 2 (ib_init), or 1 */
     int num_tensors, num_ops, num_inputs, num_outputs;
     struct {
         uint8_t dtype, ndim;
@@ -36,6 +40,7 @@ typedef struct ib_model {
         uint8_t type, num_in, num_out;
         uint16_t in[4], out[2];
         uint32_t params[4]; /* op parameters; ib_op() sets them to zero */
+        uint8_t layer;      /* version 2: the op's layer; ib_op() sets the op's index */
     } ops[IB_MAX_OPS];
     uint16_t inputs[IB_MAX_IO], outputs[IB_MAX_IO];
     float floats[IB_MAX_FLOATS];
@@ -50,6 +55,8 @@ int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, 
 int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const int *out);
 /* Set the four u32 parameters of op number op (docs/model_format.md, "Op entry"). */
 void ib_op_params(ib_model *m, int op, uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3);
+/* Set the layer (op entry byte 3 in version 2) of op number op. */
+void ib_op_layer(ib_model *m, int op, int layer);
 /* Parameters of a spatial op: kernel (pools only; 0 for convolutions), strides, padding
  * (MT_PADDING_*) and fused activation (MT_FUSED_*, convolutions only). */
 void ib_spatial_params(ib_model *m, int op, uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw,
@@ -79,6 +86,8 @@ const float *ib_const_data(const uint8_t *image, int i);
  *   x[in] -> Dense(W1 [hidden,in], b1) -> hidden_act -> Dense(W2 [out,hidden], b2) -> out_act
  * or, with hidden == 0, x -> Dense(W1 [out,in], b1) -> out_act.
  * Tensor table order: x, W1, b1, h, (a), W2, b2, z, (y); params are therefore W1, b1, W2, b2.
+ * Layers (version 2) as a Dense with its activation writes them: each Dense and the
+ * activation after it form one layer.
  * Weights that are NULL are drawn uniformly in [-0.5, 0.5) from seed.
  */
 typedef struct ib_mlp_spec {
@@ -89,6 +98,7 @@ typedef struct ib_mlp_spec {
     int frozen_first;   /* 1: W1, b1 are CONST without TRAINABLE */
     const float *w1, *b1, *w2, *b2;
     unsigned seed;
+    int version;        /* of the image: 2 (ib_mlp_defaults) or 1 */
 } ib_mlp_spec;
 
 void ib_mlp_defaults(ib_mlp_spec *spec);

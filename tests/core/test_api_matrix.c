@@ -156,6 +156,8 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_checkpoint_save(s, 1, NULL, 0, mem_write, &m), want);
     CALL(mt_checkpoint_load(s, 100, mem_read, &m, NULL, NULL), want);
     CALL(mt_session_export_image(s, mem_write, &m), want);
+    mt_error_detail detail;
+    CALL(mt_session_last_error(s, &detail), want);
 }
 
 /* ---- the matrix ------------------------------------------------------------------------- */
@@ -166,9 +168,9 @@ static void test_library_queries(void)
     CHECK(mt_status_str(INT_MIN) != NULL);
     CHECK(mt_status_str(INT_MAX) != NULL);
     CHECK_EQ_INT(mt_abi_version(), MT_ABI_VERSION);
-    for (int w = 0; w <= 6; ++w) CHECK(mt_struct_size(w) > 0);
+    for (int w = 0; w <= 8; ++w) CHECK(mt_struct_size(w) > 0);
     CHECK_EQ_INT(mt_struct_size(-1), 0);
-    CHECK_EQ_INT(mt_struct_size(7), 0);
+    CHECK_EQ_INT(mt_struct_size(9), 0);
     CHECK_EQ_INT(mt_struct_size(INT_MAX), 0);
     CHECK_EQ_INT(mt_struct_size(INT_MIN), 0);
     mt_train_config_init(NULL); /* documented: ignored */
@@ -199,6 +201,23 @@ static void test_model_queries(void)
     CALL(mt_model_io(image, image_bytes, 1, -1, &index), MT_ERR_BAD_ARGUMENT);
     CALL(mt_model_io(image, image_bytes, 1, INT32_MAX, &index), MT_ERR_BAD_ARGUMENT);
     CALL(mt_model_io(image, image_bytes, 1, 0, &index), MT_OK);
+    mt_op_info op;
+    CALL(mt_model_op(NULL, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, 10, 0, &op), MT_ERR_BAD_MODEL);
+    const int32_t bad_op[] = {-1, 3, 256, INT32_MAX, INT32_MIN};
+    for (size_t k = 0; k < sizeof bad_op / sizeof *bad_op; ++k)
+        CALL(mt_model_op(image, image_bytes, bad_op[k], &op), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, image_bytes, 2, &op), MT_OK);
+    CALL(mt_model_op(image + 2, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT); /* misaligned */
+    for (int32_t type = -2; type <= 300; ++type) {
+        const char *name = mt_op_name(type);
+        CHECK((name != NULL) == (type >= MT_OP_DENSE && type <= MT_OP_LEAKY_RELU));
+        CHECK_EQ_INT(mt_op_built(type), name != NULL);
+    }
+    CHECK(mt_op_name(INT32_MIN) == NULL && mt_op_name(INT32_MAX) == NULL);
+    CHECK_EQ_INT(mt_op_built(INT32_MIN), 0);
+    CHECK_EQ_INT(mt_op_built(INT32_MAX), 0);
 }
 
 /* Images at every offset from an aligned address: 4-byte-aligned ones work and compute the
@@ -243,6 +262,13 @@ static void test_config_values(void)
     config(&cfg);
     CALL(mt_plan(NULL, image_bytes, &cfg, &plan), MT_ERR_BAD_ARGUMENT);
     CALL(mt_plan(image, image_bytes, NULL, &plan), MT_ERR_BAD_ARGUMENT);
+    mt_error_detail detail;
+    CALL(mt_model_diagnose(image, image_bytes, &cfg, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_diagnose(NULL, image_bytes, &cfg, &detail), MT_ERR_BAD_ARGUMENT);
+    CHECK(detail.status == MT_ERR_BAD_ARGUMENT && detail.op_index == -1 && detail.tensor_index == -1);
+    CALL(mt_model_diagnose(image, 10, NULL, &detail), MT_ERR_BAD_MODEL);
+    CALL(mt_model_diagnose(image, SIZE_MAX, &cfg, &detail), MT_OK);
+    CALL(mt_model_diagnose(image + 1, image_bytes, &cfg, &detail), MT_ERR_BAD_ARGUMENT);
     CALL(mt_plan(image, image_bytes, &cfg, NULL), MT_ERR_BAD_ARGUMENT);
 #define BAD_FIELD(field, value)                                                              \
     do {                                                                                     \
@@ -395,6 +421,9 @@ static void test_session_calls(void)
     CALL(mt_session_param(s, -1, &info), MT_ERR_BAD_ARGUMENT);
     CALL(mt_session_param(s, INT32_MAX, &info), MT_ERR_BAD_ARGUMENT);
     CALL(mt_session_plan(s, &plan), MT_OK);
+    mt_error_detail detail;
+    CALL(mt_session_last_error(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_last_error(s, &detail), MT_OK);
     current = NULL;
     free(g.raw);
 }

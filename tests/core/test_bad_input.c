@@ -15,7 +15,8 @@
 #include "mt_test.h"
 
 /* Default MLP: tensors 0 x[3] (INPUT), 1 W1[4,3], 2 b1[4], 3 h[4], 4 a[4], 5 W2[2,4], 6 b2[2],
- * 7 z[2] (OUTPUT); ops 0 dense(0,1,2 -> 3), 1 relu(3 -> 4), 2 dense(4,5,6 -> 7). */
+ * 7 z[2] (OUTPUT); ops 0 dense(0,1,2 -> 3), 1 relu(3 -> 4), 2 dense(4,5,6 -> 7); a version 2
+ * image whose layers are 0 (dense + relu) and 1 (dense). */
 static int square_model; /* 1: x has 4 features like h, so retargeting an op keeps shapes */
 
 static uint8_t *fresh(size_t *bytes)
@@ -95,7 +96,9 @@ static void test_status_and_abi(void)
     CHECK_EQ_INT(mt_struct_size(4), sizeof(mt_param_info));
     CHECK_EQ_INT(mt_struct_size(5), sizeof(mt_property));
     CHECK_EQ_INT(mt_struct_size(6), sizeof(mt_buffer_info));
-    CHECK_EQ_INT(mt_struct_size(7), 0);
+    CHECK_EQ_INT(mt_struct_size(7), sizeof(mt_op_info));
+    CHECK_EQ_INT(mt_struct_size(8), sizeof(mt_error_detail));
+    CHECK_EQ_INT(mt_struct_size(9), 0);
     CHECK_EQ_INT(mt_struct_size(-1), 0);
 }
 
@@ -111,7 +114,7 @@ static void test_model_queries(void)
     CHECK_STATUS(mt_model_check(NULL, bytes, &info), MT_ERR_BAD_ARGUMENT);
     CHECK_STATUS(mt_model_check(img, bytes, NULL), MT_OK);
     CHECK_STATUS(mt_model_check(img, bytes, &info), MT_OK);
-    CHECK_EQ_INT(info.version, 1);
+    CHECK_EQ_INT(info.version, 2);
     CHECK_EQ_INT(info.num_tensors, 8);
     CHECK_EQ_INT(info.num_ops, 3);
     CHECK_EQ_INT(info.num_inputs, 1);
@@ -191,7 +194,8 @@ static void test_header_damage(void)
     /* magic, version, header size: outside the CRC, each checked on its own */
     for (int k = 0; k < 4; k++)
         CASE("magic byte", img[k] ^= 0x20, MT_ERR_BAD_MODEL);
-    CASE("version 2", ib_put_u16(img, 4, 2), MT_ERR_UNSUPPORTED);
+    CASE("version 3", ib_put_u16(img, 4, 3), MT_ERR_UNSUPPORTED);
+    CASE("version 0", ib_put_u16(img, 4, 0), MT_ERR_UNSUPPORTED);
     CASE("version 0xFFFF", ib_put_u16(img, 4, 0xFFFF), MT_ERR_UNSUPPORTED);
     CASE("header_bytes 32", ib_put_u16(img, 6, 32), MT_ERR_BAD_MODEL);
     CASE("image_bytes > buffer", ib_put_u32(img, 8, size + 4), MT_ERR_BAD_MODEL);
@@ -242,7 +246,7 @@ static void test_table_rules(void)
     uint8_t *probe = fresh(&n);
     const size_t t1 = ib_tensor_entry(probe, 1), t3 = ib_tensor_entry(probe, 3);
     const size_t t4 = ib_tensor_entry(probe, 4), t0 = ib_tensor_entry(probe, 0);
-    const size_t o0 = ib_op_entry(probe, 0), o1 = ib_op_entry(probe, 1);
+    const size_t o0 = ib_op_entry(probe, 0), o1 = ib_op_entry(probe, 1), o2 = ib_op_entry(probe, 2);
     const size_t io = ib_get_u32(probe, 40);
     const uint32_t data_bytes = ib_get_u32(probe, 48);
     free(probe);
@@ -293,6 +297,17 @@ static void test_table_rules(void)
     CASE("dense output i32", PATCH8(t3, MT_DTYPE_I32), MT_ERR_SHAPE);
     /* model inputs and outputs are float buffers in the API: an i32 one is a bad model */
     CASE("model input i32", PATCH8(t0, MT_DTYPE_I32), MT_ERR_BAD_MODEL);
+
+    /* op entry byte 3: the layer in version 2 (from 0, each op the same layer as the op before
+     * or the next), reserved in version 1 */
+    CASE("layers 0, 1, 1", PATCH8(o1 + 3, 1), MT_OK);
+    CASE("first op in layer 1", PATCH8(o0 + 3, 1), MT_ERR_BAD_MODEL);
+    CASE("layer 0 then 2", PATCH8(o2 + 3, 2), MT_ERR_BAD_MODEL);
+    CASE("layer 255 after 0", PATCH8(o2 + 3, 255), MT_ERR_BAD_MODEL);
+    CASE("layers 0, 1, 0", (img[o1 + 3] = 1, PATCH8(o2 + 3, 0)), MT_ERR_BAD_MODEL);
+    CASE("layers 0, 0, 0", PATCH8(o2 + 3, 0), MT_OK);
+    CASE("version 1 with the layer bytes of version 2", PATCH16(4, 1), MT_ERR_BAD_MODEL);
+    CASE("version 1, byte 3 all zero", (img[o2 + 3] = 0, PATCH16(4, 1)), MT_OK);
 
     /* op types this build does not know */
     CASE("op type 16 (unknown)", PATCH8(o1, 16), MT_ERR_UNSUPPORTED);

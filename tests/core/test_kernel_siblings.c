@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mt_test.h"
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 
 static void fill(float *v, size_t n, float scale)

@@ -1,10 +1,13 @@
 /*
  * libFuzzer harness: the model-image reader.
- * Input: the bytes of a .mtm image. Runs mt_model_check, then mt_model_tensor for every
- * index (and out-of-range ones), mt_model_io for every position and the plan query with the
- * default configuration; once as given and once with the header CRC recomputed.
+ * Input: the bytes of a .mtm image. Runs mt_model_check and mt_model_diagnose (which must
+ * agree, as must mt_plan and mt_model_diagnose with a configuration), then mt_model_tensor for every
+ * index (and out-of-range ones), mt_model_op for every op, mt_model_io for every position
+ * and the plan query with the default configuration; once as given and once with the
+ * header CRC recomputed.
  * Property: no crash, no sanitizer report, every status a known one, and what a successful
- * check reports agrees with the per-tensor queries.
+ * check reports agrees with the per-tensor and per-op queries (operands in range, data
+ * inside the image, layers numbered by the format's rule).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,10 +26,18 @@ static void run(const uint8_t *img, size_t size)
     mt_status st = mt_model_check(img, size, &info);
     if (!known_status(st)) abort();
     if (mt_model_check(img, size, NULL) != st) abort(); /* info is optional */
+    mt_error_detail detail; /* the same validation, telling where */
+    if (mt_model_diagnose(img, size, NULL, &detail) != st || detail.status != st) abort();
+    if (detail.op_index < -1 || detail.op_index >= MT_MAX_OPS || detail.tensor_index < -1 ||
+        detail.tensor_index >= MT_MAX_TENSORS || (detail.op_index < 0 && detail.op_type != 0) ||
+        (st == MT_OK && (detail.op_index != -1 || detail.tensor_index != -1)))
+        abort();
     if (st != MT_OK) {
         mt_tensor_info t;
+        mt_op_info op;
         int32_t index;
         if (mt_model_tensor(img, size, 0, &t) != st) abort();
+        if (mt_model_op(img, size, 0, &op) != st) abort();
         if (mt_model_io(img, size, 0, 0, &index) != st) abort();
         return;
     }
@@ -44,8 +55,29 @@ static void run(const uint8_t *img, size_t size)
         if (st != MT_OK || t.ndim < 1 || t.ndim > MT_MAX_DIMS || t.count < 1) abort();
         if (t.producer < -1 || t.producer >= info.num_ops) abort();
         if (t.flags & MT_TENSOR_TRAINABLE) ++params;
+        if ((t.flags & MT_TENSOR_CONST) ? t.data_offset < 64 || (size_t)t.data_offset + 4u * (size_t)t.count > size
+                                        : t.data_offset != -1)
+            abort();
     }
     if (params != info.num_params) abort();
+    int32_t previous_layer = -1;
+    for (int32_t o = -1; o <= info.num_ops; ++o) {
+        mt_op_info op;
+        st = mt_model_op(img, size, o, &op);
+        if (o < 0 || o == info.num_ops) {
+            if (st != MT_ERR_BAD_ARGUMENT) abort();
+            continue;
+        }
+        if (st != MT_OK || op.index != o || mt_op_name(op.type) == NULL) abort();
+        if (op.num_inputs < 1 || op.num_inputs > 4 || op.num_outputs < 1 || op.num_outputs > 2) abort();
+        for (int k = 0; k < 4; ++k)
+            if (op.inputs[k] < -1 || op.inputs[k] >= info.num_tensors || (k >= op.num_inputs && op.inputs[k] != -1))
+                abort();
+        for (int k = 0; k < 2; ++k)
+            if ((k < op.num_outputs) != (op.outputs[k] >= 0) || op.outputs[k] >= info.num_tensors) abort();
+        if (op.layer != previous_layer && op.layer != previous_layer + 1) abort();
+        previous_layer = op.layer;
+    }
     for (int32_t out = 0; out <= 1; ++out) {
         const int32_t n = out ? info.num_outputs : info.num_inputs;
         for (int32_t k = -1; k <= n; ++k) {
@@ -60,6 +92,7 @@ static void run(const uint8_t *img, size_t size)
     mt_memory_plan plan;
     st = mt_plan(img, size, &cfg, &plan);
     if (!known_status(st)) abort();
+    if (mt_model_diagnose(img, size, &cfg, &detail) != st || detail.status != st) abort();
     if (st == MT_OK && plan.total_bytes < plan.metadata_bytes) abort();
 }
 

@@ -75,6 +75,10 @@ static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block,
     if (!known_status(st)) abort();
     if (mt_session_infer(s, rows) != MT_OK) abort();
     check_guards(block, arena_bytes);
+    mt_error_detail last; /* what the failing calls above noted */
+    if (mt_session_last_error(s, &last) != MT_OK || !known_status(last.status) || last.op_index < -1 ||
+        last.tensor_index < -1 || last.tensor_index >= MT_MAX_TENSORS)
+        abort();
 
     /* checkpoint round trip and export: the output sizes are what the queries said */
     size_t bytes;
@@ -95,6 +99,8 @@ static void run(const uint8_t *prefix, const uint8_t *img, size_t size)
     mt_memory_plan plan;
     mt_status st = mt_plan(img, size, &cfg, &plan);
     if (!known_status(st)) abort();
+    mt_error_detail detail; /* the plan's validation again, telling where */
+    if (mt_model_diagnose(img, size, &cfg, &detail) != st || detail.status != st) abort();
     if (st != MT_OK || plan.total_bytes > MAX_ARENA) return;
     if (work_estimate(img, size, cfg.batch_size) > MAX_WORK) return;
 

@@ -1,6 +1,8 @@
 /*
  * gen_corpus: writes the fuzz seed corpus from fuzz_models (no hand-made bytes).
- *   <out>/model_image/<model>.mtm          every model image
+ *   <out>/model_image/<model>.mtm          every model image (version 2, as image_builder writes)
+ *   <out>/model_image/<model>_v1.mtm       the same as version 1 (no layer bytes), so the
+ *                                          fuzzer starts from both versions the reader takes
  *   <out>/session/<model>_<optimizer>.bin  8-byte config prefix + image, a loss that fits
  *   <out>/checkpoint/<saver>_<kind>_as<loader>.bin
  *                                           selector byte + checkpoint of model 0, saved by a
@@ -15,6 +17,7 @@
 
 #include "fuzz_models.h"
 #include "fuzz_util.h"
+#include "image_builder.h"
 #include "microtrain.h"
 
 static _Alignas(16) uint8_t arena[1u << 20];
@@ -68,6 +71,19 @@ int main(int argc, char **argv)
         char file[128];
         snprintf(file, sizeof file, "%s.mtm", name);
         write_file(dir_img, file, NULL, 0, img, bytes);
+        uint8_t *v1 = malloc(bytes);
+        memcpy(v1, img, bytes);
+        ib_put_u16(v1, 4, 1);
+        for (uint32_t o = 0; o < ib_get_u32(v1, 20); ++o) v1[ib_op_entry(v1, (int)o) + 3] = 0;
+        ib_refresh_crc(v1);
+        mt_model_info info;
+        if (mt_model_check(v1, bytes, &info) != MT_OK || info.version != 1) {
+            fprintf(stderr, "gen_corpus: the version 1 image of %s does not validate\n", name);
+            return 1;
+        }
+        snprintf(file, sizeof file, "%s_v1.mtm", name);
+        write_file(dir_img, file, NULL, 0, v1, bytes);
+        free(v1);
         for (int opt = 0; opt < 3; ++opt) {
             uint8_t prefix[FM_CONFIG_BYTES];
             fm_encode_config(prefix, opt, loss, 1 + opt, opt == 1 ? 2 : -1);

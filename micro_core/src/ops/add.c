@@ -1,15 +1,10 @@
-/* Add: y = a + b (same shapes; residual branches);  da += dy, db += dy */
+/* Add: y = a + b (same shapes; residual branches);  da += dy, db += dy (mt_op_add_f32_accumulate, shared.c) */
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
 void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N)
 {
     for (size_t i = 0; i < N; ++i) y[i] = a[i] + b[i];
-}
-
-void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
-{
-    for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
 }
 
 static mt_status add_check(const mt_image *img, const mt_op_desc *op)
@@ -47,4 +42,4 @@ static void add_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     }
 }
 
-const mt_op_kernel mt_kernel_add = {"add", add_check, mt_no_scratch, add_forward, add_backward, mt_reads_nothing, 1};
+const mt_op_kernel mt_kernel_add = {add_check, mt_no_scratch, add_forward, add_backward, mt_reads_nothing, 1};

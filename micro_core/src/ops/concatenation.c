@@ -59,5 +59,5 @@ static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     }
 }
 
-const mt_op_kernel mt_kernel_concatenation = {"concatenation", concat_check, mt_no_scratch, concat_forward,
+const mt_op_kernel mt_kernel_concatenation = {concat_check, mt_no_scratch, concat_forward,
                                               concat_backward, mt_reads_nothing, 0};

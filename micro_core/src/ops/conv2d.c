@@ -125,5 +125,5 @@ static uint32_t conv2d_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return ((grad_inputs & 2u) ? 1u : 0u) | (op->params[3] != MT_FUSED_NONE ? MT_READS_OUTPUT : 0u);
 }
 
-const mt_op_kernel mt_kernel_conv2d = {"conv2d", conv2d_check, mt_no_scratch, conv2d_forward,
+const mt_op_kernel mt_kernel_conv2d = {conv2d_check, mt_no_scratch, conv2d_forward,
                                        conv2d_backward, conv2d_reads, 0};

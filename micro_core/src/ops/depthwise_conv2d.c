@@ -120,5 +120,5 @@ static uint32_t depthwise_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return ((grad_inputs & 2u) ? 1u : 0u) | (op->params[3] != MT_FUSED_NONE ? MT_READS_OUTPUT : 0u);
 }
 
-const mt_op_kernel mt_kernel_depthwise_conv2d = {"depthwise_conv2d", depthwise_check, mt_no_scratch,
+const mt_op_kernel mt_kernel_depthwise_conv2d = {depthwise_check, mt_no_scratch,
                                                  depthwise_forward, depthwise_backward, depthwise_reads, 0};

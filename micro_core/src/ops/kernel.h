@@ -38,8 +38,8 @@ typedef struct mt_tensor_rt {
 /* backward_reads() bits: input k is bit k; the output's data is MT_READS_OUTPUT. */
 #define MT_READS_OUTPUT (1u << 4)
 
+/* An op's kernel; its name and code come from microtrain_ops.def (registry.c). */
 typedef struct mt_op_kernel {
-    const char *name;
     mt_status (*check)(const mt_image *img, const mt_op_desc *op);
     size_t (*scratch_bytes)(const mt_image *img, const mt_op_desc *op, uint32_t batch);
     void (*forward)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch);

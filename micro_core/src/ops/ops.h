@@ -6,6 +6,7 @@
  * Gradients are prefixed d. Backward *accumulates* (+=) into every gradient it
  * is given; a NULL gradient pointer means "not needed" and is skipped.
  * Reduction order is fixed (ascending index) so every target computes the same bits.
+ * Optimized siblings with the same bits live in ops/fast/ (fast.h).
  */
 #ifndef MT_OPS_H
 #define MT_OPS_H
@@ -16,19 +17,11 @@
 /* Dense: y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]   (W is [U, I] like torch.nn.Linear) */
 void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
                              uint32_t B, uint32_t I, uint32_t U);
-/* The same bits as the reference with four output chains at a time (instruction-level parallelism) */
-void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
-                                     uint32_t B, uint32_t I, uint32_t U);
 /* dx[b,i] += Σ_u dy[b,u]·W[u,i];  dW[u,i] += Σ_b dy[b,u]·x[b,i];  dbias[u] += Σ_b dy[b,u] */
 void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
-/* The same bits as the reference above with cache-friendly loop order; acc: I floats */
-void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc);
-/* Scratch the session gives the Dense backward: I floats */
-size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
-/* Bias gradient of Dense and the convolutions: dbias[c] += Σ_p dy[p, c] over P positions */
+/* Bias gradient of Dense and the convolutions (shared.c): dbias[c] += Σ_p dy[p, c] over P positions */
 void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C);
 
 /* ReLU: y = max(x, 0);  dx += dy · [y > 0] */
@@ -57,7 +50,7 @@ void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
 void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R,
                                 uint32_t C);
 
-/* Add: y = a + b;  da += dy, db += dy (also the accumulate of Reshape/Concatenation) */
+/* Add: y = a + b;  da += dy, db += dy (the accumulate, in shared.c, serves Reshape/Concatenation too) */
 void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N);
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N);
 

@@ -222,9 +222,9 @@ static uint32_t max_pool_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return 1u | MT_READS_OUTPUT;
 }
 
-const mt_op_kernel mt_kernel_max_pool2d = {"max_pool2d", pool_check, mt_no_scratch, max_pool_forward,
+const mt_op_kernel mt_kernel_max_pool2d = {pool_check, mt_no_scratch, max_pool_forward,
                                            max_pool_backward, max_pool_reads, 0};
-const mt_op_kernel mt_kernel_average_pool2d = {"average_pool2d", pool_check, mt_no_scratch,
+const mt_op_kernel mt_kernel_average_pool2d = {pool_check, mt_no_scratch,
                                                average_pool_forward, average_pool_backward, mt_reads_nothing, 0};
-const mt_op_kernel mt_kernel_global_average_pool = {"global_average_pool", global_pool_check, mt_no_scratch,
+const mt_op_kernel mt_kernel_global_average_pool = {global_pool_check, mt_no_scratch,
                                                     global_pool_forward, global_pool_backward, mt_reads_nothing, 0};

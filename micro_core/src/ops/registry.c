@@ -1,95 +1,54 @@
-/* Op type -> kernel. Adding an op: one file in ops/, one line here. */
+/*
+ * Op type -> kernel, generated from microtrain_ops.def: a table indexed by the op's code.
+ * Adding an op: its kernel file in ops/ and one row in the .def.
+ *
+ * Which ops have a kernel: CMake's MT_OPS list compiles only the selected ops' sources and
+ * generates mt_ops_config.h, which defines MT_OP_BUILT_<NAME> to 1 or 0 for every op of
+ * the .def (micro_core/cmake/microtrain_ops.cmake); the build passes MT_OPS_CONFIG to say
+ * the header is there. A build that does not use CMake (a MicroPython micropython.mk that
+ * compiles every .c, a vendor IDE project) defines neither and gets every op.
+ */
+#include <stddef.h>
+
 #include "ops/kernel.h"
 
-extern const mt_op_kernel mt_kernel_dense;
-extern const mt_op_kernel mt_kernel_relu;
-extern const mt_op_kernel mt_kernel_sigmoid;
-extern const mt_op_kernel mt_kernel_tanh;
-extern const mt_op_kernel mt_kernel_softmax;
-extern const mt_op_kernel mt_kernel_conv2d;
-extern const mt_op_kernel mt_kernel_depthwise_conv2d;
-extern const mt_op_kernel mt_kernel_max_pool2d;
-extern const mt_op_kernel mt_kernel_average_pool2d;
-extern const mt_op_kernel mt_kernel_global_average_pool;
-extern const mt_op_kernel mt_kernel_reshape;
-extern const mt_op_kernel mt_kernel_add;
-extern const mt_op_kernel mt_kernel_concatenation;
-extern const mt_op_kernel mt_kernel_relu6;
-extern const mt_op_kernel mt_kernel_leaky_relu;
+#ifdef MT_OPS_CONFIG
+#include "mt_ops_config.h"
+#define MT_BUILT(NAME) MT_OP_BUILT_##NAME
+#else
+#define MT_BUILT(NAME) 1
+#endif
+
+#define MT_OP(code, NAME, name, source) extern const mt_op_kernel mt_kernel_##name;
+#include "microtrain_ops.def"
+#undef MT_OP
+
+typedef struct op_entry {
+    const char *name;            /* NULL: no op has this code */
+    const mt_op_kernel *kernel;  /* NULL: not in this build */
+} op_entry;
+
+/* An op left out of the build is `0 ? &mt_kernel_x : NULL` in a constant initializer: the
+ * compiler folds it to NULL and emits no reference, so the kernel need not be linked. */
+static const op_entry op_table[] = {
+#define MT_OP(code, NAME, name, source) [code] = {#name, MT_BUILT(NAME) ? &mt_kernel_##name : NULL},
+#include "microtrain_ops.def"
+#undef MT_OP
+};
+
+#define OP_TABLE_SIZE (sizeof op_table / sizeof op_table[0])
 
 const mt_op_kernel *mt_op_kernel_for(uint32_t type)
 {
-    switch (type) {
-    case MT_OP_DENSE: return &mt_kernel_dense;
-    case MT_OP_RELU: return &mt_kernel_relu;
-    case MT_OP_SIGMOID: return &mt_kernel_sigmoid;
-    case MT_OP_TANH: return &mt_kernel_tanh;
-    case MT_OP_SOFTMAX: return &mt_kernel_softmax;
-    case MT_OP_CONV2D: return &mt_kernel_conv2d;
-    case MT_OP_DEPTHWISE_CONV2D: return &mt_kernel_depthwise_conv2d;
-    case MT_OP_MAX_POOL2D: return &mt_kernel_max_pool2d;
-    case MT_OP_AVERAGE_POOL2D: return &mt_kernel_average_pool2d;
-    case MT_OP_GLOBAL_AVERAGE_POOL: return &mt_kernel_global_average_pool;
-    case MT_OP_RESHAPE: return &mt_kernel_reshape;
-    case MT_OP_ADD: return &mt_kernel_add;
-    case MT_OP_CONCATENATION: return &mt_kernel_concatenation;
-    case MT_OP_RELU6: return &mt_kernel_relu6;
-    case MT_OP_LEAKY_RELU: return &mt_kernel_leaky_relu;
-    default: return NULL;
-    }
+    return type < OP_TABLE_SIZE ? op_table[type].kernel : NULL;
 }
 
-size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+const char *mt_op_name(int32_t op_type)
 {
-    (void)img, (void)op, (void)batch;
-    return 0; /* the reference kernels accumulate in registers */
+    return op_type >= 0 && (uint32_t)op_type < OP_TABLE_SIZE ? op_table[op_type].name : NULL;
 }
 
-mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+int32_t mt_op_built(int32_t op_type)
 {
-    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
-    mt_tensor_desc b;
-    mt_image_tensor(img, op->inputs[2], &b);
-    if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
-    return MT_OK;
-}
-
-const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
-{
-    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
-}
-
-uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs)
-{
-    (void)op, (void)grad_inputs;
-    return 0;
-}
-
-uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs)
-{
-    (void)op, (void)grad_inputs;
-    return MT_READS_OUTPUT;
-}
-
-int mt_params_zero(const mt_op_desc *op)
-{
-    return (op->params[0] | op->params[1] | op->params[2] | op->params[3]) == 0;
-}
-
-mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape)
-{
-    if (op->num_inputs != 1 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
-    mt_tensor_desc x, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED; /* constant folding is the converter's job */
-    if (x.count != y.count) return MT_ERR_SHAPE;
-    if (same_shape) {
-        if (x.ndim != y.ndim) return MT_ERR_SHAPE;
-        for (int d = 0; d < x.ndim; ++d)
-            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
-    }
-    return MT_OK;
+    return op_type >= 0 && mt_op_kernel_for((uint32_t)op_type) != NULL;
 }

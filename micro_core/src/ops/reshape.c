@@ -26,5 +26,5 @@ static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     if (x->grad) mt_op_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
 }
 
-const mt_op_kernel mt_kernel_reshape = {"reshape", reshape_check, mt_no_scratch, reshape_forward,
+const mt_op_kernel mt_kernel_reshape = {reshape_check, mt_no_scratch, reshape_forward,
                                         reshape_backward, mt_reads_nothing, 1};

@@ -58,5 +58,5 @@ static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, x->last_dim);
 }
 
-const mt_op_kernel mt_kernel_softmax = {"softmax", softmax_check, mt_no_scratch, softmax_forward,
+const mt_op_kernel mt_kernel_softmax = {softmax_check, mt_no_scratch, softmax_forward,
                                         softmax_backward, mt_reads_output, 1};

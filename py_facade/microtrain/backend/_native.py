@@ -28,7 +28,7 @@ from ..errors import MicrotrainError
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 5
+MT_ABI_VERSION = 6
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -109,10 +109,21 @@ MT_STRUCT_MODEL_INFO = 3
 MT_STRUCT_PARAM_INFO = 4
 MT_STRUCT_PROPERTY = 5
 MT_STRUCT_BUFFER_INFO = 6
+MT_STRUCT_OP_INFO = 7
+MT_STRUCT_ERROR_DETAIL = 8
 
 # --------------------------------------------------------------------------
 # Struct mirrors
 # --------------------------------------------------------------------------
+
+
+class mt_error_detail(ctypes.Structure):
+    _fields_ = [
+        ("status", ctypes.c_int32),        # the failure described; MT_OK when there is none
+        ("op_index", ctypes.c_int32),      # the op it concerns, or -1
+        ("op_type", ctypes.c_int32),       # that op's mt_op_type (as stored), or 0
+        ("tensor_index", ctypes.c_int32),  # the tensor it concerns, or -1
+    ]
 
 
 class mt_model_info(ctypes.Structure):
@@ -137,6 +148,21 @@ class mt_tensor_info(ctypes.Structure):
         ("dims", ctypes.c_int32 * MT_MAX_DIMS),
         ("count", ctypes.c_int32),
         ("producer", ctypes.c_int32),
+        ("data_offset", ctypes.c_int32),  # CONST: its data's byte offset in the image, else -1
+    ]
+
+
+class mt_op_info(ctypes.Structure):
+    _fields_ = [
+        ("index", ctypes.c_int32),
+        ("type", ctypes.c_int32),         # mt_op_type (microtrain.ops)
+        ("num_inputs", ctypes.c_int32),
+        ("num_outputs", ctypes.c_int32),
+        ("inputs", ctypes.c_int32 * 4),   # tensor indices, -1: absent optional input / unused
+        ("outputs", ctypes.c_int32 * 2),  # tensor indices, -1: unused
+        ("params", ctypes.c_uint32 * 4),
+        ("layer", ctypes.c_int32),        # the op's layer (its own index in a version 1 image)
+        ("reserved", ctypes.c_int32),
     ]
 
 
@@ -244,6 +270,8 @@ STRUCT_MIRRORS = {
     MT_STRUCT_PARAM_INFO: mt_param_info,
     MT_STRUCT_PROPERTY: mt_property,
     MT_STRUCT_BUFFER_INFO: mt_buffer_info,
+    MT_STRUCT_OP_INFO: mt_op_info,
+    MT_STRUCT_ERROR_DETAIL: mt_error_detail,
 }
 
 # Callback types. A Python callback must not raise (ctypes would print the exception and
@@ -406,6 +434,12 @@ mt_abi_version = _bind("mt_abi_version", [], ctypes.c_uint32)
 # size_t mt_struct_size(int which);
 mt_struct_size = _bind("mt_struct_size", [ctypes.c_int], ctypes.c_size_t)
 
+# const char *mt_op_name(int32_t op_type);
+mt_op_name = _bind("mt_op_name", [ctypes.c_int32], ctypes.c_char_p)
+
+# int32_t mt_op_built(int32_t op_type);
+mt_op_built = _bind("mt_op_built", [ctypes.c_int32], ctypes.c_int32)
+
 # mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *info);
 mt_model_check = _bind(
     "mt_model_check",
@@ -418,6 +452,13 @@ mt_model_check = _bind(
 mt_model_tensor = _bind(
     "mt_model_tensor",
     [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.POINTER(mt_tensor_info)],
+    ctypes.c_int,
+)
+
+# mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info);
+mt_model_op = _bind(
+    "mt_model_op",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.POINTER(mt_op_info)],
     ctypes.c_int,
 )
 
@@ -438,6 +479,15 @@ mt_plan = _bind(
     "mt_plan",
     [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(mt_train_config),
      ctypes.POINTER(mt_memory_plan)],
+    ctypes.c_int,
+)
+
+# mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
+#                             mt_error_detail *detail);
+mt_model_diagnose = _bind(
+    "mt_model_diagnose",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(mt_train_config),
+     ctypes.POINTER(mt_error_detail)],
     ctypes.c_int,
 )
 
@@ -516,6 +566,11 @@ mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
 )
 
+# mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
+mt_session_last_error = _bind(
+    "mt_session_last_error", [mt_session_p, ctypes.POINTER(mt_error_detail)], ctypes.c_int
+)
+
 # mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 mt_session_numeric_errors = _bind(
     "mt_session_numeric_errors", [mt_session_p, _p_int64], ctypes.c_int
@@ -581,13 +636,15 @@ mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ct
                         ctypes.c_uint32)
 
 ALL_FUNCTIONS = (
-    mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_model_check, mt_model_tensor, mt_model_io,
-    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
-    mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
-    mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
-    mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,
-    mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
-    mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
+    mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
+    mt_model_check, mt_model_tensor, mt_model_op, mt_model_io, mt_model_diagnose,
+    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan,
+    mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
+    mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
+    mt_session_infer, mt_session_last_error, mt_session_set_learning_rate,
+    mt_session_get_learning_rate, mt_session_counters, mt_session_numeric_errors,
+    mt_session_set_epoch, mt_session_param_count, mt_session_param, mt_checkpoint_bytes,
+    mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
 )
 
 

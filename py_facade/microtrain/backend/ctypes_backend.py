@@ -193,7 +193,6 @@ class Backend(_Interface):
             from ..nn import image as _reader
             parsed = _reader.read_image(image)
             offsets = [t.data_offset for t in parsed.tensors]
-            layers = getattr(parsed, "layers", None)
         params, trainable = [], set()
         for index in range(info.num_tensors):
             dims = read_tensor(index)

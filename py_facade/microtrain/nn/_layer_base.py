@@ -61,6 +61,10 @@ class Layer:
     Calling a layer on a symbolic tensor (``microtrain.Input`` or another layer's
     output) returns the symbolic tensor of its output: the functional form of
     ``microtrain.Model``.
+
+    Every op ``emit()`` adds with ``builder.add_op`` belongs to this layer: the builder
+    writes the layer's number into the op's image entry (``Model.image_layers``), so the
+    ops of one layer must be emitted together, by one ``emit()`` call.
     """
 
     MERGES = False

@@ -1,4 +1,4 @@
-"""Writer and reader of the ``.mtm`` model image, version 1.
+"""Writer and reader of the ``.mtm`` model image: writes version 2, reads 1 and 2.
 
 The format is specified in micro_core/docs/model_format.md; the C reader is
 micro_core/src/model_image.c. Layout written here::
@@ -11,6 +11,9 @@ micro_core/src/model_image.c. Layout written here::
                             zero-padded to a multiple of 16 bytes
 
 Everything is little-endian. crc32 (zlib.crc32, IEEE) covers bytes [16, image_bytes).
+Version 2 stores each op's layer in byte 3 of its entry (reserved, zero, in version 1):
+the ops of a layer are consecutive and layers are numbered from 0, so from op to op the
+number stays or grows by one. Read from a version 1 image, every op is a layer of its own.
 The reader is for tests and tools: it checks the structure enough to parse, not
 everything the C validator checks.
 """
@@ -21,7 +24,9 @@ import zlib
 import numpy as np
 
 MAGIC = b"MTM1"
-VERSION = 1
+VERSION = 2              # what write_image writes
+READ_VERSIONS = (1, 2)   # what read_image (and the C reader) accept
+MAX_LAYER = 255          # a u8 in the op entry
 HEADER_BYTES = 64
 TENSOR_ENTRY_BYTES = 32
 OP_ENTRY_BYTES = 32
@@ -57,7 +62,8 @@ FUSED_ACTIVATIONS = {None: FUSED_NONE, "relu": FUSED_RELU, "relu6": FUSED_RELU6}
 _HEADER = struct.Struct("<4sHHIIIIIIIIIII12s")
 # dtype, ndim, flags, dims[4], data offset, data bytes, reserved
 _TENSOR = struct.Struct("<BBH4IIII")
-# op type, num inputs, num outputs, reserved, inputs[4], outputs[2], params[4]
+# op type, num inputs, num outputs, layer (version 2; reserved in 1), inputs[4], outputs[2],
+# params[4]
 _OP = struct.Struct("<BBBB4H2H4I")
 _CRC_FIELD = struct.Struct("<I")
 _CRC_OFFSET = 12
@@ -96,16 +102,19 @@ class TensorSpec:
 
 
 class OpSpec:
-    """One op table entry: type, input and output tensor indices (None = absent input)."""
+    """One op table entry: type, input and output tensor indices (None = absent input),
+    params, and the layer the op belongs to (None: a layer of its own, the next number)."""
 
-    def __init__(self, op_type, inputs, outputs, params=()):
+    def __init__(self, op_type, inputs, outputs, params=(), layer=None):
         self.op_type = int(op_type)
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.params = tuple(int(p) for p in params)
+        self.layer = None if layer is None else int(layer)
 
     def __repr__(self):
-        return "OpSpec(type=%d, inputs=%r, outputs=%r)" % (self.op_type, self.inputs, self.outputs)
+        return "OpSpec(type=%d, inputs=%r, outputs=%r, layer=%r)" % (
+            self.op_type, self.inputs, self.outputs, self.layer)
 
 
 def spatial_params(kernel, strides, padding, fused=FUSED_NONE):
@@ -146,7 +155,25 @@ def _pack_tensor(tensor, data_offset, data_bytes):
                         data_bytes, 0)
 
 
-def _pack_op(op):
+def op_layers(ops):
+    """The layer number of each op as written: ``op.layer``, or for None the number after
+    the previous op's. Raises ValueError where the numbers break the format's rule (start
+    at 0, from op to op stay or grow by one, at most MAX_LAYER)."""
+    layers = []
+    for index, op in enumerate(ops):
+        previous = layers[-1] if layers else -1
+        layer = previous + 1 if op.layer is None else op.layer
+        if layer not in (previous, previous + 1) or (index == 0 and layer != 0):
+            raise ValueError("op %d is in layer %d after layer %d: layers are numbered from 0 "
+                             "and the ops of a layer are consecutive" % (index, layer, previous))
+        if layer > MAX_LAYER:
+            raise ValueError("op %d is in layer %d; an image holds layers 0..%d"
+                             % (index, layer, MAX_LAYER))
+        layers.append(layer)
+    return layers
+
+
+def _pack_op(op, layer):
     if len(op.inputs) > MAX_OP_INPUTS or len(op.outputs) > MAX_OP_OUTPUTS:
         raise ValueError("an op has at most %d inputs and %d outputs" % (MAX_OP_INPUTS,
                                                                          MAX_OP_OUTPUTS))
@@ -156,7 +183,8 @@ def _pack_op(op):
     inputs += [ABSENT] * (MAX_OP_INPUTS - len(inputs))
     outputs = [int(o) for o in op.outputs] + [ABSENT] * (MAX_OP_OUTPUTS - len(op.outputs))
     params = list(op.params) + [0] * (MAX_OP_PARAMS - len(op.params))
-    return _OP.pack(op.op_type, len(op.inputs), len(op.outputs), 0, *inputs, *outputs, *params)
+    return _OP.pack(op.op_type, len(op.inputs), len(op.outputs), layer, *inputs, *outputs,
+                    *params)
 
 
 def _const_payload(tensor):
@@ -171,11 +199,11 @@ def _const_payload(tensor):
 
 
 def write_image(tensors, ops, inputs, outputs):
-    """Serialise a model to ``.mtm`` bytes.
+    """Serialise a model to ``.mtm`` bytes (version 2).
 
     Args:
         tensors: list of TensorSpec, in tensor-table order
-        ops:     list of OpSpec, in execution order
+        ops:     list of OpSpec, in execution order (their layers: see op_layers)
         inputs:  tensor indices of the model inputs, in order
         outputs: tensor indices of the model outputs, in order
     """
@@ -196,7 +224,7 @@ def write_image(tensors, ops, inputs, outputs):
             tensor_table += _pack_tensor(tensor, offset, len(payload))
         else:
             tensor_table += _pack_tensor(tensor, 0, 0)
-    op_table = b"".join(_pack_op(op) for op in ops)
+    op_table = b"".join(_pack_op(op, layer) for op, layer in zip(ops, op_layers(ops)))
     io_table = struct.pack("<%dH" % (len(inputs) + len(outputs)), *inputs, *outputs)
     io_padding = bytes(data_offset - io_offset - len(io_table))
     image_bytes = data_offset + len(data_section)
@@ -284,8 +312,9 @@ def read_image(buffer, verify_crc=True):
     header = ImageHeader(values[:-1])
     if header.magic != MAGIC:
         raise ValueError("bad magic %r, expected %r" % (header.magic, MAGIC))
-    if header.version != VERSION:
-        raise ValueError("image version %d, this reader knows %d" % (header.version, VERSION))
+    if header.version not in READ_VERSIONS:
+        raise ValueError("image version %d, this reader knows %s"
+                         % (header.version, " and ".join(str(v) for v in READ_VERSIONS)))
     if header.image_bytes > len(view) or header.image_bytes < HEADER_BYTES:
         raise ValueError("header says %d bytes, buffer holds %d" % (header.image_bytes,
                                                                     len(view)))
@@ -324,7 +353,8 @@ def read_image(buffer, verify_crc=True):
         op_type, num_in, num_out = fields[0], fields[1], fields[2]
         op_inputs = [None if i == ABSENT else i for i in fields[4:4 + num_in]]
         op_outputs = list(fields[8:8 + num_out])
-        ops.append(OpSpec(op_type, op_inputs, op_outputs, fields[10:14]))
+        layer = fields[3] if header.version >= 2 else index
+        ops.append(OpSpec(op_type, op_inputs, op_outputs, fields[10:14], layer))
 
     io = struct.unpack_from("<%dH" % (header.num_inputs + header.num_outputs), view,
                             header.io_offset)

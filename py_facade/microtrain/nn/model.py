@@ -19,6 +19,13 @@ order, so ``TrainSession.get_weights()`` returns them in layer order, weight the
 bias, the same order as ``model.get_weights()``. ``layer_ops[i]`` lists the ops of
 ``model.layers[i]``; ``TrainSession.compile(trainable=[i, ...])`` takes these
 layer positions.
+
+The image (version 2) records the layer of every op, so a session opened from the image
+file alone still knows the layers: ``image_layers[i]`` is the number the ops of
+``model.layers[i]`` carry there (None for a layer that emits no op). Layers are numbered
+in ``model.layers`` order over the layers that emit ops, so the number is the position in
+``model.layers`` unless a layer before it emits none (a BatchNorm folded into the layer
+before it): the format numbers layers without gaps.
 """
 
 import numpy as np
@@ -36,6 +43,7 @@ class _ImageBuilder:
         self.tensors = []
         self.ops = []
         self.weights = []
+        self.layer = 0  # the image layer of the ops added now (Model._build advances it)
 
     def _add(self, spec):
         self.tensors.append(spec)
@@ -53,7 +61,7 @@ class _ImageBuilder:
         return self._add(_image.TensorSpec(array.shape, flags=flags, data=array))
 
     def add_op(self, op_type, inputs, outputs, params=()):
-        self.ops.append(_image.OpSpec(op_type, inputs, outputs, params))
+        self.ops.append(_image.OpSpec(op_type, inputs, outputs, params, layer=self.layer))
 
     def mark_output(self, index):
         self.tensors[index].flags |= _image.FLAG_OUTPUT
@@ -99,7 +107,8 @@ class Model:
 
     ``layers`` lists the layers in the order they were called; ``layer_ops[i]`` the op
     indices ``layers[i]`` emitted (a Dense with an activation emits two ops, a folded
-    BatchNorm none).
+    BatchNorm none); ``image_layers[i]`` the layer number those ops carry in the image
+    (None when there are none; see the module doc).
     """
 
     def __init__(self, inputs, outputs, seed=None):
@@ -127,6 +136,8 @@ class Model:
         builder = _ImageBuilder()
         tensor_of = {id(t): builder.add_input(t.shape) for t in inputs}
         self.layer_ops = []
+        self.image_layers = []
+        builder.layer = 0  # the next layer that emits ops gets this number
         for position, node in enumerate(nodes):
             first_op = len(builder.ops)
             sources = [tensor_of[id(t)] for t in node.inputs]
@@ -144,7 +155,11 @@ class Model:
             except ValueError as error:
                 raise ValueError("layer %d (%r): %s" % (position, node.layer, error)) from None
             tensor_of[id(node)] = tensor
-            self.layer_ops.append(list(range(first_op, len(builder.ops))))
+            emitted = list(range(first_op, len(builder.ops)))
+            self.layer_ops.append(emitted)
+            self.image_layers.append(builder.layer if emitted else None)
+            if emitted:
+                builder.layer += 1
         output_tensors = [tensor_of[id(t)] for t in outputs]
         if len(set(output_tensors)) != len(output_tensors):
             raise ValueError("a tensor is listed twice among the model's outputs")

@@ -7,10 +7,12 @@
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--plot arena.png]
+    microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
 
-Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
+Defaults are compile()'s (SGD, MSE, batch 16) and loss names are ``microtrain.losses``'
+(mse, mae, cce, scce, bce or full names). Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
 ``--num_of_trainable_ops``, numeric ``--loss 1|2`` and ``--optimizer 1|2`` codes of
 nnfw's enums, ``--metric 0``) and accept friendlier spellings (``--load-input``,
 ``--x``, ``--epochs``, ``--loss cce``, ...). Raw files are little-endian samples back
@@ -25,13 +27,13 @@ non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
 
 import argparse
 import os
+import stat
 import sys
 import time
 
 import numpy as np
 
-from .. import data as _data, losses as _losses
-from ..backend import _native
+from .. import config as _config, data as _data, losses as _losses, ops as _ops
 from ..nn import image as _image
 from . import arena as _arena
 from .. import metrics as _metrics
@@ -45,8 +47,6 @@ _ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
 _ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
 _ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
 _ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
-_SHORT_LOSSES = {"cce": "categorical_crossentropy", "scce": "sparse_categorical_crossentropy",
-                 "bce": "binary_crossentropy", "sparse_cce": "sparse_categorical_crossentropy"}
 _SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
 _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
 
@@ -65,11 +65,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _loss_name(text):
     name = text.strip().lower()
-    name = _ONERT_LOSSES.get(name, _SHORT_LOSSES.get(name, name))
+    name = _ONERT_LOSSES.get(name, name)
     if name not in _losses.ALIASES:
         raise argparse.ArgumentTypeError(
             "unknown loss %r (mse, mae, cce, scce, bce, a full name, or onert's 1/2)" % text)
-    return name
+    return _losses.get(name).name
 
 
 def _optimizer_name(text):
@@ -152,7 +152,7 @@ def _trainable_spec(text):
         return int(value)
     except ValueError:
         raise argparse.ArgumentTypeError("expected all, bias, an op count or a comma-separated "
-                                         "list of op indices, got %r" % text)
+                                         "list of layer indices, got %r" % text)
 
 
 # ---------------------------------------------------------------- parser
@@ -166,9 +166,11 @@ def _add_model(parser):
 
 def _add_compile(parser, default_loss):
     parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
-                        default=32, help="rows per step (default 32)")
-    parser.add_argument("--optimizer", type=_optimizer_name, default="sgd",
-                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default sgd")
+                        default=_config.DEFAULT_BATCH_SIZE,
+                        help="rows per step (default %d, as compile())" % _config.DEFAULT_BATCH_SIZE)
+    parser.add_argument("--optimizer", type=_optimizer_name, default=_config.DEFAULT_OPTIMIZER,
+                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s"
+                        % _config.DEFAULT_OPTIMIZER)
     parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
                         type=_positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
@@ -182,7 +184,8 @@ def _add_compile(parser, default_loss):
                         dest="num_trainable_ops", type=int, default=None,
                         help="train the last N ops (-1 all, 0 none)")
     parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (last N ops) or op indices 3,4")
+                        help="all, bias, N (last N ops) or layer indices 3,4 (the layer "
+                        "column of microtrain info)")
     parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
                         action="store_true", help="train only the biases of the trained ops")
 
@@ -212,7 +215,7 @@ def build_parser():
                                 allow_abbrev=False)
     _add_model(train)
     _add_data(train, required=True)
-    _add_compile(train, "mse")
+    _add_compile(train, _config.DEFAULT_LOSS)
     train.add_argument("--epochs", "--epoch", dest="epochs", type=_non_negative_int, default=5,
                        help="epochs (default 5)")
     train.add_argument("--validation-split", "--validation_split", dest="validation_split",
@@ -232,13 +235,13 @@ def build_parser():
                                    allow_abbrev=False)
     _add_model(evaluate)
     _add_data(evaluate, required=True)
-    _add_compile(evaluate, "mse")
+    _add_compile(evaluate, _config.DEFAULT_LOSS)
     evaluate.set_defaults(handler=run_eval)
 
     info = commands.add_parser("info", help="tensors, ops and the memory plan of a model",
                                allow_abbrev=False)
     _add_model(info)
-    _add_compile(info, "mse")
+    _add_compile(info, _config.DEFAULT_LOSS)
     info.add_argument("--accumulate-gradients", "--accumulate_gradients",
                       dest="accumulate_gradients", action="store_true",
                       help="plan gradients kept for accumulation instead of fused updates")
@@ -246,8 +249,24 @@ def build_parser():
                       help="draw the arena over the train step's schedule (needs matplotlib)")
     info.set_defaults(handler=run_info)
 
+    predict = commands.add_parser("predict", help="run a model on raw input files (no "
+                                  "training set-up needed)", allow_abbrev=False)
+    _add_model(predict)
+    predict.add_argument("--load-input:raw", "--load_input:raw", "--load-input", "--x",
+                         dest="inputs", action="append", required=True, metavar="FILE",
+                         help="raw little-endian float32 samples (or .npy); once per input")
+    predict.add_argument("--batch-size", "--batch_size", dest="batch_size",
+                         type=_positive_int, default=_config.DEFAULT_BATCH_SIZE,
+                         help="rows per core call (default %d)" % _config.DEFAULT_BATCH_SIZE)
+    predict.add_argument("--output", "-o", metavar="OUT",
+                         help="write output 0 there (.npy, else raw little-endian float32) "
+                         "instead of printing it")
+    predict.set_defaults(handler=run_predict)
+
     commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
                         add_help=False)
+    commands.add_parser("convert", help="import a .tflite/.circle/.onnx model as .mtm (see "
+                        "microtrain convert --help)", add_help=False)
     commands.add_parser("micropython", add_help=False,
                         help="run a script on MicroPython (see microtrain micropython --help)")
     return parser
@@ -256,21 +275,45 @@ def build_parser():
 # ---------------------------------------------------------------- helpers
 
 
+def _regular_file(path, what):
+    """Refuse, in one clear line, a path that is missing or not a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise OSError("%s file not found: %s" % (what, path))
+    except OSError as error:
+        raise OSError("%s file %s cannot be read: %s" % (what, path, error.strerror or error))
+    if stat.S_ISDIR(mode):
+        raise OSError("%s %s is a directory, not a file" % (what, path))
+    if not stat.S_ISREG(mode):
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
+        raise OSError("%s %s is %s, not a regular file" % (what, path, kind))
+    return path
+
+
 def _model_path(args):
     if args.model and args.modelfile and args.model != args.modelfile:
         raise UsageError("give the model once (MODEL or --modelfile)")
     path = args.model or args.modelfile
     if not path:
         raise UsageError("%s %s: a MODEL is required" % (PROG, args.command))
-    if not os.path.isfile(path):
-        raise OSError("model file not found: %s" % path)
-    return path
+    return _regular_file(path, "model")
+
+
+def _model_bytes(path):
+    """The .mtm image at ``path``, or the image a .tflite/.circle/.onnx file converts to."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    from ..convert import detect_format, load_model_bytes
+    if detect_format(data, path) is not None:
+        return load_model_bytes(path)[0]
+    return data
 
 
 def _open_session(args):
     from ..train_session import TrainSession
     path = _model_path(args)
-    session = TrainSession(path)
+    session = TrainSession(_model_bytes(path))
     optimizer = _optimizers.get(args.optimizer)
     if args.learning_rate is not None:
         config = optimizer.get_config()
@@ -280,19 +323,18 @@ def _open_session(args):
     loss = type(loss)(reduction=args.reduction)
     if args.num_trainable_ops is not None and args.trainable is not None:
         raise UsageError("give --trainable or --num-of-trainable-ops, not both")
-    trainable = args.trainable if args.trainable is not None else args.num_trainable_ops
-    if isinstance(trainable, int) and trainable < -1:
+    if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
         raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
     session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                    trainable=trainable, biases_only=args.biases_only,
+                    trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
+                    biases_only=args.biases_only,
                     accumulate_gradients=getattr(args, "accumulate_gradients", False))
     return path, session, optimizer, loss
 
 
 def _read_file(path, sample_shape, dtype, what):
-    if not os.path.isfile(path):
-        raise OSError("%s file not found: %s" % (what, path))
+    _regular_file(path, what)
     if path.endswith(".npy"):
         array = np.load(path, mmap_mode="r", allow_pickle=False)
         if tuple(array.shape[1:]) != tuple(sample_shape):
@@ -305,6 +347,30 @@ def _read_file(path, sample_shape, dtype, what):
         raise ValueError("%s %s" % (what, error))
 
 
+def _expected_hint(path, samples):
+    """Why an expected file does not fit float rows: integer labels, said plainly."""
+    if not path.endswith(".npy") and os.path.getsize(path) == 4 * samples:
+        return ("; it holds one 4-byte value per input sample: if those are integer class "
+                "labels, use --loss scce (sparse categorical cross-entropy)")
+    return ""
+
+
+def _check_labels(labels, classes, path):
+    """Labels out of [0, classes): say when the file holds float32 class numbers instead."""
+    labels = np.asarray(labels)
+    bad = (labels < 0) | (labels >= classes)
+    if not bad.any():
+        return
+    as_float = labels.astype("<i4").view("<f4")
+    if np.all(np.isfinite(as_float)) and np.all(as_float == np.round(as_float)) and \
+            as_float.min() >= 0 and as_float.max() < classes:
+        raise ValueError("%s holds float32 values (%s...); sparse categorical cross-entropy "
+                         "takes int32 labels: write them with labels.astype('<i4').tofile()"
+                         % (path, ", ".join("%g" % v for v in as_float[:3])))
+    raise ValueError("%s: labels must lie in [0, %d), got values from %d to %d"
+                     % (path, classes, int(labels.min()), int(labels.max())))
+
+
 def _loader(args, session, loss, shuffle=False, seed=None):
     inputs = session.get_inputs_tensorinfo()
     if len(args.inputs) != len(inputs):
@@ -315,8 +381,12 @@ def _loader(args, session, loss, shuffle=False, seed=None):
     output = session.get_outputs_tensorinfo()[0]
     if loss.sparse_labels:
         expected = _read_file(args.expected, (), "<i4", "expected")
+        _check_labels(expected, output["shape"][-1], args.expected)
     else:
-        expected = _read_file(args.expected, output["shape"][1:], "<f4", "expected")
+        try:
+            expected = _read_file(args.expected, output["shape"][1:], "<f4", "expected")
+        except ValueError as error:
+            raise ValueError(str(error) + _expected_hint(args.expected, len(arrays[0])))
     count = min([len(a) for a in arrays] + [len(expected)])
     if any(len(a) != len(expected) for a in arrays):
         raise ValueError("the input file(s) hold %s samples but the expected file holds %d"
@@ -390,6 +460,43 @@ def run_eval(args):
     return 0
 
 
+def run_predict(args):
+    from ..train_session import TrainSession
+    path = _model_path(args)
+    with TrainSession(path) as session:
+        inputs = session.get_inputs_tensorinfo()
+        if len(args.inputs) != len(inputs):
+            raise UsageError("the model has %d input(s), got %d --load-input file(s)"
+                             % (len(inputs), len(args.inputs)))
+        arrays = [_read_file(name, info["shape"][1:], "<f4", "input")
+                  for name, info in zip(args.inputs, inputs)]
+        if len({len(a) for a in arrays}) != 1:
+            raise ValueError("the input files hold %s samples"
+                             % "/".join(str(len(a)) for a in arrays))
+        start = time.perf_counter()
+        outputs = session.predict(arrays if len(arrays) > 1 else arrays[0],
+                                  batch_size=args.batch_size)
+        execute_ms = (time.perf_counter() - start) * 1000.0
+        first = outputs[0] if isinstance(outputs, list) else outputs
+        if args.output:
+            if args.output.endswith(".npy"):
+                np.save(args.output, first)
+            else:
+                np.ascontiguousarray(first, dtype="<f4").tofile(args.output)
+            print("wrote output 0 of %d samples, shape %s, to %s"
+                  % (len(first), tuple(first.shape), args.output))
+        else:
+            rows = first.reshape(len(first), -1)
+            for index, row in enumerate(rows):
+                text = " ".join("%.6g" % v for v in row)
+                if row.size > 1:
+                    text = "class %d - %s" % (int(row.argmax()), text)
+                print("%d: %s" % (index, text))
+        print("Predict %d samples in %.3f ms (batch %d, model %s)"
+              % (len(first), execute_ms, session.batch_size, path))
+    return 0
+
+
 def _table(headers, rows):
     widths = [len(h) for h in headers]
     for row in rows:
@@ -410,8 +517,7 @@ def _flags_text(flags):
 def run_info(args):
     path, session, optimizer, loss = _open_session(args)
     with session:
-        with open(path, "rb") as handle:
-            parsed = _image.read_image(handle.read())
+        parsed = _image.read_image(_model_bytes(path))
         trained = session.trained_tensors()
         print("model %s: %d bytes, %d tensors, %d ops, %d inputs, %d outputs"
               % (path, parsed.header.image_bytes, len(parsed.tensors), len(parsed.ops),
@@ -433,16 +539,17 @@ def run_info(args):
         print(_table(("index", "dtype", "shape", "elements", "flags", "producer", "trained"),
                      rows))
         rows = []
+        layers = [op["layer"] for op in session.model_description()["ops"]]
         for index, op in enumerate(parsed.ops):
             weights = [i for i in op.inputs if i is not None
                        and parsed.tensors[i].flags & _image.FLAG_CONST]
             trains = [i for i in weights if i in trained]
-            rows.append((index, _native.OP_NAMES.get(op.op_type, op.op_type),
+            rows.append((index, layers[index], _ops.display_name(op.op_type),
                          ",".join("-" if i is None else str(i) for i in op.inputs),
                          ",".join(str(o) for o in op.outputs),
                          ",".join(str(i) for i in trains) or "-"))
-        print("\nOps")
-        print(_table(("index", "type", "inputs", "outputs", "trained weights"), rows))
+        print("\nOps (compile(trainable=[...]) and --trainable take layer indices)")
+        print(_table(("index", "layer", "type", "inputs", "outputs", "trained weights"), rows))
         plan = session.memory_plan()
         print("\nMemory plan (batch %d, %s, %s, trainable: %s)"
               % (session.batch_size, optimizer.name, loss.name,
@@ -510,6 +617,9 @@ def main(argv=None):
     try:
         if argv and argv[0] == "firmware":
             return _firmware(argv[1:])
+        if argv and argv[0] == "convert":
+            from ..convert import cli as convert_cli
+            return int(convert_cli.main(argv[1:]) or 0)
         if argv and argv[0] == "micropython":  # runs a script on MicroPython firmware
             from . import micropython
             return int(micropython.main(argv[1:]) or 0)

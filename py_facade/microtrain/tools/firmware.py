@@ -404,9 +404,11 @@ def _run_checked(command, what, cwd=None, quiet=True):
                                ":\n" + result.stdout if quiet else ""))
 
 
-def build(source_dir, board, data_dir, build_dir, bench_steps=None):
+def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
     """Configure preset ``board`` in ``build_dir`` on the generated data and build the
-    firmware and benchmark programs; return microtrain_board.json (paths, how to run)."""
+    firmware and benchmark programs; return microtrain_board.json (paths, how to run).
+    ``ops``: the op names to build kernels for (CMake's MT_OPS, e.g. ["dense", "relu",
+    "softmax"]); None builds every op."""
     if board not in board_presets(source_dir):
         raise FirmwareError("unknown board %r; the presets are %s"
                             % (board, ", ".join(board_presets(source_dir))))
@@ -414,6 +416,8 @@ def build(source_dir, board, data_dir, build_dir, bench_steps=None):
                  "-DMT_FIRMWARE_DATA_DIR=" + os.path.abspath(data_dir)]
     if bench_steps is not None:
         configure.append("-DMT_BENCH_STEPS=%d" % bench_steps)
+    # always given, so a build folder reused with another choice does not keep the old one
+    configure.append("-DMT_OPS=" + ";".join(ops or ()))
     _run_checked(configure, "configuring preset %s" % board, cwd=source_dir)
     _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target",
                   "microtrain_firmware", "microtrain_bench", "microtrain_bench_base"],
@@ -508,8 +512,16 @@ def _describe(result):
     return "\n".join(lines)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage mistake is one line on stderr and exit status 2, like the other subcommands."""
+
+    def error(self, message):
+        sys.stderr.write("%s: error: %s (see %s --help)\n" % (self.prog, message, self.prog))
+        raise SystemExit(2)
+
+
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
                     "device; build it for a board and optionally run it under QEMU, or only "

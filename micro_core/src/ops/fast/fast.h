@@ -1,0 +1,28 @@
+/*
+ * Optimized kernels: siblings of the reference kernels of ops/ops.h that compute the same
+ * bits (same sums, same order; no reassociation, no FMA contraction) faster. They take the
+ * reference's parameters in the same order, plus the scratch their _scratch_bytes query
+ * sizes. tests/core/test_kernel_siblings.c runs each beside its reference and requires
+ * every output bit to be equal.
+ *
+ * Which slot an op adapter calls (the reference or a sibling) is chosen in the adapter, at
+ * compile time; see the note above dense.c's adapter.
+ */
+#ifndef MT_OPS_FAST_H
+#define MT_OPS_FAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Dense forward, y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]: the reference's bits with four
+ * output chains at a time (instruction-level parallelism). */
+void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
+                                     uint32_t B, uint32_t I, uint32_t U);
+/* Dense backward, the reference's bits with the inner loops along contiguous rows;
+ * acc: mt_op_dense_f32_scratch_bytes() of scratch. */
+void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc);
+/* Scratch mt_op_dense_f32_backward_rows needs: I floats (the reference needs none). */
+size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
+
+#endif /* MT_OPS_FAST_H */

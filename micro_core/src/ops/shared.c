@@ -1,0 +1,83 @@
+/*
+ * What more than one op uses: reference kernels (the bias gradient of Dense and the
+ * convolutions; the dx += dy of Add, Reshape and Concatenation) and the graph adapters'
+ * shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
+ * source file out never takes a kernel another op needs.
+ */
+#include "ops/kernel.h"
+#include "ops/ops.h"
+
+/* dbias[c] += Σ_p dy[p, c] over P positions (rows, or rows × pixels), summed in ascending p
+ * into a register before the += (the order every target repeats). Shared by Dense and the
+ * convolutions. */
+void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C)
+{
+    for (uint32_t c = 0; c < C; ++c) {
+        float acc = 0.0f;
+        for (size_t p = 0; p < P; ++p) acc += dy[p * C + c];
+        dbias[c] += acc;
+    }
+}
+
+/* dx[i] += dy[i] (Add's backward for each operand; Reshape's and Concatenation's too) */
+void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
+{
+    for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
+}
+
+/* ---- shared pieces of the graph adapters ---- */
+
+size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
+{
+    (void)img, (void)op, (void)batch;
+    return 0; /* the reference kernels accumulate in registers */
+}
+
+mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+{
+    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
+    mt_tensor_desc b;
+    mt_image_tensor(img, op->inputs[2], &b);
+    if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
+    return MT_OK;
+}
+
+const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
+{
+    return (op->num_inputs == 3 && op->inputs[2] != MT_NO_TENSOR) ? &t[op->inputs[2]] : NULL;
+}
+
+uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return 0;
+}
+
+uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return MT_READS_OUTPUT;
+}
+
+int mt_params_zero(const mt_op_desc *op)
+{
+    return (op->params[0] | op->params[1] | op->params[2] | op->params[3]) == 0;
+}
+
+mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape)
+{
+    if (op->num_inputs != 1 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED; /* constant folding is the converter's job */
+    if (x.count != y.count) return MT_ERR_SHAPE;
+    if (same_shape) {
+        if (x.ndim != y.ndim) return MT_ERR_SHAPE;
+        for (int d = 0; d < x.ndim; ++d)
+            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
+    }
+    return MT_OK;
+}

@@ -1,0 +1,58 @@
+"""Where a session's model image comes from (MicroPython-safe): a path, bytes, a built model
+or a converted one; .tflite / .circle / .onnx files go through ``microtrain.convert`` on
+CPython. Also the two small image edits the session makes in Python: float32 bytes of a
+weight and the image's CRC."""
+
+from . import _files
+from .backend import crc32
+
+_IMAGE_MAGIC = b"MTM1"
+_FOREIGN_EXTENSIONS = (".tflite", ".circle", ".onnx")
+
+
+def model_bytes(model):
+    """(image bytes, source) of ``model`` (see Session): ``source`` is the record of the
+    .tflite/.circle/.onnx file a model was converted from (for export back), or None."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return _foreign_or_image(bytes(model), None)
+    if hasattr(model, "to_bytes") and not isinstance(model, int):
+        # a microtrain.Sequential / Model, or a microtrain.convert.ConvertedModel
+        return model.to_bytes(), getattr(model, "source", None)
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        return _foreign_or_image(_files.read_file(model, "a model image"), model)
+    raise TypeError("a session takes a path, bytes or a microtrain.Sequential/Model, got %s"
+                    % type(model).__name__)
+
+
+def _foreign_or_image(data, path):
+    """An .mtm image as it is; a .tflite, .circle or .onnx file converted (CPython, with
+    ``pip install microtrain[convert]``); anything else is left for the core to refuse."""
+    foreign = path is not None and str(path).lower().endswith(_FOREIGN_EXTENSIONS)
+    if data[:4] == _IMAGE_MAGIC or (not foreign and data[4:8] not in (b"TFL3", b"CIR0")):
+        return data, None
+    try:
+        from . import convert
+    except ImportError as error:
+        raise ValueError("%s is a .tflite/.circle/.onnx model; reading it needs "
+                         "microtrain.convert on CPython (pip install 'microtrain[convert]'): "
+                         "%s" % (path or "the data", error))
+    fmt = convert.detect_format(data, path)
+    if fmt is None:
+        return data, None
+    model = convert.convert(data, format=fmt)
+    return model.to_bytes(), model.source
+
+
+def _le_bytes(flat):
+    """float32 little-endian bytes of a flat float32 array (numpy or array('f'))."""
+    if hasattr(flat, "astype"):
+        return flat.astype("<f4").tobytes()
+    return bytes(flat)  # array('f'): the machine's order, little-endian on every target here
+
+
+def _set_image_crc(image):
+    """Store the CRC of an .mtm image (bytes [16, image_bytes) at offset 12) in place."""
+    size = image[8] | image[9] << 8 | image[10] << 16 | image[11] << 24
+    crc = crc32(memoryview(image)[16:size])
+    for shift in range(4):
+        image[12 + shift] = (crc >> (8 * shift)) & 0xFF

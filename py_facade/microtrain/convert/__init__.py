@@ -1,0 +1,156 @@
+"""Bring your own model: import ``.tflite``, ``.circle`` and ``.onnx`` files (and PyTorch
+modules through ONNX) into ``.mtm`` images, and export trained weights back.
+
+    import microtrain
+    model = microtrain.convert("model.tflite")        # or .circle, .onnx, bytes
+    model.save("model.mtm")
+    with microtrain.TrainSession(model.to_bytes()) as sess:
+        ...
+    microtrain.convert.export(image, sess.get_weights(), "trained.tflite", source=model.source)
+
+Only the standard library and numpy are imported here: the parsers (``onnx``,
+``flatbuffers`` + ``tflite``) load when a file of their format is read or written
+(``pip install 'microtrain[convert]'``). This module is callable: ``microtrain.convert(x)``
+is ``microtrain.convert.convert(x)``.
+"""
+
+import os
+import sys
+import types
+
+from .graph import ConversionError
+from .model import ConvertedModel, SourceRecord
+
+__all__ = ["convert", "load_model_bytes", "from_torch", "export", "ConvertedModel",
+           "SourceRecord", "ConversionError", "detect_format", "FORMATS"]
+
+FORMATS = ("tflite", "circle", "onnx")
+_EXTENSIONS = {".tflite": "tflite", ".circle": "circle", ".onnx": "onnx"}
+
+
+def detect_format(data, path=None):
+    """"tflite", "circle" or "onnx" from a file's bytes (its extension as a hint), or
+    None for anything else (an .mtm image has the magic "MTM1")."""
+    if bytes(data[:4]) == _image_magic():
+        return None
+    ident = bytes(data[4:8])
+    if ident == b"TFL3":
+        return "tflite"
+    if ident == b"CIR0":
+        return "circle"
+    if path is not None:
+        extension = os.path.splitext(str(path))[1].lower()
+        if extension in _EXTENSIONS:
+            return _EXTENSIONS[extension]
+    if data[:1] in (b"\x08",):  # ONNX ModelProto starts with ir_version (field 1, varint)
+        return "onnx"
+    return None
+
+
+def _image_magic():
+    from ..nn.image import MAGIC
+    return MAGIC
+
+
+def _read(path_or_bytes):
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return bytes(path_or_bytes), None
+    path = os.fspath(path_or_bytes)
+    with open(path, "rb") as handle:
+        return handle.read(), path
+
+
+def convert(path_or_bytes, format=None):
+    """Import a float32 model file into a ``ConvertedModel``.
+
+    Args:
+        path_or_bytes: a path to a .tflite, .circle or .onnx file, or its bytes
+        format:        "tflite", "circle" or "onnx" to skip detection
+
+    Raises ConversionError (a ValueError) naming the op, its index, the attribute and
+    what is supported when the model holds anything the core cannot run exactly.
+    """
+    data, path = _read(path_or_bytes)
+    fmt = format or detect_format(data, path)
+    if fmt not in FORMATS:
+        raise ConversionError("%s is not a .tflite, .circle or .onnx model"
+                              % (path or "the data"), supported=", ".join(FORMATS))
+    if fmt in ("tflite", "circle"):
+        from . import tflite_reader
+        try:
+            builder, inputs, outputs = tflite_reader.read(data, fmt)
+        except ConversionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+            raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
+                                  % (fmt, type(error).__name__, error)) from None
+        input_layouts = [{"shape": builder.tensors[i].dims, "core_shape":
+                          builder.tensors[i].dims, "transpose": None}
+                         for i in builder.inputs]
+        output_layouts = [{"shape": builder.tensors[i].dims, "core_shape":
+                           builder.tensors[i].dims, "transpose": None}
+                          for i in builder.outputs]
+    else:
+        from . import onnx_reader
+        import onnx
+        try:
+            proto = onnx.load_model_from_string(data)
+        except Exception as error:  # noqa: BLE001 - the protobuf parser's own message
+            raise ConversionError("not a readable ONNX model (%s)" % error) from None
+        try:
+            builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(proto)
+        except ConversionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a graph that contradicts itself
+            raise ConversionError("not a readable ONNX model: inconsistent or corrupt graph "
+                                  "(%s: %s)" % (type(error).__name__, error)) from None
+    image = builder.image()
+    source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
+                          input_layouts, output_layouts, builder.op_sources)
+    return ConvertedModel(image, source)
+
+
+def load_model_bytes(path):
+    """(.mtm bytes, SourceRecord) for a .tflite/.circle/.onnx file: what ``TrainSession``
+    needs to open a foreign model and export it back."""
+    model = convert(path)
+    return model.to_bytes(), model.source
+
+
+def from_torch(module, example_input, dynamo=False, opset_version=None, **export_kwargs):
+    """Convert a ``torch.nn.Module`` through ``torch.onnx.export`` (torch is optional: it
+    is imported here). ``example_input`` is a tensor or a tuple of them (batch first).
+    The module is exported in eval mode (BatchNorm statistics, no Dropout) and put back
+    in the mode it was in. ``dynamo=True`` uses the torch.export-based exporter (needs
+    onnxscript); the default is the TorchScript one."""
+    import io
+    import torch
+    example = example_input if isinstance(example_input, tuple) else (example_input,)
+    buffer = io.BytesIO()
+    was_training = module.training
+    module.eval()
+    try:
+        kwargs = dict(export_kwargs)
+        if opset_version is not None:
+            kwargs["opset_version"] = opset_version
+        with torch.no_grad():
+            torch.onnx.export(module, example, buffer, dynamo=dynamo, **kwargs)
+    finally:
+        module.train(was_training)
+    return convert(buffer.getvalue(), format="onnx")
+
+
+def export(model_image_bytes, weights, path, format=None, source=None):
+    """Write a .tflite/.circle/.onnx file (see ``microtrain.convert.exporter.export``)."""
+    from . import exporter
+    return exporter.export(model_image_bytes, weights, path, format=format, source=source)
+
+
+class _CallableModule(types.ModuleType):
+    """``microtrain.convert(path)`` calls ``convert``: the package is the function too."""
+
+    def __call__(self, *args, **kwargs):
+        return convert(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

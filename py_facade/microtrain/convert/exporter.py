@@ -1,0 +1,84 @@
+"""Export trained weights as ``.tflite``, ``.circle`` or ``.onnx``.
+
+``export(image, weights, path, format=None, source=None)``:
+
+* with the ``source`` record of an imported file of the same format: the original file
+  with the trained weights written back (ops, names, metadata and signatures kept; a
+  BatchNorm or constant Mul/Add that was folded into a weight is removed or set to its
+  identity, since the weight now holds it);
+* otherwise: a new file computing what the ``.mtm`` image computes (the core's layout:
+  NHWC inputs), which LiteRT, onert and ONNX Runtime run.
+
+``weights`` are float32 arrays in ``mt_session_param`` order (the image's CONST f32
+tensors in table order), as ``TrainSession.get_weights()`` returns them.
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+from ..nn import image as _image
+from .graph import ConversionError
+
+_EXTENSIONS = {".tflite": "tflite", ".circle": "circle", ".onnx": "onnx"}
+
+
+def _check_weights(image, weights):
+    parsed = _image.read_image(image)
+    indices = parsed.const_f32_tensors()
+    weights = [np.asarray(w, dtype=np.float32) for w in weights]
+    if len(weights) != len(indices):
+        raise ValueError("the image has %d weight tensors, got %d arrays" % (len(indices),
+                                                                            len(weights)))
+    for position, (index, weight) in enumerate(zip(indices, weights)):
+        dims = parsed.tensors[index].dims
+        if weight.size != int(np.prod(dims)):
+            raise ValueError("weight %d has %d elements, the image's tensor %d holds %r"
+                             % (position, weight.size, index, dims))
+        weights[position] = weight.reshape(dims)
+    return weights
+
+
+def export_bytes(model_image_bytes, weights, format, source=None):
+    """The file's bytes (see the module docstring)."""
+    if format not in ("tflite", "circle", "onnx"):
+        raise ValueError("export format must be 'tflite', 'circle' or 'onnx', got %r"
+                         % (format,))
+    weights = _check_weights(model_image_bytes, weights)
+    if source is not None and source.format == format:
+        if format == "onnx":
+            from . import onnx_writer
+            return onnx_writer.write_back(source, weights)
+        from . import tflite_writer
+        return tflite_writer.write_back(source, weights, format)
+    if format == "onnx":
+        from . import onnx_writer
+        return onnx_writer.write_new(model_image_bytes, weights)
+    from . import tflite_writer
+    return tflite_writer.write_new(model_image_bytes, weights, format)
+
+
+def export(model_image_bytes, weights, path, format=None, source=None):
+    """Write the file atomically; ``format`` defaults to the extension of ``path``.
+    Returns the format written."""
+    if format is None:
+        format = _EXTENSIONS.get(os.path.splitext(str(path))[1].lower())
+        if format is None:
+            raise ValueError("cannot tell the format from %r: give format='tflite', "
+                             "'circle' or 'onnx'" % (path,))
+    data = export_bytes(model_image_bytes, weights, format, source)
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".export-", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return format
+
+
+__all__ = ["export", "export_bytes", "ConversionError"]

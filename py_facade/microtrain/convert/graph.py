@@ -1,0 +1,300 @@
+"""What the importers share: the error they raise, the values they track and the builder
+that turns a foreign graph into a ``.mtm`` image op by op.
+
+A ``Value`` is one tensor of the source graph as the converter sees it:
+
+* a constant (``const`` holds its numpy data; it becomes a CONST tensor only when an op
+  takes it as a weight), or
+* an activation with a core tensor ``index`` whose ``shape`` is the source's logical
+  shape of one sample (no batch) and ``core_shape`` the shape the core holds. ``perm``
+  says how the two orders relate when they differ (ONNX's NCHW held as NHWC):
+  ``core.ravel()[i] == logical.ravel()[perm[i]]``; None means the same order.
+
+Every weight the builder writes records its ``Origin``: which source tensor it came from
+and the steps (transpose, column permutation, scale, reshape) that made the core's array,
+so the exporters can write trained weights back into the original file. Folds (a
+BatchNorm, a Mul or an Add by a constant merged into the weight before it) are recorded
+too: export removes or neutralises them, since their effect now lives in the weights.
+"""
+
+import numpy as np
+
+from .. import ops as _ops
+from ..nn import image as _image
+
+# Shape arithmetic runs with this stand-in for the batch dimension, so a Reshape can
+# tell "the batch" (TensorFlow's Shape -> StridedSlice -> Pack, ONNX's Shape -> Gather ->
+# Concat) from a feature dimension. A prime no real model uses as a size.
+BATCH = 1000003
+
+
+class ConversionError(ValueError):
+    """A source model the core cannot run as it is: names the op, its index, the
+    attribute and what is supported. Nothing is converted approximately."""
+
+    def __init__(self, message, op=None, index=None, attribute=None, supported=None):
+        self.op = op
+        self.index = index
+        self.attribute = attribute
+        self.supported = supported
+        where = ""
+        if op is not None:
+            where = "%s %s: " % (op, "" if index is None else "(index %s)" % index)
+            where = where.replace(" :", ":")
+        text = where + message
+        if attribute is not None and attribute not in message:
+            text += " [attribute %s]" % attribute
+        if supported:
+            text += "; supported: %s" % supported
+        ValueError.__init__(self, text)
+
+
+def same_or_valid(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
+    """The core's padding (PADDING_SAME / PADDING_VALID) that computes exactly what explicit
+    padding computes, or None. Both place window ``o`` at ``o * stride - pad_before``, so
+    they agree when the pads before and the output sizes agree: padding after the last
+    window's reach is never read, and padded elements never count (max pooling, average
+    over in-bounds elements, zeros of a convolution)."""
+    span = size + pad_before + pad_after - kernel
+    if span < 0:
+        return None
+    out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_before:
+        out -= 1  # ONNX/torch: the last window must start inside input or left padding
+    same_out = -(-size // stride)
+    same_total = max((same_out - 1) * stride + kernel - size, 0)
+    if pad_before == same_total // 2 and out == same_out:
+        return _image.PADDING_SAME
+    if pad_before == 0 and size >= kernel and out == (size - kernel) // stride + 1:
+        return _image.PADDING_VALID
+    return None
+
+
+def nchw_perm(shape):
+    """perm of a logical [C, H, W] sample held by the core as [H, W, C]."""
+    channels, height, width = shape
+    return np.arange(channels * height * width).reshape(channels, height, width) \
+        .transpose(1, 2, 0).ravel()
+
+
+def is_identity(perm):
+    return perm is None or bool(np.all(perm == np.arange(perm.size)))
+
+
+def count(shape):
+    total = 1
+    for dim in shape:
+        total *= int(dim)
+    return total
+
+
+class Value:
+    """One source tensor: a constant or an activation (see the module docstring)."""
+
+    def __init__(self, shape, index=None, core_shape=None, perm=None, const=None,
+                 producer=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.index = index
+        self.core_shape = tuple(core_shape if core_shape is not None else shape)
+        self.perm = None if perm is None or is_identity(perm) else np.asarray(perm)
+        self.const = const
+        self.producer = producer  # core op index, for folds
+        self.const_key = None     # source tensor of a constant (weights' origin)
+
+    @property
+    def is_const(self):
+        return self.const is not None
+
+    @property
+    def nchw(self):
+        """A logical [C, H, W] sample the core holds as [H, W, C]."""
+        return (len(self.shape) == 3 and self.core_shape == (self.shape[1], self.shape[2],
+                                                              self.shape[0])
+                and (self.perm is None or np.array_equal(self.perm, nchw_perm(self.shape))))
+
+    def __repr__(self):
+        if self.is_const:
+            return "Value(const %s %r)" % (self.const.dtype, self.const.shape)
+        return "Value(#%d %r core %r%s)" % (self.index, self.shape, self.core_shape,
+                                            "" if self.perm is None else " permuted")
+
+
+class Origin:
+    """Where a weight came from: ``key`` (the source tensor: a TFLite tensor index or an
+    ONNX initializer name; None for a bias the conversion created), the source array's
+    shape and dtype, and ``steps`` from it to the core's array."""
+
+    def __init__(self, key, shape, steps=(), node=None):
+        self.key = key
+        self.node = node  # a created bias: the source op that takes it
+        self.shape = tuple(shape)
+        self.steps = list(steps)
+
+    def to_source(self, core):
+        """The source array holding the trained core array ``core``."""
+        array = np.asarray(core, dtype=np.float32)
+        for step in reversed(self.steps):
+            kind = step[0]
+            if kind == "transpose":
+                array = array.transpose(np.argsort(step[1]))
+            elif kind == "columns":
+                out = np.empty_like(array)
+                out[:, step[1]] = array
+                array = out
+            elif kind == "scale":
+                array = array / np.float32(step[1])
+            elif kind == "reshape":
+                array = array.reshape(step[1])
+        return np.ascontiguousarray(array.reshape(self.shape), dtype=np.float32)
+
+    def __repr__(self):
+        return "Origin(%r, %r, %r)" % (self.key, self.shape, [s[0] for s in self.steps])
+
+
+def apply_steps(array, steps):
+    """The core's array from the source array, by ``steps`` (see Origin)."""
+    array = np.asarray(array, dtype=np.float32)
+    for step in steps:
+        kind = step[0]
+        if kind == "transpose":
+            array = array.transpose(step[1])
+        elif kind == "columns":
+            array = array[:, step[1]]
+        elif kind == "scale":
+            array = array * np.float32(step[1])
+        elif kind == "reshape":
+            array = array.reshape(step[2])
+    return np.ascontiguousarray(array, dtype=np.float32)
+
+
+class Builder:
+    """Collects core tensors and ops (with each weight's Origin) and writes the image."""
+
+    def __init__(self, where):
+        self.where = where          # "onnx" / "tflite" / "circle": for messages
+        self.tensors = []
+        self.ops = []
+        self.origins = {}           # core tensor index -> Origin (CONST f32 tensors)
+        self.folds = []             # [{"op": source op label, "kind", "keys": [...]}]
+        self.inputs = []
+        self.outputs = []
+        self.op_sources = []        # per core op: the source op's label
+        self.op_nodes = []          # per core op: the source op's index
+        self.source_node = None     # the source op being converted (readers set it)
+
+    # ------------------------------------------------------------ tensors
+
+    def _add(self, spec):
+        self.tensors.append(spec)
+        return len(self.tensors) - 1
+
+    def add_input(self, shape, core_shape, perm=None):
+        index = self._add(_image.TensorSpec(core_shape, flags=_image.FLAG_INPUT))
+        self.inputs.append(index)
+        return Value(shape, index=index, core_shape=core_shape, perm=perm)
+
+    def add_weight(self, array, origin):
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        flags = _image.FLAG_CONST | _image.FLAG_TRAINABLE
+        index = self._add(_image.TensorSpec(array.shape, flags=flags, data=array))
+        self.origins[index] = origin
+        return index
+
+    def weight(self, index):
+        return self.tensors[index].data
+
+    def set_weight(self, index, array):
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        self.tensors[index].data = array
+        self.tensors[index].dims = tuple(array.shape)
+
+    def op(self, op_type, inputs, core_shape, label, params=()):
+        """Append a core op reading ``inputs`` (core tensor indices, None for an absent
+        weight) and writing one new activation of ``core_shape``; returns its index."""
+        output = self._add(_image.TensorSpec(core_shape))
+        self.ops.append(_image.OpSpec(op_type, inputs, [output], params))
+        self.op_sources.append(label)
+        self.op_nodes.append(self.source_node)
+        return output
+
+    def activation(self, op_type, value, label, params=()):
+        """An elementwise op on ``value``: the result keeps shape, layout and perm."""
+        index = self.op(op_type, [value.index], value.core_shape, label, params)
+        return Value(value.shape, index=index, core_shape=value.core_shape, perm=value.perm,
+                     producer=len(self.ops) - 1)
+
+    def reshape_core(self, value, core_shape, label):
+        """``value`` with the core holding it as ``core_shape`` (a RESHAPE op if needed)."""
+        core_shape = tuple(core_shape)
+        if value.core_shape == core_shape:
+            return value.index
+        return self.op(_ops.RESHAPE, [value.index], core_shape, label)
+
+    # ------------------------------------------------------------ folds
+
+    def fold_affine(self, value, scale, shift, label, keys, kind, shift_value=None):
+        """``value * scale + shift`` (per channel of the last logical axis, or per feature
+        of a flat value) folded into the weights of the Dense or convolution that produced
+        ``value``. Returns the folded Value, or None when ``value`` is not such an op's
+        sole, unactivated result (the caller then refuses). ``shift_value``: the
+        constant Value of an Add that supplies the bias of a Dense without one (MatMul +
+        Add): the bias then keeps that constant as its origin and nothing is folded."""
+        if value.producer is None:
+            return None
+        op = self.ops[value.producer]
+        if op.outputs[0] != value.index or op.op_type not in (_ops.DENSE, _ops.CONV2D,
+                                                              _ops.DEPTHWISE_CONV2D):
+            return None
+        if op.op_type != _ops.DENSE and op.params[3] != _image.FUSED_NONE:
+            return None
+        channels = value.core_shape[-1] if op.op_type != _ops.DENSE else value.core_shape[0]
+        scale = np.broadcast_to(np.asarray(scale, np.float32).reshape(-1), (channels,)) \
+            if np.size(scale) in (1, channels) else None
+        shift = np.broadcast_to(np.asarray(shift, np.float32).reshape(-1), (channels,)) \
+            if np.size(shift) in (1, channels) else None
+        if scale is None or shift is None:
+            return None
+        weight_index, bias_index = op.inputs[1], op.inputs[2] if len(op.inputs) > 2 else None
+        weight = self.weight(weight_index)
+        axis = 3 if op.op_type == _ops.DEPTHWISE_CONV2D else 0
+        shape = [1] * weight.ndim
+        shape[axis] = channels
+        self.set_weight(weight_index, weight * scale.reshape(shape))
+        if bias_index is None and shift_value is not None and np.all(scale == 1):
+            bias_index = self.add_weight(shift, Origin(
+                shift_value.const_key, shift_value.const.shape,
+                [("reshape", shift_value.const.shape, (channels,))]))
+            op.inputs = list(op.inputs[:2]) + [bias_index]
+            return value
+        if bias_index is None:
+            bias = shift.copy()
+            bias_index = self.add_weight(bias, Origin(None, (channels,),
+                                                      node=self.op_nodes[value.producer]))
+            op.inputs = list(op.inputs[:2]) + [bias_index]
+        else:
+            self.set_weight(bias_index, self.weight(bias_index) * scale + shift)
+        self.folds.append({"op": label, "kind": kind, "keys": list(keys),
+                           "into": weight_index, "node": self.source_node})
+        return value
+
+    # ------------------------------------------------------------ image
+
+    def mark_output(self, value):
+        if value.is_const or value.index in self.inputs:
+            raise ConversionError("a model output must be computed by an op the core runs "
+                                  "(it is a constant or a model input here)")
+        self.tensors[value.index].flags |= _image.FLAG_OUTPUT
+        self.outputs.append(value.index)
+
+    def image(self):
+        if not self.ops:
+            raise ConversionError("the model has no op the core would run")
+        if len(self.tensors) > 256 or len(self.ops) > 256:
+            raise ConversionError("the model needs %d tensors and %d ops; the core holds at "
+                                  "most 256 of each" % (len(self.tensors), len(self.ops)))
+        return _image.write_image(self.tensors, self.ops, self.inputs, self.outputs)
+
+    def param_origins(self):
+        """Origins of the CONST f32 tensors in table order (``mt_session_param`` order)."""
+        return [self.origins[i] for i, t in enumerate(self.tensors)
+                if t.is_const and t.dtype == _image.DTYPE_F32]

@@ -1,0 +1,340 @@
+"""``SessionState``: weights, information, counters, schedulers and the training loop of a
+``Session`` (part of session.Session; MicroPython-safe).
+
+It is a part of one class, split off by responsibility to keep files short. It uses, of the
+``Session`` it belongs to: ``_lock``, ``_backend``, ``_require_open/_compiled/_training``,
+``_compiled``, ``_image``, ``_params`` [(tensor, dims, image offset)], ``_inputs`` /
+``_outputs`` [(tensor, dims)], ``_ops`` [(type, layer, has weights)], ``_layer_ops``,
+``_plan``, ``_config``, ``_batch_size``, ``_loss``, ``_train_metrics`` / ``_eval_metrics``,
+``_trained``, ``_trainable_text``, ``_timings``, ``_scheduler``, ``_current_image()`` and
+``_bind_for_inference()`` — each set up by ``Session.__init__`` / ``compile``.
+"""
+
+from . import _random, ops as _ops, schedules as _schedules, training as _training
+from ._model_source import _le_bytes, _set_image_crc
+from ._platform import is_integer
+from .backend import crc32
+
+try:
+    import numpy as _np
+except ImportError:  # MicroPython
+    _np = None
+
+INFERENCE_BATCH_SIZE = 16
+_INT64_MAX = 9223372036854775807
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _count(dims):
+    total = 1
+    for dim in dims:
+        total *= dim
+    return total
+
+
+class SessionState:
+    """Weights, information, hyper-parameters, counters, schedulers and the loop."""
+
+    # ---------------------------------------------------------------- weights
+
+    def _param_list(self):
+        return [(index, dims) for index, dims, _ in self._params]
+
+    def get_weights(self):
+        """Every weight tensor in tensor-table order (each layer's weight, then its bias):
+        numpy arrays of their shapes, or flat ``array('f')`` without numpy."""
+        with self._lock:
+            self._require_open()
+            weights = []
+            for position, (_, dims, offset) in enumerate(self._params):
+                if self._compiled:
+                    flat = self._backend.read_param(position)
+                else:
+                    flat = self._image_param(offset, dims)
+                weights.append(flat.reshape(dims) if hasattr(flat, "reshape") else flat)
+            return weights
+
+    def _image_param(self, offset, dims):
+        data = self._image[offset:offset + 4 * _count(dims)]
+        if _np is not None:
+            return _np.frombuffer(data, dtype="<f4").copy()
+        from array import array
+        return array("f", data)  # the board's byte order: little-endian on every target here
+
+    def weights_crc32(self):
+        """zlib.crc32 over every weight, float32 little-endian, in get_weights() order: the
+        figure a firmware prints for the same weights."""
+        with self._lock:
+            self._require_open()
+            if self._compiled:
+                return int(self._backend.weights_crc32())
+            crc = 0
+            for _, dims, offset in self._params:
+                crc = crc32(self._image[offset:offset + 4 * _count(dims)], crc)
+            return crc
+
+    def set_weights(self, weights):
+        """Replace every weight tensor; ``weights`` as get_weights() returns them (arrays of
+        those shapes, or flat sequences). Trained weights go into the arena, frozen ones
+        into the session's image. Everything is checked before anything changes."""
+        with self._lock:
+            self._require_open()
+            weights = list(weights)
+            if len(weights) != len(self._params):
+                raise ValueError("the model has %d weight tensors, got %d arrays"
+                                 % (len(self._params), len(weights)))
+            checked = [self._checked_weight(position, value)
+                       for position, value in enumerate(weights)]
+            if self._compiled:
+                for position, flat in enumerate(checked):
+                    self._backend.write_param(position, flat)
+            else:
+                image = bytearray(self._image)
+                for (_, dims, offset), flat in zip(self._params, checked):
+                    image[offset:offset + 4 * _count(dims)] = _le_bytes(flat)
+                _set_image_crc(image)
+                self._image = bytes(image)
+
+    def _checked_weight(self, position, value):
+        dims = self._params[position][1]
+        if _np is not None:
+            array = _np.asarray(value)
+            if array.dtype.kind not in "iuf":
+                raise ValueError("weight %d has dtype %s, which cannot be converted to "
+                                 "float32" % (position, array.dtype))
+            if tuple(array.shape) != dims:
+                raise ValueError("weight %d must have shape %s, got %s"
+                                 % (position, dims, tuple(array.shape)))
+            with _np.errstate(over="ignore"):  # checked as float32: 1e300 becomes inf
+                flat = array.astype(_np.float32).reshape(-1)
+            if not _np.all(_np.isfinite(flat)):
+                raise ValueError("weight %d contains NaN or infinity" % position)
+            return flat
+        from array import array as _array
+        flat = _array("f", value)
+        if len(flat) != _count(dims):
+            raise ValueError("weight %d must have %d values (shape %s), got %d"
+                             % (position, _count(dims), dims, len(flat)))
+        for item in flat:
+            if item != item or item in (float("inf"), float("-inf")):
+                raise ValueError("weight %d contains NaN or infinity" % position)
+        return flat
+
+    # ---------------------------------------------------------------- information
+
+    def memory_plan(self):
+        """The arena's byte breakdown (fields of mt_memory_plan) as a dict."""
+        with self._lock:
+            self._require_compiled("memory_plan")
+            return dict(self._plan)
+
+    def _tensorinfo(self, ios):
+        dtype = _np.dtype(_np.float32) if _np is not None else "float32"
+        return [{"index": index, "shape": (self._batch_size,) + dims, "dtype": dtype}
+                for index, dims in ios]
+
+    def get_inputs_tensorinfo(self):
+        """Per input: {"index", "shape": (B, ...), "dtype"}; B is None before compile()."""
+        with self._lock:
+            self._require_open()
+            return self._tensorinfo(self._inputs)
+
+    def get_outputs_tensorinfo(self):
+        """Per output: {"index", "shape": (B, ...), "dtype"}; B is None before compile()."""
+        with self._lock:
+            self._require_open()
+            return self._tensorinfo(self._outputs)
+
+    def trained_tensors(self):
+        """Tensor indices of the weights the optimizer updates (the rest stay in the image)."""
+        with self._lock:
+            self._require_compiled("trained_tensors")
+            return [index for (index, _, _), trained in zip(self._params, self._trained)
+                    if trained]
+
+    def trainable_description(self):
+        """What trains, as text: "all", "last 2 ops", "ops [3, 4]", "..., biases only"."""
+        with self._lock:
+            self._require_compiled("trainable_description")
+            return self._trainable_text
+
+    @property
+    def timings(self):
+        """{"model_load_ms": reading and validating the image, "compile_ms": the last
+        compile() (None before)}."""
+        with self._lock:
+            self._require_open()
+            return dict(self._timings)
+
+    @property
+    def batch_size(self):
+        with self._lock:
+            self._require_open()
+            return self._batch_size
+
+    @property
+    def loss(self):
+        """The compiled ``microtrain.losses`` object (None before compile())."""
+        with self._lock:
+            self._require_open()
+            return self._loss
+
+    @property
+    def train_metrics(self):
+        """The compiled training metrics (``microtrain.metrics`` objects)."""
+        with self._lock:
+            self._require_open()
+            return list(self._train_metrics)
+
+    @property
+    def eval_metrics(self):
+        """The evaluation metrics: copies of the training ones, kept apart."""
+        with self._lock:
+            self._require_open()
+            return list(self._eval_metrics)
+
+    @property
+    def config(self):
+        """The compiled ``mt_train_config`` as the dict ``microtrain.config`` builds (None
+        before compile())."""
+        with self._lock:
+            self._require_open()
+            return None if self._config is None else dict(self._config)
+
+    @property
+    def model_image(self):
+        """The model image with the weights as they are now (trained ones baked in)."""
+        with self._lock:
+            self._require_open()
+            return self._current_image()
+
+    def model_description(self):
+        """{"inputs", "outputs": [(tensor, dims)], "params": [(tensor, dims)], "ops":
+        [{"index", "type", "name", "layer", "weights"}]}: the model as the core reads it."""
+        with self._lock:
+            self._require_open()
+            return {"inputs": list(self._inputs), "outputs": list(self._outputs),
+                    "params": [(index, dims) for index, dims, _ in self._params],
+                    "ops": [{"index": index, "type": op_type, "name": _ops.name(op_type),
+                             "layer": layer, "weights": weights}
+                            for index, (op_type, layer, weights) in enumerate(self._ops)]}
+
+    @property
+    def lr_scheduler(self):
+        """The registered learning-rate scheduler, or None."""
+        with self._lock:
+            self._require_open()
+            return self._scheduler
+
+    @property
+    def layers(self):
+        """Op indices of each layer (what ``compile(trainable=[...])`` numbers)."""
+        with self._lock:
+            self._require_open()
+            return [list(ops) for ops in self._layer_ops]
+
+    # ---------------------------------------------------------------- hyper-parameters, counters
+
+    def set_learning_rate(self, learning_rate):
+        with self._lock:
+            self._require_training("set_learning_rate")
+            value = float(learning_rate)
+            if value != value or value < 0.0 or value > _FLOAT32_MAX:
+                raise ValueError("learning_rate must be a finite float32 number >= 0, got %r"
+                                 % (learning_rate,))
+            self._backend.set_learning_rate(value)
+
+    def get_learning_rate(self):
+        with self._lock:
+            self._require_training("get_learning_rate")
+            return self._backend.get_learning_rate()
+
+    def get_counters(self):
+        """{"step": optimizer steps taken, "epoch": the epoch counter}."""
+        with self._lock:
+            self._require_compiled("get_counters")
+            step, epoch = self._backend.counters()
+            return {"step": int(step), "epoch": int(epoch)}
+
+    def set_epoch(self, epoch):
+        with self._lock:
+            self._require_compiled("set_epoch")
+            if not is_integer(epoch) or not 0 <= epoch <= _INT64_MAX:
+                raise ValueError("epoch must be an integer in [0, 2**63), got %r" % (epoch,))
+            self._backend.set_epoch(int(epoch))
+
+    def numeric_errors(self):
+        """Steps the core refused because the loss, a gradient or an update was not finite."""
+        with self._lock:
+            self._require_compiled("numeric_errors")
+            return int(self._backend.numeric_errors())
+
+    def set_seed(self, seed):
+        """``microtrain.set_seed(seed)``: weight initialisation of built models and the
+        orders of shuffling DataLoaders created afterwards become reproducible."""
+        with self._lock:
+            self._require_open()
+            _random.set_seed(seed)
+
+    # ---------------------------------------------------------------- schedulers
+
+    def register_lr_scheduler(self, scheduler):
+        """Attach a ``microtrain.schedules`` scheduler: ``lr = initial_lr * factor(step)``
+        after every optimizer step (``scheduler_step()``; ``train(scheduler=...)`` does it).
+        ``initial_lr`` None takes the session's base learning rate: the compiled one, or
+        the one a loaded checkpoint's run was compiled with. Registering sets the rate the
+        schedule gives for the current step counter, so a resumed session continues the
+        schedule exactly (before any step: ``initial_lr``). ``None`` detaches."""
+        with self._lock:
+            self._require_training("register_lr_scheduler")
+            if scheduler is None:
+                self._scheduler = None
+                return
+            if not isinstance(scheduler, _schedules.LRScheduler):
+                raise TypeError("expected a microtrain.schedules.LRScheduler, got %s"
+                                % type(scheduler).__name__)
+            if scheduler.initial_lr is None:
+                scheduler.initial_lr = self._backend.base_learning_rate()
+            self._scheduler = scheduler
+            self._backend.set_learning_rate(self._scheduled_rate())
+
+    def _scheduled_rate(self):
+        step = int(self._backend.counters()[0])
+        if step == 0:
+            return _schedules.f32(self._scheduler.initial_lr)
+        return self._scheduler.learning_rate(step)
+
+    def scheduler_step(self):
+        """Set the learning rate the registered scheduler gives for the current optimizer
+        step counter; returns it."""
+        with self._lock:
+            self._require_training("scheduler_step")
+            if self._scheduler is None:
+                raise RuntimeError("no learning-rate scheduler: call register_lr_scheduler() "
+                                   "first")
+            rate = self._scheduled_rate()
+            self._backend.set_learning_rate(rate)
+            return rate
+
+    # ---------------------------------------------------------------- loop
+
+    def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
+              callbacks=None, verbose=1, scheduler=None, validation_data=None,
+              on_numeric_error="raise"):
+        """Train for ``epochs`` epochs; a ``History``. See ``microtrain.training.train``."""
+        return _training.train(self, data_loader, epochs, validation_split, checkpoint_path,
+                               callbacks, verbose, scheduler, validation_data,
+                               on_numeric_error)
+
+    def evaluate(self, data_loader, expecteds=None):
+        """Loss and metrics over a loader or ``x, y``; see ``microtrain.training.evaluate``."""
+        return _training.evaluate(self, data_loader, expecteds)
+
+    def predict(self, data, batch_size=None):
+        """Outputs over a loader or arrays; see ``microtrain.training.predict``."""
+        with self._lock:
+            self._require_open()
+            if not self._compiled:
+                self._bind_for_inference(INFERENCE_BATCH_SIZE if batch_size is None
+                                         else batch_size)
+        return _training.predict(self, data, batch_size)
