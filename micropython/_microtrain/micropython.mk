@@ -1,11 +1,13 @@
 # _microtrain for MicroPython's make-based ports (unix, qemu, stm32, ...):
 #   make USER_C_MODULES=<microtrain>/micropython ...
-# The native module and the whole C core (micro_core/src, by wildcard so that a new core file
-# needs no edit here) are compiled into the firmware.
+# The native module and the whole C core (micro_core/src with every op and its optimized
+# siblings in ops/fast/, by wildcard so that a new core file needs no edit here) are compiled
+# into the firmware. Without MT_OPS_CONFIG the op registry has every op of microtrain_ops.def.
 MICROTRAIN_MOD_DIR := $(USERMOD_DIR)
 MICROTRAIN_ROOT := $(abspath $(MICROTRAIN_MOD_DIR)/../..)
 MICROTRAIN_CORE_C := $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/*.c) \
-                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/*.c)
+                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/*.c) \
+                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/fast/*.c)
 
 SRC_USERMOD_C += $(MICROTRAIN_MOD_DIR)/modmicrotrain.c
 # Library sources: compiled and linked, not scanned for qstrs.

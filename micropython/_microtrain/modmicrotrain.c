@@ -109,9 +109,18 @@ static mp_obj_t error_class(bool *found) {
     return MP_OBJ_FROM_PTR(&mp_type_RuntimeError);
 }
 
+/* What an error concerns beyond its status: the op (mt_model_diagnose() /
+ * mt_session_last_error() name it) and, for a refused step, the loss it reported. */
+typedef struct {
+    int32_t op_index; /* -1: no op */
+    int32_t op_type;
+    const float *loss;
+} error_extra;
+
 /* A MicrotrainError for `status` from C function `function`: the core's status text, then
- * `detail` (may be empty). `loss` (NULL: none) becomes the error's .loss. */
-static mp_obj_t make_error(int status, const char *function, const float *loss, vstr_t *detail) {
+ * `detail` (may be empty). */
+static mp_obj_t make_error(int status, const char *function, const error_extra *extra,
+    vstr_t *detail) {
     vstr_t text;
     vstr_init(&text, 64);
     vstr_add_str(&text, mt_status_str(status));
@@ -139,37 +148,59 @@ static mp_obj_t make_error(int status, const char *function, const float *loss, 
     mp_obj_t args[5] = {
         MP_OBJ_NEW_SMALL_INT(status), mp_obj_new_str_from_vstr(&text),
         function != NULL ? mp_obj_new_str(function, strlen(function)) : mp_const_none,
-        MP_OBJ_NEW_SMALL_INT(-1), MP_OBJ_NEW_SMALL_INT(0),
+        MP_OBJ_NEW_SMALL_INT(extra->op_index), MP_OBJ_NEW_SMALL_INT(extra->op_type),
     };
     mp_obj_t error = mp_call_function_n_kw(cls, 5, 0, args);
-    if (loss != NULL) {
-        mp_store_attr(error, MP_QSTR_loss, mp_obj_new_float_from_f(*loss));
+    if (extra->loss != NULL) {
+        mp_store_attr(error, MP_QSTR_loss, mp_obj_new_float_from_f(*extra->loss));
     }
     return error;
 }
 
-static MP_NORETURN void raise_error(int status, const char *function, const char *detail, ...) {
+static MP_NORETURN void raise_extra(int status, const char *function, const error_extra *extra,
+    const char *detail, va_list args) {
     vstr_t text;
     vstr_init(&text, 32);
     if (detail != NULL) {
-        va_list args;
-        va_start(args, detail);
         mp_print_t print = {&text, (mp_print_strn_t)vstr_add_strn};
         mp_vprintf(&print, detail, args);
-        va_end(args);
     }
-    nlr_raise(make_error(status, function, NULL, &text));
+    nlr_raise(make_error(status, function, extra, &text));
 }
 
-static MP_NORETURN void raise_numeric(const char *function, float loss) {
-    vstr_t text;
-    vstr_init(&text, 32);
-    nlr_raise(make_error(MT_ERR_NUMERIC, function, &loss, &text));
+static const error_extra NO_EXTRA = {-1, 0, NULL};
+
+/* MicrotrainError(status, ..., op_index -1): `detail` printf-style, or NULL. */
+static MP_NORETURN void raise_error(int status, const char *function, const char *detail, ...) {
+    va_list args;
+    va_start(args, detail);
+    raise_extra(status, function, &NO_EXTRA, detail, args);
+}
+
+/* The same, naming the op mt_model_diagnose() finds for `status`, if it finds one. */
+static MP_NORETURN void raise_model(int status, const char *function, const void *image,
+    size_t bytes, const mt_train_config *cfg, const char *detail, ...) {
+    error_extra extra = NO_EXTRA;
+    mt_error_detail found;
+    if (mt_model_diagnose(image, bytes, cfg, &found) == status && found.status == status) {
+        extra.op_index = found.op_index;
+        extra.op_type = found.op_index >= 0 ? found.op_type : 0;
+    }
+    va_list args;
+    va_start(args, detail);
+    raise_extra(status, function, &extra, detail, args);
 }
 
 static void check(int status, const char *function) {
     if (status < 0) {
         raise_error(status, function, NULL);
+    }
+}
+
+static void check_model(int status, const char *function, const void *image, size_t bytes,
+    const mt_train_config *cfg) {
+    if (status < 0) {
+        raise_model(status, function, image, bytes, cfg, NULL);
     }
 }
 
@@ -179,6 +210,29 @@ static backend_obj_t *session_of(mp_obj_t self_in, const char *method) {
         raise_error(MT_ERR_STATE, method, "no session: call open() first");
     }
     return self;
+}
+
+/* A failed session call: names the op mt_session_last_error() recorded for `status`, and
+ * carries `loss` when not NULL. */
+static MP_NORETURN void raise_session(mt_session *session, int status, const char *function,
+    const float *loss, const char *detail, ...) {
+    error_extra extra = NO_EXTRA;
+    extra.loss = loss;
+    mt_error_detail found;
+    if (mt_session_last_error(session, &found) == MT_OK && found.status == status
+        && found.op_index >= 0) {
+        extra.op_index = found.op_index;
+        extra.op_type = found.op_type;
+    }
+    va_list args;
+    va_start(args, detail);
+    raise_extra(status, function, &extra, detail, args);
+}
+
+static void check_session(mt_session *session, int status, const char *function) {
+    if (status < 0) {
+        raise_session(session, status, function, NULL, NULL);
+    }
 }
 
 /* ------------------------------------------------------------------ numbers in and out */
@@ -408,10 +462,6 @@ static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
     }
 }
 
-static uint32_t get_u32_le(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static mp_obj_t dims_tuple(const mt_tensor_info *t) {
     mp_obj_t dims[MT_MAX_DIMS];
     for (int32_t d = 0; d < t->ndim; ++d) {
@@ -426,7 +476,7 @@ static void store(mp_obj_t dict, qstr key, mp_obj_t value) {
 
 static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
     mt_model_info info;
-    check(mt_model_check(image, bytes, &info), "mt_model_check");
+    check_model(mt_model_check(image, bytes, &info), "mt_model_check", image, bytes, NULL);
     mp_obj_t result = mp_obj_new_dict(6);
     store(result, MP_QSTR_num_ops, MP_OBJ_NEW_SMALL_INT(info.num_ops));
     store(result, MP_QSTR_num_tensors, MP_OBJ_NEW_SMALL_INT(info.num_tensors));
@@ -436,8 +486,10 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
         mp_obj_t list = mp_obj_new_list(0, NULL);
         for (int32_t position = 0; position < count; ++position) {
             int32_t index;
-            check(mt_model_io(image, bytes, is_output, position, &index), "mt_model_io");
-            check(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor");
+            check_model(mt_model_io(image, bytes, is_output, position, &index), "mt_model_io", image,
+                bytes, NULL);
+            check_model(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor", image,
+                bytes, NULL);
             mp_obj_t entry = mp_obj_new_dict(2);
             store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
             store(entry, MP_QSTR_dims, dims_tuple(&tensor));
@@ -445,54 +497,46 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
         }
         store(result, is_output ? MP_QSTR_outputs : MP_QSTR_inputs, list);
     }
-    /* Where each weight's data lies: the header's data_offset plus the tensor entry's own
-     * (docs/model_format.md; mt_tensor_info does not carry it). The image is valid here. */
-    const uint32_t tensors_offset = get_u32_le(image + 32);
-    const uint32_t data_offset = get_u32_le(image + 44);
     mp_obj_t params = mp_obj_new_list(0, NULL);
     for (int32_t index = 0; index < info.num_tensors; ++index) {
-        check(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor");
+        check_model(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor", image,
+            bytes, NULL);
         if (!(tensor.flags & MT_TENSOR_CONST) || tensor.dtype != MT_DTYPE_F32) {
             continue;
         }
         mp_obj_t entry = mp_obj_new_dict(4);
         store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
         store(entry, MP_QSTR_dims, dims_tuple(&tensor));
-        uint32_t offset = data_offset + get_u32_le(image + tensors_offset + 32u * (uint32_t)index + 20u);
-        store(entry, MP_QSTR_offset, mp_obj_new_int_from_uint(offset));
+        store(entry, MP_QSTR_offset, mp_obj_new_int(tensor.data_offset));
         store(entry, MP_QSTR_trainable, mp_obj_new_bool(tensor.flags & MT_TENSOR_TRAINABLE));
         mp_obj_list_append(params, entry);
     }
     store(result, MP_QSTR_params, params);
-    /* TEMPORARY until mt_model_op reaches microtrain.h: the op table read as
-     * docs/model_format.md lays it out, each op its own layer (as the ctypes backend does). */
-    const uint32_t ops_offset = get_u32_le(image + 36);
     mp_obj_t ops = mp_obj_new_list(0, NULL);
     for (int32_t index = 0; index < info.num_ops; ++index) {
-        const uint8_t *entry = image + ops_offset + 32u * (uint32_t)index;
+        mt_op_info op;
+        check_model(mt_model_op(image, bytes, index, &op), "mt_model_op", image, bytes, NULL);
         mp_obj_t inputs = mp_obj_new_list(0, NULL);
         mp_obj_t outputs = mp_obj_new_list(0, NULL);
         bool weights = false;
-        for (uint32_t i = 0; i < entry[1] && i < 4; ++i) {
-            uint32_t tensor_index = (uint32_t)entry[4 + 2 * i] | (uint32_t)entry[5 + 2 * i] << 8;
-            mp_int_t value = tensor_index == 0xFFFFu ? -1 : (mp_int_t)tensor_index;
-            if (value >= 0) {
-                check(mt_model_tensor(image, bytes, (int32_t)value, &tensor), "mt_model_tensor");
+        for (int32_t i = 0; i < op.num_inputs; ++i) {
+            if (op.inputs[i] >= 0) {
+                check_model(mt_model_tensor(image, bytes, op.inputs[i], &tensor),
+                    "mt_model_tensor", image, bytes, NULL);
                 weights = weights || (tensor.flags & MT_TENSOR_TRAINABLE);
             }
-            mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(value));
+            mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(op.inputs[i]));
         }
-        for (uint32_t i = 0; i < entry[2] && i < 2; ++i) {
-            uint32_t tensor_index = (uint32_t)entry[12 + 2 * i] | (uint32_t)entry[13 + 2 * i] << 8;
-            mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(tensor_index));
+        for (int32_t i = 0; i < op.num_outputs; ++i) {
+            mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(op.outputs[i]));
         }
-        mp_obj_t op = mp_obj_new_dict(5);
-        store(op, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(entry[0]));
-        store(op, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(index));
-        store(op, MP_QSTR_inputs, inputs);
-        store(op, MP_QSTR_outputs, outputs);
-        store(op, MP_QSTR_weights, mp_obj_new_bool(weights));
-        mp_obj_list_append(ops, op);
+        mp_obj_t entry = mp_obj_new_dict(5);
+        store(entry, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(op.type));
+        store(entry, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(op.layer));
+        store(entry, MP_QSTR_inputs, inputs);
+        store(entry, MP_QSTR_outputs, outputs);
+        store(entry, MP_QSTR_weights, mp_obj_new_bool(weights));
+        mp_obj_list_append(ops, entry);
     }
     store(result, MP_QSTR_ops, ops);
     return result;
@@ -576,10 +620,22 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
     const uint8_t *image = aligned_image(image_in, &bytes, &block, &block_bytes, &writable);
     mt_memory_plan plan;
     int status = mt_plan(image, bytes, &cfg, &plan);
+    if (status < 0) {
+        mt_error_detail found;
+        if (mt_model_diagnose(image, bytes, &cfg, &found) != status) {
+            found.op_index = -1;
+        }
+        if (block != NULL) {
+            m_del(uint8_t, block, block_bytes);
+        }
+        error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
+        vstr_t none;
+        vstr_init(&none, 1);
+        nlr_raise(make_error(status, "mt_plan", &extra, &none));
+    }
     if (block != NULL) {
         m_del(uint8_t, block, block_bytes);
     }
-    check(status, "mt_plan");
     mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS));
     for (size_t i = 0; i < MP_ARRAY_SIZE(PLAN_FIELDS); ++i) {
         const uint8_t *p = (const uint8_t *)&plan + PLAN_FIELDS[i].offset;
@@ -627,6 +683,19 @@ static mp_obj_t backend_close(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_close_obj, backend_close);
 
+/* open() refused by the core: the error names the op, then the backend lets go of all. */
+static MP_NORETURN void fail_open(backend_obj_t *self, int status, const char *function) {
+    mt_error_detail found;
+    if (mt_model_diagnose(self->image, self->image_bytes, &self->cfg, &found) != status) {
+        found.op_index = -1;
+    }
+    forget(self);
+    error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
+    vstr_t none;
+    vstr_init(&none, 1);
+    nlr_raise(make_error(status, function, &extra, &none));
+}
+
 /* open(image, config, arena=None) */
 static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
     enum { ARG_image, ARG_config, ARG_arena };
@@ -657,8 +726,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     mt_memory_plan plan;
     int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
     if (status < 0) {
-        forget(self);
-        raise_error(status, "mt_plan", NULL);
+        fail_open(self, status, "mt_plan");
     }
     if (arena_in == mp_const_none) {
         self->arena_block_bytes = plan.total_bytes + MT_ARENA_ALIGN - 1;
@@ -687,8 +755,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     status = mt_session_init(&session, self->image, self->image_bytes, cfg, self->arena,
         self->arena_bytes);
     if (status < 0) {
-        forget(self);
-        raise_error(status, "mt_session_init", NULL);
+        fail_open(self, status, "mt_session_init");
     }
     self->session = session;
     self->batch_size = cfg->batch_size;
@@ -778,7 +845,7 @@ static MP_DEFINE_CONST_FUN_OBJ_3(backend_read_rows_obj, backend_read_rows);
 static MP_NORETURN void raise_step(backend_obj_t *self, int status, const char *function,
     mp_int_t n, float loss) {
     if (status == MT_ERR_NUMERIC) {
-        raise_numeric(function, loss);
+        raise_session(self->session, status, function, &loss, NULL);
     }
     if (status == MT_ERR_BAD_ARGUMENT && (n < 1 || n > self->batch_size)) {
         raise_error(status, function, "n = %d rows, a step takes 1 to %d (the batch size)",
@@ -795,13 +862,14 @@ static MP_NORETURN void raise_step(backend_obj_t *self, int status, const char *
             for (mp_int_t row = 0; row < n; ++row) {
                 int32_t label = ((const int32_t *)target)[row];
                 if (label < 0 || label >= classes) {
-                    raise_error(status, function, "row %d has label %d; labels are 0..%d",
-                        (int)row, (int)label, (int)classes - 1);
+                    raise_session(self->session, status, function, NULL,
+                        "row %d has label %d; labels are 0..%d", (int)row, (int)label,
+                        (int)classes - 1);
                 }
             }
         }
     }
-    raise_error(status, function, NULL);
+    raise_session(self->session, status, function, NULL, NULL);
 }
 
 /* Where the loss goes: out[0] of an array('f') given as the step's last argument (checked
@@ -875,15 +943,15 @@ static mp_obj_t backend_infer(mp_obj_t self_in, mp_obj_t n_in) {
 static MP_DEFINE_CONST_FUN_OBJ_2(backend_infer_obj, backend_infer);
 
 static mp_obj_t backend_zero_grad(mp_obj_t self_in) {
-    check(mt_session_zero_grad(session_of(self_in, "mt_session_zero_grad")->session),
-        "mt_session_zero_grad");
+    mt_session *session = session_of(self_in, "mt_session_zero_grad")->session;
+    check_session(session, mt_session_zero_grad(session), "mt_session_zero_grad");
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_zero_grad_obj, backend_zero_grad);
 
 static mp_obj_t backend_optimizer_step(mp_obj_t self_in) {
-    check(mt_session_optimizer_step(session_of(self_in, "mt_session_optimizer_step")->session),
-        "mt_session_optimizer_step");
+    mt_session *session = session_of(self_in, "mt_session_optimizer_step")->session;
+    check_session(session, mt_session_optimizer_step(session), "mt_session_optimizer_step");
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_optimizer_step_obj, backend_optimizer_step);

@@ -89,6 +89,24 @@ configs = [
 for name, cfg in configs:
     show("plan " + name, b.plan(image, cfg))
 
+# An op the core does not know: every backend's error names it the same way.
+bad = bytearray(image)
+ops_offset = bad[36] | bad[37] << 8 | bad[38] << 16 | bad[39] << 24
+bad[ops_offset + 32] = 99  # op 1's type
+size = bad[8] | bad[9] << 8 | bad[10] << 16 | bad[11] << 24
+crc = backend.crc32(memoryview(bad)[16:size])
+for shift in range(4):
+    bad[12 + shift] = (crc >> (8 * shift)) & 0xFF
+for name, call in (("describe", lambda: b.describe(bytes(bad))),
+                   ("plan", lambda: b.plan(bytes(bad), configs[0][1])),
+                   ("open", lambda: b.open(bytes(bad), configs[0][1]))):
+    try:
+        call()
+        print("bad op", name, "accepted")
+    except MicrotrainError as error:
+        show("bad op " + name, [error.status, error.function, error.op_index, error.op_type,
+                                str(error)])
+
 cfg = configs[1][1]
 b.open(bytearray(image), cfg)  # a writable image: frozen weights change in it
 show("trained", b.trained())
