@@ -51,13 +51,19 @@ Session:
         categorical cross-entropy. The caller has checked shapes and ranges.
     read_rows(output, n) -> flat float sequence, n rows of output ``output``
 
-    train_step(n) -> loss           mt_session_train_step on rows 0..n-1 (MT_ERR_NUMERIC
+    train_step(n, out=None) -> loss mt_session_train_step on rows 0..n-1 (MT_ERR_NUMERIC
                                     raises with the reported loss in the error's ``loss``)
-    accumulate(n) -> loss           mt_session_accumulate (accumulate_gradients=1)
+    accumulate(n, out=None) -> loss mt_session_accumulate (accumulate_gradients=1)
     zero_grad()                     mt_session_zero_grad
     optimizer_step()                mt_session_optimizer_step
-    eval_step(n) -> loss            mt_session_eval_step
+    eval_step(n, out=None) -> loss  mt_session_eval_step
     infer(n)                        mt_session_infer
+        ``out``: None (the loss is returned), or an array('f') of at least one element
+        that receives the loss in out[0] (the call returns None; a bad ``out`` is refused
+        before the step runs). On MicroPython a float is a heap object on every port with
+        double floats (16 bytes per returned loss on the Cortex-M boards); with ``out`` a
+        step of ``_microtrain`` allocates nothing (tests/micropython: gc.mem_free() is
+        unchanged over 1000 write_rows + train_step calls).
 
     trained() -> [bool, ...]        per weight (mt_session_param order): does the optimizer
                                     update it (mt_param_info.trained)
@@ -154,10 +160,10 @@ class Backend:
     def read_rows(self, output, n):
         raise NotImplementedError("read_rows")
 
-    def train_step(self, n):
+    def train_step(self, n, out=None):
         raise NotImplementedError("train_step")
 
-    def accumulate(self, n):
+    def accumulate(self, n, out=None):
         raise NotImplementedError("accumulate")
 
     def zero_grad(self):
@@ -166,7 +172,7 @@ class Backend:
     def optimizer_step(self):
         raise NotImplementedError("optimizer_step")
 
-    def eval_step(self, n):
+    def eval_step(self, n, out=None):
         raise NotImplementedError("eval_step")
 
     def infer(self, n):

@@ -370,8 +370,10 @@ class Backend(_Interface):
 
     # ------------------------------------------------------------ steps
 
-    def _step(self, function, name, n):
+    def _step(self, function, name, n, out=None):
         self._require_session()
+        if out is not None and len(out) < 1:
+            raise ValueError("out must hold at least one float")
         status = function(self._session, int(n), ctypes.byref(self._loss))
         if status != _native.MT_OK:
             try:
@@ -379,16 +381,19 @@ class Backend(_Interface):
             except MicrotrainError as error:
                 error.loss = self._loss.value
                 raise
+        if out is not None:
+            out[0] = self._loss.value
+            return None
         return self._loss.value
 
-    def train_step(self, n):
-        return self._step(_native.mt_session_train_step, "mt_session_train_step", n)
+    def train_step(self, n, out=None):
+        return self._step(_native.mt_session_train_step, "mt_session_train_step", n, out)
 
-    def accumulate(self, n):
-        return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n)
+    def accumulate(self, n, out=None):
+        return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n, out)
 
-    def eval_step(self, n):
-        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n)
+    def eval_step(self, n, out=None):
+        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n, out)
 
     def zero_grad(self):
         self._require_session()
