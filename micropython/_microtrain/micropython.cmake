@@ -1,0 +1,26 @@
+# _microtrain for MicroPython's CMake-based ports (rp2, esp32, ...):
+#   make USER_C_MODULES=<microtrain>/micropython/micropython.cmake
+# The same module and core as micropython.mk (the make-based ports): modmicrotrain.c and every
+# source of micro_core/src, its ops and their optimized siblings in ops/fast/.
+get_filename_component(MICROTRAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
+file(GLOB MICROTRAIN_CORE_SOURCES CONFIGURE_DEPENDS
+    ${MICROTRAIN_ROOT}/micro_core/src/*.c
+    ${MICROTRAIN_ROOT}/micro_core/src/ops/*.c
+    ${MICROTRAIN_ROOT}/micro_core/src/ops/fast/*.c)
+
+add_library(usermod_microtrain INTERFACE)
+target_sources(usermod_microtrain INTERFACE
+    ${CMAKE_CURRENT_LIST_DIR}/modmicrotrain.c
+    ${MICROTRAIN_CORE_SOURCES})
+# micro_core/src too: the core's own sources include "ops/ops.h", "session.h", ..., and
+# MicroPython preprocesses every user-module source with these directories for its qstrs.
+target_include_directories(usermod_microtrain INTERFACE
+    ${MICROTRAIN_ROOT}/micro_core/include
+    ${MICROTRAIN_ROOT}/micro_core/src)
+# The core's numerics: no FMA contraction, no fast-math, for every source of the firmware
+# (MicroPython's float parsing included, as with micropython.mk).
+target_compile_options(usermod_microtrain INTERFACE -ffp-contract=off -fno-fast-math)
+# sqrtf as the FPU instruction where there is one, as micro_core/CMakeLists.txt compiles it.
+set_source_files_properties(${MICROTRAIN_CORE_SOURCES} PROPERTIES COMPILE_OPTIONS -fno-math-errno)
+
+target_link_libraries(usermod INTERFACE usermod_microtrain)
