@@ -8,6 +8,12 @@
  * translated instruction gets an inline 64-bit add, so the count is exact and the same on
  * every run: a deterministic cost measure (QEMU models no cycles).
  *
+ * With mark=<hex address> it also writes "marks <c1> <c2> ..." : the count each time the
+ * instruction at that address runs. A program that waits for input (MicroPython's REPL
+ * polling its UART) executes a count that depends on the host's timing; calling a function
+ * at that address around the code measured (benchmarks/micropython_cost.py calls
+ * machine.idle()) gives differences that are exact again.
+ *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
  * it loads this library. Build: cc -shared -fPIC -O2 -o insn_count.so insn_count.c
@@ -32,6 +38,12 @@ void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
                                                 enum qemu_plugin_op op, void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
                                     void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+                                            qemu_plugin_vcpu_udata_cb_t cb,
+                                            enum qemu_plugin_cb_flags flags, void *userdata);
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -43,14 +55,45 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 
 static uint64_t executed; /* one vCPU on the machines measured: no races */
 static char out_path[4096];
+static int have_mark;
+static uint64_t mark_address;
+static uint64_t marks[64];
+static size_t num_marks;
+
+static uint64_t parse_hex(const char *text)
+{
+    uint64_t value = 0;
+    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        text += 2;
+    for (; *text; text++) {
+        int digit = *text >= '0' && *text <= '9'   ? *text - '0'
+                    : *text >= 'a' && *text <= 'f' ? *text - 'a' + 10
+                    : *text >= 'A' && *text <= 'F' ? *text - 'A' + 10 : -1;
+        if (digit < 0)
+            break;
+        value = value * 16 + (uint64_t)digit;
+    }
+    return value;
+}
+
+static void on_mark(unsigned int vcpu_index, void *userdata)
+{
+    (void)vcpu_index;
+    (void)userdata;
+    if (num_marks < sizeof marks / sizeof marks[0])
+        marks[num_marks++] = executed;
+}
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
-    for (size_t i = 0; i < n; i++)
-        qemu_plugin_register_vcpu_insn_exec_inline(qemu_plugin_tb_get_insn(tb, i),
-                                                   QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+        if (have_mark && qemu_plugin_insn_vaddr(insn) == mark_address)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
+    }
 }
 
 static void on_exit(qemu_plugin_id_t id, void *userdata)
@@ -61,6 +104,12 @@ static void on_exit(qemu_plugin_id_t id, void *userdata)
     if (out == NULL)
         out = stderr;
     fprintf(out, "insns %llu\n", (unsigned long long)executed);
+    if (have_mark) {
+        fprintf(out, "marks");
+        for (size_t i = 0; i < num_marks; i++)
+            fprintf(out, " %llu", (unsigned long long)marks[i]);
+        fprintf(out, "\n");
+    }
     if (out != stderr)
         fclose(out);
 }
@@ -71,8 +120,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0 && strlen(argv[i] + 4) < sizeof out_path) {
             strcpy(out_path, argv[i] + 4);
+        } else if (strncmp(argv[i], "mark=", 5) == 0) {
+            mark_address = parse_hex(argv[i] + 5) & ~1ull; /* the Thumb bit off */
+            have_mark = 1;
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, mark=ADDR)\n", argv[i]);
             return -1;
         }
     }

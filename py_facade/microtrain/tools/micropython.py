@@ -424,9 +424,10 @@ class _ScriptOutput:
 
 
 def run_board(board, firmware, script_name, script_text, args, images, timeout, out=None,
-              stdout=None, stderr=None):
+              stdout=None, stderr=None, qemu_args=()):
     """Run on a QEMU board; returns the script's exit status. ``out``: None or (host
-    directory, guest directory)."""
+    directory, guest directory); ``stdout``/``stderr``: callables taking bytes (default:
+    this process's); ``qemu_args``: more QEMU options (benchmarks add a -plugin)."""
     stdout = stdout or (lambda b: (sys.stdout.buffer.write(b), sys.stdout.buffer.flush()))
     stderr = stderr or (lambda b: (sys.stderr.buffer.write(b), sys.stderr.buffer.flush()))
     if shutil.which("qemu-system-arm") is None:
@@ -440,6 +441,7 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
             files.append((path, len(image)))
         command, placed, disk = _qemu_command(board, firmware, files,
                                               _RAM_DISK_BYTES if out else 0)
+        command += list(qemu_args)
         sources = [(mount, "uctypes.bytearray_at(0x%x, %d)" % place)
                    for (mount, _), place in zip(images, placed)]
         guest = None if out is None else \
@@ -529,9 +531,10 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, out=None
             return EXIT_TIMEOUT
 
 
-def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None):
+def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, **options):
     """Run ``script`` (a path) on ``board`` with the ``--data`` files (["HOST=GUEST"]) and
-    ``out`` ("HOSTDIR=/GUESTDIR" or None); returns the script's exit status."""
+    ``out`` ("HOSTDIR=/GUESTDIR" or None); returns the script's exit status. ``options``
+    go to run_board (stdout, stderr, qemu_args) on the QEMU boards."""
     if board not in BOARDS:
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
     firmware = firmware or firmware_path(board)
@@ -550,7 +553,7 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None):
     name = os.path.basename(script)
     if board == "unix":
         return run_unix(firmware, name, text, args, images, timeout, out)
-    return run_board(board, firmware, name, text, args, images, timeout, out)
+    return run_board(board, firmware, name, text, args, images, timeout, out, **options)
 
 
 def _parser():
