@@ -39,8 +39,16 @@ def run_micropython(board, script, data=(), *args, out=None, timeout=600):
     if out is not None:
         command += ["--out", "%s=/out" % out]
     command += [str(a) for a in args]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 60)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 60,
+                            env=runner_env())
     return result.returncode, result.stdout, result.stderr
+
+
+def runner_env():
+    """The environment of a runner process: this tree's firmware, wherever the tests run
+    from and whichever microtrain package they import (tools/run_tests.sh installs it)."""
+    return dict(os.environ, MICROTRAIN_MICROPYTHON_DIR=os.path.join(ROOT, "build",
+                                                                    "micropython"))
 
 
 def digits_arrays():

@@ -8,7 +8,7 @@ import pytest
 
 from microtrain.tools import micropython as runner
 
-from mp_setup import BOARDS, ROOT
+from mp_setup import BOARDS, runner_env
 
 
 def read_varuint(data, at):
@@ -105,7 +105,7 @@ def test_output_status_traceback_and_files(board, micropython_firmware, tmp_path
     for mode, status in (("ok", 0), ("exit", 3), ("raise", 1)):
         out = tmp_path / mode
         result = subprocess.run(base + ["--out", "%s=/out" % out, mode], capture_output=True,
-                                text=True, timeout=120)
+                                text=True, timeout=120, env=runner_env())
         assert result.returncode == status, result.stderr
         assert "argv ['probe.py', '%s']" % mode in result.stdout
         assert "data hello" in result.stdout

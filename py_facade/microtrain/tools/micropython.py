@@ -3,7 +3,9 @@
     microtrain micropython --board mps2-an500 script.py [--data HOST=GUEST ...] [args ...]
     python -m microtrain.tools.micropython ...           (the same, without the console script)
 
-Boards (the firmware tools/micropython/build_firmware.sh builds into build/micropython/):
+Boards (the firmware tools/micropython/build_firmware.sh builds into build/micropython/ of
+the source tree, found from the current directory or $MICROTRAIN_SOURCE_DIR; or
+$MICROTRAIN_MICROPYTHON_DIR/<board>/; or --firmware):
 
     mps2-an500   Cortex-M7 + FPU under qemu-system-arm   build/micropython/mps2-an500/firmware.elf
     mps2-an385   Cortex-M3 under qemu-system-arm         build/micropython/mps2-an385/firmware.elf
@@ -45,6 +47,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
+ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"  # as microtrain firmware uses it
 
 # QEMU machine, firmware file, and where the ROMFS images go (the 16 MiB PSRAM of each board;
 # MicroPython's code, data and heap live in its 4 MiB SSRAM1 at 0).
@@ -327,22 +330,48 @@ def parse_out(item):
 # ------------------------------------------------------------------ running
 
 
-def repo_root():
-    return os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+_BUILD_SCRIPT = os.path.join("tools", "micropython", "build_firmware.sh")
+
+
+def source_dir():
+    """microtrain's source tree (where tools/micropython/build_firmware.sh is):
+    $MICROTRAIN_SOURCE_DIR, else found upwards from the current directory or this file;
+    None for an installed package used elsewhere."""
+    explicit = os.environ.get(ENV_SOURCE_DIR)
+    if explicit:
+        return os.path.abspath(explicit)
+    for start in (os.getcwd(), HERE):
+        path = os.path.abspath(start)
+        while True:
+            if os.path.exists(os.path.join(path, _BUILD_SCRIPT)):
+                return path
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+    return None
 
 
 def firmware_path(board, firmware_dir=None):
-    directory = firmware_dir or os.environ.get(ENV_FIRMWARE_DIR) or \
-        os.path.join(repo_root(), "build", "micropython")
+    """<dir>/<board>/firmware.elf (or micropython): ``firmware_dir``, else
+    $MICROTRAIN_MICROPYTHON_DIR, else build/micropython of the source tree."""
+    directory = firmware_dir or os.environ.get(ENV_FIRMWARE_DIR)
+    if not directory:
+        source = source_dir()
+        if source is None:
+            raise RunnerError("no firmware folder: set %s, pass --firmware, or run inside "
+                              "microtrain's source tree" % ENV_FIRMWARE_DIR)
+        directory = os.path.join(source, "build", "micropython")
     return os.path.join(directory, board, BOARDS[board]["file"])
 
 
 def build_firmware(boards):
     """Run tools/micropython/build_firmware.sh for ``boards`` (incremental)."""
-    script = os.path.join(repo_root(), "tools", "micropython", "build_firmware.sh")
-    if not os.path.exists(script):
-        raise RunnerError("no %s: --build needs microtrain's source tree" % script)
-    subprocess.run(["bash", script] + list(boards), check=True)
+    source = source_dir()
+    if source is None:
+        raise RunnerError("--build needs microtrain's source tree (tools/micropython/"
+                          "build_firmware.sh); set %s" % ENV_SOURCE_DIR)
+    subprocess.run(["bash", os.path.join(source, _BUILD_SCRIPT)] + list(boards), check=True)
 
 
 def _qemu_command(board, firmware, images, disk_bytes=0):
