@@ -16,7 +16,8 @@
  *   arena  the caller's writable buffer (aligned inside: pass plan["total_bytes"] + 15 bytes),
  *          or, with arena=None, one heap block allocated per open();
  *   both   referenced from this object, so the garbage collector keeps them while the session
- *          lives; close() lets them go.
+ *          lives; close() lets them go. The caller must not resize (extend) a bytearray it
+ *          gave as image or arena while the session is open: the core holds their addresses.
  *
  * write_param() of a frozen weight (it stays in the image) on an image read in place from a
  * read-only buffer copies the image to the heap first and moves the session onto the copy:
