@@ -189,7 +189,7 @@ class WasmBackend {
       this.lastConfig = 0;
       this.placeImage(image);
       const info = this.scratch;          // mt_model_info (32 bytes)
-      const tensor = this.scratch + 64;   // mt_tensor_info
+      const tensor = this.scratch + 64;   // mt_tensor_info (44 bytes)
       const index = this.scratch + 128;
       this.check(this.core.mt_model_check(this.image, this.imageBytes, info), "mt_model_check");
       const view = this.view();
@@ -201,7 +201,8 @@ class WasmBackend {
         const ndim = v.getInt32(tensor + 12, true);
         const dims = [];
         for (let d = 0; d < ndim; d++) dims.push(v.getInt32(tensor + 16 + 4 * d, true));
-        return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true) };
+        return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true),
+                 offset: v.getInt32(tensor + 40, true) };
       };
       const io = (isOutput, count) => {
         const entries = [];
@@ -212,51 +213,29 @@ class WasmBackend {
         }
         return entries;
       };
-      const layout = this.imageLayout();
       const params = [];
       const trainable = new Set();
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
         if ((t.flags & 1) && t.dtype === 1) {      // CONST, F32
-          params.push({ tensor: i, dims: t.dims, offset: layout.dataOffset(i), trainable: Boolean(t.flags & 2) });
+          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: Boolean(t.flags & 2) });
           if (t.flags & 2) trainable.add(i);
         }
       }
+      const op = this.scratch + 320;      // mt_op_info (64 bytes), after the config
       const ops = [];
       for (let o = 0; o < numOps; o++) {
-        const op = layout.op(o);
-        ops.push({ type: op.type, layer: op.layer, inputs: op.inputs, outputs: op.outputs,
-                   weights: op.inputs.some((i) => trainable.has(i)) });
+        this.check(this.core.mt_model_op(this.image, this.imageBytes, o, op), "mt_model_op");
+        const v = this.view();
+        const inputs = [], outputs = [];
+        for (let k = 0; k < v.getInt32(op + 8, true); k++) inputs.push(v.getInt32(op + 16 + 4 * k, true));
+        for (let k = 0; k < v.getInt32(op + 12, true); k++) outputs.push(v.getInt32(op + 32 + 4 * k, true));
+        ops.push({ type: v.getInt32(op + 4, true), layer: v.getInt32(op + 56, true), inputs, outputs,
+                   weights: inputs.some((i) => trainable.has(i)) });
       }
       return { num_ops: numOps, num_tensors: numTensors, inputs: io(0, view.getInt32(info + 12, true)),
                outputs: io(1, view.getInt32(info + 16, true)), params, ops };
     });
-  }
-
-  // Tensor data offsets and op entries. mt_model_op / mt_tensor_info.data_offset give them
-  // when the core has them; until then they are read from the validated image's tables
-  // (docs/model_format.md).
-  imageLayout() {
-    const v = this.view();
-    const base = this.image;
-    const tensorsOffset = v.getUint32(base + 32, true);
-    const opsOffset = v.getUint32(base + 36, true);
-    const dataOffset = v.getUint32(base + 44, true);
-    const version = v.getUint16(base + 4, true);
-    return {
-      dataOffset: (i) => dataOffset + v.getUint32(base + tensorsOffset + 32 * i + 20, true),
-      op: (o) => {
-        const entry = base + opsOffset + 32 * o;
-        const numIn = v.getUint8(entry + 1), numOut = v.getUint8(entry + 2);
-        const inputs = [], outputs = [];
-        for (let k = 0; k < numIn; k++) {
-          const t = v.getUint16(entry + 4 + 2 * k, true);
-          inputs.push(t === 0xFFFF ? -1 : t);
-        }
-        for (let k = 0; k < numOut; k++) outputs.push(v.getUint16(entry + 12 + 2 * k, true));
-        return { type: v.getUint8(entry), layer: version >= 2 ? v.getUint8(entry + 3) : o, inputs, outputs };
-      },
-    };
   }
 
   plan(image, config) {
