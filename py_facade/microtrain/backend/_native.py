@@ -1,6 +1,6 @@
 """Raw 1:1 ctypes bindings of micro_core/include/microtrain.h.
 
-Layer one of the facade (STYLE.md section 10): nothing here owns memory or
+Layer one of the facade (CONTRIBUTING.md, "Python"): nothing here owns memory or
 hides a C call. Each binding carries its C prototype as a comment, with
 argtypes/restype that mirror it. The owning wrapper is ``session.TrainSession``.
 
