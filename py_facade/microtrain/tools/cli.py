@@ -391,8 +391,8 @@ def main(argv=None):
             return int(convert_cli.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
-            raise UsageError("%s: a command is required: train, eval, predict, info, convert "
-                             "or firmware (see %s --help)" % (PROG, PROG))
+            raise UsageError("a command is required: train, eval, predict, info, convert or "
+                             "firmware (usage: %s COMMAND ...; see %s --help)" % (PROG, PROG))
         args = parser.parse_args(argv)
         handler = {"train": run_train, "eval": run_eval, "info": run_info,
                    "predict": run_predict}[args.command]
