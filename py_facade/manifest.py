@@ -1,9 +1,10 @@
 # MicroPython freeze manifest (micropython-lib style) of microtrain's MicroPython-safe modules:
 # everything in the package except the folders and files that need CPython (nn/: the model
 # builder, numpy; tools/: CLI, firmware, plots; convert/: the .tflite/.circle/.onnx importers;
-# backend/ctypes_backend.py and backend/_native.py: ctypes). tests/test_micropython_safe.py checks that this list is exactly that set and
-# compiles each file with mpy-cross; tools/micropython/run.mjs copies the same files into
-# MicroPython's filesystem.
+# backend/ctypes_backend.py, backend/_native.py and backend/_native_types.py: ctypes).
+# tests/test_micropython_safe.py checks that this list is exactly that set and compiles each
+# file with mpy-cross; tools/micropython/run.mjs copies the same files into MicroPython's
+# filesystem.
 # A firmware freezes them with `include("<repo>/py_facade/manifest.py")` in its board manifest;
 # the backend they use there is the native module `_microtrain` (micropython/_microtrain/), or
 # the JS module `_microtrain_js` behind backend/js_backend.py on a JavaScript host.

@@ -97,10 +97,14 @@ def test_inputs_and_targets_of_non_real_dtypes_are_refused_by_name(kind):
 def test_none_and_ragged_inputs_are_refused():
     s = session()
     x, _, y = data()
-    with pytest.raises(ValueError, match="dtype object"):
+    with pytest.raises(ValueError, match=r"must be rows \[n, 10\].*got NoneType"):
         s.train_step(None, y)
-    with pytest.raises(ValueError):
-        s.train_step([[1.0, 2.0], [3.0]], y)  # numpy refuses ragged lists itself
+    with pytest.raises(ValueError, match="row 1 has 1 values, a sample of shape"):
+        s.train_step([[1.0] * 10, [3.0]], y[:2])
+    with pytest.raises(ValueError, match="row 0 holds a str"):
+        s.train_step([["1.0"] * 10], y[:1])
+    with pytest.raises(ValueError, match="dtype object"):
+        s.train_step(np.array([None] * 10)[None], y[:1])
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int64, np.uint64,

@@ -207,7 +207,7 @@ def test_native_check_rejects_structural_errors_even_with_a_valid_crc():
         "unknown version": (4, "<H", 3, _native.MT_ERR_UNSUPPORTED),
         "version 0": (4, "<H", 0, _native.MT_ERR_UNSUPPORTED),
         "first op in layer 1": (header.ops_offset + 3, "<B", 1, _native.MT_ERR_BAD_MODEL),
-        "layer jumps by 2": (header.ops_offset + 2 * 32 + 3, "<B", 2, _native.MT_ERR_BAD_MODEL),
+        "layer goes down": (header.ops_offset + 3 * 32 + 3, "<B", 0, _native.MT_ERR_BAD_MODEL),
         "tensor table past the end": (32, "<I", len(data), _native.MT_ERR_BAD_MODEL),
         "image longer than the buffer": (8, "<I", len(data) + 16, _native.MT_ERR_BAD_MODEL),
     }
@@ -242,8 +242,9 @@ def as_version_1(data):
 
 
 def test_ops_carry_their_layer():
-    """A Dense with an activation is one layer of two ops; a folded BatchNorm emits none and
-    the image numbers the layers that have ops without a gap (model.image_layers)."""
+    """A Dense with an activation is one layer of two ops; a folded BatchNorm emits none, and
+    the image numbers ops by their layer's position in model.layers (skipping the
+    BatchNorm's), so an image file numbers layers as the model does."""
     model = digits_model()
     ops = _image.read_image(model.to_bytes()).ops
     assert [op.layer for op in ops] == [0, 0, 1, 2]
@@ -257,12 +258,19 @@ def test_ops_carry_their_layer():
     model = microtrain.Model(x, y, seed=0)
     ops = _image.read_image(model.to_bytes()).ops
     assert model.layer_ops == [[0], [], [1], [2], [3, 4]]
-    assert model.image_layers == [0, None, 1, 2, 3]
-    assert [op.layer for op in ops] == [0, 1, 2, 3, 3]
+    assert model.image_layers == [0, None, 2, 3, 4]
+    assert [op.layer for op in ops] == [0, 2, 3, 4, 4]
     for position, op_indices in enumerate(model.layer_ops):
         for op in op_indices:
-            assert ops[op].layer == model.image_layers[position]
+            assert ops[op].layer == model.image_layers[position] == position
     native_check(model.to_bytes())
+    session = microtrain.TrainSession(model.to_bytes())  # the bytes alone know the layers
+    assert session.layers == [[0], [], [1], [2], [3, 4]]
+    with pytest.raises(ValueError, match="layer 1, which emits no op"):
+        session.compile("sgd", "mse", trainable=[1])
+    session.compile("sgd", "mse", trainable=[0, 4])  # the Conv2D and the Dense + Softmax
+    assert session.trained_tensors() == [index for index, _ in session.model_description()["params"]]
+
 
 
 def test_version_1_images_still_read_and_load():
@@ -296,8 +304,10 @@ def test_writer_refuses_layers_that_break_the_rule():
     assert [op.layer for op in write(None, None)] == [0, 1]  # None: a layer of its own
     assert [op.layer for op in write(0, 0)] == [0, 0]
     assert [op.layer for op in write(None, 1)] == [0, 1]
-    for first, second in ((1, None), (0, 2), (None, 3)):
-        with pytest.raises(ValueError, match="layers are numbered from 0"):
+    assert [op.layer for op in write(0, 2)] == [0, 2]  # layer 1 emitted no op
+    assert [op.layer for op in write(1, None)] == [1, 2]
+    for first, second in ((1, 0), (3, 2), (0, 256)):
+        with pytest.raises(ValueError, match="never go down|layers 0..255"):
             write(first, second)
 
 

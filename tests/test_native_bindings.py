@@ -216,15 +216,15 @@ def test_raw_diagnose_names_the_op_and_last_error_the_tensor():
 
     with microtrain.TrainSession(model) as session:
         session.compile("sgd", "sparse_categorical_crossentropy", batch_size=2)
-        _native._check(_native.mt_session_last_error(session._session, ctypes.byref(detail)))
+        _native._check(_native.mt_session_last_error(session._backend._session, ctypes.byref(detail)))
         assert (detail.status, detail.op_index, detail.tensor_index) == (0, -1, -1)
         target, size = ctypes.c_void_p(), ctypes.c_int32()  # the facade would refuse label 7
-        _native._check(_native.mt_session_target(session._session, ctypes.byref(target),
+        _native._check(_native.mt_session_target(session._backend._session, ctypes.byref(target),
                                                  ctypes.byref(size)))
         (ctypes.c_int32 * 2).from_address(target.value)[:] = [0, 7]
-        assert _native.mt_session_train_step(session._session, 2, None) == \
+        assert _native.mt_session_train_step(session._backend._session, 2, None) == \
             _native.MT_ERR_BAD_ARGUMENT
-        _native._check(_native.mt_session_last_error(session._session, ctypes.byref(detail)))
+        _native._check(_native.mt_session_last_error(session._backend._session, ctypes.byref(detail)))
         output = _image.read_image(model.to_bytes()).outputs[0]
         assert detail.status == _native.MT_ERR_BAD_ARGUMENT
         assert (detail.op_index, detail.op_type, detail.tensor_index) == (-1, 0, output)

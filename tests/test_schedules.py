@@ -121,3 +121,53 @@ def test_train_steps_the_scheduler_after_every_optimizer_step():
     assert session.get_counters()["step"] == 9
     expected = [ort_linear_rate(0.2, 1, 9, s) for s in (3, 6, 9)]
     assert history.history["learning_rate"] == pytest.approx(expected)
+
+
+RESUME = """
+import sys
+import numpy as np
+import microtrain
+from microtrain import DataLoader, schedules
+
+image, checkpoint, out, first, epochs, kind = sys.argv[1:7]
+first, epochs = int(first), int(epochs)
+rng = np.random.default_rng(0)
+x = rng.standard_normal((52, 6)).astype(np.float32)
+y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 52)]
+make = {"linear": lambda: schedules.LinearLRScheduler(5, 40),
+        "cosine": lambda: schedules.CosineLRScheduler(5, 40, min_lr=0.001),
+        "step": lambda: schedules.StepLRScheduler(7, gamma=0.5, warmup_step_count=5)}[kind]
+s = microtrain.TrainSession(image)
+s.compile(microtrain.optimizers.Adam(learning_rate=0.02), "cce", batch_size=8)
+if first > 0:
+    s.load_checkpoint(checkpoint)
+h = s.train(DataLoader(x, y, batch_size=8, shuffle=True, seed=1), epochs=epochs, verbose=0,
+            scheduler=make(), checkpoint_path=checkpoint)
+np.save(out, np.concatenate([w.ravel() for w in s.get_weights()] +
+                            [np.float32(h.history["learning_rate"])]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["linear", "cosine", "step"])
+def test_a_resumed_run_with_a_schedule_equals_a_straight_run(tmp_path, kind):
+    """Three epochs, a checkpoint, a new process, a new scheduler built the same way and two
+    more epochs give the bits of five epochs straight (issue: the decay was applied twice)."""
+    import subprocess
+    import sys
+    image = tmp_path / "model.mtm"
+    microtrain.Sequential([layers.Dense(8, activation="tanh"), layers.Dense(3),
+                           layers.Softmax()], input_shape=(6,), seed=4).save(str(image))
+
+    def run(checkpoint, out, first, epochs):
+        result = subprocess.run([sys.executable, "-c", RESUME, str(image), str(checkpoint),
+                                 str(out), str(first), str(epochs), kind],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return np.load(str(out))
+
+    straight = run(tmp_path / "a.ck", tmp_path / "a.npy", 0, 5)
+    run(tmp_path / "b.ck", tmp_path / "b1.npy", 0, 3)
+    resumed = run(tmp_path / "b.ck", tmp_path / "b2.npy", 3, 2)
+    n = len(resumed) - 2  # weights, then the learning rates of the last two epochs
+    np.testing.assert_array_equal(resumed[:n], straight[:n])
+    np.testing.assert_array_equal(resumed[n:], straight[-2:])

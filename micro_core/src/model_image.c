@@ -217,15 +217,16 @@ static mt_status check_io_list(const mt_image *img, int is_output, int32_t *tens
 }
 
 /* Byte 3 of op entries: reserved (0) in version 1; in version 2 the op's layer, where the
- * ops of a layer are consecutive and layers are numbered from 0 in op order, so from op to
- * op the number stays or grows by one (every layer number has ops). */
+ * ops of a layer are consecutive, so from op to op the number stays or grows. It may skip
+ * numbers: a layer of the model that emits no op (a BatchNorm folded into the layer before
+ * it) keeps its position, so layer numbers are positions in the builder's model.layers. */
 static mt_status check_layer(const mt_image *img, uint32_t index)
 {
     const uint8_t layer = img->base[img->ops_offset + index * MT_IMAGE_ENTRY_BYTES + 3u];
     if (img->version < 2u) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
-    if (index == 0) return layer == 0 ? MT_OK : MT_ERR_BAD_MODEL;
+    if (index == 0) return MT_OK;
     const uint32_t previous = mt_image_op_layer(img, index - 1u);
-    return layer == previous || layer == previous + 1u ? MT_OK : MT_ERR_BAD_MODEL;
+    return layer >= previous ? MT_OK : MT_ERR_BAD_MODEL;
 }
 
 /* Operand indices in range, execution order respected, each activation written once, the

@@ -5,12 +5,12 @@ inputs and targets must be ``[n, *sample_shape]`` with 1 <= n <= B of a real dty
 (converted to float32 on copy), labels must be integers in ``[0, classes)``, and every
 input and the targets must agree on n.
 
-Two kinds of rows arrive. Arrays with ``shape`` and ``dtype`` (numpy; on CPython anything
-else, lists included, goes through ``numpy.asarray`` first) are checked by shape and passed
-to the backend whole. Without numpy (MicroPython), rows are a sequence of n rows, each a
-flat sequence of the sample's D values (``array('f')``, a list, a memoryview) or, when
-D is 1, a number; labels are a sequence of ints. They are flattened into ``array('f')`` /
-``array('i')`` here.
+Two kinds of rows arrive. Arrays with ``shape`` and ``dtype`` (numpy) are checked by shape
+and passed to the backend whole. Anything else is a sequence of n rows, each a flat sequence
+of the sample's D values (``array('f')``, a list, a memoryview) or, when D is 1, a number;
+labels a sequence of ints. Those are checked row by row, with the same rules and messages on
+CPython and MicroPython, and flattened into ``array('f')`` / ``array('i')`` here (numpy
+views of them on CPython).
 
 Each function returns ``(n, values, rows_for_metrics)``: the row count, what the backend
 copies, and the rows in a form the metrics read (a float32 array ``[n, ...]`` or a list).
@@ -43,13 +43,6 @@ def _count(dims):
 
 def _is_array(value):
     return hasattr(value, "shape") and hasattr(value, "dtype")
-
-
-def _as_array(value):
-    """numpy's view of ``value`` on CPython; ``value`` itself without numpy."""
-    if _np is None or _is_array(value):
-        return value
-    return _np.asarray(value)
 
 
 def check_row_count(rows, what, batch_size):
@@ -90,8 +83,8 @@ def target_value(expecteds):
 
 
 def float_rows(value, dims, what, batch_size):
-    """(n, values, metric rows) of float rows [n, *dims]."""
-    value = _as_array(value)
+    """(n, values, metric rows) of float rows [n, *dims]: an array checked by shape, or a
+    sequence of rows checked row by row (the same rules and messages on every platform)."""
     if _is_array(value):
         if value.dtype.kind not in _REAL_KINDS:
             raise ValueError("%s has dtype %s, which cannot be converted to float32"
@@ -103,10 +96,13 @@ def float_rows(value, dims, what, batch_size):
         return n, value, value
     width = _count(dims)
     try:
+        if value is None or isinstance(value, (int, float, str, bytes)):
+            raise TypeError
         n = len(value)
     except TypeError:
-        raise ValueError("%s must be a sequence of rows of %d values, got %s"
-                         % (what, width, type(value).__name__))
+        raise ValueError("%s must be rows [n, %s] (an array, or a sequence of rows of %d "
+                         "values), got %s" % (what, ", ".join(str(d) for d in dims), width,
+                                              type(value).__name__))
     check_row_count(n, what, batch_size)
     flat = array("f")
     for index in range(n):
@@ -123,10 +119,14 @@ def float_rows(value, dims, what, batch_size):
             raise ValueError("%s row %d has %d values, a sample of shape %s has %d"
                              % (what, index, size, tuple(dims), width))
         for item in row:
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
+            if not isinstance(item, (int, float)) and not (
+                    _is_array(item) and item.dtype.kind in _REAL_KINDS):
                 raise ValueError("%s row %d holds a %s, which cannot be converted to "
                                  "float32" % (what, index, type(item).__name__))
-        flat.extend(array("f", row))
+        flat.extend(array("f", [float(item) for item in row]))
+    if _np is not None:  # what the metrics and the ctypes backend read
+        flat = _np.frombuffer(flat, dtype=_np.float32).reshape((n,) + tuple(dims))
+        return n, flat, flat
     return n, flat, value
 
 

@@ -56,10 +56,10 @@ def _os_error(error, path):
     code = error.args[0] if error.args else 0
     try:
         import errno
-        name = errno.errorcode.get(code, str(code))
+        name = errno.errorcode.get(code, "errno %d" % code)
     except (ImportError, AttributeError):
-        name = str(code)
-    return OSError(code, "%s: %s" % (name, path))
+        name = "errno %d" % code
+    return OSError(code, "cannot open %s (%s)" % (path, name))
 
 
 def _refuse(path, mode, what):
@@ -75,11 +75,15 @@ def read_file(path, what="a file", limit=MAX_FILE_BYTES):
     """The bytes of the regular file ``path`` (at most ``limit`` bytes, else ValueError)."""
     handle, size = open_regular(path, what, limit)
     try:
-        data = handle.read(limit + 1)
+        data = handle.read(size) if size else b""
+        extra = handle.read(1)  # it grew after stat, or a /proc-like file reported size 0
+        while extra:
+            data += extra + handle.read(65536)
+            if len(data) > limit:
+                raise ValueError("%s: %s holds more than %d bytes" % (path, what, limit))
+            extra = handle.read(1)
     finally:
         handle.close()
-    if len(data) > limit:  # it grew after fstat (or a /proc-like file lied about its size)
-        raise ValueError("%s: %s holds more than %d bytes" % (path, what, limit))
     return data
 
 

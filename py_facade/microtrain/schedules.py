@@ -18,9 +18,11 @@ With a session (ONNX Runtime's ``RegisterLinearLRScheduler`` semantics):
         sess.train_step(x, y)          # one optimizer step: step counter + 1
         sess.scheduler_step()          # lr = initial_lr * factor(step counter)
 
-Registering sets the learning rate to ``initial_lr`` (the optimizer's rate when
-``initial_lr`` is None); ``scheduler_step()`` then recomputes it from the
-session's step counter. ``TrainSession.train(scheduler=...)`` does both.
+Registering sets the rate for the session's current step counter (``initial_lr`` before
+any step; ``initial_lr`` None takes the session's base rate: the compiled one, or the one
+a loaded checkpoint's run used); ``scheduler_step()`` then recomputes it from the step
+counter. ``Session.train(scheduler=...)`` does both. So a new scheduler built the same way
+and registered on a session resumed from a checkpoint continues the schedule exactly.
 """
 
 import math
@@ -139,20 +141,27 @@ class CosineLRScheduler(LRScheduler):
 
 
 class StepLRScheduler(LRScheduler):
-    """Step decay (torch.optim.lr_scheduler.StepLR over optimizer steps):
-    factor(step) = gamma ** (step // step_size)."""
+    """Step decay (torch.optim.lr_scheduler.StepLR over optimizer steps), after an optional
+    linear warm-up as LinearLRScheduler's:
 
-    def __init__(self, step_size, gamma=0.1, initial_lr=None):
+        factor(step) = step / max(1, warmup)                     step < warmup
+                     = gamma ** ((step - warmup) // step_size)   otherwise
+    """
+
+    def __init__(self, step_size, gamma=0.1, initial_lr=None, warmup_step_count=0):
         LRScheduler.__init__(self, initial_lr)
         self.step_size = _check_count("step_size", step_size, 1)
         self.gamma = _check_rate("gamma", gamma, False)
+        self.warmup_step_count = _check_count("warmup_step_count", warmup_step_count, 0)
 
     def factor(self, step):
-        return self.gamma ** (step // self.step_size)
+        if step < self.warmup_step_count:
+            return float(step) / max(1, self.warmup_step_count)
+        return self.gamma ** ((step - self.warmup_step_count) // self.step_size)
 
     def __repr__(self):
-        return "StepLRScheduler(step_size=%d, gamma=%r, initial_lr=%r)" % (
-            self.step_size, self.gamma, self.initial_lr)
+        return "StepLRScheduler(step_size=%d, gamma=%r, initial_lr=%r, warmup_step_count=%d)" % (
+            self.step_size, self.gamma, self.initial_lr, self.warmup_step_count)
 
 
 ALIASES = {"linear": LinearLRScheduler, "cosine": CosineLRScheduler, "step": StepLRScheduler}

@@ -91,8 +91,6 @@ class Session(SessionState, SessionPersistence):
             while len(self._layer_ops) <= layer:
                 self._layer_ops.append([])
             self._layer_ops[layer].append(index)
-        if hasattr(model, "layer_ops"):  # TEMPORARY until images record layers (format v2)
-            self._layer_ops = [list(ops) for ops in model.layer_ops]
         self._properties = _properties.Properties()
         self.stop_training = False  # a train() callback may set it to end training early
         self._reset_compiled_state()

@@ -84,6 +84,10 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
                 mask[op] = 1
         else:
             for layer in _indices(spec, len(layer_ops), "layers"):
+                if not layer_ops[layer]:
+                    raise ValueError("trainable names layer %d, which emits no op of its own "
+                                     "(a BatchNorm folded into the layer before it): name "
+                                     "that layer instead" % layer)
                 for op in layer_ops[layer]:
                     mask[op] = 1
         return -1, mask, bias_mode

@@ -84,7 +84,8 @@ static void test_images(void)
          MT_OP_DENSE, -1);
     CASE("dense 2 with a param", PATCH32(o2 + 16, 7), MT_ERR_BAD_MODEL, 2, MT_OP_DENSE, -1);
     CASE("op type 200", PATCH8(o1, 200), MT_ERR_UNSUPPORTED, 1, 200, -1);
-    CASE("op 1 in layer 2", PATCH8(o1 + 3, 2), MT_ERR_BAD_MODEL, 1, MT_OP_RELU, -1);
+    CASE("op 2 in a layer before op 1's", (img[o1 + 3] = 2, PATCH8(o2 + 3, 1)), MT_ERR_BAD_MODEL, 2,
+         MT_OP_DENSE, -1);
     /* an op's operands */
     CASE("relu reads its own output", PATCH16(o1 + 4, 4), MT_ERR_BAD_MODEL, 1, MT_OP_RELU, 4);
     CASE("relu writes a constant", PATCH16(o1 + 12, 2), MT_ERR_BAD_MODEL, 1, MT_OP_RELU, 2);

@@ -105,13 +105,20 @@ class WasmBackend {
     return value instanceof Uint8Array ? value : Uint8Array.from(value);
   }
 
-  // The image at a 16-aligned address after the scratch area.
-  placeImage(image) {
+  // The image at a 16-aligned address after the scratch area; a probe (describe, plan) while
+  // a session is open goes to the transfer area instead, so the session's image and arena
+  // stay as they are. Returns [address, bytes].
+  placeImage(image, probe = false) {
     const bytes = this.asBytes(image);
-    this.image = alignUp(this.scratch + SCRATCH_BYTES, ARENA_ALIGN);
-    this.imageBytes = bytes.length;
-    this.reserve(this.image + bytes.length);
-    this.bytes(this.image, bytes.length).set(bytes);
+    const at = probe && this.session ? this.transfer(bytes.length)
+                                     : alignUp(this.scratch + SCRATCH_BYTES, ARENA_ALIGN);
+    this.reserve(at + bytes.length);
+    this.bytes(at, bytes.length).set(bytes);
+    if (!(probe && this.session)) {
+      this.image = at;
+      this.imageBytes = bytes.length;
+    }
+    return [at, bytes.length];
   }
 
   // A transfer area of `length` bytes after everything else, for one call.
@@ -163,12 +170,13 @@ class WasmBackend {
   noteOp(error) {
     if (!(error instanceof CoreError)) return;
     const detail = this.scratch + 192;   // mt_error_detail (16 bytes)
-    if (this.session && this.core.mt_session_last_error) {
+    if (error.fn.startsWith("mt_session_") || error.fn.startsWith("mt_checkpoint")) {
+      if (!this.session) return;
       this.core.mt_session_last_error(this.session, detail);
-    } else if (this.image && this.core.mt_model_diagnose) {
-      this.core.mt_model_diagnose(this.image, this.imageBytes, this.lastConfig || 0, detail);
     } else {
-      return;
+      const [image, imageBytes] = this.probe || [this.image, this.imageBytes];
+      if (!image) return;
+      this.core.mt_model_diagnose(image, imageBytes, this.lastConfig || 0, detail);
     }
     const v = this.view();
     if (v.getInt32(detail, true) === error.status) {
@@ -185,87 +193,66 @@ class WasmBackend {
 
   describe(image) {
     return this.guard(() => {
-      this.session = 0;
       this.lastConfig = 0;
-      this.placeImage(image);
+      const [image_, imageBytes] = this.placeImage(image, true);
+      this.probe = [image_, imageBytes];
       const info = this.scratch;          // mt_model_info (32 bytes)
-      const tensor = this.scratch + 64;   // mt_tensor_info
+      const tensor = this.scratch + 64;   // mt_tensor_info (44 bytes)
       const index = this.scratch + 128;
-      this.check(this.core.mt_model_check(this.image, this.imageBytes, info), "mt_model_check");
+      this.check(this.core.mt_model_check(image_, imageBytes, info), "mt_model_check");
       const view = this.view();
       const numTensors = view.getInt32(info + 4, true);
       const numOps = view.getInt32(info + 8, true);
       const readTensor = (i) => {
-        this.check(this.core.mt_model_tensor(this.image, this.imageBytes, i, tensor), "mt_model_tensor");
+        this.check(this.core.mt_model_tensor(image_, imageBytes, i, tensor), "mt_model_tensor");
         const v = this.view();
         const ndim = v.getInt32(tensor + 12, true);
         const dims = [];
         for (let d = 0; d < ndim; d++) dims.push(v.getInt32(tensor + 16 + 4 * d, true));
-        return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true) };
+        return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true),
+                 offset: v.getInt32(tensor + 40, true) };
       };
       const io = (isOutput, count) => {
         const entries = [];
         for (let p = 0; p < count; p++) {
-          this.check(this.core.mt_model_io(this.image, this.imageBytes, isOutput, p, index), "mt_model_io");
+          this.check(this.core.mt_model_io(image_, imageBytes, isOutput, p, index), "mt_model_io");
           const t = this.view().getInt32(index, true);
           entries.push({ tensor: t, dims: readTensor(t).dims });
         }
         return entries;
       };
-      const layout = this.imageLayout();
       const params = [];
       const trainable = new Set();
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
         if ((t.flags & 1) && t.dtype === 1) {      // CONST, F32
-          params.push({ tensor: i, dims: t.dims, offset: layout.dataOffset(i), trainable: Boolean(t.flags & 2) });
+          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: Boolean(t.flags & 2) });
           if (t.flags & 2) trainable.add(i);
         }
       }
+      const op = this.scratch + 320;      // mt_op_info (64 bytes), after the config
       const ops = [];
       for (let o = 0; o < numOps; o++) {
-        const op = layout.op(o);
-        ops.push({ type: op.type, layer: op.layer, inputs: op.inputs, outputs: op.outputs,
-                   weights: op.inputs.some((i) => trainable.has(i)) });
+        this.check(this.core.mt_model_op(image_, imageBytes, o, op), "mt_model_op");
+        const v = this.view();
+        const inputs = [], outputs = [];
+        for (let k = 0; k < v.getInt32(op + 8, true); k++) inputs.push(v.getInt32(op + 16 + 4 * k, true));
+        for (let k = 0; k < v.getInt32(op + 12, true); k++) outputs.push(v.getInt32(op + 32 + 4 * k, true));
+        ops.push({ type: v.getInt32(op + 4, true), layer: v.getInt32(op + 56, true), inputs, outputs,
+                   weights: inputs.some((i) => trainable.has(i)) });
       }
       return { num_ops: numOps, num_tensors: numTensors, inputs: io(0, view.getInt32(info + 12, true)),
                outputs: io(1, view.getInt32(info + 16, true)), params, ops };
     });
   }
 
-  // Tensor data offsets and op entries. mt_model_op / mt_tensor_info.data_offset give them
-  // when the core has them; until then they are read from the validated image's tables
-  // (docs/model_format.md).
-  imageLayout() {
-    const v = this.view();
-    const base = this.image;
-    const tensorsOffset = v.getUint32(base + 32, true);
-    const opsOffset = v.getUint32(base + 36, true);
-    const dataOffset = v.getUint32(base + 44, true);
-    const version = v.getUint16(base + 4, true);
-    return {
-      dataOffset: (i) => dataOffset + v.getUint32(base + tensorsOffset + 32 * i + 20, true),
-      op: (o) => {
-        const entry = base + opsOffset + 32 * o;
-        const numIn = v.getUint8(entry + 1), numOut = v.getUint8(entry + 2);
-        const inputs = [], outputs = [];
-        for (let k = 0; k < numIn; k++) {
-          const t = v.getUint16(entry + 4 + 2 * k, true);
-          inputs.push(t === 0xFFFF ? -1 : t);
-        }
-        for (let k = 0; k < numOut; k++) outputs.push(v.getUint16(entry + 12 + 2 * k, true));
-        return { type: v.getUint8(entry), layer: version >= 2 ? v.getUint8(entry + 3) : o, inputs, outputs };
-      },
-    };
-  }
-
   plan(image, config) {
     return this.guard(() => {
-      this.session = 0;
-      this.placeImage(image);
+      const [image_, imageBytes] = this.placeImage(image, true);
+      this.probe = [image_, imageBytes];
       const plan = this.scratch;          // mt_memory_plan (60 bytes)
       this.lastConfig = this.writeConfig(config);
-      this.check(this.core.mt_plan(this.image, this.imageBytes, this.lastConfig, plan), "mt_plan");
+      this.check(this.core.mt_plan(image_, imageBytes, this.lastConfig, plan), "mt_plan");
       const view = this.view();
       const result = {};
       PLAN_FIELDS.forEach((name, i) => { result[name] = view.getInt32(plan + 4 * i, true); });
@@ -278,6 +265,7 @@ class WasmBackend {
   open(image, config) {
     return this.guard(() => {
       this.session = 0;
+      this.probe = null;
       this.placeImage(image);
       const cfgPointer = this.writeConfig(config);
       this.lastConfig = cfgPointer;

@@ -59,8 +59,16 @@ sys.argv.extend(${JSON.stringify(args)})
 if "/lib" not in sys.path:
     sys.path.append("/lib")
 `);
+// The script runs from a file of its own name, so tracebacks name it (not <stdin>).
+const guestScript = `/scripts/${script.split("/").pop()}`;
+mp.FS.mkdirTree("/scripts");
+mp.FS.writeFile(guestScript, readFileSync(script));
 try {
-  mp.runPython(readFileSync(script, "utf8"));
+  mp.runPython(`__mt_main = {"__name__": "__main__", "__file__": ${JSON.stringify(guestScript)}}
+with open(${JSON.stringify(guestScript)}) as __mt_file:
+    __mt_code = compile(__mt_file.read(), ${JSON.stringify(guestScript)}, "exec")
+exec(__mt_code, __mt_main)
+`);
 } catch (error) {
   if (error.name !== "PythonError") {
     process.stderr.write(`run.mjs: ${error.name}: ${error.message}\n`);

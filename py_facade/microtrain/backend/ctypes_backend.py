@@ -189,30 +189,15 @@ class Backend(_Interface):
                 entries.append({"tensor": index.value, "dims": read_tensor(index.value)})
             return entries
 
-        if not hasattr(_native, "mt_model_op"):  # TEMPORARY until the op-table branch merges
-            from ..nn import image as _reader
-            parsed = _reader.read_image(image)
-            offsets = [t.data_offset for t in parsed.tensors]
         params, trainable = [], set()
         for index in range(info.num_tensors):
             dims = read_tensor(index)
             if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
-                offset = getattr(tensor, "data_offset", None)
-                params.append({"tensor": index, "dims": dims,
-                               "offset": offsets[index] if offset is None else offset,
+                params.append({"tensor": index, "dims": dims, "offset": tensor.data_offset,
                                "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
                 if tensor.flags & _native.MT_TENSOR_TRAINABLE:
                     trainable.add(index)
         ops = []
-        if not hasattr(_native, "mt_model_op"):  # TEMPORARY until the op-table branch merges
-            for index, spec in enumerate(parsed.ops):
-                inputs = [-1 if i is None else i for i in spec.inputs]
-                ops.append({"type": spec.op_type, "layer": getattr(spec, "layer", index),
-                            "inputs": inputs, "outputs": list(spec.outputs),
-                            "weights": any(i in trainable for i in inputs)})
-            return {"num_ops": info.num_ops, "num_tensors": info.num_tensors,
-                    "inputs": io(0, info.num_inputs), "outputs": io(1, info.num_outputs),
-                    "params": params, "ops": ops}
         op = _native.mt_op_info()
         for index in range(info.num_ops):
             self._check_model(_native.mt_model_op(image.ctypes.data, image.size, index,

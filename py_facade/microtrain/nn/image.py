@@ -157,15 +157,16 @@ def _pack_tensor(tensor, data_offset, data_bytes):
 
 def op_layers(ops):
     """The layer number of each op as written: ``op.layer``, or for None the number after
-    the previous op's. Raises ValueError where the numbers break the format's rule (start
-    at 0, from op to op stay or grow by one, at most MAX_LAYER)."""
+    the previous op's. Raises ValueError where the numbers break the format's rule (from op
+    to op they stay or grow, at most MAX_LAYER)."""
     layers = []
     for index, op in enumerate(ops):
         previous = layers[-1] if layers else -1
         layer = previous + 1 if op.layer is None else op.layer
-        if layer not in (previous, previous + 1) or (index == 0 and layer != 0):
-            raise ValueError("op %d is in layer %d after layer %d: layers are numbered from 0 "
-                             "and the ops of a layer are consecutive" % (index, layer, previous))
+        if layer < max(previous, 0):
+            raise ValueError("op %d is in layer %d after layer %d: the ops of a layer are "
+                             "consecutive, so layer numbers never go down"
+                             % (index, layer, previous))
         if layer > MAX_LAYER:
             raise ValueError("op %d is in layer %d; an image holds layers 0..%d"
                              % (index, layer, MAX_LAYER))

@@ -20,12 +20,10 @@ bias, the same order as ``model.get_weights()``. ``layer_ops[i]`` lists the ops 
 ``model.layers[i]``; ``TrainSession.compile(trainable=[i, ...])`` takes these
 layer positions.
 
-The image (version 2) records the layer of every op, so a session opened from the image
-file alone still knows the layers: ``image_layers[i]`` is the number the ops of
-``model.layers[i]`` carry there (None for a layer that emits no op). Layers are numbered
-in ``model.layers`` order over the layers that emit ops, so the number is the position in
-``model.layers`` unless a layer before it emits none (a BatchNorm folded into the layer
-before it): the format numbers layers without gaps.
+The image (version 2) records the layer of every op, its position in ``model.layers``, so
+a session opened from the image file alone numbers layers as the model does;
+``image_layers[i]`` is ``i`` for a layer that emits ops and None for one that emits none
+(a BatchNorm folded into the layer before it).
 """
 
 import numpy as np
@@ -137,9 +135,9 @@ class Model:
         tensor_of = {id(t): builder.add_input(t.shape) for t in inputs}
         self.layer_ops = []
         self.image_layers = []
-        builder.layer = 0  # the next layer that emits ops gets this number
         for position, node in enumerate(nodes):
             first_op = len(builder.ops)
+            builder.layer = position  # the image records model.layers positions
             sources = [tensor_of[id(t)] for t in node.inputs]
             try:
                 if isinstance(node.layer, BatchNorm):
@@ -157,9 +155,7 @@ class Model:
             tensor_of[id(node)] = tensor
             emitted = list(range(first_op, len(builder.ops)))
             self.layer_ops.append(emitted)
-            self.image_layers.append(builder.layer if emitted else None)
-            if emitted:
-                builder.layer += 1
+            self.image_layers.append(position if emitted else None)
         output_tensors = [tensor_of[id(t)] for t in outputs]
         if len(set(output_tensors)) != len(output_tensors):
             raise ValueError("a tensor is listed twice among the model's outputs")

@@ -25,7 +25,6 @@ non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
 (set MICROTRAIN_DEBUG=1 to see one).
 """
 
-import argparse
 import os
 import stat
 import sys
@@ -33,243 +32,14 @@ import time
 
 import numpy as np
 
-from .. import config as _config, data as _data, losses as _losses, ops as _ops
-from ..nn import image as _image
-from . import arena as _arena
-from .. import metrics as _metrics
+from .. import data as _data, losses as _losses, ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
+from ..nn import image as _image
+from . import arena as _arena
+from .cli_args import PROG, UsageError, build_parser
 
-PROG = "microtrain"
-
-# nnfw's enums as onert_train takes them on its command line
-_ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
-_ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
-_ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
-_ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
-_SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
 _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
-
-
-class UsageError(Exception):
-    """A bad command line: exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError("%s: %s (see %s --help)" % (self.prog, message, self.prog))
-
-
-# ---------------------------------------------------------------- argument values
-
-
-def _loss_name(text):
-    name = text.strip().lower()
-    name = _ONERT_LOSSES.get(name, name)
-    if name not in _losses.ALIASES:
-        raise argparse.ArgumentTypeError(
-            "unknown loss %r (mse, mae, cce, scce, bce, a full name, or onert's 1/2)" % text)
-    return _losses.get(name).name
-
-
-def _optimizer_name(text):
-    name = _ONERT_OPTIMIZERS.get(text.strip().lower(), text.strip().lower())
-    if name not in _optimizers.ALIASES:
-        raise argparse.ArgumentTypeError("unknown optimizer %r (sgd, adam, adamw, or onert's "
-                                         "1/2)" % text)
-    return name
-
-
-def _reduction_name(text):
-    name = _ONERT_REDUCTIONS.get(text.strip().lower(), text.strip().lower())
-    if name in ("sum_over_batch_size",):
-        name = "mean"
-    if name not in _losses.REDUCTIONS:
-        raise argparse.ArgumentTypeError("unknown reduction %r (mean, sum, or onert's 1/2)"
-                                         % text)
-    return name
-
-
-def _metric_name(text):
-    key = text.strip().lower()
-    if key in _ONERT_METRICS:
-        return _ONERT_METRICS[key]
-    name = _SHORT_METRICS.get(key, key)
-    if name not in _metrics.ALIASES:
-        raise argparse.ArgumentTypeError("unknown metric %r (%s, or onert's 0)"
-                                         % (text, ", ".join(sorted(_metrics.ALIASES))))
-    return name
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    return value
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    return value
-
-
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    return value
-
-
-def _trainable_spec(text):
-    """"all", "bias", an int (last N ops) or a comma-separated list of op indices."""
-    value = text.strip().lower()
-    if value in ("all", "bias", "biases", "biases_only"):
-        return value
-    try:
-        if "," in value or value.startswith("["):
-            return [int(v) for v in value.strip("[]").split(",") if v.strip()]
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected all, bias, an op count or a comma-separated "
-                                         "list of layer indices, got %r" % text)
-
-
-# ---------------------------------------------------------------- parser
-
-
-def _add_model(parser):
-    parser.add_argument("model", nargs="?", metavar="MODEL", help="model image (.mtm)")
-    parser.add_argument("--modelfile", "--model", dest="modelfile", metavar="MODEL",
-                        help="model image, as onert_train's --modelfile")
-
-
-def _add_compile(parser, default_loss):
-    parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
-                        default=_config.DEFAULT_BATCH_SIZE,
-                        help="rows per step (default %d, as compile())" % _config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--optimizer", type=_optimizer_name, default=_config.DEFAULT_OPTIMIZER,
-                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s"
-                        % _config.DEFAULT_OPTIMIZER)
-    parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
-                        type=_positive_float, default=None,
-                        help="default: the optimizer's (sgd 0.01, adam 0.001)")
-    parser.add_argument("--loss", type=_loss_name, default=default_loss,
-                        help="mse, mae, cce, scce, bce (onert: 1 = mse, 2 = cce); default %s"
-                        % default_loss)
-    parser.add_argument("--loss-reduction-type", "--loss_reduction_type", "--reduction",
-                        dest="reduction", type=_reduction_name, default="mean",
-                        help="mean or sum (onert: 1 = sum over batch size, 2 = sum)")
-    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
-                        dest="num_trainable_ops", type=int, default=None,
-                        help="train the last N ops (-1 all, 0 none)")
-    parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (last N ops) or layer indices 3,4 (the layer "
-                        "column of microtrain info)")
-    parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
-                        action="store_true", help="train only the biases of the trained ops")
-
-
-def _add_data(parser, required):
-    parser.add_argument("--load-input:raw", "--load_input:raw", "--load-input", "--x",
-                        dest="inputs", action="append", required=required, metavar="FILE",
-                        help="raw little-endian float32 samples (or .npy); once per input")
-    parser.add_argument("--load-expected:raw", "--load_expected:raw", "--load-expected", "--y",
-                        dest="expected", required=required, metavar="FILE",
-                        help="raw expected outputs: float32 rows, or int32 labels for scce")
-    parser.add_argument("--data-length", "--data_length", dest="data_length",
-                        type=_positive_int, default=None, help="use the first N samples")
-    parser.add_argument("--metric", dest="metrics", action="append", type=_metric_name,
-                        default=None, help="categorical_accuracy, sparse_categorical_accuracy, "
-                        "binary_accuracy, mse, mae (onert: 0); repeatable")
-    parser.add_argument("--load-checkpoint", "--load_checkpoint", dest="load_checkpoint",
-                        metavar="CK", help="start from this checkpoint")
-
-
-def build_parser():
-    parser = _Parser(prog=PROG, description="Train, evaluate and inspect microtrain models "
-                     "on the host with the same C core as the device.", allow_abbrev=False)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    train = commands.add_parser("train", help="train a model on raw data files",
-                                allow_abbrev=False)
-    _add_model(train)
-    _add_data(train, required=True)
-    _add_compile(train, _config.DEFAULT_LOSS)
-    train.add_argument("--epochs", "--epoch", dest="epochs", type=_non_negative_int, default=5,
-                       help="epochs (default 5)")
-    train.add_argument("--validation-split", "--validation_split", dest="validation_split",
-                       type=_fraction, default=0.0, help="fraction held out for validation")
-    train.add_argument("--shuffle", action="store_true", help="shuffle every epoch")
-    train.add_argument("--seed", type=_non_negative_int, default=0,
-                       help="seed of the shuffles and the split (default 0)")
-    train.add_argument("--checkpoint", "--export-checkpoint", "--export_checkpoint",
-                       dest="checkpoint", metavar="CK", help="save a checkpoint every epoch")
-    train.add_argument("--export", "--export-model", "--export_model", dest="export",
-                       metavar="OUT.mtm", help="write the trained model for inference")
-    train.add_argument("--verbose-level", "--verbose_level", "-v", dest="verbose", type=int,
-                       default=1, help="0 quiet, 1 progress and epochs (default), 2 epochs")
-    train.set_defaults(handler=run_train)
-
-    evaluate = commands.add_parser("eval", help="evaluate a model on raw data files",
-                                   allow_abbrev=False)
-    _add_model(evaluate)
-    _add_data(evaluate, required=True)
-    _add_compile(evaluate, _config.DEFAULT_LOSS)
-    evaluate.set_defaults(handler=run_eval)
-
-    info = commands.add_parser("info", help="tensors, ops and the memory plan of a model",
-                               allow_abbrev=False)
-    _add_model(info)
-    _add_compile(info, _config.DEFAULT_LOSS)
-    info.add_argument("--accumulate-gradients", "--accumulate_gradients",
-                      dest="accumulate_gradients", action="store_true",
-                      help="plan gradients kept for accumulation instead of fused updates")
-    info.add_argument("--plot", metavar="OUT.png",
-                      help="draw the arena over the train step's schedule (needs matplotlib)")
-    info.set_defaults(handler=run_info)
-
-    predict = commands.add_parser("predict", help="run a model on raw input files (no "
-                                  "training set-up needed)", allow_abbrev=False)
-    _add_model(predict)
-    predict.add_argument("--load-input:raw", "--load_input:raw", "--load-input", "--x",
-                         dest="inputs", action="append", required=True, metavar="FILE",
-                         help="raw little-endian float32 samples (or .npy); once per input")
-    predict.add_argument("--batch-size", "--batch_size", dest="batch_size",
-                         type=_positive_int, default=_config.DEFAULT_BATCH_SIZE,
-                         help="rows per core call (default %d)" % _config.DEFAULT_BATCH_SIZE)
-    predict.add_argument("--output", "-o", metavar="OUT",
-                         help="write output 0 there (.npy, else raw little-endian float32) "
-                         "instead of printing it")
-    predict.set_defaults(handler=run_predict)
-
-    commands.add_parser("firmware", help="board support (see microtrain firmware --help)",
-                        add_help=False)
-    commands.add_parser("convert", help="import a .tflite/.circle/.onnx model as .mtm (see "
-                        "microtrain convert --help)", add_help=False)
-    commands.add_parser("micropython", add_help=False,
-                        help="run a script on MicroPython (see microtrain micropython --help)")
-    return parser
 
 
 # ---------------------------------------------------------------- helpers
@@ -625,10 +395,13 @@ def main(argv=None):
             return int(micropython.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
-            parser.print_help(sys.stderr)
-            return 2
+            raise UsageError("a command is required: train, eval, predict, info, convert, "
+                             "firmware or micropython (usage: %s COMMAND ...; see %s --help)"
+                             % (PROG, PROG))
         args = parser.parse_args(argv)
-        return int(args.handler(args) or 0)
+        handler = {"train": run_train, "eval": run_eval, "info": run_info,
+                   "predict": run_predict}[args.command]
+        return int(handler(args) or 0)
     except UsageError as error:
         _error(_one_line(error))
         return 2
