@@ -140,3 +140,33 @@ def test_an_aligned_read_only_image_is_read_in_place(board, micropython_firmware
     assert "frozen weight changed: True True" in output
     assert "the file is unchanged: True" in output
     assert re.search(r"^trains on the copy: loss \d", output, re.MULTILINE)
+
+
+SHARED = os.path.join(os.path.dirname(SCRIPTS), "..", "scripts", "shared_behaviour.py")
+
+
+@pytest.fixture(scope="module")
+def shared_model(tmp_path_factory):
+    """The model of tests/test_shared_behaviour.py, and the ctypes backend's transcript."""
+    folder = tmp_path_factory.mktemp("shared")
+    model = str(folder / "model.mtm")
+    microtrain.Sequential([layers.Dense(5, activation="relu"), layers.Dense(2),
+                           layers.Softmax()], input_shape=(3,), seed=0).save(model)
+    host_dir = folder / "host"
+    host_dir.mkdir()
+    host = subprocess.run([sys.executable, SHARED, model, str(host_dir)], capture_output=True,
+                          text=True, timeout=300)
+    assert host.returncode == 0, host.stderr[-3000:]
+    assert host.stdout.splitlines()[-1] == "done"
+    return model, host.stdout
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_shared_behaviour_script_gives_the_ctypes_transcript(board, micropython_firmware,
+                                                                 shared_model, tmp_path):
+    """CONTRIBUTING.md's proof of a backend (tests/scripts/shared_behaviour.py)."""
+    model, expected = shared_model
+    status, output, errors = run_micropython(board, SHARED, [(model, "/data/model.mtm")],
+                                             "/data/model.mtm", "/out", out=str(tmp_path))
+    assert status == 0, errors[-3000:]
+    assert output.splitlines() == expected.splitlines()
