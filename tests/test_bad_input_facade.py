@@ -651,3 +651,15 @@ def test_integers_beyond_the_c_types_are_refused_on_every_path(tmp_path, capsys)
         with pytest.raises(ValueError, match="label"):
             s.train_step(x, labels)
     assert s.get_counters()["step"] == 0
+
+
+def test_a_plan_beyond_4_gib_is_unsupported_and_says_why():
+    """Not "arena too small": the planner lays shared buffers out at 32-bit offsets."""
+    wide = microtrain.Sequential([layers.Dense(4096, activation="relu"),
+                                  layers.Dense(4096, activation="relu"), layers.Dense(4096)],
+                                 input_shape=(4096,))
+    s = microtrain.TrainSession(wide)
+    with pytest.raises(MicrotrainError, match="larger than the planner lays out") as error:
+        s.compile("sgd", "mse", batch_size=65535)
+    assert error.value.status == _native.MT_ERR_UNSUPPORTED
+    s.compile("sgd", "mse", batch_size=2)  # the session is still usable

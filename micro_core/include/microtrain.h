@@ -343,7 +343,9 @@ typedef struct mt_memory_plan {
  * @param[in]  cfg         training configuration
  * @param[out] plan        the byte breakdown
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad config value), MT_ERR_BAD_MODEL,
- *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED.
+ *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED (an op this build
+ *         lacks, or an arena the planner cannot lay out: its shared buffers past 4 GiB,
+ *         or more bytes than size_t holds on this target).
  */
 MT_API mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
                          mt_memory_plan *plan);

@@ -403,7 +403,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     uint64_t lower_bound_shared;
     const uint64_t shared = mt_share_place(&lt.sh, &lower_bound_shared);
-    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
+    /* the buffers that share bytes are placed at 32-bit offsets: a plan beyond 4 GiB is not
+     * too small an arena but one this planner cannot lay out */
+    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
 
     int32_t num_params = 0, num_trained = 0;
     for (uint32_t i = 0; i < T; ++i) {
@@ -496,7 +498,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     uint8_t *shared_region = arena ? arena + shared_base : NULL;
     b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) /* cannot exist on this target */
-        return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
+        return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
     uint64_t roles = p.metadata_bytes + p.weight_bytes + p.gradient_bytes + p.optimizer_bytes +
                      p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;

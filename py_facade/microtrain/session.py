@@ -234,6 +234,11 @@ class Session(SessionState, SessionPersistence):
                 raise MicrotrainError(error.status, "%s; batch_size %d, %s" % (
                     error.message, config["batch_size"], self._describe_optimizer(config)),
                     error.function)
+            if error.status == _backend.MT_ERR_UNSUPPORTED and error.op_index < 0:
+                raise MicrotrainError(error.status, "%s: the arena batch_size %d needs is "
+                                      "larger than the planner lays out (4 GiB of shared "
+                                      "buffers); use a smaller batch_size or train fewer ops"
+                                      % (error.message, config["batch_size"]), error.function)
             raise
         image = self._current_image()
         if not self._compiled:

@@ -104,6 +104,7 @@ KIND_TARGET = const(1)
 MT_OK = const(0)
 MT_ERR_BAD_ARGUMENT = const(-1)
 MT_ERR_STATE = const(-4)
+MT_ERR_UNSUPPORTED = const(-5)
 MT_ERR_NUMERIC = const(-7)
 MT_ERR_IO = const(-10)
 
