@@ -655,11 +655,11 @@ def test_integers_beyond_the_c_types_are_refused_on_every_path(tmp_path, capsys)
 
 def test_a_plan_beyond_4_gib_is_unsupported_and_says_why():
     """Not "arena too small": the planner lays shared buffers out at 32-bit offsets."""
-    wide = microtrain.Sequential([layers.Dense(4096, activation="relu"),
-                                  layers.Dense(4096, activation="relu"), layers.Dense(4096)],
-                                 input_shape=(4096,))
+    # 1x1 convolutions: tiny weights, 1 GiB activations at batch 1024, four of them live
+    wide = microtrain.Sequential([layers.Conv2D(64, 1) for _ in range(4)],
+                                 input_shape=(64, 64, 64))
     s = microtrain.TrainSession(wide)
     with pytest.raises(MicrotrainError, match="larger than the planner lays out") as error:
-        s.compile("sgd", "mse", batch_size=65535)
+        s.compile("sgd", "mse", batch_size=1024)
     assert error.value.status == _native.MT_ERR_UNSUPPORTED
     s.compile("sgd", "mse", batch_size=2)  # the session is still usable
