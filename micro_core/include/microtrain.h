@@ -86,7 +86,9 @@ typedef enum mt_status {
     MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
     MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
     MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
-    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient: step refused (see guard_gradients) */
+    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient, or an update that would make a
+                                      weight or optimizer state NaN or infinite (e.g. a huge learning
+                                      rate): step refused and counted (see guard_gradients) */
     MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
     MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
     MT_ERR_IO = -10              /**< a read/write callback reported a failure */
@@ -242,12 +244,17 @@ typedef struct mt_train_config {
      *  gradients never need to be live all at once); 1: keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). */
     int32_t accumulate_gradients;
-    /** 1: check every weight gradient for NaN/Inf before any weight changes, so a bad step
-     *  leaves weights and optimizer state untouched. This needs all gradients at once and
-     *  so the accumulate_gradients memory layout. 0 (with fused updates): each gradient is
-     *  checked just before its own update; a bad one stops the step there, and the weights
-     *  updated before it in that step keep their update, and the step counter and Adam's
-     *  bias correction have advanced. The loss is always checked first. */
+    /** The numeric guard never lets an update write a NaN or infinity: an update is refused
+     *  (MT_ERR_NUMERIC, counted in mt_session_numeric_errors()) when its gradient has one or
+     *  when it would leave a weight or optimizer state element non-finite (lr·g or Adam's
+     *  lr / (1 - β1^t) overflowing). The loss is always checked first.
+     *  1: every trained tensor's update is checked before any tensor changes, so a refused
+     *  step leaves weights, optimizer state, step counter and Adam's bias correction exactly
+     *  as they were. This needs all gradients at once and so the accumulate_gradients memory
+     *  layout. 0 (with fused updates): each tensor's update is checked just before it is
+     *  applied; a refused one stops the step there. The tensors updated before it in that
+     *  step keep their update, and the step counter and bias correction have advanced with
+     *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
 } mt_train_config;
 
@@ -382,7 +389,7 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  * @param[out] loss reduced loss of the step (may be NULL)
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (n out of range, label out of range),
  *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated;
- *         non-finite gradient: see mt_train_config.guard_gradients).
+ *         non-finite gradient or update: see mt_train_config.guard_gradients).
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
@@ -402,7 +409,10 @@ MT_API mt_status mt_session_zero_grad(mt_session *s);
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
 /** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
- *  Every gradient is checked first: a NaN or infinity anywhere applies nothing.
+ *  Every tensor's update is checked first: a NaN or infinity in any gradient, or in any
+ *  weight or state element an update would write, applies nothing and leaves the counters
+ *  and the accumulated gradients as they were (lower the learning rate and call again, or
+ *  zero_grad).
  *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates),
  *          MT_ERR_NUMERIC. */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
@@ -413,7 +423,8 @@ MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
 /** @brief Forward only; outputs hold rows 0..n-1. */
 MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
 
-/** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
+/** @brief Steps refused because the loss, a gradient or an update was NaN or infinite
+ *  (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 
 /** @brief Change the learning rate (schedulers call this between steps); >= 0, finite. */
