@@ -502,9 +502,13 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
 /**
  * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
  *
- * The whole checkpoint is validated first (structure, CRC, model fingerprint, trained
- * tensor set, optimizer); only then are weights, state and counters replaced and
- * @p on_property (may be NULL) called for each property. A checkpoint refused by
+ * The whole checkpoint is validated first: structure, CRC, and contents no training run
+ * could produce (NaN or infinite weights or optimizer state, a negative Adam second moment,
+ * β powers outside [0, 1], negative counters, a NaN, infinite or negative learning rate)
+ * are MT_ERR_BAD_CHECKPOINT; another model fingerprint, trained tensor set or optimizer
+ * (with or without stored state) is MT_ERR_CHECKPOINT_MISMATCH. Only then are weights,
+ * state and counters replaced and @p on_property (may be NULL) called for each property.
+ * A checkpoint refused by
  * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
  * validating) leaves the session unchanged. The second pass reads in place, holding no
  * copy: if @p read fails there (storage failing between the passes) or @p on_property

@@ -3,9 +3,12 @@
  * small chunks through caller callbacks: a device never holds a whole file.
  *
  * Save writes front to back and keeps a running CRC for the trailer.
- * Load reads twice: pass 1 checks structure, CRC and fit without writing
- * anything; pass 2 replaces weights, optimizer state and counters. So a bad
- * checkpoint leaves the session exactly as it was.
+ * Load reads twice: pass 1 checks structure, CRC, contents and fit without
+ * writing anything; pass 2 replaces weights, optimizer state and counters. So a
+ * bad checkpoint leaves the session exactly as it was. Contents are checked as
+ * well as structure because a CRC proves only that bytes were not damaged, not
+ * that their writer was honest: a loaded session must never hold a value that
+ * no training run could have produced (a NaN weight, a negative Adam v).
  * Numbers are encoded little-endian byte by byte, whatever the host's order.
  */
 #include <string.h>
@@ -25,12 +28,6 @@
 #define CHUNK 64u
 
 /* ---- float bit patterns ---- */
-
-
-
-
-
-
 
 static uint32_t f32_bits(float x)
 {
@@ -246,6 +243,13 @@ typedef struct ck_header {
     double beta1_power, beta2_power;
 } ck_header;
 
+static int known_optimizer(int32_t optimizer)
+{
+    return optimizer == MT_OPTIMIZER_SGD || optimizer == MT_OPTIMIZER_ADAM || optimizer == MT_OPTIMIZER_ADAMW;
+}
+
+/* The header's fields, each checked against what a writer can produce: an honest header
+ * with a valid CRC is the only kind that passes. */
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
     if (memcmp(h, CK_MAGIC, 4) != 0 || mt_get_u16(h + 4) != CK_VERSION || mt_get_u16(h + 6) != CK_HEADER_BYTES)
@@ -264,15 +268,50 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     if (c->total != size || mt_get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
     for (int i = 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
-    if (c->state_arrays > 2 || c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
+    /* the state a known optimizer keeps: none, momentum (SGD), or m and v (Adam, AdamW) */
+    if (!known_optimizer(c->optimizer)) return MT_ERR_BAD_CHECKPOINT;
+    if (c->state_arrays != 0 && c->state_arrays != mt_optimizer_state_arrays(c->optimizer, 1.0f))
+        return MT_ERR_BAD_CHECKPOINT;
+    if (c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
     if (!mt_isfinitef(c->learning_rate) || c->learning_rate < 0.0f) return MT_ERR_BAD_CHECKPOINT;
+    /* β^t of a β in [0, 1) lies in [0, 1]: 0 is reachable (β1 = 0 after one step, or
+     * β < 0.5 after some hundreds, the double underflowing), and without state the writer
+     * stores exactly 1 */
     if (!(c->beta1_power >= 0.0 && c->beta1_power <= 1.0 && c->beta2_power >= 0.0 && c->beta2_power <= 1.0))
         return MT_ERR_BAD_CHECKPOINT;
+    if (c->state_arrays == 0 && (c->beta1_power != 1.0 || c->beta2_power != 1.0)) return MT_ERR_BAD_CHECKPOINT;
     return MT_OK;
 }
 
-/* Pass 1: CRC of every byte before the trailer, then the records' and properties'
- * bounds and encoding, then whether the checkpoint fits this session. */
+/* Check count floats at offset: every one finite, and not negative when nonnegative. */
+static mt_status check_floats(const reader *r, uint32_t offset, uint32_t count, int nonnegative)
+{
+    uint8_t buf[CHUNK];
+    for (uint32_t done = 0; done < count;) {
+        const uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
+        mt_status st = fetch(r, offset + 4u * done, buf, 4u * n);
+        if (st != MT_OK) return st;
+        for (uint32_t i = 0; i < n; ++i) {
+            const float x = bits_f32(mt_get_u32(buf + 4 * i));
+            if (!mt_isfinitef(x) || (nonnegative && x < 0.0f)) return MT_ERR_BAD_CHECKPOINT;
+        }
+        done += n;
+    }
+    return MT_OK;
+}
+
+/* A record's values: weights and momentum or Adam m finite; Adam v finite and >= 0 (a sum
+ * of squares). The record lies inside the body (checked by the caller). */
+static mt_status check_record_values(const reader *r, const ck_header *c, uint32_t values_at, uint32_t count)
+{
+    mt_status st = MT_OK;
+    for (uint32_t a = 0; a <= c->state_arrays && st == MT_OK; ++a)
+        st = check_floats(r, values_at + 4u * count * a, count, a == 2);
+    return st;
+}
+
+/* Pass 1: CRC of every byte before the trailer, then the records' bounds and values and the
+ * properties' encoding, then whether the checkpoint fits this session. */
 static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
 {
     uint8_t buf[CK_HEADER_BYTES];
@@ -298,8 +337,10 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
         if (off + CK_RECORD_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
         if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
         const uint32_t index = mt_get_u32(buf), count = mt_get_u32(buf + 4);
+        const uint32_t values_at = (uint32_t)off + CK_RECORD_HEADER_BYTES;
         off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays);
         if (off > body) return MT_ERR_BAD_CHECKPOINT;
+        if ((st = check_record_values(r, c, values_at, count)) != MT_OK) return st;
         if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
     }
     for (uint32_t k = 0; k < c->num_properties; ++k) {
@@ -317,10 +358,10 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
     }
     if (off != body) return MT_ERR_BAD_CHECKPOINT;
 
-    if (!fits) return MT_ERR_CHECKPOINT_MISMATCH;
-    if (c->state_arrays != 0 &&
-        (c->optimizer != s->cfg.optimizer ||
-         c->state_arrays != mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum)))
+    /* another optimizer's checkpoint is refused even without state: its learning rate and
+     * counters belong to another run */
+    if (!fits || c->optimizer != s->cfg.optimizer) return MT_ERR_CHECKPOINT_MISMATCH;
+    if (c->state_arrays != 0 && c->state_arrays != mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum))
         return MT_ERR_CHECKPOINT_MISMATCH;
     return MT_OK;
 }
