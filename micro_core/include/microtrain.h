@@ -431,6 +431,16 @@ MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
 MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate);
 
+/**
+ * @brief The base learning rate a schedule scales (lr(step) = base · factor(step)): the
+ *        configuration's learning_rate at init, or the base stored in the last checkpoint
+ *        loaded (version 2; a version 1 checkpoint leaves it). mt_session_set_learning_rate()
+ *        does not change it, so a resumed run continues the original run's schedule.
+ * @param[out] learning_rate the base rate, > 0
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT.
+ */
+MT_API mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
+
 /** @brief Optimizer steps taken and the epoch counter (the caller advances epochs).
  *  Either output may be NULL. */
 MT_API mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
@@ -491,8 +501,9 @@ MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimi
 
 /**
  * @brief Stream a checkpoint: trained weights, optimizer state (optional), step and epoch
- *        counters, learning rate and user properties; versioned, little-endian, CRC-32
- *        protected (format: docs/checkpoint_format.md). @p write is called with small chunks.
+ *        counters, current and base learning rate and user properties; versioned,
+ *        little-endian, CRC-32 protected (format: docs/checkpoint_format.md, version 2).
+ *        @p write is called with small chunks.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
  */
 MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
@@ -508,7 +519,8 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
  * are MT_ERR_BAD_CHECKPOINT; another model fingerprint, trained tensor set or optimizer
  * (with or without stored state) is MT_ERR_CHECKPOINT_MISMATCH. Only then are weights,
  * state and counters replaced and @p on_property (may be NULL) called for each property.
- * A checkpoint refused by
+ * Versions 1 and 2 load; a version 2 checkpoint also restores the base learning rate
+ * (mt_session_get_base_learning_rate()). A checkpoint refused by
  * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
  * validating) leaves the session unchanged. The second pass reads in place, holding no
  * copy: if @p read fails there (storage failing between the passes) or @p on_property

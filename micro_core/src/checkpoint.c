@@ -20,7 +20,7 @@
 #include "session.h"
 
 #define CK_MAGIC "MTCK"
-#define CK_VERSION 1u
+#define CK_VERSION 2u    /* written; 1 (no base learning rate) is still read */
 #define CK_HEADER_BYTES 80u
 #define CK_TRAILER_BYTES 4u
 #define CK_RECORD_HEADER_BYTES 8u
@@ -179,6 +179,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     mt_put_u64(h + 32, (uint64_t)s->step);
     mt_put_u64(h + 40, (uint64_t)s->epoch);
     mt_put_u32(h + 48, f32_bits(s->learning_rate));
+    mt_put_u32(h + 52, f32_bits(s->base_learning_rate));
     mt_put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
     mt_put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
 
@@ -236,10 +237,10 @@ static mt_status fetch(const reader *r, uint32_t offset, void *data, uint32_t by
 }
 
 typedef struct ck_header {
-    uint32_t total, fingerprint, num_records, state_arrays, num_properties;
+    uint32_t version, total, fingerprint, num_records, state_arrays, num_properties;
     int32_t optimizer;
     int64_t step, epoch;
-    float learning_rate;
+    float learning_rate, base_learning_rate; /* base: version 2 only */
     double beta1_power, beta2_power;
 } ck_header;
 
@@ -252,7 +253,9 @@ static int known_optimizer(int32_t optimizer)
  * with a valid CRC is the only kind that passes. */
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
-    if (memcmp(h, CK_MAGIC, 4) != 0 || mt_get_u16(h + 4) != CK_VERSION || mt_get_u16(h + 6) != CK_HEADER_BYTES)
+    c->version = mt_get_u16(h + 4);
+    if (memcmp(h, CK_MAGIC, 4) != 0 || (c->version != 1 && c->version != CK_VERSION) ||
+        mt_get_u16(h + 6) != CK_HEADER_BYTES)
         return MT_ERR_BAD_CHECKPOINT;
     c->total = mt_get_u32(h + 8);
     c->fingerprint = mt_get_u32(h + 12);
@@ -263,9 +266,13 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     c->step = (int64_t)mt_get_u64(h + 32);
     c->epoch = (int64_t)mt_get_u64(h + 40);
     c->learning_rate = bits_f32(mt_get_u32(h + 48));
+    c->base_learning_rate = bits_f32(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
     c->beta1_power = bits_f64(mt_get_u64(h + 56));
     c->beta2_power = bits_f64(mt_get_u64(h + 64));
-    if (c->total != size || mt_get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
+    if (c->total != size) return MT_ERR_BAD_CHECKPOINT;
+    if (c->version == 1 ? mt_get_u32(h + 52) != 0
+                        : !(mt_isfinitef(c->base_learning_rate) && c->base_learning_rate > 0.0f))
+        return MT_ERR_BAD_CHECKPOINT; /* a base rate comes from a config: finite and > 0 */
     for (int i = 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
     /* the state a known optimizer keeps: none, momentum (SGD), or m and v (Adam, AdamW) */
@@ -400,6 +407,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
     s->step = c->step;
     s->epoch = c->epoch;
     s->learning_rate = c->learning_rate;
+    if (c->version >= 2) s->base_learning_rate = c->base_learning_rate;
     s->beta1_power = c->state_arrays ? c->beta1_power : 1.0;
     s->beta2_power = c->state_arrays ? c->beta2_power : 1.0;
 

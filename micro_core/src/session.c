@@ -375,6 +375,13 @@ mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate
     return MT_OK;
 }
 
+mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate)
+{
+    if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
+    *learning_rate = s->base_learning_rate;
+    return MT_OK;
+}
+
 mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;

@@ -59,6 +59,7 @@ struct mt_session {
     int32_t fused_op;       /* op whose backward the loss replaces, -1 if none */
     int32_t fusion;         /* MT_FUSION_* */
     float learning_rate;
+    float base_learning_rate; /* what schedules scale: cfg.learning_rate, or a v2 checkpoint's */
     int64_t step;
     int64_t epoch;
     int64_t accumulated_rows; /* rows whose gradients were summed since zero_grad */

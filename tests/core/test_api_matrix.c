@@ -148,6 +148,7 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_session_infer(s, 1), want);
     CALL(mt_session_set_learning_rate(s, 0.1f), want);
     CALL(mt_session_get_learning_rate(s, &value), want);
+    CALL(mt_session_get_base_learning_rate(s, &value), want);
     CALL(mt_session_counters(s, &step, &step), want);
     CALL(mt_session_set_epoch(s, 1), want);
     CALL(mt_session_param_count(s, &count), want);
@@ -564,6 +565,9 @@ static void test_checkpoint_calls(void)
     CALL(mt_checkpoint_load(s, m.size, mem_read, &m, NULL, NULL), MT_OK);
     CALL(mt_session_export_image(s, NULL, &m), MT_ERR_BAD_ARGUMENT);
     CALL(mt_session_export_image(s, positive_status, NULL), MT_ERR_IO);
+    float rate;
+    CALL(mt_session_get_base_learning_rate(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_get_base_learning_rate(s, &rate), MT_OK);
     current = NULL;
     free(g.raw);
 }

@@ -7,7 +7,8 @@
  *     are MT_ERR_BAD_CHECKPOINT and leave the session's arena byte for byte as it was;
  *   - honest edge values load: β1^t = 0 (β1 = 0), v = 0, a huge but finite weight or rate,
  *     after which no step makes a weight non-finite;
- *   - another optimizer's checkpoint is MT_ERR_CHECKPOINT_MISMATCH, with or without state.
+ *   - another optimizer's checkpoint is MT_ERR_CHECKPOINT_MISMATCH, with or without state;
+ *   - version 1 checkpoints still load; version 2 carries the base learning rate.
  * Model: x[3] -> Dense(W1[4,3], b1) -> tanh -> Dense(W2[2,4], b2), MSE; B = 4 rows per step.
  */
 #include <float.h>
@@ -192,7 +193,10 @@ static void test_lying_header(void)
         { 0, 20, 4, MT_OPTIMIZER_SGD, "SGD with 2 state arrays" }, { 2, 20, 4, MT_OPTIMIZER_ADAM, "Adam with 1 array" },
         { 0, 32, 8, UINT64_MAX, "step -1" }, { 0, 40, 8, 1ull << 63, "epoch INT64_MIN" },
         { 0, 48, 4, 0x7FC00000u, "lr NaN" }, { 0, 48, 4, 0xBF800000u, "lr -1" },
-        { 0, 48, 4, 0x7F800000u, "lr +inf" }, { 0, 48, 4, 0x80000001u, "lr -denormal" } };
+        { 0, 48, 4, 0x7F800000u, "lr +inf" }, { 0, 48, 4, 0x80000001u, "lr -denormal" },
+        { 0, 52, 4, 0, "base lr 0" }, { 0, 52, 4, 0x80000000u, "base lr -0" },
+        { 0, 52, 4, 0xBF800000u, "base lr -1" }, { 0, 52, 4, 0x7F800000u, "base lr +inf" },
+        { 0, 52, 4, 0xFFC00000u, "base lr NaN" } };
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
         const sink *src = fields[f].which == 0 ? k : fields[f].which == 1 ? k0 : km;
         sess *into = fields[f].which == 2 ? &g : &t;
@@ -258,7 +262,7 @@ static void test_beta_power_zero_loads(void)
 /* Two checkpoints of this model hold the same weights, counters and learning rates. */
 static int same_weights_and_counters(const uint8_t *a, const uint8_t *b)
 {
-    int same = memcmp(a + 32, b + 32, 20) == 0; /* step, epoch, lr */
+    int same = memcmp(a + 32, b + 32, 24) == 0; /* step, epoch, lr, base lr */
     for (int r = 0; r < 4; r++)
         same = same && memcmp(a + value_at(a, r, 0, 0), b + value_at(b, r, 0, 0),
                               4u * ib_get_u32(a, record_at(a, r) + 4)) == 0;
@@ -300,6 +304,50 @@ static void test_other_optimizer(void)
     free(again);
 }
 
+/* ---- versions and the base learning rate -------------------------------------------------- */
+
+static void test_base_rate_and_version_1(void)
+{
+    mt_train_config cfg = make_cfg(MT_OPTIMIZER_ADAM, 0.f), other = cfg;
+    other.learning_rate = 0.2f;
+    sess a, b, c;
+    sink *k = sink_new();
+    float rate = 0.f;
+    CHECK_STATUS(sess_open(&a, image, image_bytes, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&b, image, image_bytes, &other), MT_OK);
+    CHECK_STATUS(sess_open(&c, image, image_bytes, &other), MT_OK);
+    CHECK_STATUS(mt_session_get_base_learning_rate(a.s, &rate), MT_OK);
+    CHECK_BITS_EQ(rate, 0.05f);
+    train(a.s, 3, 200u);
+    CHECK_STATUS(mt_session_set_learning_rate(a.s, 0.0125f), MT_OK); /* a schedule decayed it */
+    CHECK_STATUS(mt_session_get_base_learning_rate(a.s, &rate), MT_OK);
+    CHECK_BITS_EQ(rate, 0.05f); /* the base stays */
+    save(a.s, 1, k);
+    CHECK_EQ_INT(ib_get_u16(k->data, 4), 2);
+    CHECK_EQ_INT(ib_get_u32(k->data, 48), f32_bits(0.0125f));
+    CHECK_EQ_INT(ib_get_u32(k->data, 52), f32_bits(0.05f));
+
+    CHECK_STATUS(load(b.s, k->data, k->size), MT_OK); /* version 2: the base comes along */
+    CHECK(same_params(a.s, b.s) && same_counters(a.s, b.s));
+    CHECK_STATUS(mt_session_get_base_learning_rate(b.s, &rate), MT_OK);
+    CHECK_BITS_EQ(rate, 0.05f);
+
+    /* the same checkpoint as version 1 wrote it: offset 52 reserved, 0 */
+    ib_put_u16(k->data, 4, 1);
+    ib_put_u32(k->data, 52, 0);
+    recrc(k->data, k->size);
+    CHECK_STATUS(load(c.s, k->data, k->size), MT_OK);
+    CHECK(same_params(a.s, c.s) && same_counters(a.s, c.s));
+    CHECK_STATUS(mt_session_get_base_learning_rate(c.s, &rate), MT_OK);
+    CHECK_BITS_EQ(rate, 0.2f); /* the session's own */
+    train(a.s, 2, 300u), train(c.s, 2, 300u); /* and it resumes bit for bit */
+    CHECK(same_params(a.s, c.s) && same_counters(a.s, c.s));
+    ib_put_u32(k->data, 52, f32_bits(0.05f)); /* version 1 with a value in its reserved field */
+    recrc(k->data, k->size);
+    CHECK(refused(&c, k->data, k->size, MT_ERR_BAD_CHECKPOINT));
+    free(a.block), free(b.block), free(c.block), free(k);
+}
+
 int main(void)
 {
     ib_mlp_spec spec;
@@ -313,6 +361,7 @@ int main(void)
     test_lying_header();
     test_beta_power_zero_loads();
     test_other_optimizer();
+    test_base_rate_and_version_1();
     free(image), free(before);
     return MT_TEST_END();
 }

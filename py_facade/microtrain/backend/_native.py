@@ -511,6 +511,11 @@ mt_session_get_learning_rate = _bind(
     "mt_session_get_learning_rate", [mt_session_p, _p_float], ctypes.c_int
 )
 
+# mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
+mt_session_get_base_learning_rate = _bind(
+    "mt_session_get_base_learning_rate", [mt_session_p, _p_float], ctypes.c_int
+)
+
 # mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
 mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
@@ -585,9 +590,10 @@ ALL_FUNCTIONS = (
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan, mt_session_input,
     mt_session_output, mt_session_target, mt_session_train_step, mt_session_zero_grad,
     mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step, mt_session_infer,
-    mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_counters,
-    mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
-    mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
+    mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_get_base_learning_rate,
+    mt_session_counters, mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count,
+    mt_session_param, mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load,
+    mt_session_export_image,
 )
 
 
