@@ -534,12 +534,46 @@ MT_API mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_r
                                     void *user, mt_property_fn on_property, void *property_user);
 
 /**
+ * @brief mt_checkpoint_save() into a memory buffer, for hosts that cannot pass C callbacks
+ *        (WebAssembly) and for RAM or memory-mapped flash: the same bytes.
+ * @param[out] buffer   receives the checkpoint; must not overlap the session's arena or image
+ * @param[in]  capacity bytes @p buffer holds, >= mt_checkpoint_bytes() of the same arguments
+ * @param[out] written  the checkpoint's size in bytes (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (as mt_checkpoint_save(), or @p buffer NULL, overlapping,
+ *         or @p capacity too small: then nothing is promised about the buffer's contents),
+ *         MT_ERR_UNSUPPORTED (a checkpoint over 4 GiB).
+ */
+MT_API mt_status mt_checkpoint_save_buffer(const mt_session *s, int32_t include_optimizer,
+                                           const mt_property *properties, int32_t num_properties,
+                                           void *buffer, size_t capacity, size_t *written);
+
+/**
+ * @brief mt_checkpoint_load() of the @p checkpoint_bytes bytes at @p checkpoint (RAM or
+ *        memory-mapped flash; no alignment needed), with the same validation and guarantees.
+ * @param[in] checkpoint must not overlap the session's arena
+ * @return as mt_checkpoint_load(); MT_ERR_BAD_ARGUMENT also for @p checkpoint NULL or overlapping.
+ */
+MT_API mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_t checkpoint_bytes,
+                                           mt_property_fn on_property, void *property_user);
+
+/**
  * @brief Stream the model image with the trained weights baked in (CRC updated): an
  *        inference image with no training state, loadable by mt_session_init().
  *        Its size is the input image's size.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_IO.
  */
 MT_API mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
+
+/**
+ * @brief mt_session_export_image() into a memory buffer: the same bytes.
+ * @param[out] buffer   receives the image; must not overlap the session's arena or image
+ * @param[in]  capacity bytes @p buffer holds, >= the model image's size
+ * @param[out] written  the image's size in bytes (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, overlapping, or @p capacity too small: then
+ *         nothing is promised about the buffer's contents).
+ */
+MT_API mt_status mt_session_export_image_buffer(const mt_session *s, void *buffer, size_t capacity,
+                                                size_t *written);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,8 @@
  *   - honest edge values load: β1^t = 0 (β1 = 0), v = 0, a huge but finite weight or rate,
  *     after which no step makes a weight non-finite;
  *   - another optimizer's checkpoint is MT_ERR_CHECKPOINT_MISMATCH, with or without state;
- *   - version 1 checkpoints still load; version 2 carries the base learning rate.
+ *   - version 1 checkpoints still load; version 2 carries the base learning rate;
+ *   - the buffer forms write and read exactly the streamed bytes.
  * Model: x[3] -> Dense(W1[4,3], b1) -> tanh -> Dense(W2[2,4], b2), MSE; B = 4 rows per step.
  */
 #include <float.h>
@@ -348,6 +349,76 @@ static void test_base_rate_and_version_1(void)
     free(a.block), free(b.block), free(c.block), free(k);
 }
 
+/* ---- buffers ------------------------------------------------------------------------------ */
+
+static int properties_seen;
+
+static mt_status count_property(void *user, const mt_property *p)
+{
+    (void)user, (void)p;
+    properties_seen++;
+    return MT_OK;
+}
+
+static void test_buffers(void)
+{
+    static const mt_property props[2] = { { "run", MT_PROPERTY_STRING, 0, 0, 0.0, "buffers" },
+                                          { "seen", MT_PROPERTY_INT, 0, 77, 0.0, NULL } };
+    const mt_train_config cfg = make_cfg(MT_OPTIMIZER_ADAMW, 0.f);
+    sess a, b, c;
+    sink *k = sink_new(), *e = sink_new(), *again = sink_new();
+    static uint8_t buf[SINK_CAP + 1];
+    size_t written = 0, bytes = 0;
+    CHECK_STATUS(sess_open(&a, image, image_bytes, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&b, image, image_bytes, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&c, image, image_bytes, &cfg), MT_OK);
+    train(a.s, 3, 400u), train(b.s, 1, 500u), train(c.s, 1, 500u);
+    for (int include = 0; include < 2; include++) {
+        sink_clear(k);
+        CHECK_STATUS(mt_checkpoint_save(a.s, include, props, 2, sink_write, k), MT_OK);
+        CHECK_STATUS(mt_checkpoint_bytes(a.s, include, props, 2, &bytes), MT_OK);
+        memset(buf, 0xEE, sizeof buf);
+        CHECK_STATUS(mt_checkpoint_save_buffer(a.s, include, props, 2, buf + 1, bytes, &written), MT_OK);
+        CHECK_EQ_INT(written, k->size);
+        CHECK(memcmp(buf + 1, k->data, k->size) == 0); /* unaligned, exact capacity: same bytes */
+        CHECK(buf[0] == 0xEE && buf[1 + bytes] == 0xEE);
+        CHECK_STATUS(mt_checkpoint_save_buffer(a.s, include, props, 2, buf, bytes - 1, &written),
+                     MT_ERR_BAD_ARGUMENT);
+    }
+    /* load from the (unaligned) buffer = load through the stream */
+    properties_seen = 0;
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, buf + 1, written, count_property, NULL), MT_OK);
+    CHECK_EQ_INT(properties_seen, 2);
+    CHECK_STATUS(mt_checkpoint_load(c.s, k->size, source_read, &(source){ k->data, k->size, 0, -1, 0, MT_OK },
+                                    NULL, NULL),
+                 MT_OK);
+    CHECK(same_params(a.s, b.s) && same_counters(a.s, b.s) && same_params(b.s, c.s));
+    save(b.s, 1, again);
+    save(c.s, 1, e);
+    CHECK(again->size == e->size && memcmp(again->data, e->data, e->size) == 0);
+    /* a refused buffer load leaves the session as it was */
+    buf[1 + HEADER + 8] ^= 1;
+    before = realloc(before, b.bytes);
+    memcpy(before, b.arena, b.bytes);
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, buf + 1, written, NULL, NULL), MT_ERR_BAD_CHECKPOINT);
+    CHECK(memcmp(before, b.arena, b.bytes) == 0);
+
+    /* export */
+    sink_clear(e);
+    CHECK_STATUS(mt_session_export_image(a.s, sink_write, e), MT_OK);
+    CHECK_STATUS(mt_session_export_image_buffer(a.s, buf + 3, image_bytes, &written), MT_OK);
+    CHECK_EQ_INT(written, image_bytes);
+    CHECK(e->size == image_bytes && memcmp(buf + 3, e->data, image_bytes) == 0);
+    CHECK_STATUS(mt_session_export_image_buffer(a.s, buf, image_bytes - 1, &written), MT_ERR_BAD_ARGUMENT);
+    /* buffers inside the arena or the image are refused: writing there would corrupt the session */
+    CHECK_STATUS(mt_checkpoint_save_buffer(a.s, 1, NULL, 0, a.arena + a.bytes / 2, SINK_CAP, &written),
+                 MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_export_image_buffer(a.s, a.arena, a.bytes, &written), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_export_image_buffer(a.s, image, image_bytes, &written), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_checkpoint_load_buffer(a.s, a.arena, k->size, NULL, NULL), MT_ERR_BAD_ARGUMENT);
+    free(a.block), free(b.block), free(c.block), free(k), free(e), free(again);
+}
+
 int main(void)
 {
     ib_mlp_spec spec;
@@ -362,6 +433,7 @@ int main(void)
     test_beta_power_zero_loads();
     test_other_optimizer();
     test_base_rate_and_version_1();
+    test_buffers();
     free(image), free(before);
     return MT_TEST_END();
 }

@@ -568,9 +568,35 @@ mt_checkpoint_load = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_checkpoint_save_buffer(const mt_session *s, int32_t include_optimizer,
+#                                     const mt_property *properties, int32_t num_properties,
+#                                     void *buffer, size_t capacity, size_t *written);
+mt_checkpoint_save_buffer = _bind(
+    "mt_checkpoint_save_buffer",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(mt_property), ctypes.c_int32, ctypes.c_void_p,
+     ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+    ctypes.c_int,
+)
+
+# mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_t checkpoint_bytes,
+#                                     mt_property_fn on_property, void *property_user);
+mt_checkpoint_load_buffer = _bind(
+    "mt_checkpoint_load_buffer",
+    [mt_session_p, ctypes.c_void_p, ctypes.c_size_t, mt_property_fn, ctypes.c_void_p],
+    ctypes.c_int,
+)
+
 # mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
 mt_session_export_image = _bind(
     "mt_session_export_image", [mt_session_p, mt_write_fn, ctypes.c_void_p], ctypes.c_int
+)
+
+# mt_status mt_session_export_image_buffer(const mt_session *s, void *buffer, size_t capacity,
+#                                          size_t *written);
+mt_session_export_image_buffer = _bind(
+    "mt_session_export_image_buffer",
+    [mt_session_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+    ctypes.c_int,
 )
 
 # mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
@@ -593,7 +619,8 @@ ALL_FUNCTIONS = (
     mt_session_set_learning_rate, mt_session_get_learning_rate, mt_session_get_base_learning_rate,
     mt_session_counters, mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count,
     mt_session_param, mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load,
-    mt_session_export_image,
+    mt_checkpoint_save_buffer, mt_checkpoint_load_buffer, mt_session_export_image,
+    mt_session_export_image_buffer,
 )
 
 
