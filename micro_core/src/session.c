@@ -166,12 +166,13 @@ static void next_powers(const mt_session *s, double *beta1_power, double *beta2_
 }
 
 /* Advance the step counter and Adam's bias-correction powers; called once per step, just
- * before its first update is applied. */
+ * before its first update is applied. The counter saturates: no run takes 2^63 steps, but a
+ * checkpoint may claim INT64_MAX, and its increment must not overflow (undefined in C). */
 static void begin_update(mt_session *s)
 {
     double beta1_power, beta2_power;
     next_powers(s, &beta1_power, &beta2_power);
-    s->step += 1;
+    if (s->step < INT64_MAX) s->step += 1;
     s->beta1_power = beta1_power;
     s->beta2_power = beta2_power;
 }
