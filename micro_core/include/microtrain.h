@@ -89,7 +89,8 @@ typedef enum mt_status {
     MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient, or an update that would make a
                                       weight or optimizer state NaN or infinite (e.g. a huge learning
                                       rate): step refused and counted (see guard_gradients) */
-    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
+    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated, of an unknown version, or holding
+                                      values no training run writes (NaN weights, negative Adam v) */
     MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
     MT_ERR_IO = -10              /**< a read/write callback reported a failure */
 } mt_status;
