@@ -9,9 +9,9 @@
 #include "optimizers.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "microtrain.h"
-#include "mt_math.h"
 
 uint32_t mt_optimizer_state_arrays(int optimizer, float momentum)
 {
@@ -23,35 +23,55 @@ uint32_t mt_optimizer_state_arrays(int optimizer, float momentum)
     }
 }
 
+/* Bit 31 set when x is NaN or ±Inf: its exponent bits are all ones, and adding one to the
+ * exponent field carries out of it. The checks OR this over every value and test bit 31 once
+ * at the end: no branch nor compare per element (mt_isfinitef's test, cheaper in a loop). */
+static uint32_t non_finite(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return (u & 0x7f800000u) + 0x00800000u;
+}
+
 /* ---- SGD ---- */
 
 typedef struct sgd_params {
     float lr, momentum, weight_decay, grad_scale;
 } sgd_params;
 
+typedef struct sgd_result {
+    float w, buf;
+} sgd_result;
+
 /* d = g·scale + wd·w;  momentum > 0: buf' = μ·buf + d, d = buf';  w' = w - lr·d.
- * buf is read and *buf_new written only when momentum > 0. */
-static void sgd_element(const sgd_params *p, float w, float g, float buf, float *w_new, float *buf_new)
+ * buf is used, and the result's buf meaningful, only when momentum > 0. */
+static sgd_result sgd_element(const sgd_params *p, float w, float g, float buf)
 {
+    sgd_result r;
     float d = g * p->grad_scale;
     if (p->weight_decay != 0.0f) d += p->weight_decay * w;
     if (p->momentum > 0.0f) {
         /* buf starts at 0, so the first step gives buf = d as in PyTorch */
         buf = p->momentum * buf + d;
         d = buf;
-        *buf_new = buf;
     }
-    *w_new = w - p->lr * d;
+    r.buf = buf;
+    r.w = w - p->lr * d;
+    return r;
 }
 
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
                        float weight_decay, float grad_scale)
 {
     const sgd_params p = {lr, momentum, weight_decay, grad_scale};
-    const int has_buf = momentum > 0.0f;
-    for (size_t i = 0; i < N; ++i) {
-        float unused = 0.0f;
-        sgd_element(&p, w[i], g[i], has_buf ? buf[i] : 0.0f, &w[i], has_buf ? &buf[i] : &unused);
+    if (momentum > 0.0f) {
+        for (size_t i = 0; i < N; ++i) {
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i]);
+            w[i] = r.w;
+            buf[i] = r.buf;
+        }
+    } else {
+        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f).w;
     }
 }
 
@@ -59,14 +79,16 @@ int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf
                                 float momentum, float weight_decay, float grad_scale)
 {
     const sgd_params p = {lr, momentum, weight_decay, grad_scale};
-    const int has_buf = momentum > 0.0f;
-    for (size_t i = 0; i < N; ++i) {
-        float w_new, buf_new = 0.0f;
-        if (!mt_isfinitef(g[i])) return 0;
-        sgd_element(&p, w[i], g[i], has_buf ? buf[i] : 0.0f, &w_new, &buf_new);
-        if (!mt_isfinitef(w_new) || !mt_isfinitef(buf_new)) return 0;
+    uint32_t bad = 0; /* bit 31: some value is not finite */
+    if (momentum > 0.0f) {
+        for (size_t i = 0; i < N; ++i) {
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i]);
+            bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.buf);
+        }
+    } else {
+        for (size_t i = 0; i < N; ++i) bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f).w);
     }
-    return 1;
+    return (bad & 0x80000000u) == 0;
 }
 
 /* ---- Adam, AdamW ---- */
@@ -79,6 +101,10 @@ typedef struct adam_params {
     float grad_scale;
     int decoupled;
 } adam_params;
+
+typedef struct adam_result {
+    float w, m, v;
+} adam_result;
 
 static adam_params adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                    int decoupled, double beta1_power, double beta2_power, float grad_scale)
@@ -98,9 +124,9 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
 
 /* AdamW: w = w·(1 - lr·wd); Adam: g' = g·scale + wd·w.  m' = lerp(m, g', 1-β1);
  * v' = β2·v + (1-β2)·g'²;  w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε). */
-static void adam_element(const adam_params *p, float w, float g, float m, float v, float *w_new,
-                         float *m_new, float *v_new)
+static adam_result adam_element(const adam_params *p, float w, float g, float m, float v)
 {
+    adam_result r;
     float gi = g * p->grad_scale;
     if (p->decoupled) {
         w *= p->decay;
@@ -110,14 +136,13 @@ static void adam_element(const adam_params *p, float w, float g, float m, float 
     /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
      * w = 1 (β1 = 0) gives m = g exactly */
     if (p->one_minus_beta1 < 0.5f)
-        m = m + p->one_minus_beta1 * (gi - m);
+        r.m = m + p->one_minus_beta1 * (gi - m);
     else
-        m = gi - (gi - m) * p->beta1;
-    v = p->beta2 * v + p->one_minus_beta2 * (gi * gi);
-    const float denom = sqrtf(v) / p->bias_correction2_sqrt + p->epsilon;
-    *w_new = w - p->step_size * (m / denom);
-    *m_new = m;
-    *v_new = v;
+        r.m = gi - (gi - m) * p->beta1;
+    r.v = p->beta2 * v + p->one_minus_beta2 * (gi * gi);
+    const float denom = sqrtf(r.v) / p->bias_correction2_sqrt + p->epsilon;
+    r.w = w - p->step_size * (r.m / denom);
+    return r;
 }
 
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
@@ -126,7 +151,12 @@ void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, 
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale);
-    for (size_t i = 0; i < N; ++i) adam_element(&p, w[i], g[i], m[i], v[i], &w[i], &m[i], &v[i]);
+    for (size_t i = 0; i < N; ++i) {
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i]);
+        w[i] = r.w;
+        m[i] = r.m;
+        v[i] = r.v;
+    }
 }
 
 int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
@@ -135,11 +165,10 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale);
+    uint32_t bad = 0;
     for (size_t i = 0; i < N; ++i) {
-        float w_new, m_new, v_new;
-        if (!mt_isfinitef(g[i])) return 0;
-        adam_element(&p, w[i], g[i], m[i], v[i], &w_new, &m_new, &v_new);
-        if (!mt_isfinitef(w_new) || !mt_isfinitef(m_new) || !mt_isfinitef(v_new)) return 0;
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i]);
+        bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.m) | non_finite(r.v);
     }
-    return 1;
+    return (bad & 0x80000000u) == 0;
 }
