@@ -95,8 +95,11 @@ typedef enum mt_status {
     MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
     MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
     MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
-    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient: step refused (see guard_gradients) */
-    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
+    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient, or an update that would make a
+                                      weight or optimizer state NaN or infinite (e.g. a huge learning
+                                      rate): step refused and counted (see guard_gradients) */
+    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated, of an unknown version, or holding
+                                      values no training run writes (NaN weights, negative Adam v) */
     MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
     MT_ERR_IO = -10              /**< a read/write callback reported a failure */
 } mt_status;
@@ -293,12 +296,17 @@ typedef struct mt_train_config {
      *  gradients never need to be live all at once); 1: keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). */
     int32_t accumulate_gradients;
-    /** 1: check every weight gradient for NaN/Inf before any weight changes, so a bad step
-     *  leaves weights and optimizer state untouched. This needs all gradients at once and
-     *  so the accumulate_gradients memory layout. 0 (with fused updates): each gradient is
-     *  checked just before its own update; a bad one stops the step there, and the weights
-     *  updated before it in that step keep their update, and the step counter and Adam's
-     *  bias correction have advanced. The loss is always checked first. */
+    /** The numeric guard never lets an update write a NaN or infinity: an update is refused
+     *  (MT_ERR_NUMERIC, counted in mt_session_numeric_errors()) when its gradient has one or
+     *  when it would leave a weight or optimizer state element non-finite (lr·g or Adam's
+     *  lr / (1 - β1^t) overflowing). The loss is always checked first.
+     *  1: every trained tensor's update is checked before any tensor changes, so a refused
+     *  step leaves weights, optimizer state, step counter and Adam's bias correction exactly
+     *  as they were. This needs all gradients at once and so the accumulate_gradients memory
+     *  layout. 0 (with fused updates): each tensor's update is checked just before it is
+     *  applied; a refused one stops the step there. The tensors updated before it in that
+     *  step keep their update, and the step counter and bias correction have advanced with
+     *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
 } mt_train_config;
 
@@ -453,7 +461,7 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  * @param[out] loss reduced loss of the step (may be NULL)
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (n out of range, label out of range),
  *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated;
- *         non-finite gradient: see mt_train_config.guard_gradients).
+ *         non-finite gradient or update: see mt_train_config.guard_gradients).
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
@@ -473,7 +481,10 @@ MT_API mt_status mt_session_zero_grad(mt_session *s);
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
 /** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
- *  Every gradient is checked first: a NaN or infinity anywhere applies nothing.
+ *  Every tensor's update is checked first: a NaN or infinity in any gradient, or in any
+ *  weight or state element an update would write, applies nothing and leaves the counters
+ *  and the accumulated gradients as they were (lower the learning rate and call again, or
+ *  zero_grad).
  *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates),
  *          MT_ERR_NUMERIC. */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
@@ -487,19 +498,30 @@ MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
 /**
  * @brief What the last failing step call of the session concerned (train_step, accumulate,
  *        zero_grad, eval_step, infer): its status, and the op or tensor at fault (a bad
- *        label or a non-finite loss names output 0's tensor). Successful calls leave it;
- *        {MT_OK, -1, 0, -1} until a call fails. A non-finite gradient found during
- *        backward or by mt_session_optimizer_step() is not recorded yet.
+ *        label or a non-finite loss names output 0's tensor; a non-finite gradient or update
+ *        names the op reading the weight and the weight's tensor). Successful calls leave it;
+ *        {MT_OK, -1, 0, -1} until a call fails.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session, NULL @p detail).
  */
 MT_API mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
 
-/** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
+/** @brief Steps refused because the loss, a gradient or an update was NaN or infinite
+ *  (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 
 /** @brief Change the learning rate (schedulers call this between steps); >= 0, finite. */
 MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
 MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate);
+
+/**
+ * @brief The base learning rate a schedule scales (lr(step) = base · factor(step)): the
+ *        configuration's learning_rate at init, or the base stored in the last checkpoint
+ *        loaded (version 2; a version 1 checkpoint leaves it). mt_session_set_learning_rate()
+ *        does not change it, so a resumed run continues the original run's schedule.
+ * @param[out] learning_rate the base rate, > 0
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT.
+ */
+MT_API mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
 
 /** @brief Optimizer steps taken and the epoch counter (the caller advances epochs).
  *  Either output may be NULL. */
@@ -561,8 +583,9 @@ MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimi
 
 /**
  * @brief Stream a checkpoint: trained weights, optimizer state (optional), step and epoch
- *        counters, learning rate and user properties; versioned, little-endian, CRC-32
- *        protected (format: docs/checkpoint_format.md). @p write is called with small chunks.
+ *        counters, current and base learning rate and user properties; versioned,
+ *        little-endian, CRC-32 protected (format: docs/checkpoint_format.md, version 2).
+ *        @p write is called with small chunks.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
  */
 MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
@@ -572,9 +595,14 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
 /**
  * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
  *
- * The whole checkpoint is validated first (structure, CRC, model fingerprint, trained
- * tensor set, optimizer); only then are weights, state and counters replaced and
- * @p on_property (may be NULL) called for each property. A checkpoint refused by
+ * The whole checkpoint is validated first: structure, CRC, and contents no training run
+ * could produce (NaN or infinite weights or optimizer state, a negative Adam second moment,
+ * β powers outside [0, 1], negative counters, a NaN, infinite or negative learning rate)
+ * are MT_ERR_BAD_CHECKPOINT; another model fingerprint, trained tensor set or optimizer
+ * (with or without stored state) is MT_ERR_CHECKPOINT_MISMATCH. Only then are weights,
+ * state and counters replaced and @p on_property (may be NULL) called for each property.
+ * Versions 1 and 2 load; a version 2 checkpoint also restores the base learning rate
+ * (mt_session_get_base_learning_rate()). A checkpoint refused by
  * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
  * validating) leaves the session unchanged. The second pass reads in place, holding no
  * copy: if @p read fails there (storage failing between the passes) or @p on_property
@@ -588,12 +616,46 @@ MT_API mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_r
                                     void *user, mt_property_fn on_property, void *property_user);
 
 /**
+ * @brief mt_checkpoint_save() into a memory buffer, for hosts that cannot pass C callbacks
+ *        (WebAssembly) and for RAM or memory-mapped flash: the same bytes.
+ * @param[out] buffer   receives the checkpoint; must not overlap the session's arena or image
+ * @param[in]  capacity bytes @p buffer holds, >= mt_checkpoint_bytes() of the same arguments
+ * @param[out] written  the checkpoint's size in bytes (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (as mt_checkpoint_save(), or @p buffer NULL, overlapping,
+ *         or @p capacity too small: then nothing is promised about the buffer's contents),
+ *         MT_ERR_UNSUPPORTED (a checkpoint over 4 GiB).
+ */
+MT_API mt_status mt_checkpoint_save_buffer(const mt_session *s, int32_t include_optimizer,
+                                           const mt_property *properties, int32_t num_properties,
+                                           void *buffer, size_t capacity, size_t *written);
+
+/**
+ * @brief mt_checkpoint_load() of the @p checkpoint_bytes bytes at @p checkpoint (RAM or
+ *        memory-mapped flash; no alignment needed), with the same validation and guarantees.
+ * @param[in] checkpoint must not overlap the session's arena
+ * @return as mt_checkpoint_load(); MT_ERR_BAD_ARGUMENT also for @p checkpoint NULL or overlapping.
+ */
+MT_API mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_t checkpoint_bytes,
+                                           mt_property_fn on_property, void *property_user);
+
+/**
  * @brief Stream the model image with the trained weights baked in (CRC updated): an
  *        inference image with no training state, loadable by mt_session_init().
  *        Its size is the input image's size.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_IO.
  */
 MT_API mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
+
+/**
+ * @brief mt_session_export_image() into a memory buffer: the same bytes.
+ * @param[out] buffer   receives the image; must not overlap the session's arena or image
+ * @param[in]  capacity bytes @p buffer holds, >= the model image's size
+ * @param[out] written  the image's size in bytes (may be NULL)
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, overlapping, or @p capacity too small: then
+ *         nothing is promised about the buffer's contents).
+ */
+MT_API mt_status mt_session_export_image_buffer(const mt_session *s, void *buffer, size_t capacity,
+                                                size_t *written);
 
 #ifdef __cplusplus
 }

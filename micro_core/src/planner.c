@@ -541,6 +541,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     s->fused_op = f.fused_op;
     s->fusion = f.fusion;
     s->learning_rate = cfg->learning_rate;
+    s->base_learning_rate = cfg->learning_rate;
     s->model_fingerprint = mt_image_fingerprint(img);
     s->beta1_power = 1.0;
     s->beta2_power = 1.0;

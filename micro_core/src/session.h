@@ -59,10 +59,11 @@ struct mt_session {
     int32_t fused_op;       /* op whose backward the loss replaces, -1 if none */
     int32_t fusion;         /* MT_FUSION_* */
     float learning_rate;
+    float base_learning_rate; /* what schedules scale: cfg.learning_rate, or a v2 checkpoint's */
     int64_t step;
     int64_t epoch;
     int64_t accumulated_rows; /* rows whose gradients were summed since zero_grad */
-    int64_t numeric_errors;   /* steps refused for a NaN/Inf loss or gradient */
+    int64_t numeric_errors;   /* steps refused for a NaN/Inf loss, gradient or update */
     uint32_t model_fingerprint; /* mt_image_fingerprint() of the image */
     double beta1_power; /* β1^step, β2^step (Adam bias corrections) */
     double beta2_power;

@@ -69,7 +69,6 @@ typedef struct _backend_obj_t {
     size_t arena_block_bytes;
     int32_t batch_size;      /* B */
     int32_t sparse;          /* targets are int32 labels */
-    float base_rate;         /* see base_learning_rate() */
     int64_t numeric_errors_before; /* counted by a session this one replaced (see below) */
     mt_train_config cfg;     /* as opened; trainable_op_mask points at mask */
     uint8_t mask[MT_MAX_OPS];
@@ -564,7 +563,6 @@ static mp_obj_t backend_make_new(const mp_obj_type_t *type, size_t n_args, size_
     self->arena_block_bytes = 0;
     self->batch_size = 1;
     self->sparse = 0;
-    self->base_rate = 0.0f;
     self->numeric_errors_before = 0;
     return MP_OBJ_FROM_PTR(self);
 }
@@ -762,9 +760,6 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     self->batch_size = cfg->batch_size;
     self->sparse = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
     self->numeric_errors_before = 0;
-    /* TEMPORARY until mt_session_get_base_learning_rate reaches microtrain.h: the compiled
-     * rate, as the ctypes backend reports it meanwhile. */
-    self->base_rate = cfg->learning_rate;
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(backend_open_obj, 3, backend_open);
@@ -1155,8 +1150,11 @@ static mp_obj_t backend_get_learning_rate(mp_obj_t self_in) {
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_get_learning_rate_obj, backend_get_learning_rate);
 
 static mp_obj_t backend_base_learning_rate(mp_obj_t self_in) {
-    backend_obj_t *self = session_of(self_in, "base_learning_rate");
-    return mp_obj_new_float_from_f(self->base_rate);
+    backend_obj_t *self = session_of(self_in, "mt_session_get_base_learning_rate");
+    float rate;
+    check(mt_session_get_base_learning_rate(self->session, &rate),
+        "mt_session_get_base_learning_rate");
+    return mp_obj_new_float_from_f(rate);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_base_learning_rate_obj, backend_base_learning_rate);
 

@@ -148,6 +148,7 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_session_infer(s, 1), want);
     CALL(mt_session_set_learning_rate(s, 0.1f), want);
     CALL(mt_session_get_learning_rate(s, &value), want);
+    CALL(mt_session_get_base_learning_rate(s, &value), want);
     CALL(mt_session_counters(s, &step, &step), want);
     CALL(mt_session_set_epoch(s, 1), want);
     CALL(mt_session_param_count(s, &count), want);
@@ -158,6 +159,9 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_session_export_image(s, mem_write, &m), want);
     mt_error_detail detail;
     CALL(mt_session_last_error(s, &detail), want);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, m.data, sizeof m.data, &bytes), want);
+    CALL(mt_checkpoint_load_buffer(s, m.data, 100, NULL, NULL), want);
+    CALL(mt_session_export_image_buffer(s, m.data, sizeof m.data, &bytes), want);
 }
 
 /* ---- the matrix ------------------------------------------------------------------------- */
@@ -593,6 +597,29 @@ static void test_checkpoint_calls(void)
     CALL(mt_checkpoint_load(s, m.size, mem_read, &m, NULL, NULL), MT_OK);
     CALL(mt_session_export_image(s, NULL, &m), MT_ERR_BAD_ARGUMENT);
     CALL(mt_session_export_image(s, positive_status, NULL), MT_ERR_IO);
+    /* the buffer forms: NULL, short, overlapping the arena; then a round trip */
+    static uint8_t ck[8192];
+    float rate;
+    CALL(mt_session_get_base_learning_rate(s, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_get_base_learning_rate(s, &rate), MT_OK);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, NULL, sizeof ck, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, ck, m.size - 1, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, ck, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_save_buffer(s, 2, NULL, 0, ck, sizeof ck, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, g.arena + g.bytes - 8, SIZE_MAX, &bytes),
+         MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_save_buffer(s, 1, NULL, 0, ck, sizeof ck, NULL), MT_OK);
+    CALL(mt_checkpoint_load_buffer(s, NULL, m.size, NULL, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_load_buffer(s, g.arena, m.size, NULL, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_load_buffer(s, ck, 0, NULL, NULL), MT_ERR_BAD_CHECKPOINT);
+    CALL(mt_checkpoint_load_buffer(s, ck, m.size - 1, NULL, NULL), MT_ERR_BAD_CHECKPOINT);
+    /* a size past 4 GiB: too big for the format, or (by where the arena lies) reaching into it */
+    CALL2(mt_checkpoint_load_buffer(s, ck, SIZE_MAX / 2, NULL, NULL), MT_ERR_BAD_CHECKPOINT, MT_ERR_BAD_ARGUMENT);
+    CALL(mt_checkpoint_load_buffer(s, ck, m.size, NULL, NULL), MT_OK);
+    CALL(mt_session_export_image_buffer(s, NULL, sizeof ck, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_export_image_buffer(s, ck, image_bytes - 1, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_export_image_buffer(s, image, image_bytes, &bytes), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_export_image_buffer(s, ck, image_bytes, NULL), MT_OK);
     current = NULL;
     free(g.raw);
 }

@@ -78,7 +78,7 @@ def test_bad_input_raises_microtrain_error_and_the_script_goes_on(board, micropy
         "n zero": "-1 mt_session_train_step: bad argument [MT_ERR_BAD_ARGUMENT]: n = 0 rows",
         "loss into a list": "-1 mt_session_train_step: bad argument [MT_ERR_BAD_ARGUMENT]: out must be an "
                             "array('f')",
-        "NaN input": "-7 mt_session_train_step: NaN or infinite loss or gradient; step "
+        "NaN input": "-7 mt_session_train_step: NaN or infinite loss, gradient or update; step "
                      "refused [MT_ERR_NUMERIC]",
         "label out of range": "-1 mt_session_train_step: bad argument [MT_ERR_BAD_ARGUMENT]: "
                               "row 2 has label 7; labels are 0..2",

@@ -269,7 +269,6 @@ class WasmBackend {
       this.placeImage(image);
       const cfgPointer = this.writeConfig(config);
       this.lastConfig = cfgPointer;
-      this.baseRate = Math.fround(Number(this.toJs(config).learning_rate));
       const planPointer = this.scratch;
       this.check(this.core.mt_plan(this.image, this.imageBytes, cfgPointer, planPointer), "mt_plan");
       const totalBytes = this.view().getUint32(planPointer, true);
@@ -449,7 +448,6 @@ class WasmBackend {
   base_learning_rate() {
     return this.guard(() => {
       this.requireSession();
-      if (!this.core.mt_session_get_base_learning_rate) return this.baseRate;
       this.check(this.core.mt_session_get_base_learning_rate(this.session, this.scratch),
                  "mt_session_get_base_learning_rate");
       return this.view().getFloat32(this.scratch, true);
@@ -527,8 +525,8 @@ class WasmBackend {
       const size = this.view().getUint32(this.scratch, true);
       const out = alignUp(start + used, ARENA_ALIGN);
       this.reserve(out + size);
-      this.check(this.core.mt_wasm_checkpoint_save(this.session, includeOptimizer ? 1 : 0, pointer, count,
-                                                   out, size, this.scratch), "mt_checkpoint_save");
+      this.check(this.core.mt_checkpoint_save_buffer(this.session, includeOptimizer ? 1 : 0, pointer, count,
+                                                     out, size, this.scratch), "mt_checkpoint_save");
       return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
     });
   }
@@ -564,7 +562,7 @@ class WasmBackend {
     return this.guard(() => {
       this.requireSession();
       const out = this.transfer(this.imageBytes);
-      this.check(this.core.mt_wasm_export_image(this.session, out, this.imageBytes, this.scratch),
+      this.check(this.core.mt_session_export_image_buffer(this.session, out, this.imageBytes, this.scratch),
                  "mt_session_export_image");
       return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
     });

@@ -437,8 +437,6 @@ class Backend(_Interface):
 
     def base_learning_rate(self):
         self._require_session()
-        if not hasattr(_native, "mt_session_get_base_learning_rate"):  # TEMPORARY (merge)
-            return float(np.float32(self._config["learning_rate"]))
         value = ctypes.c_float()
         self._check(_native.mt_session_get_base_learning_rate(self._session,
                                                               ctypes.byref(value)),
