@@ -23,6 +23,7 @@ arrays are not finite).
 """
 
 import os
+import pickle
 
 import numpy as np
 
@@ -95,7 +96,7 @@ def simulated_round(task, partition, trained_weights, server_round, settings=Non
     if task.faults.get(partition) == "nan":
         x = x * np.float32(1e30)
     if task.faults.get(partition) == "die":
-        os._exit(71)  # the client's process ends mid-round, like a device losing power
+        os._exit(71)  # the client's process ends mid-round (run in_child), a power cut
     with TrainSession(task.model) as session:
         local_round.compile_session(session, settings)
         _check_arena(task, session, partition)
@@ -115,6 +116,39 @@ def device_round(task, partition, trained_weights, server_round, settings=None):
                                     timeout=float(options.get("timeout", 300)),
                                     die=task.faults.get(partition) == "die")
     return update, logs, len(x)
+
+
+class ClientDied(RuntimeError):
+    """The process running a client's round ended without an update."""
+
+
+def in_child(function, *args):
+    """``function(*args)`` in a forked child process: its result, or ClientDied when the
+    child dies first (a crash, a kill, a power cut simulated with os._exit), so that the
+    client's worker survives and can report it."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the pickled outcome, leave without cleanup
+        os.close(read_end)
+        try:
+            outcome = pickle.dumps(("ok", function(*args)))
+        except BaseException as error:  # noqa: B902 - sent to the parent
+            outcome = pickle.dumps(("error", "%s: %s" % (type(error).__name__, error)))
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(outcome)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if not data or status != 0:
+        how = "was killed by signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) \
+            else "exited with status %d" % os.WEXITSTATUS(status)
+        raise ClientDied("its process %s before sending an update" % how)
+    kind, value = pickle.loads(data)
+    if kind == "error":
+        raise RuntimeError(value)
+    return value
 
 
 def evaluate_weights(task, trained_weights, x, y):
@@ -154,8 +188,15 @@ def client_app(task):
         try:
             weights = from_record(message.content[ARRAYS], layout())
             settings = settings_for(task, config)
-            run = device_round if task.device_for(partition) else simulated_round
-            update, logs, examples = run(task, partition, weights, server_round, settings)
+            if task.device_for(partition):
+                update, logs, examples = device_round(task, partition, weights, server_round,
+                                                      settings)
+            elif task.isolate or task.faults.get(partition) == "die":
+                update, logs, examples = in_child(simulated_round, task, partition, weights,
+                                                  server_round, settings)
+            else:
+                update, logs, examples = simulated_round(task, partition, weights,
+                                                         server_round, settings)
             if not all(np.all(np.isfinite(w)) for w in update):
                 raise ValueError("the update is not finite")
         except (MicrotrainError, ValueError, MemoryError, RuntimeError, OSError) as error:

@@ -49,8 +49,14 @@ class FleetTask:
                    plan does not fit refuses to train
         faults:    {partition: "nan" | "die"} clients made to fail, for tests and
                    demonstrations: "nan" scales the client's inputs to 1e30 so that its
-                   steps overflow (the numeric guard refuses them); "die" ends the client's
-                   process (or its device's emulator) in the middle of the round
+                   steps overflow (the numeric guard refuses them); "die" ends the process
+                   of the client's round (its forked process, or its board's emulator) in
+                   the middle of the round
+        isolate:   run every simulated client's round in a forked process of its own, so
+                   that a client whose process dies (a crash, a kill) is dropped from the
+                   round and its simulation worker carries on. Without it a dying worker
+                   is Flower's to handle: its Ray actor goes back to the pool dead, and
+                   the clients given to it later fail too.
         device:    None, or {"board": "mps2-an500", "partitions": [0, ...], "timeout": s}:
                    those clients train on MicroPython firmware under QEMU
                    (``microtrain.federated.device``)
@@ -58,7 +64,7 @@ class FleetTask:
 
     def __init__(self, model, data, clients, settings, split="dirichlet", alpha=0.5,
                  classes_per_client=2, split_seed=0, arena_bytes=None, faults=None,
-                 device=None):
+                 device=None, isolate=False):
         self.model = bytes(model)
         self.data = os.path.abspath(data)
         self.clients = int(clients)
@@ -73,6 +79,7 @@ class FleetTask:
         self.arena_bytes = arena_bytes
         self.faults = dict(faults or {})
         self.device = dict(device) if device else None
+        self.isolate = bool(isolate)
 
     def arrays(self):
         return _load(self.data)
