@@ -61,7 +61,7 @@ def test_readme_fine_tuning_section_runs(tmp_path):
                              r"categorical_accuracy: \[0\] 0\.9\d+$", result.stdout,
                              re.MULTILINE), result.stdout
     for name in ("digits.mtm", "digits.ck", "digits_trained.mtm", "personalised.ck",
-                 "digits_cli.ck", "digits_cli.mtm"):
+                 "digits_cli.ck", "digits_cli.mtm", "digits_pred.npy"):
         assert (work / name).is_file(), name
 
 

@@ -36,18 +36,8 @@ cmake --preset wasm32-wasi >/dev/null
 cmake --build --preset wasm32-wasi
 
 # MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500 and mps2-an385) for
-# tests/micropython: from the vendored tarball when a shared/vendor/ beside an ancestor folder
-# has it (or $MICROPYTHON_TARBALL), else cloned from GitHub; incremental, seconds when built.
-if [ -z "${MICROPYTHON_TARBALL:-}" ]; then
-  dir="$root"
-  while [ "$dir" != / ]; do
-    if [ -f "$dir/shared/vendor/micropython-1.28.0.tar.gz" ]; then
-      export MICROPYTHON_TARBALL="$dir/shared/vendor/micropython-1.28.0.tar.gz"
-      break
-    fi
-    dir="$(dirname "$dir")"
-  done
-fi
+# tests/micropython (build_firmware.sh says where MicroPython's source comes from: a cached or
+# vendored tarball, else GitHub); incremental, seconds when built.
 command -v make >/dev/null || { apt-get update && apt-get install -y --no-install-recommends make; }
 bash tools/micropython/build_firmware.sh
 

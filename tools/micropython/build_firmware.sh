@@ -23,9 +23,14 @@
 # writable RAM disk of `microtrain micropython --out` (a script's checkpoints come back that
 # way); the boards have no other writable storage.
 #
-# MicroPython's source: $MICROPYTHON_TARBALL (a tarball of tag v1.28.0 as `git archive`
-# writes it), else a shallow clone of tag v1.28.0 from github.com/micropython/micropython;
-# unpacked once into build/micropython/src/. make keeps later builds incremental.
+# MicroPython's source, the first of: $MICROPYTHON_TARBALL (a tarball of tag v1.28.0 as `git
+# archive` writes it); the copy this script cached in ~/.cache/microtrain/ (or
+# $XDG_CACHE_HOME/microtrain) on an earlier run; a shared/vendor/ copy in a folder beside an
+# ancestor of the repository; a shallow clone of tag v1.28.0 from
+# github.com/micropython/micropython. Its sha256 is checked against the release's, and a
+# tarball found anywhere but the cache is cached, so a later clone of the repository on the
+# same machine needs no network. Unpacked once into build/micropython/src/; make keeps later
+# builds incremental.
 # Needs make, gcc, arm-none-eabi-gcc for the boards (bash tools/setup_arm.sh), and python3.
 set -euo pipefail
 
@@ -48,10 +53,36 @@ done
 case "$variant" in full|frozen|bare) ;; *) echo "build_firmware: --variant full|frozen|bare" >&2; exit 2 ;; esac
 
 # ---- MicroPython's source, once
+tarball_name=micropython-1.28.0.tar.gz
+tarball_sha256=91c86ac1d48be2ac53a402bb7f26462d2a09382cde434f8def085e333ce93dee
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/microtrain"
+if [ -z "${MICROPYTHON_TARBALL:-}" ]; then
+  if [ -f "$cache/$tarball_name" ]; then
+    MICROPYTHON_TARBALL="$cache/$tarball_name"
+  else
+    dir="$root"
+    while [ "$dir" != / ]; do
+      if [ -f "$dir/shared/vendor/$tarball_name" ]; then
+        MICROPYTHON_TARBALL="$dir/shared/vendor/$tarball_name"
+        break
+      fi
+      dir="$(dirname "$dir")"
+    done
+  fi
+fi
+if [ -n "${MICROPYTHON_TARBALL:-}" ] && [ "$MICROPYTHON_TARBALL" != "$cache/$tarball_name" ] &&
+   [ ! -f "$cache/$tarball_name" ] &&
+   echo "$tarball_sha256  $MICROPYTHON_TARBALL" | sha256sum --check --quiet - 2>/dev/null; then
+  mkdir -p "$cache" && cp "$MICROPYTHON_TARBALL" "$cache/$tarball_name.part" &&
+    mv "$cache/$tarball_name.part" "$cache/$tarball_name"
+fi
 if [ ! -e "$src/.microtrain-source" ]; then
   rm -rf "$src" && mkdir -p "$out/src"
   if [ -n "${MICROPYTHON_TARBALL:-}" ]; then
     echo "build_firmware: unpacking $MICROPYTHON_TARBALL"
+    echo "$tarball_sha256  $MICROPYTHON_TARBALL" | sha256sum --check --quiet - || {
+      echo "build_firmware: $MICROPYTHON_TARBALL is not MicroPython v1.28.0's tarball" >&2
+      exit 1; }
     tar xzf "$MICROPYTHON_TARBALL" -C "$out/src"
   else
     echo "build_firmware: cloning MicroPython v1.28.0 from GitHub"

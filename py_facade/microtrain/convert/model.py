@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import _files
 from ..nn import image as _image
 
 
@@ -88,9 +89,9 @@ class ConvertedModel:
         return self._image
 
     def save(self, path):
-        """Write the ``.mtm`` image to ``path``."""
-        with open(path, "wb") as handle:
-            handle.write(self._image)
+        """Write the ``.mtm`` image to ``path``, atomically (``microtrain._files``:
+        only a regular file is replaced; a failure leaves the previous file)."""
+        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """The image's weights in ``mt_session_param`` order (copies)."""

@@ -28,6 +28,7 @@ a session opened from the image file alone numbers layers as the model does;
 
 import numpy as np
 
+from .. import _files
 from . import image as _image
 from .. import _random
 from . import functional
@@ -182,9 +183,9 @@ class Model:
         return self._image
 
     def save(self, path):
-        """Write the model image to ``path``."""
-        with open(path, "wb") as handle:
-            handle.write(self._image)
+        """Write the model image to ``path``, atomically (``microtrain._files``:
+        only a regular file is replaced; a failure leaves the previous file)."""
+        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """Initial weights in layer order, each layer's weight then bias (copies)."""
