@@ -92,7 +92,10 @@ class FleetResult:
 
     def plot(self, path, title=None):
         """Accuracy (and loss) per round as a PNG (needs matplotlib)."""
-        import matplotlib
+        try:
+            import matplotlib
+        except ImportError:
+            raise RuntimeError("plotting needs matplotlib: pip install microtrain[plot]")
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         rounds = [row["round"] for row in self.rounds]
