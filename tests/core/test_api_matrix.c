@@ -149,6 +149,7 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_session_set_learning_rate(s, 0.1f), want);
     CALL(mt_session_get_learning_rate(s, &value), want);
     CALL(mt_session_get_base_learning_rate(s, &value), want);
+    CALL(mt_session_set_reference(s), want);
     CALL(mt_session_counters(s, &step, &step), want);
     CALL(mt_session_set_epoch(s, 1), want);
     CALL(mt_session_param_count(s, &count), want);

@@ -382,6 +382,9 @@ static void test_config_values(void)
     BAD_CFG(momentum, -0.5f, MT_OPTIMIZER_SGD);
     BAD_CFG(weight_decay, -0.01f, MT_OPTIMIZER_ADAMW);
     BAD_CFG(weight_decay, NAN, MT_OPTIMIZER_SGD);
+    BAD_CFG(proximal_mu, -0.01f, MT_OPTIMIZER_SGD);
+    BAD_CFG(proximal_mu, NAN, MT_OPTIMIZER_ADAM);
+    BAD_CFG(proximal_mu, INFINITY, MT_OPTIMIZER_SGD);
     BAD_CFG(optimizer, 3, MT_OPTIMIZER_SGD);
     BAD_CFG(optimizer, -1, MT_OPTIMIZER_SGD);
     BAD_CFG(loss, 5, MT_OPTIMIZER_SGD);

@@ -60,7 +60,8 @@ from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
 from ..train_session import TrainSession
 
-_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay")
+_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay",
+                 "proximal_mu")
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 DATA_HEADER = "mt_firmware_data.h"
