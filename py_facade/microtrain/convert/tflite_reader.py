@@ -36,11 +36,13 @@ _FUSED_TO_OP = {1: _ops.RELU, 3: _ops.RELU6}
 _ACT_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 
 SUPPORTED_OPS = ("FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), "
-                 "MAX_POOL_2D, AVERAGE_POOL_2D, MEAN over H and W, RESHAPE, SQUEEZE, "
-                 "EXPAND_DIMS, SOFTMAX, RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, ADD, "
-                 "CONCATENATION (last axis), MUL/ADD/SUB by a constant right after a "
-                 "Dense or convolution (folded), and shape arithmetic on constants "
-                 "(SHAPE, STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
+                 "MAX_POOL_2D, AVERAGE_POOL_2D, MEAN over H and W, PAD/PADV2 (zeros "
+                 "around H and W), TRANSPOSE (the batch first), RESHAPE, SQUEEZE, "
+                 "EXPAND_DIMS, SOFTMAX, RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, ADD, SUB, "
+                 "MUL (activations of one shape, or a per-channel or scalar constant: "
+                 "folded into the Dense or convolution right before it where it can be), "
+                 "CONCATENATION (last axis), and shape arithmetic on constants (SHAPE, "
+                 "STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
 
 
 def _tflite():
@@ -465,25 +467,23 @@ class _Reader:
         return self.consumers.get(t, 0) == 1 and t not in self.graph_outputs
 
     def _binary(self, kind, op, values, inputs, outputs, label, options_name):
+        """ADD/SUB/MUL of two activations of one shape, or with a constant: folded into
+        the Dense or convolution right before it where it can be, else a SUB or MUL op
+        with a frozen constant (x + c runs as x − (−c), which is exact)."""
         act = self.options(op, options_name).FusedActivationFunction() \
             if op.BuiltinOptions() is not None else 0
         a, b = values
         if not a.is_const and not b.is_const:
-            if kind != "add":
-                raise ConversionError("%s of two activations is not supported" % kind.upper(),
-                                      op=label, supported="ADD of two activations; MUL/SUB "
-                                      "by a constant folded into the Dense or convolution "
-                                      "before it")
             if a.core_shape != b.core_shape:
                 raise ConversionError("operands have shapes %r and %r: broadcasting is not "
                                       "supported" % (a.shape, b.shape), op=label,
                                       supported="two activations of the same shape")
-            index = self.builder.op(_ops.ADD, [a.index, b.index], a.core_shape, label)
+            op_type = {"add": _ops.ADD, "sub": _ops.SUB, "mul": _ops.MUL}[kind]
+            index = self.builder.op(op_type, [a.index, b.index], a.core_shape, label)
             result = Value(a.shape, index=index, core_shape=a.core_shape)
             return self.fused(result, act, label)[0]
-        if a.is_const:
-            if kind == "sub":
-                raise ConversionError("constant minus activation is not supported", op=label)
+        constant_first = a.is_const
+        if constant_first:
             a, b = b, a
             inputs = inputs[::-1]
         constant = np.asarray(b.const, np.float32)
@@ -492,16 +492,30 @@ class _Reader:
         else:
             scale, shift = np.float32(1), (constant if kind == "add" else -constant)
         folded = None
-        if constant.ndim <= 1 and self._foldable(inputs, label):
+        if constant.ndim <= 1 and self._foldable(inputs, label) and \
+                not (constant_first and kind == "sub"):
             folded = self.builder.fold_affine(a, scale, shift, label, [b.const_key], kind,
                                               b if kind == "add" else None)
         if folded is None:
-            raise ConversionError("%s by a constant folds only into the FULLY_CONNECTED or "
-                                  "convolution (without a fused activation) right before it, "
-                                  "per output channel" % kind.upper(), op=label,
-                                  supported="a per-channel or scalar constant after a Dense "
-                                  "or convolution that feeds nothing else")
+            folded = self._with_constant(kind, a, b, constant, constant_first, label)
         return self.fused(folded, act, label)[0]
+
+    def _with_constant(self, kind, x, c, constant, constant_first, label):
+        channels = x.core_shape[-1]
+        if constant.size != 1 and (constant.ndim > len(x.core_shape) + 1 or
+                                   constant.shape[-1] != channels or
+                                   any(d != 1 for d in constant.shape[:-1])):
+            raise ConversionError("the constant has shape %r; broadcasting other than over "
+                                  "the last axis (channels) is not supported"
+                                  % (list(constant.shape),), op=label)
+        vector = constant.reshape(-1)
+        op_type, operand = {"add": (_ops.SUB, -vector), "sub": (_ops.SUB, vector),
+                            "mul": (_ops.MUL, vector)}[kind]
+        index = self.builder.add_constant(operand, Origin(c.const_key, c.const.shape))
+        operands = [index, x.index] if constant_first and kind == "sub" else [x.index, index]
+        index = self.builder.op(op_type, operands, x.core_shape, label)
+        return Value(x.shape, index=index, core_shape=x.core_shape,
+                     producer=len(self.builder.ops) - 1)
 
     def op_ADD(self, op, values, inputs, outputs, label):
         return self._binary("add", op, values, inputs, outputs, label, "AddOptions")
@@ -526,6 +540,41 @@ class _Reader:
         index = self.builder.op(_ops.CONCATENATION, [x.index for x in xs], out_shape, label)
         result = Value(out_shape, index=index)
         return self.fused(result, options.FusedActivationFunction(), label)[0]
+
+    def op_PAD(self, op, values, inputs, outputs, label):
+        """Zeros around H and W: a PAD op (PADV2 with a constant value of 0 too)."""
+        x = self._spatial_input(values[0], label)
+        paddings = values[1] if len(values) > 1 else None
+        if paddings is None or not paddings.is_const:
+            raise ConversionError("the paddings are computed at run time", op=label)
+        pads = np.asarray(paddings.const).reshape(-1, 2).tolist()
+        if len(values) > 2 and values[2] is not None:
+            fill = values[2]
+            if not fill.is_const or np.any(np.asarray(fill.const) != 0):
+                raise ConversionError("padding with a value other than 0", op=label,
+                                      supported="zeros")
+        if len(pads) != 4 or pads[0] != [0, 0] or pads[3] != [0, 0] or \
+                min(min(pair) for pair in pads) < 0:
+            raise ConversionError("paddings %r are not supported" % (pads,), op=label,
+                                  supported="zeros around H and W of an NHWC image")
+        index, core = self.builder.pad(x, (tuple(pads[1]), tuple(pads[2])), label)
+        return Value(core, index=index, producer=len(self.builder.ops) - 1)
+
+    op_PADV2 = op_PAD
+
+    def op_TRANSPOSE(self, op, values, inputs, outputs, label):
+        """The sample's axes permuted (the batch stays first): a TRANSPOSE op."""
+        x = self.activation_input(values[0], label)
+        if len(values) < 2 or values[1] is None or not values[1].is_const:
+            raise ConversionError("the permutation is computed at run time", op=label)
+        perm = [int(p) for p in np.asarray(values[1].const).ravel()]
+        rank = len(x.core_shape) + 1
+        if sorted(perm) != list(range(rank)) or perm[0] != 0:
+            raise ConversionError("perm %r moves the batch dimension" % (perm,), op=label,
+                                  supported="perm[0] = 0: the batch stays first")
+        index, core = self.builder.transpose(x.index, x.core_shape, [p - 1 for p in perm[1:]],
+                                             label)
+        return Value(core, index=index, producer=len(self.builder.ops) - 1)
 
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
