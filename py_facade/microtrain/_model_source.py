@@ -39,7 +39,7 @@ def _foreign_or_image(data, path):
     fmt = convert.detect_format(data, path)
     if fmt is None:
         return data, None
-    model = convert.convert(data, format=fmt)
+    model = convert.convert(data, format=fmt, source_path=path)  # ONNX external data: beside it
     return model.to_bytes(), model.source
 
 

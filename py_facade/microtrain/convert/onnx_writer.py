@@ -210,11 +210,9 @@ class _Graph:
             elif kind == _ops.PAD:
                 top, bottom = op.params[0] & 0xFFFF, op.params[0] >> 16
                 left, right = op.params[1] & 0xFFFF, op.params[1] >> 16
-                name, layout = self.names[x]
-                pads = [0, 0, top, left, 0, 0, bottom, right] if layout == "nchw" else \
-                    [0, top, left, 0, 0, bottom, right, 0]
-                self.names[out] = (self.node("Pad", [name, self.const(
-                    np.array(pads, np.int64), "pads")], "pad"), layout)
+                pads = [0, 0, top, left, 0, 0, bottom, right]  # NCHW, as readers expect
+                self.names[out] = (self.node("Pad", [self.get(x, "nchw"), self.const(
+                    np.array(pads, np.int64), "pads")], "pad"), "nchw")
             elif kind in (_ops.MUL, _ops.SUB):
                 ins = []
                 for i in op.inputs:
