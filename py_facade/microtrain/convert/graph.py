@@ -332,3 +332,27 @@ class Builder:
         """Origins of the CONST f32 tensors in table order (``mt_session_param`` order)."""
         return [self.origins[i] for i, t in enumerate(self.tensors)
                 if t.is_const and t.dtype == _image.DTYPE_F32]
+
+
+def sample_of_target(target, core_shape, label):
+    """The sample shape a Reshape target gives (its first entry is the batch)."""
+    sample_count = count(core_shape)
+    if not target:
+        raise ConversionError("new shape is a scalar", op=label)
+    first, rest = target[0], list(target[1:])
+    if any(d == BATCH or d % BATCH == 0 and d != 0 for d in rest):
+        raise ConversionError("new shape %r moves the batch dimension" % target, op=label,
+                              supported="the batch first, kept as it is")
+    if first == -1 and -1 in rest:
+        raise ConversionError("new shape %r has two -1 entries" % target, op=label)
+    if -1 in rest:
+        known = count([d for d in rest if d != -1])
+        if known == 0 or sample_count % known:
+            raise ConversionError("new shape %r does not fit %d elements per sample"
+                                  % (target, sample_count), op=label)
+        rest[rest.index(-1)] = sample_count // known
+    if first not in (BATCH, -1, 1, 0) or count(rest) != sample_count:
+        raise ConversionError("new shape %r does not keep the batch first with %d elements "
+                              "per sample" % (target, sample_count), op=label,
+                              supported="the batch first, kept as it is")
+    return tuple(rest)

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import BATCH, ConversionError, Value, count, is_identity, nchw_perm, same_or_valid
+from .graph import (BATCH, ConversionError, Value, count, is_identity, nchw_perm,
+                    same_or_valid, sample_of_target)
 
 
 def _sample_of_target(target, logical, label):
@@ -26,8 +27,7 @@ def _sample_of_target(target, logical, label):
                 raise ConversionError("new shape %r copies a dimension the input lacks"
                                       % (target,), op=label)
             rest[i] = logical[i]
-    from .tflite_reader import _sample_of_target as sample
-    return sample([target[0]] + rest, logical, label)
+    return sample_of_target([target[0]] + rest, logical, label)
 
 
 class LayoutOps:
