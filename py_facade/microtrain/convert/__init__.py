@@ -8,6 +8,15 @@ modules through ONNX) into ``.mtm`` images, and export trained weights back.
         ...
     microtrain.convert.export(image, sess.get_weights(), "trained.tflite", source=model.source)
 
+What converts (docs/importers.md has the whole table): ONNX Gemm/MatMul, Conv (any pads,
+through a PAD op), MaxPool/AveragePool, GlobalAveragePool/ReduceMean, Pad, Transpose,
+BatchNormalization (folded), Relu/Clip/LeakyRelu/Sigmoid/Tanh/Softmax, Add/Sub/Mul of
+activations, Add/Sub/Mul/Div by constants, Concat, Flatten/Reshape/(Un)Squeeze; TFLite
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN, PAD/PADV2, TRANSPOSE, the
+reshapes, the activations, ADD/SUB/MUL, CONCATENATION; constant subgraphs of both are
+evaluated. Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
+Anything else is a ConversionError naming the op, the attribute and what is supported.
+
 Only the standard library and numpy are imported here: the parsers (``onnx``,
 ``flatbuffers`` + ``tflite``) load when a file of their format is read or written
 (``pip install 'microtrain[convert]'``). This module is callable: ``microtrain.convert(x)``
