@@ -157,6 +157,7 @@ def test_real_world_style_cnn(name, tmp_path):
 def test_from_torch_matches_torch():
     torch = pytest.importorskip("torch")
     import torch_models
+    torch_models.skip_torch_export_under_asan()
     module, _ = torch_models.fixture_models()["torch_depthwise_residual"]
     module.train()
     model = microtrain.from_torch(module, torch.zeros(1, 4, 8, 8))

@@ -198,8 +198,20 @@ def real_world_models():
     }
 
 
+def skip_torch_export_under_asan():
+    """torch.onnx.export aborts inside PyTorch when tools/run_sanitizers.sh preloads the
+    ASan runtime (an ASan report in torch's own code, measured with torch 2.13; microtrain's
+    code is not involved): tests that export skip there, the plain run covers them."""
+    import os
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        import pytest
+        pytest.skip("torch.onnx.export aborts inside PyTorch under a preloaded ASan runtime; "
+                    "the plain test run exports")
+
+
 def export_onnx(module, example, path, dynamo=False):
     """torch.onnx.export with a dynamic batch dimension (as users export)."""
+    skip_torch_export_under_asan()
     module.eval()
     names = {"input_names": ["input"], "output_names": ["output"]}
     with torch.no_grad():
