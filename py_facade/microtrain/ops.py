@@ -28,6 +28,10 @@ ADD = const(12)
 CONCATENATION = const(13)
 RELU6 = const(14)
 LEAKY_RELU = const(15)
+PAD = const(16)
+MUL = const(17)
+SUB = const(18)
+TRANSPOSE = const(19)
 
 # code -> the core's name (mt_op_name)
 NAMES = {
@@ -35,7 +39,7 @@ NAMES = {
     CONV2D: "conv2d", DEPTHWISE_CONV2D: "depthwise_conv2d", MAX_POOL2D: "max_pool2d",
     AVERAGE_POOL2D: "average_pool2d", GLOBAL_AVERAGE_POOL: "global_average_pool",
     RESHAPE: "reshape", ADD: "add", CONCATENATION: "concatenation", RELU6: "relu6",
-    LEAKY_RELU: "leaky_relu",
+    LEAKY_RELU: "leaky_relu", PAD: "pad", MUL: "mul", SUB: "sub", TRANSPOSE: "transpose",
 }
 
 # code -> how tables and plots spell it
@@ -44,7 +48,8 @@ DISPLAY_NAMES = {
     CONV2D: "Conv2D", DEPTHWISE_CONV2D: "DepthwiseConv2D", MAX_POOL2D: "MaxPool2D",
     AVERAGE_POOL2D: "AveragePool2D", GLOBAL_AVERAGE_POOL: "GlobalAveragePool",
     RESHAPE: "Reshape", ADD: "Add", CONCATENATION: "Concatenation", RELU6: "ReLU6",
-    LEAKY_RELU: "LeakyReLU",
+    LEAKY_RELU: "LeakyReLU", PAD: "ZeroPadding2D", MUL: "Multiply", SUB: "Subtract",
+    TRANSPOSE: "Permute",
 }
 
 

@@ -311,7 +311,7 @@ static void test_table_rules(void)
     CASE("version 1, byte 3 all zero", (img[o2 + 3] = 0, PATCH16(4, 1)), MT_OK);
 
     /* op types this build does not know */
-    CASE("op type 16 (unknown)", PATCH8(o1, 16), MT_ERR_UNSUPPORTED);
+    CASE("op type 20 (unknown)", PATCH8(o1, 20), MT_ERR_UNSUPPORTED);
     CASE("op type 200", PATCH8(o1, 200), MT_ERR_UNSUPPORTED);
 }
 
