@@ -1,6 +1,6 @@
 /*
- * Checkpoint contents (docs/checkpoint_format.md, "Loading rules"), beside test_checkpoint.c's
- * structure tests:
+ * Checkpoint contents (docs/checkpoint_format.md, "Loading rules"), beside the structure tests of
+ * test_checkpoint_refusals.c and its siblings:
  *   - lying checkpoints: a valid CRC over values no training run produces (NaN/Inf weights,
  *     momentum or Adam moments, a negative Adam v, an unknown optimizer or state size for it,
  *     β powers outside [0, 1] or not 1 without state, negative counters, bad learning rates)
