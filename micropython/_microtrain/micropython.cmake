@@ -1,7 +1,8 @@
 # _microtrain for MicroPython's CMake-based ports (rp2, esp32, ...):
 #   make USER_C_MODULES=<microtrain>/micropython/micropython.cmake
-# The same module and core as micropython.mk (the make-based ports): modmicrotrain.c and every
-# source of micro_core/src, its ops and their optimized siblings in ops/fast/.
+# The same module and core as micropython.mk (the make-based ports): the module's sources
+# (modmicrotrain.c says which holds what) and every source of micro_core/src, its ops and
+# their optimized siblings in ops/fast/.
 get_filename_component(MICROTRAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
 file(GLOB MICROTRAIN_CORE_SOURCES CONFIGURE_DEPENDS
     ${MICROTRAIN_ROOT}/micro_core/src/*.c
@@ -11,6 +12,12 @@ file(GLOB MICROTRAIN_CORE_SOURCES CONFIGURE_DEPENDS
 add_library(usermod_microtrain INTERFACE)
 target_sources(usermod_microtrain INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/modmicrotrain.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_open.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_steps.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_weights.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_checkpoints.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_values.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_errors.c
     ${MICROTRAIN_CORE_SOURCES})
 # micro_core/src too: the core's own sources include "ops/ops.h", "session.h", ..., and
 # MicroPython preprocesses every user-module source with these directories for its qstrs.
