@@ -232,7 +232,8 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
         lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
-        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * 4u);
+        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * mt_dtype_bytes(t.dtype));
+        const uint32_t grad_bytes = round_up((uint64_t)B * t.count * 4u); /* gradients are f32 */
         if (t.flags & MT_TENSOR_CONST) {
             if (f->fused_update && bit_get(&f->trained, i)) {
                 lt->grad[i] = mt_share_add(&lt->sh, round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
@@ -247,7 +248,7 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
             if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
         if (bit_get(&f->needs_grad, i)) {
-            lt->grad[i] = mt_share_add(&lt->sh, activation_bytes, 0xFFFFu, 0);
+            lt->grad[i] = mt_share_add(&lt->sh, grad_bytes, 0xFFFFu, 0);
             if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
     }
@@ -298,9 +299,40 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
     return MT_OK;
 }
 
-/* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
-static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch)
+/* The int8 part's share of the activations: the most bytes of int8 activations live at once
+ * over the step (persistent int8 inputs always; the others over their lifetimes). Frozen int8
+ * layers keep nothing for a backward, so this is their forward's working set. */
+static uint64_t int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
+    uint64_t persistent = 0, peak = 0;
+    const uint32_t end = 2u * img->num_ops + 1u;
+    for (uint32_t i = 0; i < img->num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (t.dtype != MT_DTYPE_I8 || (t.flags & MT_TENSOR_CONST) || lt->data[i] != MT_NO_BUFFER) continue;
+        persistent += round_up((uint64_t)B * t.count); /* an int8 model input, written by the caller */
+    }
+    for (uint32_t time = 0; time <= end; ++time) {
+        uint64_t live = 0;
+        for (uint32_t i = 0; i < img->num_tensors; ++i) {
+            if (lt->data[i] == MT_NO_BUFFER) continue;
+            mt_tensor_desc t;
+            mt_image_tensor(img, i, &t);
+            const uint16_t id = lt->data[i];
+            const mt_share_buffer *b = &lt->sh.buf[id];
+            if (t.dtype != MT_DTYPE_I8 || mt_share_root(&lt->sh, id) != id) continue; /* in place: once */
+            if (b->start <= time && time <= b->end) live += b->bytes;
+        }
+        if (live > peak) peak = live;
+    }
+    return persistent + peak;
+}
+
+/* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
+static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch,
+                          int32_t *no_backward)
+{
+    *no_backward = -1;
     const uint32_t O = img->num_ops;
     uint32_t tail_start = 0; /* the last num_trainable_ops ops, unless a mask chooses */
     if (cfg->num_trainable_ops >= 0)
@@ -336,6 +368,10 @@ static void mark_training(const mt_image *img, const mt_train_config *cfg, graph
         mt_op_desc op;
         mt_image_op(img, o, &op);
         if (!backward_runs(f, &op, o)) continue;
+        if (mt_op_kernel_for(op.type)->backward == NULL) { /* the last such op: nearest the loss */
+            *no_backward = (int32_t)o;
+            continue;
+        }
         const size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
         if (s > *max_scratch) *max_scratch = s;
     }
@@ -397,7 +433,16 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
             return mt_fail_at(where, MT_ERR_SHAPE, -1, 0, (int32_t)i);
     }
     size_t max_scratch;
-    mark_training(img, cfg, &f, &max_scratch);
+    int32_t no_backward;
+    mark_training(img, cfg, &f, &max_scratch, &no_backward);
+    /* a gradient would have to pass through an inference-only op (the int8 ops, QUANTIZE,
+     * DEQUANTIZE): train only ops after it (the float head), or keep the weights before it
+     * frozen. Named by mt_model_diagnose() as that op. */
+    if (no_backward >= 0) {
+        mt_op_desc op;
+        mt_image_op(img, (uint32_t)no_backward, &op);
+        return mt_fail_at(where, MT_ERR_UNSUPPORTED, no_backward, op.type, -1);
+    }
 
     lifetimes lt;
     if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
@@ -443,7 +488,8 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
         r.flags = t.flags;
         r.dtype = t.dtype;
         memcpy(r.dims, t.dims, sizeof r.dims);
-        const uint64_t bytes = (uint64_t)t.count * 4u, rows_bytes = (uint64_t)B * t.count * 4u;
+        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
+        const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
         if (t.flags & MT_TENSOR_CONST) {
             if (t.dtype == MT_DTYPE_F32 && arena) params[np] = (uint16_t)i;
             if (t.dtype == MT_DTYPE_F32) ++np;
@@ -470,7 +516,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                 r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
                                                   (int32_t)i);
             p.activation_bytes += round_up(rows_bytes);
-            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up(rows_bytes);
+            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up((uint64_t)B * t.count * 4u);
         }
         grad_schedule(img, &f, i, &r);
         if (arena) rt[i] = r;
@@ -504,6 +550,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     p.total_bytes = (size_t)b.used;
     p.reuse_bytes = (size_t)(roles - b.used);
     p.lower_bound_bytes = (size_t)(shared_base + lower_bound_shared);
+    p.int8_activation_bytes = (size_t)int8_peak(img, &lt, B);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
