@@ -52,6 +52,7 @@ STATUS_NAMES = {
 # mt_dtype
 MT_DTYPE_F32 = 1
 MT_DTYPE_I32 = 2
+MT_DTYPE_I8 = 3
 
 # tensor flags
 MT_TENSOR_CONST = 1
