@@ -447,6 +447,8 @@ MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
  * @brief Input buffer number @p position: [B, D] floats inside the arena; for an int8 input
  *        (image version 3, mt_tensor_info.dtype MT_DTYPE_I8) [B, D] int8 values, quantized
  *        by the caller with the input's scale and zero point: cast @p data to int8_t *.
+ *        An int8 input is consumed by each step (its bytes are reused once its last reader
+ *        has run): write its rows before every step.
  * @param[out] data  first element; write rows 0..n-1 before a step
  * @param[out] count elements in the buffer (B·D)
  */

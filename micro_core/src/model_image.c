@@ -71,7 +71,7 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
     op->type = e[0];
     op->num_inputs = e[1];
     op->num_outputs = e[2];
-    op->trained = 0;
+    op->flags = 0;
     for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) op->inputs[i] = mt_get_u16(e + 4 + 2 * i);
     for (int i = 0; i < MT_OP_MAX_OUTPUTS; ++i) op->outputs[i] = mt_get_u16(e + 12 + 2 * i);
     for (int i = 0; i < 4; ++i) op->params[i] = mt_get_u32(e + 16 + 4 * i);

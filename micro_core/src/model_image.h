@@ -56,11 +56,19 @@ typedef struct mt_op_desc {
     uint8_t type;
     uint8_t num_inputs;
     uint8_t num_outputs;
-    uint8_t trained; /* set by the planner: op index >= first trained op */
+    uint8_t flags;   /* set by the planner: MT_OPF_* */
     uint16_t inputs[MT_OP_MAX_INPUTS];
     uint16_t outputs[MT_OP_MAX_OUTPUTS];
     uint32_t params[4];
 } mt_op_desc;
+
+/* mt_op_desc.flags, set by the planner */
+#define MT_OPF_TRAINED 1u  /* op index >= the first trained op */
+/* Operator fusion of frozen int8 ops (planner.c, conv_s8.c): a pointwise CONV2D_S8 whose only
+ * reader is the DEPTHWISE_CONV2D_S8 after it runs inside that depthwise, row by row, so its
+ * output is never whole in memory: a ring of KH rows holds it. */
+#define MT_OPF_FUSED_INTO_NEXT 2u /* forward skipped: the next op computes this op's output */
+#define MT_OPF_STREAMS_PREVIOUS 4u /* forward computes the previous op's output as it reads it */
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);

@@ -13,6 +13,11 @@
  *     trained op because nothing before it has such a gradient.
  *   - when the loss is fused with the final Softmax/Sigmoid, the model output
  *     needs no gradient: the loss writes the logits' gradient directly.
+ *   - frozen int8 layers (inference-only ops) keep nothing for a backward: their outputs live
+ *     until their last reader's forward; an int8 model input is consumed by the step; a
+ *     pointwise int8 expansion read only by the depthwise after it is streamed into it
+ *     (stream_of: a ring of KH rows instead of the whole tensor). A gradient that would have
+ *     to pass through an inference-only op is refused (MT_ERR_UNSUPPORTED naming it).
  */
 #include <math.h>
 #include <string.h>
@@ -190,10 +195,14 @@ static uint16_t backward_time(uint32_t O, uint32_t o)
     return (uint16_t)(2u * O + 1u - o);
 }
 
-/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them. */
-static int persistent_activation(uint16_t flags)
+/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them.
+ * An int8 input (a quantized camera frame) is the exception: it is consumed by the step, its
+ * bytes free for later activations once its last reader has run, so the caller writes it
+ * before every step (docs/model_format.md); it is born at time 0, before the step. */
+static int persistent_activation(const mt_tensor_desc *t)
 {
-    return (flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
+    if ((t->flags & MT_TENSOR_INPUT) && !(t->flags & MT_TENSOR_OUTPUT) && t->dtype == MT_DTYPE_I8) return 0;
+    return (t->flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
 }
 
 static int backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o)
@@ -212,6 +221,46 @@ static uint32_t grad_inputs_of(const graph_facts *f, const mt_op_desc *op)
 static uint32_t round_up(uint64_t bytes)
 {
     return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
+}
+
+/* Does any op but `except` read tensor index? */
+static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        if (o == except) continue;
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int i = 0; i < op.num_inputs; ++i)
+            if (op.inputs[i] == index) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Operator fusion (MCUNetV2's and TinyEngine's answer to an inverted residual's expanded
+ * tensor, the largest activation of a MobileNet): op o, a pointwise CONV2D_S8 (1x1, stride 1)
+ * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
+ * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
+ * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
+ * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ */
+static uint32_t stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
+{
+    (void)f;
+    if (o + 1u >= img->num_ops) return 0;
+    mt_op_desc a, b;
+    mt_image_op(img, o, &a);
+    mt_image_op(img, o + 1u, &b);
+    if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
+        return 0;
+    mt_tensor_desc w, t, dw;
+    mt_image_tensor(img, a.inputs[1], &w);
+    mt_image_tensor(img, a.outputs[0], &t);
+    mt_image_tensor(img, b.inputs[1], &dw);
+    if (w.dims[1] != 1 || w.dims[2] != 1 || a.params[1] != (1u | 1u << 16)) return 0;
+    if ((t.flags & MT_TENSOR_OUTPUT) || read_by_other(img, a.outputs[0], o + 1u)) return 0;
+    return round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
 }
 
 /*
@@ -241,10 +290,11 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
             }
             continue;
         }
-        if (!persistent_activation(t.flags)) {
+        if (!persistent_activation(&t)) {
             const int32_t producer = mt_image_producer(img, i);
-            const uint16_t born = forward_time((uint32_t)producer);
-            lt->data[i] = mt_share_add(&lt->sh, activation_bytes, born, born);
+            const uint16_t born = producer < 0 ? 0u : forward_time((uint32_t)producer); /* < 0: input */
+            const uint32_t ring = producer < 0 ? 0u : stream_of(img, f, (uint32_t)producer); /* streamed */
+            lt->data[i] = mt_share_add(&lt->sh, ring ? ring : activation_bytes, born, born);
             if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
         if (bit_get(&f->needs_grad, i)) {
@@ -270,11 +320,12 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
         const uint32_t grads = grad_inputs_of(f, &op);
         const uint32_t reads = runs ? mt_op_kernel_for(op.type)->backward_reads(&op, grads) : 0u;
         const uint16_t bt = backward_time(O, o);
+        const int streamed = stream_of(img, f, o) != 0; /* its inputs are read in o + 1's forward */
         for (int k = 0; k < op.num_inputs; ++k) {
             const uint32_t x = op.inputs[k];
             if (x == MT_NO_TENSOR) continue;
             if (lt->data[x] != MT_NO_BUFFER) {
-                mt_share_touch(&lt->sh, lt->data[x], forward_time(o));
+                mt_share_touch(&lt->sh, lt->data[x], forward_time(streamed ? o + 1u : o));
                 if (reads & (1u << k)) mt_share_touch(&lt->sh, lt->data[x], bt);
             }
             if (runs && lt->grad[x] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[x], bt);
@@ -512,7 +563,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                 r.data = mt_image_const_f32(img, &t);
             }
         } else {
-            if (persistent_activation(t.flags))
+            if (persistent_activation(&t))
                 r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
                                                   (int32_t)i);
             p.activation_bytes += round_up(rows_bytes);
@@ -568,7 +619,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     }
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
-        ops[o].trained = (uint8_t)(o >= f.first_trained);
+        ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
+                                 (stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
+                                 (o > 0 && stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u));
     }
     memset(s, 0, sizeof *s);
     s->img = *img;

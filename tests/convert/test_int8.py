@@ -177,3 +177,19 @@ def test_quantization_records_round_trip_and_the_core_refuses_bad_ones():
         with pytest.raises(MicrotrainError) as error:
             microtrain.TrainSession(bytes(edited))
         assert error.value.status in (-2, -3), name
+
+
+def test_mobilenet_v2_head_fine_tuning_plans_under_256_kib():
+    """Frozen int8 layers keep nothing for a backward; the int8 input is consumed by the
+    step; each pointwise expansion runs inside its depthwise convolution (a ring of 3 rows
+    instead of the 64x64x48 tensor of block 1): the whole session fits a 256 KB part."""
+    data = read(MBV2)
+    model = microtrain.convert(data, new_head=10, int8_input=True)
+    with microtrain.TrainSession(model.to_bytes()) as session:
+        session.compile("sgd", "categorical_crossentropy", batch_size=1)
+        plan = session.memory_plan()
+    assert plan["total_bytes"] <= 210 * 1024, plan
+    # the int8 working set: block 2's depthwise output (32x32x96), its input kept for the
+    # residual Add and the projection's output (32x32x16 each): 128 KiB
+    assert plan["int8_activation_bytes"] == 131072
+    assert plan["weight_bytes"] == 4 * 1280 * 10 + 48 and plan["num_trained_params"] == 2  # W, b

@@ -84,6 +84,71 @@ void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const i
             }
 }
 
+/*
+ * The planner's operator fusion: `expand`, a pointwise CONV2D_S8 (W [CE, 1, 1, C], stride 1)
+ * read by the depthwise `dw` alone, is computed row by row as the depthwise needs its rows:
+ * expanded row r lives in slot r mod KH of a ring of KH rows [W, CE] (the expansion's own
+ * buffer, planned that small), and each is computed once per sample. The output rows of the
+ * depthwise need expanded rows oh·SH - PT .. oh·SH - PT + KH - 1: KH consecutive rows, all in
+ * the ring when it is filled in order. Every value is the unfused kernels' (integer sums).
+ */
+void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t, uint32_t n)
+{
+    const mt_tensor_rt *x = &t[expand->inputs[0]], *we = &t[expand->inputs[1]], *wd = &t[dw->inputs[1]];
+    mt_tensor_rt *e = &t[expand->outputs[0]], *y = &t[dw->outputs[0]];
+    const int32_t *be = expand->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[expand->inputs[2]]);
+    const int32_t *bd = dw->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[dw->inputs[2]]);
+    const int32_t *rqe = mt_q_s32(&t[expand->inputs[3]]), *rqd = mt_q_s32(&t[dw->inputs[3]]);
+    const s8_conv_params pe = unpack(expand->params[0]), pd = unpack(dw->params[0]);
+    mt_spatial g;
+    mt_spatial_runtime(dw, e, y, wd->dims[1], wd->dims[2], &g);
+    const uint32_t C = x->dims[2], CE = e->dims[2];
+    int8_t *ring = mt_q_s8_out(e);
+    const int8_t *w_expand = mt_q_s8(we), *w_dw = mt_q_s8(wd);
+    for (uint32_t b = 0; b < n; ++b) {
+        const int8_t *xb = mt_q_s8(x) + (size_t)b * g.H * g.W * C;
+        int8_t *yb = mt_q_s8_out(y) + (size_t)b * g.OH * g.OW * CE;
+        uint32_t next = 0; /* the next expanded row to compute */
+        for (uint32_t oh = 0; oh < g.OH; ++oh) {
+            const int64_t last = (int64_t)oh * g.SH - g.PT + g.KH - 1;
+            for (; (int64_t)next <= last && next < g.H; ++next) {
+                int8_t *slot = ring + (size_t)(next % g.KH) * g.W * CE;
+                for (uint32_t w = 0; w < g.W; ++w) {
+                    const int8_t *xp = xb + ((size_t)next * g.W + w) * C;
+                    for (uint32_t ce = 0; ce < CE; ++ce) {
+                        const int8_t *wp = w_expand + (size_t)ce * C;
+                        int32_t acc = 0;
+                        for (uint32_t c = 0; c < C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - pe.x_zp);
+                        if (be) acc += be[ce];
+                        acc = mt_q_multiply(acc, rqe[2 * ce], rqe[2 * ce + 1]) + pe.y_zp;
+                        slot[(size_t)w * CE + ce] = mt_q_clamp(acc, pe.act_min, pe.act_max);
+                    }
+                }
+            }
+            for (uint32_t ow = 0; ow < g.OW; ++ow) {
+                int8_t *yp = yb + ((size_t)oh * g.OW + ow) * CE;
+                for (uint32_t c = 0; c < CE; ++c) {
+                    int32_t acc = 0;
+                    for (uint32_t kh = 0; kh < g.KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g.SH, g.PT, g.H);
+                        if (ih < 0) continue;
+                        const int8_t *row = ring + (size_t)((uint32_t)ih % g.KH) * g.W * CE;
+                        for (uint32_t kw = 0; kw < g.KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g.SW, g.PL, g.W);
+                            if (iw < 0) continue;
+                            acc += (int32_t)w_dw[((size_t)kh * g.KW + kw) * CE + c] *
+                                   ((int32_t)row[(size_t)iw * CE + c] - pd.x_zp);
+                        }
+                    }
+                    if (bd) acc += bd[c];
+                    acc = mt_q_multiply(acc, rqd[2 * c], rqd[2 * c + 1]) + pd.y_zp;
+                    yp[c] = mt_q_clamp(acc, pd.act_min, pd.act_max);
+                }
+            }
+        }
+    }
+}
+
 /* ---- graph adapters ---- */
 
 /* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
@@ -147,7 +212,10 @@ static void conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
 static void depthwise_conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    s8_conv_forward(op, t, 1, n);
+    if (op->flags & MT_OPF_STREAMS_PREVIOUS) /* the session's op table: op - 1 is the expansion */
+        mt_op_expand_depthwise_s8_forward(op - 1, op, t, n);
+    else
+        s8_conv_forward(op, t, 1, n);
 }
 
 const mt_op_kernel mt_kernel_conv2d_s8 = {conv2d_s8_check, mt_no_scratch, conv2d_s8_forward, NULL, NULL, 0};

@@ -97,6 +97,10 @@ void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bi
                              int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
 void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                        int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
+/* conv_s8.c: a pointwise CONV2D_S8 (`expand`) computed row by row inside the depthwise `dw`
+ * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
+void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
+                                       uint32_t n);
 /* dense_s8.c: x [B, D], W [U, D], rq [U, 2] */
 void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
                             uint32_t B, uint32_t D, uint32_t U, uint32_t packed);
