@@ -136,14 +136,24 @@ class Dataset:
             raise FirmwareError("%s has only one of x_eval and y_eval" % path)
         return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))
 
-    def conform(self, input_dims, output_dims, sparse_labels):
-        """Check shapes against the model and convert to float32 rows / int32 labels."""
+    def conform(self, input_dims, output_dims, sparse_labels, int8_input=False):
+        """Check shapes against the model and convert to float32 rows / int32 labels; the
+        rows of an int8 input (a quantized image) stay int8, 4 values to a 32-bit word."""
         def rows(x, y, what):
             x = np.asarray(x)
             y = np.asarray(y)
             if x.ndim < 1 or tuple(x.shape[1:]) != tuple(input_dims) or len(x) == 0:
                 raise FirmwareError("%s x has shape %s; the model takes (N, %s), N >= 1"
                                     % (what, x.shape, ", ".join(map(str, input_dims))))
+            if int8_input:
+                if not (np.all(x == np.round(x)) and x.min() >= -128 and x.max() <= 127):
+                    raise FirmwareError("%s x must hold int8 values (-128..127): the model's "
+                                        "input is int8" % what)
+                if int(np.prod(input_dims)) % 4:
+                    raise FirmwareError("an int8 input row of %d bytes: the firmware copies "
+                                        "rows as 32-bit words (a multiple of 4 bytes)"
+                                        % int(np.prod(input_dims)))
+                x = np.ascontiguousarray(x, dtype=np.int8)
             if sparse_labels:
                 if y.shape != (len(x),) or y.dtype.kind not in "iu":
                     raise FirmwareError("%s y must be [N] integer labels for sparse "
@@ -156,11 +166,17 @@ class Dataset:
                                         % (what, y.shape, len(x),
                                            ", ".join(map(str, output_dims))))
                 y = np.ascontiguousarray(y, dtype="<f4")
-            return np.ascontiguousarray(x, dtype="<f4"), y
+            return (x if int8_input else np.ascontiguousarray(x, dtype="<f4")), y
 
         x, y = rows(self.x, self.y, "training")
         x_eval, y_eval = rows(self.x_eval, self.y_eval, "evaluation")
         return Dataset(x, y, x_eval, y_eval)
+
+
+def int8_input(model_bytes):
+    """True when the model's input 0 is int8 (image version 3: a quantized image)."""
+    info = _image.read_image(model_bytes)
+    return info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8
 
 
 def accuracy_kind(loss, output_count):
@@ -234,7 +250,7 @@ def host_reference(model_bytes, dataset, spec):
         kind = accuracy_kind(spec.loss, output_count)
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
+                               spec.loss.sparse_labels, int8_input(model_bytes))
         epochs = []
         for epoch in range(1, spec.epochs + 1):
             train_loss, _ = _run_pass(session, data.x, data.y, spec.batch_size, True, kind)
@@ -252,7 +268,7 @@ def host_reference(model_bytes, dataset, spec):
 
 
 def _c_words(array):
-    words = np.ascontiguousarray(array).view("<u4").ravel()
+    words = np.ascontiguousarray(array).reshape(-1).view("<u4")
     lines = []
     for start in range(0, len(words), _WORDS_PER_LINE):
         lines.append("    " + " ".join("0x%08xu," % w for w in words[start:start + _WORDS_PER_LINE]))
@@ -294,6 +310,8 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
     info = _image.read_image(model_bytes)
     output_count = int(np.prod(info.tensors[info.outputs[0]].dims))
     input_count = int(np.prod(info.tensors[info.inputs[0]].dims))
+    if info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8:
+        input_count //= 4  # 32-bit words of int8 values
     kind = accuracy_kind(spec.loss, output_count)
     target_words = 1 if spec.loss.sparse_labels else output_count
     same_eval = dataset.x_eval is dataset.x
@@ -311,7 +329,7 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
 #define MT_FW_EPOCHS %(epochs)d
 #define MT_FW_TRAIN_ROWS %(train_rows)d
 #define MT_FW_EVAL_ROWS %(eval_rows)d
-#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* float32 words per input row */
+#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* 32-bit words per input row (float32, or 4 int8) */
 #define MT_FW_TARGET_WORDS %(target_words)d    /* 32-bit words per target row */
 #define MT_FW_OUTPUT_ELEMENTS %(output_count)d
 #define MT_FW_ACCURACY %(kind)d  /* MT_FW_ACCURACY_* of fw_app.h */
@@ -487,7 +505,7 @@ def package(model_path, data_path, spec, out_dir):
         config = session.config  # what the generated C sets, field for field
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
+                               spec.loss.sparse_labels, int8_input(model_bytes))
     reference = host_reference(model_bytes, data, spec)
     write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
                   plan["total_bytes"], os.path.basename(model_path))
