@@ -17,6 +17,13 @@ tensor with LiteRT's reference kernels.
                          (Flatten), FullyConnected, with a float Dense head kept float
     mbv2_035_128.tflite  Keras MobileNetV2(alpha=0.35, weights=None, include_top=False) at
                          128x128x3 (random weights, BatchNorm statistics randomised), ~0.6 MB
+    digits_backbone_float.tflite, digits_backbone_int8.tflite
+                         a small CNN pretrained in float on scikit-learn's digits 0-4 (8x8x1:
+                         Conv 3x3x16 ReLU, depthwise 3x3 stride 2 ReLU6, Conv 1x1x32 ReLU,
+                         then GlobalAveragePooling -> Dense(5) while pretraining); the file
+                         holds the backbone up to the 4x4x32 features, in float and
+                         quantized with the digits 0-4 as representative data
+                         (benchmarks/digits_int8.py fine-tunes a new head on digits 5-9)
 """
 
 import os
@@ -100,11 +107,56 @@ def mbv2_model():
     return model, (128, 128, 3)
 
 
+def digits_backbones():
+    """(float bytes, int8 bytes) of the digits backbone pretrained on digits 0-4."""
+    import numpy as np
+    import keras
+    import tensorflow as tf
+    from keras import layers as kl
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)
+    keep = digits.target < 5
+    x0, y0 = x[keep], digits.target[keep]
+    keras.utils.set_random_seed(11)
+    inp = keras.Input((8, 8, 1))
+    f = kl.Conv2D(16, 3, padding="same", activation="relu", name="conv_a")(inp)
+    f = kl.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6", name="dw")(f)
+    f = kl.Conv2D(32, 1, activation="relu", name="conv_b")(f)
+    out = kl.Dense(5, activation="softmax", name="old_head")(kl.GlobalAveragePooling2D()(f))
+    model = keras.Model(inp, out)
+    model.compile(optimizer=keras.optimizers.Adam(0.01),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x0, y0, epochs=40, batch_size=32, verbose=0)
+    print("digits 0-4 pretraining accuracy: %.3f" % model.evaluate(x0, y0, verbose=0)[1])
+    backbone = keras.Model(inp, f)
+    converter = tf.lite.TFLiteConverter.from_keras_model(backbone)
+    float_bytes = converter.convert()
+
+    def representative():
+        for row in x0[:200]:
+            yield [row[None]]
+
+    converter = tf.lite.TFLiteConverter.from_keras_model(backbone)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    return float_bytes, converter.convert()
+
+
 def main():
     os.makedirs(FIXTURES, exist_ok=True)
     for name, make in (("int8_ops", int8_ops_model), ("mbv2_035_128", mbv2_model)):
         model, shape = make()
         data = quantize(model, shape, seed=5)
+        path = os.path.join(FIXTURES, name + ".tflite")
+        with open(path, "wb") as handle:
+            handle.write(data)
+        print("%s: %d bytes" % (path, len(data)))
+    # last: Keras numbers its models, and the names of the tensors above depend on it
+    float_bytes, int8_bytes = digits_backbones()
+    for name, data in (("digits_backbone_float", float_bytes),
+                       ("digits_backbone_int8", int8_bytes)):
         path = os.path.join(FIXTURES, name + ".tflite")
         with open(path, "wb") as handle:
             handle.write(data)
