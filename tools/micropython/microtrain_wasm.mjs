@@ -292,6 +292,14 @@ class WasmBackend {
         return list;
       };
       this.inputs = buffers(this.core.mt_session_input);
+      // rows are written as floats: an int8 input (image version 3: B·D bytes) is refused
+      for (let p = 0; this.core.mt_model_io(this.image, this.imageBytes, 0, p, this.scratch) === 0; p++) {
+        const tensor = this.view().getInt32(this.scratch, true);
+        if (this.core.mt_model_tensor(this.image, this.imageBytes, tensor, this.scratch + 8) === 0 &&
+            this.view().getInt32(this.scratch + 12, true) === 3) {
+          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; use the ctypes backend or the C API");
+        }
+      }
       this.outputs = buffers(this.core.mt_session_output);
       this.check(this.core.mt_session_target(this.session, this.scratch, this.scratch + 4), "mt_session_target");
       const v = this.view();
