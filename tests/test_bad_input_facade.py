@@ -331,6 +331,7 @@ def closed_session_calls(s, x, y, path):
         "scheduler_step": s.scheduler_step,
         "set_epoch": lambda: s.set_epoch(1),
         "set_learning_rate": lambda: s.set_learning_rate(0.1),
+        "set_reference": s.set_reference,
         "set_seed": lambda: s.set_seed(1),
         "set_weights": lambda: s.set_weights([]),
         "target_buffer": s.target_buffer,

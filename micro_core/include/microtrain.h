@@ -71,7 +71,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 7u
+#define MT_ABI_VERSION 8u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -310,11 +310,19 @@ typedef struct mt_train_config {
      *  step keep their update, and the step counter and bias correction have advanced with
      *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
+    /** FedProx's proximal term (Li et al., 2020): >= 0, finite; 0 = off. When > 0 the session
+     *  trains on L(w) + μ/2·‖w − w_ref‖² over its trained weights: each update adds the
+     *  gradient μ·(w − w_ref) to the weight's reduced gradient, element by element, before
+     *  weight decay and the optimizer (the update guard checks the result). w_ref is a copy of
+     *  the trained weights in the arena (mt_memory_plan.reference_bytes): the image's weights
+     *  at init, then whatever mt_session_set_reference() copies (the global model of a
+     *  federated round). Checkpoints do not hold it. */
+    float proximal_mu;
 } mt_train_config;
 
 /**
  * @brief Fill @p cfg (ignored if NULL) with the defaults: SGD, lr 0.01, momentum 0, Adam β1 0.9, β2 0.999, ε 1e-8,
- *        MSE with mean reduction, batch 1, all ops trainable.
+ *        MSE with mean reduction, batch 1, all ops trainable, no proximal term.
  */
 MT_API void mt_train_config_init(mt_train_config *cfg);
 
@@ -325,7 +333,7 @@ MT_API void mt_train_config_init(mt_train_config *cfg);
 /**
  * Arena bytes by role (each piece rounded up to MT_ARENA_ALIGN). Tensors that are never
  * live at the same time share bytes, so
- *     total_bytes = metadata + weights + gradients + optimizer + activations
+ *     total_bytes = metadata + weights + references + gradients + optimizer + activations
  *                   + activation grads + io + scratch - reuse_bytes.
  */
 typedef struct mt_memory_plan {
@@ -334,6 +342,7 @@ typedef struct mt_memory_plan {
     size_t weight_bytes;          /**< trained weights (frozen ones stay in the image) */
     size_t gradient_bytes;        /**< gradients of trained weights */
     size_t optimizer_bytes;       /**< momentum / Adam m and v */
+    size_t reference_bytes;       /**< the proximal term's copy of the trained weights (proximal_mu > 0) */
     size_t activation_bytes;      /**< inputs and every op output, B rows each */
     size_t activation_grad_bytes; /**< backward temporaries: gradients of activations */
     size_t io_bytes;              /**< target buffer */
@@ -344,7 +353,7 @@ typedef struct mt_memory_plan {
     int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
     int32_t fused_update;         /**< 1: weights update during backward (no accumulation) */
     int32_t reserved;
-    /** The int8 part's share (ABI 7): the most bytes of int8 activations live at once over
+    /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
      *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
      *  so this is the working set of their forward; it is part of activation_bytes and of
      *  total_bytes, not added to them. 0 for a model without int8 tensors. */
@@ -373,7 +382,8 @@ enum {
     MT_BUFFER_OPTIMIZER = 3,  /**< momentum / Adam moments */
     MT_BUFFER_ACTIVATION = 4, /**< an activation (input, op output) */
     MT_BUFFER_TARGET = 5,     /**< the loss's targets */
-    MT_BUFFER_SCRATCH = 6
+    MT_BUFFER_SCRATCH = 6,
+    MT_BUFFER_REFERENCE = 7   /**< a trained weight's reference copy (proximal_mu > 0) */
 };
 
 /**
@@ -533,6 +543,15 @@ MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learni
  * @return MT_OK, MT_ERR_BAD_ARGUMENT.
  */
 MT_API mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
+
+/**
+ * @brief Copy the current trained weights into the proximal term's reference w_ref
+ *        (mt_train_config.proximal_mu): a federated client calls it after loading the
+ *        round's global weights, so that local training is pulled towards them.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session), MT_ERR_STATE (the session
+ *         was planned with proximal_mu = 0: it holds no reference).
+ */
+MT_API mt_status mt_session_set_reference(mt_session *s);
 
 /** @brief Optimizer steps taken and the epoch counter (the caller advances epochs).
  *  Either output may be NULL. */

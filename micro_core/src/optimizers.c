@@ -36,19 +36,26 @@ static uint32_t non_finite(float x)
 /* ---- SGD ---- */
 
 typedef struct sgd_params {
-    float lr, momentum, weight_decay, grad_scale;
+    float lr, momentum, weight_decay, grad_scale, mu;
 } sgd_params;
 
 typedef struct sgd_result {
     float w, buf;
 } sgd_result;
 
-/* d = g·scale + wd·w;  momentum > 0: buf' = μ·buf + d, d = buf';  w' = w - lr·d.
- * buf is used, and the result's buf meaningful, only when momentum > 0. */
-static sgd_result sgd_element(const sgd_params *p, float w, float g, float buf)
+/* The proximal gradient μ·(w − ref) of μ/2·(w − ref)², added to the reduced gradient d. */
+static float add_proximal(float d, float mu, float w, float ref)
+{
+    return d + mu * (w - ref);
+}
+
+/* d = g·scale (+ μ·(w − ref)) + wd·w;  momentum > 0: buf' = momentum·buf + d, d = buf';
+ * w' = w - lr·d. buf is used, and the result's buf meaningful, only when momentum > 0. */
+static sgd_result sgd_element(const sgd_params *p, float w, float g, float buf, float ref)
 {
     sgd_result r;
     float d = g * p->grad_scale;
+    if (p->mu != 0.0f) d = add_proximal(d, p->mu, w, ref);
     if (p->weight_decay != 0.0f) d += p->weight_decay * w;
     if (p->momentum > 0.0f) {
         /* buf starts at 0, so the first step gives buf = d as in PyTorch */
@@ -60,33 +67,37 @@ static sgd_result sgd_element(const sgd_params *p, float w, float g, float buf)
     return r;
 }
 
+/* The reference element i, or 0 when there is no proximal term. */
+#define REF(prox, i) ((prox).mu != 0.0f ? (prox).ref[i] : 0.0f)
+
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay, float grad_scale)
+                       float weight_decay, float grad_scale, mt_proximal prox)
 {
-    const sgd_params p = {lr, momentum, weight_decay, grad_scale};
+    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
     if (momentum > 0.0f) {
         for (size_t i = 0; i < N; ++i) {
-            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i]);
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
             w[i] = r.w;
             buf[i] = r.buf;
         }
     } else {
-        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f).w;
+        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w;
     }
 }
 
 int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
-                                float momentum, float weight_decay, float grad_scale)
+                                float momentum, float weight_decay, float grad_scale, mt_proximal prox)
 {
-    const sgd_params p = {lr, momentum, weight_decay, grad_scale};
+    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
     uint32_t bad = 0; /* bit 31: some value is not finite */
     if (momentum > 0.0f) {
         for (size_t i = 0; i < N; ++i) {
-            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i]);
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
             bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.buf);
         }
     } else {
-        for (size_t i = 0; i < N; ++i) bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f).w);
+        for (size_t i = 0; i < N; ++i)
+            bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w);
     }
     return (bad & 0x80000000u) == 0;
 }
@@ -98,7 +109,7 @@ typedef struct adam_params {
     float bias_correction2_sqrt; /* sqrt(1 - β2^t) */
     float beta1, beta2, one_minus_beta1, one_minus_beta2, epsilon;
     float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
-    float grad_scale;
+    float grad_scale, mu;
     int decoupled;
 } adam_params;
 
@@ -107,7 +118,8 @@ typedef struct adam_result {
 } adam_result;
 
 static adam_params adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                   int decoupled, double beta1_power, double beta2_power, float grad_scale)
+                                   int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                   float mu)
 {
     adam_params p;
     /* the bias corrections in double, as PyTorch computes them, rounded once to float */
@@ -118,16 +130,19 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
     p.epsilon = epsilon;
     p.weight_decay = weight_decay, p.decay = 1.0f - lr * weight_decay;
     p.grad_scale = grad_scale;
+    p.mu = mu;
     p.decoupled = decoupled;
     return p;
 }
 
-/* AdamW: w = w·(1 - lr·wd); Adam: g' = g·scale + wd·w.  m' = lerp(m, g', 1-β1);
- * v' = β2·v + (1-β2)·g'²;  w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε). */
-static adam_result adam_element(const adam_params *p, float w, float g, float m, float v)
+/* g' = g·scale (+ μ·(w − ref), w before any decay); AdamW: w = w·(1 - lr·wd); Adam:
+ * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²;
+ * w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε). */
+static adam_result adam_element(const adam_params *p, float w, float g, float m, float v, float ref)
 {
     adam_result r;
     float gi = g * p->grad_scale;
+    if (p->mu != 0.0f) gi = add_proximal(gi, p->mu, w, ref);
     if (p->decoupled) {
         w *= p->decay;
     } else if (p->weight_decay != 0.0f) {
@@ -147,12 +162,13 @@ static adam_result adam_element(const adam_params *p, float w, float g, float m,
 
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
                         float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale)
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                        mt_proximal prox)
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
-                                          beta2_power, grad_scale);
+                                          beta2_power, grad_scale, prox.mu);
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i]);
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
         w[i] = r.w;
         m[i] = r.m;
         v[i] = r.v;
@@ -161,13 +177,14 @@ void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, 
 
 int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
                                  float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                 int decoupled, double beta1_power, double beta2_power, float grad_scale)
+                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                 mt_proximal prox)
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
-                                          beta2_power, grad_scale);
+                                          beta2_power, grad_scale, prox.mu);
     uint32_t bad = 0;
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i]);
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
         bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.m) | non_finite(r.v);
     }
     return (bad & 0x80000000u) == 0;

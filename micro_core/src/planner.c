@@ -117,6 +117,7 @@ static mt_status check_config(const mt_train_config *cfg)
     if (!mt_isfinitef(cfg->epsilon) || cfg->epsilon <= 0.0f) return MT_ERR_BAD_ARGUMENT;
     if (!finite_in(cfg->momentum, 0.0f, 1.0f)) return MT_ERR_BAD_ARGUMENT;
     if (!mt_isfinitef(cfg->weight_decay) || cfg->weight_decay < 0.0f) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_isfinitef(cfg->proximal_mu) || cfg->proximal_mu < 0.0f) return MT_ERR_BAD_ARGUMENT;
     return MT_OK;
 }
 
@@ -547,6 +548,11 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
             if (bit_get(&f.trained, i)) {
                 r.trained = 1;
                 r.mutable_data = (float *)take_as(&b, bytes, &p.weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
+                float *reference = cfg->proximal_mu > 0.0f
+                                       ? (float *)take_as(&b, bytes, &p.reference_bytes, MT_BUFFER_REFERENCE,
+                                                          (int32_t)i)
+                                       : NULL;
                 if (!f.fused_update)
                     r.grad = (float *)take_as(&b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
                 else p.gradient_bytes += round_up(bytes);
@@ -555,6 +561,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                                                    MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (arena) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
+                    if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
                     trained_list[nt] = (uint16_t)i;
                 }
                 ++nt;
@@ -596,7 +603,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) /* cannot exist on this target */
         return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
-    uint64_t roles = p.metadata_bytes + p.weight_bytes + p.gradient_bytes + p.optimizer_bytes +
+    uint64_t roles = p.metadata_bytes + p.weight_bytes + p.reference_bytes + p.gradient_bytes + p.optimizer_bytes +
                      p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;
     p.reuse_bytes = (size_t)(roles - b.used);

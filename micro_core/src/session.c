@@ -219,26 +219,29 @@ static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float gr
                             double beta2_power)
 {
     const mt_train_config *c = &s->cfg;
+    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
         return mt_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                           c->momentum, c->weight_decay, grad_scale);
+                                           c->momentum, c->weight_decay, grad_scale, prox);
     return mt_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                                         s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                         c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
-                                        grad_scale);
+                                        grad_scale, prox);
 }
 
 /* Apply t's update at the session's β powers (begin_update() has run for this step). */
 static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
+    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
         mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
-                          c->weight_decay, grad_scale);
+                          c->weight_decay, grad_scale, prox);
     else
         mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                            s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);
+                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
+                           prox);
 }
 
 /* The scale that turns summed gradients into the configured reduction. */
@@ -402,6 +405,17 @@ mt_status mt_session_infer(mt_session *s, int32_t n)
 }
 
 /* ---- hyper-parameters, counters, weights ---- */
+
+mt_status mt_session_set_reference(mt_session *s)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (s->cfg.proximal_mu <= 0.0f) return MT_ERR_STATE;
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        memcpy(mt_reference_of(s, t), t->data, t->count * sizeof(float));
+    }
+    return MT_OK;
+}
 
 mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 {

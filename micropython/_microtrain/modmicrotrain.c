@@ -407,6 +407,7 @@ static const config_field CONFIG_FIELDS[] = {
     {MP_QSTR_trainable_op_mask, FIELD_MASK, offsetof(mt_train_config, trainable_op_mask)},
     {MP_QSTR_accumulate_gradients, FIELD_I32, offsetof(mt_train_config, accumulate_gradients)},
     {MP_QSTR_guard_gradients, FIELD_I32, offsetof(mt_train_config, guard_gradients)},
+    {MP_QSTR_proximal_mu, FIELD_F32, offsetof(mt_train_config, proximal_mu)},
 };
 
 /* An mt_train_config from a config dict: core defaults, then every field the dict has (None
@@ -595,6 +596,7 @@ static const plan_field PLAN_FIELDS[] = {
     {MP_QSTR_weight_bytes, offsetof(mt_memory_plan, weight_bytes), 1},
     {MP_QSTR_gradient_bytes, offsetof(mt_memory_plan, gradient_bytes), 1},
     {MP_QSTR_optimizer_bytes, offsetof(mt_memory_plan, optimizer_bytes), 1},
+    {MP_QSTR_reference_bytes, offsetof(mt_memory_plan, reference_bytes), 1},
     {MP_QSTR_activation_bytes, offsetof(mt_memory_plan, activation_bytes), 1},
     {MP_QSTR_activation_grad_bytes, offsetof(mt_memory_plan, activation_grad_bytes), 1},
     {MP_QSTR_io_bytes, offsetof(mt_memory_plan, io_bytes), 1},
@@ -1172,6 +1174,13 @@ static mp_obj_t backend_base_learning_rate(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(backend_base_learning_rate_obj, backend_base_learning_rate);
 
+static mp_obj_t backend_set_reference(mp_obj_t self_in) {
+    backend_obj_t *self = session_of(self_in, "mt_session_set_reference");
+    check(mt_session_set_reference(self->session), "mt_session_set_reference");
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(backend_set_reference_obj, backend_set_reference);
+
 static mp_obj_t backend_counters(mp_obj_t self_in) {
     backend_obj_t *self = session_of(self_in, "mt_session_counters");
     int64_t step, epoch;
@@ -1403,6 +1412,7 @@ static const mp_rom_map_elem_t backend_locals_table[] = {
     {MP_ROM_QSTR(MP_QSTR_set_learning_rate), MP_ROM_PTR(&backend_set_learning_rate_obj)},
     {MP_ROM_QSTR(MP_QSTR_get_learning_rate), MP_ROM_PTR(&backend_get_learning_rate_obj)},
     {MP_ROM_QSTR(MP_QSTR_base_learning_rate), MP_ROM_PTR(&backend_base_learning_rate_obj)},
+    {MP_ROM_QSTR(MP_QSTR_set_reference), MP_ROM_PTR(&backend_set_reference_obj)},
     {MP_ROM_QSTR(MP_QSTR_counters), MP_ROM_PTR(&backend_counters_obj)},
     {MP_ROM_QSTR(MP_QSTR_set_epoch), MP_ROM_PTR(&backend_set_epoch_obj)},
     {MP_ROM_QSTR(MP_QSTR_numeric_errors), MP_ROM_PTR(&backend_numeric_errors_obj)},

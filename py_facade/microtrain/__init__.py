@@ -32,7 +32,7 @@ if _numpy is not None:
         fmt = convert.detect_format(data, path)
         if fmt is None:
             return None
-        model = convert.convert(data, format=fmt)
+        model = convert.convert(data, format=fmt, source_path=path)  # ONNX external data
         return model.to_bytes(), model.source
 
     def _write_foreign(image, weights, format, source):

@@ -28,6 +28,10 @@ ADD = const(12)
 CONCATENATION = const(13)
 RELU6 = const(14)
 LEAKY_RELU = const(15)
+PAD = const(16)
+MUL = const(17)
+SUB = const(18)
+TRANSPOSE = const(19)
 # int8 inference ops (frozen layers of a quantized model; no backward), from code 64
 QUANTIZE = const(64)
 DEQUANTIZE = const(65)
@@ -48,7 +52,7 @@ NAMES = {
     CONV2D: "conv2d", DEPTHWISE_CONV2D: "depthwise_conv2d", MAX_POOL2D: "max_pool2d",
     AVERAGE_POOL2D: "average_pool2d", GLOBAL_AVERAGE_POOL: "global_average_pool",
     RESHAPE: "reshape", ADD: "add", CONCATENATION: "concatenation", RELU6: "relu6",
-    LEAKY_RELU: "leaky_relu",
+    LEAKY_RELU: "leaky_relu", PAD: "pad", MUL: "mul", SUB: "sub", TRANSPOSE: "transpose",
     QUANTIZE: "quantize", DEQUANTIZE: "dequantize", CONV2D_S8: "conv2d_s8",
     DEPTHWISE_CONV2D_S8: "depthwise_conv2d_s8", DENSE_S8: "dense_s8", ADD_S8: "add_s8",
     AVERAGE_POOL2D_S8: "average_pool2d_s8", MAX_POOL2D_S8: "max_pool2d_s8", MEAN_S8: "mean_s8",
@@ -61,7 +65,8 @@ DISPLAY_NAMES = {
     CONV2D: "Conv2D", DEPTHWISE_CONV2D: "DepthwiseConv2D", MAX_POOL2D: "MaxPool2D",
     AVERAGE_POOL2D: "AveragePool2D", GLOBAL_AVERAGE_POOL: "GlobalAveragePool",
     RESHAPE: "Reshape", ADD: "Add", CONCATENATION: "Concatenation", RELU6: "ReLU6",
-    LEAKY_RELU: "LeakyReLU",
+    LEAKY_RELU: "LeakyReLU", PAD: "ZeroPadding2D", MUL: "Multiply", SUB: "Subtract",
+    TRANSPOSE: "Permute",
     QUANTIZE: "Quantize", DEQUANTIZE: "Dequantize", CONV2D_S8: "Conv2D int8",
     DEPTHWISE_CONV2D_S8: "DepthwiseConv2D int8", DENSE_S8: "Dense int8", ADD_S8: "Add int8",
     AVERAGE_POOL2D_S8: "AveragePool2D int8", MAX_POOL2D_S8: "MaxPool2D int8",

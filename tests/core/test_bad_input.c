@@ -311,7 +311,7 @@ static void test_table_rules(void)
     CASE("version 1, byte 3 all zero", (img[o2 + 3] = 0, PATCH16(4, 1)), MT_OK);
 
     /* op types this build does not know */
-    CASE("op type 16 (unknown)", PATCH8(o1, 16), MT_ERR_UNSUPPORTED);
+    CASE("op type 20 (unknown)", PATCH8(o1, 20), MT_ERR_UNSUPPORTED);
     CASE("op type 200", PATCH8(o1, 200), MT_ERR_UNSUPPORTED);
 }
 
@@ -382,6 +382,9 @@ static void test_config_values(void)
     BAD_CFG(momentum, -0.5f, MT_OPTIMIZER_SGD);
     BAD_CFG(weight_decay, -0.01f, MT_OPTIMIZER_ADAMW);
     BAD_CFG(weight_decay, NAN, MT_OPTIMIZER_SGD);
+    BAD_CFG(proximal_mu, -0.01f, MT_OPTIMIZER_SGD);
+    BAD_CFG(proximal_mu, NAN, MT_OPTIMIZER_ADAM);
+    BAD_CFG(proximal_mu, INFINITY, MT_OPTIMIZER_SGD);
     BAD_CFG(optimizer, 3, MT_OPTIMIZER_SGD);
     BAD_CFG(optimizer, -1, MT_OPTIMIZER_SGD);
     BAD_CFG(loss, 5, MT_OPTIMIZER_SGD);

@@ -75,7 +75,8 @@ static void run(const uint8_t *img, size_t size)
                 abort();
         for (int k = 0; k < 2; ++k)
             if ((k < op.num_outputs) != (op.outputs[k] >= 0) || op.outputs[k] >= info.num_tensors) abort();
-        if (op.layer != previous_layer && op.layer != previous_layer + 1) abort();
+        /* the format's rule: from op to op the layer stays or grows (numbers may be skipped) */
+        if (op.layer < previous_layer || op.layer < 0 || op.layer > 255) abort();
         previous_layer = op.layer;
     }
     for (int32_t out = 0; out <= 1; ++out) {

@@ -74,6 +74,8 @@ Session:
     weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints)
     set_learning_rate(rate); get_learning_rate() -> float
     base_learning_rate() -> float   the rate schedules scale (compiled, or a checkpoint's)
+    set_reference()                 mt_session_set_reference: the trained weights become the
+                                    proximal term's w_ref (config proximal_mu > 0)
     counters() -> (step, epoch); set_epoch(epoch); numeric_errors() -> int
 
     checkpoint_bytes(include_optimizer, properties) -> int
@@ -111,10 +113,11 @@ MT_ERR_IO = const(-10)
 # mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)
 CONFIG_FIELDS = ("optimizer", "loss", "reduction", "batch_size", "num_trainable_ops",
                  "biases_only", "learning_rate", "beta1", "beta2", "epsilon", "momentum",
-                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients")
+                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients",
+                 "proximal_mu")
 # mt_memory_plan, field for field
 PLAN_FIELDS = ("total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes",
-               "optimizer_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
+               "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
                "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params",
                "first_trained_op", "fused_update", "reserved", "int8_activation_bytes")
 
@@ -202,6 +205,9 @@ class Backend:
 
     def base_learning_rate(self):
         raise NotImplementedError("base_learning_rate")
+
+    def set_reference(self):
+        raise NotImplementedError("set_reference")
 
     def counters(self):
         raise NotImplementedError("counters")

@@ -299,6 +299,9 @@ mt_session_get_base_learning_rate = _bind(
     "mt_session_get_base_learning_rate", [mt_session_p, _p_float], ctypes.c_int
 )
 
+# mt_status mt_session_set_reference(mt_session *s);
+mt_session_set_reference = _bind("mt_session_set_reference", [mt_session_p], ctypes.c_int)
+
 # mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
 mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
@@ -406,7 +409,8 @@ ALL_FUNCTIONS = (
     mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
     mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
     mt_session_infer, mt_session_last_error, mt_session_set_learning_rate,
-    mt_session_get_learning_rate, mt_session_get_base_learning_rate, mt_session_counters,
+    mt_session_get_learning_rate, mt_session_get_base_learning_rate, mt_session_set_reference,
+    mt_session_counters,
     mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
     mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_checkpoint_save_buffer,
     mt_checkpoint_load_buffer, mt_session_export_image, mt_session_export_image_buffer,

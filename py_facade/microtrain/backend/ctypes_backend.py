@@ -461,6 +461,10 @@ class Backend(_Interface):
                     "mt_session_get_base_learning_rate")
         return value.value
 
+    def set_reference(self):
+        self._require_session()
+        self._check(_native.mt_session_set_reference(self._session), "mt_session_set_reference")
+
     def counters(self):
         self._require_session()
         step, epoch = ctypes.c_int64(), ctypes.c_int64()

@@ -133,6 +133,9 @@ class Backend(_Interface):
     def base_learning_rate(self):
         return float(self._call("base_learning_rate"))
 
+    def set_reference(self):
+        self._call("set_reference")
+
     def counters(self):
         step, epoch = self._call("counters")
         return int(step), int(epoch)

@@ -59,6 +59,12 @@ class _ImageBuilder:
         flags = _image.FLAG_CONST | _image.FLAG_TRAINABLE
         return self._add(_image.TensorSpec(array.shape, flags=flags, data=array))
 
+    def add_constant(self, array):
+        """A frozen constant (CONST, not TRAINABLE: Multiply/Subtract's operand); listed with
+        the weights, as mt_session_param lists every CONST f32 tensor."""
+        self.weights.append(array)
+        return self._add(_image.TensorSpec(array.shape, flags=_image.FLAG_CONST, data=array))
+
     def add_op(self, op_type, inputs, outputs, params=()):
         self.ops.append(_image.OpSpec(op_type, inputs, outputs, params, layer=self.layer))
 

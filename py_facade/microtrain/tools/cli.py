@@ -10,6 +10,7 @@
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
+    microtrain fleet ...               (a simulated fleet with Flower, microtrain.federated)
 
 Defaults are compile()'s (SGD, MSE, batch 16) and loss names are ``microtrain.losses``'
 (mse, mae, cce, scce, bce or full names). Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
@@ -363,6 +364,16 @@ def _firmware(argv):
     return int(firmware.main(list(argv)) or 0)
 
 
+def _fleet(argv):
+    try:
+        from ..federated import fleet
+    except ImportError as error:
+        _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
+               % _one_line(error))
+        return 2
+    return int(fleet.main(list(argv)) or 0)
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -390,13 +401,15 @@ def main(argv=None):
         if argv and argv[0] == "convert":
             from ..convert import cli as convert_cli
             return int(convert_cli.main(argv[1:]) or 0)
+        if argv and argv[0] == "fleet":  # a simulated fleet with Flower (microtrain[federated])
+            return _fleet(argv[1:])
         if argv and argv[0] == "micropython":  # runs a script on MicroPython firmware
             from . import micropython
             return int(micropython.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
             raise UsageError("a command is required: train, eval, predict, info, convert, "
-                             "firmware or micropython (usage: %s COMMAND ...; see %s --help)"
+                             "firmware, micropython or fleet (usage: %s COMMAND ...; see %s --help)"
                              % (PROG, PROG))
         args = parser.parse_args(argv)
         handler = {"train": run_train, "eval": run_eval, "info": run_info,

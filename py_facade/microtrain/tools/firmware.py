@@ -8,7 +8,8 @@ a device, build it for a board, and run it under QEMU against the host.
 
 What it does:
 
-1. Plans the arena with the host library for the model and the training configuration
+1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
+   .mtm) and plans the arena with the host library for it and the training configuration
    (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
@@ -55,12 +56,13 @@ import zlib
 
 import numpy as np
 
-from .. import config as _config, losses as _losses, optimizers as _optimizers
+from .. import _model_source, config as _config, losses as _losses, optimizers as _optimizers
 from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
 from ..train_session import TrainSession
 
-_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay")
+_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay",
+                 "proximal_mu")
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 DATA_HEADER = "mt_firmware_data.h"
@@ -495,9 +497,10 @@ def bits_to_float(bits):
 
 
 def package(model_path, data_path, spec, out_dir):
-    """Plan, replay on the host and write the C sources; returns the firmware.json record."""
-    with open(model_path, "rb") as handle:
-        model_bytes = handle.read()
+    """Plan, replay on the host and write the C sources; returns the firmware.json record.
+    ``model_path`` is read as a session reads it: an .mtm image, or a .tflite/.circle/.onnx
+    file converted to the .mtm the C sources then hold."""
+    model_bytes, source = _model_source.model_bytes(model_path)
     dataset = Dataset.load(data_path)
     with TrainSession(model_bytes) as session:
         spec.compile(session)
@@ -510,6 +513,7 @@ def package(model_path, data_path, spec, out_dir):
     write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
                   plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
+              "converted_from": source.format if source is not None else None,
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
@@ -548,7 +552,9 @@ def _parser():
                         help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
                              "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
                              "--sources-only)")
-    parser.add_argument("--model", required=True, help="the .mtm model image")
+    parser.add_argument("--model", required=True,
+                        help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
+                             "(converted as TrainSession converts it)")
     parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
