@@ -71,7 +71,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 7u
+#define MT_ABI_VERSION 8u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -138,8 +138,10 @@ typedef struct mt_error_detail {
 /* Model image                                                                */
 /* ------------------------------------------------------------------------- */
 
-/** Element types. */
-typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2 } mt_dtype;
+/** Element types. MT_DTYPE_I8 (image version 3) is a quantized tensor: it carries a
+ *  quantization record (scale, zero point; per channel for weights, docs/model_format.md)
+ *  and is read and written only by the int8 inference ops, which have no backward. */
+typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2, MT_DTYPE_I8 = 3 } mt_dtype;
 
 /** Tensor flags in the model image. */
 enum {
@@ -351,6 +353,11 @@ typedef struct mt_memory_plan {
     int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
     int32_t fused_update;         /**< 1: weights update during backward (no accumulation) */
     int32_t reserved;
+    /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
+     *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
+     *  so this is the working set of their forward; it is part of activation_bytes and of
+     *  total_bytes, not added to them. 0 for a model without int8 tensors. */
+    size_t int8_activation_bytes;
 } mt_memory_plan;
 
 /**
@@ -447,7 +454,11 @@ MT_API mt_status mt_session_init(mt_session **session, const void *image, size_t
 MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
 
 /**
- * @brief Input buffer number @p position: [B, D] floats inside the arena.
+ * @brief Input buffer number @p position: [B, D] floats inside the arena; for an int8 input
+ *        (image version 3, mt_tensor_info.dtype MT_DTYPE_I8) [B, D] int8 values, quantized
+ *        by the caller with the input's scale and zero point: cast @p data to int8_t *.
+ *        An int8 input is consumed by each step (its bytes are reused once its last reader
+ *        has run): write its rows before every step.
  * @param[out] data  first element; write rows 0..n-1 before a step
  * @param[out] count elements in the buffer (B·D)
  */

@@ -13,6 +13,11 @@
  *     trained op because nothing before it has such a gradient.
  *   - when the loss is fused with the final Softmax/Sigmoid, the model output
  *     needs no gradient: the loss writes the logits' gradient directly.
+ *   - frozen int8 layers (inference-only ops) keep nothing for a backward: their outputs live
+ *     until their last reader's forward; an int8 model input is consumed by the step; a
+ *     pointwise int8 expansion read only by the depthwise after it is streamed into it
+ *     (stream_of: a ring of KH rows instead of the whole tensor). A gradient that would have
+ *     to pass through an inference-only op is refused (MT_ERR_UNSUPPORTED naming it).
  */
 #include <math.h>
 #include <string.h>
@@ -191,10 +196,14 @@ static uint16_t backward_time(uint32_t O, uint32_t o)
     return (uint16_t)(2u * O + 1u - o);
 }
 
-/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them. */
-static int persistent_activation(uint16_t flags)
+/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them.
+ * An int8 input (a quantized camera frame) is the exception: it is consumed by the step, its
+ * bytes free for later activations once its last reader has run, so the caller writes it
+ * before every step (docs/model_format.md); it is born at time 0, before the step. */
+static int persistent_activation(const mt_tensor_desc *t)
 {
-    return (flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
+    if ((t->flags & MT_TENSOR_INPUT) && !(t->flags & MT_TENSOR_OUTPUT) && t->dtype == MT_DTYPE_I8) return 0;
+    return (t->flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
 }
 
 static int backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o)
@@ -215,6 +224,46 @@ static uint32_t round_up(uint64_t bytes)
     return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
 }
 
+/* Does any op but `except` read tensor index? */
+static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        if (o == except) continue;
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int i = 0; i < op.num_inputs; ++i)
+            if (op.inputs[i] == index) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Operator fusion (MCUNetV2's and TinyEngine's answer to an inverted residual's expanded
+ * tensor, the largest activation of a MobileNet): op o, a pointwise CONV2D_S8 (1x1, stride 1)
+ * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
+ * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
+ * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
+ * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ */
+static uint32_t stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
+{
+    (void)f;
+    if (o + 1u >= img->num_ops) return 0;
+    mt_op_desc a, b;
+    mt_image_op(img, o, &a);
+    mt_image_op(img, o + 1u, &b);
+    if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
+        return 0;
+    mt_tensor_desc w, t, dw;
+    mt_image_tensor(img, a.inputs[1], &w);
+    mt_image_tensor(img, a.outputs[0], &t);
+    mt_image_tensor(img, b.inputs[1], &dw);
+    if (w.dims[1] != 1 || w.dims[2] != 1 || a.params[1] != (1u | 1u << 16)) return 0;
+    if ((t.flags & MT_TENSOR_OUTPUT) || read_by_other(img, a.outputs[0], o + 1u)) return 0;
+    return round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
+}
+
 /*
  * Buffers of the shared region and their lifetimes:
  *   data of an activation: from its producer's forward to its last reader, forward
@@ -233,7 +282,8 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
         lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
-        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * 4u);
+        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * mt_dtype_bytes(t.dtype));
+        const uint32_t grad_bytes = round_up((uint64_t)B * t.count * 4u); /* gradients are f32 */
         if (t.flags & MT_TENSOR_CONST) {
             if (f->fused_update && bit_get(&f->trained, i)) {
                 lt->grad[i] = mt_share_add(&lt->sh, round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
@@ -241,14 +291,15 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
             }
             continue;
         }
-        if (!persistent_activation(t.flags)) {
+        if (!persistent_activation(&t)) {
             const int32_t producer = mt_image_producer(img, i);
-            const uint16_t born = forward_time((uint32_t)producer);
-            lt->data[i] = mt_share_add(&lt->sh, activation_bytes, born, born);
+            const uint16_t born = producer < 0 ? 0u : forward_time((uint32_t)producer); /* < 0: input */
+            const uint32_t ring = producer < 0 ? 0u : stream_of(img, f, (uint32_t)producer); /* streamed */
+            lt->data[i] = mt_share_add(&lt->sh, ring ? ring : activation_bytes, born, born);
             if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
         if (bit_get(&f->needs_grad, i)) {
-            lt->grad[i] = mt_share_add(&lt->sh, activation_bytes, 0xFFFFu, 0);
+            lt->grad[i] = mt_share_add(&lt->sh, grad_bytes, 0xFFFFu, 0);
             if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
     }
@@ -270,11 +321,12 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
         const uint32_t grads = grad_inputs_of(f, &op);
         const uint32_t reads = runs ? mt_op_kernel_for(op.type)->backward_reads(&op, grads) : 0u;
         const uint16_t bt = backward_time(O, o);
+        const int streamed = stream_of(img, f, o) != 0; /* its inputs are read in o + 1's forward */
         for (int k = 0; k < op.num_inputs; ++k) {
             const uint32_t x = op.inputs[k];
             if (x == MT_NO_TENSOR) continue;
             if (lt->data[x] != MT_NO_BUFFER) {
-                mt_share_touch(&lt->sh, lt->data[x], forward_time(o));
+                mt_share_touch(&lt->sh, lt->data[x], forward_time(streamed ? o + 1u : o));
                 if (reads & (1u << k)) mt_share_touch(&lt->sh, lt->data[x], bt);
             }
             if (runs && lt->grad[x] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[x], bt);
@@ -299,9 +351,40 @@ static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint3
     return MT_OK;
 }
 
-/* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
-static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch)
+/* The int8 part's share of the activations: the most bytes of int8 activations live at once
+ * over the step (persistent int8 inputs always; the others over their lifetimes). Frozen int8
+ * layers keep nothing for a backward, so this is their forward's working set. */
+static uint64_t int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
+    uint64_t persistent = 0, peak = 0;
+    const uint32_t end = 2u * img->num_ops + 1u;
+    for (uint32_t i = 0; i < img->num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (t.dtype != MT_DTYPE_I8 || (t.flags & MT_TENSOR_CONST) || lt->data[i] != MT_NO_BUFFER) continue;
+        persistent += round_up((uint64_t)B * t.count); /* an int8 model input, written by the caller */
+    }
+    for (uint32_t time = 0; time <= end; ++time) {
+        uint64_t live = 0;
+        for (uint32_t i = 0; i < img->num_tensors; ++i) {
+            if (lt->data[i] == MT_NO_BUFFER) continue;
+            mt_tensor_desc t;
+            mt_image_tensor(img, i, &t);
+            const uint16_t id = lt->data[i];
+            const mt_share_buffer *b = &lt->sh.buf[id];
+            if (t.dtype != MT_DTYPE_I8 || mt_share_root(&lt->sh, id) != id) continue; /* in place: once */
+            if (b->start <= time && time <= b->end) live += b->bytes;
+        }
+        if (live > peak) peak = live;
+    }
+    return persistent + peak;
+}
+
+/* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
+static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch,
+                          int32_t *no_backward)
+{
+    *no_backward = -1;
     const uint32_t O = img->num_ops;
     uint32_t tail_start = 0; /* the last num_trainable_ops ops, unless a mask chooses */
     if (cfg->num_trainable_ops >= 0)
@@ -337,6 +420,10 @@ static void mark_training(const mt_image *img, const mt_train_config *cfg, graph
         mt_op_desc op;
         mt_image_op(img, o, &op);
         if (!backward_runs(f, &op, o)) continue;
+        if (mt_op_kernel_for(op.type)->backward == NULL) { /* the last such op: nearest the loss */
+            *no_backward = (int32_t)o;
+            continue;
+        }
         const size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
         if (s > *max_scratch) *max_scratch = s;
     }
@@ -398,7 +485,16 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
             return mt_fail_at(where, MT_ERR_SHAPE, -1, 0, (int32_t)i);
     }
     size_t max_scratch;
-    mark_training(img, cfg, &f, &max_scratch);
+    int32_t no_backward;
+    mark_training(img, cfg, &f, &max_scratch, &no_backward);
+    /* a gradient would have to pass through an inference-only op (the int8 ops, QUANTIZE,
+     * DEQUANTIZE): train only ops after it (the float head), or keep the weights before it
+     * frozen. Named by mt_model_diagnose() as that op. */
+    if (no_backward >= 0) {
+        mt_op_desc op;
+        mt_image_op(img, (uint32_t)no_backward, &op);
+        return mt_fail_at(where, MT_ERR_UNSUPPORTED, no_backward, op.type, -1);
+    }
 
     lifetimes lt;
     if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
@@ -444,7 +540,8 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
         r.flags = t.flags;
         r.dtype = t.dtype;
         memcpy(r.dims, t.dims, sizeof r.dims);
-        const uint64_t bytes = (uint64_t)t.count * 4u, rows_bytes = (uint64_t)B * t.count * 4u;
+        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
+        const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
         if (t.flags & MT_TENSOR_CONST) {
             if (t.dtype == MT_DTYPE_F32 && arena) params[np] = (uint16_t)i;
             if (t.dtype == MT_DTYPE_F32) ++np;
@@ -473,11 +570,11 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                 r.data = mt_image_const_f32(img, &t);
             }
         } else {
-            if (persistent_activation(t.flags))
+            if (persistent_activation(&t))
                 r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
                                                   (int32_t)i);
             p.activation_bytes += round_up(rows_bytes);
-            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up(rows_bytes);
+            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up((uint64_t)B * t.count * 4u);
         }
         grad_schedule(img, &f, i, &r);
         if (arena) rt[i] = r;
@@ -511,6 +608,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     p.total_bytes = (size_t)b.used;
     p.reuse_bytes = (size_t)(roles - b.used);
     p.lower_bound_bytes = (size_t)(shared_base + lower_bound_shared);
+    p.int8_activation_bytes = (size_t)int8_peak(img, &lt, B);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
@@ -528,7 +626,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     }
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
-        ops[o].trained = (uint8_t)(o >= f.first_trained);
+        ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
+                                 (stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
+                                 (o > 0 && stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u));
     }
     memset(s, 0, sizeof *s);
     s->img = *img;

@@ -145,6 +145,9 @@ static void forward(mt_session *s, uint32_t n)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o) {
         const mt_op_desc *op = &s->ops[o];
+        /* fused into the next op, which computes its output as it reads it (planner.c); that
+         * op's forward finds it at op - 1 in this table */
+        if (op->flags & MT_OPF_FUSED_INTO_NEXT) continue;
         mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
     }
 }

@@ -228,6 +228,7 @@ static const plan_field PLAN_FIELDS[] = {
     {MP_QSTR_first_trained_op, offsetof(mt_memory_plan, first_trained_op), 0},
     {MP_QSTR_fused_update, offsetof(mt_memory_plan, fused_update), 0},
     {MP_QSTR_reserved, offsetof(mt_memory_plan, reserved), 0},
+    {MP_QSTR_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes), 1},
 };
 
 /* plan(image, config) -> dict */
@@ -383,6 +384,19 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     self->batch_size = cfg->batch_size;
     self->sparse = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
     self->numeric_errors_before = 0;
+    /* rows are written as floats: an int8 input (image version 3) takes the C API or the
+     * ctypes backend, never a float row into its bytes */
+    for (int32_t position = 0;; ++position) {
+        int32_t tensor;
+        mt_tensor_info info;
+        if (mt_model_io(self->image, self->image_bytes, 0, position, &tensor) != MT_OK) {
+            break;
+        }
+        if (mt_model_tensor(self->image, self->image_bytes, tensor, &info) == MT_OK &&
+            info.dtype == MT_DTYPE_I8) {
+            fail_open(self, MT_ERR_UNSUPPORTED, "mt_session_input");
+        }
+    }
     return mp_const_none;
 }
 MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 3, backend_open);

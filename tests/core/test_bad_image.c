@@ -141,7 +141,7 @@ static void test_header_damage(void)
     /* magic, version, header size: outside the CRC, each checked on its own */
     for (int k = 0; k < 4; k++)
         CASE("magic byte", img[k] ^= 0x20, MT_ERR_BAD_MODEL);
-    CASE("version 3", ib_put_u16(img, 4, 3), MT_ERR_UNSUPPORTED);
+    CASE("version 4", ib_put_u16(img, 4, 4), MT_ERR_UNSUPPORTED);
     CASE("version 0", ib_put_u16(img, 4, 0), MT_ERR_UNSUPPORTED);
     CASE("version 0xFFFF", ib_put_u16(img, 4, 0xFFFF), MT_ERR_UNSUPPORTED);
     CASE("header_bytes 32", ib_put_u16(img, 6, 32), MT_ERR_BAD_MODEL);

@@ -14,7 +14,7 @@ from .. import ops as _ops
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 7
+MT_ABI_VERSION = 8
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -52,6 +52,7 @@ STATUS_NAMES = {
 # mt_dtype
 MT_DTYPE_F32 = 1
 MT_DTYPE_I32 = 2
+MT_DTYPE_I8 = 3
 
 # tensor flags
 MT_TENSOR_CONST = 1
@@ -197,6 +198,7 @@ class mt_memory_plan(ctypes.Structure):
         ("first_trained_op", ctypes.c_int32),
         ("fused_update", ctypes.c_int32),
         ("reserved", ctypes.c_int32),
+        ("int8_activation_bytes", ctypes.c_size_t),
     ]
 
 

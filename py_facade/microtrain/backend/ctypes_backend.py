@@ -274,13 +274,15 @@ class Backend(_Interface):
         self._config = dict(config)
         batch = int(config["batch_size"])
         data, count = ctypes.POINTER(ctypes.c_float)(), ctypes.c_int32()
-        for getter, views in ((_native.mt_session_input, self._inputs),
-                              (_native.mt_session_output, self._outputs)):
+        for getter, views, is_output in ((_native.mt_session_input, self._inputs, 0),
+                                         (_native.mt_session_output, self._outputs, 1)):
             position = 0
             while getter(session, position, ctypes.byref(data),
                          ctypes.byref(count)) == _native.MT_OK:
-                views.append(self._view(self._arena, _address(data), 4 * count.value,
-                                        np.float32).reshape(batch, -1))
+                # an int8 model input (a quantized image) holds one byte per element
+                dtype = self._io_dtype(image, is_output, position)
+                views.append(self._view(self._arena, _address(data),
+                                        dtype.itemsize * count.value, dtype).reshape(batch, -1))
                 position += 1
         target, nbytes = ctypes.c_void_p(), ctypes.c_int32()
         self._check(_native.mt_session_target(session, ctypes.byref(target),
@@ -289,6 +291,18 @@ class Backend(_Interface):
         self._target = self._view(self._arena, target.value, nbytes.value,
                                   np.int32 if sparse else np.float32).reshape(batch, -1)
         self._params = self._bind_params()
+
+    @staticmethod
+    def _io_dtype(image, is_output, position):
+        """numpy dtype of model input/output ``position``: float32, or int8 for an int8
+        input (image version 3)."""
+        index, info = ctypes.c_int32(), _native.mt_tensor_info()
+        if _native.mt_model_io(image.ctypes.data, image.size, is_output, position,
+                               ctypes.byref(index)) != _native.MT_OK or \
+                _native.mt_model_tensor(image.ctypes.data, image.size, index.value,
+                                        ctypes.byref(info)) != _native.MT_OK:
+            return np.dtype(np.float32)
+        return np.dtype(np.int8) if info.dtype == _native.MT_DTYPE_I8 else np.dtype(np.float32)
 
     @staticmethod
     def _view(owner, address, nbytes, dtype):
@@ -342,6 +356,10 @@ class Backend(_Interface):
         if first_row + rows.shape[0] > view.shape[0]:
             raise ValueError("%d rows from row %d overflow a buffer of %d rows"
                              % (rows.shape[0], first_row, view.shape[0]))
+        if view.dtype == np.int8 and not (np.all(rows == np.round(rows)) and
+                                          np.all(rows >= -128) and np.all(rows <= 127)):
+            raise ValueError("input %d is int8 (quantized by the caller): its values must be "
+                             "integers in -128..127" % position)
         view[first_row:first_row + rows.shape[0]] = rows
 
     def read_rows(self, output, n):

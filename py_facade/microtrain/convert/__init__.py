@@ -69,14 +69,25 @@ def _read(path_or_bytes):
         return handle.read(), path
 
 
-def convert(path_or_bytes, format=None, source_path=None):
-    """Import a float32 model file into a ``ConvertedModel``.
+def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
+            int8_input=False, head_seed=0):
+    """Import a model file into a ``ConvertedModel``.
 
     Args:
         path_or_bytes: a path to a .tflite, .circle or .onnx file, or its bytes
         format:        "tflite", "circle" or "onnx" to skip detection
         source_path:   where the bytes were read from: an ONNX model with external data
                        (``model.onnx`` + ``model.onnx.data``) finds it beside that path
+
+    An int8 (full-integer quantized) .tflite keeps its int8 layers frozen as the core's
+    int8 ops, bit for bit LiteRT's reference kernels, and a float part that trains
+    (``convert.tflite_int8``); for it only:
+        train_from: the layer where the float part begins ("block_15"); default: the
+                    model's own last layer with weights (its head)
+        new_head:   a number of classes: cut after the last [H, W, C] activation and
+                    attach mean -> Dense(new_head) -> Softmax (weights from head_seed)
+        int8_input: the model input is the int8 tensor of the leading QUANTIZE (the caller
+                    quantizes), so no float copy of the input is held
 
     Raises ConversionError (a ValueError) naming the op, its index, the attribute and
     what is supported when the model holds anything the core cannot run exactly; an
@@ -89,6 +100,27 @@ def convert(path_or_bytes, format=None, source_path=None):
     if fmt not in FORMATS:
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
+    int8_options = train_from is not None or new_head is not None or int8_input
+    if fmt == "tflite":
+        from . import tflite_int8
+        try:
+            quantized = tflite_int8.is_int8_model(data)
+        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+            raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
+                                  % (type(error).__name__, error)) from None
+        if quantized:
+            builder, inputs, outputs = tflite_int8.read(data, fmt, train_from, new_head,
+                                                        int8_input, head_seed)
+            layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
+                         builder.tensors[i].dims, "transpose": None} for i in indices]
+                       for indices in (builder.inputs, builder.outputs)]
+            source = SourceRecord("tflite-int8", data, builder.param_origins(), builder.folds,
+                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources)
+            return ConvertedModel(builder.image(), source)
+    if int8_options:
+        raise ConversionError("train_from, new_head and int8_input apply to int8 .tflite "
+                              "models; this %s model is float" % fmt,
+                              supported="an int8 model from TensorFlow's converter")
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
         try:

@@ -40,7 +40,7 @@ from ..nn import image as _image
 from . import arena as _arena
 from .cli_args import PROG, UsageError, build_parser
 
-_DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
+_DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I8: "i8"}
 
 
 # ---------------------------------------------------------------- helpers
@@ -335,6 +335,8 @@ def run_info(args):
         rows.append(("shared lifetimes", -summary["reuse"]))  # the reuse
         rows.append(("total", summary["total"]))
         rows.append(("lower bound (most bytes live at once)", summary["lower_bound"]))
+        if plan.get("int8_activation_bytes"):  # the frozen int8 part's working set
+            rows.append(("of which int8 activations, at most", plan["int8_activation_bytes"]))
         rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
         rows.append(("update mode", summary["update"]))
         print(_table(("role", "bytes"), rows))

@@ -63,7 +63,7 @@ from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources  # noqa: F
 from .firmware_training import (ACCURACY_ARGMAX_LABEL, ACCURACY_ARGMAX_ONE_HOT,  # noqa: F401
                                 ACCURACY_BINARY, ACCURACY_NONE, Dataset, FirmwareError,
                                 TrainingSpec, accuracy_kind, float_bits, host_reference,
-                                weights_crc32)
+                                int8_input, weights_crc32)
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 
@@ -201,7 +201,7 @@ def package(model_path, data_path, spec, out_dir):
         config = session.config  # what the generated C sets, field for field
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
+                               spec.loss.sparse_labels, int8_input(model_bytes))
     reference = host_reference(model_bytes, data, spec)
     write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
                   plan["total_bytes"], os.path.basename(model_path))

@@ -24,7 +24,7 @@ _BYTES_PER_LINE = 16
 
 
 def _c_words(array):
-    words = np.ascontiguousarray(array).view("<u4").ravel()
+    words = np.ascontiguousarray(array).reshape(-1).view("<u4")
     lines = []
     for start in range(0, len(words), _WORDS_PER_LINE):
         lines.append("    " + " ".join("0x%08xu," % w for w in words[start:start + _WORDS_PER_LINE]))
@@ -66,6 +66,8 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
     info = _image.read_image(model_bytes)
     output_count = int(np.prod(info.tensors[info.outputs[0]].dims))
     input_count = int(np.prod(info.tensors[info.inputs[0]].dims))
+    if info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8:
+        input_count //= 4  # 32-bit words of int8 values
     kind = accuracy_kind(spec.loss, output_count)
     target_words = 1 if spec.loss.sparse_labels else output_count
     same_eval = dataset.x_eval is dataset.x
@@ -83,7 +85,7 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
 #define MT_FW_EPOCHS %(epochs)d
 #define MT_FW_TRAIN_ROWS %(train_rows)d
 #define MT_FW_EVAL_ROWS %(eval_rows)d
-#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* float32 words per input row */
+#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* 32-bit words per input row (float32, or 4 int8) */
 #define MT_FW_TARGET_WORDS %(target_words)d    /* 32-bit words per target row */
 #define MT_FW_OUTPUT_ELEMENTS %(output_count)d
 #define MT_FW_ACCURACY %(kind)d  /* MT_FW_ACCURACY_* of fw_app.h */

@@ -12,6 +12,7 @@ import zlib
 import numpy as np
 
 from .. import config as _config, losses as _losses, optimizers as _optimizers
+from ..nn import image as _image
 from ..train_session import TrainSession
 
 # MT_FW_ACCURACY values (boards/app/fw_app.h)
@@ -76,14 +77,24 @@ class Dataset:
             raise FirmwareError("%s has only one of x_eval and y_eval" % path)
         return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))
 
-    def conform(self, input_dims, output_dims, sparse_labels):
-        """Check shapes against the model and convert to float32 rows / int32 labels."""
+    def conform(self, input_dims, output_dims, sparse_labels, int8_input=False):
+        """Check shapes against the model and convert to float32 rows / int32 labels; the
+        rows of an int8 input (a quantized image) stay int8, 4 values to a 32-bit word."""
         def rows(x, y, what):
             x = np.asarray(x)
             y = np.asarray(y)
             if x.ndim < 1 or tuple(x.shape[1:]) != tuple(input_dims) or len(x) == 0:
                 raise FirmwareError("%s x has shape %s; the model takes (N, %s), N >= 1"
                                     % (what, x.shape, ", ".join(map(str, input_dims))))
+            if int8_input:
+                if not (np.all(x == np.round(x)) and x.min() >= -128 and x.max() <= 127):
+                    raise FirmwareError("%s x must hold int8 values (-128..127): the model's "
+                                        "input is int8" % what)
+                if int(np.prod(input_dims)) % 4:
+                    raise FirmwareError("an int8 input row of %d bytes: the firmware copies "
+                                        "rows as 32-bit words (a multiple of 4 bytes)"
+                                        % int(np.prod(input_dims)))
+                x = np.ascontiguousarray(x, dtype=np.int8)
             if sparse_labels:
                 if y.shape != (len(x),) or y.dtype.kind not in "iu":
                     raise FirmwareError("%s y must be [N] integer labels for sparse "
@@ -96,11 +107,17 @@ class Dataset:
                                         % (what, y.shape, len(x),
                                            ", ".join(map(str, output_dims))))
                 y = np.ascontiguousarray(y, dtype="<f4")
-            return np.ascontiguousarray(x, dtype="<f4"), y
+            return (x if int8_input else np.ascontiguousarray(x, dtype="<f4")), y
 
         x, y = rows(self.x, self.y, "training")
         x_eval, y_eval = rows(self.x_eval, self.y_eval, "evaluation")
         return Dataset(x, y, x_eval, y_eval)
+
+
+def int8_input(model_bytes):
+    """True when the model's input 0 is int8 (image version 3: a quantized image)."""
+    info = _image.read_image(model_bytes)
+    return info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8
 
 
 def accuracy_kind(loss, output_count):
@@ -174,7 +191,7 @@ def host_reference(model_bytes, dataset, spec):
         kind = accuracy_kind(spec.loss, output_count)
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
+                               spec.loss.sparse_labels, int8_input(model_bytes))
         epochs = []
         for epoch in range(1, spec.epochs + 1):
             train_loss, _ = _run_pass(session, data.x, data.y, spec.batch_size, True, kind)
