@@ -11,6 +11,7 @@
 #include "losses.h"
 #include "microtrain.h"
 #include "mt_math.h"
+#include "ops/x86/x86.h"
 #include "optimizers.h"
 #include "session.h"
 
@@ -192,14 +193,25 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
 
 static int all_finite(const float *x, size_t n)
 {
-    for (size_t i = 0; i < n; ++i)
-        if (!mt_isfinitef(x[i])) return 0;
-    return 1;
+    return mt_all_finitef(x, n);
 }
 
 static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
+        if (c->optimizer == MT_OPTIMIZER_SGD)
+            mt_sgd_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                     c->momentum, c->weight_decay, grad_scale);
+        else
+            mt_adam_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                      s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                      c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
+                                      grad_scale);
+        return;
+    }
+#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
         mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
                           c->weight_decay, grad_scale);

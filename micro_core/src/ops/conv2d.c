@@ -6,6 +6,7 @@
  */
 #include "ops/ops.h"
 #include "ops/spatial.h"
+#include "ops/x86/x86.h"
 
 void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                               const mt_spatial *g)
@@ -107,6 +108,12 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+        return;
+    }
+#endif
     mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
 }
 
@@ -115,6 +122,13 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                                     v.b ? v.b->grad : NULL, n, &v.g);
+        return;
+    }
+#endif
     mt_op_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                               v.b ? v.b->grad : NULL, n, &v.g);
 }

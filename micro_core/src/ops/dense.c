@@ -6,6 +6,7 @@
 #include "ops/fast/fast.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
+#include "ops/x86/x86.h"
 
 /* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed in ascending i, bias added last. */
 void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
@@ -58,13 +59,13 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
 }
 
 /* ---- graph adapter ----
- * Kernel slot: forward and backward call the optimized siblings of ops/fast/dense_fast.c,
- * which compute the reference's exact bits (test_kernel_siblings.c), and scratch_bytes
- * asks the sibling's query. Today every target takes the fast slot: the siblings are
- * portable C99 and as fast or faster everywhere we measured. A target that gains kernels of
- * its own (CMSIS-DSP, Helium) picks its slot here at compile time, by its feature macros,
- * with that slot's scratch query beside it; the reference kernels above stay what every
- * slot is tested against.
+ * Kernel slots: on x86-64 with AVX-512 (checked at run time, ops/x86/x86.h) the AVX-512
+ * siblings; elsewhere the portable siblings of ops/fast/dense_fast.c. Both compute the
+ * reference's exact bits (test_kernel_siblings.c runs every slot the machine has), and
+ * scratch_bytes is the same on every target (the portable backward's row accumulators; the
+ * AVX-512 kernels use none), so a plan made on the host holds on the device. A target with
+ * kernels of its own picks its slot here at compile time, by its feature macros; the
+ * reference kernels above stay what every slot is tested against.
  */
 
 static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
@@ -95,6 +96,12 @@ static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_dense_f32_forward_avx512(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
+        return;
+    }
+#endif
     mt_op_dense_f32_forward_blocked(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
                                     y->count);
 }
@@ -103,6 +110,14 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
 {
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     const mt_tensor_rt *y = &t[op->outputs[0]];
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        (void)scratch;
+        mt_op_dense_f32_backward_avx512(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
+                                        x->count, y->count);
+        return;
+    }
+#endif
     mt_op_dense_f32_backward_rows(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
                                   y->count, scratch);
 }
