@@ -8,6 +8,13 @@
  * translated instruction gets an inline 64-bit add, so the count is exact and the same on
  * every run: a deterministic cost measure (QEMU models no cycles).
  *
+ * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI the stores that
+ * instructions in [LO, HI) (the program's mark function) make to ADDR + 4·r, r < N, switch
+ * the current region to r; every instruction counts for the region current when it runs
+ * (region 0 before the first mark). At exit one line "region <r> <count>" follows for each
+ * region that ran instructions. boards/app/bench.c's profile build and benchmarks/arm_ops.py
+ * use this.
+ *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
  * it loads this library. Build: cc -shared -fPIC -O2 -o insn_count.so insn_count.c
@@ -15,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef uint64_t qemu_plugin_id_t;
@@ -24,6 +32,11 @@ struct qemu_plugin_insn;
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 = 0 };
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef uint32_t qemu_plugin_meminfo_t;
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+                                          uint64_t vaddr, void *userdata);
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W = 2 };
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
@@ -32,6 +45,10 @@ void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
                                                 enum qemu_plugin_op op, void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
                                     void *userdata);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
+                                      void *userdata);
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -44,16 +61,38 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 static uint64_t executed; /* one vCPU on the machines measured: no races */
 static char out_path[4096];
 
+#define MAX_REGIONS 4096
+static uint64_t marks_base, mark_lo, mark_hi;
+static uint64_t regions; /* 0: no regions */
+static uint64_t region_insns[MAX_REGIONS];
+static uint64_t current_region, region_start;
+
+static void on_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
+{
+    (void)vcpu, (void)info, (void)userdata;
+    if (vaddr < marks_base || vaddr >= marks_base + 4 * regions) return;
+    region_insns[current_region] += executed - region_start;
+    region_start = executed;
+    current_region = (vaddr - marks_base) / 4;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
-    for (size_t i = 0; i < n; i++)
-        qemu_plugin_register_vcpu_insn_exec_inline(qemu_plugin_tb_get_insn(tb, i),
-                                                   QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+        if (regions) {
+            const uint64_t at = qemu_plugin_insn_vaddr(insn);
+            if (at >= mark_lo && at < mark_hi)
+                qemu_plugin_register_vcpu_mem_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+                                                 NULL);
+        }
+    }
 }
 
-static void on_exit(qemu_plugin_id_t id, void *userdata)
+static void at_exit(qemu_plugin_id_t id, void *userdata)
 {
     (void)id;
     (void)userdata;
@@ -61,6 +100,12 @@ static void on_exit(qemu_plugin_id_t id, void *userdata)
     if (out == NULL)
         out = stderr;
     fprintf(out, "insns %llu\n", (unsigned long long)executed);
+    if (regions) {
+        region_insns[current_region] += executed - region_start;
+        for (uint64_t r = 0; r < regions; r++)
+            if (region_insns[r])
+                fprintf(out, "region %llu %llu\n", (unsigned long long)r, (unsigned long long)region_insns[r]);
+    }
     if (out != stderr)
         fclose(out);
 }
@@ -71,12 +116,22 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0 && strlen(argv[i] + 4) < sizeof out_path) {
             strcpy(out_path, argv[i] + 4);
+        } else if (strncmp(argv[i], "marks=", 6) == 0) {
+            marks_base = strtoull(argv[i] + 6, NULL, 0);
+        } else if (strncmp(argv[i], "regions=", 8) == 0) {
+            regions = strtoull(argv[i] + 8, NULL, 0);
+            if (regions > MAX_REGIONS) regions = MAX_REGIONS;
+        } else if (strncmp(argv[i], "mark_lo=", 8) == 0) {
+            mark_lo = strtoull(argv[i] + 8, NULL, 0);
+        } else if (strncmp(argv[i], "mark_hi=", 8) == 0) {
+            mark_hi = strtoull(argv[i] + 8, NULL, 0);
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, marks=, regions=, "
+                    "mark_lo=, mark_hi=)\n", argv[i]);
             return -1;
         }
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
-    qemu_plugin_register_atexit_cb(id, on_exit, NULL);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
 }

@@ -142,11 +142,24 @@ mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes)
 
 /* ---- the step, in pieces ---- */
 
+#ifdef MT_OP_PROFILE
+/* Cost benchmarks only (boards/app's microtrain_bench_profile, benchmarks/arm_ops.py): the
+ * firmware defines this, and an instruction counter attributes what runs between two calls
+ * to the region named. Region 0 is the rest of the step; op o's forward is 1 + 3·o, its
+ * backward 2 + 3·o, the optimizer updates after it 3 + 3·o. Other builds compile nothing. */
+void mt_op_profile_mark(uint32_t region);
+#define PROFILE(region) mt_op_profile_mark(region)
+#else
+#define PROFILE(region) ((void)0)
+#endif
+
 static void forward(mt_session *s, uint32_t n)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o) {
         const mt_op_desc *op = &s->ops[o];
+        PROFILE(1u + 3u * o);
         mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
+        PROFILE(0u);
     }
 }
 
@@ -254,7 +267,9 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
         if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
         zero_grads_written_first_by(s, op->inputs, op->num_inputs, (uint16_t)o, n);
         zero_grads_written_first_by(s, op->outputs, op->num_outputs, (uint16_t)o, n);
+        PROFILE(2u + 3u * o);
         mt_op_kernel_for(op->type)->backward(op, s->tensors, n, s->scratch);
+        PROFILE(0u);
         if (!s->plan.fused_update) continue;
         for (int k = 0; k < op->num_inputs; ++k) {
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
@@ -264,7 +279,9 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
                 s->numeric_errors += 1;
                 return MT_ERR_NUMERIC;
             }
+            PROFILE(3u + 3u * o);
             apply_update(s, t, grad_scale);
+            PROFILE(0u);
         }
     }
     return MT_OK;

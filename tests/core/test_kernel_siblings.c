@@ -77,15 +77,111 @@ static void check_dense_forward_blocked(uint32_t B, uint32_t I, uint32_t U, unsi
     free(x), free(w), free(bias), free(y0), free(y1);
 }
 
-#if MT_X86_KERNELS
-/* ---- x86-64 kernels chosen at run time (ops/x86/): every one the CPU runs ---- */
-
 static float *copy_of(const float *v, size_t n)
 {
     float *c = malloc(sizeof(float) * (n ? n : 1));
     memcpy(c, v, sizeof(float) * n);
     return c;
 }
+
+/* call name_fast (path 0) or name_avx512 (path 1, x86-64 builds only) */
+#if MT_X86_KERNELS
+#define SIBLING(path, name, args) ((path) ? name##_avx512 args : name##_fast args)
+#else
+#define SIBLING(path, name, args) name##_fast args
+#endif
+
+/* geometry of a convolution or pool from its sizes (TFLite padding) */
+static mt_spatial geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t K, uint32_t S,
+                           uint32_t padding, uint32_t activation)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = H, g.W = W, g.C = C, g.OC = OC, g.KH = K, g.KW = K > 1 ? K - (K & 1u ? 0u : 1u) : 1u;
+    g.SH = S, g.SW = S == 1 ? 1 : S - 1, g.activation = activation;
+    mt_spatial_axis(H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    return g;
+}
+
+enum { CONV, DEPTHWISE, MAXPOOL };
+
+/* the portable (path 0) or AVX-512 (path 1) siblings of a spatial op against its reference */
+static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, unsigned seed, int with_bias)
+{
+    mt_test_seed(seed);
+    const uint32_t C = g->C, OC = kind == CONV ? g->OC : C;
+    const size_t nx = (size_t)B * g->H * g->W * C, ny = (size_t)B * g->OH * g->OW * OC;
+    const size_t nw = kind == CONV ? (size_t)OC * g->KH * g->KW * C : (size_t)g->KH * g->KW * C;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * OC);
+    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
+    fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(bias, OC, 0.5f), fill(dy0, ny, 1.5f);
+    if (kind == MAXPOOL) /* ties and NaNs: the routing rule must match too */
+        for (size_t i = 0; i < nx; i += 7) x[i] = i % 21 == 0 ? NAN : 1.0f;
+    const float *b = with_bias ? bias : NULL;
+    if (kind == CONV) {
+        mt_op_conv2d_f32_forward(x, w, b, y0, B, g);
+        SIBLING(path, mt_op_conv2d_f32_forward, (x, w, b, y1, B, g));
+    } else if (kind == DEPTHWISE) {
+        mt_op_depthwise_conv2d_f32_forward(x, w, b, y0, B, g);
+        SIBLING(path, mt_op_depthwise_conv2d_f32_forward, (x, w, b, y1, B, g));
+    } else {
+        mt_op_max_pool2d_f32_forward(x, y0, B, g);
+#if MT_X86_KERNELS
+        if (path) mt_op_max_pool2d_f32_forward_avx512(x, y1, B, g);
+        else
+#endif
+            mt_op_max_pool2d_f32_forward(x, y1, B, g); /* no portable sibling */
+    }
+    CHECK(same_bits(y0, y1, ny));
+    float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
+    fill(dx0, nx, 0.5f), fill(dw0, nw, 0.5f), fill(db0, OC, 0.5f);
+    float *dx1 = copy_of(dx0, nx), *dw1 = copy_of(dw0, nw), *db1 = copy_of(db0, OC), *dy1 = copy_of(dy0, ny);
+    if (kind == CONV) {
+        mt_op_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
+        SIBLING(path, mt_op_conv2d_f32_backward, (x, w, y0, dy1, dx1, dw1, db1, B, g));
+    } else if (kind == DEPTHWISE) {
+        mt_op_depthwise_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
+        SIBLING(path, mt_op_depthwise_conv2d_f32_backward, (x, w, y0, dy1, dx1, dw1, db1, B, g));
+    } else {
+        mt_op_max_pool2d_f32_backward(x, y0, dy0, dx0, B, g);
+#if MT_X86_KERNELS
+        if (path) mt_op_max_pool2d_f32_backward_avx512(x, y0, dy1, dx1, B, g);
+        else
+#endif
+            mt_op_max_pool2d_f32_backward(x, y0, dy1, dx1, B, g);
+    }
+    CHECK(same_bits(dy0, dy1, ny)); /* masked in place by the activation's derivative */
+    CHECK(same_bits(dx0, dx1, nx));
+    CHECK(same_bits(dw0, dw1, nw));
+    CHECK(same_bits(db0, db1, OC));
+    free(x), free(w), free(bias), free(y0), free(y1), free(dy0), free(dy1);
+    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
+static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, activation */
+    {8, 8, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU},   {14, 14, 8, 16, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
+    {7, 9, 3, 5, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6},  {6, 6, 20, 33, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU},
+    {9, 7, 17, 18, 4, 2, MT_PADDING_VALID, MT_FUSED_NONE}, {5, 5, 40, 3, 5, 1, MT_PADDING_SAME, MT_FUSED_RELU},
+    {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
+
+static void check_spatial_path(int path)
+{
+    for (size_t s = 0; s < sizeof spatial_cases / sizeof spatial_cases[0]; s++) {
+        const uint32_t *v = spatial_cases[s];
+        const mt_spatial g = geometry(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        mt_spatial pool = g;
+        pool.activation = MT_FUSED_NONE;
+        for (unsigned seed = 1; seed <= 2; ++seed) {
+            check_spatial(path, CONV, &g, seed, 700u + 10u * (unsigned)s + seed, (int)(seed & 1u));
+            check_spatial(path, DEPTHWISE, &g, seed + 1, 800u + 10u * (unsigned)s + seed, (int)(seed & 1u));
+            if (path) check_spatial(path, MAXPOOL, &pool, seed, 900u + 10u * (unsigned)s + seed, 0);
+        }
+    }
+}
+
+#if MT_X86_KERNELS
+/* ---- x86-64 kernels chosen at run time (ops/x86/): every one the CPU runs ---- */
 
 static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed)
 {
@@ -110,65 +206,6 @@ static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed
     mt_op_dense_f32_backward_avx512(x, w, dy, NULL, dw1, NULL, B, I, U);
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     free(x), free(w), free(bias), free(dy), free(y0), free(y1);
-    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
-}
-
-/* geometry of a convolution or pool from its sizes (TFLite padding) */
-static mt_spatial geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t K, uint32_t S,
-                           uint32_t padding, uint32_t activation)
-{
-    mt_spatial g;
-    memset(&g, 0, sizeof g);
-    g.H = H, g.W = W, g.C = C, g.OC = OC, g.KH = K, g.KW = K > 1 ? K - (K & 1u ? 0u : 1u) : 1u;
-    g.SH = S, g.SW = S == 1 ? 1 : S - 1, g.activation = activation;
-    mt_spatial_axis(H, g.KH, g.SH, padding, &g.OH, &g.PT);
-    mt_spatial_axis(W, g.KW, g.SW, padding, &g.OW, &g.PL);
-    return g;
-}
-
-enum { CONV, DEPTHWISE, MAXPOOL };
-
-static void check_spatial_avx512(int kind, const mt_spatial *g, uint32_t B, unsigned seed, int with_bias)
-{
-    mt_test_seed(seed);
-    const uint32_t C = g->C, OC = kind == CONV ? g->OC : C;
-    const size_t nx = (size_t)B * g->H * g->W * C, ny = (size_t)B * g->OH * g->OW * OC;
-    const size_t nw = kind == CONV ? (size_t)OC * g->KH * g->KW * C : (size_t)g->KH * g->KW * C;
-    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * OC);
-    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
-    fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(bias, OC, 0.5f), fill(dy0, ny, 1.5f);
-    if (kind == MAXPOOL) /* ties and NaNs: the routing rule must match too */
-        for (size_t i = 0; i < nx; i += 7) x[i] = i % 21 == 0 ? NAN : 1.0f;
-    const float *b = with_bias ? bias : NULL;
-    if (kind == CONV) {
-        mt_op_conv2d_f32_forward(x, w, b, y0, B, g);
-        mt_op_conv2d_f32_forward_avx512(x, w, b, y1, B, g);
-    } else if (kind == DEPTHWISE) {
-        mt_op_depthwise_conv2d_f32_forward(x, w, b, y0, B, g);
-        mt_op_depthwise_conv2d_f32_forward_avx512(x, w, b, y1, B, g);
-    } else {
-        mt_op_max_pool2d_f32_forward(x, y0, B, g);
-        mt_op_max_pool2d_f32_forward_avx512(x, y1, B, g);
-    }
-    CHECK(same_bits(y0, y1, ny));
-    float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
-    fill(dx0, nx, 0.5f), fill(dw0, nw, 0.5f), fill(db0, OC, 0.5f);
-    float *dx1 = copy_of(dx0, nx), *dw1 = copy_of(dw0, nw), *db1 = copy_of(db0, OC), *dy1 = copy_of(dy0, ny);
-    if (kind == CONV) {
-        mt_op_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
-        mt_op_conv2d_f32_backward_avx512(x, w, y0, dy1, dx1, dw1, db1, B, g);
-    } else if (kind == DEPTHWISE) {
-        mt_op_depthwise_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
-        mt_op_depthwise_conv2d_f32_backward_avx512(x, w, y0, dy1, dx1, dw1, db1, B, g);
-    } else {
-        mt_op_max_pool2d_f32_backward(x, y0, dy0, dx0, B, g);
-        mt_op_max_pool2d_f32_backward_avx512(x, y0, dy1, dx1, B, g);
-    }
-    CHECK(same_bits(dy0, dy1, ny)); /* masked in place by the activation's derivative */
-    CHECK(same_bits(dx0, dx1, nx));
-    CHECK(same_bits(dw0, dw1, nw));
-    CHECK(same_bits(db0, db1, OC));
-    free(x), free(w), free(bias), free(y0), free(y1), free(dy0), free(dy1);
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
 }
 
@@ -208,23 +245,7 @@ static void check_x86(void)
                                         {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}};
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
         check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
-    /* H, W, C, OC, K, S, padding, activation */
-    static const uint32_t spatial[][8] = {
-        {8, 8, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU},   {14, 14, 8, 16, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
-        {7, 9, 3, 5, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6},  {6, 6, 20, 33, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU},
-        {9, 7, 17, 18, 4, 2, MT_PADDING_VALID, MT_FUSED_NONE}, {5, 5, 40, 3, 5, 1, MT_PADDING_SAME, MT_FUSED_RELU},
-        {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
-    for (size_t s = 0; s < sizeof spatial / sizeof spatial[0]; s++) {
-        const uint32_t *v = spatial[s];
-        const mt_spatial g = geometry(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
-        mt_spatial pool = g;
-        pool.activation = MT_FUSED_NONE;
-        for (unsigned seed = 1; seed <= 2; ++seed) {
-            check_spatial_avx512(CONV, &g, seed, 700u + 10u * (unsigned)s + seed, (int)(seed & 1u));
-            check_spatial_avx512(DEPTHWISE, &g, seed + 1, 800u + 10u * (unsigned)s + seed, (int)(seed & 1u));
-            check_spatial_avx512(MAXPOOL, &pool, seed, 900u + 10u * (unsigned)s + seed, 0);
-        }
-    }
+    check_spatial_path(1);
     for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
     /* the dispatch can be forced to the portable kernels and back */
     CHECK_EQ_INT(mt_x86_set_level(MT_X86_PORTABLE), MT_X86_PORTABLE);
@@ -244,6 +265,7 @@ int main(void)
                                         (int)(seed & 1u));
         }
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
+    check_spatial_path(0);
 #if MT_X86_KERNELS
     check_x86();
 #endif

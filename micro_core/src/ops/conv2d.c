@@ -4,6 +4,7 @@
  *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"
@@ -114,7 +115,7 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
         return;
     }
 #endif
-    mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+    mt_op_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
 }
 
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -129,7 +130,7 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
         return;
     }
 #endif
-    mt_op_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+    mt_op_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                               v.b ? v.b->grad : NULL, n, &v.g);
 }
 

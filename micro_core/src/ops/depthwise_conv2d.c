@@ -3,6 +3,7 @@
  *   x [B, H, W, C], W [1, KH, KW, C], b [C], y [B, OH, OW, C]
  *   y[b,oh,ow,c] = act( Σ_{kh,kw} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[0,kh,kw,c] + b[c] )
  */
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"
@@ -108,7 +109,7 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
         return;
     }
 #endif
-    mt_op_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
+    mt_op_depthwise_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
                                        &v.g);
 }
 
@@ -124,7 +125,7 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
         return;
     }
 #endif
-    mt_op_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+    mt_op_depthwise_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                         v.b ? v.b->grad : NULL, n, &v.g);
 }
 

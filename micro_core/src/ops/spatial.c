@@ -56,6 +56,17 @@ void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_te
     mt_spatial_axis(g->W, KW, g->SW, op->params[2], &out, &g->PL);
 }
 
+/* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range) */
+void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
+                          uint32_t *o1)
+{
+    uint32_t o = 0;
+    while (o < O && mt_spatial_tap(o, k, stride, pad, size) < 0) ++o;
+    *o0 = o;
+    while (o < O && mt_spatial_tap(o, k, stride, pad, size) >= 0) ++o;
+    *o1 = o;
+}
+
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N)
 {
     if (activation == MT_FUSED_NONE) return;

@@ -24,6 +24,10 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
     return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
 }
 
+/* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range). */
+void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
+                          uint32_t *o1);
+
 /* Output size along one axis, and the padding before it (TFLite VALID/SAME). */
 mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
                           uint32_t *pad_before);

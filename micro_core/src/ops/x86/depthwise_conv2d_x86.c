@@ -44,16 +44,6 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const f
             }
 }
 
-/* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range) */
-static void in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0, uint32_t *o1)
-{
-    uint32_t o = 0;
-    while (o < O && mt_spatial_tap(o, k, stride, pad, size) < 0) ++o;
-    *o0 = o;
-    while (o < O && mt_spatial_tap(o, k, stride, pad, size) >= 0) ++o;
-    *o1 = o;
-}
-
 /*
  * dx[tap, c] += dz[o, c]·W[kh,kw,c] for each output o in order and its in-bounds taps;
  * dW[kh,kw,c] += Σ_o dz[o, c]·x[tap, c] (from 0 in output order); db[c] += Σ_o dz[o, c].
@@ -92,8 +82,8 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const 
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) {
                 uint32_t oh0, oh1, ow0, ow1; /* the outputs whose tap (kh, kw) is in bounds */
-                in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
-                in_bounds(g->OW, kw, g->SW, g->PL, g->W, &ow0, &ow1);
+                mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
+                mt_spatial_in_bounds(g->OW, kw, g->SW, g->PL, g->W, &ow0, &ow1);
                 for (uint32_t c0 = 0; c0 < C; c0 += 64) {
                     __m512 acc[4];
                     __mmask16 mask[4];
