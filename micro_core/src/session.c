@@ -206,6 +206,9 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
 
 static int all_finite(const float *x, size_t n)
 {
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) return mt_all_finitef_avx512(x, n);
+#endif
     return mt_all_finitef(x, n);
 }
 

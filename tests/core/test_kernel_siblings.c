@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "microtrain.h"
+#include "mt_math.h"
 #include "mt_test.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -235,6 +236,28 @@ static void check_optimizers_avx512(size_t N, unsigned seed)
     free(w0), free(g), free(s0);
 }
 
+/* ReLU forward/backward and the all-finite guard, with signed zeros, NaN and infinities */
+static void check_elementwise_avx512(size_t N, unsigned seed)
+{
+    mt_test_seed(seed);
+    float *x = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+    float *dy = malloc(sizeof(float) * N), *dx0 = malloc(sizeof(float) * N);
+    fill(x, N, 1.0f), fill(dy, N, 1.0f), fill(dx0, N, 1.0f);
+    for (size_t i = 0; i < N; i += 5) x[i] = i % 15 == 0 ? -0.0f : (i % 10 == 0 ? NAN : 0.0f), dx0[i] = -0.0f;
+    mt_op_relu_f32_forward(x, y0, N);
+    mt_op_relu_f32_forward_avx512(x, y1, N);
+    CHECK(same_bits(y0, y1, N));
+    float *dx1 = copy_of(dx0, N);
+    mt_op_relu_f32_backward(y0, dy, dx0, N);
+    mt_op_relu_f32_backward_avx512(y0, dy, dx1, N);
+    CHECK(same_bits(dx0, dx1, N));
+    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), mt_all_finitef(dy, N));
+    dy[N - 1] = INFINITY;
+    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), 0);
+    CHECK_EQ_INT(mt_all_finitef(dy, N), 0);
+    free(x), free(y0), free(y1), free(dy), free(dx0), free(dx1);
+}
+
 static void check_x86(void)
 {
     if (mt_x86_cpu_level() < MT_X86_AVX512) {
@@ -247,6 +270,7 @@ static void check_x86(void)
         check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
     check_spatial_path(1);
     for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
+    for (size_t n = 1; n < 90; n += 11) check_elementwise_avx512(n, 60u + (unsigned)n);
     /* the dispatch can be forced to the portable kernels and back */
     CHECK_EQ_INT(mt_x86_set_level(MT_X86_PORTABLE), MT_X86_PORTABLE);
     CHECK_EQ_INT(mt_x86_set_level(-1), mt_x86_cpu_level());

@@ -67,6 +67,15 @@ void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad,
     *o1 = o;
 }
 
+void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *k0,
+                          uint32_t *k1)
+{
+    const int64_t start = (int64_t)o * stride - pad; /* the input index of tap 0 */
+    const int64_t first = start < 0 ? -start : 0, end = (int64_t)size - start;
+    *k0 = first < (int64_t)K ? (uint32_t)first : K;
+    *k1 = end < (int64_t)K ? (end > (int64_t)*k0 ? (uint32_t)end : *k0) : K;
+}
+
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N)
 {
     if (activation == MT_FUSED_NONE) return;

@@ -23,6 +23,7 @@ static void taps16_init(taps16 *t, const mt_spatial *g, uint32_t k0, uint32_t n)
     t->n = n;
     t->dh_min = t->dw_min = INT32_MAX;
     t->dh_max = t->dw_max = INT32_MIN;
+    for (uint32_t k = n; k < 16; ++k) t->dh[k] = t->dw[k] = 0, t->off[k] = 0;
     for (uint32_t k = 0; k < n; ++k) {
         const uint32_t kk = k0 + k, c = kk % g->C, tap = kk / g->C;
         t->dh[k] = (int32_t)(tap / g->KW) - (int32_t)g->PT;
@@ -119,7 +120,12 @@ MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, c
                         if (count == FWD_PIX) {
                             forward_pixels(x, xi, &tb, t, yp, FWD_PIX, um, first, bp, last, g->activation);
                         } else if (count > 0) {
-                            for (uint32_t j = 0; j < count; ++j)
+                            uint32_t j = 0;
+                            if (count >= 4) {
+                                forward_pixels(x, xi, &tb, t, yp, 4, um, first, bp, last, g->activation);
+                                j = 4;
+                            }
+                            for (; j < count; ++j)
                                 forward_pixels(x, xi + j, &tb, t, yp + j, 1, um, first, bp, last, g->activation);
                         } else { /* a pixel with taps in the padding: skip those */
                             const int32_t iw = (int32_t)(ow * g->SW);
@@ -148,29 +154,46 @@ MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, c
 #define COL_PIX 4
 #define COL_K 512
 
+/* col[j][c0 + ·] = Σ_oc dy[o_j, oc]·W[oc, k0 + c0 + ·] over 16·nv columns, from 0 in ascending
+ * oc; count and nv are constants where it is inlined (accumulators in registers) */
+MT_AVX512_INLINE void column_block(const float *const *dyp, uint32_t count, const float *w, uint32_t OC, uint32_t K,
+                                   uint32_t k0, uint32_t kn, uint32_t c0, uint32_t nv, float (*col)[COL_K])
+{
+    __m512 acc[COL_PIX][4];
+    __mmask16 mask[4] = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(kn - c0 - 16 * v);
+        for (uint32_t j = 0; j < count; ++j) acc[j][v] = _mm512_setzero_ps();
+    }
+    for (uint32_t oc = 0; oc < OC; ++oc) {
+        __m512 wv[4];
+        for (uint32_t v = 0; v < nv; ++v) wv[v] = _mm512_maskz_loadu_ps(mask[v], w + (size_t)oc * K + k0 + c0 + 16 * v);
+        for (uint32_t j = 0; j < count; ++j) {
+            const __m512 d = _mm512_set1_ps(dyp[j][oc]);
+            for (uint32_t v = 0; v < nv; ++v) acc[j][v] = mt_mac(acc[j][v], d, wv[v]);
+        }
+    }
+    for (uint32_t j = 0; j < count; ++j)
+        for (uint32_t v = 0; v < nv; ++v) _mm512_mask_storeu_ps(&col[j][c0 + 16 * v], mask[v], acc[j][v]);
+}
+
 /* col[j][k - k0] = Σ_oc dy[o_j, oc]·W[oc, k] for k in [k0, k0 + kn), from 0 in ascending oc */
 MT_AVX512_INLINE void columns(const float *const *dyp, uint32_t count, const float *w, uint32_t OC, uint32_t K,
                               uint32_t k0, uint32_t kn, float (*col)[COL_K])
 {
     for (uint32_t c0 = 0; c0 < kn; c0 += 64) {
-        __m512 acc[COL_PIX][4];
-        __mmask16 mask[4];
         const uint32_t nv = mt_min_u32(4, (kn - c0 + 15) / 16);
-        for (uint32_t v = 0; v < nv; ++v) {
-            mask[v] = mt_lanes(kn - c0 - 16 * v);
-            for (uint32_t j = 0; j < count; ++j) acc[j][v] = _mm512_setzero_ps();
-        }
-        for (uint32_t oc = 0; oc < OC; ++oc) {
-            __m512 wv[4];
-            for (uint32_t v = 0; v < nv; ++v)
-                wv[v] = _mm512_maskz_loadu_ps(mask[v], w + (size_t)oc * K + k0 + c0 + 16 * v);
+        if (count == COL_PIX) {
+            if (nv == 4) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 4, col);
+            else if (nv == 1) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 1, col);
+            else if (nv == 2) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 2, col);
+            else column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 3, col);
+        } else {
             for (uint32_t j = 0; j < count; ++j) {
-                const __m512 d = _mm512_set1_ps(dyp[j][oc]);
-                for (uint32_t v = 0; v < nv; ++v) acc[j][v] = mt_mac(acc[j][v], d, wv[v]);
+                if (nv == 4) column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 4, col + j);
+                else column_block(dyp + j, 1, w, OC, K, k0, kn, c0, nv, col + j);
             }
         }
-        for (uint32_t j = 0; j < count; ++j)
-            for (uint32_t v = 0; v < nv; ++v) _mm512_mask_storeu_ps(&col[j][c0 + 16 * v], mask[v], acc[j][v]);
     }
 }
 
@@ -186,11 +209,14 @@ MT_AVX512_INLINE void scatter_all(float *dxs, const float *col, uint32_t oh, uin
             if (iw < 0) continue;
             float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
             const float *s = col + ((size_t)kh * g->KW + kw) * C;
-            for (uint32_t i = 0; i < C; i += 16) {
-                const __mmask16 m = mt_lanes(C - i);
-                _mm512_mask_storeu_ps(d + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d + i),
-                                                              _mm512_maskz_loadu_ps(m, s + i)));
-            }
+            uint32_t i = 0;
+            /* whole vectors where they fit: the next output adds to the same pixels, and a
+             * masked store does not forward to the masked load that follows it */
+            for (; i + 16 <= C; i += 16)
+                _mm512_storeu_ps(d + i, _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
+            for (; i + 8 <= C; i += 8)
+                _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
+            for (; i < C; ++i) d[i] += s[i];
         }
     }
 }
@@ -256,6 +282,7 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
             taps16_init(&tb, g, k0, kn);
             __m512 acc[16];
             for (uint32_t k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
+            const uint32_t all = (uint32_t)mt_lanes(kn);
             for (uint32_t b = 0; b < B; ++b)
                 for (uint32_t oh = 0; oh < g->OH; ++oh) {
                     const int32_t ih = (int32_t)(oh * g->SH);
@@ -266,20 +293,13 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
                         const int32_t iw = (int32_t)(ow * g->SW);
                         const ptrdiff_t base = ((ptrdiff_t)row + iw) * (ptrdiff_t)g->C;
                         const __m512 d = _mm512_maskz_loadu_ps(um, dyrow + (size_t)ow * g->OC);
-                        if (rows_in && inside(iw + tb.dw_min, g->W) && inside(iw + tb.dw_max, g->W)) {
-                            if (kn == 16) {
+                        const uint32_t valid =
+                            rows_in && inside(iw + tb.dw_min, g->W) && inside(iw + tb.dw_max, g->W)
+                                ? all : taps16_valid(&tb, ih, iw, g);
+                        /* sixteen named accumulators in registers; k >= kn is never valid */
 #pragma GCC unroll 16
-                                for (uint32_t k = 0; k < 16; ++k)
-                                    acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
-                            } else {
-                                for (uint32_t k = 0; k < kn; ++k)
-                                    acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
-                            }
-                        } else {
-                            const uint32_t valid = taps16_valid(&tb, ih, iw, g);
-                            for (uint32_t k = 0; k < kn; ++k)
-                                if (valid >> k & 1u) acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
-                        }
+                        for (uint32_t k = 0; k < 16; ++k)
+                            if (valid >> k & 1u) acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
                     }
                 }
             mt_transpose16(acc); /* acc[r] lane k: the sum of (oc0 + r, k0 + k) */

@@ -64,13 +64,13 @@ MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, co
 #define BLOCK_ROWS 4
 #define BLOCK_VECS 4
 
-/* out[r, i0..i0+64) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows */
+/* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
+ * are constants where it is inlined, so the accumulators stay in registers */
 MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
-                                 uint32_t rows, uint32_t I, uint32_t i0)
+                                 uint32_t rows, uint32_t I, uint32_t i0, uint32_t nv)
 {
     __m512 acc[BLOCK_ROWS][BLOCK_VECS];
     __mmask16 mask[BLOCK_VECS];
-    const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
     for (uint32_t v = 0; v < nv; ++v) {
         mask[v] = mt_lanes(I - i0 - 16 * v);
         for (uint32_t r = 0; r < rows; ++r) acc[r][v] = _mm512_setzero_ps();
@@ -90,26 +90,32 @@ MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const flo
         }
 }
 
+/* the rows of one gradient, BLOCK_ROWS at a time, in column blocks of 64 (then 48, 32, 16) */
+MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                uint32_t R, uint32_t I)
+{
+    for (uint32_t i0 = 0; i0 < I; i0 += 16 * BLOCK_VECS) {
+        const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
+        uint32_t r = 0;
+        if (nv == BLOCK_VECS) {
+            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, BLOCK_VECS);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, BLOCK_VECS);
+        } else if (nv == 1) {
+            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, 1);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, 1);
+        } else {
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv);
+        }
+    }
+}
+
 MT_AVX512 void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
                                                float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
-    const uint32_t width = 16 * BLOCK_VECS;
-    if (dx) {
-        for (uint32_t i0 = 0; i0 < I; i0 += width) {
-            uint32_t b = 0;
-            for (; b + BLOCK_ROWS <= B; b += BLOCK_ROWS)
-                gemm_block(dy + (size_t)b * U, U, 1, w, U, dx + (size_t)b * I, BLOCK_ROWS, I, i0);
-            for (; b < B; ++b) gemm_block(dy + (size_t)b * U, U, 1, w, U, dx + (size_t)b * I, 1, I, i0);
-        }
-    }
-    if (dw) {
-        for (uint32_t i0 = 0; i0 < I; i0 += width) {
-            uint32_t u = 0;
-            for (; u + BLOCK_ROWS <= U; u += BLOCK_ROWS)
-                gemm_block(dy + u, 1, U, x, B, dw + (size_t)u * I, BLOCK_ROWS, I, i0);
-            for (; u < U; ++u) gemm_block(dy + u, 1, U, x, B, dw + (size_t)u * I, 1, I, i0);
-        }
-    }
+    if (dx) gemm_rows(dy, U, 1, w, U, dx, B, I);
+    if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I);
     if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, B, U);
 }
 

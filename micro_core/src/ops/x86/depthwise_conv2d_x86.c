@@ -44,6 +44,34 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const f
             }
 }
 
+/* dW[kh, kw, c0 + ·] += Σ_o dz[o, ·]·x[tap, ·] over the outputs [oh0, oh1) x [ow0, ow1) in
+ * order, nv vectors of channels (a constant where inlined: the sums stay in registers) */
+MT_AVX512_INLINE void weight_block(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g,
+                                   uint32_t kh, uint32_t kw, uint32_t oh0, uint32_t oh1, uint32_t ow0, uint32_t ow1,
+                                   uint32_t c0, uint32_t nv)
+{
+    const uint32_t C = g->C;
+    __m512 acc[4];
+    __mmask16 mask[4] = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(C - c0 - 16 * v);
+        acc[v] = _mm512_setzero_ps();
+    }
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = oh0; oh < oh1; ++oh) {
+            const uint32_t ih = oh * g->SH + kh - g->PT;
+            const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow0) * C + c0;
+            const float *xp = x + (((size_t)b * g->H + ih) * g->W + ow0 * g->SW + kw - g->PL) * C + c0;
+            for (uint32_t ow = ow0; ow < ow1; ++ow, dyp += C, xp += (size_t)g->SW * C)
+                for (uint32_t v = 0; v < nv; ++v)
+                    acc[v] = mt_mac(acc[v], _mm512_maskz_loadu_ps(mask[v], dyp + 16 * v),
+                                    _mm512_maskz_loadu_ps(mask[v], xp + 16 * v));
+        }
+    float *o = dw + ((size_t)kh * g->KW + kw) * C + c0;
+    for (uint32_t v = 0; v < nv; ++v)
+        _mm512_mask_storeu_ps(o + 16 * v, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o + 16 * v), acc[v]));
+}
+
 /*
  * dx[tap, c] += dz[o, c]·W[kh,kw,c] for each output o in order and its in-bounds taps;
  * dW[kh,kw,c] += Σ_o dz[o, c]·x[tap, c] (from 0 in output order); db[c] += Σ_o dz[o, c].
@@ -85,29 +113,11 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const 
                 mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
                 mt_spatial_in_bounds(g->OW, kw, g->SW, g->PL, g->W, &ow0, &ow1);
                 for (uint32_t c0 = 0; c0 < C; c0 += 64) {
-                    __m512 acc[4];
-                    __mmask16 mask[4];
                     const uint32_t nv = mt_min_u32(4, (C - c0 + 15) / 16);
-                    for (uint32_t v = 0; v < nv; ++v) {
-                        mask[v] = mt_lanes(C - c0 - 16 * v);
-                        acc[v] = _mm512_setzero_ps();
-                    }
-                    for (uint32_t b = 0; b < B; ++b)
-                        for (uint32_t oh = oh0; oh < oh1; ++oh) {
-                            const uint32_t ih = oh * g->SH + kh - g->PT;
-                            for (uint32_t ow = ow0; ow < ow1; ++ow) {
-                                const uint32_t iw = ow * g->SW + kw - g->PL;
-                                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * C + c0;
-                                const float *xp = x + (((size_t)b * g->H + ih) * g->W + iw) * C + c0;
-                                for (uint32_t v = 0; v < nv; ++v)
-                                    acc[v] = mt_mac(acc[v], _mm512_maskz_loadu_ps(mask[v], dyp + 16 * v),
-                                                    _mm512_maskz_loadu_ps(mask[v], xp + 16 * v));
-                            }
-                        }
-                    float *o = dw + ((size_t)kh * g->KW + kw) * C + c0;
-                    for (uint32_t v = 0; v < nv; ++v)
-                        _mm512_mask_storeu_ps(o + 16 * v, mask[v],
-                                              _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o + 16 * v), acc[v]));
+                    if (nv == 1) weight_block(x, dy, dw, B, g, kh, kw, oh0, oh1, ow0, ow1, c0, 1);
+                    else if (nv == 2) weight_block(x, dy, dw, B, g, kh, kw, oh0, oh1, ow0, ow1, c0, 2);
+                    else if (nv == 3) weight_block(x, dy, dw, B, g, kh, kw, oh0, oh1, ow0, ow1, c0, 3);
+                    else weight_block(x, dy, dw, B, g, kh, kw, oh0, oh1, ow0, ow1, c0, 4);
                 }
             }
     }

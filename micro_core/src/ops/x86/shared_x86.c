@@ -35,26 +35,70 @@ int mt_x86_set_level(int level)
     return mt_x86_level();
 }
 
+/* dbias[c0 + ·] += Σ_p dy[p, c0 + ·] over nv vectors of channels; nv is a constant where it
+ * is inlined, so the sums stay in registers (one chain per channel, in ascending p) */
+MT_AVX512_INLINE void bias_block(const float *dy, float *dbias, size_t P, uint32_t C, uint32_t c0, uint32_t nv)
+{
+    __m512 acc[4];
+    __mmask16 mask[4] = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(C - c0 - 16 * v);
+        acc[v] = _mm512_setzero_ps();
+    }
+    const float *row = dy + c0;
+    for (size_t p = 0; p < P; ++p, row += C)
+        for (uint32_t v = 0; v < nv; ++v) acc[v] = _mm512_add_ps(acc[v], _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+    for (uint32_t v = 0; v < nv; ++v) {
+        float *o = dbias + c0 + 16 * v;
+        _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[v]));
+    }
+}
+
 /* dbias[c] += Σ_p dy[p, c], each sum from 0 in ascending p; lanes: 16 consecutive c */
 MT_AVX512 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C)
 {
-    for (uint32_t c0 = 0; c0 < C; c0 += 64) {
-        __m512 acc[4];
-        __mmask16 mask[4];
-        const uint32_t nv = mt_min_u32(4, (C - c0 + 15) / 16);
-        for (uint32_t v = 0; v < nv; ++v) {
-            mask[v] = mt_lanes(C - c0 - 16 * v);
-            acc[v] = _mm512_setzero_ps();
-        }
-        for (size_t p = 0; p < P; ++p)
-            for (uint32_t v = 0; v < nv; ++v)
-                acc[v] = _mm512_add_ps(acc[v], _mm512_maskz_loadu_ps(mask[v], dy + p * C + c0 + 16 * v));
-        for (uint32_t v = 0; v < nv; ++v) {
-            float *o = dbias + c0 + 16 * v;
-            _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[v]));
-        }
+    uint32_t c0 = 0;
+    for (; c0 + 64 <= C; c0 += 64) bias_block(dy, dbias, P, C, c0, 4);
+    if (C - c0 > 32) bias_block(dy, dbias, P, C, c0, (C - c0 + 15) / 16 == 4 ? 4 : 3);
+    else if (C - c0 > 16) bias_block(dy, dbias, P, C, c0, 2);
+    else if (C > c0) bias_block(dy, dbias, P, C, c0, 1);
+}
+
+/* mt_all_finitef: no element has the all-ones exponent of an infinity or NaN */
+MT_AVX512 int mt_all_finitef_avx512(const float *x, size_t n)
+{
+    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(n - i < 16 ? n - i : 16));
+        const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, x + i), exponent);
+        bad |= _mm512_mask_cmpeq_epi32_mask(m, v, exponent);
+    }
+    return bad == 0;
+}
+
+/* ReLU (activations.c): y = x < 0 ? 0 : x;  dx += dy where y > 0 (elsewhere dx keeps its bits) */
+MT_AVX512 void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero));
     }
 }
+
+MT_AVX512 void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __mmask16 pass = m & _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
+        _mm512_mask_storeu_ps(dx + i, pass,
+                              _mm512_add_ps(_mm512_maskz_loadu_ps(pass, dx + i), _mm512_maskz_loadu_ps(pass, dy + i)));
+    }
+}
+
 /* y = max(y, 0) with NaN kept (the reference's y < 0 ? 0 : y), then min(·, 6) for ReLU6 */
 MT_AVX512 void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N)
 {

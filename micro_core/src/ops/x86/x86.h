@@ -57,6 +57,11 @@ void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float
                                      float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
 /* mt_op_bias_f32_backward */
 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C);
+/* ReLU, ops/ops.h's parameters */
+void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N);
+void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N);
+/* mt_all_finitef (mt_math.h) */
+int mt_all_finitef_avx512(const float *x, size_t n);
 /* mt_fused_activation_forward / _backward (spatial.h) */
 void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N);
 void mt_fused_activation_backward_avx512(uint32_t activation, const float *y, float *dy, size_t N);
