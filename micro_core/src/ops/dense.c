@@ -3,6 +3,7 @@
  *   x [B, I] activations (one sample flattened), W [U, I] (torch.nn.Linear,
  *   TFLite FullyConnected), b [U] optional, y [B, U].
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
@@ -24,6 +25,7 @@ void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, 
     }
 }
 
+#if MT_REFERENCE_KERNELS
 /*
  * dx[b,i]   += Σ_u dy[b,u]·W[u,i]
  * dW[u,i]   += Σ_b dy[b,u]·x[b,i]
@@ -57,6 +59,7 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
     }
     if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ----
  * Kernel slots: on x86-64 with AVX-512 (checked at run time, ops/x86/x86.h) the AVX-512
@@ -102,8 +105,14 @@ static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
         return;
     }
 #endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_forward_mve(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
+#elif MT_SCALAR_SIBLINGS
     mt_op_dense_f32_forward_blocked(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
                                     y->count);
+#else
+    mt_op_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
+#endif
 }
 
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -118,8 +127,18 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
         return;
     }
 #endif
+#if MT_MVE_KERNELS
+    (void)scratch;
+    mt_op_dense_f32_backward_mve(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                                 y->count);
+#elif MT_SCALAR_SIBLINGS
     mt_op_dense_f32_backward_rows(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
                                   y->count, scratch);
+#else
+    (void)scratch;
+    mt_op_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                             y->count);
+#endif
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */

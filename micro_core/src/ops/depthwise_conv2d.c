@@ -8,6 +8,7 @@
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"
 
+#if MT_REFERENCE_KERNELS
 void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y,
                                         uint32_t B, const mt_spatial *g)
 {
@@ -83,6 +84,7 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
     }
     if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->C);
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ---- */
 
@@ -109,8 +111,12 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
         return;
     }
 #endif
+#if MT_SCALAR_SIBLINGS
     mt_op_depthwise_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
                                        &v.g);
+#else
+    mt_op_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#endif
 }
 
 static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -125,8 +131,13 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
         return;
     }
 #endif
+#if MT_SCALAR_SIBLINGS
     mt_op_depthwise_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                         v.b ? v.b->grad : NULL, n, &v.g);
+#else
+    mt_op_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                              v.b ? v.b->grad : NULL, n, &v.g);
+#endif
 }
 
 /* dW needs x; a fused activation's derivative needs y */

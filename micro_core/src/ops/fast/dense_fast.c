@@ -3,9 +3,11 @@
  * same order, so the same bits on every target (tests/core/test_kernel_siblings.c holds
  * them to it), arranged for the hardware. Glossary as in ops/ops.h.
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
 
+#if !MT_MVE_KERNELS && MT_SCALAR_SIBLINGS /* Helium builds run ops/arm/dense_mve.c instead */
 /*
  * Register blocking for scalar FPUs (Cortex-M4F/M7/M33 execute ~2.7 instructions per MAC
  * here instead of ~5 to 9): a 4 x 4 block of independent sums, each still adding its terms
@@ -177,6 +179,7 @@ void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *
     if (dw) grad_blocked(dy, 1, U, x, I, B, dw, I, U, I);
     if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
+#endif /* !MT_MVE_KERNELS */
 
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)
 {
