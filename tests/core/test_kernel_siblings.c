@@ -110,6 +110,7 @@ enum { CONV, DEPTHWISE, MAXPOOL };
 /* the portable (path 0) or AVX-512 (path 1) siblings of a spatial op against its reference */
 static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, unsigned seed, int with_bias)
 {
+    (void)path; /* only x86-64 builds have a second path */
     mt_test_seed(seed);
     const uint32_t C = g->C, OC = kind == CONV ? g->OC : C;
     const size_t nx = (size_t)B * g->H * g->W * C, ny = (size_t)B * g->OH * g->OW * OC;
