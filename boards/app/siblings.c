@@ -127,7 +127,11 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
         mt_op_depthwise_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
     } else {
         mt_op_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
+#if MT_MVE_KERNELS
+        mt_op_conv2d_f32_forward_mve(sx, sw, sb, sy1, B, &g);
+#else
         mt_op_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
+#endif
     }
     check(same(sy0, sy1, ny), depthwise ? "depthwise forward" : "conv forward");
     fill(sdx0, nx, 0.5f), fill(sdw0, nw, 0.5f), fill(sdb0, g.OC, 0.5f);
@@ -157,7 +161,8 @@ int main(void)
     for (int depthwise = 0; depthwise < 2; ++depthwise)
         for (uint32_t stride = 1; stride <= 2; ++stride) {
             spatial_case(depthwise, stride, MT_PADDING_SAME, 2.0f);
-            spatial_case(depthwise, stride, MT_PADDING_VALID, 1e-39f);
+            spatial_case(depthwise, stride, MT_PADDING_VALID, 2.0f);
+            spatial_case(depthwise, stride, MT_PADDING_SAME, 1e-39f);
         }
 #endif
     puts_("siblings: ");

@@ -4,6 +4,7 @@
  *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
@@ -117,7 +118,9 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_conv2d_f32_forward_mve(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
 #else
     mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);

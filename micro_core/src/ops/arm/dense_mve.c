@@ -31,53 +31,7 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
             const uint32x4_t offs = vpselq_u32(rows, vdupq_n_u32(0u), p); /* lanes past U reread row u */
             const float *wu = w + (size_t)u * I;
             float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
-            const float *p0 = x0, *p1 = x1, *p2 = x2, *p3 = x3, *pw = wu;
-            const uint32_t pairs = I / 2;
-            if (pairs) {
-                /* two inputs a turn: the two W columns are gathers, each row's pair of x one
-                 * LDRD, every term a VMUL into a temporary and a VADD, in ascending i; a
-                 * low-overhead loop (the compiler kept spilling registers here) */
-                uint32_t t0, t1;
-                __asm volatile(
-                    "dls lr, %[n]\n"
-                    "1:\n\t"
-                    "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
-                    "adds %[pw], #4\n\t"
-                    "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
-                    "adds %[pw], #4\n\t"
-                    "ldrd %[t0], %[t1], [%[p0]], #8\n\t"
-                    "vmul.f32 q6, q5, %[t0]\n\t"
-                    "vadd.f32 %q[a0], %q[a0], q6\n\t"
-                    "vmul.f32 q6, q7, %[t1]\n\t"
-                    "vadd.f32 %q[a0], %q[a0], q6\n\t"
-                    "ldrd %[t0], %[t1], [%[p1]], #8\n\t"
-                    "vmul.f32 q6, q5, %[t0]\n\t"
-                    "vadd.f32 %q[a1], %q[a1], q6\n\t"
-                    "vmul.f32 q6, q7, %[t1]\n\t"
-                    "vadd.f32 %q[a1], %q[a1], q6\n\t"
-                    "ldrd %[t0], %[t1], [%[p2]], #8\n\t"
-                    "vmul.f32 q6, q5, %[t0]\n\t"
-                    "vadd.f32 %q[a2], %q[a2], q6\n\t"
-                    "vmul.f32 q6, q7, %[t1]\n\t"
-                    "vadd.f32 %q[a2], %q[a2], q6\n\t"
-                    "ldrd %[t0], %[t1], [%[p3]], #8\n\t"
-                    "vmul.f32 q6, q5, %[t0]\n\t"
-                    "vadd.f32 %q[a3], %q[a3], q6\n\t"
-                    "vmul.f32 q6, q7, %[t1]\n\t"
-                    "vadd.f32 %q[a3], %q[a3], q6\n\t"
-                    "le lr, 1b\n"
-                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [p0] "+r"(p0), [p1] "+r"(p1),
-                      [p2] "+r"(p2), [p3] "+r"(p3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                    : [n] "r"(pairs), [offs] "w"(offs)
-                    : "q5", "q6", "q7", "lr", "memory");
-            }
-            if (I & 1u) {
-                const float32x4_t wv = vldrwq_gather_shifted_offset_f32(pw, offs);
-                a0 = vaddq_f32(a0, vmulq_n_f32(wv, *p0));
-                a1 = vaddq_f32(a1, vmulq_n_f32(wv, *p1));
-                a2 = vaddq_f32(a2, vmulq_n_f32(wv, *p2));
-                a3 = vaddq_f32(a3, vmulq_n_f32(wv, *p3));
-            }
+            mt_mve_dot4x4(x0, x1, x2, x3, wu, offs, I, &a0, &a1, &a2, &a3);
             if (bias) {
                 const float32x4_t bv = vldrwq_z_f32(bias + u, p);
                 a0 = vaddq_f32(a0, bv), a1 = vaddq_f32(a1, bv), a2 = vaddq_f32(a2, bv), a3 = vaddq_f32(a3, bv);

@@ -29,15 +29,13 @@
 #if MT_MVE_KERNELS
 struct mt_spatial;
 
-/* Dense and Conv2D, ops/ops.h's parameters (the backward's scratch is not used). */
+/* Dense, and Conv2D's forward, ops/ops.h's parameters (the backward's scratch is not used). */
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                  uint32_t I, uint32_t U);
 void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
                                   float *dbias, uint32_t B, uint32_t I, uint32_t U);
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const struct mt_spatial *g);
-void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
-                                   float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
 #endif
 
 #endif /* MT_OPS_ARM_MVE_H */
