@@ -11,6 +11,7 @@
  *     the reference's order (kh, kw, c ascending forward; outputs in order for the gradients).
  */
 #include "ops/fast/fast.h"
+#include "ops/fast/vfp_dot.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -42,6 +43,13 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
         const size_t o = (size_t)kh * wrow;
         if (pixels == 4) {
             const float *x1 = x0 + pixel, *x2 = x1 + pixel, *x3 = x2 + pixel;
+#if MT_VFP_DOT
+            float s[16] = {a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3};
+            if (run) mt_vfp_dot4x4(x0, x1, x2, x3, wp + o, w1 + o, w2 + o, w3 + o, run, s);
+            a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
+            c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
+            continue;
+#endif
             for (uint32_t t = 0; t < run; ++t) {
                 const float v0 = wp[o + t], v1 = w1[o + t], v2 = w2[o + t], v3 = w3[o + t];
                 MAC4(a, x0[t], v0, v1, v2, v3);

@@ -5,6 +5,7 @@
  */
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
+#include "ops/fast/vfp_dot.h"
 #include "ops/ops.h"
 
 #if !MT_MVE_KERNELS && MT_SCALAR_SIBLINGS /* Helium builds run ops/arm/dense_mve.c instead */
@@ -22,6 +23,12 @@ static void forward_4x4(const float *x0, uint32_t I, const float *w0, const floa
 {
     const float *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
     const float *w1 = w0 + I, *w2 = w1 + I, *w3 = w2 + I;
+#if MT_VFP_DOT
+    float s[16] = {0.0f};
+    if (I) mt_vfp_dot4x4(x0, x1, x2, x3, w0, w1, w2, w3, I, s);
+    float a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
+    float c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
+#else
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
     float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
     for (uint32_t i = 0; i < I; ++i) {
@@ -31,6 +38,7 @@ static void forward_4x4(const float *x0, uint32_t I, const float *w0, const floa
         MAC4(c, x2[i], v0, v1, v2, v3);
         MAC4(d, x3[i], v0, v1, v2, v3);
     }
+#endif
     float *y1 = y + U, *y2 = y1 + U, *y3 = y2 + U;
     if (bias) {
         const float e0 = bias[0], e1 = bias[1], e2 = bias[2], e3 = bias[3];
@@ -101,6 +109,15 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
 
 static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, size_t os)
 {
+#if MT_VFP_DOT
+    if (K) {
+        float s[16] = {0.0f};
+        mt_vfp_outer4x4(g, (uint32_t)gk, m, (uint32_t)ms, K, s);
+        for (uint32_t r = 0; r < 4; ++r)
+            for (uint32_t j = 0; j < 4; ++j) out[r * os + j] += s[4 * r + j];
+    }
+    return;
+#endif
     ACC16;
     for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) {
         const float v0 = m[0], v1 = m[1], v2 = m[2], v3 = m[3];
