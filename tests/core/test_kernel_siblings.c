@@ -14,6 +14,7 @@
 #include "mt_math.h"
 #include "mt_test.h"
 #include "ops/fast/fast.h"
+#include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"
@@ -161,6 +162,32 @@ static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, u
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
 }
 
+
+/* Conv2D 1 x 1 / stride 1 runs as Dense over the pixels (ops/conv2d.c): the reference's bits */
+static void check_pointwise_as_dense(uint32_t B, uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t act,
+                                     unsigned seed)
+{
+    mt_test_seed(seed);
+    mt_spatial g = geometry(H, W, C, OC, 1, 1, MT_PADDING_VALID, act);
+    const size_t P = (size_t)B * H * W, nx = P * C, ny = P * OC, nw = (size_t)OC * C;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *b = malloc(sizeof(float) * OC);
+    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
+    fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(b, OC, 0.5f), fill(dy0, ny, 1.5f);
+    mt_op_conv2d_f32_forward(x, w, b, y0, B, &g);
+    mt_dense_f32_forward_selected(x, w, b, y1, (uint32_t)P, C, OC);
+    mt_fused_activation_forward_selected(act, y1, ny);
+    CHECK(same_bits(y0, y1, ny));
+    float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
+    fill(dx0, nx, 0.5f), fill(dw0, nw, 0.5f), fill(db0, OC, 0.5f);
+    float *dx1 = copy_of(dx0, nx), *dw1 = copy_of(dw0, nw), *db1 = copy_of(db0, OC), *dy1 = copy_of(dy0, ny);
+    mt_op_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, &g);
+    mt_fused_activation_backward_selected(act, y0, dy1, ny);
+    mt_dense_f32_backward_selected(x, w, dy1, dx1, dw1, db1, (uint32_t)P, C, OC);
+    CHECK(same_bits(dx0, dx1, nx) && same_bits(dw0, dw1, nw) && same_bits(db0, db1, OC) && same_bits(dy0, dy1, ny));
+    free(x), free(w), free(b), free(y0), free(y1), free(dy0), free(dy1);
+    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
 static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, activation */
     {8, 8, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU},   {14, 14, 8, 16, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
     {7, 9, 3, 5, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6},  {6, 6, 20, 33, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU},
@@ -291,6 +318,14 @@ int main(void)
         }
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
     check_spatial_path(0);
+    for (int level = 0; level < 2; ++level) { /* the portable and (x86-64 with AVX-512) AVX-512 Dense */
+#if MT_X86_KERNELS
+        mt_x86_set_level(level ? -1 : MT_X86_PORTABLE);
+#endif
+        check_pointwise_as_dense(2, 5, 3, 24, 17, MT_FUSED_RELU6, 61u + (unsigned)level);
+        check_pointwise_as_dense(3, 4, 4, 8, 16, MT_FUSED_NONE, 71u + (unsigned)level);
+        check_pointwise_as_dense(1, 2, 2, 3, 2, MT_FUSED_RELU, 81u + (unsigned)level);
+    }
 #if MT_X86_KERNELS
     check_x86();
 #endif

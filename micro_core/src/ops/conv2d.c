@@ -107,11 +107,37 @@ static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
     return mt_check_bias(img, op, w.dims[0]);
 }
 
+/*
+ * A 1 x 1 convolution with stride 1 and no padding is Dense over the pixels: rows B·H·W,
+ * in_features C, units OC, W [OC, 1, 1, C] = [OC, C]; every sum (over c forward, over oc for
+ * dx, over the pixels in order for dW and the bias) is the same sum in the same order, so
+ * the Dense kernels compute the reference's bits (test_kernel_siblings checks it), and they
+ * are the faster ones on every target. Only where this build has Dense (MT_OPS).
+ */
+#ifdef MT_OPS_CONFIG
+#include "mt_ops_config.h"
+#define CONV_AS_DENSE MT_OP_BUILT_DENSE
+#else
+#define CONV_AS_DENSE 1
+#endif
+
+static int pointwise(const mt_spatial *g)
+{
+    return CONV_AS_DENSE && g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+}
+
 static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+    if (pointwise(&v.g)) {
+        const size_t pixels = (size_t)n * v.g.H * v.g.W;
+        mt_dense_f32_forward_selected(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data,
+                                      (uint32_t)pixels, v.g.C, v.g.OC);
+        mt_fused_activation_forward_selected(v.g.activation, v.y->mutable_data, pixels * v.g.OC);
+        return;
+    }
 #if MT_X86_KERNELS
     if (mt_x86_avx512()) {
         mt_op_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
@@ -132,6 +158,13 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+    if (pointwise(&v.g)) {
+        const size_t pixels = (size_t)n * v.g.H * v.g.W;
+        mt_fused_activation_backward_selected(v.g.activation, v.y->data, v.y->grad, pixels * v.g.OC);
+        mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad,
+                                       v.b ? v.b->grad : NULL, (uint32_t)pixels, v.g.C, v.g.OC);
+        return;
+    }
 #if MT_X86_KERNELS
     if (mt_x86_avx512()) {
         mt_op_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,

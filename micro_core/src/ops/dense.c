@@ -94,51 +94,58 @@ static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t 
     return mt_op_dense_f32_scratch_bytes(batch, w.dims[1], w.dims[0]);
 }
 
+/* The Dense kernels this build selects (x86: at run time), shared with Conv2D's 1 x 1 case. */
+void mt_dense_f32_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                   uint32_t I, uint32_t U)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_dense_f32_forward_avx512(x, w, bias, y, B, I, U);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_forward_mve(x, w, bias, y, B, I, U);
+#elif MT_SCALAR_SIBLINGS
+    mt_op_dense_f32_forward_blocked(x, w, bias, y, B, I, U);
+#else
+    mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
+#endif
+}
+
+void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                    float *dbias, uint32_t B, uint32_t I, uint32_t U)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_dense_f32_backward_avx512(x, w, dy, dx, dw, dbias, B, I, U);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_backward_mve(x, w, dy, dx, dw, dbias, B, I, U);
+#elif MT_SCALAR_SIBLINGS
+    mt_op_dense_f32_backward_rows(x, w, dy, dx, dw, dbias, B, I, U, NULL); /* the blocked loops take no scratch */
+#else
+    mt_op_dense_f32_backward(x, w, dy, dx, dw, dbias, B, I, U);
+#endif
+}
+
 static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
-#if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_dense_f32_forward_avx512(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_dense_f32_forward_mve(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_dense_f32_forward_blocked(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
-                                    y->count);
-#else
-    mt_op_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
-#endif
+    mt_dense_f32_forward_selected(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
 }
 
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
+    (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     const mt_tensor_rt *y = &t[op->outputs[0]];
-#if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        (void)scratch;
-        mt_op_dense_f32_backward_avx512(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n,
-                                        x->count, y->count);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    (void)scratch;
-    mt_op_dense_f32_backward_mve(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                 y->count);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_dense_f32_backward_rows(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                  y->count, scratch);
-#else
-    (void)scratch;
-    mt_op_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                             y->count);
-#endif
+    mt_dense_f32_backward_selected(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                                   y->count);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */

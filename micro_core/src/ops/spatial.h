@@ -60,7 +60,10 @@ typedef struct mt_conv_view {
 void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
 
 /* Fused activation on y in place, and its derivative applied to dy in place
- * (dy is the output's own gradient, dead after this op's backward). */
+ * (dy is the output's own gradient, dead after this op's backward). The _selected forms
+ * run the AVX-512 siblings where the CPU has them (the same bits). */
+void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N);
+void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N);
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
 void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
 

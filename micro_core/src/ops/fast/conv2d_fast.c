@@ -48,8 +48,7 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
             if (run) mt_vfp_dot4x4(x0, x1, x2, x3, wp + o, w1 + o, w2 + o, w3 + o, run, s);
             a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
             c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
-            continue;
-#endif
+#else
             for (uint32_t t = 0; t < run; ++t) {
                 const float v0 = wp[o + t], v1 = w1[o + t], v2 = w2[o + t], v3 = w3[o + t];
                 MAC4(a, x0[t], v0, v1, v2, v3);
@@ -57,6 +56,7 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
                 MAC4(c, x2[t], v0, v1, v2, v3);
                 MAC4(d, x3[t], v0, v1, v2, v3);
             }
+#endif
         } else {
             for (uint32_t t = 0; t < run; ++t) MAC4(a, x0[t], wp[o + t], w1[o + t], w2[o + t], w3[o + t]);
         }

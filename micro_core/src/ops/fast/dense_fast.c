@@ -110,14 +110,12 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
 static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, size_t os)
 {
 #if MT_VFP_DOT
-    if (K) {
-        float s[16] = {0.0f};
-        mt_vfp_outer4x4(g, (uint32_t)gk, m, (uint32_t)ms, K, s);
-        for (uint32_t r = 0; r < 4; ++r)
-            for (uint32_t j = 0; j < 4; ++j) out[r * os + j] += s[4 * r + j];
-    }
-    return;
-#endif
+    if (K == 0) return;
+    float s[16] = {0.0f};
+    mt_vfp_outer4x4(g, (uint32_t)gk, m, (uint32_t)ms, K, s);
+    for (uint32_t r = 0; r < 4; ++r)
+        for (uint32_t j = 0; j < 4; ++j) out[r * os + j] += s[4 * r + j];
+#else
     ACC16;
     for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) {
         const float v0 = m[0], v1 = m[1], v2 = m[2], v3 = m[3];
@@ -127,6 +125,7 @@ static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, 
         MAC4(d, g[3], v0, v1, v2, v3);
     }
     STORE16(out, os);
+#endif
 }
 
 static void grad_4x4_rows(const float *g, size_t gs, const float *m, size_t ms, uint32_t K, float *out, size_t os)

@@ -96,12 +96,17 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const 
                             if (iw < 0) continue;
                             float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C;
                             const float *wp = w + ((size_t)kh * g->KW + kw) * C;
-                            for (uint32_t c0 = 0; c0 < C; c0 += 16) {
-                                const __mmask16 m = mt_lanes(C - c0);
-                                const __m512 v = mt_mac(_mm512_maskz_loadu_ps(m, dxp + c0), _mm512_maskz_loadu_ps(m, dyp + c0),
-                                                        _mm512_maskz_loadu_ps(m, wp + c0));
-                                _mm512_mask_storeu_ps(dxp + c0, m, v);
-                            }
+                            /* whole 16- and 8-lane vectors where they fit: the next output adds to
+                             * the same pixels, and masked stores do not forward to masked loads */
+                            uint32_t c0 = 0;
+                            for (; c0 + 16 <= C; c0 += 16)
+                                _mm512_storeu_ps(dxp + c0, mt_mac(_mm512_loadu_ps(dxp + c0), _mm512_loadu_ps(dyp + c0),
+                                                                  _mm512_loadu_ps(wp + c0)));
+                            for (; c0 + 8 <= C; c0 += 8)
+                                _mm256_storeu_ps(dxp + c0,
+                                                 _mm256_add_ps(_mm256_loadu_ps(dxp + c0),
+                                                               _mm256_mul_ps(_mm256_loadu_ps(dyp + c0), _mm256_loadu_ps(wp + c0))));
+                            for (; c0 < C; ++c0) dxp[c0] += dyp[c0] * wp[c0];
                         }
                     }
                 }
