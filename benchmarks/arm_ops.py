@@ -207,8 +207,12 @@ def main(argv=None):
     parser.add_argument("--boards", default=",".join(BOARDS))
     parser.add_argument("--work-dir", default=os.path.join(REPO_ROOT, "build", "arm-ops"))
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--weighted", action="store_true",
+                        help="only the ops with MACs (Dense, Conv2D, DepthwiseConv2D)")
     args = parser.parse_args(argv)
     rows = measure([b for b in args.boards.split(",") if b], args.steps, args.work_dir)
+    if args.weighted:
+        rows = [r for r in rows if r["macs"]]
     print("instructions per train step and per MAC, every op trained, Adam, batch %d"
           % SPEC["batch_size"])
     print(format_table(rows, args.markdown))
