@@ -134,7 +134,7 @@ def profile(board, folder, steps, plugin, work):
     info["bench_profile"] = elf
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "count.txt")
-        argument = "%s,out=%s,marks=%d,regions=1024,mark_lo=%d,mark_hi=%d" % (
+        argument = "%s,out=%s,marks=0x%x,regions=0x400,mark_lo=0x%x,mark_hi=0x%x" % (
             plugin, out, marks, mark_fn & ~1, (mark_fn & ~1) + mark_size)
         status, text, errors = firmware.run(info, "bench_profile", timeout=900,
                                             extra_qemu_args=["-plugin", argument])

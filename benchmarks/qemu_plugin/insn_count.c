@@ -8,7 +8,8 @@
  * translated instruction gets an inline 64-bit add, so the count is exact and the same on
  * every run: a deterministic cost measure (QEMU models no cycles).
  *
- * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI the stores that
+ * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI (numbers in C syntax,
+ * arm_ops.py passes hexadecimal) the stores that
  * instructions in [LO, HI) (the program's mark function) make to ADDR + 4·r, r < N, switch
  * the current region to r; every instruction counts for the region current when it runs
  * (region 0 before the first mark). At exit one line "region <r> <count>" follows for each
@@ -67,7 +68,7 @@ static uint64_t regions; /* 0: no regions */
 static uint64_t region_insns[MAX_REGIONS];
 static uint64_t current_region, region_start;
 
-static void on_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
+static void on_region_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
 {
     (void)vcpu, (void)info, (void)userdata;
     if (vaddr < marks_base || vaddr >= marks_base + 4 * regions) return;
@@ -86,7 +87,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         if (regions) {
             const uint64_t at = qemu_plugin_insn_vaddr(insn);
             if (at >= mark_lo && at < mark_hi)
-                qemu_plugin_register_vcpu_mem_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+                qemu_plugin_register_vcpu_mem_cb(insn, on_region_mark, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
                                                  NULL);
         }
     }
