@@ -250,3 +250,34 @@ def test_console_script_is_installed():
         pytest.skip("the package is not installed with its console script here")
     result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "info" in result.stdout
+
+
+def test_one_vocabulary_one_set_of_defaults_and_hints_that_say_what_to_change(files, tmp_path):
+    """Every subcommand takes the same loss names and has compile()'s defaults; a label file
+    given with the wrong loss, or float labels given as sparse ones, say what to change."""
+    result = run("info", files / "model.mtm")
+    assert result.returncode == 0, result.stderr
+    assert "Memory plan (batch 16, sgd, mse" in result.stdout  # compile()'s defaults
+    for loss in ("scce", "sparse_categorical_crossentropy"):
+        result = run("train", files / "model.mtm", "--x", files / "x.bin",
+                     "--y", files / "labels.bin", "--loss", loss, "--epochs", 1, "-v", 0)
+        assert result.returncode == 0, result.stderr
+    result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                 files / "labels.bin", "--epochs", 1)
+    assert_one_line_error(result, "one 4-byte value per input sample", "--loss scce")
+    floats = tmp_path / "float_labels.bin"
+    np.fromfile(files / "labels.bin", "<i4").astype("<f4").tofile(floats)
+    result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y", floats,
+                 "--loss", "scce", "--epochs", 1)
+    assert_one_line_error(result, "holds float32 values", "int32 labels")
+    result = run("predict", files / "model.mtm", "--x", files / "x.bin")
+    assert result.returncode == 0, result.stderr
+    rows = re.findall(r"^(\d+): class (\d) - ", result.stdout, re.MULTILINE)
+    assert len(rows) == 50 and "Predict 50 samples" in result.stdout
+    from microtrain.tools import firmware
+    arguments = firmware._parser().parse_args(["--model", "m", "--data", "d", "--out", "o",
+                                               "--loss", "scce", "--sources-only"])
+    spec = firmware.TrainingSpec(arguments.epochs, arguments.optimizer, arguments.learning_rate,
+                                 arguments.loss, arguments.batch_size)
+    assert spec.loss.name == "sparse_categorical_crossentropy"
+    assert (spec.optimizer.name, spec.batch_size) == ("sgd", 16)

@@ -204,7 +204,7 @@ def test_native_check_rejects_structural_errors_even_with_a_valid_crc():
         "op reads a tensor no earlier op wrote": (header.ops_offset + 4, "<H", 8,
                                                   _native.MT_ERR_BAD_MODEL),
         "unknown op type": (header.ops_offset, "<B", 99, _native.MT_ERR_UNSUPPORTED),
-        "unknown version": (4, "<H", 3, _native.MT_ERR_UNSUPPORTED),
+        "unknown version": (4, "<H", 4, _native.MT_ERR_UNSUPPORTED),
         "version 0": (4, "<H", 0, _native.MT_ERR_UNSUPPORTED),
         "first op in layer 1": (header.ops_offset + 3, "<B", 1, _native.MT_ERR_BAD_MODEL),
         "layer goes down": (header.ops_offset + 3 * 32 + 3, "<B", 0, _native.MT_ERR_BAD_MODEL),
@@ -286,9 +286,9 @@ def test_version_1_images_still_read_and_load():
             session.compile("sgd", "categorical_crossentropy", batch_size=4)
         assert a.memory_plan() == b.memory_plan()
     edited = bytearray(old)
-    struct.pack_into("<H", edited, 4, 3)
+    struct.pack_into("<H", edited, 4, 4)
     _image.update_crc(edited)
-    with pytest.raises(ValueError, match="image version 3, this reader knows 1 and 2"):
+    with pytest.raises(ValueError, match="image version 4, this reader knows 1 and 2 and 3"):
         _image.read_image(bytes(edited))
 
 

@@ -268,6 +268,33 @@ def test_concatenate_matches_torch():
              [a, b, c])
 
 
+def test_zero_padding_and_permute_match_torch():
+    x = sample((2, 3, 4, 2))
+    check_op(lambda feeds: layers.ZeroPadding2D(((1, 2), (0, 3)))(feeds[0]),
+             lambda xs, ps: to_nhwc(F.pad(to_nchw(xs[0]), (0, 3, 1, 2))), [x])
+    check_op(lambda feeds: layers.ZeroPadding2D(1)(feeds[0]),
+             lambda xs, ps: to_nhwc(F.pad(to_nchw(xs[0]), (1, 1, 1, 1))), [x])
+    check_op(lambda feeds: layers.Permute((3, 1, 2))(feeds[0]),
+             lambda xs, ps: xs[0].permute(0, 3, 1, 2), [x])
+    check_op(lambda feeds: layers.Permute((2, 1))(feeds[0]),
+             lambda xs, ps: xs[0].permute(0, 2, 1), [sample((3, 4, 5))])
+
+
+def test_multiply_and_subtract_match_torch():
+    a, b = sample((2, 3, 4, 3), 1), sample((2, 3, 4, 3), 2)
+    scale, mean = np.float32([0.5, -2.0, 1.5]), np.float32([0.1, -0.3, 0.7])
+    check_op(lambda feeds: layers.Multiply()(feeds), lambda xs, ps: xs[0] * xs[1], [a, b])
+    check_op(lambda feeds: layers.Multiply()([feeds[0], feeds[0]]),
+             lambda xs, ps: xs[0] * xs[0], [a])
+    check_op(lambda feeds: layers.Subtract()(feeds), lambda xs, ps: xs[0] - xs[1], [a, b])
+    check_op(lambda feeds: layers.Multiply(constant=scale)(feeds[0]),
+             lambda xs, ps: xs[0] * torch.from_numpy(scale), [a])
+    check_op(lambda feeds: layers.Multiply(constant=2.5)(feeds[0]),
+             lambda xs, ps: xs[0] * 2.5, [a])
+    check_op(lambda feeds: layers.Subtract(constant=mean)(feeds[0]),
+             lambda xs, ps: xs[0] - torch.from_numpy(mean), [a])
+
+
 # ---------------------------------------------------------------- BatchNorm folding
 
 

@@ -61,5 +61,26 @@ def test_readme_fine_tuning_section_runs(tmp_path):
                              r"categorical_accuracy: \[0\] 0\.9\d+$", result.stdout,
                              re.MULTILINE), result.stdout
     for name in ("digits.mtm", "digits.ck", "digits_trained.mtm", "personalised.ck",
-                 "digits_cli.ck", "digits_cli.mtm"):
+                 "digits_cli.ck", "digits_cli.mtm", "digits_pred.npy"):
         assert (work / name).is_file(), name
+
+
+def blocks_of(section, kind="python"):
+    with open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    start = text.index(section)
+    end = text.index("\n## ", start + len(section))
+    return [code for found, code in re.findall(r"```(\w+)\n(.*?)```", text[start:end],
+                                                re.DOTALL) if found == kind]
+
+
+@pytest.mark.parametrize("section", ["## Python", "## CNNs, partial training"])
+def test_readme_python_and_cnn_sections_run(tmp_path, section):
+    """The README's other Python blocks run as written too: a section's blocks continue one
+    another (the later ones use the earlier ones' imports), so they run as one script."""
+    blocks = blocks_of(section)
+    assert blocks
+    result = subprocess.run([sys.executable, "-c", "\n".join(blocks)], cwd=str(tmp_path),
+                            env=environment(tmp_path), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, "%s:\n%s\n%s" % (section, result.stdout, result.stderr)

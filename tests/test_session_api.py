@@ -108,11 +108,12 @@ def test_compile_accepts_names_and_objects():
 def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
     session = compiled_classifier(optimizer="adam")
     plan = session.memory_plan()
-    parts = ("metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes",
-             "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes")
+    parts = ("metadata_bytes", "weight_bytes", "reference_bytes", "gradient_bytes",
+             "optimizer_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
+             "scratch_bytes")
     assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op",
                                       "reuse_bytes", "lower_bound_bytes", "fused_update",
-                                      "reserved"}
+                                      "reserved", "int8_activation_bytes"}
     assert sum(plan[p] for p in parts) - plan["reuse_bytes"] == plan["total_bytes"]
     assert plan["lower_bound_bytes"] <= plan["total_bytes"]
     assert all(plan[p] % _native.MT_ARENA_ALIGN == 0 for p in parts)
@@ -120,6 +121,7 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
     assert weight_bytes <= plan["weight_bytes"] < weight_bytes + 4 * 16
     assert plan["gradient_bytes"] == plan["weight_bytes"]
     assert plan["optimizer_bytes"] == 2 * plan["weight_bytes"]  # Adam: m and v
+    assert plan["reference_bytes"] == 0  # no proximal term
     assert plan["io_bytes"] >= BATCH * 4 * 4
     assert plan["num_trained_params"] == 4 and plan["first_trained_op"] == 0
     assert session._backend._arena.size == plan["total_bytes"]

@@ -2,7 +2,8 @@
 # Bounded libFuzzer run of the three harnesses under tests/fuzz (clang, ASan + UBSan):
 #   fuzz_model_image  the model-image reader (mt_model_check / _tensor / _io, mt_plan)
 #   fuzz_session      plan query + session init + train/accumulate/eval/infer/checkpoint/export
-#   fuzz_checkpoint   the checkpoint reader (mt_checkpoint_load into a fixed small model)
+#   fuzz_checkpoint   the checkpoint reader (mt_checkpoint_load into a fixed small model), raw
+#                     bytes and value edits of valid checkpoints, then a step in each mode
 # Every regression input under tests/fuzz/regressions/<harness>/ is replayed first, then each
 # harness fuzzes for the budget from the seed corpus tests/fuzz/corpus/<kind>/. Exit status is
 # non-zero if any harness crashes or reports; the reproducer is left in build/fuzz/artifacts/.

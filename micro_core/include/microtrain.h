@@ -71,7 +71,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 6u
+#define MT_ABI_VERSION 8u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -95,8 +95,11 @@ typedef enum mt_status {
     MT_ERR_STATE = -4,           /**< call not valid in the session's current state */
     MT_ERR_UNSUPPORTED = -5,     /**< valid request this build does not implement */
     MT_ERR_ARENA_TOO_SMALL = -6, /**< arena shorter than mt_plan() reported */
-    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient: step refused (see guard_gradients) */
-    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated or of an unknown version */
+    MT_ERR_NUMERIC = -7,         /**< NaN or infinite loss or gradient, or an update that would make a
+                                      weight or optimizer state NaN or infinite (e.g. a huge learning
+                                      rate): step refused and counted (see guard_gradients) */
+    MT_ERR_BAD_CHECKPOINT = -8,  /**< checkpoint corrupt, truncated, of an unknown version, or holding
+                                      values no training run writes (NaN weights, negative Adam v) */
     MT_ERR_CHECKPOINT_MISMATCH = -9, /**< valid checkpoint of another model, optimizer or trained set */
     MT_ERR_IO = -10              /**< a read/write callback reported a failure */
 } mt_status;
@@ -135,8 +138,10 @@ typedef struct mt_error_detail {
 /* Model image                                                                */
 /* ------------------------------------------------------------------------- */
 
-/** Element types. */
-typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2 } mt_dtype;
+/** Element types. MT_DTYPE_I8 (image version 3) is a quantized tensor: it carries a
+ *  quantization record (scale, zero point; per channel for weights, docs/model_format.md)
+ *  and is read and written only by the int8 inference ops, which have no backward. */
+typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2, MT_DTYPE_I8 = 3 } mt_dtype;
 
 /** Tensor flags in the model image. */
 enum {
@@ -293,18 +298,31 @@ typedef struct mt_train_config {
      *  gradients never need to be live all at once); 1: keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). */
     int32_t accumulate_gradients;
-    /** 1: check every weight gradient for NaN/Inf before any weight changes, so a bad step
-     *  leaves weights and optimizer state untouched. This needs all gradients at once and
-     *  so the accumulate_gradients memory layout. 0 (with fused updates): each gradient is
-     *  checked just before its own update; a bad one stops the step there, and the weights
-     *  updated before it in that step keep their update, and the step counter and Adam's
-     *  bias correction have advanced. The loss is always checked first. */
+    /** The numeric guard never lets an update write a NaN or infinity: an update is refused
+     *  (MT_ERR_NUMERIC, counted in mt_session_numeric_errors()) when its gradient has one or
+     *  when it would leave a weight or optimizer state element non-finite (lr·g or Adam's
+     *  lr / (1 - β1^t) overflowing). The loss is always checked first.
+     *  1: every trained tensor's update is checked before any tensor changes, so a refused
+     *  step leaves weights, optimizer state, step counter and Adam's bias correction exactly
+     *  as they were. This needs all gradients at once and so the accumulate_gradients memory
+     *  layout. 0 (with fused updates): each tensor's update is checked just before it is
+     *  applied; a refused one stops the step there. The tensors updated before it in that
+     *  step keep their update, and the step counter and bias correction have advanced with
+     *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
+    /** FedProx's proximal term (Li et al., 2020): >= 0, finite; 0 = off. When > 0 the session
+     *  trains on L(w) + μ/2·‖w − w_ref‖² over its trained weights: each update adds the
+     *  gradient μ·(w − w_ref) to the weight's reduced gradient, element by element, before
+     *  weight decay and the optimizer (the update guard checks the result). w_ref is a copy of
+     *  the trained weights in the arena (mt_memory_plan.reference_bytes): the image's weights
+     *  at init, then whatever mt_session_set_reference() copies (the global model of a
+     *  federated round). Checkpoints do not hold it. */
+    float proximal_mu;
 } mt_train_config;
 
 /**
  * @brief Fill @p cfg (ignored if NULL) with the defaults: SGD, lr 0.01, momentum 0, Adam β1 0.9, β2 0.999, ε 1e-8,
- *        MSE with mean reduction, batch 1, all ops trainable.
+ *        MSE with mean reduction, batch 1, all ops trainable, no proximal term.
  */
 MT_API void mt_train_config_init(mt_train_config *cfg);
 
@@ -315,7 +333,7 @@ MT_API void mt_train_config_init(mt_train_config *cfg);
 /**
  * Arena bytes by role (each piece rounded up to MT_ARENA_ALIGN). Tensors that are never
  * live at the same time share bytes, so
- *     total_bytes = metadata + weights + gradients + optimizer + activations
+ *     total_bytes = metadata + weights + references + gradients + optimizer + activations
  *                   + activation grads + io + scratch - reuse_bytes.
  */
 typedef struct mt_memory_plan {
@@ -324,6 +342,7 @@ typedef struct mt_memory_plan {
     size_t weight_bytes;          /**< trained weights (frozen ones stay in the image) */
     size_t gradient_bytes;        /**< gradients of trained weights */
     size_t optimizer_bytes;       /**< momentum / Adam m and v */
+    size_t reference_bytes;       /**< the proximal term's copy of the trained weights (proximal_mu > 0) */
     size_t activation_bytes;      /**< inputs and every op output, B rows each */
     size_t activation_grad_bytes; /**< backward temporaries: gradients of activations */
     size_t io_bytes;              /**< target buffer */
@@ -334,6 +353,11 @@ typedef struct mt_memory_plan {
     int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
     int32_t fused_update;         /**< 1: weights update during backward (no accumulation) */
     int32_t reserved;
+    /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
+     *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
+     *  so this is the working set of their forward; it is part of activation_bytes and of
+     *  total_bytes, not added to them. 0 for a model without int8 tensors. */
+    size_t int8_activation_bytes;
 } mt_memory_plan;
 
 /**
@@ -343,7 +367,9 @@ typedef struct mt_memory_plan {
  * @param[in]  cfg         training configuration
  * @param[out] plan        the byte breakdown
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad config value), MT_ERR_BAD_MODEL,
- *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED.
+ *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED (an op this build
+ *         lacks, or an arena the planner cannot lay out: its shared buffers past 4 GiB,
+ *         or more bytes than size_t holds on this target).
  */
 MT_API mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
                          mt_memory_plan *plan);
@@ -356,7 +382,8 @@ enum {
     MT_BUFFER_OPTIMIZER = 3,  /**< momentum / Adam moments */
     MT_BUFFER_ACTIVATION = 4, /**< an activation (input, op output) */
     MT_BUFFER_TARGET = 5,     /**< the loss's targets */
-    MT_BUFFER_SCRATCH = 6
+    MT_BUFFER_SCRATCH = 6,
+    MT_BUFFER_REFERENCE = 7   /**< a trained weight's reference copy (proximal_mu > 0) */
 };
 
 /**
@@ -427,7 +454,11 @@ MT_API mt_status mt_session_init(mt_session **session, const void *image, size_t
 MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
 
 /**
- * @brief Input buffer number @p position: [B, D] floats inside the arena.
+ * @brief Input buffer number @p position: [B, D] floats inside the arena; for an int8 input
+ *        (image version 3, mt_tensor_info.dtype MT_DTYPE_I8) [B, D] int8 values, quantized
+ *        by the caller with the input's scale and zero point: cast @p data to int8_t *.
+ *        An int8 input is consumed by each step (its bytes are reused once its last reader
+ *        has run): write its rows before every step.
  * @param[out] data  first element; write rows 0..n-1 before a step
  * @param[out] count elements in the buffer (B·D)
  */
@@ -451,7 +482,7 @@ MT_API mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes);
  * @param[out] loss reduced loss of the step (may be NULL)
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (n out of range, label out of range),
  *         MT_ERR_STATE (nothing trainable), MT_ERR_NUMERIC (non-finite loss: nothing updated;
- *         non-finite gradient: see mt_train_config.guard_gradients).
+ *         non-finite gradient or update: see mt_train_config.guard_gradients).
  */
 MT_API mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss);
 
@@ -471,7 +502,10 @@ MT_API mt_status mt_session_zero_grad(mt_session *s);
 MT_API mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss);
 
 /** @brief Apply the optimizer to the accumulated gradients and advance the step counter.
- *  Every gradient is checked first: a NaN or infinity anywhere applies nothing.
+ *  Every tensor's update is checked first: a NaN or infinity in any gradient, or in any
+ *  weight or state element an update would write, applies nothing and leaves the counters
+ *  and the accumulated gradients as they were (lower the learning rate and call again, or
+ *  zero_grad).
  *  @return MT_OK, MT_ERR_STATE (nothing trained, no rows accumulated, or fused updates),
  *          MT_ERR_NUMERIC. */
 MT_API mt_status mt_session_optimizer_step(mt_session *s);
@@ -485,19 +519,39 @@ MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
 /**
  * @brief What the last failing step call of the session concerned (train_step, accumulate,
  *        zero_grad, eval_step, infer): its status, and the op or tensor at fault (a bad
- *        label or a non-finite loss names output 0's tensor). Successful calls leave it;
- *        {MT_OK, -1, 0, -1} until a call fails. A non-finite gradient found during
- *        backward or by mt_session_optimizer_step() is not recorded yet.
+ *        label or a non-finite loss names output 0's tensor; a non-finite gradient or update
+ *        names the op reading the weight and the weight's tensor). Successful calls leave it;
+ *        {MT_OK, -1, 0, -1} until a call fails.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session, NULL @p detail).
  */
 MT_API mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail);
 
-/** @brief Steps refused because the loss or a gradient was NaN or infinite (MT_ERR_NUMERIC). */
+/** @brief Steps refused because the loss, a gradient or an update was NaN or infinite
+ *  (MT_ERR_NUMERIC). */
 MT_API mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count);
 
 /** @brief Change the learning rate (schedulers call this between steps); >= 0, finite. */
 MT_API mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
 MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate);
+
+/**
+ * @brief The base learning rate a schedule scales (lr(step) = base · factor(step)): the
+ *        configuration's learning_rate at init, or the base stored in the last checkpoint
+ *        loaded (version 2; a version 1 checkpoint leaves it). mt_session_set_learning_rate()
+ *        does not change it, so a resumed run continues the original run's schedule.
+ * @param[out] learning_rate the base rate, > 0
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT.
+ */
+MT_API mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
+
+/**
+ * @brief Copy the current trained weights into the proximal term's reference w_ref
+ *        (mt_train_config.proximal_mu): a federated client calls it after loading the
+ *        round's global weights, so that local training is pulled towards them.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session), MT_ERR_STATE (the session
+ *         was planned with proximal_mu = 0: it holds no reference).
+ */
+MT_API mt_status mt_session_set_reference(mt_session *s);
 
 /** @brief Optimizer steps taken and the epoch counter (the caller advances epochs).
  *  Either output may be NULL. */
@@ -520,84 +574,13 @@ MT_API mt_status mt_session_param_count(const mt_session *s, int32_t *count);
 /** @brief Describe weight tensor number @p position (0..count-1, tensor-table order). */
 MT_API mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info);
 
-/* ------------------------------------------------------------------------- */
-/* Checkpoints and export (streamed: nothing needs the whole file in RAM)     */
-/* ------------------------------------------------------------------------- */
-
-/** Longest property name and string value, in bytes (a loading device holds one of each on
- *  its stack). */
-#define MT_PROPERTY_MAX_NAME 63
-#define MT_PROPERTY_MAX_STRING 255
-
-/** Kinds of user property stored in a checkpoint. */
-enum { MT_PROPERTY_INT = 1, MT_PROPERTY_FLOAT = 2, MT_PROPERTY_STRING = 3 };
-
-/** A named user property (ONNX Runtime's checkpoint properties). */
-typedef struct mt_property {
-    const char *name;      /**< NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes */
-    int32_t type;          /**< MT_PROPERTY_* */
-    int32_t reserved;
-    int64_t int_value;     /**< MT_PROPERTY_INT */
-    double float_value;    /**< MT_PROPERTY_FLOAT */
-    const char *str_value; /**< MT_PROPERTY_STRING: NUL-terminated, <= MT_PROPERTY_MAX_STRING bytes */
-} mt_property;
-
-/** Append @p bytes to the output (a file, a flash region). Return MT_OK or MT_ERR_IO. */
-typedef mt_status (*mt_write_fn)(void *user, const void *data, size_t bytes);
-/** Read @p bytes at @p offset of the checkpoint. Return MT_OK or MT_ERR_IO. */
-typedef mt_status (*mt_read_fn)(void *user, size_t offset, void *data, size_t bytes);
-/** Receive one property while a checkpoint loads; pointers are valid during the call only. */
-typedef mt_status (*mt_property_fn)(void *user, const mt_property *property);
-
-/**
- * @brief Size in bytes of the checkpoint mt_checkpoint_save() would write.
- * @param[in] include_optimizer 1: also momentum / Adam moments and bias-correction state
- */
-MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
-                                     const mt_property *properties, int32_t num_properties,
-                                     size_t *bytes);
-
-/**
- * @brief Stream a checkpoint: trained weights, optimizer state (optional), step and epoch
- *        counters, learning rate and user properties; versioned, little-endian, CRC-32
- *        protected (format: docs/checkpoint_format.md). @p write is called with small chunks.
- * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
- */
-MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
-                                    const mt_property *properties, int32_t num_properties,
-                                    mt_write_fn write, void *user);
-
-/**
- * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
- *
- * The whole checkpoint is validated first (structure, CRC, model fingerprint, trained
- * tensor set, optimizer); only then are weights, state and counters replaced and
- * @p on_property (may be NULL) called for each property. A checkpoint refused by
- * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
- * validating) leaves the session unchanged. The second pass reads in place, holding no
- * copy: if @p read fails there (storage failing between the passes) or @p on_property
- * returns an error, the status is returned with the session partly or wholly loaded;
- * load again. A checkpoint without optimizer state restarts the optimizer (zero
- * moments, fresh bias correction) but restores weights and counters.
- * @return MT_OK, MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, MT_ERR_IO,
- *         MT_ERR_BAD_ARGUMENT, or what @p on_property returned.
- */
-MT_API mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn read,
-                                    void *user, mt_property_fn on_property, void *property_user);
-
-/**
- * @brief Stream the model image with the trained weights baked in (CRC updated): an
- *        inference image with no training state, loadable by mt_session_init().
- *        Its size is the input image's size.
- * @return MT_OK, MT_ERR_BAD_ARGUMENT, MT_ERR_IO.
- */
-MT_API mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
-
 #ifdef __cplusplus
 }
 #endif
 
-/* Power-loss-safe A/B checkpoint slots in flash, built on the checkpoint API above. */
+/* Checkpoints (weights, optimizer state, counters, properties) and export, streamed. */
+#include "microtrain_checkpoint.h"
+/* Power-loss-safe A/B checkpoint slots in flash, built on the checkpoint API. */
 #include "microtrain_storage.h"
 
 #endif /* MICROTRAIN_H */

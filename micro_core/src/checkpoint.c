@@ -3,9 +3,12 @@
  * small chunks through caller callbacks: a device never holds a whole file.
  *
  * Save writes front to back and keeps a running CRC for the trailer.
- * Load reads twice: pass 1 checks structure, CRC and fit without writing
- * anything; pass 2 replaces weights, optimizer state and counters. So a bad
- * checkpoint leaves the session exactly as it was.
+ * Load reads twice: pass 1 checks structure, CRC, contents and fit without
+ * writing anything; pass 2 replaces weights, optimizer state and counters. So a
+ * bad checkpoint leaves the session exactly as it was. Contents are checked as
+ * well as structure because a CRC proves only that bytes were not damaged, not
+ * that their writer was honest: a loaded session must never hold a value that
+ * no training run could have produced (a NaN weight, a negative Adam v).
  * Numbers are encoded little-endian byte by byte, whatever the host's order.
  */
 #include <string.h>
@@ -17,7 +20,7 @@
 #include "session.h"
 
 #define CK_MAGIC "MTCK"
-#define CK_VERSION 1u
+#define CK_VERSION 2u    /* written; 1 (no base learning rate) is still read */
 #define CK_HEADER_BYTES 80u
 #define CK_TRAILER_BYTES 4u
 #define CK_RECORD_HEADER_BYTES 8u
@@ -25,12 +28,6 @@
 #define CHUNK 64u
 
 /* ---- float bit patterns ---- */
-
-
-
-
-
-
 
 static uint32_t f32_bits(float x)
 {
@@ -182,6 +179,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     mt_put_u64(h + 32, (uint64_t)s->step);
     mt_put_u64(h + 40, (uint64_t)s->epoch);
     mt_put_u32(h + 48, f32_bits(s->learning_rate));
+    mt_put_u32(h + 52, f32_bits(s->base_learning_rate));
     mt_put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
     mt_put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
 
@@ -239,16 +237,25 @@ static mt_status fetch(const reader *r, uint32_t offset, void *data, uint32_t by
 }
 
 typedef struct ck_header {
-    uint32_t total, fingerprint, num_records, state_arrays, num_properties;
+    uint32_t version, total, fingerprint, num_records, state_arrays, num_properties;
     int32_t optimizer;
     int64_t step, epoch;
-    float learning_rate;
+    float learning_rate, base_learning_rate; /* base: version 2 only */
     double beta1_power, beta2_power;
 } ck_header;
 
+static int known_optimizer(int32_t optimizer)
+{
+    return optimizer == MT_OPTIMIZER_SGD || optimizer == MT_OPTIMIZER_ADAM || optimizer == MT_OPTIMIZER_ADAMW;
+}
+
+/* The header's fields, each checked against what a writer can produce: an honest header
+ * with a valid CRC is the only kind that passes. */
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
-    if (memcmp(h, CK_MAGIC, 4) != 0 || mt_get_u16(h + 4) != CK_VERSION || mt_get_u16(h + 6) != CK_HEADER_BYTES)
+    c->version = mt_get_u16(h + 4);
+    if (memcmp(h, CK_MAGIC, 4) != 0 || (c->version != 1 && c->version != CK_VERSION) ||
+        mt_get_u16(h + 6) != CK_HEADER_BYTES)
         return MT_ERR_BAD_CHECKPOINT;
     c->total = mt_get_u32(h + 8);
     c->fingerprint = mt_get_u32(h + 12);
@@ -259,20 +266,59 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     c->step = (int64_t)mt_get_u64(h + 32);
     c->epoch = (int64_t)mt_get_u64(h + 40);
     c->learning_rate = bits_f32(mt_get_u32(h + 48));
+    c->base_learning_rate = bits_f32(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
     c->beta1_power = bits_f64(mt_get_u64(h + 56));
     c->beta2_power = bits_f64(mt_get_u64(h + 64));
-    if (c->total != size || mt_get_u32(h + 52) != 0) return MT_ERR_BAD_CHECKPOINT;
+    if (c->total != size) return MT_ERR_BAD_CHECKPOINT;
+    if (c->version == 1 ? mt_get_u32(h + 52) != 0
+                        : !(mt_isfinitef(c->base_learning_rate) && c->base_learning_rate > 0.0f))
+        return MT_ERR_BAD_CHECKPOINT; /* a base rate comes from a config: finite and > 0 */
     for (int i = 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
-    if (c->state_arrays > 2 || c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
+    /* the state a known optimizer keeps: none, momentum (SGD), or m and v (Adam, AdamW) */
+    if (!known_optimizer(c->optimizer)) return MT_ERR_BAD_CHECKPOINT;
+    if (c->state_arrays != 0 && c->state_arrays != mt_optimizer_state_arrays(c->optimizer, 1.0f))
+        return MT_ERR_BAD_CHECKPOINT;
+    if (c->step < 0 || c->epoch < 0) return MT_ERR_BAD_CHECKPOINT;
     if (!mt_isfinitef(c->learning_rate) || c->learning_rate < 0.0f) return MT_ERR_BAD_CHECKPOINT;
+    /* β^t of a β in [0, 1) lies in [0, 1]: 0 is reachable (β1 = 0 after one step, or
+     * β < 0.5 after some hundreds, the double underflowing), and without state the writer
+     * stores exactly 1 */
     if (!(c->beta1_power >= 0.0 && c->beta1_power <= 1.0 && c->beta2_power >= 0.0 && c->beta2_power <= 1.0))
         return MT_ERR_BAD_CHECKPOINT;
+    if (c->state_arrays == 0 && (c->beta1_power != 1.0 || c->beta2_power != 1.0)) return MT_ERR_BAD_CHECKPOINT;
     return MT_OK;
 }
 
-/* Pass 1: CRC of every byte before the trailer, then the records' and properties'
- * bounds and encoding, then whether the checkpoint fits this session. */
+/* Check count floats at offset: every one finite, and not negative when nonnegative. */
+static mt_status check_floats(const reader *r, uint32_t offset, uint32_t count, int nonnegative)
+{
+    uint8_t buf[CHUNK];
+    for (uint32_t done = 0; done < count;) {
+        const uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
+        mt_status st = fetch(r, offset + 4u * done, buf, 4u * n);
+        if (st != MT_OK) return st;
+        for (uint32_t i = 0; i < n; ++i) {
+            const float x = bits_f32(mt_get_u32(buf + 4 * i));
+            if (!mt_isfinitef(x) || (nonnegative && x < 0.0f)) return MT_ERR_BAD_CHECKPOINT;
+        }
+        done += n;
+    }
+    return MT_OK;
+}
+
+/* A record's values: weights and momentum or Adam m finite; Adam v finite and >= 0 (a sum
+ * of squares). The record lies inside the body (checked by the caller). */
+static mt_status check_record_values(const reader *r, const ck_header *c, uint32_t values_at, uint32_t count)
+{
+    mt_status st = MT_OK;
+    for (uint32_t a = 0; a <= c->state_arrays && st == MT_OK; ++a)
+        st = check_floats(r, values_at + 4u * count * a, count, a == 2);
+    return st;
+}
+
+/* Pass 1: CRC of every byte before the trailer, then the records' bounds and values and the
+ * properties' encoding, then whether the checkpoint fits this session. */
 static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
 {
     uint8_t buf[CK_HEADER_BYTES];
@@ -298,8 +344,10 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
         if (off + CK_RECORD_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
         if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
         const uint32_t index = mt_get_u32(buf), count = mt_get_u32(buf + 4);
+        const uint32_t values_at = (uint32_t)off + CK_RECORD_HEADER_BYTES;
         off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays);
         if (off > body) return MT_ERR_BAD_CHECKPOINT;
+        if ((st = check_record_values(r, c, values_at, count)) != MT_OK) return st;
         if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
     }
     for (uint32_t k = 0; k < c->num_properties; ++k) {
@@ -317,10 +365,10 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
     }
     if (off != body) return MT_ERR_BAD_CHECKPOINT;
 
-    if (!fits) return MT_ERR_CHECKPOINT_MISMATCH;
-    if (c->state_arrays != 0 &&
-        (c->optimizer != s->cfg.optimizer ||
-         c->state_arrays != mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum)))
+    /* another optimizer's checkpoint is refused even without state: its learning rate and
+     * counters belong to another run */
+    if (!fits || c->optimizer != s->cfg.optimizer) return MT_ERR_CHECKPOINT_MISMATCH;
+    if (c->state_arrays != 0 && c->state_arrays != mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum))
         return MT_ERR_CHECKPOINT_MISMATCH;
     return MT_OK;
 }
@@ -359,6 +407,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
     s->step = c->step;
     s->epoch = c->epoch;
     s->learning_rate = c->learning_rate;
+    if (c->version >= 2) s->base_learning_rate = c->base_learning_rate;
     s->beta1_power = c->state_arrays ? c->beta1_power : 1.0;
     s->beta2_power = c->state_arrays ? c->beta2_power : 1.0;
 

@@ -33,6 +33,36 @@ void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t)
     }
     t->data_offset = mt_get_u32(e + 20);
     t->data_bytes = mt_get_u32(e + 24);
+    t->quant = img->version >= 3u ? mt_get_u32(e + 28) : 0u;
+}
+
+uint32_t mt_dtype_bytes(uint32_t dtype)
+{
+    return dtype == MT_DTYPE_I8 ? 1u : 4u;
+}
+
+int mt_image_quant(const mt_image *img, const mt_tensor_desc *t, mt_quant *q)
+{
+    if (t->quant == 0) return 0;
+    const uint8_t *r = img->base + t->quant;
+    q->channels = mt_get_u32(r);
+    q->axis = mt_get_u32(r + 4);
+    q->scales = r + 8;
+    q->zero_points = r + 8 + 4u * q->channels;
+    return 1;
+}
+
+float mt_quant_scale(const mt_quant *q, uint32_t c)
+{
+    const uint32_t bits = mt_get_u32(q->scales + 4u * c);
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+int32_t mt_quant_zero_point(const mt_quant *q, uint32_t c)
+{
+    return (int32_t)mt_get_u32(q->zero_points + 4u * c);
 }
 
 void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
@@ -41,7 +71,7 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op)
     op->type = e[0];
     op->num_inputs = e[1];
     op->num_outputs = e[2];
-    op->trained = 0;
+    op->flags = 0;
     for (int i = 0; i < MT_OP_MAX_INPUTS; ++i) op->inputs[i] = mt_get_u16(e + 4 + 2 * i);
     for (int i = 0; i < MT_OP_MAX_OUTPUTS; ++i) op->outputs[i] = mt_get_u16(e + 12 + 2 * i);
     for (int i = 0; i < 4; ++i) op->params[i] = mt_get_u32(e + 16 + 4 * i);
@@ -112,7 +142,10 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
     img->io_offset = mt_get_u32(p + 40);
     img->data_offset = mt_get_u32(p + 44);
     img->data_bytes = mt_get_u32(p + 48);
-    for (int i = 52; i < 64; ++i)
+    /* version 3: bytes 52..59 place the quantization section; reserved (zero) before */
+    img->quant_offset = img->version >= 3u ? mt_get_u32(p + 52) : 0u;
+    img->quant_bytes = img->version >= 3u ? mt_get_u32(p + 56) : 0u;
+    for (int i = img->version >= 3u ? 60 : 52; i < 64; ++i)
         if (p[i] != 0) return MT_ERR_BAD_MODEL;
 
     if (img->num_tensors < 1 || img->num_tensors > MT_MAX_TENSORS) return MT_ERR_BAD_MODEL;
@@ -126,15 +159,53 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
         !in_image(img, img->io_offset, 2u * ((uint64_t)img->num_inputs + img->num_outputs)) ||
         !in_image(img, img->data_offset, img->data_bytes))
         return MT_ERR_BAD_MODEL;
-    /* the four sections are disjoint: weights written back by export (or read as a
+    /* version 3 is written for images with quantized tensors only, so it always has a
+     * quantization section (a version 2 image whose version field flipped to 3 is refused) */
+    if (img->version >= 3u && (img->quant_bytes < 8u || img->quant_offset % 4 || img->quant_bytes % 4 ||
+                               !in_image(img, img->quant_offset, img->quant_bytes)))
+        return MT_ERR_BAD_MODEL;
+    /* the five sections are disjoint: weights written back by export (or read as a
      * table) must never alias another section */
-    const uint64_t start[4] = {img->tensors_offset, img->ops_offset, img->io_offset, img->data_offset};
-    const uint64_t size[4] = {(uint64_t)img->num_tensors * MT_IMAGE_ENTRY_BYTES,
+    const uint64_t start[5] = {img->tensors_offset, img->ops_offset, img->io_offset, img->data_offset,
+                               img->quant_offset};
+    const uint64_t size[5] = {(uint64_t)img->num_tensors * MT_IMAGE_ENTRY_BYTES,
                               (uint64_t)img->num_ops * MT_IMAGE_ENTRY_BYTES,
-                              2u * ((uint64_t)img->num_inputs + img->num_outputs), img->data_bytes};
-    for (int a = 0; a < 4; ++a)
-        for (int b = a + 1; b < 4; ++b)
+                              2u * ((uint64_t)img->num_inputs + img->num_outputs), img->data_bytes,
+                              img->quant_bytes};
+    for (int a = 0; a < 5; ++a)
+        for (int b = a + 1; b < 5; ++b)
             if (start[a] < start[b] + size[b] && start[b] < start[a] + size[a]) return MT_ERR_BAD_MODEL;
+    return MT_OK;
+}
+
+/* A tensor's quantization record (version 3): an I8 tensor has one, an I32 one may (a bias
+ * scaled by input scale · weight scale), an F32 one has none. The record lies in the
+ * quantization section, 4-aligned: channels (1, or dims[axis] of a CONST tensor), axis
+ * (< ndim; 0 for one channel), scales finite and > 0, zero points within the dtype's range
+ * (I8: -128..127; I32: 0), and for several channels all zero (symmetric weights, which
+ * is what TFLite's per-channel kernels assume). */
+static mt_status check_quant(const mt_image *img, const mt_tensor_desc *t)
+{
+    if (t->quant == 0) return t->dtype == MT_DTYPE_I8 ? MT_ERR_BAD_MODEL : MT_OK;
+    if (t->dtype == MT_DTYPE_F32) return MT_ERR_BAD_MODEL;
+    const uint64_t end = (uint64_t)img->quant_offset + img->quant_bytes;
+    if (t->quant % 4 || t->quant < img->quant_offset || (uint64_t)t->quant + 8u > end) return MT_ERR_BAD_MODEL;
+    mt_quant q;
+    mt_image_quant(img, t, &q);
+    if (q.channels == 0 || q.channels > MT_QUANT_MAX_CHANNELS) return MT_ERR_BAD_MODEL;
+    if ((uint64_t)t->quant + 8u + 8u * q.channels > end) return MT_ERR_BAD_MODEL;
+    if (q.channels == 1) {
+        if (q.axis != 0) return MT_ERR_BAD_MODEL;
+    } else if (!(t->flags & MT_TENSOR_CONST) || q.axis >= t->ndim || t->dims[q.axis] != q.channels) {
+        return MT_ERR_BAD_MODEL;
+    }
+    for (uint32_t c = 0; c < q.channels; ++c) {
+        const float scale = mt_quant_scale(&q, c);
+        const int32_t zero_point = mt_quant_zero_point(&q, c);
+        if (!(scale > 0.0f) || scale > 3.4e38f) return MT_ERR_BAD_MODEL; /* NaN, <= 0, infinite */
+        if (t->dtype == MT_DTYPE_I8 && (zero_point < -128 || zero_point > 127)) return MT_ERR_BAD_MODEL;
+        if ((t->dtype == MT_DTYPE_I32 || q.channels > 1) && zero_point != 0) return MT_ERR_BAD_MODEL;
+    }
     return MT_OK;
 }
 
@@ -144,7 +215,8 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     const uint16_t known = MT_TENSOR_CONST | MT_TENSOR_TRAINABLE | MT_TENSOR_INPUT | MT_TENSOR_OUTPUT;
     mt_tensor_desc t;
     uint8_t ndim = e[1];
-    if (e[0] != MT_DTYPE_F32 && e[0] != MT_DTYPE_I32) return MT_ERR_BAD_MODEL;
+    if (e[0] != MT_DTYPE_F32 && e[0] != MT_DTYPE_I32 && !(e[0] == MT_DTYPE_I8 && img->version >= 3u))
+        return MT_ERR_BAD_MODEL;
     if (ndim < 1 || ndim > MT_MAX_DIMS) return MT_ERR_BAD_MODEL;
     uint64_t count = 1;
     for (int d = 0; d < MT_MAX_DIMS; ++d) {
@@ -157,8 +229,10 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
             return MT_ERR_BAD_MODEL;
         }
     }
-    if (mt_get_u32(e + 28) != 0) return MT_ERR_BAD_MODEL;
+    if (img->version < 3u && mt_get_u32(e + 28) != 0) return MT_ERR_BAD_MODEL;
     mt_image_tensor(img, index, &t);
+    mt_status st = check_quant(img, &t);
+    if (st != MT_OK) return st;
     if (t.flags & ~known) return MT_ERR_BAD_MODEL;
     if ((t.flags & MT_TENSOR_TRAINABLE) && (!(t.flags & MT_TENSOR_CONST) || t.dtype != MT_DTYPE_F32))
         return MT_ERR_BAD_MODEL;
@@ -166,7 +240,7 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
         if (t.flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) return MT_ERR_BAD_MODEL;
         if (t.data_offset % 16 || (uint64_t)t.data_offset + t.data_bytes > img->data_bytes)
             return MT_ERR_BAD_MODEL;
-        if (t.data_bytes != count * 4u) return MT_ERR_BAD_MODEL;
+        if (t.data_bytes != count * mt_dtype_bytes(t.dtype)) return MT_ERR_BAD_MODEL;
     } else if (t.data_offset != 0 || t.data_bytes != 0) {
         return MT_ERR_BAD_MODEL;
     }
@@ -209,7 +283,10 @@ static mt_status check_io_list(const mt_image *img, int is_output, int32_t *tens
         if (idx >= img->num_tensors) return MT_ERR_BAD_MODEL;
         mt_tensor_desc t;
         mt_image_tensor(img, idx, &t);
-        if (!(t.flags & flag) || t.dtype != MT_DTYPE_F32) return bad_tensor(tensor, idx);
+        /* outputs are f32 (the loss and the caller read floats); an input may also be int8,
+         * quantized by the caller (a camera's pixels), so no f32 copy of it need exist */
+        const int dtype_ok = t.dtype == MT_DTYPE_F32 || (!is_output && t.dtype == MT_DTYPE_I8);
+        if (!(t.flags & flag) || !dtype_ok) return bad_tensor(tensor, idx);
         for (uint32_t j = 0; j < k; ++j)
             if (mt_image_io(img, is_output, j) == idx) return bad_tensor(tensor, idx);
     }

@@ -10,9 +10,12 @@
 #include "microtrain.h"
 
 #define MT_IMAGE_MAGIC "MTM1"
-/* Versions this reader knows: 1, and 2 (op entry byte 3 names the op's layer). */
+/* Versions this reader knows: 1, 2 (op entry byte 3 names the op's layer) and 3 (int8
+ * tensors and the quantization section: header bytes 52..59, tensor entry bytes 28..31). */
 #define MT_IMAGE_VERSION_MIN 1u
-#define MT_IMAGE_VERSION 2u
+#define MT_IMAGE_VERSION 3u
+/* Most channels of one quantization record (per-channel scales of a weight). */
+#define MT_QUANT_MAX_CHANNELS 65535u
 #define MT_IMAGE_HEADER_BYTES 64u
 #define MT_IMAGE_ENTRY_BYTES 32u
 #define MT_NO_TENSOR 0xFFFFu
@@ -25,8 +28,18 @@ typedef struct mt_image {
     uint32_t bytes; /* image_bytes from the header */
     uint32_t num_tensors, num_ops, num_inputs, num_outputs;
     uint32_t tensors_offset, ops_offset, io_offset, data_offset, data_bytes;
+    uint32_t quant_offset, quant_bytes; /* version 3: the quantization section (else 0, 0) */
     uint32_t crc32;
 } mt_image;
+
+/* A tensor's quantization record (version 3): real = scale[c] · (q - zero_point[c]) for the
+ * elements of channel c along `axis` (one channel: every element). */
+typedef struct mt_quant {
+    uint32_t channels; /* 1 (per tensor) or the size of dims[axis] (per channel) */
+    uint32_t axis;
+    const uint8_t *scales; /* channels little-endian f32 */
+    const uint8_t *zero_points; /* channels little-endian i32 */
+} mt_quant;
 
 typedef struct mt_tensor_desc {
     uint8_t dtype;
@@ -36,17 +49,26 @@ typedef struct mt_tensor_desc {
     uint32_t data_offset; /* relative to the data section */
     uint32_t data_bytes;
     uint32_t count;       /* product of dims */
+    uint32_t quant;       /* version 3: offset of its quantization record in the image, 0: none */
 } mt_tensor_desc;
 
 typedef struct mt_op_desc {
     uint8_t type;
     uint8_t num_inputs;
     uint8_t num_outputs;
-    uint8_t trained; /* set by the planner: op index >= first trained op */
+    uint8_t flags;   /* set by the planner: MT_OPF_* */
     uint16_t inputs[MT_OP_MAX_INPUTS];
     uint16_t outputs[MT_OP_MAX_OUTPUTS];
     uint32_t params[4];
 } mt_op_desc;
+
+/* mt_op_desc.flags, set by the planner */
+#define MT_OPF_TRAINED 1u  /* op index >= the first trained op */
+/* Operator fusion of frozen int8 ops (planner.c, conv_s8.c): a pointwise CONV2D_S8 whose only
+ * reader is the DEPTHWISE_CONV2D_S8 after it runs inside that depthwise, row by row, so its
+ * output is never whole in memory: a ring of KH rows holds it. */
+#define MT_OPF_FUSED_INTO_NEXT 2u /* forward skipped: the next op computes this op's output */
+#define MT_OPF_STREAMS_PREVIOUS 4u /* forward computes the previous op's output as it reads it */
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);
@@ -65,6 +87,13 @@ void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);
 uint32_t mt_image_op_layer(const mt_image *img, uint32_t index);
 /* Tensor index of input (is_output = 0) or output (1) number position. */
 uint32_t mt_image_io(const mt_image *img, int is_output, uint32_t position);
+/* Bytes of one element of dtype (f32, i32: 4; i8: 1). */
+uint32_t mt_dtype_bytes(uint32_t dtype);
+/* The quantization record of tensor t (0 when it has none, 1 when *q is filled). */
+int mt_image_quant(const mt_image *img, const mt_tensor_desc *t, mt_quant *q);
+/* Scale and zero point of channel c of a record. */
+float mt_quant_scale(const mt_quant *q, uint32_t c);
+int32_t mt_quant_zero_point(const mt_quant *q, uint32_t c);
 /* The float data of a CONST tensor, in place. */
 const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t);
 /* CRC-32 of the image's structure (header fields, tensor, op and io tables; not the

@@ -1,7 +1,15 @@
-/* Optimizer updates, element by element, exactly PyTorch's formulas (see optimizers.h). */
+/*
+ * Optimizer updates, element by element, exactly PyTorch's formulas (see optimizers.h).
+ *
+ * Each optimizer has one element function that computes an element's new weight and new
+ * state from the old ones. The update stores what it returns; the finiteness check runs
+ * the very same function and only looks at the results. So the check and the update can
+ * never disagree: the check sees the bits the update would write.
+ */
 #include "optimizers.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "microtrain.h"
 
@@ -15,44 +23,169 @@ uint32_t mt_optimizer_state_arrays(int optimizer, float momentum)
     }
 }
 
-void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay, float grad_scale)
+/* Bit 31 set when x is NaN or ±Inf: its exponent bits are all ones, and adding one to the
+ * exponent field carries out of it. The checks OR this over every value and test bit 31 once
+ * at the end: no branch nor compare per element (mt_isfinitef's test, cheaper in a loop). */
+static uint32_t non_finite(float x)
 {
-    for (size_t i = 0; i < N; ++i) {
-        float d = g[i] * grad_scale;
-        if (weight_decay != 0.0f) d += weight_decay * w[i];
-        if (momentum > 0.0f) {
-            /* buf starts at 0, so the first step gives buf = d as in PyTorch */
-            buf[i] = momentum * buf[i] + d;
-            d = buf[i];
-        }
-        w[i] -= lr * d;
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return (u & 0x7f800000u) + 0x00800000u;
+}
+
+/* ---- SGD ---- */
+
+typedef struct sgd_params {
+    float lr, momentum, weight_decay, grad_scale, mu;
+} sgd_params;
+
+typedef struct sgd_result {
+    float w, buf;
+} sgd_result;
+
+/* The proximal gradient μ·(w − ref) of μ/2·(w − ref)², added to the reduced gradient d. */
+static float add_proximal(float d, float mu, float w, float ref)
+{
+    return d + mu * (w - ref);
+}
+
+/* d = g·scale (+ μ·(w − ref)) + wd·w;  momentum > 0: buf' = momentum·buf + d, d = buf';
+ * w' = w - lr·d. buf is used, and the result's buf meaningful, only when momentum > 0. */
+static sgd_result sgd_element(const sgd_params *p, float w, float g, float buf, float ref)
+{
+    sgd_result r;
+    float d = g * p->grad_scale;
+    if (p->mu != 0.0f) d = add_proximal(d, p->mu, w, ref);
+    if (p->weight_decay != 0.0f) d += p->weight_decay * w;
+    if (p->momentum > 0.0f) {
+        /* buf starts at 0, so the first step gives buf = d as in PyTorch */
+        buf = p->momentum * buf + d;
+        d = buf;
     }
+    r.buf = buf;
+    r.w = w - p->lr * d;
+    return r;
+}
+
+/* The reference element i, or 0 when there is no proximal term. */
+#define REF(prox, i) ((prox).mu != 0.0f ? (prox).ref[i] : 0.0f)
+
+void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+                       float weight_decay, float grad_scale, mt_proximal prox)
+{
+    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
+    if (momentum > 0.0f) {
+        for (size_t i = 0; i < N; ++i) {
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
+            w[i] = r.w;
+            buf[i] = r.buf;
+        }
+    } else {
+        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w;
+    }
+}
+
+int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                float momentum, float weight_decay, float grad_scale, mt_proximal prox)
+{
+    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
+    uint32_t bad = 0; /* bit 31: some value is not finite */
+    if (momentum > 0.0f) {
+        for (size_t i = 0; i < N; ++i) {
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
+            bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.buf);
+        }
+    } else {
+        for (size_t i = 0; i < N; ++i)
+            bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w);
+    }
+    return (bad & 0x80000000u) == 0;
+}
+
+/* ---- Adam, AdamW ---- */
+
+typedef struct adam_params {
+    float step_size;             /* lr / (1 - β1^t) */
+    float bias_correction2_sqrt; /* sqrt(1 - β2^t) */
+    float beta1, beta2, one_minus_beta1, one_minus_beta2, epsilon;
+    float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
+    float grad_scale, mu;
+    int decoupled;
+} adam_params;
+
+typedef struct adam_result {
+    float w, m, v;
+} adam_result;
+
+static adam_params adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                   int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                   float mu)
+{
+    adam_params p;
+    /* the bias corrections in double, as PyTorch computes them, rounded once to float */
+    p.step_size = (float)((double)lr / (1.0 - beta1_power));
+    p.bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
+    p.beta1 = beta1, p.beta2 = beta2;
+    p.one_minus_beta1 = 1.0f - beta1, p.one_minus_beta2 = 1.0f - beta2;
+    p.epsilon = epsilon;
+    p.weight_decay = weight_decay, p.decay = 1.0f - lr * weight_decay;
+    p.grad_scale = grad_scale;
+    p.mu = mu;
+    p.decoupled = decoupled;
+    return p;
+}
+
+/* g' = g·scale (+ μ·(w − ref), w before any decay); AdamW: w = w·(1 - lr·wd); Adam:
+ * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²;
+ * w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε). */
+static adam_result adam_element(const adam_params *p, float w, float g, float m, float v, float ref)
+{
+    adam_result r;
+    float gi = g * p->grad_scale;
+    if (p->mu != 0.0f) gi = add_proximal(gi, p->mu, w, ref);
+    if (p->decoupled) {
+        w *= p->decay;
+    } else if (p->weight_decay != 0.0f) {
+        gi += p->weight_decay * w;
+    }
+    /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
+     * w = 1 (β1 = 0) gives m = g exactly */
+    if (p->one_minus_beta1 < 0.5f)
+        r.m = m + p->one_minus_beta1 * (gi - m);
+    else
+        r.m = gi - (gi - m) * p->beta1;
+    r.v = p->beta2 * v + p->one_minus_beta2 * (gi * gi);
+    const float denom = sqrtf(r.v) / p->bias_correction2_sqrt + p->epsilon;
+    r.w = w - p->step_size * (r.m / denom);
+    return r;
 }
 
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
                         float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale)
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                        mt_proximal prox)
 {
-    const float step_size = (float)((double)lr / (1.0 - beta1_power));
-    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
-    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
-
+    const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                          beta2_power, grad_scale, prox.mu);
     for (size_t i = 0; i < N; ++i) {
-        float gi = g[i] * grad_scale;
-        if (decoupled) {
-            w[i] *= 1.0f - lr * weight_decay;
-        } else if (weight_decay != 0.0f) {
-            gi += weight_decay * w[i];
-        }
-        /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
-         * w = 1 (β1 = 0) gives m = g exactly */
-        if (one_minus_beta1 < 0.5f)
-            m[i] = m[i] + one_minus_beta1 * (gi - m[i]);
-        else
-            m[i] = gi - (gi - m[i]) * beta1;
-        v[i] = beta2 * v[i] + one_minus_beta2 * (gi * gi);
-        float denom = sqrtf(v[i]) / bias_correction2_sqrt + epsilon;
-        w[i] -= step_size * (m[i] / denom);
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
+        w[i] = r.w;
+        m[i] = r.m;
+        v[i] = r.v;
     }
+}
+
+int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                 mt_proximal prox)
+{
+    const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                          beta2_power, grad_scale, prox.mu);
+    uint32_t bad = 0;
+    for (size_t i = 0; i < N; ++i) {
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
+        bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.m) | non_finite(r.v);
+    }
+    return (bad & 0x80000000u) == 0;
 }

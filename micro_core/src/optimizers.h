@@ -2,6 +2,13 @@
  * Optimizer updates for one weight tensor of N elements (PyTorch's formulas).
  * w, g are the weights and their gradient; state holds 1 (SGD with momentum)
  * or 2 (Adam/AdamW: m then v) arrays of N floats.
+ *
+ * Each update has a side-effect-free twin, *_update_is_finite_f32, taking the same
+ * arguments: 1 when every gradient element is finite and the update would leave every
+ * weight and state element finite, else 0. It computes each element with the update's own
+ * code (same operations, same order), so its answer is about the exact bits the update
+ * would store. The session calls it before an update to refuse one that would write a
+ * NaN or infinity (a huge learning rate overflows lr·g, or Adam's lr / (1 - β1^t)).
  */
 #ifndef MT_OPTIMIZERS_H
 #define MT_OPTIMIZERS_H
@@ -12,18 +19,36 @@
 /* Number of N-element state arrays the optimizer keeps per weight tensor. */
 uint32_t mt_optimizer_state_arrays(int optimizer, float momentum);
 
-/* g is first multiplied by grad_scale (1/rows for MEAN reduction of accumulated sums).
- * g' = g + wd·w;  momentum > 0: buf = momentum·buf + g';  w -= lr·(momentum > 0 ? buf : g') */
+/* The proximal term of FedProx, shared by every optimizer: with mu > 0 the reduced gradient
+ * g·grad_scale first gets μ·(w − ref) added (ref: N reference weights; NULL when mu == 0),
+ * the gradient of μ/2·‖w − ref‖², computed from w before any decay. */
+typedef struct mt_proximal {
+    const float *ref;
+    float mu;
+} mt_proximal;
+
+/* g is first multiplied by grad_scale (1/rows for MEAN reduction of accumulated sums); buf may
+ * be NULL when momentum == 0 (plain SGD keeps no state).
+ * g' = g·scale + μ·(w − ref) + wd·w;  momentum > 0: buf = momentum·buf + g';
+ * w -= lr·(momentum > 0 ? buf : g') */
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay, float grad_scale);
+                       float weight_decay, float grad_scale, mt_proximal prox);
+int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                float momentum, float weight_decay, float grad_scale, mt_proximal prox);
 
 /* Adam (decoupled = 0, L2 decay added to g) or AdamW (decoupled = 1, w *= 1 - lr·wd),
  * at step t >= 1 with beta1_power = β1^t and beta2_power = β2^t (the caller keeps
  * these running products, in double as PyTorch computes its bias corrections):
  * m = lerp(m, g, 1-β1)  (= β1 m + (1-β1) g, evaluated as PyTorch's lerp);  v = β2 v + (1-β2) g²;
- * w -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + ε);  g is first multiplied by grad_scale */
+ * w -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + ε);  g is first multiplied by grad_scale
+ * and gets the proximal term μ·(w − ref) (of w before AdamW's decay) */
 void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
                         float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale);
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                        mt_proximal prox);
+int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                 mt_proximal prox);
 
 #endif /* MT_OPTIMIZERS_H */

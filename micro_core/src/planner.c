@@ -13,6 +13,11 @@
  *     trained op because nothing before it has such a gradient.
  *   - when the loss is fused with the final Softmax/Sigmoid, the model output
  *     needs no gradient: the loss writes the logits' gradient directly.
+ *   - frozen int8 layers (inference-only ops) keep nothing for a backward: their outputs live
+ *     until their last reader's forward; an int8 model input is consumed by the step; a
+ *     pointwise int8 expansion read only by the depthwise after it is streamed into it
+ *     (stream_of: a ring of KH rows instead of the whole tensor). A gradient that would have
+ *     to pass through an inference-only op is refused (MT_ERR_UNSUPPORTED naming it).
  */
 #include <math.h>
 #include <string.h>
@@ -22,30 +27,12 @@
 #include "optimizers.h"
 #include "session.h"
 #include "sharing.h"
+#include "plan_graph.h"
 
 /* C99 compile-time check: a negative array size fails the build. */
 typedef char session_record_fits[sizeof(mt_session) <= MT_SESSION_RECORD_BYTES ? 1 : -1];
 typedef char tensor_record_fits[sizeof(mt_tensor_rt) <= MT_TENSOR_RECORD_BYTES ? 1 : -1];
 typedef char op_record_fits[sizeof(mt_op_desc) == MT_OP_RECORD_BYTES ? 1 : -1];
-
-typedef struct bitset {
-    uint32_t words[(MT_MAX_TENSORS + 31) / 32];
-} bitset;
-
-static int bit_get(const bitset *b, uint32_t i)
-{
-    return (int)((b->words[i / 32] >> (i % 32)) & 1u);
-}
-
-static void bit_set(bitset *b, uint32_t i)
-{
-    b->words[i / 32] |= 1u << (i % 32);
-}
-
-static void bit_clear(bitset *b, uint32_t i)
-{
-    b->words[i / 32] &= ~(1u << (i % 32));
-}
 
 /* Bump allocation of the persistent region; with base == NULL only the sizes add up. */
 typedef struct bump {
@@ -112,6 +99,7 @@ static mt_status check_config(const mt_train_config *cfg)
     if (!mt_isfinitef(cfg->epsilon) || cfg->epsilon <= 0.0f) return MT_ERR_BAD_ARGUMENT;
     if (!finite_in(cfg->momentum, 0.0f, 1.0f)) return MT_ERR_BAD_ARGUMENT;
     if (!mt_isfinitef(cfg->weight_decay) || cfg->weight_decay < 0.0f) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_isfinitef(cfg->proximal_mu) || cfg->proximal_mu < 0.0f) return MT_ERR_BAD_ARGUMENT;
     return MT_OK;
 }
 
@@ -160,147 +148,11 @@ static mt_status check_loss_fits(const mt_train_config *cfg, const mt_tensor_des
     return MT_OK;
 }
 
-/* Lifetimes and sharing of every buffer that is not needed across steps. */
-typedef struct lifetimes {
-    mt_sharing sh;
-    uint16_t data[MT_MAX_TENSORS]; /* buffer of an activation's data, or MT_NO_BUFFER */
-    uint16_t grad[MT_MAX_TENSORS]; /* buffer of a gradient, or MT_NO_BUFFER */
-} lifetimes;
-
-typedef struct graph_facts {
-    bitset trained, needs_grad;
-    uint32_t first_trained;
-    int32_t fused_op, fusion;
-    uint32_t output;
-    int fused_update;
-} graph_facts;
-
-static uint16_t forward_time(uint32_t o)
-{
-    return (uint16_t)(1u + o);
-}
-
-static uint16_t loss_time(uint32_t O)
-{
-    return (uint16_t)(O + 1u);
-}
-
-static uint16_t backward_time(uint32_t O, uint32_t o)
-{
-    return (uint16_t)(2u * O + 1u - o);
-}
-
-/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them. */
-static int persistent_activation(uint16_t flags)
-{
-    return (flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
-}
-
-static int backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o)
-{
-    return bit_get(&f->needs_grad, op->outputs[0]) && (int32_t)o != f->fused_op;
-}
-
-static uint32_t grad_inputs_of(const graph_facts *f, const mt_op_desc *op)
-{
-    uint32_t mask = 0;
-    for (int k = 0; k < op->num_inputs; ++k)
-        if (op->inputs[k] != MT_NO_TENSOR && bit_get(&f->needs_grad, op->inputs[k])) mask |= 1u << k;
-    return mask;
-}
-
-static uint32_t round_up(uint64_t bytes)
-{
-    return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
-}
-
-/*
- * Buffers of the shared region and their lifetimes:
- *   data of an activation: from its producer's forward to its last reader, forward
- *     or backward (kernel->backward_reads says which backward reads what);
- *   gradient of an activation: from its first writer (the loss, or the backward of
- *     its last consumer) to its producer's backward, which reads it;
- *   gradient of a trained weight (fused update only): from the backward of its last
- *     consumer to that of its first, after which the update applies it.
- * Then element-wise ops whose input dies at that op run in place.
- */
-static mt_status plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt)
-{
-    const uint32_t T = img->num_tensors, O = img->num_ops;
-    lt->sh.count = 0;
-    for (uint32_t i = 0; i < T; ++i) {
-        mt_tensor_desc t;
-        mt_image_tensor(img, i, &t);
-        lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
-        const uint32_t activation_bytes = round_up((uint64_t)B * t.count * 4u);
-        if (t.flags & MT_TENSOR_CONST) {
-            if (f->fused_update && bit_get(&f->trained, i)) {
-                lt->grad[i] = mt_share_add(&lt->sh, round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
-                if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
-            }
-            continue;
-        }
-        if (!persistent_activation(t.flags)) {
-            const int32_t producer = mt_image_producer(img, i);
-            const uint16_t born = forward_time((uint32_t)producer);
-            lt->data[i] = mt_share_add(&lt->sh, activation_bytes, born, born);
-            if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
-        }
-        if (bit_get(&f->needs_grad, i)) {
-            lt->grad[i] = mt_share_add(&lt->sh, activation_bytes, 0xFFFFu, 0);
-            if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
-        }
-    }
-    /* the loss reads the logits of a fused final activation and writes the first gradient */
-    const uint16_t L = loss_time(O);
-    if (f->fused_op >= 0) {
-        mt_op_desc op;
-        mt_image_op(img, (uint32_t)f->fused_op, &op);
-        const uint32_t z = op.inputs[0];
-        if (lt->data[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[z], L);
-        if (lt->grad[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[z], L);
-    } else if (lt->grad[f->output] != MT_NO_BUFFER) {
-        mt_share_touch(&lt->sh, lt->grad[f->output], L);
-    }
-    for (uint32_t o = 0; o < O; ++o) {
-        mt_op_desc op;
-        mt_image_op(img, o, &op);
-        const int runs = backward_runs(f, &op, o);
-        const uint32_t grads = grad_inputs_of(f, &op);
-        const uint32_t reads = runs ? mt_op_kernel_for(op.type)->backward_reads(&op, grads) : 0u;
-        const uint16_t bt = backward_time(O, o);
-        for (int k = 0; k < op.num_inputs; ++k) {
-            const uint32_t x = op.inputs[k];
-            if (x == MT_NO_TENSOR) continue;
-            if (lt->data[x] != MT_NO_BUFFER) {
-                mt_share_touch(&lt->sh, lt->data[x], forward_time(o));
-                if (reads & (1u << k)) mt_share_touch(&lt->sh, lt->data[x], bt);
-            }
-            if (runs && lt->grad[x] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[x], bt);
-        }
-        const uint32_t y = op.outputs[0];
-        if (runs) {
-            if ((reads & MT_READS_OUTPUT) && lt->data[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[y], bt);
-            if (lt->grad[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[y], bt);
-        }
-    }
-    /* in place: y over x when x's data is read by nothing after this op's forward */
-    for (uint32_t o = 0; o < O; ++o) {
-        mt_op_desc op;
-        mt_image_op(img, o, &op);
-        const uint32_t x = op.inputs[0], y = op.outputs[0];
-        if (!mt_op_kernel_for(op.type)->in_place || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
-            continue;
-        const mt_share_buffer *bx = &lt->sh.buf[mt_share_root(&lt->sh, lt->data[x])];
-        if (bx->end == forward_time(o) && bx->bytes == lt->sh.buf[lt->data[y]].bytes)
-            mt_share_alias(&lt->sh, lt->data[y], lt->data[x]);
-    }
-    return MT_OK;
-}
-
 /* Trained weights, gradient-carrying tensors and the first trained op, forward over the ops. */
-static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch)
+static void mark_training(const mt_image *img, const mt_train_config *cfg, graph_facts *f, size_t *max_scratch,
+                          int32_t *no_backward)
 {
+    *no_backward = -1;
     const uint32_t O = img->num_ops;
     uint32_t tail_start = 0; /* the last num_trainable_ops ops, unless a mask chooses */
     if (cfg->num_trainable_ops >= 0)
@@ -335,7 +187,11 @@ static void mark_training(const mt_image *img, const mt_train_config *cfg, graph
     for (uint32_t o = 0; o < O; ++o) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
-        if (!backward_runs(f, &op, o)) continue;
+        if (!mt_plan_backward_runs(f, &op, o)) continue;
+        if (mt_op_kernel_for(op.type)->backward == NULL) { /* the last such op: nearest the loss */
+            *no_backward = (int32_t)o;
+            continue;
+        }
         const size_t s = mt_op_kernel_for(op.type)->scratch_bytes(img, &op, (uint32_t)cfg->batch_size);
         if (s > *max_scratch) *max_scratch = s;
     }
@@ -364,7 +220,7 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     for (uint32_t o = img->num_ops; o-- > 0;) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
-        if (!backward_runs(f, &op, o)) continue;
+        if (!mt_plan_backward_runs(f, &op, o)) continue;
         for (int k = 0; k < op.num_inputs; ++k) {
             if (op.inputs[k] != index) continue;
             if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)o;
@@ -397,13 +253,24 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
             return mt_fail_at(where, MT_ERR_SHAPE, -1, 0, (int32_t)i);
     }
     size_t max_scratch;
-    mark_training(img, cfg, &f, &max_scratch);
+    int32_t no_backward;
+    mark_training(img, cfg, &f, &max_scratch, &no_backward);
+    /* a gradient would have to pass through an inference-only op (the int8 ops, QUANTIZE,
+     * DEQUANTIZE): train only ops after it (the float head), or keep the weights before it
+     * frozen. Named by mt_model_diagnose() as that op. */
+    if (no_backward >= 0) {
+        mt_op_desc op;
+        mt_image_op(img, (uint32_t)no_backward, &op);
+        return mt_fail_at(where, MT_ERR_UNSUPPORTED, no_backward, op.type, -1);
+    }
 
     lifetimes lt;
-    if ((st = plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+    if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     uint64_t lower_bound_shared;
     const uint64_t shared = mt_share_place(&lt.sh, &lower_bound_shared);
-    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
+    /* the buffers that share bytes are placed at 32-bit offsets: a plan beyond 4 GiB is not
+     * too small an arena but one this planner cannot lay out */
+    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
 
     int32_t num_params = 0, num_trained = 0;
     for (uint32_t i = 0; i < T; ++i) {
@@ -416,7 +283,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     /* persistent region: what lives across steps, bump-allocated */
     mt_memory_plan p;
     memset(&p, 0, sizeof p);
-    bump b = {arena, 0, report, user, MT_OK, backward_time(O, 0)};
+    bump b = {arena, 0, report, user, MT_OK, mt_plan_backward_time(O, 0)};
     mt_session *s = (mt_session *)take(&b, MT_SESSION_RECORD_BYTES, &p.metadata_bytes);
     mt_tensor_rt *rt = (mt_tensor_rt *)take(&b, (uint64_t)T * MT_TENSOR_RECORD_BYTES, &p.metadata_bytes);
     mt_op_desc *ops = (mt_op_desc *)take(&b, (uint64_t)O * MT_OP_RECORD_BYTES, &p.metadata_bytes);
@@ -441,21 +308,28 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
         r.flags = t.flags;
         r.dtype = t.dtype;
         memcpy(r.dims, t.dims, sizeof r.dims);
-        const uint64_t bytes = (uint64_t)t.count * 4u, rows_bytes = (uint64_t)B * t.count * 4u;
+        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
+        const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
         if (t.flags & MT_TENSOR_CONST) {
             if (t.dtype == MT_DTYPE_F32 && arena) params[np] = (uint16_t)i;
             if (t.dtype == MT_DTYPE_F32) ++np;
             if (bit_get(&f.trained, i)) {
                 r.trained = 1;
                 r.mutable_data = (float *)take_as(&b, bytes, &p.weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
+                float *reference = cfg->proximal_mu > 0.0f
+                                       ? (float *)take_as(&b, bytes, &p.reference_bytes, MT_BUFFER_REFERENCE,
+                                                          (int32_t)i)
+                                       : NULL;
                 if (!f.fused_update)
                     r.grad = (float *)take_as(&b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
-                else p.gradient_bytes += round_up(bytes);
+                else p.gradient_bytes += mt_plan_round_up(bytes);
                 if (state_arrays)
                     r.opt_state = (float *)take_as(&b, bytes * state_arrays, &p.optimizer_bytes,
                                                    MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (arena) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
+                    if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
                     trained_list[nt] = (uint16_t)i;
                 }
                 ++nt;
@@ -464,11 +338,11 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                 r.data = mt_image_const_f32(img, &t);
             }
         } else {
-            if (persistent_activation(t.flags))
+            if (mt_plan_persistent_activation(&t))
                 r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
                                                   (int32_t)i);
-            p.activation_bytes += round_up(rows_bytes);
-            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += round_up(rows_bytes);
+            p.activation_bytes += mt_plan_round_up(rows_bytes);
+            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += mt_plan_round_up((uint64_t)B * t.count * 4u);
         }
         grad_schedule(img, &f, i, &r);
         if (arena) rt[i] = r;
@@ -496,12 +370,13 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     uint8_t *shared_region = arena ? arena + shared_base : NULL;
     b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) /* cannot exist on this target */
-        return mt_fail_at(where, MT_ERR_ARENA_TOO_SMALL, -1, 0, -1);
-    uint64_t roles = p.metadata_bytes + p.weight_bytes + p.gradient_bytes + p.optimizer_bytes +
+        return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
+    uint64_t roles = p.metadata_bytes + p.weight_bytes + p.reference_bytes + p.gradient_bytes + p.optimizer_bytes +
                      p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;
     p.reuse_bytes = (size_t)(roles - b.used);
     p.lower_bound_bytes = (size_t)(shared_base + lower_bound_shared);
+    p.int8_activation_bytes = (size_t)mt_plan_int8_peak(img, &lt, B);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
@@ -519,7 +394,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     }
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
-        ops[o].trained = (uint8_t)(o >= f.first_trained);
+        ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
+                                 (mt_plan_stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
+                                 (o > 0 && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u));
     }
     memset(s, 0, sizeof *s);
     s->img = *img;
@@ -539,6 +416,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     s->fused_op = f.fused_op;
     s->fusion = f.fusion;
     s->learning_rate = cfg->learning_rate;
+    s->base_learning_rate = cfg->learning_rate;
     s->model_fingerprint = mt_image_fingerprint(img);
     s->beta1_power = 1.0;
     s->beta2_power = 1.0;

@@ -157,6 +157,9 @@ static void forward(mt_session *s, uint32_t n)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o) {
         const mt_op_desc *op = &s->ops[o];
+        /* fused into the next op, which computes its output as it reads it (planner.c); that
+         * op's forward finds it at op - 1 in this table */
+        if (op->flags & MT_OPF_FUSED_INTO_NEXT) continue;
         PROFILE(1u + 3u * o);
         mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
         PROFILE(0u);
@@ -204,19 +207,60 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
     }
 }
 
-static int all_finite(const float *x, size_t n)
+/* The β powers of the next optimizer step: β^(t+1) = β^t · β, in double. begin_update()
+ * stores exactly these, so a check made with them sees the bits the update will use. */
+static void next_powers(const mt_session *s, double *beta1_power, double *beta2_power)
 {
-#if MT_X86_KERNELS
-    if (mt_x86_avx512()) return mt_all_finitef_avx512(x, n);
-#endif
-    return mt_all_finitef(x, n);
+    *beta1_power = s->beta1_power * (double)s->cfg.beta1;
+    *beta2_power = s->beta2_power * (double)s->cfg.beta2;
 }
 
+/* Advance the step counter and Adam's bias-correction powers; called once per step, just
+ * before its first update is applied. The counter saturates: no run takes 2^63 steps, but a
+ * checkpoint may claim INT64_MAX, and its increment must not overflow (undefined in C). */
+static void begin_update(mt_session *s)
+{
+    double beta1_power, beta2_power;
+    next_powers(s, &beta1_power, &beta2_power);
+    if (s->step < INT64_MAX) s->step += 1;
+    s->beta1_power = beta1_power;
+    s->beta2_power = beta2_power;
+}
+
+/* The numeric guard: 1 when t's gradient is finite and its update at the given β powers
+ * would leave every weight and optimizer state element finite. Writes nothing. */
+static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float grad_scale, double beta1_power,
+                            double beta2_power)
+{
+    const mt_train_config *c = &s->cfg;
+    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+#if MT_X86_KERNELS
+    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same check, sixteen elements at a time */
+        if (c->optimizer == MT_OPTIMIZER_SGD)
+            return mt_sgd_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                                      c->momentum, c->weight_decay, grad_scale);
+        return mt_adam_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->opt_state + t->count,
+                                                   t->count, s->learning_rate, c->beta1, c->beta2, c->epsilon,
+                                                   c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
+                                                   beta1_power, beta2_power, grad_scale);
+    }
+#endif
+    if (c->optimizer == MT_OPTIMIZER_SGD)
+        return mt_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                           c->momentum, c->weight_decay, grad_scale, prox);
+    return mt_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                        s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                        c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
+                                        grad_scale, prox);
+}
+
+/* Apply t's update at the session's β powers (begin_update() has run for this step). */
 static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
+    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
+    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
         if (c->optimizer == MT_OPTIMIZER_SGD)
             mt_sgd_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
                                      c->momentum, c->weight_decay, grad_scale);
@@ -230,25 +274,18 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 #endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
         mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
-                          c->weight_decay, grad_scale);
+                          c->weight_decay, grad_scale, prox);
     else
         mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                            s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);
+                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
+                           prox);
 }
 
 /* The scale that turns summed gradients into the configured reduction. */
 static float grad_scale_for(const mt_session *s, int64_t rows)
 {
     return s->cfg.reduction == MT_REDUCTION_MEAN ? 1.0f / (float)rows : 1.0f;
-}
-
-/* Advance the step counter and Adam's bias-correction powers before an update. */
-static void begin_update(mt_session *s)
-{
-    s->step += 1;
-    s->beta1_power *= (double)s->cfg.beta1;
-    s->beta2_power *= (double)s->cfg.beta2;
 }
 
 /* An op reading one tensor through two inputs (x + x) updates it once. */
@@ -262,9 +299,14 @@ static int repeats_earlier_input(const mt_op_desc *op, int k)
 /* Backward from the last op down to the first trained one; ops whose outputs carry
  * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss.
  * With fused updates, a weight is updated as soon as its last gradient term is added:
- * its op's backward has already used the old value for dx. */
+ * its op's backward has already used the old value for dx. Each update is checked just
+ * before it (guard_gradients = 0): a refused one stops the step there; the counters advance
+ * with the step's first applied update, so a step refused before any update changes none. */
 static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
 {
+    int begun = 0;
+    double beta1_power, beta2_power;
+    next_powers(s, &beta1_power, &beta2_power);
     for (uint32_t o = s->img.num_ops; o-- > (uint32_t)s->plan.first_trained_op;) {
         const mt_op_desc *op = &s->ops[o];
         if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
@@ -278,10 +320,11 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
             mt_tensor_rt *t = &s->tensors[op->inputs[k]];
             if (t->update_after != o) continue;
-            if (!all_finite(t->grad, t->count)) { /* stop before this update (guard_gradients = 0) */
+            if (!update_is_finite(s, t, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
-                return MT_ERR_NUMERIC;
+                return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
+            if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
             apply_update(s, t, grad_scale);
             PROFILE(0u);
@@ -338,16 +381,26 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     return MT_OK;
 }
 
+/* The first op reading weight tensor `tensor` (what an error about it names), or -1. */
+static int32_t reader_of(const mt_session *s, uint16_t tensor)
+{
+    for (uint32_t o = 0; o < s->img.num_ops; ++o)
+        for (int k = 0; k < s->ops[o].num_inputs; ++k)
+            if (s->ops[o].inputs[k] == tensor) return (int32_t)o;
+    return -1;
+}
+
 mt_status mt_session_optimizer_step(mt_session *s)
 {
     if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (s->num_trained == 0 || s->accumulated_rows == 0 || s->plan.fused_update) return MT_ERR_STATE;
     const float grad_scale = grad_scale_for(s, s->accumulated_rows);
-    for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing */
-        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        if (!all_finite(t->grad, t->count)) {
-            s->numeric_errors += 1;
-            return MT_ERR_NUMERIC;
+    double beta1_power, beta2_power;
+    next_powers(s, &beta1_power, &beta2_power);
+    for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
+        if (!update_is_finite(s, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power)) {
+            s->numeric_errors += 1; /* refused: weights, state and counters as they were */
+            return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
@@ -355,8 +408,9 @@ mt_status mt_session_optimizer_step(mt_session *s)
     return MT_OK;
 }
 
-/* Failures of accumulate() and forward_and_loss() are noted there; those of backward()
- * and mt_session_optimizer_step() (a non-finite gradient) are not noted yet. */
+/* Failures are noted where they happen: forward_and_loss() (a bad label, a non-finite loss:
+ * output 0), backward() and mt_session_optimizer_step() (the op and weight whose gradient or
+ * update is not finite). */
 mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
 {
     mt_status st = check_rows(s, n);
@@ -370,8 +424,7 @@ mt_status mt_session_train_step(mt_session *s, int32_t n, float *loss_out)
         return mt_session_optimizer_step(s);
     }
     if ((st = forward_and_loss(s, (uint32_t)n, loss_out)) != MT_OK) return st;
-    begin_update(s);
-    return backward(s, (uint32_t)n, grad_scale_for(s, n));
+    return backward(s, (uint32_t)n, grad_scale_for(s, n)); /* begin_update() at the first update */
 }
 
 mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)
@@ -395,6 +448,17 @@ mt_status mt_session_infer(mt_session *s, int32_t n)
 
 /* ---- hyper-parameters, counters, weights ---- */
 
+mt_status mt_session_set_reference(mt_session *s)
+{
+    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (s->cfg.proximal_mu <= 0.0f) return MT_ERR_STATE;
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        memcpy(mt_reference_of(s, t), t->data, t->count * sizeof(float));
+    }
+    return MT_OK;
+}
+
 mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 {
     if (!valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
@@ -414,6 +478,13 @@ mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate
 {
     if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
     *learning_rate = s->learning_rate;
+    return MT_OK;
+}
+
+mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate)
+{
+    if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
+    *learning_rate = s->base_learning_rate;
     return MT_OK;
 }
 

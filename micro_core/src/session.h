@@ -12,6 +12,7 @@
  *   +---------------------------+
  *   | per tensor, in table order:
  *   |   trained weight W        |  weights    (frozen weights stay in the image)
+ *   |   reference W_ref         |  references (proximal_mu > 0 only; right after W)
  *   |   dW                      |  gradients
  *   |   momentum | Adam m, v    |  optimizer state
  *   |   activation [B, D]       |  activations (inputs and op outputs)
@@ -59,10 +60,11 @@ struct mt_session {
     int32_t fused_op;       /* op whose backward the loss replaces, -1 if none */
     int32_t fusion;         /* MT_FUSION_* */
     float learning_rate;
+    float base_learning_rate; /* what schedules scale: cfg.learning_rate, or a v2 checkpoint's */
     int64_t step;
     int64_t epoch;
     int64_t accumulated_rows; /* rows whose gradients were summed since zero_grad */
-    int64_t numeric_errors;   /* steps refused for a NaN/Inf loss or gradient */
+    int64_t numeric_errors;   /* steps refused for a NaN/Inf loss, gradient or update */
     uint32_t model_fingerprint; /* mt_image_fingerprint() of the image */
     double beta1_power; /* β1^step, β2^step (Adam bias corrections) */
     double beta2_power;
@@ -82,6 +84,15 @@ mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buf
 
 /* The same plan, telling where (not NULL) what a failure concerns (mt_model_diagnose()). */
 mt_status mt_plan_diagnose(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where);
+
+/* The proximal term's reference copy of trained weight t: the arena piece the planner lays
+ * right after the weight (rounded to MT_ARENA_ALIGN), present when proximal_mu > 0. */
+static inline float *mt_reference_of(const mt_session *s, const mt_tensor_rt *t)
+{
+    if (s->cfg.proximal_mu <= 0.0f || !t->trained) return NULL;
+    const size_t bytes = ((size_t)t->count * 4u + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
+    return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
+}
 
 /* Record a failing step call for mt_session_last_error(): status st, op index op (-1: none;
  * its type is read from the op table) and tensor index tensor (-1: none). Ignores a NULL or

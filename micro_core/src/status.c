@@ -11,7 +11,7 @@ const char *mt_status_str(int status)
     case MT_ERR_STATE: return "call not valid in the session's current state";
     case MT_ERR_UNSUPPORTED: return "not supported by this build";
     case MT_ERR_ARENA_TOO_SMALL: return "arena too small";
-    case MT_ERR_NUMERIC: return "NaN or infinite loss or gradient; step refused";
+    case MT_ERR_NUMERIC: return "NaN or infinite loss, gradient or update; step refused";
     case MT_ERR_BAD_CHECKPOINT: return "corrupt, truncated or unknown checkpoint";
     case MT_ERR_CHECKPOINT_MISMATCH: return "checkpoint belongs to another model, optimizer or trained set";
     case MT_ERR_IO: return "storage read or write failed";

@@ -27,6 +27,22 @@ if _numpy is not None:
     from .nn.functional import Input
     from .nn.model import Model, Sequential
 
+    def _read_foreign(data, path):
+        from . import convert  # imported on first use: the parsers are an optional extra
+        fmt = convert.detect_format(data, path)
+        if fmt is None:
+            return None
+        model = convert.convert(data, format=fmt, source_path=path)  # ONNX external data
+        return model.to_bytes(), model.source
+
+    def _write_foreign(image, weights, format, source):
+        from .convert import exporter
+        return exporter.export_bytes(image, weights, format, source)
+
+    from . import _model_source
+    _model_source.foreign_reader = _read_foreign
+    _model_source.foreign_writer = _write_foreign
+
 
 if _numpy is not None:  # CPython only: MicroPython's import machinery trips on a module
     def __getattr__(name):  # __getattr__ that raises for its submodules (lite, ...)

@@ -1,13 +1,24 @@
 """Where a session's model image comes from (MicroPython-safe): a path, bytes, a built model
-or a converted one; .tflite / .circle / .onnx files go through ``microtrain.convert`` on
-CPython. Also the two small image edits the session makes in Python: float32 bytes of a
-weight and the image's CRC."""
+or a converted one. Also the two small image edits the session makes in Python: float32
+bytes of a weight and the image's CRC.
+
+Foreign files (.tflite / .circle / .onnx) need the importers of ``microtrain.convert``, a
+layer above the runtime that CPython alone has. The runtime does not import it: the
+package's ``__init__`` plugs its reader and writer into ``foreign_reader`` /
+``foreign_writer`` on CPython (they stay None under MicroPython, where such files are
+refused by name).
+"""
 
 from . import _files
 from .backend import crc32
 
 _IMAGE_MAGIC = b"MTM1"
-_FOREIGN_EXTENSIONS = (".tflite", ".circle", ".onnx")
+FOREIGN_EXTENSIONS = (".tflite", ".circle", ".onnx")
+
+# foreign_reader(data, path) -> (image bytes, source record) or None when data is not a
+# foreign model; foreign_writer(image, weights, format, source) -> the file's bytes.
+foreign_reader = None
+foreign_writer = None
 
 
 def model_bytes(model):
@@ -27,20 +38,23 @@ def model_bytes(model):
 def _foreign_or_image(data, path):
     """An .mtm image as it is; a .tflite, .circle or .onnx file converted (CPython, with
     ``pip install microtrain[convert]``); anything else is left for the core to refuse."""
-    foreign = path is not None and str(path).lower().endswith(_FOREIGN_EXTENSIONS)
+    foreign = path is not None and str(path).lower().endswith(FOREIGN_EXTENSIONS)
     if data[:4] == _IMAGE_MAGIC or (not foreign and data[4:8] not in (b"TFL3", b"CIR0")):
         return data, None
-    try:
-        from . import convert
-    except ImportError as error:
+    if foreign_reader is None:
         raise ValueError("%s is a .tflite/.circle/.onnx model; reading it needs "
-                         "microtrain.convert on CPython (pip install 'microtrain[convert]'): "
-                         "%s" % (path or "the data", error))
-    fmt = convert.detect_format(data, path)
-    if fmt is None:
-        return data, None
-    model = convert.convert(data, format=fmt)
-    return model.to_bytes(), model.source
+                         "microtrain.convert, on CPython (pip install 'microtrain[convert]')"
+                         % (path or "the data",))
+    converted = foreign_reader(data, path)
+    return (data, None) if converted is None else converted
+
+
+def foreign_file_bytes(image, weights, format, source):
+    """The .tflite/.circle/.onnx file of a trained model (see ``foreign_writer``)."""
+    if foreign_writer is None:
+        raise ValueError("exporting .%s needs microtrain.convert, on CPython (pip install "
+                         "'microtrain[convert]')" % format)
+    return foreign_writer(image, weights, format, source)
 
 
 def _le_bytes(flat):

@@ -82,7 +82,15 @@ def _entropy():
         return value >> 1
     except (ImportError, AttributeError, NotImplementedError, OSError):
         import time
-        return mix(int(time.time() * 1000000), id(object()))
+        # MicroPython boards may have no os.urandom and no time.time (ports/qemu has
+        # neither): take the finest clock there is.
+        if hasattr(time, "time"):
+            return mix(int(time.time() * 1000000), id(object()))
+        for name in ("time_ns", "ticks_us", "ticks_ms"):
+            clock = getattr(time, name, None)
+            if clock is not None:
+                return mix(int(clock()), id(object()))
+        return mix(0, id(object()))
 
 
 def derive_seed():

@@ -13,7 +13,7 @@ REDUCTION_CODES = {"mean": 0, "sum": 1}
 
 # mt_train_config_init's values for the fields an optimizer object does not set
 CORE_DEFAULTS = {"learning_rate": 0.01, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
-                 "momentum": 0.0, "weight_decay": 0.0}
+                 "momentum": 0.0, "weight_decay": 0.0, "proximal_mu": 0.0}
 
 # compile()'s defaults, which every CLI subcommand and the firmware generator share
 DEFAULT_OPTIMIZER = "sgd"
@@ -26,10 +26,11 @@ MAX_OPS = 256               # MT_MAX_OPS
 
 
 def make_config(optimizer, loss, batch_size, num_trainable_ops=-1, trainable_op_mask=None,
-                biases_only=0, accumulate_gradients=False, guard_gradients=False):
+                biases_only=0, accumulate_gradients=False, guard_gradients=False,
+                proximal_mu=0.0):
     """The config dict of ``microtrain.backend.CONFIG_FIELDS`` for ``microtrain.optimizers``
     and ``microtrain.losses`` objects; integers must already be in range (``Session.compile``
-    checks them)."""
+    checks them). ``proximal_mu``: FedProx's μ (0 = no proximal term)."""
     config = {"optimizer": OPTIMIZER_CODES[optimizer.name], "loss": LOSS_CODES[loss.name],
               "reduction": REDUCTION_CODES[loss.reduction], "batch_size": int(batch_size),
               "num_trainable_ops": int(num_trainable_ops), "biases_only": 1 if biases_only else 0,
@@ -40,4 +41,5 @@ def make_config(optimizer, loss, batch_size, num_trainable_ops=-1, trainable_op_
         config[field] = value
     for field, value in optimizer.get_config().items():
         config[field] = value
+    config["proximal_mu"] = float(proximal_mu)
     return config

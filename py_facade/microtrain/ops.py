@@ -28,6 +28,23 @@ ADD = const(12)
 CONCATENATION = const(13)
 RELU6 = const(14)
 LEAKY_RELU = const(15)
+PAD = const(16)
+MUL = const(17)
+SUB = const(18)
+TRANSPOSE = const(19)
+# int8 inference ops (frozen layers of a quantized model; no backward), from code 64
+QUANTIZE = const(64)
+DEQUANTIZE = const(65)
+CONV2D_S8 = const(66)
+DEPTHWISE_CONV2D_S8 = const(67)
+DENSE_S8 = const(68)
+ADD_S8 = const(69)
+AVERAGE_POOL2D_S8 = const(70)
+MAX_POOL2D_S8 = const(71)
+MEAN_S8 = const(72)
+RESHAPE_S8 = const(73)
+CONCATENATION_S8 = const(74)
+PAD_S8 = const(75)
 
 # code -> the core's name (mt_op_name)
 NAMES = {
@@ -35,7 +52,11 @@ NAMES = {
     CONV2D: "conv2d", DEPTHWISE_CONV2D: "depthwise_conv2d", MAX_POOL2D: "max_pool2d",
     AVERAGE_POOL2D: "average_pool2d", GLOBAL_AVERAGE_POOL: "global_average_pool",
     RESHAPE: "reshape", ADD: "add", CONCATENATION: "concatenation", RELU6: "relu6",
-    LEAKY_RELU: "leaky_relu",
+    LEAKY_RELU: "leaky_relu", PAD: "pad", MUL: "mul", SUB: "sub", TRANSPOSE: "transpose",
+    QUANTIZE: "quantize", DEQUANTIZE: "dequantize", CONV2D_S8: "conv2d_s8",
+    DEPTHWISE_CONV2D_S8: "depthwise_conv2d_s8", DENSE_S8: "dense_s8", ADD_S8: "add_s8",
+    AVERAGE_POOL2D_S8: "average_pool2d_s8", MAX_POOL2D_S8: "max_pool2d_s8", MEAN_S8: "mean_s8",
+    RESHAPE_S8: "reshape_s8", CONCATENATION_S8: "concatenation_s8", PAD_S8: "pad_s8",
 }
 
 # code -> how tables and plots spell it
@@ -44,8 +65,19 @@ DISPLAY_NAMES = {
     CONV2D: "Conv2D", DEPTHWISE_CONV2D: "DepthwiseConv2D", MAX_POOL2D: "MaxPool2D",
     AVERAGE_POOL2D: "AveragePool2D", GLOBAL_AVERAGE_POOL: "GlobalAveragePool",
     RESHAPE: "Reshape", ADD: "Add", CONCATENATION: "Concatenation", RELU6: "ReLU6",
-    LEAKY_RELU: "LeakyReLU",
+    LEAKY_RELU: "LeakyReLU", PAD: "ZeroPadding2D", MUL: "Multiply", SUB: "Subtract",
+    TRANSPOSE: "Permute",
+    QUANTIZE: "Quantize", DEQUANTIZE: "Dequantize", CONV2D_S8: "Conv2D int8",
+    DEPTHWISE_CONV2D_S8: "DepthwiseConv2D int8", DENSE_S8: "Dense int8", ADD_S8: "Add int8",
+    AVERAGE_POOL2D_S8: "AveragePool2D int8", MAX_POOL2D_S8: "MaxPool2D int8",
+    MEAN_S8: "Mean int8", RESHAPE_S8: "Reshape int8", CONCATENATION_S8: "Concatenation int8",
+    PAD_S8: "Pad int8",
 }
+
+# ops that run forward only (int8 inference): the planner refuses a gradient through them
+INFERENCE_ONLY = (QUANTIZE, DEQUANTIZE, CONV2D_S8, DEPTHWISE_CONV2D_S8, DENSE_S8, ADD_S8,
+                  AVERAGE_POOL2D_S8, MAX_POOL2D_S8, MEAN_S8, RESHAPE_S8, CONCATENATION_S8,
+                  PAD_S8)
 
 
 def name(code):

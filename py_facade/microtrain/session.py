@@ -147,7 +147,7 @@ class Session(SessionState, SessionPersistence):
 
     def compile(self, optimizer="sgd", loss="mse", metrics=(), batch_size=16,
                 num_trainable_ops=None, trainable=None, biases_only=False,
-                accumulate_gradients=False, guard_gradients=False, arena=None):
+                accumulate_gradients=False, guard_gradients=False, arena=None, proximal_mu=0.0):
         """Plan the arena, take it and bind a C session.
 
         Args:
@@ -172,6 +172,11 @@ class Session(SessionState, SessionPersistence):
                        as they were (needs the accumulate layout's memory).
             arena:     None, or a writable buffer (bytearray) to lay the session out in, at
                        least ``memory_plan()["total_bytes"] + 15`` bytes (MicroPython boards)
+            proximal_mu: FedProx's μ >= 0 (0: off). Training then minimises
+                       loss + μ/2·‖w − w_ref‖² over the trained weights: every update adds
+                       μ·(w − w_ref) to the gradient, in the core. w_ref is a copy of the
+                       trained weights in the arena (``memory_plan()["reference_bytes"]``):
+                       the weights at compile(), then what ``set_reference()`` copies.
 
         Frozen weights are read from the image and get no gradient or optimizer bytes.
         A failed compile() leaves a compiled session as it was.
@@ -183,6 +188,7 @@ class Session(SessionState, SessionPersistence):
             loss = _losses.get(loss)
             metric_list = _metrics.get_list(metrics)
             self._check_batch_size(batch_size)
+            proximal_mu = self._checked_mu(proximal_mu)
             if num_trainable_ops is not None:
                 if trainable is not None:
                     raise ValueError("give trainable or num_trainable_ops, not both")
@@ -209,7 +215,7 @@ class Session(SessionState, SessionPersistence):
                                      % metric.name)
                 names.append(metric.name)
             config = _config.make_config(optimizer, loss, batch_size, count, mask, bias_mode,
-                                         accumulate_gradients, guard_gradients)
+                                         accumulate_gradients, guard_gradients, proximal_mu)
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)
@@ -223,6 +229,17 @@ class Session(SessionState, SessionPersistence):
             for metric in metric_list:
                 metric.reset_state()
             self._timings["compile_ms"] = clock_ms() - start
+
+    @staticmethod
+    def _checked_mu(proximal_mu):
+        try:
+            value = float(proximal_mu)
+        except (TypeError, ValueError):
+            raise ValueError("proximal_mu must be a number >= 0, got %r" % (proximal_mu,))
+        if value != value or value < 0.0 or value > 3.4028234663852886e38:
+            raise ValueError("proximal_mu must be a finite float32 number >= 0, got %r"
+                             % (proximal_mu,))
+        return value
 
     def _check_batch_size(self, batch_size):
         if not is_integer(batch_size) or not 1 <= batch_size <= _INT32_MAX:
@@ -239,6 +256,11 @@ class Session(SessionState, SessionPersistence):
                 raise MicrotrainError(error.status, "%s; batch_size %d, %s" % (
                     error.message, config["batch_size"], self._describe_optimizer(config)),
                     error.function)
+            if error.status == _backend.MT_ERR_UNSUPPORTED and error.op_index < 0:
+                raise MicrotrainError(error.status, "%s: the arena batch_size %d needs is "
+                                      "larger than the planner lays out (4 GiB of shared "
+                                      "buffers); use a smaller batch_size or train fewer ops"
+                                      % (error.message, config["batch_size"]), error.function)
             raise
         image = self._current_image()
         if not self._compiled:

@@ -8,9 +8,7 @@ through ``microtrain._files`` (regular files only, atomic saves). It uses, of th
 ``get_weights()`` and ``_reset_grad_pending``.
 """
 
-from . import _files
-
-_FOREIGN_EXTENSIONS = (".tflite", ".circle", ".onnx")
+from . import _files, _model_source
 
 
 class SessionPersistence:
@@ -103,13 +101,13 @@ class SessionPersistence:
             self._require_compiled("export_model_for_inference")
             if format is None:
                 lowered = str(path).lower()
-                for extension in _FOREIGN_EXTENSIONS:
+                for extension in _model_source.FOREIGN_EXTENSIONS:
                     if lowered.endswith(extension):
                         format = extension[1:]
             if format not in (None, "mtm"):
-                from .convert import exporter
-                data = exporter.export_bytes(self._current_image(), self.get_weights(),
-                                             format, self._source)
+                data = _model_source.foreign_file_bytes(self._current_image(),
+                                                        self.get_weights(), format,
+                                                        self._source)
                 _files.atomic_write(path, lambda writer: writer.write(data))
                 return
 

@@ -95,6 +95,17 @@ class SessionState:
                 _set_image_crc(image)
                 self._image = bytes(image)
 
+    def set_reference(self):
+        """Make the trained weights as they are now the proximal term's reference w_ref
+        (``compile(proximal_mu=...)``): a federated client calls it after ``set_weights`` of
+        the round's global model. RuntimeError when the session has no proximal term."""
+        with self._lock:
+            self._require_training("set_reference")
+            if not self._config.get("proximal_mu"):
+                raise RuntimeError("set_reference() needs a proximal term: compile(..., "
+                                   "proximal_mu=...) with a value > 0")
+            self._backend.set_reference()
+
     def _checked_weight(self, position, value):
         dims = self._params[position][1]
         if _np is not None:

@@ -93,7 +93,7 @@ class _Progress:
         bar = "=" * filled + (">" if filled < self.WIDTH else "") + "." * max(
             0, self.WIDTH - filled - 1)
         self.stream.write("\r%s [%s] %d/%d - loss: %.4f" % (label, bar, done, total, loss))
-        self.stream.flush()
+        self._flush()
 
     def finish(self, line):
         if self.verbose <= 0:
@@ -101,7 +101,12 @@ class _Progress:
         if self.live:
             self.stream.write("\r\033[K")
         self.stream.write(line + "\n")
-        self.stream.flush()
+        self._flush()
+
+    def _flush(self):
+        flush = getattr(self.stream, "flush", None)  # MicroPython's UART stdout has none
+        if flush is not None:
+            flush()
 
 
 def _call(callbacks, method, *args):

@@ -45,14 +45,15 @@ def run_onnxruntime(model, x):
 
 
 def microtrain_infer(model, x, weights=None):
-    """Output 0 of a ConvertedModel on ``x`` in the source's layout, from the C core."""
+    """Output 0 of a ConvertedModel on ``x`` in the source's layout (as the peer takes
+    it), from the C core."""
     import microtrain
     with microtrain.TrainSession(model.to_bytes()) as session:
         session.compile("sgd", "mse", batch_size=x.shape[0])
         if weights is not None:
             session.set_weights(weights)
-        output, = session.infer(model.prepare_inputs(x))
-        return model.restore_outputs([output.copy()])[0]
+        output, = session.infer(x)
+        return output.copy()
 
 
 def max_relative(actual, expected):

@@ -6,9 +6,32 @@ tflite-to-circle converter is on PyPI): that onert loads and trains them like th
 .tflite they came from is the proof for the format.
 
 Measured (3 steps): SGD per-step losses agree to 1e-6 relative and final weights to
-1e-6 of the largest weight (the core matches onert to ~7e-8); onert's Adam departs
-from the core's (which matches PyTorch) by up to 1e-2 of the largest weight after 3
-steps while the losses agree to 1e-4: that is asserted at those measured bounds.
+1e-6 of the largest weight (the core matches onert to ~7e-8).
+
+Adam is another formula in onert, which explains the 9e-3 an earlier report measured.
+onert's Adam (runtime/onert/backend/train/optimizer/Adam.cc in Samsung/ONE) calls cker's
+ApplyAdam (compute/cker/include/cker/eigen/training_ops.h), TensorFlow's ApplyAdam kernel:
+
+    m += (g - m)(1 - b1);  v += (g^2 - v)(1 - b2)
+    alpha = lr * sqrt(1 - b2^t) / (1 - b1^t)
+    w -= m * alpha / (sqrt(v) + eps)
+
+microtrain's Adam is PyTorch's, w -= lr/(1 - b1^t) * m / (sqrt(v)/sqrt(1 - b2^t) + eps):
+the same but for eps, which TensorFlow adds to the *uncorrected* sqrt(v), so in PyTorch's
+terms it is eps / sqrt(1 - b2^t) (the Adam paper's "epsilon hat"), 31.6 times larger at
+t = 1. Two more facts of onert 0.1.0, measured here from one step on tf_mlp (where the
+step of a weight is lr * g / (|g| + e), e read off per element): e is eps * B /
+sqrt(1 - b2) for batch size B = 1, 2, 4, 8 (eps = 1e-7 * B: 9.996e-8, 2.000e-7,
+4.000e-7, 7.998e-7), i.e. onert's Adam acts as if its gradient were the batch mean
+divided by B once more (Adam ignores a gradient's scale but for eps; SGD sees the same
+gradient as microtrain, to 1e-7); and the Python API's epsilon (and beta1, beta2) never
+reach the runtime (nnfw_train_info carries the learning rate, batch size, loss and
+optimizer only; 1e-6 and 1e-7 give the same bits), so onert uses Adam.h's defaults
+0.9, 0.999, 1e-7. For weights whose gradient is within a few 1e-5 of zero the steps then
+differ by a large part of lr. With that formula, eps = 1e-7 * B, the core's gradients and
+float32 arithmetic as the kernel writes it, onert's weights agree to 1.5e-7 of the largest
+weight and its losses to 1e-7: asserted at SGD's tolerance. microtrain's own Adam stays
+PyTorch's (tests/test_parity_cnn.py, tests/test_metrics_losses_optimizers.py).
 Where onert refuses a model, the test asserts the refusal and its reason.
 """
 
@@ -20,11 +43,15 @@ import pytest
 
 import microtrain
 from microtrain.convert import exporter
+from microtrain.tools import arena
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 pytest.importorskip("onert")
+if "libasan" in os.environ.get("LD_PRELOAD", ""):  # tools/run_sanitizers.sh
+    pytest.skip("onert's runtime aborts under a preloaded ASan runtime (in its own C++, not "
+                "microtrain's); the plain test run trains with it", allow_module_level=True)
 
 STEPS, BATCH = 3, 4
 
@@ -48,6 +75,46 @@ def microtrain_train(model, xs, ys, optimizer, learning_rate):
         return losses, session.get_weights()
 
 
+def core_gradients(session):
+    """The weight gradients the core left in the arena (accumulate_gradients keeps each in
+    a buffer of its own), in get_weights() order."""
+    trained = session.trained_tensors()
+    buffers = {b["tensor"]: b for b in arena.plan_buffers(session) if b["kind"] == "gradient"}
+    grads = []
+    for tensor, weight in zip(trained, session.get_weights()):
+        start = buffers[tensor]["offset"]
+        raw = session._backend._arena[start:start + 4 * weight.size]
+        grads.append(raw.view(np.float32).reshape(weight.shape).copy())
+    return grads
+
+
+def onert_formula_adam(model, xs, ys, learning_rate, beta1=0.9, beta2=0.999,
+                       epsilon=1e-7 * BATCH):
+    """(per-step losses, weights) of Adam as onert 0.1.0 computes it (TensorFlow's
+    ApplyAdam with eps = 1e-7 * batch size, see the module docstring), on the core's
+    gradients, in float32 like the kernel."""
+    f32 = np.float32
+    weights = [w.astype(f32) for w in model.get_weights()]
+    m = [np.zeros_like(w) for w in weights]
+    v = [np.zeros_like(w) for w in weights]
+    losses = []
+    with microtrain.TrainSession(model.to_bytes()) as session:
+        session.compile("sgd", "mse", batch_size=BATCH, accumulate_gradients=True)
+        assert len(session.trained_tensors()) == len(weights)  # every weight trains
+        for k in range(STEPS):
+            session.set_weights(weights)
+            session.lazy_reset_grad()
+            rows = slice(k * BATCH, (k + 1) * BATCH)
+            losses.append(session.train_step(xs[rows], ys[rows], update=False)["loss"][0])
+            beta1_power, beta2_power = f32(beta1 ** (k + 1)), f32(beta2 ** (k + 1))
+            alpha = f32(learning_rate) * np.sqrt(f32(1) - beta2_power) / (f32(1) - beta1_power)
+            for w, g, mi, vi in zip(weights, core_gradients(session), m, v):
+                mi += (g - mi) * (f32(1) - f32(beta1))
+                vi += (g * g - vi) * (f32(1) - f32(beta2))
+                w -= (mi * alpha) / (np.sqrt(vi) + f32(epsilon))
+    return losses, weights
+
+
 def as_circle(name, tmp_path):
     model = microtrain.convert(peers.fixture(name))
     path = str(tmp_path / (name.split(".")[0] + ".circle"))
@@ -57,7 +124,7 @@ def as_circle(name, tmp_path):
 
 CASES = [("tf_mlp.tflite", False), ("tf_mlp.tflite", True), ("tf_cnn_bn.tflite", True),
          ("tf_depthwise_residual.tflite", True)]
-TOLERANCE = {"sgd": (1e-6, 1e-6), "adam": (1e-4, 1e-2)}  # (loss rtol, weights / max |w|)
+TOLERANCE = {"sgd": (1e-6, 1e-6), "adam": (1e-6, 1e-6)}  # (loss rtol, weights / max |w|)
 
 
 @pytest.mark.parametrize("optimizer,learning_rate", [("sgd", 0.05), ("adam", 0.01)])
@@ -65,12 +132,17 @@ TOLERANCE = {"sgd": (1e-6, 1e-6), "adam": (1e-4, 1e-2)}  # (loss rtol, weights /
                          ids=["%s%s" % (n.split(".")[0], ".circle" if c else "")
                               for n, c in CASES])
 def test_training_matches_onert(name, circle, optimizer, learning_rate, tmp_path):
+    """SGD: microtrain's training against onert's. Adam: onert against its own formula
+    on the core's gradients (the module docstring says why not against microtrain's)."""
     path = as_circle(name, tmp_path) if circle else peers.fixture(name)
     model = microtrain.convert(path)
     xs, ys = data_for(model)
     onert_losses, onert_weights = peers.onert_train(path, xs, ys, optimizer, learning_rate,
                                                     BATCH, STEPS)
-    losses, weights = microtrain_train(model, xs, ys, optimizer, learning_rate)
+    if optimizer == "adam":
+        losses, weights = onert_formula_adam(model, xs, ys, learning_rate)
+    else:
+        losses, weights = microtrain_train(model, xs, ys, optimizer, learning_rate)
     loss_tol, weight_tol = TOLERANCE[optimizer]
     np.testing.assert_allclose(losses, onert_losses, rtol=loss_tol)
     assert len(weights) == len(onert_weights)

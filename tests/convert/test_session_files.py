@@ -82,3 +82,26 @@ def test_corrupt_foreign_files_raise_value_error_never_anything_else(name):
             microtrain.convert(bytes(broken), format=name.rsplit(".", 1)[1])
         except ValueError:
             pass  # ConversionError, or the core refusing the image
+
+
+def test_firmware_sources_hold_the_converted_image(tmp_path, capsys):
+    """`microtrain firmware --sources-only --model model.tflite` reads the file as a session
+    does; the C sources hold the converted .mtm (tests/boards/test_board_imported.py runs
+    such a firmware under QEMU against the host)."""
+    import re
+    from microtrain.tools import firmware
+    path = peers.fixture("tf_mlp.tflite")
+    rng = np.random.default_rng(1)
+    np.savez(str(tmp_path / "d.npz"), x=rng.standard_normal((20, 16)).astype(np.float32),
+             y=np.eye(4, dtype=np.float32)[rng.integers(0, 4, 20)])
+    assert firmware.main(["--sources-only", "--model", path, "--data", str(tmp_path / "d.npz"),
+                          "--out", str(tmp_path / "fw")]) == 0
+    with open(str(tmp_path / "fw" / "data" / "mt_firmware_data.c")) as handle:
+        body = handle.read().split("= {", 1)[1].split("};", 1)[0]
+    written = bytes(int(b, 16) for b in re.findall(r"0x([0-9a-f]{2}),", body))
+    assert written == microtrain.convert(path).to_bytes()
+    broken = tmp_path / "broken.tflite"
+    broken.write_bytes(open(path, "rb").read()[:100])
+    assert firmware.main(["--sources-only", "--model", str(broken), "--data",
+                          str(tmp_path / "d.npz"), "--out", str(tmp_path / "fw2")]) == 2
+    assert "microtrain firmware: error:" in capsys.readouterr().err

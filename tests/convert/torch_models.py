@@ -198,8 +198,20 @@ def real_world_models():
     }
 
 
+def skip_torch_export_under_asan():
+    """torch.onnx.export aborts inside PyTorch when tools/run_sanitizers.sh preloads the
+    ASan runtime (an ASan report in torch's own code, measured with torch 2.13; microtrain's
+    code is not involved): tests that export skip there, the plain run covers them."""
+    import os
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        import pytest
+        pytest.skip("torch.onnx.export aborts inside PyTorch under a preloaded ASan runtime; "
+                    "the plain test run exports")
+
+
 def export_onnx(module, example, path, dynamo=False):
     """torch.onnx.export with a dynamic batch dimension (as users export)."""
+    skip_torch_export_under_asan()
     module.eval()
     names = {"input_names": ["input"], "output_names": ["output"]}
     with torch.no_grad():
@@ -211,3 +223,66 @@ def export_onnx(module, example, path, dynamo=False):
             torch.onnx.export(module, (example,), path, dynamo=False, opset_version=17,
                               dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
                               **names)
+
+
+# ---------------------------------------------------------------- graphs of the layout and
+# arithmetic ops (PAD, MUL, SUB, TRANSPOSE): what converters emit around convolutions
+
+
+class NormalisedSilu(nn.Module):
+    """Input normalisation by constants (Sub, Div on the NCHW input), a stride-2 conv with
+    pads=1 on an even size (a PAD), SiLU (Sigmoid and Mul of two activations), a scale and
+    shift by scalars, 1 - x (a constant minus an activation), and the feature map itself
+    as the output (NCHW, as ONNX Runtime gives it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor([0.1, -0.2, 0.3]).reshape(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.9, 1.1, 1.3]).reshape(1, 3, 1, 1))
+        self.conv = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(4, 5, 1)
+
+    def forward(self, x):
+        h = self.conv((x - self.mean) / self.std)
+        h = h * torch.sigmoid(h)
+        h = torch.relu(self.conv2(h)) * 0.5 - 0.25
+        return 1.0 - h
+
+
+class ChannelsLastHead(nn.Module):
+    """A permute to NHWC and a mean over H, W (tf2onnx's shape of global pooling), then a
+    classifier; and a zero-padded average pool that counts the padding."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 6, 3)
+        self.pool = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=True)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.pool(torch.relu(self.conv(nn.functional.pad(x, (1, 2, 0, 1)))))
+        return torch.softmax(self.head(h.permute(0, 2, 3, 1).mean(dim=(1, 2))), dim=1)
+
+
+class FlattenedSoftmax(nn.Module):
+    """A softmax over a flattened NCHW feature map, a permute the core must do (not a
+    relabelling), and the difference of two branches."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 2, 3, padding=1)
+        self.b = nn.Conv2d(3, 2, 1)
+
+    def forward(self, x):
+        h = self.a(x) - self.b(x)
+        swapped = h.permute(0, 1, 3, 2).flatten(1)
+        return torch.softmax(h.flatten(1), dim=1) + swapped
+
+
+def layout_models():
+    """name -> (module, example input) of graphs that use PAD, MUL, SUB and TRANSPOSE."""
+    return {
+        "normalised_silu": (_randomise(NormalisedSilu(), 30), torch.zeros(1, 3, 8, 8)),
+        "channels_last_head": (_randomise(ChannelsLastHead(), 31), torch.zeros(1, 2, 7, 7)),
+        "flattened_softmax": (_randomise(FlattenedSoftmax(), 32), torch.zeros(1, 3, 4, 5)),
+    }

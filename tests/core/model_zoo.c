@@ -102,3 +102,46 @@ uint8_t *mz_residual_dag(size_t *bytes)
     return ib_build(&m, bytes);
 }
 
+
+static int frozen(ib_model *m, int32_t count, float center, float scale)
+{
+    for (int i = 0; i < count; i++) wbuf[i] = center + mt_test_uniform(-scale, scale);
+    return ib_tensor(m, MT_DTYPE_F32, MT_TENSOR_CONST, 1, &count, wbuf);
+}
+
+/* axis k of y is axis perm[k] of x (docs/model_format.md, TRANSPOSE) */
+static uint32_t perm3(uint32_t p0, uint32_t p1, uint32_t p2)
+{
+    return p0 | p1 << 4 | p2 << 8;
+}
+
+uint8_t *mz_layout_graph(size_t *bytes)
+{
+    static ib_model m;
+    ib_init(&m);
+    mt_test_seed(5151u);
+    const int32_t xd[3] = { 3, 6, 6 };
+    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
+    ib_input(&m, x);
+    int t0 = activation(&m, 3, 6, 6, 3);
+    ib_op_params(&m, op1(&m, MT_OP_TRANSPOSE, x, t0), perm3(1, 2, 0), 0, 0, 0);
+    int centred = activation(&m, 3, 6, 6, 3), scaled = activation(&m, 3, 6, 6, 3);
+    op3(&m, MT_OP_SUB, t0, frozen(&m, 3, 0.0f, 0.2f), -1, centred);
+    op3(&m, MT_OP_MUL, frozen(&m, 3, 1.0f, 0.5f), centred, -1, scaled); /* the constant first */
+    int padded = activation(&m, 3, 7, 7, 3);
+    ib_op_params(&m, op1(&m, MT_OP_PAD, scaled, padded), 1u, 1u << 16, 0, 0);
+    int w1 = weights(&m, 4, 4, 3, 3, 3, 0.5f), b1 = weights_at(&m, 1, 4, 0, 0, 0, 1.0f, 0.1f);
+    int y1 = activation(&m, 3, 3, 3, 4);
+    ib_spatial_params(&m, op3(&m, MT_OP_CONV2D, padded, w1, b1, y1), 0, 0, 2, 2, MT_PADDING_VALID, MT_FUSED_RELU);
+    int w2 = weights(&m, 4, 1, 3, 3, 4, 0.5f);
+    int y2 = activation(&m, 3, 3, 3, 4);
+    ib_spatial_params(&m, op3(&m, MT_OP_DEPTHWISE_CONV2D, y1, w2, -1, y2), 0, 0, 1, 1, MT_PADDING_SAME, 0);
+    int product = activation(&m, 3, 3, 3, 4), difference = activation(&m, 3, 3, 3, 4);
+    op3(&m, MT_OP_MUL, y1, y2, -1, product);
+    op3(&m, MT_OP_SUB, product, y1, -1, difference);
+    int chw = activation(&m, 3, 4, 3, 3), hwc = activation(&m, 3, 3, 3, 4);
+    ib_op_params(&m, op1(&m, MT_OP_TRANSPOSE, difference, chw), perm3(2, 0, 1), 0, 0, 0);
+    ib_op_params(&m, op1(&m, MT_OP_TRANSPOSE, chw, hwc), perm3(1, 2, 0), 0, 0, 0);
+    head(&m, hwc, 4, 5);
+    return ib_build(&m, bytes);
+}

@@ -11,4 +11,10 @@ uint8_t *mz_digits_cnn(size_t *bytes);
  * Concatenation(y3, y1) -> [6,6,8] -> GAP -> Dense 5 -> Softmax */
 uint8_t *mz_residual_dag(size_t *bytes);
 
+/* What an imported ONNX image model computes: x[3,6,6] (NCHW sample) -> Transpose to [6,6,3]
+ * -> Sub mean[3] -> Mul scale[3] (frozen constants) -> Pad (top 1, right 1) [7,7,3] -> Conv
+ * 3x3x4 VALID stride 2 relu -> y1 [3,3,4] -> Depthwise 3x3 SAME -> y2; Mul(y1, y2) -> Sub(·, y1)
+ * -> Transpose [4,3,3] -> Transpose [3,3,4] -> GAP -> Dense 5 -> Softmax */
+uint8_t *mz_layout_graph(size_t *bytes);
+
 #endif /* MODEL_ZOO_H */

@@ -412,6 +412,68 @@ static mt_status check_one(int type, const int32_t *xd, int xnd, const int32_t *
     return st;
 }
 
+
+/* Mul/Sub with operand b an activation (flags 0) or a constant (MT_TENSOR_CONST, maybe TRAINABLE) */
+static mt_status check_binary(int type, const int32_t *xd, int xnd, const int32_t *bd, int bnd, int bflags,
+                              const int32_t *yd, int ynd, int b_first)
+{
+    static ib_model m;
+    static const float data[64];
+    size_t bytes;
+    ib_init(&m);
+    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, xnd, xd, NULL);
+    int b = ib_tensor(&m, MT_DTYPE_F32, bflags ? bflags : MT_TENSOR_INPUT, bnd, bd, data);
+    int y = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, ynd, yd, NULL);
+    const int in[2] = { b_first ? b : x, b_first ? x : b };
+    ib_op(&m, type, 2, in, 1, &y);
+    ib_input(&m, x), ib_output(&m, y);
+    if (!bflags) ib_input(&m, b);
+    uint8_t *img = ib_build(&m, &bytes);
+    mt_status st = mt_model_check(img, bytes, NULL);
+    mt_train_config cfg;
+    mt_memory_plan plan;
+    mt_train_config_init(&cfg);
+    CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), st);
+    free(img);
+    return st;
+}
+
+static void test_validator_layout_ops(void)
+{
+    const int32_t x5[3] = { 5, 5, 2 }, padded[3] = { 6, 7, 2 }, chw[3] = { 2, 5, 5 }, f50[1] = { 50 };
+    const int32_t c2[1] = { 2 }, c1[1] = { 1 }, c3[1] = { 3 }, c22[2] = { 1, 2 }, x4[3] = { 5, 4, 2 };
+    const uint32_t T1 = 1u, L1R1 = 1u | 1u << 16, P201 = 2u | 0u << 4 | 1u << 8;
+    /* Pad: top 1, left 1, right 1 */
+    CHECK_STATUS(check_one(MT_OP_PAD, x5, 3, NULL, 0, padded, 3, T1, L1R1, 0, 0), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_PAD, x5, 3, NULL, 0, padded, 3, T1 << 16, L1R1, 0, 0), MT_OK); /* bottom 1 */
+    CHECK_STATUS(check_one(MT_OP_PAD, x5, 3, NULL, 0, padded, 3, 0, L1R1, 0, 0), MT_ERR_SHAPE);
+    CHECK_STATUS(check_one(MT_OP_PAD, x5, 3, NULL, 0, padded, 3, 0xFFFFFFFFu, L1R1, 0, 0), MT_ERR_SHAPE);
+    CHECK_STATUS(check_one(MT_OP_PAD, x5, 3, NULL, 0, padded, 3, T1, L1R1, 1, 0), MT_ERR_BAD_MODEL);
+    CHECK_STATUS(check_one(MT_OP_PAD, f50, 1, NULL, 0, f50, 1, 0, 0, 0, 0), MT_ERR_SHAPE); /* not [H, W, C] */
+    /* Transpose: a permutation of the sample's axes, y's dims follow it */
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, chw, 3, P201, 0, 0, 0), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, x5, 3, 0x210u, 0, 0, 0), MT_OK); /* identity */
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, x5, 3, 0, 0, 0, 0), MT_ERR_BAD_MODEL); /* 0, 0, 0 */
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, chw, 3, P201 | 3u << 12, 0, 0, 0), MT_ERR_BAD_MODEL);
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, chw, 3, 2u | 3u << 4 | 1u << 8, 0, 0, 0),
+                 MT_ERR_BAD_MODEL); /* axis 3 of a 3-D sample */
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, x5, 3, P201, 0, 0, 0), MT_ERR_SHAPE);
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x5, 3, NULL, 0, chw, 3, P201, 1, 0, 0), MT_ERR_BAD_MODEL);
+    CHECK_STATUS(check_one(MT_OP_TRANSPOSE, x4, 3, NULL, 0, chw, 3, P201, 0, 0, 0), MT_ERR_SHAPE);
+    /* Mul / Sub: two activations of one shape, or a frozen constant [C] or [1] on either side */
+    for (int type = MT_OP_MUL; type <= MT_OP_SUB; type++) {
+        CHECK_STATUS(check_binary(type, x5, 3, x5, 3, 0, x5, 3, 0), MT_OK);
+        CHECK_STATUS(check_binary(type, x5, 3, c2, 1, MT_TENSOR_CONST, x5, 3, 0), MT_OK);
+        CHECK_STATUS(check_binary(type, x5, 3, c1, 1, MT_TENSOR_CONST, x5, 3, 1), MT_OK);
+        CHECK_STATUS(check_binary(type, x5, 3, x4, 3, 0, x5, 3, 0), MT_ERR_SHAPE); /* no broadcasting */
+        CHECK_STATUS(check_binary(type, x5, 3, c3, 1, MT_TENSOR_CONST, x5, 3, 0), MT_ERR_SHAPE);
+        CHECK_STATUS(check_binary(type, x5, 3, c22, 2, MT_TENSOR_CONST, x5, 3, 0), MT_ERR_SHAPE);
+        CHECK_STATUS(check_binary(type, x5, 3, c2, 1, MT_TENSOR_CONST, chw, 3, 0), MT_ERR_SHAPE);
+        CHECK_STATUS(check_binary(type, x5, 3, c2, 1, MT_TENSOR_CONST | MT_TENSOR_TRAINABLE, x5, 3, 0),
+                     MT_ERR_UNSUPPORTED); /* a constant operand is not trained */
+    }
+}
+
 static void test_validator(void)
 {
     const int32_t x5[3] = { 5, 5, 2 }, x3[3] = { 3, 3, 2 }, y3[3] = { 3, 3, 4 }, y3c[3] = { 3, 3, 2 };
@@ -483,6 +545,11 @@ int main(void)
     check_model_gradient("residual", dag, dag_bytes, 4, 4, 5, 16, dag_reference_loss);
     test_dag_trainable_tail(dag, dag_bytes);
     test_validator();
-    free(digits), free(dag);
+    test_validator_layout_ops();
+    size_t layout_bytes;
+    uint8_t *layout = mz_layout_graph(&layout_bytes);
+    CHECK_STATUS(mt_model_check(layout, layout_bytes, NULL), MT_OK);
+    check_model_gradient("layout", layout, layout_bytes, 4, 3, 5, 16, NULL);
+    free(digits), free(dag), free(layout);
     return MT_TEST_END();
 }

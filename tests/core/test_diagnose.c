@@ -97,7 +97,7 @@ static void test_images(void)
     CASE("dense 2 writes nothing listed", (ib_put_u16(img, o2 + 12, 0xFFFF), PATCH8(o2 + 2, 0)), MT_ERR_BAD_MODEL,
          2, MT_OP_DENSE, -1);
     /* the header */
-    CASE("version 3", ib_put_u16(img, 4, 3), MT_ERR_UNSUPPORTED, -1, 0, -1);
+    CASE("version 4", ib_put_u16(img, 4, 4), MT_ERR_UNSUPPORTED, -1, 0, -1);
     CASE("a flipped bit", img[100] ^= 1, MT_ERR_BAD_MODEL, -1, 0, -1);
 
     /* the configuration, and a loss that does not fit output 0 */

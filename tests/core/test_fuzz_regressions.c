@@ -59,6 +59,25 @@ static mt_status sink_write(void *user, const void *data, size_t bytes)
     return MT_OK;
 }
 
+/* A session on `img` in a static arena after one train step on a row of `x` values and a
+ * target of `y` values (each test uses it once, before the next one's). */
+static mt_session *trained_one_step(const uint8_t *img, size_t bytes, const mt_train_config *cfg,
+                                    float x_value, float y_value)
+{
+    static uint8_t arena[16384] __attribute__((aligned(16)));
+    mt_session *s = NULL;
+    CHECK_STATUS(mt_session_init(&s, img, bytes, cfg, arena, sizeof arena), MT_OK);
+    float *x;
+    void *y;
+    int32_t count, target_bytes;
+    mt_session_input(s, 0, &x, &count);
+    mt_session_target(s, &y, &target_bytes);
+    for (int32_t i = 0; i < count; ++i) x[i] = x_value;
+    for (int32_t i = 0; i < target_bytes / 4; ++i) ((float *)y)[i] = y_value;
+    CHECK_STATUS(mt_session_train_step(s, 1, NULL), MT_OK);
+    return s;
+}
+
 /* Found by fuzz_session (export_rewrites_io_table_inside_trained_weights): the reader accepts
  * an image whose io table lies inside the data of a TRAINABLE tensor (every region only has
  * to be inside the image, not disjoint from the others). Training that tensor and exporting
@@ -83,17 +102,7 @@ static void test_export_of_overlapping_regions(void)
     if (st == MT_OK) {
         mt_train_config cfg;
         mt_train_config_init(&cfg);
-        static uint8_t arena[16384] __attribute__((aligned(16)));
-        mt_session *s;
-        CHECK_STATUS(mt_session_init(&s, img, bytes, &cfg, arena, sizeof arena), MT_OK);
-        float *x;
-        void *y;
-        int32_t count, target_bytes;
-        mt_session_input(s, 0, &x, &count);
-        mt_session_target(s, &y, &target_bytes);
-        for (int32_t i = 0; i < count; ++i) x[i] = 1.0f;
-        for (int32_t i = 0; i < target_bytes / 4; ++i) ((float *)y)[i] = 1.0f;
-        CHECK_STATUS(mt_session_train_step(s, 1, NULL), MT_OK);
+        mt_session *s = trained_one_step(img, bytes, &cfg, 1.0f, 1.0f);
         static sink out;
         out.size = 0;
         CHECK_STATUS(mt_session_export_image(s, sink_write, &out), MT_OK);
@@ -102,9 +111,40 @@ static void test_export_of_overlapping_regions(void)
     free(img);
 }
 
+/* Found by fuzz_checkpoint (step_counter_overflows_at_int64_max), contents mode: a valid
+ * checkpoint whose step counter is INT64_MAX (any counter >= 0 is accepted) loads, and the
+ * next step's `step += 1` overflowed a signed integer (undefined behaviour; UBSan reports
+ * it, and in practice the counter wrapped negative, which no checkpoint may then hold). The
+ * counter now saturates. */
+static void test_step_counter_at_int64_max(void)
+{
+    size_t bytes;
+    uint8_t *img = mlp(&bytes);
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    cfg.momentum = 0.9f;
+    mt_session *s = trained_one_step(img, bytes, &cfg, 0.5f, 0.25f);
+    static sink ck;
+    ck.size = 0;
+    CHECK_STATUS(mt_checkpoint_save(s, 1, NULL, 0, sink_write, &ck), MT_OK);
+    ib_put_u32(ck.data, 32, 0xFFFFFFFFu); /* step = INT64_MAX */
+    ib_put_u32(ck.data, 36, 0x7FFFFFFFu);
+    ib_put_u32(ck.data, ck.size - 4, ib_crc32(ck.data, ck.size - 4));
+    CHECK_STATUS(mt_checkpoint_load_buffer(s, ck.data, ck.size, NULL, NULL), MT_OK);
+    for (int k = 0; k < 2; ++k) CHECK_STATUS(mt_session_train_step(s, 1, NULL), MT_OK);
+    int64_t step = 0;
+    CHECK_STATUS(mt_session_counters(s, &step, NULL), MT_OK);
+    CHECK(step == INT64_MAX);
+    ck.size = 0; /* and the session still saves a checkpoint that loads */
+    CHECK_STATUS(mt_checkpoint_save(s, 1, NULL, 0, sink_write, &ck), MT_OK);
+    CHECK_STATUS(mt_checkpoint_load_buffer(s, ck.data, ck.size, NULL, NULL), MT_OK);
+    free(img);
+}
+
 int main(void)
 {
     test_producer_trusts_unvalidated_op();
     test_export_of_overlapping_regions();
+    test_step_counter_at_int64_max();
     return MT_TEST_END();
 }

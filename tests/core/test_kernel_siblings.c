@@ -244,16 +244,25 @@ static void check_optimizers_avx512(size_t N, unsigned seed)
     float *w0 = malloc(sizeof(float) * N), *g = malloc(sizeof(float) * N), *s0 = malloc(sizeof(float) * 2 * N);
     fill(w0, N, 1.0f), fill(g, N, 1.0f), fill(s0, 2 * N, 0.1f);
     for (size_t i = 0; i < N; ++i) s0[N + i] = s0[N + i] * s0[N + i]; /* v >= 0 */
+    const mt_proximal none = {NULL, 0.0f};
+    if (N > 2) g[N / 2] = (seed & 1u) ? INFINITY : g[N / 2]; /* the guards must also say no */
     for (int variant = 0; variant < 6; ++variant) {
         float *w1 = copy_of(w0, N), *s1 = copy_of(s0, 2 * N);
         float *w2 = copy_of(w0, N), *s2 = copy_of(s0, 2 * N);
         const float wd = variant & 1 ? 0.01f : 0.0f;
         if (variant < 2) {
-            mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
+            CHECK_EQ_INT(mt_sgd_update_is_finite_f32_avx512(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
+                         mt_sgd_update_is_finite_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
+            mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
             mt_sgd_update_f32_avx512(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
         } else {
             const float beta1 = variant >= 4 ? 0.3f : 0.9f;
-            mt_adam_update_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f);
+            CHECK_EQ_INT(mt_adam_update_is_finite_f32_avx512(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                             variant == 5, 0.81, 0.998, 0.5f),
+                         mt_adam_update_is_finite_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                      variant == 5, 0.81, 0.998, 0.5f, none));
+            mt_adam_update_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f,
+                               none);
             mt_adam_update_f32_avx512(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
                                       0.5f);
         }

@@ -16,7 +16,15 @@
  *     before it in that step keep their update (backward runs from the last op, so W2 and
  *     b2, bit for bit as a session training only the last Dense updates them).
  *   - accumulate_gradients = 1: mt_session_optimizer_step() is all or nothing.
+ *   - The update itself is guarded too: a huge but finite learning rate (SGD's lr·g, Adam's
+ *     lr / (1 - β1^t) overflowing) gives a finite loss and finite gradients, and the update
+ *     would write Inf/NaN. SGD, SGD + momentum + decay, Adam and AdamW, in every mode: the
+ *     step is refused and counted, and nothing changes (atomic modes: by contract; fused:
+ *     the first update checked is refused, so none was applied and the counters stay); after
+ *     lowering the rate the session is its twin's. A sweep of rates up to FLT_MAX never
+ *     leaves a non-finite weight or optimizer state, whatever mode.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +271,159 @@ static void test_accumulated_optimizer_step_is_all_or_nothing(const uint8_t *img
     free(a.block), free(twin.block), free(before), free(after);
 }
 
+/* ---- the update guard: huge learning rates ---------------------------------------------- */
+
+enum { FUSED, GUARDED, ACCUMULATED };
+static const char *const mode_names[3] = { "fused", "guard_gradients", "accumulate" };
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Every float of a checkpoint's records (weights and optimizer state) finite. */
+static int all_state_finite(const mt_session *s)
+{
+    sink *k = sink_new();
+    int ok = mt_checkpoint_save(s, 1, NULL, 0, sink_write, k) == MT_OK;
+    const uint32_t records = get_u32(k->data + 16), arrays = get_u32(k->data + 24);
+    size_t off = 80;
+    for (uint32_t r = 0; ok && r < records; r++) {
+        const uint32_t count = get_u32(k->data + off + 4);
+        off += 8;
+        for (uint32_t i = 0; i < count * (1 + arrays); i++, off += 4) {
+            const uint32_t bits = get_u32(k->data + off);
+            float x;
+            memcpy(&x, &bits, 4);
+            ok = ok && isfinite(x);
+        }
+    }
+    free(k);
+    return ok;
+}
+
+static mt_train_config huge_lr_config(int optimizer, int mode)
+{
+    mt_train_config cfg = config(mode == ACCUMULATED, mode == GUARDED, -1);
+    cfg.optimizer = optimizer;
+    if (optimizer == MT_OPTIMIZER_SGD)
+        cfg.momentum = 0.9f, cfg.weight_decay = 0.01f;
+    if (optimizer == MT_OPTIMIZER_ADAMW)
+        cfg.weight_decay = 0.01f;
+    return cfg;
+}
+
+/* One step in the session's mode; the accumulate mode sums two halves of the batch. */
+static mt_status step(mt_session *s, int mode, float *loss)
+{
+    if (mode != ACCUMULATED)
+        return mt_session_train_step(s, B, loss);
+    mt_status st;
+    CHECK_STATUS(mt_session_zero_grad(s), MT_OK);
+    if ((st = mt_session_accumulate(s, B, loss)) != MT_OK)
+        return st;
+    return mt_session_optimizer_step(s);
+}
+
+/* A good batch whose targets of 1000 make every gradient far larger than 1, so lr·g
+ * overflows for lr = FLT_MAX (and Adam's step size overflows whatever the gradient). */
+static void feed_far_targets(mt_session *s, unsigned seed)
+{
+    void *t;
+    int32_t tb;
+    feed(s, 0, seed);
+    mt_session_target(s, &t, &tb);
+    for (int i = 0; i < B; i++)
+        ((float *)t)[i] = 1000.0f;
+}
+
+static void test_huge_learning_rate_is_refused(const uint8_t *img, size_t bytes, int optimizer, int plain_sgd,
+                                               int mode)
+{
+    mt_train_config cfg = huge_lr_config(optimizer, mode);
+    if (plain_sgd)
+        cfg.momentum = 0.f, cfg.weight_decay = 0.f;
+    sess a, twin;
+    sink *before = sink_new(), *after = sink_new();
+    float loss = 0.f, loss_twin = 1.f;
+    CHECK_STATUS(sess_open(&a, img, bytes, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&twin, img, bytes, &cfg), MT_OK);
+    for (unsigned seed = 1; seed <= 2; seed++) { /* some optimizer state first */
+        feed(a.s, 0, seed), feed(twin.s, 0, seed);
+        CHECK_STATUS(step(a.s, mode, &loss), MT_OK);
+        CHECK_STATUS(step(twin.s, mode, &loss_twin), MT_OK);
+    }
+    snapshot(a.s, before);
+
+    /* 1e38 / (1 - 0.9^3) overflows float; FLT_MAX·g overflows for |g| > 1 */
+    const float huge = optimizer == MT_OPTIMIZER_SGD ? FLT_MAX : 1e38f;
+    CHECK_STATUS(mt_session_set_learning_rate(a.s, huge), MT_OK);
+    feed_far_targets(a.s, 3);
+    mt_status st = step(a.s, mode, &loss);
+    if (!CHECK_STATUS(st, MT_ERR_NUMERIC))
+        printf("    optimizer %d%s, %s\n", optimizer, plain_sgd ? " (plain)" : "", mode_names[mode]);
+    CHECK(isfinite(loss)); /* the loss and the gradients were fine: the update was refused */
+    CHECK_EQ_INT(errors_of(a.s), 1);
+    mt_error_detail where; /* the refusal names a weight and the Dense op that reads it */
+    CHECK_STATUS(mt_session_last_error(a.s, &where), MT_OK);
+    CHECK_EQ_INT(where.status, MT_ERR_NUMERIC);
+    CHECK_EQ_INT(where.op_type, MT_OP_DENSE);
+    CHECK(where.op_index >= 0 && where.tensor_index >= 0);
+    CHECK(all_weights_finite(a.s) && all_state_finite(a.s));
+    CHECK_EQ_INT(step_of(a.s), 2);
+    if (mode == ACCUMULATED) { /* refused again; the gradients are kept, so a lower rate applies them */
+        CHECK_STATUS(mt_session_optimizer_step(a.s), MT_ERR_NUMERIC);
+        CHECK_EQ_INT(errors_of(a.s), 2);
+    }
+    CHECK_STATUS(mt_session_set_learning_rate(a.s, cfg.learning_rate), MT_OK);
+    snapshot(a.s, after);
+    if (!CHECK(same_snapshot(before, after))) /* weights, state, step, β powers, lr */
+        printf("    optimizer %d, %s: the refused step changed the session\n", optimizer, mode_names[mode]);
+
+    if (mode == ACCUMULATED) { /* the kept gradients, at the configured rate: the twin's step */
+        feed_far_targets(twin.s, 3);
+        CHECK_STATUS(mt_session_zero_grad(twin.s), MT_OK);
+        CHECK_STATUS(mt_session_accumulate(twin.s, B, &loss_twin), MT_OK);
+        CHECK_STATUS(mt_session_optimizer_step(twin.s), MT_OK);
+        CHECK_STATUS(mt_session_optimizer_step(a.s), MT_OK);
+        CHECK(same_params(a.s, twin.s) && same_counters(a.s, twin.s));
+    }
+    feed(a.s, 0, 4), feed(twin.s, 0, 4); /* and the next step is the twin's */
+    CHECK_STATUS(step(a.s, mode, &loss), MT_OK);
+    CHECK_STATUS(step(twin.s, mode, &loss_twin), MT_OK);
+    CHECK(memcmp(&loss, &loss_twin, sizeof loss) == 0);
+    CHECK(same_params(a.s, twin.s) && same_counters(a.s, twin.s));
+    free(a.block), free(twin.block), free(before), free(after);
+}
+
+/* Rates from 1e-3 up to FLT_MAX, one step each, far targets every other step: some steps are
+ * refused, some not; no weight or optimizer state is ever NaN or infinite. */
+static void test_no_rate_makes_a_weight_non_finite(const uint8_t *img, size_t bytes, int optimizer, int mode)
+{
+    mt_train_config cfg = huge_lr_config(optimizer, mode);
+    sess a;
+    CHECK_STATUS(sess_open(&a, img, bytes, &cfg), MT_OK);
+    int refused = 0, bad = 0;
+    for (int e = -3; e <= 39; e++) {
+        const float lr = e == 39 ? FLT_MAX : powf(10.f, (float)e);
+        float loss;
+        CHECK_STATUS(mt_session_set_learning_rate(a.s, lr), MT_OK);
+        if (e % 2)
+            feed_far_targets(a.s, (unsigned)(e + 10));
+        else
+            feed(a.s, 0, (unsigned)(e + 10));
+        mt_status st = step(a.s, mode, &loss);
+        CHECK(st == MT_OK || st == MT_ERR_NUMERIC);
+        refused += st == MT_ERR_NUMERIC;
+        if (!(all_weights_finite(a.s) && all_state_finite(a.s)) && bad++ == 0)
+            printf("    optimizer %d, %s: non-finite after lr 1e%d\n", optimizer, mode_names[mode], e);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(refused > 0 && refused < 43);
+    CHECK_EQ_INT(errors_of(a.s), refused);
+    free(a.block);
+}
+
 int main(void)
 {
     size_t bytes = 0;
@@ -271,6 +432,13 @@ int main(void)
     test_guard_refuses_the_step_whole(img, bytes, 1);
     test_fused_updates_stop_at_the_bad_gradient(img, bytes);
     test_accumulated_optimizer_step_is_all_or_nothing(img, bytes);
+    for (int mode = FUSED; mode <= ACCUMULATED; mode++) {
+        test_huge_learning_rate_is_refused(img, bytes, MT_OPTIMIZER_SGD, 1, mode);
+        for (int optimizer = 0; optimizer < 3; optimizer++) {
+            test_huge_learning_rate_is_refused(img, bytes, optimizer, 0, mode);
+            test_no_rate_makes_a_weight_non_finite(img, bytes, optimizer, mode);
+        }
+    }
     free(img);
     return MT_TEST_END();
 }

@@ -9,11 +9,15 @@
  * |a - b| <= 2e-3 · max(1, |b|). ReLU points are kept at |x| >= 0.1 > h so no difference
  * straddles the kink at 0.
  *
+ * Pad, Transpose, Mul and Sub: forward bit for bit against index arithmetic, gradients of the
+ * activation operands against finite differences.
+ *
  * Also: forward values against double references, backward accumulation (+=), and dense's
  * NULL gradient pointers (skipped, the others unchanged bit for bit).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mt_test.h"
 #include "ops/ops.h"
@@ -300,6 +304,179 @@ static void test_relu_exact(void)
     CHECK_BITS_EQ(dx[3], 5.f);
 }
 
+
+/* ---- layout and arithmetic: Pad, Transpose, Mul, Sub --------------------------------------
+ * One context for the four: input a (an activation, [B, H, W, C]), b (a second activation of
+ * a's shape, or a constant of C values or 1), output y. Forward values are checked bit for
+ * bit against index arithmetic written independently of the kernels (each output element is
+ * one copy or one float operation); gradients of the activations against finite differences,
+ * and the += of every backward. */
+
+enum { PAD, TRANSPOSE, MUL_SAME, MUL_CHANNEL, MUL_SCALAR_FIRST, SUB_SAME, SUB_CHANNEL, SUB_CONST_FIRST };
+#define MAXL 512
+
+typedef struct layout_ctx {
+    int kind, nb, ih, iw, ic, na, ny;
+    uint32_t top, bottom, left, right; /* Pad */
+    uint32_t X[4], perm[4];            /* Transpose, 4-D as the kernels see it */
+    float a[MAXL], b[MAXL], y[MAXL], r[MAXL];
+} layout_ctx;
+
+static void layout_forward(layout_ctx *c)
+{
+    const size_t R = (size_t)c->nb * c->ih * c->iw;
+    const uint32_t C = (uint32_t)c->ic;
+    switch (c->kind) {
+    case PAD:
+        mt_op_pad_f32_forward(c->a, c->y, (uint32_t)c->nb, (uint32_t)c->ih, (uint32_t)c->iw, C, c->top, c->bottom,
+                              c->left, c->right);
+        break;
+    case TRANSPOSE: mt_op_transpose_f32_forward(c->a, c->y, (uint32_t)c->nb, c->X, c->perm); break;
+    case MUL_SAME: mt_op_mul_f32_forward(c->a, C, 1, c->b, C, 1, c->y, R, C); break;
+    case MUL_CHANNEL: mt_op_mul_f32_forward(c->a, C, 1, c->b, 0, 1, c->y, R, C); break;
+    case MUL_SCALAR_FIRST: mt_op_mul_f32_forward(c->b, 0, 0, c->a, C, 1, c->y, R, C); break;
+    case SUB_SAME: mt_op_sub_f32_forward(c->a, C, 1, c->b, C, 1, c->y, R, C); break;
+    case SUB_CHANNEL: mt_op_sub_f32_forward(c->a, C, 1, c->b, 0, 1, c->y, R, C); break;
+    default: mt_op_sub_f32_forward(c->b, 0, 1, c->a, C, 1, c->y, R, C); break; /* constant − a */
+    }
+}
+
+/* dy = r; db only where b is an activation */
+static void layout_backward(const layout_ctx *c, float *da, float *db)
+{
+    const size_t R = (size_t)c->nb * c->ih * c->iw, N = R * (size_t)c->ic;
+    const uint32_t C = (uint32_t)c->ic;
+    switch (c->kind) {
+    case PAD:
+        mt_op_pad_f32_backward(c->r, da, (uint32_t)c->nb, (uint32_t)c->ih, (uint32_t)c->iw, C, c->top, c->bottom,
+                               c->left, c->right);
+        break;
+    case TRANSPOSE: mt_op_transpose_f32_backward(c->r, da, (uint32_t)c->nb, c->X, c->perm); break;
+    case MUL_SAME:
+        mt_op_mul_f32_backward(c->b, C, 1, c->r, da, R, C);
+        if (db) mt_op_mul_f32_backward(c->a, C, 1, c->r, db, R, C);
+        break;
+    case MUL_CHANNEL: mt_op_mul_f32_backward(c->b, 0, 1, c->r, da, R, C); break;
+    case MUL_SCALAR_FIRST: mt_op_mul_f32_backward(c->b, 0, 0, c->r, da, R, C); break;
+    case SUB_SAME:
+        mt_op_add_f32_accumulate(c->r, da, N);
+        if (db) mt_op_sub_f32_backward(c->r, db, N);
+        break;
+    case SUB_CHANNEL: mt_op_add_f32_accumulate(c->r, da, N); break;
+    default: mt_op_sub_f32_backward(c->r, da, N); break;
+    }
+}
+
+static double layout_objective(void *p)
+{
+    layout_ctx *c = p;
+    layout_forward(c);
+    return dot_r(c->y, c->r, c->ny);
+}
+
+/* y by index arithmetic, bit for bit */
+static void check_layout_forward(const layout_ctx *c, const char *name)
+{
+    int bad = 0;
+    if (c->kind == PAD) {
+        const int OH = (int)(c->top + c->bottom) + c->ih, OW = (int)(c->left + c->right) + c->iw;
+        for (int b = 0; b < c->nb; b++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++)
+                    for (int ch = 0; ch < c->ic; ch++) {
+                        int h = oh - (int)c->top, w = ow - (int)c->left;
+                        float want = (h < 0 || h >= c->ih || w < 0 || w >= c->iw) ? 0.0f
+                                     : c->a[((b * c->ih + h) * c->iw + w) * c->ic + ch];
+                        bad += !CHECK_BITS_EQ(c->y[((b * OH + oh) * OW + ow) * c->ic + ch], want);
+                    }
+    } else if (c->kind == TRANSPOSE) {
+        /* walk x in order; its element j lands at y's index i with i_k = j_perm[k] */
+        const int count = (int)(c->X[0] * c->X[1] * c->X[2] * c->X[3]);
+        for (int b = 0; b < c->nb; b++)
+            for (int e = 0; e < count; e++) {
+                uint32_t j[4], rest = (uint32_t)e, o = 0;
+                for (int d = 3; d >= 0; d--) j[d] = rest % c->X[d], rest /= c->X[d];
+                for (int k = 0; k < 4; k++) o = o * c->X[c->perm[k]] + j[c->perm[k]];
+                bad += !CHECK_BITS_EQ(c->y[b * count + (int)o], c->a[b * count + e]);
+            }
+    } else {
+        for (int i = 0; i < c->na; i++) {
+            const int ch = i % c->ic;
+            float want;
+            switch (c->kind) {
+            case MUL_SAME: want = c->a[i] * c->b[i]; break;
+            case MUL_CHANNEL: want = c->a[i] * c->b[ch]; break;
+            case MUL_SCALAR_FIRST: want = c->b[0] * c->a[i]; break;
+            case SUB_SAME: want = c->a[i] - c->b[i]; break;
+            case SUB_CHANNEL: want = c->a[i] - c->b[ch]; break;
+            default: want = c->b[ch] - c->a[i]; break;
+            }
+            bad += !CHECK_BITS_EQ(c->y[i], want);
+        }
+    }
+    if (bad) printf("    forward of %s\n", name);
+}
+
+static void test_layout(layout_ctx *c, const char *name)
+{
+    c->na = c->nb * c->ih * c->iw * c->ic;
+    c->ny = c->na;
+    if (c->kind == PAD)
+        c->ny = c->nb * (c->ih + (int)(c->top + c->bottom)) * (c->iw + (int)(c->left + c->right)) * c->ic;
+    const int two = c->kind == MUL_SAME || c->kind == SUB_SAME;
+    if (!CHECK(c->na <= MAXL && c->ny <= MAXL)) return;
+    fill(c->a, c->na, -2.f, 2.f);
+    fill(c->b, c->na, 0.5f, 2.f);
+    fill(c->r, c->ny, -1.f, 1.f);
+    layout_forward(c);
+    check_layout_forward(c, name);
+
+    static float da[MAXL], db[MAXL], g0[MAXL], g1[MAXL], g2[MAXL];
+    memset(da, 0, sizeof da), memset(db, 0, sizeof db);
+    layout_backward(c, da, two ? db : NULL);
+    gradcheck(name, c->a, c->na, da, layout_objective, c);
+    if (two) gradcheck(name, c->b, c->na, db, layout_objective, c);
+
+    fill(g0, c->na, -1.f, 1.f); /* backward adds to what is there */
+    memcpy(g1, g0, sizeof g0);
+    layout_backward(c, g1, NULL);
+    memcpy(g2, g1, sizeof g1);
+    layout_backward(c, g2, NULL);
+    check_accumulates(name, g0, g1, g2, c->na);
+}
+
+static void test_layout_ops(void)
+{
+    layout_ctx c;
+    memset(&c, 0, sizeof c);
+    const uint32_t pads[][4] = { { 1, 1, 1, 1 }, { 0, 2, 3, 0 }, { 2, 0, 0, 1 }, { 0, 0, 0, 0 } };
+    for (int k = 0; k < 4; k++) {
+        c.kind = PAD, c.nb = 2, c.ih = 3, c.iw = 4, c.ic = 2;
+        c.top = pads[k][0], c.bottom = pads[k][1], c.left = pads[k][2], c.right = pads[k][3];
+        test_layout(&c, "pad");
+    }
+    /* sample dims as the adapter passes them: leading axes of size 1 that stay in place */
+    static const struct { uint32_t X[4], perm[4]; } tr[] = {
+        { { 1, 3, 4, 2 }, { 0, 2, 3, 1 } }, /* [C, H, W] -> [H, W, C]: an ONNX input */
+        { { 1, 4, 2, 3 }, { 0, 3, 1, 2 } }, /* [H, W, C] -> [C, H, W]: an ONNX output */
+        { { 1, 1, 5, 3 }, { 0, 1, 3, 2 } }, /* a matrix */
+        { { 2, 3, 1, 4 }, { 3, 1, 0, 2 } }, /* 4-D */
+        { { 1, 1, 1, 6 }, { 0, 1, 2, 3 } }, /* identity */
+    };
+    for (size_t k = 0; k < sizeof tr / sizeof tr[0]; k++) {
+        c.kind = TRANSPOSE, c.nb = 2;
+        memcpy(c.X, tr[k].X, sizeof c.X), memcpy(c.perm, tr[k].perm, sizeof c.perm);
+        c.ih = (int)(c.X[0] * c.X[1]), c.iw = (int)c.X[2], c.ic = (int)c.X[3]; /* same element count */
+        test_layout(&c, "transpose");
+    }
+    static const int kinds[] = { MUL_SAME, MUL_CHANNEL, MUL_SCALAR_FIRST, SUB_SAME, SUB_CHANNEL, SUB_CONST_FIRST };
+    static const char *names[] = { "mul", "mul_channel", "mul_scalar_first", "sub", "sub_channel", "sub_const_first" };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        c.kind = kinds[k], c.nb = 3, c.ih = 2, c.iw = 2, c.ic = 3;
+        test_layout(&c, names[k]);
+    }
+}
+
 int main(void)
 {
     static const int shapes[][3] = { { 3, 4, 5 }, { 1, 1, 1 }, { 2, 7, 3 }, { 5, 17, 9 } };
@@ -316,5 +493,6 @@ int main(void)
     test_activation(SOFTMAX, "softmax_wide", 2, 17, -4.f, 4.f);
     test_softmax_stability();
     test_relu_exact();
+    test_layout_ops();
     return MT_TEST_END();
 }

@@ -9,9 +9,15 @@
  *   AdamW  w *= 1 - lr·wd first; then Adam with g' = g
  *
  * Float vs double over 6 steps of lr ≤ 0.1 drifts by ~1e-7 relative; tolerance 2e-6.
+ *
+ * The numeric guard's checks (mt_*_update_is_finite_f32) must answer exactly "would the
+ * update write a NaN or infinity, or is a gradient one": compared with the update itself on
+ * copies, over learning rates up to FLT_MAX, gradients up to 1e30 and poisoned elements.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "microtrain.h"
 #include "mt_test.h"
@@ -20,6 +26,8 @@
 #define NW 37 /* odd, so unrolled variants must handle a tail */
 #define STEPS 6
 #define TOL 2e-6
+
+static const mt_proximal NO_PROX = {NULL, 0.0f};
 
 static void draw(float *a, int n, float lo, float hi)
 {
@@ -44,7 +52,7 @@ static void test_sgd(float lr, float momentum, float wd)
     for (int t = 1; t <= STEPS; t++) {
         draw(g, NW, -2.f, 2.f);
         /* plain SGD keeps no state: the trainer passes no buffer */
-        mt_sgd_update_f32(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd, 1.0f);
+        mt_sgd_update_f32(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd, 1.0f, NO_PROX);
         for (int i = 0; i < NW; i++) {
             double gp = (double)g[i] + (double)wd * rw[i];
             if (momentum > 0.f) {
@@ -72,7 +80,7 @@ static void test_adam(float lr, float b1, float b2, float eps, float wd, int dec
             g[0] = 0.f, g[1] = 1e-6f; /* v ≈ 0: ε, not sqrt(v), dominates the denominator */
         /* the caller keeps β^t as running products in double, like PyTorch */
         double b1t = pow((double)b1, t), b2t = pow((double)b2, t);
-        mt_adam_update_f32(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t, 1.0f);
+        mt_adam_update_f32(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t, 1.0f, NO_PROX);
         double bc1 = 1.0 - b1t, bc2 = 1.0 - b2t;
         for (int i = 0; i < NW; i++) {
             double gp = g[i];
@@ -100,9 +108,67 @@ static void test_adam_first_step_is_sign(void)
     float w[4] = { 0.f, 0.f, 0.f, 0.f }, g[4] = { 3.f, -1e-3f, 50.f, -0.5f };
     float m[4] = { 0 }, v[4] = { 0 };
     mt_adam_update_f32(w, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-8f, 0.f, 0, (double)0.9f,
-                       (double)0.999f, 1.0f);
+                       (double)0.999f, 1.0f, NO_PROX);
     for (int i = 0; i < 4; i++)
         CHECK_NEAR(w[i], -0.01 * g[i] / (fabs(g[i]) + 1e-8), 1e-9);
+}
+
+static int all_finite(const float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+/* One case of the guard: is_finite must be 1 exactly when the gradient is finite and the
+ * update leaves weights and state finite, and must not write. */
+static void guard_case(int optimizer, float lr, float momentum, float wd, float g_scale, int poison,
+                       int *refused)
+{
+    float w[NW], g[NW], m[NW], v[NW], w0[NW], m0[NW], v0[NW];
+    draw(w, NW, -1.f, 1.f), draw(g, NW, -g_scale, g_scale);
+    draw(m, NW, -1.f, 1.f), draw(v, NW, 0.f, 2.f);
+    if (poison == 1)
+        g[NW / 2] = NAN;
+    if (poison == 2)
+        g[NW - 1] = -INFINITY;
+    memcpy(w0, w, sizeof w), memcpy(m0, m, sizeof m), memcpy(v0, v, sizeof v);
+    int ok;
+    if (optimizer == MT_OPTIMIZER_SGD) {
+        ok = mt_sgd_update_is_finite_f32(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
+        CHECK(memcmp(w, w0, sizeof w) == 0 && memcmp(m, m0, sizeof m) == 0);
+        mt_sgd_update_f32(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
+    } else {
+        const int decoupled = optimizer == MT_OPTIMIZER_ADAMW;
+        const double b1t = 0.9, b2t = 0.999; /* step 1: step_size = lr / 0.1 */
+        ok = mt_adam_update_is_finite_f32(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t,
+                                          0.5f, NO_PROX);
+        CHECK(memcmp(w, w0, sizeof w) == 0 && memcmp(m, m0, sizeof m) == 0 && memcmp(v, v0, sizeof v) == 0);
+        mt_adam_update_f32(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t, 0.5f, NO_PROX);
+    }
+    const int finite = all_finite(g, NW) && all_finite(w, NW) && all_finite(m, NW) &&
+                       (optimizer == MT_OPTIMIZER_SGD || all_finite(v, NW));
+    if (!CHECK_EQ_INT(ok, finite))
+        printf("    optimizer %d, lr %g, momentum %g, wd %g, |g| < %g, poison %d\n", optimizer, (double)lr,
+               (double)momentum, (double)wd, (double)g_scale, poison);
+    *refused += !ok;
+}
+
+static void test_guard_agrees_with_the_update(void)
+{
+    static const float lrs[] = { 0.f, 1e-3f, 1.f, 1e30f, 3.4e37f, 1e38f, FLT_MAX };
+    static const float g_scales[] = { 1.f, 1e19f, 1e30f };
+    int refused = 0, cases = 0;
+    for (int optimizer = 0; optimizer < 3; optimizer++)
+        for (int variant = 0; variant < 3; variant++) /* SGD: plain, momentum, momentum + decay */
+            for (size_t l = 0; l < sizeof lrs / sizeof lrs[0]; l++)
+                for (size_t gs = 0; gs < sizeof g_scales / sizeof g_scales[0]; gs++)
+                    for (int poison = 0; poison < 3; poison++, cases++)
+                        guard_case(optimizer, lrs[l], variant ? 0.9f : 0.f, variant == 2 ? 0.1f : 0.f,
+                                   g_scales[gs], poison, &refused);
+    /* both answers occur: the sweep is not vacuous */
+    CHECK(refused > cases / 3 && refused < cases);
 }
 
 int main(void)
@@ -129,5 +195,6 @@ int main(void)
      * out wrong; PyTorch's lerp switches to g - (g - m)·β1 for weights >= 0.5, exact here. */
     test_adam(0.01f, 0.f, 0.f, 1e-8f, 0.f, 0);
     test_adam_first_step_is_sign();
+    test_guard_agrees_with_the_update();
     return MT_TEST_END();
 }

@@ -55,7 +55,8 @@ static void run(const uint8_t *img, size_t size)
         if (st != MT_OK || t.ndim < 1 || t.ndim > MT_MAX_DIMS || t.count < 1) abort();
         if (t.producer < -1 || t.producer >= info.num_ops) abort();
         if (t.flags & MT_TENSOR_TRAINABLE) ++params;
-        if ((t.flags & MT_TENSOR_CONST) ? t.data_offset < 64 || (size_t)t.data_offset + 4u * (size_t)t.count > size
+        const size_t element = t.dtype == MT_DTYPE_I8 ? 1u : 4u; /* int8 constants: one byte each */
+        if ((t.flags & MT_TENSOR_CONST) ? t.data_offset < 64 || (size_t)t.data_offset + element * (size_t)t.count > size
                                         : t.data_offset != -1)
             abort();
     }
@@ -75,7 +76,8 @@ static void run(const uint8_t *img, size_t size)
                 abort();
         for (int k = 0; k < 2; ++k)
             if ((k < op.num_outputs) != (op.outputs[k] >= 0) || op.outputs[k] >= info.num_tensors) abort();
-        if (op.layer != previous_layer && op.layer != previous_layer + 1) abort();
+        /* the format's rule: from op to op the layer stays or grows (numbers may be skipped) */
+        if (op.layer < previous_layer || op.layer < 0 || op.layer > 255) abort();
         previous_layer = op.layer;
     }
     for (int32_t out = 0; out <= 1; ++out) {

@@ -155,6 +155,40 @@ static void reshapes(ib_model *m)
     ib_output(m, y);
 }
 
+/* layout: x[3,4,4] (NCHW) -> Transpose [4,4,3] -> Sub c[3] (frozen) -> Mul s[1] (frozen)
+ *   -> Pad (top 1, right 1) [5,5,3] -> Conv2D(W[2,3,3,3], b; VALID, stride 2, ReLU) -> [2,2,2]
+ *   -> Mul(a, a) -> Sub(., a) -> Transpose [2,2,2] (1,0,2) -> Reshape [8] -> Dense(W[3,8]) -> Softmax */
+static void layout(ib_model *m)
+{
+    int x = act(m, MT_TENSOR_INPUT, 3, 3, 4, 4);
+    int t = act(m, 0, 3, 4, 4, 3);
+    ib_op_params(m, op1(m, MT_OP_TRANSPOSE, x, -2, -2, t), 1u | 2u << 4, 0, 0, 0);
+    int c = weight(m, 0, 1, 3, 0, 0, 0), s = weight(m, 0, 1, 1, 0, 0, 0);
+    int centred = act(m, 0, 3, 4, 4, 3), scaled = act(m, 0, 3, 4, 4, 3);
+    const int sub_in[2] = {t, c}, mul_in[2] = {s, centred};
+    ib_op(m, MT_OP_SUB, 2, sub_in, 1, &centred);
+    ib_op(m, MT_OP_MUL, 2, mul_in, 1, &scaled);
+    int padded = act(m, 0, 3, 5, 5, 3);
+    ib_op_params(m, op1(m, MT_OP_PAD, scaled, -2, -2, padded), 1u, 1u << 16, 0, 0);
+    int w = weight(m, T, 4, 2, 3, 3, 3), b = weight(m, T, 1, 2, 0, 0, 0);
+    int a = act(m, 0, 3, 2, 2, 2);
+    ib_spatial_params(m, op1(m, MT_OP_CONV2D, padded, w, b, a), 0, 0, 2, 2, MT_PADDING_VALID, MT_FUSED_RELU);
+    int squared = act(m, 0, 3, 2, 2, 2), diff = act(m, 0, 3, 2, 2, 2), swapped = act(m, 0, 3, 2, 2, 2);
+    const int sq_in[2] = {a, a}, diff_in[2] = {squared, a};
+    ib_op(m, MT_OP_MUL, 2, sq_in, 1, &squared);
+    ib_op(m, MT_OP_SUB, 2, diff_in, 1, &diff);
+    ib_op_params(m, op1(m, MT_OP_TRANSPOSE, diff, -2, -2, swapped), 1u | 0u << 4 | 2u << 8, 0, 0, 0);
+    int flat = act(m, 0, 1, 8, 0, 0);
+    op1(m, MT_OP_RESHAPE, swapped, -2, -2, flat);
+    int w2 = weight(m, T, 2, 3, 8, 0, 0);
+    int z = act(m, 0, 1, 3, 0, 0);
+    op1(m, MT_OP_DENSE, flat, w2, -1, z);
+    int y = act(m, MT_TENSOR_OUTPUT, 1, 3, 0, 0);
+    op1(m, MT_OP_SOFTMAX, z, -2, -2, y);
+    ib_input(m, x);
+    ib_output(m, y);
+}
+
 uint8_t *fm_build(int which, size_t *image_bytes, const char **name, int *loss)
 {
     static ib_model m; /* ~40 KB: keep it off the stack */
@@ -178,7 +212,8 @@ uint8_t *fm_build(int which, size_t *image_bytes, const char **name, int *loss)
     case 2: conv_a(&m); *name = "conv_depthwise_maxpool"; *loss = MT_LOSS_CATEGORICAL_CROSSENTROPY; break;
     case 3: conv_b(&m); *name = "conv_avgpool_leaky_gap"; *loss = MT_LOSS_BINARY_CROSSENTROPY; break;
     case 4: residual(&m); *name = "residual_concat_two_inputs"; *loss = MT_LOSS_MAE; break;
-    default: reshapes(&m); *name = "reshape_softmax_2d"; *loss = MT_LOSS_BINARY_CROSSENTROPY; break;
+    case 5: reshapes(&m); *name = "reshape_softmax_2d"; *loss = MT_LOSS_BINARY_CROSSENTROPY; break;
+    default: layout(&m); *name = "transpose_pad_mul_sub"; *loss = MT_LOSS_CATEGORICAL_CROSSENTROPY; break;
     }
     return ib_build(&m, image_bytes);
 }

@@ -14,7 +14,7 @@
 
 #include "microtrain.h"
 
-enum { FM_NUM_MODELS = 6 };
+enum { FM_NUM_MODELS = 7 };
 
 /* Build model number which (0..FM_NUM_MODELS-1); malloc'ed image, release with free().
  * *name is a short file-name-safe label; *loss a loss that fits the model's output 0. */

@@ -7,8 +7,11 @@
  * train step, accumulate + optimizer step, eval step, inference, a checkpoint round trip and
  * an inference export run on deterministic inputs (with a NaN when the prefix asks).
  * Properties: no crash or sanitizer report; statuses are the documented ones; init into an
- * arena one byte short is refused; nothing is written outside the planned arena.
+ * arena one byte short is refused; nothing is written outside the planned arena; trained
+ * weights that start finite stay finite through every step (the numeric guard refuses an
+ * update that would write a NaN or infinity, whatever the model, rate or mode).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -53,10 +56,25 @@ static void check_guards(const uint8_t *block, size_t arena_bytes)
         if (block[i] != 0xA5 || block[GUARD + arena_bytes + i] != 0xA5) abort();
 }
 
+/* Every trained weight of s is finite (the image may hold NaN weights of its own). */
+static int trained_weights_finite(mt_session *s)
+{
+    int32_t n = 0;
+    mt_session_param_count(s, &n);
+    for (int32_t p = 0; p < n; ++p) {
+        mt_param_info info;
+        if (mt_session_param(s, p, &info) != MT_OK) abort();
+        for (int32_t i = 0; info.trained && i < info.count; ++i)
+            if (!isfinite(info.data[i])) return 0;
+    }
+    return 1;
+}
+
 static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block, size_t arena_bytes)
 {
     float loss;
     mt_status st;
+    const int finite = trained_weights_finite(s);
     fm_fill(s, rows, 7u, poison);
     st = mt_session_train_step(s, rows, &loss);
     if (st != MT_OK && st != MT_ERR_NUMERIC && st != MT_ERR_STATE && st != MT_ERR_BAD_ARGUMENT) abort();
@@ -79,13 +97,16 @@ static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block,
     if (mt_session_last_error(s, &last) != MT_OK || !known_status(last.status) || last.op_index < -1 ||
         last.tensor_index < -1 || last.tensor_index >= MT_MAX_TENSORS)
         abort();
+    if (finite && !trained_weights_finite(s)) abort(); /* an update wrote a NaN or infinity */
 
     /* checkpoint round trip and export: the output sizes are what the queries said */
     size_t bytes;
     if (mt_checkpoint_bytes(s, 1, NULL, 0, &bytes) != MT_OK) abort();
     fz_buffer ck = {malloc(bytes), 0, bytes};
     if (mt_checkpoint_save(s, 1, NULL, 0, fz_write, &ck) != MT_OK || ck.size != bytes) abort();
-    if (mt_checkpoint_load(s, ck.size, fz_read, &ck, NULL, NULL) != MT_OK) abort();
+    /* a checkpoint holding a NaN or infinite weight is refused; only the image can put one in */
+    st = mt_checkpoint_load(s, ck.size, fz_read, &ck, NULL, NULL);
+    if (st != MT_OK && !(st == MT_ERR_BAD_CHECKPOINT && !finite)) abort();
     free(ck.data);
     check_guards(block, arena_bytes);
 }

@@ -7,6 +7,11 @@
  *   <out>/checkpoint/<saver>_<kind>_as<loader>.bin
  *                                           selector byte + checkpoint of model 0, saved by a
  *                                           session of config <saver>, loaded as <loader>
+ *   <out>/checkpoint/<saver>_<kind>_v1_as<saver>.bin
+ *                                           the same rewritten as version 1 (no base learning
+ *                                           rate), loaded in the guarded or accumulate mode
+ *   <out>/checkpoint/contents_<what>.bin    contents mode of fuzz_checkpoint (selector bit 7):
+ *                                           a few value edits of the harness's own templates
  * Usage: gen_corpus <out dir>   (tools/run_fuzz.sh --regen-corpus rewrites tests/fuzz/corpus)
  */
 #include <errno.h>
@@ -128,16 +133,50 @@ int main(int argc, char **argv)
             fz_buffer sink = {buf, 0, sizeof buf};
             if (mt_checkpoint_save(s, kind, props, kind ? 3 : 0, fz_write, &sink) != MT_OK) return 1;
             for (int loader = 0; loader < FM_CK_CONFIGS; ++loader) {
-                if (loader != saver && kind == 0) continue; /* weights-only fits every loader */
+                /* weights only: no state to cross between loaders, and another optimizer is a
+                 * mismatch whatever it holds; with state, every state size meets every session */
+                if (loader != saver && kind == 0) continue;
                 char file[128];
                 snprintf(file, sizeof file, "ck%d_%s_as%d.bin", saver, kind ? "state_props" : "weights",
                          loader);
                 const uint8_t selector = (uint8_t)loader;
                 write_file(dir_ck, file, &selector, 1, sink.data, sink.size);
             }
+            /* as version 1 wrote it: offset 52 (the base learning rate) reserved, zero */
+            buf[4] = 1, buf[5] = 0;
+            fz_put_u32(buf + 52, 0);
+            fz_fix_checkpoint_crc(buf, sink.size);
+            char file[128];
+            snprintf(file, sizeof file, "ck%d_%s_v1_as%d.bin", saver, kind ? "state_props" : "weights", saver);
+            const uint8_t selector = (uint8_t)(saver | (1 + kind) << 2); /* guarded, accumulate */
+            write_file(dir_ck, file, &selector, 1, sink.data, sink.size);
         }
     }
     free(img);
+
+    /* contents mode: selector 0x80 | state << 6 | saver << 4 | mode << 2 | loader, then edits of
+     * 7 bytes (u16 word position from offset 20, u8 kind, u32 value; fuzz_checkpoint.c) */
+    static const struct {
+        const char *what;
+        uint8_t selector;
+        uint8_t edit[7]; /* all zero: no edit */
+    } seeds[] = {
+        {"adam_as_is", 0x80 | 1 << 6 | 2 << 4 | 0 << 2 | 2, {0}},
+        {"sgd_momentum_guarded", 0x80 | 1 << 6 | 1 << 4 | 1 << 2 | 1, {0}},
+        {"nan_weight", 0x80 | 1 << 6 | 3 << 4 | 2 << 2 | 3, {17, 0, 1, 0, 0, 0, 0}},          /* W1[0] = NaN */
+        {"huge_rate_adam", 0x80 | 1 << 6 | 2 << 4 | 0 << 2 | 2, {7, 0, 1, 15, 0, 0, 0}},      /* lr = 3e38 */
+        {"huge_rate_sgd", 0x80 | 0 << 6 | 0 << 4 | 3 << 2 | 0, {7, 0, 1, 4, 0, 0, 0}},        /* lr = FLT_MAX */
+        {"negative_v", 0x80 | 1 << 6 | 2 << 4 | 1 << 2 | 2, {41, 0, 1, 14, 0, 0, 0}},         /* v[0] = -1 */
+        {"beta1_power_zero", 0x80 | 1 << 6 | 2 << 4 | 2 << 2 | 2, {9, 0, 6, 0, 0, 0, 0}},     /* β1^t = 0 */
+        {"negative_step", 0x80 | 0 << 6 | 1 << 4 | 0 << 2 | 1, {3, 0, 5, 0, 0, 0, 0}},        /* step = -1 */
+        {"version_1", 0x80 | 1 << 6 | 3 << 4 | 1 << 2 | 3, {0, 0, 7, 0, 0, 0, 0}},
+    };
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; ++k) {
+        char file[128];
+        snprintf(file, sizeof file, "contents_%s.bin", seeds[k].what);
+        const int none = seeds[k].edit[2] == 0 && seeds[k].edit[0] == 0;
+        write_file(dir_ck, file, &seeds[k].selector, 1, seeds[k].edit, none ? 0 : sizeof seeds[k].edit);
+    }
     printf("gen_corpus: wrote %s\n", argv[1]);
     return 0;
 }

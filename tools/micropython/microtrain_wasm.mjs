@@ -19,7 +19,7 @@
 
 import { readFile } from "node:fs/promises";
 
-const MT_ABI_VERSION = 6;
+const MT_ABI_VERSION = 8;
 const ARENA_ALIGN = 16;
 const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
@@ -29,18 +29,20 @@ const KIND_TARGET = 1;
 const PROPERTY_INT = 1, PROPERTY_FLOAT = 2, PROPERTY_STRING = 3;
 
 // wasm32 layouts of the public structs (checked against mt_struct_size at load).
-const STRUCT_SIZES = { 0: 60, 1: 60, 2: 44, 3: 32, 4: 24, 5: 40, 7: 64, 8: 16 };
+const STRUCT_SIZES = { 0: 64, 1: 68, 2: 44, 3: 32, 4: 24, 5: 40, 7: 64, 8: 16 };
 const CONFIG_OFFSETS = {
   optimizer: [0, "i32"], loss: [4, "i32"], reduction: [8, "i32"], batch_size: [12, "i32"],
   num_trainable_ops: [16, "i32"], biases_only: [20, "i32"], learning_rate: [24, "f32"],
   beta1: [28, "f32"], beta2: [32, "f32"], epsilon: [36, "f32"], momentum: [40, "f32"],
   weight_decay: [44, "f32"], accumulate_gradients: [52, "i32"], guard_gradients: [56, "i32"],
+  proximal_mu: [60, "f32"],
 };
 const CONFIG_MASK_OFFSET = 48;
 const PLAN_FIELDS = [
   "total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes",
-  "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes",
+  "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes",
   "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "reserved",
+  "int8_activation_bytes",
 ];
 
 const alignUp = (value, alignment) => Math.ceil(value / alignment) * alignment;
@@ -250,7 +252,7 @@ class WasmBackend {
     return this.guard(() => {
       const [image_, imageBytes] = this.placeImage(image, true);
       this.probe = [image_, imageBytes];
-      const plan = this.scratch;          // mt_memory_plan (60 bytes)
+      const plan = this.scratch;          // mt_memory_plan (68 bytes)
       this.lastConfig = this.writeConfig(config);
       this.check(this.core.mt_plan(image_, imageBytes, this.lastConfig, plan), "mt_plan");
       const view = this.view();
@@ -269,7 +271,6 @@ class WasmBackend {
       this.placeImage(image);
       const cfgPointer = this.writeConfig(config);
       this.lastConfig = cfgPointer;
-      this.baseRate = Math.fround(Number(this.toJs(config).learning_rate));
       const planPointer = this.scratch;
       this.check(this.core.mt_plan(this.image, this.imageBytes, cfgPointer, planPointer), "mt_plan");
       const totalBytes = this.view().getUint32(planPointer, true);
@@ -293,6 +294,14 @@ class WasmBackend {
         return list;
       };
       this.inputs = buffers(this.core.mt_session_input);
+      // rows are written as floats: an int8 input (image version 3: B·D bytes) is refused
+      for (let p = 0; this.core.mt_model_io(this.image, this.imageBytes, 0, p, this.scratch) === 0; p++) {
+        const tensor = this.view().getInt32(this.scratch, true);
+        if (this.core.mt_model_tensor(this.image, this.imageBytes, tensor, this.scratch + 8) === 0 &&
+            this.view().getInt32(this.scratch + 12, true) === 3) {
+          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; use the ctypes backend or the C API");
+        }
+      }
       this.outputs = buffers(this.core.mt_session_output);
       this.check(this.core.mt_session_target(this.session, this.scratch, this.scratch + 4), "mt_session_target");
       const v = this.view();
@@ -449,10 +458,16 @@ class WasmBackend {
   base_learning_rate() {
     return this.guard(() => {
       this.requireSession();
-      if (!this.core.mt_session_get_base_learning_rate) return this.baseRate;
       this.check(this.core.mt_session_get_base_learning_rate(this.session, this.scratch),
                  "mt_session_get_base_learning_rate");
       return this.view().getFloat32(this.scratch, true);
+    });
+  }
+
+  set_reference() {
+    return this.guard(() => {
+      this.requireSession();
+      this.check(this.core.mt_session_set_reference(this.session), "mt_session_set_reference");
     });
   }
 
@@ -527,8 +542,8 @@ class WasmBackend {
       const size = this.view().getUint32(this.scratch, true);
       const out = alignUp(start + used, ARENA_ALIGN);
       this.reserve(out + size);
-      this.check(this.core.mt_wasm_checkpoint_save(this.session, includeOptimizer ? 1 : 0, pointer, count,
-                                                   out, size, this.scratch), "mt_checkpoint_save");
+      this.check(this.core.mt_checkpoint_save_buffer(this.session, includeOptimizer ? 1 : 0, pointer, count,
+                                                     out, size, this.scratch), "mt_checkpoint_save");
       return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
     });
   }
@@ -564,7 +579,7 @@ class WasmBackend {
     return this.guard(() => {
       this.requireSession();
       const out = this.transfer(this.imageBytes);
-      this.check(this.core.mt_wasm_export_image(this.session, out, this.imageBytes, this.scratch),
+      this.check(this.core.mt_session_export_image_buffer(this.session, out, this.imageBytes, this.scratch),
                  "mt_session_export_image");
       return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
     });

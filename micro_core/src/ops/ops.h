@@ -95,4 +95,32 @@ void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, c
 void mt_op_global_average_pool_f32_forward(const float *x, float *y, uint32_t B, uint32_t P, uint32_t C);
 void mt_op_global_average_pool_f32_backward(const float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C);
 
+/* Pad (NHWC, zeros): x [B, H, W, C] -> y [B, T+H+Bo, L+W+R, C] with y[b, T+h, L+w, c] = x[b, h, w, c]
+ * and 0 elsewhere;  dx[b, h, w, c] += dy[b, T+h, L+w, c] */
+void mt_op_pad_f32_forward(const float *x, float *y, uint32_t B, uint32_t H, uint32_t W, uint32_t C,
+                           uint32_t top, uint32_t bottom, uint32_t left, uint32_t right);
+void mt_op_pad_f32_backward(const float *dy, float *dx, uint32_t B, uint32_t H, uint32_t W, uint32_t C,
+                            uint32_t top, uint32_t bottom, uint32_t left, uint32_t right);
+
+/* Mul and Sub over R rows of C columns (the last dimension). Operand k is read at
+ * [r·k_row + j·k_col]: (C, 1) same shape as y, (0, 1) one value per column (a per-channel
+ * constant), (0, 0) a scalar.
+ *   Mul: y = a · b;  da += dy · b (for an operand of y's shape; the other one read as given)
+ *   Sub: y = a − b;  da += dy, db −= dy */
+void mt_op_mul_f32_forward(const float *a, uint32_t a_row, uint32_t a_col, const float *b, uint32_t b_row,
+                           uint32_t b_col, float *y, size_t R, uint32_t C);
+void mt_op_mul_f32_backward(const float *other, uint32_t o_row, uint32_t o_col, const float *dy, float *dx,
+                            size_t R, uint32_t C);
+void mt_op_sub_f32_forward(const float *a, uint32_t a_row, uint32_t a_col, const float *b, uint32_t b_row,
+                           uint32_t b_col, float *y, size_t R, uint32_t C);
+/* dx -= dy (the subtrahend's gradient; the minuend's is mt_op_add_f32_accumulate) */
+void mt_op_sub_f32_backward(const float *dy, float *dx, size_t N);
+
+/* Transpose of each sample: x of dims X[0..3] (leading dims 1 when the sample has fewer),
+ * y[i0, i1, i2, i3] = x[the index whose axis perm[k] is i_k];  dx at that index += dy */
+void mt_op_transpose_f32_forward(const float *x, float *y, uint32_t B, const uint32_t X[4],
+                                 const uint32_t perm[4]);
+void mt_op_transpose_f32_backward(const float *dy, float *dx, uint32_t B, const uint32_t X[4],
+                                  const uint32_t perm[4]);
+
 #endif /* MT_OPS_H */

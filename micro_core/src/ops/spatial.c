@@ -29,8 +29,14 @@ static void decode(const mt_op_desc *op, uint32_t *SH, uint32_t *SW)
 mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
                            uint32_t KH, uint32_t KW, uint32_t OC, mt_spatial *g)
 {
+    return mt_spatial_check_dtype(op, x, y, KH, KW, OC, MT_DTYPE_F32, g);
+}
+
+mt_status mt_spatial_check_dtype(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
+                                 uint32_t KH, uint32_t KW, uint32_t OC, uint32_t dtype, mt_spatial *g)
+{
     if (x->ndim != 3 || y->ndim != 3) return MT_ERR_SHAPE;
-    if (x->dtype != MT_DTYPE_F32 || y->dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
+    if (x->dtype != dtype || y->dtype != dtype) return MT_ERR_SHAPE;
     if (x->flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
     g->H = x->dims[0], g->W = x->dims[1], g->C = x->dims[2];
     g->KH = KH, g->KW = KW, g->OC = OC;

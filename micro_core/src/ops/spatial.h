@@ -42,6 +42,10 @@ mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t pad
 mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
                            uint32_t KH, uint32_t KW, uint32_t OC, mt_spatial *g);
 
+/* The same for x and y of `dtype` (the int8 ops: MT_DTYPE_I8). */
+mt_status mt_spatial_check_dtype(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,
+                                 uint32_t KH, uint32_t KW, uint32_t OC, uint32_t dtype, mt_spatial *g);
+
 /* Same decoding from runtime tensors (already checked). */
 void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_tensor_rt *y,
                         uint32_t KH, uint32_t KW, mt_spatial *g);

@@ -51,13 +51,19 @@ Session:
         categorical cross-entropy. The caller has checked shapes and ranges.
     read_rows(output, n) -> flat float sequence, n rows of output ``output``
 
-    train_step(n) -> loss           mt_session_train_step on rows 0..n-1 (MT_ERR_NUMERIC
+    train_step(n, out=None) -> loss mt_session_train_step on rows 0..n-1 (MT_ERR_NUMERIC
                                     raises with the reported loss in the error's ``loss``)
-    accumulate(n) -> loss           mt_session_accumulate (accumulate_gradients=1)
+    accumulate(n, out=None) -> loss mt_session_accumulate (accumulate_gradients=1)
     zero_grad()                     mt_session_zero_grad
     optimizer_step()                mt_session_optimizer_step
-    eval_step(n) -> loss            mt_session_eval_step
+    eval_step(n, out=None) -> loss  mt_session_eval_step
     infer(n)                        mt_session_infer
+        ``out``: None (the loss is returned), or an array('f') of at least one element
+        that receives the loss in out[0] (the call returns None; a bad ``out`` is refused
+        before the step runs). On MicroPython a float is a heap object on every port with
+        double floats (16 bytes per returned loss on the Cortex-M boards); with ``out`` a
+        step of ``_microtrain`` allocates nothing (tests/micropython: gc.mem_free() is
+        unchanged over 1000 write_rows + train_step calls).
 
     trained() -> [bool, ...]        per weight (mt_session_param order): does the optimizer
                                     update it (mt_param_info.trained)
@@ -68,6 +74,8 @@ Session:
     weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints)
     set_learning_rate(rate); get_learning_rate() -> float
     base_learning_rate() -> float   the rate schedules scale (compiled, or a checkpoint's)
+    set_reference()                 mt_session_set_reference: the trained weights become the
+                                    proximal term's w_ref (config proximal_mu > 0)
     counters() -> (step, epoch); set_epoch(epoch); numeric_errors() -> int
 
     checkpoint_bytes(include_optimizer, properties) -> int
@@ -98,18 +106,20 @@ KIND_TARGET = const(1)
 MT_OK = const(0)
 MT_ERR_BAD_ARGUMENT = const(-1)
 MT_ERR_STATE = const(-4)
+MT_ERR_UNSUPPORTED = const(-5)
 MT_ERR_NUMERIC = const(-7)
 MT_ERR_IO = const(-10)
 
 # mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)
 CONFIG_FIELDS = ("optimizer", "loss", "reduction", "batch_size", "num_trainable_ops",
                  "biases_only", "learning_rate", "beta1", "beta2", "epsilon", "momentum",
-                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients")
+                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients",
+                 "proximal_mu")
 # mt_memory_plan, field for field
 PLAN_FIELDS = ("total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes",
-               "optimizer_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
+               "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
                "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params",
-               "first_trained_op", "fused_update", "reserved")
+               "first_trained_op", "fused_update", "reserved", "int8_activation_bytes")
 
 
 def crc32(data, crc=0):
@@ -154,10 +164,10 @@ class Backend:
     def read_rows(self, output, n):
         raise NotImplementedError("read_rows")
 
-    def train_step(self, n):
+    def train_step(self, n, out=None):
         raise NotImplementedError("train_step")
 
-    def accumulate(self, n):
+    def accumulate(self, n, out=None):
         raise NotImplementedError("accumulate")
 
     def zero_grad(self):
@@ -166,7 +176,7 @@ class Backend:
     def optimizer_step(self):
         raise NotImplementedError("optimizer_step")
 
-    def eval_step(self, n):
+    def eval_step(self, n, out=None):
         raise NotImplementedError("eval_step")
 
     def infer(self, n):
@@ -195,6 +205,9 @@ class Backend:
 
     def base_learning_rate(self):
         raise NotImplementedError("base_learning_rate")
+
+    def set_reference(self):
+        raise NotImplementedError("set_reference")
 
     def counters(self):
         raise NotImplementedError("counters")

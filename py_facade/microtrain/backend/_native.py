@@ -300,6 +300,14 @@ mt_session_get_learning_rate = _bind(
     "mt_session_get_learning_rate", [mt_session_p, _p_float], ctypes.c_int
 )
 
+# mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate);
+mt_session_get_base_learning_rate = _bind(
+    "mt_session_get_base_learning_rate", [mt_session_p, _p_float], ctypes.c_int
+)
+
+# mt_status mt_session_set_reference(mt_session *s);
+mt_session_set_reference = _bind("mt_session_set_reference", [mt_session_p], ctypes.c_int)
+
 # mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
 mt_session_counters = _bind(
     "mt_session_counters", [mt_session_p, _p_int64, _p_int64], ctypes.c_int
@@ -357,9 +365,35 @@ mt_checkpoint_load = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_checkpoint_save_buffer(const mt_session *s, int32_t include_optimizer,
+#                                     const mt_property *properties, int32_t num_properties,
+#                                     void *buffer, size_t capacity, size_t *written);
+mt_checkpoint_save_buffer = _bind(
+    "mt_checkpoint_save_buffer",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(mt_property), ctypes.c_int32, ctypes.c_void_p,
+     ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+    ctypes.c_int,
+)
+
+# mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_t checkpoint_bytes,
+#                                     mt_property_fn on_property, void *property_user);
+mt_checkpoint_load_buffer = _bind(
+    "mt_checkpoint_load_buffer",
+    [mt_session_p, ctypes.c_void_p, ctypes.c_size_t, mt_property_fn, ctypes.c_void_p],
+    ctypes.c_int,
+)
+
 # mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user);
 mt_session_export_image = _bind(
     "mt_session_export_image", [mt_session_p, mt_write_fn, ctypes.c_void_p], ctypes.c_int
+)
+
+# mt_status mt_session_export_image_buffer(const mt_session *s, void *buffer, size_t capacity,
+#                                          size_t *written);
+mt_session_export_image_buffer = _bind(
+    "mt_session_export_image_buffer",
+    [mt_session_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+    ctypes.c_int,
 )
 
 # mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
@@ -381,9 +415,11 @@ ALL_FUNCTIONS = (
     mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
     mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
     mt_session_infer, mt_session_last_error, mt_session_set_learning_rate,
-    mt_session_get_learning_rate, mt_session_counters, mt_session_numeric_errors,
-    mt_session_set_epoch, mt_session_param_count, mt_session_param, mt_checkpoint_bytes,
-    mt_checkpoint_save, mt_checkpoint_load, mt_session_export_image,
+    mt_session_get_learning_rate, mt_session_get_base_learning_rate, mt_session_set_reference,
+    mt_session_counters,
+    mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
+    mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_checkpoint_save_buffer,
+    mt_checkpoint_load_buffer, mt_session_export_image, mt_session_export_image_buffer,
 )
 
 

@@ -14,7 +14,7 @@ from .. import ops as _ops
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 6
+MT_ABI_VERSION = 8
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -52,6 +52,7 @@ STATUS_NAMES = {
 # mt_dtype
 MT_DTYPE_F32 = 1
 MT_DTYPE_I32 = 2
+MT_DTYPE_I8 = 3
 
 # tensor flags
 MT_TENSOR_CONST = 1
@@ -174,6 +175,8 @@ class mt_train_config(ctypes.Structure):
         ("accumulate_gradients", ctypes.c_int32),
         # 1: check all gradients before any update (atomic refusal of a NaN/Inf step)
         ("guard_gradients", ctypes.c_int32),
+        # FedProx's μ: updates add μ·(w − w_ref) to the gradient (0 = off); w_ref in the arena
+        ("proximal_mu", ctypes.c_float),
     ]
 
 
@@ -184,6 +187,7 @@ class mt_memory_plan(ctypes.Structure):
         ("weight_bytes", ctypes.c_size_t),
         ("gradient_bytes", ctypes.c_size_t),
         ("optimizer_bytes", ctypes.c_size_t),
+        ("reference_bytes", ctypes.c_size_t),   # the proximal term's copy of trained weights
         ("activation_bytes", ctypes.c_size_t),
         ("activation_grad_bytes", ctypes.c_size_t),
         ("io_bytes", ctypes.c_size_t),
@@ -194,6 +198,7 @@ class mt_memory_plan(ctypes.Structure):
         ("first_trained_op", ctypes.c_int32),
         ("fused_update", ctypes.c_int32),
         ("reserved", ctypes.c_int32),
+        ("int8_activation_bytes", ctypes.c_size_t),
     ]
 
 
@@ -227,10 +232,11 @@ MT_BUFFER_OPTIMIZER = 3
 MT_BUFFER_ACTIVATION = 4
 MT_BUFFER_TARGET = 5
 MT_BUFFER_SCRATCH = 6
+MT_BUFFER_REFERENCE = 7
 BUFFER_KIND_NAMES = {
     MT_BUFFER_METADATA: "metadata", MT_BUFFER_WEIGHT: "weight", MT_BUFFER_GRADIENT: "gradient",
     MT_BUFFER_OPTIMIZER: "optimizer", MT_BUFFER_ACTIVATION: "activation",
-    MT_BUFFER_TARGET: "target", MT_BUFFER_SCRATCH: "scratch",
+    MT_BUFFER_TARGET: "target", MT_BUFFER_SCRATCH: "scratch", MT_BUFFER_REFERENCE: "reference",
 }
 
 

@@ -325,13 +325,15 @@ class Backend(_Interface):
         self._config = dict(config)
         batch = int(config["batch_size"])
         data, count = ctypes.POINTER(ctypes.c_float)(), ctypes.c_int32()
-        for getter, views in ((_native.mt_session_input, self._inputs),
-                              (_native.mt_session_output, self._outputs)):
+        for getter, views, is_output in ((_native.mt_session_input, self._inputs, 0),
+                                         (_native.mt_session_output, self._outputs, 1)):
             position = 0
             while getter(session, position, ctypes.byref(data),
                          ctypes.byref(count)) == _native.MT_OK:
-                views.append(self._view(self._arena, _address(data), 4 * count.value,
-                                        np.float32).reshape(batch, -1))
+                # an int8 model input (a quantized image) holds one byte per element
+                dtype = self._io_dtype(image, is_output, position)
+                views.append(self._view(self._arena, _address(data),
+                                        dtype.itemsize * count.value, dtype).reshape(batch, -1))
                 position += 1
         target, nbytes = ctypes.c_void_p(), ctypes.c_int32()
         self._check(_native.mt_session_target(session, ctypes.byref(target),
@@ -340,6 +342,18 @@ class Backend(_Interface):
         self._target = self._view(self._arena, target.value, nbytes.value,
                                   np.int32 if sparse else np.float32).reshape(batch, -1)
         self._params = self._bind_params()
+
+    @staticmethod
+    def _io_dtype(image, is_output, position):
+        """numpy dtype of model input/output ``position``: float32, or int8 for an int8
+        input (image version 3)."""
+        index, info = ctypes.c_int32(), _native.mt_tensor_info()
+        if _native.mt_model_io(image.ctypes.data, image.size, is_output, position,
+                               ctypes.byref(index)) != _native.MT_OK or \
+                _native.mt_model_tensor(image.ctypes.data, image.size, index.value,
+                                        ctypes.byref(info)) != _native.MT_OK:
+            return np.dtype(np.float32)
+        return np.dtype(np.int8) if info.dtype == _native.MT_DTYPE_I8 else np.dtype(np.float32)
 
     @staticmethod
     def _view(owner, address, nbytes, dtype):
@@ -393,6 +407,10 @@ class Backend(_Interface):
         if first_row + rows.shape[0] > view.shape[0]:
             raise ValueError("%d rows from row %d overflow a buffer of %d rows"
                              % (rows.shape[0], first_row, view.shape[0]))
+        if view.dtype == np.int8 and not (np.all(rows == np.round(rows)) and
+                                          np.all(rows >= -128) and np.all(rows <= 127)):
+            raise ValueError("input %d is int8 (quantized by the caller): its values must be "
+                             "integers in -128..127" % position)
         view[first_row:first_row + rows.shape[0]] = rows
 
     def read_rows(self, output, n):
@@ -406,8 +424,10 @@ class Backend(_Interface):
 
     # ------------------------------------------------------------ steps
 
-    def _step(self, function, name, n):
+    def _step(self, function, name, n, out=None):
         self._require_session()
+        if out is not None and len(out) < 1:
+            raise ValueError("out must hold at least one float")
         status = function(self._session, int(n), ctypes.byref(self._loss))
         if status != _native.MT_OK:
             try:
@@ -415,10 +435,13 @@ class Backend(_Interface):
             except MicrotrainError as error:
                 error.loss = self._loss.value
                 raise
+        if out is not None:
+            out[0] = self._loss.value
+            return None
         return self._loss.value
 
-    def train_step(self, n):
-        return self._step(_native.mt_session_train_step, "mt_session_train_step", n)
+    def train_step(self, n, out=None):
+        return self._step(_native.mt_session_train_step, "mt_session_train_step", n, out)
 
     def fast_steps(self, input_dims, target_dims):
         """The lean step path of one compiled session (_FastSteps), or None without one."""
@@ -435,11 +458,11 @@ class Backend(_Interface):
             error.loss = self._loss.value
             raise
 
-    def accumulate(self, n):
-        return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n)
+    def accumulate(self, n, out=None):
+        return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n, out)
 
-    def eval_step(self, n):
-        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n)
+    def eval_step(self, n, out=None):
+        return self._step(_native.mt_session_eval_step, "mt_session_eval_step", n, out)
 
     def zero_grad(self):
         self._require_session()
@@ -498,13 +521,15 @@ class Backend(_Interface):
 
     def base_learning_rate(self):
         self._require_session()
-        if not hasattr(_native, "mt_session_get_base_learning_rate"):  # TEMPORARY (merge)
-            return float(np.float32(self._config["learning_rate"]))
         value = ctypes.c_float()
         self._check(_native.mt_session_get_base_learning_rate(self._session,
                                                               ctypes.byref(value)),
                     "mt_session_get_base_learning_rate")
         return value.value
+
+    def set_reference(self):
+        self._require_session()
+        self._check(_native.mt_session_set_reference(self._session), "mt_session_set_reference")
 
     def counters(self):
         self._require_session()

@@ -22,6 +22,14 @@ def _entry(io):
     return {"tensor": int(io["tensor"]), "dims": tuple(io["dims"])}
 
 
+def _give(loss, out):
+    """The loss, or None after storing it in out[0] (see the interface's ``out``)."""
+    if out is None:
+        return loss
+    out[0] = loss
+    return None
+
+
 class Backend(_Interface):
     """One core instance (its own wasm memory) behind the JS module."""
 
@@ -81,11 +89,11 @@ class Backend(_Interface):
     def read_rows(self, output, n):
         return array("f", self._call("read_rows", output, n))
 
-    def train_step(self, n):
-        return float(self._call("train_step", n))
+    def train_step(self, n, out=None):
+        return _give(float(self._call("train_step", n)), out)
 
-    def accumulate(self, n):
-        return float(self._call("accumulate", n))
+    def accumulate(self, n, out=None):
+        return _give(float(self._call("accumulate", n)), out)
 
     def zero_grad(self):
         self._call("zero_grad")
@@ -93,8 +101,8 @@ class Backend(_Interface):
     def optimizer_step(self):
         self._call("optimizer_step")
 
-    def eval_step(self, n):
-        return float(self._call("eval_step", n))
+    def eval_step(self, n, out=None):
+        return _give(float(self._call("eval_step", n)), out)
 
     def infer(self, n):
         self._call("infer", n)
@@ -124,6 +132,9 @@ class Backend(_Interface):
 
     def base_learning_rate(self):
         return float(self._call("base_learning_rate"))
+
+    def set_reference(self):
+        self._call("set_reference")
 
     def counters(self):
         step, epoch = self._call("counters")

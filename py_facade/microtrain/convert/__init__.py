@@ -8,6 +8,15 @@ modules through ONNX) into ``.mtm`` images, and export trained weights back.
         ...
     microtrain.convert.export(image, sess.get_weights(), "trained.tflite", source=model.source)
 
+What converts (docs/importers.md has the whole table): ONNX Gemm/MatMul, Conv (any pads,
+through a PAD op), MaxPool/AveragePool, GlobalAveragePool/ReduceMean, Pad, Transpose,
+BatchNormalization (folded), Relu/Clip/LeakyRelu/Sigmoid/Tanh/Softmax, Add/Sub/Mul of
+activations, Add/Sub/Mul/Div by constants, Concat, Flatten/Reshape/(Un)Squeeze; TFLite
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN, PAD/PADV2, TRANSPOSE, the
+reshapes, the activations, ADD/SUB/MUL, CONCATENATION; constant subgraphs of both are
+evaluated. Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
+Anything else is a ConversionError naming the op, the attribute and what is supported.
+
 Only the standard library and numpy are imported here: the parsers (``onnx``,
 ``flatbuffers`` + ``tflite``) load when a file of their format is read or written
 (``pip install 'microtrain[convert]'``). This module is callable: ``microtrain.convert(x)``
@@ -60,21 +69,58 @@ def _read(path_or_bytes):
         return handle.read(), path
 
 
-def convert(path_or_bytes, format=None):
-    """Import a float32 model file into a ``ConvertedModel``.
+def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
+            int8_input=False, head_seed=0):
+    """Import a model file into a ``ConvertedModel``.
 
     Args:
         path_or_bytes: a path to a .tflite, .circle or .onnx file, or its bytes
         format:        "tflite", "circle" or "onnx" to skip detection
+        source_path:   where the bytes were read from: an ONNX model with external data
+                       (``model.onnx`` + ``model.onnx.data``) finds it beside that path
+
+    An int8 (full-integer quantized) .tflite keeps its int8 layers frozen as the core's
+    int8 ops, bit for bit LiteRT's reference kernels, and a float part that trains
+    (``convert.tflite_int8``); for it only:
+        train_from: the layer where the float part begins ("block_15"); default: the
+                    model's own last layer with weights (its head)
+        new_head:   a number of classes: cut after the last [H, W, C] activation and
+                    attach mean -> Dense(new_head) -> Softmax (weights from head_seed)
+        int8_input: the model input is the int8 tensor of the leading QUANTIZE (the caller
+                    quantizes), so no float copy of the input is held
 
     Raises ConversionError (a ValueError) naming the op, its index, the attribute and
-    what is supported when the model holds anything the core cannot run exactly.
+    what is supported when the model holds anything the core cannot run exactly; an
+    ONNX model whose external data cannot be read (given as bytes, or the data file
+    missing) is refused the same way.
     """
     data, path = _read(path_or_bytes)
+    path = path if path is not None else source_path
     fmt = format or detect_format(data, path)
     if fmt not in FORMATS:
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
+    int8_options = train_from is not None or new_head is not None or int8_input
+    if fmt == "tflite":
+        from . import tflite_int8
+        try:
+            quantized = tflite_int8.is_int8_model(data)
+        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+            raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
+                                  % (type(error).__name__, error)) from None
+        if quantized:
+            builder, inputs, outputs = tflite_int8.read(data, fmt, train_from, new_head,
+                                                        int8_input, head_seed)
+            layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
+                         builder.tensors[i].dims, "transpose": None} for i in indices]
+                       for indices in (builder.inputs, builder.outputs)]
+            source = SourceRecord("tflite-int8", data, builder.param_origins(), builder.folds,
+                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources)
+            return ConvertedModel(builder.image(), source)
+    if int8_options:
+        raise ConversionError("train_from, new_head and int8_input apply to int8 .tflite "
+                              "models; this %s model is float" % fmt,
+                              supported="an int8 model from TensorFlow's converter")
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
         try:
@@ -97,6 +143,8 @@ def convert(path_or_bytes, format=None):
             proto = onnx.load_model_from_string(data)
         except Exception as error:  # noqa: BLE001 - the protobuf parser's own message
             raise ConversionError("not a readable ONNX model (%s)" % error) from None
+        if _load_external_data(proto, path):
+            data = proto.SerializeToString()  # export writes one self-contained file
         try:
             builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(proto)
         except ConversionError:
@@ -108,6 +156,33 @@ def convert(path_or_bytes, format=None):
     source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
                           input_layouts, output_layouts, builder.op_sources)
     return ConvertedModel(image, source)
+
+
+def _load_external_data(proto, path):
+    """Read the tensors an ONNX model keeps in external data files from the directory of
+    ``path`` (as ``onnx.load`` does); True when there were any. onnx refuses locations
+    outside that directory."""
+    from onnx import external_data_helper as helper
+    names = [t.name for t in proto.graph.initializer if helper.uses_external_data(t)]
+    for node in proto.graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t") and helper.uses_external_data(attribute.t):
+                names.append(node.output[0] if node.output else node.name)
+    if not names:
+        return False
+    shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    if path is None:
+        raise ConversionError("the model keeps %d tensors (%s) in external data files; give "
+                              "the path of the .onnx file so they are read from beside it"
+                              % (len(names), shown))
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    try:
+        helper.load_external_data_for_model(proto, directory)
+    except Exception as error:  # noqa: BLE001 - onnx's own message says which file
+        raise ConversionError("cannot read the external data of %s (tensors %s) from %s: "
+                              "%s: %s" % (path, shown, directory, type(error).__name__,
+                                          error)) from None
+    return True
 
 
 def load_model_bytes(path):

@@ -8,7 +8,8 @@ A ``Value`` is one tensor of the source graph as the converter sees it:
 * an activation with a core tensor ``index`` whose ``shape`` is the source's logical
   shape of one sample (no batch) and ``core_shape`` the shape the core holds. ``perm``
   says how the two orders relate when they differ (ONNX's NCHW held as NHWC):
-  ``core.ravel()[i] == logical.ravel()[perm[i]]``; None means the same order.
+  ``core.ravel()[i] == logical.ravel()[perm[i]]``; None means the same order. The
+  importer moves elements (a TRANSPOSE op) only where an op needs the other order.
 
 Every weight the builder writes records its ``Origin``: which source tensor it came from
 and the steps (transpose, column permutation, scale, reshape) that made the core's array,
@@ -92,7 +93,7 @@ class Value:
     """One source tensor: a constant or an activation (see the module docstring)."""
 
     def __init__(self, shape, index=None, core_shape=None, perm=None, const=None,
-                 producer=None):
+                 producer=None, chw=None):
         self.shape = tuple(int(d) for d in shape)
         self.index = index
         self.core_shape = tuple(core_shape if core_shape is not None else shape)
@@ -100,6 +101,9 @@ class Value:
         self.const = const
         self.producer = producer  # core op index, for folds
         self.const_key = None     # source tensor of a constant (weights' origin)
+        self.chw = None if self.perm is None else chw  # a flattened image's [C, H, W]
+        self.nhwc_view = None     # the same image held as [H, W, C] (a TRANSPOSE made once)
+        self.logical_view = None  # the same tensor held in logical order (likewise)
 
     @property
     def is_const(self):
@@ -124,11 +128,12 @@ class Origin:
     ONNX initializer name; None for a bias the conversion created), the source array's
     shape and dtype, and ``steps`` from it to the core's array."""
 
-    def __init__(self, key, shape, steps=(), node=None):
+    def __init__(self, key, shape, steps=(), node=None, frozen=False):
         self.key = key
         self.node = node  # a created bias: the source op that takes it
         self.shape = tuple(shape)
         self.steps = list(steps)
+        self.frozen = frozen  # a MUL/SUB constant: never trained, nothing to write back
 
     def to_source(self, core):
         """The source array holding the trained core array ``core``."""
@@ -200,6 +205,14 @@ class Builder:
         self.origins[index] = origin
         return index
 
+    def add_constant(self, array, origin):
+        """A frozen CONST f32 tensor (the constant of a MUL or SUB): never trained."""
+        array = np.ascontiguousarray(array, dtype=np.float32)
+        index = self._add(_image.TensorSpec(array.shape, flags=_image.FLAG_CONST, data=array))
+        origin.frozen = True
+        self.origins[index] = origin
+        return index
+
     def weight(self, index):
         return self.tensors[index].data
 
@@ -221,7 +234,28 @@ class Builder:
         """An elementwise op on ``value``: the result keeps shape, layout and perm."""
         index = self.op(op_type, [value.index], value.core_shape, label, params)
         return Value(value.shape, index=index, core_shape=value.core_shape, perm=value.perm,
-                     producer=len(self.ops) - 1)
+                     producer=len(self.ops) - 1, chw=value.chw)
+
+    def transpose(self, index, core_shape, perm, label):
+        """A TRANSPOSE op of core tensor ``index`` (sample ``core_shape``): axis k of the
+        result is axis perm[k]. Returns the new core index and shape."""
+        shape = tuple(core_shape[p] for p in perm)
+        params = 0
+        for k, axis in enumerate(perm):
+            params |= int(axis) << (4 * k)
+        return self.op(_ops.TRANSPOSE, [index], shape, label, (params,)), shape
+
+    def pad(self, value, pads, label):
+        """A PAD op of an NHWC-held ``value`` (core [H, W, C]); ``pads`` = ((top, bottom),
+        (left, right)). Returns the padded core index and shape."""
+        (top, bottom), (left, right) = pads
+        if max(top, bottom, left, right) > 0xFFFF or min(top, bottom, left, right) < 0:
+            raise ConversionError("pads %r are out of range 0..65535" % (pads,), op=label)
+        height, width, channels = value.core_shape
+        shape = (height + top + bottom, width + left + right, channels)
+        index = self.op(_ops.PAD, [value.index], shape, label,
+                        (top | bottom << 16, left | right << 16))
+        return index, shape
 
     def reshape_core(self, value, core_shape, label):
         """``value`` with the core holding it as ``core_shape`` (a RESHAPE op if needed)."""
@@ -298,3 +332,27 @@ class Builder:
         """Origins of the CONST f32 tensors in table order (``mt_session_param`` order)."""
         return [self.origins[i] for i, t in enumerate(self.tensors)
                 if t.is_const and t.dtype == _image.DTYPE_F32]
+
+
+def sample_of_target(target, core_shape, label):
+    """The sample shape a Reshape target gives (its first entry is the batch)."""
+    sample_count = count(core_shape)
+    if not target:
+        raise ConversionError("new shape is a scalar", op=label)
+    first, rest = target[0], list(target[1:])
+    if any(d == BATCH or d % BATCH == 0 and d != 0 for d in rest):
+        raise ConversionError("new shape %r moves the batch dimension" % target, op=label,
+                              supported="the batch first, kept as it is")
+    if first == -1 and -1 in rest:
+        raise ConversionError("new shape %r has two -1 entries" % target, op=label)
+    if -1 in rest:
+        known = count([d for d in rest if d != -1])
+        if known == 0 or sample_count % known:
+            raise ConversionError("new shape %r does not fit %d elements per sample"
+                                  % (target, sample_count), op=label)
+        rest[rest.index(-1)] = sample_count // known
+    if first not in (BATCH, -1, 1, 0) or count(rest) != sample_count:
+        raise ConversionError("new shape %r does not keep the batch first with %d elements "
+                              "per sample" % (target, sample_count), op=label,
+                              supported="the batch first, kept as it is")
+    return tuple(rest)

@@ -2,7 +2,15 @@
 
 import numpy as np
 
+from .. import _files
 from ..nn import image as _image
+
+
+def _deprecated(name):
+    import warnings
+    warnings.warn("ConvertedModel.%s is deprecated: imported images take inputs and give "
+                  "outputs in the source's layout (NCHW for ONNX images), so it changes "
+                  "nothing but the array's shape" % name, DeprecationWarning, stacklevel=3)
 
 
 class SourceRecord:
@@ -40,12 +48,11 @@ class SourceRecord:
 class ConvertedModel:
     """An imported model: ``to_bytes()`` is the ``.mtm`` image ``TrainSession`` takes.
 
-    Layout at the API: the image computes in the core's NHWC layout. A TFLite/circle
-    model is NHWC already; an ONNX model's [N, C, H, W] inputs become [N, H, W, C] in the
-    image (``input_layouts[i]["transpose"]`` is then ``(0, 2, 3, 1)``): feed
-    ``prepare_inputs(x)`` to a session and ``restore_outputs(y)`` turns its outputs back
-    into the source's layout. Everything else (2-D inputs, classifier outputs) is the same
-    array in both.
+    Layout at the API: the image takes inputs and gives outputs as the source's runtime
+    does: NHWC for TFLite/circle, and NCHW for ONNX images, which TRANSPOSE ops inside the
+    image move to and from the core's NHWC. Feed a session the arrays you would give
+    LiteRT or ONNX Runtime. (``prepare_inputs`` and ``restore_outputs`` are left from
+    when ONNX images took NHWC inputs; they only reshape now, and are deprecated.)
     """
 
     def __init__(self, image, source):
@@ -88,9 +95,9 @@ class ConvertedModel:
         return self._image
 
     def save(self, path):
-        """Write the ``.mtm`` image to ``path``."""
-        with open(path, "wb") as handle:
-            handle.write(self._image)
+        """Write the ``.mtm`` image to ``path``, atomically (``microtrain._files``:
+        only a regular file is replaced; a failure leaves the previous file)."""
+        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """The image's weights in ``mt_session_param`` order (copies)."""
@@ -98,8 +105,9 @@ class ConvertedModel:
         return [parsed.tensor_data(i).copy() for i in parsed.const_f32_tensors()]
 
     def prepare_inputs(self, inputs):
-        """Batches in the source's layout (one array, or a list in input order) -> the
-        list of arrays the image takes (NCHW images transposed to NHWC)."""
+        """Deprecated: the image takes the source's layout. Batches (one array, or a list
+        in input order) -> the list of float32 arrays the image takes."""
+        _deprecated("prepare_inputs")
         arrays = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
         result = []
         for array, layout in zip(arrays, self.source.input_layouts):
@@ -111,7 +119,9 @@ class ConvertedModel:
         return result
 
     def restore_outputs(self, outputs):
-        """The image's output batches (a list) -> the source's layout and shapes."""
+        """Deprecated: the image gives the source's layout. The image's output batches
+        (a list) -> arrays of the source's shapes."""
+        _deprecated("restore_outputs")
         arrays = [outputs] if isinstance(outputs, np.ndarray) else list(outputs)
         result = []
         for array, layout in zip(arrays, self.source.output_layouts):

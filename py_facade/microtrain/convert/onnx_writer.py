@@ -53,6 +53,8 @@ def write_back(source, weights):
                                   "Constant node" % key)
 
     for position, (origin, weight) in enumerate(zip(source.origins, weights)):
+        if origin.frozen:
+            continue  # a Mul/Sub constant: never trained, the file holds it as it was
         array = origin.to_source(weight)
         if origin.key is not None:
             put(origin.key, array)
@@ -205,6 +207,25 @@ class _Graph:
                 else:
                     axis = 1 if layout == "nchw" and len(dims) == 3 else -1
                     self.names[out] = (self.node("Concat", ins, "concat", axis=axis), layout)
+            elif kind == _ops.PAD:
+                top, bottom = op.params[0] & 0xFFFF, op.params[0] >> 16
+                left, right = op.params[1] & 0xFFFF, op.params[1] >> 16
+                pads = [0, 0, top, left, 0, 0, bottom, right]  # NCHW, as readers expect
+                self.names[out] = (self.node("Pad", [self.get(x, "nchw"), self.const(
+                    np.array(pads, np.int64), "pads")], "pad"), "nchw")
+            elif kind in (_ops.MUL, _ops.SUB):
+                ins = []
+                for i in op.inputs:
+                    if tensors[i].flags & _image.FLAG_CONST:  # broadcasts over the last axis
+                        ins.append(self.const(self.weights[i], "c"))
+                    else:
+                        ins.append(self.get(i, "nhwc"))
+                self.names[out] = (self.node("Mul" if kind == _ops.MUL else "Sub", ins,
+                                             "arith"), "nhwc")
+            elif kind == _ops.TRANSPOSE:
+                sample_perm = [(op.params[0] >> (4 * k)) & 0xF for k in range(len(dims))]
+                self.names[out] = (self.node("Transpose", [self.get(x, "nhwc")], "transpose",
+                                             perm=[0] + [p + 1 for p in sample_perm]), "nhwc")
             elif kind == _ops.SOFTMAX:
                 name, layout = self.names[x]
                 axis = 1 if layout == "nchw" and len(dims) == 3 else -1

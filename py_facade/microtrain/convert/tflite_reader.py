@@ -12,6 +12,9 @@ TFLite is NHWC like the core, so no layout changes: weights are copied as they a
 (FULLY_CONNECTED ``[units, in]``, CONV_2D ``[OC, KH, KW, C]``, DEPTHWISE_CONV_2D
 ``[1, KH, KW, C]``). Shape arithmetic (TensorFlow's dynamic-batch ``SHAPE ->
 STRIDED_SLICE -> PACK -> RESHAPE``) is evaluated here with numpy.
+
+This module reads the flatbuffer, walks the subgraph and folds constants; ``tflite_ops``
+converts the operators (a mixin of the reader).
 """
 
 import numpy as np
@@ -19,6 +22,7 @@ import numpy as np
 from .. import ops as _ops
 from ..nn import image as _image
 from .graph import BATCH, Builder, ConversionError, Origin, Value, count
+from .tflite_ops import TfliteOps
 
 _TFLITE_IDENTIFIER = b"TFL3"
 _CIRCLE_IDENTIFIER = b"CIR0"
@@ -36,11 +40,13 @@ _FUSED_TO_OP = {1: _ops.RELU, 3: _ops.RELU6}
 _ACT_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 
 SUPPORTED_OPS = ("FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 1), "
-                 "MAX_POOL_2D, AVERAGE_POOL_2D, MEAN over H and W, RESHAPE, SQUEEZE, "
-                 "EXPAND_DIMS, SOFTMAX, RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, ADD, "
-                 "CONCATENATION (last axis), MUL/ADD/SUB by a constant right after a "
-                 "Dense or convolution (folded), and shape arithmetic on constants "
-                 "(SHAPE, STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
+                 "MAX_POOL_2D, AVERAGE_POOL_2D, MEAN over H and W, PAD/PADV2 (zeros "
+                 "around H and W), TRANSPOSE (the batch first), RESHAPE, SQUEEZE, "
+                 "EXPAND_DIMS, SOFTMAX, RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, ADD, SUB, "
+                 "MUL (activations of one shape, or a per-channel or scalar constant: "
+                 "folded into the Dense or convolution right before it where it can be), "
+                 "CONCATENATION (last axis), and shape arithmetic on constants (SHAPE, "
+                 "STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
 
 
 def _tflite():
@@ -104,7 +110,7 @@ def buffer_span(model, data, buffer_index):
     return start, buffer.DataLength()
 
 
-class _Reader:
+class _Reader(TfliteOps):
     def __init__(self, data, fmt):
         self.tflite = _tflite()
         self.data = bytes(data)
@@ -281,252 +287,6 @@ class _Reader:
         return self.builder.add_weight(value.const, Origin(value.const_key,
                                                            value.const.shape))
 
-    # ------------------------------------------------------------ ops
-
-    def op_FULLY_CONNECTED(self, op, values, inputs, outputs, label):
-        x = self.activation_input(values[0], label)
-        options = self.options(op, "FullyConnectedOptions")
-        if options.WeightsFormat() != 0:
-            raise ConversionError("weights_format %d is not supported" % options.WeightsFormat(),
-                                  op=label, attribute="weights_format", supported="DEFAULT")
-        out_shape = self.sample_shape(outputs[0], label)
-        if len(out_shape) != 1:
-            raise ConversionError("keep_num_dims gives a %d-D sample; the core's Dense "
-                                  "flattens each sample" % len(out_shape), op=label,
-                                  attribute="keep_num_dims", supported="false, or a 2-D input")
-        w_value = values[1]
-        if w_value is None or not w_value.is_const:
-            raise ConversionError("the weight is computed at run time", op=label)
-        units, in_features = w_value.const.shape
-        if count(x.core_shape) != in_features:
-            raise ConversionError("input has %d features per sample, the weight %d"
-                                  % (count(x.core_shape), in_features), op=label)
-        weight = self.weight(w_value, label, "weight")
-        bias = self.weight(values[2], label, "bias", (units,)) \
-            if len(values) > 2 and values[2] is not None else None
-        index = self.builder.op(_ops.DENSE, [x.index, weight, bias], (units,), label)
-        result = Value((units,), index=index, producer=len(self.builder.ops) - 1)
-        return self.fused(result, options.FusedActivationFunction(), label)[0]
-
-    def _conv_common(self, options, label, dilations=True):
-        if dilations and (options.DilationHFactor() != 1 or options.DilationWFactor() != 1):
-            raise ConversionError("dilation %dx%d is not supported" % (
-                options.DilationHFactor(), options.DilationWFactor()), op=label,
-                attribute="dilation_h_factor/dilation_w_factor", supported="1")
-        padding = _image.PADDING_SAME if options.Padding() == 0 else _image.PADDING_VALID
-        return (options.StrideH(), options.StrideW()), padding
-
-    def _spatial_input(self, value, label):
-        x = self.activation_input(value, label)
-        if len(x.core_shape) != 3:
-            raise ConversionError("input sample has shape %r; the core's spatial ops take "
-                                  "[H, W, C]" % (x.shape,), op=label)
-        return x
-
-    def _spatial_output(self, op_type, x, weights, params, label, outputs):
-        out_shape = self.sample_shape(outputs[0], label)
-        index = self.builder.op(op_type, [x.index] + weights, out_shape, label, params)
-        return Value(out_shape, index=index, producer=len(self.builder.ops) - 1)
-
-    def op_CONV_2D(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(values[0], label)
-        options = self.options(op, "Conv2DOptions")
-        strides, padding = self._conv_common(options, label)
-        w = values[1]
-        if w is None or not w.is_const or w.const.ndim != 4:
-            raise ConversionError("the filter must be a constant [OC, KH, KW, C]", op=label)
-        if w.const.shape[3] != x.core_shape[2]:
-            raise ConversionError("filter has %d input channels, the input %d: grouped "
-                                  "convolution is not supported" % (w.const.shape[3],
-                                                                    x.core_shape[2]),
-                                  op=label, supported="groups 1 (or DEPTHWISE_CONV_2D)")
-        weight = self.weight(w, label, "filter")
-        bias = self.weight(values[2], label, "bias", (w.const.shape[0],)) \
-            if len(values) > 2 and values[2] is not None else None
-        _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
-        params = _image.spatial_params(None, strides, padding, fused)
-        return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
-
-    def op_DEPTHWISE_CONV_2D(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(values[0], label)
-        options = self.options(op, "DepthwiseConv2DOptions")
-        strides, padding = self._conv_common(options, label)
-        w = values[1]
-        channels = x.core_shape[2]
-        if w is None or not w.is_const or w.const.ndim != 4 or w.const.shape[0] != 1:
-            raise ConversionError("the filter must be a constant [1, KH, KW, C]", op=label)
-        if w.const.shape[3] != channels or options.DepthMultiplier() not in (0, 1):
-            raise ConversionError("depth multiplier %d (filter %r, %d input channels) is not "
-                                  "supported" % (options.DepthMultiplier(),
-                                                 list(w.const.shape), channels), op=label,
-                                  attribute="depth_multiplier", supported="1")
-        weight = self.weight(w, label, "filter")
-        bias = self.weight(values[2], label, "bias", (channels,)) \
-            if len(values) > 2 and values[2] is not None else None
-        _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
-        params = _image.spatial_params(None, strides, padding, fused)
-        return self._spatial_output(_ops.DEPTHWISE_CONV2D, x, [weight, bias], params, label,
-                                    outputs)
-
-    def _pool(self, op_type, op, values, outputs, label):
-        x = self._spatial_input(values[0], label)
-        options = self.options(op, "Pool2DOptions")
-        strides, padding = self._conv_common(options, label, dilations=False)
-        kernel = (options.FilterHeight(), options.FilterWidth())
-        params = _image.spatial_params(kernel, strides, padding)
-        result = self._spatial_output(op_type, x, [], params, label, outputs)
-        return self.fused(result, options.FusedActivationFunction(), label)[0]
-
-    def op_MAX_POOL_2D(self, op, values, inputs, outputs, label):
-        return self._pool(_ops.MAX_POOL2D, op, values, outputs, label)
-
-    def op_AVERAGE_POOL_2D(self, op, values, inputs, outputs, label):
-        return self._pool(_ops.AVERAGE_POOL2D, op, values, outputs, label)
-
-    def op_MEAN(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(values[0], label)
-        axes = values[1]
-        if axes is None or not axes.is_const:
-            raise ConversionError("the axes are computed at run time", op=label)
-        axes = sorted(int(a) % 4 for a in np.asarray(axes.const).ravel())
-        if axes != [1, 2]:
-            raise ConversionError("mean over axes %r is not supported" % axes, op=label,
-                                  attribute="axes", supported="[1, 2] (H and W: global "
-                                  "average pooling)")
-        channels = x.core_shape[2]
-        index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [x.index], (channels,), label)
-        out_shape = self.sample_shape(outputs[0], label)
-        result = Value((channels,), index=index)
-        if len(out_shape) != 1:  # keep_dims: [1, 1, C]
-            index = self.builder.reshape_core(result, out_shape, label)
-            result = Value(out_shape, index=index)
-        return result
-
-    def _reshape(self, values, outputs, label):
-        x = self.activation_input(values[0], label)
-        declared = self.sample_shape(outputs[0], label)
-        if len(values) > 1 and values[1] is not None:
-            target = values[1]
-            if not target.is_const:
-                raise ConversionError("the new shape is computed from run-time data", op=label)
-            target = [int(d) for d in np.asarray(target.const).ravel()]
-            sample = _sample_of_target(target, x.core_shape, label)
-            if sample != declared:
-                raise ConversionError("new shape %r gives samples of %r, the file declares %r"
-                                      % (target, sample, declared), op=label)
-        if not 1 <= len(declared) <= 4:
-            raise ConversionError("the result has %d dimensions besides the batch; the core "
-                                  "holds 1 to 4" % len(declared), op=label)
-        index = self.builder.reshape_core(x, declared, label)
-        return Value(declared, index=index)
-
-    def op_RESHAPE(self, op, values, inputs, outputs, label):
-        return self._reshape(values, outputs, label)
-
-    def op_SQUEEZE(self, op, values, inputs, outputs, label):
-        return self._reshape(values[:1], outputs, label)
-
-    def op_EXPAND_DIMS(self, op, values, inputs, outputs, label):
-        return self._reshape(values[:1], outputs, label)
-
-    def op_SOFTMAX(self, op, values, inputs, outputs, label):
-        x = self.activation_input(values[0], label)
-        beta = self.options(op, "SoftmaxOptions").Beta()
-        if beta != 1.0:
-            raise ConversionError("beta %g is not supported" % beta, op=label,
-                                  attribute="beta", supported="1.0")
-        return self.builder.activation(_ops.SOFTMAX, x, label)
-
-    def _unary(self, op_type, values, label, params=()):
-        return self.builder.activation(op_type, self.activation_input(values[0], label),
-                                       label, params)
-
-    def op_RELU(self, op, values, inputs, outputs, label):
-        return self._unary(_ops.RELU, values, label)
-
-    def op_RELU6(self, op, values, inputs, outputs, label):
-        return self._unary(_ops.RELU6, values, label)
-
-    def op_LOGISTIC(self, op, values, inputs, outputs, label):
-        return self._unary(_ops.SIGMOID, values, label)
-
-    def op_TANH(self, op, values, inputs, outputs, label):
-        return self._unary(_ops.TANH, values, label)
-
-    def op_LEAKY_RELU(self, op, values, inputs, outputs, label):
-        alpha = self.options(op, "LeakyReluOptions").Alpha()
-        if alpha < 0:
-            raise ConversionError("alpha %g is not supported" % alpha, op=label,
-                                  attribute="alpha", supported="alpha >= 0")
-        return self._unary(_ops.LEAKY_RELU, values, label, (_image.f32_bits(alpha),))
-
-    def _foldable(self, inputs, label):
-        t = inputs[0]
-        return self.consumers.get(t, 0) == 1 and t not in self.graph_outputs
-
-    def _binary(self, kind, op, values, inputs, outputs, label, options_name):
-        act = self.options(op, options_name).FusedActivationFunction() \
-            if op.BuiltinOptions() is not None else 0
-        a, b = values
-        if not a.is_const and not b.is_const:
-            if kind != "add":
-                raise ConversionError("%s of two activations is not supported" % kind.upper(),
-                                      op=label, supported="ADD of two activations; MUL/SUB "
-                                      "by a constant folded into the Dense or convolution "
-                                      "before it")
-            if a.core_shape != b.core_shape:
-                raise ConversionError("operands have shapes %r and %r: broadcasting is not "
-                                      "supported" % (a.shape, b.shape), op=label,
-                                      supported="two activations of the same shape")
-            index = self.builder.op(_ops.ADD, [a.index, b.index], a.core_shape, label)
-            result = Value(a.shape, index=index, core_shape=a.core_shape)
-            return self.fused(result, act, label)[0]
-        if a.is_const:
-            if kind == "sub":
-                raise ConversionError("constant minus activation is not supported", op=label)
-            a, b = b, a
-            inputs = inputs[::-1]
-        constant = np.asarray(b.const, np.float32)
-        if kind == "mul":
-            scale, shift = constant, np.float32(0)
-        else:
-            scale, shift = np.float32(1), (constant if kind == "add" else -constant)
-        folded = None
-        if constant.ndim <= 1 and self._foldable(inputs, label):
-            folded = self.builder.fold_affine(a, scale, shift, label, [b.const_key], kind,
-                                              b if kind == "add" else None)
-        if folded is None:
-            raise ConversionError("%s by a constant folds only into the FULLY_CONNECTED or "
-                                  "convolution (without a fused activation) right before it, "
-                                  "per output channel" % kind.upper(), op=label,
-                                  supported="a per-channel or scalar constant after a Dense "
-                                  "or convolution that feeds nothing else")
-        return self.fused(folded, act, label)[0]
-
-    def op_ADD(self, op, values, inputs, outputs, label):
-        return self._binary("add", op, values, inputs, outputs, label, "AddOptions")
-
-    def op_SUB(self, op, values, inputs, outputs, label):
-        return self._binary("sub", op, values, inputs, outputs, label, "SubOptions")
-
-    def op_MUL(self, op, values, inputs, outputs, label):
-        return self._binary("mul", op, values, inputs, outputs, label, "MulOptions")
-
-    def op_CONCATENATION(self, op, values, inputs, outputs, label):
-        options = self.options(op, "ConcatenationOptions")
-        xs = [self.activation_input(v, label, "operand") for v in values]
-        rank = len(xs[0].core_shape) + 1
-        if options.Axis() % rank != rank - 1:
-            raise ConversionError("concatenation along axis %d is not supported"
-                                  % options.Axis(), op=label, attribute="axis",
-                                  supported="the last axis")
-        if not 2 <= len(xs) <= 4:
-            raise ConversionError("%d operands; the core joins 2 to 4" % len(xs), op=label)
-        out_shape = self.sample_shape(outputs[0], label)
-        index = self.builder.op(_ops.CONCATENATION, [x.index for x in xs], out_shape, label)
-        result = Value(out_shape, index=index)
-        return self.fused(result, options.FusedActivationFunction(), label)[0]
-
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
         shape = list(_tensor_signature(self.tensor(inputs[0])))
@@ -582,30 +342,6 @@ class _Reader:
 
     def _declared(self, op):
         return _tensor_shape(self.tensor(int(op.OutputsAsNumpy()[0])))
-
-
-def _sample_of_target(target, core_shape, label):
-    """The sample shape a Reshape target gives (its first entry is the batch)."""
-    sample_count = count(core_shape)
-    if not target:
-        raise ConversionError("new shape is a scalar", op=label)
-    first, rest = target[0], list(target[1:])
-    if any(d == BATCH or d % BATCH == 0 and d != 0 for d in rest):
-        raise ConversionError("new shape %r moves the batch dimension" % target, op=label,
-                              supported="the batch first, kept as it is")
-    if first == -1 and -1 in rest:
-        raise ConversionError("new shape %r has two -1 entries" % target, op=label)
-    if -1 in rest:
-        known = count([d for d in rest if d != -1])
-        if known == 0 or sample_count % known:
-            raise ConversionError("new shape %r does not fit %d elements per sample"
-                                  % (target, sample_count), op=label)
-        rest[rest.index(-1)] = sample_count // known
-    if first not in (BATCH, -1, 1, 0) or count(rest) != sample_count:
-        raise ConversionError("new shape %r does not keep the batch first with %d elements "
-                              "per sample" % (target, sample_count), op=label,
-                              supported="the batch first, kept as it is")
-    return tuple(rest)
 
 
 def read(data, fmt):

@@ -43,6 +43,8 @@ def write_back(source, weights, fmt):
         data[start:start + size] = payload
 
     for position, (origin, weight) in enumerate(zip(source.origins, weights)):
+        if origin.frozen:
+            continue  # a MUL/SUB constant: never trained, the file holds it as it was
         if origin.key is None:
             raise ConversionError("weight %d is a bias the conversion created (a folded "
                                   "constant); the original file has no place for it: export "
@@ -152,6 +154,23 @@ class _Writer:
                 self.operators.append((B.CONCATENATION, ins, outs, (
                     "ConcatenationOptions", {"Axis": len(out_dims),
                                              "FusedActivationFunction": 0})))
+            elif kind == _ops.PAD:
+                paddings = self.int_const([[0, 0], [op.params[0] & 0xFFFF, op.params[0] >> 16],
+                                           [op.params[1] & 0xFFFF, op.params[1] >> 16],
+                                           [0, 0]], "paddings%d" % index)
+                self.operators.append((B.PAD, ins + [paddings], outs, None))
+            elif kind in (_ops.MUL, _ops.SUB):  # a constant operand broadcasts as in numpy
+                if kind == _ops.MUL:
+                    self.operators.append((B.MUL, ins, outs, ("MulOptions",
+                                                              {"FusedActivationFunction": 0})))
+                else:
+                    self.operators.append((B.SUB, ins, outs, ("SubOptions",
+                                                              {"FusedActivationFunction": 0})))
+            elif kind == _ops.TRANSPOSE:
+                rank = len(self.parsed.tensors[op.inputs[0]].dims)
+                perm = self.int_const([0] + [((op.params[0] >> (4 * k)) & 0xF) + 1
+                                             for k in range(rank)], "perm%d" % index)
+                self.operators.append((B.TRANSPOSE, ins + [perm], outs, None))
             elif kind == _ops.SOFTMAX:
                 self.operators.append((B.SOFTMAX, ins, outs, ("SoftmaxOptions",
                                                               {"Beta": 1.0})))

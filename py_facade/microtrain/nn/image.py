@@ -1,4 +1,5 @@
-"""Writer and reader of the ``.mtm`` model image: writes version 2, reads 1 and 2.
+"""Writer and reader of the ``.mtm`` model image: writes version 2 (version 3 for a model with
+int8 tensors), reads 1, 2 and 3.
 
 The format is specified in micro_core/docs/model_format.md; the C reader is
 micro_core/src/model_image.c. Layout written here::
@@ -7,6 +8,8 @@ micro_core/src/model_image.c. Layout written here::
     [64, ...)               tensor table, 32 bytes per tensor
     ...                     op table, 32 bytes per op
     ...                     io table: num_inputs then num_outputs u16 tensor indices
+    quant_offset (4-align)  version 3: the quantization records of int8 (and int32 bias)
+                            tensors; each tensor entry's last u32 is its record's offset
     data_offset (16-align)  weight data; every CONST tensor starts 16-aligned and is
                             zero-padded to a multiple of 16 bytes
 
@@ -24,8 +27,9 @@ import zlib
 import numpy as np
 
 MAGIC = b"MTM1"
-VERSION = 2              # what write_image writes
-READ_VERSIONS = (1, 2)   # what read_image (and the C reader) accept
+VERSION = 2              # what write_image writes for a float model
+VERSION_QUANTIZED = 3    # ... and for a model with quantized tensors
+READ_VERSIONS = (1, 2, 3)  # what read_image (and the C reader) accept
 MAX_LAYER = 255          # a u8 in the op entry
 HEADER_BYTES = 64
 TENSOR_ENTRY_BYTES = 32
@@ -40,7 +44,9 @@ MAX_OP_PARAMS = 4
 
 DTYPE_F32 = 1
 DTYPE_I32 = 2
-NUMPY_DTYPES = {DTYPE_F32: np.dtype("<f4"), DTYPE_I32: np.dtype("<i4")}
+DTYPE_I8 = 3
+NUMPY_DTYPES = {DTYPE_F32: np.dtype("<f4"), DTYPE_I32: np.dtype("<i4"), DTYPE_I8: np.dtype("i1")}
+ELEMENT_BYTES = {DTYPE_F32: 4, DTYPE_I32: 4, DTYPE_I8: 1}
 
 FLAG_CONST = 1
 FLAG_TRAINABLE = 2
@@ -58,9 +64,11 @@ FUSED_RELU6 = 2
 FUSED_ACTIVATIONS = {None: FUSED_NONE, "relu": FUSED_RELU, "relu6": FUSED_RELU6}
 
 # magic, version, header_bytes, image_bytes, crc32, num_tensors, num_ops, num_inputs,
-# num_outputs, tensors_offset, ops_offset, io_offset, data_offset, data_bytes, reserved
-_HEADER = struct.Struct("<4sHHIIIIIIIIIII12s")
-# dtype, ndim, flags, dims[4], data offset, data bytes, reserved
+# num_outputs, tensors_offset, ops_offset, io_offset, data_offset, data_bytes,
+# quant_offset, quant_bytes (version 3; zero before), reserved
+_HEADER = struct.Struct("<4sHHIIIIIIIIIIIII4s")
+# dtype, ndim, flags, dims[4], data offset, data bytes, quantization record offset
+# (version 3; reserved, zero, before)
 _TENSOR = struct.Struct("<BBH4IIII")
 # op type, num inputs, num outputs, layer (version 2; reserved in 1), inputs[4], outputs[2],
 # params[4]
@@ -77,14 +85,44 @@ def align_up(value, alignment):
     return (value + alignment - 1) // alignment * alignment
 
 
-class TensorSpec:
-    """One tensor table entry. ``data`` (numpy) is given for CONST tensors only."""
+class Quantization:
+    """A tensor's quantization record: real = scale[c] * (q - zero_point[c]) along ``axis``
+    (one channel: the whole tensor)."""
 
-    def __init__(self, dims, flags=0, dtype=DTYPE_F32, data=None):
+    def __init__(self, scales, zero_points, axis=0):
+        self.scales = np.asarray(scales, dtype=np.float32).reshape(-1)
+        self.zero_points = np.asarray(zero_points, dtype=np.int64).reshape(-1)
+        self.axis = int(axis) if self.scales.size > 1 else 0
+        if self.scales.size != self.zero_points.size or self.scales.size == 0:
+            raise ValueError("a quantization record has as many zero points as scales (>= 1)")
+
+    @property
+    def channels(self):
+        return int(self.scales.size)
+
+    def pack(self):
+        return (struct.pack("<II", self.channels, self.axis) + self.scales.astype("<f4").tobytes()
+                + self.zero_points.astype("<i4").tobytes())
+
+    def __eq__(self, other):
+        return (isinstance(other, Quantization) and self.axis == other.axis
+                and np.array_equal(self.scales, other.scales)
+                and np.array_equal(self.zero_points, other.zero_points))
+
+    def __repr__(self):
+        return "Quantization(%d channel(s), axis %d)" % (self.channels, self.axis)
+
+
+class TensorSpec:
+    """One tensor table entry. ``data`` (numpy) is given for CONST tensors only;
+    ``quant`` (a Quantization) for int8 tensors and, optionally, int32 biases."""
+
+    def __init__(self, dims, flags=0, dtype=DTYPE_F32, data=None, quant=None):
         self.dims = tuple(int(d) for d in dims)
         self.flags = int(flags)
         self.dtype = int(dtype)
         self.data = data
+        self.quant = quant
 
     @property
     def is_const(self):
@@ -145,14 +183,14 @@ def f32_from_bits(bits):
     return struct.unpack("<f", struct.pack("<I", int(bits)))[0]
 
 
-def _pack_tensor(tensor, data_offset, data_bytes):
+def _pack_tensor(tensor, data_offset, data_bytes, quant_offset=0):
     if not 1 <= len(tensor.dims) <= MAX_DIMS:
         raise ValueError("a tensor has 1..%d dimensions, got %r" % (MAX_DIMS, tensor.dims))
     if any(d <= 0 for d in tensor.dims):
         raise ValueError("tensor dimensions must be positive, got %r" % (tensor.dims,))
     dims = list(tensor.dims) + [0] * (MAX_DIMS - len(tensor.dims))
     return _TENSOR.pack(tensor.dtype, len(tensor.dims), tensor.flags, *dims, data_offset,
-                        data_bytes, 0)
+                        data_bytes, quant_offset)
 
 
 def op_layers(ops):
@@ -200,7 +238,8 @@ def _const_payload(tensor):
 
 
 def write_image(tensors, ops, inputs, outputs):
-    """Serialise a model to ``.mtm`` bytes (version 2).
+    """Serialise a model to ``.mtm`` bytes (version 2; version 3 when a tensor is int8 or
+    carries a quantization record).
 
     Args:
         tensors: list of TensorSpec, in tensor-table order
@@ -212,28 +251,44 @@ def write_image(tensors, ops, inputs, outputs):
     tensors_offset = HEADER_BYTES
     ops_offset = tensors_offset + TENSOR_ENTRY_BYTES * num_tensors
     io_offset = ops_offset + OP_ENTRY_BYTES * num_ops
-    data_offset = align_up(io_offset + 2 * (len(inputs) + len(outputs)), DATA_ALIGN)
+    quantized = any(t.quant is not None or t.dtype == DTYPE_I8 for t in tensors)
+    quant_offset = align_up(io_offset + 2 * (len(inputs) + len(outputs)), 4)
+    quant_section = bytearray()
+    record_offsets = []
+    for tensor in tensors:
+        if tensor.dtype == DTYPE_I8 and tensor.quant is None:
+            raise ValueError("int8 tensor %r has no quantization record" % (tensor,))
+        if tensor.quant is None:
+            record_offsets.append(0)
+            continue
+        record_offsets.append(quant_offset + len(quant_section))
+        quant_section += tensor.quant.pack()
+    data_offset = align_up(quant_offset + len(quant_section), DATA_ALIGN)
 
     tensor_table = bytearray()
     data_section = bytearray()
-    for tensor in tensors:
+    for tensor, record in zip(tensors, record_offsets):
         if tensor.is_const:
             payload = _const_payload(tensor)
             offset = len(data_section)
             data_section += payload
             data_section += bytes(align_up(len(payload), DATA_ALIGN) - len(payload))
-            tensor_table += _pack_tensor(tensor, offset, len(payload))
+            tensor_table += _pack_tensor(tensor, offset, len(payload), record)
         else:
-            tensor_table += _pack_tensor(tensor, 0, 0)
+            tensor_table += _pack_tensor(tensor, 0, 0, record)
     op_table = b"".join(_pack_op(op, layer) for op, layer in zip(ops, op_layers(ops)))
     io_table = struct.pack("<%dH" % (len(inputs) + len(outputs)), *inputs, *outputs)
-    io_padding = bytes(data_offset - io_offset - len(io_table))
+    io_padding = bytes(quant_offset - io_offset - len(io_table))
+    quant_padding = bytes(data_offset - quant_offset - len(quant_section))
     image_bytes = data_offset + len(data_section)
 
-    header = _HEADER.pack(MAGIC, VERSION, HEADER_BYTES, image_bytes, 0, num_tensors, num_ops,
-                          len(inputs), len(outputs), tensors_offset, ops_offset, io_offset,
-                          data_offset, len(data_section), bytes(12))
-    image = bytearray(header + tensor_table + op_table + io_table + io_padding + data_section)
+    header = _HEADER.pack(MAGIC, VERSION_QUANTIZED if quantized else VERSION, HEADER_BYTES,
+                          image_bytes, 0, num_tensors, num_ops, len(inputs), len(outputs),
+                          tensors_offset, ops_offset, io_offset, data_offset, len(data_section),
+                          quant_offset if quantized else 0,
+                          len(quant_section) if quantized else 0, bytes(4))
+    image = bytearray(header + tensor_table + op_table + io_table + io_padding + quant_section
+                      + quant_padding + data_section)
     assert len(image) == image_bytes
     update_crc(image)
     return bytes(image)
@@ -255,7 +310,7 @@ def update_crc(image):
 class ImageHeader:
     FIELDS = ("magic", "version", "header_bytes", "image_bytes", "crc32", "num_tensors",
               "num_ops", "num_inputs", "num_outputs", "tensors_offset", "ops_offset",
-              "io_offset", "data_offset", "data_bytes")
+              "io_offset", "data_offset", "data_bytes", "quant_offset", "quant_bytes")
 
     def __init__(self, values):
         for name, value in zip(self.FIELDS, values):
@@ -268,8 +323,9 @@ class ImageHeader:
 class ImageTensor:
     """A tensor table entry as read, with where its data lies in the image."""
 
-    def __init__(self, index, dtype, dims, flags, data_offset, data_bytes):
+    def __init__(self, index, dtype, dims, flags, data_offset, data_bytes, quant=None):
         self.index = index
+        self.quant = quant  # a Quantization (version 3), or None
         self.dtype = dtype
         self.dims = dims
         self.flags = flags
@@ -303,6 +359,22 @@ class ModelImage:
                 if t.flags & FLAG_CONST and t.dtype == DTYPE_F32]
 
 
+def _read_quant(view, header, offset):
+    """The Quantization record at ``offset`` (0: none), inside the quantization section."""
+    if offset == 0:
+        return None
+    end = header.quant_offset + header.quant_bytes
+    if offset < header.quant_offset or offset + 8 > end:
+        raise ValueError("a quantization record at %d lies outside its section" % offset)
+    channels, axis = struct.unpack_from("<II", view, offset)
+    if offset + 8 + 8 * channels > end:
+        raise ValueError("a quantization record of %d channels overruns its section" % channels)
+    scales = np.frombuffer(bytes(view[offset + 8:offset + 8 + 4 * channels]), dtype="<f4")
+    zero_points = np.frombuffer(bytes(view[offset + 8 + 4 * channels:offset + 8 + 8 * channels]),
+                                dtype="<i4")
+    return Quantization(scales, zero_points, axis)
+
+
 def read_image(buffer, verify_crc=True):
     """Parse ``.mtm`` bytes. Raises ValueError on a bad magic, version, bound or CRC."""
     view = memoryview(buffer).cast("B") if not isinstance(buffer, (bytes, bytearray)) else buffer
@@ -319,7 +391,11 @@ def read_image(buffer, verify_crc=True):
     if header.image_bytes > len(view) or header.image_bytes < HEADER_BYTES:
         raise ValueError("header says %d bytes, buffer holds %d" % (header.image_bytes,
                                                                     len(view)))
+    if header.version >= VERSION_QUANTIZED and header.quant_bytes < 8:
+        raise ValueError("a version 3 image has a quantization section (it is written for "
+                         "quantized models only)")
     sections = (
+        (header.quant_offset if header.quant_bytes else HEADER_BYTES, header.quant_bytes),
         (header.tensors_offset, TENSOR_ENTRY_BYTES * header.num_tensors),
         (header.ops_offset, OP_ENTRY_BYTES * header.num_ops),
         (header.io_offset, 2 * (header.num_inputs + header.num_outputs)),
@@ -340,13 +416,14 @@ def read_image(buffer, verify_crc=True):
         dtype, ndim, flags = fields[0], fields[1], fields[2]
         dims = tuple(fields[3:3 + ndim])
         data_offset, data_bytes = fields[7], fields[8]
+        quant = _read_quant(view, header, fields[9]) if header.version >= 3 else None
         if flags & FLAG_CONST:
             start = header.data_offset + data_offset
             if start + data_bytes > header.data_offset + header.data_bytes:
                 raise ValueError("tensor %d data lies outside the data section" % index)
         else:
             start = 0
-        tensors.append(ImageTensor(index, dtype, dims, flags, start, data_bytes))
+        tensors.append(ImageTensor(index, dtype, dims, flags, start, data_bytes, quant))
 
     ops = []
     for index in range(header.num_ops):

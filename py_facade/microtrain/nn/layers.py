@@ -21,12 +21,14 @@ from . import image as _image
 from .. import ops as _ops
 from ._layer_base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
                           _element_count, _is_positive_int)
+from ._arithmetic_layers import Multiply, Permute, Subtract, ZeroPadding2D
 from ._spatial_layers import (AveragePool2D, Conv2D, DepthwiseConv2D, GlobalAveragePool,
                               MaxPool2D)
 
 __all__ = ["Layer", "ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "Softmax", "Dense",
            "Conv2D", "DepthwiseConv2D", "MaxPool2D", "AveragePool2D", "GlobalAveragePool",
-           "Reshape", "Flatten", "Add", "Concatenate", "BatchNorm"]
+           "Reshape", "Flatten", "Add", "Concatenate", "BatchNorm", "ZeroPadding2D", "Permute",
+           "Multiply", "Subtract"]
 
 
 class _Activation(Layer):

@@ -28,6 +28,7 @@ a session opened from the image file alone numbers layers as the model does;
 
 import numpy as np
 
+from .. import _files
 from . import image as _image
 from .. import _random
 from . import functional
@@ -57,6 +58,12 @@ class _ImageBuilder:
         self.weights.append(array)
         flags = _image.FLAG_CONST | _image.FLAG_TRAINABLE
         return self._add(_image.TensorSpec(array.shape, flags=flags, data=array))
+
+    def add_constant(self, array):
+        """A frozen constant (CONST, not TRAINABLE: Multiply/Subtract's operand); listed with
+        the weights, as mt_session_param lists every CONST f32 tensor."""
+        self.weights.append(array)
+        return self._add(_image.TensorSpec(array.shape, flags=_image.FLAG_CONST, data=array))
 
     def add_op(self, op_type, inputs, outputs, params=()):
         self.ops.append(_image.OpSpec(op_type, inputs, outputs, params, layer=self.layer))
@@ -182,9 +189,9 @@ class Model:
         return self._image
 
     def save(self, path):
-        """Write the model image to ``path``."""
-        with open(path, "wb") as handle:
-            handle.write(self._image)
+        """Write the model image to ``path``, atomically (``microtrain._files``:
+        only a regular file is replaced; a failure leaves the previous file)."""
+        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """Initial weights in layer order, each layer's weight then bias (copies)."""

@@ -9,6 +9,8 @@
         [--plot arena.png]
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
+    microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
+    microtrain fleet ...               (a simulated fleet with Flower, microtrain.federated)
 
 Defaults are compile()'s (SGD, MSE, batch 16) and loss names are ``microtrain.losses``'
 (mse, mae, cce, scce, bce or full names). Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
@@ -38,7 +40,7 @@ from ..nn import image as _image
 from . import arena as _arena
 from .cli_args import PROG, UsageError, build_parser
 
-_DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32"}
+_DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I8: "i8"}
 
 
 # ---------------------------------------------------------------- helpers
@@ -333,6 +335,8 @@ def run_info(args):
         rows.append(("shared lifetimes", -summary["reuse"]))  # the reuse
         rows.append(("total", summary["total"]))
         rows.append(("lower bound (most bytes live at once)", summary["lower_bound"]))
+        if plan.get("int8_activation_bytes"):  # the frozen int8 part's working set
+            rows.append(("of which int8 activations, at most", plan["int8_activation_bytes"]))
         rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
         rows.append(("update mode", summary["update"]))
         print(_table(("role", "bytes"), rows))
@@ -362,6 +366,16 @@ def _firmware(argv):
     return int(firmware.main(list(argv)) or 0)
 
 
+def _fleet(argv):
+    try:
+        from ..federated import fleet
+    except ImportError as error:
+        _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
+               % _one_line(error))
+        return 2
+    return int(fleet.main(list(argv)) or 0)
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -389,10 +403,16 @@ def main(argv=None):
         if argv and argv[0] == "convert":
             from ..convert import cli as convert_cli
             return int(convert_cli.main(argv[1:]) or 0)
+        if argv and argv[0] == "fleet":  # a simulated fleet with Flower (microtrain[federated])
+            return _fleet(argv[1:])
+        if argv and argv[0] == "micropython":  # runs a script on MicroPython firmware
+            from . import micropython
+            return int(micropython.main(argv[1:]) or 0)
         parser = build_parser()
         if not argv:
-            raise UsageError("a command is required: train, eval, predict, info, convert or "
-                             "firmware (usage: %s COMMAND ...; see %s --help)" % (PROG, PROG))
+            raise UsageError("a command is required: train, eval, predict, info, convert, "
+                             "firmware, micropython or fleet (usage: %s COMMAND ...; see %s --help)"
+                             % (PROG, PROG))
         args = parser.parse_args(argv)
         handler = {"train": run_train, "eval": run_eval, "info": run_info,
                    "predict": run_predict}[args.command]

@@ -231,4 +231,6 @@ def build_parser():
                         add_help=False)
     commands.add_parser("convert", help="import a .tflite/.circle/.onnx model as .mtm (see "
                         "microtrain convert --help)", add_help=False)
+    commands.add_parser("micropython", add_help=False,
+                        help="run a script on MicroPython (see microtrain micropython --help)")
     return parser

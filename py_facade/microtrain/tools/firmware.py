@@ -8,7 +8,8 @@ a device, build it for a board, and run it under QEMU against the host.
 
 What it does:
 
-1. Plans the arena with the host library for the model and the training configuration
+1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
+   .mtm) and plans the arena with the host library for it and the training configuration
    (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
@@ -50,315 +51,27 @@ import json
 import os
 import re
 import subprocess
-import struct
 import sys
-import zlib
 
 import numpy as np
 
-from .. import config as _config, losses as _losses, optimizers as _optimizers
-from ..backend import CONFIG_FIELDS
-from ..nn import image as _image
+from .. import _model_source, config as _config, losses as _losses, optimizers as _optimizers
 from ..train_session import TrainSession
 
-_FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay")
+# The packaging pieces, importable from here as before the split (tests, examples and
+# benchmarks use microtrain.tools.firmware.TrainingSpec, float_bits, DATA_SOURCE, ...).
+from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources  # noqa: F401
+from .firmware_training import (ACCURACY_ARGMAX_LABEL, ACCURACY_ARGMAX_ONE_HOT,  # noqa: F401
+                                ACCURACY_BINARY, ACCURACY_NONE, Dataset, FirmwareError,
+                                TrainingSpec, accuracy_kind, float_bits, host_reference,
+                                int8_input, weights_crc32)
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
-DATA_HEADER = "mt_firmware_data.h"
-DATA_SOURCE = "mt_firmware_data.c"
-
-# MT_FW_ACCURACY values (boards/app/fw_app.h)
-ACCURACY_NONE = 0
-ACCURACY_ARGMAX_ONE_HOT = 1
-ACCURACY_ARGMAX_LABEL = 2
-ACCURACY_BINARY = 3
 
 # Exit statuses of the example firmware (MT_FW_EXIT_* of boards/app/fw_app.h)
 EXIT_OK = 0
 EXIT_CORE_ERROR = 1
 EXIT_PLAN_MISMATCH = 2
-
-_WORDS_PER_LINE = 8
-_BYTES_PER_LINE = 16
-
-
-class FirmwareError(Exception):
-    """A step of packaging, building or running failed; the message says which and why."""
-
-
-# ------------------------------------------------------------------ training spec
-
-
-class TrainingSpec:
-    """What the firmware and the host replay both run: configuration and epochs. Names and
-    defaults are compile()'s (``microtrain.config``): SGD, MSE, batch 16, the optimizer's
-    own learning rate."""
-
-    def __init__(self, epochs=3, optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
-                 loss=_config.DEFAULT_LOSS, batch_size=_config.DEFAULT_BATCH_SIZE,
-                 num_trainable_ops=-1):
-        if int(epochs) < 1:
-            raise ValueError("epochs must be at least 1, got %r" % (epochs,))
-        self.epochs = int(epochs)
-        self.optimizer = _optimizers.get(optimizer)
-        if learning_rate is not None:
-            settings = self.optimizer.get_config()
-            settings["learning_rate"] = learning_rate
-            self.optimizer = type(self.optimizer)(**settings)
-        self.loss = _losses.get(loss)
-        self.batch_size = int(batch_size)
-        self.num_trainable_ops = int(num_trainable_ops)
-
-    def compile(self, session):
-        session.compile(optimizer=self.optimizer, loss=self.loss, batch_size=self.batch_size,
-                        num_trainable_ops=self.num_trainable_ops)
-
-
-# ------------------------------------------------------------------ dataset
-
-
-class Dataset:
-    """Training and evaluation rows, converted once to the exact arrays both sides use."""
-
-    def __init__(self, x, y, x_eval=None, y_eval=None):
-        self.x, self.y = x, y
-        self.x_eval = x if x_eval is None else x_eval
-        self.y_eval = y if y_eval is None else y_eval
-
-    @classmethod
-    def load(cls, path):
-        with np.load(path) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-        for key in ("x", "y"):
-            if key not in arrays:
-                raise FirmwareError("%s has no array %r (it needs x and y; x_eval and y_eval "
-                                    "are optional)" % (path, key))
-        if ("x_eval" in arrays) != ("y_eval" in arrays):
-            raise FirmwareError("%s has only one of x_eval and y_eval" % path)
-        return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))
-
-    def conform(self, input_dims, output_dims, sparse_labels):
-        """Check shapes against the model and convert to float32 rows / int32 labels."""
-        def rows(x, y, what):
-            x = np.asarray(x)
-            y = np.asarray(y)
-            if x.ndim < 1 or tuple(x.shape[1:]) != tuple(input_dims) or len(x) == 0:
-                raise FirmwareError("%s x has shape %s; the model takes (N, %s), N >= 1"
-                                    % (what, x.shape, ", ".join(map(str, input_dims))))
-            if sparse_labels:
-                if y.shape != (len(x),) or y.dtype.kind not in "iu":
-                    raise FirmwareError("%s y must be [N] integer labels for sparse "
-                                        "categorical cross-entropy, got %s %s"
-                                        % (what, y.dtype, y.shape))
-                y = y.astype("<i4")
-            else:
-                if tuple(y.shape) != (len(x),) + tuple(output_dims):
-                    raise FirmwareError("%s y has shape %s; output 0 needs (%d, %s)"
-                                        % (what, y.shape, len(x),
-                                           ", ".join(map(str, output_dims))))
-                y = np.ascontiguousarray(y, dtype="<f4")
-            return np.ascontiguousarray(x, dtype="<f4"), y
-
-        x, y = rows(self.x, self.y, "training")
-        x_eval, y_eval = rows(self.x_eval, self.y_eval, "evaluation")
-        return Dataset(x, y, x_eval, y_eval)
-
-
-def accuracy_kind(loss, output_count):
-    """How predictions are scored (MT_FW_ACCURACY) for a loss and output 0's element count."""
-    if loss.name == "sparse_categorical_crossentropy":
-        return ACCURACY_ARGMAX_LABEL
-    if loss.name == "categorical_crossentropy" and output_count > 1:
-        return ACCURACY_ARGMAX_ONE_HOT
-    if loss.name == "binary_crossentropy":
-        return ACCURACY_BINARY
-    return ACCURACY_NONE
-
-
-def _count_correct(kind, outputs, targets):
-    """mt_fw_count_correct() of boards/app/fw_app.c, on numpy rows (argmax: first maximum)."""
-    outputs = outputs.reshape(len(outputs), -1)
-    if kind == ACCURACY_ARGMAX_ONE_HOT:
-        return int(np.sum(outputs.argmax(1) == targets.reshape(len(targets), -1).argmax(1)))
-    if kind == ACCURACY_ARGMAX_LABEL:
-        return int(np.sum(outputs.argmax(1) == targets))
-    if kind == ACCURACY_BINARY:
-        return int(np.sum((outputs > 0.5) == (targets.reshape(outputs.shape) > 0.5)))
-    return 0
-
-
-def _accuracy_total(kind, rows, output_count):
-    if kind == ACCURACY_BINARY:
-        return rows * output_count
-    return 0 if kind == ACCURACY_NONE else rows
-
-
-# ------------------------------------------------------------------ host replay
-
-
-def float_bits(value):
-    """The IEEE-754 bit pattern of ``value`` rounded to float32."""
-    return int(np.array(value, dtype="<f4").view("<u4"))
-
-
-def weights_crc32(weights):
-    """zlib.crc32 over the weight tensors (as get_weights() lists them), little-endian f32."""
-    crc = 0
-    for weight in weights:
-        crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
-    return crc
-
-
-def _run_pass(session, x, y, batch_size, train, kind):
-    """One pass over rows in order; the float32 loss sum of the firmware and the correct count."""
-    loss_sum = np.float32(0.0)
-    correct = 0
-    for first in range(0, len(x), batch_size):
-        stop = min(first + batch_size, len(x))
-        n = stop - first
-        if train:
-            result = session.train_step(x[first:stop], y[first:stop])
-        else:
-            result = session.eval_step(x[first:stop], y[first:stop])
-            correct += _count_correct(kind, session.output_buffer(0)[:n], y[first:stop])
-        loss_sum = np.float32(loss_sum + np.float32(result["loss"][0]) * np.float32(n))
-    return np.float32(loss_sum / np.float32(len(x))), correct
-
-
-def host_reference(model_bytes, dataset, spec):
-    """Run on the host, through ctypes, exactly what the firmware runs; return what it prints:
-    {"arena_bytes", "epochs": [{"epoch", "train_loss", "eval_loss", "correct", "total"}],
-    "crc32"} with losses as float32 bit patterns."""
-    with TrainSession(model_bytes) as session:
-        spec.compile(session)
-        output_count = int(np.prod(session.get_outputs_tensorinfo()[0]["shape"][1:]))
-        kind = accuracy_kind(spec.loss, output_count)
-        data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
-                               session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
-        epochs = []
-        for epoch in range(1, spec.epochs + 1):
-            train_loss, _ = _run_pass(session, data.x, data.y, spec.batch_size, True, kind)
-            session.set_epoch(epoch)
-            eval_loss, correct = _run_pass(session, data.x_eval, data.y_eval, spec.batch_size,
-                                           False, kind)
-            epochs.append({"epoch": epoch, "train_loss": float_bits(train_loss),
-                           "eval_loss": float_bits(eval_loss), "correct": correct,
-                           "total": _accuracy_total(kind, len(data.x_eval), output_count)})
-        return {"arena_bytes": session.memory_plan()["total_bytes"], "epochs": epochs,
-                "crc32": weights_crc32(session.get_weights())}
-
-
-# ------------------------------------------------------------------ C sources
-
-
-def _c_words(array):
-    words = np.ascontiguousarray(array).view("<u4").ravel()
-    lines = []
-    for start in range(0, len(words), _WORDS_PER_LINE):
-        lines.append("    " + " ".join("0x%08xu," % w for w in words[start:start + _WORDS_PER_LINE]))
-    return "\n".join(lines)
-
-
-def _c_bytes(data):
-    lines = []
-    for start in range(0, len(data), _BYTES_PER_LINE):
-        lines.append("    " + " ".join("0x%02x," % b for b in data[start:start + _BYTES_PER_LINE]))
-    return "\n".join(lines)
-
-
-def _f32(value):
-    return struct.unpack("<f", struct.pack("<f", value))[0]
-
-
-def _c_config_lines(config):
-    """Assignments reproducing ``config`` (a compiled session's config dict) field by field,
-    floats as exact float32 hex literals."""
-    lines = []
-    for name in CONFIG_FIELDS:
-        value = config[name]
-        if name in _FLOAT_FIELDS:
-            value = _f32(value)
-            lines.append("    cfg->%s = %sf; /* %r */" % (name, value.hex(), value))
-        elif name == "trainable_op_mask":
-            if value is not None:  # the firmware has no such array
-                raise FirmwareError("a trainable op mask is set; the firmware generator "
-                                    "supports --num-trainable-ops only")
-        else:
-            lines.append("    cfg->%s = %d;" % (name, value))
-    return "\n".join(lines)
-
-
-def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, model_name="model"):
-    """Write mt_firmware_data.h/.c into ``out_dir``; ``dataset`` already conformed."""
-    os.makedirs(out_dir, exist_ok=True)
-    info = _image.read_image(model_bytes)
-    output_count = int(np.prod(info.tensors[info.outputs[0]].dims))
-    input_count = int(np.prod(info.tensors[info.inputs[0]].dims))
-    kind = accuracy_kind(spec.loss, output_count)
-    target_words = 1 if spec.loss.sparse_labels else output_count
-    same_eval = dataset.x_eval is dataset.x
-    header = """/* Generated by `microtrain firmware` from %(model)s: do not edit. */
-#ifndef MT_FIRMWARE_DATA_H
-#define MT_FIRMWARE_DATA_H
-
-#include <stdint.h>
-
-#include "microtrain.h"
-
-/* mt_plan().total_bytes for this model and configuration, computed on the host. */
-#define MT_FW_ARENA_BYTES %(arena)du
-#define MT_FW_MODEL_BYTES %(model_bytes)du
-#define MT_FW_EPOCHS %(epochs)d
-#define MT_FW_TRAIN_ROWS %(train_rows)d
-#define MT_FW_EVAL_ROWS %(eval_rows)d
-#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* float32 words per input row */
-#define MT_FW_TARGET_WORDS %(target_words)d    /* 32-bit words per target row */
-#define MT_FW_OUTPUT_ELEMENTS %(output_count)d
-#define MT_FW_ACCURACY %(kind)d  /* MT_FW_ACCURACY_* of fw_app.h */
-
-/* The model image, 16-byte aligned, in flash. */
-extern const uint8_t mt_fw_model[MT_FW_MODEL_BYTES];
-/* Rows as IEEE-754 bit patterns (float32 inputs and targets, or int32 labels). */
-extern const uint32_t mt_fw_train_x[MT_FW_TRAIN_ROWS * MT_FW_INPUT_ELEMENTS];
-extern const uint32_t mt_fw_train_y[MT_FW_TRAIN_ROWS * MT_FW_TARGET_WORDS];
-%(eval_decl)s
-/* The training configuration, as the host compiled it. */
-void mt_fw_train_config(mt_train_config *cfg);
-
-#endif /* MT_FIRMWARE_DATA_H */
-""" % {"model": model_name, "arena": arena_bytes, "model_bytes": len(model_bytes),
-       "epochs": spec.epochs, "train_rows": len(dataset.x), "eval_rows": len(dataset.x_eval),
-       "input_count": input_count, "target_words": target_words, "output_count": output_count,
-       "kind": kind,
-       "eval_decl": ("/* No evaluation split: evaluate on the training rows. */\n"
-                     "#define mt_fw_eval_x mt_fw_train_x\n#define mt_fw_eval_y mt_fw_train_y\n"
-                     if same_eval else
-                     "extern const uint32_t mt_fw_eval_x[MT_FW_EVAL_ROWS * MT_FW_INPUT_ELEMENTS];\n"
-                     "extern const uint32_t mt_fw_eval_y[MT_FW_EVAL_ROWS * MT_FW_TARGET_WORDS];\n")}
-    arrays = [("mt_fw_train_x", dataset.x), ("mt_fw_train_y", dataset.y)]
-    if not same_eval:
-        arrays += [("mt_fw_eval_x", dataset.x_eval), ("mt_fw_eval_y", dataset.y_eval)]
-    parts = ["/* Generated by `microtrain firmware` from %s: do not edit. */" % model_name,
-             '#include "%s"' % DATA_HEADER, "",
-             "const uint8_t mt_fw_model[MT_FW_MODEL_BYTES] __attribute__((aligned(16))) = {",
-             _c_bytes(model_bytes), "};", ""]
-    for name, array in arrays:
-        parts += ["const uint32_t %s[] = {" % name, _c_words(array), "};", ""]
-    parts += ["void mt_fw_train_config(mt_train_config *cfg)", "{",
-              "    mt_train_config_init(cfg);", _c_config_lines(config), "}", ""]
-    _write_if_changed(os.path.join(out_dir, DATA_HEADER), header)
-    _write_if_changed(os.path.join(out_dir, DATA_SOURCE), "\n".join(parts))
-
-
-def _write_if_changed(path, text):
-    """Keep the file (and its timestamp: no rebuild) when the text is already there."""
-    if os.path.isfile(path):
-        with open(path) as handle:
-            if handle.read() == text:
-                return
-    with open(path, "w") as handle:
-        handle.write(text)
 
 
 # ------------------------------------------------------------------ build and run
@@ -478,9 +191,10 @@ def bits_to_float(bits):
 
 
 def package(model_path, data_path, spec, out_dir):
-    """Plan, replay on the host and write the C sources; returns the firmware.json record."""
-    with open(model_path, "rb") as handle:
-        model_bytes = handle.read()
+    """Plan, replay on the host and write the C sources; returns the firmware.json record.
+    ``model_path`` is read as a session reads it: an .mtm image, or a .tflite/.circle/.onnx
+    file converted to the .mtm the C sources then hold."""
+    model_bytes, source = _model_source.model_bytes(model_path)
     dataset = Dataset.load(data_path)
     with TrainSession(model_bytes) as session:
         spec.compile(session)
@@ -488,11 +202,12 @@ def package(model_path, data_path, spec, out_dir):
         config = session.config  # what the generated C sets, field for field
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
-                               spec.loss.sparse_labels)
+                               spec.loss.sparse_labels, int8_input(model_bytes))
     reference = host_reference(model_bytes, data, spec)
     write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
                   plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
+              "converted_from": source.format if source is not None else None,
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
@@ -531,7 +246,9 @@ def _parser():
                         help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, mps3-an547, "
                              "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
                              "--sources-only)")
-    parser.add_argument("--model", required=True, help="the .mtm model image")
+    parser.add_argument("--model", required=True,
+                        help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
+                             "(converted as TrainSession converts it)")
     parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")

@@ -179,6 +179,68 @@ MT_AVX512 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, flo
         _mm512_mask_storeu_ps(w + i, k, wv);
     }
 }
+/* the all-ones exponent of an infinity or NaN in any lane of v, added to `bad` */
+MT_AVX512_INLINE __mmask16 non_finite16(__m512 v, __mmask16 lanes)
+{
+    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+    return _mm512_mask_cmpeq_epi32_mask(lanes, _mm512_and_si512(_mm512_castps_si512(v), exponent), exponent);
+}
+
+/* optimizers.c's update guards without a proximal term: 1 when g and every value the update
+ * would write are finite; the same operations as the updates above, nothing written */
+MT_AVX512 int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g, const float *buf, size_t N,
+                                                 float lr, float momentum, float weight_decay, float grad_scale)
+{
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 mom = _mm512_set1_ps(momentum), rate = _mm512_set1_ps(lr);
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __m512 wv = _mm512_maskz_loadu_ps(m, w + i), gv = _mm512_maskz_loadu_ps(m, g + i);
+        __m512 d = _mm512_mul_ps(gv, scale);
+        if (weight_decay != 0.0f) d = _mm512_add_ps(d, _mm512_mul_ps(wd, wv));
+        if (momentum > 0.0f) {
+            d = _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, buf + i)), d);
+            bad |= non_finite16(d, m);
+        }
+        bad |= non_finite16(gv, m) | non_finite16(_mm512_sub_ps(wv, _mm512_mul_ps(rate, d)), m);
+    }
+    return bad == 0;
+}
+
+MT_AVX512 int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g, const float *m, const float *v,
+                                                  size_t N, float lr, float beta1, float beta2, float epsilon,
+                                                  float weight_decay, int decoupled, double beta1_power,
+                                                  double beta2_power, float grad_scale)
+{
+    const float step_size = (float)((double)lr / (1.0 - beta1_power));
+    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
+    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
+    const __m512 omb1 = _mm512_set1_ps(one_minus_beta1), b1 = _mm512_set1_ps(beta1);
+    const __m512 b2 = _mm512_set1_ps(beta2), omb2 = _mm512_set1_ps(one_minus_beta2);
+    const __m512 bc2 = _mm512_set1_ps(bias_correction2_sqrt), eps = _mm512_set1_ps(epsilon);
+    const __m512 step = _mm512_set1_ps(step_size);
+    const int near_m = one_minus_beta1 < 0.5f;
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 k = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(k, w + i), mv = _mm512_maskz_loadu_ps(k, m + i);
+        __m512 vv = _mm512_maskz_loadu_ps(k, v + i);
+        const __m512 gv = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 gi = _mm512_mul_ps(gv, scale);
+        if (decoupled) wv = _mm512_mul_ps(wv, shrink);
+        else if (weight_decay != 0.0f) gi = _mm512_add_ps(gi, _mm512_mul_ps(wd, wv));
+        if (near_m) mv = _mm512_add_ps(mv, _mm512_mul_ps(omb1, _mm512_sub_ps(gi, mv)));
+        else mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, mv), b1));
+        vv = _mm512_add_ps(_mm512_mul_ps(b2, vv), _mm512_mul_ps(omb2, _mm512_mul_ps(gi, gi)));
+        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), bc2), eps);
+        wv = _mm512_sub_ps(wv, _mm512_mul_ps(step, _mm512_div_ps(mv, denom)));
+        bad |= non_finite16(gv, k) | non_finite16(wv, k) | non_finite16(mv, k) | non_finite16(vv, k);
+    }
+    return bad == 0;
+}
 #else
 typedef int mt_shared_x86_unused; /* ISO C: a translation unit is not empty */
 #endif

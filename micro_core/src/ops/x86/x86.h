@@ -86,6 +86,12 @@ void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, size_t N, fl
 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
                                float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
                                double beta1_power, double beta2_power, float grad_scale);
+/* The update guards of optimizers.h without a proximal term (the same operations, nothing written). */
+int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                       float momentum, float weight_decay, float grad_scale);
+int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                        float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                        int decoupled, double beta1_power, double beta2_power, float grad_scale);
 #endif /* MT_X86_KERNELS */
 
 #endif /* MT_OPS_X86_H */

@@ -1,0 +1,223 @@
+/*
+ * int8 Conv2D and DepthwiseConv2D (TFLite's reference ConvPerChannel and
+ * DepthwiseConvPerChannel, depth multiplier 1), NHWC activations:
+ *   x [B, H, W, C] int8 (scale sx, zero point zx), y [B, OH, OW, OC] int8 (sy, zy)
+ *   Conv2D     W [OC, KH, KW, C] int8, per output channel scale sw[oc], zero point 0
+ *   Depthwise  W [1, KH, KW, C]  int8, per channel
+ *   b [OC] int32 (scale sx·sw[oc]), optional;  rq [OC, 2] int32 (multiplier, shift) of
+ *   sx·sw[oc]/sy, computed by the converter as TFLite's Prepare does.
+ *
+ *   acc[oc] = Σ_{kh,kw,c : tap in bounds} W[oc,kh,kw,c] · (x[tap, c] - zx) + b[oc]
+ *   y = clamp(MultiplyByQuantizedMultiplier(acc, rq[oc]) + zy, act_min, act_max)
+ * Out-of-bounds taps are skipped (the padding's real value is 0, which is zx).
+ * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24 (signed bytes), params[1] strides,
+ * params[2] padding (spatial.h), params[3] = 0: the fused activation is the clamp range.
+ * Inference only: no backward.
+ */
+#include "ops/quant.h"
+#include "ops/spatial.h"
+
+typedef struct s8_conv_params {
+    int32_t x_zp, y_zp, act_min, act_max;
+} s8_conv_params;
+
+static s8_conv_params unpack(uint32_t packed)
+{
+    s8_conv_params p = {mt_q_param_byte(packed, 0), mt_q_param_byte(packed, 1), mt_q_param_byte(packed, 2),
+                        mt_q_param_byte(packed, 3)};
+    return p;
+}
+
+void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                             int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+{
+    const s8_conv_params p = unpack(packed);
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+                for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                    int32_t acc = 0;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    acc = mt_q_multiply(acc, rq[2 * oc], rq[2 * oc + 1]) + p.y_zp;
+                    yp[oc] = mt_q_clamp(acc, p.act_min, p.act_max);
+                }
+            }
+}
+
+void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                       int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+{
+    const s8_conv_params p = unpack(packed);
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    int32_t acc = 0;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            const int32_t xv =
+                                x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + c] * (xv - p.x_zp);
+                        }
+                    }
+                    if (bias) acc += bias[c];
+                    acc = mt_q_multiply(acc, rq[2 * c], rq[2 * c + 1]) + p.y_zp;
+                    yp[c] = mt_q_clamp(acc, p.act_min, p.act_max);
+                }
+            }
+}
+
+/*
+ * The planner's operator fusion: `expand`, a pointwise CONV2D_S8 (W [CE, 1, 1, C], stride 1)
+ * read by the depthwise `dw` alone, is computed row by row as the depthwise needs its rows:
+ * expanded row r lives in slot r mod KH of a ring of KH rows [W, CE] (the expansion's own
+ * buffer, planned that small), and each is computed once per sample. The output rows of the
+ * depthwise need expanded rows oh·SH - PT .. oh·SH - PT + KH - 1: KH consecutive rows, all in
+ * the ring when it is filled in order. Every value is the unfused kernels' (integer sums).
+ */
+void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t, uint32_t n)
+{
+    const mt_tensor_rt *x = &t[expand->inputs[0]], *we = &t[expand->inputs[1]], *wd = &t[dw->inputs[1]];
+    mt_tensor_rt *e = &t[expand->outputs[0]], *y = &t[dw->outputs[0]];
+    const int32_t *be = expand->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[expand->inputs[2]]);
+    const int32_t *bd = dw->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[dw->inputs[2]]);
+    const int32_t *rqe = mt_q_s32(&t[expand->inputs[3]]), *rqd = mt_q_s32(&t[dw->inputs[3]]);
+    const s8_conv_params pe = unpack(expand->params[0]), pd = unpack(dw->params[0]);
+    mt_spatial g;
+    mt_spatial_runtime(dw, e, y, wd->dims[1], wd->dims[2], &g);
+    const uint32_t C = x->dims[2], CE = e->dims[2];
+    int8_t *ring = mt_q_s8_out(e);
+    const int8_t *w_expand = mt_q_s8(we), *w_dw = mt_q_s8(wd);
+    for (uint32_t b = 0; b < n; ++b) {
+        const int8_t *xb = mt_q_s8(x) + (size_t)b * g.H * g.W * C;
+        int8_t *yb = mt_q_s8_out(y) + (size_t)b * g.OH * g.OW * CE;
+        uint32_t next = 0; /* the next expanded row to compute */
+        for (uint32_t oh = 0; oh < g.OH; ++oh) {
+            const int64_t last = (int64_t)oh * g.SH - g.PT + g.KH - 1;
+            for (; (int64_t)next <= last && next < g.H; ++next) {
+                int8_t *slot = ring + (size_t)(next % g.KH) * g.W * CE;
+                for (uint32_t w = 0; w < g.W; ++w) {
+                    const int8_t *xp = xb + ((size_t)next * g.W + w) * C;
+                    for (uint32_t ce = 0; ce < CE; ++ce) {
+                        const int8_t *wp = w_expand + (size_t)ce * C;
+                        int32_t acc = 0;
+                        for (uint32_t c = 0; c < C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - pe.x_zp);
+                        if (be) acc += be[ce];
+                        acc = mt_q_multiply(acc, rqe[2 * ce], rqe[2 * ce + 1]) + pe.y_zp;
+                        slot[(size_t)w * CE + ce] = mt_q_clamp(acc, pe.act_min, pe.act_max);
+                    }
+                }
+            }
+            for (uint32_t ow = 0; ow < g.OW; ++ow) {
+                int8_t *yp = yb + ((size_t)oh * g.OW + ow) * CE;
+                for (uint32_t c = 0; c < CE; ++c) {
+                    int32_t acc = 0;
+                    for (uint32_t kh = 0; kh < g.KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g.SH, g.PT, g.H);
+                        if (ih < 0) continue;
+                        const int8_t *row = ring + (size_t)((uint32_t)ih % g.KH) * g.W * CE;
+                        for (uint32_t kw = 0; kw < g.KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g.SW, g.PL, g.W);
+                            if (iw < 0) continue;
+                            acc += (int32_t)w_dw[((size_t)kh * g.KW + kw) * CE + c] *
+                                   ((int32_t)row[(size_t)iw * CE + c] - pd.x_zp);
+                        }
+                    }
+                    if (bd) acc += bd[c];
+                    acc = mt_q_multiply(acc, rqd[2 * c], rqd[2 * c + 1]) + pd.y_zp;
+                    yp[c] = mt_q_clamp(acc, pd.act_min, pd.act_max);
+                }
+            }
+        }
+    }
+}
+
+/* ---- graph adapters ---- */
+
+/* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
+static mt_status s8_conv_check(const mt_image *img, const mt_op_desc *op, int depthwise)
+{
+    if (op->num_inputs != 4 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, w, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->inputs[1], &w);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    if (w.ndim != 4 || x.ndim != 3) return MT_ERR_SHAPE;
+    const uint32_t OC = depthwise ? w.dims[3] : w.dims[0];
+    if (w.dims[3] != x.dims[2] || (depthwise && w.dims[0] != 1)) return MT_ERR_SHAPE;
+    mt_status st = mt_q_check_weight(img, op->inputs[1], 4, depthwise ? 3u : 0u, OC);
+    if (st != MT_OK) return st;
+    mt_spatial g;
+    if ((st = mt_spatial_check_dtype(op, &x, &y, w.dims[1], w.dims[2], OC, MT_DTYPE_I8, &g)) != MT_OK) return st;
+    float sx, sy;
+    int32_t zx, zy;
+    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
+        return MT_ERR_SHAPE;
+    if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
+    if ((st = mt_q_check_bias(img, op, OC)) != MT_OK) return st;
+    return mt_q_check_requant(img, op->inputs[3], OC);
+}
+
+static mt_status conv2d_s8_check(const mt_image *img, const mt_op_desc *op)
+{
+    return s8_conv_check(img, op, 0);
+}
+
+static mt_status depthwise_conv2d_s8_check(const mt_image *img, const mt_op_desc *op)
+{
+    return s8_conv_check(img, op, 1);
+}
+
+static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise, uint32_t n)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    g.activation = MT_FUSED_NONE;
+    if (depthwise)
+        mt_op_depthwise_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                                          mt_q_s8_out(y), n, &g, op->params[0]);
+    else
+        mt_op_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y), n,
+                                &g, op->params[0]);
+}
+
+static void conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    s8_conv_forward(op, t, 0, n);
+}
+
+static void depthwise_conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    if (op->flags & MT_OPF_STREAMS_PREVIOUS) /* the session's op table: op - 1 is the expansion */
+        mt_op_expand_depthwise_s8_forward(op - 1, op, t, n);
+    else
+        s8_conv_forward(op, t, 1, n);
+}
+
+const mt_op_kernel mt_kernel_conv2d_s8 = {conv2d_s8_check, mt_no_scratch, conv2d_s8_forward, NULL, NULL, 0};
+const mt_op_kernel mt_kernel_depthwise_conv2d_s8 = {depthwise_conv2d_s8_check, mt_no_scratch,
+                                                    depthwise_conv2d_s8_forward, NULL, NULL, 0};

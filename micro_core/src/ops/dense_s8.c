@@ -1,0 +1,59 @@
+/*
+ * int8 FullyConnected (TFLite's reference integer FullyConnected / FullyConnectedPerChannel):
+ *   x [B, D] int8 (one sample flattened; sx, zx), W [U, D] int8 (per tensor or per unit,
+ *   zero point 0), b [U] int32 optional, rq [U, 2] (multiplier, shift) of sx·sw[u]/sy
+ *   (the same row U times for a per-tensor weight), y [B, U] int8 (sy, zy):
+ *   y[b,u] = clamp(MultiplyByQuantizedMultiplier(Σ_d W[u,d]·(x[b,d] - zx) + b[u], rq[u]) + zy)
+ * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24. Inference only.
+ */
+#include "ops/quant.h"
+
+void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
+                            uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
+{
+    const int32_t x_zp = mt_q_param_byte(packed, 0), y_zp = mt_q_param_byte(packed, 1);
+    const int32_t lo = mt_q_param_byte(packed, 2), hi = mt_q_param_byte(packed, 3);
+    for (uint32_t b = 0; b < B; ++b) {
+        const int8_t *xb = x + (size_t)b * D;
+        for (uint32_t u = 0; u < U; ++u) {
+            const int8_t *wu = w + (size_t)u * D;
+            int32_t acc = 0;
+            for (uint32_t d = 0; d < D; ++d) acc += (int32_t)wu[d] * ((int32_t)xb[d] - x_zp);
+            if (bias) acc += bias[u];
+            y[(size_t)b * U + u] = mt_q_clamp(mt_q_multiply(acc, rq[2 * u], rq[2 * u + 1]) + y_zp, lo, hi);
+        }
+    }
+}
+
+static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs != 4 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->params[1] != 0 || op->params[2] != 0 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, w, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->inputs[1], &w);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    if (w.ndim != 2 || w.dims[1] != x.count || y.count != w.dims[0]) return MT_ERR_SHAPE;
+    mt_status st = mt_q_check_weight(img, op->inputs[1], 2, 0, w.dims[0]);
+    if (st != MT_OK) return st;
+    float sx, sy;
+    int32_t zx, zy;
+    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
+        return MT_ERR_SHAPE;
+    if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
+    if ((st = mt_q_check_bias(img, op, w.dims[0])) != MT_OK) return st;
+    return mt_q_check_requant(img, op->inputs[3], w.dims[0]);
+}
+
+static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    mt_op_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                           mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+}
+
+const mt_op_kernel mt_kernel_dense_s8 = {dense_s8_check, mt_no_scratch, dense_s8_forward, NULL, NULL, 0};

@@ -1,0 +1,156 @@
+/*
+ * int8 pooling (TFLite's reference integer kernels); input and output share one scale and
+ * zero point, so pools work on the stored values directly:
+ *   MAX_POOL2D_S8      y = max of the window's in-bounds elements
+ *   AVERAGE_POOL2D_S8  y = round(Σ / count) over the in-bounds elements, ties away from zero
+ *                      (TFLite: (acc ± count/2) / count)
+ * params as the float pools (spatial.h), params[3] = 0 (no fused activation).
+ *   MEAN_S8  x [H, W, C] -> y [C] (TFLite's MEAN over axes 1 and 2, QuantizedMeanOrSum):
+ *            y[c] = clamp(MultiplyByQuantizedMultiplier(Σ_p x[p,c] - zx·P, M', s') + zy)
+ *            with P = H·W and (M', s') = (multiplier, shift) of sx/sy with 1/P folded in
+ *            as TFLite folds it: k = min(floor(log2 P), 32, 31 + shift),
+ *            M' = (multiplier · 2^k) / P (integer division), s' = shift - k.
+ *            params[0] = zx | zy << 8, params[1] = multiplier, params[2] = shift (i32).
+ * Inference only.
+ */
+#include "ops/quant.h"
+#include "ops/spatial.h"
+
+void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const mt_spatial *g)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow)
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    int32_t best = -128;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            const int32_t v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                            if (v > best) best = v;
+                        }
+                    }
+                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = (int8_t)best;
+                }
+}
+
+void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const mt_spatial *g)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow)
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    int32_t acc = 0, count = 0;
+                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                            ++count;
+                        }
+                    }
+                    /* count >= 1: SAME padding never puts a window wholly outside (spatial.c) */
+                    acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = mt_q_clamp(acc, -128, 127);
+                }
+}
+
+static uint32_t floor_log2_u64(uint64_t v)
+{
+    uint32_t k = 0;
+    while (v >>= 1) ++k;
+    return k;
+}
+
+void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
+                           int32_t multiplier, int32_t shift)
+{
+    const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
+    int32_t k = (int32_t)floor_log2_u64(P);
+    if (k > 32) k = 32;
+    if (k > 31 + shift) k = 31 + shift;
+    const int32_t m = (int32_t)(((int64_t)multiplier << k) / (int64_t)P);
+    const int32_t s = shift - k;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t c = 0; c < C; ++c) {
+            int32_t sum = 0;
+            for (uint32_t p = 0; p < P; ++p) sum += x[((size_t)b * P + p) * C + c];
+            const int32_t centred = (int32_t)((uint32_t)sum - (uint32_t)zx * P); /* int32 as TFLite */
+            y[(size_t)b * C + c] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
+        }
+}
+
+/* ---- graph adapters ---- */
+
+static mt_status pool_s8_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    mt_spatial g;
+    mt_status st = mt_spatial_check_dtype(op, &x, &y, op->params[0] & 0xFFFFu, op->params[0] >> 16, x.ndim == 3 ? x.dims[2] : 0,
+                                          MT_DTYPE_I8, &g);
+    if (st != MT_OK) return st;
+    return mt_q_same_quant(img, &x, &y);
+}
+
+static void pool_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, int is_max)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, op->params[0] & 0xFFFFu, op->params[0] >> 16, &g);
+    if (is_max) mt_op_max_pool2d_s8_forward(mt_q_s8(x), mt_q_s8_out(y), n, &g);
+    else mt_op_average_pool2d_s8_forward(mt_q_s8(x), mt_q_s8_out(y), n, &g);
+}
+
+static void max_pool2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    pool_s8_forward(op, t, n, 1);
+}
+
+static void average_pool2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    pool_s8_forward(op, t, n, 0);
+}
+
+static mt_status mean_s8_check(const mt_image *img, const mt_op_desc *op)
+{
+    if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
+    if ((op->params[0] >> 16) != 0) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc x, y;
+    mt_image_tensor(img, op->inputs[0], &x);
+    mt_image_tensor(img, op->outputs[0], &y);
+    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    if (x.ndim != 3 || y.count != x.dims[2] || y.dims[y.ndim - 1] != x.dims[2]) return MT_ERR_SHAPE;
+    float sx, sy;
+    int32_t zx, zy;
+    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
+        return MT_ERR_SHAPE;
+    if (mt_q_param_byte(op->params[0], 0) != zx || mt_q_param_byte(op->params[0], 1) != zy) return MT_ERR_BAD_MODEL;
+    const int32_t multiplier = (int32_t)op->params[1], shift = (int32_t)op->params[2];
+    if (multiplier < 0 || shift < MT_QUANT_MIN_SHIFT || shift > MT_QUANT_MAX_SHIFT) return MT_ERR_BAD_MODEL;
+    return MT_OK;
+}
+
+static void mean_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_op_mean_s8_forward(mt_q_s8(x), mt_q_s8_out(&t[op->outputs[0]]), n, x->dims[0] * x->dims[1], x->dims[2],
+                          op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
+}
+
+const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward, NULL, NULL, 0};
+const mt_op_kernel mt_kernel_average_pool2d_s8 = {pool_s8_check, mt_no_scratch, average_pool2d_s8_forward,
+                                                  NULL, NULL, 0};
+const mt_op_kernel mt_kernel_mean_s8 = {mean_s8_check, mt_no_scratch, mean_s8_forward, NULL, NULL, 0};

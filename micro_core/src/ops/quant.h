@@ -1,0 +1,137 @@
+/*
+ * Integer arithmetic of TFLite's int8 quantization scheme, shared by the int8 inference ops
+ * (quantize.c, conv_s8.c, dense_s8.c, add_s8.c, pooling_s8.c, shape_s8.c).
+ *
+ *   real = scale · (q - zero_point)          int8 activations (per tensor), int8 weights
+ *                                            (per output channel, zero point 0), int32 bias
+ *                                            (scale = input scale · weight scale)
+ *   requantization of an int32 accumulator to the output's scale: acc · M with
+ *   M = multiplier · 2^(shift - 31), multiplier in [2^30, 2^31) (or 0), shift in [-31, 30],
+ *   computed as TFLite's reference kernels do by default ("double rounding", gemmlowp's
+ *   SaturatingRoundingDoublingHighMul followed by RoundingDivideByPOT).
+ *
+ * The multipliers and shifts are computed once, by the converter, from the float scales
+ * exactly as TFLite's Prepare does (py_facade/microtrain/convert/int8_quant.py), and stored
+ * in the image: the core never needs double arithmetic for them.
+ *
+ * Integer sums are exact whatever the order, so any loop order (and any fused or in-place
+ * schedule) gives the reference's bits. Right shifts of negative numbers are arithmetic,
+ * as on every compiler the project targets (GCC and Clang document it).
+ */
+#ifndef MT_OPS_QUANT_H
+#define MT_OPS_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/kernel.h"
+
+/* Most a shift may be either way (QuantizeMultiplier's output range). */
+#define MT_QUANT_MIN_SHIFT (-31)
+#define MT_QUANT_MAX_SHIFT 30
+
+/* round(a · b / 2^31) with ties away from zero, saturating the one overflow (gemmlowp). */
+static inline int32_t mt_q_doubling_high_mul(int32_t a, int32_t b)
+{
+    if (a == b && a == INT32_MIN) return INT32_MAX;
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* C99 division truncates, as C++'s */
+}
+
+/* x / 2^exponent rounded to nearest, ties away from zero (gemmlowp), 0 <= exponent <= 31. */
+static inline int32_t mt_q_rounding_divide_by_pot(int32_t x, int exponent)
+{
+    const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* acc · multiplier · 2^(shift - 31): TFLite's MultiplyByQuantizedMultiplier (int32). The left
+ * shift wraps as TFLite's int32 multiply does on every target (through uint32 here, where a
+ * signed overflow would be undefined). */
+static inline int32_t mt_q_multiply(int32_t acc, int32_t multiplier, int32_t shift)
+{
+    const int left = shift > 0 ? (int)shift : 0;
+    const int right = shift > 0 ? 0 : (int)-shift;
+    const int32_t shifted = (int32_t)((uint32_t)acc << left);
+    return mt_q_rounding_divide_by_pot(mt_q_doubling_high_mul(shifted, multiplier), right);
+}
+
+static inline int8_t mt_q_clamp(int32_t v, int32_t lo, int32_t hi)
+{
+    return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* A signed byte of a packed param: byte k (0..3) of p as int8. */
+static inline int32_t mt_q_param_byte(uint32_t p, int k)
+{
+    return (int32_t)(int8_t)(uint8_t)(p >> (8 * k));
+}
+
+/* Views of an int8 or int32 runtime tensor's data. */
+static inline const int8_t *mt_q_s8(const mt_tensor_rt *t)
+{
+    return (const int8_t *)(const void *)t->data;
+}
+
+static inline int8_t *mt_q_s8_out(mt_tensor_rt *t)
+{
+    return (int8_t *)(void *)t->mutable_data;
+}
+
+static inline const int32_t *mt_q_s32(const mt_tensor_rt *t)
+{
+    return (const int32_t *)(const void *)t->data;
+}
+
+/* ---- reference kernels of the int8 ops (their math: the comment atop each source file) ---- */
+
+struct mt_spatial;
+/* quantize.c: y = clamp(round(x / scale) + zp);  y = scale · (x - zp) */
+void mt_op_quantize_f32_s8(const float *x, int8_t *y, size_t N, float scale, int32_t zero_point);
+void mt_op_dequantize_s8_f32(const int8_t *x, float *y, size_t N, float scale, int32_t zero_point);
+/* conv_s8.c: packed = zx | zy << 8 | act_min << 16 | act_max << 24; rq [OC, 2] */
+void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                             int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
+void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                       int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
+/* conv_s8.c: a pointwise CONV2D_S8 (`expand`) computed row by row inside the depthwise `dw`
+ * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
+void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
+                                       uint32_t n);
+/* dense_s8.c: x [B, D], W [U, D], rq [U, 2] */
+void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
+                            uint32_t B, uint32_t D, uint32_t U, uint32_t packed);
+/* add_s8.c: rq [4, 2]; zero_points = za | zb << 8 | zy << 16; range = min | max << 8 */
+void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
+                          uint32_t zero_points, uint32_t range);
+/* pooling_s8.c */
+void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
+                           int32_t multiplier, int32_t shift);
+/* shape_s8.c: [H, W, C] padded by before[d] and out[d] - in[d] - before[d] after */
+void mt_op_pad_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const uint32_t in[3], const uint32_t out[3],
+                          const uint32_t before[3], int8_t value);
+
+/* ---- plan-time checks shared by the int8 ops (quant_check.c) ---- */
+
+/* x's quantization record is one channel and (scale, zero point) = (*scale, *zero_point). */
+mt_status mt_q_per_tensor(const mt_image *img, const mt_tensor_desc *t, float *scale, int32_t *zero_point);
+/* a and b are I8 activations with the same per-tensor scale and zero point. */
+mt_status mt_q_same_quant(const mt_image *img, const mt_tensor_desc *a, const mt_tensor_desc *b);
+/* A requantization table: CONST I32 [rows, 2] of (multiplier >= 0, shift in [-31, 30]). */
+mt_status mt_q_check_requant(const mt_image *img, uint32_t index, uint32_t rows);
+/* An int8 op's weight: CONST I8 of ndim dims, zero point 0, one channel or `channels` along
+ * `axis`. */
+mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, uint32_t axis,
+                            uint32_t channels);
+/* The optional int32 bias (input 2): absent, or CONST I32 [units]. */
+mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
+/* Packed activation params (in_zp | out_zp << 8 | act_min << 16 | act_max << 24) agree with
+ * x's and y's zero points, and act_min <= act_max. */
+mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp);
+
+#endif /* MT_OPS_QUANT_H */

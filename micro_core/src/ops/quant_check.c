@@ -1,0 +1,75 @@
+/*
+ * Plan-time checks shared by the int8 inference ops (ops/quant.h): the operands' dtypes,
+ * quantization records and requantization tables. Always built, like shared.c, so that any
+ * selection of int8 ops (CMake's MT_OPS) links.
+ */
+#include "ops/quant.h"
+
+mt_status mt_q_per_tensor(const mt_image *img, const mt_tensor_desc *t, float *scale, int32_t *zero_point)
+{
+    mt_quant q;
+    if (t->dtype != MT_DTYPE_I8 || !mt_image_quant(img, t, &q) || q.channels != 1) return MT_ERR_SHAPE;
+    *scale = mt_quant_scale(&q, 0);
+    *zero_point = mt_quant_zero_point(&q, 0);
+    return MT_OK;
+}
+
+mt_status mt_q_same_quant(const mt_image *img, const mt_tensor_desc *a, const mt_tensor_desc *b)
+{
+    float sa, sb;
+    int32_t za, zb;
+    if (mt_q_per_tensor(img, a, &sa, &za) != MT_OK || mt_q_per_tensor(img, b, &sb, &zb) != MT_OK)
+        return MT_ERR_SHAPE;
+    return (sa == sb && za == zb) ? MT_OK : MT_ERR_SHAPE;
+}
+
+mt_status mt_q_check_requant(const mt_image *img, uint32_t index, uint32_t rows)
+{
+    if (index == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc r;
+    mt_image_tensor(img, index, &r);
+    if (r.dtype != MT_DTYPE_I32 || !(r.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+    if (r.ndim != 2 || r.dims[0] != rows || r.dims[1] != 2) return MT_ERR_SHAPE;
+    const int32_t *v = (const int32_t *)(const void *)mt_image_const_f32(img, &r);
+    for (uint32_t i = 0; i < rows; ++i) {
+        /* read byte-wise: the check runs on any host, whatever its byte order */
+        const uint8_t *p = (const uint8_t *)(const void *)(v + 2 * i);
+        const int32_t multiplier = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                                             (uint32_t)p[3] << 24);
+        const int32_t shift = (int32_t)((uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+                                        (uint32_t)p[7] << 24);
+        if (multiplier < 0 || shift < MT_QUANT_MIN_SHIFT || shift > MT_QUANT_MAX_SHIFT) return MT_ERR_BAD_MODEL;
+    }
+    return MT_OK;
+}
+
+mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, uint32_t axis,
+                            uint32_t channels)
+{
+    if (index == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc w;
+    mt_image_tensor(img, index, &w);
+    if (w.dtype != MT_DTYPE_I8 || !(w.flags & MT_TENSOR_CONST) || w.ndim != ndim) return MT_ERR_SHAPE;
+    mt_quant q;
+    mt_image_quant(img, &w, &q); /* an I8 tensor has one (checked with the tensor table) */
+    if (q.channels != 1 && (q.axis != axis || q.channels != channels)) return MT_ERR_SHAPE;
+    if (mt_quant_zero_point(&q, 0) != 0) return MT_ERR_SHAPE; /* symmetric weights */
+    return MT_OK;
+}
+
+mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+{
+    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
+    mt_tensor_desc b;
+    mt_image_tensor(img, op->inputs[2], &b);
+    if (b.dtype != MT_DTYPE_I32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
+    return MT_OK;
+}
+
+mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp)
+{
+    if (mt_q_param_byte(packed, 0) != x_zp || mt_q_param_byte(packed, 1) != y_zp) return MT_ERR_BAD_MODEL;
+    if (mt_q_param_byte(packed, 2) > mt_q_param_byte(packed, 3)) return MT_ERR_BAD_MODEL;
+    return MT_OK;
+}

@@ -1,0 +1,210 @@
+/*
+ * Lifetimes of the buffers that do not live across steps (activations, their gradients,
+ * fused weight gradients), and how they share bytes: the planner's second half
+ * (planner.c lays the arena out from what this computes). Frozen int8 layers keep nothing
+ * for a backward: their outputs live until their last reader's forward, and a pointwise int8
+ * expansion read only by the depthwise after it is streamed into it (a ring of KH rows).
+ */
+#include "ops/kernel.h"
+#include "plan_graph.h"
+
+/* Lifetimes and sharing of every buffer that is not needed across steps. */
+
+uint16_t mt_plan_forward_time(uint32_t o)
+{
+    return (uint16_t)(1u + o);
+}
+
+uint16_t mt_plan_loss_time(uint32_t O)
+{
+    return (uint16_t)(O + 1u);
+}
+
+uint16_t mt_plan_backward_time(uint32_t O, uint32_t o)
+{
+    return (uint16_t)(2u * O + 1u - o);
+}
+
+/* Inputs, outputs and the loss's targets live across steps: the caller writes and reads them.
+ * An int8 input (a quantized camera frame) is the exception: it is consumed by the step, its
+ * bytes free for later activations once its last reader has run, so the caller writes it
+ * before every step (docs/model_format.md); it is born at time 0, before the step. */
+int mt_plan_persistent_activation(const mt_tensor_desc *t)
+{
+    if ((t->flags & MT_TENSOR_INPUT) && !(t->flags & MT_TENSOR_OUTPUT) && t->dtype == MT_DTYPE_I8) return 0;
+    return (t->flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) != 0;
+}
+
+int mt_plan_backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o)
+{
+    return bit_get(&f->needs_grad, op->outputs[0]) && (int32_t)o != f->fused_op;
+}
+
+uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op)
+{
+    uint32_t mask = 0;
+    for (int k = 0; k < op->num_inputs; ++k)
+        if (op->inputs[k] != MT_NO_TENSOR && bit_get(&f->needs_grad, op->inputs[k])) mask |= 1u << k;
+    return mask;
+}
+
+uint32_t mt_plan_round_up(uint64_t bytes)
+{
+    return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
+}
+
+/* Does any op but `except` read tensor index? */
+static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        if (o == except) continue;
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int i = 0; i < op.num_inputs; ++i)
+            if (op.inputs[i] == index) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Operator fusion (MCUNetV2's and TinyEngine's answer to an inverted residual's expanded
+ * tensor, the largest activation of a MobileNet): op o, a pointwise CONV2D_S8 (1x1, stride 1)
+ * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
+ * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
+ * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
+ * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ */
+uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
+{
+    (void)f;
+    if (o + 1u >= img->num_ops) return 0;
+    mt_op_desc a, b;
+    mt_image_op(img, o, &a);
+    mt_image_op(img, o + 1u, &b);
+    if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
+        return 0;
+    mt_tensor_desc w, t, dw;
+    mt_image_tensor(img, a.inputs[1], &w);
+    mt_image_tensor(img, a.outputs[0], &t);
+    mt_image_tensor(img, b.inputs[1], &dw);
+    if (w.dims[1] != 1 || w.dims[2] != 1 || a.params[1] != (1u | 1u << 16)) return 0;
+    if ((t.flags & MT_TENSOR_OUTPUT) || read_by_other(img, a.outputs[0], o + 1u)) return 0;
+    return mt_plan_round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
+}
+
+/*
+ * Buffers of the shared region and their lifetimes:
+ *   data of an activation: from its producer's forward to its last reader, forward
+ *     or backward (kernel->backward_reads says which backward reads what);
+ *   gradient of an activation: from its first writer (the loss, or the backward of
+ *     its last consumer) to its producer's backward, which reads it;
+ *   gradient of a trained weight (fused update only): from the backward of its last
+ *     consumer to that of its first, after which the update applies it.
+ * Then element-wise ops whose input dies at that op run in place.
+ */
+mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt)
+{
+    const uint32_t T = img->num_tensors, O = img->num_ops;
+    lt->sh.count = 0;
+    for (uint32_t i = 0; i < T; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
+        const uint32_t activation_bytes = mt_plan_round_up((uint64_t)B * t.count * mt_dtype_bytes(t.dtype));
+        const uint32_t grad_bytes = mt_plan_round_up((uint64_t)B * t.count * 4u); /* gradients are f32 */
+        if (t.flags & MT_TENSOR_CONST) {
+            if (f->fused_update && bit_get(&f->trained, i)) {
+                lt->grad[i] = mt_share_add(&lt->sh, mt_plan_round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
+                if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+            }
+            continue;
+        }
+        if (!mt_plan_persistent_activation(&t)) {
+            const int32_t producer = mt_image_producer(img, i);
+            const uint16_t born = producer < 0 ? 0u : mt_plan_forward_time((uint32_t)producer); /* < 0: input */
+            const uint32_t ring = producer < 0 ? 0u : mt_plan_stream_of(img, f, (uint32_t)producer); /* streamed */
+            lt->data[i] = mt_share_add(&lt->sh, ring ? ring : activation_bytes, born, born);
+            if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+        }
+        if (bit_get(&f->needs_grad, i)) {
+            lt->grad[i] = mt_share_add(&lt->sh, grad_bytes, 0xFFFFu, 0);
+            if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
+        }
+    }
+    /* the loss reads the logits of a fused final activation and writes the first gradient */
+    const uint16_t L = mt_plan_loss_time(O);
+    if (f->fused_op >= 0) {
+        mt_op_desc op;
+        mt_image_op(img, (uint32_t)f->fused_op, &op);
+        const uint32_t z = op.inputs[0];
+        if (lt->data[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[z], L);
+        if (lt->grad[z] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[z], L);
+    } else if (lt->grad[f->output] != MT_NO_BUFFER) {
+        mt_share_touch(&lt->sh, lt->grad[f->output], L);
+    }
+    for (uint32_t o = 0; o < O; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        const int runs = mt_plan_backward_runs(f, &op, o);
+        const uint32_t grads = mt_plan_grad_inputs_of(f, &op);
+        const uint32_t reads = runs ? mt_op_kernel_for(op.type)->backward_reads(&op, grads) : 0u;
+        const uint16_t bt = mt_plan_backward_time(O, o);
+        const int streamed = mt_plan_stream_of(img, f, o) != 0; /* its inputs are read in o + 1's forward */
+        for (int k = 0; k < op.num_inputs; ++k) {
+            const uint32_t x = op.inputs[k];
+            if (x == MT_NO_TENSOR) continue;
+            if (lt->data[x] != MT_NO_BUFFER) {
+                mt_share_touch(&lt->sh, lt->data[x], mt_plan_forward_time(streamed ? o + 1u : o));
+                if (reads & (1u << k)) mt_share_touch(&lt->sh, lt->data[x], bt);
+            }
+            if (runs && lt->grad[x] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[x], bt);
+        }
+        const uint32_t y = op.outputs[0];
+        if (runs) {
+            if ((reads & MT_READS_OUTPUT) && lt->data[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->data[y], bt);
+            if (lt->grad[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[y], bt);
+        }
+    }
+    /* in place: y over x when x's data is read by nothing after this op's forward */
+    for (uint32_t o = 0; o < O; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        const uint32_t x = op.inputs[0], y = op.outputs[0];
+        if (!mt_op_kernel_for(op.type)->in_place || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
+            continue;
+        const mt_share_buffer *bx = &lt->sh.buf[mt_share_root(&lt->sh, lt->data[x])];
+        if (bx->end == mt_plan_forward_time(o) && bx->bytes == lt->sh.buf[lt->data[y]].bytes)
+            mt_share_alias(&lt->sh, lt->data[y], lt->data[x]);
+    }
+    return MT_OK;
+}
+
+/* The int8 part's share of the activations: the most bytes of int8 activations live at once
+ * over the step (persistent int8 inputs always; the others over their lifetimes). Frozen int8
+ * layers keep nothing for a backward, so this is their forward's working set. */
+uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
+{
+    uint64_t persistent = 0, peak = 0;
+    const uint32_t end = 2u * img->num_ops + 1u;
+    for (uint32_t i = 0; i < img->num_tensors; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        if (t.dtype != MT_DTYPE_I8 || (t.flags & MT_TENSOR_CONST) || lt->data[i] != MT_NO_BUFFER) continue;
+        persistent += mt_plan_round_up((uint64_t)B * t.count); /* an int8 model input, written by the caller */
+    }
+    for (uint32_t time = 0; time <= end; ++time) {
+        uint64_t live = 0;
+        for (uint32_t i = 0; i < img->num_tensors; ++i) {
+            if (lt->data[i] == MT_NO_BUFFER) continue;
+            mt_tensor_desc t;
+            mt_image_tensor(img, i, &t);
+            const uint16_t id = lt->data[i];
+            const mt_share_buffer *b = &lt->sh.buf[id];
+            if (t.dtype != MT_DTYPE_I8 || mt_share_root(&lt->sh, id) != id) continue; /* in place: once */
+            if (b->start <= time && time <= b->end) live += b->bytes;
+        }
+        if (live > peak) peak = live;
+    }
+    return persistent + peak;
+}

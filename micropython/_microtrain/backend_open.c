@@ -1,0 +1,402 @@
+/*
+ * _microtrain's Backend.describe / plan / open / close (modmicrotrain.c describes the
+ * module): images read in place or aligned into a copy, config dicts read into an
+ * mt_train_config, the model's description and the memory plan as dicts, and a session
+ * opened on the caller's arena or on one heap block.
+ */
+#include "backend.h"
+
+/* The bytes of `image` at a 4-aligned address: in place, or in a 16-aligned copy whose heap
+ * block is returned in *block (*block_bytes long; NULL when read in place). */
+static const uint8_t *aligned_image(mp_obj_t image, size_t *bytes, uint8_t **block,
+    size_t *block_bytes, bool *writable) {
+    mp_buffer_info_t buffer;
+    mp_get_buffer_raise(image, &buffer, MP_BUFFER_READ);
+    *bytes = buffer.len;
+    *block = NULL;
+    *block_bytes = 0;
+    if (((uintptr_t)buffer.buf & 3u) == 0) {
+        mp_buffer_info_t rw;
+        *writable = mp_get_buffer(image, &rw, MP_BUFFER_WRITE);
+        return buffer.buf;
+    }
+    *block_bytes = buffer.len + IMAGE_ALIGN - 1;
+    *block = m_new(uint8_t, *block_bytes);
+    uint8_t *copy = (uint8_t *)(((uintptr_t)*block + IMAGE_ALIGN - 1) & ~(uintptr_t)(IMAGE_ALIGN - 1));
+    memcpy(copy, buffer.buf, buffer.len);
+    *writable = true;
+    return copy;
+}
+
+enum { FIELD_I32, FIELD_F32, FIELD_MASK };
+
+typedef struct {
+    uint16_t name; /* qstr */
+    uint8_t kind;
+    uint8_t offset;
+} config_field;
+
+/* microtrain.backend.CONFIG_FIELDS, field for field. */
+static const config_field CONFIG_FIELDS[] = {
+    {MP_QSTR_optimizer, FIELD_I32, offsetof(mt_train_config, optimizer)},
+    {MP_QSTR_loss, FIELD_I32, offsetof(mt_train_config, loss)},
+    {MP_QSTR_reduction, FIELD_I32, offsetof(mt_train_config, reduction)},
+    {MP_QSTR_batch_size, FIELD_I32, offsetof(mt_train_config, batch_size)},
+    {MP_QSTR_num_trainable_ops, FIELD_I32, offsetof(mt_train_config, num_trainable_ops)},
+    {MP_QSTR_biases_only, FIELD_I32, offsetof(mt_train_config, biases_only)},
+    {MP_QSTR_learning_rate, FIELD_F32, offsetof(mt_train_config, learning_rate)},
+    {MP_QSTR_beta1, FIELD_F32, offsetof(mt_train_config, beta1)},
+    {MP_QSTR_beta2, FIELD_F32, offsetof(mt_train_config, beta2)},
+    {MP_QSTR_epsilon, FIELD_F32, offsetof(mt_train_config, epsilon)},
+    {MP_QSTR_momentum, FIELD_F32, offsetof(mt_train_config, momentum)},
+    {MP_QSTR_weight_decay, FIELD_F32, offsetof(mt_train_config, weight_decay)},
+    {MP_QSTR_trainable_op_mask, FIELD_MASK, offsetof(mt_train_config, trainable_op_mask)},
+    {MP_QSTR_accumulate_gradients, FIELD_I32, offsetof(mt_train_config, accumulate_gradients)},
+    {MP_QSTR_guard_gradients, FIELD_I32, offsetof(mt_train_config, guard_gradients)},
+    {MP_QSTR_proximal_mu, FIELD_F32, offsetof(mt_train_config, proximal_mu)},
+};
+
+/* An mt_train_config from a config dict: core defaults, then every field the dict has (None
+ * keeps the default). The trainable op mask goes to `mask` (MT_MAX_OPS bytes, the caller's),
+ * which the config borrows. Unknown fields raise. */
+static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
+    const char *function) {
+    if (!mp_obj_is_type(config, &mp_type_dict)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("config must be a dict (microtrain.config.make_config)"));
+    }
+    mt_train_config_init(cfg);
+    mp_map_t *map = mp_obj_dict_get_map(config);
+    for (size_t slot = 0; slot < map->alloc; ++slot) {
+        if (!mp_map_slot_is_filled(map, slot)) {
+            continue;
+        }
+        qstr name = mp_obj_str_get_qstr(map->table[slot].key);
+        mp_obj_t value = map->table[slot].value;
+        const config_field *field = NULL;
+        for (size_t i = 0; i < MP_ARRAY_SIZE(CONFIG_FIELDS); ++i) {
+            if (CONFIG_FIELDS[i].name == name) {
+                field = &CONFIG_FIELDS[i];
+            }
+        }
+        if (field == NULL) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "config has no field '%q'", name);
+        }
+        if (value == mp_const_none) {
+            continue;
+        }
+        uint8_t *slot_ptr = (uint8_t *)cfg + field->offset;
+        if (field->kind == FIELD_I32) {
+            int32_t v = mtmod_get_i32(value, qstr_str(name), function);
+            memcpy(slot_ptr, &v, sizeof v);
+        } else if (field->kind == FIELD_F32) {
+            float v = mp_obj_get_float_to_f(value);
+            memcpy(slot_ptr, &v, sizeof v);
+        } else {
+            size_t count;
+            mp_obj_t *bits;
+            mp_obj_get_array(value, &count, &bits);
+            if (count > MT_MAX_OPS) {
+                mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                    "trainable_op_mask has %u entries; a model has at most %d ops",
+                    (unsigned)count, MT_MAX_OPS);
+            }
+            memset(mask, 0, MT_MAX_OPS);
+            for (size_t op = 0; op < count; ++op) {
+                mask[op] = mp_obj_is_true(bits[op]) ? 1 : 0;
+            }
+            cfg->trainable_op_mask = mask;
+        }
+    }
+}
+
+static mp_obj_t dims_tuple(const mt_tensor_info *t) {
+    mp_obj_t dims[MT_MAX_DIMS];
+    for (int32_t d = 0; d < t->ndim; ++d) {
+        dims[d] = MP_OBJ_NEW_SMALL_INT(t->dims[d]);
+    }
+    return mp_obj_new_tuple(t->ndim, dims);
+}
+
+static void store(mp_obj_t dict, qstr key, mp_obj_t value) {
+    mp_obj_dict_store(dict, MP_OBJ_NEW_QSTR(key), value);
+}
+
+static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
+    mt_model_info info;
+    mtmod_check_model(mt_model_check(image, bytes, &info), "mt_model_check", image, bytes, NULL);
+    mp_obj_t result = mp_obj_new_dict(6);
+    store(result, MP_QSTR_num_ops, MP_OBJ_NEW_SMALL_INT(info.num_ops));
+    store(result, MP_QSTR_num_tensors, MP_OBJ_NEW_SMALL_INT(info.num_tensors));
+    mt_tensor_info tensor;
+    for (int32_t is_output = 0; is_output <= 1; ++is_output) {
+        int32_t count = is_output ? info.num_outputs : info.num_inputs;
+        mp_obj_t list = mp_obj_new_list(0, NULL);
+        for (int32_t position = 0; position < count; ++position) {
+            int32_t index;
+            mtmod_check_model(mt_model_io(image, bytes, is_output, position, &index),
+                "mt_model_io", image, bytes, NULL);
+            mtmod_check_model(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor",
+                image, bytes, NULL);
+            mp_obj_t entry = mp_obj_new_dict(2);
+            store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
+            store(entry, MP_QSTR_dims, dims_tuple(&tensor));
+            mp_obj_list_append(list, entry);
+        }
+        store(result, is_output ? MP_QSTR_outputs : MP_QSTR_inputs, list);
+    }
+    mp_obj_t params = mp_obj_new_list(0, NULL);
+    for (int32_t index = 0; index < info.num_tensors; ++index) {
+        mtmod_check_model(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor", image,
+            bytes, NULL);
+        if (!(tensor.flags & MT_TENSOR_CONST) || tensor.dtype != MT_DTYPE_F32) {
+            continue;
+        }
+        mp_obj_t entry = mp_obj_new_dict(4);
+        store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
+        store(entry, MP_QSTR_dims, dims_tuple(&tensor));
+        store(entry, MP_QSTR_offset, mp_obj_new_int(tensor.data_offset));
+        store(entry, MP_QSTR_trainable, mp_obj_new_bool(tensor.flags & MT_TENSOR_TRAINABLE));
+        mp_obj_list_append(params, entry);
+    }
+    store(result, MP_QSTR_params, params);
+    mp_obj_t ops = mp_obj_new_list(0, NULL);
+    for (int32_t index = 0; index < info.num_ops; ++index) {
+        mt_op_info op;
+        mtmod_check_model(mt_model_op(image, bytes, index, &op), "mt_model_op", image, bytes, NULL);
+        mp_obj_t inputs = mp_obj_new_list(0, NULL);
+        mp_obj_t outputs = mp_obj_new_list(0, NULL);
+        bool weights = false;
+        for (int32_t i = 0; i < op.num_inputs; ++i) {
+            if (op.inputs[i] >= 0) {
+                mtmod_check_model(mt_model_tensor(image, bytes, op.inputs[i], &tensor),
+                    "mt_model_tensor", image, bytes, NULL);
+                weights = weights || (tensor.flags & MT_TENSOR_TRAINABLE);
+            }
+            mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(op.inputs[i]));
+        }
+        for (int32_t i = 0; i < op.num_outputs; ++i) {
+            mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(op.outputs[i]));
+        }
+        mp_obj_t entry = mp_obj_new_dict(5);
+        store(entry, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(op.type));
+        store(entry, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(op.layer));
+        store(entry, MP_QSTR_inputs, inputs);
+        store(entry, MP_QSTR_outputs, outputs);
+        store(entry, MP_QSTR_weights, mp_obj_new_bool(weights));
+        mp_obj_list_append(ops, entry);
+    }
+    store(result, MP_QSTR_ops, ops);
+    return result;
+}
+
+/* describe(image) -> dict */
+static mp_obj_t backend_describe(mp_obj_t self_in, mp_obj_t image_in) {
+    (void)self_in;
+    size_t bytes, block_bytes;
+    uint8_t *block;
+    bool writable;
+    const uint8_t *image = aligned_image(image_in, &bytes, &block, &block_bytes, &writable);
+    mp_obj_t result = describe_aligned(image, bytes);
+    if (block != NULL) {
+        m_del(uint8_t, block, block_bytes);
+    }
+    return result;
+}
+MP_DEFINE_CONST_FUN_OBJ_2(mtmod_describe_obj, backend_describe);
+
+typedef struct {
+    uint16_t name; /* qstr */
+    uint8_t offset;
+    uint8_t is_size;
+} plan_field;
+
+/* microtrain.backend.PLAN_FIELDS, field for field. */
+static const plan_field PLAN_FIELDS[] = {
+    {MP_QSTR_total_bytes, offsetof(mt_memory_plan, total_bytes), 1},
+    {MP_QSTR_metadata_bytes, offsetof(mt_memory_plan, metadata_bytes), 1},
+    {MP_QSTR_weight_bytes, offsetof(mt_memory_plan, weight_bytes), 1},
+    {MP_QSTR_gradient_bytes, offsetof(mt_memory_plan, gradient_bytes), 1},
+    {MP_QSTR_optimizer_bytes, offsetof(mt_memory_plan, optimizer_bytes), 1},
+    {MP_QSTR_reference_bytes, offsetof(mt_memory_plan, reference_bytes), 1},
+    {MP_QSTR_activation_bytes, offsetof(mt_memory_plan, activation_bytes), 1},
+    {MP_QSTR_activation_grad_bytes, offsetof(mt_memory_plan, activation_grad_bytes), 1},
+    {MP_QSTR_io_bytes, offsetof(mt_memory_plan, io_bytes), 1},
+    {MP_QSTR_scratch_bytes, offsetof(mt_memory_plan, scratch_bytes), 1},
+    {MP_QSTR_reuse_bytes, offsetof(mt_memory_plan, reuse_bytes), 1},
+    {MP_QSTR_lower_bound_bytes, offsetof(mt_memory_plan, lower_bound_bytes), 1},
+    {MP_QSTR_num_trained_params, offsetof(mt_memory_plan, num_trained_params), 0},
+    {MP_QSTR_first_trained_op, offsetof(mt_memory_plan, first_trained_op), 0},
+    {MP_QSTR_fused_update, offsetof(mt_memory_plan, fused_update), 0},
+    {MP_QSTR_reserved, offsetof(mt_memory_plan, reserved), 0},
+    {MP_QSTR_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes), 1},
+};
+
+/* plan(image, config) -> dict */
+static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t config) {
+    (void)self_in;
+    mt_train_config cfg;
+    uint8_t mask[MT_MAX_OPS];
+    read_config(config, &cfg, mask, "mt_plan");
+    size_t bytes, block_bytes;
+    uint8_t *block;
+    bool writable;
+    const uint8_t *image = aligned_image(image_in, &bytes, &block, &block_bytes, &writable);
+    mt_memory_plan plan;
+    int status = mt_plan(image, bytes, &cfg, &plan);
+    if (status < 0) {
+        mt_error_detail found;
+        if (mt_model_diagnose(image, bytes, &cfg, &found) != status) {
+            found.op_index = -1;
+        }
+        if (block != NULL) {
+            m_del(uint8_t, block, block_bytes);
+        }
+        error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
+        vstr_t none;
+        vstr_init(&none, 1);
+        nlr_raise(mtmod_make_error(status, "mt_plan", &extra, &none));
+    }
+    if (block != NULL) {
+        m_del(uint8_t, block, block_bytes);
+    }
+    mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS));
+    for (size_t i = 0; i < MP_ARRAY_SIZE(PLAN_FIELDS); ++i) {
+        const uint8_t *p = (const uint8_t *)&plan + PLAN_FIELDS[i].offset;
+        mp_obj_t value;
+        if (PLAN_FIELDS[i].is_size) {
+            size_t v;
+            memcpy(&v, p, sizeof v);
+            value = mp_obj_new_int_from_uint(v);
+        } else {
+            int32_t v;
+            memcpy(&v, p, sizeof v);
+            value = MP_OBJ_NEW_SMALL_INT(v);
+        }
+        store(result, PLAN_FIELDS[i].name, value);
+    }
+    return result;
+}
+MP_DEFINE_CONST_FUN_OBJ_3(mtmod_plan_obj, backend_plan);
+
+void mtmod_forget(backend_obj_t *self) {
+    self->session = NULL;
+    if (self->arena_block != NULL) {
+        m_del(uint8_t, self->arena_block, self->arena_block_bytes);
+    }
+    if (self->image_block != NULL) {
+        m_del(uint8_t, self->image_block, self->image_block_bytes);
+    }
+    self->arena_block = NULL;
+    self->arena_block_bytes = 0;
+    self->arena_obj = MP_OBJ_NULL;
+    self->arena = NULL;
+    self->arena_bytes = 0;
+    self->image_block = NULL;
+    self->image_block_bytes = 0;
+    self->image_obj = MP_OBJ_NULL;
+    self->image = NULL;
+    self->image_bytes = 0;
+    self->image_writable = false;
+}
+
+/* close(): forget the session; drop image and arena (idempotent) */
+static mp_obj_t backend_close(mp_obj_t self_in) {
+    mtmod_forget(MP_OBJ_TO_PTR(self_in));
+    return mp_const_none;
+}
+MP_DEFINE_CONST_FUN_OBJ_1(mtmod_close_obj, backend_close);
+
+/* open() refused by the core: the error names the op, then the backend lets go of all. */
+static MP_NORETURN void fail_open(backend_obj_t *self, int status, const char *function) {
+    mt_error_detail found;
+    if (mt_model_diagnose(self->image, self->image_bytes, &self->cfg, &found) != status) {
+        found.op_index = -1;
+    }
+    mtmod_forget(self);
+    error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
+    vstr_t none;
+    vstr_init(&none, 1);
+    nlr_raise(mtmod_make_error(status, function, &extra, &none));
+}
+
+/* open(image, config, arena=None) */
+static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
+    enum { ARG_image, ARG_config, ARG_arena };
+    static const mp_arg_t allowed[] = {
+        {MP_QSTR_image, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
+        {MP_QSTR_config, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
+        {MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE}},
+    };
+    mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
+    mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
+    backend_obj_t *self = MP_OBJ_TO_PTR(pos_args[0]);
+    mtmod_forget(self);
+
+    mt_train_config *cfg = &self->cfg;
+    read_config(args[ARG_config].u_obj, cfg, self->mask, "mt_plan");
+    mp_obj_t arena_in = args[ARG_arena].u_obj;
+    mp_buffer_info_t arena_buffer = {0};
+    if (arena_in != mp_const_none && !mp_get_buffer(arena_in, &arena_buffer, MP_BUFFER_WRITE)) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open",
+            "the arena must be a writable buffer such as a bytearray");
+    }
+
+    self->image = aligned_image(args[ARG_image].u_obj, &self->image_bytes, &self->image_block,
+        &self->image_block_bytes, &self->image_writable);
+    if (self->image_block == NULL) {
+        self->image_obj = args[ARG_image].u_obj;
+    }
+    mt_memory_plan plan;
+    int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
+    if (status < 0) {
+        fail_open(self, status, "mt_plan");
+    }
+    if (arena_in == mp_const_none) {
+        self->arena_block_bytes = plan.total_bytes + MT_ARENA_ALIGN - 1;
+        self->arena_block = m_new0(uint8_t, self->arena_block_bytes);
+        self->arena = (uint8_t *)(((uintptr_t)self->arena_block + MT_ARENA_ALIGN - 1)
+            & ~(uintptr_t)(MT_ARENA_ALIGN - 1));
+        self->arena_bytes = plan.total_bytes;
+    } else {
+        uintptr_t start = (uintptr_t)arena_buffer.buf;
+        uintptr_t aligned = (start + MT_ARENA_ALIGN - 1) & ~(uintptr_t)(MT_ARENA_ALIGN - 1);
+        size_t skipped = (size_t)(aligned - start);
+        size_t usable = arena_buffer.len > skipped ? arena_buffer.len - skipped : 0;
+        if (usable < plan.total_bytes) {
+            mtmod_forget(self);
+            mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init",
+                "the arena buffer of %u bytes holds %u at %d-byte alignment, the plan needs %u "
+                "(pass bytearray(%u))", (unsigned)arena_buffer.len, (unsigned)usable,
+                MT_ARENA_ALIGN, (unsigned)plan.total_bytes,
+                (unsigned)(plan.total_bytes + MT_ARENA_ALIGN - 1));
+        }
+        self->arena_obj = arena_in;
+        self->arena = (uint8_t *)aligned;
+        self->arena_bytes = usable;
+    }
+    mt_session *session;
+    status = mt_session_init(&session, self->image, self->image_bytes, cfg, self->arena,
+        self->arena_bytes);
+    if (status < 0) {
+        fail_open(self, status, "mt_session_init");
+    }
+    self->session = session;
+    self->batch_size = cfg->batch_size;
+    self->sparse = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
+    self->numeric_errors_before = 0;
+    /* rows are written as floats: an int8 input (image version 3) takes the C API or the
+     * ctypes backend, never a float row into its bytes */
+    for (int32_t position = 0;; ++position) {
+        int32_t tensor;
+        mt_tensor_info info;
+        if (mt_model_io(self->image, self->image_bytes, 0, position, &tensor) != MT_OK) {
+            break;
+        }
+        if (mt_model_tensor(self->image, self->image_bytes, tensor, &info) == MT_OK &&
+            info.dtype == MT_DTYPE_I8) {
+            fail_open(self, MT_ERR_UNSUPPORTED, "mt_session_input");
+        }
+    }
+    return mp_const_none;
+}
+MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 3, backend_open);

@@ -1,0 +1,130 @@
+/*
+ * _microtrain's numbers in and out (modmicrotrain.c describes the module): 32-bit integers
+ * from Python ints, array('f') results, and the rows and weights a caller gives as a buffer
+ * (array('f'), array('i'), bytearray, memoryview, ...) or an iterable of numbers, copied into
+ * the core's float32 / int32 buffers.
+ */
+#include "py/binary.h"
+
+#include "backend.h"
+
+int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function) {
+    long long v = mp_obj_get_ll(value);
+    if (v < INT32_MIN || v > INT32_MAX) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "%s does not fit in 32 bits", what);
+    }
+    return (int32_t)v;
+}
+
+/* A new array('f') of n zeros (the interface's "flat float sequence"). */
+mp_obj_array_t *mtmod_new_float_array(size_t n) {
+    mp_obj_array_t *array = mp_obj_malloc(mp_obj_array_t, &mp_type_array);
+    array->typecode = 'f';
+    array->free = 0;
+    array->len = n;
+    array->items = m_new0(float, n == 0 ? 1 : n);
+    return array;
+}
+
+/* Element `i` of a buffer of typecode `code`, as an integer or a double (*is_float). */
+static void buffer_item(char code, size_t size, const uint8_t *p, long long *integer,
+    double *real, bool *is_float) {
+    *is_float = false;
+    switch (code) {
+        case 'f': {
+            float f;
+            memcpy(&f, p, 4);
+            *real = (double)f;
+            *is_float = true;
+            return;
+        }
+        case 'd': {
+            double d;
+            memcpy(&d, p, 8);
+            *real = d;
+            *is_float = true;
+            return;
+        }
+        case 'b': case 'h': case 'i': case 'l': case 'q': {
+            int64_t v = 0;
+            if (size == 1) { int8_t x; memcpy(&x, p, 1); v = x; }
+            else if (size == 2) { int16_t x; memcpy(&x, p, 2); v = x; }
+            else if (size == 4) { int32_t x; memcpy(&x, p, 4); v = x; }
+            else { memcpy(&v, p, 8); }
+            *integer = v;
+            return;
+        }
+        default: { /* B H I L Q, bytearray */
+            uint64_t v = 0;
+            if (size == 1) { v = *p; }
+            else if (size == 2) { uint16_t x; memcpy(&x, p, 2); v = x; }
+            else if (size == 4) { uint32_t x; memcpy(&x, p, 4); v = x; }
+            else { memcpy(&v, p, 8); }
+            *integer = v > (uint64_t)INT64_MAX ? INT64_MAX : (long long)v;
+            return;
+        }
+    }
+}
+
+/* Store value number i of a flat sequence into dst: float32, or int32 (labels) when as_int. */
+static void store_item(void *dst, size_t i, bool as_int, long long integer, double real,
+    bool is_float, const char *function) {
+    if (as_int) {
+        if (is_float) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                "value %u is a float; labels are integers", (unsigned)i);
+        }
+        if (integer < INT32_MIN || integer > INT32_MAX) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                "value %u does not fit in an int32 label", (unsigned)i);
+        }
+        ((int32_t *)dst)[i] = (int32_t)integer;
+    } else {
+        ((float *)dst)[i] = is_float ? (float)real : (float)integer;
+    }
+}
+
+/* The number of values in `values` (a buffer or an iterable of numbers), copied into dst as
+ * float32 or int32; more than `capacity` raises before anything is written past it. */
+size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
+    const char *function) {
+    mp_buffer_info_t buffer;
+    if (mp_get_buffer(values, &buffer, MP_BUFFER_READ)) {
+        char code = (char)buffer.typecode;
+        if (code == BYTEARRAY_TYPECODE) {
+            code = 'B';
+        }
+        size_t size = mp_binary_get_size('@', code, NULL);
+        size_t count = buffer.len / size;
+        if (count > capacity) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                "%u values do not fit in %u", (unsigned)count, (unsigned)capacity);
+        }
+        if (code == (as_int ? 'i' : 'f') && size == 4) {
+            memcpy(dst, buffer.buf, 4 * count); /* the common case: array('f'), array('i') */
+            return count;
+        }
+        for (size_t i = 0; i < count; ++i) {
+            long long integer = 0;
+            double real = 0.0;
+            bool is_float;
+            buffer_item(code, size, (const uint8_t *)buffer.buf + i * size, &integer, &real,
+                &is_float);
+            store_item(dst, i, as_int, integer, real, is_float, function);
+        }
+        return count;
+    }
+    mp_obj_iter_buf_t iter_buf;
+    mp_obj_t iterator = mp_getiter(values, &iter_buf);
+    size_t count = 0;
+    for (mp_obj_t item; (item = mp_iternext(iterator)) != MP_OBJ_STOP_ITERATION; ++count) {
+        if (count == capacity) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                "more than %u values", (unsigned)capacity);
+        }
+        bool is_float = mp_obj_is_float(item);
+        store_item(dst, count, as_int, is_float ? 0 : mp_obj_get_ll(item),
+            is_float ? (double)mp_obj_get_float(item) : 0.0, is_float, function);
+    }
+    return count;
+}

@@ -1,0 +1,232 @@
+"""The server of a microtrain fleet: a Flower ``ServerApp`` running Flower's own strategies.
+
+Aggregation is Flower's (``flwr.serverapp.strategy``); this module adds only what makes a
+fleet of exact clients reproducible and safe, around any strategy:
+
+* **Ordered nodes and replies.** Flower's simulation gives nodes random ids and replies
+  arrive in whatever order the workers finish; floating-point sums depend on that order.
+  Before the first round the server asks every node its partition id (a *query* message),
+  then ``OrderedGrid`` lists nodes and returns replies sorted by partition, and Python's
+  ``random`` (Flower's node sampling) is seeded: a seeded fleet gives the same global
+  weights run after run, bit for bit.
+* **Guarded replies.** A client that failed (its update refused by the core's numeric guard,
+  its process or emulator dead) replies with an error, which Flower's strategies leave out;
+  ``guarded(...)`` strategies also drop any reply whose arrays are not finite or whose
+  ``num-examples`` is not a positive number, whoever sent it. Each drop is logged with its
+  reason (logger ``microtrain.federated``) and counted per round; the round completes with
+  the others, and nothing non-finite is ever aggregated.
+* **Traffic.** ``OrderedGrid`` adds up the bytes of the arrays sent to and received from the
+  clients, per round.
+"""
+
+import logging
+import random
+import time
+
+import numpy as np
+
+from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
+from flwr.serverapp import ServerApp
+from flwr.serverapp import strategy as _strategies
+
+from . import client as _client
+
+LOG = logging.getLogger("microtrain.federated")
+
+# command-line name -> Flower strategy class name
+STRATEGIES = {"fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx",
+              "fedadam": "FedAdam", "fedadagrad": "FedAdagrad", "fedyogi": "FedYogi",
+              "fedmedian": "FedMedian", "fedtrimmedavg": "FedTrimmedAvg", "krum": "Krum",
+              "multikrum": "MultiKrum", "bulyan": "Bulyan", "qfedavg": "QFedAvg"}
+
+
+def _array_bytes(content):
+    return sum(len(array.data) for record in content.array_records.values()
+               for array in record.values())
+
+
+def _round_of(message):
+    config = message.content.get(_client.CONFIG) if message.has_content() else None
+    return int(config["server-round"]) if config and "server-round" in config else 0
+
+
+class FleetLog:
+    """What the server saw, per round: bytes down and up, clients, drops (with reasons)."""
+
+    def __init__(self):
+        self.bytes_down = {}
+        self.bytes_up = {}
+        self.replies = {}
+        self.dropped = {}
+        self.reasons = []
+
+    def drop(self, server_round, partition, reason):
+        self.dropped[server_round] = self.dropped.get(server_round, 0) + 1
+        self.reasons.append((server_round, partition, reason))
+        LOG.warning("round %d: client %s dropped: %s", server_round, partition, reason)
+
+
+class OrderedGrid:
+    """A Flower ``Grid`` whose nodes and replies come in partition order; counts traffic."""
+
+    def __init__(self, grid, partitions, fleet_log):
+        self._grid = grid
+        self.partitions = dict(partitions)
+        self.log = fleet_log
+
+    def _key(self, node):
+        return (self.partitions.get(node, 1 << 62), node)
+
+    def get_node_ids(self):
+        return sorted(self._grid.get_node_ids(), key=self._key)
+
+    def send_and_receive(self, messages, timeout=None):
+        messages = list(messages)
+        for message in messages:
+            server_round = _round_of(message)
+            self.log.bytes_down[server_round] = self.log.bytes_down.get(server_round, 0) + \
+                _array_bytes(message.content)
+        round_of = {m.metadata.message_id: _round_of(m) for m in messages}
+        replies = list(self._grid.send_and_receive(messages, timeout=timeout))
+        replies.sort(key=lambda m: self._key(m.metadata.src_node_id))
+        for reply in replies:
+            server_round = round_of.get(reply.metadata.reply_to_message_id,
+                                        max(round_of.values() or [0]))
+            if reply.metadata.message_type == MessageType.TRAIN:
+                self.log.replies[server_round] = self.log.replies.get(server_round, 0) + 1
+            if reply.has_error():
+                self.log.drop(server_round, self.partitions.get(reply.metadata.src_node_id),
+                              reply.error.reason)
+            elif reply.has_content():
+                self.log.bytes_up[server_round] = self.log.bytes_up.get(server_round, 0) + \
+                    _array_bytes(reply.content)
+        return replies
+
+    def __getattr__(self, name):
+        return getattr(self._grid, name)
+
+
+class _GuardedReplies:
+    """Mixed in before a Flower strategy: replies with non-finite arrays or a bad
+    ``num-examples`` are dropped (and logged) before the strategy aggregates."""
+
+    fleet_log = None
+    partitions = None
+
+    def _screen(self, server_round, replies):
+        kept = []
+        for reply in replies:
+            if reply.has_error():
+                kept.append(reply)  # the strategy leaves it out; OrderedGrid logged it
+                continue
+            reason = None
+            content = reply.content
+            for record in content.array_records.values():
+                for key, array in record.items():
+                    if not np.all(np.isfinite(array.numpy())):
+                        reason = "tensor %s of its update is not finite" % key
+            for record in content.metric_records.values():
+                examples = record.get("num-examples")
+                if examples is not None and not (examples == examples and 0 < examples
+                                                 < float("inf")):
+                    reason = "num-examples is %r" % (examples,)
+            if reason is None:
+                kept.append(reply)
+            elif self.fleet_log is not None:
+                self.fleet_log.drop(server_round, (self.partitions or {}).get(
+                    reply.metadata.src_node_id), reason)
+        return kept
+
+    def aggregate_train(self, server_round, replies):
+        return super().aggregate_train(server_round, self._screen(server_round, replies))
+
+    def aggregate_evaluate(self, server_round, replies):
+        return super().aggregate_evaluate(server_round, self._screen(server_round, replies))
+
+
+def guarded(strategy_class):
+    """The Flower strategy class with non-finite replies screened out."""
+    return type("Guarded" + strategy_class.__name__, (_GuardedReplies, strategy_class), {})
+
+
+def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, **options):
+    """A guarded Flower strategy by name (``STRATEGIES``) or class."""
+    if isinstance(name, str):
+        if name.lower() not in STRATEGIES:
+            raise ValueError("unknown strategy %r; choose %s" % (name, ", ".join(STRATEGIES)))
+        name = getattr(_strategies, STRATEGIES[name.lower()])
+    return guarded(name)(fraction_train=fraction_train, fraction_evaluate=fraction_evaluate,
+                         min_train_nodes=min_nodes, min_evaluate_nodes=min(min_nodes, 1)
+                         if fraction_evaluate == 0.0 else min_nodes,
+                         min_available_nodes=min_nodes, **options)
+
+
+def discover_partitions(grid, clients, timeout=600.0):
+    """{node id: partition id} of every node, asked with a query message."""
+    deadline = time.monotonic() + timeout
+    while len(list(grid.get_node_ids())) < clients and time.monotonic() < deadline:
+        time.sleep(0.2)
+    nodes = list(grid.get_node_ids())
+    messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
+                for node in nodes]
+    partitions = {}
+    for reply in grid.send_and_receive(messages, timeout=timeout):
+        if not reply.has_error():
+            partitions[reply.metadata.src_node_id] = int(
+                reply.content[_client.METRICS]["partition-id"])
+    return partitions
+
+
+def initial_arrays(task):
+    """The trained tensors of the task's model image: round 1's global model."""
+    from ..train_session import TrainSession
+    from . import local_round
+    with TrainSession(task.model) as session:
+        local_round.compile_session(session, task.settings)
+        weights = session.get_weights()
+        positions = local_round.trained_positions(session)
+    layout = _client.trained_layout(task)
+    return _client.to_record([key for key, _ in layout], [weights[p] for p in positions])
+
+
+def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
+               timeout=3600.0, train_config=None, quiet=False):
+    """The ``ServerApp``: ``strategy`` (a guarded Flower strategy) for ``rounds`` rounds,
+    the global model evaluated on the task's held-out rows before round 1 and after each.
+    ``recorder`` (a dict) receives "result" (Flower's Result), "log" (FleetLog),
+    "evaluations" {round: {loss, accuracy}} and "times" {round: seconds since start}.
+    ``quiet``: Flower's own log shows errors only (drops are logged by this module)."""
+    recorder = {} if recorder is None else recorder
+    app = ServerApp()
+
+    @app.main()
+    def main(grid, context):
+        random.seed(seed)  # Flower samples nodes with Python's random
+        if quiet:  # the simulation engine has set Flower's log level by now
+            logging.getLogger("flwr").setLevel(logging.ERROR)
+        fleet_log = FleetLog()
+        partitions = discover_partitions(grid, task.clients, timeout)
+        ordered = OrderedGrid(grid, partitions, fleet_log)
+        strategy.fleet_log, strategy.partitions = fleet_log, partitions
+        layout = _client.trained_layout(task)
+        x_eval, y_eval = task.eval_rows()
+        evaluations, times = {}, {}
+        start = time.perf_counter()
+
+        def evaluate_fn(server_round, arrays):
+            times[server_round] = time.perf_counter() - start
+            if not evaluate:
+                return None
+            result = _client.evaluate_weights(task, _client.from_record(arrays, layout),
+                                              x_eval, y_eval)
+            evaluations[server_round] = result
+            return MetricRecord(result)
+
+        recorder.update({"log": fleet_log, "evaluations": evaluations, "times": times,
+                         "partitions": partitions})
+        config = ConfigRecord(dict(train_config or {}))
+        recorder["result"] = strategy.start(grid=ordered, initial_arrays=initial_arrays(task),
+                                            num_rounds=rounds, timeout=timeout,
+                                            train_config=config, evaluate_fn=evaluate_fn)
+
+    return app

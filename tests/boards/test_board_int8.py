@@ -1,0 +1,60 @@
+"""An int8 backbone frozen in flash, a float head fine-tuned on every Cortex-M board with the
+host's exact bits.
+
+The digits backbone of tests/convert/fixtures/int8 (pretrained on digits 0-4 in float,
+quantized to int8 by TensorFlow's converter) with a new head (mean -> Dense(5) -> Softmax,
+``microtrain.convert(..., new_head=5)``) fine-tunes on digits 5-9 through
+`microtrain firmware --run`: the board runs QUANTIZE, the int8 Conv2D, depthwise (its
+pointwise expansion streamed into it by the planner), MEAN and DEQUANTIZE kernels under
+QEMU, the host replays through ctypes, and the per-epoch losses, accuracy counts and weight
+CRC must be equal.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import microtrain
+
+from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, REPO_ROOT
+
+EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
+BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
+                        "digits_backbone_int8.tflite")
+
+
+@pytest.fixture(scope="module")
+def int8_inputs():
+    pytest.importorskip("tflite")
+    from sklearn.datasets import load_digits
+
+    folder = os.path.join(BUILD_ROOT, "int8")
+    os.makedirs(folder, exist_ok=True)
+    digits = load_digits()
+    keep = digits.target >= 5
+    x = (digits.data[keep] / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
+    y = np.eye(5, dtype=np.float32)[digits.target[keep] - 5][:120]
+    microtrain.convert(BACKBONE, new_head=5).save(os.path.join(folder, "digits_int8.mtm"))
+    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
+             y_eval=y[100:])
+    return folder
+
+
+@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
+    result = subprocess.run(
+        [sys.executable, "-m", "microtrain.tools.firmware", "--board", board,
+         "--model", os.path.join(int8_inputs, "digits_int8.mtm"),
+         "--data", os.path.join(int8_inputs, "digits.npz"),
+         "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5",
+         "--out", os.path.join(int8_inputs, board), "--run"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    device = result.stdout.split("host (ctypes):")[0]
+    losses = [float(m.group(2)) for m in EPOCH.finditer(device)]
+    assert len(losses) == 3 and losses[-1] < losses[0], result.stdout
+    assert "bit-identical: yes" in result.stdout, result.stdout

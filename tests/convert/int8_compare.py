@@ -1,0 +1,108 @@
+"""Run an int8 .tflite through microtrain and through LiteRT's reference kernels and compare
+every int8 tensor (tests/convert/test_int8.py and benchmarks/mbv2_int8.py use it).
+
+The image the importer writes keeps every op of the file (``float_part=False``); this helper
+adds a DEQUANTIZE and a model output for every int8 activation, so that one run of the core
+shows all of them (dequantization is one-to-one: equal floats are equal int8 values).
+"""
+
+import numpy as np
+
+from microtrain import ops as _ops
+from microtrain.convert import tflite_int8
+from microtrain.nn import image as _image
+
+
+# extra outputs per image: an image holds at most 256 tensors
+CHUNK = 16
+
+
+def int8_activations(data, **options):
+    """[(core tensor, tflite op, label)] of every int8 activation an op of the file writes."""
+    builder, _, _ = tflite_int8.read(data, float_part=False, **options)
+    found = []
+    for op_index, (op, node) in enumerate(zip(builder.ops, builder.op_nodes)):
+        if builder.tensors[op.outputs[0]].dtype == _image.DTYPE_I8 and node is not None:
+            found.append((op.outputs[0], node, builder.op_sources[op_index]))
+    return found
+
+
+def image_with_outputs(data, reader_map, **options):
+    """The image of an int8 .tflite with the int8 activations of ``reader_map`` also outputs
+    (after the model's own outputs)."""
+    builder, _, _ = tflite_int8.read(data, float_part=False, **options)
+    tensors = list(builder.tensors)
+    ops = list(builder.ops)
+    outputs = list(builder.outputs)
+    layer = len(ops)
+    for core, _, _ in reader_map:
+        scale, zero_point = tensors[core].quant.scales[0], int(tensors[core].quant.zero_points[0])
+        tensors.append(_image.TensorSpec(tensors[core].dims, flags=_image.FLAG_OUTPUT))
+        ops.append(_image.OpSpec(_ops.DEQUANTIZE, [core], [len(tensors) - 1],
+                                 (_image.f32_bits(scale), zero_point & 0xFFFFFFFF), layer))
+        outputs.append(len(tensors) - 1)
+    layers = list(range(len(builder.ops))) + [layer] * len(reader_map)
+    for op, number in zip(ops, layers):
+        op.layer = number
+    return _image.write_image(tensors, ops, builder.inputs, outputs)
+
+
+def litert_tensors(data, rows, tflite_indices):
+    """{tflite tensor: [rows, ...]} of LiteRT's BUILTIN_REF kernels, one row per invoke."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    interpreter = Interpreter(model_content=bytes(data),
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                              experimental_preserve_all_tensors=True)
+    interpreter.allocate_tensors()
+    source = interpreter.get_input_details()[0]
+    result = {t: [] for t in tflite_indices}
+    for row in rows:
+        interpreter.set_tensor(source["index"], row[None].astype(source["dtype"]))
+        interpreter.invoke()
+        for t in tflite_indices:
+            result[t].append(interpreter.get_tensor(t)[0].copy())
+    return {t: np.array(v) for t, v in result.items()}
+
+
+def compare(data, rows, **options):
+    """(output_equal, [(label, equal, elements, differing)]): the model's float output's bits
+    and every int8 activation, microtrain's against LiteRT's reference kernels."""
+    import microtrain
+    from microtrain.convert.tflite_reader import parse
+    everything = int8_activations(data, **options)
+    graph = parse(data).Subgraphs(0)
+    tflite_out = {core: int(graph.Operators(node).OutputsAsNumpy()[0])
+                  for core, node, _ in everything}
+    model_output = int(graph.OutputsAsNumpy()[0])
+    reference = litert_tensors(data, rows, sorted(set(tflite_out.values())) + [model_output])
+    report = []
+    for start in range(0, len(everything), CHUNK):
+        mapping = everything[start:start + CHUNK]
+        image = image_with_outputs(data, mapping, **options)
+        report += _compare_chunk(image, mapping, rows, reference, tflite_out)
+    # the model as it is (no extra readers: the planner fuses pointwise expansions into their
+    # depthwise convolutions): its float output's bits
+    with microtrain.TrainSession(image_with_outputs(data, [], **options)) as session:
+        ours = np.asarray(session.infer([rows])[0], np.float32)
+    theirs = reference[model_output].astype(np.float32)
+    output_equal = bool(np.array_equal(ours.reshape(theirs.shape).view(np.uint32),
+                                       theirs.view(np.uint32)))
+    return output_equal, report
+
+
+def _compare_chunk(image, mapping, rows, reference, tflite_out):
+    import microtrain
+    parsed = _image.read_image(image)
+    first_extra = len(parsed.outputs) - len(mapping)
+    with microtrain.TrainSession(image) as session:
+        outputs = session.infer([rows])
+    report = []
+    for k, (core, node, label) in enumerate(mapping):
+        quant = parsed.tensors[core].quant
+        ours = np.asarray(outputs[first_extra + k]).reshape(len(rows), -1)
+        ours_q = np.round(ours / np.float32(quant.scales[0])).astype(np.int64) + \
+            int(quant.zero_points[0])
+        theirs = reference[tflite_out[core]].reshape(len(rows), -1).astype(np.int64)
+        report.append((label, bool(np.array_equal(ours_q, theirs)), int(theirs.size),
+                       int(np.count_nonzero(ours_q != theirs))))
+    return report

@@ -1,0 +1,145 @@
+/*
+ * The bad-input matrix (see also test_api_session.c and test_api_checkpoint.c): every public
+ * C function (microtrain.h and microtrain_storage.h) with NULL pointers, zero and huge sizes
+ * and counts, out-of-range positions and values, calls in the wrong state, misaligned arenas
+ * and images, and arenas too small by one byte. Every call must return its documented status,
+ * and the 64 guard bytes on each side of the arena must be intact after every call (a write
+ * out of bounds). Run under ASan + UBSan by tools/run_sanitizers.sh, where an over-read fails
+ * too.
+ *
+ * This program: the library's queries (status names, ABI, struct sizes, op names), the model
+ * queries, and the configuration values mt_plan() and mt_model_diagnose() refuse.
+ */
+#include "api_matrix_util.h"
+
+/* ---- the matrix: library, model and configuration ---------------------------------------- */
+
+static void test_library_queries(void)
+{
+    for (int st = -40; st <= 40; ++st) CHECK(mt_status_str(st) != NULL);
+    CHECK(mt_status_str(INT_MIN) != NULL);
+    CHECK(mt_status_str(INT_MAX) != NULL);
+    CHECK_EQ_INT(mt_abi_version(), MT_ABI_VERSION);
+    for (int w = 0; w <= 8; ++w) CHECK(mt_struct_size(w) > 0);
+    CHECK_EQ_INT(mt_struct_size(-1), 0);
+    CHECK_EQ_INT(mt_struct_size(9), 0);
+    CHECK_EQ_INT(mt_struct_size(INT_MAX), 0);
+    CHECK_EQ_INT(mt_struct_size(INT_MIN), 0);
+    mt_train_config_init(NULL); /* documented: ignored */
+}
+
+static void test_model_queries(void)
+{
+    mt_model_info info;
+    mt_tensor_info t;
+    int32_t index;
+    CALL(mt_model_check(NULL, image_bytes, &info), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_check(image, image_bytes, NULL), MT_OK);
+    CALL2(mt_model_check(image, 0, &info), MT_ERR_BAD_MODEL, MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_check(image, 63, &info), MT_ERR_BAD_MODEL);
+    CALL(mt_model_check(image, image_bytes - 1, &info), MT_ERR_BAD_MODEL);
+    CALL(mt_model_check(image, SIZE_MAX, &info), MT_OK); /* the header's own size governs */
+    CALL(mt_model_tensor(NULL, image_bytes, 0, &t), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_tensor(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_tensor(image, 10, 0, &t), MT_ERR_BAD_MODEL);
+    const int32_t bad_index[] = {-1, 8, 1000, INT32_MAX, INT32_MIN};
+    for (size_t k = 0; k < sizeof bad_index / sizeof *bad_index; ++k)
+        CALL(mt_model_tensor(image, image_bytes, bad_index[k], &t), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(NULL, image_bytes, 0, 0, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 0, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 2, 0, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, -1, 0, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 0, 1, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 1, -1, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 1, INT32_MAX, &index), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_io(image, image_bytes, 1, 0, &index), MT_OK);
+    mt_op_info op;
+    CALL(mt_model_op(NULL, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, 10, 0, &op), MT_ERR_BAD_MODEL);
+    const int32_t bad_op[] = {-1, 3, 256, INT32_MAX, INT32_MIN};
+    for (size_t k = 0; k < sizeof bad_op / sizeof *bad_op; ++k)
+        CALL(mt_model_op(image, image_bytes, bad_op[k], &op), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_op(image, image_bytes, 2, &op), MT_OK);
+    CALL(mt_model_op(image + 2, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT); /* misaligned */
+    for (int32_t type = -2; type <= 300; ++type) {
+        const char *name = mt_op_name(type);
+        CHECK((name != NULL) == ((type >= MT_OP_DENSE && type <= MT_OP_TRANSPOSE) ||
+                                 (type >= MT_OP_QUANTIZE && type <= MT_OP_PAD_S8)));
+        CHECK_EQ_INT(mt_op_built(type), name != NULL);
+    }
+    CHECK(mt_op_name(INT32_MIN) == NULL && mt_op_name(INT32_MAX) == NULL);
+    CHECK_EQ_INT(mt_op_built(INT32_MIN), 0);
+    CHECK_EQ_INT(mt_op_built(INT32_MAX), 0);
+}
+
+static void test_config_values(void)
+{
+    mt_memory_plan plan;
+    mt_train_config cfg;
+    config(&cfg);
+    CALL(mt_plan(NULL, image_bytes, &cfg, &plan), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_plan(image, image_bytes, NULL, &plan), MT_ERR_BAD_ARGUMENT);
+    mt_error_detail detail;
+    CALL(mt_model_diagnose(image, image_bytes, &cfg, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_diagnose(NULL, image_bytes, &cfg, &detail), MT_ERR_BAD_ARGUMENT);
+    CHECK(detail.status == MT_ERR_BAD_ARGUMENT && detail.op_index == -1 && detail.tensor_index == -1);
+    CALL(mt_model_diagnose(image, 10, NULL, &detail), MT_ERR_BAD_MODEL);
+    CALL(mt_model_diagnose(image, SIZE_MAX, &cfg, &detail), MT_OK);
+    CALL(mt_model_diagnose(image + 1, image_bytes, &cfg, &detail), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_plan(image, image_bytes, &cfg, NULL), MT_ERR_BAD_ARGUMENT);
+#define BAD_FIELD(field, value)                                                              \
+    do {                                                                                     \
+        config(&cfg);                                                                        \
+        cfg.field = value;                                                                   \
+        CALL(mt_plan(image, image_bytes, &cfg, &plan), MT_ERR_BAD_ARGUMENT);                 \
+    } while (0)
+    BAD_FIELD(optimizer, -1);
+    BAD_FIELD(optimizer, 3);
+    BAD_FIELD(optimizer, INT32_MAX);
+    BAD_FIELD(loss, -1);
+    BAD_FIELD(loss, 5);
+    BAD_FIELD(reduction, 2);
+    BAD_FIELD(reduction, -1);
+    BAD_FIELD(batch_size, 0);
+    BAD_FIELD(batch_size, -1);
+    BAD_FIELD(batch_size, 65536);
+    BAD_FIELD(batch_size, INT32_MAX);
+    BAD_FIELD(num_trainable_ops, -2);
+    BAD_FIELD(num_trainable_ops, INT32_MIN);
+    BAD_FIELD(biases_only, 2);
+    BAD_FIELD(biases_only, -1);
+    BAD_FIELD(learning_rate, 0.0f);
+    BAD_FIELD(learning_rate, -0.1f);
+    BAD_FIELD(learning_rate, NAN);
+    BAD_FIELD(learning_rate, INFINITY);
+    BAD_FIELD(beta1, 1.0f);
+    BAD_FIELD(beta1, -0.1f);
+    BAD_FIELD(beta1, NAN);
+    BAD_FIELD(beta2, 1.0f);
+    BAD_FIELD(beta2, INFINITY);
+    BAD_FIELD(epsilon, 0.0f);
+    BAD_FIELD(epsilon, -1.0f);
+    BAD_FIELD(epsilon, NAN);
+    BAD_FIELD(momentum, 1.0f);
+    BAD_FIELD(momentum, -0.5f);
+    BAD_FIELD(weight_decay, -1.0f);
+    BAD_FIELD(weight_decay, NAN);
+    BAD_FIELD(accumulate_gradients, 2);
+    BAD_FIELD(accumulate_gradients, -1);
+#undef BAD_FIELD
+    /* a huge num_trainable_ops means "all": valid */
+    config(&cfg);
+    cfg.num_trainable_ops = INT32_MAX;
+    CALL(mt_plan(image, image_bytes, &cfg, &plan), MT_OK);
+}
+
+int main(void)
+{
+    build_model();
+    test_library_queries();
+    test_model_queries();
+    test_config_values();
+    free(image);
+    return MT_TEST_END();
+}

@@ -1,0 +1,94 @@
+/*
+ * The integer arithmetic of the int8 ops (micro_core/src/ops/quant.h) on the values where
+ * TFLite's reference kernels are easiest to get wrong: the saturating doubling high multiply,
+ * rounding ties (gemmlowp rounds x.5 up in the high multiply and away from zero in the
+ * rounding shift), left shifts, and QUANTIZE's rounding and saturation. The whole kernels are
+ * compared with LiteRT's bit for bit in tests/convert/test_int8.py.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "mt_test.h"
+#include "ops/quant.h"
+
+static void test_doubling_high_mul(void)
+{
+    CHECK_EQ_INT(mt_q_doubling_high_mul(INT32_MIN, INT32_MIN), INT32_MAX); /* the one overflow */
+    CHECK_EQ_INT(mt_q_doubling_high_mul(1 << 30, 1 << 30), 1 << 29);
+    CHECK_EQ_INT(mt_q_doubling_high_mul(1 << 15, 1 << 15), 1);     /* +0.5 rounds up */
+    CHECK_EQ_INT(mt_q_doubling_high_mul(-(1 << 15), 1 << 15), 0);  /* -0.5 rounds up too */
+    CHECK_EQ_INT(mt_q_doubling_high_mul(-(1 << 15) - 1, 1 << 15), -1);
+    CHECK_EQ_INT(mt_q_doubling_high_mul(INT32_MAX, INT32_MAX), INT32_MAX - 1);
+    CHECK_EQ_INT(mt_q_doubling_high_mul(INT32_MIN, INT32_MAX), -INT32_MAX);
+}
+
+static void test_rounding_divide_by_pot(void)
+{
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(5, 1), 3);   /* 2.5 -> 3 */
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(-5, 1), -3); /* -2.5 -> -3 */
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(-3, 1), -2);
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(7, 2), 2);   /* 1.75 */
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(-7, 2), -2);
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(12345, 0), 12345);
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(INT32_MIN, 31), -1);
+    CHECK_EQ_INT(mt_q_rounding_divide_by_pot(INT32_MAX, 31), 1);
+}
+
+static void test_multiply(void)
+{
+    /* multiplier 2^30 with shift 0 is 0.5 */
+    CHECK_EQ_INT(mt_q_multiply(100, 1 << 30, 0), 50);
+    CHECK_EQ_INT(mt_q_multiply(101, 1 << 30, 0), 51);   /* 50.5 away from zero */
+    CHECK_EQ_INT(mt_q_multiply(-101, 1 << 30, 0), -50); /* the high multiply rounds -50.5 up */
+    CHECK_EQ_INT(mt_q_multiply(-101, 1 << 30, -1), -25); /* -25.25 */
+    CHECK_EQ_INT(mt_q_multiply(-103, 1 << 30, -1), -26); /* -25.75 */
+    CHECK_EQ_INT(mt_q_multiply(3, 1 << 30, 2), 6);       /* left shift, then 0.5 */
+    CHECK_EQ_INT(mt_q_multiply(1000, 0, 0), 0);
+    /* a left shift wraps like TFLite's int32 multiply instead of being undefined */
+    CHECK_EQ_INT(mt_q_multiply(1 << 30, 1 << 30, 2), 0);
+    CHECK_EQ_INT(mt_q_clamp(300, -128, 127), 127);
+    CHECK_EQ_INT(mt_q_clamp(-300, -128, 127), -128);
+    CHECK_EQ_INT(mt_q_clamp(5, 10, 20), 10);
+    CHECK_EQ_INT(mt_q_param_byte(0x80FF7F01u, 0), 1);
+    CHECK_EQ_INT(mt_q_param_byte(0x80FF7F01u, 1), 127);
+    CHECK_EQ_INT(mt_q_param_byte(0x80FF7F01u, 2), -1);
+    CHECK_EQ_INT(mt_q_param_byte(0x80FF7F01u, 3), -128);
+}
+
+static void test_quantize_dequantize(void)
+{
+    const float x[8] = {0.25f, -0.25f, 0.75f, -0.75f, 1000.0f, -1000.0f, NAN, 0.0f};
+    int8_t q[8];
+    mt_op_quantize_f32_s8(x, q, 8, 0.5f, 3);
+    CHECK_EQ_INT(q[0], 4);    /* 0.5 rounds away from zero: 1 + 3 */
+    CHECK_EQ_INT(q[1], 2);    /* -1 + 3 */
+    CHECK_EQ_INT(q[2], 5);    /* 1.5 -> 2 */
+    CHECK_EQ_INT(q[3], 1);    /* -1.5 -> -2 */
+    CHECK_EQ_INT(q[4], 127);  /* saturates */
+    CHECK_EQ_INT(q[5], -128);
+    CHECK_EQ_INT(q[6], -128); /* NaN: what an x86 conversion gives TFLite */
+    CHECK_EQ_INT(q[7], 3);
+    float y[8];
+    mt_op_dequantize_s8_f32(q, y, 8, 0.5f, 3);
+    CHECK(y[0] == 0.5f && y[1] == -0.5f && y[4] == 62.0f && y[5] == -65.5f && y[7] == 0.0f);
+}
+
+static void test_mean(void)
+{
+    /* 4 positions, 2 channels; sx / sy = 1 (multiplier 2^30, shift 1), zero points 0 and 0 */
+    const int8_t x[8] = {1, -1, 2, -2, 3, -3, 5, -4};
+    int8_t y[2];
+    mt_op_mean_s8_forward(x, y, 1, 4, 2, 0u, 1 << 30, 1);
+    CHECK_EQ_INT(y[0], 3);  /* 11 / 4 = 2.75 */
+    CHECK_EQ_INT(y[1], -3); /* -10 / 4 = -2.5: away from zero */
+}
+
+int main(void)
+{
+    test_doubling_high_mul();
+    test_rounding_divide_by_pot();
+    test_multiply();
+    test_quantize_dequantize();
+    test_mean();
+    return MT_TEST_END();
+}

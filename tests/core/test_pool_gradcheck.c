@@ -1,0 +1,119 @@
+/*
+ * MaxPool2D, AveragePool2D and GlobalAveragePool (ops.h, spatial.h) against double references
+ * and central finite differences (gradcheck_util.h), VALID and SAME windows. Max-pool inputs
+ * are distinct values 0.03 > 2h apart, so no window's argmax can change under a perturbation.
+ */
+#include "gradcheck_util.h"
+
+/* ---- pools ------------------------------------------------------------------------------------ */
+
+/* GlobalAveragePool is checked as what it is: an average pool with an H×W VALID window. */
+enum { AVG, MAX, GLOBAL };
+typedef struct pool_ctx {
+    mt_spatial g;
+    int B, mode, nx, ny;
+    float x[MAXE], y[MAXE], r[MAXE];
+} pool_ctx;
+
+static void pool_fwd(const pool_ctx *c, float *y)
+{
+    const uint32_t B = (uint32_t)c->B;
+    if (c->mode == MAX) mt_op_max_pool2d_f32_forward(c->x, y, B, &c->g);
+    else if (c->mode == AVG) mt_op_average_pool2d_f32_forward(c->x, y, B, &c->g);
+    else mt_op_global_average_pool_f32_forward(c->x, y, B, c->g.H * c->g.W, c->g.C);
+}
+
+static void pool_bwd(const pool_ctx *c, float *dx)
+{
+    const uint32_t B = (uint32_t)c->B;
+    if (c->mode == MAX) mt_op_max_pool2d_f32_backward(c->x, c->y, c->r, dx, B, &c->g);
+    else if (c->mode == AVG) mt_op_average_pool2d_f32_backward(c->r, dx, B, &c->g);
+    else mt_op_global_average_pool_f32_backward(c->r, dx, B, c->g.H * c->g.W, c->g.C);
+}
+
+static double pool_objective(void *p)
+{
+    pool_ctx *c = (pool_ctx *)p;
+    static float y[MAXE];
+    pool_fwd(c, y);
+    return dot_r(y, c->r, c->ny);
+}
+
+static void test_pool_case(int mode, int B, int H, int W, int C, int KH, int KW, int SH, int SW, int same)
+{
+    static pool_ctx c;
+    static float dx[MAXE], g0[MAXE], g1[MAXE], g2[MAXE];
+    memset(&c, 0, sizeof c);
+    c.mode = mode, c.B = B;
+    if (!make_geom(&c.g, H, W, C, C, KH, KW, SH, SW, same, 0)) return;
+    c.nx = B * H * W * C, c.ny = B * (int)(c.g.OH * c.g.OW) * C;
+    if (mode == MAX) { /* distinct values 0.03 apart, shuffled: no ties, no argmax switch under ±h */
+        for (int i = 0; i < c.nx; i++)
+            c.x[i] = 0.03f * (float)(i - c.nx / 2);
+        for (int i = c.nx - 1; i > 0; i--) {
+            int j = (int)(mt_test_rand_u32() % (unsigned)(i + 1));
+            float t = c.x[i];
+            c.x[i] = c.x[j], c.x[j] = t;
+        }
+    } else {
+        fill(c.x, c.nx, -1.f, 1.f);
+    }
+    fill(c.r, c.ny, -1.f, 1.f);
+    pool_fwd(&c, c.y);
+    for (int bb = 0, k = 0; bb < B; bb++)
+        for (int oh = 0; oh < (int)c.g.OH; oh++)
+            for (int ow = 0; ow < (int)c.g.OW; ow++)
+                for (int ch = 0; ch < C; ch++, k++) {
+                    double acc = 0.0, m = -1e30;
+                    int count = 0;
+                    for (int kh = 0; kh < KH; kh++)
+                        for (int kw = 0; kw < KW; kw++) {
+                            int ih = oh * SH + kh - (int)c.g.PT, iw = ow * SW + kw - (int)c.g.PL;
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                continue;
+                            double v = c.x[((bb * H + ih) * W + iw) * C + ch];
+                            acc += v, m = v > m ? v : m, count++;
+                        }
+                    CHECK(count > 0);
+                    double want = mode == MAX ? m : acc / count;
+                    if (!CHECK_NEAR(c.y[k], want, 1e-6 * (1.0 + fabs(want) * count)))
+                        printf("    pool mode %d y[%d]\n", mode, k);
+                }
+    memset(dx, 0, sizeof dx);
+    pool_bwd(&c, dx);
+    gradcheck("x", c.x, c.nx, dx, 1e-2f, pool_objective, &c);
+    fill(g0, c.nx, -1.f, 1.f);
+    memcpy(g2, g0, sizeof g0);
+    pool_bwd(&c, g2);
+    memcpy(g1, g2, sizeof g1);
+    pool_bwd(&c, g2);
+    check_accumulates("x", g0, g1, g2, c.nx);
+}
+
+static void test_pools(void)
+{
+    /* B, H, W, C, KH, KW, SH, SW, same */
+    static const int cases[][9] = {
+        { 2, 5, 5, 2, 2, 2, 2, 2, 0 }, { 2, 5, 5, 2, 2, 2, 2, 2, 1 }, /* SAME: last window partial */
+        { 2, 6, 7, 3, 3, 3, 2, 2, 1 }, { 2, 5, 5, 1, 3, 3, 1, 1, 1 }, { 2, 7, 6, 2, 3, 3, 2, 2, 0 },
+        { 2, 4, 5, 2, 3, 2, 1, 2, 0 }, { 2, 3, 5, 2, 3, 3, 1, 1, 0 }, { 2, 6, 6, 2, 2, 3, 2, 1, 1 },
+    };
+    for (int mode = AVG; mode <= MAX; mode++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const int *k = cases[i], failed = mt_test_failed_;
+            test_pool_case(mode, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8]);
+            if (mt_test_failed_ != failed) printf("    ^ %s case %u\n", mode == MAX ? "max" : "average", (unsigned)i);
+        }
+    test_pool_case(GLOBAL, 2, 3, 5, 3, 3, 5, 1, 1, 0); /* [3, 5, 3] -> [3] */
+    test_pool_case(GLOBAL, 2, 1, 1, 4, 1, 1, 1, 1, 0);
+}
+
+int main(void)
+{
+    /* Where the generator stood after the convolution cases when one program (test_conv_gradcheck.c)
+     * ran every spatial and graph-shaping check: each case draws the numbers it
+     * always did. */
+    mt_test_seed(0xb9428e5au);
+    test_pools();
+    return MT_TEST_END();
+}

@@ -1,0 +1,213 @@
+"""A fleet learns together: microtrain clients under Flower's simulation engine.
+
+Small fleets (10 clients, scikit-learn's digits, a label-skewed split: 3 classes per
+client) on Flower's Ray engine with 2 CPUs, one client per CPU:
+
+* FedAvg over microtrain clients reaches the accuracy of centralised training on the same
+  rows (as many epochs as the fleet's rounds × local epochs, same optimizer and batch)
+  within MARGIN on the held-out rows;
+* a seeded fleet gives the same global weights, bit for bit, run after run;
+* a client on an emulated board (MicroPython firmware under QEMU mps2-an500, Cortex-M7)
+  sends an update equal, bit for bit, to the simulated client's for the same round,
+  partition and seed — alone, and inside a fleet, whose global weights then equal the
+  all-simulated fleet's every round;
+* a client whose update the numeric guard refuses, and one whose process dies, are dropped
+  from every round with their reason; the rounds complete with the others and the global
+  weights stay finite;
+* FedProx's proximal-mu reaches the clients' core (their updates change with μ).
+
+Ray is started and shut down by each simulation (Flower's run_simulation); no process of it
+outlives the test (checked at the end).
+"""
+
+import io
+import os
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr", reason="microtrain.federated needs Flower: pip install "
+                                   "microtrain[federated] (tools/setup_host.sh --test)")
+
+import microtrain  # noqa: E402
+from microtrain import DataLoader, layers, optimizers  # noqa: E402
+from microtrain.federated import client, local_round  # noqa: E402
+from microtrain.federated.fleet import run_fleet  # noqa: E402
+from microtrain.federated.task import FleetTask  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MARGIN = 0.08
+FLEET = dict(clients=10, split="label", classes_per_client=3, optimizer="sgd",
+             learning_rate=0.2, batch_size=16, epochs=1, seed=0)
+
+
+def crc(weights):
+    return zlib.crc32(b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
+                               for w in weights)) & 0xFFFFFFFF
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    from sklearn.datasets import load_digits
+    folder = tmp_path_factory.mktemp("fleet")
+    data = load_digits()
+    x = (data.data / 16.0).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[data.target]
+    order = np.random.default_rng(0).permutation(len(x))
+    x, y = x[order], y[order]
+    path = str(folder / "digits.npz")
+    np.savez(path, x=x[:1500], y=y[:1500], x_eval=x[1500:], y_eval=y[1500:])
+    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
+                                   layers.Softmax()], input_shape=(64,), seed=0)
+    image = str(folder / "digits.mtm")
+    model.save(image)
+    return {"data": path, "model": image, "folder": folder}
+
+
+@pytest.fixture(scope="module")
+def short_fleet(digits):
+    """3 rounds of the all-simulated fleet (the reference of several tests)."""
+    return run_fleet(digits["model"], digits["data"], rounds=3, **FLEET)
+
+
+def test_fedavg_reaches_centralised_accuracy_on_a_label_skewed_split(digits):
+    rounds = 30
+    out = io.StringIO()
+    fleet = run_fleet(digits["model"], digits["data"], rounds=rounds, strategy="fedavg",
+                      stream=out, **FLEET)
+    data = np.load(digits["data"])
+    with microtrain.TrainSession(digits["model"]) as session:
+        session.compile(optimizers.SGD(learning_rate=FLEET["learning_rate"]),
+                        "categorical_crossentropy", batch_size=FLEET["batch_size"])
+        session.train(DataLoader(data["x"], data["y"], batch_size=FLEET["batch_size"],
+                                 shuffle=True, seed=0), epochs=rounds * FLEET["epochs"],
+                      verbose=0)
+        predicted = session.predict(data["x_eval"]).argmax(axis=1)
+    centralised = float(np.mean(predicted == data["y_eval"].argmax(axis=1)))
+    assert centralised > 0.85
+    assert fleet.accuracy >= centralised - MARGIN, (fleet.accuracy, centralised, out.getvalue())
+    assert fleet.rounds[0]["accuracy"] < 0.2  # it learned
+    assert [row["round"] for row in fleet.rounds] == list(range(rounds + 1))
+    assert all(row["clients"] == 10 and row["dropped"] == 0 for row in fleet.rounds[1:])
+    # only the trained tensors travel: 10 clients x (64*32 + 32 + 32*10 + 10) floats + headers
+    payload = 4 * (64 * 32 + 32 + 32 * 10 + 10)
+    assert 10 * payload <= fleet.rounds[1]["bytes_down"] < 10 * payload + 10 * 4 * 200
+    assert fleet.rounds[1]["bytes_up"] == fleet.rounds[1]["bytes_down"]
+    assert "accuracy" in out.getvalue() and "bytes down" in out.getvalue()
+
+
+def test_a_seeded_fleet_gives_the_same_global_weights(digits, short_fleet):
+    again = run_fleet(digits["model"], digits["data"], rounds=3, **FLEET)
+    assert again.crc32 == short_fleet.crc32
+    for ours, theirs in zip(again.weights, short_fleet.weights):
+        assert np.array_equal(ours, theirs)
+    assert [r["accuracy"] for r in again.rounds] == [r["accuracy"] for r in short_fleet.rounds]
+    other = run_fleet(digits["model"], digits["data"], rounds=1, **dict(FLEET, seed=1))
+    assert other.crc32 != short_fleet.crc32  # the seed matters (shuffles, split)
+
+
+def _task(digits, **extra):
+    settings = dict(
+        optimizer="sgd", learning_rate=FLEET["learning_rate"],
+        loss="categorical_crossentropy", batch_size=16, trainable=-1, epochs=2,
+        proximal_mu=0.01, seed=0)
+    with open(digits["model"], "rb") as handle:
+        image = handle.read()
+    return FleetTask(image, digits["data"], 10, settings, split="label",
+                     classes_per_client=3, **extra)
+
+
+def test_the_emulated_board_sends_the_simulated_clients_update_bit_for_bit(digits):
+    task = _task(digits, device={"board": "mps2-an500", "partitions": [4]})
+    with microtrain.TrainSession(digits["model"]) as session:
+        start = [np.asarray(w) + np.float32(0.01) for w in session.get_weights()]
+    simulated, logs, rows = client.simulated_round(task, 4, start, server_round=7)
+    on_board, board_logs, board_rows = client.device_round(task, 4, start, server_round=7)
+    assert rows == board_rows > 0
+    assert crc(on_board) == crc(simulated)
+    assert all(np.array_equal(a, b) for a, b in zip(on_board, simulated))
+    assert board_logs["loss"] == logs["loss"]  # the epoch's mean loss, a double, exactly
+    with microtrain.TrainSession(digits["model"]) as session:
+        local_round.compile_session(session, task.settings)
+        assert board_logs["arena"] == session.memory_plan()["total_bytes"]
+    assert not all(np.array_equal(a, b) for a, b in zip(simulated, start))  # it trained
+
+
+def test_a_fleet_with_a_board_in_the_loop_has_the_simulated_fleets_bits(digits, short_fleet):
+    fleet = run_fleet(digits["model"], digits["data"], rounds=3,
+                      device={"board": "mps2-an500", "partitions": [0]}, **FLEET)
+    assert fleet.crc32 == short_fleet.crc32
+    assert [r["loss"] for r in fleet.rounds] == [r["loss"] for r in short_fleet.rounds]
+
+
+def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(digits,
+                                                                           short_fleet):
+    out = io.StringIO()
+    fleet = run_fleet(digits["model"], digits["data"], rounds=2, stream=out,
+                      faults={2: "nan", 5: "die"}, **FLEET)
+    assert all(np.all(np.isfinite(w)) for w in fleet.weights)
+    for row in fleet.rounds[1:]:
+        assert row["clients"] == 8 and row["dropped"] == 2
+    reasons = {(r, p): why for r, p, why in fleet.dropped}
+    assert sorted(reasons) == [(1, 2), (1, 5), (2, 2), (2, 5)]
+    assert "MT_ERR_NUMERIC" in reasons[(1, 2)]
+    assert "process exited with status 71" in reasons[(1, 5)]
+    assert "dropped in round 1: client 5" in out.getvalue()
+    assert fleet.crc32 != short_fleet.crc32
+    assert fleet.rounds[-1]["accuracy"] > fleet.rounds[0]["accuracy"]
+
+
+def test_a_dead_board_is_a_dropped_client(digits):
+    task = _task(digits, device={"board": "mps2-an500", "partitions": [1]}, faults={1: "die"})
+    with microtrain.TrainSession(digits["model"]) as session:
+        start = session.get_weights()
+    from microtrain.federated.device import DeviceError
+    with pytest.raises(DeviceError, match="stopped without an update"):
+        client.device_round(task, 1, start, server_round=1)
+
+
+def test_fedprox_mu_reaches_the_clients_core(digits):
+    with microtrain.TrainSession(digits["model"]) as session:
+        start = session.get_weights()
+    task = _task(digits)
+    plain, _, _ = client.simulated_round(task, 3, start, 1, dict(task.settings,
+                                                                 proximal_mu=0.0))
+    config = {"proximal-mu": 0.5, "server-round": 1}
+    proximal, _, _ = client.simulated_round(task, 3, start, 1,
+                                            client.settings_for(task, config))
+    moved = sum(float(np.abs(p - s).sum()) for p, s in zip(plain, start))
+    pulled = sum(float(np.abs(p - s).sum()) for p, s in zip(proximal, start))
+    assert 0 < pulled < moved  # the proximal term holds the update nearer the global model
+
+
+def test_the_fleet_command_prints_the_table(digits, tmp_path):
+    env = dict(os.environ)
+    result = subprocess.run(
+        ["python", "-m", "microtrain", "fleet", "--model", digits["model"], "--data",
+         digits["data"], "--clients", "4", "--rounds", "1", "--split", "dirichlet",
+         "--alpha", "0.5", "--strategy", "fedavgm", "--seed", "3"],
+        capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "FedAvgM" in result.stdout and "bytes down" in result.stdout
+    assert "global weights crc32 0x" in result.stdout
+    bad = subprocess.run(["python", "-m", "microtrain", "fleet", "--model", digits["model"],
+                          "--data", digits["data"], "--strategy", "nope"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_no_ray_process_outlives_the_simulations():
+    found = subprocess.run(["pgrep", "-f", "ray::|raylet|gcs_server"], capture_output=True,
+                           text=True)
+    alive = [line for line in found.stdout.split() if line]
+    states = []
+    for pid in alive:
+        try:
+            with open("/proc/%s/stat" % pid) as handle:
+                states.append(handle.read().split()[2])
+        except OSError:
+            continue
+    assert all(state == "Z" for state in states), found.stdout  # reaped zombies at most

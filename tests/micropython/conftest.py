@@ -1,0 +1,60 @@
+"""Fixtures of the MicroPython firmware tests (tests/micropython/).
+
+One session fixture builds MicroPython v1.28.0 with microtrain for the unix port and the
+QEMU boards mps2-an500 (Cortex-M7 + FPU) and mps2-an385 (Cortex-M3, soft float) through
+tools/micropython/build_firmware.sh into build/micropython/ (incremental: seconds when
+nothing changed). The source is the vendored tarball when one is found (``shared/vendor/``
+beside an ancestor of the repository, or $MICROPYTHON_TARBALL), else the script clones tag
+v1.28.0. Missing toolchains or QEMU are an error naming the install script, never a skip.
+
+A second one writes the digits model image and rows the scripts read (mp_setup.py holds
+the helpers the tests import: the runner, the host's weight CRC).
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from mp_setup import BOARDS, ROOT, digits_arrays, vendored_tarball
+
+
+@pytest.fixture(scope="session")
+def micropython_firmware():
+    """Build (or bring up to date) the three firmware images once per test session."""
+    missing = [p for p in ("make", "cc", "arm-none-eabi-gcc", "qemu-system-arm")
+               if shutil.which(p) is None]
+    if missing:
+        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` (tools/run_tests.sh "
+                    "does)" % ", ".join(missing), pytrace=False)
+    env = dict(os.environ)
+    tarball = vendored_tarball()
+    if tarball:
+        env["MICROPYTHON_TARBALL"] = tarball
+    result = subprocess.run(["bash", os.path.join(ROOT, "tools", "micropython",
+                                                  "build_firmware.sh")] + list(BOARDS),
+                            env=env, capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        pytest.fail("building the MicroPython firmware failed:\n%s%s"
+                    % (result.stdout[-3000:], result.stderr[-3000:]), pytrace=False)
+    return {board: os.path.join(ROOT, "build", "micropython", board) for board in BOARDS}
+
+
+@pytest.fixture(scope="session")
+def digits(tmp_path_factory):
+    """The digits model image the CPython builder writes and the rows as raw float32
+    files; ``files``: the (host, guest) pairs the example reads from /data."""
+    import microtrain
+    from microtrain import layers
+    folder = tmp_path_factory.mktemp("mp_digits")
+    x, y, labels = digits_arrays()
+    x.tofile(str(folder / "digits_x.bin"))
+    y.tofile(str(folder / "digits_y.bin"))
+    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
+                                   layers.Softmax()], input_shape=(64,), seed=0)
+    model.save(str(folder / "digits.mtm"))
+    files = [(str(folder / name), "/data/" + name)
+             for name in ("digits.mtm", "digits_x.bin", "digits_y.bin")]
+    return {"x": x, "y": y, "labels": labels, "folder": str(folder),
+            "image": str(folder / "digits.mtm"), "files": files}

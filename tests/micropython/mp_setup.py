@@ -1,0 +1,65 @@
+"""What the MicroPython firmware tests share (tests/micropython/): paths, the boards, the
+runner, the host's weight CRC."""
+
+import os
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(HERE, "scripts")
+BOARDS = ("unix", "mps2-an500", "mps2-an385")
+TARBALL = "micropython-1.28.0.tar.gz"
+
+
+def vendored_tarball():
+    """$MICROPYTHON_TARBALL, or shared/vendor/<tarball> next to an ancestor folder."""
+    if os.environ.get("MICROPYTHON_TARBALL"):
+        return os.environ["MICROPYTHON_TARBALL"]
+    path = ROOT
+    while True:
+        candidate = os.path.join(path, "shared", "vendor", TARBALL)
+        if os.path.exists(candidate):
+            return candidate
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def run_micropython(board, script, data=(), *args, out=None, timeout=600):
+    """(exit status, stdout, stderr) of ``microtrain micropython`` on ``board``."""
+    command = [sys.executable, "-m", "microtrain.tools.micropython", "--board", board,
+               "--timeout", str(timeout), script]
+    for host, guest in data:
+        command += ["--data", "%s=%s" % (host, guest)]
+    if out is not None:
+        command += ["--out", "%s=/out" % out]
+    command += [str(a) for a in args]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 60,
+                            env=runner_env())
+    return result.returncode, result.stdout, result.stderr
+
+
+def runner_env():
+    """The environment of a runner process: this tree's firmware, wherever the tests run
+    from and whichever microtrain package they import (tools/run_tests.sh installs it)."""
+    return dict(os.environ, MICROTRAIN_MICROPYTHON_DIR=os.path.join(ROOT, "build",
+                                                                    "micropython"))
+
+
+def digits_arrays():
+    from sklearn.datasets import load_digits
+    data = load_digits()
+    x = (data.data / 16.0).astype("<f4")
+    y = np.eye(10, dtype="<f4")[data.target]
+    return x, y, data.target.astype("<i4")
+
+
+def weights_crc32(session):
+    blob = b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
+                    for w in session.get_weights())
+    return zlib.crc32(blob) & 0xFFFFFFFF

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Build MicroPython v1.28.0 with microtrain: the facade's pure modules frozen
+# (micropython/manifest.py, which includes py_facade/manifest.py) and the native backend
+# _microtrain (micropython/_microtrain/, the C core inside) linked through USER_C_MODULES.
+#
+#   bash tools/micropython/build_firmware.sh [--variant full|frozen|bare] [PORT ...]
+#
+#   PORT        output                                       MicroPython port
+#   unix        build/micropython/unix/micropython           ports/unix, standard variant
+#   mps2-an500  build/micropython/mps2-an500/firmware.elf    ports/qemu MPS2_AN500 (Cortex-M7, FPv5-D16)
+#   mps2-an385  build/micropython/mps2-an385/firmware.elf    ports/qemu MPS2_AN385 (Cortex-M3, soft float)
+#
+# No PORT: all three. --variant (default full) builds, for the README's size comparison,
+# `frozen` (the pure modules, no native module) or `bare` (no microtrain at all) into
+# build/micropython/<port>-<variant>/.
+#
+# Both qemu boards use double-precision Python floats (MICROPY_FLOAT_IMPL=double; MPS2_AN385
+# defaults to single) so that the training loop's sums are the host's doubles, and a heap of
+# MICROPY_HEAP_SIZE bytes (default 2 MiB of the boards' 4 MiB code+data RAM; MicroPython's
+# default of 140 KiB cannot hold the digits data set).
+#
+# The qemu builds also enable littlefs (MICROPY_VFS_LFS2=1), in every variant, for the
+# writable RAM disk of `microtrain micropython --out` (a script's checkpoints come back that
+# way); the boards have no other writable storage.
+#
+# MicroPython's source, the first of: $MICROPYTHON_TARBALL (a tarball of tag v1.28.0 as `git
+# archive` writes it); the copy this script cached in ~/.cache/microtrain/ (or
+# $XDG_CACHE_HOME/microtrain) on an earlier run; a shared/vendor/ copy in a folder beside an
+# ancestor of the repository; a shallow clone of tag v1.28.0 from
+# github.com/micropython/micropython. Its sha256 is checked against the release's, and a
+# tarball found anywhere but the cache is cached, so a later clone of the repository on the
+# same machine needs no network. Unpacked once into build/micropython/src/; make keeps later
+# builds incremental.
+# Needs make, gcc, arm-none-eabi-gcc for the boards (bash tools/setup_arm.sh), and python3.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="$root/build/micropython"
+src="$out/src/micropython-1.28.0"
+jobs="${MICROTRAIN_JOBS:-2}"
+heap="${MICROPY_HEAP_SIZE:-2097152}"
+variant=full
+ports=()
+while (($#)); do
+  case "$1" in
+    --variant) variant="$2"; shift 2 ;;
+    unix|mps2-an500|mps2-an385) ports+=("$1"); shift ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "build_firmware: unknown argument $1 (ports: unix mps2-an500 mps2-an385)" >&2; exit 2 ;;
+  esac
+done
+((${#ports[@]})) || ports=(unix mps2-an500 mps2-an385)
+case "$variant" in full|frozen|bare) ;; *) echo "build_firmware: --variant full|frozen|bare" >&2; exit 2 ;; esac
+
+# ---- MicroPython's source, once
+tarball_name=micropython-1.28.0.tar.gz
+tarball_sha256=91c86ac1d48be2ac53a402bb7f26462d2a09382cde434f8def085e333ce93dee
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/microtrain"
+if [ -z "${MICROPYTHON_TARBALL:-}" ]; then
+  if [ -f "$cache/$tarball_name" ]; then
+    MICROPYTHON_TARBALL="$cache/$tarball_name"
+  else
+    dir="$root"
+    while [ "$dir" != / ]; do
+      if [ -f "$dir/shared/vendor/$tarball_name" ]; then
+        MICROPYTHON_TARBALL="$dir/shared/vendor/$tarball_name"
+        break
+      fi
+      dir="$(dirname "$dir")"
+    done
+  fi
+fi
+if [ -n "${MICROPYTHON_TARBALL:-}" ] && [ "$MICROPYTHON_TARBALL" != "$cache/$tarball_name" ] &&
+   [ ! -f "$cache/$tarball_name" ] &&
+   echo "$tarball_sha256  $MICROPYTHON_TARBALL" | sha256sum --check --quiet - 2>/dev/null; then
+  mkdir -p "$cache" && cp "$MICROPYTHON_TARBALL" "$cache/$tarball_name.part" &&
+    mv "$cache/$tarball_name.part" "$cache/$tarball_name"
+fi
+if [ ! -e "$src/.microtrain-source" ]; then
+  rm -rf "$src" && mkdir -p "$out/src"
+  if [ -n "${MICROPYTHON_TARBALL:-}" ]; then
+    echo "build_firmware: unpacking $MICROPYTHON_TARBALL"
+    echo "$tarball_sha256  $MICROPYTHON_TARBALL" | sha256sum --check --quiet - || {
+      echo "build_firmware: $MICROPYTHON_TARBALL is not MicroPython v1.28.0's tarball" >&2
+      exit 1; }
+    tar xzf "$MICROPYTHON_TARBALL" -C "$out/src"
+  else
+    echo "build_firmware: cloning MicroPython v1.28.0 from GitHub"
+    git clone --quiet --depth 1 --branch v1.28.0 https://github.com/micropython/micropython.git "$src"
+  fi
+  grep -q "MICROPY_VERSION_MINOR 28$" "$src/py/mpconfig.h" || {
+    echo "build_firmware: $src is not MicroPython 1.28" >&2; exit 1; }
+  touch "$src/.microtrain-source"
+fi
+# The version banner comes from git describe: keep git from finding microtrain's own repository.
+export GIT_CEILING_DIRECTORIES="$out/src"
+make -s -C "$src/mpy-cross" -j"$jobs" >/dev/null
+# Freezing checks that the micropython-lib submodule is there even when a manifest needs
+# nothing from it (ours requires nothing): an empty stand-in satisfies the check.
+stub_lib="$out/src/no-micropython-lib"
+mkdir -p "$stub_lib" && touch "$stub_lib/README.md"
+
+# ---- one port
+manifest="$root/micropython/manifest.py"
+modules="$root/micropython"
+build_port() {
+  local port="$1" dir="$out/$1"
+  [ "$variant" = full ] || dir="$out/$1-$variant"
+  local extra=()
+  case "$variant" in
+    full) extra=(USER_C_MODULES="$modules" FROZEN_MANIFEST="$manifest" MPY_LIB_DIR="$stub_lib") ;;
+    frozen) extra=(FROZEN_MANIFEST="$manifest" MPY_LIB_DIR="$stub_lib") ;;
+    bare) extra=(FROZEN_MANIFEST=) ;;
+  esac
+  local args=()
+  case "$port" in
+    unix)
+      args=(-C "$src/ports/unix" VARIANT=standard MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0
+            MICROPY_PY_FFI=0 MICROPY_USE_READLINE=0) ;;
+    mps2-an500|mps2-an385)
+      local board=MPS2_AN500
+      [ "$port" = mps2-an385 ] && board=MPS2_AN385
+      args=(-C "$src/ports/qemu" BOARD="$board" MICROPY_FLOAT_IMPL=double
+            MICROPY_HEAP_SIZE="$heap" MICROPY_VFS_LFS2=1
+            # littlefs stamps files with mp_hal_time_ns(), which ports/qemu lacks: time 0.
+            CFLAGS_EXTRA="-D'mp_hal_time_ns()=0'") ;;
+  esac
+  args+=(BUILD="$dir" "${extra[@]}")
+  # make does not notice a changed option (the qstr tables would go stale): start afresh.
+  if [ "$(cat "$dir/.microtrain-make-args" 2>/dev/null)" != "${args[*]}" ]; then
+    rm -rf "$dir" && mkdir -p "$dir" && printf '%s' "${args[*]}" >"$dir/.microtrain-make-args"
+  fi
+  echo "build_firmware: $port ($variant) -> ${dir#"$root"/}"
+  make -s -j"$jobs" "${args[@]}" >/dev/null
+}
+for port in "${ports[@]}"; do
+  build_port "$port"
+done
