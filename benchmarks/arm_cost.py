@@ -32,7 +32,7 @@ from microtrain.tools import firmware
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
-DEFAULT_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505",
+DEFAULT_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547",
                   "arm-linux-gnueabihf", "aarch64-linux-gnu")
 SPEC = dict(epochs=1, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=-1)

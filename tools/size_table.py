@@ -29,7 +29,7 @@ import sys
 from microtrain.tools import firmware
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505")
+BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
 SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=2)
 BEGIN = "<!-- size-table:begin (tools/size_table.py --readme) -->"

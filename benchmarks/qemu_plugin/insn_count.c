@@ -14,6 +14,13 @@
  * at that address around the code measured (benchmarks/micropython_cost.py calls
  * machine.idle()) gives differences that are exact again.
  *
+ * Regions (per-op costs): with marks=ADDR,regions=N,mark_lo=LO,mark_hi=HI (hexadecimal) the
+ * stores that instructions in [LO, HI) (the program's mark function) make to ADDR + 4·r,
+ * r < N, switch the current region to r; every instruction counts for the region current when
+ * it runs (region 0 before the first mark). At exit one line "region <r> <count>" follows for
+ * each region that ran instructions. boards/app/bench.c's profile build and
+ * benchmarks/arm_ops.py use this.
+ *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
  * it loads this library. Build: cc -shared -fPIC -O2 -o insn_count.so insn_count.c
@@ -39,11 +46,18 @@ void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn,
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
                                     void *userdata);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef uint32_t qemu_plugin_meminfo_t;
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+                                          uint64_t vaddr, void *userdata);
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W = 2 };
 enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS = 0 };
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
                                             qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
+                                      void *userdata);
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -84,6 +98,22 @@ static void on_mark(unsigned int vcpu_index, void *userdata)
         marks[num_marks++] = executed;
 }
 
+#define MAX_REGIONS 4096
+static uint64_t regions_base, region_fn_lo, region_fn_hi;
+static uint64_t regions; /* 0: no regions */
+static uint64_t region_insns[MAX_REGIONS];
+static uint64_t current_region, region_start;
+
+static void on_region_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
+{
+    (void)vcpu, (void)info, (void)userdata;
+    if (vaddr < regions_base || vaddr >= regions_base + 4 * regions)
+        return;
+    region_insns[current_region] += executed - region_start;
+    region_start = executed;
+    current_region = (vaddr - regions_base) / 4;
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
@@ -93,6 +123,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
         if (have_mark && qemu_plugin_insn_vaddr(insn) == mark_address)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
+        if (regions) {
+            const uint64_t at = qemu_plugin_insn_vaddr(insn);
+            if (at >= region_fn_lo && at < region_fn_hi)
+                qemu_plugin_register_vcpu_mem_cb(insn, on_region_mark, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W,
+                                                 NULL);
+        }
     }
 }
 
@@ -110,6 +146,12 @@ static void on_exit(qemu_plugin_id_t id, void *userdata)
             fprintf(out, " %llu", (unsigned long long)marks[i]);
         fprintf(out, "\n");
     }
+    if (regions) {
+        region_insns[current_region] += executed - region_start;
+        for (uint64_t r = 0; r < regions; r++)
+            if (region_insns[r])
+                fprintf(out, "region %llu %llu\n", (unsigned long long)r, (unsigned long long)region_insns[r]);
+    }
     if (out != stderr)
         fclose(out);
 }
@@ -123,8 +165,19 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
         } else if (strncmp(argv[i], "mark=", 5) == 0) {
             mark_address = parse_hex(argv[i] + 5) & ~1ull; /* the Thumb bit off */
             have_mark = 1;
+        } else if (strncmp(argv[i], "marks=", 6) == 0) {
+            regions_base = parse_hex(argv[i] + 6);
+        } else if (strncmp(argv[i], "regions=", 8) == 0) {
+            regions = parse_hex(argv[i] + 8);
+            if (regions > MAX_REGIONS)
+                regions = MAX_REGIONS;
+        } else if (strncmp(argv[i], "mark_lo=", 8) == 0) {
+            region_fn_lo = parse_hex(argv[i] + 8);
+        } else if (strncmp(argv[i], "mark_hi=", 8) == 0) {
+            region_fn_hi = parse_hex(argv[i] + 8);
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, mark=ADDR)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, mark=ADDR, marks=, "
+                    "regions=, mark_lo=, mark_hi=)\n", argv[i]);
             return -1;
         }
     }

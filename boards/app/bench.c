@@ -6,6 +6,19 @@
  */
 #include "fw_app.h"
 
+#ifdef MT_FW_PROFILE
+/* The core of this program calls mt_op_profile_mark(region) around each op's forward,
+ * backward and update (MT_OP_PROFILE, session.c). The store to marks[region] is what the
+ * insn_count plugin watches (marks=, mark_fn= arguments): each one ends the previous region. */
+#define MT_FW_PROFILE_REGIONS 1024u
+volatile uint32_t mt_fw_profile_marks[MT_FW_PROFILE_REGIONS];
+void mt_op_profile_mark(uint32_t region);
+__attribute__((noinline)) void mt_op_profile_mark(uint32_t region)
+{
+    mt_fw_profile_marks[region % MT_FW_PROFILE_REGIONS] = region;
+}
+#endif
+
 #ifndef MT_FW_BENCH_STEPS
 #error "define MT_FW_BENCH_STEPS"
 #endif

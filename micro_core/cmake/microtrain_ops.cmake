@@ -5,7 +5,9 @@
 #                   or empty for every op
 #     <sources_var> set to the absolute paths of the op sources those ops need:
 #                   src/ops/<source>.c of each, and src/ops/fast/<source>_fast.c (optimized
-#                   siblings) where it exists; each file once
+#                   siblings), src/ops/x86/<source>_x86.c (x86-64 siblings chosen at run
+#                   time) and src/ops/arm/<source>_mve.c (Helium siblings chosen at build
+#                   time) where they exist, each empty on other targets; each file once
 #     <config_dir>  gets mt_ops_config.h, which defines MT_OP_BUILT_<NAME> to 1 or 0 for
 #                   every op of the .def; src/ops/registry.c reads it when MT_OPS_CONFIG is
 #                   defined, and leaves the kernels of the 0 ones out of its table
@@ -77,6 +79,14 @@ function(mt_ops_sources sources_var ops config_dir)
       list(APPEND sources "${MT_OPS_SOURCE_DIR}/${source}.c")
       if(EXISTS "${MT_OPS_SOURCE_DIR}/fast/${source}_fast.c")
         list(APPEND sources "${MT_OPS_SOURCE_DIR}/fast/${source}_fast.c")
+      endif()
+      # x86-64 siblings, chosen at run time, and Helium (MVE) ones, chosen at build time;
+      # each compiles to nothing on other targets
+      if(EXISTS "${MT_OPS_SOURCE_DIR}/x86/${source}_x86.c")
+        list(APPEND sources "${MT_OPS_SOURCE_DIR}/x86/${source}_x86.c")
+      endif()
+      if(EXISTS "${MT_OPS_SOURCE_DIR}/arm/${source}_mve.c")
+        list(APPEND sources "${MT_OPS_SOURCE_DIR}/arm/${source}_mve.c")
       endif()
     else()
       set(built 0)

@@ -38,6 +38,17 @@ int mt_isfinitef(float x)
     return (bits_of(x) & 0x7f800000u) != 0x7f800000u;
 }
 
+int mt_all_finitef(const float *x, size_t n)
+{
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad == 0;
+}
+
 /*
  * e^x = 2^n · e^r with n = round(x / ln2) and r = x - n·ln2, |r| <= ln2/2.
  * n·ln2 is subtracted in two parts (Cody–Waite): LN2_HI has few enough

@@ -7,10 +7,15 @@
 #ifndef MT_MATH_H
 #define MT_MATH_H
 
+#include <stddef.h>
+
 float mt_expf(float x);
 float mt_logf(float x);   /* x <= 0 gives -inf (x == 0) or NaN */
 float mt_tanhf(float x);
 float mt_sigmoidf(float x);
 int mt_isfinitef(float x);
+/* 1 when all n values are finite: one pass that ORs the exponent test of every element, so a
+ * compiler vectorizes it (the step checks every gradient with it before an update) */
+int mt_all_finitef(const float *x, size_t n);
 
 #endif /* MT_MATH_H */

@@ -11,6 +11,7 @@
 #include "losses.h"
 #include "microtrain.h"
 #include "mt_math.h"
+#include "ops/x86/x86.h"
 #include "optimizers.h"
 #include "session.h"
 
@@ -141,6 +142,17 @@ mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes)
 
 /* ---- the step, in pieces ---- */
 
+#ifdef MT_OP_PROFILE
+/* Cost benchmarks only (boards/app's microtrain_bench_profile, benchmarks/arm_ops.py): the
+ * firmware defines this, and an instruction counter attributes what runs between two calls
+ * to the region named. Region 0 is the rest of the step; op o's forward is 1 + 3·o, its
+ * backward 2 + 3·o, the optimizer updates after it 3 + 3·o. Other builds compile nothing. */
+void mt_op_profile_mark(uint32_t region);
+#define PROFILE(region) mt_op_profile_mark(region)
+#else
+#define PROFILE(region) ((void)0)
+#endif
+
 static void forward(mt_session *s, uint32_t n)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o) {
@@ -148,7 +160,9 @@ static void forward(mt_session *s, uint32_t n)
         /* fused into the next op, which computes its output as it reads it (planner.c); that
          * op's forward finds it at op - 1 in this table */
         if (op->flags & MT_OPF_FUSED_INTO_NEXT) continue;
+        PROFILE(1u + 3u * o);
         mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
+        PROFILE(0u);
     }
 }
 
@@ -220,6 +234,17 @@ static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float gr
 {
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+#if MT_X86_KERNELS
+    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same check, sixteen elements at a time */
+        if (c->optimizer == MT_OPTIMIZER_SGD)
+            return mt_sgd_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                                      c->momentum, c->weight_decay, grad_scale);
+        return mt_adam_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->opt_state + t->count,
+                                                   t->count, s->learning_rate, c->beta1, c->beta2, c->epsilon,
+                                                   c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
+                                                   beta1_power, beta2_power, grad_scale);
+    }
+#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
         return mt_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
                                            c->momentum, c->weight_decay, grad_scale, prox);
@@ -234,6 +259,19 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+#if MT_X86_KERNELS
+    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
+        if (c->optimizer == MT_OPTIMIZER_SGD)
+            mt_sgd_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                     c->momentum, c->weight_decay, grad_scale);
+        else
+            mt_adam_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                      s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                      c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
+                                      grad_scale);
+        return;
+    }
+#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
         mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
                           c->weight_decay, grad_scale, prox);
@@ -274,7 +312,9 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
         if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
         zero_grads_written_first_by(s, op->inputs, op->num_inputs, (uint16_t)o, n);
         zero_grads_written_first_by(s, op->outputs, op->num_outputs, (uint16_t)o, n);
+        PROFILE(2u + 3u * o);
         mt_op_kernel_for(op->type)->backward(op, s->tensors, n, s->scratch);
+        PROFILE(0u);
         if (!s->plan.fused_update) continue;
         for (int k = 0; k < op->num_inputs; ++k) {
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
@@ -285,7 +325,9 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
+            PROFILE(3u + 3u * o);
             apply_update(s, t, grad_scale);
+            PROFILE(0u);
         }
     }
     return MT_OK;

@@ -63,17 +63,11 @@ class _NoLock:
         pass
 
 
-class SessionLock:
-    """Serialises the calls of one session across threads; reentrant, so that a method may
-    call another (``train`` calls ``train_step``) and a callback may use the session."""
+class _GuardedLock:
+    """A context manager over the acquire/release locks above (MicroPython)."""
 
-    def __init__(self):
-        if _RLock is not None:
-            self._lock = _RLock()
-        elif _thread is not None:
-            self._lock = _ReentrantLock()
-        else:
-            self._lock = _NoLock()
+    def __init__(self, lock):
+        self._lock = lock
 
     def __enter__(self):
         self._lock.acquire()
@@ -82,6 +76,18 @@ class SessionLock:
     def __exit__(self, exc_type, exc_value, traceback):
         self._lock.release()
         return False
+
+
+def SessionLock():  # noqa: N802 - named as the class it replaces
+    """The lock that serialises the calls of one session across threads; reentrant, so that
+    a method may call another (``train`` calls ``train_step``) and a callback may use the
+    session. On CPython it is a threading.RLock itself (its C context manager costs a step
+    the least); elsewhere a wrapper with the same behaviour."""
+    if _RLock is not None:
+        return _RLock()
+    if _thread is not None:
+        return _GuardedLock(_ReentrantLock())
+    return _GuardedLock(_NoLock())
 
 
 def is_integer(value):

@@ -113,6 +113,7 @@ class Session(SessionState, SessionPersistence):
         self._accumulating = False
         self._reset_grad_pending = False
         self._scheduler = None
+        self._fast = None  # the backend's lean step path for exact float32 arrays, if any
 
     def _require_open(self):
         if self._closed:
@@ -221,6 +222,10 @@ class Session(SessionState, SessionPersistence):
             self._trainable_text = _trainable.describe(count, mask, bias_mode)
             self._train_metrics = metric_list
             self._eval_metrics = [_clone_metric(m) for m in metric_list]
+            self._fast = None
+            fast_steps = getattr(self._backend, "fast_steps", None)
+            if fast_steps is not None and not loss.sparse_labels:
+                self._fast = fast_steps(self._inputs[0][1], self._outputs[0][1])
             for metric in metric_list:
                 metric.reset_state()
             self._timings["compile_ms"] = clock_ms() - start
@@ -387,6 +392,26 @@ class Session(SessionState, SessionPersistence):
         """
         with self._lock:
             self._require_training("train_step")
+            fast = self._fast if update else None
+            n = fast.write(inputs, expecteds) if fast is not None else 0
+            if n:  # exact float32 arrays: checked and copied by the lean path
+                targets = expecteds
+                start = clock_ms()
+                loss, status = fast.step(fast.train, n)
+                elapsed_ms = clock_ms() - start
+                if status is not None:
+                    try:
+                        self._backend.step_failed(status, "mt_session_train_step")
+                    except MicrotrainError as error:
+                        if error.status == MT_ERR_NUMERIC:
+                            raise self._numeric_error(error, update)
+                        raise
+                self._reset_grad_pending = True
+                return {"loss": [loss],
+                        "metrics": self._update_metrics(self._train_metrics, n, targets,
+                                                        reset_metrics)
+                        if self._train_metrics else {},
+                        "train_time": elapsed_ms}
             if not update:
                 self._require_accumulation("train_step(..., update=False)")
             n, targets = self._step_rows(inputs, expecteds)

@@ -5,12 +5,20 @@
  * with gradients that start non-zero (backward accumulates), and every output element must
  * be bitwise equal; NULL gradients are skipped alike.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "microtrain.h"
+#include "mt_math.h"
 #include "mt_test.h"
 #include "ops/fast/fast.h"
+#include "ops/kernel.h"
 #include "ops/ops.h"
+#include "ops/spatial.h"
+#include "ops/x86/x86.h"
+#include "optimizers.h"
 
 static void fill(float *v, size_t n, float scale)
 {
@@ -71,6 +79,241 @@ static void check_dense_forward_blocked(uint32_t B, uint32_t I, uint32_t U, unsi
     free(x), free(w), free(bias), free(y0), free(y1);
 }
 
+static float *copy_of(const float *v, size_t n)
+{
+    float *c = malloc(sizeof(float) * (n ? n : 1));
+    memcpy(c, v, sizeof(float) * n);
+    return c;
+}
+
+/* call name_fast (path 0) or name_avx512 (path 1, x86-64 builds only) */
+#if MT_X86_KERNELS
+#define SIBLING(path, name, args) ((path) ? name##_avx512 args : name##_fast args)
+#else
+#define SIBLING(path, name, args) name##_fast args
+#endif
+
+/* geometry of a convolution or pool from its sizes (TFLite padding) */
+static mt_spatial geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t K, uint32_t S,
+                           uint32_t padding, uint32_t activation)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = H, g.W = W, g.C = C, g.OC = OC, g.KH = K, g.KW = K > 1 ? K - (K & 1u ? 0u : 1u) : 1u;
+    g.SH = S, g.SW = S == 1 ? 1 : S - 1, g.activation = activation;
+    mt_spatial_axis(H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    return g;
+}
+
+enum { CONV, DEPTHWISE, MAXPOOL };
+
+/* the portable (path 0) or AVX-512 (path 1) siblings of a spatial op against its reference */
+static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, unsigned seed, int with_bias)
+{
+    (void)path; /* only x86-64 builds have a second path */
+    mt_test_seed(seed);
+    const uint32_t C = g->C, OC = kind == CONV ? g->OC : C;
+    const size_t nx = (size_t)B * g->H * g->W * C, ny = (size_t)B * g->OH * g->OW * OC;
+    const size_t nw = kind == CONV ? (size_t)OC * g->KH * g->KW * C : (size_t)g->KH * g->KW * C;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * OC);
+    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
+    fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(bias, OC, 0.5f), fill(dy0, ny, 1.5f);
+    if (kind == MAXPOOL) /* ties and NaNs: the routing rule must match too */
+        for (size_t i = 0; i < nx; i += 7) x[i] = i % 21 == 0 ? NAN : 1.0f;
+    const float *b = with_bias ? bias : NULL;
+    if (kind == CONV) {
+        mt_op_conv2d_f32_forward(x, w, b, y0, B, g);
+        SIBLING(path, mt_op_conv2d_f32_forward, (x, w, b, y1, B, g));
+    } else if (kind == DEPTHWISE) {
+        mt_op_depthwise_conv2d_f32_forward(x, w, b, y0, B, g);
+        SIBLING(path, mt_op_depthwise_conv2d_f32_forward, (x, w, b, y1, B, g));
+    } else {
+        mt_op_max_pool2d_f32_forward(x, y0, B, g);
+#if MT_X86_KERNELS
+        if (path) mt_op_max_pool2d_f32_forward_avx512(x, y1, B, g);
+        else
+#endif
+            mt_op_max_pool2d_f32_forward(x, y1, B, g); /* no portable sibling */
+    }
+    CHECK(same_bits(y0, y1, ny));
+    float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
+    fill(dx0, nx, 0.5f), fill(dw0, nw, 0.5f), fill(db0, OC, 0.5f);
+    float *dx1 = copy_of(dx0, nx), *dw1 = copy_of(dw0, nw), *db1 = copy_of(db0, OC), *dy1 = copy_of(dy0, ny);
+    if (kind == CONV) {
+        mt_op_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
+        SIBLING(path, mt_op_conv2d_f32_backward, (x, w, y0, dy1, dx1, dw1, db1, B, g));
+    } else if (kind == DEPTHWISE) {
+        mt_op_depthwise_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, g);
+        SIBLING(path, mt_op_depthwise_conv2d_f32_backward, (x, w, y0, dy1, dx1, dw1, db1, B, g));
+    } else {
+        mt_op_max_pool2d_f32_backward(x, y0, dy0, dx0, B, g);
+#if MT_X86_KERNELS
+        if (path) mt_op_max_pool2d_f32_backward_avx512(x, y0, dy1, dx1, B, g);
+        else
+#endif
+            mt_op_max_pool2d_f32_backward(x, y0, dy1, dx1, B, g);
+    }
+    CHECK(same_bits(dy0, dy1, ny)); /* masked in place by the activation's derivative */
+    CHECK(same_bits(dx0, dx1, nx));
+    CHECK(same_bits(dw0, dw1, nw));
+    CHECK(same_bits(db0, db1, OC));
+    free(x), free(w), free(bias), free(y0), free(y1), free(dy0), free(dy1);
+    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
+
+/* Conv2D 1 x 1 / stride 1 runs as Dense over the pixels (ops/conv2d.c): the reference's bits */
+static void check_pointwise_as_dense(uint32_t B, uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t act,
+                                     unsigned seed)
+{
+    mt_test_seed(seed);
+    mt_spatial g = geometry(H, W, C, OC, 1, 1, MT_PADDING_VALID, act);
+    const size_t P = (size_t)B * H * W, nx = P * C, ny = P * OC, nw = (size_t)OC * C;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *b = malloc(sizeof(float) * OC);
+    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
+    fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(b, OC, 0.5f), fill(dy0, ny, 1.5f);
+    mt_op_conv2d_f32_forward(x, w, b, y0, B, &g);
+    mt_dense_f32_forward_selected(x, w, b, y1, (uint32_t)P, C, OC);
+    mt_fused_activation_forward_selected(act, y1, ny);
+    CHECK(same_bits(y0, y1, ny));
+    float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
+    fill(dx0, nx, 0.5f), fill(dw0, nw, 0.5f), fill(db0, OC, 0.5f);
+    float *dx1 = copy_of(dx0, nx), *dw1 = copy_of(dw0, nw), *db1 = copy_of(db0, OC), *dy1 = copy_of(dy0, ny);
+    mt_op_conv2d_f32_backward(x, w, y0, dy0, dx0, dw0, db0, B, &g);
+    mt_fused_activation_backward_selected(act, y0, dy1, ny);
+    mt_dense_f32_backward_selected(x, w, dy1, dx1, dw1, db1, (uint32_t)P, C, OC);
+    CHECK(same_bits(dx0, dx1, nx) && same_bits(dw0, dw1, nw) && same_bits(db0, db1, OC) && same_bits(dy0, dy1, ny));
+    free(x), free(w), free(b), free(y0), free(y1), free(dy0), free(dy1);
+    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
+static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, activation */
+    {8, 8, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU},   {14, 14, 8, 16, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
+    {7, 9, 3, 5, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6},  {6, 6, 20, 33, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU},
+    {9, 7, 17, 18, 4, 2, MT_PADDING_VALID, MT_FUSED_NONE}, {5, 5, 40, 3, 5, 1, MT_PADDING_SAME, MT_FUSED_RELU},
+    {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
+
+static void check_spatial_path(int path)
+{
+    for (size_t s = 0; s < sizeof spatial_cases / sizeof spatial_cases[0]; s++) {
+        const uint32_t *v = spatial_cases[s];
+        const mt_spatial g = geometry(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+        mt_spatial pool = g;
+        pool.activation = MT_FUSED_NONE;
+        for (unsigned seed = 1; seed <= 2; ++seed) {
+            check_spatial(path, CONV, &g, seed, 700u + 10u * (unsigned)s + seed, (int)(seed & 1u));
+            check_spatial(path, DEPTHWISE, &g, seed + 1, 800u + 10u * (unsigned)s + seed, (int)(seed & 1u));
+            if (path) check_spatial(path, MAXPOOL, &pool, seed, 900u + 10u * (unsigned)s + seed, 0);
+        }
+    }
+}
+
+#if MT_X86_KERNELS
+/* ---- x86-64 kernels chosen at run time (ops/x86/): every one the CPU runs ---- */
+
+static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed)
+{
+    mt_test_seed(seed);
+    float *x = malloc(sizeof(float) * B * I), *w = malloc(sizeof(float) * U * I), *bias = malloc(sizeof(float) * U);
+    float *dy = malloc(sizeof(float) * B * U), *y0 = malloc(sizeof(float) * B * U), *y1 = malloc(sizeof(float) * B * U);
+    fill(x, (size_t)B * I, 2.0f), fill(w, (size_t)U * I, 1.0f), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, 1.5f);
+    for (int with_bias = 0; with_bias < 2; ++with_bias) {
+        mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
+        mt_op_dense_f32_forward_avx512(x, w, with_bias ? bias : NULL, y1, B, I, U);
+        CHECK(same_bits(y0, y1, (size_t)B * U));
+    }
+    float *dx0 = malloc(sizeof(float) * B * I), *dw0 = malloc(sizeof(float) * U * I), *db0 = malloc(sizeof(float) * U);
+    fill(dx0, (size_t)B * I, 0.5f), fill(dw0, (size_t)U * I, 0.5f), fill(db0, U, 0.5f);
+    float *dx1 = copy_of(dx0, (size_t)B * I), *dw1 = copy_of(dw0, (size_t)U * I), *db1 = copy_of(db0, U);
+    mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
+    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, db1, B, I, U);
+    CHECK(same_bits(dx0, dx1, (size_t)B * I));
+    CHECK(same_bits(dw0, dw1, (size_t)U * I));
+    CHECK(same_bits(db0, db1, U));
+    mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
+    mt_op_dense_f32_backward_avx512(x, w, dy, NULL, dw1, NULL, B, I, U);
+    CHECK(same_bits(dw0, dw1, (size_t)U * I));
+    free(x), free(w), free(bias), free(dy), free(y0), free(y1);
+    free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
+static void check_optimizers_avx512(size_t N, unsigned seed)
+{
+    mt_test_seed(seed);
+    float *w0 = malloc(sizeof(float) * N), *g = malloc(sizeof(float) * N), *s0 = malloc(sizeof(float) * 2 * N);
+    fill(w0, N, 1.0f), fill(g, N, 1.0f), fill(s0, 2 * N, 0.1f);
+    for (size_t i = 0; i < N; ++i) s0[N + i] = s0[N + i] * s0[N + i]; /* v >= 0 */
+    const mt_proximal none = {NULL, 0.0f};
+    if (N > 2) g[N / 2] = (seed & 1u) ? INFINITY : g[N / 2]; /* the guards must also say no */
+    for (int variant = 0; variant < 6; ++variant) {
+        float *w1 = copy_of(w0, N), *s1 = copy_of(s0, 2 * N);
+        float *w2 = copy_of(w0, N), *s2 = copy_of(s0, 2 * N);
+        const float wd = variant & 1 ? 0.01f : 0.0f;
+        if (variant < 2) {
+            CHECK_EQ_INT(mt_sgd_update_is_finite_f32_avx512(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
+                         mt_sgd_update_is_finite_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
+            mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
+            mt_sgd_update_f32_avx512(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
+        } else {
+            const float beta1 = variant >= 4 ? 0.3f : 0.9f;
+            CHECK_EQ_INT(mt_adam_update_is_finite_f32_avx512(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                             variant == 5, 0.81, 0.998, 0.5f),
+                         mt_adam_update_is_finite_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                      variant == 5, 0.81, 0.998, 0.5f, none));
+            mt_adam_update_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f,
+                               none);
+            mt_adam_update_f32_avx512(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
+                                      0.5f);
+        }
+        CHECK(same_bits(w1, w2, N));
+        CHECK(same_bits(s1, s2, 2 * N));
+        free(w1), free(s1), free(w2), free(s2);
+    }
+    free(w0), free(g), free(s0);
+}
+
+/* ReLU forward/backward and the all-finite guard, with signed zeros, NaN and infinities */
+static void check_elementwise_avx512(size_t N, unsigned seed)
+{
+    mt_test_seed(seed);
+    float *x = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+    float *dy = malloc(sizeof(float) * N), *dx0 = malloc(sizeof(float) * N);
+    fill(x, N, 1.0f), fill(dy, N, 1.0f), fill(dx0, N, 1.0f);
+    for (size_t i = 0; i < N; i += 5) x[i] = i % 15 == 0 ? -0.0f : (i % 10 == 0 ? NAN : 0.0f), dx0[i] = -0.0f;
+    mt_op_relu_f32_forward(x, y0, N);
+    mt_op_relu_f32_forward_avx512(x, y1, N);
+    CHECK(same_bits(y0, y1, N));
+    float *dx1 = copy_of(dx0, N);
+    mt_op_relu_f32_backward(y0, dy, dx0, N);
+    mt_op_relu_f32_backward_avx512(y0, dy, dx1, N);
+    CHECK(same_bits(dx0, dx1, N));
+    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), mt_all_finitef(dy, N));
+    dy[N - 1] = INFINITY;
+    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), 0);
+    CHECK_EQ_INT(mt_all_finitef(dy, N), 0);
+    free(x), free(y0), free(y1), free(dy), free(dx0), free(dx1);
+}
+
+static void check_x86(void)
+{
+    if (mt_x86_cpu_level() < MT_X86_AVX512) {
+        printf("test_kernel_siblings: this CPU has no AVX-512F: only the portable kernels were run\n");
+        return;
+    }
+    static const uint32_t dense[][3] = {{1, 1, 1},  {3, 5, 2},   {32, 16, 32}, {1, 16, 32}, {32, 784, 128},
+                                        {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}};
+    for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
+        check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
+    check_spatial_path(1);
+    for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
+    for (size_t n = 1; n < 90; n += 11) check_elementwise_avx512(n, 60u + (unsigned)n);
+    /* the dispatch can be forced to the portable kernels and back */
+    CHECK_EQ_INT(mt_x86_set_level(MT_X86_PORTABLE), MT_X86_PORTABLE);
+    CHECK_EQ_INT(mt_x86_set_level(-1), mt_x86_cpu_level());
+}
+#endif /* MT_X86_KERNELS */
+
 int main(void)
 {
     static const uint32_t shapes[][3] = {{1, 1, 1}, {3, 5, 2}, {16, 64, 32}, {7, 33, 10}, {64, 100, 17},
@@ -83,5 +326,17 @@ int main(void)
                                         (int)(seed & 1u));
         }
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
+    check_spatial_path(0);
+    for (int level = 0; level < 2; ++level) { /* the portable and (x86-64 with AVX-512) AVX-512 Dense */
+#if MT_X86_KERNELS
+        mt_x86_set_level(level ? -1 : MT_X86_PORTABLE);
+#endif
+        check_pointwise_as_dense(2, 5, 3, 24, 17, MT_FUSED_RELU6, 61u + (unsigned)level);
+        check_pointwise_as_dense(3, 4, 4, 8, 16, MT_FUSED_NONE, 71u + (unsigned)level);
+        check_pointwise_as_dense(1, 2, 2, 3, 2, MT_FUSED_RELU, 81u + (unsigned)level);
+    }
+#if MT_X86_KERNELS
+    check_x86();
+#endif
     return MT_TEST_END();
 }

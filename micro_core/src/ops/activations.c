@@ -5,6 +5,7 @@
 #include "mt_math.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
+#include "ops/x86/x86.h"
 
 /* written as x < 0 ? 0 : x so that NaN propagates (as in PyTorch) and the
  * non-finite loss it causes stops the step, instead of silently becoming 0 */
@@ -16,8 +17,9 @@ void mt_op_relu_f32_forward(const float *x, float *y, size_t N)
 /* dx += dy · [y > 0]  (y > 0 exactly where x > 0; the subgradient at 0 is 0, as in PyTorch) */
 void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N)
 {
-    for (size_t i = 0; i < N; ++i)
-        if (y[i] > 0.0f) dx[i] += dy[i];
+    /* a select, not a branch, so compilers vectorize it; where y <= 0, dx keeps its bits
+     * (dx + 0 would turn -0 into +0) */
+    for (size_t i = 0; i < N; ++i) dx[i] = y[i] > 0.0f ? dx[i] + dy[i] : dx[i];
 }
 
 void mt_op_relu6_f32_forward(const float *x, float *y, size_t N)
@@ -31,8 +33,7 @@ void mt_op_relu6_f32_forward(const float *x, float *y, size_t N)
 /* dx += dy · [0 < y < 6] */
 void mt_op_relu6_f32_backward(const float *y, const float *dy, float *dx, size_t N)
 {
-    for (size_t i = 0; i < N; ++i)
-        if (y[i] > 0.0f && y[i] < 6.0f) dx[i] += dy[i];
+    for (size_t i = 0; i < N; ++i) dx[i] = (y[i] > 0.0f && y[i] < 6.0f) ? dx[i] + dy[i] : dx[i];
 }
 
 /* y = x > 0 ? x : α·x, α >= 0 */
@@ -99,13 +100,26 @@ static mt_status leaky_relu_check(const mt_image *img, const mt_op_desc *op)
 static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_relu_f32_forward_avx512(X->data, Y->mutable_data, N_ELEMS);
+        return;
+    }
+#endif
     mt_op_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
 }
 
 static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    if (X->grad) mt_op_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+    if (!X->grad) return;
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_relu_f32_backward_avx512(Y->data, Y->grad, X->grad, N_ELEMS);
+        return;
+    }
+#endif
+    mt_op_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
 }
 
 static void relu6_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -4,9 +4,13 @@
  *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
+#include "ops/arm/mve.h"
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
+#include "ops/x86/x86.h"
 
+#if MT_REFERENCE_KERNELS
 void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                               const mt_spatial *g)
 {
@@ -88,6 +92,7 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
     }
     if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ---- */
 
@@ -102,12 +107,50 @@ static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
     return mt_check_bias(img, op, w.dims[0]);
 }
 
+/*
+ * A 1 x 1 convolution with stride 1 and no padding is Dense over the pixels: rows B·H·W,
+ * in_features C, units OC, W [OC, 1, 1, C] = [OC, C]; every sum (over c forward, over oc for
+ * dx, over the pixels in order for dW and the bias) is the same sum in the same order, so
+ * the Dense kernels compute the reference's bits (test_kernel_siblings checks it), and they
+ * are the faster ones on every target. Only where this build has Dense (MT_OPS).
+ */
+#ifdef MT_OPS_CONFIG
+#include "mt_ops_config.h"
+#define CONV_AS_DENSE MT_OP_BUILT_DENSE
+#else
+#define CONV_AS_DENSE 1
+#endif
+
+static int pointwise(const mt_spatial *g)
+{
+    return CONV_AS_DENSE && g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+}
+
 static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+    if (pointwise(&v.g)) {
+        const size_t pixels = (size_t)n * v.g.H * v.g.W;
+        mt_dense_f32_forward_selected(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data,
+                                      (uint32_t)pixels, v.g.C, v.g.OC);
+        mt_fused_activation_forward_selected(v.g.activation, v.y->mutable_data, pixels * v.g.OC);
+        return;
+    }
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    mt_op_conv2d_f32_forward_mve(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#elif MT_SCALAR_SIBLINGS
+    mt_op_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#else
     mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#endif
 }
 
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -115,8 +158,27 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
+    if (pointwise(&v.g)) {
+        const size_t pixels = (size_t)n * v.g.H * v.g.W;
+        mt_fused_activation_backward_selected(v.g.activation, v.y->data, v.y->grad, pixels * v.g.OC);
+        mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad,
+                                       v.b ? v.b->grad : NULL, (uint32_t)pixels, v.g.C, v.g.OC);
+        return;
+    }
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                                     v.b ? v.b->grad : NULL, n, &v.g);
+        return;
+    }
+#endif
+#if MT_SCALAR_SIBLINGS
+    mt_op_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                              v.b ? v.b->grad : NULL, n, &v.g);
+#else
     mt_op_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                               v.b ? v.b->grad : NULL, n, &v.g);
+#endif
 }
 
 /* dW needs x; a fused activation's derivative needs y */

@@ -3,9 +3,11 @@
  *   x [B, I] activations (one sample flattened), W [U, I] (torch.nn.Linear,
  *   TFLite FullyConnected), b [U] optional, y [B, U].
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
+#include "ops/x86/x86.h"
 
 /* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed in ascending i, bias added last. */
 void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
@@ -23,6 +25,7 @@ void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, 
     }
 }
 
+#if MT_REFERENCE_KERNELS
 /*
  * dx[b,i]   += Σ_u dy[b,u]·W[u,i]
  * dW[u,i]   += Σ_b dy[b,u]·x[b,i]
@@ -56,15 +59,16 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
     }
     if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ----
- * Kernel slot: forward and backward call the optimized siblings of ops/fast/dense_fast.c,
- * which compute the reference's exact bits (test_kernel_siblings.c), and scratch_bytes
- * asks the sibling's query. Today every target takes the fast slot: the siblings are
- * portable C99 and as fast or faster everywhere we measured. A target that gains kernels of
- * its own (CMSIS-DSP, Helium) picks its slot here at compile time, by its feature macros,
- * with that slot's scratch query beside it; the reference kernels above stay what every
- * slot is tested against.
+ * Kernel slots: on x86-64 with AVX-512 (checked at run time, ops/x86/x86.h) the AVX-512
+ * siblings; elsewhere the portable siblings of ops/fast/dense_fast.c. Both compute the
+ * reference's exact bits (test_kernel_siblings.c runs every slot the machine has), and
+ * scratch_bytes is the same on every target (the portable backward's row accumulators; the
+ * AVX-512 kernels use none), so a plan made on the host holds on the device. A target with
+ * kernels of its own picks its slot here at compile time, by its feature macros; the
+ * reference kernels above stay what every slot is tested against.
  */
 
 static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
@@ -90,21 +94,58 @@ static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t 
     return mt_op_dense_f32_scratch_bytes(batch, w.dims[1], w.dims[0]);
 }
 
+/* The Dense kernels this build selects (x86: at run time), shared with Conv2D's 1 x 1 case. */
+void mt_dense_f32_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                   uint32_t I, uint32_t U)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_dense_f32_forward_avx512(x, w, bias, y, B, I, U);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_forward_mve(x, w, bias, y, B, I, U);
+#elif MT_SCALAR_SIBLINGS
+    mt_op_dense_f32_forward_blocked(x, w, bias, y, B, I, U);
+#else
+    mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
+#endif
+}
+
+void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                    float *dbias, uint32_t B, uint32_t I, uint32_t U)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_dense_f32_backward_avx512(x, w, dy, dx, dw, dbias, B, I, U);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_backward_mve(x, w, dy, dx, dw, dbias, B, I, U);
+#elif MT_SCALAR_SIBLINGS
+    mt_op_dense_f32_backward_rows(x, w, dy, dx, dw, dbias, B, I, U, NULL); /* the blocked loops take no scratch */
+#else
+    mt_op_dense_f32_backward(x, w, dy, dx, dw, dbias, B, I, U);
+#endif
+}
+
 static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_op_dense_f32_forward_blocked(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count,
-                                    y->count);
+    mt_dense_f32_forward_selected(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
 }
 
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
+    (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     const mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_op_dense_f32_backward_rows(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                  y->count, scratch);
+    mt_dense_f32_backward_selected(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                                   y->count);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */

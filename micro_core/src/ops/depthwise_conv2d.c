@@ -3,9 +3,12 @@
  *   x [B, H, W, C], W [1, KH, KW, C], b [C], y [B, OH, OW, C]
  *   y[b,oh,ow,c] = act( Σ_{kh,kw} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[0,kh,kw,c] + b[c] )
  */
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
+#include "ops/x86/x86.h"
 
+#if MT_REFERENCE_KERNELS
 void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y,
                                         uint32_t B, const mt_spatial *g)
 {
@@ -81,6 +84,7 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
     }
     if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->C);
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ---- */
 
@@ -101,8 +105,18 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-    mt_op_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_depthwise_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+        return;
+    }
+#endif
+#if MT_SCALAR_SIBLINGS
+    mt_op_depthwise_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
                                        &v.g);
+#else
+    mt_op_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#endif
 }
 
 static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -110,8 +124,20 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-    mt_op_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_depthwise_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                                     v.b ? v.b->grad : NULL, n, &v.g);
+        return;
+    }
+#endif
+#if MT_SCALAR_SIBLINGS
+    mt_op_depthwise_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                         v.b ? v.b->grad : NULL, n, &v.g);
+#else
+    mt_op_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                              v.b ? v.b->grad : NULL, n, &v.g);
+#endif
 }
 
 /* dW needs x; a fused activation's derivative needs y */

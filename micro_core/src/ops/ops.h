@@ -14,6 +14,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 1: compile the reference kernels that an optimized sibling replaces in the op adapters
+ * (Dense backward, Conv2D, DepthwiseConv2D). Host and ARM Linux builds keep them: the tests
+ * hold every sibling to them. Bare-metal builds (CMake, system Generic) set 0: a firmware
+ * never calls them, and the core's flash stays within budget. Kernels that a sibling still
+ * calls (Dense forward for its edges) are always compiled. */
+#ifndef MT_REFERENCE_KERNELS
+#define MT_REFERENCE_KERNELS 1
+#endif
+
+/* 1: the op adapters call the portable siblings of ops/fast/ (register-blocked for scalar
+ * FPUs). A core without an FPU (Cortex-M3: every float operation is a libgcc call) gains
+ * nothing from them and keeps the smaller reference kernels (and compiles the siblings out). */
+#if defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)
+#define MT_SCALAR_SIBLINGS 0
+#undef MT_REFERENCE_KERNELS
+#define MT_REFERENCE_KERNELS 1
+#else
+#define MT_SCALAR_SIBLINGS 1
+#endif
+
 /* Dense: y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]   (W is [U, I] like torch.nn.Linear) */
 void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
                              uint32_t B, uint32_t I, uint32_t U);

@@ -4,6 +4,7 @@
  */
 #include "ops/ops.h"
 #include "ops/spatial.h"
+#include "ops/x86/x86.h"
 
 /* y = max over the in-bounds window; padding never wins (TFLite and PyTorch agree). */
 void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
@@ -155,6 +156,12 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     mt_spatial g;
     pool_geometry(op, t, &g);
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_max_pool2d_f32_forward_avx512(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+        return;
+    }
+#endif
     mt_op_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
 }
 
@@ -165,6 +172,12 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     if (!x->grad) return;
     mt_spatial g;
     pool_geometry(op, t, &g);
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_op_max_pool2d_f32_backward_avx512(x->data, y->data, y->grad, x->grad, n, &g);
+        return;
+    }
+#endif
     mt_op_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
 }
 

@@ -1,4 +1,5 @@
 #include "ops/spatial.h"
+#include "ops/x86/x86.h"
 
 mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
                           uint32_t *pad_before)
@@ -60,6 +61,48 @@ void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_te
     uint32_t out;
     mt_spatial_axis(g->H, KH, g->SH, op->params[2], &out, &g->PT);
     mt_spatial_axis(g->W, KW, g->SW, op->params[2], &out, &g->PL);
+}
+
+/* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range) */
+void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
+                          uint32_t *o1)
+{
+    uint32_t o = 0;
+    while (o < O && mt_spatial_tap(o, k, stride, pad, size) < 0) ++o;
+    *o0 = o;
+    while (o < O && mt_spatial_tap(o, k, stride, pad, size) >= 0) ++o;
+    *o1 = o;
+}
+
+void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *k0,
+                          uint32_t *k1)
+{
+    const int64_t start = (int64_t)o * stride - pad; /* the input index of tap 0 */
+    const int64_t first = start < 0 ? -start : 0, end = (int64_t)size - start;
+    *k0 = first < (int64_t)K ? (uint32_t)first : K;
+    *k1 = end < (int64_t)K ? (end > (int64_t)*k0 ? (uint32_t)end : *k0) : K;
+}
+
+void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_fused_activation_forward_avx512(activation, y, N);
+        return;
+    }
+#endif
+    mt_fused_activation_forward(activation, y, N);
+}
+
+void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_fused_activation_backward_avx512(activation, y, dy, N);
+        return;
+    }
+#endif
+    mt_fused_activation_backward(activation, y, dy, N);
 }
 
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N)

@@ -24,6 +24,15 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
     return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
 }
 
+/* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range). */
+void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
+                          uint32_t *o1);
+
+/* [k0, k1): the taps of output o along one axis that fall inside [0, size), i = o·stride + k - pad
+ * (k < K); k0 == k1 when none does. */
+void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *k0,
+                          uint32_t *k1);
+
 /* Output size along one axis, and the padding before it (TFLite VALID/SAME). */
 mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
                           uint32_t *pad_before);
@@ -55,7 +64,10 @@ typedef struct mt_conv_view {
 void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
 
 /* Fused activation on y in place, and its derivative applied to dy in place
- * (dy is the output's own gradient, dead after this op's backward). */
+ * (dy is the output's own gradient, dead after this op's backward). The _selected forms
+ * run the AVX-512 siblings where the CPU has them (the same bits). */
+void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N);
+void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N);
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
 void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
 

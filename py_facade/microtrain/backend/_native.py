@@ -146,6 +146,12 @@ class _LazyFunction:
         return "<microtrain native function %s>" % self.name
 
 
+def resolve(lazy):
+    """The ctypes function behind a binding (bound now if it was not yet): what a hot loop
+    calls directly, without the lazy wrapper's indirection."""
+    return lazy._function if lazy._function is not None else lazy._resolve()
+
+
 def _bind(name, argtypes, restype):
     return _LazyFunction(name, argtypes, restype)
 

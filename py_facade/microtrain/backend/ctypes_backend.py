@@ -124,6 +124,57 @@ def _property_array(items):
     return array, len(items), keep
 
 
+_F32 = np.dtype(np.float32)
+
+
+class _FastSteps:
+    """A lean path for the commonest step, made once per compiled session: one input, float
+    targets, and both given as float32 numpy arrays of exactly the shapes (n, *dims) with
+    1 <= n <= B. ``write(x, y)`` copies such rows into the arena and returns n; for anything
+    else it copies nothing and returns 0, so the session's full checks run as before (they
+    would accept exactly these arrays and copy the same bytes). ``step(function, n)`` calls a
+    resolved C step with a reused pointer to the loss: None on success, else the status."""
+
+    __slots__ = ("_x", "_y", "_x_dims", "_y_dims", "_batch", "_handle", "_loss", "_loss_ref",
+                 "train", "eval")
+
+    def __init__(self, backend, input_dims, target_dims):
+        batch = backend._inputs[0].shape[0]
+        self._x_dims, self._y_dims, self._batch = tuple(input_dims), tuple(target_dims), batch
+        self._x = backend._inputs[0].reshape((batch,) + self._x_dims)
+        self._y = backend._target.reshape((batch,) + self._y_dims)
+        self._handle, self._loss = backend._session, backend._loss
+        self._loss_ref = ctypes.byref(backend._loss)
+        self.train = _native.resolve(_native.mt_session_train_step)
+        self.eval = _native.resolve(_native.mt_session_eval_step)
+
+    def write(self, x, y):
+        if type(x) is not np.ndarray or type(y) is not np.ndarray:
+            return 0
+        if x.dtype is not _F32 or y.dtype is not _F32:
+            return 0
+        shape = x.shape
+        if not shape or shape[1:] != self._x_dims or y.shape != (shape[0],) + self._y_dims:
+            return 0
+        n = shape[0]
+        if n == self._batch:
+            np.copyto(self._x, x)
+            np.copyto(self._y, y)
+        elif 0 < n < self._batch:
+            np.copyto(self._x[:n], x)
+            np.copyto(self._y[:n], y)
+        else:
+            return 0
+        return n
+
+    def step(self, function, n):
+        """(loss, None) after a successful C step, or (None, status)."""
+        status = function(self._handle, n, self._loss_ref)
+        if status:
+            return None, status
+        return self._loss.value, None
+
+
 class Backend(_Interface):
     """One C session over a numpy-owned image copy and arena (see ``microtrain.backend``)."""
 
@@ -391,6 +442,21 @@ class Backend(_Interface):
 
     def train_step(self, n, out=None):
         return self._step(_native.mt_session_train_step, "mt_session_train_step", n, out)
+
+    def fast_steps(self, input_dims, target_dims):
+        """The lean step path of one compiled session (_FastSteps), or None without one."""
+        self._require_session()
+        if len(self._inputs) != 1 or self._target.dtype != _F32:
+            return None
+        return _FastSteps(self, input_dims, target_dims)
+
+    def step_failed(self, status, name):
+        """Raise what _step raises for a failed step whose status the fast path got."""
+        try:
+            self._check(status, name)
+        except MicrotrainError as error:
+            error.loss = self._loss.value
+            raise
 
     def accumulate(self, n, out=None):
         return self._step(_native.mt_session_accumulate, "mt_session_accumulate", n, out)

@@ -21,7 +21,8 @@ What it does:
    package and its host library; ``--board`` is not needed.
 3. Builds with CMake, preset ``<board>`` of the source tree's CMakePresets.json, in
    ``<out>/build``. Boards: the folders of ``boards/`` with a preset (mps2-an385 Cortex-M3,
-   mps2-an386 Cortex-M4F, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33), and the hosted
+   mps2-an386 Cortex-M4F, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547
+   Cortex-M55 with Helium), and the hosted
    presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
 4. With ``--run``: runs the firmware (qemu-system-arm, or qemu-user for ARM Linux), replays
    the identical sequence of core calls on the host through ctypes (``host_reference``),
@@ -242,7 +243,7 @@ def _parser():
                     "device; build it for a board and optionally run it under QEMU, or only "
                     "write the C sources (--sources-only).")
     parser.add_argument("--board",
-                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
+                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, mps3-an547, "
                              "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
                              "--sources-only)")
     parser.add_argument("--model", required=True,

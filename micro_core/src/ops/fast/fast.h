@@ -25,4 +25,17 @@ void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *
 /* Scratch mt_op_dense_f32_backward_rows needs: I floats (the reference needs none). */
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
+struct mt_spatial;
+/* Conv2D and DepthwiseConv2D, ops/ops.h's parameters: the reference's bits with four sums
+ * sharing each load and each tap's in-bounds outputs found once (no scratch). */
+void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                   const struct mt_spatial *g);
+void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                    float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y,
+                                             uint32_t B, const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy,
+                                              float *dx, float *dw, float *dbias, uint32_t B,
+                                              const struct mt_spatial *g);
+
 #endif /* MT_OPS_FAST_H */

@@ -1,0 +1,174 @@
+/*
+ * The device's sibling test: the kernels this build's op adapters call in place of the
+ * reference (Helium on a Cortex-M55, the portable scalar siblings on the other FPU cores)
+ * run beside the reference kernels on random data, once with ordinary values and once with
+ * subnormal inputs and products (which Helium flushes, so its kernels must fall back to
+ * scalar code), and every output bit must be equal: the device half of
+ * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
+ * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "mt_board.h"
+#include "ops/arm/mve.h"
+#include "ops/fast/fast.h"
+#include "ops/ops.h"
+#include "ops/spatial.h"
+
+#if MT_SCALAR_SIBLINGS
+static uint32_t rng = 12345u;
+#endif
+static uint32_t passed, failed;
+
+static void puts_(const char *s)
+{
+    while (*s) mt_board_putc(*s++);
+}
+
+static void put_u32(uint32_t v)
+{
+    char text[11];
+    int n = 0;
+    do text[n++] = (char)('0' + v % 10u), v /= 10u;
+    while (v);
+    while (n) mt_board_putc(text[--n]);
+}
+
+#if MT_SCALAR_SIBLINGS
+/* uniform in [-scale, scale) */
+static float uniform(float scale)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return ((float)(rng >> 8) / 16777216.0f * 2.0f - 1.0f) * scale;
+}
+#endif
+
+#if MT_SCALAR_SIBLINGS
+static void fill(float *v, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; ++i) v[i] = uniform(scale);
+}
+
+static void check(int ok, const char *what)
+{
+    if (ok) {
+        ++passed;
+        return;
+    }
+    ++failed;
+    puts_("FAILED: ");
+    puts_(what);
+    mt_board_putc('\n');
+}
+
+static int same(const float *a, const float *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof(float)) == 0;
+}
+#endif
+
+#if MT_SCALAR_SIBLINGS
+#define MAXB 9
+#define MAXI 37
+#define MAXU 13
+static float x[MAXB * MAXI], w[MAXU * MAXI], bias[MAXU], dy[MAXB * MAXU];
+static float y0[MAXB * MAXU], y1[MAXB * MAXU], dx0[MAXB * MAXI], dx1[MAXB * MAXI];
+static float dw0[MAXU * MAXI], dw1[MAXU * MAXI], db0[MAXU], db1[MAXU];
+#if !MT_MVE_KERNELS
+static float acc[MAXI];
+#endif
+
+/* tiny: scale the data into the subnormal range's neighbourhood */
+static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws)
+{
+    fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
+    mt_op_dense_f32_forward(x, w, bias, y0, B, I, U);
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_forward_mve(x, w, bias, y1, B, I, U);
+#else
+    mt_op_dense_f32_forward_blocked(x, w, bias, y1, B, I, U);
+#endif
+    check(same(y0, y1, (size_t)B * U), "dense forward");
+    fill(dx0, (size_t)B * I, 0.5f), fill(dw0, (size_t)U * I, 0.5f), fill(db0, U, 0.5f);
+    memcpy(dx1, dx0, sizeof(float) * B * I), memcpy(dw1, dw0, sizeof(float) * U * I), memcpy(db1, db0, sizeof(float) * U);
+    mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_backward_mve(x, w, dy, dx1, dw1, db1, B, I, U);
+#else
+    mt_op_dense_f32_backward_rows(x, w, dy, dx1, dw1, db1, B, I, U, acc);
+#endif
+    check(same(dx0, dx1, (size_t)B * I), "dense dx");
+    check(same(dw0, dw1, (size_t)U * I), "dense dW");
+    check(same(db0, db1, U), "dense dbias");
+}
+
+#define SP_X (2 * 7 * 6 * 5)
+#define SP_W (6 * 3 * 3 * 5)
+#define SP_Y (2 * 7 * 6 * 6)
+static float sx[SP_X], sw[SP_W], sb[6], sy0[SP_Y], sy1[SP_Y], sdy0[SP_Y], sdy1[SP_Y];
+static float sdx0[SP_X], sdx1[SP_X], sdw0[SP_W], sdw1[SP_W], sdb0[6], sdb1[6];
+
+static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float scale)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 7, g.W = 6, g.C = 5, g.OC = depthwise ? 5 : 6, g.KH = 3, g.KW = 3, g.SH = stride, g.SW = 1;
+    g.activation = MT_FUSED_RELU;
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const uint32_t B = 2;
+    const size_t nx = (size_t)B * g.H * g.W * g.C, ny = (size_t)B * g.OH * g.OW * g.OC;
+    const size_t nw = depthwise ? (size_t)9 * g.C : (size_t)g.OC * 9 * g.C;
+    fill(sx, nx, scale), fill(sw, nw, 1.0f), fill(sb, g.OC, 0.5f), fill(sdy0, ny, scale);
+    memcpy(sdy1, sdy0, ny * sizeof(float));
+    if (depthwise) {
+        mt_op_depthwise_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
+        mt_op_depthwise_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
+    } else {
+        mt_op_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
+#if MT_MVE_KERNELS
+        mt_op_conv2d_f32_forward_mve(sx, sw, sb, sy1, B, &g);
+#else
+        mt_op_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
+#endif
+    }
+    check(same(sy0, sy1, ny), depthwise ? "depthwise forward" : "conv forward");
+    fill(sdx0, nx, 0.5f), fill(sdw0, nw, 0.5f), fill(sdb0, g.OC, 0.5f);
+    memcpy(sdx1, sdx0, nx * sizeof(float)), memcpy(sdw1, sdw0, nw * sizeof(float)), memcpy(sdb1, sdb0, g.OC * sizeof(float));
+    if (depthwise) {
+        mt_op_depthwise_conv2d_f32_backward(sx, sw, sy0, sdy0, sdx0, sdw0, sdb0, B, &g);
+        mt_op_depthwise_conv2d_f32_backward_fast(sx, sw, sy0, sdy1, sdx1, sdw1, sdb1, B, &g);
+    } else {
+        mt_op_conv2d_f32_backward(sx, sw, sy0, sdy0, sdx0, sdw0, sdb0, B, &g);
+        mt_op_conv2d_f32_backward_fast(sx, sw, sy0, sdy1, sdx1, sdw1, sdb1, B, &g);
+    }
+    check(same(sdx0, sdx1, nx) && same(sdw0, sdw1, nw) && same(sdb0, sdb1, g.OC),
+          depthwise ? "depthwise backward" : "conv backward");
+}
+#endif
+
+int main(void)
+{
+    mt_board_init();
+#if MT_SCALAR_SIBLINGS
+    static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8}, {4, 16, 10}, {9, 37, 13}, {5, 3, 7}, {8, 32, 4}};
+    for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f);
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f); /* products below 2^-126 */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f);   /* subnormal inputs */
+    }
+    for (int depthwise = 0; depthwise < 2; ++depthwise)
+        for (uint32_t stride = 1; stride <= 2; ++stride) {
+            spatial_case(depthwise, stride, MT_PADDING_SAME, 2.0f);
+            spatial_case(depthwise, stride, MT_PADDING_VALID, 2.0f);
+            spatial_case(depthwise, stride, MT_PADDING_SAME, 1e-39f);
+        }
+#endif
+    puts_("siblings: ");
+    put_u32(passed);
+    puts_(" passed, ");
+    put_u32(failed);
+    puts_(" failed\n");
+    mt_board_exit(failed ? 1 : 0);
+}

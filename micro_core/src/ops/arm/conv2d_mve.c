@@ -1,0 +1,82 @@
+/*
+ * Helium siblings of the Conv2D kernels (ops/conv2d.c); ops/arm/mve.h says how they keep the
+ * reference's bits. As in ops/fast/conv2d_fast.c, an output's in-bounds taps of one kernel
+ * row are a contiguous run (kw, c) in the input row and in W's row (oc, kh), found once per
+ * output (mt_spatial_tap_range); here four output channels share a vector (one gather reads
+ * W[oc..oc+3, kh, kw, c]) and four output pixels of a row share each gather.
+ */
+#include "ops/arm/mve.h"
+
+#if MT_MVE_KERNELS
+/* these loops are the step's cost: optimise them for speed even in -Os firmware */
+#pragma GCC optimize("O2")
+#include "ops/arm/mve_flags.h"
+#include "ops/fast/fast.h"
+#include "ops/ops.h"
+#include "ops/spatial.h"
+
+/* bias, then the fused activation as the reference applies it: v < 0 ? 0 : v, then > 6 ? 6 */
+static inline float32x4_t finish(float32x4_t v, float32x4_t bv, uint32_t activation)
+{
+    v = vaddq_f32(v, bv);
+    if (activation != MT_FUSED_NONE) {
+        v = vpselq_f32(vdupq_n_f32(0.0f), v, vcmpltq_n_f32(v, 0.0f));
+        if (activation == MT_FUSED_RELU6) v = vpselq_f32(vdupq_n_f32(6.0f), v, vcmpgtq_n_f32(v, 6.0f));
+    }
+    return v;
+}
+
+/* y[p, oc] = act(Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] + b[oc]); a flushed subnormal sends the
+ * whole op to the portable kernel, which overwrites y */
+void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                  const mt_spatial *g)
+{
+    const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
+    const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), K);
+    const size_t xrow = (size_t)g->W * C, pix = (size_t)g->SW * C, wrow = (size_t)g->KW * C;
+    mt_mve_flags_clear();
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            uint32_t kh0, kh1;
+            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+            for (uint32_t ow = 0; ow < g->OW;) {
+                uint32_t kw0, kw1, last0, last1, pixels = 1;
+                mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+                if (ow + 4 <= g->OW && kw0 == 0 && kw1 == g->KW) {
+                    mt_spatial_tap_range(ow + 3, g->SW, g->PL, g->KW, g->W, &last0, &last1);
+                    if (last0 == 0 && last1 == g->KW) pixels = 4;
+                }
+                float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * OC;
+                const uint32_t run = kw1 > kw0 ? (kw1 - kw0) * C : 0;
+                const float *xp = x + (((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W +
+                                       (ow * g->SW + kw0 - g->PL)) * C;
+                for (uint32_t oc = 0; oc < OC; oc += 4) {
+                    const mve_pred16_t p = vctp32q(OC - oc);
+                    const uint32x4_t offs = vpselq_u32(rows, vdupq_n_u32(0u), p); /* lanes past OC reread oc */
+                    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+                    if (run)
+                        for (uint32_t kh = kh0; kh < kh1; ++kh) {
+                            const float *r0 = xp + (kh - kh0) * xrow;
+                            const float *r1 = pixels == 4 ? r0 + pix : r0, *r2 = pixels == 4 ? r0 + 2 * pix : r0;
+                            const float *r3 = pixels == 4 ? r0 + 3 * pix : r0;
+                            mt_mve_dot4x4(r0, r1, r2, r3, w + (size_t)oc * K + kh * wrow + (size_t)kw0 * C, offs, run,
+                                          &a0, &a1, &a2, &a3);
+                        }
+                    const float32x4_t bv = bias ? vldrwq_z_f32(bias + oc, p) : vdupq_n_f32(0.0f);
+                    vstrwq_p_f32(yp + oc, finish(a0, bv, g->activation), p);
+                    if (pixels == 4) {
+                        vstrwq_p_f32(yp + OC + oc, finish(a1, bv, g->activation), p);
+                        vstrwq_p_f32(yp + 2 * (size_t)OC + oc, finish(a2, bv, g->activation), p);
+                        vstrwq_p_f32(yp + 3 * (size_t)OC + oc, finish(a3, bv, g->activation), p);
+                    }
+                }
+                ow += pixels;
+            }
+        }
+    const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
+    if (mt_mve_flushed(none, none, none, none)) mt_op_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+}
+
+#else
+typedef int mt_conv2d_mve_unused; /* ISO C: a translation unit is not empty */
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Helium (MVE) kernels for Armv8.1-M cores with the floating-point extension (Cortex-M55),
+ * chosen at build time: MT_MVE_KERNELS is 1 when the compiler targets MVE with float
+ * (__ARM_FEATURE_MVE & 2), and the op adapters call these instead of the portable siblings.
+ *
+ * Exact bits: every sum keeps the reference's order (vector lanes run across independent
+ * outputs, each term a separate VMUL and VADD: MVE has no unfused multiply-accumulate, and
+ * VFMA would change the bits). One difference remains: MVE floating point flushes subnormal
+ * inputs and results to zero (and uses the default NaN), where the scalar FPU and every other
+ * target keep them. So each kernel clears FPSCR's cumulative flags, computes a block of sums
+ * in registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
+ * subnormal result was flushed) sends that block, or the whole op for kernels that overwrite
+ * their output, to the portable scalar code, which computes the reference's bits. Without
+ * subnormals the vector arithmetic is IEEE round-to-nearest, the same as the scalar FPU's.
+ * (NaN payloads may differ, as they already do between x86 and ARM; a NaN stops the step.)
+ */
+#ifndef MT_OPS_ARM_MVE_H
+#define MT_OPS_ARM_MVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(MT_NO_MVE_KERNELS)
+#define MT_MVE_KERNELS 1
+#else
+#define MT_MVE_KERNELS 0
+#endif
+
+#if MT_MVE_KERNELS
+struct mt_spatial;
+
+/* Dense, and Conv2D's forward, ops/ops.h's parameters (the backward's scratch is not used). */
+void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                 uint32_t I, uint32_t U);
+void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                  float *dbias, uint32_t B, uint32_t I, uint32_t U);
+void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                  const struct mt_spatial *g);
+#endif
+
+#endif /* MT_OPS_ARM_MVE_H */

@@ -1,0 +1,88 @@
+/* Shared pieces of the Helium kernels (ops/arm/ *_mve.c only): FPSCR's cumulative flags around
+ * a block of MVE arithmetic, and the four-by-four dot-product loop. */
+#ifndef MT_OPS_ARM_MVE_FLAGS_H
+#define MT_OPS_ARM_MVE_FLAGS_H
+
+#include <arm_mve.h>
+#include <stdint.h>
+
+#define MT_FPSCR_IDC 0x80u /* an input subnormal was flushed to zero */
+#define MT_FPSCR_UFC 0x08u /* a subnormal result was flushed to zero */
+
+/* Clear the cumulative flags; the memory clobber keeps the block's loads after it. */
+static inline void mt_mve_flags_clear(void)
+{
+    uint32_t r;
+    __asm volatile("vmrs %0, fpscr" : "=r"(r)::"memory");
+    r &= ~0x9Fu;
+    __asm volatile("vmsr fpscr, %0" ::"r"(r) : "memory");
+}
+
+/* 1 when the arithmetic since the clear flushed a subnormal. a..d are the block's results
+ * still in registers (the read cannot move before the arithmetic that makes them); results
+ * already stored are ordered by the memory clobber. */
+static inline int mt_mve_flushed(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
+{
+    uint32_t r;
+    __asm volatile("vmrs %0, fpscr" : "=r"(r) : "w"(a), "w"(b), "w"(c), "w"(d) : "memory");
+    return (r & (MT_FPSCR_IDC | MT_FPSCR_UFC)) != 0;
+}
+
+/*
+ * a_j += Σ_t W[lanes, t]·p_j[t] for t < n, in ascending t, four rows p0..p3 (j = 0..3) and
+ * four lanes whose W values one gather reads at pw + t + offs[lane]. Two terms a turn in a
+ * low-overhead loop (the compiler kept spilling registers here): two gathers, each row's pair
+ * one LDRD, every term a VMUL into a temporary and a VADD. Rows may repeat (a row of fewer).
+ */
+static inline void mt_mve_dot4x4(const float *p0, const float *p1, const float *p2, const float *p3, const float *pw,
+                                 uint32x4_t offs, uint32_t n, float32x4_t *r0, float32x4_t *r1, float32x4_t *r2,
+                                 float32x4_t *r3)
+{
+    float32x4_t a0 = *r0, a1 = *r1, a2 = *r2, a3 = *r3;
+    const uint32_t pairs = n / 2;
+    if (pairs) {
+        uint32_t t0, t1;
+        __asm volatile(
+            "dls lr, %[n]\n"
+            "1:\n\t"
+            "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
+            "adds %[pw], #4\n\t"
+            "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
+            "adds %[pw], #4\n\t"
+            "ldrd %[t0], %[t1], [%[p0]], #8\n\t"
+            "vmul.f32 q6, q5, %[t0]\n\t"
+            "vadd.f32 %q[a0], %q[a0], q6\n\t"
+            "vmul.f32 q6, q7, %[t1]\n\t"
+            "vadd.f32 %q[a0], %q[a0], q6\n\t"
+            "ldrd %[t0], %[t1], [%[p1]], #8\n\t"
+            "vmul.f32 q6, q5, %[t0]\n\t"
+            "vadd.f32 %q[a1], %q[a1], q6\n\t"
+            "vmul.f32 q6, q7, %[t1]\n\t"
+            "vadd.f32 %q[a1], %q[a1], q6\n\t"
+            "ldrd %[t0], %[t1], [%[p2]], #8\n\t"
+            "vmul.f32 q6, q5, %[t0]\n\t"
+            "vadd.f32 %q[a2], %q[a2], q6\n\t"
+            "vmul.f32 q6, q7, %[t1]\n\t"
+            "vadd.f32 %q[a2], %q[a2], q6\n\t"
+            "ldrd %[t0], %[t1], [%[p3]], #8\n\t"
+            "vmul.f32 q6, q5, %[t0]\n\t"
+            "vadd.f32 %q[a3], %q[a3], q6\n\t"
+            "vmul.f32 q6, q7, %[t1]\n\t"
+            "vadd.f32 %q[a3], %q[a3], q6\n\t"
+            "le lr, 1b\n"
+            : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [p0] "+r"(p0), [p1] "+r"(p1),
+              [p2] "+r"(p2), [p3] "+r"(p3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
+            : [n] "r"(pairs), [offs] "w"(offs)
+            : "q5", "q6", "q7", "lr", "memory");
+    }
+    if (n & 1u) {
+        const float32x4_t wv = vldrwq_gather_shifted_offset_f32(pw, offs);
+        a0 = vaddq_f32(a0, vmulq_n_f32(wv, *p0));
+        a1 = vaddq_f32(a1, vmulq_n_f32(wv, *p1));
+        a2 = vaddq_f32(a2, vmulq_n_f32(wv, *p2));
+        a3 = vaddq_f32(a3, vmulq_n_f32(wv, *p3));
+    }
+    *r0 = a0, *r1 = a1, *r2 = a2, *r3 = a3;
+}
+
+#endif /* MT_OPS_ARM_MVE_FLAGS_H */

@@ -1,0 +1,103 @@
+/*
+ * The 4 x 4 dot-product loop of the portable siblings, in assembly on Cortex-M cores with a
+ * single-precision FPU (FPv4/FPv5: M4F, M7, M33): GCC keeps spilling the eight pointers of
+ * this loop to the stack at -Os. Same arithmetic as the C loop it replaces: c[i][j] += a_i[t]
+ * · b_j[t] for t ascending, each term one VMLA (the product rounded, then the sum: the
+ * reference's bits). Elsewhere MT_VFP_DOT is 0 and the C loop runs.
+ */
+#ifndef MT_OPS_FAST_VFP_DOT_H
+#define MT_OPS_FAST_VFP_DOT_H
+
+#include <stdint.h>
+
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4) && \
+    defined(__thumb2__) && !defined(__ARM_FEATURE_MVE) && !defined(MT_NO_VFP_DOT)
+#define MT_VFP_DOT 1
+
+/* n >= 1 terms; c holds the 16 sums row by row (c[4·i + j]), kept in s0-s15 for the loop; the
+ * eight row pointers travel in memory and live in fixed registers inside (the caller's own
+ * registers stay free, so the compiler has no operands to spill) */
+static inline void mt_vfp_dot4x4(const float *a0, const float *a1, const float *a2, const float *a3,
+                                 const float *b0, const float *b1, const float *b2, const float *b3, uint32_t n,
+                                 float *c)
+{
+    const float *rows[8] = {a0, a1, a2, a3, b0, b1, b2, b3};
+    __asm volatile(
+        "ldm %[rows], {r4, r5, r6, r8, r10, r11, r12, lr}\n\t"
+        "vldmia %[c], {s0-s15}\n"
+        "1:\n\t"
+        "vldmia r4!, {s24}\n\t"
+        "vldmia r5!, {s25}\n\t"
+        "vldmia r6!, {s26}\n\t"
+        "vldmia r8!, {s27}\n\t"
+        "vldmia r10!, {s28}\n\t"
+        "vldmia r11!, {s29}\n\t"
+        "vldmia r12!, {s30}\n\t"
+        "vldmia lr!, {s31}\n\t"
+        "vmla.f32 s0, s24, s28\n\t"
+        "vmla.f32 s1, s24, s29\n\t"
+        "vmla.f32 s2, s24, s30\n\t"
+        "vmla.f32 s3, s24, s31\n\t"
+        "vmla.f32 s4, s25, s28\n\t"
+        "vmla.f32 s5, s25, s29\n\t"
+        "vmla.f32 s6, s25, s30\n\t"
+        "vmla.f32 s7, s25, s31\n\t"
+        "vmla.f32 s8, s26, s28\n\t"
+        "vmla.f32 s9, s26, s29\n\t"
+        "vmla.f32 s10, s26, s30\n\t"
+        "vmla.f32 s11, s26, s31\n\t"
+        "vmla.f32 s12, s27, s28\n\t"
+        "vmla.f32 s13, s27, s29\n\t"
+        "vmla.f32 s14, s27, s30\n\t"
+        "vmla.f32 s15, s27, s31\n\t"
+        "subs %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vstmia %[c], {s0-s15}\n"
+        : [n] "+r"(n)
+        : [c] "r"(c), [rows] "r"(rows)
+        : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8",
+          "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31",
+          "cc", "memory");
+}
+/* n >= 1 terms: c[4·i + j] += g[i]·m[j], then g += gstep and m += mstep floats (an outer
+ * product per term: four g side by side times four m side by side, one VLDM each) */
+static inline void mt_vfp_outer4x4(const float *g, uint32_t gstep, const float *m, uint32_t mstep, uint32_t n,
+                                   float *c)
+{
+    const uint32_t gb = gstep * 4u, mb = mstep * 4u;
+    __asm volatile(
+        "vldmia %[c], {s0-s15}\n"
+        "1:\n\t"
+        "vldmia %[g], {s24-s27}\n\t"
+        "vldmia %[m], {s28-s31}\n\t"
+        "add %[g], %[gb]\n\t"
+        "add %[m], %[mb]\n\t"
+        "vmla.f32 s0, s24, s28\n\t"
+        "vmla.f32 s1, s24, s29\n\t"
+        "vmla.f32 s2, s24, s30\n\t"
+        "vmla.f32 s3, s24, s31\n\t"
+        "vmla.f32 s4, s25, s28\n\t"
+        "vmla.f32 s5, s25, s29\n\t"
+        "vmla.f32 s6, s25, s30\n\t"
+        "vmla.f32 s7, s25, s31\n\t"
+        "vmla.f32 s8, s26, s28\n\t"
+        "vmla.f32 s9, s26, s29\n\t"
+        "vmla.f32 s10, s26, s30\n\t"
+        "vmla.f32 s11, s26, s31\n\t"
+        "vmla.f32 s12, s27, s28\n\t"
+        "vmla.f32 s13, s27, s29\n\t"
+        "vmla.f32 s14, s27, s30\n\t"
+        "vmla.f32 s15, s27, s31\n\t"
+        "subs %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vstmia %[c], {s0-s15}\n"
+        : [n] "+r"(n), [g] "+r"(g), [m] "+r"(m)
+        : [c] "r"(c), [gb] "r"(gb), [mb] "r"(mb)
+        : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15",
+          "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc", "memory");
+}
+#else
+#define MT_VFP_DOT 0
+#endif
+
+#endif /* MT_OPS_FAST_VFP_DOT_H */

@@ -1,0 +1,54 @@
+/* Helpers of the AVX-512 kernels (included by ops/x86/ *_x86.c only, inside MT_X86_KERNELS). */
+#ifndef MT_OPS_X86_AVX512_H
+#define MT_OPS_X86_AVX512_H
+
+#include <immintrin.h>
+
+#define MT_AVX512 __attribute__((target("avx512f")))
+#define MT_AVX512_INLINE static inline __attribute__((target("avx512f"), always_inline))
+
+/* The first n of 16 lanes (n >= 16: all). */
+MT_AVX512_INLINE __mmask16 mt_lanes(uint32_t n)
+{
+    return n >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
+}
+
+MT_AVX512_INLINE uint32_t mt_min_u32(uint32_t a, uint32_t b)
+{
+    return a < b ? a : b;
+}
+
+/* In-register 16 x 16 transpose: afterwards lane j of r[k] is what lane k of r[j] was. */
+MT_AVX512_INLINE void mt_transpose16(__m512 r[16])
+{
+    __m512 t[16], u[16];
+    for (int p = 0; p < 8; ++p) {
+        t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+        t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+    }
+    /* u[4g + k]: rows 4g..4g+3 at column 4L + k of 128-bit lane L */
+    for (int g = 0; g < 4; ++g) {
+        u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int k = 0; k < 4; ++k) {
+        const __m512 x44 = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x44);
+        const __m512 xee = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xEE);
+        const __m512 y44 = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x44);
+        const __m512 yee = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xEE);
+        r[k] = _mm512_shuffle_f32x4(x44, y44, 0x88);
+        r[4 + k] = _mm512_shuffle_f32x4(x44, y44, 0xDD);
+        r[8 + k] = _mm512_shuffle_f32x4(xee, yee, 0x88);
+        r[12 + k] = _mm512_shuffle_f32x4(xee, yee, 0xDD);
+    }
+}
+
+/* acc + a·b as the reference writes it: a product rounded, then a sum rounded (no FMA). */
+MT_AVX512_INLINE __m512 mt_mac(__m512 acc, __m512 a, __m512 b)
+{
+    return _mm512_add_ps(acc, _mm512_mul_ps(a, b));
+}
+
+#endif /* MT_OPS_X86_AVX512_H */

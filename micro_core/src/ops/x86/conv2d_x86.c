@@ -1,0 +1,326 @@
+/*
+ * AVX-512 siblings of the Conv2D kernels (ops/conv2d.c); ops/x86/x86.h says how they keep
+ * the reference's bits. Conv2D is Dense over image patches: with k = (kh, kw, c) and
+ * K = KH·KW·C, W is [OC, K] (OHWI), and the output pixel p reads x at tap k, or nothing when
+ * the tap falls in the padding (the reference skips it, and so does every path here).
+ */
+#include "ops/x86/x86.h"
+
+#if MT_X86_KERNELS
+#include "ops/spatial.h"
+#include "ops/x86/avx512.h"
+
+/* Sixteen consecutive k: where each reads relative to the input position (oh·SH, ow·SW). */
+typedef struct taps16 {
+    uint32_t n;
+    int32_t dh[16], dw[16];    /* kh - PT, kw - PL */
+    ptrdiff_t off[16];         /* (dh·W + dw)·C + c, in floats */
+    int32_t dh_min, dh_max, dw_min, dw_max;
+} taps16;
+
+static void taps16_init(taps16 *t, const mt_spatial *g, uint32_t k0, uint32_t n)
+{
+    t->n = n;
+    t->dh_min = t->dw_min = INT32_MAX;
+    t->dh_max = t->dw_max = INT32_MIN;
+    for (uint32_t k = n; k < 16; ++k) t->dh[k] = t->dw[k] = 0, t->off[k] = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t kk = k0 + k, c = kk % g->C, tap = kk / g->C;
+        t->dh[k] = (int32_t)(tap / g->KW) - (int32_t)g->PT;
+        t->dw[k] = (int32_t)(tap % g->KW) - (int32_t)g->PL;
+        t->off[k] = ((ptrdiff_t)t->dh[k] * g->W + t->dw[k]) * (ptrdiff_t)g->C + c;
+        if (t->dh[k] < t->dh_min) t->dh_min = t->dh[k];
+        if (t->dh[k] > t->dh_max) t->dh_max = t->dh[k];
+        if (t->dw[k] < t->dw_min) t->dw_min = t->dw[k];
+        if (t->dw[k] > t->dw_max) t->dw_max = t->dw[k];
+    }
+}
+
+static inline int inside(int32_t v, uint32_t size)
+{
+    return v >= 0 && (uint32_t)v < size;
+}
+
+/* Bit k: tap k of `t` is in bounds for the input position (ih, iw). */
+static uint32_t taps16_valid(const taps16 *t, int32_t ih, int32_t iw, const mt_spatial *g)
+{
+    uint32_t bits = 0;
+    for (uint32_t k = 0; k < t->n; ++k)
+        if (inside(ih + t->dh[k], g->H) && inside(iw + t->dw[k], g->W)) bits |= 1u << k;
+    return bits;
+}
+
+MT_AVX512_INLINE __m512 activate(__m512 v, uint32_t activation)
+{
+    if (activation == MT_FUSED_NONE) return v;
+    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+    if (activation == MT_FUSED_RELU6) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, six, _CMP_GT_OQ), six);
+    return v;
+}
+
+/* ---- forward: y[p, oc] = act(Σ_k x[p, k]·W[oc, k] + b[oc]), lanes across oc ---- */
+
+#define FWD_PIX 8
+
+/* `count` pixels whose taps are all in bounds: xi[j] is the index of their (oh·SH, ow·SW) */
+MT_AVX512_INLINE void forward_pixels(const float *x, const ptrdiff_t *xi, const taps16 *tb, const __m512 *t,
+                                     float *const *yp, uint32_t count, __mmask16 um, int first,
+                                     const __m512 *bias, int last, uint32_t activation)
+{
+    __m512 acc[FWD_PIX];
+    for (uint32_t j = 0; j < count; ++j) acc[j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp[j]);
+    for (uint32_t k = 0; k < tb->n; ++k)
+        for (uint32_t j = 0; j < count; ++j) acc[j] = mt_mac(acc[j], t[k], _mm512_set1_ps(x[xi[j] + tb->off[k]]));
+    for (uint32_t j = 0; j < count; ++j) {
+        __m512 v = acc[j];
+        if (last) v = activate(bias ? _mm512_add_ps(v, *bias) : v, activation);
+        _mm512_mask_storeu_ps(yp[j], um, v);
+    }
+}
+
+MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
+                                               uint32_t B, const mt_spatial *g)
+{
+    const uint32_t K = g->KH * g->KW * g->C;
+    for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
+        const uint32_t un = mt_min_u32(16, g->OC - oc0);
+        const __mmask16 um = mt_lanes(un);
+        const __m512 bv = bias ? _mm512_maskz_loadu_ps(um, bias + oc0) : _mm512_setzero_ps();
+        for (uint32_t k0 = 0; k0 < K; k0 += 16) {
+            const uint32_t kn = mt_min_u32(16, K - k0);
+            const __mmask16 km = mt_lanes(kn);
+            __m512 t[16];
+            for (uint32_t r = 0; r < 16; ++r)
+                t[r] = r < un ? _mm512_maskz_loadu_ps(km, w + (size_t)(oc0 + r) * K + k0) : _mm512_setzero_ps();
+            mt_transpose16(t);
+            taps16 tb;
+            taps16_init(&tb, g, k0, kn);
+            const int first = k0 == 0, last = k0 + kn == K;
+            const __m512 *bp = bias ? &bv : NULL;
+            for (uint32_t b = 0; b < B; ++b)
+                for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                    const int32_t ih = (int32_t)(oh * g->SH);
+                    const int rows_in = inside(ih + tb.dh_min, g->H) && inside(ih + tb.dh_max, g->H);
+                    const size_t row = ((size_t)b * g->H + (uint32_t)ih) * g->W;
+                    float *yrow = y + ((size_t)b * g->OH + oh) * g->OW * g->OC + oc0;
+                    uint32_t ow = 0;
+                    while (ow < g->OW) {
+                        ptrdiff_t xi[FWD_PIX];
+                        float *yp[FWD_PIX];
+                        uint32_t count = 0;
+                        /* a run of pixels whose taps are all in bounds */
+                        while (count < FWD_PIX && ow + count < g->OW && rows_in) {
+                            const int32_t iw = (int32_t)((ow + count) * g->SW);
+                            if (!inside(iw + tb.dw_min, g->W) || !inside(iw + tb.dw_max, g->W)) break;
+                            xi[count] = (ptrdiff_t)((row + (uint32_t)iw) * g->C);
+                            yp[count] = yrow + (size_t)(ow + count) * g->OC;
+                            ++count;
+                        }
+                        if (count == FWD_PIX) {
+                            forward_pixels(x, xi, &tb, t, yp, FWD_PIX, um, first, bp, last, g->activation);
+                        } else if (count > 0) {
+                            uint32_t j = 0;
+                            if (count >= 4) {
+                                forward_pixels(x, xi, &tb, t, yp, 4, um, first, bp, last, g->activation);
+                                j = 4;
+                            }
+                            for (; j < count; ++j)
+                                forward_pixels(x, xi + j, &tb, t, yp + j, 1, um, first, bp, last, g->activation);
+                        } else { /* a pixel with taps in the padding: skip those */
+                            const int32_t iw = (int32_t)(ow * g->SW);
+                            const uint32_t valid = taps16_valid(&tb, ih, iw, g);
+                            const ptrdiff_t base = ((ptrdiff_t)row + iw) * (ptrdiff_t)g->C;
+                            float *yp1 = yrow + (size_t)ow * g->OC;
+                            __m512 acc = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp1);
+                            for (uint32_t k = 0; k < kn; ++k)
+                                if (valid >> k & 1u) acc = mt_mac(acc, t[k], _mm512_set1_ps(x[base + tb.off[k]]));
+                            if (last) acc = activate(bias ? _mm512_add_ps(acc, bv) : acc, g->activation);
+                            _mm512_mask_storeu_ps(yp1, um, acc);
+                            count = 1;
+                        }
+                        ow += count;
+                    }
+                }
+        }
+    }
+}
+
+/* ---- backward ---- */
+
+/* Input gradient columns held on the stack: 4 pixels of up to COL_K floats (8 KiB). Larger
+ * K goes one pixel at a time in chunks of COL_K (one pixel's taps reach distinct dx
+ * elements, so their order among themselves does not matter; across pixels it does). */
+#define COL_PIX 4
+#define COL_K 512
+
+/* col[j][c0 + ·] = Σ_oc dy[o_j, oc]·W[oc, k0 + c0 + ·] over 16·nv columns, from 0 in ascending
+ * oc; count and nv are constants where it is inlined (accumulators in registers) */
+MT_AVX512_INLINE void column_block(const float *const *dyp, uint32_t count, const float *w, uint32_t OC, uint32_t K,
+                                   uint32_t k0, uint32_t kn, uint32_t c0, uint32_t nv, float (*col)[COL_K])
+{
+    __m512 acc[COL_PIX][4];
+    __mmask16 mask[4] = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(kn - c0 - 16 * v);
+        for (uint32_t j = 0; j < count; ++j) acc[j][v] = _mm512_setzero_ps();
+    }
+    for (uint32_t oc = 0; oc < OC; ++oc) {
+        __m512 wv[4];
+        for (uint32_t v = 0; v < nv; ++v) wv[v] = _mm512_maskz_loadu_ps(mask[v], w + (size_t)oc * K + k0 + c0 + 16 * v);
+        for (uint32_t j = 0; j < count; ++j) {
+            const __m512 d = _mm512_set1_ps(dyp[j][oc]);
+            for (uint32_t v = 0; v < nv; ++v) acc[j][v] = mt_mac(acc[j][v], d, wv[v]);
+        }
+    }
+    for (uint32_t j = 0; j < count; ++j)
+        for (uint32_t v = 0; v < nv; ++v) _mm512_mask_storeu_ps(&col[j][c0 + 16 * v], mask[v], acc[j][v]);
+}
+
+/* col[j][k - k0] = Σ_oc dy[o_j, oc]·W[oc, k] for k in [k0, k0 + kn), from 0 in ascending oc */
+MT_AVX512_INLINE void columns(const float *const *dyp, uint32_t count, const float *w, uint32_t OC, uint32_t K,
+                              uint32_t k0, uint32_t kn, float (*col)[COL_K])
+{
+    for (uint32_t c0 = 0; c0 < kn; c0 += 64) {
+        const uint32_t nv = mt_min_u32(4, (kn - c0 + 15) / 16);
+        if (count == COL_PIX) {
+            if (nv == 4) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 4, col);
+            else if (nv == 1) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 1, col);
+            else if (nv == 2) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 2, col);
+            else column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 3, col);
+        } else {
+            for (uint32_t j = 0; j < count; ++j) {
+                if (nv == 4) column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 4, col + j);
+                else column_block(dyp + j, 1, w, OC, K, k0, kn, c0, nv, col + j);
+            }
+        }
+    }
+}
+
+/* dx[tap pixel, c] += col[(kh·KW + kw)·C + c] for every in-bounds tap of output (oh, ow) */
+MT_AVX512_INLINE void scatter_all(float *dxs, const float *col, uint32_t oh, uint32_t ow, const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+        if (ih < 0) continue;
+        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+            if (iw < 0) continue;
+            float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
+            const float *s = col + ((size_t)kh * g->KW + kw) * C;
+            uint32_t i = 0;
+            /* whole vectors where they fit: the next output adds to the same pixels, and a
+             * masked store does not forward to the masked load that follows it */
+            for (; i + 16 <= C; i += 16)
+                _mm512_storeu_ps(d + i, _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
+            for (; i + 8 <= C; i += 8)
+                _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
+            for (; i < C; ++i) d[i] += s[i];
+        }
+    }
+}
+
+/* dx[tap pixel, c] += col[k - k0] for the in-bounds taps of output (oh, ow), k in [k0, k0+kn) */
+MT_AVX512_INLINE void scatter(float *dxs, const float *col, uint32_t oh, uint32_t ow, uint32_t k0, uint32_t kn,
+                              const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    for (uint32_t k = k0; k < k0 + kn;) {
+        const uint32_t tap = k / C, c = k % C, cn = mt_min_u32(C - c, k0 + kn - k);
+        const int32_t ih = mt_spatial_tap(oh, tap / g->KW, g->SH, g->PT, g->H);
+        const int32_t iw = mt_spatial_tap(ow, tap % g->KW, g->SW, g->PL, g->W);
+        if (ih >= 0 && iw >= 0) {
+            float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C + c;
+            const float *s = col + (k - k0);
+            for (uint32_t i = 0; i < cn; i += 16) {
+                const __mmask16 m = mt_lanes(cn - i);
+                _mm512_mask_storeu_ps(d + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d + i),
+                                                              _mm512_maskz_loadu_ps(m, s + i)));
+            }
+        }
+        k += cn;
+    }
+}
+
+MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *dx, uint32_t B, const mt_spatial *g)
+{
+    const uint32_t K = g->KH * g->KW * g->C, P = g->OH * g->OW;
+    float col[COL_PIX][COL_K] __attribute__((aligned(64)));
+    const uint32_t group = K <= COL_K ? COL_PIX : 1;
+    for (uint32_t b = 0; b < B; ++b) {
+        float *dxs = dx + (size_t)b * g->H * g->W * g->C;
+        for (uint32_t p0 = 0; p0 < P; p0 += group) {
+            const uint32_t count = mt_min_u32(group, P - p0);
+            const float *dyp[COL_PIX];
+            for (uint32_t j = 0; j < count; ++j) dyp[j] = dy + ((size_t)b * P + p0 + j) * g->OC;
+            for (uint32_t k0 = 0; k0 < K; k0 += COL_K) {
+                const uint32_t kn = mt_min_u32(COL_K, K - k0);
+                columns(dyp, count, w, g->OC, K, k0, kn, col);
+                uint32_t oh = p0 / g->OW, ow = p0 % g->OW;
+                for (uint32_t j = 0; j < count; ++j) { /* in output order */
+                    if (kn == K) scatter_all(dxs, col[j], oh, ow, g);
+                    else scatter(dxs, col[j], oh, ow, k0, kn, g);
+                    if (++ow == g->OW) ow = 0, ++oh;
+                }
+            }
+        }
+    }
+}
+
+/* dW[oc, k] += Σ_o dy[o, oc]·x[o, k] over the in-bounds (o, k), from 0 in output order;
+ * lanes across oc, sixteen k at a time, transposed into dW's rows at the end */
+MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
+{
+    const uint32_t K = g->KH * g->KW * g->C;
+    for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
+        const uint32_t un = mt_min_u32(16, g->OC - oc0);
+        const __mmask16 um = mt_lanes(un);
+        for (uint32_t k0 = 0; k0 < K; k0 += 16) {
+            const uint32_t kn = mt_min_u32(16, K - k0);
+            taps16 tb;
+            taps16_init(&tb, g, k0, kn);
+            __m512 acc[16];
+            for (uint32_t k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
+            const uint32_t all = (uint32_t)mt_lanes(kn);
+            for (uint32_t b = 0; b < B; ++b)
+                for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                    const int32_t ih = (int32_t)(oh * g->SH);
+                    const int rows_in = inside(ih + tb.dh_min, g->H) && inside(ih + tb.dh_max, g->H);
+                    const size_t row = ((size_t)b * g->H + (uint32_t)ih) * g->W;
+                    const float *dyrow = dy + ((size_t)b * g->OH + oh) * g->OW * g->OC + oc0;
+                    for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                        const int32_t iw = (int32_t)(ow * g->SW);
+                        const ptrdiff_t base = ((ptrdiff_t)row + iw) * (ptrdiff_t)g->C;
+                        const __m512 d = _mm512_maskz_loadu_ps(um, dyrow + (size_t)ow * g->OC);
+                        const uint32_t valid =
+                            rows_in && inside(iw + tb.dw_min, g->W) && inside(iw + tb.dw_max, g->W)
+                                ? all : taps16_valid(&tb, ih, iw, g);
+                        /* sixteen named accumulators in registers; k >= kn is never valid */
+#pragma GCC unroll 16
+                        for (uint32_t k = 0; k < 16; ++k)
+                            if (valid >> k & 1u) acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
+                    }
+                }
+            mt_transpose16(acc); /* acc[r] lane k: the sum of (oc0 + r, k0 + k) */
+            const __mmask16 km = mt_lanes(kn);
+            for (uint32_t r = 0; r < un; ++r) {
+                float *o = dw + (size_t)(oc0 + r) * K + k0;
+                _mm512_mask_storeu_ps(o, km, _mm512_add_ps(_mm512_maskz_loadu_ps(km, o), acc[r]));
+            }
+        }
+    }
+}
+
+MT_AVX512 void mt_op_conv2d_f32_backward_avx512(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                                float *dw, float *dbias, uint32_t B, const mt_spatial *g)
+{
+    const size_t outputs = (size_t)B * g->OH * g->OW;
+    mt_fused_activation_backward_avx512(g->activation, y, dy, outputs * g->OC);
+    if (dx) conv_backward_dx(w, dy, dx, B, g);
+    if (dw) conv_backward_dw(x, dy, dw, B, g);
+    if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, outputs, g->OC);
+}
+#else
+typedef int mt_conv2d_x86_unused; /* ISO C: a translation unit is not empty */
+#endif

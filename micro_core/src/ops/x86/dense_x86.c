@@ -1,0 +1,124 @@
+/*
+ * AVX-512 siblings of the Dense kernels and of the bias gradient (ops/x86/x86.h says how
+ * they keep the reference's bits). Glossary as in ops/ops.h.
+ */
+#include "ops/x86/x86.h"
+
+#if MT_X86_KERNELS
+#include "ops/x86/avx512.h"
+
+/*
+ * y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], each sum from 0 by ascending i, the bias last.
+ * Sixteen units share a vector; a 16 x 16 tile of W (16 units, 16 inputs) is transposed in
+ * registers so that t[k] holds W[u0..u0+15, i0+k], and every row b adds x[b,i0+k]·t[k] in
+ * turn. A sum's partial value waits in y between input blocks (a float stored and reloaded
+ * is the same float). Eight rows at a time keep eight addition chains in flight.
+ */
+#define DENSE_ROWS 8
+
+MT_AVX512_INLINE void dense_rows(const float *x, const __m512 *t, uint32_t kn, float *y, uint32_t rows,
+                                 uint32_t I, uint32_t U, __mmask16 um, int first, const __m512 *bias)
+{
+    __m512 acc[DENSE_ROWS];
+    for (uint32_t r = 0; r < rows; ++r)
+        acc[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, y + (size_t)r * U);
+    for (uint32_t k = 0; k < kn; ++k)
+        for (uint32_t r = 0; r < rows; ++r) acc[r] = mt_mac(acc[r], t[k], _mm512_set1_ps(x[(size_t)r * I + k]));
+    for (uint32_t r = 0; r < rows; ++r)
+        _mm512_mask_storeu_ps(y + (size_t)r * U, um, bias ? _mm512_add_ps(acc[r], *bias) : acc[r]);
+}
+
+MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
+                                              uint32_t B, uint32_t I, uint32_t U)
+{
+    for (uint32_t u0 = 0; u0 < U; u0 += 16) {
+        const uint32_t un = mt_min_u32(16, U - u0);
+        const __mmask16 um = mt_lanes(un);
+        const __m512 bv = bias ? _mm512_maskz_loadu_ps(um, bias + u0) : _mm512_setzero_ps();
+        for (uint32_t i0 = 0; i0 < I; i0 += 16) {
+            const uint32_t kn = mt_min_u32(16, I - i0);
+            const __mmask16 im = mt_lanes(kn);
+            __m512 t[16];
+            for (uint32_t r = 0; r < 16; ++r)
+                t[r] = r < un ? _mm512_maskz_loadu_ps(im, w + (size_t)(u0 + r) * I + i0) : _mm512_setzero_ps();
+            mt_transpose16(t);
+            const int first = i0 == 0;
+            const __m512 *last_bias = (i0 + kn == I && bias) ? &bv : NULL;
+            uint32_t b = 0;
+            if (kn == 16) {
+                for (; b + DENSE_ROWS <= B; b += DENSE_ROWS)
+                    dense_rows(x + (size_t)b * I + i0, t, 16, y + (size_t)b * U + u0, DENSE_ROWS, I, U, um, first,
+                               last_bias);
+            }
+            for (; b < B; ++b)
+                dense_rows(x + (size_t)b * I + i0, t, kn, y + (size_t)b * U + u0, 1, I, U, um, first, last_bias);
+        }
+    }
+}
+
+/*
+ * dx[b,i] += Σ_u dy[b,u]·W[u,i]   (lanes: 16 consecutive i; 4 rows x 4 vectors of i)
+ * dW[u,i] += Σ_b dy[b,u]·x[b,i]   (lanes: 16 consecutive i; 4 units x 4 vectors of i)
+ * Each sum from 0 in ascending u (b), then added to the gradient, as the reference does.
+ */
+#define BLOCK_ROWS 4
+#define BLOCK_VECS 4
+
+/* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
+ * are constants where it is inlined, so the accumulators stay in registers */
+MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                 uint32_t rows, uint32_t I, uint32_t i0, uint32_t nv)
+{
+    __m512 acc[BLOCK_ROWS][BLOCK_VECS];
+    __mmask16 mask[BLOCK_VECS];
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(I - i0 - 16 * v);
+        for (uint32_t r = 0; r < rows; ++r) acc[r][v] = _mm512_setzero_ps();
+    }
+    for (uint32_t j = 0; j < J; ++j) {
+        __m512 mv[BLOCK_VECS];
+        for (uint32_t v = 0; v < nv; ++v) mv[v] = _mm512_maskz_loadu_ps(mask[v], m + (size_t)j * I + i0 + 16 * v);
+        for (uint32_t r = 0; r < rows; ++r) {
+            const __m512 gv = _mm512_set1_ps(g[r * gs + j * gj]);
+            for (uint32_t v = 0; v < nv; ++v) acc[r][v] = mt_mac(acc[r][v], gv, mv[v]);
+        }
+    }
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t v = 0; v < nv; ++v) {
+            float *o = out + (size_t)r * I + i0 + 16 * v;
+            _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[r][v]));
+        }
+}
+
+/* the rows of one gradient, BLOCK_ROWS at a time, in column blocks of 64 (then 48, 32, 16) */
+MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                uint32_t R, uint32_t I)
+{
+    for (uint32_t i0 = 0; i0 < I; i0 += 16 * BLOCK_VECS) {
+        const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
+        uint32_t r = 0;
+        if (nv == BLOCK_VECS) {
+            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, BLOCK_VECS);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, BLOCK_VECS);
+        } else if (nv == 1) {
+            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, 1);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, 1);
+        } else {
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv);
+        }
+    }
+}
+
+MT_AVX512 void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
+                                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
+{
+    if (dx) gemm_rows(dy, U, 1, w, U, dx, B, I);
+    if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I);
+    if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, B, U);
+}
+
+#else
+typedef int mt_dense_x86_unused; /* ISO C: a translation unit is not empty */
+#endif

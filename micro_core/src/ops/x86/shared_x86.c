@@ -1,0 +1,246 @@
+/*
+ * What every x86 build has whichever ops MT_OPS selects (ops/x86/x86.h): the CPU check, and
+ * the AVX-512 siblings of the kernels ops share (the bias gradient, the fused activations).
+ * Compiles to nothing on other targets.
+ */
+#include "ops/x86/x86.h"
+
+#if MT_X86_KERNELS
+#include <math.h>
+
+#include "ops/spatial.h"
+#include "ops/x86/avx512.h"
+
+static int forced = -1; /* a level chosen by mt_x86_set_level, else -1 */
+static int detected = -1;
+
+int mt_x86_cpu_level(void)
+{
+    if (detected < 0) { /* a benign race: every thread computes the same value */
+        __builtin_cpu_init();
+        detected = __builtin_cpu_supports("avx512f") ? MT_X86_AVX512 : MT_X86_PORTABLE;
+    }
+    return detected;
+}
+
+int mt_x86_level(void)
+{
+    return forced >= 0 ? forced : mt_x86_cpu_level();
+}
+
+int mt_x86_set_level(int level)
+{
+    if (level < 0) forced = -1;
+    else if (level <= mt_x86_cpu_level()) forced = level;
+    return mt_x86_level();
+}
+
+/* dbias[c0 + ·] += Σ_p dy[p, c0 + ·] over nv vectors of channels; nv is a constant where it
+ * is inlined, so the sums stay in registers (one chain per channel, in ascending p) */
+MT_AVX512_INLINE void bias_block(const float *dy, float *dbias, size_t P, uint32_t C, uint32_t c0, uint32_t nv)
+{
+    __m512 acc[4];
+    __mmask16 mask[4] = {0, 0, 0, 0};
+    for (uint32_t v = 0; v < nv; ++v) {
+        mask[v] = mt_lanes(C - c0 - 16 * v);
+        acc[v] = _mm512_setzero_ps();
+    }
+    const float *row = dy + c0;
+    for (size_t p = 0; p < P; ++p, row += C)
+        for (uint32_t v = 0; v < nv; ++v) acc[v] = _mm512_add_ps(acc[v], _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
+    for (uint32_t v = 0; v < nv; ++v) {
+        float *o = dbias + c0 + 16 * v;
+        _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[v]));
+    }
+}
+
+/* dbias[c] += Σ_p dy[p, c], each sum from 0 in ascending p; lanes: 16 consecutive c */
+MT_AVX512 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C)
+{
+    uint32_t c0 = 0;
+    for (; c0 + 64 <= C; c0 += 64) bias_block(dy, dbias, P, C, c0, 4);
+    if (C - c0 > 32) bias_block(dy, dbias, P, C, c0, (C - c0 + 15) / 16 == 4 ? 4 : 3);
+    else if (C - c0 > 16) bias_block(dy, dbias, P, C, c0, 2);
+    else if (C > c0) bias_block(dy, dbias, P, C, c0, 1);
+}
+
+/* mt_all_finitef: no element has the all-ones exponent of an infinity or NaN */
+MT_AVX512 int mt_all_finitef_avx512(const float *x, size_t n)
+{
+    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(n - i < 16 ? n - i : 16));
+        const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, x + i), exponent);
+        bad |= _mm512_mask_cmpeq_epi32_mask(m, v, exponent);
+    }
+    return bad == 0;
+}
+
+/* ReLU (activations.c): y = x < 0 ? 0 : x;  dx += dy where y > 0 (elsewhere dx keeps its bits) */
+MT_AVX512 void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero));
+    }
+}
+
+MT_AVX512 void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __mmask16 pass = m & _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
+        _mm512_mask_storeu_ps(dx + i, pass,
+                              _mm512_add_ps(_mm512_maskz_loadu_ps(pass, dx + i), _mm512_maskz_loadu_ps(pass, dy + i)));
+    }
+}
+
+/* y = max(y, 0) with NaN kept (the reference's y < 0 ? 0 : y), then min(·, 6) for ReLU6 */
+MT_AVX512 void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N)
+{
+    if (activation == MT_FUSED_NONE) return;
+    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 v = _mm512_maskz_loadu_ps(m, y + i);
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
+        if (activation == MT_FUSED_RELU6) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, six, _CMP_GT_OQ), six);
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+/* dy = 0 where the activation's derivative is 0: not (y > 0 and, for ReLU6, y < 6) */
+MT_AVX512 void mt_fused_activation_backward_avx512(uint32_t activation, const float *y, float *dy, size_t N)
+{
+    if (activation == MT_FUSED_NONE) return;
+    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __m512 v = _mm512_maskz_loadu_ps(m, y + i);
+        __mmask16 pass = _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ);
+        if (activation == MT_FUSED_RELU6) pass &= _mm512_cmp_ps_mask(v, six, _CMP_LT_OQ);
+        _mm512_mask_storeu_ps(dy + i, m & (__mmask16)~pass, zero);
+    }
+}
+
+/* optimizers.c's updates, sixteen elements at a time, each element's operations in the
+ * scalar code's order (no FMA), so the same bits */
+MT_AVX512 void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+                                        float weight_decay, float grad_scale)
+{
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 mom = _mm512_set1_ps(momentum), rate = _mm512_set1_ps(lr);
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(m, w + i);
+        __m512 d = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + i), scale);
+        if (weight_decay != 0.0f) d = _mm512_add_ps(d, _mm512_mul_ps(wd, wv));
+        if (momentum > 0.0f) {
+            d = _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, buf + i)), d);
+            _mm512_mask_storeu_ps(buf + i, m, d);
+        }
+        _mm512_mask_storeu_ps(w + i, m, _mm512_sub_ps(wv, _mm512_mul_ps(rate, d)));
+    }
+}
+
+MT_AVX512 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
+                                         float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
+                                         double beta1_power, double beta2_power, float grad_scale)
+{
+    /* the same constants as mt_adam_update_f32 */
+    const float step_size = (float)((double)lr / (1.0 - beta1_power));
+    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
+    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
+    const __m512 omb1 = _mm512_set1_ps(one_minus_beta1), b1 = _mm512_set1_ps(beta1);
+    const __m512 b2 = _mm512_set1_ps(beta2), omb2 = _mm512_set1_ps(one_minus_beta2);
+    const __m512 bc2 = _mm512_set1_ps(bias_correction2_sqrt), eps = _mm512_set1_ps(epsilon);
+    const __m512 step = _mm512_set1_ps(step_size);
+    const int near_m = one_minus_beta1 < 0.5f;
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 k = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(k, w + i), mv = _mm512_maskz_loadu_ps(k, m + i);
+        __m512 vv = _mm512_maskz_loadu_ps(k, v + i);
+        __m512 gi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, g + i), scale);
+        if (decoupled) wv = _mm512_mul_ps(wv, shrink);
+        else if (weight_decay != 0.0f) gi = _mm512_add_ps(gi, _mm512_mul_ps(wd, wv));
+        if (near_m) mv = _mm512_add_ps(mv, _mm512_mul_ps(omb1, _mm512_sub_ps(gi, mv)));
+        else mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, mv), b1));
+        vv = _mm512_add_ps(_mm512_mul_ps(b2, vv), _mm512_mul_ps(omb2, _mm512_mul_ps(gi, gi)));
+        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), bc2), eps);
+        wv = _mm512_sub_ps(wv, _mm512_mul_ps(step, _mm512_div_ps(mv, denom)));
+        _mm512_mask_storeu_ps(m + i, k, mv);
+        _mm512_mask_storeu_ps(v + i, k, vv);
+        _mm512_mask_storeu_ps(w + i, k, wv);
+    }
+}
+/* the all-ones exponent of an infinity or NaN in any lane of v, added to `bad` */
+MT_AVX512_INLINE __mmask16 non_finite16(__m512 v, __mmask16 lanes)
+{
+    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+    return _mm512_mask_cmpeq_epi32_mask(lanes, _mm512_and_si512(_mm512_castps_si512(v), exponent), exponent);
+}
+
+/* optimizers.c's update guards without a proximal term: 1 when g and every value the update
+ * would write are finite; the same operations as the updates above, nothing written */
+MT_AVX512 int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g, const float *buf, size_t N,
+                                                 float lr, float momentum, float weight_decay, float grad_scale)
+{
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 mom = _mm512_set1_ps(momentum), rate = _mm512_set1_ps(lr);
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        const __m512 wv = _mm512_maskz_loadu_ps(m, w + i), gv = _mm512_maskz_loadu_ps(m, g + i);
+        __m512 d = _mm512_mul_ps(gv, scale);
+        if (weight_decay != 0.0f) d = _mm512_add_ps(d, _mm512_mul_ps(wd, wv));
+        if (momentum > 0.0f) {
+            d = _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, buf + i)), d);
+            bad |= non_finite16(d, m);
+        }
+        bad |= non_finite16(gv, m) | non_finite16(_mm512_sub_ps(wv, _mm512_mul_ps(rate, d)), m);
+    }
+    return bad == 0;
+}
+
+MT_AVX512 int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g, const float *m, const float *v,
+                                                  size_t N, float lr, float beta1, float beta2, float epsilon,
+                                                  float weight_decay, int decoupled, double beta1_power,
+                                                  double beta2_power, float grad_scale)
+{
+    const float step_size = (float)((double)lr / (1.0 - beta1_power));
+    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
+    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
+    const __m512 shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
+    const __m512 omb1 = _mm512_set1_ps(one_minus_beta1), b1 = _mm512_set1_ps(beta1);
+    const __m512 b2 = _mm512_set1_ps(beta2), omb2 = _mm512_set1_ps(one_minus_beta2);
+    const __m512 bc2 = _mm512_set1_ps(bias_correction2_sqrt), eps = _mm512_set1_ps(epsilon);
+    const __m512 step = _mm512_set1_ps(step_size);
+    const int near_m = one_minus_beta1 < 0.5f;
+    __mmask16 bad = 0;
+    for (size_t i = 0; i < N; i += 16) {
+        const __mmask16 k = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(k, w + i), mv = _mm512_maskz_loadu_ps(k, m + i);
+        __m512 vv = _mm512_maskz_loadu_ps(k, v + i);
+        const __m512 gv = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 gi = _mm512_mul_ps(gv, scale);
+        if (decoupled) wv = _mm512_mul_ps(wv, shrink);
+        else if (weight_decay != 0.0f) gi = _mm512_add_ps(gi, _mm512_mul_ps(wd, wv));
+        if (near_m) mv = _mm512_add_ps(mv, _mm512_mul_ps(omb1, _mm512_sub_ps(gi, mv)));
+        else mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, mv), b1));
+        vv = _mm512_add_ps(_mm512_mul_ps(b2, vv), _mm512_mul_ps(omb2, _mm512_mul_ps(gi, gi)));
+        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), bc2), eps);
+        wv = _mm512_sub_ps(wv, _mm512_mul_ps(step, _mm512_div_ps(mv, denom)));
+        bad |= non_finite16(gv, k) | non_finite16(wv, k) | non_finite16(mv, k) | non_finite16(vv, k);
+    }
+    return bad == 0;
+}
+#else
+typedef int mt_shared_x86_unused; /* ISO C: a translation unit is not empty */
+#endif

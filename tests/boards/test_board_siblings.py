@@ -1,0 +1,38 @@
+"""The optimized kernels each Cortex-M board runs compute the reference's bits on the device.
+
+tests/core/test_kernel_siblings.c holds every kernel the host can run to the reference;
+the Helium (MVE) kernels of the Cortex-M55 and the portable scalar siblings as compiled for
+each core run only there. boards/app/siblings.c runs them beside the reference kernels under
+QEMU, on ordinary data and on data whose inputs or products are subnormal (Helium flushes
+those, so its kernels must notice and fall back to scalar code), and requires every bit to
+be equal.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from microtrain.tools import firmware
+
+from board_setup import CORTEX_M_BOARDS
+
+RESULT = re.compile(r"siblings: (\d+) passed, (\d+) failed")
+
+
+@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+def test_device_kernels_match_the_reference(board, board_builds):
+    info = dict(board_builds[board])
+    build_dir = os.path.dirname(os.path.dirname(os.path.dirname(info["firmware"])))
+    subprocess.run(["cmake", "--build", build_dir, "--target", "microtrain_siblings"], check=True,
+                   capture_output=True)
+    info["siblings"] = os.path.join(os.path.dirname(info["firmware"]), "microtrain_siblings.elf")
+    status, text, errors = firmware.run(info, "siblings", timeout=300)
+    result = RESULT.search(text)
+    assert result, text + errors
+    assert status == 0 and result.group(2) == "0", text + errors
+    if info["core"] == "cortex-m3":  # no FPU: the adapters call the reference itself
+        assert result.group(1) == "0"
+    else:
+        assert int(result.group(1)) > 0
