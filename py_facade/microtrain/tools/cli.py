@@ -331,6 +331,8 @@ def run_info(args):
                  ("activation gradients", "activation_grad_bytes"), ("targets", "io_bytes"),
                  ("scratch", "scratch_bytes")]
         rows = [(label, plan[key]) for label, key in roles]
+        if plan.get("reference_bytes"):  # FedProx's copy of the trained weights
+            rows.insert(4, ("proximal reference", plan["reference_bytes"]))
         summary = _arena.summary(plan)
         rows.append(("shared lifetimes", -summary["reuse"]))  # the reuse
         rows.append(("total", summary["total"]))
