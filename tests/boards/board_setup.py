@@ -3,6 +3,9 @@
 import importlib.util
 import json
 import os
+import re
+import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -36,3 +39,21 @@ def load_example_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# A line of the CLI firmware's device transcript (microtrain firmware --run).
+FIRMWARE_EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
+
+
+def run_cli_firmware(board, model, data, out, *options):
+    """``microtrain firmware --board B --model M --data D --out O --run`` plus ``options``:
+    checks that it exits 0 and that the host replayed the device's bits; returns (the
+    device's per-epoch train losses, the whole stdout)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "microtrain.tools.firmware", "--board", board, "--model", model,
+         "--data", data, "--out", out, "--run"] + list(options),
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "bit-identical: yes" in result.stdout, result.stdout
+    device = result.stdout.split("host (ctypes):")[0]
+    return [float(m.group(2)) for m in FIRMWARE_EPOCH.finditer(device)], result.stdout

@@ -8,9 +8,6 @@ through ctypes, compare per-epoch losses and the weight CRC).
 """
 
 import os
-import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,9 +15,7 @@ import pytest
 import microtrain
 from microtrain import layers
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS
-
-EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
+from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, run_cli_firmware
 
 
 @pytest.fixture(scope="module")
@@ -45,15 +40,8 @@ def cnn_inputs():
 
 @pytest.mark.parametrize("board", CORTEX_M_BOARDS)
 def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
-    result = subprocess.run(
-        [sys.executable, "-m", "microtrain.tools.firmware", "--board", board,
-         "--model", os.path.join(cnn_inputs, "cnn.mtm"),
-         "--data", os.path.join(cnn_inputs, "digits.npz"),
-         "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02",
-         "--out", os.path.join(cnn_inputs, board), "--run"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    device = result.stdout.split("host (ctypes):")[0]
-    losses = [float(m.group(2)) for m in EPOCH.finditer(device)]
-    assert len(losses) == 3 and losses[-1] < losses[0], result.stdout
-    assert "bit-identical: yes" in result.stdout, result.stdout
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(cnn_inputs, "cnn.mtm"), os.path.join(cnn_inputs, "digits.npz"),
+        os.path.join(cnn_inputs, board),
+        "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02")
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout

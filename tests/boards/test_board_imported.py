@@ -12,8 +12,6 @@ newest kernels forward and backward.
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,12 +20,11 @@ import microtrain
 from microtrain import layers
 from microtrain.convert import exporter
 
-from board_setup import BUILD_ROOT, REPO_ROOT
+from board_setup import BUILD_ROOT, REPO_ROOT, run_cli_firmware
 
 pytest.importorskip("tflite", reason="converting .tflite needs microtrain[convert]")
 
 BOARD = "mps2-an386"
-EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
 
 
 def layout_tflite(path):
@@ -63,16 +60,11 @@ def test_imported_tflite_fine_tunes_bit_identical_to_host(name):
     classes = model.output_shapes[0][0]
     y = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, rows)]
     np.savez(os.path.join(folder, "data.npz"), x=x, y=y)
-    result = subprocess.run(
-        [sys.executable, "-m", "microtrain.tools.firmware", "--board", BOARD, "--model", path,
-         "--data", os.path.join(folder, "data.npz"), "--epochs", "2", "--batch-size", "16",
-         "--optimizer", "adam", "--learning-rate", "0.01", "--loss", "categorical_crossentropy",
-         "--out", os.path.join(folder, "fw"), "--run"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    device = result.stdout.split("host (ctypes):")[0]
-    assert len(EPOCH.findall(device)) == 2, result.stdout
-    assert "bit-identical: yes" in result.stdout, result.stdout
+    losses, stdout = run_cli_firmware(
+        BOARD, path, os.path.join(folder, "data.npz"), os.path.join(folder, "fw"),
+        "--epochs", "2", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.01",
+        "--loss", "categorical_crossentropy")
+    assert len(losses) == 2, stdout
     # the C sources hold the converted image, byte for byte
     with open(os.path.join(folder, "fw", "data", "mt_firmware_data.c")) as handle:
         source = handle.read()

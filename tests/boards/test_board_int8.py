@@ -11,18 +11,14 @@ CRC must be equal.
 """
 
 import os
-import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import microtrain
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, REPO_ROOT
+from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, REPO_ROOT, run_cli_firmware
 
-EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
 
@@ -46,15 +42,8 @@ def int8_inputs():
 
 @pytest.mark.parametrize("board", CORTEX_M_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
-    result = subprocess.run(
-        [sys.executable, "-m", "microtrain.tools.firmware", "--board", board,
-         "--model", os.path.join(int8_inputs, "digits_int8.mtm"),
-         "--data", os.path.join(int8_inputs, "digits.npz"),
-         "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5",
-         "--out", os.path.join(int8_inputs, board), "--run"],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout + result.stderr
-    device = result.stdout.split("host (ctypes):")[0]
-    losses = [float(m.group(2)) for m in EPOCH.finditer(device)]
-    assert len(losses) == 3 and losses[-1] < losses[0], result.stdout
-    assert "bit-identical: yes" in result.stdout, result.stdout
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(int8_inputs, "digits_int8.mtm"),
+        os.path.join(int8_inputs, "digits.npz"), os.path.join(int8_inputs, board),
+        "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5")
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout
