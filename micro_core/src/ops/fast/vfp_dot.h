@@ -14,6 +14,26 @@
     defined(__thumb2__) && !defined(__ARM_FEATURE_MVE) && !defined(MT_NO_VFP_DOT)
 #define MT_VFP_DOT 1
 
+/* The 16 terms of a 4 x 4 step: s(4·i + j) += s(24 + i) · s(28 + j), i, j = 0..3 (each a
+ * VMLA: the product rounded, then the sum) */
+#define MT_VFP_MLA_4X4                                                                          \
+    "vmla.f32 s0, s24, s28\n\t"                                                                 \
+    "vmla.f32 s1, s24, s29\n\t"                                                                 \
+    "vmla.f32 s2, s24, s30\n\t"                                                                 \
+    "vmla.f32 s3, s24, s31\n\t"                                                                 \
+    "vmla.f32 s4, s25, s28\n\t"                                                                 \
+    "vmla.f32 s5, s25, s29\n\t"                                                                 \
+    "vmla.f32 s6, s25, s30\n\t"                                                                 \
+    "vmla.f32 s7, s25, s31\n\t"                                                                 \
+    "vmla.f32 s8, s26, s28\n\t"                                                                 \
+    "vmla.f32 s9, s26, s29\n\t"                                                                 \
+    "vmla.f32 s10, s26, s30\n\t"                                                                \
+    "vmla.f32 s11, s26, s31\n\t"                                                                \
+    "vmla.f32 s12, s27, s28\n\t"                                                                \
+    "vmla.f32 s13, s27, s29\n\t"                                                                \
+    "vmla.f32 s14, s27, s30\n\t"                                                                \
+    "vmla.f32 s15, s27, s31\n\t"
+
 /* n >= 1 terms; c holds the 16 sums row by row (c[4·i + j]), kept in s0-s15 for the loop; the
  * eight row pointers travel in memory and live in fixed registers inside (the caller's own
  * registers stay free, so the compiler has no operands to spill) */
@@ -34,22 +54,7 @@ static inline void mt_vfp_dot4x4(const float *a0, const float *a1, const float *
         "vldmia r11!, {s29}\n\t"
         "vldmia r12!, {s30}\n\t"
         "vldmia lr!, {s31}\n\t"
-        "vmla.f32 s0, s24, s28\n\t"
-        "vmla.f32 s1, s24, s29\n\t"
-        "vmla.f32 s2, s24, s30\n\t"
-        "vmla.f32 s3, s24, s31\n\t"
-        "vmla.f32 s4, s25, s28\n\t"
-        "vmla.f32 s5, s25, s29\n\t"
-        "vmla.f32 s6, s25, s30\n\t"
-        "vmla.f32 s7, s25, s31\n\t"
-        "vmla.f32 s8, s26, s28\n\t"
-        "vmla.f32 s9, s26, s29\n\t"
-        "vmla.f32 s10, s26, s30\n\t"
-        "vmla.f32 s11, s26, s31\n\t"
-        "vmla.f32 s12, s27, s28\n\t"
-        "vmla.f32 s13, s27, s29\n\t"
-        "vmla.f32 s14, s27, s30\n\t"
-        "vmla.f32 s15, s27, s31\n\t"
+        MT_VFP_MLA_4X4
         "subs %[n], #1\n\t"
         "bne 1b\n\t"
         "vstmia %[c], {s0-s15}\n"
@@ -72,22 +77,7 @@ static inline void mt_vfp_outer4x4(const float *g, uint32_t gstep, const float *
         "vldmia %[m], {s28-s31}\n\t"
         "add %[g], %[gb]\n\t"
         "add %[m], %[mb]\n\t"
-        "vmla.f32 s0, s24, s28\n\t"
-        "vmla.f32 s1, s24, s29\n\t"
-        "vmla.f32 s2, s24, s30\n\t"
-        "vmla.f32 s3, s24, s31\n\t"
-        "vmla.f32 s4, s25, s28\n\t"
-        "vmla.f32 s5, s25, s29\n\t"
-        "vmla.f32 s6, s25, s30\n\t"
-        "vmla.f32 s7, s25, s31\n\t"
-        "vmla.f32 s8, s26, s28\n\t"
-        "vmla.f32 s9, s26, s29\n\t"
-        "vmla.f32 s10, s26, s30\n\t"
-        "vmla.f32 s11, s26, s31\n\t"
-        "vmla.f32 s12, s27, s28\n\t"
-        "vmla.f32 s13, s27, s29\n\t"
-        "vmla.f32 s14, s27, s30\n\t"
-        "vmla.f32 s15, s27, s31\n\t"
+        MT_VFP_MLA_4X4
         "subs %[n], #1\n\t"
         "bne 1b\n\t"
         "vstmia %[c], {s0-s15}\n"

@@ -147,36 +147,64 @@ MT_AVX512 void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, si
     }
 }
 
+/* Adam's constants, as mt_adam_update_f32 computes them, broadcast to 16 lanes */
+typedef struct {
+    __m512 scale, wd, shrink, omb1, b1, b2, omb2, bc2, eps, step;
+    int near_m, decoupled, weight_decay;
+} adam16_constants;
+
+MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                               int decoupled, double beta1_power, double beta2_power,
+                                               float grad_scale)
+{
+    const float step_size = (float)((double)lr / (1.0 - beta1_power));
+    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
+    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+    adam16_constants k;
+    k.scale = _mm512_set1_ps(grad_scale);
+    k.wd = _mm512_set1_ps(weight_decay);
+    k.shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
+    k.omb1 = _mm512_set1_ps(one_minus_beta1);
+    k.b1 = _mm512_set1_ps(beta1);
+    k.b2 = _mm512_set1_ps(beta2);
+    k.omb2 = _mm512_set1_ps(one_minus_beta2);
+    k.bc2 = _mm512_set1_ps(bias_correction2_sqrt);
+    k.eps = _mm512_set1_ps(epsilon);
+    k.step = _mm512_set1_ps(step_size);
+    k.near_m = one_minus_beta1 < 0.5f;
+    k.decoupled = decoupled;
+    k.weight_decay = weight_decay != 0.0f;
+    return k;
+}
+
+/* One Adam step of 16 weights, mt_adam_update_f32's operations in its order: the new w, m
+ * and v from the raw gradient gv (the update writes them, the guard only looks at them) */
+MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *wv, __m512 *mv, __m512 *vv)
+{
+    __m512 gi = _mm512_mul_ps(gv, k->scale);
+    if (k->decoupled) *wv = _mm512_mul_ps(*wv, k->shrink);
+    else if (k->weight_decay) gi = _mm512_add_ps(gi, _mm512_mul_ps(k->wd, *wv));
+    if (k->near_m) *mv = _mm512_add_ps(*mv, _mm512_mul_ps(k->omb1, _mm512_sub_ps(gi, *mv)));
+    else *mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, *mv), k->b1));
+    *vv = _mm512_add_ps(_mm512_mul_ps(k->b2, *vv), _mm512_mul_ps(k->omb2, _mm512_mul_ps(gi, gi)));
+    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(*vv), k->bc2), k->eps);
+    *wv = _mm512_sub_ps(*wv, _mm512_mul_ps(k->step, _mm512_div_ps(*mv, denom)));
+}
+
 MT_AVX512 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
                                          float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
                                          double beta1_power, double beta2_power, float grad_scale)
 {
-    /* the same constants as mt_adam_update_f32 */
-    const float step_size = (float)((double)lr / (1.0 - beta1_power));
-    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
-    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
-    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
-    const __m512 shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
-    const __m512 omb1 = _mm512_set1_ps(one_minus_beta1), b1 = _mm512_set1_ps(beta1);
-    const __m512 b2 = _mm512_set1_ps(beta2), omb2 = _mm512_set1_ps(one_minus_beta2);
-    const __m512 bc2 = _mm512_set1_ps(bias_correction2_sqrt), eps = _mm512_set1_ps(epsilon);
-    const __m512 step = _mm512_set1_ps(step_size);
-    const int near_m = one_minus_beta1 < 0.5f;
+    const adam16_constants k =
+        adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
     for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 k = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 wv = _mm512_maskz_loadu_ps(k, w + i), mv = _mm512_maskz_loadu_ps(k, m + i);
-        __m512 vv = _mm512_maskz_loadu_ps(k, v + i);
-        __m512 gi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, g + i), scale);
-        if (decoupled) wv = _mm512_mul_ps(wv, shrink);
-        else if (weight_decay != 0.0f) gi = _mm512_add_ps(gi, _mm512_mul_ps(wd, wv));
-        if (near_m) mv = _mm512_add_ps(mv, _mm512_mul_ps(omb1, _mm512_sub_ps(gi, mv)));
-        else mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, mv), b1));
-        vv = _mm512_add_ps(_mm512_mul_ps(b2, vv), _mm512_mul_ps(omb2, _mm512_mul_ps(gi, gi)));
-        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), bc2), eps);
-        wv = _mm512_sub_ps(wv, _mm512_mul_ps(step, _mm512_div_ps(mv, denom)));
-        _mm512_mask_storeu_ps(m + i, k, mv);
-        _mm512_mask_storeu_ps(v + i, k, vv);
-        _mm512_mask_storeu_ps(w + i, k, wv);
+        const __mmask16 lanes = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(lanes, w + i), mv = _mm512_maskz_loadu_ps(lanes, m + i);
+        __m512 vv = _mm512_maskz_loadu_ps(lanes, v + i);
+        adam16_step(&k, _mm512_maskz_loadu_ps(lanes, g + i), &wv, &mv, &vv);
+        _mm512_mask_storeu_ps(m + i, lanes, mv);
+        _mm512_mask_storeu_ps(v + i, lanes, vv);
+        _mm512_mask_storeu_ps(w + i, lanes, wv);
     }
 }
 /* the all-ones exponent of an infinity or NaN in any lane of v, added to `bad` */
@@ -213,31 +241,17 @@ MT_AVX512 int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g
                                                   float weight_decay, int decoupled, double beta1_power,
                                                   double beta2_power, float grad_scale)
 {
-    const float step_size = (float)((double)lr / (1.0 - beta1_power));
-    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
-    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
-    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
-    const __m512 shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
-    const __m512 omb1 = _mm512_set1_ps(one_minus_beta1), b1 = _mm512_set1_ps(beta1);
-    const __m512 b2 = _mm512_set1_ps(beta2), omb2 = _mm512_set1_ps(one_minus_beta2);
-    const __m512 bc2 = _mm512_set1_ps(bias_correction2_sqrt), eps = _mm512_set1_ps(epsilon);
-    const __m512 step = _mm512_set1_ps(step_size);
-    const int near_m = one_minus_beta1 < 0.5f;
+    const adam16_constants k =
+        adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
     __mmask16 bad = 0;
     for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 k = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 wv = _mm512_maskz_loadu_ps(k, w + i), mv = _mm512_maskz_loadu_ps(k, m + i);
-        __m512 vv = _mm512_maskz_loadu_ps(k, v + i);
-        const __m512 gv = _mm512_maskz_loadu_ps(k, g + i);
-        __m512 gi = _mm512_mul_ps(gv, scale);
-        if (decoupled) wv = _mm512_mul_ps(wv, shrink);
-        else if (weight_decay != 0.0f) gi = _mm512_add_ps(gi, _mm512_mul_ps(wd, wv));
-        if (near_m) mv = _mm512_add_ps(mv, _mm512_mul_ps(omb1, _mm512_sub_ps(gi, mv)));
-        else mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, mv), b1));
-        vv = _mm512_add_ps(_mm512_mul_ps(b2, vv), _mm512_mul_ps(omb2, _mm512_mul_ps(gi, gi)));
-        const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), bc2), eps);
-        wv = _mm512_sub_ps(wv, _mm512_mul_ps(step, _mm512_div_ps(mv, denom)));
-        bad |= non_finite16(gv, k) | non_finite16(wv, k) | non_finite16(mv, k) | non_finite16(vv, k);
+        const __mmask16 lanes = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
+        __m512 wv = _mm512_maskz_loadu_ps(lanes, w + i), mv = _mm512_maskz_loadu_ps(lanes, m + i);
+        __m512 vv = _mm512_maskz_loadu_ps(lanes, v + i);
+        const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
+        adam16_step(&k, gv, &wv, &mv, &vv);
+        bad |= non_finite16(gv, lanes) | non_finite16(wv, lanes) | non_finite16(mv, lanes) |
+               non_finite16(vv, lanes);
     }
     return bad == 0;
 }
