@@ -77,15 +77,15 @@ MT_AVX512 void mt_op_max_pool2d_f32_backward_avx512(const float *x, const float 
                     if (kh0 == 0 && kw0 == 0 && kh1 == g->KH && kw1 == g->KW) { /* the whole window inside */
                         float *dxr = dx + (((size_t)b * g->H + oh * g->SH - g->PT) * g->W + ow * g->SW - g->PL) * C + c0;
                         const float *xr = x + (dxr - dx);
-                        for (uint32_t kh = 0; kh < g->KH && open; ++kh, xr += (size_t)g->W * C, dxr += (size_t)g->W * C)
-                            for (uint32_t kw = 0; kw < g->KW && open; ++kw) {
+                        /* no branch on the data: which tap holds the maximum is random, and a
+                         * store under an empty mask writes nothing */
+                        for (uint32_t kh = 0; kh < g->KH; ++kh, xr += (size_t)g->W * C, dxr += (size_t)g->W * C)
+                            for (uint32_t kw = 0; kw < g->KW; ++kw) {
                                 const __m512 v = _mm512_maskz_loadu_ps(lanes, xr + (size_t)kw * C);
                                 const __mmask16 hit = open & (_mm512_cmp_ps_mask(v, m, _CMP_EQ_OQ) |
                                                               (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & m_nan));
-                                if (hit) {
-                                    float *dp = dxr + (size_t)kw * C;
-                                    _mm512_mask_storeu_ps(dp, hit, _mm512_add_ps(_mm512_maskz_loadu_ps(hit, dp), d));
-                                }
+                                float *dp = dxr + (size_t)kw * C;
+                                _mm512_mask_storeu_ps(dp, hit, _mm512_add_ps(_mm512_maskz_loadu_ps(hit, dp), d));
                                 open &= (__mmask16)~hit;
                             }
                         continue;
