@@ -16,17 +16,11 @@ import numpy as np
 
 from . import Backend as _Interface, KIND_INPUT, KIND_TARGET, PLAN_FIELDS
 from . import _native
-from .. import properties as _properties
+from .ctypes_callbacks import Callback as _Callback, property_array, property_item, writer
 from ..errors import MicrotrainError
 
 _IMAGE_ALIGN = 16  # the core needs 4; 16 keeps weight data 16-aligned too
 _SPARSE_LOSS = 3   # MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
-
-_PROPERTY_KINDS = {
-    _properties.KIND_INT: _native.MT_PROPERTY_INT,
-    _properties.KIND_FLOAT: _native.MT_PROPERTY_FLOAT,
-    _properties.KIND_STRING: _native.MT_PROPERTY_STRING,
-}
 
 
 def aligned_zeros(nbytes, alignment):
@@ -69,59 +63,6 @@ def _error(status, function, detail=None):
     if detail is not None and detail.status == status:
         op_index, op_type = detail.op_index, detail.op_type
     return MicrotrainError(status, _native.status_text(status), function, op_index, op_type)
-
-
-class _Callback:
-    """A Python function as a C callback that never lets an exception escape: the exception
-    is kept, the callback returns MT_ERR_IO so the core stops, and ``check`` raises it."""
-
-    def __init__(self, function_type, body):
-        self.error = None
-        self._body = body
-        self.pointer = function_type(self._call)  # referenced while C runs
-
-    def _call(self, *args):
-        if self.error is not None:
-            return _native.MT_ERR_IO
-        try:
-            return self._body(*args)
-        except BaseException as error:  # noqa: B902 - re-raised after the C call
-            self.error = error
-            return _native.MT_ERR_IO
-
-    def check(self, status, function, raise_status):
-        if self.error is not None:
-            raise self.error
-        if status != _native.MT_OK:
-            raise_status(status, function)
-
-
-def _writer(write):
-    def body(user, data, size):
-        if size:
-            write(memoryview((ctypes.c_char * size).from_address(data)).cast("B"))
-        return _native.MT_OK
-    return _Callback(_native.mt_write_fn, body)
-
-
-def _property_array(items):
-    """(ctypes array of mt_property, count, the bytes objects it points into)."""
-    array = (_native.mt_property * max(1, len(items)))()
-    keep = []
-    for slot, (name, kind, value) in zip(array, items):
-        encoded_name = _properties.check_name(name)
-        keep.append(encoded_name)
-        slot.name = encoded_name
-        slot.type = _PROPERTY_KINDS[kind]
-        if kind == _properties.KIND_INT:
-            slot.int_value = value
-        elif kind == _properties.KIND_FLOAT:
-            slot.float_value = value
-        else:
-            encoded = value.encode("utf-8")
-            keep.append(encoded)
-            slot.str_value = encoded
-    return array, len(items), keep
 
 
 _F32 = np.dtype(np.float32)
@@ -554,7 +495,7 @@ class Backend(_Interface):
 
     def checkpoint_bytes(self, include_optimizer, properties):
         self._require_session()
-        array, count, keep = _property_array(properties)
+        array, count, keep = property_array(properties)
         size = ctypes.c_size_t()
         self._check(_native.mt_checkpoint_bytes(self._session, int(bool(include_optimizer)),
                                                  array, count, ctypes.byref(size)),
@@ -564,8 +505,8 @@ class Backend(_Interface):
 
     def checkpoint_save(self, include_optimizer, properties, write):
         self._require_session()
-        array, count, keep = _property_array(properties)
-        callback = _writer(write)
+        array, count, keep = property_array(properties)
+        callback = writer(write)
         status = _native.mt_checkpoint_save(self._session, int(bool(include_optimizer)),
                                             array, count, callback.pointer, None)
         callback.check(status, "mt_checkpoint_save", self._check)
@@ -585,15 +526,7 @@ class Backend(_Interface):
         loaded = []
 
         def on_property(user, pointer):
-            item = pointer.contents
-            name = (item.name or b"").decode("utf-8", "replace")
-            if item.type == _native.MT_PROPERTY_INT:
-                value = int(item.int_value)
-            elif item.type == _native.MT_PROPERTY_FLOAT:
-                value = float(item.float_value)
-            else:
-                value = (item.str_value or b"").decode("utf-8", "replace")
-            loaded.append((name, value))
+            loaded.append(property_item(pointer.contents))
             return _native.MT_OK
 
         reader = _Callback(_native.mt_read_fn, read_into)
@@ -614,6 +547,6 @@ class Backend(_Interface):
 
     def export_image(self, write):
         self._require_session()
-        callback = _writer(write)
+        callback = writer(write)
         status = _native.mt_session_export_image(self._session, callback.pointer, None)
         callback.check(status, "mt_session_export_image", self._check)
