@@ -114,9 +114,8 @@ static void mul_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     (void)scratch;
     binary_view v;
     view_of(op, t, n, &v);
-    mt_tensor_rt *a = &t[op->inputs[0]], *b = &t[op->inputs[1]];
-    if (a->grad) mt_op_mul_f32_backward(v.b->data, v.b_row, v.b_col, v.y->grad, a->grad, v.R, v.C);
-    if (b->grad) mt_op_mul_f32_backward(v.a->data, v.a_row, v.a_col, v.y->grad, b->grad, v.R, v.C);
+    if (v.a->grad) mt_op_mul_f32_backward(v.b->data, v.b_row, v.b_col, v.y->grad, v.a->grad, v.R, v.C);
+    if (v.b->grad) mt_op_mul_f32_backward(v.a->data, v.a_row, v.a_col, v.y->grad, v.b->grad, v.R, v.C);
 }
 
 static void sub_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -132,9 +131,8 @@ static void sub_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     (void)scratch;
     binary_view v;
     view_of(op, t, n, &v);
-    mt_tensor_rt *a = &t[op->inputs[0]], *b = &t[op->inputs[1]];
-    if (a->grad) mt_op_add_f32_accumulate(v.y->grad, a->grad, v.R * v.C);
-    if (b->grad) mt_op_sub_f32_backward(v.y->grad, b->grad, v.R * v.C);
+    if (v.a->grad) mt_op_add_f32_accumulate(v.y->grad, v.a->grad, v.R * v.C);
+    if (v.b->grad) mt_op_sub_f32_backward(v.y->grad, v.b->grad, v.R * v.C);
 }
 
 /* da needs b and db needs a (a constant operand has no buffer to keep) */

@@ -3,8 +3,6 @@
  *   x_k [R, C_k] -> y [R, Σ C_k]  (R = every leading dimension, batch included)
  *   y[r, off_k + j] = x_k[r, j];   dx_k[r, j] += dy[r, off_k + j]
  */
-#include <string.h>
-
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -31,16 +29,7 @@ static mt_status concat_check(const mt_image *img, const mt_op_desc *op)
 static void concat_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    mt_tensor_rt *y = &t[op->outputs[0]];
-    const uint32_t C = y->last_dim, rows = n * (y->count / C);
-    uint32_t offset = 0;
-    for (int k = 0; k < op->num_inputs; ++k) {
-        const mt_tensor_rt *x = &t[op->inputs[k]];
-        for (uint32_t r = 0; r < rows; ++r)
-            memcpy(y->mutable_data + (size_t)r * C + offset, x->data + (size_t)r * x->last_dim,
-                   x->last_dim * sizeof(float));
-        offset += x->last_dim;
-    }
+    mt_concat_last_dim(op, t, n, sizeof(float));
 }
 
 static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

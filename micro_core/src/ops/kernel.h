@@ -77,6 +77,10 @@ const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t);
 /* 1 when every op parameter is zero (ops that take none). */
 int mt_params_zero(const mt_op_desc *op);
 
+/* Concatenation's forward, float and int8 alike: y[r, off_k + j] = x_k[r, j], the inputs'
+ * rows side by side along the last dimension, value_bytes bytes per value. */
+void mt_concat_last_dim(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, size_t value_bytes);
+
 /* Shared check for one-input one-output elementwise ops (same element count, f32). */
 mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape);
 

@@ -60,15 +60,7 @@ static mt_status concatenation_s8_check(const mt_image *img, const mt_op_desc *o
 static void concatenation_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    mt_tensor_rt *y = &t[op->outputs[0]];
-    const uint32_t C = y->last_dim, rows = n * (y->count / C);
-    uint32_t offset = 0;
-    for (int k = 0; k < op->num_inputs; ++k) {
-        const mt_tensor_rt *x = &t[op->inputs[k]];
-        for (uint32_t r = 0; r < rows; ++r)
-            memcpy(mt_q_s8_out(y) + (size_t)r * C + offset, mt_q_s8(x) + (size_t)r * x->last_dim, x->last_dim);
-        offset += x->last_dim;
-    }
+    mt_concat_last_dim(op, t, n, sizeof(int8_t));
 }
 
 /* ---- PAD_S8 ---- */

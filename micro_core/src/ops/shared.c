@@ -1,9 +1,11 @@
 /*
  * What more than one op uses: reference kernels (the bias gradient of Dense and the
- * convolutions; the dx += dy of Add, Reshape and Concatenation) and the graph adapters'
- * shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
+ * convolutions; the dx += dy of Add, Reshape and Concatenation; Concatenation's row join,
+ * float and int8) and the graph adapters' shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
  * source file out never takes a kernel another op needs.
  */
+#include <string.h>
+
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -65,6 +67,22 @@ uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs)
 {
     (void)op, (void)grad_inputs;
     return MT_READS_OUTPUT;
+}
+
+void mt_concat_last_dim(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, size_t value_bytes)
+{
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    const uint32_t C = y->last_dim;
+    const size_t rows = (size_t)n * (y->count / C);
+    unsigned char *out = (unsigned char *)(void *)y->mutable_data;
+    size_t offset = 0;
+    for (int k = 0; k < op->num_inputs; ++k) {
+        const mt_tensor_rt *x = &t[op->inputs[k]];
+        const unsigned char *in = (const unsigned char *)(const void *)x->data;
+        const size_t width = x->last_dim * value_bytes;
+        for (size_t r = 0; r < rows; ++r) memcpy(out + (r * C) * value_bytes + offset, in + r * width, width);
+        offset += width;
+    }
 }
 
 int mt_params_zero(const mt_op_desc *op)
