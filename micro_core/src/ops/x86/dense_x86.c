@@ -11,47 +11,64 @@
  * y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], each sum from 0 by ascending i, the bias last.
  * Sixteen units share a vector; a 16 x 16 tile of W (16 units, 16 inputs) is transposed in
  * registers so that t[k] holds W[u0..u0+15, i0+k], and every row b adds x[b,i0+k]·t[k] in
- * turn. A sum's partial value waits in y between input blocks (a float stored and reloaded
- * is the same float). Eight rows at a time keep eight addition chains in flight.
+ * turn. Two such tiles side by side (32 units) share each broadcast of x[b,i0+k]: with one,
+ * the loads (a broadcast and a tile row per term) outnumber what the FP units can use. A
+ * sum's partial value waits in y between input blocks (a float stored and reloaded is the
+ * same float). Eight rows at a time keep sixteen addition chains in flight.
  */
 #define DENSE_ROWS 8
 
+/* rows (<= DENSE_ROWS) x tiles (1 or 2) sums of kn terms: acc[r][j] over units u0 + 16j.. */
 MT_AVX512_INLINE void dense_rows(const float *x, const __m512 *t, uint32_t kn, float *y, uint32_t rows,
-                                 uint32_t I, uint32_t U, __mmask16 um, int first, const __m512 *bias)
+                                 uint32_t tiles, uint32_t I, uint32_t U, const __mmask16 *um, int first,
+                                 const __m512 *bias)
 {
-    __m512 acc[DENSE_ROWS];
+    __m512 acc[DENSE_ROWS][2];
     for (uint32_t r = 0; r < rows; ++r)
-        acc[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, y + (size_t)r * U);
+        for (uint32_t j = 0; j < tiles; ++j)
+            acc[r][j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um[j], y + (size_t)r * U + 16 * j);
     for (uint32_t k = 0; k < kn; ++k)
-        for (uint32_t r = 0; r < rows; ++r) acc[r] = mt_mac(acc[r], t[k], _mm512_set1_ps(x[(size_t)r * I + k]));
+        for (uint32_t r = 0; r < rows; ++r) {
+            const __m512 xv = _mm512_set1_ps(x[(size_t)r * I + k]);
+            for (uint32_t j = 0; j < tiles; ++j) acc[r][j] = mt_mac(acc[r][j], t[16 * j + k], xv);
+        }
     for (uint32_t r = 0; r < rows; ++r)
-        _mm512_mask_storeu_ps(y + (size_t)r * U, um, bias ? _mm512_add_ps(acc[r], *bias) : acc[r]);
+        for (uint32_t j = 0; j < tiles; ++j)
+            _mm512_mask_storeu_ps(y + (size_t)r * U + 16 * j, um[j], bias ? _mm512_add_ps(acc[r][j], bias[j]) : acc[r][j]);
 }
 
 MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
                                               uint32_t B, uint32_t I, uint32_t U)
 {
-    for (uint32_t u0 = 0; u0 < U; u0 += 16) {
-        const uint32_t un = mt_min_u32(16, U - u0);
-        const __mmask16 um = mt_lanes(un);
-        const __m512 bv = bias ? _mm512_maskz_loadu_ps(um, bias + u0) : _mm512_setzero_ps();
+    for (uint32_t u0 = 0; u0 < U; u0 += 32) {
+        const uint32_t un = mt_min_u32(32, U - u0), tiles = un > 16 ? 2 : 1;
+        const __mmask16 um[2] = {mt_lanes(mt_min_u32(16, un)), mt_lanes(un > 16 ? un - 16 : 0)};
+        __m512 bv[2];
+        for (uint32_t j = 0; j < 2; ++j)
+            bv[j] = bias ? _mm512_maskz_loadu_ps(um[j], bias + u0 + 16 * j) : _mm512_setzero_ps();
         for (uint32_t i0 = 0; i0 < I; i0 += 16) {
             const uint32_t kn = mt_min_u32(16, I - i0);
             const __mmask16 im = mt_lanes(kn);
-            __m512 t[16];
-            for (uint32_t r = 0; r < 16; ++r)
+            __m512 t[32];
+            for (uint32_t r = 0; r < 16 * tiles; ++r)
                 t[r] = r < un ? _mm512_maskz_loadu_ps(im, w + (size_t)(u0 + r) * I + i0) : _mm512_setzero_ps();
             mt_transpose16(t);
+            if (tiles == 2) mt_transpose16(t + 16);
             const int first = i0 == 0;
-            const __m512 *last_bias = (i0 + kn == I && bias) ? &bv : NULL;
+            const __m512 *last_bias = (i0 + kn == I && bias) ? bv : NULL;
+            float *yu = y + u0;
             uint32_t b = 0;
-            if (kn == 16) {
+            if (kn == 16 && tiles == 2) {
                 for (; b + DENSE_ROWS <= B; b += DENSE_ROWS)
-                    dense_rows(x + (size_t)b * I + i0, t, 16, y + (size_t)b * U + u0, DENSE_ROWS, I, U, um, first,
+                    dense_rows(x + (size_t)b * I + i0, t, 16, yu + (size_t)b * U, DENSE_ROWS, 2, I, U, um, first,
+                               last_bias);
+            } else if (kn == 16) {
+                for (; b + DENSE_ROWS <= B; b += DENSE_ROWS)
+                    dense_rows(x + (size_t)b * I + i0, t, 16, yu + (size_t)b * U, DENSE_ROWS, 1, I, U, um, first,
                                last_bias);
             }
             for (; b < B; ++b)
-                dense_rows(x + (size_t)b * I + i0, t, kn, y + (size_t)b * U + u0, 1, I, U, um, first, last_bias);
+                dense_rows(x + (size_t)b * I + i0, t, kn, yu + (size_t)b * U, 1, tiles, I, U, um, first, last_bias);
         }
     }
 }
