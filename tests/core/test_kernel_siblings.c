@@ -192,7 +192,10 @@ static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, acti
     {8, 8, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU},   {14, 14, 8, 16, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
     {7, 9, 3, 5, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6},  {6, 6, 20, 33, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU},
     {9, 7, 17, 18, 4, 2, MT_PADDING_VALID, MT_FUSED_NONE}, {5, 5, 40, 3, 5, 1, MT_PADDING_SAME, MT_FUSED_RELU},
-    {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
+    {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
+    /* one input channel, <= 8 output channels: the x86 two-pixels-per-vector paths */
+    {28, 28, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU}, {11, 13, 1, 5, 3, 1, MT_PADDING_VALID, MT_FUSED_RELU6},
+    {9, 24, 1, 7, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE},  {7, 40, 1, 8, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU}};
 
 static void check_spatial_path(int path)
 {

@@ -7,6 +7,8 @@
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS
+#include <string.h>
+
 #include "ops/spatial.h"
 #include "ops/x86/avx512.h"
 
@@ -79,10 +81,126 @@ MT_AVX512_INLINE void forward_pixels(const float *x, const ptrdiff_t *xi, const 
     }
 }
 
+/*
+ * C = 1, stride 1 along the row, at most 8 output channels, one block of taps (a first layer
+ * on one-channel images): lanes across oc alone would leave half of each vector idle, so two
+ * neighbouring pixels share one, lane 2·oc + j holding pixel ow + j. Their inputs at tap k are
+ * neighbours in x (one 64-bit broadcast puts x[ow + off] in the even lanes and x[ow + 1 + off]
+ * in the odd ones). Each lane is still one sum from 0 over k ascending, then the bias.
+ */
+#define PAIRS 8
+
+MT_AVX512_INLINE __m512 pair_of(const float *p)
+{
+    double d;
+    memcpy(&d, p, sizeof d);
+    return _mm512_castpd_ps(_mm512_set1_pd(d));
+}
+
+/* n (<= PAIRS) pairs of in-bounds pixels from xp (pixel ow) and yp (its output) */
+MT_AVX512_INLINE void forward_pairs(const float *xp, const ptrdiff_t *off, const __m512 *tp, uint32_t K, float *yp,
+                                    uint32_t OC, uint32_t n, const __m512 *bias, uint32_t activation)
+{
+    const __m512i split = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __mmask16 om = mt_lanes(OC);
+    __m512 acc[PAIRS];
+    for (uint32_t j = 0; j < n; ++j) acc[j] = _mm512_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k)
+        for (uint32_t j = 0; j < n; ++j) acc[j] = mt_mac(acc[j], tp[k], pair_of(xp + 2 * j + off[k]));
+    for (uint32_t j = 0; j < n; ++j) {
+        __m512 v = activate(bias ? _mm512_add_ps(acc[j], *bias) : acc[j], activation);
+        v = _mm512_permutexvar_ps(split, v); /* pixel ow + 2j in lanes 0..7, ow + 2j + 1 in 8..15 */
+        float *o = yp + (size_t)2 * j * OC;
+        if (OC == 8) {
+            _mm512_storeu_ps(o, v);
+        } else { /* masked-off lanes touch no memory */
+            _mm512_mask_storeu_ps(o, om, v);
+            _mm512_mask_storeu_ps(o + OC - 8, (__mmask16)(om << 8), v);
+        }
+    }
+}
+
+/* Bit k: tap k (relative offset d[k] along one axis) of position pos is inside [0, size). */
+static inline uint32_t axis_bits(int32_t pos, const int32_t *d, uint32_t K, uint32_t size)
+{
+    uint32_t bits = 0;
+    for (uint32_t k = 0; k < K; ++k) bits |= (uint32_t)inside(pos + d[k], size) << k;
+    return bits;
+}
+
+/* One pixel, lanes across oc: Σ over the taps whose bit is set in `valid`, from 0 by k. A
+ * tap outside is skipped by a masked add (the lanes keep their value); its load reads the
+ * pixel's own input position instead, which is always inside. */
+MT_AVX512_INLINE __m512 single_pixel(const float *xp, const ptrdiff_t *off, const __m512 *t, uint32_t K,
+                                     uint32_t valid)
+{
+    __m512 acc = _mm512_setzero_ps();
+    for (uint32_t k = 0; k < K; ++k) {
+        const uint32_t in = valid >> k & 1u;
+        const __m512 v = _mm512_set1_ps(xp[in ? off[k] : 0]);
+        acc = _mm512_mask_add_ps(acc, (__mmask16)(0u - in), acc, _mm512_mul_ps(t[k], v));
+    }
+    return acc;
+}
+
+MT_AVX512 static void conv_forward_one_channel(const float *x, const float *w, const float *bias, float *y,
+                                               uint32_t B, const mt_spatial *g)
+{
+    const uint32_t K = g->KH * g->KW, OC = g->OC, all = (uint32_t)mt_lanes(K);
+    const __mmask16 um = mt_lanes(OC);
+    float lane[16], pair[16];
+    __m512 t[16], tp[16], bv = _mm512_setzero_ps(), bp = _mm512_setzero_ps();
+    for (uint32_t k = 0; k <= K; ++k) { /* k == K: the bias */
+        const float *src = k < K ? w + k : bias;
+        const size_t step = k < K ? K : 1;
+        for (uint32_t i = 0; i < 16; ++i) lane[i] = pair[i] = 0.0f;
+        for (uint32_t oc = 0; src && oc < OC; ++oc) lane[oc] = pair[2 * oc] = pair[2 * oc + 1] = src[oc * step];
+        if (k < K) t[k] = _mm512_loadu_ps(lane), tp[k] = _mm512_loadu_ps(pair);
+        else bv = _mm512_loadu_ps(lane), bp = _mm512_loadu_ps(pair);
+    }
+    taps16 tb;
+    taps16_init(&tb, g, 0, K);
+    const __m512 *bvp = bias ? &bv : NULL, *bpp = bias ? &bp : NULL;
+    /* [lo, hi): the pixels of a row whose taps are all inside horizontally */
+    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
+    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            const int32_t ih = (int32_t)(oh * g->SH);
+            const uint32_t rows = axis_bits(ih, tb.dh, K, g->H);
+            const size_t row = ((size_t)b * g->H + (uint32_t)ih) * g->W;
+            float *yrow = y + ((size_t)b * g->OH + oh) * g->OW * OC;
+            for (uint32_t ow = 0; ow < g->OW;) {
+                const int32_t left = hi - (int32_t)ow;
+                const int col_in = (int32_t)ow >= lo && left > 0;
+                if (rows == all && col_in && left >= 2) {
+                    const float *xp = x + row + ow;
+                    float *yp = yrow + (size_t)ow * OC;
+                    uint32_t n = 1; /* 8, 4, 2 or 1 pairs: constants, so the sums stay in registers */
+                    if (left >= 16) n = 8, forward_pairs(xp, tb.off, tp, K, yp, OC, 8, bpp, g->activation);
+                    else if (left >= 8) n = 4, forward_pairs(xp, tb.off, tp, K, yp, OC, 4, bpp, g->activation);
+                    else if (left >= 4) n = 2, forward_pairs(xp, tb.off, tp, K, yp, OC, 2, bpp, g->activation);
+                    else forward_pairs(xp, tb.off, tp, K, yp, OC, 1, bpp, g->activation);
+                    ow += 2 * n;
+                    continue;
+                }
+                const uint32_t valid = rows & (col_in ? all : axis_bits((int32_t)ow, tb.dw, K, g->W));
+                const __m512 acc = single_pixel(x + row + ow, tb.off, t, K, valid);
+                _mm512_mask_storeu_ps(yrow + (size_t)ow * OC, um,
+                                      activate(bvp ? _mm512_add_ps(acc, *bvp) : acc, g->activation));
+                ++ow;
+            }
+        }
+}
+
 MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
                                                uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;
+    if (g->C == 1 && g->SW == 1 && g->OC <= 8 && K <= 16) {
+        conv_forward_one_channel(x, w, bias, y, B, g);
+        return;
+    }
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
         const uint32_t un = mt_min_u32(16, g->OC - oc0);
         const __mmask16 um = mt_lanes(un);
