@@ -386,11 +386,104 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     }
 }
 
+/*
+ * dW of the one-channel layers above (C = 1, SW = 1, OC <= 8, K <= 16). A sum runs over the
+ * outputs in order, so pixels cannot share a vector here; taps can: within a kernel row, taps
+ * kw and kw + 1 read neighbouring inputs, and lane 2·oc + j of group (kh, kw) accumulates
+ * tap kw + j (one 64-bit broadcast of x, dy[o, oc] in both lanes of oc). A row's last tap
+ * when KW is odd is a group of its own (odd lanes masked off).
+ */
+/* n pixels from xp (all taps inside): acc[i] += dy[o, ·] (both lanes of each oc) · x at the
+ * group's taps, o in order; groups, first and pairs are constants where it is inlined */
+MT_AVX512_INLINE void dw_pairs_run(const float *xp, const ptrdiff_t *off, const float *dyp, uint32_t OC, uint32_t n,
+                                   const uint32_t *first, const int *pairs, uint32_t groups, __m512 *acc)
+{
+    const __m512i dup = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __mmask16 om = mt_lanes(OC), even = 0x5555;
+    __m512 a[16];
+    ptrdiff_t o[16];
+    for (uint32_t i = 0; i < groups; ++i) a[i] = acc[i], o[i] = off[first[i]];
+    for (uint32_t p = 0; p < n; ++p, ++xp, dyp += OC) {
+        const __m512 d = _mm512_permutexvar_ps(dup, _mm512_maskz_loadu_ps(om, dyp));
+        for (uint32_t i = 0; i < groups; ++i) {
+            if (pairs[i]) a[i] = mt_mac(a[i], d, pair_of(xp + o[i]));
+            else a[i] = _mm512_mask_add_ps(a[i], even, a[i], _mm512_mul_ps(d, _mm512_set1_ps(xp[o[i]])));
+        }
+    }
+    for (uint32_t i = 0; i < groups; ++i) acc[i] = a[i];
+}
+
+MT_AVX512_INLINE void dw_one_channel(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g,
+                                    uint32_t KH, uint32_t KW)
+{
+    const uint32_t K = KH * KW, OC = g->OC, all = (uint32_t)mt_lanes(K);
+    const __mmask16 om = mt_lanes(OC), even = 0x5555, odd = 0xAAAA;
+    const __m512i dup = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    taps16 tb;
+    taps16_init(&tb, g, 0, K);
+    uint32_t first[16], groups = 0; /* group i: taps first[i] and, when pairs[i], first[i] + 1 */
+    int pairs[16];
+    for (uint32_t kh = 0; kh < KH; ++kh)
+        for (uint32_t kw = 0; kw < KW; kw += 2)
+            first[groups] = kh * KW + kw, pairs[groups++] = kw + 1 < KW;
+    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
+    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    __m512 acc[16];
+    for (uint32_t i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            const int32_t ih = (int32_t)(oh * g->SH);
+            const uint32_t rows = axis_bits(ih, tb.dh, K, g->H);
+            const float *xrow = x + ((size_t)b * g->H + (uint32_t)ih) * g->W;
+            const float *dyrow = dy + ((size_t)b * g->OH + oh) * g->OW * OC;
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                const float *xp = xrow + ow;
+                const int col_in = (int32_t)ow >= lo && (int32_t)ow < hi;
+                if (rows == all && col_in) { /* a run of inside pixels, the sums in registers */
+                    const uint32_t n = (uint32_t)(hi - (int32_t)ow);
+                    dw_pairs_run(xp, tb.off, dyrow + (size_t)ow * OC, OC, n, first, pairs, groups, acc);
+                    ow += n - 1;
+                    continue;
+                }
+                const uint32_t valid = rows & (col_in ? all : axis_bits((int32_t)ow, tb.dw, K, g->W));
+                const __m512 d = _mm512_permutexvar_ps(dup, _mm512_maskz_loadu_ps(om, dyrow + (size_t)ow * OC));
+                for (uint32_t i = 0; i < groups; ++i)
+                    for (uint32_t j = 0; j <= (uint32_t)pairs[i]; ++j) {
+                        const uint32_t k = first[i] + j;
+                        if (valid >> k & 1u)
+                            acc[i] = _mm512_mask_add_ps(acc[i], j ? odd : even, acc[i],
+                                                        _mm512_mul_ps(d, _mm512_set1_ps(xp[tb.off[k]])));
+                    }
+            }
+        }
+    for (uint32_t i = 0; i < groups; ++i) {
+        float lane[16];
+        _mm512_storeu_ps(lane, acc[i]);
+        for (uint32_t oc = 0; oc < OC; ++oc)
+            for (uint32_t j = 0; j <= (uint32_t)pairs[i]; ++j) {
+                float *o = dw + (size_t)oc * K + first[i] + j;
+                *o = *o + lane[2 * oc + j];
+            }
+    }
+}
+
+/* 3 x 3 (the common case) with its groups known to the compiler, so its sums stay in registers */
+MT_AVX512 static void conv_backward_dw_one_channel(const float *x, const float *dy, float *dw, uint32_t B,
+                                                   const mt_spatial *g)
+{
+    if (g->KH == 3 && g->KW == 3) dw_one_channel(x, dy, dw, B, g, 3, 3);
+    else dw_one_channel(x, dy, dw, B, g, g->KH, g->KW);
+}
+
 /* dW[oc, k] += Σ_o dy[o, oc]·x[o, k] over the in-bounds (o, k), from 0 in output order;
  * lanes across oc, sixteen k at a time, transposed into dW's rows at the end */
 MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;
+    if (g->C == 1 && g->SW == 1 && g->OC <= 8 && K <= 16) {
+        conv_backward_dw_one_channel(x, dy, dw, B, g);
+        return;
+    }
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
         const uint32_t un = mt_min_u32(16, g->OC - oc0);
         const __mmask16 um = mt_lanes(un);
