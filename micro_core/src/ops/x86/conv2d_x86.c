@@ -64,21 +64,35 @@ MT_AVX512_INLINE __m512 activate(__m512 v, uint32_t activation)
 /* ---- forward: y[p, oc] = act(Σ_k x[p, k]·W[oc, k] + b[oc]), lanes across oc ---- */
 
 #define FWD_PIX 8
+#define FWD_TAPS 256 /* taps per pass: their transposed W (16 KiB) sits on the stack */
 
-/* `count` pixels whose taps are all in bounds: xi[j] is the index of their (oh·SH, ow·SW) */
-MT_AVX512_INLINE void forward_pixels(const float *x, const ptrdiff_t *xi, const taps16 *tb, const __m512 *t,
-                                     float *const *yp, uint32_t count, __mmask16 um, int first,
-                                     const __m512 *bias, int last, uint32_t activation)
+/* A pass over taps [k0, k0 + kn) of W's rows oc0..: t[k] lanes oc = W[oc0 + oc, k0 + k], and
+ * each block of 16 taps' offsets and extents */
+typedef struct fwd_pass {
+    uint32_t kn, blocks;
+    __m512 t[FWD_TAPS];
+    taps16 tb[FWD_TAPS / 16];
+} fwd_pass;
+
+/* `count` pixels whose inside taps are the same, mask[block] (a row's pixels inside horizontally,
+ * or a column's pixels inside vertically), xi + j·xs the index of pixel j's (oh·SH, ow·SW):
+ * acc[j] (the partial sums) += those taps of the pass, k ascending; count is a constant where
+ * it is inlined (the sums stay in registers) */
+MT_AVX512_INLINE void forward_pixels(const float *x, ptrdiff_t xi, ptrdiff_t xs, const fwd_pass *fp,
+                                     const uint32_t *mask, __m512 *acc, uint32_t count)
 {
-    __m512 acc[FWD_PIX];
-    for (uint32_t j = 0; j < count; ++j) acc[j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp[j]);
-    for (uint32_t k = 0; k < tb->n; ++k)
-        for (uint32_t j = 0; j < count; ++j) acc[j] = mt_mac(acc[j], t[k], _mm512_set1_ps(x[xi[j] + tb->off[k]]));
-    for (uint32_t j = 0; j < count; ++j) {
-        __m512 v = acc[j];
-        if (last) v = activate(bias ? _mm512_add_ps(v, *bias) : v, activation);
-        _mm512_mask_storeu_ps(yp[j], um, v);
+    __m512 a[FWD_PIX];
+    for (uint32_t j = 0; j < count; ++j) a[j] = acc[j];
+    for (uint32_t blk = 0; blk < fp->blocks; ++blk) {
+        const taps16 *tb = &fp->tb[blk];
+        const __m512 *t = fp->t + 16 * blk;
+        for (uint32_t k = 0; k < tb->n; ++k) {
+            if (!(mask[blk] >> k & 1u)) continue; /* a tap in the padding for all of them */
+            const float *xk = x + xi + tb->off[k];
+            for (uint32_t j = 0; j < count; ++j) a[j] = mt_mac(a[j], t[k], _mm512_set1_ps(xk[j * xs]));
+        }
     }
+    for (uint32_t j = 0; j < count; ++j) acc[j] = a[j];
 }
 
 /*
@@ -128,13 +142,12 @@ static inline uint32_t axis_bits(int32_t pos, const int32_t *d, uint32_t K, uint
     return bits;
 }
 
-/* One pixel, lanes across oc: Σ over the taps whose bit is set in `valid`, from 0 by k. A
+/* One pixel, lanes across oc: acc + Σ over the taps whose bit is set in `valid`, by k. A
  * tap outside is skipped by a masked add (the lanes keep their value); its load reads the
  * pixel's own input position instead, which is always inside. */
-MT_AVX512_INLINE __m512 single_pixel(const float *xp, const ptrdiff_t *off, const __m512 *t, uint32_t K,
+MT_AVX512_INLINE __m512 single_pixel(__m512 acc, const float *xp, const ptrdiff_t *off, const __m512 *t, uint32_t K,
                                      uint32_t valid)
 {
-    __m512 acc = _mm512_setzero_ps();
     for (uint32_t k = 0; k < K; ++k) {
         const uint32_t in = valid >> k & 1u;
         const __m512 v = _mm512_set1_ps(xp[in ? off[k] : 0]);
@@ -185,12 +198,41 @@ MT_AVX512 static void conv_forward_one_channel(const float *x, const float *w, c
                     continue;
                 }
                 const uint32_t valid = rows & (col_in ? all : axis_bits((int32_t)ow, tb.dw, K, g->W));
-                const __m512 acc = single_pixel(x + row + ow, tb.off, t, K, valid);
+                const __m512 acc = single_pixel(_mm512_setzero_ps(), x + row + ow, tb.off, t, K, valid);
                 _mm512_mask_storeu_ps(yrow + (size_t)ow * OC, um,
                                       activate(bvp ? _mm512_add_ps(acc, *bvp) : acc, g->activation));
                 ++ow;
             }
         }
+}
+
+/* y[j·ys] = the sums acc[j] (partial, or finished: + bias, then the activation) */
+MT_AVX512_INLINE void store_outputs(float *yp, size_t ys, const __m512 *acc, uint32_t n, __mmask16 um, int last,
+                                    const __m512 *bias, uint32_t activation)
+{
+    for (uint32_t j = 0; j < n; ++j) {
+        __m512 v = acc[j];
+        if (last) v = activate(bias ? _mm512_add_ps(v, *bias) : v, activation);
+        _mm512_mask_storeu_ps(yp + j * ys, um, v);
+    }
+}
+
+/* n outputs in a line (x index xi + j·xs, output yp + j·ys) whose inside taps are the same,
+ * mask[block]: 8, 4 or 1 at a time */
+MT_AVX512 static void forward_line(const float *x, ptrdiff_t xi, ptrdiff_t xs, float *yp, size_t ys, uint32_t n,
+                                   const uint32_t *mask, const fwd_pass *fp, __mmask16 um, int first, int last,
+                                   const __m512 *bias, uint32_t activation)
+{
+    while (n > 0) {
+        __m512 acc[FWD_PIX];
+        const uint32_t c = n >= 8 ? 8 : (n >= 4 ? 4 : 1);
+        for (uint32_t j = 0; j < c; ++j) acc[j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp + j * ys);
+        if (c == 8) forward_pixels(x, xi, xs, fp, mask, acc, 8);
+        else if (c == 4) forward_pixels(x, xi, xs, fp, mask, acc, 4);
+        else forward_pixels(x, xi, xs, fp, mask, acc, 1);
+        store_outputs(yp, ys, acc, c, um, last, bias, activation);
+        xi += (ptrdiff_t)c * xs, yp += c * ys, n -= c;
+    }
 }
 
 MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
@@ -201,65 +243,68 @@ MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, c
         conv_forward_one_channel(x, w, bias, y, B, g);
         return;
     }
+    /* [lo, hi): the outputs of a row whose taps are all inside horizontally (every pass) */
+    uint32_t lo = 0, hi;
+    while (lo < g->OW && !(inside((int32_t)(lo * g->SW) - (int32_t)g->PL, g->W) &&
+                           inside((int32_t)(lo * g->SW + g->KW - 1) - (int32_t)g->PL, g->W)))
+        ++lo;
+    for (hi = lo; hi < g->OW && inside((int32_t)(hi * g->SW + g->KW - 1) - (int32_t)g->PL, g->W);) ++hi;
+    uint32_t row_lo = 0, row_hi; /* [row_lo, row_hi): the outputs' rows whose taps are all inside vertically */
+    while (row_lo < g->OH && !(inside((int32_t)(row_lo * g->SH) - (int32_t)g->PT, g->H) &&
+                               inside((int32_t)(row_lo * g->SH + g->KH - 1) - (int32_t)g->PT, g->H)))
+        ++row_lo;
+    for (row_hi = row_lo;
+         row_hi < g->OH && inside((int32_t)(row_hi * g->SH + g->KH - 1) - (int32_t)g->PT, g->H);)
+        ++row_hi;
+    fwd_pass fp __attribute__((aligned(64)));
+    const ptrdiff_t xs = (ptrdiff_t)g->SW * g->C;
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
         const uint32_t un = mt_min_u32(16, g->OC - oc0);
         const __mmask16 um = mt_lanes(un);
         const __m512 bv = bias ? _mm512_maskz_loadu_ps(um, bias + oc0) : _mm512_setzero_ps();
-        for (uint32_t k0 = 0; k0 < K; k0 += 16) {
-            const uint32_t kn = mt_min_u32(16, K - k0);
-            const __mmask16 km = mt_lanes(kn);
-            __m512 t[16];
-            for (uint32_t r = 0; r < 16; ++r)
-                t[r] = r < un ? _mm512_maskz_loadu_ps(km, w + (size_t)(oc0 + r) * K + k0) : _mm512_setzero_ps();
-            mt_transpose16(t);
-            taps16 tb;
-            taps16_init(&tb, g, k0, kn);
-            const int first = k0 == 0, last = k0 + kn == K;
+        for (uint32_t p0 = 0; p0 < K; p0 += FWD_TAPS) { /* passes of up to FWD_TAPS taps */
+            fp.kn = mt_min_u32(FWD_TAPS, K - p0);
+            fp.blocks = (fp.kn + 15) / 16;
+            for (uint32_t blk = 0; blk < fp.blocks; ++blk) {
+                const uint32_t k0 = p0 + 16 * blk, kn = mt_min_u32(16, K - k0);
+                const __mmask16 km = mt_lanes(kn);
+                __m512 *t = fp.t + 16 * blk;
+                for (uint32_t r = 0; r < 16; ++r)
+                    t[r] = r < un ? _mm512_maskz_loadu_ps(km, w + (size_t)(oc0 + r) * K + k0) : _mm512_setzero_ps();
+                mt_transpose16(t);
+                taps16_init(&fp.tb[blk], g, k0, kn);
+            }
+            const int first = p0 == 0, last = p0 + fp.kn == K;
             const __m512 *bp = bias ? &bv : NULL;
-            for (uint32_t b = 0; b < B; ++b)
-                for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            const size_t img = (size_t)g->H * g->W;
+            for (uint32_t b = 0; b < B; ++b) {
+                float *yimg = y + (size_t)b * g->OH * g->OW * g->OC + oc0;
+                uint32_t mask[FWD_TAPS / 16];
+                for (uint32_t oh = 0; oh < g->OH; ++oh) { /* each row's outputs inside horizontally */
                     const int32_t ih = (int32_t)(oh * g->SH);
-                    const int rows_in = inside(ih + tb.dh_min, g->H) && inside(ih + tb.dh_max, g->H);
-                    const size_t row = ((size_t)b * g->H + (uint32_t)ih) * g->W;
-                    float *yrow = y + ((size_t)b * g->OH + oh) * g->OW * g->OC + oc0;
-                    uint32_t ow = 0;
-                    while (ow < g->OW) {
-                        ptrdiff_t xi[FWD_PIX];
-                        float *yp[FWD_PIX];
-                        uint32_t count = 0;
-                        /* a run of pixels whose taps are all in bounds */
-                        while (count < FWD_PIX && ow + count < g->OW && rows_in) {
-                            const int32_t iw = (int32_t)((ow + count) * g->SW);
-                            if (!inside(iw + tb.dw_min, g->W) || !inside(iw + tb.dw_max, g->W)) break;
-                            xi[count] = (ptrdiff_t)((row + (uint32_t)iw) * g->C);
-                            yp[count] = yrow + (size_t)(ow + count) * g->OC;
-                            ++count;
-                        }
-                        if (count == FWD_PIX) {
-                            forward_pixels(x, xi, &tb, t, yp, FWD_PIX, um, first, bp, last, g->activation);
-                        } else if (count > 0) {
-                            uint32_t j = 0;
-                            if (count >= 4) {
-                                forward_pixels(x, xi, &tb, t, yp, 4, um, first, bp, last, g->activation);
-                                j = 4;
-                            }
-                            for (; j < count; ++j)
-                                forward_pixels(x, xi + j, &tb, t, yp + j, 1, um, first, bp, last, g->activation);
-                        } else { /* a pixel with taps in the padding: skip those */
-                            const int32_t iw = (int32_t)(ow * g->SW);
-                            const uint32_t valid = taps16_valid(&tb, ih, iw, g);
-                            const ptrdiff_t base = ((ptrdiff_t)row + iw) * (ptrdiff_t)g->C;
-                            float *yp1 = yrow + (size_t)ow * g->OC;
-                            __m512 acc = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp1);
-                            for (uint32_t k = 0; k < kn; ++k)
-                                if (valid >> k & 1u) acc = mt_mac(acc, t[k], _mm512_set1_ps(x[base + tb.off[k]]));
-                            if (last) acc = activate(bias ? _mm512_add_ps(acc, bv) : acc, g->activation);
-                            _mm512_mask_storeu_ps(yp1, um, acc);
-                            count = 1;
-                        }
-                        ow += count;
+                    for (uint32_t blk = 0; blk < fp.blocks; ++blk) mask[blk] = axis_bits(ih, fp.tb[blk].dh, fp.tb[blk].n, g->H);
+                    const ptrdiff_t xi = (ptrdiff_t)(((size_t)b * img + (size_t)ih * g->W + lo * g->SW) * g->C);
+                    forward_line(x, xi, xs, yimg + ((size_t)oh * g->OW + lo) * g->OC, g->OC, hi - lo, mask, &fp, um, first,
+                                 last, bp, g->activation);
+                }
+                for (uint32_t ow = 0; ow < g->OW; ++ow) { /* each column outside [lo, hi), down the rows */
+                    if (ow == lo) ow = hi;
+                    if (ow >= g->OW) break;
+                    const int32_t iw = (int32_t)(ow * g->SW);
+                    for (uint32_t oh = 0; oh < g->OH;) {
+                        const int32_t ih = (int32_t)(oh * g->SH);
+                        uint32_t n = 1;
+                        if (oh >= row_lo && oh < row_hi) n = row_hi - oh; /* rows inside vertically */
+                        for (uint32_t blk = 0; blk < fp.blocks; ++blk)
+                            mask[blk] = axis_bits(ih, fp.tb[blk].dh, fp.tb[blk].n, g->H) &
+                                        axis_bits(iw, fp.tb[blk].dw, fp.tb[blk].n, g->W);
+                        const ptrdiff_t xi = (ptrdiff_t)(((size_t)b * img + (size_t)ih * g->W + (uint32_t)iw) * g->C);
+                        forward_line(x, xi, (ptrdiff_t)((size_t)g->SH * g->W * g->C), yimg + ((size_t)oh * g->OW + ow) * g->OC,
+                                     (size_t)g->OW * g->OC, n, mask, &fp, um, first, last, bp, g->activation);
+                        oh += n;
                     }
                 }
+            }
         }
     }
 }
@@ -477,6 +522,22 @@ MT_AVX512 static void conv_backward_dw_one_channel(const float *x, const float *
 
 /* dW[oc, k] += Σ_o dy[o, oc]·x[o, k] over the in-bounds (o, k), from 0 in output order;
  * lanes across oc, sixteen k at a time, transposed into dW's rows at the end */
+/* n pixels whose sixteen taps are all inside, the taps two runs of 8 channels (from p0 and from
+ * p1; xs floats from one pixel to the next): acc[k] += dy[o, ·]·x[o, k], o in order. Plain
+ * pointers and constant displacements, so all sixteen sums stay in registers. */
+MT_AVX512_INLINE void dw_run(const float *p0, const float *p1, size_t xs, const float *dyp, uint32_t OC,
+                             __mmask16 um, uint32_t n, __m512 *acc)
+{
+    __m512 a[16];
+    for (uint32_t k = 0; k < 16; ++k) a[k] = acc[k];
+    for (uint32_t p = 0; p < n; ++p, p0 += xs, p1 += xs, dyp += OC) {
+        const __m512 d = _mm512_maskz_loadu_ps(um, dyp);
+        for (uint32_t c = 0; c < 8; ++c) a[c] = mt_mac(a[c], d, _mm512_set1_ps(p0[c]));
+        for (uint32_t c = 0; c < 8; ++c) a[8 + c] = mt_mac(a[8 + c], d, _mm512_set1_ps(p1[c]));
+    }
+    for (uint32_t k = 0; k < 16; ++k) acc[k] = a[k];
+}
+
 MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;
@@ -494,6 +555,13 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
             __m512 acc[16];
             for (uint32_t k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
             const uint32_t all = (uint32_t)mt_lanes(kn);
+            /* C a multiple of 8: the block is two runs of 8 channels, each within one tap */
+            const int runs8 = kn == 16 && g->C % 8 == 0;
+            uint32_t lo = 0, hi; /* [lo, hi): the outputs whose taps are all inside horizontally */
+            while (lo < g->OW && !(inside((int32_t)(lo * g->SW) + tb.dw_min, g->W) &&
+                                   inside((int32_t)(lo * g->SW) + tb.dw_max, g->W)))
+                ++lo;
+            for (hi = lo; hi < g->OW && inside((int32_t)(hi * g->SW) + tb.dw_max, g->W);) ++hi;
             for (uint32_t b = 0; b < B; ++b)
                 for (uint32_t oh = 0; oh < g->OH; ++oh) {
                     const int32_t ih = (int32_t)(oh * g->SH);
@@ -503,6 +571,13 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
                     for (uint32_t ow = 0; ow < g->OW; ++ow) {
                         const int32_t iw = (int32_t)(ow * g->SW);
                         const ptrdiff_t base = ((ptrdiff_t)row + iw) * (ptrdiff_t)g->C;
+                        if (runs8 && rows_in && ow == lo && hi > lo) {
+                            const float *xp = x + base;
+                            dw_run(xp + tb.off[0], xp + tb.off[8], (size_t)g->SW * g->C, dyrow + (size_t)ow * g->OC,
+                                   g->OC, um, hi - lo, acc);
+                            ow = hi - 1;
+                            continue;
+                        }
                         const __m512 d = _mm512_maskz_loadu_ps(um, dyrow + (size_t)ow * g->OC);
                         const uint32_t valid =
                             rows_in && inside(iw + tb.dw_min, g->W) && inside(iw + tb.dw_max, g->W)
