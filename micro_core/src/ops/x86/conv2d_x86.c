@@ -142,6 +142,18 @@ static inline uint32_t axis_bits(int32_t pos, const int32_t *d, uint32_t K, uint
     return bits;
 }
 
+/* [lo, hi): the outputs along one axis all of whose K taps fall inside [0, size) */
+static void inside_range(uint32_t O, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *lo,
+                         uint32_t *hi)
+{
+    uint32_t a = 0, b;
+    while (a < O && !(inside((int32_t)(a * stride) - (int32_t)pad, size) &&
+                      inside((int32_t)(a * stride + K - 1) - (int32_t)pad, size)))
+        ++a;
+    for (b = a; b < O && inside((int32_t)(b * stride + K - 1) - (int32_t)pad, size);) ++b;
+    *lo = a, *hi = b;
+}
+
 /* One pixel, lanes across oc: acc + Σ over the taps whose bit is set in `valid`, by k. A
  * tap outside is skipped by a masked add (the lanes keep their value); its load reads the
  * pixel's own input position instead, which is always inside. */
@@ -244,18 +256,9 @@ MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, c
         return;
     }
     /* [lo, hi): the outputs of a row whose taps are all inside horizontally (every pass) */
-    uint32_t lo = 0, hi;
-    while (lo < g->OW && !(inside((int32_t)(lo * g->SW) - (int32_t)g->PL, g->W) &&
-                           inside((int32_t)(lo * g->SW + g->KW - 1) - (int32_t)g->PL, g->W)))
-        ++lo;
-    for (hi = lo; hi < g->OW && inside((int32_t)(hi * g->SW + g->KW - 1) - (int32_t)g->PL, g->W);) ++hi;
-    uint32_t row_lo = 0, row_hi; /* [row_lo, row_hi): the outputs' rows whose taps are all inside vertically */
-    while (row_lo < g->OH && !(inside((int32_t)(row_lo * g->SH) - (int32_t)g->PT, g->H) &&
-                               inside((int32_t)(row_lo * g->SH + g->KH - 1) - (int32_t)g->PT, g->H)))
-        ++row_lo;
-    for (row_hi = row_lo;
-         row_hi < g->OH && inside((int32_t)(row_hi * g->SH + g->KH - 1) - (int32_t)g->PT, g->H);)
-        ++row_hi;
+    uint32_t lo, hi, row_lo, row_hi; /* [row_lo, row_hi): the rows whose taps are all inside vertically */
+    inside_range(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    inside_range(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
     fwd_pass fp __attribute__((aligned(64)));
     const ptrdiff_t xs = (ptrdiff_t)g->SW * g->C;
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
@@ -352,9 +355,11 @@ MT_AVX512_INLINE void columns(const float *const *dyp, uint32_t count, const flo
             else if (nv == 2) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 2, col);
             else column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 3, col);
         } else {
-            for (uint32_t j = 0; j < count; ++j) {
+            for (uint32_t j = 0; j < count; ++j) { /* nv a constant in each call: sums in registers */
                 if (nv == 4) column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 4, col + j);
-                else column_block(dyp + j, 1, w, OC, K, k0, kn, c0, nv, col + j);
+                else if (nv == 1) column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 1, col + j);
+                else if (nv == 2) column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 2, col + j);
+                else column_block(dyp + j, 1, w, OC, K, k0, kn, c0, 3, col + j);
             }
         }
     }
@@ -406,12 +411,72 @@ MT_AVX512_INLINE void scatter(float *dxs, const float *col, uint32_t oh, uint32_
     }
 }
 
+/* dx += the columns of the `count` outputs ow0.. of row oh, whose taps are all inside: each
+ * input position they reach is loaded once, gets their contributions in output order (one
+ * output's taps reach distinct positions, so per position that is the reference's order), and
+ * is stored once */
+MT_AVX512_INLINE void scatter_row_group(float *dxs, float (*col)[COL_K], uint32_t count, uint32_t oh, uint32_t ow0,
+                                        const mt_spatial *g)
+{
+    const uint32_t C = g->C, first = ow0 * g->SW, end = (ow0 + count - 1) * g->SW + g->KW;
+    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+        const uint32_t ih = oh * g->SH + kh - g->PT;
+        for (uint32_t cpos = first; cpos < end; ++cpos) { /* cpos = iw + PL */
+            const float *src[COL_PIX];
+            uint32_t n = 0;
+            for (uint32_t j = 0; j < count; ++j) {
+                const uint32_t o = (ow0 + j) * g->SW;
+                if (cpos >= o && cpos - o < g->KW) src[n++] = col[j] + ((size_t)kh * g->KW + (cpos - o)) * C;
+            }
+            float *d = dxs + ((size_t)ih * g->W + (cpos - g->PL)) * C;
+            uint32_t i = 0;
+            for (; i + 16 <= C; i += 16) {
+                __m512 v = _mm512_loadu_ps(d + i);
+                for (uint32_t e = 0; e < n; ++e) v = _mm512_add_ps(v, _mm512_loadu_ps(src[e] + i));
+                _mm512_storeu_ps(d + i, v);
+            }
+            for (; i + 8 <= C; i += 8) {
+                __m256 v = _mm256_loadu_ps(d + i);
+                for (uint32_t e = 0; e < n; ++e) v = _mm256_add_ps(v, _mm256_loadu_ps(src[e] + i));
+                _mm256_storeu_ps(d + i, v);
+            }
+            for (; i < C; ++i) {
+                float v = d[i];
+                for (uint32_t e = 0; e < n; ++e) v += src[e][i];
+                d[i] = v;
+            }
+        }
+    }
+}
+
 MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *dx, uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C, P = g->OH * g->OW;
     float col[COL_PIX][COL_K] __attribute__((aligned(64)));
-    const uint32_t group = K <= COL_K ? COL_PIX : 1;
-    for (uint32_t b = 0; b < B; ++b) {
+    const uint32_t group = 1;
+    uint32_t lo, hi, row_lo, row_hi; /* the outputs whose taps are all inside: [row_lo, row_hi) x [lo, hi) */
+    inside_range(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    inside_range(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
+    for (uint32_t b = 0; b < B && K <= COL_K; ++b) { /* output rows in order, up to 4 outputs at a time */
+        float *dxs = dx + (size_t)b * g->H * g->W * g->C;
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW;) {
+                const int run = oh >= row_lo && oh < row_hi && ow >= lo && ow + COL_PIX <= hi;
+                uint32_t count = 1;
+                if (run) count = COL_PIX;
+                else /* up to the next run of inside outputs or the row's end */
+                    while (count < COL_PIX && ow + count < g->OW && !(oh >= row_lo && oh < row_hi && ow + count == lo))
+                        ++count;
+                const float *dyp[COL_PIX];
+                for (uint32_t j = 0; j < count; ++j) dyp[j] = dy + (((size_t)b * g->OH + oh) * g->OW + ow + j) * g->OC;
+                columns(dyp, count, w, g->OC, K, 0, K, col);
+                if (run) scatter_row_group(dxs, col, COL_PIX, oh, ow, g);
+                else
+                    for (uint32_t j = 0; j < count; ++j) scatter_all(dxs, col[j], oh, ow + j, g);
+                ow += count;
+            }
+    }
+    for (uint32_t b = 0; b < B && K > COL_K; ++b) { /* one output at a time, COL_K taps at a time */
         float *dxs = dx + (size_t)b * g->H * g->W * g->C;
         for (uint32_t p0 = 0; p0 < P; p0 += group) {
             const uint32_t count = mt_min_u32(group, P - p0);
@@ -422,8 +487,7 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
                 columns(dyp, count, w, g->OC, K, k0, kn, col);
                 uint32_t oh = p0 / g->OW, ow = p0 % g->OW;
                 for (uint32_t j = 0; j < count; ++j) { /* in output order */
-                    if (kn == K) scatter_all(dxs, col[j], oh, ow, g);
-                    else scatter(dxs, col[j], oh, ow, k0, kn, g);
+                    scatter(dxs, col[j], oh, ow, k0, kn, g);
                     if (++ow == g->OW) ow = 0, ++oh;
                 }
             }
