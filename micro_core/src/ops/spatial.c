@@ -74,6 +74,17 @@ void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad,
     *o1 = o;
 }
 
+void mt_spatial_window_inside(uint32_t O, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *o0,
+                              uint32_t *o1)
+{
+    uint32_t a0, a1, b0, b1; /* the taps are in order: a window is inside when its first and last taps are */
+    mt_spatial_in_bounds(O, 0, stride, pad, size, &a0, &a1);
+    mt_spatial_in_bounds(O, K - 1, stride, pad, size, &b0, &b1);
+    *o0 = a0 > b0 ? a0 : b0;
+    *o1 = a1 < b1 ? a1 : b1;
+    if (*o1 < *o0) *o1 = *o0;
+}
+
 void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *k0,
                           uint32_t *k1)
 {

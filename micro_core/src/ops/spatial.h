@@ -28,6 +28,10 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
 void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
                           uint32_t *o1);
 
+/* [o0, o1): the outputs along one axis all of whose K taps are in bounds. */
+void mt_spatial_window_inside(uint32_t O, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *o0,
+                              uint32_t *o1);
+
 /* [k0, k1): the taps of output o along one axis that fall inside [0, size), i = o·stride + k - pad
  * (k < K); k0 == k1 when none does. */
 void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *k0,

@@ -142,18 +142,6 @@ static inline uint32_t axis_bits(int32_t pos, const int32_t *d, uint32_t K, uint
     return bits;
 }
 
-/* [lo, hi): the outputs along one axis all of whose K taps fall inside [0, size) */
-static void inside_range(uint32_t O, uint32_t stride, uint32_t pad, uint32_t K, uint32_t size, uint32_t *lo,
-                         uint32_t *hi)
-{
-    uint32_t a = 0, b;
-    while (a < O && !(inside((int32_t)(a * stride) - (int32_t)pad, size) &&
-                      inside((int32_t)(a * stride + K - 1) - (int32_t)pad, size)))
-        ++a;
-    for (b = a; b < O && inside((int32_t)(b * stride + K - 1) - (int32_t)pad, size);) ++b;
-    *lo = a, *hi = b;
-}
-
 /* One pixel, lanes across oc: acc + Σ over the taps whose bit is set in `valid`, by k. A
  * tap outside is skipped by a masked add (the lanes keep their value); its load reads the
  * pixel's own input position instead, which is always inside. */
@@ -257,8 +245,8 @@ MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, c
     }
     /* [lo, hi): the outputs of a row whose taps are all inside horizontally (every pass) */
     uint32_t lo, hi, row_lo, row_hi; /* [row_lo, row_hi): the rows whose taps are all inside vertically */
-    inside_range(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
-    inside_range(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
     fwd_pass fp __attribute__((aligned(64)));
     const ptrdiff_t xs = (ptrdiff_t)g->SW * g->C;
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
@@ -455,8 +443,8 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     float col[COL_PIX][COL_K] __attribute__((aligned(64)));
     const uint32_t group = 1;
     uint32_t lo, hi, row_lo, row_hi; /* the outputs whose taps are all inside: [row_lo, row_hi) x [lo, hi) */
-    inside_range(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
-    inside_range(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
     for (uint32_t b = 0; b < B && K <= COL_K; ++b) { /* output rows in order, up to 4 outputs at a time */
         float *dxs = dx + (size_t)b * g->H * g->W * g->C;
         for (uint32_t oh = 0; oh < g->OH; ++oh)
