@@ -147,11 +147,13 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
  * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VMUL and a
  * VADD: 25 instructions for 32 MACs; an odd last term after the loop (asm as in dw_block).
  */
-static void dx_block(const float *dy, const float *w, float *o, uint32_t nr, uint32_t U, uint32_t I, uint32_t skip)
+static inline __attribute__((always_inline)) void dx_block(const float *dy, const float *w, float *o, uint32_t nr,
+                                                           uint32_t U, uint32_t I, uint32_t skip, const int full)
 {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
     const float *g0 = dy, *g1 = nr > 1 ? g0 + U : g0, *g2 = nr > 2 ? g1 + U : g1, *g3 = nr > 3 ? g2 + U : g2;
     const float *wp = w;
+    float *op = o;
     uint32_t t0, t1, t2, t3;
     __asm volatile("lsrs %[t0], %[U], #1\n\t"
                    "wls lr, %[t0], 2f\n"
@@ -185,13 +187,33 @@ static void dx_block(const float *dy, const float *w, float *o, uint32_t nr, uin
                    MT_MULADD("q5", "a1", "t1")
                    MT_MULADD("q5", "a2", "t2")
                    MT_MULADD("q5", "a3", "t3")
-                   "3:\n"
+                   "3:\n\t"
+                   ".if %c[full]\n\t" /* four rows of dx: the final += and FPSCR here, as in dw_block */
+                   MT_PLUS_OUT("a0")
+                   MT_PLUS_OUT("a1")
+                   MT_PLUS_OUT("a2")
+                   MT_PLUS_OUT("a3")
+                   "vmrs %[t0], fpscr\n\t"
+                   ".endif\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),
-                     [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
-                     [t3] "=&r"(t3)
-                   : [U] "r"(U), [os] "r"(I * sizeof(float))
+                     [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                     [t2] "=&r"(t2), [t3] "=&r"(t3)
+                   : [U] "r"(U), [os] "r"(I * sizeof(float)), [full] "n"(full)
                    : "q5", "q6", "q7", "lr", "cc", "memory");
-    /* the final += here: the rows past nr have no out row to read */
+    if (full) {
+        if (t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) {
+            block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, 4, 4 - skip);
+            mt_mve_flags_clear();
+        } else if (!skip) {
+            vst1q_f32(o, a0), vst1q_f32(o + I, a1), vst1q_f32(o + 2 * (size_t)I, a2), vst1q_f32(o + 3 * (size_t)I, a3);
+        } else {
+            const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip); /* the lanes from skip on */
+            vstrwq_p_f32(o, a0, p), vstrwq_p_f32(o + I, a1, p);
+            vstrwq_p_f32(o + 2 * (size_t)I, a2, p), vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
+        }
+        return;
+    }
+    /* fewer rows: the final += in C, the rows past nr have no out row to read */
     a0 = vaddq_f32(vld1q_f32(o), a0);
     if (nr > 1) a1 = vaddq_f32(vld1q_f32(o + I), a1);
     if (nr > 2) a2 = vaddq_f32(vld1q_f32(o + 2 * (size_t)I), a2);
@@ -201,15 +223,27 @@ static void dx_block(const float *dy, const float *w, float *o, uint32_t nr, uin
         mt_mve_flags_clear();
         return;
     }
-    if (nr == 4 && !skip) { /* the usual block: plain stores */
-        vst1q_f32(o, a0), vst1q_f32(o + I, a1), vst1q_f32(o + 2 * (size_t)I, a2), vst1q_f32(o + 3 * (size_t)I, a3);
-        return;
-    }
     const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip); /* the lanes from skip on */
     vstrwq_p_f32(o, a0, p); /* rows past nr: their out row is another's or past dx, not stored */
     if (nr > 1) vstrwq_p_f32(o + I, a1, p);
     if (nr > 2) vstrwq_p_f32(o + 2 * (size_t)I, a2, p);
     if (nr > 3) vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
+}
+
+/* dx[b, i] += Σ_u dy[b, u]·W[u, i]: four rows by four inputs (columns as in dw_rows) */
+static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, float *dx, uint32_t B, uint32_t I, uint32_t U)
+{
+    uint32_t b = 0;
+    for (; b + 4 <= B; b += 4)
+        for (uint32_t c4 = 0; c4 < I; c4 += 4) {
+            const uint32_t c = c4 + 4 > I ? I - 4 : c4;
+            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, 4, U, I, c4 - c, 1);
+        }
+    if (b < B)
+        for (uint32_t c4 = 0; c4 < I; c4 += 4) {
+            const uint32_t c = c4 + 4 > I ? I - 4 : c4;
+            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, B - b, U, I, c4 - c, 0);
+        }
 }
 
 /* dW rows u..u + nr - 1, four inputs at a time (I >= 4; a last partial four overlaps the one
@@ -224,7 +258,7 @@ static inline __attribute__((always_inline)) void dw_rows(const float *x, const 
 }
 
 /* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 */
-static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
+static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
 {
     uint32_t u = 0;
     for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6);
@@ -262,12 +296,7 @@ void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *d
         if (dw) block_scalar(dy, 1, U, x, I, B, dw, I, U, I);
     } else {
         mt_mve_flags_clear(); /* and again after a block that took the scalar path */
-        if (dx)
-            for (uint32_t b = 0; b < B; b += 4) /* four rows of dx by four inputs, columns as in dw_mve */
-                for (uint32_t c4 = 0; c4 < I; c4 += 4) {
-                    const uint32_t c = c4 + 4 > I ? I - 4 : c4;
-                    dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, B - b < 4 ? B - b : 4, U, I, c4 - c);
-                }
+        if (dx) dx_mve(w, dy, dx, B, I, U);
         if (dw) dw_mve(x, dy, dw, B, I, U);
     }
     if (dbias) bias_mve(dy, dbias, B, U);
