@@ -47,9 +47,10 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
     if (mt_mve_flushed(none, none, none, none)) mt_op_dense_f32_forward(x, w, bias, y, B, I, U); /* the reference */
 }
 
-/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c] */
-static void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms, uint32_t K, float *out,
-                         size_t os, uint32_t R, uint32_t C)
+/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c]
+ * (one copy, not one per block shape: it runs only where MVE flushed a subnormal) */
+static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms,
+                                                   uint32_t K, float *out, size_t os, uint32_t R, uint32_t C)
 {
     for (uint32_t r = 0; r < R; ++r)
         for (uint32_t c = 0; c < C; ++c) {
@@ -231,7 +232,8 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
 }
 
 /* dx[b, i] += Σ_u dy[b, u]·W[u, i]: four rows by four inputs (columns as in dw_rows) */
-static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, float *dx, uint32_t B, uint32_t I, uint32_t U)
+static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, float *dx, uint32_t B, uint32_t I,
+                                              uint32_t U)
 {
     uint32_t b = 0;
     for (; b + 4 <= B; b += 4)
@@ -258,7 +260,8 @@ static inline __attribute__((always_inline)) void dw_rows(const float *x, const 
 }
 
 /* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 */
-static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
+static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
+                                              uint32_t U)
 {
     uint32_t u = 0;
     for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6);
