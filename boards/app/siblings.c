@@ -69,9 +69,9 @@ static int same(const float *a, const float *b, size_t n)
 #endif
 
 #if MT_SCALAR_SIBLINGS
-#define MAXB 9
-#define MAXI 37
-#define MAXU 13
+#define MAXB 16
+#define MAXI 64
+#define MAXU 16
 static float x[MAXB * MAXI], w[MAXU * MAXI], bias[MAXU], dy[MAXB * MAXU];
 static float y0[MAXB * MAXU], y1[MAXB * MAXU], dx0[MAXB * MAXI], dx1[MAXB * MAXI];
 static float dw0[MAXU * MAXI], dw1[MAXU * MAXI], db0[MAXU], db1[MAXU];
@@ -79,10 +79,13 @@ static float dw0[MAXU * MAXI], dw1[MAXU * MAXI], db0[MAXU], db1[MAXU];
 static float acc[MAXI];
 #endif
 
-/* tiny: scale the data into the subnormal range's neighbourhood */
-static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws)
+/* tiny: scale the data into the subnormal range's neighbourhood; spike: ordinary data but
+ * for one column of x and one row of dy whose sums are subnormal (some blocks redo theirs) */
+static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int spike)
 {
     fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
+    for (uint32_t b = 0; spike && b < B; ++b) x[(size_t)b * I + I / 2] *= 1e-39f; /* dW's column I / 2 */
+    for (uint32_t u = 0; spike && u < U; ++u) dy[(size_t)(B / 3) * U + u] *= 1e-39f; /* dx's row B / 3 */
     mt_op_dense_f32_forward(x, w, bias, y0, B, I, U);
 #if MT_MVE_KERNELS
     mt_op_dense_f32_forward_mve(x, w, bias, y1, B, I, U);
@@ -90,7 +93,8 @@ static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws)
     mt_op_dense_f32_forward_blocked(x, w, bias, y1, B, I, U);
 #endif
     check(same(y0, y1, (size_t)B * U), "dense forward");
-    fill(dx0, (size_t)B * I, 0.5f), fill(dw0, (size_t)U * I, 0.5f), fill(db0, U, 0.5f);
+    const float gs = xs < 1e-10f || spike ? 0.0f : 0.5f; /* gradients from 0, where a flushed sum shows */
+    fill(dx0, (size_t)B * I, gs), fill(dw0, (size_t)U * I, gs), fill(db0, U, gs);
     memcpy(dx1, dx0, sizeof(float) * B * I), memcpy(dw1, dw0, sizeof(float) * U * I), memcpy(db1, db0, sizeof(float) * U);
     mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
 #if MT_MVE_KERNELS
@@ -152,11 +156,13 @@ int main(void)
 {
     mt_board_init();
 #if MT_SCALAR_SIBLINGS
-    static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8}, {4, 16, 10}, {9, 37, 13}, {5, 3, 7}, {8, 32, 4}};
+    static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8},  {4, 16, 10}, {9, 37, 13}, {5, 3, 7},
+                                         {8, 32, 4}, {1, 12, 5}, {3, 6, 3},   {16, 64, 16}, {7, 5, 11}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f);
-        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f); /* products below 2^-126 */
-        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f);   /* subnormal inputs */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f, 0); /* products below 2^-126 */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f, 0);   /* subnormal inputs */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 1);     /* one block's worth */
     }
     for (int depthwise = 0; depthwise < 2; ++depthwise)
         for (uint32_t stride = 1; stride <= 2; ++stride) {

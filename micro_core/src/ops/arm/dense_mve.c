@@ -47,9 +47,10 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
     if (mt_mve_flushed(none, none, none, none)) mt_op_dense_f32_forward(x, w, bias, y, B, I, U); /* the reference */
 }
 
-/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c] */
-static void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms, uint32_t K, float *out,
-                         size_t os, uint32_t R, uint32_t C)
+/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c]
+ * (one copy, not one per block shape: it runs only where MVE flushed a subnormal) */
+static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms,
+                                                   uint32_t K, float *out, size_t os, uint32_t R, uint32_t C)
 {
     for (uint32_t r = 0; r < R; ++r)
         for (uint32_t c = 0; c < C; ++c) {
@@ -59,122 +60,214 @@ static void block_scalar(const float *g, size_t gs, size_t gk, const float *m, s
         }
 }
 
+/* one term of a sum in the loops below: a += q5 (or q7)·t, the product rounded in q6 */
+#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
+/* the block's final += of row a: a = out row + a, the next row of out one stride on */
+#define MT_PLUS_OUT(a) "vldrw.u32 q5, [%[op]]\n\tadd %[op], %[os]\n\tvadd.f32 %q[" a "], q5, %q[" a "]\n\t"
+
 /*
- * out[R x C] += Σ_k g[r·gs + k·gk]·m[k·ms + c], each sum from 0 in ascending k: blocks of
- * 2 rows x 8 columns (lanes across columns, m rows contiguous), the final += in registers,
- * then FPSCR decides between the vector result and the block's scalar sums.
- *   dx: rows b, g = dy (gs = U, gk = 1), m = W (ms = I), K = U
- *   dW: rows u, g = dy (gs = 1, gk = U), m = x (ms = I), K = B
+ * dW[u + j, c..c+3] += Σ_b dy[b, u + j]·x[b, c..c+3] for j < nr (6, 4, 2 or 1), each sum from
+ * 0 in ascending b, the lanes from skip on stored. Per b one VLDRW of x, the nr values of dy
+ * side by side (LDRD pairs) and a VMUL and a VADD per row: 19 instructions for 24 MACs with
+ * six rows. The whole block is one asm (the compiler spilled registers in C; .if keeps one
+ * text for every nr), up to the read of FPSCR: a flushed subnormal sends the block to the
+ * reference's scalar sums before anything is stored.
  */
-static void grad_mve(const float *g, size_t gs, size_t gk, const float *m, size_t ms, uint32_t K, float *out,
-                     size_t os, uint32_t R, uint32_t C)
+static inline __attribute__((always_inline)) void dw_block(const float *g, const float *m, float *o, uint32_t B,
+                                                           uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip)
 {
-    mt_mve_flags_clear(); /* and again after a block that took the scalar path */
-    for (uint32_t r = 0; r < R; r += 2) {
-        const uint32_t nr = R - r < 2 ? R - r : 2;
-        const float *g0 = g + r * gs, *g1 = nr > 1 ? g0 + gs : g0;
-        for (uint32_t c = 0; c < C; c += 8) {
-            const uint32_t nc = C - c < 8 ? C - c : 8;
-            const mve_pred16_t p0 = vctp32q(nc), p1 = vctp32q(nc > 4 ? nc - 4 : 0);
-            float32x4_t a00 = vdupq_n_f32(0.0f), a01 = a00, a10 = a00, a11 = a00;
-            const float *mc = m + c;
-            if (nc == 8 && nr == 2 && K > 0) {
-                /* the whole block in a low-overhead loop (the compiler spilled registers here):
-                 * per term two VLDRW of m, the two g values (dx: two rows, post-incremented;
-                 * dW: side by side, one LDRD), four VMUL into a temporary and VADD */
-                const uint32_t mstep = (uint32_t)(ms * sizeof(float)), gstep = (uint32_t)(gk * sizeof(float));
-                const float *ga = g0, *gb = g1;
-                uint32_t t0, t1;
-                if (gs == 1)
-                    __asm volatile(
-                        "dls lr, %[n]\n"
-                        "1:\n\t"
-                        "vldrw.u32 q5, [%[mc]]\n\t"
-                        "vldrw.u32 q7, [%[mc], #16]\n\t"
-                        "add %[mc], %[mstep]\n\t"
-                        "ldrd %[t0], %[t1], [%[ga]]\n\t"
-                        "add %[ga], %[gstep]\n\t"
-                        "vmul.f32 q6, q5, %[t0]\n\t"
-                        "vadd.f32 %q[a00], %q[a00], q6\n\t"
-                        "vmul.f32 q6, q7, %[t0]\n\t"
-                        "vadd.f32 %q[a01], %q[a01], q6\n\t"
-                        "vmul.f32 q6, q5, %[t1]\n\t"
-                        "vadd.f32 %q[a10], %q[a10], q6\n\t"
-                        "vmul.f32 q6, q7, %[t1]\n\t"
-                        "vadd.f32 %q[a11], %q[a11], q6\n\t"
-                        "le lr, 1b\n"
-                        : [a00] "+w"(a00), [a01] "+w"(a01), [a10] "+w"(a10), [a11] "+w"(a11), [mc] "+r"(mc),
-                          [ga] "+r"(ga), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                        : [n] "r"(K), [mstep] "r"(mstep), [gstep] "r"(gstep)
-                        : "q5", "q6", "q7", "lr", "memory");
-                else
-                    __asm volatile(
-                        "dls lr, %[n]\n"
-                        "1:\n\t"
-                        "vldrw.u32 q5, [%[mc]]\n\t"
-                        "vldrw.u32 q7, [%[mc], #16]\n\t"
-                        "add %[mc], %[mstep]\n\t"
-                        "ldr %[t0], [%[ga]], #4\n\t"
-                        "ldr %[t1], [%[gb]], #4\n\t"
-                        "vmul.f32 q6, q5, %[t0]\n\t"
-                        "vadd.f32 %q[a00], %q[a00], q6\n\t"
-                        "vmul.f32 q6, q7, %[t0]\n\t"
-                        "vadd.f32 %q[a01], %q[a01], q6\n\t"
-                        "vmul.f32 q6, q5, %[t1]\n\t"
-                        "vadd.f32 %q[a10], %q[a10], q6\n\t"
-                        "vmul.f32 q6, q7, %[t1]\n\t"
-                        "vadd.f32 %q[a11], %q[a11], q6\n\t"
-                        "le lr, 1b\n"
-                        : [a00] "+w"(a00), [a01] "+w"(a01), [a10] "+w"(a10), [a11] "+w"(a11), [mc] "+r"(mc),
-                          [ga] "+r"(ga), [gb] "+r"(gb), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                        : [n] "r"(K), [mstep] "r"(mstep)
-                        : "q5", "q6", "q7", "lr", "memory");
-            } else {
-                for (uint32_t k = 0; k < K; ++k, mc += ms) {
-                    const float32x4_t v0 = vldrwq_z_f32(mc, p0), v1 = vldrwq_z_f32(mc + 4, p1);
-                    const float d0 = g0[k * gk], d1 = g1[k * gk];
-                    a00 = vaddq_f32(a00, vmulq_n_f32(v0, d0));
-                    a01 = vaddq_f32(a01, vmulq_n_f32(v1, d0));
-                    a10 = vaddq_f32(a10, vmulq_n_f32(v0, d1));
-                    a11 = vaddq_f32(a11, vmulq_n_f32(v1, d1));
-                }
-            }
-            float *o0 = out + r * os + c, *o1 = o0 + os;
-            if (nc == 8 && nr == 2) { /* a whole block: plain loads and stores */
-                a00 = vaddq_f32(vld1q_f32(o0), a00);
-                a01 = vaddq_f32(vld1q_f32(o0 + 4), a01);
-                a10 = vaddq_f32(vld1q_f32(o1), a10);
-                a11 = vaddq_f32(vld1q_f32(o1 + 4), a11);
-                if (mt_mve_flushed(a00, a01, a10, a11)) {
-                    block_scalar(g0, gs, gk, m + c, ms, K, o0, os, nr, nc);
-                    mt_mve_flags_clear();
-                    continue;
-                }
-                vst1q_f32(o0, a00);
-                vst1q_f32(o0 + 4, a01);
-                vst1q_f32(o1, a10);
-                vst1q_f32(o1 + 4, a11);
-                continue;
-            }
-            a00 = vaddq_f32(vldrwq_z_f32(o0, p0), a00);
-            a01 = vaddq_f32(vldrwq_z_f32(o0 + 4, p1), a01);
-            if (nr > 1) {
-                a10 = vaddq_f32(vldrwq_z_f32(o1, p0), a10);
-                a11 = vaddq_f32(vldrwq_z_f32(o1 + 4, p1), a11);
-            }
-            if (mt_mve_flushed(a00, a01, a10, a11)) {
-                block_scalar(g0, gs, gk, m + c, ms, K, o0, os, nr, nc);
-                mt_mve_flags_clear();
-                continue;
-            }
-            vstrwq_p_f32(o0, a00, p0);
-            vstrwq_p_f32(o0 + 4, a01, p1);
-            if (nr > 1) {
-                vstrwq_p_f32(o1, a10, p0);
-                vstrwq_p_f32(o1 + 4, a11, p1);
-            }
-        }
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+    const float *gp = g, *xp = m;
+    float *op = o;
+    uint32_t t0, t1;
+    __asm volatile("wls lr, %[n], 2f\n"
+                   "1:\n\t"
+                   "vldrw.u32 q5, [%[xp]]\n\t"
+                   "add %[xp], %[os]\n\t"
+                   ".if %c[nr] == 1\n\t"
+                   "ldr %[t0], [%[gp]]\n\t"
+                   ".else\n\t"
+                   "ldrd %[t0], %[t1], [%[gp]]\n\t"
+                   ".endif\n\t"
+                   MT_MULADD("q5", "a0", "t0")
+                   ".if %c[nr] >= 2\n\t"
+                   MT_MULADD("q5", "a1", "t1")
+                   ".endif\n\t"
+                   ".if %c[nr] >= 4\n\t"
+                   "ldrd %[t0], %[t1], [%[gp], #8]\n\t"
+                   MT_MULADD("q5", "a2", "t0")
+                   MT_MULADD("q5", "a3", "t1")
+                   ".endif\n\t"
+                   ".if %c[nr] >= 6\n\t"
+                   "ldrd %[t0], %[t1], [%[gp], #16]\n\t"
+                   MT_MULADD("q5", "a4", "t0")
+                   MT_MULADD("q5", "a5", "t1")
+                   ".endif\n\t"
+                   "add %[gp], %[gs]\n\t"
+                   "le lr, 1b\n"
+                   "2:\n\t"
+                   MT_PLUS_OUT("a0")
+                   ".if %c[nr] >= 2\n\t"
+                   MT_PLUS_OUT("a1")
+                   ".endif\n\t"
+                   ".if %c[nr] >= 4\n\t"
+                   MT_PLUS_OUT("a2")
+                   MT_PLUS_OUT("a3")
+                   ".endif\n\t"
+                   ".if %c[nr] >= 6\n\t"
+                   MT_PLUS_OUT("a4")
+                   MT_PLUS_OUT("a5")
+                   ".endif\n\t"
+                   "vmrs %[t0], fpscr\n"
+                   : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [a4] "+w"(a4), [a5] "+w"(a5),
+                     [gp] "+r"(gp), [xp] "+r"(xp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                   : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr)
+                   : "q5", "q6", "lr", "memory");
+    if (t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) {
+        block_scalar(g, 1, U, m + skip, I, B, o + skip, I, nr, 4 - skip);
+        mt_mve_flags_clear();
+        return;
     }
+    if (skip) { /* only the lanes from skip on */
+        const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip);
+        vstrwq_p_f32(o, a0, p);
+        if (nr >= 2) vstrwq_p_f32(o + I, a1, p);
+        if (nr >= 4) vstrwq_p_f32(o + 2 * (size_t)I, a2, p), vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
+        if (nr >= 6) vstrwq_p_f32(o + 4 * (size_t)I, a4, p), vstrwq_p_f32(o + 5 * (size_t)I, a5, p);
+        return;
+    }
+    vst1q_f32(o, a0);
+    if (nr >= 2) vst1q_f32(o + I, a1);
+    if (nr >= 4) vst1q_f32(o + 2 * (size_t)I, a2), vst1q_f32(o + 3 * (size_t)I, a3);
+    if (nr >= 6) vst1q_f32(o + 4 * (size_t)I, a4), vst1q_f32(o + 5 * (size_t)I, a5);
+}
+
+/*
+ * dx[b + j, c..c+3] += Σ_u dy[b + j, u]·W[u, c..c+3] for j < nr (up to four; the rows past
+ * nr repeat the last one), each sum from 0 in ascending u, the lanes from skip on stored. Two
+ * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VMUL and a
+ * VADD: 25 instructions for 32 MACs; an odd last term after the loop (asm as in dw_block).
+ */
+static inline __attribute__((always_inline)) void dx_block(const float *dy, const float *w, float *o, uint32_t nr,
+                                                           uint32_t U, uint32_t I, uint32_t skip, const int full)
+{
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    const float *g0 = dy, *g1 = nr > 1 ? g0 + U : g0, *g2 = nr > 2 ? g1 + U : g1, *g3 = nr > 3 ? g2 + U : g2;
+    const float *wp = w;
+    float *op = o;
+    uint32_t t0, t1, t2, t3;
+    __asm volatile("lsrs %[t0], %[U], #1\n\t"
+                   "wls lr, %[t0], 2f\n"
+                   "1:\n\t"
+                   "vldrw.u32 q5, [%[wp]]\n\t"
+                   "add %[wp], %[os]\n\t"
+                   "vldrw.u32 q7, [%[wp]]\n\t"
+                   "add %[wp], %[os]\n\t"
+                   "ldrd %[t0], %[t1], [%[g0]], #8\n\t"
+                   "ldrd %[t2], %[t3], [%[g1]], #8\n\t"
+                   MT_MULADD("q5", "a0", "t0")
+                   MT_MULADD("q7", "a0", "t1")
+                   "ldrd %[t0], %[t1], [%[g2]], #8\n\t"
+                   MT_MULADD("q5", "a1", "t2")
+                   MT_MULADD("q7", "a1", "t3")
+                   "ldrd %[t2], %[t3], [%[g3]], #8\n\t"
+                   MT_MULADD("q5", "a2", "t0")
+                   MT_MULADD("q7", "a2", "t1")
+                   MT_MULADD("q5", "a3", "t2")
+                   MT_MULADD("q7", "a3", "t3")
+                   "le lr, 1b\n"
+                   "2:\n\t"
+                   "lsls %[t0], %[U], #31\n\t"
+                   "beq 3f\n\t"
+                   "vldrw.u32 q5, [%[wp]]\n\t"
+                   "ldr %[t0], [%[g0]]\n\t"
+                   "ldr %[t1], [%[g1]]\n\t"
+                   "ldr %[t2], [%[g2]]\n\t"
+                   "ldr %[t3], [%[g3]]\n\t"
+                   MT_MULADD("q5", "a0", "t0")
+                   MT_MULADD("q5", "a1", "t1")
+                   MT_MULADD("q5", "a2", "t2")
+                   MT_MULADD("q5", "a3", "t3")
+                   "3:\n\t"
+                   ".if %c[full]\n\t" /* four rows of dx: the final += and FPSCR here, as in dw_block */
+                   MT_PLUS_OUT("a0")
+                   MT_PLUS_OUT("a1")
+                   MT_PLUS_OUT("a2")
+                   MT_PLUS_OUT("a3")
+                   "vmrs %[t0], fpscr\n\t"
+                   ".endif\n"
+                   : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),
+                     [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                     [t2] "=&r"(t2), [t3] "=&r"(t3)
+                   : [U] "r"(U), [os] "r"(I * sizeof(float)), [full] "n"(full)
+                   : "q5", "q6", "q7", "lr", "cc", "memory");
+    if (full) {
+        if (t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) {
+            block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, 4, 4 - skip);
+            mt_mve_flags_clear();
+        } else if (!skip) {
+            vst1q_f32(o, a0), vst1q_f32(o + I, a1), vst1q_f32(o + 2 * (size_t)I, a2), vst1q_f32(o + 3 * (size_t)I, a3);
+        } else {
+            const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip); /* the lanes from skip on */
+            vstrwq_p_f32(o, a0, p), vstrwq_p_f32(o + I, a1, p);
+            vstrwq_p_f32(o + 2 * (size_t)I, a2, p), vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
+        }
+        return;
+    }
+    /* fewer rows: the final += in C, the rows past nr have no out row to read */
+    a0 = vaddq_f32(vld1q_f32(o), a0);
+    if (nr > 1) a1 = vaddq_f32(vld1q_f32(o + I), a1);
+    if (nr > 2) a2 = vaddq_f32(vld1q_f32(o + 2 * (size_t)I), a2);
+    if (nr > 3) a3 = vaddq_f32(vld1q_f32(o + 3 * (size_t)I), a3);
+    if (mt_mve_flushed(a0, a1, a2, a3)) {
+        block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, nr, 4 - skip);
+        mt_mve_flags_clear();
+        return;
+    }
+    const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip); /* the lanes from skip on */
+    vstrwq_p_f32(o, a0, p); /* rows past nr: their out row is another's or past dx, not stored */
+    if (nr > 1) vstrwq_p_f32(o + I, a1, p);
+    if (nr > 2) vstrwq_p_f32(o + 2 * (size_t)I, a2, p);
+    if (nr > 3) vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
+}
+
+/* dx[b, i] += Σ_u dy[b, u]·W[u, i]: four rows by four inputs (columns as in dw_rows) */
+static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, float *dx, uint32_t B, uint32_t I,
+                                              uint32_t U)
+{
+    uint32_t b = 0;
+    for (; b + 4 <= B; b += 4)
+        for (uint32_t c4 = 0; c4 < I; c4 += 4) {
+            const uint32_t c = c4 + 4 > I ? I - 4 : c4;
+            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, 4, U, I, c4 - c, 1);
+        }
+    if (b < B)
+        for (uint32_t c4 = 0; c4 < I; c4 += 4) {
+            const uint32_t c = c4 + 4 > I ? I - 4 : c4;
+            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, B - b, U, I, c4 - c, 0);
+        }
+}
+
+/* dW rows u..u + nr - 1, four inputs at a time (I >= 4; a last partial four overlaps the one
+ * before and stores only its new columns) */
+static inline __attribute__((always_inline)) void dw_rows(const float *x, const float *dy, float *dw, uint32_t B,
+                                                          uint32_t I, uint32_t U, const uint32_t nr)
+{
+    for (uint32_t c4 = 0; c4 < I; c4 += 4) {
+        const uint32_t c = c4 + 4 > I ? I - 4 : c4;
+        dw_block(dy, x + c, dw + c, B, U, I, nr, c4 - c);
+    }
+}
+
+/* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 */
+static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
+                                              uint32_t U)
+{
+    uint32_t u = 0;
+    for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6);
+    if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4), u += 4;
+    if (u + 2 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 2), u += 2;
+    if (u < U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 1);
 }
 
 /* dbias[u] += Σ_b dy[b, u], each sum from 0 in ascending b: lanes across four units */
@@ -201,8 +294,14 @@ static void bias_mve(const float *dy, float *dbias, uint32_t B, uint32_t U)
 void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
                                   float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
-    if (dx) grad_mve(dy, U, 1, w, I, U, dx, I, B, I);
-    if (dw) grad_mve(dy, 1, U, x, I, B, dw, I, U, I);
+    if (I < 4) { /* too narrow for a vector of four inputs: the reference's sums */
+        if (dx) block_scalar(dy, U, 1, w, I, U, dx, I, B, I);
+        if (dw) block_scalar(dy, 1, U, x, I, B, dw, I, U, I);
+    } else {
+        mt_mve_flags_clear(); /* and again after a block that took the scalar path */
+        if (dx) dx_mve(w, dy, dx, B, I, U);
+        if (dw) dw_mve(x, dy, dw, B, I, U);
+    }
     if (dbias) bias_mve(dy, dbias, B, U);
 }
 #else
