@@ -24,55 +24,85 @@
 
 #if MT_SCALAR_SIBLINGS
 
+#if defined(__GNUC__)
+#define MT_DW_NOINLINE __attribute__((noinline)) /* run_all's loop keeps its registers */
+#else
+#define MT_DW_NOINLINE
+#endif
+
 /* A run's sums for channels [0, n), n <= 4, in C (the arithmetic of vfp_depthwise.h). Offsets
  * instead of pointers: a row's last step may point outside the tensor. */
-static void run_c(const mt_dw_run *r, uint32_t n)
+MT_DW_NOINLINE static void run_c(const mt_dw_run *r, uint32_t n)
 {
     const char *a = (const char *)r->a, *b = (const char *)r->b;
     char *d = (char *)r->dst;
     ptrdiff_t pa = 0, pb = 0, pd = 0;
-    for (uint32_t p = 0; p < r->pixels; ++p, pa += r->ap, pb += r->bp, pd += r->dstep) {
-        float *dst = (float *)(d + pd), s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (r->flags & MT_DW_LOAD)
-            for (uint32_t j = 0; j < n; ++j) s[j] = dst[j];
-        ptrdiff_t oa = pa, ob = pb;
-        for (uint32_t i = 0; i < r->rows; ++i, oa += r->ar, ob += r->br) {
-            float s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
-            for (uint32_t t = 0; t < r->cols; ++t, oa += r->at, ob += r->bt) {
-                const float *u = (const float *)(a + oa), *v = (const float *)(b + ob);
-                if (n == 4) s0 += u[0] * v[0], s1 += u[1] * v[1], s2 += u[2] * v[2], s3 += u[3] * v[3];
-                else {
-                    s0 += u[0] * v[0];
-                    if (n > 1) s1 += u[1] * v[1];
-                    if (n > 2) s2 += u[2] * v[2];
+    for (uint32_t l = 0; l < r->lines; ++l, pa += r->la, pd += r->ld) {
+        for (uint32_t p = 0; p < r->pixels; ++p, pa += r->ap, pb += r->bp, pd += r->dstep) {
+            float *dst = (float *)(d + pd), s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (r->flags & MT_DW_LOAD)
+                for (uint32_t j = 0; j < n; ++j) s[j] = dst[j];
+            ptrdiff_t oa = pa, ob = pb;
+            for (uint32_t i = 0; i < r->rows; ++i, oa += r->ar, ob += r->br) {
+                float s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+                for (uint32_t t = 0; t < r->cols; ++t, oa += r->at, ob += r->bt) {
+                    const float *u = (const float *)(a + oa), *v = (const float *)(b + ob);
+                    if (n == 4) s0 += u[0] * v[0], s1 += u[1] * v[1], s2 += u[2] * v[2], s3 += u[3] * v[3];
+                    else {
+                        s0 += u[0] * v[0];
+                        if (n > 1) s1 += u[1] * v[1];
+                        if (n > 2) s2 += u[2] * v[2];
+                    }
                 }
+                s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
             }
-            s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
-        }
-        for (uint32_t j = 0; j < n; ++j) {
-            float v = r->bias ? s[j] + r->bias[j] : s[j];
-            dst[j] = (r->flags & MT_DW_RELU) && v < 0.0f ? 0.0f : v;
+            for (uint32_t j = 0; j < n; ++j) {
+                float v = r->bias ? s[j] + r->bias[j] : s[j];
+                dst[j] = (r->flags & MT_DW_RELU) && v < 0.0f ? 0.0f : v;
+            }
         }
     }
 }
 
 /* The run on channels [0, C): 8 at a time in assembly where there is, 4 at a time in C. With
- * dw, each block's sums start at +0 and are then added to dw (the weight gradient's sums). */
-static void run_all(const mt_dw_run *r, uint32_t C, float *dw)
+ * dw, each block's sums start at +0 and are then added to dw (the weight gradient's sums).
+ * Leaves r->a, r->b and r->dst moved (the callers set them per run). */
+static void run_all(mt_dw_run *r, uint32_t C, float *dw)
 {
+    const float *a = r->a, *b = r->b, *bias = r->bias;
+    float *d = r->dst, acc[8];
     for (uint32_t c = 0, n; c < C; c += n) {
-        mt_dw_run q = *r;
-        float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        q.a = r->a + c, q.b = r->b + c, q.dst = dw ? acc : r->dst + c, q.bias = r->bias ? r->bias + c : NULL;
+        r->a = a + c, r->b = b + c, r->dst = dw ? acc : d + c, r->bias = bias ? bias + c : NULL;
+        if (dw)
+            for (uint32_t j = 0; j < 8; ++j) acc[j] = 0.0f;
         n = C - c < 4 ? C - c : 4;
 #if MT_VFP_DW
-        if (C - c >= 8 && q.rows && q.cols && q.pixels) n = 8, mt_vfp_dw_run(&q);
+        if (C - c >= 8 && r->rows && r->cols && r->pixels) n = 8, mt_vfp_dw_run(r);
         else
 #endif
-            run_c(&q, n);
+            run_c(r, n);
         if (dw)
             for (uint32_t j = 0; j < n; ++j) dw[c + j] += acc[j];
     }
+    r->bias = bias;
+}
+
+/* [*lo, *hi): the outputs along an axis whose every tap is in bounds */
+static void interior(uint32_t O, uint32_t K, uint32_t S, uint32_t P, uint32_t size, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t e0, e1;
+    mt_spatial_in_bounds(O, 0, S, P, size, lo, hi);
+    mt_spatial_in_bounds(O, K - 1, S, P, size, &e0, &e1);
+    *lo = e0 > *lo ? e0 : *lo, *hi = e1 < *hi ? e1 : *hi;
+}
+
+/* The outputs o, o + 1, ... (*n of them) along an axis that read the same taps [*k0, *k1):
+ * the interior [lo, hi) from its first, else one */
+static void segment(uint32_t o, uint32_t lo, uint32_t hi, uint32_t S, uint32_t P, uint32_t K, uint32_t size,
+                    uint32_t *n, uint32_t *k0, uint32_t *k1)
+{
+    if (o == lo && hi > lo) *n = hi - lo, *k0 = 0, *k1 = K;
+    else *n = 1, mt_spatial_tap_range(o, S, P, K, size, k0, k1);
 }
 
 void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y,
@@ -80,25 +110,21 @@ void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, con
 {
     const uint32_t C = g->C;
     const int32_t cb = (int32_t)(C * sizeof(float));
-    /* [lo, hi): the outputs of a row whose every column tap is in bounds */
-    uint32_t lo, hi, e0, e1;
-    mt_spatial_in_bounds(g->OW, 0, g->SW, g->PL, g->W, &lo, &hi);
-    mt_spatial_in_bounds(g->OW, g->KW - 1, g->SW, g->PL, g->W, &e0, &e1);
-    lo = e0 > lo ? e0 : lo, hi = e1 < hi ? e1 : hi;
+    uint32_t lh, hh, lw, hw;
+    interior(g->OH, g->KH, g->SH, g->PT, g->H, &lh, &hh);
+    interior(g->OW, g->KW, g->SW, g->PL, g->W, &lw, &hw);
     mt_dw_run r;
     r.at = r.bt = cb, r.ap = (int32_t)g->SW * cb, r.bp = 0, r.dstep = cb, r.bias = bias;
     r.flags = g->activation == MT_FUSED_RELU ? MT_DW_RELU : 0u;
+    /* a rectangle of outputs per run: the interior, the edges' runs, the corners */
     for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh) {
-            uint32_t kh0, kh1;
-            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-            r.rows = kh1 - kh0;
-            for (uint32_t ow = 0; ow < g->OW; ow += r.pixels) {
-                uint32_t kw0 = 0, kw1 = g->KW;
-                r.pixels = hi - ow;
-                if (ow != lo || hi <= lo) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1), r.pixels = 1;
-                r.cols = kw1 - kw0;
+        for (uint32_t oh = 0, nh, kh0, kh1; oh < g->OH; oh += nh) {
+            segment(oh, lh, hh, g->SH, g->PT, g->KH, g->H, &nh, &kh0, &kh1);
+            for (uint32_t ow = 0, nw, kw0, kw1; ow < g->OW; ow += nw) {
+                segment(ow, lw, hw, g->SW, g->PL, g->KW, g->W, &nw, &kw0, &kw1);
+                r.rows = kh1 - kh0, r.cols = kw1 - kw0, r.pixels = nw, r.lines = nh;
                 r.ar = (int32_t)(g->W - r.cols) * cb, r.br = (int32_t)(g->KW - r.cols) * cb;
+                r.la = (int32_t)(g->SH * g->W) * cb - (int32_t)nw * r.ap, r.ld = (int32_t)(g->OW - nw) * cb;
                 r.a = r.rows && r.cols ? x + (((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W +
                                               ow * g->SW + kw0 - g->PL) * C
                                        : x;
@@ -118,6 +144,20 @@ static uint32_t readers(uint32_t i, uint32_t K, uint32_t S, uint32_t P, uint32_t
     const uint32_t hi = v / S + 1 < O ? v / S + 1 : O;
     *o0 = lo, *k0 = v - lo * S;
     return hi > lo ? hi - lo : 0;
+}
+
+/* readers() of i, and in *n how many of i, i + S, ... read the same taps from outputs one
+ * apart: those away from the edges (unclamped) do */
+static uint32_t gather(uint32_t i, uint32_t K, uint32_t S, uint32_t P, uint32_t O, uint32_t size, uint32_t *n,
+                       uint32_t *o0, uint32_t *k0)
+{
+    const uint32_t count = readers(i, K, S, P, O, o0, k0), v = i + P;
+    *n = 1;
+    if (count && v + 1 >= K && v / S < O) {
+        const uint32_t last = S * O - 1 - P;
+        *n = ((last < size - 1 ? last : size - 1) - i) / S + 1;
+    }
+    return count;
 }
 
 /* dz = dy·[y > 0] in place and dbias += Σ_p dz (ReLU's derivative and the bias gradient) */
@@ -155,33 +195,29 @@ void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, co
     r.bias = NULL, r.flags = MT_DW_LOAD;
     if (dx) {
         r.at = cb, r.bt = -(int32_t)g->SW * cb, r.ap = cb, r.bp = 0, r.dstep = (int32_t)g->SW * cb;
+        /* each residue of ih mod SH and of iw mod SW in turn: along it, the pixels away from
+         * the edges read the same taps, from outputs one apart: one run */
         for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t ih = 0; ih < g->H; ++ih) {
-                uint32_t oh0, kh0, ow0, kw0;
-                if (!(r.rows = readers(ih, g->KH, g->SH, g->PT, g->OH, &oh0, &kh0))) continue;
-                /* each residue of iw mod SW in turn: along it, the pixels away from the edges
-                 * (the unclamped ones) read the same taps, from outputs one apart: one run */
-                for (uint32_t iw0 = 0; iw0 < g->SW && iw0 < g->W; ++iw0)
-                    for (uint32_t iw = iw0; iw < g->W; iw += g->SW * r.pixels) {
-                        r.pixels = 1;
-                        if (!(r.cols = readers(iw, g->KW, g->SW, g->PL, g->OW, &ow0, &kw0))) continue;
-                        const uint32_t v = iw + g->PL;
-                        if (v + 1 >= g->KW && v / g->SW < g->OW) {
-                            const uint32_t last = g->SW * g->OW - 1 - g->PL;
-                            r.pixels = ((last < g->W - 1 ? last : g->W - 1) - iw) / g->SW + 1;
+            for (uint32_t ih0 = 0; ih0 < g->SH && ih0 < g->H; ++ih0)
+                for (uint32_t ih = ih0, nh, oh0, kh0; ih < g->H; ih += g->SH * nh) {
+                    if (!(r.rows = gather(ih, g->KH, g->SH, g->PT, g->OH, g->H, &nh, &oh0, &kh0))) continue;
+                    for (uint32_t iw0 = 0; iw0 < g->SW && iw0 < g->W; ++iw0)
+                        for (uint32_t iw = iw0, nw, ow0, kw0; iw < g->W; iw += g->SW * nw) {
+                            if (!(r.cols = gather(iw, g->KW, g->SW, g->PL, g->OW, g->W, &nw, &ow0, &kw0))) continue;
+                            r.pixels = nw, r.lines = nh;
+                            r.ar = (int32_t)(g->OW - r.cols) * cb;
+                            r.br = -(int32_t)(g->SH * g->KW) * cb - (int32_t)r.cols * r.bt;
+                            r.la = (int32_t)(g->OW - nw) * cb, r.ld = (int32_t)(g->SH * g->W) * cb - (int32_t)nw * r.dstep;
+                            r.a = dy + (((size_t)b * g->OH + oh0) * g->OW + ow0) * C;
+                            r.b = w + ((size_t)kh0 * g->KW + kw0) * C;
+                            r.dst = dx + (((size_t)b * g->H + ih) * g->W + iw) * C;
+                            run_all(&r, C, NULL);
                         }
-                        r.ar = (int32_t)(g->OW - r.cols) * cb;
-                        r.br = -(int32_t)(g->SH * g->KW) * cb - (int32_t)r.cols * r.bt;
-                        r.a = dy + (((size_t)b * g->OH + oh0) * g->OW + ow0) * C;
-                        r.b = w + ((size_t)kh0 * g->KW + kw0) * C;
-                        r.dst = dx + (((size_t)b * g->H + ih) * g->W + iw) * C;
-                        run_all(&r, C, NULL);
-                    }
-            }
+                }
     }
     if (dw) {
         r.at = cb, r.bt = (int32_t)g->SW * cb, r.ap = (int32_t)(g->OH * g->OW) * cb;
-        r.bp = (int32_t)(g->H * g->W) * cb, r.dstep = 0, r.pixels = B;
+        r.bp = (int32_t)(g->H * g->W) * cb, r.dstep = 0, r.pixels = B, r.lines = 1, r.la = r.ld = 0;
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) {
                 uint32_t oh0, oh1, ow0, ow1;

@@ -6,11 +6,12 @@
  * bits), and the sums never leave s8-s15 between taps. Elsewhere MT_VFP_DW is 0 and the
  * sibling runs its C loop (the same arithmetic, any channel count).
  *
- * A run (mt_dw_run) is `pixels` sums of 8 channels; pixel p's sum is
- *     s = (flags & MT_DW_LOAD ? dst : +0) + Σ_{i < rows} Σ_{t < cols} a[i, t] · b[i, t]
- * with the terms in ascending (i, t), a[i, t] at a + p·ap + i·(cols·at + ar) + t·at bytes and
- * b[i, t] likewise (bp, br, bt); then s += bias (when not NULL), s = s < 0 ? +0 : s (when
- * MT_DW_RELU: -0 and NaN pass), and dst + p·dstep receives s. rows, cols, pixels >= 1.
+ * A run (mt_dw_run) is `lines` lines of `pixels` sums of 8 channels; each sum is
+ *     s = (flags & MT_DW_LOAD ? *dst : +0) + Σ_{i < rows} Σ_{t < cols} a[i, t] · b[i, t]
+ * with the terms in ascending (i, t), a[i, t] at a + i·(cols·at + ar) + t·at bytes and b[i, t]
+ * likewise (br, bt); then s += bias (when not NULL), s = s < 0 ? +0 : s (when MT_DW_RELU: -0
+ * and NaN pass), and dst receives s. After each pixel a, b and dst advance by ap, bp and
+ * dstep bytes, after each line a and dst by la and ld more. rows, cols, pixels, lines >= 1.
  */
 #ifndef MT_OPS_FAST_VFP_DEPTHWISE_H
 #define MT_OPS_FAST_VFP_DEPTHWISE_H
@@ -32,6 +33,9 @@ typedef struct mt_dw_run {
     uint32_t pixels;            /* 48 */
     const float *bias;          /* 52: 8 floats or NULL */
     uint32_t flags;             /* 56: MT_DW_LOAD | MT_DW_RELU */
+    uint32_t lines;             /* 60 */
+    int32_t la, ld;             /* 64, 68: per line, after the pixels' steps */
+    uint32_t left;              /* 72: the assembly's line counter */
 } mt_dw_run;
 
 #if MT_VFP_DOT
@@ -74,6 +78,8 @@ static inline void mt_vfp_dw_run(mt_dw_run *r)
         "ldrd r3, r4, [%[r], #8]\n\t"
         "ldrd r10, r11, [%[r], #16]\n\t"
         "ldr r8, [%[r], #32]\n\t"
+        "ldr r12, [%[r], #60]\n\t"
+        "str r12, [%[r], #72]\n\t"
         "ldr r12, [%[r], #48]\n"
         "1:\n\t"
         "ldrd r1, r2, [%[r], #0]\n\t"
@@ -128,7 +134,20 @@ static inline void mt_vfp_dw_run(mt_dw_run *r)
         "add r6, lr\n\t"
         "strd r5, r6, [%[r], #0]\n\t"
         "subs r12, #1\n\t"
-        "bne 1b\n"
+        "bne 1b\n\t"
+        "ldr r12, [%[r], #72]\n\t"
+        "subs r12, #1\n\t"
+        "beq 8f\n\t"
+        "str r12, [%[r], #72]\n\t"
+        "ldr r5, [%[r], #0]\n\t"
+        "ldr lr, [%[r], #64]\n\t"
+        "add r5, lr\n\t"
+        "str r5, [%[r], #0]\n\t"
+        "ldr lr, [%[r], #68]\n\t"
+        "add r8, lr\n\t"
+        "ldr r12, [%[r], #48]\n\t"
+        "b 1b\n"
+        "8:\n"
         :
         : [r] "r"(r)
         : "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "s8", "s9", "s10", "s11", "s12",
