@@ -7,6 +7,7 @@
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
  * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -174,6 +175,27 @@ static void depthwise_case(uint32_t stride, uint32_t padding, uint32_t activatio
     check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, DW_C),
           "depthwise backward, 20 channels");
 }
+
+/* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
+static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 4, g.W = 5, g.C = g.OC = DW_C - 1, g.KH = g.KW = k, g.SH = g.SW = stride;
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const size_t nx = (size_t)2 * g.H * g.W * g.C, ny = (size_t)2 * g.OH * g.OW * g.C;
+    fill(dx_, nx, 2.0f), fill(dy_0, ny, 1.5f);
+    for (size_t i = 0; i < nx; i += 7) dx_[i] = i % 21 == 0 ? NAN : 1.0f;
+    mt_op_max_pool2d_f32_forward(dx_, dy0_, 2, &g);
+    mt_op_max_pool2d_f32_forward_fast(dx_, dy1_, 2, &g);
+    check(same(dy0_, dy1_, ny), "max pool forward");
+    fill(dx0_, nx, 0.5f);
+    memcpy(dx1_, dx0_, nx * sizeof(float));
+    mt_op_max_pool2d_f32_backward(dx_, dy0_, dy_0, dx0_, 2, &g);
+    mt_op_max_pool2d_f32_backward_fast(dx_, dy0_, dy_0, dx1_, 2, &g);
+    check(same(dx0_, dx1_, nx), "max pool backward");
+}
 #endif
 
 int main(void)
@@ -198,6 +220,9 @@ int main(void)
             depthwise_case(stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f);
             depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f);
         }
+    max_pool_case(2, 2, MT_PADDING_VALID);
+    max_pool_case(3, 2, MT_PADDING_SAME);
+    max_pool_case(3, 1, MT_PADDING_SAME);
 #endif
     puts_("siblings: ");
     put_u32(passed);
