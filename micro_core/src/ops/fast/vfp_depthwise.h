@@ -16,6 +16,7 @@
 #ifndef MT_OPS_FAST_VFP_DEPTHWISE_H
 #define MT_OPS_FAST_VFP_DEPTHWISE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/fast/vfp_dot.h"
@@ -40,6 +41,9 @@ typedef struct mt_dw_run {
 
 #if MT_VFP_DOT
 #define MT_VFP_DW 1
+
+/* the assembly's offsets (compile-time check: a negative array size fails the build) */
+typedef char mt_dw_run_layout[offsetof(mt_dw_run, flags) == 56 && offsetof(mt_dw_run, left) == 72 ? 1 : -1];
 
 /* s(8+j) += s(16+j) · s(24+j), j = 0..7: one tap of 8 channels */
 #define MT_VFP_DW_MLA8 \
