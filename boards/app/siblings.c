@@ -7,6 +7,7 @@
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
  * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -150,6 +151,55 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
     check(same(sdx0, sdx1, nx) && same(sdw0, sdw1, nw) && same(sdb0, sdb1, g.OC),
           depthwise ? "depthwise backward" : "conv backward");
 }
+
+/* DepthwiseConv2D with 20 channels: two 8-channel blocks (assembly on the FPU cores) and 4 more */
+#define DW_C 20
+#define DW_X (2 * 4 * 5 * DW_C)
+static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
+static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
+
+static void depthwise_case(uint32_t stride, uint32_t padding, uint32_t activation, int with_bias, float scale)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 4, g.W = 5, g.C = g.OC = DW_C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const size_t nx = (size_t)2 * g.H * g.W * DW_C, ny = (size_t)2 * g.OH * g.OW * DW_C, nw = 9 * DW_C;
+    const float *b = with_bias ? dwb : NULL;
+    fill(dx_, nx, scale), fill(dww, nw, 1.0f), fill(dwb, DW_C, 0.5f), fill(dy_0, ny, scale);
+    memcpy(dy_1, dy_0, ny * sizeof(float));
+    mt_op_depthwise_conv2d_f32_forward(dx_, dww, b, dy0_, 2, &g);
+    mt_op_depthwise_conv2d_f32_forward_fast(dx_, dww, b, dy1_, 2, &g);
+    check(same(dy0_, dy1_, ny), "depthwise forward, 20 channels");
+    fill(dx0_, nx, 0.5f), fill(dw0_, nw, 0.5f), fill(db0_, DW_C, 0.5f);
+    memcpy(dx1_, dx0_, nx * sizeof(float)), memcpy(dw1_, dw0_, nw * sizeof(float)), memcpy(db1_, db0_, sizeof db0_);
+    mt_op_depthwise_conv2d_f32_backward(dx_, dww, dy0_, dy_0, dx0_, dw0_, with_bias ? db0_ : NULL, 2, &g);
+    mt_op_depthwise_conv2d_f32_backward_fast(dx_, dww, dy0_, dy_1, dx1_, dw1_, with_bias ? db1_ : NULL, 2, &g);
+    check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, DW_C),
+          "depthwise backward, 20 channels");
+}
+
+/* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
+static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 4, g.W = 5, g.C = g.OC = DW_C - 1, g.KH = g.KW = k, g.SH = g.SW = stride;
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const size_t nx = (size_t)2 * g.H * g.W * g.C, ny = (size_t)2 * g.OH * g.OW * g.C;
+    fill(dx_, nx, 2.0f), fill(dy_0, ny, 1.5f);
+    for (size_t i = 0; i < nx; i += 7) dx_[i] = i % 21 == 0 ? NAN : 1.0f;
+    mt_op_max_pool2d_f32_forward(dx_, dy0_, 2, &g);
+    mt_op_max_pool2d_f32_forward_fast(dx_, dy1_, 2, &g);
+    check(same(dy0_, dy1_, ny), "max pool forward");
+    fill(dx0_, nx, 0.5f);
+    memcpy(dx1_, dx0_, nx * sizeof(float));
+    mt_op_max_pool2d_f32_backward(dx_, dy0_, dy_0, dx0_, 2, &g);
+    mt_op_max_pool2d_f32_backward_fast(dx_, dy0_, dy_0, dx1_, 2, &g);
+    check(same(dx0_, dx1_, nx), "max pool backward");
+}
 #endif
 
 int main(void)
@@ -170,6 +220,15 @@ int main(void)
             spatial_case(depthwise, stride, MT_PADDING_VALID, 2.0f);
             spatial_case(depthwise, stride, MT_PADDING_SAME, 1e-39f);
         }
+    for (uint32_t stride = 1; stride <= 2; ++stride)
+        for (int with_bias = 0; with_bias < 2; ++with_bias) {
+            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f);
+            depthwise_case(stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f);
+            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f);
+        }
+    max_pool_case(2, 2, MT_PADDING_VALID);
+    max_pool_case(3, 2, MT_PADDING_SAME);
+    max_pool_case(3, 1, MT_PADDING_SAME);
 #endif
     puts_("siblings: ");
     put_u32(passed);

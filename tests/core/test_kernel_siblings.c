@@ -130,11 +130,7 @@ static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, u
         SIBLING(path, mt_op_depthwise_conv2d_f32_forward, (x, w, b, y1, B, g));
     } else {
         mt_op_max_pool2d_f32_forward(x, y0, B, g);
-#if MT_X86_KERNELS
-        if (path) mt_op_max_pool2d_f32_forward_avx512(x, y1, B, g);
-        else
-#endif
-            mt_op_max_pool2d_f32_forward(x, y1, B, g); /* no portable sibling */
+        SIBLING(path, mt_op_max_pool2d_f32_forward, (x, y1, B, g));
     }
     CHECK(same_bits(y0, y1, ny));
     float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * OC);
@@ -148,11 +144,7 @@ static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, u
         SIBLING(path, mt_op_depthwise_conv2d_f32_backward, (x, w, y0, dy1, dx1, dw1, db1, B, g));
     } else {
         mt_op_max_pool2d_f32_backward(x, y0, dy0, dx0, B, g);
-#if MT_X86_KERNELS
-        if (path) mt_op_max_pool2d_f32_backward_avx512(x, y0, dy1, dx1, B, g);
-        else
-#endif
-            mt_op_max_pool2d_f32_backward(x, y0, dy1, dx1, B, g);
+        SIBLING(path, mt_op_max_pool2d_f32_backward, (x, y0, dy1, dx1, B, g));
     }
     CHECK(same_bits(dy0, dy1, ny)); /* masked in place by the activation's derivative */
     CHECK(same_bits(dx0, dx1, nx));
@@ -207,7 +199,7 @@ static void check_spatial_path(int path)
         for (unsigned seed = 1; seed <= 2; ++seed) {
             check_spatial(path, CONV, &g, seed, 700u + 10u * (unsigned)s + seed, (int)(seed & 1u));
             check_spatial(path, DEPTHWISE, &g, seed + 1, 800u + 10u * (unsigned)s + seed, (int)(seed & 1u));
-            if (path) check_spatial(path, MAXPOOL, &pool, seed, 900u + 10u * (unsigned)s + seed, 0);
+            check_spatial(path, MAXPOOL, &pool, seed, 900u + 10u * (unsigned)s + seed, 0);
         }
     }
 }

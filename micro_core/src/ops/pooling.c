@@ -2,10 +2,12 @@
  * Pooling over NHWC windows: MaxPool2D, AveragePool2D, GlobalAveragePool.
  *   x [B, H, W, C] -> y [B, OH, OW, C]  (global: y [B, C])
  */
+#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"
 
+#if MT_REFERENCE_KERNELS
 /* y = max over the in-bounds window; padding never wins (TFLite and PyTorch agree). */
 void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
@@ -58,6 +60,7 @@ void mt_op_max_pool2d_f32_backward(const float *x, const float *y, const float *
                     }
                 }
 }
+#endif /* MT_REFERENCE_KERNELS */
 
 /* Number of in-bounds taps of a window: the divisor of the average. */
 static uint32_t window_count(uint32_t oh, uint32_t ow, const mt_spatial *g)
@@ -162,7 +165,11 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
         return;
     }
 #endif
+#if MT_SCALAR_SIBLINGS
+    mt_op_max_pool2d_f32_forward_fast(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+#else
     mt_op_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+#endif
 }
 
 static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -178,7 +185,11 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
         return;
     }
 #endif
+#if MT_SCALAR_SIBLINGS
+    mt_op_max_pool2d_f32_backward_fast(x->data, y->data, y->grad, x->grad, n, &g);
+#else
     mt_op_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
+#endif
 }
 
 static void average_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -37,5 +37,10 @@ void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, con
 void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy,
                                               float *dx, float *dw, float *dbias, uint32_t B,
                                               const struct mt_spatial *g);
+/* MaxPool2D, ops/ops.h's parameters: the reference's comparisons in its window order, each
+ * output's in-bounds taps found once. */
+void mt_op_max_pool2d_f32_forward_fast(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                        const struct mt_spatial *g);
 
 #endif /* MT_OPS_FAST_H */
