@@ -11,7 +11,7 @@
  *     the reference's order (kh, kw, c ascending forward; outputs in order for the gradients).
  */
 #include "ops/fast/fast.h"
-#include "ops/fast/vfp_dot.h"
+#include "ops/fast/vfp_conv.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -152,7 +152,26 @@ static void weight_grad_tap(const float *x, const float *dy, float *dw, uint32_t
             const uint32_t cn = (ocn == 4 && C % 4 == 0) ? 4 : 1;
             float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
             float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
-            for (uint32_t b = 0; b < B; ++b)
+            uint32_t batches = B; /* the C loop's, unless the assembly took them */
+#if MT_VFP_CONV
+            if ((cn == 4 || ocn == 8) && oh1 > oh0 && ow1 > ow0) { /* the same sums, rows in assembly */
+                float s[16] = {0.0f};
+                const uint32_t n = ow1 - ow0, rowx = g->SH * g->W * C;
+                for (uint32_t b = 0; b < B; ++b) {
+                    const uint32_t ih = oh0 * g->SH + kh - g->PT, iw = ow0 * g->SW + kw - g->PL;
+                    const uint32_t p[8] = {
+                        (uint32_t)(uintptr_t)(dy + (((size_t)b * g->OH + oh0) * g->OW + ow0) * OC + oc),
+                        (uint32_t)(uintptr_t)(x + (((size_t)b * g->H + ih) * g->W + iw) * C + c), 4u * OC,
+                        4u * (uint32_t)xs, n, oh1 - oh0, 4u * (g->OW - n) * OC, 4u * (rowx - n * (uint32_t)xs)};
+                    if (cn == 4) mt_vfp_rows4x4(p, s);
+                    else mt_vfp_rows8x1(p, s);
+                }
+                a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
+                c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
+                batches = 0;
+            }
+#endif
+            for (uint32_t b = 0; b < batches; ++b)
                 for (uint32_t oh = oh0; oh < oh1; ++oh) {
                     const uint32_t ih = oh * g->SH + kh - g->PT, iw = ow0 * g->SW + kw - g->PL;
                     const float *dp = dy + (((size_t)b * g->OH + oh) * g->OW + ow0) * OC + oc;
@@ -200,7 +219,20 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
                                     float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
-    mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * OC);
+    const size_t P = (size_t)B * g->OH * g->OW;
+#if MT_VFP_CONV
+    if (g->activation == MT_FUSED_RELU && OC % 8 == 0 && P) { /* mask and bias sums in one pass */
+        for (uint32_t oc = 0; oc < OC; oc += 8) {
+            float s[8] = {0.0f};
+            mt_vfp_relu_mask_sum8(y + oc, dy + oc, 4u * OC, (uint32_t)P, s);
+            if (dbias)
+                for (uint32_t j = 0; j < 8; ++j) dbias[oc + j] += s[j];
+        }
+        dbias = NULL;
+    } else
+#endif
+        mt_fused_activation_backward(g->activation, y, dy, P * OC);
+    if (dbias) mt_op_bias_f32_backward(dy, dbias, P, OC);
     if (dx) {
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
@@ -223,7 +255,6 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
     if (dw)
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) weight_grad_tap(x, dy, dw, B, g, kh, kw);
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, OC);
 }
 #else
 typedef int mt_conv2d_fast_unused; /* ISO C: a translation unit is not empty */
