@@ -74,6 +74,14 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
                                    const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
+#if MT_VFP_CONV_C1 /* one channel, 3 x 3: in assembly with the bias and the ReLU (vfp_conv.h) */
+    static const float zeros[4];
+    const int c1 = C == 1 && g->KH == 3 && g->KW == 3 && OC % 4 == 0 && g->activation != MT_FUSED_RELU6;
+    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : zeros), 0, 0, 4u * g->SW, OC / 4,
+                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, g->activation == MT_FUSED_RELU, 0x7FFFFFu};
+#else
+    const int c1 = 0;
+#endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             uint32_t kh0, kh1;
@@ -81,6 +89,23 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
             for (uint32_t ow = 0; ow < g->OW;) {
                 uint32_t kw0, kw1, last0, last1;
                 mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+#if MT_VFP_CONV_C1
+                if (c1 && kh1 - kh0 >= 2 && kw1 - kw0 >= 2) { /* a run of pixels with these taps */
+                    uint32_t end = ow + 1;
+                    for (; end < g->OW; ++end) {
+                        mt_spatial_tap_range(end, g->SW, g->PL, g->KW, g->W, &last0, &last1);
+                        if (last0 != kw0 || last1 != kw1) break;
+                    }
+                    const uint32_t ih = oh * g->SH + kh0 - g->PT, iw = ow * g->SW + kw0 - g->PL;
+                    p[0] = (uint32_t)(uintptr_t)(x + ((size_t)b * g->H + ih) * g->W + iw);
+                    p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + kw0);
+                    p[4] = (uint32_t)(uintptr_t)(y + (((size_t)b * g->OH + oh) * g->OW + ow) * OC);
+                    p[5] = end - ow;
+                    mt_vfp_conv3x3c1(p, kh1 - kh0, kw1 - kw0);
+                    ow = end;
+                    continue;
+                }
+#endif
                 uint32_t pixels = 1;
                 if (ow + 4 <= g->OW && kw0 == 0 && kw1 == g->KW) {
                     mt_spatial_tap_range(ow + 3, g->SW, g->PL, g->KW, g->W, &last0, &last1);
@@ -98,10 +123,11 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
                 } else { /* every tap in the padding: the sum of nothing, plus the bias */
                     for (uint32_t oc = 0; oc < OC; ++oc) yp[oc] = bias ? 0.0f + bias[oc] : 0.0f;
                 }
+                if (c1) mt_fused_activation_forward(g->activation, yp, (size_t)pixels * OC);
                 ow += pixels;
             }
         }
-    mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
+    if (!c1) mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
 }
 
 /* dx row [0, n) += Σ_oc d[oc]·W[oc, ·] along a run, from 0 in ascending oc: 8, 4 or 1 wide */

@@ -98,8 +98,104 @@ static inline void mt_vfp_rows4x4(const uint32_t *p, float *c)
                      MT_VFP_MLA_4X4, 15);
 }
 
+/*
+ * Forward of a 3 x 3 kernel over one channel (C == 1): a run of n >= 1 output pixels whose
+ * in-bounds taps are the same nr x nc rectangle (nr, nc in {2, 3}); the x taps of a pixel sit in
+ * s0-s8 (tap (r, c) in s(3r + c)), and per output channel one VLDM brings that channel's taps
+ * into s9-s17 and one VMLA each adds them to its sum, from 0 in (kh, kw) order; 4 output
+ * channels at a time, then + bias and the ReLU, stored. The ReLU on the bits: y < 0 ? 0 : y
+ * (NaN passes) is zero for the signed bit patterns <= 0xFF800000 (-inf), which qadd(y,
+ * 0x7FFFFF) marks with its sign; -0 cannot occur (a sum from +0 is never -0, nor is it plus a
+ * bias). p = {x (first tap of pixel 0), x row bytes, w (first tap of channel 0), bias (or
+ * zeros, step 0), y, n, x step bytes, OC / 4, bias step bytes, zeros, relu, 0x7FFFFF}.
+ */
+#if defined(__ARM_FEATURE_DSP)
+#define MT_VFP_CONV_C1 1
+#define MT_VFP_C1_ASM(xload, body)                                                              \
+    __asm volatile("ldr r10, [%[p], #16]\n\t"                                                   \
+                   "ldr r11, [%[p], #20]\n\t"                                                   \
+                   "ldrd r4, r5, [%[p]]\n"                                                      \
+                   "1:\n\t" xload "ldrd r6, r8, [%[p], #8]\n\t"                                 \
+                   "ldr r12, [%[p], #28]\n"                                                     \
+                   "2:\n\t"                                                                     \
+                   "ldr lr, [%[p], #36]\n\t"                                                    \
+                   "vldmia lr, {s18-s21}\n\t" body(18) body(19) body(20) body(21)               \
+                   "vldmia r8, {s22-s25}\n\t"                                                   \
+                   "ldr lr, [%[p], #32]\n\t"                                                    \
+                   "add r8, lr\n\t"                                                             \
+                   "vadd.f32 s18, s18, s22\n\t"                                                 \
+                   "vadd.f32 s19, s19, s23\n\t"                                                 \
+                   "vadd.f32 s20, s20, s24\n\t"                                                 \
+                   "vadd.f32 s21, s21, s25\n\t"                                                 \
+                   "ldr %[t0], [%[p], #40]\n\t"                                                 \
+                   "cbz %[t0], 3f\n\t"                                                          \
+                   "ldr lr, [%[p], #44]\n\t"                                                    \
+                   "vmov %[t0], %[t1], s18, s19\n\t"                                            \
+                   "qadd %[t2], %[t0], lr\n\t"                                                  \
+                   "bic %[t0], %[t0], %[t2], asr #31\n\t"                                       \
+                   "qadd %[t2], %[t1], lr\n\t"                                                  \
+                   "bic %[t1], %[t1], %[t2], asr #31\n\t"                                       \
+                   "strd %[t0], %[t1], [r10], #8\n\t"                                           \
+                   "vmov %[t0], %[t1], s20, s21\n\t"                                            \
+                   "qadd %[t2], %[t0], lr\n\t"                                                  \
+                   "bic %[t0], %[t0], %[t2], asr #31\n\t"                                       \
+                   "qadd %[t2], %[t1], lr\n\t"                                                  \
+                   "bic %[t1], %[t1], %[t2], asr #31\n\t"                                       \
+                   "strd %[t0], %[t1], [r10], #8\n\t"                                           \
+                   "b 4f\n"                                                                     \
+                   "3:\n\t"                                                                     \
+                   "vstmia r10!, {s18-s21}\n"                                                   \
+                   "4:\n\t"                                                                     \
+                   "subs r12, #1\n\t"                                                           \
+                   "bne 2b\n\t"                                                                 \
+                   "ldr lr, [%[p], #24]\n\t"                                                    \
+                   "add r4, lr\n\t"                                                             \
+                   "subs r11, #1\n\t"                                                           \
+                   "bne 1b\n"                                                                   \
+                   : [t0] "=&l"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)                             \
+                   : [p] "r"(p)                                                                 \
+                   : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "s0", "s1", "s2", "s3", "s4",  \
+                     "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",   \
+                     "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "cc", "memory")
+
+/* x rows 0, 1 (taps to s0-s(a), s3-s(b)), and row 2 (to s6-s(c)) */
+#define MT_VFP_X2(a, b) "vldmia r4, {s0-s" #a "}\n\tadd lr, r4, r5\n\tvldmia lr, {s3-s" #b "}\n\t"
+#define MT_VFP_X3(a, b, c) MT_VFP_X2(a, b) "add lr, r5\n\tvldmia lr, {s6-s" #c "}\n\t"
+#define MT_VFP_TAP(a, x, w) "vmla.f32 s" #a ", s" #x ", s" #w "\n\t"
+#define MT_VFP_C1_33(a)                                                                         \
+    "vldmia r6!, {s9-s17}\n\t" MT_VFP_TAP(a, 0, 9) MT_VFP_TAP(a, 1, 10) MT_VFP_TAP(a, 2, 11)    \
+        MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13) MT_VFP_TAP(a, 5, 14) MT_VFP_TAP(a, 6, 15)     \
+            MT_VFP_TAP(a, 7, 16) MT_VFP_TAP(a, 8, 17)
+#define MT_VFP_C1_32(a)                                                                         \
+    "vldmia r6, {s9-s16}\n\tadd r6, #36\n\t" MT_VFP_TAP(a, 0, 9) MT_VFP_TAP(a, 1, 10)           \
+        MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13) MT_VFP_TAP(a, 6, 15) MT_VFP_TAP(a, 7, 16)
+#define MT_VFP_C1_23(a)                                                                         \
+    "vldmia r6, {s9-s14}\n\tadd r6, #36\n\t" MT_VFP_TAP(a, 0, 9) MT_VFP_TAP(a, 1, 10)           \
+        MT_VFP_TAP(a, 2, 11) MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13) MT_VFP_TAP(a, 5, 14)
+#define MT_VFP_C1_22(a)                                                                         \
+    "vldmia r6, {s9-s13}\n\tadd r6, #36\n\t" MT_VFP_TAP(a, 0, 9) MT_VFP_TAP(a, 1, 10)           \
+        MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13)
+
+/* rows, cols: the rectangle nr x nc (2 or 3 each) */
+static inline void mt_vfp_conv3x3c1(const uint32_t *p, uint32_t rows, uint32_t cols)
+{
+    uint32_t t0, t1, t2;
+    if (rows == 3 && cols == 3)
+        MT_VFP_C1_ASM(MT_VFP_X3(2, 5, 8), MT_VFP_C1_33);
+    else if (rows == 3)
+        MT_VFP_C1_ASM(MT_VFP_X3(1, 4, 7), MT_VFP_C1_32);
+    else if (cols == 3)
+        MT_VFP_C1_ASM(MT_VFP_X2(2, 5), MT_VFP_C1_23);
+    else
+        MT_VFP_C1_ASM(MT_VFP_X2(1, 4), MT_VFP_C1_22);
+}
+#else
+#define MT_VFP_CONV_C1 0
+#endif
+
 #else
 #define MT_VFP_CONV 0
+#define MT_VFP_CONV_C1 0
 #endif
 
 #endif /* MT_OPS_FAST_VFP_CONV_H */
