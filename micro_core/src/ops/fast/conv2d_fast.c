@@ -69,18 +69,58 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
     }
 }
 
+#if MT_VFP_CONV_C1
+/* One channel, 3 x 3, OC a multiple of 4, no ReLU6, every pixel with 2 or 3 rows and columns of
+ * taps in bounds: in assembly with the bias and the ReLU (vfp_conv.h), 1 when done. The columns
+ * split into runs of pixels with the same in-bounds columns, found once. */
+static int forward_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B, const mt_spatial *g)
+{
+    static const float zeros[4];
+    uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
+    if (g->C != 1 || g->KH != 3 || g->KW != 3 || g->OC % 4 || g->activation == MT_FUSED_RELU6) return 0;
+    for (uint32_t ow = 0; ow < g->OW; ++ow) {
+        mt_spatial_tap_range(ow, g->SW, g->PL, 3, g->W, &kw0, &kw1);
+        if (kw1 - kw0 < 2) return 0;
+        const uint32_t code = kw0 | (kw1 - kw0) << 2;
+        if (nruns && runs[nruns - 1][2] == code) { /* the same columns: one more pixel of the run */
+            runs[nruns - 1][1] = ow + 1;
+            continue;
+        }
+        if (nruns == 8) return 0;
+        runs[nruns][0] = ow, runs[nruns][1] = ow + 1, runs[nruns][2] = code, ++nruns;
+    }
+    for (uint32_t oh = 0; oh < g->OH; ++oh) {
+        mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+        if (kh1 - kh0 < 2) return 0;
+    }
+    const uint32_t OC = g->OC;
+    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : zeros), 0, 0, 4u * g->SW, OC / 4,
+                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u, g->activation == MT_FUSED_RELU ? 0x7FFFFFu : 0x7FFFFFFFu};
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W;
+            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
+            for (uint32_t r = 0; r < nruns; ++r) {
+                const uint32_t ow = runs[r][0], c0 = runs[r][2] & 3u;
+                p[0] = (uint32_t)(uintptr_t)(xr + ow * g->SW + c0 - g->PL);
+                p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + c0);
+                p[4] = (uint32_t)(uintptr_t)(yr + (size_t)ow * OC);
+                p[5] = runs[r][1] - ow;
+                mt_vfp_conv3x3c1(p, kh1 - kh0, runs[r][2] >> 2);
+            }
+        }
+    return 1;
+}
+#endif
+
 /* y[p, oc] = Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] (+ b[oc]), then the activation */
 void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                    const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
-#if MT_VFP_CONV_C1 /* one channel, 3 x 3: in assembly with the bias and the ReLU (vfp_conv.h) */
-    static const float zeros[4];
-    const int c1 = C == 1 && g->KH == 3 && g->KW == 3 && OC % 4 == 0 && g->activation != MT_FUSED_RELU6;
-    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : zeros), 0, 0, 4u * g->SW, OC / 4,
-                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, g->activation == MT_FUSED_RELU, 0x7FFFFFu};
-#else
-    const int c1 = 0;
+#if MT_VFP_CONV_C1
+    if (forward_c1(x, w, bias, y, B, g)) return;
 #endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
@@ -89,23 +129,6 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
             for (uint32_t ow = 0; ow < g->OW;) {
                 uint32_t kw0, kw1, last0, last1;
                 mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
-#if MT_VFP_CONV_C1
-                if (c1 && kh1 - kh0 >= 2 && kw1 - kw0 >= 2) { /* a run of pixels with these taps */
-                    uint32_t end = ow + 1;
-                    for (; end < g->OW; ++end) {
-                        mt_spatial_tap_range(end, g->SW, g->PL, g->KW, g->W, &last0, &last1);
-                        if (last0 != kw0 || last1 != kw1) break;
-                    }
-                    const uint32_t ih = oh * g->SH + kh0 - g->PT, iw = ow * g->SW + kw0 - g->PL;
-                    p[0] = (uint32_t)(uintptr_t)(x + ((size_t)b * g->H + ih) * g->W + iw);
-                    p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + kw0);
-                    p[4] = (uint32_t)(uintptr_t)(y + (((size_t)b * g->OH + oh) * g->OW + ow) * OC);
-                    p[5] = end - ow;
-                    mt_vfp_conv3x3c1(p, kh1 - kh0, kw1 - kw0);
-                    ow = end;
-                    continue;
-                }
-#endif
                 uint32_t pixels = 1;
                 if (ow + 4 <= g->OW && kw0 == 0 && kw1 == g->KW) {
                     mt_spatial_tap_range(ow + 3, g->SW, g->PL, g->KW, g->W, &last0, &last1);
@@ -123,11 +146,10 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
                 } else { /* every tap in the padding: the sum of nothing, plus the bias */
                     for (uint32_t oc = 0; oc < OC; ++oc) yp[oc] = bias ? 0.0f + bias[oc] : 0.0f;
                 }
-                if (c1) mt_fused_activation_forward(g->activation, yp, (size_t)pixels * OC);
                 ow += pixels;
             }
         }
-    if (!c1) mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
+    mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
 }
 
 /* dx row [0, n) += Σ_oc d[oc]·W[oc, ·] along a run, from 0 in ascending oc: 8, 4 or 1 wide */

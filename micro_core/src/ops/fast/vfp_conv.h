@@ -103,56 +103,49 @@ static inline void mt_vfp_rows4x4(const uint32_t *p, float *c)
  * in-bounds taps are the same nr x nc rectangle (nr, nc in {2, 3}); the x taps of a pixel sit in
  * s0-s8 (tap (r, c) in s(3r + c)), and per output channel one VLDM brings that channel's taps
  * into s9-s17 and one VMLA each adds them to its sum, from 0 in (kh, kw) order; 4 output
- * channels at a time, then + bias and the ReLU, stored. The ReLU on the bits: y < 0 ? 0 : y
- * (NaN passes) is zero for the signed bit patterns <= 0xFF800000 (-inf), which qadd(y,
- * 0x7FFFFF) marks with its sign; -0 cannot occur (a sum from +0 is never -0, nor is it plus a
- * bias). p = {x (first tap of pixel 0), x row bytes, w (first tap of channel 0), bias (or
- * zeros, step 0), y, n, x step bytes, OC / 4, bias step bytes, zeros, relu, 0x7FFFFF}.
+ * channels at a time, then + bias (+0 without one: the same value, as the sum is never -0)
+ * and the ReLU, stored. The ReLU on the bits: y < 0 ? 0 : y (NaN passes) is zero for the signed
+ * bit patterns <= 0xFF800000 (-inf), which qadd(y, 0x7FFFFF) marks with its sign; -0 cannot
+ * occur (a sum from +0 is never -0, nor is it plus a bias). Without the ReLU the constant is
+ * 0x7FFFFFFF, which marks no pattern but -0. p = {x (first tap of pixel 0), x row bytes, w
+ * (first tap of channel 0), bias (or zeros, step 0), y, n (counted down to 0), x step bytes,
+ * OC / 4, bias step bytes, zeros, unused, the constant}.
  */
 #if defined(__ARM_FEATURE_DSP)
 #define MT_VFP_CONV_C1 1
+#define MT_VFP_C1_RELU2(a, b)                                                                   \
+    "vmov %[t0], %[t1], s" #a ", s" #b "\n\t"                                                   \
+    "qadd %[t2], %[t0], r11\n\t"                                                                \
+    "bic %[t0], %[t0], %[t2], asr #31\n\t"                                                      \
+    "qadd %[t2], %[t1], r11\n\t"                                                                \
+    "bic %[t1], %[t1], %[t2], asr #31\n\t"                                                      \
+    "strd %[t0], %[t1], [r10], #8\n\t"
 #define MT_VFP_C1_ASM(xload, body)                                                              \
     __asm volatile("ldr r10, [%[p], #16]\n\t"                                                   \
-                   "ldr r11, [%[p], #20]\n\t"                                                   \
-                   "ldrd r4, r5, [%[p]]\n"                                                      \
-                   "1:\n\t" xload "ldrd r6, r8, [%[p], #8]\n\t"                                 \
-                   "ldr r12, [%[p], #28]\n"                                                     \
+                   "ldr r11, [%[p], #44]\n\t"                                                   \
+                   "ldr r4, [%[p]]\n"                                                           \
+                   "1:\n\t"                                                                     \
+                   "ldr r5, [%[p], #4]\n\t" xload "ldrd r6, r8, [%[p], #8]\n\t"                 \
+                   "ldr r12, [%[p], #28]\n\t"                                                   \
+                   "ldr r5, [%[p], #36]\n"                                                      \
                    "2:\n\t"                                                                     \
-                   "ldr lr, [%[p], #36]\n\t"                                                    \
-                   "vldmia lr, {s18-s21}\n\t" body(18) body(19) body(20) body(21)               \
+                   "vldmia r5, {s18-s21}\n\t" body(18) body(19) body(20) body(21)               \
                    "vldmia r8, {s22-s25}\n\t"                                                   \
                    "ldr lr, [%[p], #32]\n\t"                                                    \
                    "add r8, lr\n\t"                                                             \
                    "vadd.f32 s18, s18, s22\n\t"                                                 \
                    "vadd.f32 s19, s19, s23\n\t"                                                 \
                    "vadd.f32 s20, s20, s24\n\t"                                                 \
-                   "vadd.f32 s21, s21, s25\n\t"                                                 \
-                   "ldr %[t0], [%[p], #40]\n\t"                                                 \
-                   "cbz %[t0], 3f\n\t"                                                          \
-                   "ldr lr, [%[p], #44]\n\t"                                                    \
-                   "vmov %[t0], %[t1], s18, s19\n\t"                                            \
-                   "qadd %[t2], %[t0], lr\n\t"                                                  \
-                   "bic %[t0], %[t0], %[t2], asr #31\n\t"                                       \
-                   "qadd %[t2], %[t1], lr\n\t"                                                  \
-                   "bic %[t1], %[t1], %[t2], asr #31\n\t"                                       \
-                   "strd %[t0], %[t1], [r10], #8\n\t"                                           \
-                   "vmov %[t0], %[t1], s20, s21\n\t"                                            \
-                   "qadd %[t2], %[t0], lr\n\t"                                                  \
-                   "bic %[t0], %[t0], %[t2], asr #31\n\t"                                       \
-                   "qadd %[t2], %[t1], lr\n\t"                                                  \
-                   "bic %[t1], %[t1], %[t2], asr #31\n\t"                                       \
-                   "strd %[t0], %[t1], [r10], #8\n\t"                                           \
-                   "b 4f\n"                                                                     \
-                   "3:\n\t"                                                                     \
-                   "vstmia r10!, {s18-s21}\n"                                                   \
-                   "4:\n\t"                                                                     \
+                   "vadd.f32 s21, s21, s25\n\t" MT_VFP_C1_RELU2(18, 19) MT_VFP_C1_RELU2(20, 21)   \
                    "subs r12, #1\n\t"                                                           \
                    "bne 2b\n\t"                                                                 \
                    "ldr lr, [%[p], #24]\n\t"                                                    \
                    "add r4, lr\n\t"                                                             \
-                   "subs r11, #1\n\t"                                                           \
+                   "ldr lr, [%[p], #20]\n\t"                                                    \
+                   "subs lr, #1\n\t"                                                            \
+                   "str lr, [%[p], #20]\n\t"                                                    \
                    "bne 1b\n"                                                                   \
-                   : [t0] "=&l"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)                             \
+                   : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)                             \
                    : [p] "r"(p)                                                                 \
                    : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "s0", "s1", "s2", "s3", "s4",  \
                      "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16",   \
@@ -177,7 +170,7 @@ static inline void mt_vfp_rows4x4(const uint32_t *p, float *c)
         MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13)
 
 /* rows, cols: the rectangle nr x nc (2 or 3 each) */
-static inline void mt_vfp_conv3x3c1(const uint32_t *p, uint32_t rows, uint32_t cols)
+static inline void mt_vfp_conv3x3c1(uint32_t *p, uint32_t rows, uint32_t cols)
 {
     uint32_t t0, t1, t2;
     if (rows == 3 && cols == 3)
