@@ -11,7 +11,7 @@
  *     the reference's order (kh, kw, c ascending forward; outputs in order for the gradients).
  */
 #include "ops/fast/fast.h"
-#include "ops/fast/vfp_dot.h"
+#include "ops/fast/vfp_conv.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -69,11 +69,59 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
     }
 }
 
+#if MT_VFP_CONV_C1
+/* One channel, 3 x 3, OC a multiple of 4, no ReLU6, every pixel with 2 or 3 rows and columns of
+ * taps in bounds: in assembly with the bias and the ReLU (vfp_conv.h), 1 when done. The columns
+ * split into runs of pixels with the same in-bounds columns, found once. */
+static int forward_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B, const mt_spatial *g)
+{
+    static const float zeros[4];
+    uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
+    if (g->C != 1 || g->KH != 3 || g->KW != 3 || g->OC % 4 || g->activation == MT_FUSED_RELU6) return 0;
+    for (uint32_t ow = 0; ow < g->OW; ++ow) {
+        mt_spatial_tap_range(ow, g->SW, g->PL, 3, g->W, &kw0, &kw1);
+        if (kw1 - kw0 < 2) return 0;
+        const uint32_t code = kw0 | (kw1 - kw0) << 2;
+        if (nruns && runs[nruns - 1][2] == code) { /* the same columns: one more pixel of the run */
+            runs[nruns - 1][1] = ow + 1;
+            continue;
+        }
+        if (nruns == 8) return 0;
+        runs[nruns][0] = ow, runs[nruns][1] = ow + 1, runs[nruns][2] = code, ++nruns;
+    }
+    for (uint32_t oh = 0; oh < g->OH; ++oh) {
+        mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+        if (kh1 - kh0 < 2) return 0;
+    }
+    const uint32_t OC = g->OC;
+    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : zeros), 0, 0, 4u * g->SW, OC / 4,
+                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u, g->activation == MT_FUSED_RELU ? 0x7FFFFFu : 0x7FFFFFFFu};
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W;
+            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
+            for (uint32_t r = 0; r < nruns; ++r) {
+                const uint32_t ow = runs[r][0], c0 = runs[r][2] & 3u;
+                p[0] = (uint32_t)(uintptr_t)(xr + ow * g->SW + c0 - g->PL);
+                p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + c0);
+                p[4] = (uint32_t)(uintptr_t)(yr + (size_t)ow * OC);
+                p[5] = runs[r][1] - ow;
+                mt_vfp_conv3x3c1(p, kh1 - kh0, runs[r][2] >> 2);
+            }
+        }
+    return 1;
+}
+#endif
+
 /* y[p, oc] = Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] (+ b[oc]), then the activation */
 void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                    const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
+#if MT_VFP_CONV_C1
+    if (forward_c1(x, w, bias, y, B, g)) return;
+#endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             uint32_t kh0, kh1;
@@ -152,7 +200,26 @@ static void weight_grad_tap(const float *x, const float *dy, float *dw, uint32_t
             const uint32_t cn = (ocn == 4 && C % 4 == 0) ? 4 : 1;
             float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
             float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
-            for (uint32_t b = 0; b < B; ++b)
+            uint32_t batches = B; /* the C loop's, unless the assembly took them */
+#if MT_VFP_CONV
+            if ((cn == 4 || ocn == 8) && oh1 > oh0 && ow1 > ow0) { /* the same sums, rows in assembly */
+                float s[16] = {0.0f};
+                const uint32_t n = ow1 - ow0, rowx = g->SH * g->W * C;
+                for (uint32_t b = 0; b < B; ++b) {
+                    const uint32_t ih = oh0 * g->SH + kh - g->PT, iw = ow0 * g->SW + kw - g->PL;
+                    const uint32_t p[8] = {
+                        (uint32_t)(uintptr_t)(dy + (((size_t)b * g->OH + oh0) * g->OW + ow0) * OC + oc),
+                        (uint32_t)(uintptr_t)(x + (((size_t)b * g->H + ih) * g->W + iw) * C + c), 4u * OC,
+                        4u * (uint32_t)xs, n, oh1 - oh0, 4u * (g->OW - n) * OC, 4u * (rowx - n * (uint32_t)xs)};
+                    if (cn == 4) mt_vfp_rows4x4(p, s);
+                    else mt_vfp_rows8x1(p, s);
+                }
+                a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
+                c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
+                batches = 0;
+            }
+#endif
+            for (uint32_t b = 0; b < batches; ++b)
                 for (uint32_t oh = oh0; oh < oh1; ++oh) {
                     const uint32_t ih = oh * g->SH + kh - g->PT, iw = ow0 * g->SW + kw - g->PL;
                     const float *dp = dy + (((size_t)b * g->OH + oh) * g->OW + ow0) * OC + oc;
@@ -200,7 +267,20 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
                                     float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
-    mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * OC);
+    const size_t P = (size_t)B * g->OH * g->OW;
+#if MT_VFP_CONV
+    if (g->activation == MT_FUSED_RELU && OC % 8 == 0 && P) { /* mask and bias sums in one pass */
+        for (uint32_t oc = 0; oc < OC; oc += 8) {
+            float s[8] = {0.0f};
+            mt_vfp_relu_mask_sum8(y + oc, dy + oc, 4u * OC, (uint32_t)P, s);
+            if (dbias)
+                for (uint32_t j = 0; j < 8; ++j) dbias[oc + j] += s[j];
+        }
+        dbias = NULL;
+    } else
+#endif
+        mt_fused_activation_backward(g->activation, y, dy, P * OC);
+    if (dbias) mt_op_bias_f32_backward(dy, dbias, P, OC);
     if (dx) {
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
@@ -223,7 +303,6 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
     if (dw)
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) weight_grad_tap(x, dy, dw, B, g, kh, kw);
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, OC);
 }
 #else
 typedef int mt_conv2d_fast_unused; /* ISO C: a translation unit is not empty */
