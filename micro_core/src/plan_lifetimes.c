@@ -171,7 +171,7 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
         mt_op_desc op;
         mt_image_op(img, o, &op);
         const uint32_t x = op.inputs[0], y = op.outputs[0];
-        if (!mt_op_kernel_for(op.type)->in_place || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
+        if (!(mt_op_kernel_for(op.type)->traits & MT_KERNEL_IN_PLACE) || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
             continue;
         const mt_share_buffer *bx = &lt->sh.buf[mt_share_root(&lt->sh, lt->data[x])];
         if (bx->end == mt_plan_forward_time(o) && bx->bytes == lt->sh.buf[lt->data[y]].bytes)

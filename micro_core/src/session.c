@@ -194,14 +194,19 @@ static mt_status loss(mt_session *s, uint32_t n, int with_grad, float *value)
 }
 
 /* Zero the gradient rows whose first writer is `at` (an op index, or MT_AT_LOSS). Weight
- * gradients (fused updates) are zeroed whole; activation gradients for the n valid rows. */
+ * gradients (fused updates) are zeroed whole; activation gradients for the n valid rows.
+ * A weight (input 1) of a writer whose kernel zeroes it itself is only marked grad_fresh. */
 static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, int count, uint16_t at,
-                                        uint32_t n)
+                                        uint32_t n, int writer_zeroes_weight)
 {
     for (int k = 0; k < count; ++k) {
         if (tensors[k] == MT_NO_TENSOR) continue;
         mt_tensor_rt *t = &s->tensors[tensors[k]];
         if (t->grad == NULL || t->grad_zero_at != at) continue;
+        if (writer_zeroes_weight && k == 1 && (t->flags & MT_TENSOR_CONST)) {
+            t->grad_fresh = 1;
+            continue;
+        }
         const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
         memset(t->grad, 0, elements * sizeof(float));
     }
@@ -310,8 +315,9 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
     for (uint32_t o = s->img.num_ops; o-- > (uint32_t)s->plan.first_trained_op;) {
         const mt_op_desc *op = &s->ops[o];
         if ((int32_t)o == s->fused_op || s->tensors[op->outputs[0]].grad == NULL) continue;
-        zero_grads_written_first_by(s, op->inputs, op->num_inputs, (uint16_t)o, n);
-        zero_grads_written_first_by(s, op->outputs, op->num_outputs, (uint16_t)o, n);
+        zero_grads_written_first_by(s, op->inputs, op->num_inputs, (uint16_t)o, n,
+                                    (mt_op_kernel_for(op->type)->traits & MT_KERNEL_ZEROES_WEIGHT_GRAD) != 0);
+        zero_grads_written_first_by(s, op->outputs, op->num_outputs, (uint16_t)o, n, 0);
         PROFILE(2u + 3u * o);
         mt_op_kernel_for(op->type)->backward(op, s->tensors, n, s->scratch);
         PROFILE(0u);
@@ -350,7 +356,7 @@ static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
     const uint16_t at_loss[2] = {(uint16_t)s->output_tensor,
                                  s->fused_op >= 0 ? s->ops[s->fused_op].inputs[0] : MT_NO_TENSOR};
     forward(s, n);
-    zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n);
+    zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n, 0);
     if ((st = loss(s, n, 1, &value)) != MT_OK) return step_failed(s, st, -1, (int32_t)s->output_tensor);
     if (loss_out) *loss_out = value;
     if (mt_isfinitef(value)) return MT_OK;

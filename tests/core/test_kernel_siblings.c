@@ -222,12 +222,18 @@ static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed
     fill(dx0, (size_t)B * I, 0.5f), fill(dw0, (size_t)U * I, 0.5f), fill(db0, U, 0.5f);
     float *dx1 = copy_of(dx0, (size_t)B * I), *dw1 = copy_of(dw0, (size_t)U * I), *db1 = copy_of(db0, U);
     mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
-    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, db1, B, I, U);
+    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, db1, B, I, U, 0);
     CHECK(same_bits(dx0, dx1, (size_t)B * I));
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     CHECK(same_bits(db0, db1, U));
     mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
-    mt_op_dense_f32_backward_avx512(x, w, dy, NULL, dw1, NULL, B, I, U);
+    mt_op_dense_f32_backward_avx512(x, w, dy, NULL, dw1, NULL, B, I, U, 0);
+    CHECK(same_bits(dw0, dw1, (size_t)U * I));
+    /* dw_zero: what the reference adds to a zeroed dW, whatever dW held */
+    memset(dw0, 0, sizeof(float) * U * I), fill(dw1, (size_t)U * I, 7.0f);
+    mt_op_dense_f32_backward(x, w, dy, dx0, dw0, NULL, B, I, U);
+    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
+    CHECK(same_bits(dx0, dx1, (size_t)B * I));
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     free(x), free(w), free(bias), free(dy), free(y0), free(y1);
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);

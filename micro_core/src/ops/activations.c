@@ -174,10 +174,13 @@ static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 #undef Y
 #undef N_ELEMS
 
-const mt_op_kernel mt_kernel_relu = {unary_check, mt_no_scratch, relu_forward, relu_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_relu6 = {unary_check, mt_no_scratch, relu6_forward, relu6_backward, mt_reads_output, 1};
+const mt_op_kernel mt_kernel_relu = {unary_check, mt_no_scratch, relu_forward, relu_backward,
+                                     mt_reads_output, MT_KERNEL_IN_PLACE};
+const mt_op_kernel mt_kernel_relu6 = {unary_check, mt_no_scratch, relu6_forward, relu6_backward,
+                                      mt_reads_output, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_leaky_relu = {leaky_relu_check, mt_no_scratch, leaky_relu_forward,
-                                           leaky_relu_backward, mt_reads_output, 1};
+                                           leaky_relu_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_sigmoid = {unary_check, mt_no_scratch, sigmoid_forward,
-                                        sigmoid_backward, mt_reads_output, 1};
-const mt_op_kernel mt_kernel_tanh = {unary_check, mt_no_scratch, tanh_forward, tanh_backward, mt_reads_output, 1};
+                                        sigmoid_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
+const mt_op_kernel mt_kernel_tanh = {unary_check, mt_no_scratch, tanh_forward, tanh_backward,
+                                     mt_reads_output, MT_KERNEL_IN_PLACE};

@@ -42,4 +42,5 @@ static void add_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     }
 }
 
-const mt_op_kernel mt_kernel_add = {add_check, mt_no_scratch, add_forward, add_backward, mt_reads_nothing, 1};
+const mt_op_kernel mt_kernel_add = {add_check, mt_no_scratch, add_forward, add_backward,
+                                    mt_reads_nothing, MT_KERNEL_IN_PLACE};

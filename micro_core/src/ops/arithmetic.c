@@ -142,5 +142,7 @@ static uint32_t mul_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return ((grad_inputs & 1u) ? 2u : 0u) | ((grad_inputs & 2u) ? 1u : 0u);
 }
 
-const mt_op_kernel mt_kernel_mul = {binary_check, mt_no_scratch, mul_forward, mul_backward, mul_reads, 1};
-const mt_op_kernel mt_kernel_sub = {binary_check, mt_no_scratch, sub_forward, sub_backward, mt_reads_nothing, 1};
+const mt_op_kernel mt_kernel_mul = {binary_check, mt_no_scratch, mul_forward, mul_backward,
+                                    mul_reads, MT_KERNEL_IN_PLACE};
+const mt_op_kernel mt_kernel_sub = {binary_check, mt_no_scratch, sub_forward, sub_backward,
+                                    mt_reads_nothing, MT_KERNEL_IN_PLACE};

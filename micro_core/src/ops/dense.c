@@ -3,6 +3,8 @@
  *   x [B, I] activations (one sample flattened), W [U, I] (torch.nn.Linear,
  *   TFLite FullyConnected), b [U] optional, y [B, U].
  */
+#include <string.h>
+
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/kernel.h"
@@ -116,12 +118,19 @@ void mt_dense_f32_forward_selected(const float *x, const float *w, const float *
 void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
                                     float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
+    mt_dense_f32_backward_fresh(x, w, dy, dx, dw, dbias, B, I, U, 0);
+}
+
+void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                 float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
+{
 #if MT_X86_KERNELS
     if (mt_x86_avx512()) {
-        mt_op_dense_f32_backward_avx512(x, w, dy, dx, dw, dbias, B, I, U);
+        mt_op_dense_f32_backward_avx512(x, w, dy, dx, dw, dbias, B, I, U, dw_zero);
         return;
     }
 #endif
+    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
 #if MT_MVE_KERNELS
     mt_op_dense_f32_backward_mve(x, w, dy, dx, dw, dbias, B, I, U);
 #elif MT_SCALAR_SIBLINGS
@@ -142,10 +151,13 @@ static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
+    const mt_tensor_rt *x = &t[op->inputs[0]], *b = mt_bias_of(op, t);
+    mt_tensor_rt *w = &t[op->inputs[1]];
     const mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_dense_f32_backward_selected(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                   y->count);
+    const int fresh = w->grad_fresh;
+    w->grad_fresh = 0;
+    mt_dense_f32_backward_fresh(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                                y->count, fresh);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */
@@ -156,4 +168,4 @@ static uint32_t dense_reads(const mt_op_desc *op, uint32_t grad_inputs)
 }
 
 const mt_op_kernel mt_kernel_dense = {dense_check, dense_scratch, dense_forward,
-                                      dense_backward, dense_reads, 0};
+                                      dense_backward, dense_reads, MT_KERNEL_ZEROES_WEIGHT_GRAD};

@@ -29,7 +29,9 @@ typedef struct mt_tensor_rt {
                               complete and the optimizer applies it, else MT_NEVER */
     uint16_t flags;    /* MT_TENSOR_* */
     uint8_t dtype;
-    uint8_t trained;   /* a weight the optimizer updates */
+    uint8_t trained : 1;    /* a weight the optimizer updates */
+    uint8_t grad_fresh : 1; /* grad is due to be zeroed and its first writer (a kernel with
+                               MT_KERNEL_ZEROES_WEIGHT_GRAD) does it: 0 + Σ, not grad + Σ */
 } mt_tensor_rt;
 
 #define MT_AT_LOSS 0xFFFEu
@@ -47,9 +49,16 @@ typedef struct mt_op_kernel {
     /* Which data the backward reads, given which inputs need a gradient (bit k = input k):
      * the planner keeps exactly those activations alive until the backward. */
     uint32_t (*backward_reads)(const mt_op_desc *op, uint32_t grad_inputs);
-    /* 1 when forward may write the output over input 0 (same element count) */
-    uint8_t in_place;
+    /* MT_KERNEL_* bits */
+    uint8_t traits;
 } mt_op_kernel;
+
+/* forward may write the output over input 0 (same element count) */
+#define MT_KERNEL_IN_PLACE 1u
+/* backward zeroes the gradient of its weight (input 1) itself where that tensor's grad_fresh
+ * is set, and clears the mark; the session then skips the memset (a kernel that writes
+ * 0 + Σ in the pass that computes Σ saves a pass over the gradient) */
+#define MT_KERNEL_ZEROES_WEIGHT_GRAD 2u
 
 /* The Dense kernels this build selects (ops/dense.c), shared with Conv2D's 1 x 1 case:
  * ops/ops.h's mt_op_dense_f32_forward / _backward parameters and bits. */
@@ -57,6 +66,9 @@ void mt_dense_f32_forward_selected(const float *x, const float *w, const float *
                                    uint32_t I, uint32_t U);
 void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
                                     float *dbias, uint32_t B, uint32_t I, uint32_t U);
+/* The same with dW zeroed first (dw_zero != 0): dW = 0 + Σ, in one pass where the kernel can */
+void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                 float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
 
 /* The kernel of an op type, or NULL if this build does not know it. */
 const mt_op_kernel *mt_op_kernel_for(uint32_t type);

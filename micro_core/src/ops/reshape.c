@@ -27,4 +27,4 @@ static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
 }
 
 const mt_op_kernel mt_kernel_reshape = {reshape_check, mt_no_scratch, reshape_forward,
-                                        reshape_backward, mt_reads_nothing, 1};
+                                        reshape_backward, mt_reads_nothing, MT_KERNEL_IN_PLACE};

@@ -108,7 +108,8 @@ static void pad_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
                          (int8_t)mt_q_param_byte(op->params[3], 0));
 }
 
-const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, NULL, NULL, 1};
+const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, NULL,
+                                           NULL, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_concatenation_s8 = {concatenation_s8_check, mt_no_scratch, concatenation_s8_forward,
                                                  NULL, NULL, 0};
 const mt_op_kernel mt_kernel_pad_s8 = {pad_s8_check, mt_no_scratch, pad_s8_forward, NULL, NULL, 0};

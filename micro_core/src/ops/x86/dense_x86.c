@@ -91,7 +91,7 @@ MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, co
 /* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
  * are constants where it is inlined, so the accumulators stay in registers */
 MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
-                                 uint32_t rows, uint32_t I, uint32_t i0, uint32_t nv)
+                                 uint32_t rows, uint32_t I, uint32_t i0, uint32_t nv, int zero)
 {
     __m512 acc[BLOCK_ROWS][BLOCK_VECS];
     __mmask16 mask[BLOCK_VECS];
@@ -110,36 +110,37 @@ MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const flo
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t v = 0; v < nv; ++v) {
             float *o = out + (size_t)r * I + i0 + 16 * v;
-            _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[r][v]));
+            const __m512 before = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask[v], o);
+            _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(before, acc[r][v])); /* zero: 0 + Σ, a zeroed dW's bits */
         }
 }
 
 /* the rows of one gradient, BLOCK_ROWS at a time, in column blocks of 64 (then 48, 32, 16) */
 MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
-                                uint32_t R, uint32_t I)
+                                uint32_t R, uint32_t I, int zero)
 {
     for (uint32_t i0 = 0; i0 < I; i0 += 16 * BLOCK_VECS) {
         const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
         uint32_t r = 0;
         if (nv == BLOCK_VECS) {
             for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
-                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, BLOCK_VECS);
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, BLOCK_VECS);
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, BLOCK_VECS, zero);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, BLOCK_VECS, zero);
         } else if (nv == 1) {
             for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
-                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, 1);
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, 1);
+                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, 1, zero);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, 1, zero);
         } else {
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv);
+            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv, zero);
         }
     }
 }
 
 MT_AVX512 void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
-                                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
+                                               float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
 {
-    if (dx) gemm_rows(dy, U, 1, w, U, dx, B, I);
-    if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I);
+    if (dx) gemm_rows(dy, U, 1, w, U, dx, B, I, 0);
+    if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero); /* dw_zero: as if dW were zeroed first */
     if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, B, U);
 }
 

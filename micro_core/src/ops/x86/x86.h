@@ -54,7 +54,7 @@ static inline int mt_x86_avx512(void)
 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
                                     uint32_t B, uint32_t I, uint32_t U);
 void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
-                                     float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
+                                     float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
 /* mt_op_bias_f32_backward */
 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C);
 /* ReLU, ops/ops.h's parameters */
