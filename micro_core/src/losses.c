@@ -128,8 +128,12 @@ mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, con
         float m = zi[0];
         for (uint32_t d = 1; d < D; ++d)
             if (zi[d] > m) m = zi[d];
-        float sum = 0.0f;
-        for (uint32_t d = 0; d < D; ++d) sum += mt_expf(zi[d] - m);
+        float sum = 0.0f, e[16];
+        for (uint32_t d0 = 0; d0 < D; d0 += 16) { /* e^(z_d - m), sixteen at a time */
+            const uint32_t c = D - d0 < 16 ? D - d0 : 16;
+            mt_expf_shifted(zi + d0, m, e, c);
+            for (uint32_t d = 0; d < c; ++d) sum += e[d];
+        }
         float log_sum = mt_logf(sum);
         if (sparse) {
             uint32_t c = (uint32_t)labels[i];

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/x86/x86.h"
+
 static uint32_t bits_of(float x)
 {
     uint32_t u;
@@ -81,6 +83,17 @@ float mt_expf(float x)
     if (n > 127) return (p * pow2i(127)) * pow2i(n - 127);
     if (n < -126) return (p * pow2i(n + 100)) * pow2i(-100); /* subnormal result */
     return p * pow2i(n);
+}
+
+void mt_expf_shifted(const float *x, float m, float *out, uint32_t n)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_avx512()) {
+        mt_expf_shifted_avx512(x, m, out, n);
+        return;
+    }
+#endif
+    for (uint32_t j = 0; j < n; ++j) out[j] = mt_expf(x[j] - m);
 }
 
 /*

@@ -8,8 +8,12 @@
 #define MT_MATH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 float mt_expf(float x);
+/* out[j] = mt_expf(x[j] - m) for j < n (sixteen at a time where the CPU has AVX-512: the
+ * same bits) */
+void mt_expf_shifted(const float *x, float m, float *out, uint32_t n);
 float mt_logf(float x);   /* x <= 0 gives -inf (x == 0) or NaN */
 float mt_tanhf(float x);
 float mt_sigmoidf(float x);

@@ -239,6 +239,32 @@ static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
 }
 
+/* mt_expf_shifted_avx512 against mt_expf, bit for bit: a sweep of exponents, the edges of
+ * the vector path (overflow, 2^n at the normal range's ends, subnormal results, underflow to
+ * 0), NaN and infinities, with shifts m and lengths that leave partial vectors */
+static void check_exp_avx512(void)
+{
+    static const float edges[] = {0.0f, -0.0f, 88.72283935546875f, 88.7228394f, 88.0f, 88.5f, 87.9f,
+                                  -87.33654f, -87.4f, -88.0f, -100.0f, -103.972084f, -103.97209f, -104.0f,
+                                  1e-30f, -1e-30f, 0.5f, -0.5f, 0.34657359f, -0.34657359f};
+    float x[61], out[61];
+    int bad = 0;
+    for (uint32_t step = 0; step < 4000; ++step) {
+        for (uint32_t j = 0; j < 61; ++j) x[j] = -110.0f + (float)(step * 61 + j) * (200.0f / (4000.0f * 61.0f));
+        mt_expf_shifted_avx512(x, 0.0f, out, 61);
+        for (uint32_t j = 0; j < 61; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j])}, 1);
+    }
+    for (size_t j = 0; j < sizeof edges / sizeof edges[0]; ++j) x[j] = edges[j];
+    x[20] = NAN, x[21] = -NAN, x[22] = INFINITY, x[23] = -INFINITY;
+    for (uint32_t n = 1; n <= 24; ++n)
+        for (int shift = 0; shift < 3; ++shift) {
+            const float m = shift == 0 ? 0.0f : (shift == 1 ? 1.5f : -2.25f);
+            mt_expf_shifted_avx512(x, m, out, n);
+            for (uint32_t j = 0; j < n; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j] - m)}, 1);
+        }
+    CHECK(bad == 0);
+}
+
 static void check_optimizers_avx512(size_t N, unsigned seed)
 {
     mt_test_seed(seed);
@@ -307,6 +333,7 @@ static void check_x86(void)
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
         check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
     check_spatial_path(1);
+    check_exp_avx512();
     for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
     for (size_t n = 1; n < 90; n += 11) check_elementwise_avx512(n, 60u + (unsigned)n);
     /* the dispatch can be forced to the portable kernels and back */

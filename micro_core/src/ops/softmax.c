@@ -12,11 +12,9 @@ void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
         float m = xr[0];
         for (uint32_t j = 1; j < C; ++j)
             if (xr[j] > m) m = xr[j];
+        mt_expf_shifted(xr, m, yr, C);
         float sum = 0.0f;
-        for (uint32_t j = 0; j < C; ++j) {
-            yr[j] = mt_expf(xr[j] - m);
-            sum += yr[j];
-        }
+        for (uint32_t j = 0; j < C; ++j) sum += yr[j];
         float inv = 1.0f / sum;
         for (uint32_t j = 0; j < C; ++j) yr[j] *= inv;
     }

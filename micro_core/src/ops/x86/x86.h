@@ -62,6 +62,8 @@ void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N);
 void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N);
 /* mt_all_finitef (mt_math.h) */
 int mt_all_finitef_avx512(const float *x, size_t n);
+/* out[j] = mt_expf(x[j] - m) for j < n (exp_x86.c) */
+void mt_expf_shifted_avx512(const float *x, float m, float *out, uint32_t n);
 /* mt_fused_activation_forward / _backward (spatial.h) */
 void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N);
 void mt_fused_activation_backward_avx512(uint32_t activation, const float *y, float *dy, size_t N);
