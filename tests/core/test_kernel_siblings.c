@@ -265,6 +265,33 @@ static void check_exp_avx512(void)
     CHECK(bad == 0);
 }
 
+/* The AVX-512 Adam guard decides most lanes without the update's divisions (a bound proves
+ * them finite): it must still answer as the reference guard where the bound fails, finite or
+ * not: weights near FLT_MAX, m far above eps (finite, and overflowing), v < 0, eps = 0 */
+static void check_adam_guard_edges(void)
+{
+    enum { N = 37 };
+    static const float cases[][5] = {/* w, g, m, v, eps */
+                                     {3.0e38f, -1.0f, 0.0f, 0.0f, 1e-8f},  {3.3e38f, -1e3f, -1e3f, 1e-30f, 1e-8f},
+                                     {1.0f, 1.0f, 1e30f, 0.0f, 1e-8f},     {1.0f, 1.0f, 1e25f, 1e38f, 1e-8f},
+                                     {1.0f, 1.0f, 0.5f, -1.0f, 1e-8f},     {1.0f, 0.0f, 0.0f, 0.0f, 0.0f},
+                                     {1.0f, 1.0f, 0.5f, 0.25f, 0.0f},      {-3.4e38f, 1.0f, 1.0f, 1.0f, 1e-8f},
+                                     {1.0f, 1.0f, 3e38f, 0.0f, 1e-8f},     {3.4e38f, -1.0f, -1e29f, 0.0f, 1e-8f}};
+    const mt_proximal none = {NULL, 0.0f};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (size_t at = 0; at < N; at += 12) {
+            float w[N], g[N], s[2 * N];
+            fill(w, N, 1.0f), fill(g, N, 1.0f), fill(s, 2 * N, 0.1f);
+            for (size_t i = 0; i < N; ++i) s[N + i] = s[N + i] * s[N + i];
+            w[at] = cases[c][0], g[at] = cases[c][1], s[at] = cases[c][2], s[N + at] = cases[c][3];
+            for (int decoupled = 0; decoupled < 2; ++decoupled)
+                CHECK_EQ_INT(mt_adam_update_is_finite_f32_avx512(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4],
+                                                                 0.01f, decoupled, 0.81, 0.998, 1.0f),
+                             mt_adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], 0.01f,
+                                                          decoupled, 0.81, 0.998, 1.0f, none));
+        }
+}
+
 static void check_optimizers_avx512(size_t N, unsigned seed)
 {
     mt_test_seed(seed);
@@ -334,6 +361,7 @@ static void check_x86(void)
         check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
     check_spatial_path(1);
     check_exp_avx512();
+    check_adam_guard_edges();
     for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
     for (size_t n = 1; n < 90; n += 11) check_elementwise_avx512(n, 60u + (unsigned)n);
     /* the dispatch can be forced to the portable kernels and back */

@@ -151,6 +151,7 @@ MT_AVX512 void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, si
 typedef struct {
     __m512 scale, wd, shrink, omb1, b1, b2, omb2, bc2, eps, step;
     int near_m, decoupled, weight_decay;
+    float m_bound; /* > 0: the guard's shortcut holds for |m| <= m_bound (see below), 0: never */
 } adam16_constants;
 
 MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta2, float epsilon, float weight_decay,
@@ -174,12 +175,19 @@ MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta
     k.near_m = one_minus_beta1 < 0.5f;
     k.decoupled = decoupled;
     k.weight_decay = weight_decay != 0.0f;
+    /* The guard's shortcut. With v >= 0 finite, bc2 > 0 and eps > 0, the denominator
+     * sqrt(v)/bc2 + eps is >= eps (rounding is monotonic) or +inf, never NaN; so for
+     * |m| <= eps·2^100, |m/denom| <= 2^100 exactly bounded, and with |step| <= 2^26 the
+     * term step·(m/denom) is at most 2^126: next to |w| <= 2^126 the new w is at most 2^127,
+     * finite, and needs no division to know it. */
+    k.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && bias_correction2_sqrt > 0.0f &&
+                 fabsf(step_size) <= 0x1p26f) ? epsilon * 0x1p100f : 0.0f;
     return k;
 }
 
-/* One Adam step of 16 weights, mt_adam_update_f32's operations in its order: the new w, m
- * and v from the raw gradient gv (the update writes them, the guard only looks at them) */
-MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *wv, __m512 *mv, __m512 *vv)
+/* One Adam step of 16 weights, mt_adam_update_f32's operations in its order, from the raw
+ * gradient gv: first the new m and v (and w's decoupled decay), then the new w */
+MT_AVX512_INLINE void adam16_moments(const adam16_constants *k, __m512 gv, __m512 *wv, __m512 *mv, __m512 *vv)
 {
     __m512 gi = _mm512_mul_ps(gv, k->scale);
     if (k->decoupled) *wv = _mm512_mul_ps(*wv, k->shrink);
@@ -187,8 +195,19 @@ MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *
     if (k->near_m) *mv = _mm512_add_ps(*mv, _mm512_mul_ps(k->omb1, _mm512_sub_ps(gi, *mv)));
     else *mv = _mm512_sub_ps(gi, _mm512_mul_ps(_mm512_sub_ps(gi, *mv), k->b1));
     *vv = _mm512_add_ps(_mm512_mul_ps(k->b2, *vv), _mm512_mul_ps(k->omb2, _mm512_mul_ps(gi, gi)));
-    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(*vv), k->bc2), k->eps);
-    *wv = _mm512_sub_ps(*wv, _mm512_mul_ps(k->step, _mm512_div_ps(*mv, denom)));
+}
+
+MT_AVX512_INLINE __m512 adam16_weight(const adam16_constants *k, __m512 wv, __m512 mv, __m512 vv)
+{
+    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vv), k->bc2), k->eps);
+    return _mm512_sub_ps(wv, _mm512_mul_ps(k->step, _mm512_div_ps(mv, denom)));
+}
+
+/* the new w, m and v (the update writes them) */
+MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *wv, __m512 *mv, __m512 *vv)
+{
+    adam16_moments(k, gv, wv, mv, vv);
+    *wv = adam16_weight(k, *wv, *mv, *vv);
 }
 
 MT_AVX512 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
@@ -243,15 +262,22 @@ MT_AVX512 int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g
 {
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
+    const __m512 m_bound = _mm512_set1_ps(k.m_bound), w_bound = _mm512_set1_ps(0x1p126f);
     __mmask16 bad = 0;
     for (size_t i = 0; i < N; i += 16) {
         const __mmask16 lanes = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
         __m512 wv = _mm512_maskz_loadu_ps(lanes, w + i), mv = _mm512_maskz_loadu_ps(lanes, m + i);
         __m512 vv = _mm512_maskz_loadu_ps(lanes, v + i);
         const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
-        adam16_step(&k, gv, &wv, &mv, &vv);
-        bad |= non_finite16(gv, lanes) | non_finite16(wv, lanes) | non_finite16(mv, lanes) |
-               non_finite16(vv, lanes);
+        adam16_moments(&k, gv, &wv, &mv, &vv);
+        bad |= non_finite16(gv, lanes) | non_finite16(mv, lanes) | non_finite16(vv, lanes);
+        /* the new w is finite without computing it where the shortcut holds (adam16_setup;
+         * NaN fails these comparisons), else computed as the update will */
+        const __mmask16 sure = k.m_bound > 0.0f ? _mm512_cmp_ps_mask(_mm512_abs_ps(mv), m_bound, _CMP_LE_OQ) &
+                                                      _mm512_cmp_ps_mask(_mm512_abs_ps(wv), w_bound, _CMP_LE_OQ) &
+                                                      _mm512_cmp_ps_mask(vv, _mm512_setzero_ps(), _CMP_GE_OQ)
+                                                : 0;
+        if ((sure & lanes) != lanes) bad |= non_finite16(adam16_weight(&k, wv, mv, vv), lanes);
     }
     return bad == 0;
 }
