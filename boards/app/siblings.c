@@ -199,6 +199,8 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
     mt_op_max_pool2d_f32_backward(dx_, dy0_, dy_0, dx0_, 2, &g);
     mt_op_max_pool2d_f32_backward_fast(dx_, dy0_, dy_0, dx1_, 2, &g);
     check(same(dx0_, dx1_, nx), "max pool backward");
+}
+
 /* Conv2D shapes of the assembly paths (conv2d_fast.c): one channel, 8 or 16 output channels,
  * every padding edge; a few NaN inputs (the fused ReLU passes them; its derivative zeroes them) */
 #define CV_X (2 * 8 * 8 * 8)
