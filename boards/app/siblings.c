@@ -1,9 +1,10 @@
 /*
  * The device's sibling test: the kernels this build's op adapters call in place of the
  * reference (Helium on a Cortex-M55, the portable scalar siblings on the other FPU cores)
- * run beside the reference kernels on random data, once with ordinary values and once with
+ * run beside the reference kernels on random data, once with ordinary values, once with
  * subnormal inputs and products (which Helium flushes, so its kernels must fall back to
- * scalar code), and every output bit must be equal: the device half of
+ * scalar code) and once with a few NaNs of either sign (Helium makes every NaN result the
+ * default NaN: the same fallback), and every output bit must be equal: the device half of
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
  * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
  */
@@ -80,13 +81,24 @@ static float dw0[MAXU * MAXI], dw1[MAXU * MAXI], db0[MAXU], db1[MAXU];
 static float acc[MAXI];
 #endif
 
-/* tiny: scale the data into the subnormal range's neighbourhood; spike: ordinary data but
- * for one column of x and one row of dy whose sums are subnormal (some blocks redo theirs) */
-static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int spike)
+/* tiny: scale the data into the subnormal range's neighbourhood; SPIKE: ordinary data but
+ * for one column of x and one row of dy whose sums are subnormal (some blocks redo theirs);
+ * NANS: ordinary data but for a few NaNs of either sign and other payloads in x, W and dy (Helium
+ * makes every NaN result the default NaN: the blocks they reach redo theirs) */
+#define SPIKE 1
+#define NANS 2
+static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int kind)
 {
+    const int spike = kind == SPIKE;
     fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
     for (uint32_t b = 0; spike && b < B; ++b) x[(size_t)b * I + I / 2] *= 1e-39f; /* dW's column I / 2 */
     for (uint32_t u = 0; spike && u < U; ++u) dy[(size_t)(B / 3) * U + u] *= 1e-39f; /* dx's row B / 3 */
+    if (kind == NANS) { /* y's row B - 1 and column U / 2, dx's row B / 2 and column I - 1,
+                         * dW's column I / 3 and row U - 1, dbias[U - 1] */
+        x[(size_t)(B - 1) * I + I / 3] = -__builtin_nanf("0x2a");
+        w[(size_t)(U / 2) * I + I - 1] = __builtin_nanf("0x155");
+        dy[(size_t)(B / 2) * U + U - 1] = -__builtin_nanf("");
+    }
     mt_op_dense_f32_forward(x, w, bias, y0, B, I, U);
 #if MT_MVE_KERNELS
     mt_op_dense_f32_forward_mve(x, w, bias, y1, B, I, U);
@@ -221,9 +233,7 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     const uint32_t B = 2;
     const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * 9 * C;
     fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale);
-#if !MT_MVE_KERNELS /* the Helium forward gives other bits on NaN inputs today (not these paths) */
     for (size_t i = 5; i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
-#endif
     memcpy(cdy1, cdy0, ny * sizeof(float));
     const float *b = with_bias ? cb : NULL;
     mt_op_conv2d_f32_forward(cx, cw, b, cy0, B, &g);
@@ -252,7 +262,8 @@ int main(void)
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f, 0); /* products below 2^-126 */
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f, 0);   /* subnormal inputs */
-        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 1);     /* one block's worth */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, SPIKE); /* one block's worth */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, NANS);
     }
     for (int depthwise = 0; depthwise < 2; ++depthwise)
         for (uint32_t stride = 1; stride <= 2; ++stride) {

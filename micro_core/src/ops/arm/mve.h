@@ -5,14 +5,18 @@
  *
  * Exact bits: every sum keeps the reference's order (vector lanes run across independent
  * outputs, each term a separate VMUL and VADD: MVE has no unfused multiply-accumulate, and
- * VFMA would change the bits). One difference remains: MVE floating point flushes subnormal
- * inputs and results to zero (and uses the default NaN), where the scalar FPU and every other
- * target keep them. So each kernel clears FPSCR's cumulative flags, computes a block of sums
- * in registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
+ * VFMA would change the bits). Two differences remain: MVE floating point flushes subnormal
+ * inputs and results to zero, and makes every NaN result the default NaN, where the scalar
+ * FPU and every other target keep subnormals and carry an input NaN's sign and payload
+ * through. So each kernel clears FPSCR's cumulative flags, computes a block of sums in
+ * registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
  * subnormal result was flushed) sends that block, or the whole op for kernels that overwrite
- * their output, to the portable scalar code, which computes the reference's bits. Without
- * subnormals the vector arithmetic is IEEE round-to-nearest, the same as the scalar FPU's.
- * (NaN payloads may differ, as they already do between x86 and ARM; a NaN stops the step.)
+ * their output, to the portable scalar code, which computes the reference's bits. NaN rule: a
+ * block whose results hold a NaN (each result vector compared with itself, mve_flags.h's
+ * mt_mve_nan) is recomputed the same way, so a NaN output has the reference's bits. Without
+ * subnormals and NaNs the vector arithmetic is IEEE round-to-nearest, the same as the scalar
+ * FPU's. (Comparisons: VCMP's LT and LE conditions hold for a NaN, unlike C's < and <=; test
+ * with GT or GE and swapped operands.)
  */
 #ifndef MT_OPS_ARM_MVE_H
 #define MT_OPS_ARM_MVE_H

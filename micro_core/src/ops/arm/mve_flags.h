@@ -1,5 +1,6 @@
 /* Shared pieces of the Helium kernels (ops/arm/ *_mve.c only): FPSCR's cumulative flags around
- * a block of MVE arithmetic, and the four-by-four dot-product loop. */
+ * a block of MVE arithmetic, the NaN test of a block's results, and the four-by-four
+ * dot-product loop. */
 #ifndef MT_OPS_ARM_MVE_FLAGS_H
 #define MT_OPS_ARM_MVE_FLAGS_H
 
@@ -26,6 +27,33 @@ static inline int mt_mve_flushed(float32x4_t a, float32x4_t b, float32x4_t c, fl
     uint32_t r;
     __asm volatile("vmrs %0, fpscr" : "=r"(r) : "w"(a), "w"(b), "w"(c), "w"(d) : "memory");
     return (r & (MT_FPSCR_IDC | MT_FPSCR_UFC)) != 0;
+}
+
+/* 1 when a lane of a..d is a NaN: each compared with itself (false only for a NaN), the four
+ * results ANDed in one VPT block, then VPR.P0 read (7 instructions and a compare). MVE makes
+ * every NaN result the default NaN, where the scalar FPU carries an input NaN's sign and
+ * payload through: such a block must be recomputed in scalar code. (VPR is "p0" to GCC.) */
+static inline int mt_mve_nan(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
+{
+    uint32_t r;
+    __asm("vcmp.f32 eq, %q1, %q1\n\t"
+          "vpsttt\n\t"
+          "vcmpt.f32 eq, %q2, %q2\n\t"
+          "vcmpt.f32 eq, %q3, %q3\n\t"
+          "vcmpt.f32 eq, %q4, %q4\n\t"
+          "vmrs %0, p0"
+          : "=r"(r)
+          : "w"(a), "w"(b), "w"(c), "w"(d)
+          : "p0");
+    return r != 0xffffu;
+}
+
+/* the same for one vector */
+static inline int mt_mve_nan1(float32x4_t a)
+{
+    uint32_t r;
+    __asm("vcmp.f32 eq, %q1, %q1\n\tvmrs %0, p0" : "=r"(r) : "w"(a) : "p0");
+    return r != 0xffffu;
 }
 
 /*
