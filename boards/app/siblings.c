@@ -141,7 +141,11 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
     memcpy(sdy1, sdy0, ny * sizeof(float));
     if (depthwise) {
         mt_op_depthwise_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
+#if MT_MVE_KERNELS
+        mt_op_depthwise_conv2d_f32_forward_mve(sx, sw, sb, sy1, B, &g);
+#else
         mt_op_depthwise_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
+#endif
     } else {
         mt_op_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
 #if MT_MVE_KERNELS
@@ -164,32 +168,40 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
           depthwise ? "depthwise backward" : "conv backward");
 }
 
-/* DepthwiseConv2D with 20 channels: two 8-channel blocks (assembly on the FPU cores) and 4 more */
+/* DepthwiseConv2D with C <= 20 channels (20: two 8-channel blocks in assembly on the FPU cores
+ * and 4 more; on the M55 a 16-channel block and a 4-channel one, 8 and 12 its other block
+ * shapes, 7 a last vector that overlaps the one before); nans: a few NaN inputs of both signs */
 #define DW_C 20
 #define DW_X (2 * 4 * 5 * DW_C)
 static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
 static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
 
-static void depthwise_case(uint32_t stride, uint32_t padding, uint32_t activation, int with_bias, float scale)
+static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32_t activation, int with_bias,
+                           float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = DW_C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
+    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
     mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
-    const size_t nx = (size_t)2 * g.H * g.W * DW_C, ny = (size_t)2 * g.OH * g.OW * DW_C, nw = 9 * DW_C;
+    const size_t nx = (size_t)2 * g.H * g.W * C, ny = (size_t)2 * g.OH * g.OW * C, nw = 9 * (size_t)C;
     const float *b = with_bias ? dwb : NULL;
-    fill(dx_, nx, scale), fill(dww, nw, 1.0f), fill(dwb, DW_C, 0.5f), fill(dy_0, ny, scale);
+    fill(dx_, nx, scale), fill(dww, nw, 1.0f), fill(dwb, C, 0.5f), fill(dy_0, ny, scale);
+    for (size_t i = 3; nans && i < nx; i += 61) dx_[i] = (i & 1u) ? -__builtin_nanf("0x7") : __builtin_nanf("");
     memcpy(dy_1, dy_0, ny * sizeof(float));
     mt_op_depthwise_conv2d_f32_forward(dx_, dww, b, dy0_, 2, &g);
+#if MT_MVE_KERNELS
+    mt_op_depthwise_conv2d_f32_forward_mve(dx_, dww, b, dy1_, 2, &g);
+#else
     mt_op_depthwise_conv2d_f32_forward_fast(dx_, dww, b, dy1_, 2, &g);
-    check(same(dy0_, dy1_, ny), "depthwise forward, 20 channels");
-    fill(dx0_, nx, 0.5f), fill(dw0_, nw, 0.5f), fill(db0_, DW_C, 0.5f);
+#endif
+    check(same(dy0_, dy1_, ny), "depthwise forward, C channels");
+    fill(dx0_, nx, 0.5f), fill(dw0_, nw, 0.5f), fill(db0_, C, 0.5f);
     memcpy(dx1_, dx0_, nx * sizeof(float)), memcpy(dw1_, dw0_, nw * sizeof(float)), memcpy(db1_, db0_, sizeof db0_);
     mt_op_depthwise_conv2d_f32_backward(dx_, dww, dy0_, dy_0, dx0_, dw0_, with_bias ? db0_ : NULL, 2, &g);
     mt_op_depthwise_conv2d_f32_backward_fast(dx_, dww, dy0_, dy_1, dx1_, dw1_, with_bias ? db1_ : NULL, 2, &g);
-    check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, DW_C),
-          "depthwise backward, 20 channels");
+    check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, C),
+          "depthwise backward, C channels");
 }
 
 /* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
@@ -273,9 +285,15 @@ int main(void)
         }
     for (uint32_t stride = 1; stride <= 2; ++stride)
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
-            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f);
-            depthwise_case(stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f);
-            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f);
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
+            depthwise_case(DW_C, stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f, 0);
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f, 0);
+            for (uint32_t c = 7; c <= 16; c += c == 7 ? 1 : 4) {
+                depthwise_case(c, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
+                depthwise_case(c, stride, MT_PADDING_SAME, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f, 1);
+                depthwise_case(c, stride, MT_PADDING_VALID, MT_FUSED_RELU, with_bias, 1e-39f, 0);
+            }
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 1);
         }
     max_pool_case(2, 2, MT_PADDING_VALID);
     max_pool_case(3, 2, MT_PADDING_SAME);

@@ -15,20 +15,6 @@
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-/* bias, then the fused activation as the reference applies it: v < 0 ? 0 : v, then > 6 ? 6.
- * The test is 0 > v: VCMP's LT condition (N != V) also holds for an unordered pair, so
- * VCMP LT would make a NaN 0, where the reference keeps it; GT is false for a NaN. */
-static inline float32x4_t finish(float32x4_t v, float32x4_t bv, uint32_t activation)
-{
-    v = vaddq_f32(v, bv);
-    if (activation != MT_FUSED_NONE) {
-        const float32x4_t zero = vdupq_n_f32(0.0f);
-        v = vpselq_f32(zero, v, vcmpgtq_f32(zero, v));
-        if (activation == MT_FUSED_RELU6) v = vpselq_f32(vdupq_n_f32(6.0f), v, vcmpgtq_n_f32(v, 6.0f));
-    }
-    return v;
-}
-
 /* y[p, oc] = act(Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] + b[oc]); a flushed subnormal, or a NaN
  * in a block's results (the activation keeps NaNs), sends the whole op to the portable kernel,
  * which overwrites y */
@@ -67,12 +53,12 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
                                           &a0, &a1, &a2, &a3);
                         }
                     const float32x4_t bv = bias ? vldrwq_z_f32(bias + oc, p) : vdupq_n_f32(0.0f);
-                    const float32x4_t v0 = finish(a0, bv, g->activation);
+                    const float32x4_t v0 = mt_mve_finish(a0, bv, g->activation);
                     vstrwq_p_f32(yp + oc, v0, p);
                     int nan;
                     if (pixels == 4) {
-                        const float32x4_t v1 = finish(a1, bv, g->activation), v2 = finish(a2, bv, g->activation);
-                        const float32x4_t v3 = finish(a3, bv, g->activation);
+                        const float32x4_t v1 = mt_mve_finish(a1, bv, g->activation), v2 = mt_mve_finish(a2, bv, g->activation);
+                        const float32x4_t v3 = mt_mve_finish(a3, bv, g->activation);
                         vstrwq_p_f32(yp + OC + oc, v1, p);
                         vstrwq_p_f32(yp + 2 * (size_t)OC + oc, v2, p);
                         vstrwq_p_f32(yp + 3 * (size_t)OC + oc, v3, p);

@@ -7,6 +7,8 @@
 #include <arm_mve.h>
 #include <stdint.h>
 
+#include "microtrain.h"
+
 #define MT_FPSCR_IDC 0x80u /* an input subnormal was flushed to zero */
 #define MT_FPSCR_UFC 0x08u /* a subnormal result was flushed to zero */
 
@@ -54,6 +56,21 @@ static inline int mt_mve_nan1(float32x4_t a)
     uint32_t r;
     __asm("vcmp.f32 eq, %q1, %q1\n\tvmrs %0, p0" : "=r"(r) : "w"(a) : "p0");
     return r != 0xffffu;
+}
+
+/* bias, then the fused activation as the reference applies it (MT_FUSED_*, microtrain.h):
+ * v < 0 ? 0 : v, then > 6 ? 6. The test is 0 > v: VCMP's LT condition (N != V) also holds
+ * for an unordered pair, so VCMP LT would make a NaN 0, where the reference keeps it; GT is
+ * false for a NaN. */
+static inline float32x4_t mt_mve_finish(float32x4_t v, float32x4_t bv, uint32_t activation)
+{
+    v = vaddq_f32(v, bv);
+    if (activation != MT_FUSED_NONE) {
+        const float32x4_t zero = vdupq_n_f32(0.0f);
+        v = vpselq_f32(zero, v, vcmpgtq_f32(zero, v));
+        if (activation == MT_FUSED_RELU6) v = vpselq_f32(vdupq_n_f32(6.0f), v, vcmpgtq_n_f32(v, 6.0f));
+    }
+    return v;
 }
 
 /*
