@@ -43,6 +43,8 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
 /* DepthwiseConv2D, ops/ops.h's parameters (dy is masked in place by the activation's derivative) */
 void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                             const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                             float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
 #endif
 
 #endif /* MT_OPS_ARM_MVE_H */
