@@ -13,7 +13,8 @@
  * subnormal result was flushed) sends that block, or the whole op for kernels that overwrite
  * their output, to the portable scalar code, which computes the reference's bits. NaN rule: a
  * block whose results hold a NaN (each result vector compared with itself, mve_flags.h's
- * mt_mve_nan) is recomputed the same way, so a NaN output has the reference's bits. Without
+ * mt_mve_nan) is recomputed the same way, so a NaN output has the reference's bits (where two
+ * NaNs meet in one sum, which one wins is the compiled operand order's, on any target). Without
  * subnormals and NaNs the vector arithmetic is IEEE round-to-nearest, the same as the scalar
  * FPU's. (Comparisons: VCMP's LT and LE conditions hold for a NaN, unlike C's < and <=; test
  * with GT or GE and swapped operands.)
