@@ -1,9 +1,10 @@
 /*
  * The device's sibling test: the kernels this build's op adapters call in place of the
  * reference (Helium on a Cortex-M55, the portable scalar siblings on the other FPU cores)
- * run beside the reference kernels on random data, once with ordinary values and once with
+ * run beside the reference kernels on random data, once with ordinary values, once with
  * subnormal inputs and products (which Helium flushes, so its kernels must fall back to
- * scalar code), and every output bit must be equal: the device half of
+ * scalar code) and once with a few NaNs of either sign (Helium makes every NaN result the
+ * default NaN: the same fallback), and every output bit must be equal: the device half of
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
  * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
  */
@@ -80,13 +81,26 @@ static float dw0[MAXU * MAXI], dw1[MAXU * MAXI], db0[MAXU], db1[MAXU];
 static float acc[MAXI];
 #endif
 
-/* tiny: scale the data into the subnormal range's neighbourhood; spike: ordinary data but
- * for one column of x and one row of dy whose sums are subnormal (some blocks redo theirs) */
-static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int spike)
+/* tiny: scale the data into the subnormal range's neighbourhood; SPIKE: ordinary data but
+ * for one column of x and one row of dy whose sums are subnormal (some blocks redo theirs);
+ * NANS + t: ordinary data but for two NaNs, one negative, other payloads, in x (t = 0), W (1) or
+ * dy (2), in other rows and columns (Helium makes every NaN result the default NaN: the blocks
+ * they reach redo theirs). One tensor at a time, so two NaNs never meet in one sum: which one
+ * such a sum gives depends on the compiled operand order, which C leaves to the compiler. */
+#define SPIKE 1
+#define NANS 2
+static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int kind)
 {
+    const int spike = kind == SPIKE;
     fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
     for (uint32_t b = 0; spike && b < B; ++b) x[(size_t)b * I + I / 2] *= 1e-39f; /* dW's column I / 2 */
     for (uint32_t u = 0; spike && u < U; ++u) dy[(size_t)(B / 3) * U + u] *= 1e-39f; /* dx's row B / 3 */
+    if (kind >= NANS) { /* at [R - 1, C / 3] and [R / 2, C - 1] of the R x C tensor, if apart */
+        float *t = kind == NANS ? x : kind == NANS + 1 ? w : dy;
+        const uint32_t R = kind == NANS ? B : kind == NANS + 1 ? U : B, C = kind == NANS + 2 ? U : I;
+        t[(size_t)(R - 1) * C + C / 3] = -__builtin_nanf("0x2a");
+        if (R / 2 != R - 1 && C / 3 != C - 1) t[(size_t)(R / 2) * C + C - 1] = __builtin_nanf("0x155");
+    }
     mt_op_dense_f32_forward(x, w, bias, y0, B, I, U);
 #if MT_MVE_KERNELS
     mt_op_dense_f32_forward_mve(x, w, bias, y1, B, I, U);
@@ -129,7 +143,11 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
     memcpy(sdy1, sdy0, ny * sizeof(float));
     if (depthwise) {
         mt_op_depthwise_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
+#if MT_MVE_KERNELS
+        mt_op_depthwise_conv2d_f32_forward_mve(sx, sw, sb, sy1, B, &g);
+#else
         mt_op_depthwise_conv2d_f32_forward_fast(sx, sw, sb, sy1, B, &g);
+#endif
     } else {
         mt_op_conv2d_f32_forward(sx, sw, sb, sy0, B, &g);
 #if MT_MVE_KERNELS
@@ -143,7 +161,11 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
     memcpy(sdx1, sdx0, nx * sizeof(float)), memcpy(sdw1, sdw0, nw * sizeof(float)), memcpy(sdb1, sdb0, g.OC * sizeof(float));
     if (depthwise) {
         mt_op_depthwise_conv2d_f32_backward(sx, sw, sy0, sdy0, sdx0, sdw0, sdb0, B, &g);
+#if MT_MVE_KERNELS
+        mt_op_depthwise_conv2d_f32_backward_mve(sx, sw, sy0, sdy1, sdx1, sdw1, sdb1, B, &g);
+#else
         mt_op_depthwise_conv2d_f32_backward_fast(sx, sw, sy0, sdy1, sdx1, sdw1, sdb1, B, &g);
+#endif
     } else {
         mt_op_conv2d_f32_backward(sx, sw, sy0, sdy0, sdx0, sdw0, sdb0, B, &g);
         mt_op_conv2d_f32_backward_fast(sx, sw, sy0, sdy1, sdx1, sdw1, sdb1, B, &g);
@@ -152,32 +174,51 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
           depthwise ? "depthwise backward" : "conv backward");
 }
 
-/* DepthwiseConv2D with 20 channels: two 8-channel blocks (assembly on the FPU cores) and 4 more */
+/* DepthwiseConv2D with C <= 20 channels (20: two 8-channel blocks in assembly on the FPU cores
+ * and 4 more; on the M55 a 16-channel block and a 4-channel one, 8 and 12 its other block
+ * shapes, 7 a last vector that overlaps the one before). Tiny scale: x near the subnormals, dy
+ * ordinary but for every third channel's, subnormal (dW's products and those channels' dbias
+ * sums are subnormal), the gradients from 0 where a flushed sum shows. nans: NaNs of both signs
+ * in x (1) or in dy (2), each in another channel: two NaNs that meet in one sum give the bits
+ * of whichever the compiled code takes as the first operand, which C leaves to the compiler. */
 #define DW_C 20
 #define DW_X (2 * 4 * 5 * DW_C)
 static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
 static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
 
-static void depthwise_case(uint32_t stride, uint32_t padding, uint32_t activation, int with_bias, float scale)
+static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32_t activation, int with_bias,
+                           float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = DW_C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
+    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
     mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
-    const size_t nx = (size_t)2 * g.H * g.W * DW_C, ny = (size_t)2 * g.OH * g.OW * DW_C, nw = 9 * DW_C;
+    const size_t nx = (size_t)2 * g.H * g.W * C, ny = (size_t)2 * g.OH * g.OW * C, nw = 9 * (size_t)C;
     const float *b = with_bias ? dwb : NULL;
-    fill(dx_, nx, scale), fill(dww, nw, 1.0f), fill(dwb, DW_C, 0.5f), fill(dy_0, ny, scale);
+    const int tiny = scale < 1e-10f;
+    fill(dx_, nx, scale), fill(dww, nw, 1.0f), fill(dwb, C, 0.5f), fill(dy_0, ny, tiny ? 2.0f : scale);
+    for (size_t i = 0; tiny && i < ny; ++i) dy_0[i] *= i % C % 3 ? 1.0f : 1e-39f;
+    for (size_t i = 3; nans == 1 && i < nx; i += 61) dx_[i] = (i & 1u) ? -__builtin_nanf("0x7") : __builtin_nanf("");
+    for (size_t i = 10; nans == 2 && i < ny; i += 47) dy_0[i] = (i & 1u) ? __builtin_nanf("0x3") : -__builtin_nanf("");
     memcpy(dy_1, dy_0, ny * sizeof(float));
     mt_op_depthwise_conv2d_f32_forward(dx_, dww, b, dy0_, 2, &g);
+#if MT_MVE_KERNELS
+    mt_op_depthwise_conv2d_f32_forward_mve(dx_, dww, b, dy1_, 2, &g);
+#else
     mt_op_depthwise_conv2d_f32_forward_fast(dx_, dww, b, dy1_, 2, &g);
-    check(same(dy0_, dy1_, ny), "depthwise forward, 20 channels");
-    fill(dx0_, nx, 0.5f), fill(dw0_, nw, 0.5f), fill(db0_, DW_C, 0.5f);
+#endif
+    check(same(dy0_, dy1_, ny), "depthwise forward, C channels");
+    fill(dx0_, nx, tiny ? 0.0f : 0.5f), fill(dw0_, nw, tiny ? 0.0f : 0.5f), fill(db0_, C, tiny ? 0.0f : 0.5f);
     memcpy(dx1_, dx0_, nx * sizeof(float)), memcpy(dw1_, dw0_, nw * sizeof(float)), memcpy(db1_, db0_, sizeof db0_);
     mt_op_depthwise_conv2d_f32_backward(dx_, dww, dy0_, dy_0, dx0_, dw0_, with_bias ? db0_ : NULL, 2, &g);
+#if MT_MVE_KERNELS
+    mt_op_depthwise_conv2d_f32_backward_mve(dx_, dww, dy0_, dy_1, dx1_, dw1_, with_bias ? db1_ : NULL, 2, &g);
+#else
     mt_op_depthwise_conv2d_f32_backward_fast(dx_, dww, dy0_, dy_1, dx1_, dw1_, with_bias ? db1_ : NULL, 2, &g);
-    check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, DW_C),
-          "depthwise backward, 20 channels");
+#endif
+    check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, C),
+          "depthwise backward, C channels");
 }
 
 /* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
@@ -221,9 +262,7 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     const uint32_t B = 2;
     const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * 9 * C;
     fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale);
-#if !MT_MVE_KERNELS /* the Helium forward gives other bits on NaN inputs today (not these paths) */
     for (size_t i = 5; i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
-#endif
     memcpy(cdy1, cdy0, ny * sizeof(float));
     const float *b = with_bias ? cb : NULL;
     mt_op_conv2d_f32_forward(cx, cw, b, cy0, B, &g);
@@ -252,7 +291,8 @@ int main(void)
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f, 0); /* products below 2^-126 */
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f, 0);   /* subnormal inputs */
-        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 1);     /* one block's worth */
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, SPIKE); /* one block's worth */
+        for (int t = 0; t < 3; ++t) dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, NANS + t);
     }
     for (int depthwise = 0; depthwise < 2; ++depthwise)
         for (uint32_t stride = 1; stride <= 2; ++stride) {
@@ -262,9 +302,16 @@ int main(void)
         }
     for (uint32_t stride = 1; stride <= 2; ++stride)
         for (int with_bias = 0; with_bias < 2; ++with_bias) {
-            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f);
-            depthwise_case(stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f);
-            depthwise_case(stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f);
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
+            depthwise_case(DW_C, stride, MT_PADDING_VALID, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f, 0);
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 1e-39f, 0);
+            for (uint32_t c = 7; c <= 16; c += c == 7 ? 1 : 4) {
+                depthwise_case(c, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
+                depthwise_case(c, stride, MT_PADDING_SAME, with_bias ? MT_FUSED_RELU6 : MT_FUSED_NONE, with_bias, 2.0f,
+                               with_bias ? 2 : 1);
+                depthwise_case(c, stride, MT_PADDING_VALID, MT_FUSED_RELU, with_bias, 1e-39f, 0);
+            }
+            depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 1);
         }
     max_pool_case(2, 2, MT_PADDING_VALID);
     max_pool_case(3, 2, MT_PADDING_SAME);

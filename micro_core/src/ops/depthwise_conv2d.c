@@ -3,6 +3,7 @@
  *   x [B, H, W, C], W [1, KH, KW, C], b [C], y [B, OH, OW, C]
  *   y[b,oh,ow,c] = act( Σ_{kh,kw} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[0,kh,kw,c] + b[c] )
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
@@ -111,7 +112,9 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_depthwise_conv2d_f32_forward_mve(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_depthwise_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
                                        &v.g);
 #else
@@ -131,7 +134,10 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_depthwise_conv2d_f32_backward_mve(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                                            v.b ? v.b->grad : NULL, n, &v.g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_depthwise_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                         v.b ? v.b->grad : NULL, n, &v.g);
 #else

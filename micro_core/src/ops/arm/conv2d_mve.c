@@ -15,19 +15,9 @@
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-/* bias, then the fused activation as the reference applies it: v < 0 ? 0 : v, then > 6 ? 6 */
-static inline float32x4_t finish(float32x4_t v, float32x4_t bv, uint32_t activation)
-{
-    v = vaddq_f32(v, bv);
-    if (activation != MT_FUSED_NONE) {
-        v = vpselq_f32(vdupq_n_f32(0.0f), v, vcmpltq_n_f32(v, 0.0f));
-        if (activation == MT_FUSED_RELU6) v = vpselq_f32(vdupq_n_f32(6.0f), v, vcmpgtq_n_f32(v, 6.0f));
-    }
-    return v;
-}
-
-/* y[p, oc] = act(Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] + b[oc]); a flushed subnormal sends the
- * whole op to the portable kernel, which overwrites y */
+/* y[p, oc] = act(Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] + b[oc]); a flushed subnormal, or a NaN
+ * in a block's results (the activation keeps NaNs), sends the whole op to the portable kernel,
+ * which overwrites y */
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const mt_spatial *g)
 {
@@ -63,11 +53,22 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
                                           &a0, &a1, &a2, &a3);
                         }
                     const float32x4_t bv = bias ? vldrwq_z_f32(bias + oc, p) : vdupq_n_f32(0.0f);
-                    vstrwq_p_f32(yp + oc, finish(a0, bv, g->activation), p);
+                    const float32x4_t v0 = mt_mve_finish(a0, bv, g->activation);
+                    vstrwq_p_f32(yp + oc, v0, p);
+                    int nan;
                     if (pixels == 4) {
-                        vstrwq_p_f32(yp + OC + oc, finish(a1, bv, g->activation), p);
-                        vstrwq_p_f32(yp + 2 * (size_t)OC + oc, finish(a2, bv, g->activation), p);
-                        vstrwq_p_f32(yp + 3 * (size_t)OC + oc, finish(a3, bv, g->activation), p);
+                        const float32x4_t v1 = mt_mve_finish(a1, bv, g->activation), v2 = mt_mve_finish(a2, bv, g->activation);
+                        const float32x4_t v3 = mt_mve_finish(a3, bv, g->activation);
+                        vstrwq_p_f32(yp + OC + oc, v1, p);
+                        vstrwq_p_f32(yp + 2 * (size_t)OC + oc, v2, p);
+                        vstrwq_p_f32(yp + 3 * (size_t)OC + oc, v3, p);
+                        nan = mt_mve_nan(v0, v1, v2, v3);
+                    } else {
+                        nan = mt_mve_nan1(v0);
+                    }
+                    if (nan) { /* lanes past OC reread oc: a NaN there is one of oc's */
+                        mt_op_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+                        return;
                     }
                 }
                 ow += pixels;

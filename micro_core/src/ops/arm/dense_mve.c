@@ -13,8 +13,8 @@
 
 /*
  * y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]: lanes across four units, whose W[u..u+3, i] one
- * gather load reads (offsets 0, I, 2I, 3I); four rows share it. Any flushed subnormal sends
- * the whole op to the portable kernel, which overwrites y.
+ * gather load reads (offsets 0, I, 2I, 3I); four rows share it. Any flushed subnormal, or a
+ * NaN in a block's results, sends the whole op to the reference kernel, which overwrites y.
  */
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                  uint32_t I, uint32_t U)
@@ -36,6 +36,10 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
                 const float32x4_t bv = vldrwq_z_f32(bias + u, p);
                 a0 = vaddq_f32(a0, bv), a1 = vaddq_f32(a1, bv), a2 = vaddq_f32(a2, bv), a3 = vaddq_f32(a3, bv);
             }
+            if (mt_mve_nan(a0, a1, a2, a3)) { /* rows past B repeat row b, lanes past U unit u */
+                mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
+                return;
+            }
             float *yb = y + (size_t)b * U + u;
             vstrwq_p_f32(yb, a0, p);
             if (nb > 1) vstrwq_p_f32(yb + U, a1, p);
@@ -48,7 +52,7 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
 }
 
 /* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c]
- * (one copy, not one per block shape: it runs only where MVE flushed a subnormal) */
+ * (one copy, not one per block shape: it runs only where MVE flushed a subnormal or made a NaN) */
 static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms,
                                                    uint32_t K, float *out, size_t os, uint32_t R, uint32_t C)
 {
@@ -70,8 +74,9 @@ static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, si
  * 0 in ascending b, the lanes from skip on stored. Per b one VLDRW of x, the nr values of dy
  * side by side (LDRD pairs) and a VMUL and a VADD per row: 19 instructions for 24 MACs with
  * six rows. The whole block is one asm (the compiler spilled registers in C; .if keeps one
- * text for every nr), up to the read of FPSCR: a flushed subnormal sends the block to the
- * reference's scalar sums before anything is stored.
+ * text for every nr), up to the read of FPSCR and of the rows' NaN test (as mt_mve_nan): a
+ * flushed subnormal or a NaN result sends the block to the reference's scalar sums before
+ * anything is stored.
  */
 static inline __attribute__((always_inline)) void dw_block(const float *g, const float *m, float *o, uint32_t B,
                                                            uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip)
@@ -118,12 +123,29 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    MT_PLUS_OUT("a4")
                    MT_PLUS_OUT("a5")
                    ".endif\n\t"
+                   "vcmp.f32 eq, %q[a0], %q[a0]\n\t" /* P0: the lanes of every row that are not NaN */
+                   ".if %c[nr] == 2\n\t"
+                   "vpst\n\t"
+                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
+                   ".endif\n\t"
+                   ".if %c[nr] >= 4\n\t"
+                   "vpsttt\n\t"
+                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
+                   "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"
+                   "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"
+                   ".endif\n\t"
+                   ".if %c[nr] >= 6\n\t"
+                   "vpstt\n\t"
+                   "vcmpt.f32 eq, %q[a4], %q[a4]\n\t"
+                   "vcmpt.f32 eq, %q[a5], %q[a5]\n\t"
+                   ".endif\n\t"
+                   "vmrs %[t1], p0\n\t"
                    "vmrs %[t0], fpscr\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [a4] "+w"(a4), [a5] "+w"(a5),
                      [gp] "+r"(gp), [xp] "+r"(xp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr)
-                   : "q5", "q6", "lr", "memory");
-    if (t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) {
+                   : "q5", "q6", "lr", "p0", "memory");
+    if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
         block_scalar(g, 1, U, m + skip, I, B, o + skip, I, nr, 4 - skip);
         mt_mve_flags_clear();
         return;
@@ -146,7 +168,8 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
  * dx[b + j, c..c+3] += Σ_u dy[b + j, u]·W[u, c..c+3] for j < nr (up to four; the rows past
  * nr repeat the last one), each sum from 0 in ascending u, the lanes from skip on stored. Two
  * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VMUL and a
- * VADD: 25 instructions for 32 MACs; an odd last term after the loop (asm as in dw_block).
+ * VADD: 25 instructions for 32 MACs; an odd last term after the loop (asm, FPSCR and the NaN
+ * test as in dw_block).
  */
 static inline __attribute__((always_inline)) void dx_block(const float *dy, const float *w, float *o, uint32_t nr,
                                                            uint32_t U, uint32_t I, uint32_t skip, const int full)
@@ -194,15 +217,21 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
                    MT_PLUS_OUT("a1")
                    MT_PLUS_OUT("a2")
                    MT_PLUS_OUT("a3")
+                   "vcmp.f32 eq, %q[a0], %q[a0]\n\t"
+                   "vpsttt\n\t"
+                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
+                   "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"
+                   "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"
+                   "vmrs %[t1], p0\n\t"
                    "vmrs %[t0], fpscr\n\t"
                    ".endif\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),
                      [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1),
                      [t2] "=&r"(t2), [t3] "=&r"(t3)
                    : [U] "r"(U), [os] "r"(I * sizeof(float)), [full] "n"(full)
-                   : "q5", "q6", "q7", "lr", "cc", "memory");
+                   : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
     if (full) {
-        if (t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) {
+        if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
             block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, 4, 4 - skip);
             mt_mve_flags_clear();
         } else if (!skip) {
@@ -219,7 +248,7 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
     if (nr > 1) a1 = vaddq_f32(vld1q_f32(o + I), a1);
     if (nr > 2) a2 = vaddq_f32(vld1q_f32(o + 2 * (size_t)I), a2);
     if (nr > 3) a3 = vaddq_f32(vld1q_f32(o + 3 * (size_t)I), a3);
-    if (mt_mve_flushed(a0, a1, a2, a3)) {
+    if (mt_mve_flushed(a0, a1, a2, a3) || mt_mve_nan(a0, a1, a2, a3)) {
         block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, nr, 4 - skip);
         mt_mve_flags_clear();
         return;
@@ -279,7 +308,7 @@ static void bias_mve(const float *dy, float *dbias, uint32_t B, uint32_t U)
         mt_mve_flags_clear();
         for (uint32_t b = 0; b < B; ++b) acc = vaddq_f32(acc, vldrwq_z_f32(dy + (size_t)b * U + u, p));
         acc = vaddq_f32(vldrwq_z_f32(dbias + u, p), acc);
-        if (mt_mve_flushed(acc, acc, acc, acc)) {
+        if (mt_mve_flushed(acc, acc, acc, acc) || mt_mve_nan1(acc)) {
             for (uint32_t j = u; j < U && j < u + 4; ++j) {
                 float a = 0.0f;
                 for (uint32_t b = 0; b < B; ++b) a += dy[(size_t)b * U + j];

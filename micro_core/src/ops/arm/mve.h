@@ -5,14 +5,19 @@
  *
  * Exact bits: every sum keeps the reference's order (vector lanes run across independent
  * outputs, each term a separate VMUL and VADD: MVE has no unfused multiply-accumulate, and
- * VFMA would change the bits). One difference remains: MVE floating point flushes subnormal
- * inputs and results to zero (and uses the default NaN), where the scalar FPU and every other
- * target keep them. So each kernel clears FPSCR's cumulative flags, computes a block of sums
- * in registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
+ * VFMA would change the bits). Two differences remain: MVE floating point flushes subnormal
+ * inputs and results to zero, and makes every NaN result the default NaN, where the scalar
+ * FPU and every other target keep subnormals and carry an input NaN's sign and payload
+ * through. So each kernel clears FPSCR's cumulative flags, computes a block of sums in
+ * registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
  * subnormal result was flushed) sends that block, or the whole op for kernels that overwrite
- * their output, to the portable scalar code, which computes the reference's bits. Without
- * subnormals the vector arithmetic is IEEE round-to-nearest, the same as the scalar FPU's.
- * (NaN payloads may differ, as they already do between x86 and ARM; a NaN stops the step.)
+ * their output, to the portable scalar code, which computes the reference's bits. NaN rule: a
+ * block whose results hold a NaN (each result vector compared with itself, mve_flags.h's
+ * mt_mve_nan) is recomputed the same way, so a NaN output has the reference's bits (where two
+ * NaNs meet in one sum, which one wins is the compiled operand order's, on any target). Without
+ * subnormals and NaNs the vector arithmetic is IEEE round-to-nearest, the same as the scalar
+ * FPU's. (Comparisons: VCMP's LT and LE conditions hold for a NaN, unlike C's < and <=; test
+ * with GT or GE and swapped operands.)
  */
 #ifndef MT_OPS_ARM_MVE_H
 #define MT_OPS_ARM_MVE_H
@@ -36,6 +41,11 @@ void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *d
                                   float *dbias, uint32_t B, uint32_t I, uint32_t U);
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const struct mt_spatial *g);
+/* DepthwiseConv2D, ops/ops.h's parameters (dy is masked in place by the activation's derivative) */
+void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                            const struct mt_spatial *g);
+void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                             float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
 #endif
 
 #endif /* MT_OPS_ARM_MVE_H */

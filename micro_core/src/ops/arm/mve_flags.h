@@ -1,10 +1,13 @@
 /* Shared pieces of the Helium kernels (ops/arm/ *_mve.c only): FPSCR's cumulative flags around
- * a block of MVE arithmetic, and the four-by-four dot-product loop. */
+ * a block of MVE arithmetic, the NaN test of a block's results, and the four-by-four
+ * dot-product loop. */
 #ifndef MT_OPS_ARM_MVE_FLAGS_H
 #define MT_OPS_ARM_MVE_FLAGS_H
 
 #include <arm_mve.h>
 #include <stdint.h>
+
+#include "microtrain.h"
 
 #define MT_FPSCR_IDC 0x80u /* an input subnormal was flushed to zero */
 #define MT_FPSCR_UFC 0x08u /* a subnormal result was flushed to zero */
@@ -26,6 +29,48 @@ static inline int mt_mve_flushed(float32x4_t a, float32x4_t b, float32x4_t c, fl
     uint32_t r;
     __asm volatile("vmrs %0, fpscr" : "=r"(r) : "w"(a), "w"(b), "w"(c), "w"(d) : "memory");
     return (r & (MT_FPSCR_IDC | MT_FPSCR_UFC)) != 0;
+}
+
+/* 1 when a lane of a..d is a NaN: each compared with itself (false only for a NaN), the four
+ * results ANDed in one VPT block, then VPR.P0 read (7 instructions and a compare). MVE makes
+ * every NaN result the default NaN, where the scalar FPU carries an input NaN's sign and
+ * payload through: such a block must be recomputed in scalar code. (VPR is "p0" to GCC.) */
+static inline int mt_mve_nan(float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d)
+{
+    uint32_t r;
+    __asm("vcmp.f32 eq, %q1, %q1\n\t"
+          "vpsttt\n\t"
+          "vcmpt.f32 eq, %q2, %q2\n\t"
+          "vcmpt.f32 eq, %q3, %q3\n\t"
+          "vcmpt.f32 eq, %q4, %q4\n\t"
+          "vmrs %0, p0"
+          : "=r"(r)
+          : "w"(a), "w"(b), "w"(c), "w"(d)
+          : "p0");
+    return r != 0xffffu;
+}
+
+/* the same for one vector */
+static inline int mt_mve_nan1(float32x4_t a)
+{
+    uint32_t r;
+    __asm("vcmp.f32 eq, %q1, %q1\n\tvmrs %0, p0" : "=r"(r) : "w"(a) : "p0");
+    return r != 0xffffu;
+}
+
+/* bias, then the fused activation as the reference applies it (MT_FUSED_*, microtrain.h):
+ * v < 0 ? 0 : v, then > 6 ? 6. The test is 0 > v: VCMP's LT condition (N != V) also holds
+ * for an unordered pair, so VCMP LT would make a NaN 0, where the reference keeps it; GT is
+ * false for a NaN. */
+static inline float32x4_t mt_mve_finish(float32x4_t v, float32x4_t bv, uint32_t activation)
+{
+    v = vaddq_f32(v, bv);
+    if (activation != MT_FUSED_NONE) {
+        const float32x4_t zero = vdupq_n_f32(0.0f);
+        v = vpselq_f32(zero, v, vcmpgtq_f32(zero, v));
+        if (activation == MT_FUSED_RELU6) v = vpselq_f32(vdupq_n_f32(6.0f), v, vcmpgtq_n_f32(v, 6.0f));
+    }
+    return v;
 }
 
 /*
