@@ -12,6 +12,7 @@
 #pragma GCC optimize("O2")
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
+#include "ops/fast/vfp_conv.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -22,6 +23,11 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
                                   const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
+#if MT_VFP_CONV_C1
+    /* one input channel, 3 x 3: the scalar FPU's assembly, fewer instructions per MAC than
+     * four lanes of taps gathered one at a time */
+    if (mt_op_conv2d_f32_forward_vfp_c1(x, w, bias, y, B, g)) return;
+#endif
     const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), K);
     const size_t xrow = (size_t)g->W * C, pix = (size_t)g->SW * C, wrow = (size_t)g->KW * C;
     mt_mve_flags_clear();
