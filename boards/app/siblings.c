@@ -242,8 +242,8 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
     check(same(dx0_, dx1_, nx), "max pool backward");
 }
 
-/* Conv2D shapes of the assembly paths (conv2d_fast.c): one channel, 8 or 16 output channels,
- * every padding edge; a few NaN inputs (the fused ReLU passes them; its derivative zeroes them) */
+/* Conv2D shapes of the assembly paths (conv2d_fast.c, and conv2d_mve.c's one-channel forward):
+ * one channel, 6, 8 or 16 output channels, every padding edge; a few NaN inputs (the fused ReLU passes them; its derivative zeroes them) */
 #define CV_X (2 * 8 * 8 * 8)
 #define CV_Y (2 * 8 * 8 * 16)
 #define CV_W (16 * 9 * 8)
@@ -251,7 +251,7 @@ static float cx[CV_X], cw[CV_W], cb[16], cy0[CV_Y], cy1[CV_Y], cdy0[CV_Y], cdy1[
 static float cdx0[CV_X], cdx1[CV_X], cdw0[CV_W], cdw1[CV_W], cdb0[16], cdb1[16];
 
 static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t stride, uint32_t padding,
-                      uint32_t activation, int with_bias, float scale)
+                      uint32_t activation, int with_bias, float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
@@ -262,7 +262,7 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     const uint32_t B = 2;
     const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * 9 * C;
     fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale);
-    for (size_t i = 5; i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
+    for (size_t i = 5; nans && i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
     memcpy(cdy1, cdy0, ny * sizeof(float));
     const float *b = with_bias ? cb : NULL;
     mt_op_conv2d_f32_forward(cx, cw, b, cy0, B, &g);
@@ -322,11 +322,12 @@ int main(void)
                                         {8, 7, 1, 8, 2, MT_PADDING_SAME, MT_FUSED_RELU},
                                         {6, 8, 1, 8, 1, MT_PADDING_VALID, MT_FUSED_RELU},
                                         {8, 8, 8, 16, 1, MT_PADDING_SAME, MT_FUSED_RELU},
-                                        {5, 6, 4, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU6}};
+                                        {5, 6, 4, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU6},
+                                        {7, 6, 1, 6, 1, MT_PADDING_SAME, MT_FUSED_RELU6}};
     for (uint32_t s = 0; s < sizeof convs / sizeof convs[0]; ++s)
-        for (int k = 0; k < 2; ++k) {
+        for (int k = 0; k < 3; ++k) { /* NaNs; subnormals; ordinary values (no block recomputed) */
             const uint32_t *v = convs[s];
-            conv_case(v[0], v[1], v[2], v[3], v[4], v[5], v[6], k, k ? 1e-39f : 2.0f);
+            conv_case(v[0], v[1], v[2], v[3], v[4], v[5], v[6], k != 0, k == 1 ? 1e-39f : 2.0f, k == 0);
         }
 #endif
     puts_("siblings: ");

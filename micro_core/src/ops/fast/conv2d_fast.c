@@ -72,8 +72,10 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
 #if MT_VFP_CONV_C1
 /* One channel, 3 x 3, OC a multiple of 4, no ReLU6, every pixel with 2 or 3 rows and columns of
  * taps in bounds: in assembly with the bias and the ReLU (vfp_conv.h), 1 when done. The columns
- * split into runs of pixels with the same in-bounds columns, found once. */
-static int forward_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B, const mt_spatial *g)
+ * split into runs of pixels with the same in-bounds columns, found once. Inlined into the
+ * forward below; the M55's Helium forward calls it through mt_op_conv2d_f32_forward_vfp_c1. */
+static inline __attribute__((always_inline)) int forward_c1(const float *x, const float *w, const float *bias,
+                                                            float *y, uint32_t B, const mt_spatial *g)
 {
     static const float zeros[4];
     uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
@@ -111,6 +113,12 @@ static int forward_c1(const float *x, const float *w, const float *bias, float *
             }
         }
     return 1;
+}
+
+int mt_op_conv2d_f32_forward_vfp_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                    const mt_spatial *g)
+{
+    return forward_c1(x, w, bias, y, B, g);
 }
 #endif
 

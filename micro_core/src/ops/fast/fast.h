@@ -32,6 +32,11 @@ void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *
                                    const struct mt_spatial *g);
 void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy, float *dx,
                                     float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
+/* Conv2D's forward for one input channel and a 3 x 3 kernel in the scalar FPU's assembly
+ * (conv2d_fast.c, where vfp_conv.h has MT_VFP_CONV_C1): 1 when it took the shape, else 0 and
+ * nothing written. */
+int mt_op_conv2d_f32_forward_vfp_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                    const struct mt_spatial *g);
 void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y,
                                              uint32_t B, const struct mt_spatial *g);
 void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy,

@@ -1,7 +1,7 @@
 /*
  * Assembly loops of the Conv2D siblings (conv2d_fast.c) on Cortex-M cores with a single-precision
- * FPU (FPv4/FPv5: M4F, M7, M33; MT_VFP_DOT from vfp_dot.h). Same arithmetic as the C loops they
- * replace: every term one VMLA (the product rounded, then the sum), each sum in its own register
+ * FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar FPU: MT_VFP_SCALAR, vfp_scalar.h). Same
+ * arithmetic as the C loops they replace: every term one VMLA (the product rounded, then the sum), each sum in its own register
  * in the reference's order; what they save is instructions around the VMLAs (VLDM/VSTM of whole
  * blocks, pointers kept in registers across rows). The loop parameters travel in a small array
  * and are loaded into fixed registers inside (as in vfp_dot.h), so the compiler has none to spill.
@@ -10,9 +10,30 @@
 #define MT_OPS_FAST_VFP_CONV_H
 
 #include "ops/fast/vfp_dot.h"
+#include "ops/fast/vfp_scalar.h"
 
-#if MT_VFP_DOT
+#if MT_VFP_SCALAR
 #define MT_VFP_CONV 1
+
+#ifndef MT_VFP_MLA_4X4 /* vfp_dot.h's, where its guard leaves it out (the M55) */
+#define MT_VFP_MLA_4X4                                                                          \
+    "vmla.f32 s0, s24, s28\n\t"                                                                 \
+    "vmla.f32 s1, s24, s29\n\t"                                                                 \
+    "vmla.f32 s2, s24, s30\n\t"                                                                 \
+    "vmla.f32 s3, s24, s31\n\t"                                                                 \
+    "vmla.f32 s4, s25, s28\n\t"                                                                 \
+    "vmla.f32 s5, s25, s29\n\t"                                                                 \
+    "vmla.f32 s6, s25, s30\n\t"                                                                 \
+    "vmla.f32 s7, s25, s31\n\t"                                                                 \
+    "vmla.f32 s8, s26, s28\n\t"                                                                 \
+    "vmla.f32 s9, s26, s29\n\t"                                                                 \
+    "vmla.f32 s10, s26, s30\n\t"                                                                \
+    "vmla.f32 s11, s26, s31\n\t"                                                                \
+    "vmla.f32 s12, s27, s28\n\t"                                                                \
+    "vmla.f32 s13, s27, s29\n\t"                                                                \
+    "vmla.f32 s14, s27, s30\n\t"                                                                \
+    "vmla.f32 s15, s27, s31\n\t"
+#endif
 
 /* One lane of the ReLU derivative: dy(d) = y(v) > 0 ? dy : +0 (NaN: 0), then acc(a) += dy */
 #define MT_VFP_RELU_LANE(v, d, a)                                                               \

@@ -1,8 +1,8 @@
 /*
  * The DepthwiseConv2D siblings' inner loops over 8 channels side by side, in assembly on
- * Cortex-M cores with a single-precision FPU (FPv4/FPv5: M4F, M7, M33; the guard of
- * vfp_dot.h). NHWC keeps 8 channels of x, W and dy contiguous, so each tap is two VLDMs and
- * eight VMLAs (each its own channel's sum: the product rounded, then the sum, the reference's
+ * Cortex-M cores with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar
+ * FPU: MT_VFP_SCALAR, vfp_scalar.h). NHWC keeps 8 channels of x, W and dy contiguous, so each
+ * tap is two VLDMs and eight VMLAs (each its own channel's sum: the product rounded, then the sum, the reference's
  * bits), and the sums never leave s8-s15 between taps. Elsewhere MT_VFP_DW is 0 and the
  * sibling runs its C loop (the same arithmetic, any channel count).
  *
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ops/fast/vfp_dot.h"
+#include "ops/fast/vfp_scalar.h"
 
 #define MT_DW_LOAD 1u
 #define MT_DW_RELU 2u
@@ -39,7 +39,7 @@ typedef struct mt_dw_run {
     uint32_t left;              /* 72: the assembly's line counter */
 } mt_dw_run;
 
-#if MT_VFP_DOT
+#if MT_VFP_SCALAR
 #define MT_VFP_DW 1
 
 /* the assembly's offsets (compile-time check: a negative array size fails the build) */
