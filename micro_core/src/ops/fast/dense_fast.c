@@ -4,6 +4,7 @@
  * them to it), arranged for the hardware. Glossary as in ops/ops.h.
  */
 #include "ops/arm/mve.h"
+#include "microtrain.h"
 #include "ops/fast/fast.h"
 #include "ops/fast/vfp_dot.h"
 #include "ops/ops.h"
@@ -18,17 +19,23 @@
  */
 #define MAC4(a, s, v0, v1, v2, v3) (a##0 += (s) * (v0), a##1 += (s) * (v1), a##2 += (s) * (v2), a##3 += (s) * (v3))
 
-/* y rows r0..r3 (x rows x0..x3), units u..u+3 (W rows w0..w3): 16 sums over i */
-static void forward_4x4(const float *x0, uint32_t I, const float *w0, const float *bias, float *y, uint32_t U)
+/* mt_fused_activation_forward on one value */
+static inline float act1(float v, uint32_t act)
+{
+    if (act == MT_FUSED_NONE) return v;
+    v = v < 0.0f ? 0.0f : v; /* NaN passes through */
+    return act == MT_FUSED_RELU6 && v > 6.0f ? 6.0f : v;
+}
+
+#if MT_VFP_DOT
+static const float zeros16[16];
+#else
+/* y rows r0..r3 (x rows x0..x3), units u..u+3 (W rows w0..w3): 16 sums over i, + bias, act */
+static void forward_4x4(const float *x0, uint32_t I, const float *w0, const float *bias, float *y, uint32_t U,
+                        uint32_t act)
 {
     const float *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
     const float *w1 = w0 + I, *w2 = w1 + I, *w3 = w2 + I;
-#if MT_VFP_DOT
-    float s[16] = {0.0f};
-    if (I) mt_vfp_dot4x4(x0, x1, x2, x3, w0, w1, w2, w3, I, s);
-    float a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
-    float c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
-#else
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
     float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
     for (uint32_t i = 0; i < I; ++i) {
@@ -38,31 +45,55 @@ static void forward_4x4(const float *x0, uint32_t I, const float *w0, const floa
         MAC4(c, x2[i], v0, v1, v2, v3);
         MAC4(d, x3[i], v0, v1, v2, v3);
     }
-#endif
     float *y1 = y + U, *y2 = y1 + U, *y3 = y2 + U;
     if (bias) {
         const float e0 = bias[0], e1 = bias[1], e2 = bias[2], e3 = bias[3];
         a0 += e0, a1 += e1, a2 += e2, a3 += e3, b0 += e0, b1 += e1, b2 += e2, b3 += e3;
         c0 += e0, c1 += e1, c2 += e2, c3 += e3, d0 += e0, d1 += e1, d2 += e2, d3 += e3;
     }
-    y[0] = a0, y[1] = a1, y[2] = a2, y[3] = a3, y1[0] = b0, y1[1] = b1, y1[2] = b2, y1[3] = b3;
-    y2[0] = c0, y2[1] = c1, y2[2] = c2, y2[3] = c3, y3[0] = d0, y3[1] = d1, y3[2] = d2, y3[3] = d3;
+    y[0] = act1(a0, act), y[1] = act1(a1, act), y[2] = act1(a2, act), y[3] = act1(a3, act);
+    y1[0] = act1(b0, act), y1[1] = act1(b1, act), y1[2] = act1(b2, act), y1[3] = act1(b3, act);
+    y2[0] = act1(c0, act), y2[1] = act1(c1, act), y2[2] = act1(c2, act), y2[3] = act1(c3, act);
+    y3[0] = act1(d0, act), y3[1] = act1(d1, act), y3[2] = act1(d2, act), y3[3] = act1(d3, act);
+}
+#endif
+
+void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
+                                     uint32_t B, uint32_t I, uint32_t U)
+{
+    mt_op_dense_f32_forward_blocked_act(x, w, bias, y, B, I, U, MT_FUSED_NONE);
 }
 
 /*
  * The same sums as mt_op_dense_f32_forward, bit for bit: each y[b,u] adds its terms by
- * ascending i from 0 and then the bias; 4 rows x 4 units at a time.
+ * ascending i from 0 and then the bias; 4 rows x 4 units at a time (on an FPv4/FPv5 core one
+ * assembly block, vfp_dot.h). Then act as mt_fused_activation_forward, on each y as it is
+ * stored.
  */
-void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
-                                     uint32_t B, uint32_t I, uint32_t U)
+void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const float *bias, float *y,
+                                         uint32_t B, uint32_t I, uint32_t U, uint32_t act)
 {
     uint32_t b = 0;
+#if MT_VFP_DOT
+    mt_vfp_block blk;
+    blk.zeros = zeros16, blk.ystride = U * (uint32_t)sizeof(float), blk.act = act;
+#endif
     for (; b + 4 <= B; b += 4) {
+        const float *x0 = x + (size_t)b * I, *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
         uint32_t u = 0;
+#if MT_VFP_DOT
+        blk.rows[0] = x0, blk.rows[1] = x1, blk.rows[2] = x2, blk.rows[3] = x3;
+        for (; u + 4 <= U; u += 4) {
+            const float *w0 = w + (size_t)u * I;
+            blk.rows[4] = w0, blk.rows[5] = w0 + I, blk.rows[6] = w0 + 2 * I, blk.rows[7] = w0 + 3 * I;
+            blk.bias = bias ? bias + u : NULL, blk.y = y + (size_t)b * U + u;
+            mt_vfp_dense4x4(&blk, I);
+        }
+#else
         for (; u + 4 <= U; u += 4)
-            forward_4x4(x + (size_t)b * I, I, w + (size_t)u * I, bias ? bias + u : NULL, y + (size_t)b * U + u, U);
+            forward_4x4(x0, I, w + (size_t)u * I, bias ? bias + u : NULL, y + (size_t)b * U + u, U, act);
+#endif
         for (; u < U; ++u) { /* one unit for four rows */
-            const float *x0 = x + (size_t)b * I, *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
             const float *wu = w + (size_t)u * I;
             float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
             for (uint32_t i = 0; i < I; ++i) {
@@ -71,7 +102,7 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
             }
             float *yu = y + (size_t)b * U + u;
             if (bias) a0 += bias[u], a1 += bias[u], a2 += bias[u], a3 += bias[u];
-            yu[0] = a0, yu[U] = a1, yu[2 * U] = a2, yu[3 * U] = a3;
+            yu[0] = act1(a0, act), yu[U] = act1(a1, act), yu[2 * U] = act1(a2, act), yu[3 * U] = act1(a3, act);
         }
     }
     for (; b < B; ++b) {
@@ -88,6 +119,7 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
             yb[u + 3] = bias ? a3 + bias[u + 3] : a3;
         }
         if (u < U) mt_op_dense_f32_forward(xb, w + (size_t)u * I, bias ? bias + u : NULL, yb + u, 1, I, U - u);
+        for (u = 0; act != MT_FUSED_NONE && u < U; ++u) yb[u] = act1(yb[u], act);
     }
 }
 

@@ -14,25 +14,15 @@
     defined(__thumb2__) && !defined(__ARM_FEATURE_MVE) && !defined(MT_NO_VFP_DOT)
 #define MT_VFP_DOT 1
 
-/* The 16 terms of a 4 x 4 step: s(4·i + j) += s(24 + i) · s(28 + j), i, j = 0..3 (each a
- * VMLA: the product rounded, then the sum) */
-#define MT_VFP_MLA_4X4                                                                          \
-    "vmla.f32 s0, s24, s28\n\t"                                                                 \
-    "vmla.f32 s1, s24, s29\n\t"                                                                 \
-    "vmla.f32 s2, s24, s30\n\t"                                                                 \
-    "vmla.f32 s3, s24, s31\n\t"                                                                 \
-    "vmla.f32 s4, s25, s28\n\t"                                                                 \
-    "vmla.f32 s5, s25, s29\n\t"                                                                 \
-    "vmla.f32 s6, s25, s30\n\t"                                                                 \
-    "vmla.f32 s7, s25, s31\n\t"                                                                 \
-    "vmla.f32 s8, s26, s28\n\t"                                                                 \
-    "vmla.f32 s9, s26, s29\n\t"                                                                 \
-    "vmla.f32 s10, s26, s30\n\t"                                                                \
-    "vmla.f32 s11, s26, s31\n\t"                                                                \
-    "vmla.f32 s12, s27, s28\n\t"                                                                \
-    "vmla.f32 s13, s27, s29\n\t"                                                                \
-    "vmla.f32 s14, s27, s30\n\t"                                                                \
-    "vmla.f32 s15, s27, s31\n\t"
+/* The 16 terms of a 4 x 4 step: s(4·i + j) += s(ai) · s(bj), i, j = 0..3 (each a VMLA: the
+ * product rounded, then the sum) */
+#define MT_VFP_MLA(d, a, b) "vmla.f32 s" #d ", s" #a ", s" #b "\n\t"
+#define MT_VFP_MLA_AT(a0, a1, a2, a3, b0, b1, b2, b3)                                               \
+    MT_VFP_MLA(0, a0, b0) MT_VFP_MLA(1, a0, b1) MT_VFP_MLA(2, a0, b2) MT_VFP_MLA(3, a0, b3)         \
+    MT_VFP_MLA(4, a1, b0) MT_VFP_MLA(5, a1, b1) MT_VFP_MLA(6, a1, b2) MT_VFP_MLA(7, a1, b3)         \
+    MT_VFP_MLA(8, a2, b0) MT_VFP_MLA(9, a2, b1) MT_VFP_MLA(10, a2, b2) MT_VFP_MLA(11, a2, b3)       \
+    MT_VFP_MLA(12, a3, b0) MT_VFP_MLA(13, a3, b1) MT_VFP_MLA(14, a3, b2) MT_VFP_MLA(15, a3, b3)
+#define MT_VFP_MLA_4X4 MT_VFP_MLA_AT(24, 25, 26, 27, 28, 29, 30, 31)
 
 /* n >= 1 terms; c holds the 16 sums row by row (c[4·i + j]), kept in s0-s15 for the loop; the
  * eight row pointers travel in memory and live in fixed registers inside (the caller's own
@@ -84,6 +74,87 @@ static inline void mt_vfp_outer4x4(const float *g, uint32_t gstep, const float *
         : [n] "+r"(n), [g] "+r"(g), [m] "+r"(m)
         : [c] "r"(c), [gb] "r"(gb), [mb] "r"(mb)
         : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15",
+          "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc", "memory");
+}
+
+/*
+ * A whole 4 x 4 block of Dense outputs, y[r][j] = act(Σ_t a_r[t]·b_j[t] + bias[j]): the sums
+ * from 0 (s0-s15 loaded from 16 zeros) by ascending t, two terms per step (one VLDM of two
+ * floats per row: x row r in s16 + 2r and s17 + 2r, W row j in s24 + 2j and s25 + 2j; an odd
+ * n starts with one term in the odd registers), then + bias[j] (VADD, the sum first), then the
+ * fused activation of mt_fused_activation_forward: ReLU y < 0 ? 0 : y (VCMP, MI: less than,
+ * false for NaN and -0), ReLU6 then v > 6 ? 6 : v (GT: false for NaN); four VSTMs.
+ */
+typedef struct mt_vfp_block {
+    const float *rows[8]; /* a0..a3 (x rows), b0..b3 (W rows) */
+    const float *zeros;   /* 16 zeros */
+    const float *bias;    /* 4 floats or NULL */
+    float *y;             /* row r at y + r·ystride bytes */
+    uint32_t ystride, act; /* bytes; MT_FUSED_NONE, _RELU or _RELU6 (0, 1, 2) */
+} mt_vfp_block;
+
+#define MT_VFP_ADD_BIAS(d, b) "vadd.f32 s" #d ", s" #d ", s" #b "\n\t"
+#define MT_VFP_SET_IF(d, cond, v) "vcmp.f32 s" #d ", " v "\n\tvmrs APSR_nzcv, fpscr\n\tit " cond "\n\tvmov" cond ".f32 s" #d ", s31\n\t"
+#define MT_VFP_SET_IF16(cond, v)                                                                               \
+    MT_VFP_SET_IF(0, cond, v) MT_VFP_SET_IF(1, cond, v) MT_VFP_SET_IF(2, cond, v) MT_VFP_SET_IF(3, cond, v)     \
+    MT_VFP_SET_IF(4, cond, v) MT_VFP_SET_IF(5, cond, v) MT_VFP_SET_IF(6, cond, v) MT_VFP_SET_IF(7, cond, v)     \
+    MT_VFP_SET_IF(8, cond, v) MT_VFP_SET_IF(9, cond, v) MT_VFP_SET_IF(10, cond, v) MT_VFP_SET_IF(11, cond, v)   \
+    MT_VFP_SET_IF(12, cond, v) MT_VFP_SET_IF(13, cond, v) MT_VFP_SET_IF(14, cond, v) MT_VFP_SET_IF(15, cond, v)
+
+static inline void mt_vfp_dense4x4(const mt_vfp_block *p, uint32_t n)
+{
+    __asm volatile(
+        "ldr r4, [%[p], #32]\n\t"
+        "vldmia r4, {s0-s15}\n\t"
+        "cmp %[n], #0\n\t"
+        "beq 3f\n\t"
+        "ldm %[p], {r4, r5, r6, r8, r10, r11, r12, lr}\n\t"
+        "lsrs %[n], %[n], #1\n\t" /* pairs; the carry: an odd n */
+        "bcc 1f\n\t"
+        "adds %[n], #1\n\t"
+        "vldmia r4!, {s17}\n\tvldmia r5!, {s19}\n\tvldmia r6!, {s21}\n\tvldmia r8!, {s23}\n\t"
+        "vldmia r10!, {s25}\n\tvldmia r11!, {s27}\n\tvldmia r12!, {s29}\n\tvldmia lr!, {s31}\n\t"
+        "b 2f\n"
+        "1:\n\t"
+        "vldmia r4!, {s16-s17}\n\tvldmia r5!, {s18-s19}\n\tvldmia r6!, {s20-s21}\n\tvldmia r8!, {s22-s23}\n\t"
+        "vldmia r10!, {s24-s25}\n\tvldmia r11!, {s26-s27}\n\tvldmia r12!, {s28-s29}\n\tvldmia lr!, {s30-s31}\n\t"
+        MT_VFP_MLA_AT(16, 18, 20, 22, 24, 26, 28, 30)
+        "2:\n\t"
+        MT_VFP_MLA_AT(17, 19, 21, 23, 25, 27, 29, 31)
+        "subs %[n], #1\n\t"
+        "bne 1b\n"
+        "3:\n\t"
+        "add r4, %[p], #36\n\t"
+        "ldm r4, {r4, r5, r6, r8}\n\t" /* bias, y, ystride, act */
+        "cmp r4, #0\n\t"
+        "beq 4f\n\t"
+        "vldmia r4, {s16-s19}\n\t"
+        MT_VFP_ADD_BIAS(0, 16) MT_VFP_ADD_BIAS(1, 17) MT_VFP_ADD_BIAS(2, 18) MT_VFP_ADD_BIAS(3, 19)
+        MT_VFP_ADD_BIAS(4, 16) MT_VFP_ADD_BIAS(5, 17) MT_VFP_ADD_BIAS(6, 18) MT_VFP_ADD_BIAS(7, 19)
+        MT_VFP_ADD_BIAS(8, 16) MT_VFP_ADD_BIAS(9, 17) MT_VFP_ADD_BIAS(10, 18) MT_VFP_ADD_BIAS(11, 19)
+        MT_VFP_ADD_BIAS(12, 16) MT_VFP_ADD_BIAS(13, 17) MT_VFP_ADD_BIAS(14, 18) MT_VFP_ADD_BIAS(15, 19)
+        "4:\n\t"
+        "cmp r8, #0\n\t"
+        "beq 5f\n\t"
+        "movs r4, #0\n\t"
+        "vmov s31, r4\n\t"
+        MT_VFP_SET_IF16("mi", "#0")
+        "cmp r8, #1\n\t"
+        "beq 5f\n\t"
+        "vmov.f32 s31, #6.0\n\t"
+        MT_VFP_SET_IF16("gt", "s31")
+        "5:\n\t"
+        "vstmia r5, {s0-s3}\n\t"
+        "add r5, r6\n\t"
+        "vstmia r5, {s4-s7}\n\t"
+        "add r5, r6\n\t"
+        "vstmia r5, {s8-s11}\n\t"
+        "add r5, r6\n\t"
+        "vstmia r5, {s12-s15}\n"
+        : [n] "+r"(n)
+        : [p] "r"(p)
+        : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8",
+          "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
           "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc", "memory");
 }
 #else
