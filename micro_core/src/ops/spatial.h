@@ -73,6 +73,10 @@ void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
 void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N);
 void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N);
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
+/* A pointwise Conv2D's forward over P pixels (ops/conv2d.c, where the build has Dense): Dense
+ * [P, C] x [OC, C], then the fused activation, with the bits of the two */
+void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
+                                   uint32_t C, uint32_t OC, uint32_t activation);
 void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
 
 #endif /* MT_OPS_SPATIAL_H */

@@ -4,31 +4,36 @@
  * them to it), arranged for the hardware. Glossary as in ops/ops.h.
  */
 #include "ops/arm/mve.h"
+#include "microtrain.h"
 #include "ops/fast/fast.h"
-#include "ops/fast/vfp_dot.h"
+#include "ops/fast/vfp_dense.h"
 #include "ops/ops.h"
 
 #if !MT_MVE_KERNELS && MT_SCALAR_SIBLINGS /* Helium builds run ops/arm/dense_mve.c instead */
 /*
- * Register blocking for scalar FPUs (Cortex-M4F/M7/M33 execute ~2.7 instructions per MAC
- * here instead of ~5 to 9): a 4 x 4 block of independent sums, each still adding its terms
- * one by one in the reference's order, so every load feeds four multiply-adds. The inner
- * loops step four terms at a time so each pointer moves once per four loads (ARM's VLDR has
- * immediate offsets only). The remainders run the same sums one row or one unit at a time.
+ * Register blocking for scalar FPUs (Cortex-M4F/M7/M33 execute ~1.4 to 2.7 instructions per
+ * MAC here instead of ~5 to 9): a 4 x 4 block of independent sums, each still adding its terms
+ * one by one in the reference's order, so every load feeds four multiply-adds (the forward's
+ * blocks in assembly there, vfp_dense.h). The remainders run the same sums one row or one
+ * unit at a time.
  */
 #define MAC4(a, s, v0, v1, v2, v3) (a##0 += (s) * (v0), a##1 += (s) * (v1), a##2 += (s) * (v2), a##3 += (s) * (v3))
 
-/* y rows r0..r3 (x rows x0..x3), units u..u+3 (W rows w0..w3): 16 sums over i */
-static void forward_4x4(const float *x0, uint32_t I, const float *w0, const float *bias, float *y, uint32_t U)
+/* mt_fused_activation_forward on one value */
+static inline float act1(float v, uint32_t act)
+{
+    if (act == MT_FUSED_NONE) return v;
+    v = v < 0.0f ? 0.0f : v; /* NaN passes through */
+    return act == MT_FUSED_RELU6 && v > 6.0f ? 6.0f : v;
+}
+
+#if !MT_VFP_DOT
+/* y rows r0..r3 (x rows x0..x3), units u..u+3 (W rows w0..w3): 16 sums over i, + bias, act */
+static void forward_4x4(const float *x0, uint32_t I, const float *w0, const float *bias, float *y, uint32_t U,
+                        uint32_t act)
 {
     const float *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
     const float *w1 = w0 + I, *w2 = w1 + I, *w3 = w2 + I;
-#if MT_VFP_DOT
-    float s[16] = {0.0f};
-    if (I) mt_vfp_dot4x4(x0, x1, x2, x3, w0, w1, w2, w3, I, s);
-    float a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3], b0 = s[4], b1 = s[5], b2 = s[6], b3 = s[7];
-    float c0 = s[8], c1 = s[9], c2 = s[10], c3 = s[11], d0 = s[12], d1 = s[13], d2 = s[14], d3 = s[15];
-#else
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
     float c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
     for (uint32_t i = 0; i < I; ++i) {
@@ -38,56 +43,89 @@ static void forward_4x4(const float *x0, uint32_t I, const float *w0, const floa
         MAC4(c, x2[i], v0, v1, v2, v3);
         MAC4(d, x3[i], v0, v1, v2, v3);
     }
-#endif
     float *y1 = y + U, *y2 = y1 + U, *y3 = y2 + U;
     if (bias) {
         const float e0 = bias[0], e1 = bias[1], e2 = bias[2], e3 = bias[3];
         a0 += e0, a1 += e1, a2 += e2, a3 += e3, b0 += e0, b1 += e1, b2 += e2, b3 += e3;
         c0 += e0, c1 += e1, c2 += e2, c3 += e3, d0 += e0, d1 += e1, d2 += e2, d3 += e3;
     }
-    y[0] = a0, y[1] = a1, y[2] = a2, y[3] = a3, y1[0] = b0, y1[1] = b1, y1[2] = b2, y1[3] = b3;
-    y2[0] = c0, y2[1] = c1, y2[2] = c2, y2[3] = c3, y3[0] = d0, y3[1] = d1, y3[2] = d2, y3[3] = d3;
+    y[0] = act1(a0, act), y[1] = act1(a1, act), y[2] = act1(a2, act), y[3] = act1(a3, act);
+    y1[0] = act1(b0, act), y1[1] = act1(b1, act), y1[2] = act1(b2, act), y1[3] = act1(b3, act);
+    y2[0] = act1(c0, act), y2[1] = act1(c1, act), y2[2] = act1(c2, act), y2[3] = act1(c3, act);
+    y3[0] = act1(d0, act), y3[1] = act1(d1, act), y3[2] = act1(d2, act), y3[3] = act1(d3, act);
+}
+#endif
+
+/* one unit for four rows: y[r·U] = act(Σ_i x_r[i]·w[i] + bias[0]), x_r = x0 + r·I */
+static __attribute__((noinline)) void forward_4x1(const float *x0, uint32_t I, const float *w, const float *bias,
+                                                  float *y, uint32_t U, uint32_t act)
+{
+    const float *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    for (uint32_t i = 0; i < I; ++i) {
+        const float v = w[i];
+        a0 += x0[i] * v, a1 += x1[i] * v, a2 += x2[i] * v, a3 += x3[i] * v;
+    }
+    if (bias) a0 += *bias, a1 += *bias, a2 += *bias, a3 += *bias;
+    y[0] = act1(a0, act), y[U] = act1(a1, act), y[2 * U] = act1(a2, act), y[3 * U] = act1(a3, act);
+}
+
+/* four units for one row: y[j] = act(Σ_i x[i]·w_j[i] + bias[j]), w_j = w0 + j·I */
+static __attribute__((noinline)) void forward_1x4(const float *x, uint32_t I, const float *w0, const float *bias,
+                                                  float *y, uint32_t act)
+{
+    const float *w1 = w0 + I, *w2 = w1 + I, *w3 = w2 + I;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    for (uint32_t i = 0; i < I; ++i) MAC4(a, x[i], w0[i], w1[i], w2[i], w3[i]);
+    if (bias) a0 += bias[0], a1 += bias[1], a2 += bias[2], a3 += bias[3];
+    y[0] = act1(a0, act), y[1] = act1(a1, act), y[2] = act1(a2, act), y[3] = act1(a3, act);
+}
+
+void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
+                                     uint32_t B, uint32_t I, uint32_t U)
+{
+    mt_op_dense_f32_forward_blocked_act(x, w, bias, y, B, I, U, MT_FUSED_NONE);
 }
 
 /*
  * The same sums as mt_op_dense_f32_forward, bit for bit: each y[b,u] adds its terms by
- * ascending i from 0 and then the bias; 4 rows x 4 units at a time.
+ * ascending i from 0 and then the bias; 4 rows x 4 units at a time (on an FPv4/FPv5 core one
+ * assembly call per four rows, vfp_dense.h), then one unit or one row at a time. Then act as
+ * mt_fused_activation_forward, on each y as it is stored.
  */
-void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
-                                     uint32_t B, uint32_t I, uint32_t U)
+void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const float *bias, float *y,
+                                         uint32_t B, uint32_t I, uint32_t U, uint32_t act)
 {
     uint32_t b = 0;
+#if MT_VFP_DOT
+    mt_vfp_rows blk;
+    blk.w = w, blk.bias = bias, blk.I = I, blk.act = act, blk.ystride = U * (uint32_t)sizeof(float);
+    blk.blocks = U / 4;
+#endif
     for (; b + 4 <= B; b += 4) {
+        const float *xb = x + (size_t)b * I;
+        float *yb = y + (size_t)b * U;
         uint32_t u = 0;
-        for (; u + 4 <= U; u += 4)
-            forward_4x4(x + (size_t)b * I, I, w + (size_t)u * I, bias ? bias + u : NULL, y + (size_t)b * U + u, U);
-        for (; u < U; ++u) { /* one unit for four rows */
-            const float *x0 = x + (size_t)b * I, *x1 = x0 + I, *x2 = x1 + I, *x3 = x2 + I;
-            const float *wu = w + (size_t)u * I;
-            float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-            for (uint32_t i = 0; i < I; ++i) {
-                const float v = wu[i];
-                a0 += x0[i] * v, a1 += x1[i] * v, a2 += x2[i] * v, a3 += x3[i] * v;
-            }
-            float *yu = y + (size_t)b * U + u;
-            if (bias) a0 += bias[u], a1 += bias[u], a2 += bias[u], a3 += bias[u];
-            yu[0] = a0, yu[U] = a1, yu[2 * U] = a2, yu[3 * U] = a3;
-        }
+#if MT_VFP_DOT
+        blk.x[0] = xb, blk.x[1] = xb + I, blk.x[2] = xb + 2 * I, blk.x[3] = xb + 3 * I, blk.y = yb;
+        if (U >= 4) mt_vfp_dense_rows(&blk);
+        u = U & ~3u;
+#else
+        for (; u + 4 <= U; u += 4) forward_4x4(xb, I, w + (size_t)u * I, bias ? bias + u : NULL, yb + u, U, act);
+#endif
+        for (; u < U; ++u) forward_4x1(xb, I, w + (size_t)u * I, bias ? bias + u : NULL, yb + u, U, act);
     }
     for (; b < B; ++b) {
         const float *xb = x + (size_t)b * I;
         float *yb = y + (size_t)b * U;
         uint32_t u = 0;
-        for (; u + 4 <= U; u += 4) {
-            const float *w0 = w + (size_t)u * I, *w1 = w0 + I, *w2 = w1 + I, *w3 = w2 + I;
-            float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-            for (uint32_t i = 0; i < I; ++i) MAC4(a, xb[i], w0[i], w1[i], w2[i], w3[i]);
-            yb[u] = bias ? a0 + bias[u] : a0;
-            yb[u + 1] = bias ? a1 + bias[u + 1] : a1;
-            yb[u + 2] = bias ? a2 + bias[u + 2] : a2;
-            yb[u + 3] = bias ? a3 + bias[u + 3] : a3;
+        for (; u + 4 <= U; u += 4) forward_1x4(xb, I, w + (size_t)u * I, bias ? bias + u : NULL, yb + u, act);
+        for (; u < U; ++u) { /* one unit for one row */
+            const float *wu = w + (size_t)u * I;
+            float a = 0.0f;
+            for (uint32_t i = 0; i < I; ++i) a += xb[i] * wu[i];
+            yb[u] = act1(bias ? a + bias[u] : a, act);
         }
-        if (u < U) mt_op_dense_f32_forward(xb, w + (size_t)u * I, bias ? bias + u : NULL, yb + u, 1, I, U - u);
     }
 }
 

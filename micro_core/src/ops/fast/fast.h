@@ -18,6 +18,10 @@
  * output chains at a time (instruction-level parallelism). */
 void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
                                      uint32_t B, uint32_t I, uint32_t U);
+/* The same, then the fused activation act (MT_FUSED_*) applied to each y as it is stored:
+ * the bits of mt_op_dense_f32_forward followed by mt_fused_activation_forward. */
+void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const float *bias, float *y,
+                                         uint32_t B, uint32_t I, uint32_t U, uint32_t act);
 /* Dense backward, the reference's bits with the inner loops along contiguous rows;
  * acc: mt_op_dense_f32_scratch_bytes() of scratch. */
 void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,

@@ -14,25 +14,15 @@
     defined(__thumb2__) && !defined(__ARM_FEATURE_MVE) && !defined(MT_NO_VFP_DOT)
 #define MT_VFP_DOT 1
 
-/* The 16 terms of a 4 x 4 step: s(4·i + j) += s(24 + i) · s(28 + j), i, j = 0..3 (each a
- * VMLA: the product rounded, then the sum) */
-#define MT_VFP_MLA_4X4                                                                          \
-    "vmla.f32 s0, s24, s28\n\t"                                                                 \
-    "vmla.f32 s1, s24, s29\n\t"                                                                 \
-    "vmla.f32 s2, s24, s30\n\t"                                                                 \
-    "vmla.f32 s3, s24, s31\n\t"                                                                 \
-    "vmla.f32 s4, s25, s28\n\t"                                                                 \
-    "vmla.f32 s5, s25, s29\n\t"                                                                 \
-    "vmla.f32 s6, s25, s30\n\t"                                                                 \
-    "vmla.f32 s7, s25, s31\n\t"                                                                 \
-    "vmla.f32 s8, s26, s28\n\t"                                                                 \
-    "vmla.f32 s9, s26, s29\n\t"                                                                 \
-    "vmla.f32 s10, s26, s30\n\t"                                                                \
-    "vmla.f32 s11, s26, s31\n\t"                                                                \
-    "vmla.f32 s12, s27, s28\n\t"                                                                \
-    "vmla.f32 s13, s27, s29\n\t"                                                                \
-    "vmla.f32 s14, s27, s30\n\t"                                                                \
-    "vmla.f32 s15, s27, s31\n\t"
+/* The 16 terms of a 4 x 4 step: s(4·i + j) += s(ai) · s(bj), i, j = 0..3 (each a VMLA: the
+ * product rounded, then the sum) */
+#define MT_VFP_MLA(d, a, b) "vmla.f32 s" #d ", s" #a ", s" #b "\n\t"
+#define MT_VFP_MLA_AT(a0, a1, a2, a3, b0, b1, b2, b3)                                               \
+    MT_VFP_MLA(0, a0, b0) MT_VFP_MLA(1, a0, b1) MT_VFP_MLA(2, a0, b2) MT_VFP_MLA(3, a0, b3)         \
+    MT_VFP_MLA(4, a1, b0) MT_VFP_MLA(5, a1, b1) MT_VFP_MLA(6, a1, b2) MT_VFP_MLA(7, a1, b3)         \
+    MT_VFP_MLA(8, a2, b0) MT_VFP_MLA(9, a2, b1) MT_VFP_MLA(10, a2, b2) MT_VFP_MLA(11, a2, b3)       \
+    MT_VFP_MLA(12, a3, b0) MT_VFP_MLA(13, a3, b1) MT_VFP_MLA(14, a3, b2) MT_VFP_MLA(15, a3, b3)
+#define MT_VFP_MLA_4X4 MT_VFP_MLA_AT(24, 25, 26, 27, 28, 29, 30, 31)
 
 /* n >= 1 terms; c holds the 16 sums row by row (c[4·i + j]), kept in s0-s15 for the loop; the
  * eight row pointers travel in memory and live in fixed registers inside (the caller's own
