@@ -384,7 +384,7 @@ static void check_x86(void)
         return;
     }
     static const uint32_t dense[][3] = {{1, 1, 1},  {3, 5, 2},   {32, 16, 32}, {1, 16, 32}, {32, 784, 128},
-                                        {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}, {11, 48, 24}};
+                                        {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}, {11, 48, 24}, {12, 24, 9}};
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
         check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
     check_spatial_path(1);

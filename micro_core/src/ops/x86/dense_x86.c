@@ -85,7 +85,7 @@ MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, co
  * dW[u,i] += Σ_b dy[b,u]·x[b,i]   (lanes: 16 consecutive i; 4 units x 4 vectors of i)
  * Each sum from 0 in ascending u (b), then added to the gradient, as the reference does.
  */
-#define BLOCK_ROWS 4
+#define BLOCK_ROWS 8 /* at most; 4 rows of 4 or 3 vectors, 8 rows of 2 or 1 */
 #define BLOCK_VECS 4
 
 /* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
@@ -115,24 +115,27 @@ MT_AVX512_INLINE void gemm_block(const float *g, size_t gs, size_t gj, const flo
         }
 }
 
-/* the rows of one gradient, BLOCK_ROWS at a time, in column blocks of 64 (then 48, 32, 16) */
+/* rows r.. of one gradient, `rows` at a time (then one by one), for a column block of nv
+ * vectors; rows and nv constants where it is inlined */
+MT_AVX512_INLINE void gemm_row_blocks(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                      uint32_t R, uint32_t I, uint32_t i0, uint32_t rows, uint32_t nv, int zero)
+{
+    uint32_t r = 0;
+    for (; r + rows <= R; r += rows) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, rows, I, i0, nv, zero);
+    for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv, zero);
+}
+
+/* the rows of one gradient in column blocks of 64 (then 48, 32, 16): 16 sums in flight,
+ * or 12 (each sum's additions are a chain, and a short J leaves only the chains to hide) */
 MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
                                 uint32_t R, uint32_t I, int zero)
 {
     for (uint32_t i0 = 0; i0 < I; i0 += 16 * BLOCK_VECS) {
         const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
-        uint32_t r = 0;
-        if (nv == BLOCK_VECS) {
-            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
-                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, BLOCK_VECS, zero);
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, BLOCK_VECS, zero);
-        } else if (nv == 1) {
-            for (; r + BLOCK_ROWS <= R; r += BLOCK_ROWS)
-                gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, BLOCK_ROWS, I, i0, 1, zero);
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, 1, zero);
-        } else {
-            for (; r < R; ++r) gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, 1, I, i0, nv, zero);
-        }
+        if (nv == 4) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 4, 4, zero);
+        else if (nv == 3) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 4, 3, zero);
+        else if (nv == 2) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 8, 2, zero);
+        else gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 8, 1, zero);
     }
 }
 
