@@ -9,19 +9,69 @@
 #include "ops/spatial.h"
 #include "ops/x86/avx512.h"
 
-/* y[b,oh,ow,c] = act(Σ_{in-bounds kh,kw} x[tap, c]·W[kh,kw,c] + b[c]), by ascending kh, kw */
+MT_AVX512_INLINE __m512 activate(__m512 acc, uint32_t activation)
+{
+    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    if (activation != MT_FUSED_NONE) {
+        acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), zero);
+        if (activation == MT_FUSED_RELU6) acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, six, _CMP_GT_OQ), six);
+    }
+    return acc;
+}
+
+/* n pixels of one row whose taps are all inside (pixel j at xp + j·xs, its output at
+ * yp + j·C): every tap by ascending kh, kw for sixteen channels c0.. at a time; n is a
+ * constant where it is inlined, so the n sums are in flight together */
+MT_AVX512_INLINE void forward_inside(const float *xp, size_t xs, const float *w, const float *bias, float *yp,
+                                     uint32_t n, const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    const size_t row = (size_t)g->W * C;
+    for (uint32_t c0 = 0; c0 < C; c0 += 16) {
+        const __mmask16 m = mt_lanes(C - c0);
+        __m512 acc[8];
+        for (uint32_t j = 0; j < n; ++j) acc[j] = _mm512_setzero_ps();
+        for (uint32_t kh = 0; kh < g->KH; ++kh)
+            for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                const __m512 wv = _mm512_maskz_loadu_ps(m, w + ((size_t)kh * g->KW + kw) * C + c0);
+                const float *xt = xp + kh * row + (size_t)kw * C + c0;
+                for (uint32_t j = 0; j < n; ++j) acc[j] = mt_mac(acc[j], _mm512_maskz_loadu_ps(m, xt + j * xs), wv);
+            }
+        for (uint32_t j = 0; j < n; ++j) {
+            __m512 v = acc[j];
+            if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + c0));
+            _mm512_mask_storeu_ps(yp + (size_t)j * C + c0, m, activate(v, g->activation));
+        }
+    }
+}
+
+/* y[b,oh,ow,c] = act(Σ_{in-bounds kh,kw} x[tap, c]·W[kh,kw,c] + b[c]), by ascending kh, kw:
+ * the pixels whose window is inside up to 8 at a time, the others one by one with their
+ * taps checked */
 MT_AVX512 void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
                                                          uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
-    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    uint32_t lo, hi, row_lo, row_hi; /* the windows wholly inside: rows [row_lo, row_hi) x [lo, hi) */
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+            for (uint32_t ow = 0; ow < g->OW;) {
                 float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * C;
+                if (oh >= row_lo && oh < row_hi && ow >= lo && ow < hi) {
+                    const float *xp = x + (((size_t)b * g->H + oh * g->SH - g->PT) * g->W + ow * g->SW - g->PL) * C;
+                    const size_t xs = (size_t)g->SW * C;
+                    const uint32_t n = hi - ow >= 8 ? 8 : (hi - ow >= 4 ? 4 : 1);
+                    if (n == 8) forward_inside(xp, xs, w, bias, yp, 8, g);
+                    else if (n == 4) forward_inside(xp, xs, w, bias, yp, 4, g);
+                    else forward_inside(xp, xs, w, bias, yp, 1, g);
+                    ow += n;
+                    continue;
+                }
                 for (uint32_t c0 = 0; c0 < C; c0 += 16) {
                     const __mmask16 m = mt_lanes(C - c0);
-                    __m512 acc = zero;
+                    __m512 acc = _mm512_setzero_ps();
                     for (uint32_t kh = 0; kh < g->KH; ++kh) {
                         const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
                         if (ih < 0) continue;
@@ -34,13 +84,9 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const f
                         }
                     }
                     if (bias) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, bias + c0));
-                    if (g->activation != MT_FUSED_NONE) {
-                        acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, zero, _CMP_LT_OQ), zero);
-                        if (g->activation == MT_FUSED_RELU6)
-                            acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(acc, six, _CMP_GT_OQ), six);
-                    }
-                    _mm512_mask_storeu_ps(yp + c0, m, acc);
+                    _mm512_mask_storeu_ps(yp + c0, m, activate(acc, g->activation));
                 }
+                ++ow;
             }
 }
 
@@ -72,6 +118,143 @@ MT_AVX512_INLINE void weight_block(const float *x, const float *dy, float *dw, u
         _mm512_mask_storeu_ps(o + 16 * v, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o + 16 * v), acc[v]));
 }
 
+/* v += a·b over a channel chunk: 16 lanes, 8, or one float (p, q, r: the chunk's start) */
+#define DW_CHUNKS(C, body16, body8, body1)                                                          \
+    do {                                                                                            \
+        uint32_t c0_ = 0;                                                                           \
+        for (; c0_ + 16 <= (C); c0_ += 16) body16;                                                  \
+        for (; c0_ + 8 <= (C); c0_ += 8) body8;                                                     \
+        for (; c0_ < (C); ++c0_) body1;                                                             \
+    } while (0)
+
+/* dx += the contributions of the n outputs ow0.. of row oh, whose windows are inside: each
+ * input position they reach is loaded once, gets their dz·W in output order (one output's
+ * taps reach distinct positions, so per position that is the reference's order), and is
+ * stored once. dxs: the sample's dx; dyp: output ow0's dz. */
+MT_AVX512_INLINE void input_grad_group(float *dxs, const float *dyp, const float *w, uint32_t n, uint32_t oh,
+                                       uint32_t ow0, const mt_spatial *g)
+{
+    const uint32_t C = g->C, first = ow0 * g->SW, end = (ow0 + n - 1) * g->SW + g->KW;
+    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+        const uint32_t ih = oh * g->SH + kh - g->PT;
+        for (uint32_t cpos = first; cpos < end; ++cpos) { /* cpos = iw + PL */
+            const float *dz[8], *wt[8];
+            uint32_t k = 0;
+            for (uint32_t j = 0; j < n; ++j) {
+                const uint32_t o = (ow0 + j) * g->SW;
+                if (cpos >= o && cpos - o < g->KW)
+                    dz[k] = dyp + (size_t)j * C, wt[k++] = w + ((size_t)kh * g->KW + (cpos - o)) * C;
+            }
+            float *d = dxs + ((size_t)ih * g->W + (cpos - g->PL)) * C;
+            DW_CHUNKS(C,
+                      {
+                          __m512 v = _mm512_loadu_ps(d + c0_);
+                          for (uint32_t e = 0; e < k; ++e)
+                              v = mt_mac(v, _mm512_loadu_ps(dz[e] + c0_), _mm512_loadu_ps(wt[e] + c0_));
+                          _mm512_storeu_ps(d + c0_, v);
+                      },
+                      {
+                          __m256 v = _mm256_loadu_ps(d + c0_);
+                          for (uint32_t e = 0; e < k; ++e)
+                              v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_loadu_ps(dz[e] + c0_), _mm256_loadu_ps(wt[e] + c0_)));
+                          _mm256_storeu_ps(d + c0_, v);
+                      },
+                      {
+                          float v = d[c0_];
+                          for (uint32_t e = 0; e < k; ++e) v += dz[e][c0_] * wt[e][c0_];
+                          d[c0_] = v;
+                      });
+        }
+    }
+}
+
+/* One output's dx += dz·W at its in-bounds taps (an output whose window is not inside) */
+MT_AVX512_INLINE void input_grad_one(float *dxs, const float *dyp, const float *w, uint32_t oh, uint32_t ow,
+                                     const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    for (uint32_t kh = 0; kh < g->KH; ++kh) {
+        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+        if (ih < 0) continue;
+        for (uint32_t kw = 0; kw < g->KW; ++kw) {
+            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+            if (iw < 0) continue;
+            float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
+            const float *wp = w + ((size_t)kh * g->KW + kw) * C;
+            /* whole 16- and 8-lane vectors: the next output adds to the same pixels, and
+             * masked stores do not forward to masked loads */
+            DW_CHUNKS(C,
+                      _mm512_storeu_ps(d + c0_, mt_mac(_mm512_loadu_ps(d + c0_), _mm512_loadu_ps(dyp + c0_),
+                                                       _mm512_loadu_ps(wp + c0_))),
+                      _mm256_storeu_ps(d + c0_, _mm256_add_ps(_mm256_loadu_ps(d + c0_),
+                                                              _mm256_mul_ps(_mm256_loadu_ps(dyp + c0_),
+                                                                            _mm256_loadu_ps(wp + c0_)))),
+                      d[c0_] += dyp[c0_] * wp[c0_]);
+        }
+    }
+}
+
+/* n outputs of a row whose 3 x 3 windows are inside (output j's window at xp + j·xs, its dz
+ * at dyp + j·C): acc[3·kh + kw] += dz·x at that tap, the outputs in order; the nine sums in
+ * registers */
+MT_AVX512_INLINE void weight_run9(const float *xp, size_t xs, size_t row, const float *dyp, uint32_t C, __mmask16 m,
+                                  uint32_t n, __m512 *acc)
+{
+    __m512 a[9];
+    for (uint32_t t = 0; t < 9; ++t) a[t] = acc[t];
+    for (uint32_t p = 0; p < n; ++p, xp += xs, dyp += C) {
+        const __m512 d = _mm512_maskz_loadu_ps(m, dyp);
+        for (uint32_t kh = 0; kh < 3; ++kh)
+            for (uint32_t kw = 0; kw < 3; ++kw)
+                a[3 * kh + kw] = mt_mac(a[3 * kh + kw], d, _mm512_maskz_loadu_ps(m, xp + kh * row + (size_t)kw * C));
+    }
+    for (uint32_t t = 0; t < 9; ++t) acc[t] = a[t];
+}
+
+/* dW of a 3 x 3 window, sixteen channels at a time: the nine taps' sums together over one
+ * pass of the outputs in order (each tap's sum skips the outputs where it is outside, as the
+ * reference's per-tap loop does), then added to dW */
+MT_AVX512 static void weight_grad_3x3(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    const size_t row = (size_t)g->W * C, xs = (size_t)g->SW * C;
+    uint32_t lo, hi, row_lo, row_hi;
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, 3, g->W, &lo, &hi);
+    mt_spatial_window_inside(g->OH, g->SH, g->PT, 3, g->H, &row_lo, &row_hi);
+    for (uint32_t c0 = 0; c0 < C; c0 += 16) {
+        const __mmask16 m = mt_lanes(C - c0);
+        __m512 acc[9];
+        for (uint32_t t = 0; t < 9; ++t) acc[t] = _mm512_setzero_ps();
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh)
+                for (uint32_t ow = 0; ow < g->OW;) {
+                    const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * C + c0;
+                    if (oh >= row_lo && oh < row_hi && ow >= lo && ow < hi) {
+                        const float *xp = x + (((size_t)b * g->H + oh * g->SH - g->PT) * g->W + ow * g->SW - g->PL) * C + c0;
+                        weight_run9(xp, xs, row, dyp, C, m, hi - ow, acc);
+                        ow = hi;
+                        continue;
+                    }
+                    const __m512 d = _mm512_maskz_loadu_ps(m, dyp);
+                    for (uint32_t kh = 0; kh < 3; ++kh) {
+                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                        if (ih < 0) continue;
+                        for (uint32_t kw = 0; kw < 3; ++kw) {
+                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                            if (iw < 0) continue;
+                            const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0;
+                            acc[3 * kh + kw] = mt_mac(acc[3 * kh + kw], d, _mm512_maskz_loadu_ps(m, xp));
+                        }
+                    }
+                    ++ow;
+                }
+        for (uint32_t t = 0; t < 9; ++t) {
+            float *o = dw + (size_t)t * C + c0;
+            _mm512_mask_storeu_ps(o, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, o), acc[t]));
+        }
+    }
+}
+
 /*
  * dx[tap, c] += dz[o, c]·W[kh,kw,c] for each output o in order and its in-bounds taps;
  * dW[kh,kw,c] += Σ_o dz[o, c]·x[tap, c] (from 0 in output order); db[c] += Σ_o dz[o, c].
@@ -84,34 +267,27 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const 
     const size_t outputs = (size_t)B * g->OH * g->OW;
     mt_fused_activation_backward_avx512(g->activation, y, dy, outputs * C);
     if (dx) {
-        for (uint32_t b = 0; b < B; ++b)
+        uint32_t lo, hi, row_lo, row_hi;
+        mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+        mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
+        for (uint32_t b = 0; b < B; ++b) {
+            float *dxs = dx + (size_t)b * g->H * g->W * C;
             for (uint32_t oh = 0; oh < g->OH; ++oh)
-                for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                for (uint32_t ow = 0; ow < g->OW;) { /* outputs in order */
                     const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * C;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C;
-                            const float *wp = w + ((size_t)kh * g->KW + kw) * C;
-                            /* whole 16- and 8-lane vectors where they fit: the next output adds to
-                             * the same pixels, and masked stores do not forward to masked loads */
-                            uint32_t c0 = 0;
-                            for (; c0 + 16 <= C; c0 += 16)
-                                _mm512_storeu_ps(dxp + c0, mt_mac(_mm512_loadu_ps(dxp + c0), _mm512_loadu_ps(dyp + c0),
-                                                                  _mm512_loadu_ps(wp + c0)));
-                            for (; c0 + 8 <= C; c0 += 8)
-                                _mm256_storeu_ps(dxp + c0,
-                                                 _mm256_add_ps(_mm256_loadu_ps(dxp + c0),
-                                                               _mm256_mul_ps(_mm256_loadu_ps(dyp + c0), _mm256_loadu_ps(wp + c0))));
-                            for (; c0 < C; ++c0) dxp[c0] += dyp[c0] * wp[c0];
-                        }
+                    if (oh >= row_lo && oh < row_hi && ow >= lo && ow + 4 <= hi) {
+                        input_grad_group(dxs, dyp, w, 4, oh, ow, g);
+                        ow += 4;
+                    } else {
+                        input_grad_one(dxs, dyp, w, oh, ow, g);
+                        ++ow;
                     }
                 }
+        }
     }
-    if (dw) {
+    if (dw && g->KH == 3 && g->KW == 3) {
+        weight_grad_3x3(x, dy, dw, B, g);
+    } else if (dw) {
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) {
                 uint32_t oh0, oh1, ow0, ow1; /* the outputs whose tap (kh, kw) is in bounds */
