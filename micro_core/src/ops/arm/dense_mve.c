@@ -129,19 +129,19 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
     const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), I);
     const size_t xs = B < 4 ? 0 : I, ys = B < 4 ? 0 : (size_t)U * sizeof(float);
     mt_mve_flags_clear();
+    const uint32_t full = 0xffffu | act << 16, tail = (uint32_t)vctp32q(U % 4u) | act << 16;
+    const uint32x4_t toffs = vpselq_u32(rows, vdupq_n_u32(0u), vctp32q(U % 4u)); /* past U: row u */
     for (uint32_t b4 = 0; b4 < B; b4 += B < 4 ? 1 : 4) {
         const uint32_t b = B >= 4 && b4 + 4 > B ? B - 4 : b4;
-        const float *x0 = x + (size_t)b * I;
-        for (uint32_t u = 0; u < U; u += 4) {
-            const mve_pred16_t p = vctp32q(U - u);
-            const uint32x4_t offs = vpselq_u32(rows, vdupq_n_u32(0u), p);
-            if (fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, w + (size_t)u * I, offs, I, y + (size_t)b * U + u,
-                          ys, bias ? bias + u : NULL, (uint32_t)p | act << 16) != 0xffffu) {
+        const float *x0 = x + (size_t)b * I, *pw = w, *pb = bias;
+        float *yb = y + (size_t)b * U;
+        for (uint32_t n = U; n; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
+            if (fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
+                          n < 4 ? tail : full) != 0xffffu) {
                 mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
                 mt_fused_activation_forward(act, y, (size_t)B * U);
                 return;
             }
-        }
     }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
     if (mt_mve_flushed(none, none, none, none)) { /* the reference */
