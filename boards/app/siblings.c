@@ -101,11 +101,14 @@ static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, i
         t[(size_t)(R - 1) * C + C / 3] = -__builtin_nanf("0x2a");
         if (R / 2 != R - 1 && C / 3 != C - 1) t[(size_t)(R / 2) * C + C - 1] = __builtin_nanf("0x155");
     }
-    mt_op_dense_f32_forward(x, w, bias, y0, B, I, U);
+    const float *fb = xs < 1e-10f ? NULL : bias; /* tiny data: no bias to hide a flushed sum */
+    mt_op_dense_f32_forward(x, w, fb, y0, B, I, U);
 #if MT_MVE_KERNELS
-    mt_op_dense_f32_forward_mve(x, w, bias, y1, B, I, U);
+    const uint32_t act = (B + (uint32_t)kind) % 3u; /* a pointwise Conv2D's fused activation (MT_FUSED_*) */
+    mt_op_dense_f32_forward_mve(x, w, fb, y1, B, I, U, act);
+    mt_fused_activation_forward(act, y0, (size_t)B * U);
 #else
-    mt_op_dense_f32_forward_blocked(x, w, bias, y1, B, I, U);
+    mt_op_dense_f32_forward_blocked(x, w, fb, y1, B, I, U);
 #endif
     check(same(y0, y1, (size_t)B * U), "dense forward");
     const float gs = xs < 1e-10f || spike ? 0.0f : 0.5f; /* gradients from 0, where a flushed sum shows */
@@ -303,6 +306,18 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
     mt_op_conv2d_f32_forward(cx, cw, b, cy0, B, &g);
     mt_pointwise_forward_selected(cx, cw, b, cy1, P, C, OC, activation);
     check(same(cy0, cy1, ny), "pointwise forward");
+#if MT_MVE_KERNELS
+    if (OC >= 4 && !edges) { /* conv2d.c's pointwise backward: the derivative and dbias, then Dense */
+        fill(cdy0, ny, 1.0f), fill(cdx0, nx, 0.5f), fill(cdw0, nw, 0.5f), fill(cdb0, OC, 0.5f);
+        memcpy(cdy1, cdy0, ny * sizeof(float)), memcpy(cdx1, cdx0, nx * sizeof(float));
+        memcpy(cdw1, cdw0, nw * sizeof(float)), memcpy(cdb1, cdb0, OC * sizeof(float));
+        mt_op_conv2d_f32_backward(cx, cw, cy0, cdy0, cdx0, cdw0, b ? cdb0 : NULL, B, &g);
+        mt_mve_relu_bias(activation, cy0, cdy1, b ? cdb1 : NULL, P, OC);
+        mt_op_dense_f32_backward_mve(cx, cw, cdy1, cdx1, cdw1, NULL, P, C, OC);
+        check(same(cdy0, cdy1, ny) && same(cdx0, cdx1, nx) && same(cdw0, cdw1, nw) && same(cdb0, cdb1, OC),
+              "pointwise backward");
+    }
+#endif
 }
 #endif
 

@@ -142,8 +142,12 @@ void mt_pointwise_forward_selected(const float *x, const float *w, const float *
         return;
     }
 #endif
+#if MT_MVE_KERNELS
+    mt_op_dense_f32_forward_mve(x, w, bias, y, P, C, OC, activation); /* the activation as it stores */
+#else
     mt_dense_f32_forward_selected(x, w, bias, y, P, C, OC);
     mt_fused_activation_forward_selected(activation, y, (size_t)P * OC);
+#endif
 }
 #endif
 
@@ -180,6 +184,14 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     mt_conv_runtime(op, t, &v);
     if (pointwise(&v.g)) {
         const size_t pixels = (size_t)n * v.g.H * v.g.W;
+#if MT_MVE_KERNELS
+        if (v.g.OC >= 4) { /* the activation's derivative and dbias in one Helium pass */
+            mt_mve_relu_bias(v.g.activation, v.y->data, v.y->grad, v.b ? v.b->grad : NULL, pixels, v.g.OC);
+            mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad, NULL,
+                                           (uint32_t)pixels, v.g.C, v.g.OC);
+            return;
+        }
+#endif
         mt_fused_activation_backward_selected(v.g.activation, v.y->data, v.y->grad, pixels * v.g.OC);
         mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad,
                                        v.b ? v.b->grad : NULL, (uint32_t)pixels, v.g.C, v.g.OC);

@@ -107,7 +107,7 @@ void mt_dense_f32_forward_selected(const float *x, const float *w, const float *
     }
 #endif
 #if MT_MVE_KERNELS
-    mt_op_dense_f32_forward_mve(x, w, bias, y, B, I, U);
+    mt_op_dense_f32_forward_mve(x, w, bias, y, B, I, U, MT_FUSED_NONE);
 #elif MT_SCALAR_SIBLINGS
     mt_op_dense_f32_forward_blocked(x, w, bias, y, B, I, U);
 #else

@@ -10,45 +10,144 @@
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
+#include "ops/spatial.h"
+
+/* one term of a sum in the loops below: a += q5 (or q7)·t, the product rounded in q6 */
+#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
 
 /*
- * y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]: lanes across four units, whose W[u..u+3, i] one
- * gather load reads (offsets 0, I, 2I, 3I); four rows share it. Any flushed subnormal, or a
- * NaN in a block's results, sends the whole op to the reference kernel, which overwrites y.
+ * y[b + j, u..u+3] = act(Σ_i x[b + j, i]·W[u..u+3, i] + bias[u..u+3]) for four rows x0..x3 (the
+ * y rows ys bytes apart from yb) and the lanes of VPR.P0 = ma's low half (act = ma >> 16): one
+ * asm (the compiler spilled every pointer around a loop in C). mt_mve_dot4x4's loop, an odd
+ * last term, the bias (a NULL bias adds nothing), the NaN test (as mt_mve_nan: returns VPR.P0,
+ * 0xffff when no lane is a NaN, and then nothing is stored), the activation: VMAXNM with +0
+ * (and VMINNM with 6), the same as the reference's v < 0 ? 0 : v (> 6 ? 6) for every v that is
+ * not a NaN or -0, and a sum from +0 plus the bias is never -0; then the four predicated stores.
+ */
+static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0, const float *x1, const float *x2,
+                                                                const float *x3, const float *pw, uint32x4_t offs,
+                                                                uint32_t I, float *yb, size_t ys,
+                                                                const float *bias, uint32_t ma)
+{
+    float32x4_t a0, a1, a2, a3;
+    uint32_t t0, t1;
+    __asm volatile("vmov.i32 %q[a0], #0\n\t"
+                   "vmov.i32 %q[a1], #0\n\t"
+                   "vmov.i32 %q[a2], #0\n\t"
+                   "vmov.i32 %q[a3], #0\n\t"
+                   "lsrs %[t0], %[I], #1\n\t"
+                   "wls lr, %[t0], 2f\n"
+                   "1:\n\t"
+                   "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
+                   "add %[pw], %[pw], #4\n\t"
+                   "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
+                   "add %[pw], %[pw], #4\n\t"
+                   "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
+                   MT_MULADD("q5", "a0", "t0") MT_MULADD("q7", "a0", "t1")
+                   "ldrd %[t0], %[t1], [%[x1]], #8\n\t"
+                   MT_MULADD("q5", "a1", "t0") MT_MULADD("q7", "a1", "t1")
+                   "ldrd %[t0], %[t1], [%[x2]], #8\n\t"
+                   MT_MULADD("q5", "a2", "t0") MT_MULADD("q7", "a2", "t1")
+                   "ldrd %[t0], %[t1], [%[x3]], #8\n\t"
+                   MT_MULADD("q5", "a3", "t0") MT_MULADD("q7", "a3", "t1")
+                   "le lr, 1b\n"
+                   "2:\n\t"
+                   "lsls %[t0], %[I], #31\n\t"
+                   "beq 3f\n\t"
+                   "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
+                   "ldr %[t0], [%[x0]]\n\t"
+                   "ldr %[t1], [%[x1]]\n\t"
+                   MT_MULADD("q5", "a0", "t0") MT_MULADD("q5", "a1", "t1")
+                   "ldr %[t0], [%[x2]]\n\t"
+                   "ldr %[t1], [%[x3]]\n\t"
+                   MT_MULADD("q5", "a2", "t0") MT_MULADD("q5", "a3", "t1")
+                   "3:\n\t"
+                   "vmsr p0, %[ma]\n\t"
+                   "cmp %[bias], #0\n\t"
+                   "beq 4f\n\t"
+                   "vmov.i32 q5, #0\n\t"
+                   "vpst\n\t"
+                   "vldrwt.u32 q5, [%[bias]]\n\t"
+                   "vadd.f32 %q[a0], %q[a0], q5\n\t"
+                   "vadd.f32 %q[a1], %q[a1], q5\n\t"
+                   "vadd.f32 %q[a2], %q[a2], q5\n\t"
+                   "vadd.f32 %q[a3], %q[a3], q5\n"
+                   "4:\n\t"
+                   "vcmp.f32 eq, %q[a0], %q[a0]\n\t"
+                   "vpsttt\n\t"
+                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
+                   "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"
+                   "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"
+                   "vmrs %[t1], p0\n\t"
+                   "movw %[t0], #65535\n\t"
+                   "cmp %[t1], %[t0]\n\t"
+                   "bne 6f\n\t"
+                   "lsrs %[t0], %[ma], #16\n\t"
+                   "beq 5f\n\t"
+                   "vmov.i32 q5, #0\n\t"
+                   "vmaxnm.f32 %q[a0], %q[a0], q5\n\t"
+                   "vmaxnm.f32 %q[a1], %q[a1], q5\n\t"
+                   "vmaxnm.f32 %q[a2], %q[a2], q5\n\t"
+                   "vmaxnm.f32 %q[a3], %q[a3], q5\n\t"
+                   "cmp %[t0], #1\n\t"
+                   "beq 5f\n\t"
+                   "vmov.f32 q5, #6.0\n\t"
+                   "vminnm.f32 %q[a0], %q[a0], q5\n\t"
+                   "vminnm.f32 %q[a1], %q[a1], q5\n\t"
+                   "vminnm.f32 %q[a2], %q[a2], q5\n\t"
+                   "vminnm.f32 %q[a3], %q[a3], q5\n"
+                   "5:\n\t"
+                   "vmsr p0, %[ma]\n\t"
+                   "add %[x1], %[yb], %[ys]\n\t"
+                   "add %[x2], %[x1], %[ys]\n\t"
+                   "add %[x3], %[x2], %[ys]\n\t"
+                   "vpstttt\n\t"
+                   "vstrwt.32 %q[a0], [%[yb]]\n\t"
+                   "vstrwt.32 %q[a1], [%[x1]]\n\t"
+                   "vstrwt.32 %q[a2], [%[x2]]\n\t"
+                   "vstrwt.32 %q[a3], [%[x3]]\n"
+                   "6:\n"
+                   : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [x0] "+r"(x0), [x1] "+r"(x1),
+                     [x2] "+r"(x2), [x3] "+r"(x3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                   : [offs] "w"(offs), [I] "r"(I), [yb] "r"(yb), [ys] "r"(ys), [bias] "r"(bias), [ma] "r"(ma)
+                   : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
+    return t1;
+}
+
+/*
+ * y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]), act one of MT_FUSED_* (a pointwise Conv2D's):
+ * lanes across four units, whose W[u..u+3, i] one gather load reads (offsets 0, I, 2I, 3I;
+ * the lanes past U reread unit u and are not stored); four rows share it (fwd_block). A last
+ * partial four rows overlaps the block before (its rows' bits again); fewer than four rows
+ * run one at a time, the four rows of a block the same. Any flushed subnormal, or a NaN in a
+ * block's results, sends the whole op to the reference kernel and activation, which
+ * overwrite y.
  */
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                 uint32_t I, uint32_t U)
+                                 uint32_t I, uint32_t U, uint32_t act)
 {
     const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), I);
+    const size_t xs = B < 4 ? 0 : I, ys = B < 4 ? 0 : (size_t)U * sizeof(float);
     mt_mve_flags_clear();
-    for (uint32_t b = 0; b < B; b += 4) {
-        const uint32_t nb = B - b < 4 ? B - b : 4;
-        const float *x0 = x + (size_t)b * I;
-        const float *x1 = nb > 1 ? x0 + I : x0, *x2 = nb > 2 ? x0 + 2 * (size_t)I : x0;
-        const float *x3 = nb > 3 ? x0 + 3 * (size_t)I : x0;
-        for (uint32_t u = 0; u < U; u += 4) {
-            const mve_pred16_t p = vctp32q(U - u);
-            const uint32x4_t offs = vpselq_u32(rows, vdupq_n_u32(0u), p); /* lanes past U reread row u */
-            const float *wu = w + (size_t)u * I;
-            float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
-            mt_mve_dot4x4(x0, x1, x2, x3, wu, offs, I, &a0, &a1, &a2, &a3);
-            if (bias) {
-                const float32x4_t bv = vldrwq_z_f32(bias + u, p);
-                a0 = vaddq_f32(a0, bv), a1 = vaddq_f32(a1, bv), a2 = vaddq_f32(a2, bv), a3 = vaddq_f32(a3, bv);
-            }
-            if (mt_mve_nan(a0, a1, a2, a3)) { /* rows past B repeat row b, lanes past U unit u */
+    const uint32_t full = 0xffffu | act << 16, tail = (uint32_t)vctp32q(U % 4u) | act << 16;
+    const uint32x4_t toffs = vpselq_u32(rows, vdupq_n_u32(0u), vctp32q(U % 4u)); /* past U: row u */
+    for (uint32_t b4 = 0; b4 < B; b4 += B < 4 ? 1 : 4) {
+        const uint32_t b = B >= 4 && b4 + 4 > B ? B - 4 : b4;
+        const float *x0 = x + (size_t)b * I, *pw = w, *pb = bias;
+        float *yb = y + (size_t)b * U;
+        for (uint32_t n = U; n; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
+            if (fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
+                          n < 4 ? tail : full) != 0xffffu) {
                 mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
+                mt_fused_activation_forward(act, y, (size_t)B * U);
                 return;
             }
-            float *yb = y + (size_t)b * U + u;
-            vstrwq_p_f32(yb, a0, p);
-            if (nb > 1) vstrwq_p_f32(yb + U, a1, p);
-            if (nb > 2) vstrwq_p_f32(yb + 2 * (size_t)U, a2, p);
-            if (nb > 3) vstrwq_p_f32(yb + 3 * (size_t)U, a3, p);
-        }
     }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
-    if (mt_mve_flushed(none, none, none, none)) mt_op_dense_f32_forward(x, w, bias, y, B, I, U); /* the reference */
+    if (mt_mve_flushed(none, none, none, none)) { /* the reference */
+        mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
+        mt_fused_activation_forward(act, y, (size_t)B * U);
+    }
 }
 
 /* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c]
@@ -64,8 +163,6 @@ static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, si
         }
 }
 
-/* one term of a sum in the loops below: a += q5 (or q7)·t, the product rounded in q6 */
-#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
 /* the block's final += of row a: a = out row + a, the next row of out one stride on */
 #define MT_PLUS_OUT(a) "vldrw.u32 q5, [%[op]]\n\tadd %[op], %[os]\n\tvadd.f32 %q[" a "], q5, %q[" a "]\n\t"
 

@@ -178,8 +178,9 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
 /* dz = dy·[0 < y (< 6 for ReLU6)] in place and dbias += Σ_p dz, each channel's sum from +0 in
  * ascending p. The tests are on y's bits as integers (a float y > 0 iff 0 < bits <= +inf's,
  * y < 6 iff bits < 6's there): no float compare, so nothing to flush; the sums are checked. */
-static void relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C)
+void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C)
 {
+    if (act == MT_FUSED_NONE && !dbias) return;
     const int32_t top = act == MT_FUSED_RELU6 ? 0x40bfffff : 0x7f800000; /* the largest passing bits */
     for (uint32_t c4 = 0; c4 < C; c4 += 4) {
         const uint32_t c = c4 + 4 > C ? C - 4 : c4, skip = c4 - c; /* a last vector overlaps */
@@ -283,8 +284,7 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
         mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, dw, dbias, B, g);
         return;
     }
-    if (g->activation != MT_FUSED_NONE || dbias)
-        relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
+    mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
     mt_spatial h = *g;
     h.activation = MT_FUSED_NONE; /* dy is dz now */
     if (dx || (dw && g->SW != 1)) mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, g->SW != 1 ? dw : NULL, NULL, B, &h);

@@ -34,9 +34,10 @@
 #if MT_MVE_KERNELS
 struct mt_spatial;
 
-/* Dense, and Conv2D's forward, ops/ops.h's parameters (the backward's scratch is not used). */
+/* Dense, and Conv2D's forward, ops/ops.h's parameters (the backward's scratch is not used);
+ * Dense's forward applies a fused activation (MT_FUSED_*: a pointwise Conv2D's) */
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                 uint32_t I, uint32_t U);
+                                 uint32_t I, uint32_t U, uint32_t act);
 void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
                                   float *dbias, uint32_t B, uint32_t I, uint32_t U);
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
@@ -46,6 +47,9 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
                                             const struct mt_spatial *g);
 void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
                                              float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
+/* dz = dy·[0 < y (< 6 for ReLU6)] in place (MT_FUSED_*) and dbias += Σ_p dz (dbias may be
+ * NULL), P pixels of C >= 4 channels: the reference's bits */
+void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C);
 #endif
 
 #endif /* MT_OPS_ARM_MVE_H */
