@@ -88,8 +88,8 @@ float mt_expf(float x)
 void mt_expf_shifted(const float *x, float m, float *out, uint32_t n)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_expf_shifted_avx512(x, m, out, n);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_expf_shifted, x, m, out, n);
         return;
     }
 #endif

@@ -240,11 +240,11 @@ static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float gr
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
 #if MT_X86_KERNELS
-    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same check, sixteen elements at a time */
+    if (prox.mu == 0.0f && mt_x86_vector()) { /* the same check, sixteen elements at a time */
         if (c->optimizer == MT_OPTIMIZER_SGD)
-            return mt_sgd_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+            return MT_X86_CALL(mt_sgd_update_is_finite_f32, t->data, t->grad, t->opt_state, t->count, s->learning_rate,
                                                       c->momentum, c->weight_decay, grad_scale);
-        return mt_adam_update_is_finite_f32_avx512(t->data, t->grad, t->opt_state, t->opt_state + t->count,
+        return MT_X86_CALL(mt_adam_update_is_finite_f32, t->data, t->grad, t->opt_state, t->opt_state + t->count,
                                                    t->count, s->learning_rate, c->beta1, c->beta2, c->epsilon,
                                                    c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
                                                    beta1_power, beta2_power, grad_scale);
@@ -265,12 +265,12 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
 #if MT_X86_KERNELS
-    if (prox.mu == 0.0f && mt_x86_avx512()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
+    if (prox.mu == 0.0f && mt_x86_vector()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
         if (c->optimizer == MT_OPTIMIZER_SGD)
-            mt_sgd_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
+            MT_X86_CALL(mt_sgd_update_f32, t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
                                      c->momentum, c->weight_decay, grad_scale);
         else
-            mt_adam_update_f32_avx512(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+            MT_X86_CALL(mt_adam_update_f32, t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                                       s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                       c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
                                       grad_scale);

@@ -112,9 +112,12 @@ static float *copy_of(const float *v, size_t n)
     return c;
 }
 
-/* call name_fast (path 0) or name_avx512 (path 1, x86-64 builds only) */
+/* call name_fast (path 0) or, x86-64 builds only, the x86 kernel of the level the test runs
+ * (path 1: X86(name) is name_avx512 or name_avx2, the same source built twice) */
 #if MT_X86_KERNELS
-#define SIBLING(path, name, args) ((path) ? name##_avx512 args : name##_fast args)
+static int x86_level = MT_X86_AVX512;
+#define X86(name) (x86_level == MT_X86_AVX512 ? name##_avx512 : name##_avx2)
+#define SIBLING(path, name, args) ((path) ? X86(name) args : name##_fast args)
 #else
 #define SIBLING(path, name, args) name##_fast args
 #endif
@@ -134,7 +137,7 @@ static mt_spatial geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
 
 enum { CONV, DEPTHWISE, MAXPOOL };
 
-/* the portable (path 0) or AVX-512 (path 1) siblings of a spatial op against its reference */
+/* the portable (path 0) or x86 (path 1) siblings of a spatial op against its reference */
 static void check_spatial(int path, int kind, const mt_spatial *g, uint32_t B, unsigned seed, int with_bias)
 {
     (void)path; /* only x86-64 builds have a second path */
@@ -235,7 +238,7 @@ static void check_spatial_path(int path)
 #if MT_X86_KERNELS
 /* ---- x86-64 kernels chosen at run time (ops/x86/): every one the CPU runs ---- */
 
-static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed)
+static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed)
 {
     mt_test_seed(seed);
     float *x = malloc(sizeof(float) * B * I), *w = malloc(sizeof(float) * U * I), *bias = malloc(sizeof(float) * U);
@@ -243,34 +246,34 @@ static void check_dense_avx512(uint32_t B, uint32_t I, uint32_t U, unsigned seed
     fill(x, (size_t)B * I, 2.0f), fill(w, (size_t)U * I, 1.0f), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, 1.5f);
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
         mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
-        mt_op_dense_f32_forward_avx512(x, w, with_bias ? bias : NULL, y1, B, I, U);
+        X86(mt_op_dense_f32_forward)(x, w, with_bias ? bias : NULL, y1, B, I, U);
         CHECK(same_bits(y0, y1, (size_t)B * U));
     }
     float *dx0 = malloc(sizeof(float) * B * I), *dw0 = malloc(sizeof(float) * U * I), *db0 = malloc(sizeof(float) * U);
     fill(dx0, (size_t)B * I, 0.5f), fill(dw0, (size_t)U * I, 0.5f), fill(db0, U, 0.5f);
     float *dx1 = copy_of(dx0, (size_t)B * I), *dw1 = copy_of(dw0, (size_t)U * I), *db1 = copy_of(db0, U);
     mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
-    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, db1, B, I, U, 0);
+    X86(mt_op_dense_f32_backward)(x, w, dy, dx1, dw1, db1, B, I, U, 0);
     CHECK(same_bits(dx0, dx1, (size_t)B * I));
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     CHECK(same_bits(db0, db1, U));
     mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
-    mt_op_dense_f32_backward_avx512(x, w, dy, NULL, dw1, NULL, B, I, U, 0);
+    X86(mt_op_dense_f32_backward)(x, w, dy, NULL, dw1, NULL, B, I, U, 0);
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     /* dw_zero: what the reference adds to a zeroed dW, whatever dW held */
     memset(dw0, 0, sizeof(float) * U * I), fill(dw1, (size_t)U * I, 7.0f);
     mt_op_dense_f32_backward(x, w, dy, dx0, dw0, NULL, B, I, U);
-    mt_op_dense_f32_backward_avx512(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
+    X86(mt_op_dense_f32_backward)(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
     CHECK(same_bits(dx0, dx1, (size_t)B * I));
     CHECK(same_bits(dw0, dw1, (size_t)U * I));
     free(x), free(w), free(bias), free(dy), free(y0), free(y1);
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
 }
 
-/* mt_expf_shifted_avx512 against mt_expf, bit for bit: a sweep of exponents, the edges of
+/* mt_expf_shifted's x86 kernel against mt_expf, bit for bit: a sweep of exponents, the edges of
  * the vector path (overflow, 2^n at the normal range's ends, subnormal results, underflow to
  * 0), NaN and infinities, with shifts m and lengths that leave partial vectors */
-static void check_exp_avx512(void)
+static void check_exp_x86(void)
 {
     static const float edges[] = {0.0f, -0.0f, 88.72283935546875f, 88.7228394f, 88.0f, 88.5f, 87.9f,
                                   -87.33654f, -87.4f, -88.0f, -100.0f, -103.972084f, -103.97209f, -104.0f,
@@ -279,7 +282,7 @@ static void check_exp_avx512(void)
     int bad = 0;
     for (uint32_t step = 0; step < 4000; ++step) {
         for (uint32_t j = 0; j < 61; ++j) x[j] = -110.0f + (float)(step * 61 + j) * (200.0f / (4000.0f * 61.0f));
-        mt_expf_shifted_avx512(x, 0.0f, out, 61);
+        X86(mt_expf_shifted)(x, 0.0f, out, 61);
         for (uint32_t j = 0; j < 61; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j])}, 1);
     }
     for (size_t j = 0; j < sizeof edges / sizeof edges[0]; ++j) x[j] = edges[j];
@@ -287,13 +290,13 @@ static void check_exp_avx512(void)
     for (uint32_t n = 1; n <= 24; ++n)
         for (int shift = 0; shift < 3; ++shift) {
             const float m = shift == 0 ? 0.0f : (shift == 1 ? 1.5f : -2.25f);
-            mt_expf_shifted_avx512(x, m, out, n);
+            X86(mt_expf_shifted)(x, m, out, n);
             for (uint32_t j = 0; j < n; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j] - m)}, 1);
         }
     CHECK(bad == 0);
 }
 
-/* The AVX-512 Adam guard decides most lanes without the update's divisions (a bound proves
+/* The x86 Adam guard decides most lanes without the update's divisions (a bound proves
  * them finite): it must still answer as the reference guard where the bound fails, finite or
  * not: weights near FLT_MAX, m far above eps (finite, and overflowing), v < 0, eps = 0 */
 static void check_adam_guard_edges(void)
@@ -313,14 +316,14 @@ static void check_adam_guard_edges(void)
             for (size_t i = 0; i < N; ++i) s[N + i] = s[N + i] * s[N + i];
             w[at] = cases[c][0], g[at] = cases[c][1], s[at] = cases[c][2], s[N + at] = cases[c][3];
             for (int decoupled = 0; decoupled < 2; ++decoupled)
-                CHECK_EQ_INT(mt_adam_update_is_finite_f32_avx512(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4],
+                CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4],
                                                                  0.01f, decoupled, 0.81, 0.998, 1.0f),
                              mt_adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], 0.01f,
                                                           decoupled, 0.81, 0.998, 1.0f, none));
         }
 }
 
-static void check_optimizers_avx512(size_t N, unsigned seed)
+static void check_optimizers_x86(size_t N, unsigned seed)
 {
     mt_test_seed(seed);
     float *w0 = malloc(sizeof(float) * N), *g = malloc(sizeof(float) * N), *s0 = malloc(sizeof(float) * 2 * N);
@@ -333,19 +336,19 @@ static void check_optimizers_avx512(size_t N, unsigned seed)
         float *w2 = copy_of(w0, N), *s2 = copy_of(s0, 2 * N);
         const float wd = variant & 1 ? 0.01f : 0.0f;
         if (variant < 2) {
-            CHECK_EQ_INT(mt_sgd_update_is_finite_f32_avx512(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
+            CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
                          mt_sgd_update_is_finite_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
             mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
-            mt_sgd_update_f32_avx512(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
+            X86(mt_sgd_update_f32)(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
         } else {
             const float beta1 = variant >= 4 ? 0.3f : 0.9f;
-            CHECK_EQ_INT(mt_adam_update_is_finite_f32_avx512(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+            CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
                                                              variant == 5, 0.81, 0.998, 0.5f),
                          mt_adam_update_is_finite_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
                                                       variant == 5, 0.81, 0.998, 0.5f, none));
             mt_adam_update_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f,
                                none);
-            mt_adam_update_f32_avx512(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
+            X86(mt_adam_update_f32)(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
                                       0.5f);
         }
         CHECK(same_bits(w1, w2, N));
@@ -356,7 +359,7 @@ static void check_optimizers_avx512(size_t N, unsigned seed)
 }
 
 /* ReLU forward/backward and the all-finite guard, with signed zeros, NaN and infinities */
-static void check_elementwise_avx512(size_t N, unsigned seed)
+static void check_elementwise_x86(size_t N, unsigned seed)
 {
     mt_test_seed(seed);
     float *x = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
@@ -364,35 +367,46 @@ static void check_elementwise_avx512(size_t N, unsigned seed)
     fill(x, N, 1.0f), fill(dy, N, 1.0f), fill(dx0, N, 1.0f);
     for (size_t i = 0; i < N; i += 5) x[i] = i % 15 == 0 ? -0.0f : (i % 10 == 0 ? NAN : 0.0f), dx0[i] = -0.0f;
     mt_op_relu_f32_forward(x, y0, N);
-    mt_op_relu_f32_forward_avx512(x, y1, N);
+    X86(mt_op_relu_f32_forward)(x, y1, N);
     CHECK(same_bits(y0, y1, N));
     float *dx1 = copy_of(dx0, N);
     mt_op_relu_f32_backward(y0, dy, dx0, N);
-    mt_op_relu_f32_backward_avx512(y0, dy, dx1, N);
+    X86(mt_op_relu_f32_backward)(y0, dy, dx1, N);
     CHECK(same_bits(dx0, dx1, N));
-    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), mt_all_finitef(dy, N));
+    CHECK_EQ_INT(X86(mt_all_finitef)(dy, N), mt_all_finitef(dy, N));
     dy[N - 1] = INFINITY;
-    CHECK_EQ_INT(mt_all_finitef_avx512(dy, N), 0);
+    CHECK_EQ_INT(X86(mt_all_finitef)(dy, N), 0);
     CHECK_EQ_INT(mt_all_finitef(dy, N), 0);
     free(x), free(y0), free(y1), free(dy), free(dx0), free(dx1);
 }
 
-static void check_x86(void)
+/* every x86 level this CPU has (AVX-512 and AVX2, or AVX2 alone), each against the reference */
+static void check_x86_level(int level)
 {
-    if (mt_x86_cpu_level() < MT_X86_AVX512) {
-        printf("test_kernel_siblings: this CPU has no AVX-512F: only the portable kernels were run\n");
-        return;
-    }
+    x86_level = level;
     static const uint32_t dense[][3] = {{1, 1, 1},  {3, 5, 2},   {32, 16, 32}, {1, 16, 32}, {32, 784, 128},
                                         {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}, {11, 48, 24}, {12, 24, 9}};
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
-        check_dense_avx512(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
+        check_dense_x86(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
     check_spatial_path(1);
-    check_exp_avx512();
+    check_exp_x86();
     check_adam_guard_edges();
-    for (size_t n = 1; n < 70; n += 13) check_optimizers_avx512(n, 40u + (unsigned)n);
-    for (size_t n = 1; n < 90; n += 11) check_elementwise_avx512(n, 60u + (unsigned)n);
-    /* the dispatch can be forced to the portable kernels and back */
+    for (size_t n = 1; n < 70; n += 13) check_optimizers_x86(n, 40u + (unsigned)n);
+    for (size_t n = 1; n < 90; n += 11) check_elementwise_x86(n, 60u + (unsigned)n);
+}
+
+static void check_x86(void)
+{
+    const int cpu = mt_x86_cpu_level();
+    if (cpu < MT_X86_AVX2) {
+        printf("test_kernel_siblings: this CPU has neither AVX-512F nor AVX2: only the portable kernels were run\n");
+        return;
+    }
+    if (cpu >= MT_X86_AVX512) check_x86_level(MT_X86_AVX512);
+    else printf("test_kernel_siblings: this CPU has no AVX-512F: the AVX2 build of the x86 kernels was run\n");
+    check_x86_level(MT_X86_AVX2);
+    /* the dispatch can be forced to each level the CPU has, and back */
+    CHECK_EQ_INT(mt_x86_set_level(MT_X86_AVX2), MT_X86_AVX2);
     CHECK_EQ_INT(mt_x86_set_level(MT_X86_PORTABLE), MT_X86_PORTABLE);
     CHECK_EQ_INT(mt_x86_set_level(-1), mt_x86_cpu_level());
 }
@@ -417,9 +431,12 @@ int main(void)
                                         seed * 13u + (unsigned)s);
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
     check_spatial_path(0);
-    for (int level = 0; level < 2; ++level) { /* the portable and (x86-64 with AVX-512) AVX-512 Dense */
+    for (int level = 0; level < 3; ++level) { /* the portable Dense, and on x86-64 each level the CPU has */
 #if MT_X86_KERNELS
-        mt_x86_set_level(level ? -1 : MT_X86_PORTABLE);
+        if (level > 0 && mt_x86_cpu_level() < level) continue;
+        mt_x86_set_level(level);
+#else
+        if (level > 0) continue;
 #endif
         check_pointwise_as_dense(2, 5, 3, 24, 17, MT_FUSED_RELU6, 61u + (unsigned)level);
         check_pointwise_as_dense(3, 4, 4, 8, 16, MT_FUSED_NONE, 71u + (unsigned)level);

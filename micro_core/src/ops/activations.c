@@ -101,8 +101,8 @@ static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
 {
     (void)scratch;
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_relu_f32_forward_avx512(X->data, Y->mutable_data, N_ELEMS);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_relu_f32_forward, X->data, Y->mutable_data, N_ELEMS);
         return;
     }
 #endif
@@ -114,8 +114,8 @@ static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
     (void)scratch;
     if (!X->grad) return;
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_relu_f32_backward_avx512(Y->data, Y->grad, X->grad, N_ELEMS);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_relu_f32_backward, Y->data, Y->grad, X->grad, N_ELEMS);
         return;
     }
 #endif

@@ -129,13 +129,13 @@ static int pointwise(const mt_spatial *g)
 #if CONV_AS_DENSE
 /* The forward of a pointwise Conv2D over P pixels: Dense, then the fused activation, the
  * reference's bits. The portable siblings apply the activation as they store each output
- * (no second pass over y); AVX-512 and Helium builds run their Dense and activation kernels. */
+ * (no second pass over y); x86 and Helium builds run their Dense and activation kernels. */
 void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
                                    uint32_t C, uint32_t OC, uint32_t activation)
 {
 #if MT_SCALAR_SIBLINGS && !MT_MVE_KERNELS
 #if MT_X86_KERNELS
-    if (!mt_x86_avx512())
+    if (!mt_x86_vector())
 #endif
     {
         mt_op_dense_f32_forward_blocked_act(x, w, bias, y, P, C, OC, activation);
@@ -163,8 +163,8 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
         return;
     }
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_conv2d_f32_forward, v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
         return;
     }
 #endif
@@ -198,8 +198,8 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
         return;
     }
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_conv2d_f32_backward, v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                      v.b ? v.b->grad : NULL, n, &v.g);
         return;
     }

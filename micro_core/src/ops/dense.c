@@ -64,11 +64,11 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
 #endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ----
- * Kernel slots: on x86-64 with AVX-512 (checked at run time, ops/x86/x86.h) the AVX-512
+ * Kernel slots: on x86-64 with AVX-512 or AVX2 (checked at run time, ops/x86/x86.h) the x86
  * siblings; elsewhere the portable siblings of ops/fast/dense_fast.c. Both compute the
  * reference's exact bits (test_kernel_siblings.c runs every slot the machine has), and
  * scratch_bytes is the same on every target (the portable backward's row accumulators; the
- * AVX-512 kernels use none), so a plan made on the host holds on the device. A target with
+ * x86 kernels use none), so a plan made on the host holds on the device. A target with
  * kernels of its own picks its slot here at compile time, by its feature macros; the
  * reference kernels above stay what every slot is tested against.
  */
@@ -101,8 +101,8 @@ void mt_dense_f32_forward_selected(const float *x, const float *w, const float *
                                    uint32_t I, uint32_t U)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_dense_f32_forward_avx512(x, w, bias, y, B, I, U);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_dense_f32_forward, x, w, bias, y, B, I, U);
         return;
     }
 #endif
@@ -125,8 +125,8 @@ void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy
                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_dense_f32_backward_avx512(x, w, dy, dx, dw, dbias, B, I, U, dw_zero);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_dense_f32_backward, x, w, dy, dx, dw, dbias, B, I, U, dw_zero);
         return;
     }
 #endif

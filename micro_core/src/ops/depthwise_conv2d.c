@@ -107,8 +107,8 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_depthwise_conv2d_f32_forward_avx512(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_depthwise_conv2d_f32_forward, v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
         return;
     }
 #endif
@@ -128,8 +128,8 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_depthwise_conv2d_f32_backward_avx512(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_depthwise_conv2d_f32_backward, v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                      v.b ? v.b->grad : NULL, n, &v.g);
         return;
     }

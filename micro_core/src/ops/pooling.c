@@ -160,8 +160,8 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     mt_spatial g;
     pool_geometry(op, t, &g);
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_max_pool2d_f32_forward_avx512(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_max_pool2d_f32_forward, t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
         return;
     }
 #endif
@@ -180,8 +180,8 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     mt_spatial g;
     pool_geometry(op, t, &g);
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_op_max_pool2d_f32_backward_avx512(x->data, y->data, y->grad, x->grad, n, &g);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_op_max_pool2d_f32_backward, x->data, y->data, y->grad, x->grad, n, &g);
         return;
     }
 #endif

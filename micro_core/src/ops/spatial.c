@@ -97,8 +97,8 @@ void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K,
 void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_fused_activation_forward_avx512(activation, y, N);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_fused_activation_forward, activation, y, N);
         return;
     }
 #endif
@@ -108,8 +108,8 @@ void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t 
 void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_avx512()) {
-        mt_fused_activation_backward_avx512(activation, y, dy, N);
+    if (mt_x86_vector()) {
+        MT_X86_CALL(mt_fused_activation_backward, activation, y, dy, N);
         return;
     }
 #endif

@@ -1,11 +1,24 @@
-/* Helpers of the AVX-512 kernels (included by ops/x86/ *_x86.c only, inside MT_X86_KERNELS). */
+/*
+ * Helpers of the x86 kernels (included by ops/x86/ *_x86.c only, inside MT_X86_KERNELS), which
+ * are written in AVX-512's 16-lane vocabulary and built twice (ops/x86/x86.h): for AVX-512F,
+ * and with MT_X86_SHIM_AVX2 defined (ops/x86/<name>_avx2.c) for AVX2 over avx2_shim.h.
+ * MT_X86_NAME(name) is a kernel's exported name in the build at hand: name_avx512 or name_avx2.
+ */
 #ifndef MT_OPS_X86_AVX512_H
 #define MT_OPS_X86_AVX512_H
 
 #include <immintrin.h>
 
+#ifdef MT_X86_SHIM_AVX2
+#include "ops/x86/avx2_shim.h"
+#define MT_X86_NAME(name) name##_avx2
+#define MT_AVX512 __attribute__((target("avx2")))
+#define MT_AVX512_INLINE static inline __attribute__((target("avx2"), always_inline))
+#else
+#define MT_X86_NAME(name) name##_avx512
 #define MT_AVX512 __attribute__((target("avx512f")))
 #define MT_AVX512_INLINE static inline __attribute__((target("avx512f"), always_inline))
+#endif
 
 /* The first n of 16 lanes (n >= 16: all). */
 MT_AVX512_INLINE __mmask16 mt_lanes(uint32_t n)
@@ -19,6 +32,9 @@ MT_AVX512_INLINE uint32_t mt_min_u32(uint32_t a, uint32_t b)
 }
 
 /* In-register 16 x 16 transpose: afterwards lane j of r[k] is what lane k of r[j] was. */
+#ifdef MT_X86_SHIM_AVX2
+#define mt_transpose16 mt_shim_transpose16
+#else
 MT_AVX512_INLINE void mt_transpose16(__m512 r[16])
 {
     __m512 t[16], u[16];
@@ -44,6 +60,7 @@ MT_AVX512_INLINE void mt_transpose16(__m512 r[16])
         r[12 + k] = _mm512_shuffle_f32x4(xee, yee, 0xDD);
     }
 }
+#endif
 
 /* acc + a·b as the reference writes it: a product rounded, then a sum rounded (no FMA). */
 MT_AVX512_INLINE __m512 mt_mac(__m512 acc, __m512 a, __m512 b)

@@ -353,14 +353,14 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
     }
 }
 
-MT_AVX512 void mt_op_conv2d_f32_backward_avx512(const float *x, const float *w, const float *y, float *dy, float *dx,
+MT_AVX512 void MT_X86_NAME(mt_op_conv2d_f32_backward)(const float *x, const float *w, const float *y, float *dy, float *dx,
                                                 float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     const size_t outputs = (size_t)B * g->OH * g->OW;
-    mt_fused_activation_backward_avx512(g->activation, y, dy, outputs * g->OC);
+    MT_X86_NAME(mt_fused_activation_backward)(g->activation, y, dy, outputs * g->OC);
     if (dx) conv_backward_dx(w, dy, dx, B, g);
     if (dw) conv_backward_dw(x, dy, dw, B, g);
-    if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, outputs, g->OC);
+    if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, outputs, g->OC);
 }
 #else
 typedef int mt_conv2d_backward_x86_unused; /* ISO C: a translation unit is not empty */

@@ -176,7 +176,7 @@ MT_AVX512 static void forward_line(const float *x, ptrdiff_t xi, ptrdiff_t xs, f
     }
 }
 
-MT_AVX512 void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
+MT_AVX512 void MT_X86_NAME(mt_op_conv2d_f32_forward)(const float *x, const float *w, const float *bias, float *y,
                                                uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;

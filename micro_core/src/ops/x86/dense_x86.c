@@ -16,7 +16,13 @@
  * of inputs (a float stored and reloaded is the same float), and the deeper block halves
  * that traffic. Eight rows at a time keep sixteen addition chains in flight.
  */
+#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: one tile of 16 units, six rows (12 sums in flight) */
+#define DENSE_ROWS 6
+#define DENSE_TILES 1
+#else
 #define DENSE_ROWS 8
+#define DENSE_TILES 2
+#endif
 
 /* rows (<= DENSE_ROWS) x tiles (1 or 2) sums of kn terms: acc[r][j] over units u0 + 16j..,
  * with t[32·j + k] lanes u = W[u0 + 16j + u, i0 + k] */
@@ -38,11 +44,11 @@ MT_AVX512_INLINE void dense_rows(const float *x, const __m512 *t, uint32_t kn, f
             _mm512_mask_storeu_ps(y + (size_t)r * U + 16 * j, um[j], bias ? _mm512_add_ps(acc[r][j], bias[j]) : acc[r][j]);
 }
 
-MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
+MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float *w, const float *bias, float *y,
                                               uint32_t B, uint32_t I, uint32_t U)
 {
-    for (uint32_t u0 = 0; u0 < U; u0 += 32) {
-        const uint32_t un = mt_min_u32(32, U - u0), tiles = un > 16 ? 2 : 1;
+    for (uint32_t u0 = 0; u0 < U; u0 += 16 * DENSE_TILES) {
+        const uint32_t un = mt_min_u32(16 * DENSE_TILES, U - u0), tiles = un > 16 ? 2 : 1;
         const __mmask16 um[2] = {mt_lanes(mt_min_u32(16, un)), mt_lanes(un > 16 ? un - 16 : 0)};
         __m512 bv[2];
         for (uint32_t j = 0; j < 2; ++j)
@@ -86,7 +92,15 @@ MT_AVX512 void mt_op_dense_f32_forward_avx512(const float *x, const float *w, co
  * Each sum from 0 in ascending u (b), then added to the gradient, as the reference does.
  */
 #define BLOCK_ROWS 8 /* at most; 4 rows of 4 or 3 vectors, 8 rows of 2 or 1 */
+#ifdef MT_X86_SHIM_AVX2     /* 16 ymm registers: 3 rows of 2 vectors, 6 rows of 1 (12 sums) */
+#define BLOCK_VECS 2
+#define ROWS_OF_2 3
+#define ROWS_OF_1 6
+#else
 #define BLOCK_VECS 4
+#define ROWS_OF_2 8
+#define ROWS_OF_1 8
+#endif
 
 /* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
  * are constants where it is inlined, so the accumulators stay in registers */
@@ -134,17 +148,17 @@ MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const floa
         const uint32_t nv = mt_min_u32(BLOCK_VECS, (I - i0 + 15) / 16);
         if (nv == 4) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 4, 4, zero);
         else if (nv == 3) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 4, 3, zero);
-        else if (nv == 2) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 8, 2, zero);
-        else gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, 8, 1, zero);
+        else if (nv == 2) gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, ROWS_OF_2, 2, zero);
+        else gemm_row_blocks(g, gs, gj, m, J, out, R, I, i0, ROWS_OF_1, 1, zero);
     }
 }
 
-MT_AVX512 void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
+MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_backward)(const float *x, const float *w, const float *dy, float *dx,
                                                float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
 {
     if (dx) gemm_rows(dy, U, 1, w, U, dx, B, I, 0);
     if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero); /* dw_zero: as if dW were zeroed first */
-    if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, B, U);
+    if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, B, U);
 }
 
 #else

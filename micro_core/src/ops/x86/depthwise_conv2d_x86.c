@@ -48,7 +48,7 @@ MT_AVX512_INLINE void forward_inside(const float *xp, size_t xs, const float *w,
 /* y[b,oh,ow,c] = act(Σ_{in-bounds kh,kw} x[tap, c]·W[kh,kw,c] + b[c]), by ascending kh, kw:
  * the pixels whose window is inside up to 8 at a time, the others one by one with their
  * taps checked */
-MT_AVX512 void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
+MT_AVX512 void MT_X86_NAME(mt_op_depthwise_conv2d_f32_forward)(const float *x, const float *w, const float *bias, float *y,
                                                          uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
@@ -259,13 +259,13 @@ MT_AVX512 static void weight_grad_3x3(const float *x, const float *dy, float *dw
  * dx[tap, c] += dz[o, c]·W[kh,kw,c] for each output o in order and its in-bounds taps;
  * dW[kh,kw,c] += Σ_o dz[o, c]·x[tap, c] (from 0 in output order); db[c] += Σ_o dz[o, c].
  */
-MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const float *w, const float *y, float *dy,
+MT_AVX512 void MT_X86_NAME(mt_op_depthwise_conv2d_f32_backward)(const float *x, const float *w, const float *y, float *dy,
                                                           float *dx, float *dw, float *dbias, uint32_t B,
                                                           const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const size_t outputs = (size_t)B * g->OH * g->OW;
-    mt_fused_activation_backward_avx512(g->activation, y, dy, outputs * C);
+    MT_X86_NAME(mt_fused_activation_backward)(g->activation, y, dy, outputs * C);
     if (dx) {
         uint32_t lo, hi, row_lo, row_hi;
         mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
@@ -302,7 +302,7 @@ MT_AVX512 void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const 
                 }
             }
     }
-    if (dbias) mt_op_bias_f32_backward_avx512(dy, dbias, outputs, C);
+    if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, outputs, C);
 }
 #else
 typedef int mt_depthwise_x86_unused; /* ISO C: a translation unit is not empty */

@@ -11,7 +11,7 @@
 #include "mt_math.h"
 #include "ops/x86/avx512.h"
 
-MT_AVX512 void mt_expf_shifted_avx512(const float *x, float m, float *out, uint32_t n)
+MT_AVX512 void MT_X86_NAME(mt_expf_shifted)(const float *x, float m, float *out, uint32_t n)
 {
     for (uint32_t j0 = 0; j0 < n; j0 += 16) {
         const uint32_t c = mt_min_u32(16, n - j0);

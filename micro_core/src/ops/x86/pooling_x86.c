@@ -53,7 +53,7 @@ MT_AVX512_INLINE void window_max(const float *xp, float *yp, uint32_t C, size_t 
     }
 }
 
-MT_AVX512 void mt_op_max_pool2d_f32_forward_avx512(const float *x, float *y, uint32_t B, const mt_spatial *g)
+MT_AVX512 void MT_X86_NAME(mt_op_max_pool2d_f32_forward)(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
@@ -146,7 +146,7 @@ MT_AVX512_INLINE void window_route(const float *xp, float *dxp, const float *yp,
     }
 }
 
-MT_AVX512 void mt_op_max_pool2d_f32_backward_avx512(const float *x, const float *y, const float *dy, float *dx,
+MT_AVX512 void MT_X86_NAME(mt_op_max_pool2d_f32_backward)(const float *x, const float *y, const float *dy, float *dx,
                                                     uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;

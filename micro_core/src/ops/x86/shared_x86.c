@@ -1,6 +1,6 @@
 /*
  * What every x86 build has whichever ops MT_OPS selects (ops/x86/x86.h): the CPU check, and
- * the AVX-512 siblings of the kernels ops share (the bias gradient, the fused activations).
+ * the x86 siblings of the kernels ops share (the bias gradient, the fused activations).
  * Compiles to nothing on other targets.
  */
 #include "ops/x86/x86.h"
@@ -11,6 +11,7 @@
 #include "ops/spatial.h"
 #include "ops/x86/avx512.h"
 
+#ifndef MT_X86_SHIM_AVX2 /* once, in the AVX-512 build of this file */
 static int forced = -1; /* a level chosen by mt_x86_set_level, else -1 */
 static int detected = -1;
 
@@ -18,7 +19,9 @@ int mt_x86_cpu_level(void)
 {
     if (detected < 0) { /* a benign race: every thread computes the same value */
         __builtin_cpu_init();
-        detected = __builtin_cpu_supports("avx512f") ? MT_X86_AVX512 : MT_X86_PORTABLE;
+        detected = __builtin_cpu_supports("avx512f") ? MT_X86_AVX512
+                   : __builtin_cpu_supports("avx2")  ? MT_X86_AVX2
+                                                     : MT_X86_PORTABLE;
     }
     return detected;
 }
@@ -34,6 +37,7 @@ int mt_x86_set_level(int level)
     else if (level <= mt_x86_cpu_level()) forced = level;
     return mt_x86_level();
 }
+#endif
 
 /* dbias[c0 + ·] += Σ_p dy[p, c0 + ·] over nv vectors of channels; nv is a constant where it
  * is inlined, so the sums stay in registers (one chain per channel, in ascending p) */
@@ -55,7 +59,7 @@ MT_AVX512_INLINE void bias_block(const float *dy, float *dbias, size_t P, uint32
 }
 
 /* dbias[c] += Σ_p dy[p, c], each sum from 0 in ascending p; lanes: 16 consecutive c */
-MT_AVX512 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C)
+MT_AVX512 void MT_X86_NAME(mt_op_bias_f32_backward)(const float *dy, float *dbias, size_t P, uint32_t C)
 {
     uint32_t c0 = 0;
     for (; c0 + 64 <= C; c0 += 64) bias_block(dy, dbias, P, C, c0, 4);
@@ -65,7 +69,7 @@ MT_AVX512 void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, siz
 }
 
 /* mt_all_finitef: no element has the all-ones exponent of an infinity or NaN */
-MT_AVX512 int mt_all_finitef_avx512(const float *x, size_t n)
+MT_AVX512 int MT_X86_NAME(mt_all_finitef)(const float *x, size_t n)
 {
     const __m512i exponent = _mm512_set1_epi32(0x7f800000);
     __mmask16 bad = 0;
@@ -78,7 +82,7 @@ MT_AVX512 int mt_all_finitef_avx512(const float *x, size_t n)
 }
 
 /* ReLU (activations.c): y = x < 0 ? 0 : x;  dx += dy where y > 0 (elsewhere dx keeps its bits) */
-MT_AVX512 void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N)
+MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_forward)(const float *x, float *y, size_t N)
 {
     const __m512 zero = _mm512_setzero_ps();
     for (size_t i = 0; i < N; i += 16) {
@@ -88,7 +92,7 @@ MT_AVX512 void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N)
     }
 }
 
-MT_AVX512 void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N)
+MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_backward)(const float *y, const float *dy, float *dx, size_t N)
 {
     const __m512 zero = _mm512_setzero_ps();
     for (size_t i = 0; i < N; i += 16) {
@@ -100,7 +104,7 @@ MT_AVX512 void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, f
 }
 
 /* y = max(y, 0) with NaN kept (the reference's y < 0 ? 0 : y), then min(·, 6) for ReLU6 */
-MT_AVX512 void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N)
+MT_AVX512 void MT_X86_NAME(mt_fused_activation_forward)(uint32_t activation, float *y, size_t N)
 {
     if (activation == MT_FUSED_NONE) return;
     const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
@@ -114,7 +118,7 @@ MT_AVX512 void mt_fused_activation_forward_avx512(uint32_t activation, float *y,
 }
 
 /* dy = 0 where the activation's derivative is 0: not (y > 0 and, for ReLU6, y < 6) */
-MT_AVX512 void mt_fused_activation_backward_avx512(uint32_t activation, const float *y, float *dy, size_t N)
+MT_AVX512 void MT_X86_NAME(mt_fused_activation_backward)(uint32_t activation, const float *y, float *dy, size_t N)
 {
     if (activation == MT_FUSED_NONE) return;
     const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
@@ -129,7 +133,7 @@ MT_AVX512 void mt_fused_activation_backward_avx512(uint32_t activation, const fl
 
 /* optimizers.c's updates, sixteen elements at a time, each element's operations in the
  * scalar code's order (no FMA), so the same bits */
-MT_AVX512 void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
                                         float weight_decay, float grad_scale)
 {
     const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
@@ -210,7 +214,7 @@ MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *
     *wv = adam16_weight(k, *wv, *mv, *vv);
 }
 
-MT_AVX512 void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
+MT_AVX512 void MT_X86_NAME(mt_adam_update_f32)(float *w, const float *g, float *m, float *v, size_t N, float lr,
                                          float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
                                          double beta1_power, double beta2_power, float grad_scale)
 {
@@ -235,7 +239,7 @@ MT_AVX512_INLINE __mmask16 non_finite16(__m512 v, __mmask16 lanes)
 
 /* optimizers.c's update guards without a proximal term: 1 when g and every value the update
  * would write are finite; the same operations as the updates above, nothing written */
-MT_AVX512 int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g, const float *buf, size_t N,
+MT_AVX512 int MT_X86_NAME(mt_sgd_update_is_finite_f32)(const float *w, const float *g, const float *buf, size_t N,
                                                  float lr, float momentum, float weight_decay, float grad_scale)
 {
     const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
@@ -255,7 +259,7 @@ MT_AVX512 int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g,
     return bad == 0;
 }
 
-MT_AVX512 int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g, const float *m, const float *v,
+MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const float *g, const float *m, const float *v,
                                                   size_t N, float lr, float beta1, float beta2, float epsilon,
                                                   float weight_decay, int decoupled, double beta1_power,
                                                   double beta2_power, float grad_scale)

@@ -13,9 +13,15 @@
  * is transposed in registers. Nothing is packed in the arena; the only memory besides
  * registers is a fixed tile of a few KiB on the stack (Conv2D's input gradient columns).
  *
- * Dispatch: the op adapters (ops/<op>.c) call these when mt_x86_avx512() says the CPU has
- * AVX-512F, else the portable kernels (ops/fast/, ops/), which every build compiles and
- * tests. Every function here is compiled with a target attribute, not with -mavx512f, so
+ * Two builds of the same kernel source, chosen at run time by mt_x86_level(): AVX-512F, and
+ * AVX2 for the CPUs without it (each ops/x86/<name>_avx2.c compiles <name>.c again over
+ * avx2_shim.h, which gives the 16-lane vectors and masks the kernels are written in as pairs
+ * of 8-lane AVX2 vectors: the same operations on the same lanes, so the same bits; only the
+ * block sizes that fit 32 zmm registers shrink to fit 16 ymm ones). The op adapters
+ * (ops/<op>.c) call MT_X86_CALL(name, args...) when mt_x86_vector() says the CPU has either,
+ * else the portable kernels (ops/fast/, ops/), which every build compiles and tests;
+ * tests/core/test_kernel_siblings.c runs every level the CPU has against the reference.
+ * Every function here is compiled with a target attribute, not with -mavx512f or -mavx2, so
  * the library still loads on any x86-64. MT_X86_KERNELS is 0 on every other target (and
  * with -DMT_NO_X86_KERNELS), where these files compile to nothing.
  */
@@ -35,7 +41,8 @@
 struct mt_spatial;
 
 #define MT_X86_PORTABLE 0 /* the portable C kernels */
-#define MT_X86_AVX512 2   /* AVX-512F (with the AVX2/FMA-free subset we use) */
+#define MT_X86_AVX2 1     /* the kernels' AVX2 build (avx2_shim.h) */
+#define MT_X86_AVX512 2   /* AVX-512F (with the FMA-free subset we use) */
 
 /* The level the adapters use: the CPU's, unless mt_x86_set_level chose one. */
 int mt_x86_level(void);
@@ -45,55 +52,22 @@ int mt_x86_set_level(int level);
 /* The best level this CPU runs. */
 int mt_x86_cpu_level(void);
 
-static inline int mt_x86_avx512(void)
+/* 1 when the adapters take an x86 kernel (either build) */
+static inline int mt_x86_vector(void)
 {
-    return mt_x86_level() >= MT_X86_AVX512;
+    return mt_x86_level() >= MT_X86_AVX2;
 }
 
-/* Dense: ops/ops.h's mt_op_dense_f32_forward / _backward, same parameters. */
-void mt_op_dense_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
-                                    uint32_t B, uint32_t I, uint32_t U);
-void mt_op_dense_f32_backward_avx512(const float *x, const float *w, const float *dy, float *dx,
-                                     float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
-/* mt_op_bias_f32_backward */
-void mt_op_bias_f32_backward_avx512(const float *dy, float *dbias, size_t P, uint32_t C);
-/* ReLU, ops/ops.h's parameters */
-void mt_op_relu_f32_forward_avx512(const float *x, float *y, size_t N);
-void mt_op_relu_f32_backward_avx512(const float *y, const float *dy, float *dx, size_t N);
-/* mt_all_finitef (mt_math.h) */
-int mt_all_finitef_avx512(const float *x, size_t n);
-/* out[j] = mt_expf(x[j] - m) for j < n (exp_x86.c) */
-void mt_expf_shifted_avx512(const float *x, float m, float *out, uint32_t n);
-/* mt_fused_activation_forward / _backward (spatial.h) */
-void mt_fused_activation_forward_avx512(uint32_t activation, float *y, size_t N);
-void mt_fused_activation_backward_avx512(uint32_t activation, const float *y, float *dy, size_t N);
+/* name's build for the level in force: MT_X86_CALL(mt_op_relu_f32_forward, x, y, N) */
+#define MT_X86_CALL(name, ...) \
+    (mt_x86_level() >= MT_X86_AVX512 ? name##_avx512(__VA_ARGS__) : name##_avx2(__VA_ARGS__))
 
-/* Convolutions and max pooling: ops/ops.h's kernels, same parameters. */
-void mt_op_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                     const struct mt_spatial *g);
-void mt_op_conv2d_f32_backward_avx512(const float *x, const float *w, const float *y, float *dy, float *dx,
-                                      float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
-void mt_op_depthwise_conv2d_f32_forward_avx512(const float *x, const float *w, const float *bias, float *y,
-                                               uint32_t B, const struct mt_spatial *g);
-void mt_op_depthwise_conv2d_f32_backward_avx512(const float *x, const float *w, const float *y, float *dy,
-                                                float *dx, float *dw, float *dbias, uint32_t B,
-                                                const struct mt_spatial *g);
-void mt_op_max_pool2d_f32_forward_avx512(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
-void mt_op_max_pool2d_f32_backward_avx512(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                          const struct mt_spatial *g);
-
-/* Optimizers (optimizers.h), same parameters. */
-void mt_sgd_update_f32_avx512(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                              float weight_decay, float grad_scale);
-void mt_adam_update_f32_avx512(float *w, const float *g, float *m, float *v, size_t N, float lr,
-                               float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
-                               double beta1_power, double beta2_power, float grad_scale);
-/* The update guards of optimizers.h without a proximal term (the same operations, nothing written). */
-int mt_sgd_update_is_finite_f32_avx512(const float *w, const float *g, const float *buf, size_t N, float lr,
-                                       float momentum, float weight_decay, float grad_scale);
-int mt_adam_update_is_finite_f32_avx512(const float *w, const float *g, const float *m, const float *v, size_t N,
-                                        float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                        int decoupled, double beta1_power, double beta2_power, float grad_scale);
+#define MT_X86_DECL(name) name##_avx512
+#include "ops/x86/x86_kernels.h"
+#undef MT_X86_DECL
+#define MT_X86_DECL(name) name##_avx2
+#include "ops/x86/x86_kernels.h"
+#undef MT_X86_DECL
 #endif /* MT_X86_KERNELS */
 
 #endif /* MT_OPS_X86_H */
