@@ -18,7 +18,11 @@ MT_AVX512_INLINE __m512 activate(__m512 v, uint32_t activation)
 
 /* ---- forward: y[p, oc] = act(Σ_k x[p, k]·W[oc, k] + b[oc]), lanes across oc ---- */
 
+#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: six pixels' sums (12 registers) */
+#define FWD_PIX 6
+#else
 #define FWD_PIX 8
+#endif
 #define FWD_TAPS 256 /* taps per pass: their transposed W (16 KiB) sits on the stack */
 
 /* A pass over taps [k0, k0 + kn) of W's rows oc0..: t[k] lanes oc = W[oc0 + oc, k0 + k], and
@@ -159,16 +163,16 @@ MT_AVX512_INLINE void store_outputs(float *yp, size_t ys, const __m512 *acc, uin
 }
 
 /* n outputs in a line (x index xi + j·xs, output yp + j·ys) whose inside taps are the same,
- * mask[block]: 8, 4 or 1 at a time */
+ * mask[block]: FWD_PIX, 4 or 1 at a time */
 MT_AVX512 static void forward_line(const float *x, ptrdiff_t xi, ptrdiff_t xs, float *yp, size_t ys, uint32_t n,
                                    const uint32_t *mask, const fwd_pass *fp, __mmask16 um, int first, int last,
                                    const __m512 *bias, uint32_t activation)
 {
     while (n > 0) {
         __m512 acc[FWD_PIX];
-        const uint32_t c = n >= 8 ? 8 : (n >= 4 ? 4 : 1);
+        const uint32_t c = n >= FWD_PIX ? FWD_PIX : (n >= 4 ? 4 : 1);
         for (uint32_t j = 0; j < c; ++j) acc[j] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(um, yp + j * ys);
-        if (c == 8) forward_pixels(x, xi, xs, fp, mask, acc, 8);
+        if (c == FWD_PIX) forward_pixels(x, xi, xs, fp, mask, acc, FWD_PIX);
         else if (c == 4) forward_pixels(x, xi, xs, fp, mask, acc, 4);
         else forward_pixels(x, xi, xs, fp, mask, acc, 1);
         store_outputs(yp, ys, acc, c, um, last, bias, activation);
