@@ -78,11 +78,25 @@ MT_SHIM void mt_shim_storeu_ps(void *p, mt_v16 v)
     _mm256_storeu_ps(f, v.lo), _mm256_storeu_ps(f + 8, v.hi);
 }
 
+/* 8 lanes under mask bits (< 256): all of them and none are plain (VMASKMOVPS is slow on
+ * some cores, AMD's stores above all) */
+MT_SHIM __m256 mt_shim_maskz_load8(unsigned bits, const float *f)
+{
+    if (bits == 0xFFu) return _mm256_loadu_ps(f);
+    if (bits == 0u) return _mm256_setzero_ps();
+    return _mm256_maskload_ps(f, mt_shim_lanes8(bits));
+}
+
+MT_SHIM void mt_shim_mask_store8(float *f, unsigned bits, __m256 v)
+{
+    if (bits == 0xFFu) _mm256_storeu_ps(f, v);
+    else if (bits != 0u) _mm256_maskstore_ps(f, mt_shim_lanes8(bits), v);
+}
+
 MT_SHIM mt_v16 mt_shim_maskz_loadu_ps(__mmask16 m, const void *p)
 {
     const float *f = (const float *)p;
-    if (m == 0xFFFFu) return mt_shim_loadu_ps(f);
-    return mt_shim_pair(_mm256_maskload_ps(f, mt_shim_lanes8(m & 0xFFu)), _mm256_maskload_ps(f + 8, mt_shim_lanes8(m >> 8)));
+    return mt_shim_pair(mt_shim_maskz_load8(m & 0xFFu, f), mt_shim_maskz_load8((unsigned)m >> 8, f + 8));
 }
 
 MT_SHIM mt_v16i mt_shim_maskz_loadu_epi32(__mmask16 m, const void *p)
@@ -95,12 +109,8 @@ MT_SHIM mt_v16i mt_shim_maskz_loadu_epi32(__mmask16 m, const void *p)
 MT_SHIM void mt_shim_mask_storeu_ps(void *p, __mmask16 m, mt_v16 v)
 {
     float *f = (float *)p;
-    if (m == 0xFFFFu) {
-        mt_shim_storeu_ps(f, v);
-        return;
-    }
-    _mm256_maskstore_ps(f, mt_shim_lanes8(m & 0xFFu), v.lo);
-    _mm256_maskstore_ps(f + 8, mt_shim_lanes8(m >> 8), v.hi);
+    mt_shim_mask_store8(f, m & 0xFFu, v.lo);
+    mt_shim_mask_store8(f + 8, (unsigned)m >> 8, v.hi);
 }
 
 #define MT_SHIM_BINARY(name, op)                                                                                 \

@@ -10,6 +10,15 @@
  * elements, so their order among themselves does not matter; across pixels it does). */
 #define COL_PIX 4
 #define COL_K 512
+/* vectors of columns per block, and weight-gradient taps per block: 16 ymm registers (the
+ * AVX2 build) hold a quarter of what 32 zmm do */
+#ifdef MT_X86_SHIM_AVX2
+#define COL_VECS 1
+#define DW_TAPS 6
+#else
+#define COL_VECS 4
+#define DW_TAPS 16
+#endif
 
 /* col[j][c0 + ·] = Σ_oc dy[o_j, oc]·W[oc, k0 + c0 + ·] over 16·nv columns, from 0 in ascending
  * oc; count and nv are constants where it is inlined (accumulators in registers) */
@@ -38,8 +47,8 @@ MT_AVX512_INLINE void column_block(const float *const *dyp, uint32_t count, cons
 MT_AVX512_INLINE void columns(const float *const *dyp, uint32_t count, const float *w, uint32_t OC, uint32_t K,
                               uint32_t k0, uint32_t kn, float (*col)[COL_K])
 {
-    for (uint32_t c0 = 0; c0 < kn; c0 += 64) {
-        const uint32_t nv = mt_min_u32(4, (kn - c0 + 15) / 16);
+    for (uint32_t c0 = 0; c0 < kn; c0 += 16 * COL_VECS) {
+        const uint32_t nv = mt_min_u32(COL_VECS, (kn - c0 + 15) / 16);
         if (count == COL_PIX) {
             if (nv == 4) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 4, col);
             else if (nv == 1) column_block(dyp, COL_PIX, w, OC, K, k0, kn, c0, 1, col);
@@ -276,7 +285,7 @@ MT_AVX512 static void conv_backward_dw_one_channel(const float *x, const float *
 }
 
 /* dW[oc, k] += Σ_o dy[o, oc]·x[o, k] over the in-bounds (o, k), from 0 in output order;
- * lanes across oc, sixteen k at a time, transposed into dW's rows at the end */
+ * lanes across oc, DW_TAPS k at a time (16, or 6 in the AVX2 build), transposed into dW's rows at the end */
 /* n pixels whose sixteen taps are all inside, the taps two runs of 8 channels (from p0 and from
  * p1; xs floats from one pixel to the next): acc[k] += dy[o, ·]·x[o, k], o in order. Plain
  * pointers and constant displacements, so all sixteen sums stay in registers. */
@@ -303,15 +312,15 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
         const uint32_t un = mt_min_u32(16, g->OC - oc0);
         const __mmask16 um = mt_lanes(un);
-        for (uint32_t k0 = 0; k0 < K; k0 += 16) {
-            const uint32_t kn = mt_min_u32(16, K - k0);
+        for (uint32_t k0 = 0; k0 < K; k0 += DW_TAPS) {
+            const uint32_t kn = mt_min_u32(DW_TAPS, K - k0);
             taps16 tb;
             taps16_init(&tb, g, k0, kn);
             __m512 acc[16];
             for (uint32_t k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
             const uint32_t all = (uint32_t)mt_lanes(kn);
             /* C a multiple of 8: the block is two runs of 8 channels, each within one tap */
-            const int runs8 = kn == 16 && g->C % 8 == 0;
+            const int runs8 = DW_TAPS == 16 && kn == 16 && g->C % 8 == 0;
             uint32_t lo = 0, hi; /* [lo, hi): the outputs whose taps are all inside horizontally */
             while (lo < g->OW && !(inside((int32_t)(lo * g->SW) + tb.dw_min, g->W) &&
                                    inside((int32_t)(lo * g->SW) + tb.dw_max, g->W)))
@@ -337,9 +346,9 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
                         const uint32_t valid =
                             rows_in && inside(iw + tb.dw_min, g->W) && inside(iw + tb.dw_max, g->W)
                                 ? all : taps16_valid(&tb, ih, iw, g);
-                        /* sixteen named accumulators in registers; k >= kn is never valid */
+                        /* DW_TAPS named accumulators in registers; k >= kn is never valid */
 #pragma GCC unroll 16
-                        for (uint32_t k = 0; k < 16; ++k)
+                        for (uint32_t k = 0; k < DW_TAPS; ++k)
                             if (valid >> k & 1u) acc[k] = mt_mac(acc[k], d, _mm512_set1_ps(x[base + tb.off[k]]));
                     }
                 }

@@ -17,7 +17,7 @@
  * that traffic. Eight rows at a time keep sixteen addition chains in flight.
  */
 #ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: one tile of 16 units, six rows (12 sums in flight) */
-#define DENSE_ROWS 6
+#define DENSE_ROWS 5
 #define DENSE_TILES 1
 #else
 #define DENSE_ROWS 8
@@ -94,7 +94,7 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
 #define BLOCK_ROWS 8 /* at most; 4 rows of 4 or 3 vectors, 8 rows of 2 or 1 */
 #ifdef MT_X86_SHIM_AVX2     /* 16 ymm registers: 3 rows of 2 vectors, 6 rows of 1 (12 sums) */
 #define BLOCK_VECS 2
-#define ROWS_OF_2 3
+#define ROWS_OF_2 2
 #define ROWS_OF_1 6
 #else
 #define BLOCK_VECS 4

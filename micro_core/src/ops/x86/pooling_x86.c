@@ -139,8 +139,10 @@ MT_AVX512_INLINE void window_route(const float *xp, float *dxp, const float *yp,
             for (uint32_t kw = 0; kw < g->KW; ++kw) {
                 const size_t i = kh * row + (size_t)kw * C + c0;
                 const __mmask16 hit = open & is_max(_mm512_maskz_loadu_ps(lanes, xp + i), m, m_nan);
-                float *dp = dxp + i; /* a store under an empty mask writes nothing */
-                _mm512_mask_storeu_ps(dp, hit, _mm512_add_ps(_mm512_maskz_loadu_ps(hit, dp), d));
+                float *dp = dxp + i; /* the lanes not hit store their own bits back: a store under
+                                      * the data's mask is slow on some cores */
+                const __m512 t = _mm512_maskz_loadu_ps(lanes, dp);
+                if (hit) _mm512_mask_storeu_ps(dp, lanes, _mm512_mask_add_ps(t, hit, t, d));
                 open &= (__mmask16)~hit;
             }
     }
@@ -176,7 +178,10 @@ MT_AVX512 void MT_X86_NAME(mt_op_max_pool2d_f32_backward)(const float *x, const 
                             if (iw < 0) continue;
                             const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0;
                             const __mmask16 hit = open & is_max(_mm512_maskz_loadu_ps(lanes, x + i), m, m_nan);
-                            if (hit) _mm512_mask_storeu_ps(dx + i, hit, _mm512_add_ps(_mm512_maskz_loadu_ps(hit, dx + i), d));
+                            if (hit) { /* the lanes not hit store their own bits back (as above) */
+                                const __m512 t = _mm512_maskz_loadu_ps(lanes, dx + i);
+                                _mm512_mask_storeu_ps(dx + i, lanes, _mm512_mask_add_ps(t, hit, t, d));
+                            }
                             open &= (__mmask16)~hit;
                         }
                     }

@@ -95,11 +95,11 @@ MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_forward)(const float *x, float *y, siz
 MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_backward)(const float *y, const float *dy, float *dx, size_t N)
 {
     const __m512 zero = _mm512_setzero_ps();
-    for (size_t i = 0; i < N; i += 16) {
+    for (size_t i = 0; i < N; i += 16) { /* lanes that do not pass store dx's own bits back */
         const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        const __mmask16 pass = m & _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
-        _mm512_mask_storeu_ps(dx + i, pass,
-                              _mm512_add_ps(_mm512_maskz_loadu_ps(pass, dx + i), _mm512_maskz_loadu_ps(pass, dy + i)));
+        const __mmask16 pass = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
+        const __m512 d = _mm512_maskz_loadu_ps(m, dx + i);
+        _mm512_mask_storeu_ps(dx + i, m, _mm512_mask_add_ps(d, pass, d, _mm512_maskz_loadu_ps(m, dy + i)));
     }
 }
 
@@ -127,7 +127,9 @@ MT_AVX512 void MT_X86_NAME(mt_fused_activation_backward)(uint32_t activation, co
         const __m512 v = _mm512_maskz_loadu_ps(m, y + i);
         __mmask16 pass = _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ);
         if (activation == MT_FUSED_RELU6) pass &= _mm512_cmp_ps_mask(v, six, _CMP_LT_OQ);
-        _mm512_mask_storeu_ps(dy + i, m & (__mmask16)~pass, zero);
+        /* every lane stored (a passing one with its own bits): a store under the data's mask
+         * is slow on some cores */
+        _mm512_mask_storeu_ps(dy + i, m, _mm512_mask_mov_ps(zero, pass, _mm512_maskz_loadu_ps(m, dy + i)));
     }
 }
 
