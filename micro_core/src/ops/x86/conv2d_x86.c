@@ -61,7 +61,11 @@ MT_AVX512_INLINE void forward_pixels(const float *x, ptrdiff_t xi, ptrdiff_t xs,
  * neighbours in x (one 64-bit broadcast puts x[ow + off] in the even lanes and x[ow + 1 + off]
  * in the odd ones). Each lane is still one sum from 0 over k ascending, then the bias.
  */
+#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: six pairs' sums */
+#define PAIRS 6
+#else
 #define PAIRS 8
+#endif
 
 
 /* n (<= PAIRS) pairs of in-bounds pixels from xp (pixel ow) and yp (its output) */
@@ -134,8 +138,8 @@ MT_AVX512 static void conv_forward_one_channel(const float *x, const float *w, c
                 if (rows == all && col_in && left >= 2) {
                     const float *xp = x + row + ow;
                     float *yp = yrow + (size_t)ow * OC;
-                    uint32_t n = 1; /* 8, 4, 2 or 1 pairs: constants, so the sums stay in registers */
-                    if (left >= 16) n = 8, forward_pairs(xp, tb.off, tp, K, yp, OC, 8, bpp, g->activation);
+                    uint32_t n = 1; /* PAIRS, 4, 2 or 1 pairs: constants, so the sums stay in registers */
+                    if (left >= 2 * PAIRS) n = PAIRS, forward_pairs(xp, tb.off, tp, K, yp, OC, PAIRS, bpp, g->activation);
                     else if (left >= 8) n = 4, forward_pairs(xp, tb.off, tp, K, yp, OC, 4, bpp, g->activation);
                     else if (left >= 4) n = 2, forward_pairs(xp, tb.off, tp, K, yp, OC, 2, bpp, g->activation);
                     else forward_pairs(xp, tb.off, tp, K, yp, OC, 1, bpp, g->activation);

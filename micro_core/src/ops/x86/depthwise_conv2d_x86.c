@@ -19,6 +19,16 @@ MT_AVX512_INLINE __m512 activate(__m512 acc, uint32_t activation)
     return acc;
 }
 
+/* inside pixels of the forward together, and the 3 x 3 weight gradient's taps a pass: 16 ymm
+ * registers (the AVX2 build) hold half of what 32 zmm do */
+#ifdef MT_X86_SHIM_AVX2
+#define DW_PIX 6
+#define DW_KH_SPLIT 2 /* kernel rows 0..1, then 2: six sums, then three */
+#else
+#define DW_PIX 8
+#define DW_KH_SPLIT 3 /* all nine sums in one pass */
+#endif
+
 /* n pixels of one row whose taps are all inside (pixel j at xp + j·xs, its output at
  * yp + j·C): every tap by ascending kh, kw for sixteen channels c0.. at a time; n is a
  * constant where it is inlined, so the n sums are in flight together */
@@ -29,7 +39,7 @@ MT_AVX512_INLINE void forward_inside(const float *xp, size_t xs, const float *w,
     const size_t row = (size_t)g->W * C;
     for (uint32_t c0 = 0; c0 < C; c0 += 16) {
         const __mmask16 m = mt_lanes(C - c0);
-        __m512 acc[8];
+        __m512 acc[DW_PIX];
         for (uint32_t j = 0; j < n; ++j) acc[j] = _mm512_setzero_ps();
         for (uint32_t kh = 0; kh < g->KH; ++kh)
             for (uint32_t kw = 0; kw < g->KW; ++kw) {
@@ -46,7 +56,7 @@ MT_AVX512_INLINE void forward_inside(const float *xp, size_t xs, const float *w,
 }
 
 /* y[b,oh,ow,c] = act(Σ_{in-bounds kh,kw} x[tap, c]·W[kh,kw,c] + b[c]), by ascending kh, kw:
- * the pixels whose window is inside up to 8 at a time, the others one by one with their
+ * the pixels whose window is inside up to DW_PIX at a time, the others one by one with their
  * taps checked */
 MT_AVX512 void MT_X86_NAME(mt_op_depthwise_conv2d_f32_forward)(const float *x, const float *w, const float *bias, float *y,
                                                          uint32_t B, const mt_spatial *g)
@@ -62,8 +72,8 @@ MT_AVX512 void MT_X86_NAME(mt_op_depthwise_conv2d_f32_forward)(const float *x, c
                 if (oh >= row_lo && oh < row_hi && ow >= lo && ow < hi) {
                     const float *xp = x + (((size_t)b * g->H + oh * g->SH - g->PT) * g->W + ow * g->SW - g->PL) * C;
                     const size_t xs = (size_t)g->SW * C;
-                    const uint32_t n = hi - ow >= 8 ? 8 : (hi - ow >= 4 ? 4 : 1);
-                    if (n == 8) forward_inside(xp, xs, w, bias, yp, 8, g);
+                    const uint32_t n = hi - ow >= DW_PIX ? DW_PIX : (hi - ow >= 4 ? 4 : 1);
+                    if (n == DW_PIX) forward_inside(xp, xs, w, bias, yp, DW_PIX, g);
                     else if (n == 4) forward_inside(xp, xs, w, bias, yp, 4, g);
                     else forward_inside(xp, xs, w, bias, yp, 1, g);
                     ow += n;
@@ -195,20 +205,20 @@ MT_AVX512_INLINE void input_grad_one(float *dxs, const float *dyp, const float *
 }
 
 /* n outputs of a row whose 3 x 3 windows are inside (output j's window at xp + j·xs, its dz
- * at dyp + j·C): acc[3·kh + kw] += dz·x at that tap, the outputs in order; the nine sums in
- * registers */
+ * at dyp + j·C): acc[3·kh + kw] += dz·x at that tap for kernel rows [kh0, kh1), the outputs
+ * in order; those sums in registers (kh0, kh1 constants where it is inlined) */
 MT_AVX512_INLINE void weight_run9(const float *xp, size_t xs, size_t row, const float *dyp, uint32_t C, __mmask16 m,
-                                  uint32_t n, __m512 *acc)
+                                  uint32_t n, __m512 *acc, uint32_t kh0, uint32_t kh1)
 {
     __m512 a[9];
-    for (uint32_t t = 0; t < 9; ++t) a[t] = acc[t];
+    for (uint32_t t = 3 * kh0; t < 3 * kh1; ++t) a[t] = acc[t];
     for (uint32_t p = 0; p < n; ++p, xp += xs, dyp += C) {
         const __m512 d = _mm512_maskz_loadu_ps(m, dyp);
-        for (uint32_t kh = 0; kh < 3; ++kh)
+        for (uint32_t kh = kh0; kh < kh1; ++kh)
             for (uint32_t kw = 0; kw < 3; ++kw)
                 a[3 * kh + kw] = mt_mac(a[3 * kh + kw], d, _mm512_maskz_loadu_ps(m, xp + kh * row + (size_t)kw * C));
     }
-    for (uint32_t t = 0; t < 9; ++t) acc[t] = a[t];
+    for (uint32_t t = 3 * kh0; t < 3 * kh1; ++t) acc[t] = a[t];
 }
 
 /* dW of a 3 x 3 window, sixteen channels at a time: the nine taps' sums together over one
@@ -231,7 +241,10 @@ MT_AVX512 static void weight_grad_3x3(const float *x, const float *dy, float *dw
                     const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * C + c0;
                     if (oh >= row_lo && oh < row_hi && ow >= lo && ow < hi) {
                         const float *xp = x + (((size_t)b * g->H + oh * g->SH - g->PT) * g->W + ow * g->SW - g->PL) * C + c0;
-                        weight_run9(xp, xs, row, dyp, C, m, hi - ow, acc);
+                        /* kernel rows [0, DW_KH_SPLIT), then the rest: each tap's sum is its own,
+                         * over the same outputs in the same order */
+                        weight_run9(xp, xs, row, dyp, C, m, hi - ow, acc, 0, DW_KH_SPLIT);
+                        if (DW_KH_SPLIT < 3) weight_run9(xp, xs, row, dyp, C, m, hi - ow, acc, DW_KH_SPLIT, 3);
                         ow = hi;
                         continue;
                     }
