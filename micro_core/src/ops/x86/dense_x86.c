@@ -16,8 +16,8 @@
  * of inputs (a float stored and reloaded is the same float), and the deeper block halves
  * that traffic. Eight rows at a time keep sixteen addition chains in flight.
  */
-#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: one tile of 16 units, six rows (12 sums in flight) */
-#define DENSE_ROWS 5
+#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: one tile of 16 units, four rows (8 sums in flight: six or two tiles measured slower) */
+#define DENSE_ROWS 4
 #define DENSE_TILES 1
 #else
 #define DENSE_ROWS 8
@@ -92,7 +92,7 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
  * Each sum from 0 in ascending u (b), then added to the gradient, as the reference does.
  */
 #define BLOCK_ROWS 8 /* at most; 4 rows of 4 or 3 vectors, 8 rows of 2 or 1 */
-#ifdef MT_X86_SHIM_AVX2     /* 16 ymm registers: 3 rows of 2 vectors, 6 rows of 1 (12 sums) */
+#ifdef MT_X86_SHIM_AVX2     /* 16 ymm registers: 2 rows of 2 vectors, 6 rows of 1 (3 rows of 2 measured slower) */
 #define BLOCK_VECS 2
 #define ROWS_OF_2 2
 #define ROWS_OF_1 6
