@@ -12,9 +12,6 @@
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-/* one term of a sum in the loops below: a += q5 (or q7)·t, the product rounded in q6 */
-#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
-
 /*
  * y[b + j, u..u+3] = act(Σ_i x[b + j, i]·W[u..u+3, i] + bias[u..u+3]) for four rows x0..x3 (the
  * y rows ys bytes apart from yb) and the lanes of VPR.P0 = ma's low half (act = ma >> 16): one
@@ -73,12 +70,7 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    "vadd.f32 %q[a2], %q[a2], q5\n\t"
                    "vadd.f32 %q[a3], %q[a3], q5\n"
                    "4:\n\t"
-                   "vcmp.f32 eq, %q[a0], %q[a0]\n\t"
-                   "vpsttt\n\t"
-                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
-                   "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"
-                   "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"
-                   "vmrs %[t1], p0\n\t"
+                   MT_NAN_TEST4
                    "movw %[t0], #65535\n\t"
                    "cmp %[t1], %[t0]\n\t"
                    "bne 6f\n\t"
@@ -314,12 +306,7 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
                    MT_PLUS_OUT("a1")
                    MT_PLUS_OUT("a2")
                    MT_PLUS_OUT("a3")
-                   "vcmp.f32 eq, %q[a0], %q[a0]\n\t"
-                   "vpsttt\n\t"
-                   "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"
-                   "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"
-                   "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"
-                   "vmrs %[t1], p0\n\t"
+                   MT_NAN_TEST4
                    "vmrs %[t0], fpscr\n\t"
                    ".endif\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),

@@ -58,6 +58,19 @@ static inline int mt_mve_nan1(float32x4_t a)
     return r != 0xffffu;
 }
 
+/* Inline-asm pieces the Helium kernels share (operands named a0.., t0..; q6 is scratch):
+ * MT_MULADD: a += q·t as the reference rounds it, a VMUL into q6 then a VADD (no VFMA);
+ * MT_NAN_TEST4: P0 = the lanes of a0..a3 that are all not NaN (VCMP EQ of each with itself),
+ * read into t1. */
+#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
+#define MT_NAN_TEST4                                                                                              \
+    "vcmp.f32 eq, %q[a0], %q[a0]\n\t"                                                                            \
+    "vpsttt\n\t"                                                                                                  \
+    "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"                                                                           \
+    "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"                                                                           \
+    "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"                                                                           \
+    "vmrs %[t1], p0\n\t"
+
 /* bias, then the fused activation as the reference applies it (MT_FUSED_*, microtrain.h):
  * v < 0 ? 0 : v, then > 6 ? 6. The test is 0 > v: VCMP's LT condition (N != V) also holds
  * for an unordered pair, so VCMP LT would make a NaN 0, where the reference keeps it; GT is
@@ -95,25 +108,17 @@ static inline void mt_mve_dot4x4(const float *p0, const float *p1, const float *
             "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
             "adds %[pw], #4\n\t"
             "ldrd %[t0], %[t1], [%[p0]], #8\n\t"
-            "vmul.f32 q6, q5, %[t0]\n\t"
-            "vadd.f32 %q[a0], %q[a0], q6\n\t"
-            "vmul.f32 q6, q7, %[t1]\n\t"
-            "vadd.f32 %q[a0], %q[a0], q6\n\t"
+            MT_MULADD("q5", "a0", "t0")
+            MT_MULADD("q7", "a0", "t1")
             "ldrd %[t0], %[t1], [%[p1]], #8\n\t"
-            "vmul.f32 q6, q5, %[t0]\n\t"
-            "vadd.f32 %q[a1], %q[a1], q6\n\t"
-            "vmul.f32 q6, q7, %[t1]\n\t"
-            "vadd.f32 %q[a1], %q[a1], q6\n\t"
+            MT_MULADD("q5", "a1", "t0")
+            MT_MULADD("q7", "a1", "t1")
             "ldrd %[t0], %[t1], [%[p2]], #8\n\t"
-            "vmul.f32 q6, q5, %[t0]\n\t"
-            "vadd.f32 %q[a2], %q[a2], q6\n\t"
-            "vmul.f32 q6, q7, %[t1]\n\t"
-            "vadd.f32 %q[a2], %q[a2], q6\n\t"
+            MT_MULADD("q5", "a2", "t0")
+            MT_MULADD("q7", "a2", "t1")
             "ldrd %[t0], %[t1], [%[p3]], #8\n\t"
-            "vmul.f32 q6, q5, %[t0]\n\t"
-            "vadd.f32 %q[a3], %q[a3], q6\n\t"
-            "vmul.f32 q6, q7, %[t1]\n\t"
-            "vadd.f32 %q[a3], %q[a3], q6\n\t"
+            MT_MULADD("q5", "a3", "t0")
+            MT_MULADD("q7", "a3", "t1")
             "le lr, 1b\n"
             : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [p0] "+r"(p0), [p1] "+r"(p1),
               [p2] "+r"(p2), [p3] "+r"(p3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
