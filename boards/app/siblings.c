@@ -189,12 +189,12 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
 static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
 static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
 
-static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32_t activation, int with_bias,
-                           float scale, int nans)
+static void depthwise_shape(uint32_t H, uint32_t W, uint32_t C, uint32_t stride, uint32_t padding,
+                            uint32_t activation, int with_bias, float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
+    g.H = H, g.W = W, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
     mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
     const size_t nx = (size_t)2 * g.H * g.W * C, ny = (size_t)2 * g.OH * g.OW * C, nw = 9 * (size_t)C;
@@ -222,6 +222,13 @@ static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32
 #endif
     check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, C),
           "depthwise backward, C channels");
+}
+
+/* the 4 x 5 images above (at most DW_C channels) */
+static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32_t activation, int with_bias,
+                           float scale, int nans)
+{
+    depthwise_shape(4, 5, C, stride, padding, activation, with_bias, scale, nans);
 }
 
 /* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
@@ -352,6 +359,14 @@ int main(void)
                 depthwise_case(c, stride, MT_PADDING_VALID, MT_FUSED_RELU, with_bias, 1e-39f, 0);
             }
             depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 1);
+            /* rows wide enough for the Helium forward's loop over pixel pairs (W = 9: an odd
+             * count inside), at most 4 x 5 x DW_C floats an image */
+            for (uint32_t wide = 9; wide <= 12; wide += 3) {
+                depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
+                depthwise_shape(2, wide, 6, stride, MT_PADDING_VALID, MT_FUSED_RELU6, with_bias, 2.0f, 1);
+                depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_NONE, with_bias, 1e-39f, 0);
+                depthwise_shape(2, wide, 4, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 2);
+            }
         }
     max_pool_case(2, 2, MT_PADDING_VALID);
     max_pool_case(3, 2, MT_PADDING_SAME);

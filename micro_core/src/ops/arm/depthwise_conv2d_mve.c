@@ -137,26 +137,250 @@ static inline __attribute__((always_inline)) int dw_row(const float *x, const fl
     return 0;
 }
 
-/* Channels in blocks of 8 all run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
- * instructions per MAC than these Helium loops (3.65 against 4.30 forward, 2.85 against 2.91
- * backward on the benchmark's 8-channel layer): the portable siblings take such layers. */
+/*
+ * The forward with stride 1 along W and a 3-wide window, one kernel row at a time: "the slide".
+ * For output row oh, kernel row kh and four channels, input pixel q of row oh·SH + kh - PT adds
+ * x[q]·W[kh, kw] to output p = q + PL - kw, for kw = 2, then 1, then 0:
+ *   kw = 2 is p's last term of this kernel row (q = p + 2 - PL, or the row's last pixel): p's
+ *          sum is stored to y;
+ *   kw = 0 is p's first (q = p - PL, or pixel 0): p's sum starts, from +0 in the output row's
+ *          first kernel row, else from the sum the kernel row before stored in y.
+ * So every output gets its terms in ascending kw within a kernel row, and the kernel rows in
+ * ascending kh: the reference's order (a float stored and reloaded is the same float). Between
+ * pixels two sums are live (the outputs that still wait for kw = 1 and 2, and for kw = 2), and
+ * output p's sum is stored before p + 2's starts, so each lives in the register of its parity.
+ * With the three weights, x and a product that is 7 of the 8 Q registers. Inside the row a
+ * pixel costs a VLDRW of x, three VMUL and VADD, the sum's VSTRW and VLDRW (a VMOV of zero in
+ * the first kernel row) and three pointer additions: 12 instructions for 12 MACs; the row's
+ * ends go through the same step in C. The bias and the activation follow in one pass per
+ * output row (dw_finish_row).
+ */
+typedef struct dw_slide {
+    const float *x; /* x[b, ih, 0, c] */
+    float *y;       /* y[b, oh, 0, c] */
+    const float *w; /* W[kh, 0, c] */
+    int32_t C, W, OW, PL;
+    int first; /* the output row's first kernel row in bounds */
+} dw_slide;
+
+/* one pixel inside the row: o is the sum that ends here (output q + PL - 2), m the next one;
+ * o's register then starts output q + PL */
+#define SLIDE_STEP(o, m)                                                                                         \
+    "vldrw.u32 q7, [%[px]]\n\tadd %[px], %[cs]\n\t"                                                             \
+    "vmul.f32 q6, q7, %q[w2]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                          \
+    "vstrw.32 %q[" o "], [%[py]]\n\tadd %[py], %[cs]\n\t"                                                       \
+    ".if %c[first]\n\tvmov.i32 %q[" o "], #0\n\t.else\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[cs]\n\t.endif\n\t" \
+    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                          \
+    "vmul.f32 q6, q7, %q[w0]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"
+
+/* 2·pairs pixels from q inside the row (outputs q + PL - 2 .. q + PL all exist, and only the
+ * first's sum ends at q); o and m: the sums of outputs q + PL - 2 and q + PL - 1, then of the
+ * two after the last pixel */
+static inline __attribute__((always_inline)) void slide_pairs(const dw_slide *s, int32_t q, uint32_t pairs,
+                                                              float32x4_t w0, float32x4_t w1, float32x4_t w2,
+                                                              float32x4_t *o, float32x4_t *m, const int first)
+{
+    const float *px = s->x + q * s->C;
+    float *py = s->y + (q + s->PL - 2) * s->C;
+    const float *pn = s->y + (q + s->PL) * s->C;
+    float32x4_t a = *o, b = *m;
+    __asm volatile("wls lr, %[n], 2f\n"
+                   "1:\n\t" SLIDE_STEP("a", "b") SLIDE_STEP("b", "a") "le lr, 1b\n"
+                   "2:\n"
+                   : [a] "+w"(a), [b] "+w"(b), [px] "+r"(px), [py] "+r"(py), [pn] "+r"(pn)
+                   : [n] "r"(pairs), [cs] "r"(s->C * (int32_t)sizeof(float)), [w0] "w"(w0), [w1] "w"(w1),
+                     [w2] "w"(w2), [first] "n"(first)
+                   : "q6", "q7", "lr", "memory");
+    *o = a, *m = b;
+}
+
+#define SLIDE_SUM(p) (first ? zero : vld1q_f32(y + (p) * C)) /* output p's sum before this kernel row */
+#define SLIDE_MAC(a, v, wk) vaddq_f32(a, vmulq_f32(v, wk))
+
+/* pixel q inside the row in C (o, m: outputs q + PL - 2, q + PL - 1; then q + PL - 1, q + PL) */
+#define SLIDE_STEP_C(q)                                                                                           \
+    do {                                                                                                          \
+        const float32x4_t v_ = vld1q_f32(x + (q) * C);                                                          \
+        const float32x4_t n_ = SLIDE_MAC(SLIDE_SUM((q) + PL), v_, w0);                                          \
+        o = SLIDE_MAC(o, v_, w2);                                                                                \
+        vst1q_f32(y + ((q) + PL - 2) * C, o);                                                                   \
+        o = SLIDE_MAC(m, v_, w1);                                                                                \
+        m = n_;                                                                                                   \
+    } while (0)
+
+/* One kernel row's terms for one output row and four channels, PL = 1 (SAME: OW = W >= 3) or
+ * PL = 0 (VALID: OW = W - 2 >= 2). The row's ends are written out (which sums start and end
+ * there is fixed by PL), the pixels inside go two at a time in assembly. */
+static inline __attribute__((always_inline)) void slide_row_as(const dw_slide *s, const int32_t PL, const int first)
+{
+    const int32_t C = s->C, W = s->W;
+    const float *x = s->x;
+    float *y = s->y;
+    const float32x4_t zero = vdupq_n_f32(0.0f), w0 = vld1q_f32(s->w), w1 = vld1q_f32(s->w + C),
+                      w2 = vld1q_f32(s->w + 2 * C);
+    float32x4_t o, m, v = vld1q_f32(x);
+    int32_t q;
+    if (PL == 1) { /* pixel 0: output 0's kw = 1 and output 1's kw = 0 terms */
+        o = SLIDE_MAC(SLIDE_SUM(0), v, w1);
+        m = SLIDE_MAC(SLIDE_SUM(1), v, w0);
+        q = 1;
+    } else { /* pixels 0 and 1: output 0's kw = 0 and 1 terms, output 1's kw = 0 */
+        o = SLIDE_MAC(SLIDE_SUM(0), v, w0);
+        v = vld1q_f32(x + C);
+        o = SLIDE_MAC(o, v, w1);
+        m = SLIDE_MAC(SLIDE_SUM(1), v, w0);
+        q = 2;
+    }
+    const int32_t inside = W - 2 - q; /* pixels q .. W - 3 are inside */
+    if (inside & 1) {
+        SLIDE_STEP_C(q);
+        ++q;
+    }
+    if (inside > 1) {
+        slide_pairs(s, q, (uint32_t)inside / 2, w0, w1, w2, &o, &m, first);
+        q += inside & ~1;
+    }
+    /* pixel W - 2: inside for SAME; for VALID output W - 4 ends, W - 3 gets kw = 1 */
+    if (PL == 1) {
+        SLIDE_STEP_C(q);
+        ++q;
+    } else {
+        v = vld1q_f32(x + q * C);
+        o = SLIDE_MAC(o, v, w2);
+        vst1q_f32(y + (q - 2) * C, o);
+        m = SLIDE_MAC(m, v, w1);
+        o = m, ++q;
+    }
+    /* pixel W - 1: the last terms of outputs W - 2 and W - 1 (SAME), of W - 3 (VALID) */
+    v = vld1q_f32(x + q * C);
+    o = SLIDE_MAC(o, v, w2);
+    vst1q_f32(y + (q + PL - 2) * C, o);
+    if (PL == 1) vst1q_f32(y + (q + PL - 1) * C, SLIDE_MAC(m, v, w1));
+}
+
+__attribute__((noinline)) static void slide_row(const dw_slide *s)
+{
+    if (s->PL == 1) {
+        if (s->first) slide_row_as(s, 1, 1);
+        else slide_row_as(s, 1, 0);
+    } else {
+        if (s->first) slide_row_as(s, 0, 1);
+        else slide_row_as(s, 0, 0);
+    }
+}
+
+/* act(sum + bias) of one vector of channels along the row (pixel stride C), stored under pred
+ * when tail; worst is raised to the lanes' |bits| before the activation (a NaN's exceed
+ * +inf's). The activation is VMAXNM with +0 (and VMINNM with 6): the reference's v < 0 ? 0 : v
+ * (then v > 6 ? 6) for every v but a NaN, which sends the op to the portable kernel anyway, and
+ * -0, which sum + bias never is (a sum starts at +0, and x + y is -0 only when both are). */
+static inline __attribute__((always_inline)) uint32x4_t finish_vector(float *y, uint32_t OW, uint32_t C,
+                                                                      float32x4_t bv, mve_pred16_t pred,
+                                                                      uint32x4_t worst, const uint32_t act,
+                                                                      const int tail)
+{
+    const float32x4_t zero = vdupq_n_f32(0.0f), six = vdupq_n_f32(6.0f);
+    const uint32x4_t magnitude = vdupq_n_u32(0x7fffffffu);
+    for (uint32_t p = 0; p < OW; ++p, y += C) {
+        float32x4_t v = vaddq_f32(vld1q_f32(y), bv);
+        worst = vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(v), magnitude));
+        if (act != MT_FUSED_NONE) v = vmaxnmq_f32(v, zero);
+        if (act == MT_FUSED_RELU6) v = vminnmq_f32(v, six);
+        if (tail) vstrwq_p_f32(y, v, pred);
+        else vst1q_f32(y, v);
+    }
+    return worst;
+}
+
+/* y[b, oh, ·] = act(sum + bias), a vector of channels at a time (the last, overlapping the one
+ * before when C is not a multiple of 4, stores only its new lanes) */
+__attribute__((noinline)) static void dw_finish_row(float *y, const float *bias, const mt_spatial *g,
+                                                    uint32x4_t *nan)
+{
+    const uint32_t C = g->C, act = g->activation;
+    uint32x4_t worst = *nan;
+    for (uint32_t c4 = 0; c4 < C; c4 += 4) {
+        const uint32_t c = c4 + 4 > C ? C - 4 : c4;
+        const mve_pred16_t pred = (mve_pred16_t)~vctp32q(c4 - c);
+        const float32x4_t bv = bias ? vld1q_f32(bias + c) : vdupq_n_f32(0.0f);
+        float *yc = y + c;
+        if (c != c4) { /* the overlapping last vector */
+            worst = act == MT_FUSED_RELU6 ? finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_RELU6, 1)
+                    : act == MT_FUSED_RELU  ? finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_RELU, 1)
+                                            : finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_NONE, 1);
+        } else {
+            worst = act == MT_FUSED_RELU6 ? finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_RELU6, 0)
+                    : act == MT_FUSED_RELU  ? finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_RELU, 0)
+                                            : finish_vector(yc, g->OW, C, bv, pred, worst, MT_FUSED_NONE, 0);
+        }
+    }
+    *nan = worst;
+}
+
+/* The slide applies: stride 1 along W and a 3-wide window, SAME (at least 3 columns) or VALID
+ * (at least 4) */
+static int dw_slides(const mt_spatial *g)
+{
+    return g->SW == 1 && g->KW == 3 &&
+           ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 4));
+}
+
+/* The forward by slides (see above); 1 on a NaN result (y then holds partial results) */
+static int dw_forward_slides(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                             const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    uint32x4_t nan = vdupq_n_u32(0);
+    dw_slide s;
+    s.C = (int32_t)C, s.W = (int32_t)g->W, s.OW = (int32_t)g->OW, s.PL = (int32_t)g->PL;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            uint32_t kh0, kh1;
+            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * C;
+            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+            if (kh0 == kh1) /* no tap in bounds: every sum is +0 */
+                for (uint32_t i = 0; i < g->OW * C; ++i) yr[i] = 0.0f;
+            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W * C;
+            for (uint32_t c4 = 0; c4 < C; c4 += 4) { /* a vector's rows in turn: the last may overlap */
+                const uint32_t c = c4 + 4 > C ? C - 4 : c4;
+                s.y = yr + c, s.x = xr + c, s.w = w + (size_t)kh0 * 3 * C + c;
+                for (uint32_t kh = kh0; kh < kh1; ++kh, s.x += g->W * C, s.w += 3 * C) {
+                    s.first = kh == kh0;
+                    slide_row(&s);
+                }
+            }
+            dw_finish_row(yr, bias, g, &nan);
+        }
+    return vmaxvq_u32(0, nan) > 0x7f800000u;
+}
+
+/* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
+ * instructions per MAC than the Helium loops below (3.65 against 4.30 forward, 2.85 against
+ * 2.91 backward on the benchmark's 8-channel layer), except the forward by slides (2.45). */
 #if MT_VFP_DW
 #define DW_SCALAR(g) ((g)->C % 8 == 0)
 #else
 #define DW_SCALAR(g) 0
 #endif
 
-/* y = act(Σ_{in-bounds kh, kw} x·W + b), channels in blocks of up to 16; a flushed subnormal
- * or a NaN result sends the whole op to the portable kernel, which overwrites y */
+/* y = act(Σ_{in-bounds kh, kw} x·W + b): by slides where they apply, else channels in blocks
+ * of up to 16 a pixel or two at a time; a flushed subnormal or a NaN result sends the whole op
+ * to the portable kernel, which overwrites y */
 void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                             const mt_spatial *g)
 {
     const uint32_t C = g->C, full = C / 4;
-    if (C < 4 || DW_SCALAR(g)) {
+    if (C < 4 || (DW_SCALAR(g) && !dw_slides(g))) {
         mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
         return;
     }
     mt_mve_flags_clear();
+    if (dw_slides(g)) {
+        const int nan = dw_forward_slides(x, w, bias, y, B, g);
+        const float32x4_t none = vdupq_n_f32(0.0f);
+        if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+        return;
+    }
     int nan = 0;
     for (uint32_t b = 0; b < B && !nan; ++b)
         for (uint32_t oh = 0; oh < g->OH && !nan; ++oh) {
