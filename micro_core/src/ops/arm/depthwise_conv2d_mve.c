@@ -399,44 +399,6 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
     if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
 }
 
-/* dz = dy·[0 < y (< 6 for ReLU6)] in place and dbias += Σ_p dz, each channel's sum from +0 in
- * ascending p. The tests are on y's bits as integers (a float y > 0 iff 0 < bits <= +inf's,
- * y < 6 iff bits < 6's there): no float compare, so nothing to flush; the sums are checked. */
-void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C)
-{
-    if (act == MT_FUSED_NONE && !dbias) return;
-    const int32_t top = act == MT_FUSED_RELU6 ? 0x40bfffff : 0x7f800000; /* the largest passing bits */
-    for (uint32_t c4 = 0; c4 < C; c4 += 4) {
-        const uint32_t c = c4 + 4 > C ? C - 4 : c4, skip = c4 - c; /* a last vector overlaps */
-        float32x4_t acc = vdupq_n_f32(0.0f);
-        float *d = dy + c;
-        const int32_t *yb = (const int32_t *)(const void *)(y + c);
-        mt_mve_flags_clear();
-        for (size_t p = 0; p < P; ++p, d += C, yb += C) {
-            float32x4_t v = vld1q_f32(d);
-            if (act != MT_FUSED_NONE) {
-                const int32x4_t bits = vld1q_s32(yb);
-                const mve_pred16_t pass = vcmpleq_m_n_s32(bits, top, vcmpgtq_n_s32(bits, 0));
-                v = vpselq_f32(v, vdupq_n_f32(0.0f), pass);
-                vst1q_f32(d, v);
-            }
-            if (dbias) acc = vaddq_f32(acc, v);
-        }
-        if (!dbias) continue;
-        const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip);
-        acc = vaddq_f32(vld1q_f32(dbias + c), acc);
-        if (mt_mve_flushed(acc, acc, acc, acc) || mt_mve_nan1(acc)) {
-            for (uint32_t j = c + skip; j < c + 4; ++j) { /* the reference's sums of dz */
-                float a = 0.0f;
-                for (size_t q = 0; q < P; ++q) a += dy[q * C + j];
-                dbias[j] += a;
-            }
-            continue;
-        }
-        vstrwq_p_f32(dbias + c, acc, p);
-    }
-}
-
 /* dW[kh, kw, c..] += Σ_{b, oh, ow in bounds} dz·x of one tap, from +0 in ascending (b, oh, ow),
  * G vectors of channels from c (the first's lanes below skip not stored); SW = 1, so a row of
  * dz and of x are both runs of C floats per pixel (dw_taps). A flushed subnormal or a NaN sends
