@@ -6,8 +6,10 @@
 #     <sources_var> set to the absolute paths of the op sources those ops need:
 #                   src/ops/<source>.c of each, and src/ops/fast/<source>_fast.c (optimized
 #                   siblings), src/ops/x86/<source>_x86.c and <source>_backward_x86.c
-#                   with their AVX2 builds <...>_x86_avx2.c (x86-64 siblings chosen at run time) and src/ops/arm/<source>_mve.c (Helium siblings chosen at build
-#                   time) where they exist, each empty on other targets; each file once
+#                   with their AVX2 builds <...>_x86_avx2.c (x86-64 siblings chosen at run
+#                   time) and src/ops/arm/<source>_mve.c and <source>_backward_mve.c (Helium
+#                   siblings chosen at build time) where they exist, each empty on other
+#                   targets; each file once
 #     <config_dir>  gets mt_ops_config.h, which defines MT_OP_BUILT_<NAME> to 1 or 0 for
 #                   every op of the .def; src/ops/registry.c reads it when MT_OPS_CONFIG is
 #                   defined, and leaves the kernels of the 0 ones out of its table
@@ -88,9 +90,11 @@ function(mt_ops_sources sources_var ops config_dir)
                               "${MT_OPS_SOURCE_DIR}/x86/${source}${part}_x86_avx2.c")
         endif()
       endforeach()
-      if(EXISTS "${MT_OPS_SOURCE_DIR}/arm/${source}_mve.c")
-        list(APPEND sources "${MT_OPS_SOURCE_DIR}/arm/${source}_mve.c")
-      endif()
+      foreach(part "" "_backward")
+        if(EXISTS "${MT_OPS_SOURCE_DIR}/arm/${source}${part}_mve.c")
+          list(APPEND sources "${MT_OPS_SOURCE_DIR}/arm/${source}${part}_mve.c")
+        endif()
+      endforeach()
     else()
       set(built 0)
     endif()

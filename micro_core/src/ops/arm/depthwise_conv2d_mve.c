@@ -12,61 +12,7 @@
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2")
-#include "ops/arm/mve_flags.h"
-#include "ops/fast/fast.h"
-#include "ops/fast/vfp_depthwise.h"
-#include "ops/ops.h"
-#include "ops/spatial.h"
-
-/* one term: q6 = a·b (a from [pa], b from [pb], both then 16 bytes on), s += q6 */
-#define DW_TERM1(s) \
-    "vldrw.u32 q5, [%[pb]], #16\n\tvldrw.u32 q6, [%[pa]], #16\n\tvmul.f32 q6, q6, q5\n\tvadd.f32 %q[" s "], %q[" s "], q6\n\t"
-/* the same term for two pixels that share b: the second's a from [pa2], its sum t */
-#define DW_TERM2(s, t)                                                                                              \
-    "vldrw.u32 q5, [%[pb]], #16\n\tvldrw.u32 q6, [%[pa]], #16\n\tvldrw.u32 q7, [%[pa2]], #16\n\t"                 \
-    "vmul.f32 q6, q6, q5\n\tvadd.f32 %q[" s "], %q[" s "], q6\n\tvmul.f32 q7, q7, q5\n\tvadd.f32 %q[" t "], %q[" t \
-    "], q7\n\t"
-
-/*
- * n taps, each G vectors of a (x) and b (W) at pa, pb (and a at pa2 for a second pixel, P = 2),
- * the next tap `extra` bytes past the G vectors (strided: C > 4G): s0..s3 hold the G sums of
- * the pixel (P = 1), or s0, s1 the first pixel's and s1 / s2, s3 the second's (P = 2, G <= 2).
- * Per tap and vector two or three VLDRW (post-increment) and a VMUL and a VADD per pixel:
- * 15 instructions for 16 MACs with G = 2, P = 2.
- */
-static inline __attribute__((always_inline)) void dw_taps(const float *pa, const float *pa2, const float *pb,
-                                                          uint32_t n, uint32_t extra, const uint32_t G,
-                                                          const uint32_t P, const int strided, float32x4_t *s)
-{
-    float32x4_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
-    __asm volatile("wls lr, %[n], 2f\n"
-                   "1:\n\t"
-                   ".if %c[P] == 1\n\t"
-                   DW_TERM1("s0")
-                   ".if %c[G] >= 2\n\t" DW_TERM1("s1") ".endif\n\t"
-                   ".if %c[G] >= 3\n\t" DW_TERM1("s2") ".endif\n\t"
-                   ".if %c[G] >= 4\n\t" DW_TERM1("s3") ".endif\n\t"
-                   ".elseif %c[G] == 1\n\t"
-                   DW_TERM2("s0", "s1")
-                   ".else\n\t"
-                   DW_TERM2("s0", "s2")
-                   DW_TERM2("s1", "s3")
-                   ".endif\n\t"
-                   ".if %c[strided]\n\t"
-                   "add %[pa], %[extra]\n\t"
-                   "add %[pb], %[extra]\n\t"
-                   ".if %c[P] == 2\n\t"
-                   "add %[pa2], %[extra]\n\t"
-                   ".endif\n\t"
-                   ".endif\n\t"
-                   "le lr, 1b\n"
-                   "2:\n"
-                   : [s0] "+w"(s0), [s1] "+w"(s1), [s2] "+w"(s2), [s3] "+w"(s3), [pa] "+r"(pa), [pa2] "+r"(pa2),
-                     [pb] "+r"(pb)
-                   : [n] "r"(n), [extra] "r"(extra), [G] "n"(G), [P] "n"(P), [strided] "n"(strided)
-                   : "q5", "q6", "q7", "lr", "memory");
-    s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
-}
+#include "ops/arm/depthwise_mve.h"
 
 /* act(sum + bias) of the G vectors of channels c, c + 4, ... at y (and at y2 for P = 2), the
  * first vector's lanes below skip not stored; 1 when one of them is a NaN (nothing stored) */
@@ -317,7 +263,16 @@ __attribute__((noinline)) static void dw_finish_row(float *y, const float *bias,
     *nan = worst;
 }
 
-/* The slide applies: stride 1 along W and a 3-wide window, SAME (at least 3 columns) or VALID
+/* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
+ * instructions per MAC than the Helium pixel loops below (3.65 against 4.30 on the benchmark's
+ * 8-channel layer), but not than the slides (2.45). */
+#if MT_VFP_DW
+#define DW_SCALAR(g) ((g)->C % 8 == 0)
+#else
+#define DW_SCALAR(g) 0
+#endif
+
+/* The slides apply: stride 1 along W and a 3-wide window, SAME (at least 3 columns) or VALID
  * (at least 4) */
 static int dw_slides(const mt_spatial *g)
 {
@@ -354,15 +309,6 @@ static int dw_forward_slides(const float *x, const float *w, const float *bias, 
     return vmaxvq_u32(0, nan) > 0x7f800000u;
 }
 
-/* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
- * instructions per MAC than the Helium loops below (3.65 against 4.30 forward, 2.85 against
- * 2.91 backward on the benchmark's 8-channel layer), except the forward by slides (2.45). */
-#if MT_VFP_DW
-#define DW_SCALAR(g) ((g)->C % 8 == 0)
-#else
-#define DW_SCALAR(g) 0
-#endif
-
 /* y = act(Σ_{in-bounds kh, kw} x·W + b): by slides where they apply, else channels in blocks
  * of up to 16 a pixel or two at a time; a flushed subnormal or a NaN result sends the whole op
  * to the portable kernel, which overwrites y */
@@ -397,84 +343,6 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
         }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
     if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
-}
-
-/* dW[kh, kw, c..] += Σ_{b, oh, ow in bounds} dz·x of one tap, from +0 in ascending (b, oh, ow),
- * G vectors of channels from c (the first's lanes below skip not stored); SW = 1, so a row of
- * dz and of x are both runs of C floats per pixel (dw_taps). A flushed subnormal or a NaN sends
- * the block to the reference's scalar sums before anything is stored. */
-static inline __attribute__((always_inline)) void dw_tap(const float *x, const float *dy, float *dw,
-                                                         const mt_spatial *g, uint32_t B, uint32_t kh, uint32_t kw,
-                                                         uint32_t oh0, uint32_t oh1, uint32_t ow0, uint32_t ow1,
-                                                         uint32_t c, uint32_t skip, const uint32_t G)
-{
-    const uint32_t C = g->C, cols = ow1 - ow0, extra = (C - 4 * G) * (uint32_t)sizeof(float);
-    float32x4_t s[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
-    if (cols)
-        for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t oh = oh0; oh < oh1; ++oh) {
-                const float *dz = dy + (((size_t)b * g->OH + oh) * g->OW + ow0) * C + c;
-                const float *xr = x + (((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow0 + kw - g->PL) * C + c;
-                if (extra) dw_taps(dz, dz, xr, cols, extra, G, 1, 1, s);
-                else dw_taps(dz, dz, xr, cols, 0, G, 1, 0, s);
-            }
-    float *o = dw + ((size_t)kh * g->KW + kw) * C + c;
-    for (uint32_t j = 0; j < G; ++j) s[j] = vaddq_f32(vld1q_f32(o + 4 * j), s[j]);
-    for (uint32_t j = G; j < 4; ++j) s[j] = s[0];
-    if (mt_mve_flushed(s[0], s[1], s[2], s[3]) || mt_mve_nan(s[0], s[1], s[2], s[3])) {
-        for (uint32_t j = c + skip; j < c + 4 * G; ++j) {
-            float acc = 0.0f;
-            for (uint32_t b = 0; b < B; ++b)
-                for (uint32_t oh = oh0; oh < oh1; ++oh)
-                    for (uint32_t ow = ow0; ow < ow1; ++ow)
-                        acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * C + j] *
-                               x[(((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow + kw - g->PL) * C + j];
-            dw[((size_t)kh * g->KW + kw) * C + j] += acc;
-        }
-        mt_mve_flags_clear();
-        return;
-    }
-    const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip);
-    for (uint32_t j = 0; j < G; ++j) {
-        if (j == 0 && skip) vstrwq_p_f32(o, s[0], p);
-        else vst1q_f32(o + 4 * j, s[j]);
-    }
-}
-
-static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
-{
-    const uint32_t C = g->C, full = C / 4;
-    mt_mve_flags_clear();
-    for (uint32_t kh = 0; kh < g->KH; ++kh)
-        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-            uint32_t oh0, oh1, ow0, ow1, k = 0;
-            mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
-            mt_spatial_in_bounds(g->OW, kw, g->SW, g->PL, g->W, &ow0, &ow1);
-            for (; k + 4 <= full; k += 4) dw_tap(x, dy, dw, g, B, kh, kw, oh0, oh1, ow0, ow1, 4 * k, 0, 4);
-            switch (full - k) {
-            case 3: dw_tap(x, dy, dw, g, B, kh, kw, oh0, oh1, ow0, ow1, 4 * k, 0, 3); break;
-            case 2: dw_tap(x, dy, dw, g, B, kh, kw, oh0, oh1, ow0, ow1, 4 * k, 0, 2); break;
-            case 1: dw_tap(x, dy, dw, g, B, kh, kw, oh0, oh1, ow0, ow1, 4 * k, 0, 1); break;
-            default: break;
-            }
-            if (C % 4) dw_tap(x, dy, dw, g, B, kh, kw, oh0, oh1, ow0, ow1, C - 4, 4 - C % 4, 1);
-        }
-}
-
-/* The activation's derivative and dbias, and dW with stride 1 along W, in Helium; dx (and dW
- * at other strides) by the portable sibling on the masked dz */
-void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
-                                             float *dw, float *dbias, uint32_t B, const mt_spatial *g)
-{
-    if (g->C < 4 || DW_SCALAR(g)) {
-        mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, dw, dbias, B, g);
-        return;
-    }
-    mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
-    mt_spatial h = *g;
-    h.activation = MT_FUSED_NONE; /* dy is dz now */
-    if (dx || (dw && g->SW != 1)) mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
-    if (dw && g->SW == 1) dw_mve(x, dy, dw, B, g);
 }
 
 #else

@@ -10,30 +10,47 @@
 #pragma GCC optimize("O2")
 #include "ops/arm/mve_flags.h"
 
+/* One vector of channels along P pixels (stride C): with mask, dz = dy·[1 <= y's bits <= top]
+ * in place, tested on y's bits as integers (a float y > 0 iff 1 <= bits <= +inf's as int32;
+ * y < 6 iff bits < 6's there): bits - 1 < top as unsigned, whose halving difference over 33
+ * bits (VHSUB) has bit 31 set exactly then; an arithmetic shift makes that all ones, and an AND
+ * keeps dy or makes it +0 (no float compare: nothing to flush, no predicate to juggle). With
+ * sum, returns Σ_p dz from +0 in ascending p. */
+static inline __attribute__((always_inline)) float32x4_t relu_bias_vector(const int32_t *yb, float *d, size_t P,
+                                                                          uint32_t C, uint32_t top, const int mask,
+                                                                          const int sum)
+{
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    const uint32x4_t limit = vdupq_n_u32(top);
+    for (size_t p = 0; p < P; ++p, d += C, yb += C) {
+        float32x4_t v = vld1q_f32(d);
+        if (mask) {
+            const uint32x4_t x = vsubq_n_u32(vreinterpretq_u32_s32(vld1q_s32(yb)), 1u);
+            const int32x4_t keep = vshrq_n_s32(vreinterpretq_s32_u32(vhsubq_u32(x, limit)), 31);
+            v = vreinterpretq_f32_s32(vandq_s32(vreinterpretq_s32_f32(v), keep));
+            vst1q_f32(d, v);
+        }
+        if (sum) acc = vaddq_f32(acc, v);
+    }
+    return acc;
+}
+
 /* dz = dy·[0 < y (< 6 for ReLU6)] in place and dbias += Σ_p dz, each channel's sum from +0 in
- * ascending p. The tests are on y's bits as integers (a float y > 0 iff 0 < bits <= +inf's,
- * y < 6 iff bits < 6's there): no float compare, so nothing to flush; the sums are checked. */
+ * ascending p (relu_bias_vector); the sums are checked for flushed subnormals and NaNs. */
 void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C)
 {
     if (act == MT_FUSED_NONE && !dbias) return;
-    const int32_t top = act == MT_FUSED_RELU6 ? 0x40bfffff : 0x7f800000; /* the largest passing bits */
+    const uint32_t top = act == MT_FUSED_RELU6 ? 0x40bfffffu : 0x7f800000u; /* the largest passing bits */
     for (uint32_t c4 = 0; c4 < C; c4 += 4) {
         const uint32_t c = c4 + 4 > C ? C - 4 : c4, skip = c4 - c; /* a last vector overlaps */
-        float32x4_t acc = vdupq_n_f32(0.0f);
-        float *d = dy + c;
         const int32_t *yb = (const int32_t *)(const void *)(y + c);
         mt_mve_flags_clear();
-        for (size_t p = 0; p < P; ++p, d += C, yb += C) {
-            float32x4_t v = vld1q_f32(d);
-            if (act != MT_FUSED_NONE) {
-                const int32x4_t bits = vld1q_s32(yb);
-                const mve_pred16_t pass = vcmpleq_m_n_s32(bits, top, vcmpgtq_n_s32(bits, 0));
-                v = vpselq_f32(v, vdupq_n_f32(0.0f), pass);
-                vst1q_f32(d, v);
-            }
-            if (dbias) acc = vaddq_f32(acc, v);
+        if (!dbias) {
+            relu_bias_vector(yb, dy + c, P, C, top, 1, 0);
+            continue;
         }
-        if (!dbias) continue;
+        float32x4_t acc = act == MT_FUSED_NONE ? relu_bias_vector(yb, dy + c, P, C, top, 0, 1)
+                                               : relu_bias_vector(yb, dy + c, P, C, top, 1, 1);
         const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip);
         acc = vaddq_f32(vld1q_f32(dbias + c), acc);
         if (mt_mve_flushed(acc, acc, acc, acc) || mt_mve_nan1(acc)) {
