@@ -252,8 +252,10 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
     check(same(dx0_, dx1_, nx), "max pool backward");
 }
 
-/* Conv2D shapes of the assembly paths (conv2d_fast.c, and conv2d_mve.c's one-channel forward):
- * one channel, 6, 8 or 16 output channels, every padding edge; a few NaN inputs (the fused ReLU passes them; its derivative zeroes them) */
+/* Conv2D shapes of the assembly paths (conv2d_fast.c; conv2d_mve.c's one-channel forward and
+ * conv2d_backward_mve.c's one-channel weight gradient): one channel and 4 to 16 output
+ * channels, rows of 5 to 12 pixels, every padding edge; a few NaN inputs (the fused ReLU passes
+ * them; its derivative zeroes them) */
 #define CV_X (2 * 8 * 8 * 8)
 #define CV_Y (2 * 8 * 8 * 16)
 #define CV_W (16 * 9 * 8)
@@ -271,7 +273,8 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     mt_spatial_axis(W, 3, stride, padding, &g.OW, &g.PL);
     const uint32_t B = 2;
     const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * 9 * C;
-    fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale);
+    /* subnormal x: dy stays normal, so the weight gradient's products are subnormal too */
+    fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale < 1e-30f ? 2.0f : scale);
     for (size_t i = 5; nans && i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
     memcpy(cdy1, cdy0, ny * sizeof(float));
     const float *b = with_bias ? cb : NULL;
@@ -282,10 +285,15 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     mt_op_conv2d_f32_forward_fast(cx, cw, b, cy1, B, &g);
 #endif
     check(same(cy0, cy1, ny), "conv shape forward");
-    fill(cdx0, nx, 0.5f), fill(cdw0, nw, 0.5f), fill(cdb0, OC, 0.5f);
+    const float start = scale < 1e-30f ? 0.0f : 0.5f; /* 0: tiny sums are not absorbed by the += */
+    fill(cdx0, nx, start), fill(cdw0, nw, start), fill(cdb0, OC, start);
     memcpy(cdx1, cdx0, nx * sizeof(float)), memcpy(cdw1, cdw0, nw * sizeof(float)), memcpy(cdb1, cdb0, OC * sizeof(float));
     mt_op_conv2d_f32_backward(cx, cw, cy0, cdy0, cdx0, cdw0, with_bias ? cdb0 : NULL, B, &g);
+#if MT_MVE_KERNELS
+    mt_op_conv2d_f32_backward_mve(cx, cw, cy0, cdy1, cdx1, cdw1, with_bias ? cdb1 : NULL, B, &g);
+#else
     mt_op_conv2d_f32_backward_fast(cx, cw, cy0, cdy1, cdx1, cdw1, with_bias ? cdb1 : NULL, B, &g);
+#endif
     check(same(cdy0, cdy1, ny) && same(cdx0, cdx1, nx) && same(cdw0, cdw1, nw) && same(cdb0, cdb1, OC),
           "conv shape backward");
 }
@@ -378,7 +386,10 @@ int main(void)
                                         {6, 8, 1, 8, 1, MT_PADDING_VALID, MT_FUSED_RELU},
                                         {8, 8, 8, 16, 1, MT_PADDING_SAME, MT_FUSED_RELU},
                                         {5, 6, 4, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU6},
-                                        {7, 6, 1, 6, 1, MT_PADDING_SAME, MT_FUSED_RELU6}};
+                                        {7, 6, 1, 6, 1, MT_PADDING_SAME, MT_FUSED_RELU6},
+                                        {3, 12, 1, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU},
+                                        {4, 11, 1, 12, 1, MT_PADDING_VALID, MT_FUSED_RELU6},
+                                        {2, 9, 1, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
     for (uint32_t s = 0; s < sizeof convs / sizeof convs[0]; ++s)
         for (int k = 0; k < 3; ++k) { /* NaNs; subnormals; ordinary values (no block recomputed) */
             const uint32_t *v = convs[s];

@@ -204,7 +204,10 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_conv2d_f32_backward_mve(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+                                  v.b ? v.b->grad : NULL, n, &v.g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                               v.b ? v.b->grad : NULL, n, &v.g);
 #else

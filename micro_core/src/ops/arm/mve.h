@@ -42,6 +42,10 @@ void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *d
                                   float *dbias, uint32_t B, uint32_t I, uint32_t U);
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const struct mt_spatial *g);
+/* Conv2D's backward, ops/ops.h's parameters (dy is masked in place by the activation's
+ * derivative): one-channel 3-wide stride-1 layers in Helium, others the portable sibling */
+void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx, float *dw,
+                                   float *dbias, uint32_t B, const struct mt_spatial *g);
 /* DepthwiseConv2D, ops/ops.h's parameters (dy is masked in place by the activation's derivative) */
 void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                             const struct mt_spatial *g);
