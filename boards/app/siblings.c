@@ -367,9 +367,9 @@ int main(void)
                 depthwise_case(c, stride, MT_PADDING_VALID, MT_FUSED_RELU, with_bias, 1e-39f, 0);
             }
             depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 1);
-            /* rows wide enough for the Helium forward's loop over pixel pairs (W = 9: an odd
-             * count inside), at most 4 x 5 x DW_C floats an image */
-            for (uint32_t wide = 9; wide <= 12; wide += 3) {
+            /* rows wide enough for the Helium slides' loops over pixel pairs (odd and even counts
+             * inside; the input gradient's from 12 pixels), at most 4 x 5 x DW_C floats an image */
+            for (uint32_t wide = 9; wide <= 13; wide += wide == 9 ? 3 : 1) {
                 depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
                 depthwise_shape(2, wide, 6, stride, MT_PADDING_VALID, MT_FUSED_RELU6, with_bias, 2.0f, 1);
                 depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_NONE, with_bias, 1e-39f, 0);

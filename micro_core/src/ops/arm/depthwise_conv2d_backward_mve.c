@@ -72,8 +72,150 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
         }
 }
 
-/* The activation's derivative and dbias, and dW with stride 1 along W, in Helium; dx (and dW
- * at other strides) by the portable sibling on the masked dz */
+/*
+ * The input gradient with stride 1 along W and a 3-wide window (SAME or VALID): the reference
+ * adds each term dz·W straight into dx, visiting the outputs in order, so an input element
+ * gets its terms in ascending (oh, ow): kernel rows in descending kh, and within one, kw = 2,
+ * then 1, then 0. One input row and four channels at a time, a pass per kernel row that
+ * reaches it, in that order: along the output row, dz[ow] adds its three terms to input pixels
+ * ow - PL + kw, kw = 0 first (that pixel's last term of the pass: its sum is stored), then 1,
+ * then 2 (that pixel's first: its sum is loaded). The sums go to a buffer of the row (the first
+ * pass reads dx, the others the buffer), and only when the row is done, with no flushed
+ * subnormal and no NaN, are they copied to dx; else the row's elements are computed in scalar
+ * code from dx, which is untouched. Inside a row a pixel costs 11 instructions for 12 MACs.
+ */
+#define DXS_W 128 /* the widest input row: its buffer (DXS_W x 4 floats) is on the stack */
+/* the narrowest: a row's ends, passes and copy cost about a fixed 150 instructions, so on 8-wide
+ * rows the scalar assembly wins (arm_ops.py's layer: 2.83 against 2.65 instructions per MAC,
+ * backward), from 12 the slides do (2.41 against 2.65 at 12, 2.15 against 2.46 at 16, 1.94
+ * against 2.43 at 32) */
+#define DXS_MIN_W 12
+
+/* one output pixel inside the row: o is the input pixel whose pass ends here (kw = 0: wl), m the
+ * next, then o's register starts the one after (kw = 2: wf), from [pn] */
+#define DXS_STEP(o, m)                                                                                            \
+    "vldrw.u32 q7, [%[pd]]\n\tadd %[pd], %[ds]\n\t"                                                              \
+    "vmul.f32 q6, q7, %q[wl]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                          \
+    "vstrw.32 %q[" o "], [%[py]], #16\n\t"                                                                        \
+    ".if %c[from_dx]\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[ns]\n\t"                                   \
+    ".else\n\tvldrw.u32 %q[" o "], [%[pn]], #16\n\t.endif\n\t"                                                    \
+    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                          \
+    "vmul.f32 q6, q7, %q[wf]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"
+
+#define DXS_SRC(i) vld1q_f32(src + (i) * ss)
+#define DXS_MAC(a, v, wk) vaddq_f32(a, vmulq_f32(v, wk))
+
+/* one kernel row's terms for an input row and four channels: dz at dz[b, oh, 0, c] (stride C),
+ * the sums so far at src (stride ss: C in dx, 4 in buf), the new ones to buf; W at W[kh, 0, c] */
+static inline __attribute__((always_inline)) void dxs_pass(const float *dz, const float *src, int32_t ss, float *buf,
+                                                           const float *wr, int32_t C, int32_t W, int32_t PL,
+                                                           const int from_dx)
+{
+    const float32x4_t w0 = vld1q_f32(wr), w1 = vld1q_f32(wr + C), w2 = vld1q_f32(wr + 2 * C);
+    float32x4_t d = vld1q_f32(dz), o, m;
+    if (PL == 1) { /* dz[0]: input 0's kw = 1 term (its first), input 1's kw = 2 */
+        o = DXS_MAC(DXS_SRC(0), d, w1);
+        m = DXS_MAC(DXS_SRC(1), d, w2);
+    } else { /* VALID: dz[0] is input 0's only term (kw = 0), input 1's first (1), input 2's (2) */
+        vst1q_f32(buf, DXS_MAC(DXS_SRC(0), d, w0));
+        o = DXS_MAC(DXS_SRC(1), d, w1);
+        m = DXS_MAC(DXS_SRC(2), d, w2);
+    }
+    int32_t ow = 1;
+    const int32_t inside = PL == 1 ? W - 2 : W - 3; /* outputs 1 .. inside */
+    if (inside & 1) {
+        d = vld1q_f32(dz + ow * C);
+        const float32x4_t n = DXS_MAC(DXS_SRC(ow - PL + 2), d, w2);
+        vst1q_f32(buf + (ow - PL) * 4, DXS_MAC(o, d, w0));
+        o = DXS_MAC(m, d, w1), m = n, ++ow;
+    }
+    if (inside > 1) {
+        const float *pd = dz + ow * C, *pn = src + (ow - PL + 2) * ss;
+        float *py = buf + (ow - PL) * 4;
+        __asm volatile("wls lr, %[n], 2f\n"
+                       "1:\n\t" DXS_STEP("o", "m") DXS_STEP("m", "o") "le lr, 1b\n"
+                       "2:\n"
+                       : [o] "+w"(o), [m] "+w"(m), [pd] "+r"(pd), [py] "+r"(py), [pn] "+r"(pn)
+                       : [n] "r"((uint32_t)inside / 2), [ds] "r"(C * (int32_t)sizeof(float)),
+                         [ns] "r"(ss * (int32_t)sizeof(float)), [wl] "w"(w0), [w1] "w"(w1), [wf] "w"(w2),
+                         [from_dx] "n"(from_dx)
+                       : "q6", "q7", "lr", "memory");
+        ow += inside & ~1;
+    }
+    if (PL == 1) { /* dz[W - 1]: input W - 2's last term (kw = 0), input W - 1's (kw = 1) */
+        d = vld1q_f32(dz + ow * C);
+        vst1q_f32(buf + (W - 2) * 4, DXS_MAC(o, d, w0));
+        vst1q_f32(buf + (W - 1) * 4, DXS_MAC(m, d, w1));
+    } else {
+        vst1q_f32(buf + (W - 2) * 4, o);
+        vst1q_f32(buf + (W - 1) * 4, m);
+    }
+}
+
+/* dx[b, ih, ·, j] for j in [lo, hi), the reference's terms in its order */
+static void dx_reference_row(const float *w, const float *dz, float *dx, const mt_spatial *g, uint32_t b, uint32_t ih,
+                             uint32_t lo, uint32_t hi)
+{
+    const uint32_t C = g->C;
+    for (uint32_t iw = 0; iw < g->W; ++iw)
+        for (uint32_t j = lo; j < hi; ++j) {
+            float *v = dx + (((size_t)b * g->H + ih) * g->W + iw) * C + j;
+            for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
+                const int64_t t = (int64_t)ih + g->PT - kh;
+                if (t < 0 || t % g->SH || t / g->SH >= g->OH) continue;
+                const uint32_t oh = (uint32_t)(t / g->SH);
+                for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
+                    const int64_t ow = (int64_t)iw + g->PL - kw;
+                    if (ow < 0 || ow >= g->OW) continue;
+                    *v += dz[(((size_t)b * g->OH + oh) * g->OW + (uint32_t)ow) * C + j] * w[((size_t)kh * 3 + kw) * C + j];
+                }
+            }
+        }
+}
+
+static int dx_slides(const mt_spatial *g)
+{
+    return g->SW == 1 && g->KW == 3 && g->W >= DXS_MIN_W && g->W <= DXS_W &&
+           ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 3));
+}
+
+static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B, const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    const int32_t W = (int32_t)g->W, PL = (int32_t)g->PL;
+    float buf[DXS_W * 4];
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t ih = 0; ih < g->H; ++ih)
+            for (uint32_t c4 = 0; c4 < C; c4 += 4) {
+                const uint32_t c = c4 + 4 > C ? C - 4 : c4; /* the last vector may overlap */
+                float *row = dx + (((size_t)b * g->H + ih) * g->W) * C + c;
+                uint32_t passes = 0;
+                mt_mve_flags_clear();
+                for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
+                    const int64_t t = (int64_t)ih + g->PT - kh;
+                    if (t < 0 || t % g->SH || t / g->SH >= g->OH) continue;
+                    const float *dzr = dz + (((size_t)b * g->OH + (uint32_t)(t / g->SH)) * g->OW) * C + c;
+                    const float *wr = w + (size_t)kh * 3 * C + c;
+                    if (passes++ == 0) dxs_pass(dzr, row, (int32_t)C, buf, wr, (int32_t)C, W, PL, 1);
+                    else dxs_pass(dzr, buf, 4, buf, wr, (int32_t)C, W, PL, 0);
+                }
+                if (!passes) continue;
+                uint32x4_t worst = vdupq_n_u32(0);
+                for (int32_t i = 0; i < W; ++i)
+                    worst = vmaxq_u32(worst, vandq_u32(vld1q_u32((const uint32_t *)(const void *)(buf + 4 * i)),
+                                                       vdupq_n_u32(0x7fffffffu)));
+                const float32x4_t none = vdupq_n_f32(0.0f);
+                if (vmaxvq_u32(0, worst) > 0x7f800000u || mt_mve_flushed(none, none, none, none)) {
+                    dx_reference_row(w, dz, dx, g, b, ih, c4, c + 4);
+                    continue;
+                }
+                const mve_pred16_t pred = (mve_pred16_t)~vctp32q(c4 - c);
+                for (int32_t i = 0; i < W; ++i) vstrwq_p_f32(row + (size_t)i * C, vld1q_f32(buf + 4 * i), pred);
+            }
+}
+
+/* The activation's derivative and dbias, dW with stride 1 along W and dx by slides, in Helium;
+ * other dx and dW by the portable sibling on the masked dz */
 void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
                                              float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
@@ -84,7 +226,10 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
     mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
     mt_spatial h = *g;
     h.activation = MT_FUSED_NONE; /* dy is dz now */
-    if (dx || (dw && g->SW != 1)) mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
+    const int slides = dx && dx_slides(g);
+    if (slides) dx_by_slides(w, dy, dx, B, g);
+    if ((dx && !slides) || (dw && g->SW != 1))
+        mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
     if (dw && g->SW == 1) dw_mve(x, dy, dw, B, g);
 }
 
