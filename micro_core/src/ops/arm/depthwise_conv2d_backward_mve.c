@@ -84,7 +84,7 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
  * subnormal and no NaN, are they copied to dx; else the row's elements are computed in scalar
  * code from dx, which is untouched. Inside a row a pixel costs 11 instructions for 12 MACs.
  */
-#define DXS_W 128 /* the widest input row: its buffer (DXS_W x 4 floats) is on the stack */
+#define DXS_W 64 /* the widest input row: its buffer (DXS_W x 4 floats, 1 KiB) is on the stack */
 /* the narrowest: a row's ends, passes and copy cost about a fixed 150 instructions, so on 8-wide
  * rows the scalar assembly wins (arm_ops.py's layer: 2.83 against 2.65 instructions per MAC,
  * backward), from 12 the slides do (2.41 against 2.65 at 12, 2.15 against 2.46 at 16, 1.94
@@ -179,7 +179,7 @@ static int dx_slides(const mt_spatial *g)
            ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 3));
 }
 
-static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B, const mt_spatial *g)
+__attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const int32_t W = (int32_t)g->W, PL = (int32_t)g->PL;
