@@ -287,7 +287,8 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
     check(same(cy0, cy1, ny), "conv shape forward");
     const float start = scale < 1e-30f ? 0.0f : 0.5f; /* 0: tiny sums are not absorbed by the += */
     fill(cdx0, nx, start), fill(cdw0, nw, start), fill(cdb0, OC, start);
-    memcpy(cdx1, cdx0, nx * sizeof(float)), memcpy(cdw1, cdw0, nw * sizeof(float)), memcpy(cdb1, cdb0, OC * sizeof(float));
+    memcpy(cdx1, cdx0, nx * sizeof(float)), memcpy(cdw1, cdw0, nw * sizeof(float));
+    memcpy(cdb1, cdb0, OC * sizeof(float));
     mt_op_conv2d_f32_backward(cx, cw, cy0, cdy0, cdx0, cdw0, with_bias ? cdb0 : NULL, B, &g);
 #if MT_MVE_KERNELS
     mt_op_conv2d_f32_backward_mve(cx, cw, cy0, cdy1, cdx1, cdw1, with_bias ? cdb1 : NULL, B, &g);

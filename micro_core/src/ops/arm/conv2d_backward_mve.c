@@ -146,7 +146,8 @@ static inline __attribute__((always_inline)) void conv_weight_grad_block(const f
         for (uint32_t kw = 0; kw < 3; ++kw)
             for (uint32_t j = 0; j < G; ++j) {
                 float32x4_t *v = &sum[6 * kh + 3 * j + kw];
-                *v = vaddq_f32(vldrwq_gather_shifted_offset_f32(dw + (size_t)(oc + 4 * j) * taps + 3 * kh + kw, offs), *v);
+                const float *at = dw + (size_t)(oc + 4 * j) * taps + 3 * kh + kw;
+                *v = vaddq_f32(vldrwq_gather_shifted_offset_f32(at, offs), *v);
                 worst = vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(*v), vdupq_n_u32(0x7fffffffu)));
             }
     if (mt_mve_flushed(sum[0], sum[1], sum[2], sum[3]) || vmaxvq_u32(0, worst) > 0x7f800000u) {

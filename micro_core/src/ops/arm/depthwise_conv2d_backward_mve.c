@@ -167,7 +167,8 @@ static void dx_reference_row(const float *w, const float *dz, float *dx, const m
                 for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
                     const int64_t ow = (int64_t)iw + g->PL - kw;
                     if (ow < 0 || ow >= g->OW) continue;
-                    *v += dz[(((size_t)b * g->OH + oh) * g->OW + (uint32_t)ow) * C + j] * w[((size_t)kh * 3 + kw) * C + j];
+                    *v += dz[(((size_t)b * g->OH + oh) * g->OW + (uint32_t)ow) * C + j] *
+                          w[((size_t)kh * 3 + kw) * C + j];
                 }
             }
         }
@@ -179,7 +180,8 @@ static int dx_slides(const mt_spatial *g)
            ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 3));
 }
 
-__attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B, const mt_spatial *g)
+__attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B,
+                                                   const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const int32_t W = (int32_t)g->W, PL = (int32_t)g->PL;

@@ -112,11 +112,12 @@ typedef struct dw_slide {
 /* one pixel inside the row: o is the sum that ends here (output q + PL - 2), m the next one;
  * o's register then starts output q + PL */
 #define SLIDE_STEP(o, m)                                                                                         \
-    "vldrw.u32 q7, [%[px]]\n\tadd %[px], %[cs]\n\t"                                                             \
-    "vmul.f32 q6, q7, %q[w2]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                          \
-    "vstrw.32 %q[" o "], [%[py]]\n\tadd %[py], %[cs]\n\t"                                                       \
-    ".if %c[first]\n\tvmov.i32 %q[" o "], #0\n\t.else\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[cs]\n\t.endif\n\t" \
-    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                          \
+    "vldrw.u32 q7, [%[px]]\n\tadd %[px], %[cs]\n\t"                                                              \
+    "vmul.f32 q6, q7, %q[w2]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                           \
+    "vstrw.32 %q[" o "], [%[py]]\n\tadd %[py], %[cs]\n\t"                                                        \
+    ".if %c[first]\n\tvmov.i32 %q[" o "], #0\n\t"                                                                \
+    ".else\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[cs]\n\t.endif\n\t"                                    \
+    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                           \
     "vmul.f32 q6, q7, %q[w0]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"
 
 /* 2·pairs pixels from q inside the row (outputs q + PL - 2 .. q + PL all exist, and only the
