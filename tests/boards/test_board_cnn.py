@@ -4,10 +4,12 @@ The digits example of test_board_firmware.py is an MLP; this one runs the convol
 pooling and global-average kernels on the device: Conv 3x3x4 same relu -> MaxPool 2 ->
 Conv 3x3x8 relu -> GlobalAveragePool -> Dense 10 -> Softmax on 8x8 digits, every op trained,
 through `microtrain firmware --run` (build for the board, run under QEMU, replay on the host
-through ctypes, compare per-epoch losses and the weight CRC).
+through ctypes, compare per-epoch losses and the weight CRC). The firmware's core has the
+kernels of the model's ops and no others.
 """
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -45,3 +47,9 @@ def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
         os.path.join(cnn_inputs, board),
         "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02")
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
+    header = os.path.join(cnn_inputs, board, "build", "micro_core", "ops_config", "microtrain_core",
+                          "mt_ops_config.h")
+    with open(header) as handle:
+        built = {name.lower() for name, flag in re.findall(r"MT_OP_BUILT_(\w+) ([01])", handle.read())
+                 if flag == "1"}
+    assert built == {"conv2d", "max_pool2d", "global_average_pool", "dense", "softmax"}, built

@@ -20,10 +20,12 @@ What it does:
    With ``--sources-only`` it stops here: no CMake, no toolchain, no source tree, only this
    package and its host library; ``--board`` is not needed.
 3. Builds with CMake, preset ``<board>`` of the source tree's CMakePresets.json, in
-   ``<out>/build``. Boards: the folders of ``boards/`` with a preset (mps2-an385 Cortex-M3,
-   mps2-an386 Cortex-M4F, mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547
-   Cortex-M55 with Helium), and the hosted
-   presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
+   ``<out>/build``, the core with the kernels of the model's ops only (CMake's ``MT_OPS``;
+   ``--all-ops`` builds every kernel): each kernel table entry keeps its kernels alive through
+   ``--gc-sections``, so a core with every op costs flash the model never uses. Boards: the
+   folders of ``boards/`` with a preset (mps2-an385 Cortex-M3, mps2-an386 Cortex-M4F,
+   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium), and the
+   hosted presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
 4. With ``--run``: runs the firmware (qemu-system-arm, or qemu-user for ARM Linux), replays
    the identical sequence of core calls on the host through ctypes (``host_reference``),
    prints both weight CRCs and returns 0 only if the run exited 0 and every printed bit
@@ -55,7 +57,9 @@ import sys
 
 import numpy as np
 
-from .. import _model_source, config as _config, losses as _losses, optimizers as _optimizers
+from .. import _model_source, config as _config, losses as _losses, ops as _ops
+from .. import optimizers as _optimizers
+from ..nn import image as _image
 from ..train_session import TrainSession
 
 # The packaging pieces, importable from here as before the split (tests, examples and
@@ -204,6 +208,7 @@ def package(model_path, data_path, spec, out_dir):
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
                                spec.loss.sparse_labels, int8_input(model_bytes))
     reference = host_reference(model_bytes, data, spec)
+    op_names = sorted({_ops.name(op.op_type) for op in _image.read_image(model_bytes).ops})
     write_sources(os.path.join(out_dir, "data"), model_bytes, data, spec, config,
                   plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
@@ -211,7 +216,7 @@ def package(model_path, data_path, spec, out_dir):
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
-              "plan": plan, "host_reference": reference}
+              "ops": op_names, "plan": plan, "host_reference": reference}
     with open(os.path.join(out_dir, "firmware.json"), "w") as handle:
         json.dump(record, handle, indent=2)
     return record
@@ -265,6 +270,8 @@ def _parser():
     parser.add_argument("--sources-only", action="store_true",
                         help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
                              "<out>/firmware.json: no build, no toolchain, no source tree")
+    parser.add_argument("--all-ops", action="store_true",
+                        help="build the core with every op's kernels, not only the model's")
     parser.add_argument("--run", action="store_true",
                         help="run it (QEMU) and compare with the host, bit for bit")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for --run")
@@ -294,9 +301,12 @@ def main(argv=None):
             print("sources: %s, %s" % (os.path.join(data_dir, DATA_SOURCE),
                                        os.path.join(data_dir, DATA_HEADER)))
             print("record: %s" % os.path.join(args.out, "firmware.json"))
+            print("ops: %s (a core built with -DMT_OPS=\"%s\" links only their kernels)"
+                  % (", ".join(record["ops"]), ";".join(record["ops"])))
             return 0
         board_info = build(source_dir, args.board, os.path.join(args.out, "data"),
-                           os.path.join(args.out, "build"))
+                           os.path.join(args.out, "build"),
+                           ops=None if args.all_ops else record["ops"])
         print("firmware: %s" % board_info["firmware"])
         if not args.run:
             return 0
