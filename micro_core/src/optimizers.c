@@ -119,6 +119,7 @@ typedef struct adam_params {
     float beta1, beta2, one_minus_beta1, one_minus_beta2, epsilon;
     float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
     float grad_scale, mu;
+    float m_bound; /* > 0: the guard's shortcut holds for |m'| <= m_bound (adam_params_for), 0: never */
     int decoupled;
 } adam_params;
 
@@ -141,13 +142,20 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
     p.grad_scale = grad_scale;
     p.mu = mu;
     p.decoupled = decoupled;
+    /* The guard's shortcut. With v' >= 0 finite, sqrt(1-β2^t) > 0 and ε > 0, the denominator
+     * sqrt(v')/sqrt(1-β2^t) + ε is >= ε (rounding is monotonic) or +inf, never NaN; so for
+     * |m'| <= ε·2^100, |m'/denom| <= 2^100, and with |step_size| <= 2^26 the term
+     * step_size·(m'/denom) is at most 2^126: next to |w| <= 2^126 the new w is at most 2^127,
+     * finite, known without the square root and the two divisions (soft-float calls on a
+     * core without an FPU, 14 cycles each on the M4F's). The x86 guards take the same one. */
+    p.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && p.bias_correction2_sqrt > 0.0f &&
+                 fabsf(p.step_size) <= 0x1p26f) ? epsilon * 0x1p100f : 0.0f;
     return p;
 }
 
 /* g' = g·scale (+ μ·(w − ref), w before any decay); AdamW: w = w·(1 - lr·wd); Adam:
- * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²;
- * w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε). */
-MT_ELEMENT adam_result adam_element(const adam_params *p, float w, float g, float m, float v, float ref)
+ * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²: r.w is w after the decay */
+MT_ELEMENT adam_result adam_moments(const adam_params *p, float w, float g, float m, float v, float ref)
 {
     adam_result r;
     float gi = g * p->grad_scale;
@@ -164,8 +172,22 @@ MT_ELEMENT adam_result adam_element(const adam_params *p, float w, float g, floa
     else
         r.m = gi - (gi - m) * p->beta1;
     r.v = p->beta2 * v + p->one_minus_beta2 * (gi * gi);
-    const float denom = sqrtf(r.v) / p->bias_correction2_sqrt + p->epsilon;
-    r.w = w - p->step_size * (r.m / denom);
+    r.w = w;
+    return r;
+}
+
+/* w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε), w after the decay */
+MT_ELEMENT float adam_weight(const adam_params *p, float w, float m, float v)
+{
+    const float denom = sqrtf(v) / p->bias_correction2_sqrt + p->epsilon;
+    return w - p->step_size * (m / denom);
+}
+
+/* One element's whole step: the new w, m and v */
+MT_ELEMENT adam_result adam_element(const adam_params *p, float w, float g, float m, float v, float ref)
+{
+    adam_result r = adam_moments(p, w, g, m, v, ref);
+    r.w = adam_weight(p, r.w, r.m, r.v);
     return r;
 }
 
@@ -193,8 +215,12 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
                                           beta2_power, grad_scale, prox.mu);
     uint32_t bad = 0;
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
-        bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.m) | non_finite(r.v);
+        const adam_result r = adam_moments(&p, w[i], g[i], m[i], v[i], REF(prox, i));
+        bad |= non_finite(g[i]) | non_finite(r.m) | non_finite(r.v);
+        /* the new w is finite without computing it where the shortcut holds (a NaN fails
+         * these comparisons), else computed as the update will */
+        if (!(p.m_bound > 0.0f && fabsf(r.m) <= p.m_bound && fabsf(r.w) <= 0x1p126f && r.v >= 0.0f))
+            bad |= non_finite(adam_weight(&p, r.w, r.m, r.v));
     }
     return (bad & 0x80000000u) == 0;
 }
