@@ -232,23 +232,37 @@ static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32
 }
 
 /* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
-static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding)
+static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_t C, int tiny)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = DW_C - 1, g.KH = g.KW = k, g.SH = g.SW = stride;
+    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = k, g.SH = g.SW = stride;
     mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
     const size_t nx = (size_t)2 * g.H * g.W * g.C, ny = (size_t)2 * g.OH * g.OW * g.C;
-    fill(dx_, nx, 2.0f), fill(dy_0, ny, 1.5f);
-    for (size_t i = 0; i < nx; i += 7) dx_[i] = i % 21 == 0 ? NAN : 1.0f;
+    fill(dx_, nx, tiny == 1 ? 1e-39f : 2.0f), fill(dy_0, ny, 1.5f);
+    /* ties, and NaNs of both signs and two payloads (the last NaN of a window wins, and the
+     * gradient goes to the first); tiny == 1: subnormal inputs, which Helium's comparisons flush */
+    for (size_t i = 0; i < nx; i += 7)
+        dx_[i] = i % 21 == 0 ? ((i & 1u) ? -__builtin_nanf("0x5") : __builtin_nanf("0x9"))
+                             : tiny == 1 ? 3e-39f : 1.0f;
+    /* tiny == 2: maxima that are zeros of either sign, the first of a tie kept (0 > -0 fails) */
+    for (size_t i = 0; tiny == 2 && i < nx; ++i) dx_[i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
     mt_op_max_pool2d_f32_forward(dx_, dy0_, 2, &g);
+#if MT_MVE_KERNELS
+    mt_op_max_pool2d_f32_forward_mve(dx_, dy1_, 2, &g);
+#else
     mt_op_max_pool2d_f32_forward_fast(dx_, dy1_, 2, &g);
+#endif
     check(same(dy0_, dy1_, ny), "max pool forward");
     fill(dx0_, nx, 0.5f);
     memcpy(dx1_, dx0_, nx * sizeof(float));
     mt_op_max_pool2d_f32_backward(dx_, dy0_, dy_0, dx0_, 2, &g);
+#if MT_MVE_KERNELS
+    mt_op_max_pool2d_f32_backward_mve(dx_, dy0_, dy_0, dx1_, 2, &g);
+#else
     mt_op_max_pool2d_f32_backward_fast(dx_, dy0_, dy_0, dx1_, 2, &g);
+#endif
     check(same(dx0_, dx1_, nx), "max pool backward");
 }
 
@@ -377,9 +391,12 @@ int main(void)
                 depthwise_shape(2, wide, 4, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 2);
             }
         }
-    max_pool_case(2, 2, MT_PADDING_VALID);
-    max_pool_case(3, 2, MT_PADDING_SAME);
-    max_pool_case(3, 1, MT_PADDING_SAME);
+    for (int tiny = 0; tiny < 3; ++tiny) /* ordinary, subnormal, signed zeros */
+        for (uint32_t C = 3; C <= DW_C - 1; C += C == 3 ? 5 : 11) { /* 3, 8, 19 channels */
+            max_pool_case(2, 2, MT_PADDING_VALID, C, tiny);
+            max_pool_case(3, 2, MT_PADDING_SAME, C, tiny);
+            max_pool_case(3, 1, MT_PADDING_SAME, C, tiny);
+        }
     static const uint32_t convs[][7] = {/* H, W, C, OC, stride, padding, activation */
                                         {8, 8, 1, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU},
                                         {7, 5, 1, 16, 1, MT_PADDING_SAME, MT_FUSED_NONE},

@@ -2,6 +2,7 @@
  * Pooling over NHWC windows: MaxPool2D, AveragePool2D, GlobalAveragePool.
  *   x [B, H, W, C] -> y [B, OH, OW, C]  (global: y [B, C])
  */
+#include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
@@ -165,7 +166,9 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_max_pool2d_f32_forward_mve(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_max_pool2d_f32_forward_fast(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
 #else
     mt_op_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
@@ -185,7 +188,9 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
         return;
     }
 #endif
-#if MT_SCALAR_SIBLINGS
+#if MT_MVE_KERNELS
+    mt_op_max_pool2d_f32_backward_mve(x->data, y->data, y->grad, x->grad, n, &g);
+#elif MT_SCALAR_SIBLINGS
     mt_op_max_pool2d_f32_backward_fast(x->data, y->data, y->grad, x->grad, n, &g);
 #else
     mt_op_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);

@@ -51,6 +51,10 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
                                             const struct mt_spatial *g);
 void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
                                              float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
+/* MaxPool2D, ops/ops.h's parameters */
+void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
+void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                       const struct mt_spatial *g);
 /* dz = dy·[0 < y (< 6 for ReLU6)] in place (MT_FUSED_*) and dbias += Σ_p dz (dbias may be
  * NULL), P pixels of C >= 4 channels: the reference's bits */
 void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C);
