@@ -148,9 +148,9 @@ static inline __attribute__((always_inline)) void conv_weight_grad_block(const f
                 float32x4_t *v = &sum[6 * kh + 3 * j + kw];
                 const float *at = dw + (size_t)(oc + 4 * j) * taps + 3 * kh + kw;
                 *v = vaddq_f32(vldrwq_gather_shifted_offset_f32(at, offs), *v);
-                worst = vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(*v), vdupq_n_u32(0x7fffffffu)));
+                worst = mt_mve_magnitudes(worst, *v);
             }
-    if (mt_mve_flushed(sum[0], sum[1], sum[2], sum[3]) || vmaxvq_u32(0, worst) > 0x7f800000u) {
+    if (mt_mve_flushed(sum[0], sum[1], sum[2], sum[3]) || mt_mve_magnitudes_nan(worst)) {
         conv_reference_sums(x, dy, dw, B, g, oc, oc + 4 * G);
         return;
     }
@@ -165,8 +165,7 @@ static inline __attribute__((always_inline)) void conv_weight_grad_block(const f
  * stride 1 along W, SAME or VALID, at most CWS_KH kernel rows */
 static int conv_slides(const mt_spatial *g)
 {
-    return g->C == 1 && g->OC >= 4 && g->OC % 4 == 0 && g->KW == 3 && g->SW == 1 && g->KH <= CWS_KH &&
-           ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W));
+    return g->C == 1 && g->OC >= 4 && g->OC % 4 == 0 && g->KH <= CWS_KH && mt_mve_row_slides(g, 3);
 }
 
 void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx, float *dw,

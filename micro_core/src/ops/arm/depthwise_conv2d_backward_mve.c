@@ -176,8 +176,7 @@ static void dx_reference_row(const float *w, const float *dz, float *dx, const m
 
 static int dx_slides(const mt_spatial *g)
 {
-    return g->SW == 1 && g->KW == 3 && g->W >= DXS_MIN_W && g->W <= DXS_W &&
-           ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 3));
+    return mt_mve_row_slides(g, DXS_MIN_W) && g->W <= DXS_W;
 }
 
 __attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B,
@@ -203,11 +202,9 @@ __attribute__((noinline)) static void dx_by_slides(const float *w, const float *
                 }
                 if (!passes) continue;
                 uint32x4_t worst = vdupq_n_u32(0);
-                for (int32_t i = 0; i < W; ++i)
-                    worst = vmaxq_u32(worst, vandq_u32(vld1q_u32((const uint32_t *)(const void *)(buf + 4 * i)),
-                                                       vdupq_n_u32(0x7fffffffu)));
+                for (int32_t i = 0; i < W; ++i) worst = mt_mve_magnitudes(worst, vld1q_f32(buf + 4 * i));
                 const float32x4_t none = vdupq_n_f32(0.0f);
-                if (vmaxvq_u32(0, worst) > 0x7f800000u || mt_mve_flushed(none, none, none, none)) {
+                if (mt_mve_magnitudes_nan(worst) || mt_mve_flushed(none, none, none, none)) {
                     dx_reference_row(w, dz, dx, g, b, ih, c4, c + 4);
                     continue;
                 }

@@ -227,10 +227,9 @@ static inline __attribute__((always_inline)) uint32x4_t finish_vector(float *y, 
                                                                       const int tail)
 {
     const float32x4_t zero = vdupq_n_f32(0.0f), six = vdupq_n_f32(6.0f);
-    const uint32x4_t magnitude = vdupq_n_u32(0x7fffffffu);
     for (uint32_t p = 0; p < OW; ++p, y += C) {
         float32x4_t v = vaddq_f32(vld1q_f32(y), bv);
-        worst = vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(v), magnitude));
+        worst = mt_mve_magnitudes(worst, v);
         if (act != MT_FUSED_NONE) v = vmaxnmq_f32(v, zero);
         if (act == MT_FUSED_RELU6) v = vminnmq_f32(v, six);
         if (tail) vstrwq_p_f32(y, v, pred);
@@ -277,8 +276,7 @@ __attribute__((noinline)) static void dw_finish_row(float *y, const float *bias,
  * (at least 4) */
 static int dw_slides(const mt_spatial *g)
 {
-    return g->SW == 1 && g->KW == 3 &&
-           ((g->PL == 1 && g->OW == g->W && g->W >= 3) || (g->PL == 0 && g->OW + 2 == g->W && g->W >= 4));
+    return mt_mve_row_slides(g, g->PL == 0 ? 4u : 3u);
 }
 
 /* The forward by slides (see above); 1 on a NaN result (y then holds partial results) */
@@ -307,7 +305,7 @@ static int dw_forward_slides(const float *x, const float *w, const float *bias, 
             }
             dw_finish_row(yr, bias, g, &nan);
         }
-    return vmaxvq_u32(0, nan) > 0x7f800000u;
+    return mt_mve_magnitudes_nan(nan);
 }
 
 /* y = act(Σ_{in-bounds kh, kw} x·W + b): by slides where they apply, else channels in blocks

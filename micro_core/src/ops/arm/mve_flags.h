@@ -1,6 +1,6 @@
 /* Shared pieces of the Helium kernels (ops/arm/ *_mve.c only): FPSCR's cumulative flags around
- * a block of MVE arithmetic, the NaN test of a block's results, and the four-by-four
- * dot-product loop. */
+ * a block of MVE arithmetic, the NaN tests of a block's results, the geometry the row-sliding
+ * kernels take, and the four-by-four dot-product loop. */
 #ifndef MT_OPS_ARM_MVE_FLAGS_H
 #define MT_OPS_ARM_MVE_FLAGS_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "microtrain.h"
+#include "ops/spatial.h"
 
 #define MT_FPSCR_IDC 0x80u /* an input subnormal was flushed to zero */
 #define MT_FPSCR_UFC 0x08u /* a subnormal result was flushed to zero */
@@ -48,6 +49,27 @@ static inline int mt_mve_nan(float32x4_t a, float32x4_t b, float32x4_t c, float3
           : "w"(a), "w"(b), "w"(c), "w"(d)
           : "p0");
     return r != 0xffffu;
+}
+
+/* A NaN test for results already stored or many vectors, on integers (no flags, no
+ * predicate): worst collects each lane's |bits|, and a NaN's exceed +inf's. */
+static inline uint32x4_t mt_mve_magnitudes(uint32x4_t worst, float32x4_t v)
+{
+    return vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(v), vdupq_n_u32(0x7fffffffu)));
+}
+
+static inline int mt_mve_magnitudes_nan(uint32x4_t worst)
+{
+    return vmaxvq_u32(0, worst) > 0x7f800000u;
+}
+
+/* The geometry of the kernels that slide along rows (DepthwiseConv2D, the one-channel Conv2D
+ * backward): stride 1 along W, a 3-wide window, SAME (OW = W) or VALID (OW = W - 2), at least
+ * min_w input columns */
+static inline int mt_mve_row_slides(const mt_spatial *g, uint32_t min_w)
+{
+    return g->SW == 1 && g->KW == 3 && g->W >= min_w &&
+           ((g->PL == 1 && g->OW == g->W) || (g->PL == 0 && g->OW + 2 == g->W));
 }
 
 /* the same for one vector */

@@ -32,6 +32,7 @@ static uint32_t window_taps(const mt_spatial *g, uint32_t oh, uint32_t ow, uint3
 }
 
 #define POOL_TAPS 64 /* windows of at most this many taps; larger ones run the portable sibling */
+#define POOL_HELIUM(g) ((g)->C >= 4 && (g)->KH * (g)->KW <= POOL_TAPS)
 
 /*
  * y = the reference's maximum: the first tap, then each next tap v replaces m when v > m or v
@@ -60,7 +61,7 @@ static inline __attribute__((always_inline)) float32x4_t max_of_taps(const float
 void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
-    if (C < 4 || g->KH * g->KW > POOL_TAPS) {
+    if (!POOL_HELIUM(g)) {
         mt_op_max_pool2d_f32_forward_fast(x, y, B, g);
         return;
     }
@@ -118,7 +119,7 @@ void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const flo
                                        const mt_spatial *g)
 {
     const uint32_t C = g->C;
-    if (C < 4 || g->KH * g->KW > POOL_TAPS) {
+    if (!POOL_HELIUM(g)) {
         mt_op_max_pool2d_f32_backward_fast(x, y, dy, dx, B, g);
         return;
     }
