@@ -218,7 +218,10 @@ static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, acti
     {16, 16, 24, 24, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU6}, {4, 4, 70, 2, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE},
     /* one input channel, <= 8 output channels: the x86 two-pixels-per-vector paths */
     {28, 28, 1, 8, 3, 1, MT_PADDING_SAME, MT_FUSED_RELU}, {11, 13, 1, 5, 3, 1, MT_PADDING_VALID, MT_FUSED_RELU6},
-    {9, 24, 1, 7, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE},  {7, 40, 1, 8, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU}};
+    {9, 24, 1, 7, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE},  {7, 40, 1, 8, 3, 2, MT_PADDING_SAME, MT_FUSED_RELU},
+    /* 3-wide, stride 1 along the row, channels a multiple of 8: the AVX2 input gradient by kernel
+     * rows (4 x 3 kernels, VALID, two blocks of 8 channels; 3 x 3 SAME on 8) */
+    {9, 11, 16, 6, 4, 1, MT_PADDING_VALID, MT_FUSED_RELU}, {10, 12, 8, 3, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
 
 static void check_spatial_path(int path)
 {

@@ -3,6 +3,7 @@
  * gradient and the bias gradient; conv2d_x86.h says what it shares with the forward.
  */
 #include "ops/x86/conv2d_x86.h"
+#include "ops/x86/conv2d_avx2.h"
 
 #if MT_X86_KERNELS
 /* Input gradient columns held on the stack: 4 pixels of up to COL_K floats (8 KiB). Larger
@@ -157,10 +158,20 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     uint32_t lo, hi, row_lo, row_hi; /* the outputs whose taps are all inside: [row_lo, row_hi) x [lo, hi) */
     mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
     mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
+#ifdef MT_X86_SHIM_AVX2
+    const int dx8 = dx8_fits(g);
+#endif
     for (uint32_t b = 0; b < B && K <= COL_K; ++b) { /* output rows in order, up to 4 outputs at a time */
         float *dxs = dx + (size_t)b * g->H * g->W * g->C;
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW;) {
+#ifdef MT_X86_SHIM_AVX2
+                if (dx8 && oh >= row_lo && oh < row_hi && ow >= lo && ow + DX8_PIX <= hi) {
+                    dx8_group(w, dy, dx, b, oh, ow, g);
+                    ow += DX8_PIX;
+                    continue;
+                }
+#endif
                 const int run = oh >= row_lo && oh < row_hi && ow >= lo && ow + COL_PIX <= hi;
                 uint32_t count = 1;
                 if (run) count = COL_PIX;
@@ -195,6 +206,7 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     }
 }
 
+#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2.h */
 /*
  * dW of the one-channel layers above (C = 1, SW = 1, OC <= 8, K <= 16). A sum runs over the
  * outputs in order, so pixels cannot share a vector here; taps can: within a kernel row, taps
@@ -283,6 +295,7 @@ MT_AVX512 static void conv_backward_dw_one_channel(const float *x, const float *
     if (g->KH == 3 && g->KW == 3) dw_one_channel(x, dy, dw, B, g, 3, 3);
     else dw_one_channel(x, dy, dw, B, g, g->KH, g->KW);
 }
+#endif /* !MT_X86_SHIM_AVX2 */
 
 /* dW[oc, k] += Σ_o dy[o, oc]·x[o, k] over the in-bounds (o, k), from 0 in output order;
  * lanes across oc, DW_TAPS k at a time (16, or 6 in the AVX2 build), transposed into dW's rows at the end */
@@ -302,11 +315,31 @@ MT_AVX512_INLINE void dw_run(const float *p0, const float *p1, size_t xs, const 
     for (uint32_t k = 0; k < 16; ++k) acc[k] = a[k];
 }
 
+/* n pixels whose DW_TAPS taps are all inside (pk[k]: tap k's x at the first pixel; xs floats
+ * from one pixel to the next): acc[k] += dy[o, ·]·x[o, k], o in order. The AVX2 build's run:
+ * its six taps need not share a channel run, so each has a pointer of its own. */
+MT_AVX512_INLINE void dw_run_taps(const float *const *pk, size_t xs, const float *dyp, uint32_t OC, __mmask16 um,
+                                  uint32_t n, __m512 *acc)
+{
+    __m512 a[DW_TAPS];
+    const float *p[DW_TAPS];
+    for (uint32_t k = 0; k < DW_TAPS; ++k) a[k] = acc[k], p[k] = pk[k];
+    for (size_t q = 0; q < (size_t)n * xs; q += xs, dyp += OC) {
+        const __m512 d = _mm512_maskz_loadu_ps(um, dyp);
+        for (uint32_t k = 0; k < DW_TAPS; ++k) a[k] = mt_mac(a[k], d, _mm512_set1_ps(p[k][q]));
+    }
+    for (uint32_t k = 0; k < DW_TAPS; ++k) acc[k] = a[k];
+}
+
 MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;
     if (g->C == 1 && g->SW == 1 && g->OC <= 8 && K <= 16) {
+#ifdef MT_X86_SHIM_AVX2
+        conv_backward_dw_one_channel8(x, dy, dw, B, g);
+#else
         conv_backward_dw_one_channel(x, dy, dw, B, g);
+#endif
         return;
     }
     for (uint32_t oc0 = 0; oc0 < g->OC; oc0 += 16) {
@@ -339,6 +372,13 @@ MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *d
                             const float *xp = x + base;
                             dw_run(xp + tb.off[0], xp + tb.off[8], (size_t)g->SW * g->C, dyrow + (size_t)ow * g->OC,
                                    g->OC, um, hi - lo, acc);
+                            ow = hi - 1;
+                            continue;
+                        }
+                        if (DW_TAPS < 16 && kn == DW_TAPS && rows_in && ow == lo && hi > lo) {
+                            const float *pk[DW_TAPS];
+                            for (uint32_t k = 0; k < DW_TAPS; ++k) pk[k] = x + base + tb.off[k];
+                            dw_run_taps(pk, (size_t)g->SW * g->C, dyrow + (size_t)ow * g->OC, g->OC, um, hi - lo, acc);
                             ow = hi - 1;
                             continue;
                         }

@@ -6,6 +6,7 @@
 
 #if MT_X86_KERNELS
 #include "ops/x86/conv2d_x86.h"
+#include "ops/x86/conv2d_avx2.h"
 
 MT_AVX512_INLINE __m512 activate(__m512 v, uint32_t activation)
 {
@@ -61,11 +62,8 @@ MT_AVX512_INLINE void forward_pixels(const float *x, ptrdiff_t xi, ptrdiff_t xs,
  * neighbours in x (one 64-bit broadcast puts x[ow + off] in the even lanes and x[ow + 1 + off]
  * in the odd ones). Each lane is still one sum from 0 over k ascending, then the bias.
  */
-#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: six pairs' sums */
-#define PAIRS 6
-#else
+#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2.h */
 #define PAIRS 8
-#endif
 
 
 /* n (<= PAIRS) pairs of in-bounds pixels from xp (pixel ow) and yp (its output) */
@@ -154,6 +152,7 @@ MT_AVX512 static void conv_forward_one_channel(const float *x, const float *w, c
             }
         }
 }
+#endif /* !MT_X86_SHIM_AVX2 */
 
 /* y[j·ys] = the sums acc[j] (partial, or finished: + bias, then the activation) */
 MT_AVX512_INLINE void store_outputs(float *yp, size_t ys, const __m512 *acc, uint32_t n, __mmask16 um, int last,
@@ -189,7 +188,11 @@ MT_AVX512 void MT_X86_NAME(mt_op_conv2d_f32_forward)(const float *x, const float
 {
     const uint32_t K = g->KH * g->KW * g->C;
     if (g->C == 1 && g->SW == 1 && g->OC <= 8 && K <= 16) {
+#ifdef MT_X86_SHIM_AVX2
+        conv_forward_one_channel8(x, w, bias, y, B, g);
+#else
         conv_forward_one_channel(x, w, bias, y, B, g);
+#endif
         return;
     }
     /* [lo, hi): the outputs of a row whose taps are all inside horizontally (every pass) */
