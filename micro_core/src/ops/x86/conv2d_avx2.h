@@ -228,9 +228,83 @@ MT_AVX512_INLINE void dx8_group(const float *w, const float *dy, float *dx, uint
     }
 }
 
-static inline int dx8_fits(const mt_spatial *g)
+/* the layers of dx8_group and dw8 */
+static inline int conv8_fits(const mt_spatial *g)
 {
     return g->KW == 3 && g->SW == 1 && g->C % 8 == 0;
+}
+
+/*
+ * The weight gradient of the same layers: dW[oc, kh, kw, cb..cb+7] = Σ_o dy[o, oc]·x[o at (kh,
+ * kw), cb..cb+7], one kernel row kh, 8 channels from cb and NJ (4, 2 or 1) output channels
+ * from oc0 a pass. The lanes run across the channels, so the three taps of the row are 24
+ * neighbouring floats of x and each output pixel needs 3 loads of x and NJ broadcasts of dy
+ * for 3·NJ sums (the 16-lane kernel: two loads of dy and six broadcasts of x for six taps).
+ * Every output in order, taps in the padding skipped: each sum is the reference's chain.
+ */
+#define DW8_NJ 3
+
+/* a[j][kw] += dy[o, oc0 + j]·x at tap kw, for the taps whose bit is set in `valid` (xp: tap 0's
+ * 8 channels, which need not be inside when its bit is clear) */
+MT_AVX512_INLINE void dw8_pixel(__m256 (*a)[3], const float *xp, const float *dyp, uint32_t C, uint32_t NJ,
+                                uint32_t valid)
+{
+#pragma GCC unroll 3
+    for (uint32_t kw = 0; kw < 3; ++kw) {
+        if (!(valid >> kw & 1u)) continue;
+        const __m256 v = _mm256_loadu_ps(xp + (size_t)kw * C);
+#pragma GCC unroll 4
+        for (uint32_t j = 0; j < NJ; ++j) a[j][kw] = _mm256_add_ps(a[j][kw], _mm256_mul_ps(_mm256_broadcast_ss(dyp + j), v));
+    }
+}
+
+MT_AVX512_INLINE void dw8_pass(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g,
+                               uint32_t kh, uint32_t cb, uint32_t oc0, uint32_t NJ, uint32_t lo, uint32_t hi)
+{
+    const uint32_t C = g->C, OC = g->OC;
+    __m256 a[DW8_NJ][3];
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < NJ; ++j) a[j][0] = a[j][1] = a[j][2] = _mm256_setzero_ps();
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            const int32_t ih = (int32_t)(oh * g->SH + kh) - (int32_t)g->PT;
+            if (!inside(ih, g->H)) continue; /* the kernel row in the padding: no term */
+            /* xrow + ow·C: tap 0 of output ow (iw = ow - PL, possibly -1) */
+            const float *xrow = x + (((size_t)b * g->H + (uint32_t)ih) * g->W) * C + cb - (ptrdiff_t)g->PL * C;
+            const float *dyp = dy + ((size_t)b * g->OH + oh) * g->OW * OC + oc0;
+            for (uint32_t ow = 0; ow < g->OW; ++ow, dyp += OC) {
+                if (ow == lo) { /* the outputs whose three taps are inside */
+                    for (; ow < hi; ++ow, dyp += OC) dw8_pixel(a, xrow + (size_t)ow * C, dyp, C, NJ, 7u);
+                    if (ow == g->OW) break;
+                }
+                const int32_t iw = (int32_t)ow - (int32_t)g->PL;
+                const uint32_t valid = (uint32_t)inside(iw, g->W) | (uint32_t)inside(iw + 1, g->W) << 1 |
+                                       (uint32_t)inside(iw + 2, g->W) << 2;
+                dw8_pixel(a, xrow + (ptrdiff_t)ow * C, dyp, C, NJ, valid);
+            }
+        }
+    const size_t K = (size_t)g->KH * 3 * C;
+#pragma GCC unroll 4
+    for (uint32_t j = 0; j < NJ; ++j)
+#pragma GCC unroll 3
+        for (uint32_t kw = 0; kw < 3; ++kw) {
+            float *o = dw + (oc0 + j) * K + ((size_t)kh * 3 + kw) * C + cb;
+            _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), a[j][kw]));
+        }
+}
+
+MT_AVX512 static inline void dw8(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
+{
+    uint32_t lo, hi; /* [lo, hi): the outputs of a row whose three taps are inside */
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
+    if (hi <= lo) lo = hi = g->OW; /* none: every output checks its taps */
+    for (uint32_t kh = 0; kh < g->KH; ++kh)
+        for (uint32_t cb = 0; cb < g->C; cb += 8) {
+            uint32_t oc0 = 0;
+            for (; oc0 + DW8_NJ <= g->OC; oc0 += DW8_NJ) dw8_pass(x, dy, dw, B, g, kh, cb, oc0, DW8_NJ, lo, hi);
+            if (oc0 + 2 == g->OC) dw8_pass(x, dy, dw, B, g, kh, cb, oc0, 2, lo, hi);
+            else if (oc0 < g->OC) dw8_pass(x, dy, dw, B, g, kh, cb, oc0, 1, lo, hi);
+        }
 }
 
 #endif /* MT_X86_KERNELS && MT_X86_SHIM_AVX2 */

@@ -159,7 +159,7 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &lo, &hi);
     mt_spatial_window_inside(g->OH, g->SH, g->PT, g->KH, g->H, &row_lo, &row_hi);
 #ifdef MT_X86_SHIM_AVX2
-    const int dx8 = dx8_fits(g);
+    const int dx8 = conv8_fits(g);
 #endif
     for (uint32_t b = 0; b < B && K <= COL_K; ++b) { /* output rows in order, up to 4 outputs at a time */
         float *dxs = dx + (size_t)b * g->H * g->W * g->C;
@@ -334,6 +334,12 @@ MT_AVX512_INLINE void dw_run_taps(const float *const *pk, size_t xs, const float
 MT_AVX512 static void conv_backward_dw(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g)
 {
     const uint32_t K = g->KH * g->KW * g->C;
+#ifdef MT_X86_SHIM_AVX2
+    if (conv8_fits(g)) {
+        dw8(x, dy, dw, B, g);
+        return;
+    }
+#endif
     if (g->C == 1 && g->SW == 1 && g->OC <= 8 && K <= 16) {
 #ifdef MT_X86_SHIM_AVX2
         conv_backward_dw_one_channel8(x, dy, dw, B, g);
