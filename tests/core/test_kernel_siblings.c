@@ -223,8 +223,22 @@ static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, acti
      * rows (4 x 3 kernels, VALID, two blocks of 8 channels; 3 x 3 SAME on 8) */
     {9, 11, 16, 6, 4, 1, MT_PADDING_VALID, MT_FUSED_RELU}, {10, 12, 8, 3, 3, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
 
+/* square pools (geometry() makes even windows one column narrower): H, W, C, K, S, padding */
+static const uint32_t pool_cases[][6] = {
+    {28, 28, 8, 2, 2, MT_PADDING_VALID}, {14, 14, 16, 2, 2, MT_PADDING_VALID}, {7, 9, 20, 2, 2, MT_PADDING_SAME},
+    {9, 9, 3, 2, 1, MT_PADDING_VALID},   {8, 10, 24, 3, 2, MT_PADDING_SAME}};
+
 static void check_spatial_path(int path)
 {
+    for (size_t s = 0; s < sizeof pool_cases / sizeof pool_cases[0]; s++) {
+        const uint32_t *v = pool_cases[s];
+        mt_spatial pool;
+        memset(&pool, 0, sizeof pool);
+        pool.H = v[0], pool.W = v[1], pool.C = pool.OC = v[2], pool.KH = pool.KW = v[3], pool.SH = pool.SW = v[4];
+        mt_spatial_axis(pool.H, pool.KH, pool.SH, v[5], &pool.OH, &pool.PT);
+        mt_spatial_axis(pool.W, pool.KW, pool.SW, v[5], &pool.OW, &pool.PL);
+        check_spatial(path, MAXPOOL, &pool, 3, 950u + (unsigned)s, 0);
+    }
     for (size_t s = 0; s < sizeof spatial_cases / sizeof spatial_cases[0]; s++) {
         const uint32_t *v = spatial_cases[s];
         const mt_spatial g = geometry(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
