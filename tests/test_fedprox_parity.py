@@ -165,3 +165,42 @@ def test_proximal_mu_is_checked_and_set_reference_needs_it():
         assert session.memory_plan()["reference_bytes"] == weight_bytes
         assert session.memory_plan()["total_bytes"] == total + weight_bytes
         assert session.config["proximal_mu"] == 0.01
+
+
+def test_fedprox_client_resumed_from_a_checkpoint_takes_the_same_steps(tmp_path):
+    """A checkpoint with optimizer state keeps the reference (format version 3): a client
+    resumed mid-round, whatever its own reference was, continues bit for bit like the one
+    that never stopped; a session without the term loads it too."""
+    sizes, activations, kind = ARCHITECTURES["classifier"]
+    torch_model = make_torch_model(sizes, activations)
+    mt_model = make_microtrain_model(sizes, activations, torch_model)
+    x, labels = make_data(sizes, kind)
+    start = global_weights(torch_model)
+    path = str(tmp_path / "client.ckpt")
+    steps = list(batches())
+    optimizer = optimizers.SGD(learning_rate=0.05, momentum=0.9)
+
+    def compiled(session, mu):
+        session.compile(optimizer, "sparse_categorical_crossentropy", batch_size=BATCH_SIZE,
+                        proximal_mu=mu)
+
+    with microtrain.TrainSession(mt_model) as kept, microtrain.TrainSession(mt_model) as resumed:
+        compiled(kept, MU)
+        kept.set_weights(start)
+        kept.set_reference()
+        for first, stop in steps[:3]:
+            kept.train_step(x[first:stop], labels[first:stop])
+        kept.save_checkpoint(path)
+        with open(path, "rb") as handle:
+            assert handle.read(6)[4:] == b"\x03\x00"  # version 3: the reference is in
+        compiled(resumed, MU)
+        resumed.set_reference()  # the image's weights: not the round's global model
+        resumed.load_checkpoint(path)
+        for first, stop in steps[3:]:
+            kept.train_step(x[first:stop], labels[first:stop])
+            resumed.train_step(x[first:stop], labels[first:stop])
+        for a, b in zip(kept.get_weights(), resumed.get_weights()):
+            np.testing.assert_array_equal(a, b)
+    with microtrain.TrainSession(mt_model) as plain:
+        compiled(plain, 0.0)
+        plain.load_checkpoint(path)  # no proximal term: the reference is skipped

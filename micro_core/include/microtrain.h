@@ -537,7 +537,7 @@ MT_API mt_status mt_session_get_learning_rate(const mt_session *s, float *learni
 /**
  * @brief The base learning rate a schedule scales (lr(step) = base · factor(step)): the
  *        configuration's learning_rate at init, or the base stored in the last checkpoint
- *        loaded (version 2; a version 1 checkpoint leaves it). mt_session_set_learning_rate()
+ *        loaded (versions 2 and 3; a version 1 checkpoint leaves it). mt_session_set_learning_rate()
  *        does not change it, so a resumed run continues the original run's schedule.
  * @param[out] learning_rate the base rate, > 0
  * @return MT_OK, MT_ERR_BAD_ARGUMENT.

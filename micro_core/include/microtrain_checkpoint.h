@@ -55,10 +55,11 @@ MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimi
                                      size_t *bytes);
 
 /**
- * @brief Stream a checkpoint: trained weights, optimizer state (optional), step and epoch
+ * @brief Stream a checkpoint: trained weights, optimizer state (optional; with it, a session
+ *        with a proximal term also saves its reference w_ref, as version 3), step and epoch
  *        counters, current and base learning rate and user properties; versioned,
- *        little-endian, CRC-32 protected (format: docs/checkpoint_format.md, version 2).
- *        @p write is called with small chunks.
+ *        little-endian, CRC-32 protected (format: docs/checkpoint_format.md, version 2, or 3
+ *        with the reference). @p write is called with small chunks.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
  */
 MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
@@ -69,13 +70,14 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
  * @brief Load a checkpoint of @p checkpoint_bytes bytes through @p read.
  *
  * The whole checkpoint is validated first: structure, CRC, and contents no training run
- * could produce (NaN or infinite weights or optimizer state, a negative Adam second moment,
+ * could produce (NaN or infinite weights, optimizer state or reference, a negative Adam second moment,
  * β powers outside [0, 1], negative counters, a NaN, infinite or negative learning rate)
  * are MT_ERR_BAD_CHECKPOINT; another model fingerprint, trained tensor set or optimizer
  * (with or without stored state) is MT_ERR_CHECKPOINT_MISMATCH. Only then are weights,
  * state and counters replaced and @p on_property (may be NULL) called for each property.
- * Versions 1 and 2 load; a version 2 checkpoint also restores the base learning rate
- * (mt_session_get_base_learning_rate()). A checkpoint refused by
+ * Versions 1, 2 and 3 load; versions 2 and 3 also restore the base learning rate
+ * (mt_session_get_base_learning_rate()), version 3 the proximal term's reference (a session
+ * without the term skips it; a checkpoint without one leaves the session's). A checkpoint refused by
  * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while
  * validating) leaves the session unchanged. The second pass reads in place, holding no
  * copy: if @p read fails there (storage failing between the passes) or @p on_property

@@ -4,7 +4,8 @@
  *
  * Save writes front to back and keeps a running CRC for the trailer.
  * Load reads twice: pass 1 checks structure, CRC, contents and fit without
- * writing anything; pass 2 replaces weights, optimizer state and counters. So a
+ * writing anything; pass 2 replaces weights, optimizer state, the FedProx reference and
+ * counters. So a
  * bad checkpoint leaves the session exactly as it was. Contents are checked as
  * well as structure because a CRC proves only that bytes were not damaged, not
  * that their writer was honest: a loaded session must never hold a value that
@@ -21,6 +22,7 @@
 
 #define CK_MAGIC "MTCK"
 #define CK_VERSION 2u    /* written; 1 (no base learning rate) is still read */
+#define CK_VERSION_REFERENCE 3u /* written when a record carries the FedProx reference */
 #define CK_HEADER_BYTES 80u
 #define CK_TRAILER_BYTES 4u
 #define CK_RECORD_HEADER_BYTES 8u
@@ -77,6 +79,13 @@ static uint32_t state_arrays_of(const mt_session *s, int32_t include_optimizer)
     return include_optimizer ? mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum) : 0u;
 }
 
+/* 1 when each record carries the proximal term's reference w_ref (FedProx, proximal_mu > 0):
+ * it belongs to the resumable state, like the optimizer's, so it comes with it */
+static uint32_t reference_arrays_of(const mt_session *s, int32_t include_optimizer)
+{
+    return include_optimizer && s->cfg.proximal_mu > 0.0f ? 1u : 0u;
+}
+
 static mt_status property_value_bytes(const mt_property *p, uint32_t *name_bytes, uint32_t *value_bytes)
 {
     if (p->name == NULL) return MT_ERR_BAD_ARGUMENT;
@@ -104,7 +113,8 @@ mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
     if (!valid_session(s) || bytes == NULL || num_properties < 0 ||
         (num_properties > 0 && properties == NULL) || (include_optimizer != 0 && include_optimizer != 1))
         return MT_ERR_BAD_ARGUMENT;
-    const uint64_t per_element = 4u * (1u + state_arrays_of(s, include_optimizer));
+    const uint64_t per_element =
+        4u * (1u + state_arrays_of(s, include_optimizer) + reference_arrays_of(s, include_optimizer));
     uint64_t total = CK_HEADER_BYTES + CK_TRAILER_BYTES;
     for (int32_t k = 0; k < s->num_trained; ++k)
         total += CK_RECORD_HEADER_BYTES + per_element * s->tensors[s->trained[k]].count;
@@ -164,11 +174,12 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     if (st != MT_OK) return st;
     if (write == NULL) return MT_ERR_BAD_ARGUMENT;
     const uint32_t state_arrays = state_arrays_of(s, include_optimizer);
+    const uint32_t reference = reference_arrays_of(s, include_optimizer);
 
     uint8_t h[CK_HEADER_BYTES];
     memset(h, 0, sizeof h);
     memcpy(h, CK_MAGIC, 4);
-    mt_put_u16(h + 4, CK_VERSION);
+    mt_put_u16(h + 4, reference ? CK_VERSION_REFERENCE : CK_VERSION); /* without: version 2's bytes */
     mt_put_u16(h + 6, CK_HEADER_BYTES);
     mt_put_u32(h + 8, (uint32_t)total);
     mt_put_u32(h + 12, s->model_fingerprint);
@@ -182,6 +193,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     mt_put_u32(h + 52, f32_bits(s->base_learning_rate));
     mt_put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
     mt_put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
+    mt_put_u32(h + 72, reference);
 
     writer w = {write, user, 0, MT_OK};
     emit(&w, h, sizeof h);
@@ -193,6 +205,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
         emit(&w, r, sizeof r);
         emit_floats(&w, t->data, t->count);
         emit_floats(&w, t->opt_state, t->count * state_arrays);
+        if (reference) emit_floats(&w, mt_reference_of(s, t), t->count);
     }
     for (int32_t k = 0; k < num_properties; ++k) {
         const mt_property *p = &properties[k];
@@ -237,10 +250,10 @@ static mt_status fetch(const reader *r, uint32_t offset, void *data, uint32_t by
 }
 
 typedef struct ck_header {
-    uint32_t version, total, fingerprint, num_records, state_arrays, num_properties;
+    uint32_t version, total, fingerprint, num_records, state_arrays, reference_arrays, num_properties;
     int32_t optimizer;
     int64_t step, epoch;
-    float learning_rate, base_learning_rate; /* base: version 2 only */
+    float learning_rate, base_learning_rate; /* base: versions 2 and 3 */
     double beta1_power, beta2_power;
 } ck_header;
 
@@ -254,7 +267,7 @@ static int known_optimizer(int32_t optimizer)
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
     c->version = mt_get_u16(h + 4);
-    if (memcmp(h, CK_MAGIC, 4) != 0 || (c->version != 1 && c->version != CK_VERSION) ||
+    if (memcmp(h, CK_MAGIC, 4) != 0 || c->version < 1 || c->version > CK_VERSION_REFERENCE ||
         mt_get_u16(h + 6) != CK_HEADER_BYTES)
         return MT_ERR_BAD_CHECKPOINT;
     c->total = mt_get_u32(h + 8);
@@ -269,11 +282,14 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     c->base_learning_rate = bits_f32(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
     c->beta1_power = bits_f64(mt_get_u64(h + 56));
     c->beta2_power = bits_f64(mt_get_u64(h + 64));
+    c->reference_arrays = c->version == CK_VERSION_REFERENCE ? mt_get_u32(h + 72) : 0u;
     if (c->total != size) return MT_ERR_BAD_CHECKPOINT;
     if (c->version == 1 ? mt_get_u32(h + 52) != 0
                         : !(mt_isfinitef(c->base_learning_rate) && c->base_learning_rate > 0.0f))
         return MT_ERR_BAD_CHECKPOINT; /* a base rate comes from a config: finite and > 0 */
-    for (int i = 72; i < 80; ++i)
+    /* version 3 is written only with the reference (1 at offset 72); the rest is reserved, 0 */
+    if (c->version == CK_VERSION_REFERENCE && c->reference_arrays != 1u) return MT_ERR_BAD_CHECKPOINT;
+    for (int i = c->version == CK_VERSION_REFERENCE ? 76 : 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
     /* the state a known optimizer keeps: none, momentum (SGD), or m and v (Adam, AdamW) */
     if (!known_optimizer(c->optimizer)) return MT_ERR_BAD_CHECKPOINT;
@@ -307,13 +323,14 @@ static mt_status check_floats(const reader *r, uint32_t offset, uint32_t count, 
     return MT_OK;
 }
 
-/* A record's values: weights and momentum or Adam m finite; Adam v finite and >= 0 (a sum
- * of squares). The record lies inside the body (checked by the caller). */
+/* A record's values: weights, momentum or Adam m, and the reference finite; Adam v (array 2
+ * of 2 state arrays) finite and >= 0 (a sum of squares). The record lies inside the body
+ * (checked by the caller). */
 static mt_status check_record_values(const reader *r, const ck_header *c, uint32_t values_at, uint32_t count)
 {
     mt_status st = MT_OK;
-    for (uint32_t a = 0; a <= c->state_arrays && st == MT_OK; ++a)
-        st = check_floats(r, values_at + 4u * count * a, count, a == 2);
+    for (uint32_t a = 0; a <= c->state_arrays + c->reference_arrays && st == MT_OK; ++a)
+        st = check_floats(r, values_at + 4u * count * a, count, a == 2 && c->state_arrays == 2);
     return st;
 }
 
@@ -345,7 +362,7 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
         if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
         const uint32_t index = mt_get_u32(buf), count = mt_get_u32(buf + 4);
         const uint32_t values_at = (uint32_t)off + CK_RECORD_HEADER_BYTES;
-        off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays);
+        off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays + c->reference_arrays);
         if (off > body) return MT_ERR_BAD_CHECKPOINT;
         if ((st = check_record_values(r, c, values_at, count)) != MT_OK) return st;
         if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
@@ -383,7 +400,9 @@ static mt_status fetch_floats(const reader *r, uint32_t offset, float *x, uint32
     return MT_OK;
 }
 
-/* Pass 2: replace weights, state, counters; then hand over the properties. */
+/* Pass 2: replace weights, state, the reference, counters; then hand over the properties. A
+ * reference goes to a session with a proximal term and is skipped by one without (it has no
+ * w_ref); a checkpoint without one leaves the session's reference as it is. */
 static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_property_fn on_property,
                        void *property_user)
 {
@@ -400,6 +419,11 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
             off += 4u * t->count * arrays;
         } else if (arrays) {
             memset(t->opt_state, 0, 4u * t->count * arrays);
+        }
+        if (c->reference_arrays) {
+            float *reference = mt_reference_of(s, t);
+            if (reference && (st = fetch_floats(r, off, reference, t->count)) != MT_OK) return st;
+            off += 4u * t->count;
         }
         memset(t->grad, 0, 4u * t->count);
     }

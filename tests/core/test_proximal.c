@@ -15,7 +15,13 @@
  *     momentum and decay, Adam and AdamW, in the fused and the accumulate layout;
  *   - the fused and the accumulate layout give the same bits with the term too;
  *   - the update guard covers the term: μ·(w − w_ref) overflowing is MT_ERR_NUMERIC and, with
- *     guard_gradients, changes nothing.
+ *     guard_gradients, changes nothing;
+ *   - checkpoints carry the reference (version 3) with the optimizer state: a session resumed
+ *     from one mid-round, whatever its own reference was, takes the next steps bit for bit
+ *     like the session that never stopped (SGD with momentum, Adam); a session without the
+ *     term loads the same checkpoint (the reference skipped); a weights-only checkpoint stays
+ *     version 2; a reference holding a NaN, or a version 3 header without the reference
+ *     flag, is MT_ERR_BAD_CHECKPOINT even under a valid CRC.
  */
 #include <float.h>
 #include <math.h>
@@ -301,6 +307,66 @@ static void test_guard(const uint8_t *img, size_t bytes)
     free(g.block);
 }
 
+/* ---- checkpoints keep the reference ------------------------------------------------------- */
+
+static uint32_t crc32_of(const uint8_t *p, size_t n) /* zlib's CRC-32 */
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; ++i) {
+        c ^= p[i];
+        for (int k = 0; k < 8; ++k) c = c & 1u ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return ~c;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; ++k) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+static void test_checkpoint_resume(const uint8_t *img, size_t bytes, int optimizer, float momentum)
+{
+    mt_train_config prox = config(optimizer, MU, 0), plain = config(optimizer, 0.0f, 0);
+    prox.momentum = plain.momentum = momentum;
+    sess a, b, c;
+    CHECK_STATUS(sess_open(&a, img, bytes, &prox), MT_OK);
+    CHECK_STATUS(sess_open(&b, img, bytes, &prox), MT_OK);
+    CHECK_STATUS(sess_open(&c, img, bytes, &plain), MT_OK);
+    nudge_weights(a.s, 31u); /* the round's global model, then two local steps */
+    CHECK_STATUS(mt_session_set_reference(a.s), MT_OK);
+    step(a.s, 0, 32u);
+    step(a.s, 0, 33u);
+    static uint8_t ck[16384], weights_only[16384];
+    size_t size = 0, size_w = 0;
+    CHECK_STATUS(mt_checkpoint_save_buffer(a.s, 1, NULL, 0, ck, sizeof ck, &size), MT_OK);
+    CHECK_EQ_INT(ck[4] | ck[5] << 8, 3);
+    CHECK_STATUS(mt_checkpoint_save_buffer(a.s, 0, NULL, 0, weights_only, sizeof weights_only, &size_w), MT_OK);
+    CHECK_EQ_INT(weights_only[4] | weights_only[5] << 8, 2);
+
+    nudge_weights(b.s, 77u); /* another reference: the checkpoint's must replace it */
+    CHECK_STATUS(mt_session_set_reference(b.s), MT_OK);
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, ck, size, NULL, NULL), MT_OK);
+    for (unsigned k = 0; k < 3; ++k) step(a.s, 0, 40u + k), step(b.s, 0, 40u + k);
+    if (!CHECK(same_params(a.s, b.s) && same_counters(a.s, b.s)))
+        printf("    resumed FedProx session differs: optimizer %d momentum %g\n", optimizer, (double)momentum);
+
+    CHECK_STATUS(mt_checkpoint_load_buffer(c.s, ck, size, NULL, NULL), MT_OK); /* no term: skipped */
+
+    /* contents no writer produces, under a valid CRC: refused, nothing loaded */
+    static uint8_t bad[16384];
+    memcpy(bad, ck, size);
+    const size_t last = size - 4 - 4; /* the last record's last float: a reference value */
+    put_u32(bad + last, 0x7FC00000u);
+    put_u32(bad + size - 4, crc32_of(bad, size - 4));
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, bad, size, NULL, NULL), MT_ERR_BAD_CHECKPOINT);
+    memcpy(bad, ck, size);
+    put_u32(bad + 72, 0u);
+    put_u32(bad + size - 4, crc32_of(bad, size - 4));
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, bad, size, NULL, NULL), MT_ERR_BAD_CHECKPOINT);
+    CHECK(same_params(a.s, b.s));
+    free(a.block), free(b.block), free(c.block);
+}
+
 int main(void)
 {
     size_t bytes = 0;
@@ -315,6 +381,8 @@ int main(void)
     test_fused_equals_accumulate(img, bytes, MT_OPTIMIZER_SGD);
     test_fused_equals_accumulate(img, bytes, MT_OPTIMIZER_ADAM);
     test_guard(img, bytes);
+    test_checkpoint_resume(img, bytes, MT_OPTIMIZER_SGD, 0.9f);
+    test_checkpoint_resume(img, bytes, MT_OPTIMIZER_ADAM, 0.0f);
     free(img);
     return MT_TEST_END();
 }
