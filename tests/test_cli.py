@@ -165,6 +165,31 @@ def test_info_prints_tensors_ops_and_the_memory_plan(files):
                                      re.MULTILINE).group(1))
 
 
+def test_info_plans_the_proximal_reference_and_train_takes_the_term(files, tmp_path):
+    """--proximal-mu: info plans FedProx's reference copy of the trained weights (as
+    compile(proximal_mu=...) does); train pulls towards the model's own weights."""
+    result = run("info", files / "model.mtm", "--proximal-mu", 0.01, "--trainable", 2)
+    assert result.returncode == 0, result.stderr
+    reference = int(re.search(r"^proximal reference +(\d+)$", result.stdout, re.MULTILINE).group(1))
+    weights = int(re.search(r"^trained weights +(\d+)$", result.stdout, re.MULTILINE).group(1))
+    assert reference == weights > 0
+    assert "proximal reference" not in run("info", files / "model.mtm").stdout
+    finals = []
+    for mu in (0.0, 50.0):
+        out = tmp_path / ("mu%g.mtm" % mu)
+        trained = run("train", files / "model.mtm", "--x", files / "x.bin", "--y", files / "y.bin",
+                      "--epochs", 3, "--optimizer", "sgd", "--learning-rate", 0.01,
+                      "--proximal-mu", mu, "--export", out, "-v", 0)
+        assert trained.returncode == 0, trained.stderr
+        finals.append(microtrain.TrainSession(str(out)).get_weights())
+    start = microtrain.TrainSession(str(files / "model.mtm")).get_weights()
+    moved = [sum(float(np.abs(w - s).sum()) for w, s in zip(f, start)) for f in finals]
+    assert 0 < moved[1] < moved[0]  # the term holds the weights nearer the model's
+    for bad in ("-1", "nan", "inf", "x"):
+        assert_one_line_error(run("info", files / "model.mtm", "--proximal-mu", bad),
+                              "--proximal-mu")
+
+
 def test_bad_arguments_and_files_give_one_line(files, tmp_path):
     model, x, y = files / "model.mtm", files / "x.bin", files / "y.bin"
     (tmp_path / "short.bin").write_bytes(b"\0" * 30)

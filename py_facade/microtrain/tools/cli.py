@@ -6,7 +6,7 @@
         --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
-        [--plot arena.png]
+        [--proximal-mu 0.01] [--plot arena.png]
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
@@ -100,7 +100,8 @@ def _open_session(args):
     session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
                     trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
                     biases_only=args.biases_only,
-                    accumulate_gradients=getattr(args, "accumulate_gradients", False))
+                    accumulate_gradients=getattr(args, "accumulate_gradients", False),
+                    proximal_mu=getattr(args, "proximal_mu", 0.0))
     return path, session, optimizer, loss
 
 

@@ -109,6 +109,22 @@ def _positive_float(text):
     return value
 
 
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
+    if not 0.0 <= value < float("inf"):  # also refuses NaN
+        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
+    return value
+
+
+def _add_proximal(parser, what):
+    parser.add_argument("--proximal-mu", "--proximal_mu", dest="proximal_mu",
+                        type=_non_negative_float, default=0.0,
+                        help="FedProx's proximal term mu/2 |w - w_ref|^2 (0: none); " + what)
+
+
 def _trainable_spec(text):
     """"all", "bias", an int (last N ops) or a comma-separated list of op indices."""
     value = text.strip().lower()
@@ -184,6 +200,7 @@ def build_parser():
     _add_model(train)
     _add_data(train, required=True)
     _add_compile(train, _config.DEFAULT_LOSS)
+    _add_proximal(train, "w_ref is the model's own weights, so training stays near them")
     train.add_argument("--epochs", "--epoch", dest="epochs", type=_non_negative_int, default=5,
                        help="epochs (default 5)")
     train.add_argument("--validation-split", "--validation_split", dest="validation_split",
@@ -211,6 +228,7 @@ def build_parser():
     info.add_argument("--accumulate-gradients", "--accumulate_gradients",
                       dest="accumulate_gradients", action="store_true",
                       help="plan gradients kept for accumulation instead of fused updates")
+    _add_proximal(info, "plans its reference copy of the trained weights")
     info.add_argument("--plot", metavar="OUT.png",
                       help="draw the arena over the train step's schedule (needs matplotlib)")
 
