@@ -244,15 +244,16 @@ static inline int conv8_fits(const mt_spatial *g)
  */
 #define DW8_NJ 3
 
-/* a[j][kw] += dy[o, oc0 + j]·x at tap kw, for the taps whose bit is set in `valid` (xp: tap 0's
- * 8 channels, which need not be inside when its bit is clear) */
-MT_AVX512_INLINE void dw8_pixel(__m256 (*a)[3], const float *xp, const float *dyp, uint32_t C, uint32_t NJ,
-                                uint32_t valid)
+/* a[j][kw] += dy[o, oc0 + j]·x at tap kw, for the taps whose bit is set in `valid` (row: the
+ * input row's 8 channels at column 0; iw: tap 0's column, -1 when it is in the padding; tap 0
+ * inside, the run passes row = tap 0 and iw = 0) */
+MT_AVX512_INLINE void dw8_pixel(__m256 (*a)[3], const float *row, int32_t iw, const float *dyp, uint32_t C,
+                                uint32_t NJ, uint32_t valid)
 {
 #pragma GCC unroll 3
     for (uint32_t kw = 0; kw < 3; ++kw) {
         if (!(valid >> kw & 1u)) continue;
-        const __m256 v = _mm256_loadu_ps(xp + (size_t)kw * C);
+        const __m256 v = _mm256_loadu_ps(row + (ptrdiff_t)(iw + (int32_t)kw) * (ptrdiff_t)C);
 #pragma GCC unroll 4
         for (uint32_t j = 0; j < NJ; ++j) a[j][kw] = _mm256_add_ps(a[j][kw], _mm256_mul_ps(_mm256_broadcast_ss(dyp + j), v));
     }
@@ -269,18 +270,18 @@ MT_AVX512_INLINE void dw8_pass(const float *x, const float *dy, float *dw, uint3
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             const int32_t ih = (int32_t)(oh * g->SH + kh) - (int32_t)g->PT;
             if (!inside(ih, g->H)) continue; /* the kernel row in the padding: no term */
-            /* xrow + ow·C: tap 0 of output ow (iw = ow - PL, possibly -1) */
-            const float *xrow = x + (((size_t)b * g->H + (uint32_t)ih) * g->W) * C + cb - (ptrdiff_t)g->PL * C;
+            const float *xrow = x + (((size_t)b * g->H + (uint32_t)ih) * g->W) * C + cb;
             const float *dyp = dy + ((size_t)b * g->OH + oh) * g->OW * OC + oc0;
             for (uint32_t ow = 0; ow < g->OW; ++ow, dyp += OC) {
                 if (ow == lo) { /* the outputs whose three taps are inside */
-                    for (; ow < hi; ++ow, dyp += OC) dw8_pixel(a, xrow + (size_t)ow * C, dyp, C, NJ, 7u);
+                    for (const float *xp = xrow + (size_t)(ow - g->PL) * C; ow < hi; ++ow, xp += C, dyp += OC)
+                        dw8_pixel(a, xp, 0, dyp, C, NJ, 7u);
                     if (ow == g->OW) break;
                 }
                 const int32_t iw = (int32_t)ow - (int32_t)g->PL;
                 const uint32_t valid = (uint32_t)inside(iw, g->W) | (uint32_t)inside(iw + 1, g->W) << 1 |
                                        (uint32_t)inside(iw + 2, g->W) << 2;
-                dw8_pixel(a, xrow + (ptrdiff_t)ow * C, dyp, C, NJ, valid);
+                dw8_pixel(a, xrow, iw, dyp, C, NJ, valid);
             }
         }
     const size_t K = (size_t)g->KH * 3 * C;
