@@ -17,6 +17,7 @@
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
+#include "optimizers.h"
 
 #if MT_SCALAR_SIBLINGS
 static uint32_t rng = 12345u;
@@ -351,6 +352,42 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
 }
 #endif
 
+#if MT_MVE_KERNELS
+/* The Helium Adam update and guard (shared_mve.c) against optimizers.c's: the guard's answer,
+ * then (both updates run) every bit of w, m and v. kind 0 ordinary values, 1 subnormal
+ * gradients and moments (flushed by MVE), 2 a NaN and an infinity in g (∞/∞ makes a NaN w),
+ * 3 weights past 2^126 (the shortcut fails: the guard computes those weights), 4 a gradient
+ * whose square overflows v, 5 a NaN weight (which MVE's LE would let through the shortcut). */
+#define ADAM_N 23 /* five blocks of four and a partial one */
+static float aw0[ADAM_N], ag[ADAM_N], am0[ADAM_N], av0[ADAM_N], aw1[ADAM_N], am1[ADAM_N], av1[ADAM_N];
+
+static void adam_case(int kind, float beta1, float epsilon, float weight_decay, int decoupled)
+{
+    const mt_proximal none = {NULL, 0.0f};
+    const float lr = 0.01f, beta2 = 0.999f, scale = 0.25f;
+    const double b1p = 0.9 * 0.9, b2p = 0.999 * 0.999;
+    fill(aw0, ADAM_N, 1.0f), fill(ag, ADAM_N, 2.0f), fill(am0, ADAM_N, 0.1f), fill(av0, ADAM_N, 0.01f);
+    for (int i = 0; i < ADAM_N; ++i) av0[i] = fabsf(av0[i]);
+    if (kind == 1)
+        for (int i = 0; i < ADAM_N; i += 2) ag[i] = uniform(1e-39f), am0[i] = uniform(2e-39f), av0[i] = 1e-40f;
+    if (kind == 2) ag[5] = __builtin_nanf(""), ag[17] = -__builtin_inff();
+    if (kind == 3) aw0[2] = 3e38f, aw0[9] = -2e38f, aw0[21] = 1e38f;
+    if (kind == 4) ag[13] = 3e38f;
+    if (kind == 5) aw0[6] = -__builtin_nanf("");
+    memcpy(aw1, aw0, sizeof aw0), memcpy(am1, am0, sizeof am0), memcpy(av1, av0, sizeof av0);
+    const int ok0 = mt_adam_update_is_finite_f32(aw0, ag, am0, av0, ADAM_N, lr, beta1, beta2, epsilon, weight_decay,
+                                                 decoupled, b1p, b2p, scale, none);
+    const int ok1 = mt_adam_update_is_finite_f32_mve(aw1, ag, am1, av1, ADAM_N, lr, beta1, beta2, epsilon,
+                                                     weight_decay, decoupled, b1p, b2p, scale);
+    check(ok0 == ok1 && (kind <= 1 ? ok0 : kind == 3 || !ok0), "adam guard");
+    mt_adam_update_f32(aw0, ag, am0, av0, ADAM_N, lr, beta1, beta2, epsilon, weight_decay, decoupled, b1p, b2p,
+                       scale, none);
+    mt_adam_update_f32_mve(aw1, ag, am1, av1, ADAM_N, lr, beta1, beta2, epsilon, weight_decay, decoupled, b1p, b2p,
+                           scale);
+    check(same(aw0, aw1, ADAM_N) && same(am0, am1, ADAM_N) && same(av0, av1, ADAM_N), "adam update");
+}
+#endif
+
 int main(void)
 {
     mt_board_init();
@@ -420,6 +457,14 @@ int main(void)
                 const uint32_t *v = pointwise[s];
                 pointwise_case(v[0], v[1], v[2], v[3], act, k & 1, k >> 1);
             }
+#if MT_MVE_KERNELS
+    for (int kind = 0; kind < 6; ++kind) {
+        adam_case(kind, 0.9f, 1e-8f, 0.0f, 0);  /* Adam; m from the nearer end, 1 - β1 < 0.5 */
+        adam_case(kind, 0.2f, 1e-6f, 0.01f, 0); /* Adam with L2 decay; the other lerp end */
+        adam_case(kind, 0.9f, 1e-8f, 0.05f, 1); /* AdamW's decoupled decay */
+        adam_case(kind, 0.9f, 0.0f, 0.0f, 0);   /* ε = 0: no shortcut, every weight computed */
+    }
+#endif
 #endif
     puts_("siblings: ");
     put_u32(passed);

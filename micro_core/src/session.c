@@ -11,6 +11,7 @@
 #include "losses.h"
 #include "microtrain.h"
 #include "mt_math.h"
+#include "ops/arm/mve.h"
 #include "ops/x86/x86.h"
 #include "optimizers.h"
 #include "session.h"
@@ -250,6 +251,13 @@ static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float gr
                                                    beta1_power, beta2_power, grad_scale);
     }
 #endif
+#if MT_MVE_KERNELS
+    if (prox.mu == 0.0f && c->optimizer != MT_OPTIMIZER_SGD) /* the moments four at a time (shared_mve.c) */
+        return mt_adam_update_is_finite_f32_mve(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                                s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                                c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
+                                                grad_scale);
+#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
         return mt_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
                                            c->momentum, c->weight_decay, grad_scale, prox);
@@ -274,6 +282,14 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
                                       s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                       c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
                                       grad_scale);
+        return;
+    }
+#endif
+#if MT_MVE_KERNELS
+    if (prox.mu == 0.0f && c->optimizer != MT_OPTIMIZER_SGD) { /* the same bits (shared_mve.c) */
+        mt_adam_update_f32_mve(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);
         return;
     }
 #endif

@@ -1,14 +1,18 @@
 /*
- * Helium pieces the op kernels share, built into every core whatever its op list (Conv2D and
- * DepthwiseConv2D both call them): the fused activation's derivative with the bias gradient.
- * ops/arm/mve.h says how they keep the reference's bits.
+ * Helium pieces built into every core whatever its op list: the fused activation's derivative
+ * with the bias gradient (Conv2D and DepthwiseConv2D both call it), and the Adam update and
+ * its guard (session.c). ops/arm/mve.h says how they keep the reference's bits.
  */
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2")
+#include <math.h>
+#include <string.h>
+
 #include "ops/arm/mve_flags.h"
+#include "optimizers.h"
 
 /* One vector of channels along P pixels (stride C): with mask, dz = dy·[1 <= y's bits <= top]
  * in place, tested on y's bits as integers (a float y > 0 iff 1 <= bits <= +inf's as int32;
@@ -63,6 +67,155 @@ void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, siz
         }
         vstrwq_p_f32(dbias + c, acc, p);
     }
+}
+
+/* ---- Adam and AdamW (optimizers.c's, without a proximal term) ---- */
+
+/* optimizers.c's adam_params_for, for four lanes: the same constants from the same doubles */
+typedef struct adam4 {
+    float scale, wd, decay, omb1, b1, b2, omb2, bc2, eps, step, m_bound;
+    int near_m, decoupled;
+} adam4;
+
+static adam4 adam4_setup(float lr, float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
+                         double beta1_power, double beta2_power, float grad_scale)
+{
+    adam4 k;
+    k.step = (float)((double)lr / (1.0 - beta1_power));
+    k.bc2 = (float)sqrt(1.0 - beta2_power);
+    k.scale = grad_scale, k.wd = weight_decay, k.decay = 1.0f - lr * weight_decay;
+    k.omb1 = 1.0f - beta1, k.b1 = beta1, k.b2 = beta2, k.omb2 = 1.0f - beta2, k.eps = epsilon;
+    k.near_m = k.omb1 < 0.5f;
+    k.decoupled = decoupled;
+    /* the guard's shortcut (optimizers.c): |m'| <= m_bound, |w| <= 2^126 and v' >= 0 prove the
+     * new w finite without the square root and the divisions */
+    k.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && k.bc2 > 0.0f && fabsf(k.step) <= 0x1p26f)
+                    ? epsilon * 0x1p100f : 0.0f;
+    return k;
+}
+
+/* adam_moments of four elements: g' = g·scale; AdamW w·decay, Adam g' + wd·w; m' as PyTorch's
+ * lerp from the nearer end; v' = β2·v + (1-β2)·g'². Each lane the reference's operations in its
+ * order (a product by a constant is the same product either way round). */
+static inline __attribute__((always_inline)) void adam4_moments(const adam4 *k, float32x4_t g, float32x4_t *w,
+                                                                float32x4_t *m, float32x4_t *v)
+{
+    float32x4_t gi = vmulq_n_f32(g, k->scale);
+    if (k->decoupled) *w = vmulq_n_f32(*w, k->decay);
+    else if (k->wd != 0.0f) gi = vaddq_f32(gi, vmulq_n_f32(*w, k->wd));
+    if (k->near_m) *m = vaddq_f32(*m, vmulq_n_f32(vsubq_f32(gi, *m), k->omb1));
+    else *m = vsubq_f32(gi, vmulq_n_f32(vsubq_f32(gi, *m), k->b1));
+    *v = vaddq_f32(vmulq_n_f32(*v, k->b2), vmulq_n_f32(vmulq_f32(gi, gi), k->omb2));
+}
+
+/* adam_weight of one element, on the scalar FPU (MVE has no square root or division) */
+static inline __attribute__((always_inline)) float adam4_weight(const adam4 *k, float w, float m, float v)
+{
+    const float denom = sqrtf(v) / k->bc2 + k->eps;
+    return w - k->step * (m / denom);
+}
+
+/*
+ * mt_adam_update_f32 without a proximal term: per four elements the moments in Helium, then
+ * each new w on the scalar FPU. A block whose moments flushed a subnormal (IDC/UFC) or hold
+ * a NaN, or whose new weights hold a NaN the division made (∞/∞: the compiled reference may
+ * negate it in a VMLS), is redone by the portable update from the untouched values before
+ * anything of it is stored; the flags are read before the scalar division and square root
+ * (whose own underflow would set UFC). A last partial block is the portable update's.
+ */
+void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t N, float lr, float beta1,
+                            float beta2, float epsilon, float weight_decay, int decoupled, double beta1_power,
+                            double beta2_power, float grad_scale)
+{
+    const adam4 k = adam4_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power,
+                                grad_scale);
+    const mt_proximal none = {NULL, 0.0f};
+    size_t i = 0;
+    for (; i + 4 <= N; i += 4) {
+        mt_mve_flags_clear();
+        float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
+        adam4_moments(&k, vld1q_f32(g + i), &wv, &mv, &vv);
+        if (mt_mve_flushed(wv, mv, vv, vv) || mt_mve_nan(wv, mv, vv, vv)) {
+            mt_adam_update_f32(w + i, g + i, m + i, v + i, 4, lr, beta1, beta2, epsilon, weight_decay, decoupled,
+                               beta1_power, beta2_power, grad_scale, none);
+            continue;
+        }
+        float nw[4], nm[4], nv[4];
+        vst1q_f32(nw, wv), vst1q_f32(nm, mv), vst1q_f32(nv, vv);
+        int made_nan = 0;
+        for (int j = 0; j < 4; ++j) {
+            nw[j] = adam4_weight(&k, nw[j], nm[j], nv[j]);
+            made_nan |= nw[j] != nw[j];
+        }
+        if (made_nan) { /* ∞/∞ made a NaN: its sign is the compiled reference's (a VMLS negates it) */
+            mt_adam_update_f32(w + i, g + i, m + i, v + i, 4, lr, beta1, beta2, epsilon, weight_decay, decoupled,
+                               beta1_power, beta2_power, grad_scale, none);
+            continue;
+        }
+        vst1q_f32(w + i, vld1q_f32(nw)), vst1q_f32(m + i, mv), vst1q_f32(v + i, vv);
+    }
+    if (i < N)
+        mt_adam_update_f32(w + i, g + i, m + i, v + i, N - i, lr, beta1, beta2, epsilon, weight_decay, decoupled,
+                           beta1_power, beta2_power, grad_scale, none);
+}
+
+/* |x|'s bits (the sign cleared with an immediate: no constant register, no float operation) */
+static inline __attribute__((always_inline)) uint32x4_t magnitude(float32x4_t x)
+{
+    return vbicq_n_u32(vreinterpretq_u32_f32(x), 0x80000000u);
+}
+
+/*
+ * mt_adam_update_is_finite_f32 without a proximal term: the moments of four elements in
+ * Helium; g, m' and v' are finite when the largest of their magnitudes' bits stays below
+ * +inf's (a NaN's are above). The shortcut is tested a block at a time on integers: the
+ * block's largest |m'| and |w| bits against the bounds' (for non-NaN floats the bits order
+ * as the magnitudes do; a NaN's exceed every bound, as C's <= fails for it) and its v' signs;
+ * a block it does not cover gets every new w on the scalar FPU, as the update computes it.
+ * A flushed subnormal anywhere sends the whole check to the portable guard, so the answer is
+ * always the reference's.
+ */
+int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                     float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                     int decoupled, double beta1_power, double beta2_power, float grad_scale)
+{
+    const adam4 k = adam4_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power,
+                                grad_scale);
+    const mt_proximal none = {NULL, 0.0f};
+    uint32_t m_bound, weights_bad = 0u;
+    memcpy(&m_bound, &k.m_bound, 4);
+    uint32x4_t worst = vdupq_n_u32(0u); /* the largest magnitude bits of every g, m', v' */
+    size_t i = 0;
+    mt_mve_flags_clear();
+    for (; i + 4 <= N; i += 4) {
+        const float32x4_t gv = vld1q_f32(g + i);
+        float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
+        adam4_moments(&k, gv, &wv, &mv, &vv);
+        const uint32x4_t mm = magnitude(mv);
+        worst = vmaxq_u32(vmaxq_u32(worst, magnitude(gv)), vmaxq_u32(mm, magnitude(vv)));
+        /* the shortcut holds for every lane: m_bound > 0, |m'| <= m_bound, |w| <= 2^126, v' >= 0 */
+        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, magnitude(wv)) <= 0x7e800000u &&
+            vminvq_s32(INT32_MAX, vreinterpretq_s32_f32(vv)) >= 0)
+            continue;
+        if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
+        float nw[4], nm[4], nv[4];
+        vst1q_f32(nw, wv), vst1q_f32(nm, mv), vst1q_f32(nv, vv);
+        for (int j = 0; j < 4; ++j) {
+            const float nwj = adam4_weight(&k, nw[j], nm[j], nv[j]);
+            uint32_t u;
+            memcpy(&u, &nwj, 4);
+            weights_bad |= (u & 0x7f800000u) + 0x00800000u; /* bit 31: not finite */
+        }
+        mt_mve_flags_clear();
+    }
+    const float32x4_t none_v = vdupq_n_f32(0.0f);
+    if (i + 4 <= N || mt_mve_flushed(none_v, none_v, none_v, none_v)) /* a flush: the reference decides */
+        return mt_adam_update_is_finite_f32(w, g, m, v, N, lr, beta1, beta2, epsilon, weight_decay, decoupled,
+                                            beta1_power, beta2_power, grad_scale, none);
+    if (vmaxvq_u32(0u, worst) >= 0x7f800000u || (weights_bad & 0x80000000u)) return 0;
+    return i == N || mt_adam_update_is_finite_f32(w + i, g + i, m + i, v + i, N - i, lr, beta1, beta2, epsilon,
+                                                  weight_decay, decoupled, beta1_power, beta2_power, grad_scale,
+                                                  none);
 }
 
 #else
