@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mt_board.h"
+#include "mt_math.h"
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -386,6 +387,29 @@ static void adam_case(int kind, float beta1, float epsilon, float weight_decay, 
                            scale);
     check(same(aw0, aw1, ADAM_N) && same(am0, am1, ADAM_N) && same(av0, av1, ADAM_N), "adam update");
 }
+
+/* The Helium exponentials (shared_mve.c) against mt_expf on a sweep of arguments: every
+ * range the scalar function treats apart (overflow, its subnormal results, zero), the ties
+ * of n = (int)(v/ln2 ± 0.5), and NaN, infinities, signed zeros and subnormals. */
+#define EXP_N 1031 /* not a multiple of four */
+static float ex[EXP_N], e0[EXP_N], e1[EXP_N];
+
+static void exp_case(float shift)
+{
+    static const float special[] = {__builtin_nanf(""), -__builtin_nanf(""), __builtin_inff(), -__builtin_inff(),
+                                    0.0f, -0.0f, 1e-40f, -1e-40f, 88.72283935546875f, 88.7228394f, -103.972084f,
+                                    -103.972092f, -87.3365479f, -87.336544f, 0.34657359f, -0.34657359f};
+    for (int i = 0; i < EXP_N; ++i) ex[i] = -110.0f + 205.0f * (float)i / (float)(EXP_N - 1) + uniform(0.1f);
+    /* whole blocks at the edges of the vector path: n = -127 (a subnormal result), 127 (the
+     * largest), -126 (results at 2^-126, some subnormal) */
+    static const float edges[] = {-88.0f, -88.1f, -87.9f, -88.2f, 87.8f, 87.9f, 88.0f, 88.05f,
+                                  -87.3f, -87.2f, -87.1f, -87.0f};
+    for (int i = 0; i < (int)(sizeof special / sizeof special[0]); ++i) ex[37 * i + 5] = special[i] + shift;
+    for (int i = 0; i < (int)(sizeof edges / sizeof edges[0]); ++i) ex[800 + i] = edges[i] + shift;
+    for (int i = 0; i < EXP_N; ++i) e0[i] = mt_expf(ex[i] - shift);
+    mt_expf_shifted_mve(ex, shift, e1, EXP_N);
+    check(same(e0, e1, EXP_N), "expf shifted");
+}
 #endif
 
 int main(void)
@@ -464,6 +488,8 @@ int main(void)
         adam_case(kind, 0.9f, 1e-8f, 0.05f, 1); /* AdamW's decoupled decay */
         adam_case(kind, 0.9f, 0.0f, 0.0f, 0);   /* ε = 0: no shortcut, every weight computed */
     }
+    exp_case(0.0f);
+    exp_case(2.5f);
 #endif
 #endif
     puts_("siblings: ");

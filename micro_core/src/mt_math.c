@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/arm/mve.h"
 #include "ops/x86/x86.h"
 
 static uint32_t bits_of(float x)
@@ -92,6 +93,10 @@ void mt_expf_shifted(const float *x, float m, float *out, uint32_t n)
         MT_X86_CALL(mt_expf_shifted, x, m, out, n);
         return;
     }
+#endif
+#if MT_MVE_KERNELS
+    mt_expf_shifted_mve(x, m, out, n); /* four lanes, the same bits */
+    return;
 #endif
     for (uint32_t j = 0; j < n; ++j) out[j] = mt_expf(x[j] - m);
 }

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 float mt_expf(float x);
-/* out[j] = mt_expf(x[j] - m) for j < n (sixteen at a time where the CPU has AVX-512: the
- * same bits) */
+/* out[j] = mt_expf(x[j] - m) for j < n (sixteen at a time where the CPU has AVX-512 or AVX2,
+ * four with Helium: the same bits) */
 void mt_expf_shifted(const float *x, float m, float *out, uint32_t n);
 float mt_logf(float x);   /* x <= 0 gives -inf (x == 0) or NaN */
 float mt_tanhf(float x);

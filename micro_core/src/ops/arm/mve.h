@@ -66,6 +66,8 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
 int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float *m, const float *v, size_t N,
                                      float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                      int decoupled, double beta1_power, double beta2_power, float grad_scale);
+/* mt_math.h's mt_expf_shifted: the same bits (shared_mve.c) */
+void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n);
 #endif
 
 #endif /* MT_OPS_ARM_MVE_H */

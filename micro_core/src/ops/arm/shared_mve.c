@@ -1,7 +1,8 @@
 /*
  * Helium pieces built into every core whatever its op list: the fused activation's derivative
- * with the bias gradient (Conv2D and DepthwiseConv2D both call it), and the Adam update and
- * its guard (session.c). ops/arm/mve.h says how they keep the reference's bits.
+ * with the bias gradient (Conv2D and DepthwiseConv2D both call it), the Adam update and its
+ * guard (session.c), and the softmax's exponentials (mt_math.c). ops/arm/mve.h says how they
+ * keep the reference's bits.
  */
 #include "ops/arm/mve.h"
 
@@ -11,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "mt_math.h"
 #include "ops/arm/mve_flags.h"
 #include "optimizers.h"
 
@@ -216,6 +218,48 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
     return i == N || mt_adam_update_is_finite_f32(w + i, g + i, m + i, v + i, N - i, lr, beta1, beta2, epsilon,
                                                   weight_decay, decoupled, beta1_power, beta2_power, grad_scale,
                                                   none);
+}
+
+/* ---- exponentials (mt_math.c's mt_expf, four lanes) ---- */
+
+/*
+ * out[j] = mt_expf(x[j] - m): its float operations in its order, four lanes at a time (the x86
+ * sibling's scheme, ops/x86/exp_x86.c): n = (int)(fn ± 0.5) with fn = v / ln 2 (VCVT truncates
+ * toward zero, as the cast), r = v - n·ln2 in two parts, the same polynomial, times 2^n. A block
+ * goes to mt_expf where a lane is NaN or infinite (VCVT would give 0 or saturate), or n falls
+ * outside [-126, 127] (the scalar function's early returns and its subnormal results), or MVE
+ * flushed a subnormal.
+ */
+void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n)
+{
+    uint32_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        mt_mve_flags_clear();
+        const float32x4_t v = vsubq_n_f32(vld1q_f32(x + j), m);
+        const float32x4_t fn = vmulq_n_f32(v, 1.44269504088896341f);
+        const float32x4_t half = vpselq_f32(vdupq_n_f32(0.5f), vdupq_n_f32(-0.5f), vcmpgeq_n_f32(fn, 0.0f));
+        const int32x4_t k = vcvtq_s32_f32(vaddq_f32(fn, half));
+        const float32x4_t kf = vcvtq_f32_s32(k);
+        float32x4_t r = vsubq_f32(v, vmulq_n_f32(kf, 0.693359375f));
+        r = vsubq_f32(r, vmulq_n_f32(kf, -2.12194440e-4f));
+        float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
+        p = vaddq_f32(vdupq_n_f32(1.0f / 720.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 120.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 24.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 6.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(0.5f), vmulq_f32(r, p));
+        p = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), p));
+        p = vaddq_f32(vdupq_n_f32(1.0f), p);
+        const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
+        const float32x4_t e = vmulq_f32(p, scale);
+        if (vmaxvq_u32(0u, magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&
+            vminvq_s32(INT32_MAX, k) >= -126 && !mt_mve_flushed(e, e, e, e)) {
+            vst1q_f32(out + j, e);
+            continue;
+        }
+        for (uint32_t i = j; i < j + 4; ++i) out[i] = mt_expf(x[i] - m);
+    }
+    for (; j < n; ++j) out[j] = mt_expf(x[j] - m);
 }
 
 #else
