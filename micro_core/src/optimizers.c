@@ -44,8 +44,11 @@ MT_ELEMENT uint32_t non_finite(float x)
 
 /* ---- SGD ---- */
 
+/* The flags are ints tested per element: a float compare there costs the FPU cores a VCMP and
+ * a VMRS each (the arithmetic, and so every bit, is the same). */
 typedef struct sgd_params {
     float lr, momentum, weight_decay, grad_scale, mu;
+    int has_mu, has_decay;
 } sgd_params;
 
 typedef struct sgd_result {
@@ -64,9 +67,9 @@ MT_ELEMENT sgd_result sgd_element(const sgd_params *p, float w, float g, float b
 {
     sgd_result r;
     float d = g * p->grad_scale;
-    if (p->mu != 0.0f) d = add_proximal(d, p->mu, w, ref);
-    if (p->weight_decay != 0.0f) d += p->weight_decay * w;
-    if (p->momentum > 0.0f) {
+    if (p->has_mu) d = add_proximal(d, p->mu, w, ref);
+    if (p->has_decay) d += p->weight_decay * w;
+    if (p->momentum > 0.0f) { /* (the loops are split on momentum: a constant there) */
         /* buf starts at 0, so the first step gives buf = d as in PyTorch */
         buf = p->momentum * buf + d;
         d = buf;
@@ -76,37 +79,50 @@ MT_ELEMENT sgd_result sgd_element(const sgd_params *p, float w, float g, float b
     return r;
 }
 
-/* The reference element i, or 0 when there is no proximal term. */
-#define REF(prox, i) ((prox).mu != 0.0f ? (prox).ref[i] : 0.0f)
+/* The reference element i, or 0 when there is no proximal term (ref: prox.ref then, else NULL). */
+#define REF(ref, i) ((ref) ? (ref)[i] : 0.0f)
+
+static const float *reference_of(mt_proximal prox)
+{
+    return prox.mu != 0.0f ? prox.ref : NULL;
+}
+
+static sgd_params sgd_params_for(float lr, float momentum, float weight_decay, float grad_scale, float mu)
+{
+    const sgd_params p = {lr, momentum, weight_decay, grad_scale, mu, mu != 0.0f, weight_decay != 0.0f};
+    return p;
+}
 
 void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
                        float weight_decay, float grad_scale, mt_proximal prox)
 {
-    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
+    const sgd_params p = sgd_params_for(lr, momentum, weight_decay, grad_scale, prox.mu);
+    const float *ref = reference_of(prox);
     if (momentum > 0.0f) {
         for (size_t i = 0; i < N; ++i) {
-            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(ref, i));
             w[i] = r.w;
             buf[i] = r.buf;
         }
     } else {
-        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w;
+        for (size_t i = 0; i < N; ++i) w[i] = sgd_element(&p, w[i], g[i], 0.0f, REF(ref, i)).w;
     }
 }
 
 int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
                                 float momentum, float weight_decay, float grad_scale, mt_proximal prox)
 {
-    const sgd_params p = {lr, momentum, weight_decay, grad_scale, prox.mu};
+    const sgd_params p = sgd_params_for(lr, momentum, weight_decay, grad_scale, prox.mu);
+    const float *ref = reference_of(prox);
     uint32_t bad = 0; /* bit 31: some value is not finite */
     if (momentum > 0.0f) {
         for (size_t i = 0; i < N; ++i) {
-            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(prox, i));
+            const sgd_result r = sgd_element(&p, w[i], g[i], buf[i], REF(ref, i));
             bad |= non_finite(g[i]) | non_finite(r.w) | non_finite(r.buf);
         }
     } else {
         for (size_t i = 0; i < N; ++i)
-            bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f, REF(prox, i)).w);
+            bad |= non_finite(g[i]) | non_finite(sgd_element(&p, w[i], g[i], 0.0f, REF(ref, i)).w);
     }
     return (bad & 0x80000000u) == 0;
 }
@@ -120,7 +136,7 @@ typedef struct adam_params {
     float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
     float grad_scale, mu;
     float m_bound; /* > 0: the guard's shortcut holds for |m'| <= m_bound (adam_params_for), 0: never */
-    int decoupled;
+    int decoupled, has_mu, has_decay, near_m;
 } adam_params;
 
 typedef struct adam_result {
@@ -142,6 +158,7 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
     p.grad_scale = grad_scale;
     p.mu = mu;
     p.decoupled = decoupled;
+    p.has_mu = mu != 0.0f, p.has_decay = weight_decay != 0.0f, p.near_m = p.one_minus_beta1 < 0.5f;
     /* The guard's shortcut. With v' >= 0 finite, sqrt(1-β2^t) > 0 and ε > 0, the denominator
      * sqrt(v')/sqrt(1-β2^t) + ε is >= ε (rounding is monotonic) or +inf, never NaN; so for
      * |m'| <= ε·2^100, |m'/denom| <= 2^100, and with |step_size| <= 2^26 the term
@@ -159,15 +176,15 @@ MT_ELEMENT adam_result adam_moments(const adam_params *p, float w, float g, floa
 {
     adam_result r;
     float gi = g * p->grad_scale;
-    if (p->mu != 0.0f) gi = add_proximal(gi, p->mu, w, ref);
+    if (p->has_mu) gi = add_proximal(gi, p->mu, w, ref);
     if (p->decoupled) {
         w *= p->decay;
-    } else if (p->weight_decay != 0.0f) {
+    } else if (p->has_decay) {
         gi += p->weight_decay * w;
     }
     /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
      * w = 1 (β1 = 0) gives m = g exactly */
-    if (p->one_minus_beta1 < 0.5f)
+    if (p->near_m)
         r.m = m + p->one_minus_beta1 * (gi - m);
     else
         r.m = gi - (gi - m) * p->beta1;
@@ -198,8 +215,9 @@ void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, 
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
+    const float *ref = reference_of(prox);
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(prox, i));
+        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(ref, i));
         w[i] = r.w;
         m[i] = r.m;
         v[i] = r.v;
@@ -213,13 +231,20 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
 {
     const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
-    uint32_t bad = 0;
+    const float *ref = reference_of(prox);
+    uint32_t bad = 0, m_bound;
+    memcpy(&m_bound, &p.m_bound, 4); /* 0 or the bits of a positive float */
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_moments(&p, w[i], g[i], m[i], v[i], REF(prox, i));
+        const adam_result r = adam_moments(&p, w[i], g[i], m[i], v[i], REF(ref, i));
         bad |= non_finite(g[i]) | non_finite(r.m) | non_finite(r.v);
-        /* the new w is finite without computing it where the shortcut holds (a NaN fails
-         * these comparisons), else computed as the update will */
-        if (!(p.m_bound > 0.0f && fabsf(r.m) <= p.m_bound && fabsf(r.w) <= 0x1p126f && r.v >= 0.0f))
+        /* The new w is finite without computing it where the shortcut holds: m_bound > 0,
+         * |m'| <= m_bound, |w| <= 2^126 and v' >= 0, tested on the bits (magnitudes order as
+         * their bits, and a NaN's exceed every bound, as C's <= fails for it; a v' with its
+         * sign bit set, -0 included, is computed, and a NaN v' with it clear is caught by
+         * non_finite above: the answer is the float tests'). Else computed as the update will. */
+        uint32_t mb, wb, vb;
+        memcpy(&mb, &r.m, 4), memcpy(&wb, &r.w, 4), memcpy(&vb, &r.v, 4);
+        if (m_bound == 0u || (mb & 0x7fffffffu) > m_bound || (wb & 0x7fffffffu) > 0x7e800000u || (vb >> 31))
             bad |= non_finite(adam_weight(&p, r.w, r.m, r.v));
     }
     return (bad & 0x80000000u) == 0;
