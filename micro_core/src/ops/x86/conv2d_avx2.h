@@ -77,9 +77,8 @@ MT_AVX512 static inline void conv_forward_one_channel8(const float *x, const flo
     const __m256 bv = one8_gather(bias, 1, OC), *bp = bias ? &bv : NULL;
     taps16 tb;
     taps16_init(&tb, g, 0, K);
-    /* [lo, hi): the pixels of a row whose taps are all inside horizontally */
-    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
-    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    int32_t lo, hi; /* the pixels of a row whose taps are all inside horizontally */
+    taps16_row_inside(&tb, g, &lo, &hi);
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             const int32_t ih = (int32_t)(oh * g->SH);
@@ -131,8 +130,8 @@ MT_AVX512_INLINE void one8_dw(const float *x, const float *dy, float *dw, uint32
     const __m256i om = one8_lanes(OC);
     taps16 tb;
     taps16_init(&tb, g, 0, K);
-    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
-    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    int32_t lo, hi;
+    taps16_row_inside(&tb, g, &lo, &hi);
     __m256 acc[16];
     for (uint32_t k = 0; k < K; ++k) acc[k] = _mm256_setzero_ps();
     for (uint32_t b = 0; b < B; ++b)

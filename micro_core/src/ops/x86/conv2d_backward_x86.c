@@ -247,8 +247,8 @@ MT_AVX512_INLINE void dw_one_channel(const float *x, const float *dy, float *dw,
     for (uint32_t kh = 0; kh < KH; ++kh)
         for (uint32_t kw = 0; kw < KW; kw += 2)
             first[groups] = kh * KW + kw, pairs[groups++] = kw + 1 < KW;
-    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
-    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    int32_t lo, hi;
+    taps16_row_inside(&tb, g, &lo, &hi);
     __m512 acc[16];
     for (uint32_t i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
     for (uint32_t b = 0; b < B; ++b)

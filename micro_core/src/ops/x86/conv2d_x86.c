@@ -121,9 +121,8 @@ MT_AVX512 static void conv_forward_one_channel(const float *x, const float *w, c
     taps16 tb;
     taps16_init(&tb, g, 0, K);
     const __m512 *bvp = bias ? &bv : NULL, *bpp = bias ? &bp : NULL;
-    /* [lo, hi): the pixels of a row whose taps are all inside horizontally */
-    const int32_t lo = -tb.dw_min > 0 ? -tb.dw_min : 0;
-    const int32_t hi = (int32_t)g->W - tb.dw_max < (int32_t)g->OW ? (int32_t)g->W - tb.dw_max : (int32_t)g->OW;
+    int32_t lo, hi; /* the pixels of a row whose taps are all inside horizontally */
+    taps16_row_inside(&tb, g, &lo, &hi);
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             const int32_t ih = (int32_t)(oh * g->SH);

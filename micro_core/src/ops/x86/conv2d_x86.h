@@ -64,6 +64,13 @@ static inline uint32_t axis_bits(int32_t pos, const int32_t *d, uint32_t K, uint
     return bits;
 }
 
+/* [lo, hi): the outputs of a row (stride 1 along it) whose taps in `t` are all inside horizontally */
+static inline void taps16_row_inside(const taps16 *t, const mt_spatial *g, int32_t *lo, int32_t *hi)
+{
+    *lo = -t->dw_min > 0 ? -t->dw_min : 0;
+    *hi = (int32_t)g->W - t->dw_max < (int32_t)g->OW ? (int32_t)g->W - t->dw_max : (int32_t)g->OW;
+}
+
 /* x at p and p + 1 in every pair of lanes (one 64-bit broadcast) */
 MT_AVX512_INLINE __m512 pair_of(const float *p)
 {
