@@ -388,6 +388,29 @@ static void adam_case(int kind, float beta1, float epsilon, float weight_decay, 
     check(same(aw0, aw1, ADAM_N) && same(am0, am1, ADAM_N) && same(av0, av1, ADAM_N), "adam update");
 }
 
+/* The Helium SGD update and guard against optimizers.c's, as adam_case: kind 0 ordinary, 1
+ * subnormal gradients and weights, 2 a NaN and an infinity in g, 3 an update that overflows w */
+static float sbuf0[ADAM_N], sbuf1[ADAM_N];
+
+static void sgd_case(int kind, float momentum, float weight_decay)
+{
+    const mt_proximal none = {NULL, 0.0f};
+    const float lr = 0.05f, scale = 0.25f;
+    fill(aw0, ADAM_N, 1.0f), fill(ag, ADAM_N, 2.0f), fill(sbuf0, ADAM_N, 0.3f);
+    if (kind == 1)
+        for (int i = 0; i < ADAM_N; i += 2) ag[i] = uniform(1e-39f), aw0[i] = uniform(3e-39f);
+    if (kind == 2) ag[6] = -__builtin_nanf(""), ag[11] = __builtin_inff();
+    if (kind == 3) ag[14] = 3e38f, aw0[14] = -3.4e38f; /* w - lr·d < -FLT_MAX */
+    memcpy(aw1, aw0, sizeof aw0), memcpy(sbuf1, sbuf0, sizeof sbuf0);
+    float *b0 = momentum > 0.0f ? sbuf0 : NULL, *b1 = momentum > 0.0f ? sbuf1 : NULL;
+    const int ok0 = mt_sgd_update_is_finite_f32(aw0, ag, b0, ADAM_N, lr, momentum, weight_decay, scale, none);
+    const int ok1 = mt_sgd_update_is_finite_f32_mve(aw1, ag, b1, ADAM_N, lr, momentum, weight_decay, scale);
+    check(ok0 == ok1 && (kind <= 1) == ok0, "sgd guard");
+    mt_sgd_update_f32(aw0, ag, b0, ADAM_N, lr, momentum, weight_decay, scale, none);
+    mt_sgd_update_f32_mve(aw1, ag, b1, ADAM_N, lr, momentum, weight_decay, scale);
+    check(same(aw0, aw1, ADAM_N) && same(sbuf0, sbuf1, ADAM_N), "sgd update");
+}
+
 /* The Helium exponentials (shared_mve.c) against mt_expf on a sweep of arguments: every
  * range the scalar function treats apart (overflow, its subnormal results, zero), the ties
  * of n = (int)(v/ln2 ± 0.5), and NaN, infinities, signed zeros and subnormals. */
@@ -487,6 +510,10 @@ int main(void)
         adam_case(kind, 0.2f, 1e-6f, 0.01f, 0); /* Adam with L2 decay; the other lerp end */
         adam_case(kind, 0.9f, 1e-8f, 0.05f, 1); /* AdamW's decoupled decay */
         adam_case(kind, 0.9f, 0.0f, 0.0f, 0);   /* ε = 0: no shortcut, every weight computed */
+    }
+    for (int kind = 0; kind < 4; ++kind) {
+        sgd_case(kind, 0.0f, 0.0f);  /* plain SGD */
+        sgd_case(kind, 0.9f, 0.01f); /* momentum and decay */
     }
     exp_case(0.0f);
     exp_case(2.5f);

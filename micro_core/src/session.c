@@ -252,7 +252,10 @@ static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float gr
     }
 #endif
 #if MT_MVE_KERNELS
-    if (prox.mu == 0.0f && c->optimizer != MT_OPTIMIZER_SGD) /* the moments four at a time (shared_mve.c) */
+    if (prox.mu == 0.0f && c->optimizer == MT_OPTIMIZER_SGD) /* four at a time (shared_mve.c) */
+        return mt_sgd_update_is_finite_f32_mve(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                               c->momentum, c->weight_decay, grad_scale);
+    if (prox.mu == 0.0f) /* Adam's moments four at a time */
         return mt_adam_update_is_finite_f32_mve(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                                                 s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                                 c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
@@ -286,7 +289,12 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
     }
 #endif
 #if MT_MVE_KERNELS
-    if (prox.mu == 0.0f && c->optimizer != MT_OPTIMIZER_SGD) { /* the same bits (shared_mve.c) */
+    if (prox.mu == 0.0f && c->optimizer == MT_OPTIMIZER_SGD) { /* the same bits (shared_mve.c) */
+        mt_sgd_update_f32_mve(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
+                              c->weight_decay, grad_scale);
+        return;
+    }
+    if (prox.mu == 0.0f) {
         mt_adam_update_f32_mve(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
                                s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);

@@ -58,8 +58,12 @@ void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const flo
 /* dz = dy·[0 < y (< 6 for ReLU6)] in place (MT_FUSED_*) and dbias += Σ_p dz (dbias may be
  * NULL), P pixels of C >= 4 channels: the reference's bits */
 void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C);
-/* optimizers.h's Adam (AdamW) update and guard without a proximal term: the reference's bits
- * and answer (shared_mve.c) */
+/* optimizers.h's SGD and Adam (AdamW) updates and guards without a proximal term: the
+ * reference's bits and answers (shared_mve.c) */
+void mt_sgd_update_f32_mve(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+                           float weight_decay, float grad_scale);
+int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                    float momentum, float weight_decay, float grad_scale);
 void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t N, float lr, float beta1,
                             float beta2, float epsilon, float weight_decay, int decoupled, double beta1_power,
                             double beta2_power, float grad_scale);

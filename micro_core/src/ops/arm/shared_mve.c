@@ -1,7 +1,7 @@
 /*
  * Helium pieces built into every core whatever its op list: the fused activation's derivative
- * with the bias gradient (Conv2D and DepthwiseConv2D both call it), the Adam update and its
- * guard (session.c), and the softmax's exponentials (mt_math.c). ops/arm/mve.h says how they
+ * with the bias gradient (Conv2D and DepthwiseConv2D both call it), the SGD and Adam updates
+ * and their guards (session.c), and the softmax's exponentials (mt_math.c). ops/arm/mve.h says how they
  * keep the reference's bits.
  */
 #include "ops/arm/mve.h"
@@ -69,6 +69,71 @@ void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, siz
         }
         vstrwq_p_f32(dbias + c, acc, p);
     }
+}
+
+/* |x|'s bits (the sign cleared with an immediate: no constant register, no float operation) */
+static inline __attribute__((always_inline)) uint32x4_t magnitude(float32x4_t x)
+{
+    return vbicq_n_u32(vreinterpretq_u32_f32(x), 0x80000000u);
+}
+
+/* ---- SGD (optimizers.c's, without a proximal term) ---- */
+
+/* sgd_element of four elements: d = g·scale (+ wd·w); momentum: buf' = momentum·buf + d, d = buf';
+ * w' = w - lr·d. Each lane the reference's operations in its order. */
+static inline __attribute__((always_inline)) float32x4_t sgd4(float32x4_t w, float32x4_t g, float32x4_t *buf,
+                                                              float lr, float momentum, float weight_decay,
+                                                              float grad_scale)
+{
+    float32x4_t d = vmulq_n_f32(g, grad_scale);
+    if (weight_decay != 0.0f) d = vaddq_f32(d, vmulq_n_f32(w, weight_decay));
+    if (momentum > 0.0f) *buf = d = vaddq_f32(vmulq_n_f32(*buf, momentum), d);
+    return vsubq_f32(w, vmulq_n_f32(d, lr));
+}
+
+/* mt_sgd_update_f32 without a proximal term, four elements at a time; a block that flushed a
+ * subnormal or holds a NaN is redone by the portable update before anything of it is stored,
+ * and a last partial block is the portable update's */
+void mt_sgd_update_f32_mve(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+                           float weight_decay, float grad_scale)
+{
+    const mt_proximal none = {NULL, 0.0f};
+    size_t i = 0;
+    for (; i + 4 <= N; i += 4) {
+        mt_mve_flags_clear();
+        float32x4_t b = momentum > 0.0f ? vld1q_f32(buf + i) : vdupq_n_f32(0.0f);
+        const float32x4_t nw = sgd4(vld1q_f32(w + i), vld1q_f32(g + i), &b, lr, momentum, weight_decay, grad_scale);
+        if (mt_mve_flushed(nw, b, nw, b) || mt_mve_nan(nw, b, nw, b)) {
+            mt_sgd_update_f32(w + i, g + i, buf ? buf + i : NULL, 4, lr, momentum, weight_decay, grad_scale, none);
+            continue;
+        }
+        vst1q_f32(w + i, nw);
+        if (momentum > 0.0f) vst1q_f32(buf + i, b);
+    }
+    if (i < N) mt_sgd_update_f32(w + i, g + i, buf ? buf + i : NULL, N - i, lr, momentum, weight_decay, grad_scale, none);
+}
+
+/* mt_sgd_update_is_finite_f32 without a proximal term: g, w' and buf' finite when the largest of
+ * their magnitudes' bits stays below +inf's; a flushed subnormal anywhere: the portable guard */
+int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                    float momentum, float weight_decay, float grad_scale)
+{
+    const mt_proximal none = {NULL, 0.0f};
+    uint32x4_t worst = vdupq_n_u32(0u);
+    size_t i = 0;
+    mt_mve_flags_clear();
+    for (; i + 4 <= N; i += 4) {
+        const float32x4_t gv = vld1q_f32(g + i);
+        float32x4_t b = momentum > 0.0f ? vld1q_f32(buf + i) : vdupq_n_f32(0.0f);
+        const float32x4_t nw = sgd4(vld1q_f32(w + i), gv, &b, lr, momentum, weight_decay, grad_scale);
+        worst = vmaxq_u32(vmaxq_u32(worst, magnitude(gv)), vmaxq_u32(magnitude(nw), magnitude(b)));
+    }
+    const float32x4_t none_v = vdupq_n_f32(0.0f);
+    if (mt_mve_flushed(none_v, none_v, none_v, none_v)) /* a flush: the reference decides */
+        return mt_sgd_update_is_finite_f32(w, g, buf, N, lr, momentum, weight_decay, grad_scale, none);
+    if (vmaxvq_u32(0u, worst) >= 0x7f800000u) return 0;
+    return i == N || mt_sgd_update_is_finite_f32(w + i, g + i, buf ? buf + i : NULL, N - i, lr, momentum,
+                                                 weight_decay, grad_scale, none);
 }
 
 /* ---- Adam and AdamW (optimizers.c's, without a proximal term) ---- */
@@ -159,12 +224,6 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
     if (i < N)
         mt_adam_update_f32(w + i, g + i, m + i, v + i, N - i, lr, beta1, beta2, epsilon, weight_decay, decoupled,
                            beta1_power, beta2_power, grad_scale, none);
-}
-
-/* |x|'s bits (the sign cleared with an immediate: no constant register, no float operation) */
-static inline __attribute__((always_inline)) uint32x4_t magnitude(float32x4_t x)
-{
-    return vbicq_n_u32(vreinterpretq_u32_f32(x), 0x80000000u);
 }
 
 /*
