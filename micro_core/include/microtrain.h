@@ -547,7 +547,8 @@ MT_API mt_status mt_session_get_base_learning_rate(const mt_session *s, float *l
 /**
  * @brief Copy the current trained weights into the proximal term's reference w_ref
  *        (mt_train_config.proximal_mu): a federated client calls it after loading the
- *        round's global weights, so that local training is pulled towards them.
+ *        round's global weights, so that local training is pulled towards them. A checkpoint
+ *        saved with the optimizer state keeps the reference (format version 3) and restores it.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session), MT_ERR_STATE (the session
  *         was planned with proximal_mu = 0: it holds no reference).
  */

@@ -51,8 +51,9 @@ class SessionPersistence:
 
     def save_checkpoint(self, path, include_optimizer_state=True):
         """Write trained weights, optimizer state (unless ``include_optimizer_state`` is
-        False), step and epoch counters, learning rates and properties to ``path``,
-        atomically: a failure leaves the previous file as it was (``microtrain._files``)."""
+        False; with it, a FedProx session's reference too), step and epoch counters,
+        learning rates and properties to ``path``, atomically: a failure leaves the previous
+        file as it was (``microtrain._files``)."""
         with self._lock:
             self._require_training("save_checkpoint")
             include = bool(include_optimizer_state)
