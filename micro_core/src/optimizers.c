@@ -129,25 +129,16 @@ int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf
 
 /* ---- Adam, AdamW ---- */
 
-typedef struct adam_params {
-    float step_size;             /* lr / (1 - β1^t) */
-    float bias_correction2_sqrt; /* sqrt(1 - β2^t) */
-    float beta1, beta2, one_minus_beta1, one_minus_beta2, epsilon;
-    float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
-    float grad_scale, mu;
-    float m_bound; /* > 0: the guard's shortcut holds for |m'| <= m_bound (adam_params_for), 0: never */
-    int decoupled, has_mu, has_decay, near_m;
-} adam_params;
 
 typedef struct adam_result {
     float w, m, v;
 } adam_result;
 
-static adam_params adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
+mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                    int decoupled, double beta1_power, double beta2_power, float grad_scale,
                                    float mu)
 {
-    adam_params p;
+    mt_adam_params p;
     /* the bias corrections in double, as PyTorch computes them, rounded once to float */
     p.step_size = (float)((double)lr / (1.0 - beta1_power));
     p.bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
@@ -164,7 +155,7 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
      * |m'| <= ε·2^100, |m'/denom| <= 2^100, and with |step_size| <= 2^26 the term
      * step_size·(m'/denom) is at most 2^126: next to |w| <= 2^126 the new w is at most 2^127,
      * finite, known without the square root and the two divisions (soft-float calls on a
-     * core without an FPU, 14 cycles each on the M4F's). The x86 guards take the same one. */
+     * core without an FPU, 14 cycles each on the M4F's). The x86 and Helium guards read it here. */
     p.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && p.bias_correction2_sqrt > 0.0f &&
                  fabsf(p.step_size) <= 0x1p26f) ? epsilon * 0x1p100f : 0.0f;
     return p;
@@ -172,7 +163,7 @@ static adam_params adam_params_for(float lr, float beta1, float beta2, float eps
 
 /* g' = g·scale (+ μ·(w − ref), w before any decay); AdamW: w = w·(1 - lr·wd); Adam:
  * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²: r.w is w after the decay */
-MT_ELEMENT adam_result adam_moments(const adam_params *p, float w, float g, float m, float v, float ref)
+MT_ELEMENT adam_result adam_moments(const mt_adam_params *p, float w, float g, float m, float v, float ref)
 {
     adam_result r;
     float gi = g * p->grad_scale;
@@ -194,14 +185,14 @@ MT_ELEMENT adam_result adam_moments(const adam_params *p, float w, float g, floa
 }
 
 /* w' = w - step_size · m' / (sqrt(v') / sqrt(1-β2^t) + ε), w after the decay */
-MT_ELEMENT float adam_weight(const adam_params *p, float w, float m, float v)
+MT_ELEMENT float adam_weight(const mt_adam_params *p, float w, float m, float v)
 {
     const float denom = sqrtf(v) / p->bias_correction2_sqrt + p->epsilon;
     return w - p->step_size * (m / denom);
 }
 
 /* One element's whole step: the new w, m and v */
-MT_ELEMENT adam_result adam_element(const adam_params *p, float w, float g, float m, float v, float ref)
+MT_ELEMENT adam_result adam_element(const mt_adam_params *p, float w, float g, float m, float v, float ref)
 {
     adam_result r = adam_moments(p, w, g, m, v, ref);
     r.w = adam_weight(p, r.w, r.m, r.v);
@@ -213,7 +204,7 @@ void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, 
                         int decoupled, double beta1_power, double beta2_power, float grad_scale,
                         mt_proximal prox)
 {
-    const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
     const float *ref = reference_of(prox);
     for (size_t i = 0; i < N; ++i) {
@@ -229,7 +220,7 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
                                  int decoupled, double beta1_power, double beta2_power, float grad_scale,
                                  mt_proximal prox)
 {
-    const adam_params p = adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
     const float *ref = reference_of(prox);
     uint32_t bad = 0, m_bound;

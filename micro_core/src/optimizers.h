@@ -51,4 +51,21 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
                                  int decoupled, double beta1_power, double beta2_power, float grad_scale,
                                  mt_proximal prox);
 
+/* Adam's per-call constants, computed once for the portable update and for its x86 and Helium
+ * siblings (the same floats from the same doubles): the bias corrections, 1 - β, AdamW's
+ * decay factor, the configuration flags and the guard's shortcut bound m_bound (> 0: a new w is
+ * proven finite for |m'| <= m_bound, |w| <= 2^126 and v' >= 0; 0: never). */
+typedef struct mt_adam_params {
+    float step_size;             /* lr / (1 - β1^t) */
+    float bias_correction2_sqrt; /* sqrt(1 - β2^t) */
+    float beta1, beta2, one_minus_beta1, one_minus_beta2, epsilon;
+    float weight_decay, decay; /* decay = 1 - lr·wd (AdamW) */
+    float grad_scale, mu;
+    float m_bound;
+    int decoupled, has_mu, has_decay, near_m; /* near_m: m' = m + (1-β1)·(g' - m), else g' - (g' - m)·β1 */
+} mt_adam_params;
+
+mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                  int decoupled, double beta1_power, double beta2_power, float grad_scale, float mu);
+
 #endif /* MT_OPTIMIZERS_H */

@@ -138,48 +138,25 @@ int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float 
 
 /* ---- Adam and AdamW (optimizers.c's, without a proximal term) ---- */
 
-/* optimizers.c's adam_params_for, for four lanes: the same constants from the same doubles */
-typedef struct adam4 {
-    float scale, wd, decay, omb1, b1, b2, omb2, bc2, eps, step, m_bound;
-    int near_m, decoupled;
-} adam4;
-
-static adam4 adam4_setup(float lr, float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
-                         double beta1_power, double beta2_power, float grad_scale)
-{
-    adam4 k;
-    k.step = (float)((double)lr / (1.0 - beta1_power));
-    k.bc2 = (float)sqrt(1.0 - beta2_power);
-    k.scale = grad_scale, k.wd = weight_decay, k.decay = 1.0f - lr * weight_decay;
-    k.omb1 = 1.0f - beta1, k.b1 = beta1, k.b2 = beta2, k.omb2 = 1.0f - beta2, k.eps = epsilon;
-    k.near_m = k.omb1 < 0.5f;
-    k.decoupled = decoupled;
-    /* the guard's shortcut (optimizers.c): |m'| <= m_bound, |w| <= 2^126 and v' >= 0 prove the
-     * new w finite without the square root and the divisions */
-    k.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && k.bc2 > 0.0f && fabsf(k.step) <= 0x1p26f)
-                    ? epsilon * 0x1p100f : 0.0f;
-    return k;
-}
-
 /* adam_moments of four elements: g' = g·scale; AdamW w·decay, Adam g' + wd·w; m' as PyTorch's
  * lerp from the nearer end; v' = β2·v + (1-β2)·g'². Each lane the reference's operations in its
  * order (a product by a constant is the same product either way round). */
-static inline __attribute__((always_inline)) void adam4_moments(const adam4 *k, float32x4_t g, float32x4_t *w,
+static inline __attribute__((always_inline)) void adam4_moments(const mt_adam_params *k, float32x4_t g, float32x4_t *w,
                                                                 float32x4_t *m, float32x4_t *v)
 {
-    float32x4_t gi = vmulq_n_f32(g, k->scale);
+    float32x4_t gi = vmulq_n_f32(g, k->grad_scale);
     if (k->decoupled) *w = vmulq_n_f32(*w, k->decay);
-    else if (k->wd != 0.0f) gi = vaddq_f32(gi, vmulq_n_f32(*w, k->wd));
-    if (k->near_m) *m = vaddq_f32(*m, vmulq_n_f32(vsubq_f32(gi, *m), k->omb1));
-    else *m = vsubq_f32(gi, vmulq_n_f32(vsubq_f32(gi, *m), k->b1));
-    *v = vaddq_f32(vmulq_n_f32(*v, k->b2), vmulq_n_f32(vmulq_f32(gi, gi), k->omb2));
+    else if (k->has_decay) gi = vaddq_f32(gi, vmulq_n_f32(*w, k->weight_decay));
+    if (k->near_m) *m = vaddq_f32(*m, vmulq_n_f32(vsubq_f32(gi, *m), k->one_minus_beta1));
+    else *m = vsubq_f32(gi, vmulq_n_f32(vsubq_f32(gi, *m), k->beta1));
+    *v = vaddq_f32(vmulq_n_f32(*v, k->beta2), vmulq_n_f32(vmulq_f32(gi, gi), k->one_minus_beta2));
 }
 
 /* adam_weight of one element, on the scalar FPU (MVE has no square root or division) */
-static inline __attribute__((always_inline)) float adam4_weight(const adam4 *k, float w, float m, float v)
+static inline __attribute__((always_inline)) float adam4_weight(const mt_adam_params *k, float w, float m, float v)
 {
-    const float denom = sqrtf(v) / k->bc2 + k->eps;
-    return w - k->step * (m / denom);
+    const float denom = sqrtf(v) / k->bias_correction2_sqrt + k->epsilon;
+    return w - k->step_size * (m / denom);
 }
 
 /*
@@ -194,8 +171,8 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
                             float beta2, float epsilon, float weight_decay, int decoupled, double beta1_power,
                             double beta2_power, float grad_scale)
 {
-    const adam4 k = adam4_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power,
-                                grad_scale);
+    const mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                                 beta2_power, grad_scale, 0.0f);
     const mt_proximal none = {NULL, 0.0f};
     size_t i = 0;
     for (; i + 4 <= N; i += 4) {
@@ -240,8 +217,8 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
                                      float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                      int decoupled, double beta1_power, double beta2_power, float grad_scale)
 {
-    const adam4 k = adam4_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power,
-                                grad_scale);
+    const mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                                 beta2_power, grad_scale, 0.0f);
     const mt_proximal none = {NULL, 0.0f};
     uint32_t m_bound, weights_bad = 0u;
     memcpy(&m_bound, &k.m_bound, 4);

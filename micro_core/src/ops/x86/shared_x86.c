@@ -6,10 +6,9 @@
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS
-#include <math.h>
-
 #include "ops/spatial.h"
 #include "ops/x86/avx512.h"
+#include "optimizers.h"
 
 #ifndef MT_X86_SHIM_AVX2 /* once, in the AVX-512 build of this file */
 static int forced = -1; /* a level chosen by mt_x86_set_level, else -1 */
@@ -157,37 +156,31 @@ MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *b
 typedef struct {
     __m512 scale, wd, shrink, omb1, b1, b2, omb2, bc2, eps, step;
     int near_m, decoupled, weight_decay;
-    float m_bound; /* > 0: the guard's shortcut holds for |m| <= m_bound (see below), 0: never */
+    float m_bound; /* > 0: the guard's shortcut holds for |m| <= m_bound (mt_adam_params), 0: never */
 } adam16_constants;
 
+/* mt_adam_params_for's constants (optimizers.c, which also proves the guard's shortcut) */
 MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                                int decoupled, double beta1_power, double beta2_power,
                                                float grad_scale)
 {
-    const float step_size = (float)((double)lr / (1.0 - beta1_power));
-    const float bias_correction2_sqrt = (float)sqrt(1.0 - beta2_power);
-    const float one_minus_beta1 = 1.0f - beta1, one_minus_beta2 = 1.0f - beta2;
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                                beta2_power, grad_scale, 0.0f);
     adam16_constants k;
-    k.scale = _mm512_set1_ps(grad_scale);
-    k.wd = _mm512_set1_ps(weight_decay);
-    k.shrink = _mm512_set1_ps(1.0f - lr * weight_decay);
-    k.omb1 = _mm512_set1_ps(one_minus_beta1);
-    k.b1 = _mm512_set1_ps(beta1);
-    k.b2 = _mm512_set1_ps(beta2);
-    k.omb2 = _mm512_set1_ps(one_minus_beta2);
-    k.bc2 = _mm512_set1_ps(bias_correction2_sqrt);
-    k.eps = _mm512_set1_ps(epsilon);
-    k.step = _mm512_set1_ps(step_size);
-    k.near_m = one_minus_beta1 < 0.5f;
-    k.decoupled = decoupled;
-    k.weight_decay = weight_decay != 0.0f;
-    /* The guard's shortcut. With v >= 0 finite, bc2 > 0 and eps > 0, the denominator
-     * sqrt(v)/bc2 + eps is >= eps (rounding is monotonic) or +inf, never NaN; so for
-     * |m| <= eps·2^100, |m/denom| <= 2^100 exactly bounded, and with |step| <= 2^26 the
-     * term step·(m/denom) is at most 2^126: next to |w| <= 2^126 the new w is at most 2^127,
-     * finite, and needs no division to know it. */
-    k.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && bias_correction2_sqrt > 0.0f &&
-                 fabsf(step_size) <= 0x1p26f) ? epsilon * 0x1p100f : 0.0f;
+    k.scale = _mm512_set1_ps(p.grad_scale);
+    k.wd = _mm512_set1_ps(p.weight_decay);
+    k.shrink = _mm512_set1_ps(p.decay);
+    k.omb1 = _mm512_set1_ps(p.one_minus_beta1);
+    k.b1 = _mm512_set1_ps(p.beta1);
+    k.b2 = _mm512_set1_ps(p.beta2);
+    k.omb2 = _mm512_set1_ps(p.one_minus_beta2);
+    k.bc2 = _mm512_set1_ps(p.bias_correction2_sqrt);
+    k.eps = _mm512_set1_ps(p.epsilon);
+    k.step = _mm512_set1_ps(p.step_size);
+    k.near_m = p.near_m;
+    k.decoupled = p.decoupled;
+    k.weight_decay = p.has_decay;
+    k.m_bound = p.m_bound;
     return k;
 }
 
@@ -277,7 +270,7 @@ MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const fl
         const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
         adam16_moments(&k, gv, &wv, &mv, &vv);
         bad |= non_finite16(gv, lanes) | non_finite16(mv, lanes) | non_finite16(vv, lanes);
-        /* the new w is finite without computing it where the shortcut holds (adam16_setup;
+        /* the new w is finite without computing it where the shortcut holds (mt_adam_params;
          * NaN fails these comparisons), else computed as the update will */
         const __mmask16 sure = k.m_bound > 0.0f ? _mm512_cmp_ps_mask(_mm512_abs_ps(mv), m_bound, _CMP_LE_OQ) &
                                                       _mm512_cmp_ps_mask(_mm512_abs_ps(wv), w_bound, _CMP_LE_OQ) &
