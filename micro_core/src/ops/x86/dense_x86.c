@@ -1,11 +1,15 @@
 /*
- * AVX-512 siblings of the Dense kernels and of the bias gradient (ops/x86/x86.h says how
- * they keep the reference's bits). Glossary as in ops/ops.h.
+ * AVX-512 siblings of the Dense kernels (ops/x86/x86.h says how they keep the reference's
+ * bits; the AVX2 build takes the native 8-lane ones of dense_avx2.h). Glossary as in ops/ops.h.
  */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS
 #include "ops/x86/avx512.h"
+
+#ifdef MT_X86_SHIM_AVX2 /* the AVX2 build's Dense kernels are native 8-lane ones */
+#include "ops/x86/dense_avx2.h"
+#else
 
 /*
  * y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], each sum from 0 by ascending i, the bias last.
@@ -16,13 +20,8 @@
  * of inputs (a float stored and reloaded is the same float), and the deeper block halves
  * that traffic. Eight rows at a time keep sixteen addition chains in flight.
  */
-#ifdef MT_X86_SHIM_AVX2 /* 16 ymm registers: one tile of 16 units, four rows (8 sums in flight: six or two tiles measured slower) */
-#define DENSE_ROWS 4
-#define DENSE_TILES 1
-#else
 #define DENSE_ROWS 8
 #define DENSE_TILES 2
-#endif
 
 /* rows (<= DENSE_ROWS) x tiles (1 or 2) sums of kn terms: acc[r][j] over units u0 + 16j..,
  * with t[32·j + k] lanes u = W[u0 + 16j + u, i0 + k] */
@@ -92,15 +91,9 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
  * Each sum from 0 in ascending u (b), then added to the gradient, as the reference does.
  */
 #define BLOCK_ROWS 8 /* at most; 4 rows of 4 or 3 vectors, 8 rows of 2 or 1 */
-#ifdef MT_X86_SHIM_AVX2     /* 16 ymm registers: 2 rows of 2 vectors, 6 rows of 1 (3 rows of 2 measured slower) */
-#define BLOCK_VECS 2
-#define ROWS_OF_2 2
-#define ROWS_OF_1 6
-#else
 #define BLOCK_VECS 4
 #define ROWS_OF_2 8
 #define ROWS_OF_1 8
-#endif
 
 /* out[r, i0..i0+16·nv) += Σ_j g[r·gs + j·gj] · m[j·I + i0..], for j < J, r < rows; rows and nv
  * are constants where it is inlined, so the accumulators stay in registers */
@@ -160,6 +153,7 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_backward)(const float *x, const float
     if (dw) gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero); /* dw_zero: as if dW were zeroed first */
     if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, B, U);
 }
+#endif /* !MT_X86_SHIM_AVX2 */
 
 #else
 typedef int mt_dense_x86_unused; /* ISO C: a translation unit is not empty */

@@ -1,0 +1,195 @@
+/*
+ * Dense kernels of the AVX2 build alone, in native 8-lane AVX2 (included by dense_x86.c when
+ * MT_X86_SHIM_AVX2 is defined). Over the shim a 16-lane sum takes two ymm registers, and the
+ * blocks that fit 16 of them keep 8 sums in flight with a loaded operand feeding 4 products;
+ * written natively, a block keeps 12 sums (6 rows x 16 lanes) beside its two operand
+ * vectors, the broadcast and one product, so each loaded operand feeds 6 products and the
+ * loads (8 a term) stay below the multiplies and additions the FPU issues (2 + 2 a cycle).
+ *
+ * The arithmetic is the reference's, lane by lane (ops/x86/x86.h): each sum from 0 in
+ * ascending order of its terms, a multiply then an add per term; a sum's partial value waits
+ * in memory between blocks of terms (a float stored and reloaded is the same float).
+ *
+ *   y[b,u]   = Σ_i x[b,i]·W[u,i] + bias[u]   lanes: 8 units; W tiles transposed on the stack
+ *   dx[b,i] += Σ_u dy[b,u]·W[u,i]            lanes: 8 inputs i
+ *   dW[u,i] += Σ_b dy[b,u]·x[b,i]            lanes: 8 inputs i
+ */
+#ifndef MT_OPS_X86_DENSE_AVX2_H
+#define MT_OPS_X86_DENSE_AVX2_H
+
+#if MT_X86_KERNELS && defined(MT_X86_SHIM_AVX2)
+#define D8_ROWS 6   /* rows a block: 12 sums, 2 operand vectors, a broadcast and a product */
+#define D8_DEPTH 64 /* inputs a forward tile: 16 units x 64 inputs, 4 KiB on the stack */
+
+/* -1 in the first n (<= 8) lanes */
+MT_AVX512_INLINE __m256i d8_lanes(uint32_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* the first n (>= 1) floats at p, 0 in the lanes past them (never read) */
+MT_AVX512_INLINE __m256 d8_load(const float *p, uint32_t n)
+{
+    return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, d8_lanes(n));
+}
+
+MT_AVX512_INLINE void d8_store(float *p, __m256 v, uint32_t n)
+{
+    if (n >= 8) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, d8_lanes(n), v);
+}
+
+/* r[j] lane k -> r[k] lane j (an 8 x 8 transpose: pairs, quads, then halves) */
+MT_AVX512_INLINE void d8_transpose(__m256 r[8])
+{
+    __m256 t[8], s[8];
+    for (uint32_t j = 0; j < 8; j += 2) t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]), t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+    for (uint32_t q = 0; q < 8; q += 4) {
+        s[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44), s[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xEE);
+        s[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44), s[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+    }
+    for (uint32_t j = 0; j < 4; ++j)
+        r[j] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x20), r[j + 4] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x31);
+}
+
+/* t[2k + h] lane j = W[u0 + 8h + j, i0 + k] for units below un (else 0), k < kn */
+MT_AVX512_INLINE void d8_tile(const float *w, uint32_t I, uint32_t u0, uint32_t un, uint32_t i0, uint32_t kn, __m256 *t)
+{
+    for (uint32_t h = 0; 8 * h < un; ++h)
+        for (uint32_t c = 0; c < kn; c += 8) {
+            const uint32_t cn = mt_min_u32(8, kn - c);
+            __m256 r[8];
+            for (uint32_t j = 0; j < 8; ++j)
+                r[j] = 8 * h + j < un ? d8_load(w + (size_t)(u0 + 8 * h + j) * I + i0 + c, cn) : _mm256_setzero_ps();
+            d8_transpose(r);
+            for (uint32_t k = 0; k < cn; ++k) t[2 * (c + k) + h] = r[k];
+        }
+}
+
+/* rows x vecs (constants where inlined) sums of kn terms: y[r, u0 + 8v + lane] for lanes
+ * below n[v]; first: the sums start from 0, else from y; bias: added after the last term */
+MT_AVX512_INLINE void d8_forward_rows(const float *x, uint32_t I, const __m256 *t, uint32_t kn, float *y, uint32_t U,
+                                      uint32_t rows, uint32_t vecs, const uint32_t *n, int first, const __m256 *bias)
+{
+    __m256 acc[D8_ROWS][2];
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = first ? _mm256_setzero_ps() : d8_load(y + (size_t)r * U + 8 * v, n[v]);
+    for (uint32_t k = 0; k < kn; ++k) {
+        __m256 tk[2];
+        for (uint32_t v = 0; v < vecs; ++v) tk[v] = t[2 * k + v];
+        for (uint32_t r = 0; r < rows; ++r) {
+            const __m256 xv = _mm256_broadcast_ss(x + (size_t)r * I + k);
+            for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(tk[v], xv));
+        }
+    }
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t v = 0; v < vecs; ++v)
+            d8_store(y + (size_t)r * U + 8 * v, bias ? _mm256_add_ps(acc[r][v], bias[v]) : acc[r][v], n[v]);
+}
+
+/* the B rows for one tile, D8_ROWS at a time, then the rest in one block (every row count a
+ * constant, so each block's sums stay in registers) */
+MT_AVX512_INLINE void d8_forward_tile(const float *x, uint32_t I, const __m256 *t, uint32_t kn, float *y, uint32_t U,
+                                      uint32_t B, uint32_t vecs, const uint32_t *n, int first, const __m256 *bias)
+{
+    uint32_t b = 0;
+    for (; b + D8_ROWS <= B; b += D8_ROWS)
+        d8_forward_rows(x + (size_t)b * I, I, t, kn, y + (size_t)b * U, U, D8_ROWS, vecs, n, first, bias);
+    x += (size_t)b * I, y += (size_t)b * U;
+    switch (B - b) {
+    case 5: d8_forward_rows(x, I, t, kn, y, U, 5, vecs, n, first, bias); break;
+    case 4: d8_forward_rows(x, I, t, kn, y, U, 4, vecs, n, first, bias); break;
+    case 3: d8_forward_rows(x, I, t, kn, y, U, 3, vecs, n, first, bias); break;
+    case 2: d8_forward_rows(x, I, t, kn, y, U, 2, vecs, n, first, bias); break;
+    case 1: d8_forward_rows(x, I, t, kn, y, U, 1, vecs, n, first, bias); break;
+    default: break;
+    }
+}
+
+MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float *w, const float *bias, float *y,
+                                                    uint32_t B, uint32_t I, uint32_t U)
+{
+    __m256 t[2 * D8_DEPTH]; /* t[2k + h] lanes j: W[u0 + 8h + j, i0 + k] */
+    for (uint32_t u0 = 0; u0 < U; u0 += 16) {
+        const uint32_t un = mt_min_u32(16, U - u0), vecs = un > 8 ? 2 : 1;
+        const uint32_t n[2] = {mt_min_u32(8, un), un > 8 ? un - 8 : 0};
+        __m256 bv[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (uint32_t v = 0; bias && v < vecs; ++v) bv[v] = d8_load(bias + u0 + 8 * v, n[v]);
+        if (I == 0) { /* no terms: the reference's 0 + bias */
+            const __m256 tz[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+            d8_forward_tile(x, I, tz, 0, y + u0, U, B, vecs, n, 1, bias ? bv : NULL);
+            continue;
+        }
+        for (uint32_t i0 = 0; i0 < I; i0 += D8_DEPTH) {
+            const uint32_t kn = mt_min_u32(D8_DEPTH, I - i0);
+            d8_tile(w, I, u0, un, i0, kn, t);
+            const __m256 *last_bias = i0 + kn == I && bias ? bv : NULL;
+            if (vecs == 2) d8_forward_tile(x + i0, I, t, kn, y + u0, U, B, 2, n, i0 == 0, last_bias);
+            else d8_forward_tile(x + i0, I, t, kn, y + u0, U, B, 1, n, i0 == 0, last_bias);
+        }
+    }
+}
+
+/* out[r, i0 + 8v + lane] += Σ_j g[r·gs + j·gj]·m[j·I + i0 + 8v + lane], j ascending, for
+ * lanes below n[v]; rows and vecs constants where inlined; zero: as if out held 0 */
+MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                    uint32_t I, uint32_t rows, uint32_t vecs, const uint32_t *n, int zero)
+{
+    __m256 acc[D8_ROWS][2];
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (uint32_t j = 0; j < J; ++j) {
+        __m256 mv[2];
+        for (uint32_t v = 0; v < vecs; ++v) mv[v] = d8_load(m + (size_t)j * I + 8 * v, n[v]);
+        for (uint32_t r = 0; r < rows; ++r) {
+            const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
+            for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, mv[v]));
+        }
+    }
+    for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t v = 0; v < vecs; ++v) {
+            float *o = out + (size_t)r * I + 8 * v;
+            const __m256 before = zero ? _mm256_setzero_ps() : d8_load(o, n[v]);
+            d8_store(o, _mm256_add_ps(before, acc[r][v]), n[v]); /* zero: 0 + Σ, a zeroed dW's bits */
+        }
+}
+
+MT_AVX512_INLINE void d8_gemm_rows_of(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                      uint32_t R, uint32_t I, uint32_t vecs, const uint32_t *n, int zero)
+{
+    uint32_t r = 0;
+    for (; r + D8_ROWS <= R; r += D8_ROWS)
+        d8_gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, I, D8_ROWS, vecs, n, zero);
+    g += r * gs, out += (size_t)r * I;
+    switch (R - r) {
+    case 5: d8_gemm_block(g, gs, gj, m, J, out, I, 5, vecs, n, zero); break;
+    case 4: d8_gemm_block(g, gs, gj, m, J, out, I, 4, vecs, n, zero); break;
+    case 3: d8_gemm_block(g, gs, gj, m, J, out, I, 3, vecs, n, zero); break;
+    case 2: d8_gemm_block(g, gs, gj, m, J, out, I, 2, vecs, n, zero); break;
+    case 1: d8_gemm_block(g, gs, gj, m, J, out, I, 1, vecs, n, zero); break;
+    default: break;
+    }
+}
+
+/* the R rows of one gradient, 16 columns at a time (8 for the last ones) */
+MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
+                                   uint32_t R, uint32_t I, int zero)
+{
+    for (uint32_t i0 = 0; i0 < I; i0 += 16) {
+        const uint32_t in = mt_min_u32(16, I - i0), n[2] = {mt_min_u32(8, in), in > 8 ? in - 8 : 0};
+        if (in > 8) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 2, n, zero);
+        else d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 1, n, zero);
+    }
+}
+
+MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_backward)(const float *x, const float *w, const float *dy, float *dx,
+                                                     float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U,
+                                                     int dw_zero)
+{
+    if (dx) d8_gemm_rows(dy, U, 1, w, U, dx, B, I, 0);
+    if (dw) d8_gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero); /* dw_zero: as if dW were zeroed first */
+    if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, B, U);
+}
+
+#endif /* MT_X86_KERNELS && MT_X86_SHIM_AVX2 */
+#endif /* MT_OPS_X86_DENSE_AVX2_H */
