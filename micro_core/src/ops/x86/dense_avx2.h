@@ -1,10 +1,14 @@
 /*
  * Dense kernels of the AVX2 build alone, in native 8-lane AVX2 (included by dense_x86.c when
  * MT_X86_SHIM_AVX2 is defined). Over the shim a 16-lane sum takes two ymm registers, and the
- * blocks that fit 16 of them keep 8 sums in flight with a loaded operand feeding 4 products;
- * written natively, a block keeps 12 sums (6 rows x 16 lanes) beside its two operand
- * vectors, the broadcast and one product, so each loaded operand feeds 6 products and the
- * loads (8 a term) stay below the multiplies and additions the FPU issues (2 + 2 a cycle).
+ * blocks that fit 16 of them kept 8 sums in flight. Written natively, every block keeps 12
+ * sums in registers (rows x vectors = 12), beside one broadcast and one product:
+ *   - forward and weight gradient: 3 rows of 32 lanes, the other operand read straight from
+ *     memory by each multiply (L1: the forward's W tile, the batch's x rows), which leaves the
+ *     registers to the sums and costs 15 loads a term, below the 3 a cycle the core issues;
+ *   - input gradient: 6 rows of 16 lanes, W's two vectors in registers, as W is the large
+ *     operand, read once a block: fewer rows a block would read it more often.
+ * The loads then stay below the multiplies and additions the FPU issues (2 + 2 a cycle).
  *
  * The arithmetic is the reference's, lane by lane (ops/x86/x86.h): each sum from 0 in
  * ascending order of its terms, a multiply then an add per term; a sum's partial value waits
@@ -18,8 +22,9 @@
 #define MT_OPS_X86_DENSE_AVX2_H
 
 #if MT_X86_KERNELS && defined(MT_X86_SHIM_AVX2)
-#define D8_ROWS 6   /* rows a block: 12 sums, 2 operand vectors, a broadcast and a product */
-#define D8_DEPTH 64 /* inputs a forward tile: 16 units x 64 inputs, 4 KiB on the stack */
+#define D8_ROWS 6   /* rows a block at most (16 lanes: 12 sums, 2 operand vectors, a broadcast and a product) */
+#define D8_VECS 4   /* 8-lane vectors a block at most: 32 units (forward) or inputs (weight gradient) */
+#define D8_DEPTH 64 /* inputs a forward tile: 32 units x 64 inputs, 8 KiB on the stack */
 
 /* -1 in the first n (<= 8) lanes */
 MT_AVX512_INLINE __m256i d8_lanes(uint32_t n)
@@ -52,7 +57,7 @@ MT_AVX512_INLINE void d8_transpose(__m256 r[8])
         r[j] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x20), r[j + 4] = _mm256_permute2f128_ps(s[j], s[j + 4], 0x31);
 }
 
-/* t[2k + h] lane j = W[u0 + 8h + j, i0 + k] for units below un (else 0), k < kn */
+/* t[4k + h] lane j = W[u0 + 8h + j, i0 + k] for units below un (else 0), k < kn */
 MT_AVX512_INLINE void d8_tile(const float *w, uint32_t I, uint32_t u0, uint32_t un, uint32_t i0, uint32_t kn, __m256 *t)
 {
     for (uint32_t h = 0; 8 * h < un; ++h)
@@ -62,7 +67,7 @@ MT_AVX512_INLINE void d8_tile(const float *w, uint32_t I, uint32_t u0, uint32_t 
             for (uint32_t j = 0; j < 8; ++j)
                 r[j] = 8 * h + j < un ? d8_load(w + (size_t)(u0 + 8 * h + j) * I + i0 + c, cn) : _mm256_setzero_ps();
             d8_transpose(r);
-            for (uint32_t k = 0; k < cn; ++k) t[2 * (c + k) + h] = r[k];
+            for (uint32_t k = 0; k < cn; ++k) t[D8_VECS * (c + k) + h] = r[k];
         }
 }
 
@@ -71,12 +76,11 @@ MT_AVX512_INLINE void d8_tile(const float *w, uint32_t I, uint32_t u0, uint32_t 
 MT_AVX512_INLINE void d8_forward_rows(const float *x, uint32_t I, const __m256 *t, uint32_t kn, float *y, uint32_t U,
                                       uint32_t rows, uint32_t vecs, const uint32_t *n, int first, const __m256 *bias)
 {
-    __m256 acc[D8_ROWS][2];
+    __m256 acc[D8_ROWS][D8_VECS];
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = first ? _mm256_setzero_ps() : d8_load(y + (size_t)r * U + 8 * v, n[v]);
     for (uint32_t k = 0; k < kn; ++k) {
-        __m256 tk[2];
-        for (uint32_t v = 0; v < vecs; ++v) tk[v] = t[2 * k + v];
+        const __m256 *tk = t + D8_VECS * k;
         for (uint32_t r = 0; r < rows; ++r) {
             const __m256 xv = _mm256_broadcast_ss(x + (size_t)r * I + k);
             for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(tk[v], xv));
@@ -87,14 +91,15 @@ MT_AVX512_INLINE void d8_forward_rows(const float *x, uint32_t I, const __m256 *
             d8_store(y + (size_t)r * U + 8 * v, bias ? _mm256_add_ps(acc[r][v], bias[v]) : acc[r][v], n[v]);
 }
 
-/* the B rows for one tile, D8_ROWS at a time, then the rest in one block (every row count a
- * constant, so each block's sums stay in registers) */
+/* the B rows for one tile, 12 / vecs at a time (at most D8_ROWS), then the rest in one block
+ * (every row count a constant, so each block's sums stay in registers) */
 MT_AVX512_INLINE void d8_forward_tile(const float *x, uint32_t I, const __m256 *t, uint32_t kn, float *y, uint32_t U,
                                       uint32_t B, uint32_t vecs, const uint32_t *n, int first, const __m256 *bias)
 {
+    const uint32_t R = mt_min_u32(D8_ROWS, 12 / vecs);
     uint32_t b = 0;
-    for (; b + D8_ROWS <= B; b += D8_ROWS)
-        d8_forward_rows(x + (size_t)b * I, I, t, kn, y + (size_t)b * U, U, D8_ROWS, vecs, n, first, bias);
+    for (; b + R <= B; b += R)
+        d8_forward_rows(x + (size_t)b * I, I, t, kn, y + (size_t)b * U, U, R, vecs, n, first, bias);
     x += (size_t)b * I, y += (size_t)b * U;
     switch (B - b) {
     case 5: d8_forward_rows(x, I, t, kn, y, U, 5, vecs, n, first, bias); break;
@@ -109,23 +114,26 @@ MT_AVX512_INLINE void d8_forward_tile(const float *x, uint32_t I, const __m256 *
 MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float *w, const float *bias, float *y,
                                                     uint32_t B, uint32_t I, uint32_t U)
 {
-    __m256 t[2 * D8_DEPTH]; /* t[2k + h] lanes j: W[u0 + 8h + j, i0 + k] */
-    for (uint32_t u0 = 0; u0 < U; u0 += 16) {
-        const uint32_t un = mt_min_u32(16, U - u0), vecs = un > 8 ? 2 : 1;
-        const uint32_t n[2] = {mt_min_u32(8, un), un > 8 ? un - 8 : 0};
-        __m256 bv[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-        for (uint32_t v = 0; bias && v < vecs; ++v) bv[v] = d8_load(bias + u0 + 8 * v, n[v]);
-        if (I == 0) { /* no terms: the reference's 0 + bias */
-            const __m256 tz[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-            d8_forward_tile(x, I, tz, 0, y + u0, U, B, vecs, n, 1, bias ? bv : NULL);
-            continue;
+    __m256 t[D8_VECS * D8_DEPTH]; /* t[4k + h] lanes j: W[u0 + 8h + j, i0 + k] */
+    for (uint32_t u0 = 0; u0 < U; u0 += 8 * D8_VECS) {
+        const uint32_t un = mt_min_u32(8 * D8_VECS, U - u0), vecs = (un + 7) / 8;
+        uint32_t n[D8_VECS];
+        __m256 bv[D8_VECS];
+        for (uint32_t v = 0; v < D8_VECS; ++v) {
+            n[v] = un > 8 * v ? mt_min_u32(8, un - 8 * v) : 0;
+            bv[v] = bias && n[v] ? d8_load(bias + u0 + 8 * v, n[v]) : _mm256_setzero_ps();
         }
-        for (uint32_t i0 = 0; i0 < I; i0 += D8_DEPTH) {
+        for (uint32_t i0 = 0; i0 < I || i0 == 0; i0 += D8_DEPTH) { /* I = 0: once, the reference's 0 + bias */
             const uint32_t kn = mt_min_u32(D8_DEPTH, I - i0);
             d8_tile(w, I, u0, un, i0, kn, t);
             const __m256 *last_bias = i0 + kn == I && bias ? bv : NULL;
-            if (vecs == 2) d8_forward_tile(x + i0, I, t, kn, y + u0, U, B, 2, n, i0 == 0, last_bias);
-            else d8_forward_tile(x + i0, I, t, kn, y + u0, U, B, 1, n, i0 == 0, last_bias);
+            float *yu = y + u0;
+            const int first = i0 == 0;
+            if (vecs == 4) d8_forward_tile(x + i0, I, t, kn, yu, U, B, 4, n, first, last_bias);
+            else if (vecs == 3) d8_forward_tile(x + i0, I, t, kn, yu, U, B, 3, n, first, last_bias);
+            else if (vecs == 2) d8_forward_tile(x + i0, I, t, kn, yu, U, B, 2, n, first, last_bias);
+            else d8_forward_tile(x + i0, I, t, kn, yu, U, B, 1, n, first, last_bias);
+            if (I == 0) break;
         }
     }
 }
@@ -135,17 +143,27 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
 MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
                                     uint32_t I, uint32_t rows, uint32_t vecs, const uint32_t *n, int zero)
 {
-    __m256 acc[D8_ROWS][2];
+    __m256 acc[D8_ROWS][D8_VECS];
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_setzero_ps();
-    for (uint32_t j = 0; j < J; ++j) {
-        __m256 mv[2];
-        for (uint32_t v = 0; v < vecs; ++v) mv[v] = d8_load(m + (size_t)j * I + 8 * v, n[v]);
-        for (uint32_t r = 0; r < rows; ++r) {
-            const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
-            for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, mv[v]));
+    if (vecs == D8_VECS) /* whole vectors: the operands of m straight from memory, 15 loads a term */
+        for (uint32_t j = 0; j < J; ++j) {
+            const float *mj = m + (size_t)j * I;
+            for (uint32_t r = 0; r < rows; ++r) {
+                const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
+                for (uint32_t v = 0; v < vecs; ++v)
+                    acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, _mm256_loadu_ps(mj + 8 * v)));
+            }
         }
-    }
+    else
+        for (uint32_t j = 0; j < J; ++j) {
+            __m256 mv[D8_VECS];
+            for (uint32_t v = 0; v < vecs; ++v) mv[v] = d8_load(m + (size_t)j * I + 8 * v, n[v]);
+            for (uint32_t r = 0; r < rows; ++r) {
+                const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
+                for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, mv[v]));
+            }
+        }
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t v = 0; v < vecs; ++v) {
             float *o = out + (size_t)r * I + 8 * v;
@@ -154,12 +172,15 @@ MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const 
         }
 }
 
+/* the R rows of one gradient for one column block, 12 / vecs at a time (at most D8_ROWS),
+ * then the rest in one block */
 MT_AVX512_INLINE void d8_gemm_rows_of(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
                                       uint32_t R, uint32_t I, uint32_t vecs, const uint32_t *n, int zero)
 {
+    const uint32_t rows = mt_min_u32(D8_ROWS, 12 / vecs);
     uint32_t r = 0;
-    for (; r + D8_ROWS <= R; r += D8_ROWS)
-        d8_gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, I, D8_ROWS, vecs, n, zero);
+    for (; r + rows <= R; r += rows)
+        d8_gemm_block(g + r * gs, gs, gj, m, J, out + (size_t)r * I, I, rows, vecs, n, zero);
     g += r * gs, out += (size_t)r * I;
     switch (R - r) {
     case 5: d8_gemm_block(g, gs, gj, m, J, out, I, 5, vecs, n, zero); break;
@@ -171,13 +192,18 @@ MT_AVX512_INLINE void d8_gemm_rows_of(const float *g, size_t gs, size_t gj, cons
     }
 }
 
-/* the R rows of one gradient, 16 columns at a time (8 for the last ones) */
+/* the R rows of one gradient in column blocks of `cols` (32: 3 rows a block, each term's m
+ * read from memory; 16: 6 rows, m in registers), the last ones 8 to cols - 8 */
 MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
-                                   uint32_t R, uint32_t I, int zero)
+                                   uint32_t R, uint32_t I, int zero, uint32_t cols)
 {
-    for (uint32_t i0 = 0; i0 < I; i0 += 16) {
-        const uint32_t in = mt_min_u32(16, I - i0), n[2] = {mt_min_u32(8, in), in > 8 ? in - 8 : 0};
-        if (in > 8) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 2, n, zero);
+    for (uint32_t i0 = 0; i0 < I; i0 += cols) {
+        const uint32_t in = mt_min_u32(cols, I - i0), vecs = (in + 7) / 8;
+        uint32_t n[D8_VECS];
+        for (uint32_t v = 0; v < D8_VECS; ++v) n[v] = in > 8 * v ? mt_min_u32(8, in - 8 * v) : 0;
+        if (in == 8 * D8_VECS) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 4, n, zero);
+        else if (vecs == 3) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 3, n, zero);
+        else if (vecs == 2) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 2, n, zero);
         else d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 1, n, zero);
     }
 }
@@ -186,8 +212,10 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_backward)(const float *x, const float
                                                      float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U,
                                                      int dw_zero)
 {
-    if (dx) d8_gemm_rows(dy, U, 1, w, U, dx, B, I, 0);
-    if (dw) d8_gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero); /* dw_zero: as if dW were zeroed first */
+    /* dx: 6 rows a block, so W (the larger operand, read once a block) is read fewer times;
+     * dW: 3 rows (units) of 32 inputs, x being the batch's rows (small, read once a block) */
+    if (dx) d8_gemm_rows(dy, U, 1, w, U, dx, B, I, 0, 16);
+    if (dw) d8_gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero, 32); /* dw_zero: as if dW were zeroed first */
     if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, B, U);
 }
 
