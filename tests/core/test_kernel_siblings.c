@@ -359,6 +359,29 @@ static void check_adam_guard_edges(void)
         }
 }
 
+/* The x86 SGD guard against the reference guard with one value that is, or makes, a
+ * non-finite one, in a whole block and in the tail: w + lr·g overflowing, NaN and infinite
+ * w, g and momentum buffers, a momentum buffer that overflows; with and without momentum */
+static void check_sgd_guard_edges(void)
+{
+    enum { N = 37 };
+    static const float cases[][3] = {/* w, g, buf */
+                                     {3.4e38f, -1e38f, 0.0f}, {-3.4e38f, 1e38f, 0.0f}, {NAN, 1.0f, 0.0f},
+                                     {1.0f, -NAN, 0.0f},      {INFINITY, 0.0f, 0.0f},  {1.0f, 1.0f, 3.0e38f},
+                                     {1.0f, 3.0e38f, 3.0e38f}, {1.0f, 1.0f, -INFINITY}, {1.0f, 1.0f, NAN},
+                                     {3.4e38f, -1e36f, 0.0f}};
+    const mt_proximal none = {NULL, 0.0f};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (size_t at = 0; at < N; at += 12) {
+            float w[N], g[N], buf[N];
+            fill(w, N, 1.0f), fill(g, N, 1.0f), fill(buf, N, 0.1f);
+            w[at] = cases[c][0], g[at] = cases[c][1], buf[at] = cases[c][2];
+            for (int momentum = 0; momentum < 2; ++momentum)
+                CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f),
+                             mt_sgd_update_is_finite_f32(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f, none));
+        }
+}
+
 static void check_optimizers_x86(size_t N, unsigned seed)
 {
     mt_test_seed(seed);
@@ -428,6 +451,7 @@ static void check_x86_level(int level)
     check_spatial_path(1);
     check_exp_x86();
     check_adam_guard_edges();
+    check_sgd_guard_edges();
     for (size_t n = 1; n < 70; n += 13) check_optimizers_x86(n, 40u + (unsigned)n);
     for (size_t n = 1; n < 90; n += 11) check_elementwise_x86(n, 60u + (unsigned)n);
 }

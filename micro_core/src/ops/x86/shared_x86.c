@@ -134,22 +134,59 @@ MT_AVX512 void MT_X86_NAME(mt_fused_activation_backward)(uint32_t activation, co
 
 /* optimizers.c's updates, sixteen elements at a time, each element's operations in the
  * scalar code's order (no FMA), so the same bits */
+/* 16 floats at p: all of them (m = MT_ALL16, a constant where inlined: plain loads and stores,
+ * which the shim does not have to split into lane masks), else the lanes of m */
+#define MT_ALL16 ((__mmask16)0xFFFF)
+MT_AVX512_INLINE __m512 load16(const float *p, __mmask16 m)
+{
+    return m == MT_ALL16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+}
+
+MT_AVX512_INLINE void store16(float *p, __mmask16 m, __m512 v)
+{
+    if (m == MT_ALL16) _mm512_storeu_ps(p, v);
+    else _mm512_mask_storeu_ps(p, m, v);
+}
+
+typedef struct {
+    __m512 scale, wd, mom, rate;
+    float weight_decay, momentum;
+} sgd16_constants;
+
+MT_AVX512_INLINE sgd16_constants sgd16_setup(float lr, float momentum, float weight_decay, float grad_scale)
+{
+    sgd16_constants k = {_mm512_set1_ps(grad_scale), _mm512_set1_ps(weight_decay), _mm512_set1_ps(momentum),
+                         _mm512_set1_ps(lr), weight_decay, momentum};
+    return k;
+}
+
+/* the lanes m of one SGD step from w, g and buf: the new w, and in *d the new buffer (with
+ * momentum) or the step's direction */
+MT_AVX512_INLINE __m512 sgd16_step(const sgd16_constants *k, const float *w, const float *g, const float *buf,
+                                   __mmask16 m, __m512 *wv, __m512 *gv, __m512 *d)
+{
+    *wv = load16(w, m), *gv = load16(g, m);
+    *d = _mm512_mul_ps(*gv, k->scale);
+    if (k->weight_decay != 0.0f) *d = _mm512_add_ps(*d, _mm512_mul_ps(k->wd, *wv));
+    if (k->momentum > 0.0f) *d = _mm512_add_ps(_mm512_mul_ps(k->mom, load16(buf, m)), *d);
+    return _mm512_sub_ps(*wv, _mm512_mul_ps(k->rate, *d));
+}
+
+MT_AVX512_INLINE void sgd16_update(const sgd16_constants *k, float *w, const float *g, float *buf, __mmask16 m)
+{
+    __m512 wv, gv, d;
+    const __m512 next = sgd16_step(k, w, g, buf, m, &wv, &gv, &d);
+    if (k->momentum > 0.0f) store16(buf, m, d);
+    store16(w, m, next);
+}
+
 MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
                                         float weight_decay, float grad_scale)
 {
-    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
-    const __m512 mom = _mm512_set1_ps(momentum), rate = _mm512_set1_ps(lr);
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 wv = _mm512_maskz_loadu_ps(m, w + i);
-        __m512 d = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + i), scale);
-        if (weight_decay != 0.0f) d = _mm512_add_ps(d, _mm512_mul_ps(wd, wv));
-        if (momentum > 0.0f) {
-            d = _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, buf + i)), d);
-            _mm512_mask_storeu_ps(buf + i, m, d);
-        }
-        _mm512_mask_storeu_ps(w + i, m, _mm512_sub_ps(wv, _mm512_mul_ps(rate, d)));
-    }
+    const sgd16_constants k = sgd16_setup(lr, momentum, weight_decay, grad_scale);
+    size_t i = 0;
+    for (; i + 16 <= N; i += 16) sgd16_update(&k, w + i, g + i, buf ? buf + i : NULL, MT_ALL16);
+    if (i < N) sgd16_update(&k, w + i, g + i, buf ? buf + i : NULL, mt_lanes((uint32_t)(N - i)));
 }
 
 /* Adam's constants, as mt_adam_update_f32 computes them, broadcast to 16 lanes */
@@ -209,49 +246,92 @@ MT_AVX512_INLINE void adam16_step(const adam16_constants *k, __m512 gv, __m512 *
     *wv = adam16_weight(k, *wv, *mv, *vv);
 }
 
+MT_AVX512_INLINE void adam16_update(const adam16_constants *k, float *w, const float *g, float *m, float *v,
+                                     __mmask16 lanes)
+{
+    __m512 wv = load16(w, lanes), mv = load16(m, lanes), vv = load16(v, lanes);
+    adam16_step(k, load16(g, lanes), &wv, &mv, &vv);
+    store16(m, lanes, mv);
+    store16(v, lanes, vv);
+    store16(w, lanes, wv);
+}
+
 MT_AVX512 void MT_X86_NAME(mt_adam_update_f32)(float *w, const float *g, float *m, float *v, size_t N, float lr,
                                          float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
                                          double beta1_power, double beta2_power, float grad_scale)
 {
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 lanes = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 wv = _mm512_maskz_loadu_ps(lanes, w + i), mv = _mm512_maskz_loadu_ps(lanes, m + i);
-        __m512 vv = _mm512_maskz_loadu_ps(lanes, v + i);
-        adam16_step(&k, _mm512_maskz_loadu_ps(lanes, g + i), &wv, &mv, &vv);
-        _mm512_mask_storeu_ps(m + i, lanes, mv);
-        _mm512_mask_storeu_ps(v + i, lanes, vv);
-        _mm512_mask_storeu_ps(w + i, lanes, wv);
-    }
+    size_t i = 0;
+    for (; i + 16 <= N; i += 16) adam16_update(&k, w + i, g + i, m + i, v + i, MT_ALL16);
+    if (i < N) adam16_update(&k, w + i, g + i, m + i, v + i, mt_lanes((uint32_t)(N - i)));
 }
-/* the all-ones exponent of an infinity or NaN in any lane of v, added to `bad` */
+
+/* The guards' finiteness tests. In a tail block, the exponent test under the block's lanes.
+ * In whole blocks, x·0 added to a sum: 0 for a finite x, NaN for an infinity or a NaN, and a
+ * sum of zeros is never NaN, so the sum is NaN exactly when some x was not finite: two FPU
+ * operations a vector, where the exponent test costs a comparison into a mask each (over the
+ * shim, two of them and two VMOVMSKPS). */
 MT_AVX512_INLINE __mmask16 non_finite16(__m512 v, __mmask16 lanes)
 {
     const __m512i exponent = _mm512_set1_epi32(0x7f800000);
     return _mm512_mask_cmpeq_epi32_mask(lanes, _mm512_and_si512(_mm512_castps_si512(v), exponent), exponent);
 }
 
+typedef struct {
+    __m512 zeros;   /* Σ x·0 over the whole blocks' values */
+    __mmask16 bad; /* the tail block's lanes that failed */
+} finite16;
+
+MT_AVX512_INLINE void finite16_add(finite16 *f, __m512 v, __mmask16 lanes)
+{
+    if (lanes == MT_ALL16) f->zeros = _mm512_add_ps(f->zeros, _mm512_mul_ps(v, _mm512_setzero_ps()));
+    else f->bad |= non_finite16(v, lanes);
+}
+
+MT_AVX512_INLINE int finite16_all(const finite16 *f)
+{
+    return f->bad == 0 && _mm512_cmp_ps_mask(f->zeros, f->zeros, _CMP_UNORD_Q) == 0;
+}
+
 /* optimizers.c's update guards without a proximal term: 1 when g and every value the update
  * would write are finite; the same operations as the updates above, nothing written */
+MT_AVX512_INLINE void sgd16_guard(const sgd16_constants *k, const float *w, const float *g, const float *buf,
+                                  __mmask16 lanes, finite16 *f)
+{
+    __m512 wv, gv, d;
+    const __m512 next = sgd16_step(k, w, g, buf, lanes, &wv, &gv, &d);
+    if (k->momentum > 0.0f) finite16_add(f, d, lanes);
+    finite16_add(f, gv, lanes);
+    finite16_add(f, next, lanes);
+}
+
 MT_AVX512 int MT_X86_NAME(mt_sgd_update_is_finite_f32)(const float *w, const float *g, const float *buf, size_t N,
                                                  float lr, float momentum, float weight_decay, float grad_scale)
 {
-    const __m512 scale = _mm512_set1_ps(grad_scale), wd = _mm512_set1_ps(weight_decay);
-    const __m512 mom = _mm512_set1_ps(momentum), rate = _mm512_set1_ps(lr);
-    __mmask16 bad = 0;
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        const __m512 wv = _mm512_maskz_loadu_ps(m, w + i), gv = _mm512_maskz_loadu_ps(m, g + i);
-        __m512 d = _mm512_mul_ps(gv, scale);
-        if (weight_decay != 0.0f) d = _mm512_add_ps(d, _mm512_mul_ps(wd, wv));
-        if (momentum > 0.0f) {
-            d = _mm512_add_ps(_mm512_mul_ps(mom, _mm512_maskz_loadu_ps(m, buf + i)), d);
-            bad |= non_finite16(d, m);
-        }
-        bad |= non_finite16(gv, m) | non_finite16(_mm512_sub_ps(wv, _mm512_mul_ps(rate, d)), m);
-    }
-    return bad == 0;
+    const sgd16_constants k = sgd16_setup(lr, momentum, weight_decay, grad_scale);
+    finite16 f = {_mm512_setzero_ps(), 0};
+    size_t i = 0;
+    for (; i + 16 <= N; i += 16) sgd16_guard(&k, w + i, g + i, buf ? buf + i : NULL, MT_ALL16, &f);
+    if (i < N) sgd16_guard(&k, w + i, g + i, buf ? buf + i : NULL, mt_lanes((uint32_t)(N - i)), &f);
+    return finite16_all(&f);
+}
+
+MT_AVX512_INLINE void adam16_guard(const adam16_constants *k, const float *w, const float *g, const float *m,
+                                   const float *v, __mmask16 lanes, finite16 *f)
+{
+    const __m512 m_bound = _mm512_set1_ps(k->m_bound), w_bound = _mm512_set1_ps(0x1p126f);
+    __m512 wv = load16(w, lanes), mv = load16(m, lanes), vv = load16(v, lanes);
+    const __m512 gv = load16(g, lanes);
+    adam16_moments(k, gv, &wv, &mv, &vv);
+    finite16_add(f, gv, lanes), finite16_add(f, mv, lanes), finite16_add(f, vv, lanes);
+    /* the new w is finite without computing it where the shortcut holds (mt_adam_params;
+     * NaN fails these comparisons), else computed as the update will */
+    const __mmask16 sure = k->m_bound > 0.0f ? _mm512_cmp_ps_mask(_mm512_abs_ps(mv), m_bound, _CMP_LE_OQ) &
+                                                   _mm512_cmp_ps_mask(_mm512_abs_ps(wv), w_bound, _CMP_LE_OQ) &
+                                                   _mm512_cmp_ps_mask(vv, _mm512_setzero_ps(), _CMP_GE_OQ)
+                                             : 0;
+    if ((sure & lanes) != lanes) finite16_add(f, adam16_weight(k, wv, mv, vv), lanes);
 }
 
 MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const float *g, const float *m, const float *v,
@@ -261,24 +341,11 @@ MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const fl
 {
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
-    const __m512 m_bound = _mm512_set1_ps(k.m_bound), w_bound = _mm512_set1_ps(0x1p126f);
-    __mmask16 bad = 0;
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 lanes = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 wv = _mm512_maskz_loadu_ps(lanes, w + i), mv = _mm512_maskz_loadu_ps(lanes, m + i);
-        __m512 vv = _mm512_maskz_loadu_ps(lanes, v + i);
-        const __m512 gv = _mm512_maskz_loadu_ps(lanes, g + i);
-        adam16_moments(&k, gv, &wv, &mv, &vv);
-        bad |= non_finite16(gv, lanes) | non_finite16(mv, lanes) | non_finite16(vv, lanes);
-        /* the new w is finite without computing it where the shortcut holds (mt_adam_params;
-         * NaN fails these comparisons), else computed as the update will */
-        const __mmask16 sure = k.m_bound > 0.0f ? _mm512_cmp_ps_mask(_mm512_abs_ps(mv), m_bound, _CMP_LE_OQ) &
-                                                      _mm512_cmp_ps_mask(_mm512_abs_ps(wv), w_bound, _CMP_LE_OQ) &
-                                                      _mm512_cmp_ps_mask(vv, _mm512_setzero_ps(), _CMP_GE_OQ)
-                                                : 0;
-        if ((sure & lanes) != lanes) bad |= non_finite16(adam16_weight(&k, wv, mv, vv), lanes);
-    }
-    return bad == 0;
+    finite16 f = {_mm512_setzero_ps(), 0};
+    size_t i = 0;
+    for (; i + 16 <= N; i += 16) adam16_guard(&k, w + i, g + i, m + i, v + i, MT_ALL16, &f);
+    if (i < N) adam16_guard(&k, w + i, g + i, m + i, v + i, mt_lanes((uint32_t)(N - i)), &f);
+    return finite16_all(&f);
 }
 #else
 typedef int mt_shared_x86_unused; /* ISO C: a translation unit is not empty */
