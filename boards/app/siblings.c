@@ -118,13 +118,22 @@ static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, i
     memcpy(dx1, dx0, sizeof(float) * B * I), memcpy(dw1, dw0, sizeof(float) * U * I), memcpy(db1, db0, sizeof(float) * U);
     mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
 #if MT_MVE_KERNELS
-    mt_op_dense_f32_backward_mve(x, w, dy, dx1, dw1, db1, B, I, U);
+    mt_op_dense_f32_backward_mve(x, w, dy, dx1, dw1, db1, B, I, U, 0);
 #else
     mt_op_dense_f32_backward_rows(x, w, dy, dx1, dw1, db1, B, I, U, acc);
 #endif
     check(same(dx0, dx1, (size_t)B * I), "dense dx");
     check(same(dw0, dw1, (size_t)U * I), "dense dW");
     check(same(db0, db1, U), "dense dbias");
+#if MT_MVE_KERNELS
+    /* dw_zero: what the reference adds to a zeroed dW, whatever dW held (flushed and NaN
+     * blocks included: the scalar path zeroes its block first) */
+    memset(dw0, 0, sizeof(float) * U * I);
+    fill(dw1, (size_t)U * I, 7.0f);
+    mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
+    mt_op_dense_f32_backward_mve(x, w, dy, NULL, dw1, NULL, B, I, U, 1);
+    check(same(dw0, dw1, (size_t)U * I), "dense dW from zero");
+#endif
 }
 
 #define SP_X (2 * 7 * 6 * 5)
@@ -345,7 +354,7 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
         memcpy(cdw1, cdw0, nw * sizeof(float)), memcpy(cdb1, cdb0, OC * sizeof(float));
         mt_op_conv2d_f32_backward(cx, cw, cy0, cdy0, cdx0, cdw0, b ? cdb0 : NULL, B, &g);
         mt_mve_relu_bias(activation, cy0, cdy1, b ? cdb1 : NULL, P, OC);
-        mt_op_dense_f32_backward_mve(cx, cw, cdy1, cdx1, cdw1, NULL, P, C, OC);
+        mt_op_dense_f32_backward_mve(cx, cw, cdy1, cdx1, cdw1, NULL, P, C, OC, 0);
         check(same(cdy0, cdy1, ny) && same(cdx0, cdx1, nx) && same(cdw0, cdw1, nw) && same(cdb0, cdb1, OC),
               "pointwise backward");
     }

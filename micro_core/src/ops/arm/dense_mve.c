@@ -4,6 +4,8 @@
  */
 #include "ops/arm/mve.h"
 
+#include <string.h>
+
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2")
@@ -168,7 +170,8 @@ static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, si
  * anything is stored.
  */
 static inline __attribute__((always_inline)) void dw_block(const float *g, const float *m, float *o, uint32_t B,
-                                                           uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip)
+                                                           uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip,
+                                                           const int zero)
 {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
     const float *gp = g, *xp = m;
@@ -200,6 +203,7 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    "add %[gp], %[gs]\n\t"
                    "le lr, 1b\n"
                    "2:\n\t"
+                   ".if %c[zero] == 0\n\t" /* zero: dW as if zeroed, 0 + Σ = Σ (a sum from +0 is never -0) */
                    MT_PLUS_OUT("a0")
                    ".if %c[nr] >= 2\n\t"
                    MT_PLUS_OUT("a1")
@@ -211,6 +215,7 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    ".if %c[nr] >= 6\n\t"
                    MT_PLUS_OUT("a4")
                    MT_PLUS_OUT("a5")
+                   ".endif\n\t"
                    ".endif\n\t"
                    "vcmp.f32 eq, %q[a0], %q[a0]\n\t" /* P0: the lanes of every row that are not NaN */
                    ".if %c[nr] == 2\n\t"
@@ -232,9 +237,12 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    "vmrs %[t0], fpscr\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [a4] "+w"(a4), [a5] "+w"(a5),
                      [gp] "+r"(gp), [xp] "+r"(xp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                   : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr)
+                   : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr),
+                     [zero] "n"(zero)
                    : "q5", "q6", "lr", "p0", "memory");
     if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
+        for (uint32_t r = 0; zero && r < nr; ++r) /* the reference's zeroed dW, then its sums */
+            for (uint32_t c = skip; c < 4; ++c) o[(size_t)r * I + c] = 0.0f;
         block_scalar(g, 1, U, m + skip, I, B, o + skip, I, nr, 4 - skip);
         mt_mve_flags_clear();
         return;
@@ -364,23 +372,31 @@ static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, fl
 /* dW rows u..u + nr - 1, four inputs at a time (I >= 4; a last partial four overlaps the one
  * before and stores only its new columns) */
 static inline __attribute__((always_inline)) void dw_rows(const float *x, const float *dy, float *dw, uint32_t B,
-                                                          uint32_t I, uint32_t U, const uint32_t nr)
+                                                          uint32_t I, uint32_t U, const uint32_t nr, const int zero)
 {
     for (uint32_t c4 = 0; c4 < I; c4 += 4) {
         const uint32_t c = c4 + 4 > I ? I - 4 : c4;
-        dw_block(dy, x + c, dw + c, B, U, I, nr, c4 - c);
+        dw_block(dy, x + c, dw + c, B, U, I, nr, c4 - c, zero);
     }
 }
 
-/* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 */
-static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
-                                              uint32_t U)
+/* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 (zero: as if dW were
+ * zeroed first, without reading it) */
+static inline __attribute__((always_inline)) void dw_units(const float *x, const float *dy, float *dw, uint32_t B,
+                                                           uint32_t I, uint32_t U, const int zero)
 {
     uint32_t u = 0;
-    for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6);
-    if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4), u += 4;
-    if (u + 2 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 2), u += 2;
-    if (u < U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 1);
+    for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6, zero);
+    if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4, zero), u += 4;
+    if (u + 2 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 2, zero), u += 2;
+    if (u < U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 1, zero);
+}
+
+static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
+                                              uint32_t U, int zero)
+{
+    if (zero) dw_units(x, dy, dw, B, I, U, 1);
+    else dw_units(x, dy, dw, B, I, U, 0);
 }
 
 /* dbias[u] += Σ_b dy[b, u], each sum from 0 in ascending b: lanes across four units */
@@ -405,15 +421,16 @@ static void bias_mve(const float *dy, float *dbias, uint32_t B, uint32_t U)
 }
 
 void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                  float *dbias, uint32_t B, uint32_t I, uint32_t U)
+                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
 {
     if (I < 4) { /* too narrow for a vector of four inputs: the reference's sums */
+        if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
         if (dx) block_scalar(dy, U, 1, w, I, U, dx, I, B, I);
         if (dw) block_scalar(dy, 1, U, x, I, B, dw, I, U, I);
     } else {
         mt_mve_flags_clear(); /* and again after a block that took the scalar path */
         if (dx) dx_mve(w, dy, dx, B, I, U);
-        if (dw) dw_mve(x, dy, dw, B, I, U);
+        if (dw) dw_mve(x, dy, dw, B, I, U, dw_zero);
     }
     if (dbias) bias_mve(dy, dbias, B, U);
 }

@@ -39,7 +39,7 @@ struct mt_spatial;
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                  uint32_t I, uint32_t U, uint32_t act);
 void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                  float *dbias, uint32_t B, uint32_t I, uint32_t U);
+                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
 void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const struct mt_spatial *g);
 /* Conv2D's backward, ops/ops.h's parameters (dy is masked in place by the activation's
