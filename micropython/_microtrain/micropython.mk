@@ -25,10 +25,12 @@ SRC_USERMOD_LIB_C += $(MICROTRAIN_CORE_C)
 # printing included, so that `0.002` in a script is the same double as on the host.
 CFLAGS_USERMOD += -I$(MICROTRAIN_ROOT)/micro_core/include -ffp-contract=off -fno-fast-math
 
-# The core's own objects: its private headers, C99 as CMake builds it, and -fno-math-errno so
-# that sqrtf is the FPU instruction where there is one. Paths as py.mk forms them.
+# The core's own objects: its private headers, C99 as CMake builds it, -fno-math-errno so
+# that sqrtf is the FPU instruction where there is one, and no auto-vectorization (GCC would
+# vectorize float loops into Helium code that flushes subnormals: micro_core/CMakeLists.txt).
+# Paths as py.mk forms them.
 MICROTRAIN_CORE_O := $(addprefix $(BUILD)/, $(MICROTRAIN_CORE_C:.c=.o))
-$(MICROTRAIN_CORE_O): CFLAGS += -I$(MICROTRAIN_ROOT)/micro_core/src -std=c99 -fno-math-errno
+$(MICROTRAIN_CORE_O): CFLAGS += -I$(MICROTRAIN_ROOT)/micro_core/src -std=c99 -fno-math-errno -fno-tree-vectorize
 
 # A port with double-precision Python floats and no FPU (ports/qemu MPS2_AN385 built with
 # MICROPY_FLOAT_IMPL=double) links lib/libm_dbl, which has no sqrtf: take MicroPython's

@@ -8,7 +8,7 @@
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
-#pragma GCC optimize("O2")
+#pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"

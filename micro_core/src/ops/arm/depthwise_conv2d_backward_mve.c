@@ -7,7 +7,7 @@
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
-#pragma GCC optimize("O2")
+#pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "ops/arm/depthwise_mve.h"
 
 /* dW[kh, kw, c..] += Σ_{b, oh, ow in bounds} dz·x of one tap, from +0 in ascending (b, oh, ow),

@@ -11,7 +11,7 @@
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
-#pragma GCC optimize("O2")
+#pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "ops/arm/depthwise_mve.h"
 
 /* act(sum + bias) of the G vectors of channels c, c + 4, ... at y (and at y2 for P = 2), the

@@ -18,6 +18,12 @@
  * subnormals and NaNs the vector arithmetic is IEEE round-to-nearest, the same as the scalar
  * FPU's. (Comparisons: VCMP's LT and LE conditions hold for a NaN, unlike C's < and <=; test
  * with GT or GE and swapped operands.)
+ *
+ * No float code here is vectorized by the compiler: GCC treats MVE as IEEE arithmetic and,
+ * from -O2 on, turns straight-line lanes (four scalar square roots and divisions, say) and
+ * loops into VMUL/VSUB that flush where no flag is read. The core compiles with
+ * -fno-tree-vectorize on 32-bit ARM (micro_core/CMakeLists.txt, micropython.mk), and these
+ * files, which raise themselves to -O2, say `#pragma GCC optimize("O2", "no-tree-vectorize")`.
  */
 #ifndef MT_OPS_ARM_MVE_H
 #define MT_OPS_ARM_MVE_H
