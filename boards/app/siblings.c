@@ -519,6 +519,7 @@ int main(void)
         adam_case(kind, 0.2f, 1e-6f, 0.01f, 0); /* Adam with L2 decay; the other lerp end */
         adam_case(kind, 0.9f, 1e-8f, 0.05f, 1); /* AdamW's decoupled decay */
         adam_case(kind, 0.9f, 0.0f, 0.0f, 0);   /* ε = 0: no shortcut, every weight computed */
+        adam_case(kind, 0.3f, 1e-8f, 0.0f, 0);  /* Adam from the other lerp end, no decay */
     }
     for (int kind = 0; kind < 4; ++kind) {
         sgd_case(kind, 0.0f, 0.0f);  /* plain SGD */

@@ -8,7 +8,7 @@
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
-#pragma GCC optimize("O2")
+#pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include <math.h>
 #include <string.h>
 
@@ -140,16 +140,24 @@ int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float 
 
 /* adam_moments of four elements: g' = g·scale; AdamW w·decay, Adam g' + wd·w; m' as PyTorch's
  * lerp from the nearer end; v' = β2·v + (1-β2)·g'². Each lane the reference's operations in its
- * order (a product by a constant is the same product either way round). */
+ * order (a product by a constant is the same product either way round). plain: the common
+ * configuration (near_m, no decay: Adam with β1 > 0.5), known where inlined, so its loop
+ * tests nothing and keeps its constants in registers. */
 static inline __attribute__((always_inline)) void adam4_moments(const mt_adam_params *k, float32x4_t g, float32x4_t *w,
-                                                                float32x4_t *m, float32x4_t *v)
+                                                                float32x4_t *m, float32x4_t *v, const int plain)
 {
     float32x4_t gi = vmulq_n_f32(g, k->grad_scale);
-    if (k->decoupled) *w = vmulq_n_f32(*w, k->decay);
-    else if (k->has_decay) gi = vaddq_f32(gi, vmulq_n_f32(*w, k->weight_decay));
-    if (k->near_m) *m = vaddq_f32(*m, vmulq_n_f32(vsubq_f32(gi, *m), k->one_minus_beta1));
+    if (!plain && k->decoupled) *w = vmulq_n_f32(*w, k->decay);
+    else if (!plain && k->has_decay) gi = vaddq_f32(gi, vmulq_n_f32(*w, k->weight_decay));
+    if (plain || k->near_m) *m = vaddq_f32(*m, vmulq_n_f32(vsubq_f32(gi, *m), k->one_minus_beta1));
     else *m = vsubq_f32(gi, vmulq_n_f32(vsubq_f32(gi, *m), k->beta1));
     *v = vaddq_f32(vmulq_n_f32(*v, k->beta2), vmulq_n_f32(vmulq_f32(gi, gi), k->one_minus_beta2));
+}
+
+/* adam4_moments' plain configuration: the loops are compiled for it apart */
+static inline int adam_plain(const mt_adam_params *k)
+{
+    return k->near_m && !k->decoupled && !k->has_decay;
 }
 
 /* adam_weight of one element, on the scalar FPU (MVE has no square root or division) */
@@ -159,13 +167,57 @@ static inline __attribute__((always_inline)) float adam4_weight(const mt_adam_pa
     return w - k->step_size * (m / denom);
 }
 
+/* the four new weights, lane by lane on the scalar FPU (through memory: GCC moves a lane
+ * between Q and S registers through a core register, two instructions each way) */
+static inline __attribute__((always_inline)) float32x4_t adam4_weights(const mt_adam_params *k, float32x4_t w,
+                                                                       float32x4_t m, float32x4_t v)
+{
+    float nw[4], nm[4], nv[4];
+    vst1q_f32(nw, w), vst1q_f32(nm, m), vst1q_f32(nv, v);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) nw[j] = adam4_weight(k, nw[j], nm[j], nv[j]);
+    return vld1q_f32(nw);
+}
+
+/* mt_adam_update_f32's arguments, for the portable update of the blocks Helium gives back */
+typedef struct {
+    float lr, beta1, beta2, epsilon, weight_decay, grad_scale;
+    int decoupled;
+    double beta1_power, beta2_power;
+} adam_args;
+
+static __attribute__((noinline)) void adam_portable(const adam_args *a, float *w, const float *g, float *m, float *v,
+                                                    size_t n)
+{
+    const mt_proximal none = {NULL, 0.0f};
+    mt_adam_update_f32(w, g, m, v, n, a->lr, a->beta1, a->beta2, a->epsilon, a->weight_decay, a->decoupled,
+                       a->beta1_power, a->beta2_power, a->grad_scale, none);
+}
+
+/* the blocks of four from i; returns where it stopped: N rounded down to four, or the first
+ * block the portable update must take (a flushed subnormal or a NaN in its moments, or a
+ * NaN its division made: ∞/∞, whose sign is the compiled reference's, a VMLS negating it).
+ * The flags are read before the scalar division and square root, whose own underflow would
+ * set UFC; nothing of a block is stored before its tests. */
+static inline __attribute__((always_inline)) size_t adam4_blocks(const mt_adam_params *k, float *w, const float *g,
+                                                                 float *m, float *v, size_t i, size_t N, const int plain)
+{
+    for (; i + 4 <= N; i += 4) {
+        mt_mve_flags_clear();
+        float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
+        adam4_moments(k, vld1q_f32(g + i), &wv, &mv, &vv, plain);
+        if (mt_mve_flushed(wv, mv, vv, vv) || mt_mve_nan(wv, mv, vv, vv)) break;
+        const float32x4_t nw = adam4_weights(k, wv, mv, vv);
+        if (mt_mve_nan1(nw)) break;
+        vst1q_f32(w + i, nw), vst1q_f32(m + i, mv), vst1q_f32(v + i, vv);
+    }
+    return i;
+}
+
 /*
  * mt_adam_update_f32 without a proximal term: per four elements the moments in Helium, then
- * each new w on the scalar FPU. A block whose moments flushed a subnormal (IDC/UFC) or hold
- * a NaN, or whose new weights hold a NaN the division made (∞/∞: the compiled reference may
- * negate it in a VMLS), is redone by the portable update from the untouched values before
- * anything of it is stored; the flags are read before the scalar division and square root
- * (whose own underflow would set UFC). A last partial block is the portable update's.
+ * each new w on the scalar FPU; a block the Helium path cannot give the reference's bits for
+ * is redone by the portable update from its untouched values, and so is a last partial block.
  */
 void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t N, float lr, float beta1,
                             float beta2, float epsilon, float weight_decay, int decoupled, double beta1_power,
@@ -173,34 +225,47 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
 {
     const mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                                  beta2_power, grad_scale, 0.0f);
-    const mt_proximal none = {NULL, 0.0f};
+    const adam_args a = {lr, beta1, beta2, epsilon, weight_decay, grad_scale, decoupled, beta1_power, beta2_power};
+    const int plain = adam_plain(&k);
+    size_t i = 0;
+    while (i + 4 <= N) {
+        i = plain ? adam4_blocks(&k, w, g, m, v, i, N, 1) : adam4_blocks(&k, w, g, m, v, i, N, 0);
+        if (i + 4 <= N) adam_portable(&a, w + i, g + i, m + i, v + i, 4), i += 4;
+    }
+    if (i < N) adam_portable(&a, w + i, g + i, m + i, v + i, N - i);
+}
+
+/* The guard's blocks of four from 0 (plain as for adam4_blocks): each g, m' and v' magnitude
+ * into *worst, each new w computed where the shortcut does not cover its block into
+ * *weights_bad (bit 31: not finite). Returns N rounded down to four, or the block where a
+ * flush stopped it (the caller then asks the portable guard). */
+static inline __attribute__((always_inline)) size_t adam4_guard_blocks(const mt_adam_params *k, const float *w,
+                                                                       const float *g, const float *m, const float *v,
+                                                                       size_t N, uint32_t m_bound, uint32x4_t *worst,
+                                                                       uint32_t *weights_bad, const int plain)
+{
     size_t i = 0;
     for (; i + 4 <= N; i += 4) {
-        mt_mve_flags_clear();
+        const float32x4_t gv = vld1q_f32(g + i);
         float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
-        adam4_moments(&k, vld1q_f32(g + i), &wv, &mv, &vv);
-        if (mt_mve_flushed(wv, mv, vv, vv) || mt_mve_nan(wv, mv, vv, vv)) {
-            mt_adam_update_f32(w + i, g + i, m + i, v + i, 4, lr, beta1, beta2, epsilon, weight_decay, decoupled,
-                               beta1_power, beta2_power, grad_scale, none);
+        adam4_moments(k, gv, &wv, &mv, &vv, plain);
+        const uint32x4_t mm = magnitude(mv);
+        *worst = vmaxq_u32(vmaxq_u32(*worst, magnitude(gv)), vmaxq_u32(mm, magnitude(vv)));
+        /* the shortcut holds for every lane: m_bound > 0, |m'| <= m_bound, |w| <= 2^126, v' >= 0 */
+        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, magnitude(wv)) <= 0x7e800000u &&
+            vminvq_s32(INT32_MAX, vreinterpretq_s32_f32(vv)) >= 0)
             continue;
-        }
-        float nw[4], nm[4], nv[4];
-        vst1q_f32(nw, wv), vst1q_f32(nm, mv), vst1q_f32(nv, vv);
-        int made_nan = 0;
+        if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
+        float nw[4];
+        vst1q_f32(nw, adam4_weights(k, wv, mv, vv));
         for (int j = 0; j < 4; ++j) {
-            nw[j] = adam4_weight(&k, nw[j], nm[j], nv[j]);
-            made_nan |= nw[j] != nw[j];
+            uint32_t u;
+            memcpy(&u, &nw[j], 4);
+            *weights_bad |= (u & 0x7f800000u) + 0x00800000u; /* bit 31: not finite */
         }
-        if (made_nan) { /* ∞/∞ made a NaN: its sign is the compiled reference's (a VMLS negates it) */
-            mt_adam_update_f32(w + i, g + i, m + i, v + i, 4, lr, beta1, beta2, epsilon, weight_decay, decoupled,
-                               beta1_power, beta2_power, grad_scale, none);
-            continue;
-        }
-        vst1q_f32(w + i, vld1q_f32(nw)), vst1q_f32(m + i, mv), vst1q_f32(v + i, vv);
+        mt_mve_flags_clear();
     }
-    if (i < N)
-        mt_adam_update_f32(w + i, g + i, m + i, v + i, N - i, lr, beta1, beta2, epsilon, weight_decay, decoupled,
-                           beta1_power, beta2_power, grad_scale, none);
+    return i;
 }
 
 /*
@@ -223,29 +288,10 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
     uint32_t m_bound, weights_bad = 0u;
     memcpy(&m_bound, &k.m_bound, 4);
     uint32x4_t worst = vdupq_n_u32(0u); /* the largest magnitude bits of every g, m', v' */
-    size_t i = 0;
     mt_mve_flags_clear();
-    for (; i + 4 <= N; i += 4) {
-        const float32x4_t gv = vld1q_f32(g + i);
-        float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
-        adam4_moments(&k, gv, &wv, &mv, &vv);
-        const uint32x4_t mm = magnitude(mv);
-        worst = vmaxq_u32(vmaxq_u32(worst, magnitude(gv)), vmaxq_u32(mm, magnitude(vv)));
-        /* the shortcut holds for every lane: m_bound > 0, |m'| <= m_bound, |w| <= 2^126, v' >= 0 */
-        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, magnitude(wv)) <= 0x7e800000u &&
-            vminvq_s32(INT32_MAX, vreinterpretq_s32_f32(vv)) >= 0)
-            continue;
-        if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
-        float nw[4], nm[4], nv[4];
-        vst1q_f32(nw, wv), vst1q_f32(nm, mv), vst1q_f32(nv, vv);
-        for (int j = 0; j < 4; ++j) {
-            const float nwj = adam4_weight(&k, nw[j], nm[j], nv[j]);
-            uint32_t u;
-            memcpy(&u, &nwj, 4);
-            weights_bad |= (u & 0x7f800000u) + 0x00800000u; /* bit 31: not finite */
-        }
-        mt_mve_flags_clear();
-    }
+    const size_t i = adam_plain(&k)
+                         ? adam4_guard_blocks(&k, w, g, m, v, N, m_bound, &worst, &weights_bad, 1)
+                         : adam4_guard_blocks(&k, w, g, m, v, N, m_bound, &worst, &weights_bad, 0);
     const float32x4_t none_v = vdupq_n_f32(0.0f);
     if (i + 4 <= N || mt_mve_flushed(none_v, none_v, none_v, none_v)) /* a flush: the reference decides */
         return mt_adam_update_is_finite_f32(w, g, m, v, N, lr, beta1, beta2, epsilon, weight_decay, decoupled,
