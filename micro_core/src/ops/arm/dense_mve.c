@@ -171,7 +171,7 @@ static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, si
  */
 static inline __attribute__((always_inline)) void dw_block(const float *g, const float *m, float *o, uint32_t B,
                                                            uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip,
-                                                           const int zero)
+                                                           int zero)
 {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
     const float *gp = g, *xp = m;
@@ -203,7 +203,8 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    "add %[gp], %[gs]\n\t"
                    "le lr, 1b\n"
                    "2:\n\t"
-                   ".if %c[zero] == 0\n\t" /* zero: dW as if zeroed, 0 + Σ = Σ (a sum from +0 is never -0) */
+                   "cmp %[zero], #0\n\t" /* zero: dW as if zeroed, 0 + Σ = Σ (a sum from +0 is never -0) */
+                   "bne 3f\n\t"
                    MT_PLUS_OUT("a0")
                    ".if %c[nr] >= 2\n\t"
                    MT_PLUS_OUT("a1")
@@ -215,8 +216,8 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    ".if %c[nr] >= 6\n\t"
                    MT_PLUS_OUT("a4")
                    MT_PLUS_OUT("a5")
-                   ".endif\n\t"
-                   ".endif\n\t"
+                   ".endif\n"
+                   "3:\n\t"
                    "vcmp.f32 eq, %q[a0], %q[a0]\n\t" /* P0: the lanes of every row that are not NaN */
                    ".if %c[nr] == 2\n\t"
                    "vpst\n\t"
@@ -238,7 +239,7 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [a4] "+w"(a4), [a5] "+w"(a5),
                      [gp] "+r"(gp), [xp] "+r"(xp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr),
-                     [zero] "n"(zero)
+                     [zero] "r"(zero)
                    : "q5", "q6", "lr", "p0", "memory");
     if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
         for (uint32_t r = 0; zero && r < nr; ++r) /* the reference's zeroed dW, then its sums */
@@ -372,7 +373,7 @@ static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, fl
 /* dW rows u..u + nr - 1, four inputs at a time (I >= 4; a last partial four overlaps the one
  * before and stores only its new columns) */
 static inline __attribute__((always_inline)) void dw_rows(const float *x, const float *dy, float *dw, uint32_t B,
-                                                          uint32_t I, uint32_t U, const uint32_t nr, const int zero)
+                                                          uint32_t I, uint32_t U, const uint32_t nr, int zero)
 {
     for (uint32_t c4 = 0; c4 < I; c4 += 4) {
         const uint32_t c = c4 + 4 > I ? I - 4 : c4;
@@ -382,21 +383,14 @@ static inline __attribute__((always_inline)) void dw_rows(const float *x, const 
 
 /* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 (zero: as if dW were
  * zeroed first, without reading it) */
-static inline __attribute__((always_inline)) void dw_units(const float *x, const float *dy, float *dw, uint32_t B,
-                                                           uint32_t I, uint32_t U, const int zero)
+static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
+                                              uint32_t U, int zero)
 {
     uint32_t u = 0;
     for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6, zero);
     if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4, zero), u += 4;
     if (u + 2 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 2, zero), u += 2;
     if (u < U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 1, zero);
-}
-
-static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
-                                              uint32_t U, int zero)
-{
-    if (zero) dw_units(x, dy, dw, B, I, U, 1);
-    else dw_units(x, dy, dw, B, I, U, 0);
 }
 
 /* dbias[u] += Σ_b dy[b, u], each sum from 0 in ascending b: lanes across four units */
