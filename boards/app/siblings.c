@@ -453,6 +453,39 @@ static void exp_case(float shift)
 }
 #endif
 
+#if MT_MVE_KERNELS
+/* The Helium ReLU (activations_mve.c) against activations.c's, every length from 1 to 40:
+ * the tests on bits around 0 (±0, the smallest subnormals, NaN of either sign, infinities),
+ * sums dx + dy that are subnormal (MVE flushes them), overflow or make a NaN, and -0 + 0 */
+#define RELU_N 40
+static void relu_case(void)
+{
+    static const float special[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-39f, -1e-39f, __builtin_nanf("0x7"),
+                                    -__builtin_nanf("0x9"), __builtin_inff(), -__builtin_inff(), 3.0f, -2.5f,
+                                    __builtin_nansf("0x1"), -__builtin_nansf("0x1")}; /* bits 0x7f800001, 0xff800001 */
+    static float rx[RELU_N], ry0[RELU_N + 1], ry1[RELU_N + 1], rdy[RELU_N], rdx0[RELU_N + 1], rdx1[RELU_N + 1];
+    const int ns = (int)(sizeof special / sizeof special[0]);
+    for (uint32_t n = 1; n <= RELU_N; ++n)
+        for (int turn = 0; turn < 3; ++turn) {
+            for (uint32_t i = 0; i < n; ++i) {
+                rx[i] = turn == 0 ? uniform(2.0f) : special[(i + (uint32_t)turn * 5u) % (uint32_t)ns];
+                rdy[i] = turn == 2 ? special[(i * 7u + 3u) % (uint32_t)ns] : uniform(1.0f);
+                rdx0[i] = turn == 1 ? -rdy[i] * 0.999f : (turn == 2 ? special[(i * 5u + 1u) % (uint32_t)ns] : 0.5f);
+            }
+            if (turn == 1 && n > 2) /* y > 0 at both: a subnormal sum, and -0 + 0 */
+                rx[1] = 2.0f, rdy[1] = 1e-39f, rdx0[1] = 2e-39f, rx[2] = 3.0f, rdy[2] = 0.0f, rdx0[2] = -0.0f;
+            rdx0[n] = ry0[n] = ry1[n] = -1234.5f, rdx1[n] = -1234.5f;
+            mt_op_relu_f32_forward(rx, ry0, n);
+            mt_op_relu_f32_forward_mve(rx, ry1, n);
+            check(same(ry0, ry1, n + 1), "relu forward");
+            memcpy(rdx1, rdx0, sizeof(float) * n);
+            mt_op_relu_f32_backward(rx, rdy, rdx0, n); /* y: x's specials, as a layer's output */
+            mt_op_relu_f32_backward_mve(rx, rdy, rdx1, n);
+            check(same(rdx0, rdx1, n + 1), "relu backward");
+        }
+}
+#endif
+
 int main(void)
 {
     mt_board_init();
@@ -530,6 +563,7 @@ int main(void)
         adam_case(kind, 0.9f, 0.0f, 0.0f, 0);   /* ε = 0: no shortcut, every weight computed */
         adam_case(kind, 0.3f, 1e-8f, 0.0f, 0);  /* Adam from the other lerp end, no decay */
     }
+    relu_case();
     for (int kind = 0; kind < 4; ++kind) {
         sgd_case(kind, 0.0f, 0.0f);  /* plain SGD */
         sgd_case(kind, 0.9f, 0.01f); /* momentum and decay */

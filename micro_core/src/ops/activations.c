@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mt_math.h"
+#include "ops/arm/mve.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/x86/x86.h"
@@ -106,7 +107,11 @@ static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
         return;
     }
 #endif
+#if MT_MVE_KERNELS
+    mt_op_relu_f32_forward_mve(X->data, Y->mutable_data, N_ELEMS);
+#else
     mt_op_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
+#endif
 }
 
 static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -119,7 +124,11 @@ static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
         return;
     }
 #endif
+#if MT_MVE_KERNELS
+    mt_op_relu_f32_backward_mve(Y->data, Y->grad, X->grad, N_ELEMS);
+#else
     mt_op_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
+#endif
 }
 
 static void relu6_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

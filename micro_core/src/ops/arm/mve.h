@@ -64,6 +64,9 @@ void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const flo
 /* dz = dy·[0 < y (< 6 for ReLU6)] in place (MT_FUSED_*) and dbias += Σ_p dz (dbias may be
  * NULL), P pixels of C >= 4 channels: the reference's bits */
 void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C);
+/* ReLU's forward and backward, ops/ops.h's parameters (activations_mve.c) */
+void mt_op_relu_f32_forward_mve(const float *x, float *y, size_t N);
+void mt_op_relu_f32_backward_mve(const float *y, const float *dy, float *dx, size_t N);
 /* optimizers.h's SGD and Adam (AdamW) updates and guards without a proximal term: the
  * reference's bits and answers (shared_mve.c) */
 void mt_sgd_update_f32_mve(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
