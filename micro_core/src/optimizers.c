@@ -150,6 +150,7 @@ mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsi
     p.mu = mu;
     p.decoupled = decoupled;
     p.has_mu = mu != 0.0f, p.has_decay = weight_decay != 0.0f, p.near_m = p.one_minus_beta1 < 0.5f;
+    p.plain = p.near_m && !p.has_mu && !p.has_decay && !p.decoupled;
     /* The guard's shortcut. With v' >= 0 finite, sqrt(1-β2^t) > 0 and ε > 0, the denominator
      * sqrt(v')/sqrt(1-β2^t) + ε is >= ε (rounding is monotonic) or +inf, never NaN; so for
      * |m'| <= ε·2^100, |m'/denom| <= 2^100, and with |step_size| <= 2^26 the term
@@ -162,20 +163,23 @@ mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsi
 }
 
 /* g' = g·scale (+ μ·(w − ref), w before any decay); AdamW: w = w·(1 - lr·wd); Adam:
- * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²: r.w is w after the decay */
-MT_ELEMENT adam_result adam_moments(const mt_adam_params *p, float w, float g, float m, float v, float ref)
+ * g' += wd·w.  m' = lerp(m, g', 1-β1);  v' = β2·v + (1-β2)·g'²: r.w is w after the decay.
+ * plain (a constant where inlined): p->plain holds, and nothing is tested per element. */
+MT_ELEMENT adam_result adam_moments(const mt_adam_params *p, float w, float g, float m, float v, float ref,
+                                    const int plain)
 {
     adam_result r;
     float gi = g * p->grad_scale;
-    if (p->has_mu) gi = add_proximal(gi, p->mu, w, ref);
-    if (p->decoupled) {
+    if (!plain && p->has_mu) gi = add_proximal(gi, p->mu, w, ref);
+    if (plain) {
+    } else if (p->decoupled) {
         w *= p->decay;
     } else if (p->has_decay) {
         gi += p->weight_decay * w;
     }
     /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
      * w = 1 (β1 = 0) gives m = g exactly */
-    if (p->near_m)
+    if (plain || p->near_m)
         r.m = m + p->one_minus_beta1 * (gi - m);
     else
         r.m = gi - (gi - m) * p->beta1;
@@ -192,41 +196,34 @@ MT_ELEMENT float adam_weight(const mt_adam_params *p, float w, float m, float v)
 }
 
 /* One element's whole step: the new w, m and v */
-MT_ELEMENT adam_result adam_element(const mt_adam_params *p, float w, float g, float m, float v, float ref)
+MT_ELEMENT adam_result adam_element(const mt_adam_params *p, float w, float g, float m, float v, float ref,
+                                    const int plain)
 {
-    adam_result r = adam_moments(p, w, g, m, v, ref);
+    adam_result r = adam_moments(p, w, g, m, v, ref, plain);
     r.w = adam_weight(p, r.w, r.m, r.v);
     return r;
 }
 
-void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
-                        float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                        mt_proximal prox)
+/* the update's loop, compiled apart for the plain configuration (plain a constant) */
+MT_ELEMENT void adam_loop(const mt_adam_params *p, float *w, const float *g, float *m, float *v, size_t N,
+                          const float *ref, const int plain)
 {
-    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
-                                          beta2_power, grad_scale, prox.mu);
-    const float *ref = reference_of(prox);
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_element(&p, w[i], g[i], m[i], v[i], REF(ref, i));
+        const adam_result r = adam_element(p, w[i], g[i], m[i], v[i], REF(ref, i), plain);
         w[i] = r.w;
         m[i] = r.m;
         v[i] = r.v;
     }
 }
 
-int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
-                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                                 mt_proximal prox)
+/* the guard's loop: bit 31 of the result set when some value the update writes is not finite */
+MT_ELEMENT uint32_t adam_guard_loop(const mt_adam_params *p, const float *w, const float *g, const float *m,
+                                    const float *v, size_t N, const float *ref, const int plain)
 {
-    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
-                                          beta2_power, grad_scale, prox.mu);
-    const float *ref = reference_of(prox);
     uint32_t bad = 0, m_bound;
-    memcpy(&m_bound, &p.m_bound, 4); /* 0 or the bits of a positive float */
+    memcpy(&m_bound, &p->m_bound, 4); /* 0 or the bits of a positive float */
     for (size_t i = 0; i < N; ++i) {
-        const adam_result r = adam_moments(&p, w[i], g[i], m[i], v[i], REF(ref, i));
+        const adam_result r = adam_moments(p, w[i], g[i], m[i], v[i], REF(ref, i), plain);
         bad |= non_finite(g[i]) | non_finite(r.m) | non_finite(r.v);
         /* The new w is finite without computing it where the shortcut holds: m_bound > 0,
          * |m'| <= m_bound, |w| <= 2^126 and v' >= 0, tested on the bits (magnitudes order as
@@ -236,7 +233,30 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
         uint32_t mb, wb, vb;
         memcpy(&mb, &r.m, 4), memcpy(&wb, &r.w, 4), memcpy(&vb, &r.v, 4);
         if (m_bound == 0u || (mb & 0x7fffffffu) > m_bound || (wb & 0x7fffffffu) > 0x7e800000u || (vb >> 31))
-            bad |= non_finite(adam_weight(&p, r.w, r.m, r.v));
+            bad |= non_finite(adam_weight(p, r.w, r.m, r.v));
     }
+    return bad;
+}
+
+void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
+                        float beta1, float beta2, float epsilon, float weight_decay,
+                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                        mt_proximal prox)
+{
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                          beta2_power, grad_scale, prox.mu);
+    if (p.plain) adam_loop(&p, w, g, m, v, N, NULL, 1);
+    else adam_loop(&p, w, g, m, v, N, reference_of(prox), 0);
+}
+
+int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                 mt_proximal prox)
+{
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                                          beta2_power, grad_scale, prox.mu);
+    const uint32_t bad = p.plain ? adam_guard_loop(&p, w, g, m, v, N, NULL, 1)
+                                 : adam_guard_loop(&p, w, g, m, v, N, reference_of(prox), 0);
     return (bad & 0x80000000u) == 0;
 }

@@ -63,6 +63,7 @@ typedef struct mt_adam_params {
     float grad_scale, mu;
     float m_bound;
     int decoupled, has_mu, has_decay, near_m; /* near_m: m' = m + (1-β1)·(g' - m), else g' - (g' - m)·β1 */
+    int plain; /* near_m, no decay, no proximal term (Adam, β1 > 0.5): the loops compiled for it apart */
 } mt_adam_params;
 
 mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,

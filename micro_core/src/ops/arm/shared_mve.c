@@ -154,12 +154,6 @@ static inline __attribute__((always_inline)) void adam4_moments(const mt_adam_pa
     *v = vaddq_f32(vmulq_n_f32(*v, k->beta2), vmulq_n_f32(vmulq_f32(gi, gi), k->one_minus_beta2));
 }
 
-/* adam4_moments' plain configuration: the loops are compiled for it apart */
-static inline int adam_plain(const mt_adam_params *k)
-{
-    return k->near_m && !k->decoupled && !k->has_decay;
-}
-
 /* adam_weight of one element, on the scalar FPU (MVE has no square root or division) */
 static inline __attribute__((always_inline)) float adam4_weight(const mt_adam_params *k, float w, float m, float v)
 {
@@ -226,7 +220,7 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
     const mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                                  beta2_power, grad_scale, 0.0f);
     const adam_args a = {lr, beta1, beta2, epsilon, weight_decay, grad_scale, decoupled, beta1_power, beta2_power};
-    const int plain = adam_plain(&k);
+    const int plain = k.plain;
     size_t i = 0;
     while (i + 4 <= N) {
         i = plain ? adam4_blocks(&k, w, g, m, v, i, N, 1) : adam4_blocks(&k, w, g, m, v, i, N, 0);
@@ -289,7 +283,7 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
     memcpy(&m_bound, &k.m_bound, 4);
     uint32x4_t worst = vdupq_n_u32(0u); /* the largest magnitude bits of every g, m', v' */
     mt_mve_flags_clear();
-    const size_t i = adam_plain(&k)
+    const size_t i = k.plain
                          ? adam4_guard_blocks(&k, w, g, m, v, N, m_bound, &worst, &weights_bad, 1)
                          : adam4_guard_blocks(&k, w, g, m, v, N, m_bound, &worst, &weights_bad, 0);
     const float32x4_t none_v = vdupq_n_f32(0.0f);
