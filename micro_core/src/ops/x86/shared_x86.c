@@ -133,8 +133,10 @@ MT_AVX512 void MT_X86_NAME(mt_fused_activation_backward)(uint32_t activation, co
 }
 
 /* optimizers.c's updates, sixteen elements at a time, each element's operations in the
- * scalar code's order (no FMA), so the same bits */
-/* 16 floats at p: all of them (m = MT_ALL16, a constant where inlined: plain loads and stores,
+ * scalar code's order (no FMA), so the same bits; whole blocks first, then the tail under a
+ * mask.
+ *
+ * 16 floats at p: all of them (m = MT_ALL16, a constant where inlined: plain loads and stores,
  * which the shim does not have to split into lane masks), else the lanes of m */
 #define MT_ALL16 ((__mmask16)0xFFFF)
 MT_AVX512_INLINE __m512 load16(const float *p, __mmask16 m)
