@@ -298,14 +298,6 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
 
 /* ---- exponentials (mt_math.c's mt_expf, four lanes) ---- */
 
-/*
- * out[j] = mt_expf(x[j] - m): its float operations in its order, four lanes at a time (the x86
- * sibling's scheme, ops/x86/exp_x86.c): n = (int)(fn ± 0.5) with fn = v / ln 2 (VCVT truncates
- * toward zero, as the cast), r = v - n·ln2 in two parts, the same polynomial, times 2^n. A block
- * goes to mt_expf where a lane is NaN or infinite (VCVT would give 0 or saturate), or n falls
- * outside [-126, 127] (the scalar function's early returns and its subnormal results), or MVE
- * flushed a subnormal.
- */
 /* one block of c lanes: whole (a constant where inlined) c = 4, else 1 to 3, whose lanes past
  * c compute e^0 from v = m - m = 0, which no test refuses, and are not stored */
 static inline __attribute__((always_inline)) void exp4_block(const float *x, float m, float *out, uint32_t c,
@@ -340,6 +332,14 @@ static inline __attribute__((always_inline)) void exp4_block(const float *x, flo
     for (uint32_t i = 0; i < c; ++i) out[i] = mt_expf(x[i] - m);
 }
 
+/*
+ * out[j] = mt_expf(x[j] - m): its float operations in its order, four lanes at a time (the x86
+ * sibling's scheme, ops/x86/exp_x86.c): n = (int)(fn ± 0.5) with fn = v / ln 2 (VCVT truncates
+ * toward zero, as the cast), r = v - n·ln2 in two parts, the same polynomial, times 2^n. A block
+ * goes to mt_expf where a lane is NaN or infinite (VCVT would give 0 or saturate), or n falls
+ * outside [-126, 127] (the scalar function's early returns and its subnormal results), or MVE
+ * flushed a subnormal.
+ */
 void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n)
 {
     uint32_t j = 0;
