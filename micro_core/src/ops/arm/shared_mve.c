@@ -298,40 +298,6 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
 
 /* ---- exponentials (mt_math.c's mt_expf, four lanes) ---- */
 
-/* one block of c lanes: whole (a constant where inlined) c = 4, else 1 to 3, whose lanes past
- * c compute e^0 from v = m - m = 0, which no test refuses, and are not stored */
-static inline __attribute__((always_inline)) void exp4_block(const float *x, float m, float *out, uint32_t c,
-                                                             const int whole)
-{
-    mt_mve_flags_clear();
-    const mve_pred16_t lanes = vctp32q(c);
-    const float32x4_t xv = whole ? vld1q_f32(x) : vpselq_f32(vldrwq_z_f32(x, lanes), vdupq_n_f32(m), lanes);
-    const float32x4_t v = vsubq_n_f32(xv, m);
-    const float32x4_t fn = vmulq_n_f32(v, 1.44269504088896341f);
-    const float32x4_t half = vpselq_f32(vdupq_n_f32(0.5f), vdupq_n_f32(-0.5f), vcmpgeq_n_f32(fn, 0.0f));
-    const int32x4_t k = vcvtq_s32_f32(vaddq_f32(fn, half));
-    const float32x4_t kf = vcvtq_f32_s32(k);
-    float32x4_t r = vsubq_f32(v, vmulq_n_f32(kf, 0.693359375f));
-    r = vsubq_f32(r, vmulq_n_f32(kf, -2.12194440e-4f));
-    float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
-    p = vaddq_f32(vdupq_n_f32(1.0f / 720.0f), vmulq_f32(r, p));
-    p = vaddq_f32(vdupq_n_f32(1.0f / 120.0f), vmulq_f32(r, p));
-    p = vaddq_f32(vdupq_n_f32(1.0f / 24.0f), vmulq_f32(r, p));
-    p = vaddq_f32(vdupq_n_f32(1.0f / 6.0f), vmulq_f32(r, p));
-    p = vaddq_f32(vdupq_n_f32(0.5f), vmulq_f32(r, p));
-    p = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), p));
-    p = vaddq_f32(vdupq_n_f32(1.0f), p);
-    const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
-    const float32x4_t e = vmulq_f32(p, scale);
-    if (vmaxvq_u32(0u, magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&
-        vminvq_s32(INT32_MAX, k) >= -126 && !mt_mve_flushed(e, e, e, e)) {
-        if (whole) vst1q_f32(out, e);
-        else vstrwq_p_f32(out, e, lanes);
-        return;
-    }
-    for (uint32_t i = 0; i < c; ++i) out[i] = mt_expf(x[i] - m);
-}
-
 /*
  * out[j] = mt_expf(x[j] - m): its float operations in its order, four lanes at a time (the x86
  * sibling's scheme, ops/x86/exp_x86.c): n = (int)(fn ± 0.5) with fn = v / ln 2 (VCVT truncates
@@ -343,8 +309,33 @@ static inline __attribute__((always_inline)) void exp4_block(const float *x, flo
 void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n)
 {
     uint32_t j = 0;
-    for (; j + 4 <= n; j += 4) exp4_block(x + j, m, out + j, 4, 1);
-    if (j < n) exp4_block(x + j, m, out + j, n - j, 0); /* a softmax over 10 classes ends with 2 */
+    for (; j + 4 <= n; j += 4) {
+        mt_mve_flags_clear();
+        const float32x4_t v = vsubq_n_f32(vld1q_f32(x + j), m);
+        const float32x4_t fn = vmulq_n_f32(v, 1.44269504088896341f);
+        const float32x4_t half = vpselq_f32(vdupq_n_f32(0.5f), vdupq_n_f32(-0.5f), vcmpgeq_n_f32(fn, 0.0f));
+        const int32x4_t k = vcvtq_s32_f32(vaddq_f32(fn, half));
+        const float32x4_t kf = vcvtq_f32_s32(k);
+        float32x4_t r = vsubq_f32(v, vmulq_n_f32(kf, 0.693359375f));
+        r = vsubq_f32(r, vmulq_n_f32(kf, -2.12194440e-4f));
+        float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
+        p = vaddq_f32(vdupq_n_f32(1.0f / 720.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 120.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 24.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(1.0f / 6.0f), vmulq_f32(r, p));
+        p = vaddq_f32(vdupq_n_f32(0.5f), vmulq_f32(r, p));
+        p = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), p));
+        p = vaddq_f32(vdupq_n_f32(1.0f), p);
+        const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
+        const float32x4_t e = vmulq_f32(p, scale);
+        if (vmaxvq_u32(0u, magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&
+            vminvq_s32(INT32_MAX, k) >= -126 && !mt_mve_flushed(e, e, e, e)) {
+            vst1q_f32(out + j, e);
+            continue;
+        }
+        for (uint32_t i = j; i < j + 4; ++i) out[i] = mt_expf(x[i] - m);
+    }
+    for (; j < n; ++j) out[j] = mt_expf(x[j] - m); /* a last partial block: a vector block costs as much */
 }
 
 #else
