@@ -4,11 +4,11 @@ Helium (MVE) flushes subnormal floats to zero and makes every NaN result the def
 GCC vectorizes float code for it as if it were IEEE arithmetic: at -O3 it turned optimizers.c,
 the losses and the elementwise ops into MVE code, and a Release firmware for the M55 would no
 longer compute the host's bits, with nothing to tell. The core compiles with
--fno-tree-vectorize on 32-bit ARM (micro_core/CMakeLists.txt), and the Helium kernels, which
-raise themselves to -O2, say so in their pragma. Here every object of the core but the
-hand-written Helium kernels (ops/arm/) must hold no MVE float arithmetic, and the Helium
-kernels' scalar fallbacks must stay scalar: their objects' MVE float instructions are counted
-against a build of the same sources in which vectorization is forced back on.
+-fno-tree-vectorize on 32-bit ARM (micro_core/CMakeLists.txt). Here every object of such a core
+but the hand-written Helium kernels (ops/arm/, whose own pragma says no-tree-vectorize: MVE
+code by design, their scalar fallbacks are checked bit for bit by test_board_siblings) holds
+no MVE float arithmetic, and the check is shown to see what it looks for: optimizers.c at -O3
+without the flag does hold some.
 """
 
 import os
