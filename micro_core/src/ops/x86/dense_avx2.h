@@ -73,7 +73,8 @@ MT_AVX512_INLINE void d8_tile(const float *w, uint32_t I, uint32_t u0, uint32_t 
 
 /* Asks for the next tile's rows of W while this tile's sums run (a few thousand cycles): W
  * is read a tile at a time, 32 rows of 256 bytes apart, which the hardware prefetchers do not
- * follow, and a layer's W (400 KB for 784 x 128) is usually out of L1 and L2 when it starts */
+ * follow. A W out of cache (a first layer's, after the later layers' passes) otherwise comes
+ * at memory speed: 784 x 128 at batch 32, 119 -> 90 us; a W in cache pays 3 us */
 MT_AVX512_INLINE void d8_prefetch_next_tile(const float *w, uint32_t I, uint32_t U, uint32_t u0, uint32_t i0)
 {
     if (i0 + D8_DEPTH < I) i0 += D8_DEPTH;
