@@ -171,10 +171,9 @@ MT_ELEMENT adam_result adam_moments(const mt_adam_params *p, float w, float g, f
     adam_result r;
     float gi = g * p->grad_scale;
     if (!plain && p->has_mu) gi = add_proximal(gi, p->mu, w, ref);
-    if (plain) {
-    } else if (p->decoupled) {
+    if (!plain && p->decoupled) {
         w *= p->decay;
-    } else if (p->has_decay) {
+    } else if (!plain && p->has_decay) {
         gi += p->weight_decay * w;
     }
     /* PyTorch's lerp(m, g, w) with w = 1-β1: from the nearer end, so that
