@@ -46,7 +46,9 @@
  * Exact bits: a session computes the same float32 bits as the host library
  * (and as every other target) only when the core, and any code whose float
  * arithmetic is compared with the host's, is compiled with -ffp-contract=off
- * and without fast-math, and when the FPU runs at its reset settings: round to
+ * and without fast-math (on 32-bit ARM also with -fno-tree-vectorize: GCC
+ * vectorizes float code into Helium instructions, which flush subnormals),
+ * and when the FPU runs at its reset settings: round to
  * nearest, denormals not flushed (FPSCR as after reset, FZ = 0). On a
  * Cortex-M with an FPU, the startup code enables it in CPACR (CP10, CP11)
  * before any float instruction runs and leaves FPSCR alone, as
