@@ -51,8 +51,16 @@ static inline int mt_mve_nan(float32x4_t a, float32x4_t b, float32x4_t c, float3
     return r != 0xffffu;
 }
 
+/* |x|'s bits (the sign cleared with an immediate: no constant register, no float operation);
+ * for non-NaN floats they order as the magnitudes do, and a NaN's exceed +inf's */
+static inline uint32x4_t mt_mve_magnitude(float32x4_t x)
+{
+    return vbicq_n_u32(vreinterpretq_u32_f32(x), 0x80000000u);
+}
+
 /* A NaN test for results already stored or many vectors, on integers (no flags, no
- * predicate): worst collects each lane's |bits|, and a NaN's exceed +inf's. */
+ * predicate): worst collects each lane's |bits|. (An AND with a constant the loops keep in a
+ * register: mt_mve_magnitude's VBIC cost the DepthwiseConv2D forward 1K more instructions.) */
 static inline uint32x4_t mt_mve_magnitudes(uint32x4_t worst, float32x4_t v)
 {
     return vmaxq_u32(worst, vandq_u32(vreinterpretq_u32_f32(v), vdupq_n_u32(0x7fffffffu)));

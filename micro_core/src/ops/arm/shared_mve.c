@@ -71,12 +71,6 @@ void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, siz
     }
 }
 
-/* |x|'s bits (the sign cleared with an immediate: no constant register, no float operation) */
-static inline __attribute__((always_inline)) uint32x4_t magnitude(float32x4_t x)
-{
-    return vbicq_n_u32(vreinterpretq_u32_f32(x), 0x80000000u);
-}
-
 /* ---- SGD (optimizers.c's, without a proximal term) ---- */
 
 /* sgd_element of four elements: d = g·scale (+ wd·w); momentum: buf' = momentum·buf + d, d = buf';
@@ -126,7 +120,7 @@ int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float 
         const float32x4_t gv = vld1q_f32(g + i);
         float32x4_t b = momentum > 0.0f ? vld1q_f32(buf + i) : vdupq_n_f32(0.0f);
         const float32x4_t nw = sgd4(vld1q_f32(w + i), gv, &b, lr, momentum, weight_decay, grad_scale);
-        worst = vmaxq_u32(vmaxq_u32(worst, magnitude(gv)), vmaxq_u32(magnitude(nw), magnitude(b)));
+        worst = vmaxq_u32(vmaxq_u32(worst, mt_mve_magnitude(gv)), vmaxq_u32(mt_mve_magnitude(nw), mt_mve_magnitude(b)));
     }
     const float32x4_t none_v = vdupq_n_f32(0.0f);
     if (mt_mve_flushed(none_v, none_v, none_v, none_v)) /* a flush: the reference decides */
@@ -243,10 +237,10 @@ static inline __attribute__((always_inline)) size_t adam4_guard_blocks(const mt_
         const float32x4_t gv = vld1q_f32(g + i);
         float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
         adam4_moments(k, gv, &wv, &mv, &vv, plain);
-        const uint32x4_t mm = magnitude(mv);
-        *worst = vmaxq_u32(vmaxq_u32(*worst, magnitude(gv)), vmaxq_u32(mm, magnitude(vv)));
+        const uint32x4_t mm = mt_mve_magnitude(mv);
+        *worst = vmaxq_u32(vmaxq_u32(*worst, mt_mve_magnitude(gv)), vmaxq_u32(mm, mt_mve_magnitude(vv)));
         /* the shortcut holds for every lane: m_bound > 0, |m'| <= m_bound, |w| <= 2^126, v' >= 0 */
-        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, magnitude(wv)) <= 0x7e800000u &&
+        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, mt_mve_magnitude(wv)) <= 0x7e800000u &&
             vminvq_s32(INT32_MAX, vreinterpretq_s32_f32(vv)) >= 0)
             continue;
         if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
@@ -328,7 +322,7 @@ void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n)
         p = vaddq_f32(vdupq_n_f32(1.0f), p);
         const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
         const float32x4_t e = vmulq_f32(p, scale);
-        if (vmaxvq_u32(0u, magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&
+        if (vmaxvq_u32(0u, mt_mve_magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&
             vminvq_s32(INT32_MAX, k) >= -126 && !mt_mve_flushed(e, e, e, e)) {
             vst1q_f32(out + j, e);
             continue;
