@@ -367,7 +367,9 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
  * then (both updates run) every bit of w, m and v. kind 0 ordinary values, 1 subnormal
  * gradients and moments (flushed by MVE), 2 a NaN and an infinity in g (∞/∞ makes a NaN w),
  * 3 weights past 2^126 (the shortcut fails: the guard computes those weights), 4 a gradient
- * whose square overflows v, 5 a NaN weight (which MVE's LE would let through the shortcut). */
+ * whose square overflows v, 5 a NaN weight (which MVE's LE would let through the shortcut);
+ * past the plain configuration's whole-tensor limits in the last, partial block: 6 such a
+ * gradient, 7 a negative v (whose v' is negative: a NaN square root), 8 a NaN m. */
 #define ADAM_N 23 /* five blocks of four and a partial one */
 static float aw0[ADAM_N], ag[ADAM_N], am0[ADAM_N], av0[ADAM_N], aw1[ADAM_N], am1[ADAM_N], av1[ADAM_N];
 
@@ -384,6 +386,9 @@ static void adam_case(int kind, float beta1, float epsilon, float weight_decay, 
     if (kind == 3) aw0[2] = 3e38f, aw0[9] = -2e38f, aw0[21] = 1e38f;
     if (kind == 4) ag[13] = 3e38f;
     if (kind == 5) aw0[6] = -__builtin_nanf("");
+    if (kind == 6) ag[22] = 1e30f;
+    if (kind == 7) av0[21] = -1.0f;
+    if (kind == 8) am0[22] = __builtin_nanf("");
     memcpy(aw1, aw0, sizeof aw0), memcpy(am1, am0, sizeof am0), memcpy(av1, av0, sizeof av0);
     const int ok0 = mt_adam_update_is_finite_f32(aw0, ag, am0, av0, ADAM_N, lr, beta1, beta2, epsilon, weight_decay,
                                                  decoupled, b1p, b2p, scale, none);
@@ -556,7 +561,7 @@ int main(void)
                 pointwise_case(v[0], v[1], v[2], v[3], act, k & 1, k >> 1);
             }
 #if MT_MVE_KERNELS
-    for (int kind = 0; kind < 6; ++kind) {
+    for (int kind = 0; kind < 9; ++kind) {
         adam_case(kind, 0.9f, 1e-8f, 0.0f, 0);  /* Adam; m from the nearer end, 1 - β1 < 0.5 */
         adam_case(kind, 0.2f, 1e-6f, 0.01f, 0); /* Adam with L2 decay; the other lerp end */
         adam_case(kind, 0.9f, 1e-8f, 0.05f, 1); /* AdamW's decoupled decay */

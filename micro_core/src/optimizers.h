@@ -64,9 +64,22 @@ typedef struct mt_adam_params {
     float m_bound;
     int decoupled, has_mu, has_decay, near_m; /* near_m: m' = m + (1-β1)·(g' - m), else g' - (g' - m)·β1 */
     int plain; /* near_m, no decay, no proximal term (Adam, β1 > 0.5): the loops compiled for it apart */
+    /* The whole-tensor shortcut of the plain configuration (limits != 0): when every |g|, |m|
+     * and |w| and every v (sign bit clear) has bits at most g_limit, m_limit, MT_ADAM_W_LIMIT
+     * and v_limit, the guard answers 1 without one element's moments (the proof is at
+     * mt_adam_params_for). Bits, as the siblings compare them: magnitudes order as theirs. */
+    uint32_t g_limit, m_limit, v_limit;
+    int limits;
 } mt_adam_params;
+
+#define MT_ADAM_W_LIMIT 0x7e800000u /* the bits of 2^126 */
 
 mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                   int decoupled, double beta1_power, double beta2_power, float grad_scale, float mu);
+
+/* 1 when p->limits and every element is within them, so that the guard's answer is 1 (the
+ * portable test; the x86 and Helium guards make it on vectors of the same bits) */
+int mt_adam_within_limits(const mt_adam_params *p, const float *w, const float *g, const float *m, const float *v,
+                          size_t N);
 
 #endif /* MT_OPTIMIZERS_H */

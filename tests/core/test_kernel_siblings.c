@@ -333,8 +333,10 @@ static void check_exp_x86(void)
 }
 
 /* The x86 Adam guard decides most lanes without the update's divisions (a bound proves
- * them finite): it must still answer as the reference guard where the bound fails, finite or
- * not: weights near FLT_MAX, m far above eps (finite, and overflowing), v < 0, eps = 0 */
+ * them finite), and the plain configuration (no decay) most tensors by its whole-tensor
+ * limits: it must still answer as the reference guard where a bound or a limit fails, finite
+ * or not: weights near FLT_MAX, m far above eps (finite, and overflowing), v < 0, eps = 0,
+ * g past its limit, in a whole block or in the tail */
 static void check_adam_guard_edges(void)
 {
     enum { N = 37 };
@@ -343,7 +345,10 @@ static void check_adam_guard_edges(void)
                                      {1.0f, 1.0f, 1e30f, 0.0f, 1e-8f},     {1.0f, 1.0f, 1e25f, 1e38f, 1e-8f},
                                      {1.0f, 1.0f, 0.5f, -1.0f, 1e-8f},     {1.0f, 0.0f, 0.0f, 0.0f, 0.0f},
                                      {1.0f, 1.0f, 0.5f, 0.25f, 0.0f},      {-3.4e38f, 1.0f, 1.0f, 1.0f, 1e-8f},
-                                     {1.0f, 1.0f, 3e38f, 0.0f, 1e-8f},     {3.4e38f, -1.0f, -1e29f, 0.0f, 1e-8f}};
+                                     {1.0f, 1.0f, 3e38f, 0.0f, 1e-8f},     {3.4e38f, -1.0f, -1e29f, 0.0f, 1e-8f},
+                                     {1.0f, 1e30f, 0.0f, 0.0f, 1e-8f},     {1.0f, -3e38f, 1.0f, 1.0f, 1e-8f},
+                                     {1.0f, 1.0f, 1.0f, -0.0f, 1e-8f},     {8.6e37f, 1.0f, 1.0f, 1.0f, 1e-8f},
+                                     {1.0f, NAN, 1.0f, 1.0f, 1e-8f},       {1.0f, 1.0f, 1.0f, 4.3e37f, 1e-8f}};
     const mt_proximal none = {NULL, 0.0f};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
         for (size_t at = 0; at < N; at += 12) {
@@ -351,11 +356,13 @@ static void check_adam_guard_edges(void)
             fill(w, N, 1.0f), fill(g, N, 1.0f), fill(s, 2 * N, 0.1f);
             for (size_t i = 0; i < N; ++i) s[N + i] = s[N + i] * s[N + i];
             w[at] = cases[c][0], g[at] = cases[c][1], s[at] = cases[c][2], s[N + at] = cases[c][3];
-            for (int decoupled = 0; decoupled < 2; ++decoupled)
+            for (int variant = 0; variant < 3; ++variant) { /* Adam, AdamW with decay, plain Adam */
+                const float wd = variant < 2 ? 0.01f : 0.0f;
                 CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4],
-                                                                 0.01f, decoupled, 0.81, 0.998, 1.0f),
-                             mt_adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], 0.01f,
-                                                          decoupled, 0.81, 0.998, 1.0f, none));
+                                                                 wd, variant == 1, 0.81, 0.998, 1.0f),
+                             mt_adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], wd,
+                                                          variant == 1, 0.81, 0.998, 1.0f, none));
+            }
         }
 }
 

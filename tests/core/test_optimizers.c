@@ -171,6 +171,94 @@ static void test_guard_agrees_with_the_update(void)
     CHECK(refused > cases / 3 && refused < cases);
 }
 
+static float float_of(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* One configuration of the guard's whole-tensor limits (mt_adam_params_for): data at the
+ * limits, with either sign, and below them must be within and must update to finite values
+ * (the proof's claim, tested on the update itself); one ulp past any limit, a v with its
+ * sign bit set, or a NaN must not be within, and the guard must then still answer as the
+ * update does. Returns whether the configuration has limits. */
+static int limits_case(float lr, float beta1, float beta2, float eps, float scale, double b1t, double b2t)
+{
+    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, 0.0f);
+    if (!p.limits) return 0;
+    const float lims[4] = {float_of(p.g_limit), float_of(p.m_limit), float_of(p.v_limit),
+                           float_of(MT_ADAM_W_LIMIT)}; /* g, m, v, w */
+    for (int edge = 0; edge < 14; ++edge) {
+        float a[4][NW]; /* g, m, v, w */
+        for (int k = 0; k < 4; ++k)
+            for (int i = 0; i < NW; ++i) { /* at the limit, half of it, a random fraction or 0, each array
+                                            * its own pattern; any sign but v's */
+                const int c = (i * (k + 1) + k) % 4;
+                const float x = c == 0 ? lims[k] : c == 1 ? lims[k] * 0.5f : c == 2 ? lims[k] * mt_test_uniform(0.f, 1.f) : 0.f;
+                a[k][i] = k != 2 && ((i >> k) & 1) ? -x : x;
+            }
+        const int at = edge % 2 ? NW - 1 : NW / 3, k = (edge / 2) % 4;
+        int within = 1;
+        if (edge >= 2 && edge < 10) { /* one ulp past limit k (edges 2..9) */
+            uint32_t u;
+            memcpy(&u, &lims[k], 4);
+            a[k][at] = k != 2 && (edge & 1) ? -float_of(u + 1u) : float_of(u + 1u);
+            within = 0;
+        } else if (edge == 10 || edge == 11) { /* v with its sign bit set: -0, then past the limit */
+            a[2][at] = edge == 10 ? -0.0f : -FLT_MAX;
+            within = 0;
+        } else if (edge >= 12) { /* a NaN in g or in w */
+            a[edge == 12 ? 0 : 3][at] = NAN;
+            within = 0;
+        }
+        CHECK_EQ_INT(mt_adam_within_limits(&p, a[3], a[0], a[1], a[2], NW), within);
+        const int ok = mt_adam_update_is_finite_f32(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t,
+                                                    b2t, scale, NO_PROX);
+        mt_adam_update_f32(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, NO_PROX);
+        const int finite = all_finite(a[0], NW) && all_finite(a[3], NW) && all_finite(a[1], NW) && all_finite(a[2], NW);
+        if (!CHECK_EQ_INT(ok, finite) || (within && !CHECK(finite)))
+            printf("    lr %g, beta1 %g, beta2 %g, eps %g, scale %g, edge %d\n", (double)lr, (double)beta1,
+                   (double)beta2, (double)eps, (double)scale, edge);
+    }
+    return 1;
+}
+
+/* The limits hold the data of every ordinary step, and the proof holds at them over learning
+ * rates, betas, epsilons and gradient scales, at the first step (the largest step size) and
+ * later; configurations outside the proof's assumptions have none */
+static void test_adam_limits(void)
+{
+    static const float lrs[] = {1e-3f, 0.1f, 100.0f, 6.7e6f};
+    static const float beta1s[] = {0.9f, 0.6f, 0.999f, 1.0f, 3.0f};
+    static const float beta2s[] = {0.999f, 0.5f, 0.0f};
+    static const float epss[] = {1e-8f, 1e-3f, 1.0f, 1e-30f, 0x1p27f};
+    static const float scales[] = {1.0f, 1.0f / 32.0f, 1e-20f, 1e20f, 0.0f, -0.5f};
+    int with = 0, cases = 0;
+    for (size_t l = 0; l < sizeof lrs / sizeof lrs[0]; ++l)
+        for (size_t b1 = 0; b1 < sizeof beta1s / sizeof beta1s[0]; ++b1)
+            for (size_t b2 = 0; b2 < sizeof beta2s / sizeof beta2s[0]; ++b2)
+                for (size_t e = 0; e < sizeof epss / sizeof epss[0]; ++e)
+                    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; ++s)
+                        for (int t = 1; t <= 2; ++t, ++cases) {
+                            const double b1t = t == 1 ? beta1s[b1] : (double)beta1s[b1] * beta1s[b1] * beta1s[b1];
+                            const double b2t = t == 1 ? beta2s[b2] : (double)beta2s[b2] * beta2s[b2] * beta2s[b2];
+                            with += limits_case(lrs[l], beta1s[b1], beta2s[b2], epss[e], scales[s], b1t, b2t);
+                        }
+    CHECK(with > cases / 3 && with < cases); /* both kinds occur */
+    /* PyTorch's defaults at batch 32: ordinary data is within */
+    const mt_adam_params p = mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 0.9, 0.999, 1.0f / 32.0f, 0.0f);
+    float w[NW], g[NW], m[NW], v[NW];
+    draw(w, NW, -1e3f, 1e3f), draw(g, NW, -1e6f, 1e6f), draw(m, NW, -1e3f, 1e3f), draw(v, NW, 0.f, 1e12f);
+    CHECK(p.limits && mt_adam_within_limits(&p, w, g, m, v, NW));
+    /* no limits outside the plain configuration (decay, AdamW, a proximal term, the far lerp end, ε = 0) */
+    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 0, 0.9, 0.999, 1.0f, 0.0f).limits);
+    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1, 0.9, 0.999, 1.0f, 0.0f).limits);
+    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 0.9, 0.999, 1.0f, 0.1f).limits);
+    CHECK(!mt_adam_params_for(1e-3f, 0.3f, 0.999f, 1e-8f, 0.0f, 0, 0.3, 0.999, 1.0f, 0.0f).limits);
+    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 0.0f, 0.0f, 0, 0.9, 0.999, 1.0f, 0.0f).limits);
+}
+
 int main(void)
 {
     mt_test_seed(4242u);
@@ -196,5 +284,6 @@ int main(void)
     test_adam(0.01f, 0.f, 0.f, 1e-8f, 0.f, 0);
     test_adam_first_step_is_sign();
     test_guard_agrees_with_the_update();
+    test_adam_limits();
     return MT_TEST_END();
 }

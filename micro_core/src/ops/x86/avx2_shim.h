@@ -180,6 +180,11 @@ MT_SHIM mt_v16i mt_shim_add_epi32(mt_v16i a, mt_v16i b)
     return mt_shim_pairi(_mm256_add_epi32(a.lo, b.lo), _mm256_add_epi32(a.hi, b.hi));
 }
 
+MT_SHIM mt_v16i mt_shim_max_epu32(mt_v16i a, mt_v16i b)
+{
+    return mt_shim_pairi(_mm256_max_epu32(a.lo, b.lo), _mm256_max_epu32(a.hi, b.hi));
+}
+
 #define mt_shim_slli_epi32(a, count)                                                                             \
     __extension__({                                                                                              \
         const mt_v16i mt_shim_s_ = (a);                                                                          \
@@ -326,6 +331,8 @@ MT_SHIM void mt_shim_transpose16(mt_v16 r[16])
 #define _mm512_and_si512 mt_shim_and_si512
 #undef _mm512_add_epi32
 #define _mm512_add_epi32 mt_shim_add_epi32
+#undef _mm512_max_epu32
+#define _mm512_max_epu32 mt_shim_max_epu32
 #undef _mm512_slli_epi32
 #define _mm512_slli_epi32 mt_shim_slli_epi32
 #undef _mm512_castps_si512

@@ -6,6 +6,8 @@
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS
+#include <string.h>
+
 #include "ops/spatial.h"
 #include "ops/x86/avx512.h"
 #include "optimizers.h"
@@ -196,6 +198,7 @@ typedef struct {
     __m512 scale, wd, shrink, omb1, b1, b2, omb2, bc2, eps, step;
     int near_m, decoupled, weight_decay;
     float m_bound; /* > 0: the guard's shortcut holds for |m| <= m_bound (mt_adam_params), 0: never */
+    mt_adam_params params; /* for the whole-tensor limits */
 } adam16_constants;
 
 /* mt_adam_params_for's constants (optimizers.c, which also proves the guard's shortcut) */
@@ -220,6 +223,7 @@ MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta
     k.decoupled = p.decoupled;
     k.weight_decay = p.has_decay;
     k.m_bound = p.m_bound;
+    k.params = p;
     return k;
 }
 
@@ -336,6 +340,44 @@ MT_AVX512_INLINE void adam16_guard(const adam16_constants *k, const float *w, co
     if ((sure & lanes) != lanes) finite16_add(f, adam16_weight(k, wv, mv, vv), lanes);
 }
 
+/* the largest of bits & mask over 16 floats at p (the lanes past m count 0) into *max */
+MT_AVX512_INLINE void max16_bits(__m512i *max, const float *p, __mmask16 m, __m512i mask)
+{
+    *max = _mm512_max_epu32(*max, _mm512_and_si512(_mm512_castps_si512(load16(p, m)), mask));
+}
+
+MT_AVX512_INLINE uint32_t max16_lane(__m512i max)
+{
+    float f[16];
+    uint32_t u[16], r = 0u;
+    _mm512_storeu_ps(f, _mm512_castsi512_ps(max));
+    memcpy(u, f, sizeof u);
+    for (int j = 0; j < 16; ++j) r = u[j] > r ? u[j] : r;
+    return r;
+}
+
+/* mt_adam_within_limits on vectors: the largest magnitude bits of g, m and w, and the largest
+ * bits of v (a set sign bit exceeds every limit), against the limits; integer operations, a
+ * pass at the speed of the loads, where the guard's blocks compute every element's moments */
+MT_AVX512_INLINE int adam16_within_limits(const mt_adam_params *p, const float *w, const float *g, const float *m,
+                                          const float *v, size_t N)
+{
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff), all = _mm512_set1_epi32(-1);
+    __m512i gm = _mm512_set1_epi32(0), mm = gm, vm = gm, wm = gm;
+    size_t i = 0;
+    for (; i + 16 <= N; i += 16) {
+        max16_bits(&gm, g + i, MT_ALL16, mag), max16_bits(&mm, m + i, MT_ALL16, mag);
+        max16_bits(&vm, v + i, MT_ALL16, all), max16_bits(&wm, w + i, MT_ALL16, mag);
+    }
+    if (i < N) {
+        const __mmask16 lanes = mt_lanes((uint32_t)(N - i));
+        max16_bits(&gm, g + i, lanes, mag), max16_bits(&mm, m + i, lanes, mag);
+        max16_bits(&vm, v + i, lanes, all), max16_bits(&wm, w + i, lanes, mag);
+    }
+    return max16_lane(gm) <= p->g_limit && max16_lane(mm) <= p->m_limit && max16_lane(vm) <= p->v_limit &&
+           max16_lane(wm) <= MT_ADAM_W_LIMIT;
+}
+
 MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const float *g, const float *m, const float *v,
                                                   size_t N, float lr, float beta1, float beta2, float epsilon,
                                                   float weight_decay, int decoupled, double beta1_power,
@@ -343,6 +385,7 @@ MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const fl
 {
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
+    if (k.params.limits && adam16_within_limits(&k.params, w, g, m, v, N)) return 1; /* the usual plain case */
     finite16 f = {_mm512_setzero_ps(), 0};
     size_t i = 0;
     for (; i + 16 <= N; i += 16) adam16_guard(&k, w + i, g + i, m + i, v + i, MT_ALL16, &f);
