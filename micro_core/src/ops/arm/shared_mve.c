@@ -148,23 +148,57 @@ static inline __attribute__((always_inline)) void adam4_moments(const mt_adam_pa
     *v = vaddq_f32(vmulq_n_f32(*v, k->beta2), vmulq_n_f32(vmulq_f32(gi, gi), k->one_minus_beta2));
 }
 
-/* adam_weight of one element, on the scalar FPU (MVE has no square root or division) */
-static inline __attribute__((always_inline)) float adam4_weight(const mt_adam_params *k, float w, float m, float v)
+/*
+ * adam_weight of four elements, w' = w - step_size·(m' / (sqrt(v') / sqrt(1-β2^t) + ε)), on the
+ * scalar FPU (MVE has no square root or division): the same operations in the same order,
+ * lane by lane (a product by a constant is the same product either way round). A Q register
+ * is four S registers, so the asm works on the lanes where they are: w', m', v' and the
+ * constants pinned to q0..q3 (s0-s3 the weights, s4-s7 m', s8-s11 v', s12-s14 the constants),
+ * s16-s19 for the four lanes' terms. In C, GCC moved every lane through the stack and back
+ * (about 20 instructions a block of four).
+ */
+static inline __attribute__((always_inline)) float32x4_t adam4_weights(float32x4_t w, float32x4_t m, float32x4_t v,
+                                                                       float32x4_t constants)
 {
-    const float denom = sqrtf(v) / k->bias_correction2_sqrt + k->epsilon;
-    return w - k->step_size * (m / denom);
+    register float32x4_t q0 __asm("q0") = w;
+    register float32x4_t q1 __asm("q1") = m;
+    register float32x4_t q2 __asm("q2") = v;
+    register float32x4_t q3 __asm("q3") = constants;
+    __asm volatile("vsqrt.f32 s16, s8\n\t"
+          "vsqrt.f32 s17, s9\n\t"
+          "vsqrt.f32 s18, s10\n\t"
+          "vsqrt.f32 s19, s11\n\t"
+          "vdiv.f32 s16, s16, s12\n\t" /* / sqrt(1-β2^t) */
+          "vdiv.f32 s17, s17, s12\n\t"
+          "vdiv.f32 s18, s18, s12\n\t"
+          "vdiv.f32 s19, s19, s12\n\t"
+          "vadd.f32 s16, s16, s13\n\t" /* + ε */
+          "vadd.f32 s17, s17, s13\n\t"
+          "vadd.f32 s18, s18, s13\n\t"
+          "vadd.f32 s19, s19, s13\n\t"
+          "vdiv.f32 s16, s4, s16\n\t" /* m' / denom */
+          "vdiv.f32 s17, s5, s17\n\t"
+          "vdiv.f32 s18, s6, s18\n\t"
+          "vdiv.f32 s19, s7, s19\n\t"
+          "vmul.f32 s16, s16, s14\n\t" /* step_size · */
+          "vmul.f32 s17, s17, s14\n\t"
+          "vmul.f32 s18, s18, s14\n\t"
+          "vmul.f32 s19, s19, s14\n\t"
+          "vsub.f32 s0, s0, s16\n\t" /* w - */
+          "vsub.f32 s1, s1, s17\n\t"
+          "vsub.f32 s2, s2, s18\n\t"
+          "vsub.f32 s3, s3, s19"
+          : "+w"(q0)
+          : "w"(q1), "w"(q2), "w"(q3)
+          : "s16", "s17", "s18", "s19");
+    return q0;
 }
 
-/* the four new weights, lane by lane on the scalar FPU (through memory: GCC moves a lane
- * between Q and S registers through a core register, two instructions each way) */
-static inline __attribute__((always_inline)) float32x4_t adam4_weights(const mt_adam_params *k, float32x4_t w,
-                                                                       float32x4_t m, float32x4_t v)
+/* adam4_weights' constants: sqrt(1-β2^t), ε, step_size (and a 0) */
+static inline __attribute__((always_inline)) float32x4_t adam4_constants(const mt_adam_params *k)
 {
-    float nw[4], nm[4], nv[4];
-    vst1q_f32(nw, w), vst1q_f32(nm, m), vst1q_f32(nv, v);
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) nw[j] = adam4_weight(k, nw[j], nm[j], nv[j]);
-    return vld1q_f32(nw);
+    const float c[4] = {k->bias_correction2_sqrt, k->epsilon, k->step_size, 0.0f};
+    return vld1q_f32(c);
 }
 
 /* mt_adam_update_f32's arguments, for the portable update of the blocks Helium gives back */
@@ -190,14 +224,16 @@ static __attribute__((noinline)) void adam_portable(const adam_args *a, float *w
 static inline __attribute__((always_inline)) size_t adam4_blocks(const mt_adam_params *k, float *w, const float *g,
                                                                  float *m, float *v, size_t i, size_t N, const int plain)
 {
-    for (; i + 4 <= N; i += 4) {
+    const float32x4_t constants = adam4_constants(k);
+    w += i, g += i, m += i, v += i; /* moving pointers: indexed, GCC kept the bases on the stack */
+    for (; i + 4 <= N; i += 4, w += 4, g += 4, m += 4, v += 4) {
         mt_mve_flags_clear();
-        float32x4_t wv = vld1q_f32(w + i), mv = vld1q_f32(m + i), vv = vld1q_f32(v + i);
-        adam4_moments(k, vld1q_f32(g + i), &wv, &mv, &vv, plain);
+        float32x4_t wv = vld1q_f32(w), mv = vld1q_f32(m), vv = vld1q_f32(v);
+        adam4_moments(k, vld1q_f32(g), &wv, &mv, &vv, plain);
         if (mt_mve_flushed(wv, mv, vv, vv) || mt_mve_nan(wv, mv, vv, vv)) break;
-        const float32x4_t nw = adam4_weights(k, wv, mv, vv);
+        const float32x4_t nw = adam4_weights(wv, mv, vv, constants);
         if (mt_mve_nan1(nw)) break;
-        vst1q_f32(w + i, nw), vst1q_f32(m + i, mv), vst1q_f32(v + i, vv);
+        vst1q_f32(w, nw), vst1q_f32(m, mv), vst1q_f32(v, vv);
     }
     return i;
 }
@@ -232,6 +268,7 @@ static inline __attribute__((always_inline)) size_t adam4_guard_blocks(const mt_
                                                                        size_t N, uint32_t m_bound, uint32x4_t *worst,
                                                                        uint32_t *weights_bad, const int plain)
 {
+    const float32x4_t constants = adam4_constants(k);
     size_t i = 0;
     for (; i + 4 <= N; i += 4) {
         const float32x4_t gv = vld1q_f32(g + i);
@@ -245,7 +282,7 @@ static inline __attribute__((always_inline)) size_t adam4_guard_blocks(const mt_
             continue;
         if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
         float nw[4];
-        vst1q_f32(nw, adam4_weights(k, wv, mv, vv));
+        vst1q_f32(nw, adam4_weights(wv, mv, vv, constants));
         for (int j = 0; j < 4; ++j) {
             uint32_t u;
             memcpy(&u, &nw[j], 4);
