@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "mt_math.h"
+#include "ops/ops.h"
 
 /* PyTorch clamps log terms of BCE at -100 so that p = 0 or 1 gives a finite loss. */
 #define LOG_FLOOR (-100.0f)
@@ -110,9 +111,8 @@ mt_status mt_loss_f32(int loss, int reduction, const float *p, const void *targe
     return MT_OK;
 }
 
-mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, const float *p,
-                                  const void *target, float *dz, uint32_t n, uint32_t D,
-                                  float *loss_out)
+mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, float *p, const void *target,
+                                  float *dz, uint32_t n, uint32_t D, float *loss_out)
 {
     const float scale = reduction_scale(reduction, n);
     const float *y = (const float *)target;
@@ -120,21 +120,25 @@ mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, con
     float total = 0.0f;
     if (sparse) {
         mt_status st = check_labels(labels, n, D);
-        if (st != MT_OK) return st;
+        if (st != MT_OK) { /* nothing of dz written; p still the softmax of z, as documented */
+            mt_op_softmax_f32_forward(z, p, n, D);
+            return st;
+        }
     }
     for (uint32_t i = 0; i < n; ++i) {
-        const float *zi = z + (size_t)i * D, *pi = p + (size_t)i * D, *yi = y + (size_t)i * D;
-        /* log p_d = z_d - m - log Σ_k e^(z_k - m): finite even where p_d underflows to 0 */
+        const float *zi = z + (size_t)i * D, *yi = y + (size_t)i * D;
+        float *pi = p + (size_t)i * D;
+        /* log p_d = z_d - m - log Σ_k e^(z_k - m): finite even where p_d underflows to 0. The
+         * exponentials and their sum are mt_op_softmax_f32_forward's (same m, same order), so
+         * p is its bits: the softmax is computed once a step, here, not again in its op. */
         float m = zi[0];
         for (uint32_t d = 1; d < D; ++d)
             if (zi[d] > m) m = zi[d];
-        float sum = 0.0f, e[16];
-        for (uint32_t d0 = 0; d0 < D; d0 += 16) { /* e^(z_d - m), sixteen at a time */
-            const uint32_t c = D - d0 < 16 ? D - d0 : 16;
-            mt_expf_shifted(zi + d0, m, e, c);
-            for (uint32_t d = 0; d < c; ++d) sum += e[d];
-        }
-        float log_sum = mt_logf(sum);
+        mt_expf_shifted(zi, m, pi, D);
+        float sum = 0.0f;
+        for (uint32_t d = 0; d < D; ++d) sum += pi[d];
+        const float log_sum = mt_logf(sum), inv = 1.0f / sum;
+        for (uint32_t d = 0; d < D; ++d) pi[d] *= inv;
         if (sparse) {
             uint32_t c = (uint32_t)labels[i];
             total += -(zi[c] - m - log_sum);

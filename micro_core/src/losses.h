@@ -16,12 +16,13 @@
 mt_status mt_loss_f32(int loss, int reduction, const float *p, const void *target, float *dp,
                       uint32_t n, uint32_t D, float *loss_out);
 
-/* Softmax followed by (sparse) categorical cross-entropy, from the logits z and the
- * softmax output p = softmax(z): loss_i = logsumexp(z_i) - Σ_d y_d z_d · ... computed as
- * -Σ_d y_d (z_d - max - log Σ e^(z - max)); dz_d += (p_d · Σ_k y_k - y_d) · scale. */
-mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, const float *p,
-                                  const void *target, float *dz, uint32_t n, uint32_t D,
-                                  float *loss_out);
+/* Softmax followed by (sparse) categorical cross-entropy, from the logits z: writes the
+ * softmax output p = softmax(z) (mt_op_softmax_f32_forward's bits, also when a label is
+ * refused; p must not overlap z), loss_i = -Σ_d y_d (z_d - max - log Σ e^(z - max)) and
+ * dz_d += (p_d · Σ_k y_k - y_d) · scale. The session skips the softmax op's forward where
+ * this runs. */
+mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, float *p, const void *target,
+                                  float *dz, uint32_t n, uint32_t D, float *loss_out);
 
 /* Sigmoid followed by binary cross-entropy, from the logits z and p = sigmoid(z):
  * loss_id = max(z,0) - z·y + log(1 + e^-|z|);  dz += (p - y) · scale / D. */

@@ -154,13 +154,16 @@ void mt_op_profile_mark(uint32_t region);
 #define PROFILE(region) ((void)0)
 #endif
 
-static void forward(mt_session *s, uint32_t n)
+/* with_loss: the loss follows, and where it is softmax + cross-entropy it computes the
+ * softmax's output itself (mt_loss_softmax_cce_f32, the same bits), so that op is skipped */
+static void forward(mt_session *s, uint32_t n, int with_loss)
 {
+    const int32_t skipped = with_loss && s->fusion == MT_FUSION_SOFTMAX_CCE ? s->fused_op : -1;
     for (uint32_t o = 0; o < s->img.num_ops; ++o) {
         const mt_op_desc *op = &s->ops[o];
         /* fused into the next op, which computes its output as it reads it (planner.c); that
          * op's forward finds it at op - 1 in this table */
-        if (op->flags & MT_OPF_FUSED_INTO_NEXT) continue;
+        if ((op->flags & MT_OPF_FUSED_INTO_NEXT) || (int32_t)o == skipped) continue;
         PROFILE(1u + 3u * o);
         mt_op_kernel_for(op->type)->forward(op, s->tensors, n, s->scratch);
         PROFILE(0u);
@@ -180,7 +183,7 @@ static mt_status loss(mt_session *s, uint32_t n, int with_grad, float *value)
         const mt_tensor_rt *z = &s->tensors[s->ops[s->fused_op].inputs[0]];
         float *dz = with_grad ? z->grad : NULL;
         if (s->fusion == MT_FUSION_SOFTMAX_CCE)
-            st = mt_loss_softmax_cce_f32(sparse, MT_REDUCTION_SUM, z->data, out->data, s->target, dz,
+            st = mt_loss_softmax_cce_f32(sparse, MT_REDUCTION_SUM, z->data, out->mutable_data, s->target, dz,
                                          n, out->count, value);
         else
             st = mt_loss_sigmoid_bce_f32(MT_REDUCTION_SUM, z->data, out->data,
@@ -379,7 +382,7 @@ static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
     mt_status st;
     const uint16_t at_loss[2] = {(uint16_t)s->output_tensor,
                                  s->fused_op >= 0 ? s->ops[s->fused_op].inputs[0] : MT_NO_TENSOR};
-    forward(s, n);
+    forward(s, n, 1);
     zero_grads_written_first_by(s, at_loss, 2, MT_AT_LOSS, n, 0);
     if ((st = loss(s, n, 1, &value)) != MT_OK) return step_failed(s, st, -1, (int32_t)s->output_tensor);
     if (loss_out) *loss_out = value;
@@ -462,7 +465,7 @@ mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss_out)
     mt_status st = check_rows(s, n);
     if (st != MT_OK) return step_failed(s, st, -1, -1);
     float value;
-    forward(s, (uint32_t)n);
+    forward(s, (uint32_t)n, 1);
     if ((st = loss(s, (uint32_t)n, 0, &value)) != MT_OK) return step_failed(s, st, -1, (int32_t)s->output_tensor);
     if (loss_out) *loss_out = value;
     return mt_isfinitef(value) ? MT_OK : step_failed(s, MT_ERR_NUMERIC, -1, (int32_t)s->output_tensor);
@@ -472,7 +475,7 @@ mt_status mt_session_infer(mt_session *s, int32_t n)
 {
     mt_status st = check_rows(s, n);
     if (st != MT_OK) return step_failed(s, st, -1, -1);
-    forward(s, (uint32_t)n);
+    forward(s, (uint32_t)n, 0);
     return MT_OK;
 }
 

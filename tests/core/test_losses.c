@@ -237,6 +237,38 @@ static void test_fused_stability(void)
     CHECK_NEAR(dzb[3], -0.25, 1e-6);
 }
 
+/* The fused loss writes the softmax output itself (the session skips the softmax op then):
+ * the bits of mt_op_softmax_f32_forward, over rows wider than a block of exponentials, logits
+ * far outside exp's range and ties, and also when a label is refused */
+static void test_fused_writes_the_softmax(void)
+{
+    enum { R = 5, C = 37 };
+    float z[R * C], want[R * C], got[R * C], dz[R * C], loss = 0.f;
+    int32_t labels[R] = {0, 36, 5, 17, 2};
+    for (int i = 0; i < R * C; i++)
+        z[i] = mt_test_uniform(-8.f, 8.f);
+    z[C] = 1000.f, z[C + 1] = -1000.f, z[2 * C] = z[2 * C + 1] = 3.f; /* extremes, a tie */
+    mt_op_softmax_f32_forward(z, want, R, C);
+    for (int sparse = 0; sparse <= 1; sparse++) {
+        float onehot[R * C] = {0};
+        for (int r = 0; r < R; r++)
+            onehot[r * C + labels[r]] = 1.f;
+        memset(got, 0xff, sizeof got), memset(dz, 0, sizeof dz);
+        CHECK_STATUS(mt_loss_softmax_cce_f32(sparse, MT_REDUCTION_SUM, z, got, sparse ? (const void *)labels
+                                                                                     : (const void *)onehot,
+                                             dz, R, C, &loss), MT_OK);
+        for (int i = 0; i < R * C; i++)
+            CHECK_BITS_EQ(got[i], want[i]);
+    }
+    labels[3] = C; /* refused: dz untouched, p still written */
+    memset(got, 0xff, sizeof got), memset(dz, 0, sizeof dz);
+    CHECK_STATUS(mt_loss_softmax_cce_f32(1, MT_REDUCTION_SUM, z, got, labels, dz, R, C, &loss), MT_ERR_BAD_ARGUMENT);
+    for (int i = 0; i < R * C; i++) {
+        CHECK_BITS_EQ(got[i], want[i]);
+        CHECK_BITS_EQ(dz[i], 0.f);
+    }
+}
+
 int main(void)
 {
     mt_test_seed(777u);
@@ -249,5 +281,6 @@ int main(void)
     test_fused_matches_chain_rule(MT_REDUCTION_SUM);
     test_bad_labels();
     test_fused_stability();
+    test_fused_writes_the_softmax();
     return MT_TEST_END();
 }

@@ -74,10 +74,20 @@ static void test_eval_infer_accumulate(void)
         CHECK_NEAR(out[2 * i + 1], p[1], 1e-6);
     }
     CHECK(same_params(a.s, b.s));
+    /* eval and train steps skip the softmax op: the fused loss writes its output, the same bits */
+    float inferred[12];
+    memcpy(inferred, out, sizeof inferred);
+    memset((float *)out, 0xff, sizeof inferred);
+    CHECK_STATUS(mt_session_eval_step(a.s, 6, &le), MT_OK);
+    for (int i = 0; i < 12; i++)
+        CHECK_BITS_EQ(out[i], inferred[i]);
 
     /* a fused train_step == zero_grad + accumulate + optimizer_step, bitwise; its loss is eval's */
+    memset((float *)out, 0xff, sizeof inferred);
     CHECK_STATUS(mt_session_train_step(a.s, 6, &lt), MT_OK);
     CHECK_BITS_EQ(lt, le);
+    for (int i = 0; i < 12; i++) /* the outputs of the forward before the update */
+        CHECK_BITS_EQ(out[i], inferred[i]);
     CHECK(!same_params(a.s, b.s));
     CHECK_STATUS(mt_session_zero_grad(b.s), MT_OK);
     CHECK_STATUS(mt_session_accumulate(b.s, 6, &la), MT_OK);
