@@ -142,21 +142,15 @@ MT_ELEMENT uint32_t bits_of(float x)
     return u;
 }
 
-MT_ELEMENT float bits_to_float(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
 /*
  * The whole-tensor shortcut of the guard, for the plain configuration: limits on the old
  * values under which no element can make a non-finite value, so that a pass comparing bits
  * answers for the whole tensor (the guard's loop computes every element's moments: about 33
  * instructions an element on the M4F and 12 on the M55, where the comparisons take 19 and 3).
- * With u = 2^-24 (round to nearest: |fl(x)| <= |x|·(1 + u) unless it overflows), s = |grad
- * scale|, a = |1 - β1| <= 1, 0 <= β2 <= 1, 0 <= 1 - β2 <= 1 (as floats, sign bits clear) and
- * m_bound > 0, take M = m_bound/4, G = min(2^62, M) and, for every element,
+ * With u = 2^-24 (round to nearest: |fl(x)| <= |x|·(1 + u) unless it overflows, or 2u for a
+ * result just below the normal range), s = |grad scale|, a = |1 - β1| <= 1, 0 <= β2 <= 1,
+ * 0 <= 1 - β2 <= 1 (as floats, sign bits clear) and m_bound > 0, take M = m_bound/4,
+ * G = min(2^62, M) and, for every element,
  *   |g|·s <= G/(1 + u), |m| <= M, 0 <= v <= 2^125 (sign bit clear), |w| <= 2^126.
  * Then, along the guard's own operations:
  *   g' = g·s:             |g'| <= G <= 2^62, finite;
@@ -167,24 +161,28 @@ MT_ELEMENT float bits_to_float(uint32_t u)
  *                         finite; products and sums of sign-clear floats keep the sign clear,
  *                         so v' >= +0;
  * so g, m' and v' are finite and the guard's per-element shortcut holds (|m'| <= m_bound,
- * |w| <= 2^126, v' sign clear): it answers 1 without computing a new w. The limits are
- * floats rounded down (g's also loses 2^-20 to cover the doubles it is computed in), and a
- * NaN's bits exceed every limit. s = 0 makes every g' a zero: g's limit is then FLT_MAX.
+ * |w| <= 2^126, v' sign clear): it answers 1 without computing a new w. g's limit is computed
+ * in float (double arithmetic is a library call on the single-precision FPUs), rounded so that
+ * it errs low: G / fl(s·(1 + 2^-19)), times 1 - 2^-19, is at most G·(1 + u)^3·(1 - 2^-19) /
+ * ((1 + 2^-19)(1 - u)·s) < G/((1 + u)·s) even with 2u for the last rounding; a quotient past
+ * FLT_MAX gives FLT_MAX, one below 2^-100 gives 0 (only zeros pass), s = 0 gives FLT_MAX
+ * (every g' is then a zero). A NaN's bits exceed every limit.
  */
-static void adam_limits(mt_adam_params *p)
+void mt_adam_set_limits(mt_adam_params *p)
 {
     p->g_limit = p->m_limit = p->v_limit = 0u, p->limits = 0;
-    const double s = fabs((double)p->grad_scale), a = fabs((double)p->one_minus_beta1);
-    const double b2 = p->beta2, c2 = p->one_minus_beta2;
-    if (!p->plain || !(p->m_bound > 0.0f) || !(s <= (double)FLT_MAX) || !(a <= 1.0) || signbit(b2) ||
-        !(b2 <= 1.0) || signbit(c2) || !(c2 <= 1.0))
+    const float s = fabsf(p->grad_scale), a = fabsf(p->one_minus_beta1);
+    const float b2 = p->beta2, c2 = p->one_minus_beta2;
+    if (!p->plain || !(p->m_bound > 0.0f) || !(s <= FLT_MAX) || !(a <= 1.0f) || signbit(b2) || !(b2 <= 1.0f) ||
+        signbit(c2) || !(c2 <= 1.0f))
         return;
     const float m_limit = p->m_bound * 0.25f; /* exact: m_bound >= 2^-49, a normal float */
-    const double g_prime = (double)m_limit < 0x1p62 ? (double)m_limit : 0x1p62;
-    double g = s > 0.0 ? g_prime / (s * (1.0 + 0x1p-24)) * (1.0 - 0x1p-20) : (double)FLT_MAX;
-    if (g > (double)FLT_MAX) g = (double)FLT_MAX;
-    float g_limit = (float)g;
-    if ((double)g_limit > g) g_limit = g_limit > 0.0f ? bits_to_float(bits_of(g_limit) - 1u) : 0.0f; /* round down */
+    const float g_prime = m_limit < 0x1p62f ? m_limit : 0x1p62f;
+    float g_limit = FLT_MAX;
+    if (s > 0.0f) {
+        const float q = g_prime / (s * (1.0f + 0x1p-19f)); /* +inf past FLT_MAX; 0 where s·(…) overflows */
+        g_limit = q > FLT_MAX ? FLT_MAX : q < 0x1p-100f ? 0.0f : q * (1.0f - 0x1p-19f);
+    }
     p->g_limit = bits_of(g_limit), p->m_limit = bits_of(m_limit), p->v_limit = bits_of(0x1p125f);
     p->limits = 1;
 }
@@ -214,7 +212,7 @@ mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsi
      * core without an FPU, 14 cycles each on the M4F's). The x86 and Helium guards read it here. */
     p.m_bound = (epsilon > 0.0f && epsilon <= 0x1p27f && p.bias_correction2_sqrt > 0.0f &&
                  fabsf(p.step_size) <= 0x1p26f) ? epsilon * 0x1p100f : 0.0f;
-    adam_limits(&p);
+    p.g_limit = p.m_limit = p.v_limit = 0u, p.limits = 0; /* the guards' mt_adam_set_limits */
     return p;
 }
 
@@ -325,8 +323,9 @@ int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m,
                                  int decoupled, double beta1_power, double beta2_power, float grad_scale,
                                  mt_proximal prox)
 {
-    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+    mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
+    mt_adam_set_limits(&p);
     if (mt_adam_within_limits(&p, w, g, m, v, N)) return 1; /* the plain configuration's usual case */
     const uint32_t bad = p.plain ? adam_guard_loop(&p, w, g, m, v, N, NULL, 1)
                                  : adam_guard_loop(&p, w, g, m, v, N, reference_of(prox), 0);

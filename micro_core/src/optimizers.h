@@ -67,7 +67,8 @@ typedef struct mt_adam_params {
     /* The whole-tensor shortcut of the plain configuration (limits != 0): when every |g|, |m|
      * and |w| and every v (sign bit clear) has bits at most g_limit, m_limit, MT_ADAM_W_LIMIT
      * and v_limit, the guard answers 1 without one element's moments (the proof is at
-     * mt_adam_params_for). Bits, as the siblings compare them: magnitudes order as theirs. */
+     * mt_adam_set_limits, which the guards call; mt_adam_params_for leaves them 0). Bits, as
+     * the siblings compare them: magnitudes order as theirs. */
     uint32_t g_limit, m_limit, v_limit;
     int limits;
 } mt_adam_params;
@@ -76,6 +77,9 @@ typedef struct mt_adam_params {
 
 mt_adam_params mt_adam_params_for(float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                   int decoupled, double beta1_power, double beta2_power, float grad_scale, float mu);
+
+/* Sets p's whole-tensor limits (none outside the plain configuration) */
+void mt_adam_set_limits(mt_adam_params *p);
 
 /* 1 when p->limits and every element is within them, so that the guard's answer is 1 (the
  * portable test; the x86 and Helium guards make it on vectors of the same bits) */

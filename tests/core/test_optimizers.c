@@ -185,7 +185,8 @@ static float float_of(uint32_t u)
  * update does. Returns whether the configuration has limits. */
 static int limits_case(float lr, float beta1, float beta2, float eps, float scale, double b1t, double b2t)
 {
-    const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, 0.0f);
+    mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, 0.0f);
+    mt_adam_set_limits(&p);
     if (!p.limits) return 0;
     const float lims[4] = {float_of(p.g_limit), float_of(p.m_limit), float_of(p.v_limit),
                            float_of(MT_ADAM_W_LIMIT)}; /* g, m, v, w */
@@ -247,16 +248,23 @@ static void test_adam_limits(void)
                         }
     CHECK(with > cases / 3 && with < cases); /* both kinds occur */
     /* PyTorch's defaults at batch 32: ordinary data is within */
-    const mt_adam_params p = mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 0.9, 0.999, 1.0f / 32.0f, 0.0f);
+    mt_adam_params p = mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 0.9, 0.999, 1.0f / 32.0f, 0.0f);
+    CHECK(!p.limits); /* mt_adam_params_for leaves them to the guards */
+    mt_adam_set_limits(&p);
     float w[NW], g[NW], m[NW], v[NW];
     draw(w, NW, -1e3f, 1e3f), draw(g, NW, -1e6f, 1e6f), draw(m, NW, -1e3f, 1e3f), draw(v, NW, 0.f, 1e12f);
     CHECK(p.limits && mt_adam_within_limits(&p, w, g, m, v, NW));
     /* no limits outside the plain configuration (decay, AdamW, a proximal term, the far lerp end, ε = 0) */
-    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 0, 0.9, 0.999, 1.0f, 0.0f).limits);
-    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1, 0.9, 0.999, 1.0f, 0.0f).limits);
-    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 0.9, 0.999, 1.0f, 0.1f).limits);
-    CHECK(!mt_adam_params_for(1e-3f, 0.3f, 0.999f, 1e-8f, 0.0f, 0, 0.3, 0.999, 1.0f, 0.0f).limits);
-    CHECK(!mt_adam_params_for(1e-3f, 0.9f, 0.999f, 0.0f, 0.0f, 0, 0.9, 0.999, 1.0f, 0.0f).limits);
+    static const float other[][4] = {/* β1, ε, wd, μ (and AdamW) */ {0.9f, 1e-8f, 0.01f, 0.0f},
+                                     {0.9f, 1e-8f, 0.0f, 0.1f}, {0.3f, 1e-8f, 0.0f, 0.0f}, {0.9f, 0.0f, 0.0f, 0.0f},
+                                     {0.9f, 1e-8f, 0.0f, -1.0f}};
+    for (size_t c = 0; c < sizeof other / sizeof other[0]; ++c) {
+        const int adamw = other[c][3] < 0.0f;
+        p = mt_adam_params_for(1e-3f, other[c][0], 0.999f, other[c][1], other[c][2], adamw, 0.9, 0.999, 1.0f,
+                               adamw ? 0.0f : other[c][3]);
+        mt_adam_set_limits(&p);
+        CHECK(!p.limits);
+    }
 }
 
 int main(void)

@@ -331,8 +331,9 @@ int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float
                                      float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                      int decoupled, double beta1_power, double beta2_power, float grad_scale)
 {
-    const mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+    mt_adam_params k = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                                  beta2_power, grad_scale, 0.0f);
+    mt_adam_set_limits(&k);
     if (k.limits && adam4_within_limits(&k, w, g, m, v, N)) return 1; /* the plain configuration's usual case */
     const mt_proximal none = {NULL, 0.0f};
     uint32_t m_bound, weights_bad = 0u;

@@ -385,7 +385,9 @@ MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const fl
 {
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
-    if (k.params.limits && adam16_within_limits(&k.params, w, g, m, v, N)) return 1; /* the usual plain case */
+    mt_adam_params p = k.params;
+    mt_adam_set_limits(&p);
+    if (p.limits && adam16_within_limits(&p, w, g, m, v, N)) return 1; /* the usual plain case */
     finite16 f = {_mm512_setzero_ps(), 0};
     size_t i = 0;
     for (; i + 16 <= N; i += 16) adam16_guard(&k, w + i, g + i, m + i, v + i, MT_ALL16, &f);
