@@ -30,6 +30,9 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
 {
     float32x4_t a0, a1, a2, a3;
     uint32_t t0, t1;
+    /* the lanes' byte addresses of W[u + lane, i], less the 8 the first load adds (a vector
+     * base with writeback: one instruction a load, where a scalar base took a load and an add) */
+    uint32x4_t qa = vaddq_n_u32(vshlq_n_u32(offs, 2), (uint32_t)(uintptr_t)pw - 8u);
     __asm volatile("vmov.i32 %q[a0], #0\n\t"
                    "vmov.i32 %q[a1], #0\n\t"
                    "vmov.i32 %q[a2], #0\n\t"
@@ -37,10 +40,8 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    "lsrs %[t0], %[I], #1\n\t"
                    "wls lr, %[t0], 2f\n"
                    "1:\n\t"
-                   "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
-                   "add %[pw], %[pw], #4\n\t"
-                   "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
-                   "add %[pw], %[pw], #4\n\t"
+                   "vldrw.u32 q5, [%q[qa], #8]!\n\t" /* W[u..u+3, i], and the addresses one pair on */
+                   "vldrw.u32 q7, [%q[qa], #4]\n\t"  /* W[u..u+3, i + 1] */
                    "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
                    MT_MULADD("q5", "a0", "t0") MT_MULADD("q7", "a0", "t1")
                    "ldrd %[t0], %[t1], [%[x1]], #8\n\t"
@@ -53,7 +54,7 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    "2:\n\t"
                    "lsls %[t0], %[I], #31\n\t"
                    "beq 3f\n\t"
-                   "vldrw.u32 q5, [%[pw], %q[offs], uxtw #2]\n\t"
+                   "vldrw.u32 q5, [%q[qa], #8]\n\t"
                    "ldr %[t0], [%[x0]]\n\t"
                    "ldr %[t1], [%[x1]]\n\t"
                    MT_MULADD("q5", "a0", "t0") MT_MULADD("q5", "a1", "t1")
@@ -102,8 +103,8 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    "vstrwt.32 %q[a3], [%[x3]]\n"
                    "6:\n"
                    : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [x0] "+r"(x0), [x1] "+r"(x1),
-                     [x2] "+r"(x2), [x3] "+r"(x3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
-                   : [offs] "w"(offs), [I] "r"(I), [yb] "r"(yb), [ys] "r"(ys), [bias] "r"(bias), [ma] "r"(ma)
+                     [x2] "+r"(x2), [x3] "+r"(x3), [qa] "+w"(qa), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                   : [I] "r"(I), [yb] "r"(yb), [ys] "r"(ys), [bias] "r"(bias), [ma] "r"(ma)
                    : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
     return t1;
 }
