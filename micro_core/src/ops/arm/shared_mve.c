@@ -217,8 +217,9 @@ static __attribute__((noinline)) void adam_portable(const adam_args *a, float *w
 }
 
 /* the blocks of four from i; returns where it stopped: N rounded down to four, or the first
- * block the portable update must take (a flushed subnormal or a NaN in its moments, or a
- * NaN its division made: ∞/∞, whose sign is the compiled reference's, a VMLS negating it).
+ * block the portable update must take (a flushed subnormal, or a NaN in its new weights:
+ * one its division made, ∞/∞, whose sign is the compiled reference's, a VMLS negating it, or
+ * one from w, m' or v', which the scalar square root, divisions and subtraction carry).
  * The flags are read before the scalar division and square root, whose own underflow would
  * set UFC; nothing of a block is stored before its tests. */
 static inline __attribute__((always_inline)) size_t adam4_blocks(const mt_adam_params *k, float *w, const float *g,
@@ -230,9 +231,9 @@ static inline __attribute__((always_inline)) size_t adam4_blocks(const mt_adam_p
         mt_mve_flags_clear();
         float32x4_t wv = vld1q_f32(w), mv = vld1q_f32(m), vv = vld1q_f32(v);
         adam4_moments(k, vld1q_f32(g), &wv, &mv, &vv, plain);
-        if (mt_mve_flushed(wv, mv, vv, vv) || mt_mve_nan(wv, mv, vv, vv)) break;
+        if (mt_mve_flushed(wv, mv, vv, vv)) break;
         const float32x4_t nw = adam4_weights(wv, mv, vv, constants);
-        if (mt_mve_nan1(nw)) break;
+        if (mt_mve_nan1(nw)) break; /* also a NaN w, m' or v': each makes its lane's new w a NaN */
         vst1q_f32(w, nw), vst1q_f32(m, mv), vst1q_f32(v, vv);
     }
     return i;
