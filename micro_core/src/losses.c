@@ -110,23 +110,6 @@ mt_status mt_loss_f32(int loss, int reduction, const float *p, const void *targe
     return MT_OK;
 }
 
-/* One row's softmax into p, the operations of mt_op_softmax_f32_forward (ops/softmax.c) in
- * its order, so its bits (test_losses.c compares them); returns log Σ_d e^(z_d - m) and the
- * max m. Its own copy: a core built without the softmax op (MT_OPS) still has this loss. */
-static float softmax_row(const float *zi, float *pi, uint32_t D, float *max)
-{
-    float m = zi[0];
-    for (uint32_t d = 1; d < D; ++d)
-        if (zi[d] > m) m = zi[d];
-    mt_expf_shifted(zi, m, pi, D);
-    float sum = 0.0f;
-    for (uint32_t d = 0; d < D; ++d) sum += pi[d];
-    const float inv = 1.0f / sum;
-    for (uint32_t d = 0; d < D; ++d) pi[d] *= inv;
-    *max = m;
-    return mt_logf(sum);
-}
-
 mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, float *p, const void *target,
                                   float *dz, uint32_t n, uint32_t D, float *loss_out)
 {
@@ -138,7 +121,7 @@ mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, flo
         mt_status st = check_labels(labels, n, D);
         if (st != MT_OK) { /* nothing of dz written; p still the softmax of z, as documented */
             float m;
-            for (uint32_t i = 0; i < n; ++i) (void)softmax_row(z + (size_t)i * D, p + (size_t)i * D, D, &m);
+            for (uint32_t i = 0; i < n; ++i) (void)mt_softmax_row(z + (size_t)i * D, p + (size_t)i * D, D, &m);
             return st;
         }
     }
@@ -146,9 +129,9 @@ mt_status mt_loss_softmax_cce_f32(int sparse, int reduction, const float *z, flo
         const float *zi = z + (size_t)i * D, *yi = y + (size_t)i * D;
         float *pi = p + (size_t)i * D;
         /* log p_d = z_d - m - log Σ_k e^(z_k - m): finite even where p_d underflows to 0; the
-         * softmax is computed once a step, here, not again in its op */
+         * softmax is computed once a step, here (the op's own row function), not again in its op */
         float m;
-        const float log_sum = softmax_row(zi, pi, D, &m);
+        const float log_sum = mt_logf(mt_softmax_row(zi, pi, D, &m));
         if (sparse) {
             uint32_t c = (uint32_t)labels[i];
             total += -(zi[c] - m - log_sum);

@@ -101,6 +101,20 @@ void mt_expf_shifted(const float *x, float m, float *out, uint32_t n)
     for (uint32_t j = 0; j < n; ++j) out[j] = mt_expf(x[j] - m);
 }
 
+float mt_softmax_row(const float *x, float *y, uint32_t n, float *max)
+{
+    float m = x[0];
+    for (uint32_t j = 1; j < n; ++j)
+        if (x[j] > m) m = x[j];
+    mt_expf_shifted(x, m, y, n);
+    float sum = 0.0f;
+    for (uint32_t j = 0; j < n; ++j) sum += y[j];
+    const float inv = 1.0f / sum;
+    for (uint32_t j = 0; j < n; ++j) y[j] *= inv;
+    *max = m;
+    return sum;
+}
+
 /*
  * log x = k·ln2 + log(1+f) with x = 2^k·(1+f), 1+f in [√½, √2).
  * With s = f/(2+f), log(1+f) = 2s + 2s³/3 + 2s⁵/5 + … = 2s + s·R(s²), |s| < 0.172;

@@ -6,18 +6,8 @@
 /* y_j = e^(x_j - m) / Σ_k e^(x_k - m), m = max_k x_k (keeps every exponent <= 0) */
 void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
 {
-    for (uint32_t r = 0; r < R; ++r) {
-        const float *xr = x + (size_t)r * C;
-        float *yr = y + (size_t)r * C;
-        float m = xr[0];
-        for (uint32_t j = 1; j < C; ++j)
-            if (xr[j] > m) m = xr[j];
-        mt_expf_shifted(xr, m, yr, C);
-        float sum = 0.0f;
-        for (uint32_t j = 0; j < C; ++j) sum += yr[j];
-        float inv = 1.0f / sum;
-        for (uint32_t j = 0; j < C; ++j) yr[j] *= inv;
-    }
+    float m;
+    for (uint32_t r = 0; r < R; ++r) (void)mt_softmax_row(x + (size_t)r * C, y + (size_t)r * C, C, &m);
 }
 
 /* ∂y_j/∂x_k = y_j(δ_jk - y_k)  ⇒  dx_j += y_j · (dy_j - Σ_k dy_k y_k) */
