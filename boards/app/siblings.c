@@ -120,19 +120,11 @@ static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, i
 #if MT_MVE_KERNELS
     mt_op_dense_f32_backward_mve(x, w, dy, dx1, dw1, db1, B, I, U, 0);
 #else
-    mt_op_dense_f32_backward_rows(x, w, dy, dx1, dw1, db1, B, I, U, acc, 0);
+    mt_op_dense_f32_backward_rows(x, w, dy, dx1, dw1, db1, B, I, U, acc);
 #endif
     check(same(dx0, dx1, (size_t)B * I), "dense dx");
     check(same(dw0, dw1, (size_t)U * I), "dense dW");
     check(same(db0, db1, U), "dense dbias");
-#if !MT_MVE_KERNELS
-    /* dw_zero: the reference's sums on a zeroed dW, whatever dW held */
-    memset(dw0, 0, sizeof(float) * U * I);
-    fill(dw1, (size_t)U * I, 7.0f);
-    mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
-    mt_op_dense_f32_backward_rows(x, w, dy, NULL, dw1, NULL, B, I, U, acc, 1);
-    check(same(dw0, dw1, (size_t)U * I), "dense dW from zero");
-#endif
 #if MT_MVE_KERNELS
     /* dw_zero: what the reference adds to a zeroed dW, whatever dW held (flushed and NaN
      * blocks included: the scalar path zeroes its block first) */

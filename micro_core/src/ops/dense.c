@@ -132,12 +132,13 @@ void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy
 #endif
 #if MT_MVE_KERNELS
     mt_op_dense_f32_backward_mve(x, w, dy, dx, dw, dbias, B, I, U, dw_zero); /* writes dW as 0 + Σ */
-#elif MT_SCALAR_SIBLINGS
-    /* the blocked loops take no scratch, and write a fresh dW as 0 + Σ */
-    mt_op_dense_f32_backward_rows(x, w, dy, dx, dw, dbias, B, I, U, NULL, dw_zero);
 #else
     if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
+#if MT_SCALAR_SIBLINGS
+    mt_op_dense_f32_backward_rows(x, w, dy, dx, dw, dbias, B, I, U, NULL); /* the blocked loops take no scratch */
+#else
     mt_op_dense_f32_backward(x, w, dy, dx, dw, dbias, B, I, U);
+#endif
 #endif
 }
 

@@ -134,36 +134,25 @@ void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const f
  * each sum from 0 by ascending k (dx: rows b, g = dy rows, m = W; dW: rows u, g = dy columns,
  * m = x rows). Three shapes keep the pointers in registers on a Cortex-M: 4 x 4 with the four
  * g values side by side (dW: gs = 1), 4 x 4 with four g rows (dx), 1 x 4 for leftover rows.
- * zero: out as if zeroed first, written without being read (0 + Σ is Σ: a sum from +0 is
- * never -0), for a fresh dW: no memset, no reload.
  */
 #define ACC16 float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f, \
     c0 = 0.0f, c1 = 0.0f, c2 = 0.0f, c3 = 0.0f, d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f
-#define STORE16_AS(out, os, OP)                                                                           \
-    do {                                                                                                  \
-        float *o1 = (out) + (os), *o2 = o1 + (os), *o3 = o2 + (os);                                       \
-        (out)[0] OP a0, (out)[1] OP a1, (out)[2] OP a2, (out)[3] OP a3;                                   \
-        o1[0] OP b0, o1[1] OP b1, o1[2] OP b2, o1[3] OP b3, o2[0] OP c0, o2[1] OP c1, o2[2] OP c2;       \
-        o2[3] OP c3, o3[0] OP d0, o3[1] OP d1, o3[2] OP d2, o3[3] OP d3;                                  \
-    } while (0)
 #define STORE16(out, os)                                                                                  \
     do {                                                                                                  \
-        if (zero) STORE16_AS(out, os, =);                                                                 \
-        else STORE16_AS(out, os, +=);                                                                     \
+        float *o1 = (out) + (os), *o2 = o1 + (os), *o3 = o2 + (os);                                       \
+        (out)[0] += a0, (out)[1] += a1, (out)[2] += a2, (out)[3] += a3;                                   \
+        o1[0] += b0, o1[1] += b1, o1[2] += b2, o1[3] += b3, o2[0] += c0, o2[1] += c1, o2[2] += c2;       \
+        o2[3] += c3, o3[0] += d0, o3[1] += d1, o3[2] += d2, o3[3] += d3;                                  \
     } while (0)
 
-static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, size_t os,
-                          int zero)
+static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, size_t os)
 {
 #if MT_VFP_DOT
+    if (K == 0) return;
     float s[16] = {0.0f};
-    if (K) mt_vfp_outer4x4(g, (uint32_t)gk, m, (uint32_t)ms, K, s);
-    if (zero)
-        for (uint32_t r = 0; r < 4; ++r)
-            for (uint32_t j = 0; j < 4; ++j) out[r * os + j] = s[4 * r + j];
-    else
-        for (uint32_t r = 0; r < 4; ++r)
-            for (uint32_t j = 0; j < 4; ++j) out[r * os + j] += s[4 * r + j];
+    mt_vfp_outer4x4(g, (uint32_t)gk, m, (uint32_t)ms, K, s);
+    for (uint32_t r = 0; r < 4; ++r)
+        for (uint32_t j = 0; j < 4; ++j) out[r * os + j] += s[4 * r + j];
 #else
     ACC16;
     for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) {
@@ -177,8 +166,7 @@ static void grad_4x4_side(const float *g, size_t gk, const float *m, size_t ms, 
 #endif
 }
 
-static void grad_4x4_rows(const float *g, size_t gs, const float *m, size_t ms, uint32_t K, float *out, size_t os,
-                          int zero)
+static void grad_4x4_rows(const float *g, size_t gs, const float *m, size_t ms, uint32_t K, float *out, size_t os)
 {
     const float *g1 = g + gs, *g2 = g1 + gs, *g3 = g2 + gs;
     ACC16;
@@ -193,40 +181,39 @@ static void grad_4x4_rows(const float *g, size_t gs, const float *m, size_t ms, 
     STORE16(out, os);
 }
 
-static void grad_1x4(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, int zero)
+static void grad_1x4(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out)
 {
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) MAC4(a, *g, m[0], m[1], m[2], m[3]);
-    if (zero) out[0] = a0, out[1] = a1, out[2] = a2, out[3] = a3;
-    else out[0] += a0, out[1] += a1, out[2] += a2, out[3] += a3;
+    out[0] += a0, out[1] += a1, out[2] += a2, out[3] += a3;
 }
 
-static void grad_1x1(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out, int zero)
+static void grad_1x1(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out)
 {
     float a = 0.0f;
     for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) a += *g * *m;
-    *out = zero ? a : *out + a;
+    *out += a;
 }
 
-/* out[R x C] += the block sums above (zero: out as if zeroed first): 4 x 4 where it fits, 1 x 4
- * and 1 x 1 at the edges; gk is 1 (dx) or gs is 1 (dW) */
+/* out[R x C] += the block sums above: 4 x 4 where it fits, 1 x 4 and 1 x 1 at the edges;
+ * gk is 1 (dx) or gs is 1 (dW) */
 static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, size_t ms, uint32_t K, float *out,
-                         size_t os, uint32_t R, uint32_t C, int zero)
+                         size_t os, uint32_t R, uint32_t C)
 {
     uint32_t r = 0;
     for (; r + 4 <= R; r += 4) {
         uint32_t c = 0;
         for (; c + 4 <= C; c += 4) {
-            if (gs == 1) grad_4x4_side(g + r, gk, m + c, ms, K, out + r * os + c, os, zero);
-            else grad_4x4_rows(g + r * gs, gs, m + c, ms, K, out + r * os + c, os, zero);
+            if (gs == 1) grad_4x4_side(g + r, gk, m + c, ms, K, out + r * os + c, os);
+            else grad_4x4_rows(g + r * gs, gs, m + c, ms, K, out + r * os + c, os);
         }
         for (uint32_t rr = r; rr < r + 4; ++rr)
-            for (uint32_t cc = c; cc < C; ++cc) grad_1x1(g + rr * gs, gk, m + cc, ms, K, out + rr * os + cc, zero);
+            for (uint32_t cc = c; cc < C; ++cc) grad_1x1(g + rr * gs, gk, m + cc, ms, K, out + rr * os + cc);
     }
     for (; r < R; ++r) {
         uint32_t c = 0;
-        for (; c + 4 <= C; c += 4) grad_1x4(g + r * gs, gk, m + c, ms, K, out + r * os + c, zero);
-        for (; c < C; ++c) grad_1x1(g + r * gs, gk, m + c, ms, K, out + r * os + c, zero);
+        for (; c + 4 <= C; c += 4) grad_1x4(g + r * gs, gk, m + c, ms, K, out + r * os + c);
+        for (; c < C; ++c) grad_1x1(g + r * gs, gk, m + c, ms, K, out + r * os + c);
     }
 }
 
@@ -236,15 +223,14 @@ static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, s
  * so the bits are the same:
  *   dx[b, i] += Σ_u dy[b, u]·W[u, i]   rows b, columns i, terms u
  *   dW[u, i] += Σ_b dy[b, u]·x[b, i]   rows u, columns i, terms b
- * dw_zero: dW as if zeroed first, without the memset or a read of it. acc (the scratch this
- * query sizes) is not used by the blocked loops.
+ * acc (the scratch this query sizes) is not used by the blocked loops.
  */
 void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc, int dw_zero)
+                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc)
 {
     (void)acc;
-    if (dx) grad_blocked(dy, U, 1, w, I, U, dx, I, B, I, 0);
-    if (dw) grad_blocked(dy, 1, U, x, I, B, dw, I, U, I, dw_zero);
+    if (dx) grad_blocked(dy, U, 1, w, I, U, dx, I, B, I);
+    if (dw) grad_blocked(dy, 1, U, x, I, B, dw, I, U, I);
     if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
 #endif /* !MT_MVE_KERNELS */

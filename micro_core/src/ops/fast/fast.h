@@ -23,10 +23,9 @@ void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float
 void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const float *bias, float *y,
                                          uint32_t B, uint32_t I, uint32_t U, uint32_t act);
 /* Dense backward, the reference's bits with the inner loops along contiguous rows;
- * acc: mt_op_dense_f32_scratch_bytes() of scratch; dw_zero: dW as if zeroed first (the
- * reference's bits on a zeroed dW, without the memset or a read of dW). */
+ * acc: mt_op_dense_f32_scratch_bytes() of scratch. */
 void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc, int dw_zero);
+                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc);
 /* Scratch mt_op_dense_f32_backward_rows needs: I floats (the reference needs none). */
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
