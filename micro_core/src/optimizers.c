@@ -33,14 +33,20 @@ uint32_t mt_optimizer_state_arrays(int optimizer, float momentum)
     }
 }
 
+/* x's bits */
+MT_ELEMENT uint32_t bits_of(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
 /* Bit 31 set when x is NaN or ±Inf: its exponent bits are all ones, and adding one to the
  * exponent field carries out of it. The checks OR this over every value and test bit 31 once
  * at the end: no branch nor compare per element (mt_isfinitef's test, cheaper in a loop). */
 MT_ELEMENT uint32_t non_finite(float x)
 {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return (u & 0x7f800000u) + 0x00800000u;
+    return (bits_of(x) & 0x7f800000u) + 0x00800000u;
 }
 
 /* ---- SGD ---- */
@@ -134,13 +140,6 @@ int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf
 typedef struct adam_result {
     float w, m, v;
 } adam_result;
-
-MT_ELEMENT uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
 
 /*
  * The whole-tensor shortcut of the guard, for the plain configuration: limits on the old
@@ -273,8 +272,8 @@ MT_ELEMENT void adam_loop(const mt_adam_params *p, float *w, const float *g, flo
 MT_ELEMENT uint32_t adam_guard_loop(const mt_adam_params *p, const float *w, const float *g, const float *m,
                                     const float *v, size_t N, const float *ref, const int plain)
 {
-    uint32_t bad = 0, m_bound;
-    memcpy(&m_bound, &p->m_bound, 4); /* 0 or the bits of a positive float */
+    const uint32_t m_bound = bits_of(p->m_bound); /* 0 or the bits of a positive float */
+    uint32_t bad = 0;
     for (size_t i = 0; i < N; ++i) {
         const adam_result r = adam_moments(p, w[i], g[i], m[i], v[i], REF(ref, i), plain);
         bad |= non_finite(g[i]) | non_finite(r.m) | non_finite(r.v);
@@ -283,9 +282,8 @@ MT_ELEMENT uint32_t adam_guard_loop(const mt_adam_params *p, const float *w, con
          * their bits, and a NaN's exceed every bound, as C's <= fails for it; a v' with its
          * sign bit set, -0 included, is computed, and a NaN v' with it clear is caught by
          * non_finite above: the answer is the float tests'). Else computed as the update will. */
-        uint32_t mb, wb, vb;
-        memcpy(&mb, &r.m, 4), memcpy(&wb, &r.w, 4), memcpy(&vb, &r.v, 4);
-        if (m_bound == 0u || (mb & 0x7fffffffu) > m_bound || (wb & 0x7fffffffu) > 0x7e800000u || (vb >> 31))
+        if (m_bound == 0u || (bits_of(r.m) & 0x7fffffffu) > m_bound ||
+            (bits_of(r.w) & 0x7fffffffu) > MT_ADAM_W_LIMIT || (bits_of(r.v) >> 31))
             bad |= non_finite(adam_weight(p, r.w, r.m, r.v));
     }
     return bad;

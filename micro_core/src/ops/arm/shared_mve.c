@@ -165,32 +165,32 @@ static inline __attribute__((always_inline)) float32x4_t adam4_weights(float32x4
     register float32x4_t q2 __asm("q2") = v;
     register float32x4_t q3 __asm("q3") = constants;
     __asm volatile("vsqrt.f32 s16, s8\n\t"
-          "vsqrt.f32 s17, s9\n\t"
-          "vsqrt.f32 s18, s10\n\t"
-          "vsqrt.f32 s19, s11\n\t"
-          "vdiv.f32 s16, s16, s12\n\t" /* / sqrt(1-β2^t) */
-          "vdiv.f32 s17, s17, s12\n\t"
-          "vdiv.f32 s18, s18, s12\n\t"
-          "vdiv.f32 s19, s19, s12\n\t"
-          "vadd.f32 s16, s16, s13\n\t" /* + ε */
-          "vadd.f32 s17, s17, s13\n\t"
-          "vadd.f32 s18, s18, s13\n\t"
-          "vadd.f32 s19, s19, s13\n\t"
-          "vdiv.f32 s16, s4, s16\n\t" /* m' / denom */
-          "vdiv.f32 s17, s5, s17\n\t"
-          "vdiv.f32 s18, s6, s18\n\t"
-          "vdiv.f32 s19, s7, s19\n\t"
-          "vmul.f32 s16, s16, s14\n\t" /* step_size · */
-          "vmul.f32 s17, s17, s14\n\t"
-          "vmul.f32 s18, s18, s14\n\t"
-          "vmul.f32 s19, s19, s14\n\t"
-          "vsub.f32 s0, s0, s16\n\t" /* w - */
-          "vsub.f32 s1, s1, s17\n\t"
-          "vsub.f32 s2, s2, s18\n\t"
-          "vsub.f32 s3, s3, s19"
-          : "+w"(q0)
-          : "w"(q1), "w"(q2), "w"(q3)
-          : "s16", "s17", "s18", "s19");
+                   "vsqrt.f32 s17, s9\n\t"
+                   "vsqrt.f32 s18, s10\n\t"
+                   "vsqrt.f32 s19, s11\n\t"
+                   "vdiv.f32 s16, s16, s12\n\t" /* / sqrt(1-β2^t) */
+                   "vdiv.f32 s17, s17, s12\n\t"
+                   "vdiv.f32 s18, s18, s12\n\t"
+                   "vdiv.f32 s19, s19, s12\n\t"
+                   "vadd.f32 s16, s16, s13\n\t" /* + ε */
+                   "vadd.f32 s17, s17, s13\n\t"
+                   "vadd.f32 s18, s18, s13\n\t"
+                   "vadd.f32 s19, s19, s13\n\t"
+                   "vdiv.f32 s16, s4, s16\n\t" /* m' / denom */
+                   "vdiv.f32 s17, s5, s17\n\t"
+                   "vdiv.f32 s18, s6, s18\n\t"
+                   "vdiv.f32 s19, s7, s19\n\t"
+                   "vmul.f32 s16, s16, s14\n\t" /* step_size · */
+                   "vmul.f32 s17, s17, s14\n\t"
+                   "vmul.f32 s18, s18, s14\n\t"
+                   "vmul.f32 s19, s19, s14\n\t"
+                   "vsub.f32 s0, s0, s16\n\t" /* w - */
+                   "vsub.f32 s1, s1, s17\n\t"
+                   "vsub.f32 s2, s2, s18\n\t"
+                   "vsub.f32 s3, s3, s19"
+                   : "+w"(q0)
+                   : "w"(q1), "w"(q2), "w"(q3)
+                   : "s16", "s17", "s18", "s19");
     return q0;
 }
 
@@ -278,7 +278,7 @@ static inline __attribute__((always_inline)) size_t adam4_guard_blocks(const mt_
         const uint32x4_t mm = mt_mve_magnitude(mv);
         *worst = vmaxq_u32(vmaxq_u32(*worst, mt_mve_magnitude(gv)), vmaxq_u32(mm, mt_mve_magnitude(vv)));
         /* the shortcut holds for every lane: m_bound > 0, |m'| <= m_bound, |w| <= 2^126, v' >= 0 */
-        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, mt_mve_magnitude(wv)) <= 0x7e800000u &&
+        if (m_bound != 0u && vmaxvq_u32(0u, mm) <= m_bound && vmaxvq_u32(0u, mt_mve_magnitude(wv)) <= MT_ADAM_W_LIMIT &&
             vminvq_s32(INT32_MAX, vreinterpretq_s32_f32(vv)) >= 0)
             continue;
         if (mt_mve_flushed(wv, mv, vv, vv)) break; /* before the scalar arithmetic sets UFC */
@@ -321,8 +321,8 @@ static __attribute__((noinline)) int adam4_within_limits(const mt_adam_params *k
  * mt_adam_update_is_finite_f32 without a proximal term: first the whole-tensor limits (the
  * plain configuration's usual answer), else the moments of four elements in Helium; g, m'
  * and v' are finite when the largest of their magnitudes' bits stays below +inf's (a NaN's
- * are above). The shortcut is tested a block at a time on integers: the
- * block's largest |m'| and |w| bits against the bounds' (for non-NaN floats the bits order
+ * are above). The shortcut is tested a block at a time on integers: the block's largest
+ * |m'| and |w| bits against the bounds' (for non-NaN floats the bits order
  * as the magnitudes do; a NaN's exceed every bound, as C's <= fails for it) and its v' signs;
  * a block it does not cover gets every new w on the scalar FPU, as the update computes it.
  * A flushed subnormal anywhere sends the whole check to the portable guard, so the answer is
