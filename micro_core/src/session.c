@@ -212,7 +212,11 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
             continue;
         }
         const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
+#if MT_MVE_KERNELS
+        mt_mve_clear_f32(t->grad, elements); /* four floats a store */
+#else
         memset(t->grad, 0, elements * sizeof(float));
+#endif
     }
 }
 

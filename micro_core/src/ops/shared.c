@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "ops/arm/mve.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -28,10 +29,14 @@ void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C
     }
 }
 
-/* dx[i] += dy[i] (Add's backward for each operand; Reshape's and Concatenation's too) */
+/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too) */
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
 {
+#if MT_MVE_KERNELS
+    mt_mve_add_accumulate(dy, dx, N); /* eight at a time, the same bits */
+#else
     for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
+#endif
 }
 
 /* ---- shared pieces of the graph adapters ---- */

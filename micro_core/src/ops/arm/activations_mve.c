@@ -45,11 +45,12 @@ void mt_op_relu_f32_forward_mve(const float *x, float *y, size_t N)
 void mt_op_relu_f32_backward_mve(const float *y, const float *dy, float *dx, size_t N)
 {
     size_t i = 0;
+    mt_mve_flags_clear(); /* the flags are sticky: cleared again only after a block that set them */
     for (; i + 4 <= N; i += 4) {
-        mt_mve_flags_clear();
         const float32x4_t d = vld1q_f32(dx + i), s = vaddq_f32(d, vld1q_f32(dy + i));
         if (mt_mve_flushed(s, s, s, s) || mt_mve_nan1(s)) {
             mt_op_relu_f32_backward(y + i, dy + i, dx + i, 4);
+            mt_mve_flags_clear();
             continue;
         }
         vst1q_f32(dx + i, vpselq_f32(s, d, bits_from(vld1q_f32(y + i), 1u)));

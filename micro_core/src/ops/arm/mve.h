@@ -79,6 +79,11 @@ void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t
 int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float *m, const float *v, size_t N,
                                      float lr, float beta1, float beta2, float epsilon, float weight_decay,
                                      int decoupled, double beta1_power, double beta2_power, float grad_scale);
+/* dx += dy: ops/shared.c's mt_op_add_f32_accumulate, its bits (shared_mve.c) */
+void mt_mve_add_accumulate(const float *dy, float *dx, size_t N);
+/* p[0..n) = +0.0f with integer stores, sixteen floats a turn (shared_mve.c): a gradient's
+ * clear, where newlib-nano's memset takes 7 instructions for 16 bytes */
+void mt_mve_clear_f32(float *p, size_t n);
 /* mt_math.h's mt_expf_shifted: the same bits (shared_mve.c) */
 void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n);
 #endif
