@@ -17,7 +17,10 @@ Every framework runs single-threaded, each case in a fresh process, and the proc
 interleaved: round r runs every framework once on every case (in a rotating order) before
 round r+1 starts. A process warms up, then times --blocks blocks of --steps steps; its figure
 is the median block, and the table shows the median over rounds (ms per step), microtrain's
-speed-up over each peer (peer ms / microtrain ms, > 1: microtrain is faster), GFLOP/s
+speed-up over each peer (the median over rounds of peer ms / microtrain ms of the same round,
+whose two processes ran seconds apart: a slow period of a shared machine, which lasts minutes,
+slows both sides of a round's ratio, where it may hit one side's median alone; > 1: microtrain
+is faster), GFLOP/s
 (2 x the MACs of peers_models.macs_per_step per second), each process's peak RSS in MiB and
 microtrain's arena (mt_plan's total bytes: weights, gradients, optimizer state, activations).
 
@@ -167,6 +170,15 @@ def summarize(cases, results, frameworks):
             if framework == "microtrain":
                 reference = entry["losses"]
             row[framework] = entry
+        mt_runs = results[(name, opt, "microtrain")]  # main() keeps microtrain in the frameworks
+        for framework in frameworks:  # each round's ratio (the lists are indexed by round)
+            if framework == "microtrain" or "error" in row[framework]:
+                continue
+            ratios = [peer["ms_median"] / mt["ms_median"]
+                      for peer, mt in zip(results[(name, opt, framework)], mt_runs)
+                      if "error" not in peer and "error" not in mt]
+            if ratios:
+                row[framework]["speedup"] = statistics.median(ratios)
         tolerance = LOSS_RTOL if opt == "sgd" else ADAM_LOSS_RTOL
         for framework in frameworks:
             entry = row[framework]
@@ -199,7 +211,7 @@ def format_rows(rows, frameworks, markdown):
                          ("%.3f" % e["ms"]) + ("" if e.get("agree", True) else " (disagrees)"))
         for f in peers:
             e = row[f]
-            cells.append("-" if "error" in e or "error" in mt else "%.2f×" % (e["ms"] / mt["ms"]))
+            cells.append("-" if "speedup" not in e else "%.2f×" % e["speedup"])
         for f in frameworks:
             e = row[f]
             cells.append("-" if "error" in e else "%.2f" % e["gflops"])
@@ -265,7 +277,8 @@ def main(argv=None):
     cases, results = measure(args, python, env)
     rows, failures = summarize(cases, results, args.frameworks)
     print("ms per train step through each framework's Python API, single thread, median of "
-          "%d rounds x %d blocks; vs X = X ms / microtrain ms" % (args.rounds, args.blocks))
+          "%d rounds x %d blocks; vs X = median over rounds of X ms / microtrain ms"
+          % (args.rounds, args.blocks))
     print(format_rows(rows, args.frameworks, args.markdown))
     for row in rows:
         for f in args.frameworks:
