@@ -363,6 +363,24 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
 }
 #endif
 
+#if MT_SCALAR_SIBLINGS
+/* A gradient's clear (mt_grad_clear_f32: Helium stores, or VSTM blocks of sixteen on the other
+ * FPU cores), every length from 0 to 70 from two alignments: +0.0f's bits in [0, n), the
+ * element past it and the one before left alone */
+#define CLEAR_N 70
+static void clear_case(void)
+{
+    static float buf[CLEAR_N + 2], zeros[CLEAR_N];
+    for (uint32_t n = 0; n <= CLEAR_N; ++n)
+        for (uint32_t at = 0; at < 2; ++at) {
+            for (uint32_t i = 0; i < CLEAR_N + 2; ++i) buf[i] = -1234.5f;
+            mt_grad_clear_f32(buf + at, n);
+            check(same(buf + at, zeros, n) && buf[at + n] == -1234.5f && (at == 0 || buf[0] == -1234.5f),
+                  "gradient clear");
+        }
+}
+#endif
+
 int main(void)
 {
     mt_board_init();
@@ -432,6 +450,7 @@ int main(void)
                 const uint32_t *v = pointwise[s];
                 pointwise_case(v[0], v[1], v[2], v[3], act, k & 1, k >> 1);
             }
+    clear_case();
 #if MT_MVE_KERNELS
     mve_elementwise_cases();
 #endif

@@ -12,6 +12,7 @@
 #include "microtrain.h"
 #include "mt_math.h"
 #include "ops/arm/mve.h"
+#include "ops/ops.h"
 #include "ops/x86/x86.h"
 #include "optimizers.h"
 #include "session.h"
@@ -212,11 +213,7 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
             continue;
         }
         const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
-#if MT_MVE_KERNELS
-        mt_mve_clear_f32(t->grad, elements); /* four floats a store */
-#else
-        memset(t->grad, 0, elements * sizeof(float));
-#endif
+        mt_grad_clear_f32(t->grad, elements); /* many floats a store on the FPU cores (ops/shared.c) */
     }
 }
 

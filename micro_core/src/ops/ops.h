@@ -73,6 +73,8 @@ void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint
 /* Add: y = a + b;  da += dy, db += dy (the accumulate, in shared.c, serves Reshape/Concatenation too) */
 void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N);
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N);
+/* p[0..n) = +0.0f: a gradient's clear before its first writer adds to it (the session's) */
+void mt_grad_clear_f32(float *p, size_t n);
 
 /* Spatial ops over NHWC samples; g describes shapes, strides and padding (spatial.h).
  * Convolution backward first masks dy in place by the fused activation's derivative. */

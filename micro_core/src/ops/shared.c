@@ -1,12 +1,13 @@
 /*
  * What more than one op uses: reference kernels (the bias gradient of Dense and the
  * convolutions; the dx += dy of Add, Reshape and Concatenation; Concatenation's row join,
- * float and int8) and the graph adapters' shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
+ * float and int8), a gradient's clear and the graph adapters' shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
  * source file out never takes a kernel another op needs.
  */
 #include <string.h>
 
 #include "ops/arm/mve.h"
+#include "ops/fast/vfp_scalar.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -36,6 +37,44 @@ void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
     mt_mve_add_accumulate(dy, dx, N); /* eight at a time, the same bits */
 #else
     for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
+#endif
+}
+
+/*
+ * newlib-nano's memset stores a word an instruction (7 instructions for 16 bytes), and a
+ * step clears every activation gradient it writes (the 8 x 8 CNN of benchmarks/arm_ops.py:
+ * 167 KB a step). On Helium four words a VSTRW (shared_mve.c); on the other cores with an FPU
+ * sixteen a VSTMIA of s0-s15, zeroed once by core-register moves (3 instructions for 64
+ * bytes). Stores and moves only: no float operation, so no flag, no rounding, no NaN.
+ */
+void mt_grad_clear_f32(float *p, size_t n)
+{
+#if MT_MVE_KERNELS
+    mt_mve_clear_f32(p, n);
+#elif MT_VFP_SCALAR
+    size_t blocks = n / 16u;
+    if (blocks) {
+        const uint32_t z = 0u;
+        __asm volatile("vmov s0, s1, %[z], %[z]\n\t"
+                       "vmov s2, s3, %[z], %[z]\n\t"
+                       "vmov s4, s5, %[z], %[z]\n\t"
+                       "vmov s6, s7, %[z], %[z]\n\t"
+                       "vmov s8, s9, %[z], %[z]\n\t"
+                       "vmov s10, s11, %[z], %[z]\n\t"
+                       "vmov s12, s13, %[z], %[z]\n\t"
+                       "vmov s14, s15, %[z], %[z]\n"
+                       "1:\n\t"
+                       "vstmia %[p]!, {s0-s15}\n\t"
+                       "subs %[k], #1\n\t"
+                       "bne 1b"
+                       : [p] "+r"(p), [k] "+r"(blocks)
+                       : [z] "r"(z)
+                       : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
+                         "s14", "s15", "cc", "memory");
+    }
+    for (size_t i = 0; i < n % 16u; ++i) p[i] = 0.0f;
+#else
+    memset(p, 0, n * sizeof(float));
 #endif
 }
 
