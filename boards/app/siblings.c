@@ -364,6 +364,32 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
 #endif
 
 #if MT_SCALAR_SIBLINGS
+/* A gradient's += (mt_op_add_f32_accumulate: Helium, or VLDM/VSTM blocks of eight on the
+ * other FPU cores) against the scalar FPU's additions, every length from 1 to 40, the element
+ * past it left alone: random sums; sums that are subnormal (dx close to -dy: MVE flushes them) or -0 + 0; and the specials of
+ * relu_case on both sides (NaNs of either sign and payload, infinities that make a NaN). */
+#define ACC_N 40
+static void accumulate_case(void)
+{
+    static const float special[] = {0.0f, -0.0f, 1e-45f, -1e-39f, __builtin_nanf("0x7"), -__builtin_nanf("0x9"),
+                                    __builtin_inff(), -__builtin_inff(), 3.0f, -2.5f, __builtin_nansf("0x1")};
+    static float ady[ACC_N], adx0[ACC_N + 1], adx1[ACC_N + 1];
+    const uint32_t ns = (uint32_t)(sizeof special / sizeof special[0]);
+    for (uint32_t n = 1; n <= ACC_N; ++n)
+        for (int turn = 0; turn < 3; ++turn) {
+            for (uint32_t i = 0; i < n; ++i) {
+                ady[i] = turn == 0 ? uniform(2.0f) : turn == 1 ? uniform(1e-37f) : special[(i * 7u + 3u) % ns];
+                adx0[i] = turn == 0 ? uniform(2.0f) : turn == 1 ? -ady[i] * 0.99f : special[(i * 5u + 1u) % ns];
+            }
+            if (turn == 1) adx0[n / 2] = -0.0f, ady[n / 2] = 0.0f; /* -0 + 0 = +0 */
+            adx0[n] = adx1[n] = -1234.5f;
+            memcpy(adx1, adx0, sizeof(float) * n);
+            for (uint32_t i = 0; i < n; ++i) adx0[i] += ady[i];
+            mt_op_add_f32_accumulate(ady, adx1, n);
+            check(same(adx0, adx1, n + 1), "gradient +=");
+        }
+}
+
 /* A gradient's clear (mt_grad_clear_f32: Helium stores, or VSTM blocks of sixteen on the other
  * FPU cores), every length from 0 to 70 from two alignments: +0.0f's bits in [0, n), the
  * element past it and the one before left alone */
@@ -450,6 +476,7 @@ int main(void)
                 const uint32_t *v = pointwise[s];
                 pointwise_case(v[0], v[1], v[2], v[3], act, k & 1, k >> 1);
             }
+    accumulate_case();
     clear_case();
 #if MT_MVE_KERNELS
     mve_elementwise_cases();

@@ -30,13 +30,43 @@ void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C
     }
 }
 
-/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too) */
+/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too).
+ * On the FPU cores eight at a time: two VLDM, eight VADD and a VSTM (13 instructions with the
+ * loop's, where GCC's loop took about 7 an element); the scalar FPU's additions, so the
+ * same bits. */
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
 {
 #if MT_MVE_KERNELS
     mt_mve_add_accumulate(dy, dx, N); /* eight at a time, the same bits */
 #else
-    for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
+    size_t i = 0;
+#if MT_VFP_SCALAR
+    size_t blocks = N / 8u;
+    if (blocks) {
+        const float *a = dy;
+        float *d = dx;
+        __asm volatile("1:\n\t"
+                       "vldmia %[d], {s0-s7}\n\t"
+                       "vldmia %[a]!, {s8-s15}\n\t"
+                       "vadd.f32 s0, s0, s8\n\t"
+                       "vadd.f32 s1, s1, s9\n\t"
+                       "vadd.f32 s2, s2, s10\n\t"
+                       "vadd.f32 s3, s3, s11\n\t"
+                       "vadd.f32 s4, s4, s12\n\t"
+                       "vadd.f32 s5, s5, s13\n\t"
+                       "vadd.f32 s6, s6, s14\n\t"
+                       "vadd.f32 s7, s7, s15\n\t"
+                       "vstmia %[d]!, {s0-s7}\n\t"
+                       "subs %[k], #1\n\t"
+                       "bne 1b"
+                       : [d] "+r"(d), [a] "+r"(a), [k] "+r"(blocks)
+                       :
+                       : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
+                         "s14", "s15", "cc", "memory");
+        i = N & ~(size_t)7u;
+    }
+#endif
+    for (; i < N; ++i) dx[i] += dy[i];
 #endif
 }
 
