@@ -89,7 +89,7 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
  * rows the scalar assembly wins (arm_ops.py's layer: 2.83 against 2.65 instructions per MAC,
  * backward), from 12 the slides do (2.41 against 2.65 at 12, 2.15 against 2.46 at 16, 1.94
  * against 2.43 at 32) */
-#define DXS_MIN_W 12
+#define DXS_MIN_W 8
 
 /* one output pixel inside the row: o is the input pixel whose pass ends here (kw = 0: wl), m the
  * next, then o's register starts the one after (kw = 2: wf), from [pn] */
@@ -108,7 +108,7 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
 /* one kernel row's terms for an input row and four channels: dz at dz[b, oh, 0, c] (stride C),
  * the sums so far at src (stride ss: C in dx, 4 in buf), the new ones to buf; W at W[kh, 0, c] */
 static inline __attribute__((always_inline)) void dxs_pass(const float *dz, const float *src, int32_t ss, float *buf,
-                                                           const float *wr, int32_t C, int32_t W, int32_t PL,
+                                                           const float *wr, int32_t C, int32_t W, const int32_t PL,
                                                            const int from_dx)
 {
     const float32x4_t w0 = vld1q_f32(wr), w1 = vld1q_f32(wr + C), w2 = vld1q_f32(wr + 2 * C);
@@ -152,6 +152,18 @@ static inline __attribute__((always_inline)) void dxs_pass(const float *dz, cons
     }
 }
 
+/* The output row oh whose kernel row kh reaches input row ih (oh·SH + kh - PT = ih), or -1:
+ * in 32 bits (with int64_t, t % SH was a call of __aeabi_ldivmod on every pass, about 35K
+ * instructions of the benchmark CNN's step) */
+static inline int32_t dz_row_of(const mt_spatial *g, uint32_t ih, uint32_t kh)
+{
+    if (ih + g->PT < kh) return -1;
+    const uint32_t t = ih + g->PT - kh;
+    if (g->SH != 1 && t % g->SH) return -1;
+    const uint32_t oh = g->SH == 1 ? t : t / g->SH;
+    return oh < g->OH ? (int32_t)oh : -1;
+}
+
 /* dx[b, ih, ·, j] for j in [lo, hi), the reference's terms in its order */
 static void dx_reference_row(const float *w, const float *dz, float *dx, const mt_spatial *g, uint32_t b, uint32_t ih,
                              uint32_t lo, uint32_t hi)
@@ -161,9 +173,9 @@ static void dx_reference_row(const float *w, const float *dz, float *dx, const m
         for (uint32_t j = lo; j < hi; ++j) {
             float *v = dx + (((size_t)b * g->H + ih) * g->W + iw) * C + j;
             for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
-                const int64_t t = (int64_t)ih + g->PT - kh;
-                if (t < 0 || t % g->SH || t / g->SH >= g->OH) continue;
-                const uint32_t oh = (uint32_t)(t / g->SH);
+                const int32_t row = dz_row_of(g, ih, kh);
+                if (row < 0) continue;
+                const uint32_t oh = (uint32_t)row;
                 for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
                     const int64_t ow = (int64_t)iw + g->PL - kw;
                     if (ow < 0 || ow >= g->OW) continue;
@@ -174,33 +186,42 @@ static void dx_reference_row(const float *w, const float *dz, float *dx, const m
         }
 }
 
+#define DXS_KH 8 /* the tallest kernel the slides take: a row's passes are listed first */
+
 static int dx_slides(const mt_spatial *g)
 {
-    return mt_mve_row_slides(g, DXS_MIN_W) && g->W <= DXS_W;
+    return mt_mve_row_slides(g, DXS_MIN_W) && g->W <= DXS_W && g->KH <= DXS_KH;
 }
 
-__attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B,
-                                                   const mt_spatial *g)
+/* dx by slides, SAME (PL = 1) or VALID (0) known where inlined. An input row's passes (the
+ * kernel rows that reach it, in ascending oh) are listed once for all its channels: per four
+ * channels, the passes, the check and the copy. (Computed per four channels, with the
+ * padding's branches in every pass, the bookkeeping took about as many instructions as the
+ * 8-wide rows' sums.) */
+static inline __attribute__((always_inline)) void dx_slides_rows(const float *w, const float *dz, float *dx,
+                                                                 uint32_t B, const mt_spatial *g, const int32_t PL)
 {
     const uint32_t C = g->C;
-    const int32_t W = (int32_t)g->W, PL = (int32_t)g->PL;
+    const int32_t W = (int32_t)g->W;
     float buf[DXS_W * 4];
+    const float *dzr[DXS_KH], *wr[DXS_KH];
     for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t ih = 0; ih < g->H; ++ih)
+        for (uint32_t ih = 0; ih < g->H; ++ih) {
+            uint32_t passes = 0;
+            for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
+                const int32_t oh = dz_row_of(g, ih, kh);
+                if (oh < 0) continue;
+                dzr[passes] = dz + (((size_t)b * g->OH + (uint32_t)oh) * g->OW) * C;
+                wr[passes++] = w + (size_t)kh * 3 * C;
+            }
+            if (!passes) continue; /* no term reaches this row: dx keeps its values */
+            float *const row = dx + (((size_t)b * g->H + ih) * g->W) * C;
             for (uint32_t c4 = 0; c4 < C; c4 += 4) {
                 const uint32_t c = c4 + 4 > C ? C - 4 : c4; /* the last vector may overlap */
-                float *row = dx + (((size_t)b * g->H + ih) * g->W) * C + c;
-                uint32_t passes = 0;
                 mt_mve_flags_clear();
-                for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
-                    const int64_t t = (int64_t)ih + g->PT - kh;
-                    if (t < 0 || t % g->SH || t / g->SH >= g->OH) continue;
-                    const float *dzr = dz + (((size_t)b * g->OH + (uint32_t)(t / g->SH)) * g->OW) * C + c;
-                    const float *wr = w + (size_t)kh * 3 * C + c;
-                    if (passes++ == 0) dxs_pass(dzr, row, (int32_t)C, buf, wr, (int32_t)C, W, PL, 1);
-                    else dxs_pass(dzr, buf, 4, buf, wr, (int32_t)C, W, PL, 0);
-                }
-                if (!passes) continue;
+                dxs_pass(dzr[0] + c, row + c, (int32_t)C, buf, wr[0] + c, (int32_t)C, W, PL, 1);
+                for (uint32_t p = 1; p < passes; ++p)
+                    dxs_pass(dzr[p] + c, buf, 4, buf, wr[p] + c, (int32_t)C, W, PL, 0);
                 uint32x4_t worst = vdupq_n_u32(0);
                 for (int32_t i = 0; i < W; ++i) worst = mt_mve_magnitudes(worst, vld1q_f32(buf + 4 * i));
                 const float32x4_t none = vdupq_n_f32(0.0f);
@@ -208,9 +229,21 @@ __attribute__((noinline)) static void dx_by_slides(const float *w, const float *
                     dx_reference_row(w, dz, dx, g, b, ih, c4, c + 4);
                     continue;
                 }
+                if (c == c4) { /* all four lanes new: plain stores, no predicate to set a pixel */
+                    for (int32_t i = 0; i < W; ++i) vst1q_f32(row + c + (size_t)i * C, vld1q_f32(buf + 4 * i));
+                    continue;
+                }
                 const mve_pred16_t pred = (mve_pred16_t)~vctp32q(c4 - c);
-                for (int32_t i = 0; i < W; ++i) vstrwq_p_f32(row + (size_t)i * C, vld1q_f32(buf + 4 * i), pred);
+                for (int32_t i = 0; i < W; ++i) vstrwq_p_f32(row + c + (size_t)i * C, vld1q_f32(buf + 4 * i), pred);
             }
+        }
+}
+
+__attribute__((noinline)) static void dx_by_slides(const float *w, const float *dz, float *dx, uint32_t B,
+                                                   const mt_spatial *g)
+{
+    if (g->PL == 1) dx_slides_rows(w, dz, dx, B, g, 1);
+    else dx_slides_rows(w, dz, dx, B, g, 0);
 }
 
 /* The activation's derivative and dbias, dW with stride 1 along W and dx by slides, in Helium;
