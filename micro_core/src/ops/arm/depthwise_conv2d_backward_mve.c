@@ -85,10 +85,11 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
  * code from dx, which is untouched. Inside a row a pixel costs 11 instructions for 12 MACs.
  */
 #define DXS_W 64 /* the widest input row: its buffer (DXS_W x 4 floats, 1 KiB) is on the stack */
-/* the narrowest: a row's ends, passes and copy cost about a fixed 150 instructions, so on 8-wide
- * rows the scalar assembly wins (arm_ops.py's layer: 2.83 against 2.65 instructions per MAC,
- * backward), from 12 the slides do (2.41 against 2.65 at 12, 2.15 against 2.46 at 16, 1.94
- * against 2.43 at 32) */
+/* the narrowest row the slides take: a row's ends, passes and copy cost a fixed part, which the
+ * scalar assembly does not pay. arm_ops.py's layer, backward, on 8-wide rows: 2.23 instructions
+ * per MAC against 2.62 with the scalar assembly (before the passes were listed once a row and
+ * the 64-bit division went: 2.83, when the scalar assembly won below 12); 2.00, 1.84 and 1.77
+ * on 12, 16 and 32. Narrower rows were not measured. */
 #define DXS_MIN_W 8
 
 /* one output pixel inside the row: o is the input pixel whose pass ends here (kw = 0: wl), m the

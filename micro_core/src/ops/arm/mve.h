@@ -8,7 +8,8 @@
  * VFMA would change the bits). Two differences remain: MVE floating point flushes subnormal
  * inputs and results to zero, and makes every NaN result the default NaN, where the scalar
  * FPU and every other target keep subnormals and carry an input NaN's sign and payload
- * through. So each kernel clears FPSCR's cumulative flags, computes a block of sums in
+ * through. So each kernel clears FPSCR's cumulative flags (sticky: a loop may clear them once,
+ * and again only after a block that set them), computes a block of sums in
  * registers, and reads FPSCR before storing: IDC (a subnormal input was flushed) or UFC (a
  * subnormal result was flushed) sends that block, or the whole op for kernels that overwrite
  * their output, to the portable scalar code, which computes the reference's bits. NaN rule: a
