@@ -1,7 +1,10 @@
 /*
  * Helium siblings of the DepthwiseConv2D gradients (ops/depthwise_conv2d.c); ops/arm/mve.h says
  * how they keep the reference's bits, depthwise_mve.h what they share with the forward. Lanes
- * run across four channels, each lane its own channel's sum.
+ * run across four channels, each lane its own channel's sum. With stride 1 along W and a 3-wide
+ * window both gradients go by kernel rows along the image rows (dws_*, dxs_*); otherwise the
+ * weight gradient goes a tap at a time (dw_tap) at stride 1 along W, and the portable sibling
+ * takes the rest.
  */
 #include "ops/arm/mve.h"
 
@@ -9,6 +12,26 @@
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "ops/arm/depthwise_mve.h"
+
+/* dW[kh, kw, j] += the reference's sum for j in [lo, hi): Σ_{b, oh, ow in bounds} dz·x from +0 in
+ * ascending (b, oh, ow), on the scalar FPU (a block Helium cannot give the bits of) */
+static void dw_reference_tap(const float *x, const float *dy, float *dw, const mt_spatial *g, uint32_t B, uint32_t kh,
+                             uint32_t kw, uint32_t lo, uint32_t hi)
+{
+    const uint32_t C = g->C;
+    uint32_t oh0, oh1, ow0, ow1;
+    mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
+    mt_spatial_in_bounds(g->OW, kw, g->SW, g->PL, g->W, &ow0, &ow1);
+    for (uint32_t j = lo; j < hi; ++j) {
+        float acc = 0.0f;
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = oh0; oh < oh1; ++oh)
+                for (uint32_t ow = ow0; ow < ow1; ++ow)
+                    acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * C + j] *
+                           x[(((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow * g->SW + kw - g->PL) * C + j];
+        dw[((size_t)kh * g->KW + kw) * C + j] += acc;
+    }
+}
 
 /* dW[kh, kw, c..] += Σ_{b, oh, ow in bounds} dz·x of one tap, from +0 in ascending (b, oh, ow),
  * G vectors of channels from c (the first's lanes below skip not stored); SW = 1, so a row of
@@ -33,15 +56,7 @@ static inline __attribute__((always_inline)) void dw_tap(const float *x, const f
     for (uint32_t j = 0; j < G; ++j) s[j] = vaddq_f32(vld1q_f32(o + 4 * j), s[j]);
     for (uint32_t j = G; j < 4; ++j) s[j] = s[0];
     if (mt_mve_flushed(s[0], s[1], s[2], s[3]) || mt_mve_nan(s[0], s[1], s[2], s[3])) {
-        for (uint32_t j = c + skip; j < c + 4 * G; ++j) {
-            float acc = 0.0f;
-            for (uint32_t b = 0; b < B; ++b)
-                for (uint32_t oh = oh0; oh < oh1; ++oh)
-                    for (uint32_t ow = ow0; ow < ow1; ++ow)
-                        acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * C + j] *
-                               x[(((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow + kw - g->PL) * C + j];
-            dw[((size_t)kh * g->KW + kw) * C + j] += acc;
-        }
+        dw_reference_tap(x, dy, dw, g, B, kh, kw, c + skip, c + 4 * G);
         mt_mve_flags_clear();
         return;
     }
@@ -73,6 +88,114 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
 }
 
 /*
+ * The weight gradient with stride 1 along W and a 3-wide window (SAME or VALID), by kernel
+ * rows: for four channels and kernel row kh, the three taps' sums stay in registers over every
+ * output row (b, oh) that kh reaches, in ascending order; along a row, dz[ow] meets x[ow - PL +
+ * kw] for kw = 0, 1, 2, a window of three x vectors that slides one pixel a step. Inside a row a
+ * pixel costs two VLDRW (the window's new x, dz), three VMUL and VADD and two pointer additions:
+ * 10 instructions for 12 MACs, where a tap at a time took 4 for 4 and three row setups. Each
+ * tap's sum gets its terms in ascending (b, oh, ow), as the reference's. The eight Q registers
+ * are the three sums, the window, dz and the product.
+ */
+/* one pixel inside the row: the window xa, xb, xc = x[ow - PL .. ow - PL + 2] (xc loaded here) */
+#define DWS_STEP(xa, xb, xc)                                                                                      \
+    "vldrw.u32 %q[" xc "], [%[px]]\n\tadd %[px], %[cs]\n\t"                                                     \
+    "vldrw.u32 q7, [%[pd]]\n\tadd %[pd], %[cs]\n\t"                                                             \
+    "vmul.f32 q6, q7, %q[" xa "]\n\tvadd.f32 %q[a0], %q[a0], q6\n\t"                                            \
+    "vmul.f32 q6, q7, %q[" xb "]\n\tvadd.f32 %q[a1], %q[a1], q6\n\t"                                            \
+    "vmul.f32 q6, q7, %q[" xc "]\n\tvadd.f32 %q[a2], %q[a2], q6\n\t"
+
+#define DWS_MAC(a, d, v) vaddq_f32(a, vmulq_f32(d, v))
+
+/* one output row's terms of kernel row kh into s[0..2]: dz at dz[b, oh, 0, c], x at x[b, ih, 0, c];
+ * triples = (W - 2) / 3 */
+static inline __attribute__((always_inline)) void dws_row(const float *dz, const float *x, int32_t C, int32_t W,
+                                                          uint32_t triples, const int32_t PL, float32x4_t *s)
+{
+    float32x4_t a0 = s[0], a1 = s[1], a2 = s[2], xa = vld1q_f32(x), xb = vld1q_f32(x + C), d;
+    int32_t ow = 0;
+    if (PL == 1) { /* output 0: taps kw = 1, 2 on x[0], x[1], which start output 1's window too */
+        d = vld1q_f32(dz);
+        a1 = DWS_MAC(a1, d, xa), a2 = DWS_MAC(a2, d, xb);
+        ow = 1;
+    }
+    /* outputs ow .. ow + W - 3 have all three taps; xa, xb hold x[ow - PL], x[ow - PL + 1] */
+    if (triples) {
+        const float *pd = dz + ow * C, *px = x + (ow - PL + 2) * C;
+        float32x4_t xc;
+        __asm volatile("wls lr, %[n], 2f\n"
+                       "1:\n\t" DWS_STEP("xa", "xb", "xc") DWS_STEP("xb", "xc", "xa") DWS_STEP("xc", "xa", "xb")
+                       "le lr, 1b\n"
+                       "2:\n"
+                       : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [xa] "+w"(xa), [xb] "+w"(xb), [xc] "=&w"(xc),
+                         [pd] "+r"(pd), [px] "+r"(px)
+                       : [n] "r"(triples), [cs] "r"(C * (int32_t)sizeof(float))
+                       : "q6", "q7", "lr", "memory");
+        ow += 3 * (int32_t)triples;
+    }
+    for (const int32_t end = PL + W - 2; ow < end; ++ow) { /* the one or two left */
+        const float32x4_t xc = vld1q_f32(x + (ow - PL + 2) * C);
+        d = vld1q_f32(dz + ow * C);
+        a0 = DWS_MAC(a0, d, xa), a1 = DWS_MAC(a1, d, xb), a2 = DWS_MAC(a2, d, xc);
+        xa = xb, xb = xc;
+    }
+    if (PL == 1) { /* output W - 1: taps kw = 0, 1 on x[W - 2], x[W - 1] */
+        d = vld1q_f32(dz + ow * C);
+        a0 = DWS_MAC(a0, d, xa), a1 = DWS_MAC(a1, d, xb);
+    }
+    s[0] = a0, s[1] = a1, s[2] = a2;
+}
+
+/* dW by kernel rows (see above), SAME (PL = 1) or VALID (0) known where inlined; a flushed
+ * subnormal or a NaN in a kernel row's sums sends its taps, for those four channels, to the
+ * reference's scalar sums before they are stored */
+static inline __attribute__((always_inline)) void dws_weight_grad(const float *x, const float *dy, float *dw,
+                                                                  uint32_t B, const mt_spatial *g, const int32_t PL)
+{
+    /* the geometry in locals: the asm's memory clobber made GCC reload g's fields every row */
+    const uint32_t C = g->C, W = g->W, triples = (W - 2u) / 3u;
+    const size_t dz_row = (size_t)g->OW * C, x_row = (size_t)g->SH * W * C;
+    const size_t dz_image = (size_t)g->OH * dz_row, x_image = (size_t)g->H * W * C;
+    for (uint32_t c4 = 0; c4 < C; c4 += 4) {
+        const uint32_t c = c4 + 4 > C ? C - 4 : c4, skip = c4 - c; /* the last vector may overlap */
+        for (uint32_t kh = 0; kh < g->KH; ++kh) {
+            uint32_t oh0, oh1;
+            mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
+            float32x4_t s[3] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+            if (oh0 < oh1) {
+                const float *dz0 = dy + oh0 * dz_row + c, *x0 = x + ((size_t)oh0 * g->SH + kh - g->PT) * W * C + c;
+                for (uint32_t b = 0; b < B; ++b)
+                    for (uint32_t r = 0; r < oh1 - oh0; ++r)
+                        dws_row(dz0 + b * dz_image + r * dz_row, x0 + b * x_image + r * x_row, (int32_t)C,
+                                (int32_t)W, triples, PL, s);
+            }
+            float *o = dw + (size_t)kh * 3 * C + c;
+            for (uint32_t kw = 0; kw < 3; ++kw) s[kw] = vaddq_f32(vld1q_f32(o + kw * C), s[kw]);
+            if (mt_mve_flushed(s[0], s[1], s[2], s[2]) || mt_mve_nan(s[0], s[1], s[2], s[2])) {
+                for (uint32_t kw = 0; kw < 3; ++kw) dw_reference_tap(x, dy, dw, g, B, kh, kw, c4, c + 4);
+                mt_mve_flags_clear();
+                continue;
+            }
+            const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip);
+            for (uint32_t kw = 0; kw < 3; ++kw) vstrwq_p_f32(o + kw * C, s[kw], p);
+        }
+    }
+}
+
+static int dw_slides(const mt_spatial *g)
+{
+    return mt_mve_row_slides(g, 3u);
+}
+
+__attribute__((noinline)) static void dw_by_slides(const float *x, const float *dy, float *dw, uint32_t B,
+                                                   const mt_spatial *g)
+{
+    mt_mve_flags_clear();
+    if (g->PL == 1) dws_weight_grad(x, dy, dw, B, g, 1);
+    else dws_weight_grad(x, dy, dw, B, g, 0);
+}
+
+/*
  * The input gradient with stride 1 along W and a 3-wide window (SAME or VALID): the reference
  * adds each term dz·W straight into dx, visiting the outputs in order, so an input element
  * gets its terms in ascending (oh, ow): kernel rows in descending kh, and within one, kw = 2,
@@ -89,7 +212,8 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
  * scalar assembly does not pay. arm_ops.py's layer, backward, on 8-wide rows: 2.23 instructions
  * per MAC against 2.62 with the scalar assembly (before the passes were listed once a row and
  * the 64-bit division went: 2.83, when the scalar assembly won below 12); 2.00, 1.84 and 1.77
- * on 12, 16 and 32. Narrower rows were not measured. */
+ * on 12, 16 and 32 (with the tap-at-a-time weight gradient of the time). Narrower rows were not
+ * measured. */
 #define DXS_MIN_W 8
 
 /* one output pixel inside the row: o is the input pixel whose pass ends here (kw = 0: wl), m the
@@ -263,7 +387,8 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
     if (slides) dx_by_slides(w, dy, dx, B, g);
     if ((dx && !slides) || (dw && g->SW != 1))
         mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
-    if (dw && g->SW == 1) dw_mve(x, dy, dw, B, g);
+    if (dw && dw_slides(g)) dw_by_slides(x, dy, dw, B, g);
+    else if (dw && g->SW == 1) dw_mve(x, dy, dw, B, g);
 }
 
 #else
