@@ -366,8 +366,9 @@ static void pointwise_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint
 #if MT_SCALAR_SIBLINGS
 /* A gradient's += (mt_op_add_f32_accumulate: Helium, or VLDM/VSTM blocks of eight on the
  * other FPU cores) against the scalar FPU's additions, every length from 1 to 40, the element
- * past it left alone: random sums; sums that are subnormal (dx close to -dy: MVE flushes them) or -0 + 0; and the specials of
- * relu_case on both sides (NaNs of either sign and payload, infinities that make a NaN). */
+ * past it left alone: random sums; sums that are subnormal (dx close to -dy: MVE flushes
+ * them) or -0 + 0; and specials on both sides (NaNs of either sign and payload, infinities
+ * that make a NaN). */
 #define ACC_N 40
 static void accumulate_case(void)
 {

@@ -105,9 +105,8 @@ typedef struct dw_slide {
     const float *x; /* x[b, ih, 0, c] */
     float *y;       /* y[b, oh, 0, c] */
     const float *w; /* W[kh, 0, c] */
-    int32_t C, W, OW, PL;
-    int first; /* the output row's first kernel row in bounds */
-} dw_slide;
+    int32_t C, W;
+} dw_slide; /* passed by value: in memory, the asm's memory clobbers made GCC reload it */
 
 /* one pixel inside the row: o is the sum that ends here (output q + PL - 2), m the next one;
  * o's register then starts output q + PL */
@@ -123,19 +122,20 @@ typedef struct dw_slide {
 /* 2·pairs pixels from q inside the row (outputs q + PL - 2 .. q + PL all exist, and only the
  * first's sum ends at q); o and m: the sums of outputs q + PL - 2 and q + PL - 1, then of the
  * two after the last pixel */
-static inline __attribute__((always_inline)) void slide_pairs(const dw_slide *s, int32_t q, uint32_t pairs,
-                                                              float32x4_t w0, float32x4_t w1, float32x4_t w2,
-                                                              float32x4_t *o, float32x4_t *m, const int first)
+static inline __attribute__((always_inline)) void slide_pairs(const dw_slide s, int32_t q, uint32_t pairs,
+                                                              const int32_t PL, float32x4_t w0, float32x4_t w1,
+                                                              float32x4_t w2, float32x4_t *o, float32x4_t *m,
+                                                              const int first)
 {
-    const float *px = s->x + q * s->C;
-    float *py = s->y + (q + s->PL - 2) * s->C;
-    const float *pn = s->y + (q + s->PL) * s->C;
+    const float *px = s.x + q * s.C;
+    float *py = s.y + (q + PL - 2) * s.C;
+    const float *pn = s.y + (q + PL) * s.C;
     float32x4_t a = *o, b = *m;
     __asm volatile("wls lr, %[n], 2f\n"
                    "1:\n\t" SLIDE_STEP("a", "b") SLIDE_STEP("b", "a") "le lr, 1b\n"
                    "2:\n"
                    : [a] "+w"(a), [b] "+w"(b), [px] "+r"(px), [py] "+r"(py), [pn] "+r"(pn)
-                   : [n] "r"(pairs), [cs] "r"(s->C * (int32_t)sizeof(float)), [w0] "w"(w0), [w1] "w"(w1),
+                   : [n] "r"(pairs), [cs] "r"(s.C * (int32_t)sizeof(float)), [w0] "w"(w0), [w1] "w"(w1),
                      [w2] "w"(w2), [first] "n"(first)
                    : "q6", "q7", "lr", "memory");
     *o = a, *m = b;
@@ -158,13 +158,13 @@ static inline __attribute__((always_inline)) void slide_pairs(const dw_slide *s,
 /* One kernel row's terms for one output row and four channels, PL = 1 (SAME: OW = W >= 3) or
  * PL = 0 (VALID: OW = W - 2 >= 2). The row's ends are written out (which sums start and end
  * there is fixed by PL), the pixels inside go two at a time in assembly. */
-static inline __attribute__((always_inline)) void slide_row_as(const dw_slide *s, const int32_t PL, const int first)
+static inline __attribute__((always_inline)) void slide_row_as(const dw_slide s, const int32_t PL, const int first)
 {
-    const int32_t C = s->C, W = s->W;
-    const float *x = s->x;
-    float *y = s->y;
-    const float32x4_t zero = vdupq_n_f32(0.0f), w0 = vld1q_f32(s->w), w1 = vld1q_f32(s->w + C),
-                      w2 = vld1q_f32(s->w + 2 * C);
+    const int32_t C = s.C, W = s.W;
+    const float *x = s.x;
+    float *y = s.y;
+    const float32x4_t zero = vdupq_n_f32(0.0f), w0 = vld1q_f32(s.w), w1 = vld1q_f32(s.w + C),
+                      w2 = vld1q_f32(s.w + 2 * C);
     float32x4_t o, m, v = vld1q_f32(x);
     int32_t q;
     if (PL == 1) { /* pixel 0: output 0's kw = 1 and output 1's kw = 0 terms */
@@ -184,7 +184,7 @@ static inline __attribute__((always_inline)) void slide_row_as(const dw_slide *s
         ++q;
     }
     if (inside > 1) {
-        slide_pairs(s, q, (uint32_t)inside / 2, w0, w1, w2, &o, &m, first);
+        slide_pairs(s, q, (uint32_t)inside / 2, PL, w0, w1, w2, &o, &m, first);
         q += inside & ~1;
     }
     /* pixel W - 2: inside for SAME; for VALID output W - 4 ends, W - 3 gets kw = 1 */
@@ -205,16 +205,6 @@ static inline __attribute__((always_inline)) void slide_row_as(const dw_slide *s
     if (PL == 1) vst1q_f32(y + (q + PL - 1) * C, SLIDE_MAC(m, v, w1));
 }
 
-__attribute__((noinline)) static void slide_row(const dw_slide *s)
-{
-    if (s->PL == 1) {
-        if (s->first) slide_row_as(s, 1, 1);
-        else slide_row_as(s, 1, 0);
-    } else {
-        if (s->first) slide_row_as(s, 0, 1);
-        else slide_row_as(s, 0, 0);
-    }
-}
 
 /* act(sum + bias) of one vector of channels along the row (pixel stride C), stored under pred
  * when tail; worst is raised to the lanes' |bits| before the activation (a NaN's exceed
@@ -279,29 +269,53 @@ static int dw_slides(const mt_spatial *g)
     return mt_mve_row_slides(g, g->PL == 0 ? 4u : 3u);
 }
 
+/* one output row's kernel rows kh0 .. kh1 - 1 for every vector of channels, SAME (PL = 1) or
+ * VALID (0) known where inlined: the first kernel row starts the sums, the others add to them.
+ * (A noinline slide_row taking its geometry from a struct in memory paid the loads and the
+ * call on every kernel row.) */
+static inline __attribute__((always_inline)) void slide_rows(float *yr, const float *xr, const float *w, int32_t C,
+                                                             int32_t W, uint32_t kh0, uint32_t kh1, const int32_t PL)
+{
+    for (int32_t c4 = 0; c4 < C; c4 += 4) { /* a vector's rows in turn: the last may overlap */
+        const int32_t c = c4 + 4 > C ? C - 4 : c4;
+        dw_slide s = {xr + c, yr + c, w + (size_t)kh0 * 3 * (size_t)C + c, C, W};
+        slide_row_as(s, PL, 1);
+        for (uint32_t kh = kh0 + 1; kh < kh1; ++kh) {
+            s.x += W * C, s.w += 3 * C;
+            slide_row_as(s, PL, 0);
+        }
+    }
+}
+
+__attribute__((noinline)) static void slide_rows_same(float *yr, const float *xr, const float *w, int32_t C, int32_t W,
+                                                      uint32_t kh0, uint32_t kh1)
+{
+    slide_rows(yr, xr, w, C, W, kh0, kh1, 1);
+}
+
+__attribute__((noinline)) static void slide_rows_valid(float *yr, const float *xr, const float *w, int32_t C, int32_t W,
+                                                       uint32_t kh0, uint32_t kh1)
+{
+    slide_rows(yr, xr, w, C, W, kh0, kh1, 0);
+}
+
 /* The forward by slides (see above); 1 on a NaN result (y then holds partial results) */
 static int dw_forward_slides(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                              const mt_spatial *g)
 {
     const uint32_t C = g->C;
     uint32x4_t nan = vdupq_n_u32(0);
-    dw_slide s;
-    s.C = (int32_t)C, s.W = (int32_t)g->W, s.OW = (int32_t)g->OW, s.PL = (int32_t)g->PL;
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             uint32_t kh0, kh1;
             float *yr = y + ((size_t)b * g->OH + oh) * g->OW * C;
             mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-            if (kh0 == kh1) /* no tap in bounds: every sum is +0 */
+            if (kh0 == kh1) { /* no tap in bounds: every sum is +0 */
                 for (uint32_t i = 0; i < g->OW * C; ++i) yr[i] = 0.0f;
-            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W * C;
-            for (uint32_t c4 = 0; c4 < C; c4 += 4) { /* a vector's rows in turn: the last may overlap */
-                const uint32_t c = c4 + 4 > C ? C - 4 : c4;
-                s.y = yr + c, s.x = xr + c, s.w = w + (size_t)kh0 * 3 * C + c;
-                for (uint32_t kh = kh0; kh < kh1; ++kh, s.x += g->W * C, s.w += 3 * C) {
-                    s.first = kh == kh0;
-                    slide_row(&s);
-                }
+            } else {
+                const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W * C;
+                if (g->PL == 1) slide_rows_same(yr, xr, w, (int32_t)C, (int32_t)g->W, kh0, kh1);
+                else slide_rows_valid(yr, xr, w, (int32_t)C, (int32_t)g->W, kh0, kh1);
             }
             dw_finish_row(yr, bias, g, &nan);
         }
