@@ -103,12 +103,16 @@ static inline __attribute__((always_inline)) void c1_store4(float32x4_t a0, floa
 
 /* four pixels from x index s (pixel 0's tap kw = 0, s >= -1) of the kernel rows [kh0, kh1) from
  * xr (kh1 > kh0), every output channel; 1 on a NaN (lanes past OC hold oc's sums) */
+typedef struct c1_geometry { /* forward_c1's, by value: in memory, the asm's memory clobber made GCC reload it */
+    uint32_t OC, K, W, act; /* output channels, W's floats per output channel (KH·3), input width, MT_FUSED_* */
+} c1_geometry;
+
 static inline __attribute__((always_inline)) int c1_block(const float *xr, const float *w, const float *bias,
-                                                          float *yp, const mt_spatial *g, uint32_t kh0,
+                                                          float *yp, const c1_geometry q, uint32_t kh0,
                                                           uint32_t kh1, int32_t s, uint32x4_t wofs, const int L,
                                                           const int R)
 {
-    const uint32_t OC = g->OC, K = g->KH * 3u, W = g->W;
+    const uint32_t OC = q.OC, K = q.K, W = q.W;
     for (uint32_t oc = 0; oc < OC; oc += 4) {
         const int tail = OC - oc < 4;
         const mve_pred16_t p = vctp32q(OC - oc);
@@ -117,7 +121,7 @@ static inline __attribute__((always_inline)) int c1_block(const float *xr, const
         float32x4_t a0, a1, a2, a3;
         const float32x4_t bv = !bias ? vdupq_n_f32(0.0f) : tail ? vldrwq_z_f32(bias + oc, p) : vld1q_f32(bias + oc);
         if (c1_rows3(xr + s + L, wa, kh1 - kh0, W * 4u, bv, &a0, &a1, &a2, &a3, L, R) != 0xffffu) return 1;
-        c1_store4(a0, a1, a2, a3, g->activation, yp + oc, OC, tail, p);
+        c1_store4(a0, a1, a2, a3, q.act, yp + oc, OC, tail, p);
     }
     return 0;
 }
@@ -148,11 +152,12 @@ static int c1_pixel(const float *xr, const float *w, const float *bias, float *y
 static int forward_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B, const mt_spatial *g)
 {
     const uint32_t OC = g->OC, W = g->W;
+    const c1_geometry q = {OC, g->KH * 3u, W, g->activation};
     const uint32x4_t wofs = vmulq_n_u32(vidupq_n_u32(0u, 1), g->KH * 3u * 4u); /* bytes to oc + lane */
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh) {
-            uint32_t kh0, kh1;
-            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    for (uint32_t oh = 0; oh < g->OH; ++oh) { /* rows outside: their taps are the same in every image */
+        uint32_t kh0, kh1;
+        mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+        for (uint32_t b = 0; b < B; ++b) {
             float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
             if (kh1 <= kh0) { /* every tap in the padding: the bias */
                 for (uint32_t i = 0; i < g->OW * OC; ++i) yr[i] = bias ? 0.0f + bias[i % OC] : 0.0f;
@@ -166,10 +171,10 @@ static int forward_c1(const float *x, const float *w, const float *bias, float *
                 int nan;
                 if (ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)W) {
                     const int L = s < 0, R = s + 5 == (int32_t)W;
-                    if (L && R) nan = c1_block(xr, w, bias, yp, g, kh0, kh1, s, wofs, 1, 1);
-                    else if (L) nan = c1_block(xr, w, bias, yp, g, kh0, kh1, s, wofs, 1, 0);
-                    else if (R) nan = c1_block(xr, w, bias, yp, g, kh0, kh1, s, wofs, 0, 1);
-                    else nan = c1_block(xr, w, bias, yp, g, kh0, kh1, s, wofs, 0, 0);
+                    if (L && R) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 1, 1);
+                    else if (L) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 1, 0);
+                    else if (R) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 0, 1);
+                    else nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 0, 0);
                     ow += 4;
                 } else {
                     nan = c1_pixel(xr, w, bias, yp, g, kh0, kh1, s, wofs);
@@ -178,6 +183,7 @@ static int forward_c1(const float *x, const float *w, const float *bias, float *
                 if (nan) return 1;
             }
         }
+    }
     return 0;
 }
 
