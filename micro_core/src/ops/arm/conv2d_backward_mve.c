@@ -57,7 +57,7 @@
 /* kernel row kh's sums over one output row, s[kw] (and s[3 + kw], G = 2), held in registers
  * throughout: dz at dz[b, oh, 0, oc], x at x[b, ih, 0] */
 static inline __attribute__((always_inline)) void cws_row(const float *dz, const float *x, int32_t OC, int32_t W,
-                                                          int32_t PL, float32x4_t *s, const uint32_t G)
+                                                          const int32_t PL, float32x4_t *s, const uint32_t G)
 {
     float32x4_t a0 = s[0], a1 = s[1], a2 = s[2], b0 = s[3], b1 = s[4], b2 = s[5], d0, d1 = vdupq_n_f32(0.0f);
     int32_t ow = 0;
@@ -124,20 +124,22 @@ static void conv_reference_sums(const float *x, const float *dy, float *dw, uint
 /* the weight gradient of G vectors of output channels from oc (see above) */
 static inline __attribute__((always_inline)) void conv_weight_grad_block(const float *x, const float *dy, float *dw,
                                                                          uint32_t B, const mt_spatial *g, uint32_t oc,
-                                                                         const uint32_t G)
+                                                                         const uint32_t G, const int32_t PL)
 {
     const uint32_t taps = g->KH * 3;
+    /* the geometry in locals: from g, in memory, the asm's memory clobber made GCC reload it every row */
+    const int32_t OC = (int32_t)g->OC, W = (int32_t)g->W;
+    const uint32_t OH = g->OH, OW = g->OW, H = g->H, SH = g->SH, PT = g->PT, KH = g->KH;
     float32x4_t sum[CWS_KH * 3 * 2];
     for (uint32_t t = 0; t < 2 * taps; ++t) sum[t] = vdupq_n_f32(0.0f);
     mt_mve_flags_clear();
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+    for (uint32_t b = 0; b < B; ++b) /* (b, oh) ascending: each sum's terms in the reference's order */
+        for (uint32_t oh = 0; oh < OH; ++oh) {
             uint32_t kh0, kh1;
-            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-            const float *dz = dy + ((size_t)b * g->OH + oh) * g->OW * g->OC + oc;
+            mt_spatial_tap_range(oh, SH, PT, KH, H, &kh0, &kh1);
+            const float *dz = dy + ((size_t)b * OH + oh) * OW * (size_t)OC + oc;
             for (uint32_t kh = kh0; kh < kh1; ++kh)
-                cws_row(dz, x + ((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W, (int32_t)g->OC, (int32_t)g->W,
-                        (int32_t)g->PL, sum + 6 * kh, G);
+                cws_row(dz, x + ((size_t)b * H + oh * SH + kh - PT) * (size_t)W, OC, W, PL, sum + 6 * kh, G);
         }
     /* dW[oc + lane, kh, kw] sit taps apart: a gather and a scatter per tap and vector */
     const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), taps);
@@ -183,8 +185,13 @@ void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *
     }
     if (!dw) return;
     uint32_t oc = 0;
-    for (; oc + 8 <= g->OC; oc += 8) conv_weight_grad_block(x, dy, dw, B, g, oc, 2);
-    if (oc < g->OC) conv_weight_grad_block(x, dy, dw, B, g, oc, 1);
+    if (g->PL == 1) { /* the padding known where inlined: cws_row's ends compiled for it */
+        for (; oc + 8 <= g->OC; oc += 8) conv_weight_grad_block(x, dy, dw, B, g, oc, 2, 1);
+        if (oc < g->OC) conv_weight_grad_block(x, dy, dw, B, g, oc, 1, 1);
+    } else {
+        for (; oc + 8 <= g->OC; oc += 8) conv_weight_grad_block(x, dy, dw, B, g, oc, 2, 0);
+        if (oc < g->OC) conv_weight_grad_block(x, dy, dw, B, g, oc, 1, 0);
+    }
 }
 
 #else
