@@ -1,8 +1,9 @@
 /*
  * What more than one op uses: reference kernels (the bias gradient of Dense and the
  * convolutions; the dx += dy of Add, Reshape and Concatenation; Concatenation's row join,
- * float and int8), a gradient's clear and the graph adapters' shared checks. Always built, whichever ops MT_OPS selects, so that leaving an op's
- * source file out never takes a kernel another op needs.
+ * float and int8), a gradient's clear and the graph adapters' shared checks. Always built,
+ * whichever ops MT_OPS selects, so that leaving an op's source file out never takes a kernel
+ * another op needs.
  */
 #include <string.h>
 

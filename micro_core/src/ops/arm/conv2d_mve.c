@@ -101,12 +101,12 @@ static inline __attribute__((always_inline)) void c1_store4(float32x4_t a0, floa
     }
 }
 
-/* four pixels from x index s (pixel 0's tap kw = 0, s >= -1) of the kernel rows [kh0, kh1) from
- * xr (kh1 > kh0), every output channel; 1 on a NaN (lanes past OC hold oc's sums) */
 typedef struct c1_geometry { /* forward_c1's, by value: in memory, the asm's memory clobber made GCC reload it */
     uint32_t OC, K, W, act; /* output channels, W's floats per output channel (KH·3), input width, MT_FUSED_* */
 } c1_geometry;
 
+/* four pixels from x index s (pixel 0's tap kw = 0, s >= -1) of the kernel rows [kh0, kh1) from
+ * xr (kh1 > kh0), every output channel; 1 on a NaN (lanes past OC hold oc's sums) */
 static inline __attribute__((always_inline)) int c1_block(const float *xr, const float *w, const float *bias,
                                                           float *yp, const c1_geometry q, uint32_t kh0,
                                                           uint32_t kh1, int32_t s, uint32x4_t wofs, const int L,

@@ -205,7 +205,6 @@ static inline __attribute__((always_inline)) void slide_row_as(const dw_slide s,
     if (PL == 1) vst1q_f32(y + (q + PL - 1) * C, SLIDE_MAC(m, v, w1));
 }
 
-
 /* act(sum + bias) of one vector of channels along the row (pixel stride C), stored under pred
  * when tail; worst is raised to the lanes' |bits| before the activation (a NaN's exceed
  * +inf's). The activation is VMAXNM with +0 (and VMINNM with 6): the reference's v < 0 ? 0 : v
