@@ -439,9 +439,10 @@ int main(void)
                 depthwise_case(c, stride, MT_PADDING_VALID, MT_FUSED_RELU, with_bias, 1e-39f, 0);
             }
             depthwise_case(DW_C, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 1);
-            /* rows wide enough for the Helium slides' loops over pixel pairs (odd and even counts
-             * inside; the input gradient's from 8 pixels, 7 below it), at most 4 x 5 x DW_C floats an image */
-            for (uint32_t wide = 7; wide <= 13; ++wide) {
+            /* rows for the Helium slides: 3 and 4 pixels (no whole turn of the weight gradient's
+             * loop), odd and even counts inside, the input gradient's from 8 pixels and 7 below
+             * it; at most 4 x 5 x DW_C floats an image */
+            for (uint32_t wide = 3; wide <= 13; ++wide) {
                 depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 0);
                 depthwise_shape(2, wide, 6, stride, MT_PADDING_VALID, MT_FUSED_RELU6, with_bias, 2.0f, 1);
                 depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_NONE, with_bias, 1e-39f, 0);
