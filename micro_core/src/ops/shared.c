@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ops/arm/mve.h"
-#include "ops/fast/vfp_scalar.h"
+#include "ops/fast/vfp_gradient.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -31,78 +31,31 @@ void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C
     }
 }
 
-/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too).
- * On the FPU cores eight at a time: two VLDM, eight VADD and a VSTM (13 instructions with the
- * loop's, where GCC's loop took about 7 an element); the scalar FPU's additions, so the
- * same bits. */
+/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too):
+ * eight at a time in Helium (shared_mve.c) or in the scalar FPU's VLDM / VADD / VSTM blocks
+ * (vfp_gradient.h), the same additions, so the same bits */
 void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
 {
 #if MT_MVE_KERNELS
-    mt_mve_add_accumulate(dy, dx, N); /* eight at a time, the same bits */
+    mt_mve_add_accumulate(dy, dx, N);
 #else
     size_t i = 0;
 #if MT_VFP_SCALAR
-    size_t blocks = N / 8u;
-    if (blocks) {
-        const float *a = dy;
-        float *d = dx;
-        __asm volatile("1:\n\t"
-                       "vldmia %[d], {s0-s7}\n\t"
-                       "vldmia %[a]!, {s8-s15}\n\t"
-                       "vadd.f32 s0, s0, s8\n\t"
-                       "vadd.f32 s1, s1, s9\n\t"
-                       "vadd.f32 s2, s2, s10\n\t"
-                       "vadd.f32 s3, s3, s11\n\t"
-                       "vadd.f32 s4, s4, s12\n\t"
-                       "vadd.f32 s5, s5, s13\n\t"
-                       "vadd.f32 s6, s6, s14\n\t"
-                       "vadd.f32 s7, s7, s15\n\t"
-                       "vstmia %[d]!, {s0-s7}\n\t"
-                       "subs %[k], #1\n\t"
-                       "bne 1b"
-                       : [d] "+r"(d), [a] "+r"(a), [k] "+r"(blocks)
-                       :
-                       : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
-                         "s14", "s15", "cc", "memory");
-        i = N & ~(size_t)7u;
-    }
+    i = mt_vfp_add_blocks(dy, dx, N);
 #endif
     for (; i < N; ++i) dx[i] += dy[i];
 #endif
 }
 
-/*
- * newlib-nano's memset stores a word an instruction (7 instructions for 16 bytes), and a
- * step clears every activation gradient it writes (the 8 x 8 CNN of benchmarks/arm_ops.py:
- * 167 KB a step). On Helium four words a VSTRW (shared_mve.c); on the other cores with an FPU
- * sixteen a VSTMIA of s0-s15, zeroed once by core-register moves (3 instructions for 64
- * bytes). Stores and moves only: no float operation, so no flag, no rounding, no NaN.
- */
+/* p[0..n) = +0.0f (a step clears every activation gradient it writes: 167 KB a step for the
+ * 8 x 8 CNN of benchmarks/arm_ops.py): four floats a VSTRW in Helium (shared_mve.c), sixteen a
+ * VSTMIA on the other FPU cores (vfp_gradient.h), where newlib-nano's memset stores one */
 void mt_grad_clear_f32(float *p, size_t n)
 {
 #if MT_MVE_KERNELS
     mt_mve_clear_f32(p, n);
 #elif MT_VFP_SCALAR
-    size_t blocks = n / 16u;
-    if (blocks) {
-        const uint32_t z = 0u;
-        __asm volatile("vmov s0, s1, %[z], %[z]\n\t"
-                       "vmov s2, s3, %[z], %[z]\n\t"
-                       "vmov s4, s5, %[z], %[z]\n\t"
-                       "vmov s6, s7, %[z], %[z]\n\t"
-                       "vmov s8, s9, %[z], %[z]\n\t"
-                       "vmov s10, s11, %[z], %[z]\n\t"
-                       "vmov s12, s13, %[z], %[z]\n\t"
-                       "vmov s14, s15, %[z], %[z]\n"
-                       "1:\n\t"
-                       "vstmia %[p]!, {s0-s15}\n\t"
-                       "subs %[k], #1\n\t"
-                       "bne 1b"
-                       : [p] "+r"(p), [k] "+r"(blocks)
-                       : [z] "r"(z)
-                       : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
-                         "s14", "s15", "cc", "memory");
-    }
+    p = mt_vfp_clear_blocks(p, n);
     for (size_t i = 0; i < n % 16u; ++i) p[i] = 0.0f;
 #else
     memset(p, 0, n * sizeof(float));
