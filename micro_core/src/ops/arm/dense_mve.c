@@ -3,6 +3,7 @@
  * reference's bits. Glossary as in ops/ops.h.
  */
 #include "ops/arm/mve.h"
+#include "ops/arm/dense_blocks_mve.h"
 
 #include <string.h>
 
@@ -112,34 +113,41 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
 /*
  * y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]), act one of MT_FUSED_* (a pointwise Conv2D's):
  * lanes across four units, whose W[u..u+3, i] one gather load reads (offsets 0, I, 2I, 3I;
- * the lanes past U reread unit u and are not stored); four rows share it (fwd_block). A last
- * partial four rows overlaps the block before (its rows' bits again); fewer than four rows
- * run one at a time, the four rows of a block the same. Any flushed subnormal, or a NaN in a
- * block's results, sends the whole op to the reference kernel and activation, which
- * overwrite y.
+ * the lanes past U reread unit u and are not stored); four rows share it. The whole blocks
+ * of four rows and four units go through mt_mve_fwd_rows_run; a last partial four rows
+ * overlaps the block before (its rows' bits again); the last partial four units, and fewer
+ * than four rows (one at a time, the four rows of a block the same), through fwd_block. Any
+ * flushed subnormal, or a NaN in a block's results, sends the whole op to the reference
+ * kernel and activation, which overwrite y.
  */
 void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                  uint32_t I, uint32_t U, uint32_t act)
 {
+    mt_mve_flags_clear();
+    const uint32_t whole = B >= 4 ? U & ~3u : 0; /* the units mt_mve_fwd_rows_run takes */
+    int nan = 0;
+    if (whole) {
+        mt_mve_fwd_rows run = {x, w, bias, y, B / 4, whole / 4, I, U, act};
+        nan = mt_mve_fwd_rows_run(&run);
+        if (!nan && B % 4) { /* the last four rows */
+            run.x = x + (size_t)(B - 4) * I, run.y = y + (size_t)(B - 4) * U, run.quads = 1;
+            nan = mt_mve_fwd_rows_run(&run);
+        }
+    }
     const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), I);
     const size_t xs = B < 4 ? 0 : I, ys = B < 4 ? 0 : (size_t)U * sizeof(float);
-    mt_mve_flags_clear();
     const uint32_t full = 0xffffu | act << 16, tail = (uint32_t)vctp32q(U % 4u) | act << 16;
     const uint32x4_t toffs = vpselq_u32(rows, vdupq_n_u32(0u), vctp32q(U % 4u)); /* past U: row u */
-    for (uint32_t b4 = 0; b4 < B; b4 += B < 4 ? 1 : 4) {
+    for (uint32_t b4 = 0; !nan && whole < U && b4 < B; b4 += B < 4 ? 1 : 4) {
         const uint32_t b = B >= 4 && b4 + 4 > B ? B - 4 : b4;
-        const float *x0 = x + (size_t)b * I, *pw = w, *pb = bias;
-        float *yb = y + (size_t)b * U;
-        for (uint32_t n = U; n; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
-            if (fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
-                          n < 4 ? tail : full) != 0xffffu) {
-                mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
-                mt_fused_activation_forward(act, y, (size_t)B * U);
-                return;
-            }
+        const float *x0 = x + (size_t)b * I, *pw = w + (size_t)whole * I, *pb = bias ? bias + whole : NULL;
+        float *yb = y + (size_t)b * U + whole;
+        for (uint32_t n = U - whole; n && !nan; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
+            nan = fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
+                            n < 4 ? tail : full) != 0xffffu;
     }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
-    if (mt_mve_flushed(none, none, none, none)) { /* the reference */
+    if (nan || mt_mve_flushed(none, none, none, none)) { /* the reference */
         mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
         mt_fused_activation_forward(act, y, (size_t)B * U);
     }
@@ -354,16 +362,27 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
     if (nr > 3) vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
 }
 
-/* dx[b, i] += Σ_u dy[b, u]·W[u, i]: four rows by four inputs (columns as in dw_rows) */
+/* dx[b, i] += Σ_u dy[b, u]·W[u, i]: four rows by four inputs, the whole blocks in
+ * mt_mve_dx_rows_run (a block it leaves unstored: the reference's sums here, then on from the
+ * next), the last partial four columns of each row overlapping the block before (columns as
+ * in dw_rows), then a last partial four rows */
 static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, float *dx, uint32_t B, uint32_t I,
                                               uint32_t U)
 {
-    uint32_t b = 0;
-    for (; b + 4 <= B; b += 4)
-        for (uint32_t c4 = 0; c4 < I; c4 += 4) {
-            const uint32_t c = c4 + 4 > I ? I - 4 : c4;
-            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, 4, U, I, c4 - c, 1);
+    const uint32_t whole = I & ~3u, quads = B / 4; /* I >= 4 */
+    if (quads) {
+        mt_mve_dx_rows run = {dy, w, dx, 0, whole, quads, U, I};
+        for (float *at; (at = mt_mve_dx_rows_run(&run)) != NULL;) {
+            const size_t k = (size_t)(at - dx), b = k / I, c = k % I; /* b: a multiple of 4 */
+            block_scalar(dy + b * U, U, 1, w + c, I, U, at, I, 4, 4);
+            mt_mve_flags_clear();
+            run.dy = dy + b * U, run.dx = dx + b * I, run.c0 = (uint32_t)c + 4, run.quads = quads - (uint32_t)b / 4;
         }
+    }
+    if (whole < I)
+        for (uint32_t b = 0; b + 4 <= B; b += 4)
+            dx_block(dy + (size_t)b * U, w + I - 4, dx + (size_t)b * I + I - 4, 4, U, I, whole + 4 - I, 1);
+    const uint32_t b = quads * 4;
     if (b < B)
         for (uint32_t c4 = 0; c4 < I; c4 += 4) {
             const uint32_t c = c4 + 4 > I ? I - 4 : c4;

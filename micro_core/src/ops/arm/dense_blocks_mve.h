@@ -1,0 +1,360 @@
+/*
+ * Dense's input gradient in one naked function (included by dense_mve.c only): for each block
+ * of four rows and, in turn, each block of four columns c..c+3 of the whole ones,
+ *   dx[r, c..c+3] = dx[r, c..c+3] + Σ_u dy[r, u]·W[u, c..c+3]      r = the four rows
+ * each sum from +0 in ascending u, a term a VMUL then a VADD (the reference's rounding), the
+ * old dx added last (out + Σ, the reference's operand order). Two terms a turn: two VLDRW of
+ * W, each row's pair of dy one LDRD, 25 instructions for 32 MACs, as dx_block's loop.
+ *
+ * Why naked: with the block loop in C, the block's asm held 13 registers, and GCC spilled
+ * everything around it: 60 instructions a block of bookkeeping, and a call per block of rows
+ * cost 80 more where the rows are short (a pointwise Conv2D's 8 channels: 2 blocks a row).
+ * Here every pointer of a block stays in a register: the dy rows move through the turns and
+ * are wound back by the same count after each block (the odd last term reads without
+ * writeback), W and dx move 16 bytes a block; the rows' steps wait on the stack.
+ *
+ * Each block's results are tested before anything is stored (mve.h): FPSCR's IDC or UFC (a
+ * flushed subnormal; the caller cleared the flags) or a NaN in any lane ends the call with
+ * that block unstored, and the caller recomputes it in scalar code and calls again from the
+ * next block.
+ */
+#ifndef MT_OPS_ARM_DENSE_BLOCKS_MVE_H
+#define MT_OPS_ARM_DENSE_BLOCKS_MVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/arm/mve.h"
+
+#if MT_MVE_KERNELS
+typedef struct mt_mve_dx_rows {
+    const float *dy;  /*  0: dy row b, the first block's four rows (U floats each) */
+    const float *w;   /*  4: W */
+    float *dx;        /*  8: dx row b */
+    uint32_t c0;      /* 12: the first block's column (a multiple of 4, at most whole) */
+    uint32_t whole;   /* 16: the columns in whole blocks of four (I rounded down to 4) */
+    uint32_t quads;   /* 20: blocks of four rows from row b, >= 1 */
+    uint32_t U;       /* 24: terms */
+    uint32_t I;       /* 28: the columns of W and of dx */
+} mt_mve_dx_rows;
+/* mt_mve_dx_rows_run reads mt_mve_dx_rows at these offsets (a negative size otherwise) */
+typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof(mt_mve_dx_rows, c0) == 12 &&
+                                            offsetof(mt_mve_dx_rows, U) == 24 && offsetof(mt_mve_dx_rows, I) == 28
+                                        ? 1
+                                        : -1];
+
+/* MT_MULADD with registers named: q0..q3 += W vector · dy scalar, the product in q6 */
+#define MT_DX_MULADD(acc, wv, t) "vmul.f32 q6, " wv ", " t "\n\tvadd.f32 " acc ", " acc ", q6\n\t"
+
+/* r0-r3 the four dy rows, r4 the turn count·8 with the odd term in bit 0, r5 W's column, r6
+ * dx's, r7 the row stride (I·4), r8-r11 dy values, r12 W row by row, lr the turns; on the
+ * stack: sp+0 the end of this row's whole blocks, +4 the row blocks left, +8 W, +12 and +16
+ * a row block's step in dy and in dx (16·U and 16·I bytes), +20 dx's row of this block.
+ * q0-q3 the sums, q4 q5 W's two rows of a turn, q6 the product. Returns NULL when every
+ * block is stored, else the unstored block's dx. */
+__attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_dx_rows *p __attribute__((unused)))
+{
+    __asm volatile(
+        "push {r4-r11, lr}\n\t"
+        "vpush {d8-d13}\n\t"
+        "sub sp, #24\n\t"
+        "ldrd r4, r7, [r0, #24]\n\t" /* U, I */
+        "ldrd r5, r6, [r0, #4]\n\t"  /* W, dx row */
+        "ldrd r8, r9, [r0, #12]\n\t" /* c0, whole */
+        "str r5, [sp, #8]\n\t"
+        "str r6, [sp, #20]\n\t"
+        "add r10, r6, r9, lsl #2\n\t"
+        "str r10, [sp]\n\t"
+        "add r5, r5, r8, lsl #2\n\t"
+        "add r6, r6, r8, lsl #2\n\t"
+        "ldr r9, [r0, #20]\n\t"
+        "str r9, [sp, #4]\n\t"
+        "lsls r9, r4, #4\n\t"
+        "str r9, [sp, #12]\n\t"
+        "lsls r9, r7, #4\n\t"
+        "str r9, [sp, #16]\n\t"
+        "lsls r7, r7, #2\n\t"
+        "ldr r0, [r0]\n\t"
+        "add r1, r0, r4, lsl #2\n\t"
+        "add r2, r1, r4, lsl #2\n\t"
+        "add r3, r2, r4, lsl #2\n\t"
+        "and r10, r4, #1\n\t"
+        "lsrs r9, r4, #1\n\t"
+        "orr r4, r10, r9, lsl #3\n\t"
+        "b 5f\n"
+        "1:\n\t"
+        "vmov.i32 q0, #0\n\t"
+        "vmov.i32 q1, #0\n\t"
+        "vmov.i32 q2, #0\n\t"
+        "vmov.i32 q3, #0\n\t"
+        "mov r12, r5\n\t"
+        "lsrs r8, r4, #3\n\t"
+        "wls lr, r8, 3f\n"
+        "2:\n\t"
+        "vldrw.u32 q4, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vldrw.u32 q5, [r12]\n\t"
+        "add r12, r7\n\t"
+        "ldrd r8, r9, [r0], #8\n\t"
+        "ldrd r10, r11, [r1], #8\n\t"
+        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q0", "q5", "r9")
+        "ldrd r8, r9, [r2], #8\n\t"
+        MT_DX_MULADD("q1", "q4", "r10") MT_DX_MULADD("q1", "q5", "r11")
+        "ldrd r10, r11, [r3], #8\n\t"
+        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q2", "q5", "r9")
+        MT_DX_MULADD("q3", "q4", "r10") MT_DX_MULADD("q3", "q5", "r11")
+        "le lr, 2b\n"
+        "3:\n\t"
+        "lsls r8, r4, #31\n\t" /* an odd last term */
+        "beq 4f\n\t"
+        "vldrw.u32 q4, [r12]\n\t"
+        "ldr r8, [r0]\n\t"
+        "ldr r9, [r1]\n\t"
+        "ldr r10, [r2]\n\t"
+        "ldr r11, [r3]\n\t"
+        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q1", "q4", "r9")
+        MT_DX_MULADD("q2", "q4", "r10") MT_DX_MULADD("q3", "q4", "r11")
+        "4:\n\t"
+        "bic r8, r4, #1\n\t" /* the dy rows back to their first term */
+        "sub r0, r0, r8\n\t"
+        "sub r1, r1, r8\n\t"
+        "sub r2, r2, r8\n\t"
+        "sub r3, r3, r8\n\t"
+        "vldrw.u32 q4, [r6]\n\t" /* out + Σ */
+        "vadd.f32 q0, q4, q0\n\t"
+        "add r9, r6, r7\n\t"
+        "vldrw.u32 q4, [r9]\n\t"
+        "vadd.f32 q1, q4, q1\n\t"
+        "add r9, r7\n\t"
+        "vldrw.u32 q4, [r9]\n\t"
+        "vadd.f32 q2, q4, q2\n\t"
+        "add r9, r7\n\t"
+        "vldrw.u32 q4, [r9]\n\t"
+        "vadd.f32 q3, q4, q3\n\t"
+        "vcmp.f32 eq, q0, q0\n\t" /* P0: the lanes of every row that are not NaN */
+        "vpsttt\n\t"
+        "vcmpt.f32 eq, q1, q1\n\t"
+        "vcmpt.f32 eq, q2, q2\n\t"
+        "vcmpt.f32 eq, q3, q3\n\t"
+        "vmrs r8, p0\n\t"
+        "vmrs r9, fpscr\n\t"
+        "tst r9, #0x88\n\t" /* MT_FPSCR_IDC | MT_FPSCR_UFC */
+        "bne 9f\n\t"
+        "movw r9, #65535\n\t"
+        "cmp r8, r9\n\t"
+        "bne 9f\n\t"
+        "vstrw.32 q0, [r6]\n\t"
+        "add r9, r6, r7\n\t"
+        "vstrw.32 q1, [r9]\n\t"
+        "add r9, r7\n\t"
+        "vstrw.32 q2, [r9]\n\t"
+        "add r9, r7\n\t"
+        "vstrw.32 q3, [r9]\n\t"
+        "adds r5, #16\n\t"
+        "adds r6, #16\n"
+        "5:\n\t" /* another block in this row? */
+        "ldr r8, [sp]\n\t"
+        "cmp r6, r8\n\t"
+        "blo 1b\n\t"
+        "ldr r8, [sp, #4]\n\t" /* another block of rows? */
+        "subs r8, #1\n\t"
+        "beq 8f\n\t"
+        "str r8, [sp, #4]\n\t"
+        "ldrd r8, r9, [sp, #16]\n\t" /* 16·I, dx's row */
+        "add r6, r9, r8\n\t"
+        "str r6, [sp, #20]\n\t"
+        "ldr r9, [sp]\n\t"
+        "add r9, r8\n\t"
+        "str r9, [sp]\n\t"
+        "ldrd r5, r8, [sp, #8]\n\t" /* W, 16·U */
+        "add r0, r8\n\t"
+        "add r1, r8\n\t"
+        "add r2, r8\n\t"
+        "add r3, r8\n\t"
+        "b 5b\n"
+        "8:\n\t"
+        "movs r6, #0\n"
+        "9:\n\t"
+        "mov r0, r6\n\t"
+        "add sp, #24\n\t"
+        "vpop {d8-d13}\n\t"
+        "pop {r4-r11, pc}\n");
+}
+typedef struct mt_mve_fwd_rows {
+    const float *x;    /*  0: x row b, the first block's four rows (I floats each) */
+    const float *w;    /*  4: W */
+    const float *bias; /*  8: bias, or NULL */
+    float *y;          /* 12: y row b */
+    uint32_t quads;    /* 16: blocks of four rows from row b, >= 1 */
+    uint32_t blocks;   /* 20: whole blocks of four units a row, >= 1 (U / 4) */
+    uint32_t I;        /* 24: terms */
+    uint32_t U;        /* 28: units, the row length of y */
+    uint32_t act;      /* 32: MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
+} mt_mve_fwd_rows;
+typedef char mt_mve_fwd_rows_offsets[offsetof(mt_mve_fwd_rows, bias) == 8 && offsetof(mt_mve_fwd_rows, quads) == 16 &&
+                                             offsetof(mt_mve_fwd_rows, I) == 24 && offsetof(mt_mve_fwd_rows, act) == 32
+                                         ? 1
+                                         : -1];
+
+/*
+ * Dense's forward over blocks of four rows and, in each, the whole blocks of four units:
+ *   y[r, u..u+3] = act(Σ_i x[r, i]·W[u..u+3, i] + bias[u..u+3])
+ * each sum from +0 in ascending i (a VMUL then a VADD a term), then + bias (the sum first),
+ * the activation as fwd_block applies it (VMAXNM with +0, VMINNM with 6). W[u..u+3, i] is one
+ * gather (offsets 0, I, 2I, 3I floats) whose base vector moves 8 bytes a turn, and 16·I bytes
+ * a block less what the turns moved; each x row's pair of terms one LDRD: 22 instructions for
+ * 32 MACs, as fwd_block's loop. A block whose results hold a NaN ends the call with it
+ * unstored and returns 1 (the caller recomputes the whole op); FPSCR's flags are the caller's
+ * to read after the last block. Returns 0 when every block is stored.
+ *
+ * r0-r3 the x rows, r4 the turn count·8 with the odd term in bit 0, r5 y's block, r6 the y
+ * row stride (U·4), r7 the bias's block or 0, r8 r9 x values, r10 act, r11 the end of this
+ * row's whole blocks in y, r12 the gather base's step from one block to the next, lr the
+ * turns; on the stack: sp+0 the gather base of a row's first block, +16 the row blocks left,
+ * +20 y's row, +24 bias, +28 and +32 a row block's step in x and in y (16·I, 16·U bytes).
+ * q0-q3 the sums, q4 q5 W's two terms of a turn, q6 the product, q7 the gather base.
+ */
+__attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mve_fwd_rows *p __attribute__((unused)))
+{
+    __asm volatile(
+        "push {r4-r11, lr}\n\t"
+        "vpush {d8-d15}\n\t"
+        "sub sp, #40\n\t"
+        "ldrd r8, r9, [r0, #24]\n\t" /* I, U */
+        "lsls r6, r9, #2\n\t"
+        "ldr r10, [r0, #32]\n\t"
+        "ldrd r7, r5, [r0, #8]\n\t" /* bias, y */
+        "str r7, [sp, #24]\n\t"
+        "str r5, [sp, #20]\n\t"
+        "ldrd r11, r12, [r0, #16]\n\t" /* quads, blocks */
+        "str r11, [sp, #16]\n\t"
+        "add r11, r5, r12, lsl #4\n\t"
+        "lsls r12, r8, #4\n\t"
+        "str r12, [sp, #28]\n\t"
+        "lsls r12, r9, #4\n\t"
+        "str r12, [sp, #32]\n\t"
+        "movs r12, #0\n\t" /* the gather base: W - 8 + (0, I, 2I, 3I)·4 (the first load adds 8) */
+        "vidup.u32 q7, r12, #1\n\t"
+        "lsls r12, r8, #2\n\t"
+        "vmul.i32 q7, q7, r12\n\t"
+        "ldr r12, [r0, #4]\n\t"
+        "subs r12, #8\n\t"
+        "vadd.i32 q7, q7, r12\n\t"
+        "vstrw.32 q7, [sp]\n\t"
+        "and r9, r8, #1\n\t"
+        "lsrs r12, r8, #1\n\t"
+        "orr r4, r9, r12, lsl #3\n\t"
+        "ldr r12, [sp, #28]\n\t" /* 16·I less the turns' 8 bytes each */
+        "bic r9, r4, #1\n\t"
+        "sub r12, r12, r9\n\t"
+        "ldr r0, [r0]\n\t"
+        "add r1, r0, r8, lsl #2\n\t"
+        "add r2, r1, r8, lsl #2\n\t"
+        "add r3, r2, r8, lsl #2\n"
+        "1:\n\t"
+        "vmov.i32 q0, #0\n\t"
+        "vmov.i32 q1, #0\n\t"
+        "vmov.i32 q2, #0\n\t"
+        "vmov.i32 q3, #0\n\t"
+        "lsrs r8, r4, #3\n\t"
+        "wls lr, r8, 3f\n"
+        "2:\n\t"
+        "vldrw.u32 q4, [q7, #8]!\n\t" /* W[u..u+3, i], and the base one pair on */
+        "vldrw.u32 q5, [q7, #4]\n\t"  /* W[u..u+3, i + 1] */
+        "ldrd r8, r9, [r0], #8\n\t"
+        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q0", "q5", "r9")
+        "ldrd r8, r9, [r1], #8\n\t"
+        MT_DX_MULADD("q1", "q4", "r8") MT_DX_MULADD("q1", "q5", "r9")
+        "ldrd r8, r9, [r2], #8\n\t"
+        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q2", "q5", "r9")
+        "ldrd r8, r9, [r3], #8\n\t"
+        MT_DX_MULADD("q3", "q4", "r8") MT_DX_MULADD("q3", "q5", "r9")
+        "le lr, 2b\n"
+        "3:\n\t"
+        "lsls r8, r4, #31\n\t" /* an odd last term */
+        "beq 4f\n\t"
+        "vldrw.u32 q4, [q7, #8]\n\t"
+        "ldr r8, [r0]\n\t"
+        "ldr r9, [r1]\n\t"
+        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q1", "q4", "r9")
+        "ldr r8, [r2]\n\t"
+        "ldr r9, [r3]\n\t"
+        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q3", "q4", "r9")
+        "4:\n\t"
+        "bic r8, r4, #1\n\t" /* the x rows back to their first term */
+        "sub r0, r0, r8\n\t"
+        "sub r1, r1, r8\n\t"
+        "sub r2, r2, r8\n\t"
+        "sub r3, r3, r8\n\t"
+        "vadd.i32 q7, q7, r12\n\t" /* the next block's gather base */
+        "cbz r7, 5f\n\t"
+        "vldrw.u32 q4, [r7]\n\t" /* + bias */
+        "adds r7, #16\n\t"
+        "vadd.f32 q0, q0, q4\n\t"
+        "vadd.f32 q1, q1, q4\n\t"
+        "vadd.f32 q2, q2, q4\n\t"
+        "vadd.f32 q3, q3, q4\n"
+        "5:\n\t"
+        "vcmp.f32 eq, q0, q0\n\t" /* P0: the lanes of every row that are not NaN */
+        "vpsttt\n\t"
+        "vcmpt.f32 eq, q1, q1\n\t"
+        "vcmpt.f32 eq, q2, q2\n\t"
+        "vcmpt.f32 eq, q3, q3\n\t"
+        "vmrs r8, p0\n\t"
+        "movw r9, #65535\n\t"
+        "cmp r8, r9\n\t"
+        "bne 9f\n\t"
+        "cmp r10, #0\n\t" /* the activation */
+        "beq 7f\n\t"
+        "vmov.i32 q4, #0\n\t"
+        "vmaxnm.f32 q0, q0, q4\n\t"
+        "vmaxnm.f32 q1, q1, q4\n\t"
+        "vmaxnm.f32 q2, q2, q4\n\t"
+        "vmaxnm.f32 q3, q3, q4\n\t"
+        "cmp r10, #1\n\t"
+        "beq 7f\n\t"
+        "vmov.f32 q4, #6.0\n\t"
+        "vminnm.f32 q0, q0, q4\n\t"
+        "vminnm.f32 q1, q1, q4\n\t"
+        "vminnm.f32 q2, q2, q4\n\t"
+        "vminnm.f32 q3, q3, q4\n"
+        "7:\n\t"
+        "vstrw.32 q0, [r5]\n\t"
+        "add r8, r5, r6\n\t"
+        "vstrw.32 q1, [r8]\n\t"
+        "add r8, r6\n\t"
+        "vstrw.32 q2, [r8]\n\t"
+        "add r8, r6\n\t"
+        "vstrw.32 q3, [r8]\n\t"
+        "adds r5, #16\n\t"
+        "cmp r5, r11\n\t"
+        "blo 1b\n\t"
+        "ldr r8, [sp, #16]\n\t" /* another block of rows? */
+        "subs r8, #1\n\t"
+        "beq 8f\n\t"
+        "str r8, [sp, #16]\n\t"
+        "ldr r8, [sp, #28]\n\t" /* x: 16·I on */
+        "add r0, r8\n\t"
+        "add r1, r8\n\t"
+        "add r2, r8\n\t"
+        "add r3, r8\n\t"
+        "ldrd r5, r7, [sp, #20]\n\t" /* y's row, bias */
+        "ldr r8, [sp, #32]\n\t"
+        "add r5, r8\n\t"
+        "str r5, [sp, #20]\n\t"
+        "add r11, r8\n\t"
+        "vldrw.u32 q7, [sp]\n\t"
+        "b 1b\n"
+        "8:\n\t"
+        "movs r0, #0\n\t"
+        "b 10f\n"
+        "9:\n\t"
+        "movs r0, #1\n"
+        "10:\n\t"
+        "add sp, #40\n\t"
+        "vpop {d8-d15}\n\t"
+        "pop {r4-r11, pc}\n");
+}
+#endif /* MT_MVE_KERNELS */
+
+#endif /* MT_OPS_ARM_DENSE_BLOCKS_MVE_H */
