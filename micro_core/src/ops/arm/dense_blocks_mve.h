@@ -355,6 +355,162 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "vpop {d8-d15}\n\t"
         "pop {r4-r11, pc}\n");
 }
+typedef struct mt_mve_dw_rows {
+    const float *dy; /*  0: dy + u, the first block's six units (column u of dy [B, U]) */
+    const float *x;  /*  4: x */
+    float *dw;       /*  8: dW row u */
+    uint32_t c0;     /* 12: the first block's column (a multiple of 4, at most whole) */
+    uint32_t whole;  /* 16: the columns in whole blocks of four (I rounded down to 4) */
+    uint32_t groups; /* 20: groups of six units from u, >= 1 */
+    uint32_t B;      /* 24: terms */
+    uint32_t U;      /* 28: units, dy's row length */
+    uint32_t I;      /* 32: the columns of x and of dW */
+    uint32_t zero;   /* 36: 1: dW as if zeroed first (Σ stored, dW not read), 0: dW + Σ */
+} mt_mve_dw_rows;
+typedef char mt_mve_dw_rows_offsets[offsetof(mt_mve_dw_rows, c0) == 12 && offsetof(mt_mve_dw_rows, groups) == 20 &&
+                                            offsetof(mt_mve_dw_rows, I) == 32 && offsetof(mt_mve_dw_rows, zero) == 36
+                                        ? 1
+                                        : -1];
+
+/*
+ * Dense's weight gradient over groups of six units and, in each, the whole blocks of four
+ * columns:
+ *   dW[u + j, c..c+3] = dW[u + j, c..c+3] + Σ_b dy[b, u + j]·x[b, c..c+3]     j < 6
+ * each sum from +0 in ascending b, a VMUL then a VADD a term; zero: Σ alone, as the reference
+ * adds it to a zeroed dW (a sum from +0 is never -0, so 0 + Σ = Σ). Per b one VLDRW of x, the
+ * six dy values three LDRDs, 19 instructions for 24 MACs, as dw_block's loop. A block whose
+ * results hold a NaN, or after which FPSCR's IDC or UFC is set, ends the call with it
+ * unstored (the caller recomputes it and calls again from the next block). Returns NULL when
+ * every block is stored, else the unstored block's dW.
+ *
+ * r0 dy row by row, r1 the group's dy (dy + u), r2 x row by row, r3 x's column, r4 r5 dy
+ * values, r6 dy's row stride (U·4), r7 x's and dW's (I·4), r8 dW's block, r9 the end of the
+ * group's whole blocks in dW row u, r10 B, r11 zero, r12 dW row by row, lr the terms; on the
+ * stack: sp+0 the groups left, +4 x, +8 dW's row u, +12 a group's step in dW (6·I·4 bytes).
+ * q0-q5 the sums, q6 x's four columns, q7 the product.
+ */
+__attribute__((naked, noinline)) static float *mt_mve_dw_rows_run(const mt_mve_dw_rows *p __attribute__((unused)))
+{
+    __asm volatile(
+        "push {r4-r11, lr}\n\t"
+        "vpush {d8-d15}\n\t"
+        "sub sp, #16\n\t"
+        "ldrd r10, r6, [r0, #24]\n\t" /* B, U */
+        "lsls r6, r6, #2\n\t"
+        "ldrd r7, r11, [r0, #32]\n\t" /* I, zero */
+        "lsls r7, r7, #2\n\t"
+        "ldr r3, [r0, #4]\n\t"
+        "str r3, [sp, #4]\n\t"
+        "ldr r8, [r0, #8]\n\t"
+        "str r8, [sp, #8]\n\t"
+        "ldrd r4, r5, [r0, #12]\n\t" /* c0, whole */
+        "add r9, r8, r5, lsl #2\n\t"
+        "add r3, r3, r4, lsl #2\n\t"
+        "add r8, r8, r4, lsl #2\n\t"
+        "ldr r4, [r0, #20]\n\t"
+        "str r4, [sp]\n\t"
+        "add r4, r7, r7, lsl #1\n\t"
+        "lsls r4, r4, #1\n\t"
+        "str r4, [sp, #12]\n\t"
+        "ldr r1, [r0]\n\t"
+        "b 5f\n"
+        "1:\n\t"
+        "vmov.i32 q0, #0\n\t"
+        "vmov.i32 q1, #0\n\t"
+        "vmov.i32 q2, #0\n\t"
+        "vmov.i32 q3, #0\n\t"
+        "vmov.i32 q4, #0\n\t"
+        "vmov.i32 q5, #0\n\t"
+        "mov r0, r1\n\t"
+        "mov r2, r3\n\t"
+        "wls lr, r10, 3f\n"
+        "2:\n\t"
+        "vldrw.u32 q6, [r2]\n\t"
+        "add r2, r7\n\t"
+        "ldrd r4, r5, [r0]\n\t"
+        "vmul.f32 q7, q6, r4\n\tvadd.f32 q0, q0, q7\n\t"
+        "vmul.f32 q7, q6, r5\n\tvadd.f32 q1, q1, q7\n\t"
+        "ldrd r4, r5, [r0, #8]\n\t"
+        "vmul.f32 q7, q6, r4\n\tvadd.f32 q2, q2, q7\n\t"
+        "vmul.f32 q7, q6, r5\n\tvadd.f32 q3, q3, q7\n\t"
+        "ldrd r4, r5, [r0, #16]\n\t"
+        "vmul.f32 q7, q6, r4\n\tvadd.f32 q4, q4, q7\n\t"
+        "vmul.f32 q7, q6, r5\n\tvadd.f32 q5, q5, q7\n\t"
+        "add r0, r6\n\t"
+        "le lr, 2b\n"
+        "3:\n\t"
+        "cmp r11, #0\n\t" /* zero: Σ alone */
+        "bne 4f\n\t"
+        "mov r12, r8\n\t" /* else out + Σ */
+        "vldrw.u32 q6, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vadd.f32 q0, q6, q0\n\t"
+        "vldrw.u32 q6, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vadd.f32 q1, q6, q1\n\t"
+        "vldrw.u32 q6, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vadd.f32 q2, q6, q2\n\t"
+        "vldrw.u32 q6, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vadd.f32 q3, q6, q3\n\t"
+        "vldrw.u32 q6, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vadd.f32 q4, q6, q4\n\t"
+        "vldrw.u32 q6, [r12]\n\t"
+        "vadd.f32 q5, q6, q5\n"
+        "4:\n\t"
+        "vcmp.f32 eq, q0, q0\n\t" /* P0: the lanes of every row that are not NaN */
+        "vpsttt\n\t"
+        "vcmpt.f32 eq, q1, q1\n\t"
+        "vcmpt.f32 eq, q2, q2\n\t"
+        "vcmpt.f32 eq, q3, q3\n\t"
+        "vpstt\n\t"
+        "vcmpt.f32 eq, q4, q4\n\t"
+        "vcmpt.f32 eq, q5, q5\n\t"
+        "vmrs r4, p0\n\t"
+        "vmrs r5, fpscr\n\t"
+        "tst r5, #0x88\n\t" /* MT_FPSCR_IDC | MT_FPSCR_UFC */
+        "bne 9f\n\t"
+        "movw r5, #65535\n\t"
+        "cmp r4, r5\n\t"
+        "bne 9f\n\t"
+        "vstrw.32 q0, [r8]\n\t"
+        "add r12, r8, r7\n\t"
+        "vstrw.32 q1, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vstrw.32 q2, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vstrw.32 q3, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vstrw.32 q4, [r12]\n\t"
+        "add r12, r7\n\t"
+        "vstrw.32 q5, [r12]\n\t"
+        "adds r3, #16\n\t"
+        "adds r8, #16\n"
+        "5:\n\t" /* another block in this group? */
+        "cmp r8, r9\n\t"
+        "blo 1b\n\t"
+        "ldr r4, [sp]\n\t" /* another group? */
+        "subs r4, #1\n\t"
+        "beq 8f\n\t"
+        "str r4, [sp]\n\t"
+        "adds r1, #24\n\t"
+        "ldrd r4, r5, [sp, #8]\n\t" /* dW's row u, 6·I·4 */
+        "add r4, r5\n\t"
+        "str r4, [sp, #8]\n\t"
+        "mov r8, r4\n\t"
+        "add r9, r5\n\t"
+        "ldr r3, [sp, #4]\n\t"
+        "b 5b\n"
+        "8:\n\t"
+        "movs r8, #0\n"
+        "9:\n\t"
+        "mov r0, r8\n\t"
+        "add sp, #16\n\t"
+        "vpop {d8-d15}\n\t"
+        "pop {r4-r11, pc}\n");
+}
 #endif /* MT_MVE_KERNELS */
 
 #endif /* MT_OPS_ARM_DENSE_BLOCKS_MVE_H */

@@ -401,13 +401,29 @@ static inline __attribute__((always_inline)) void dw_rows(const float *x, const 
     }
 }
 
-/* dW[u, i] += Σ_b dy[b, u]·x[b, i]: rows of six units, then 4, 2, 1 (zero: as if dW were
- * zeroed first, without reading it) */
+/* dW[u, i] += Σ_b dy[b, u]·x[b, i]: groups of six units, their whole blocks of four columns
+ * in mt_mve_dw_rows_run (a block it leaves unstored: the reference's sums here, then on from
+ * the next), their last partial four columns in dw_block; then 4, 2, 1 units (zero: as if dW
+ * were zeroed first, without reading it) */
 static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I,
                                               uint32_t U, int zero)
 {
-    uint32_t u = 0;
-    for (; u + 6 <= U; u += 6) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 6, zero);
+    const uint32_t whole = I & ~3u, groups = U / 6; /* I >= 4 */
+    if (groups) {
+        mt_mve_dw_rows run = {dy, x, dw, 0, whole, groups, B, U, I, (uint32_t)(zero != 0)};
+        for (float *at; (at = mt_mve_dw_rows_run(&run)) != NULL;) {
+            const size_t k = (size_t)(at - dw), u = k / I, c = k % I; /* u: a multiple of 6 */
+            for (uint32_t r = 0; zero && r < 6; ++r) /* the reference's zeroed dW, then its sums */
+                for (uint32_t j = 0; j < 4; ++j) at[(size_t)r * I + j] = 0.0f;
+            block_scalar(dy + u, 1, U, x + c, I, B, at, I, 6, 4);
+            mt_mve_flags_clear();
+            run.dy = dy + u, run.dw = dw + u * I, run.c0 = (uint32_t)c + 4, run.groups = groups - (uint32_t)u / 6;
+        }
+        if (whole < I)
+            for (uint32_t u = 0; u + 6 <= U; u += 6)
+                dw_block(dy + u, x + I - 4, dw + (size_t)u * I + I - 4, B, U, I, 6, whole + 4 - I, zero);
+    }
+    uint32_t u = groups * 6;
     if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4, zero), u += 4;
     if (u + 2 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 2, zero), u += 2;
     if (u < U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 1, zero);
