@@ -110,6 +110,28 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
     return t1;
 }
 
+/* the units from u0 on through fwd_block (a last partial four, or all of them for fewer than
+ * four rows); 1 when a block's results hold a NaN. Apart from the caller: inlined there, its
+ * vectors live across mt_mve_fwd_rows_run left GCC no register for fwd_block's asm at -O2. */
+static __attribute__((noinline)) int fwd_units_from(const float *x, const float *w, const float *bias, float *y,
+                                                   uint32_t B, uint32_t I, uint32_t U, uint32_t act, uint32_t u0)
+{
+    const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), I);
+    const size_t xs = B < 4 ? 0 : I, ys = B < 4 ? 0 : (size_t)U * sizeof(float);
+    const uint32_t full = 0xffffu | act << 16, tail = (uint32_t)vctp32q(U % 4u) | act << 16;
+    const uint32x4_t toffs = vpselq_u32(rows, vdupq_n_u32(0u), vctp32q(U % 4u)); /* past U: row u */
+    for (uint32_t b4 = 0; b4 < B; b4 += B < 4 ? 1 : 4) {
+        const uint32_t b = B >= 4 && b4 + 4 > B ? B - 4 : b4;
+        const float *x0 = x + (size_t)b * I, *pw = w + (size_t)u0 * I, *pb = bias ? bias + u0 : NULL;
+        float *yb = y + (size_t)b * U + u0;
+        for (uint32_t n = U - u0; n; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
+            if (fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
+                          n < 4 ? tail : full) != 0xffffu)
+                return 1;
+    }
+    return 0;
+}
+
 /*
  * y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]), act one of MT_FUSED_* (a pointwise Conv2D's):
  * lanes across four units, whose W[u..u+3, i] one gather load reads (offsets 0, I, 2I, 3I;
@@ -134,18 +156,7 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
             nan = mt_mve_fwd_rows_run(&run);
         }
     }
-    const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), I);
-    const size_t xs = B < 4 ? 0 : I, ys = B < 4 ? 0 : (size_t)U * sizeof(float);
-    const uint32_t full = 0xffffu | act << 16, tail = (uint32_t)vctp32q(U % 4u) | act << 16;
-    const uint32x4_t toffs = vpselq_u32(rows, vdupq_n_u32(0u), vctp32q(U % 4u)); /* past U: row u */
-    for (uint32_t b4 = 0; !nan && whole < U && b4 < B; b4 += B < 4 ? 1 : 4) {
-        const uint32_t b = B >= 4 && b4 + 4 > B ? B - 4 : b4;
-        const float *x0 = x + (size_t)b * I, *pw = w + (size_t)whole * I, *pb = bias ? bias + whole : NULL;
-        float *yb = y + (size_t)b * U + whole;
-        for (uint32_t n = U - whole; n && !nan; n -= n < 4 ? n : 4, pw += 4 * (size_t)I, yb += 4, pb = pb ? pb + 4 : NULL)
-            nan = fwd_block(x0, x0 + xs, x0 + 2 * xs, x0 + 3 * xs, pw, n < 4 ? toffs : rows, I, yb, ys, pb,
-                            n < 4 ? tail : full) != 0xffffu;
-    }
+    if (!nan && whole < U) nan = fwd_units_from(x, w, bias, y, B, I, U, act, whole);
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
     if (nan || mt_mve_flushed(none, none, none, none)) { /* the reference */
         mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
