@@ -255,11 +255,17 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_
     fill(dx_, nx, tiny == 1 ? 1e-39f : 2.0f), fill(dy_0, ny, 1.5f);
     /* ties, and NaNs of both signs and two payloads (the last NaN of a window wins, and the
      * gradient goes to the first); tiny == 1: subnormal inputs, which Helium's comparisons flush */
-    for (size_t i = 0; i < nx; i += 7)
+    for (size_t i = 0; tiny != 3 && i < nx; i += 7)
         dx_[i] = i % 21 == 0 ? ((i & 1u) ? -__builtin_nanf("0x5") : __builtin_nanf("0x9"))
                              : tiny == 1 ? 3e-39f : 1.0f;
-    /* tiny == 2: maxima that are zeros of either sign, the first of a tie kept (0 > -0 fails) */
+    /* tiny == 3: none of these, every window on Helium's fast path where it has one;
+     * tiny == 2: maxima that are zeros of either sign, the first of a tie kept (0 > -0 fails) */
     for (size_t i = 0; tiny == 2 && i < nx; ++i) dx_[i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+    /* dy too: NaNs (dx + dy carries the payload on the FPU, Helium makes the default NaN) and
+     * subnormals (flushed by Helium's add), a few windows apart */
+    for (size_t i = 5; tiny != 3 && i < ny; i += 13)
+        dy_0[i] = tiny == 1 ? -2e-39f : (i & 1u) ? -__builtin_nanf("0x3") : __builtin_nanf("0x11");
+    for (size_t i = 9; tiny == 0 && i < ny; i += 13) dy_0[i] = 1.3e-38f; /* see dx0_ below */
     mt_op_max_pool2d_f32_forward(dx_, dy0_, 2, &g);
 #if MT_MVE_KERNELS
     mt_op_max_pool2d_f32_forward_mve(dx_, dy1_, 2, &g);
@@ -268,6 +274,9 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_
 #endif
     check(same(dy0_, dy1_, ny), "max pool forward");
     fill(dx0_, nx, 0.5f);
+    /* tiny == 0: a dy of 1.3e-38 added to -1.2e-38, both normal, makes a subnormal (flushed
+     * by Helium: FPSCR.UFC), where the comparisons flushed nothing */
+    for (size_t i = 0; tiny == 0 && i < nx; ++i) dx0_[i] = -1.2e-38f;
     memcpy(dx1_, dx0_, nx * sizeof(float));
     mt_op_max_pool2d_f32_backward(dx_, dy0_, dy_0, dx0_, 2, &g);
 #if MT_MVE_KERNELS
@@ -455,6 +464,9 @@ int main(void)
             max_pool_case(3, 2, MT_PADDING_SAME, C, tiny);
             max_pool_case(3, 1, MT_PADDING_SAME, C, tiny);
         }
+    for (int tiny = 0; tiny < 4; ++tiny) /* 2 x 2 at stride 2, four vectors of channels a pixel */
+        max_pool_case(2, 2, MT_PADDING_VALID, 16, tiny);
+    max_pool_case(2, 2, MT_PADDING_VALID, 8, 3); /* no special value: no window leaves the fast path */
     static const uint32_t convs[][7] = {/* H, W, C, OC, stride, padding, activation */
                                         {8, 8, 1, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU},
                                         {7, 5, 1, 16, 1, MT_PADDING_SAME, MT_FUSED_NONE},

@@ -9,6 +9,7 @@
  * lanes below skip out.
  */
 #include "ops/arm/mve.h"
+#include "ops/arm/pooling_2x2_mve.h"
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
@@ -33,6 +34,20 @@ static uint32_t window_taps(const mt_spatial *g, uint32_t oh, uint32_t ow, uint3
 
 #define POOL_TAPS 64 /* windows of at most this many taps; larger ones run the portable sibling */
 #define POOL_HELIUM(g) ((g)->C >= 4 && (g)->KH * (g)->KW <= POOL_TAPS)
+/* pooling_2x2_mve.h's layers: 2 x 2 windows at stride 2, all inside, whole vectors of channels */
+#define POOL_2X2(g)                                                                                              \
+    ((g)->KH == 2 && (g)->KW == 2 && (g)->SH == 2 && (g)->SW == 2 && (g)->PT == 0 && (g)->PL == 0 &&             \
+     (g)->OH && (g)->OW && 2 * (g)->OH <= (g)->H && 2 * (g)->OW <= (g)->W && (g)->C && (g)->C % 4 == 0)
+
+/* pooling_2x2_mve.h's row of image b, output row oh, from output pixel ow on */
+static mt_mve_pool_row pool_row(const float *x, float *dx, const float *y, const float *dy, uint32_t b, uint32_t oh,
+                                uint32_t ow, const mt_spatial *g)
+{
+    const size_t in = (((size_t)b * g->H + 2 * oh) * g->W + 2 * ow) * g->C, out = (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+    mt_mve_pool_row r = {x + in, dx ? dx + in : NULL, y + out, dy ? dy + out : NULL, g->W * g->C * 4u, g->C * 4u,
+                         g->OW - ow, g->C / 4};
+    return r;
+}
 
 /*
  * y = the reference's maximum: the first tap, then each next tap v replaces m when v > m or v
@@ -68,7 +83,12 @@ void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, cons
     uint32_t off[POOL_TAPS];
     const size_t xs = (size_t)g->H * g->W * C, ys = (size_t)g->OH * g->OW * C;
     mt_mve_flags_clear();
-    for (uint32_t oh = 0; oh < g->OH; ++oh)
+    for (uint32_t b = 0; POOL_2X2(g) && b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            const mt_mve_pool_row r = pool_row(x, NULL, y, NULL, b, oh, 0, g); /* y is written */
+            mt_mve_max_pool_row(&r);
+        }
+    for (uint32_t oh = 0; !POOL_2X2(g) && oh < g->OH; ++oh)
         for (uint32_t ow = 0; ow < g->OW; ++ow) {
             const uint32_t n = window_taps(g, oh, ow, off);
             float *yo = y + ((size_t)oh * g->OW + ow) * C;
@@ -126,6 +146,24 @@ void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const flo
     uint32_t off[POOL_TAPS];
     const size_t xs = (size_t)g->H * g->W * C, ys = (size_t)g->OH * g->OW * C;
     mt_mve_flags_clear();
+    if (POOL_2X2(g)) {
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                mt_mve_pool_row r = pool_row(x, dx, y, dy, b, oh, 0, g);
+                const float *dyo = r.dy;
+                for (const float *at; (at = mt_mve_max_pool_row_grad(&r)) != NULL;) {
+                    /* a window left unstored: its channels from there on the reference's way */
+                    const uint32_t k = (uint32_t)(at - dyo) / 4 - 1, ow = k / (C / 4), c = k % (C / 4) * 4;
+                    const size_t o = (size_t)b * ys + ((size_t)oh * g->OW + ow) * C;
+                    const uint32_t n = window_taps(g, oh, ow, off);
+                    window_reference(x + (size_t)b * xs, y + o, dy + o, dx + (size_t)b * xs, off, n, c, C);
+                    mt_mve_flags_clear();
+                    if (ow + 1 == g->OW) break;
+                    r = pool_row(x, dx, y, dy, b, oh, ow + 1, g);
+                }
+            }
+        return;
+    }
     for (uint32_t oh = 0; oh < g->OH; ++oh)
         for (uint32_t ow = 0; ow < g->OW; ++ow) {
             const uint32_t n = window_taps(g, oh, ow, off);
