@@ -286,11 +286,12 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
  * dx[b + j, c..c+3] += Σ_u dy[b + j, u]·W[u, c..c+3] for j < nr (up to four; the rows past
  * nr repeat the last one), each sum from 0 in ascending u, the lanes from skip on stored. Two
  * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VMUL and a
- * VADD: 25 instructions for 32 MACs; an odd last term after the loop (asm, FPSCR and the NaN
- * test as in dw_block).
+ * VADD: 25 instructions for 32 MACs; an odd last term after the loop; the final += and the
+ * FPSCR and NaN tests in C. (The whole blocks of four rows go through mt_mve_dx_rows_run; this
+ * takes the last partial four columns and rows.)
  */
 static inline __attribute__((always_inline)) void dx_block(const float *dy, const float *w, float *o, uint32_t nr,
-                                                           uint32_t U, uint32_t I, uint32_t skip, const int full)
+                                                           uint32_t U, uint32_t I, uint32_t skip)
 {
     float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
     const float *g0 = dy, *g1 = nr > 1 ? g0 + U : g0, *g2 = nr > 2 ? g1 + U : g1, *g3 = nr > 3 ? g2 + U : g2;
@@ -329,34 +330,13 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
                    MT_MULADD("q5", "a1", "t1")
                    MT_MULADD("q5", "a2", "t2")
                    MT_MULADD("q5", "a3", "t3")
-                   "3:\n\t"
-                   ".if %c[full]\n\t" /* four rows of dx: the final += and FPSCR here, as in dw_block */
-                   MT_PLUS_OUT("a0")
-                   MT_PLUS_OUT("a1")
-                   MT_PLUS_OUT("a2")
-                   MT_PLUS_OUT("a3")
-                   MT_NAN_TEST4
-                   "vmrs %[t0], fpscr\n\t"
-                   ".endif\n"
+                   "3:\n"
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),
                      [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1),
                      [t2] "=&r"(t2), [t3] "=&r"(t3)
-                   : [U] "r"(U), [os] "r"(I * sizeof(float)), [full] "n"(full)
+                   : [U] "r"(U), [os] "r"(I * sizeof(float))
                    : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
-    if (full) {
-        if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
-            block_scalar(dy, U, 1, w + skip, I, U, o + skip, I, 4, 4 - skip);
-            mt_mve_flags_clear();
-        } else if (!skip) {
-            vst1q_f32(o, a0), vst1q_f32(o + I, a1), vst1q_f32(o + 2 * (size_t)I, a2), vst1q_f32(o + 3 * (size_t)I, a3);
-        } else {
-            const mve_pred16_t p = (mve_pred16_t)~vctp32q(skip); /* the lanes from skip on */
-            vstrwq_p_f32(o, a0, p), vstrwq_p_f32(o + I, a1, p);
-            vstrwq_p_f32(o + 2 * (size_t)I, a2, p), vstrwq_p_f32(o + 3 * (size_t)I, a3, p);
-        }
-        return;
-    }
-    /* fewer rows: the final += in C, the rows past nr have no out row to read */
+    /* the final += in C: the rows past nr have no out row to read */
     a0 = vaddq_f32(vld1q_f32(o), a0);
     if (nr > 1) a1 = vaddq_f32(vld1q_f32(o + I), a1);
     if (nr > 2) a2 = vaddq_f32(vld1q_f32(o + 2 * (size_t)I), a2);
@@ -392,12 +372,12 @@ static __attribute__((noinline)) void dx_mve(const float *w, const float *dy, fl
     }
     if (whole < I)
         for (uint32_t b = 0; b + 4 <= B; b += 4)
-            dx_block(dy + (size_t)b * U, w + I - 4, dx + (size_t)b * I + I - 4, 4, U, I, whole + 4 - I, 1);
+            dx_block(dy + (size_t)b * U, w + I - 4, dx + (size_t)b * I + I - 4, 4, U, I, whole + 4 - I);
     const uint32_t b = quads * 4;
     if (b < B)
         for (uint32_t c4 = 0; c4 < I; c4 += 4) {
             const uint32_t c = c4 + 4 > I ? I - 4 : c4;
-            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, B - b, U, I, c4 - c, 0);
+            dx_block(dy + (size_t)b * U, w + c, dx + (size_t)b * I + c, B - b, U, I, c4 - c);
         }
 }
 
@@ -432,7 +412,8 @@ static __attribute__((noinline)) void dw_mve(const float *x, const float *dy, fl
         }
         if (whole < I)
             for (uint32_t u = 0; u + 6 <= U; u += 6)
-                dw_block(dy + u, x + I - 4, dw + (size_t)u * I + I - 4, B, U, I, 6, whole + 4 - I, zero);
+                for (uint32_t j = 0; j < 6; j += 2) /* two units a block: no six-unit copy of dw_block */
+                    dw_block(dy + u + j, x + I - 4, dw + (u + j) * (size_t)I + I - 4, B, U, I, 2, whole + 4 - I, zero);
     }
     uint32_t u = groups * 6;
     if (u + 4 <= U) dw_rows(x, dy + u, dw + (size_t)u * I, B, I, U, 4, zero), u += 4;
