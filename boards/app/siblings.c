@@ -261,6 +261,14 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_
     /* tiny == 3: none of these, every window on Helium's fast path where it has one;
      * tiny == 2: maxima that are zeros of either sign, the first of a tie kept (0 > -0 fails) */
     for (size_t i = 0; tiny == 2 && i < nx; ++i) dx_[i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+    /* channel 1 of the first 2 x 2 window, whose order shows: three NaNs (the last one is the
+     * maximum, the first one gets the gradient), or -1, -1, +0, -0 (+0 is the maximum and its
+     * tap, not -0's, the gradient's) */
+    const size_t taps[4] = {1, C + 1, (size_t)g.W * C + 1, (size_t)g.W * C + C + 1};
+    if (tiny == 0)
+        dx_[taps[1]] = __builtin_nanf("0x21"), dx_[taps[2]] = __builtin_nanf("0x22"),
+        dx_[taps[3]] = -__builtin_nanf("0x23");
+    if (tiny == 2) dx_[taps[0]] = dx_[taps[1]] = -1.0f, dx_[taps[2]] = 0.0f, dx_[taps[3]] = -0.0f;
     /* dy too: NaNs (dx + dy carries the payload on the FPU, Helium makes the default NaN) and
      * subnormals (flushed by Helium's add), a few windows apart */
     for (size_t i = 5; tiny != 3 && i < ny; i += 13)

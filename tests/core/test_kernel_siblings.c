@@ -226,7 +226,10 @@ static const uint32_t spatial_cases[][8] = { /* H, W, C, OC, K, S, padding, acti
 /* square pools (geometry() makes even windows one column narrower): H, W, C, K, S, padding */
 static const uint32_t pool_cases[][6] = {
     {28, 28, 8, 2, 2, MT_PADDING_VALID}, {14, 14, 16, 2, 2, MT_PADDING_VALID}, {7, 9, 20, 2, 2, MT_PADDING_SAME},
-    {9, 9, 3, 2, 1, MT_PADDING_VALID},   {8, 10, 24, 3, 2, MT_PADDING_SAME}};
+    {9, 9, 3, 2, 1, MT_PADDING_VALID},   {8, 10, 24, 3, 2, MT_PADDING_SAME},
+    /* 2 x 2 at stride 2 with every window inside (pooling_fast.c's fixed taps): odd sizes under
+     * VALID, even ones under SAME, channels not a multiple of 4 */
+    {7, 9, 3, 2, 2, MT_PADDING_VALID},   {8, 6, 5, 2, 2, MT_PADDING_SAME}};
 
 static void check_spatial_path(int path)
 {

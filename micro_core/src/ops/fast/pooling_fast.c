@@ -37,10 +37,61 @@ static const float *window(const float *x, uint32_t b, uint32_t oh, uint32_t ow,
     return x + (((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W + ow * g->SW + kw0 - g->PL) * g->C;
 }
 
+/* 2 x 2 windows at stride 2, each inside the input (VALID, or SAME on even sizes): a window's
+ * taps are x0, x0 + C, x0 + row, x0 + row + C, with no geometry to find per window */
+static int windows_2x2(const mt_spatial *g)
+{
+    return g->KH == 2 && g->KW == 2 && g->SH == 2 && g->SW == 2 && g->PT == 0 && g->PL == 0 &&
+           2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
+/* the first input of output (b, oh, ow) of such a layer */
+static const float *window_2x2(const float *x, uint32_t b, uint32_t oh, uint32_t ow, const mt_spatial *g)
+{
+    return x + (((size_t)b * g->H + 2 * oh) * g->W + 2 * ow) * g->C;
+}
+
+static void max_pool_2x2_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
+{
+    const uint32_t C = g->C;
+    const size_t row = (size_t)g->W * C;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow, y += C) {
+                const float *x0 = window_2x2(x, b, oh, ow, g);
+                uint32_t c = 0;
+                for (; c + 4 <= C; c += 4) {
+                    const float *p = x0 + c;
+                    float m0 = p[0], m1 = p[1], m2 = p[2], m3 = p[3];
+                    const size_t taps[3] = {C, row, row + C}; /* the taps after the first, in order */
+                    for (uint32_t t = 0; t < 3; ++t) {
+                        const float *q = p + taps[t];
+                        MT_MAX_TAKE(m0, q[0]);
+                        MT_MAX_TAKE(m1, q[1]);
+                        MT_MAX_TAKE(m2, q[2]);
+                        MT_MAX_TAKE(m3, q[3]);
+                    }
+                    y[c] = m0, y[c + 1] = m1, y[c + 2] = m2, y[c + 3] = m3;
+                }
+                for (; c < C; ++c) {
+                    const float *p = x0 + c;
+                    float m = p[0];
+                    MT_MAX_TAKE(m, p[C]);
+                    MT_MAX_TAKE(m, p[row]);
+                    MT_MAX_TAKE(m, p[row + C]);
+                    y[c] = m;
+                }
+            }
+}
+
 void mt_op_max_pool2d_f32_forward_fast(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
+    if (windows_2x2(g)) {
+        max_pool_2x2_forward(x, y, B, g);
+        return;
+    }
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW; ++ow, y += C) {
@@ -93,6 +144,25 @@ void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const fl
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
+    if (windows_2x2(g)) { /* the four taps in order, without first_max's loops */
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh)
+                for (uint32_t ow = 0; ow < g->OW; ++ow, y += C, dy += C) {
+                    const float *x0 = window_2x2(x, b, oh, ow, g);
+                    for (uint32_t c = 0; c < C; ++c) {
+                        const float *p = x0 + c;
+                        const float m = y[c];
+                        const float *q = m != m            ? first_max(p, row, C, 2, 2 * (size_t)C, m)
+                                         : p[0] == m       ? p
+                                         : p[C] == m       ? p + C
+                                         : p[row] == m     ? p + row
+                                         : p[row + C] == m ? p + row + C
+                                                           : NULL;
+                        if (q) dx[q - x] += dy[c];
+                    }
+                }
+        return;
+    }
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW; ++ow, y += C, dy += C) {
