@@ -58,23 +58,8 @@ static void max_pool_2x2_forward(const float *x, float *y, uint32_t B, const mt_
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW; ++ow, y += C) {
-                const float *x0 = window_2x2(x, b, oh, ow, g);
-                uint32_t c = 0;
-                for (; c + 4 <= C; c += 4) {
-                    const float *p = x0 + c;
-                    float m0 = p[0], m1 = p[1], m2 = p[2], m3 = p[3];
-                    const size_t taps[3] = {C, row, row + C}; /* the taps after the first, in order */
-                    for (uint32_t t = 0; t < 3; ++t) {
-                        const float *q = p + taps[t];
-                        MT_MAX_TAKE(m0, q[0]);
-                        MT_MAX_TAKE(m1, q[1]);
-                        MT_MAX_TAKE(m2, q[2]);
-                        MT_MAX_TAKE(m3, q[3]);
-                    }
-                    y[c] = m0, y[c + 1] = m1, y[c + 2] = m2, y[c + 3] = m3;
-                }
-                for (; c < C; ++c) {
-                    const float *p = x0 + c;
+                const float *p = window_2x2(x, b, oh, ow, g);
+                for (uint32_t c = 0; c < C; ++c, ++p) { /* the taps in order */
                     float m = p[0];
                     MT_MAX_TAKE(m, p[C]);
                     MT_MAX_TAKE(m, p[row]);
