@@ -137,12 +137,12 @@ void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const fl
                     for (uint32_t c = 0; c < C; ++c) {
                         const float *p = x0 + c;
                         const float m = y[c];
-                        const float *q = m != m            ? first_max(p, row, C, 2, 2 * (size_t)C, m)
-                                         : p[0] == m       ? p
+                        /* no tap equal: m is a NaN, and first_max finds the first NaN */
+                        const float *q = p[0] == m         ? p
                                          : p[C] == m       ? p + C
                                          : p[row] == m     ? p + row
                                          : p[row + C] == m ? p + row + C
-                                                           : NULL;
+                                                           : first_max(p, row, C, 2, 2 * (size_t)C, m);
                         if (q) dx[q - x] += dy[c];
                     }
                 }
