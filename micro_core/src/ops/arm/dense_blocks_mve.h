@@ -1,22 +1,22 @@
 /*
- * Dense's input gradient in one naked function (included by dense_mve.c only): for each block
- * of four rows and, in turn, each block of four columns c..c+3 of the whole ones,
- *   dx[r, c..c+3] = dx[r, c..c+3] + Σ_u dy[r, u]·W[u, c..c+3]      r = the four rows
- * each sum from +0 in ascending u, a term a VMUL then a VADD (the reference's rounding), the
- * old dx added last (out + Σ, the reference's operand order). Two terms a turn: two VLDRW of
- * W, each row's pair of dy one LDRD, 25 instructions for 32 MACs, as dx_block's loop.
+ * Dense's block loops on the M55 as naked functions (included by dense_mve.c only): the input
+ * gradient (mt_mve_dx_rows_run), the forward (mt_mve_fwd_rows_run) and the weight gradient
+ * (mt_mve_dw_rows_run), each over the whole blocks of a layer; dense_mve.c's inline blocks
+ * take the partial ones, and the scalar code what these leave unstored.
  *
- * Why naked: with the block loop in C, the block's asm held 13 registers, and GCC spilled
- * everything around it: 60 instructions a block of bookkeeping, and a call per block of rows
- * cost 80 more where the rows are short (a pointwise Conv2D's 8 channels: 2 blocks a row).
- * Here every pointer of a block stays in a register: the dy rows move through the turns and
- * are wound back by the same count after each block (the odd last term reads without
- * writeback), W and dx move 16 bytes a block; the rows' steps wait on the stack.
+ * Why naked: with the loop over blocks in C, each block's asm held 13 registers and GCC
+ * spilled every pointer around it: 60 to 90 instructions a block of bookkeeping, and a call
+ * per block of rows cost 80 more where the rows are short (a pointwise Conv2D's 8 channels: 2
+ * blocks a row). Here a block's pointers stay in registers: the pointers that move through the
+ * terms are wound back by the same count after each block (an odd last term reads without
+ * writeback), the others move 16 bytes a block, and the steps between rows wait on the stack.
+ * Each function takes a struct whose field offsets a typedef checks, and saves the registers
+ * the AAPCS asks a callee to keep.
  *
- * Each block's results are tested before anything is stored (mve.h): FPSCR's IDC or UFC (a
- * flushed subnormal; the caller cleared the flags) or a NaN in any lane ends the call with
- * that block unstored, and the caller recomputes it in scalar code and calls again from the
- * next block.
+ * Each sum is the reference's: from +0, its terms in ascending order, a VMUL then a VADD each
+ * (no VFMA). A block's results are tested before anything of it is stored (mve.h): a NaN in
+ * any lane, or FPSCR's IDC or UFC (a flushed subnormal; the caller cleared the flags), ends
+ * the call with that block unstored.
  */
 #ifndef MT_OPS_ARM_DENSE_BLOCKS_MVE_H
 #define MT_OPS_ARM_DENSE_BLOCKS_MVE_H
@@ -43,15 +43,25 @@ typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof
                                         ? 1
                                         : -1];
 
-/* MT_MULADD with registers named: q0..q3 += W vector · dy scalar, the product in q6 */
-#define MT_DX_MULADD(acc, wv, t) "vmul.f32 q6, " wv ", " t "\n\tvadd.f32 " acc ", " acc ", q6\n\t"
+/* MT_MULADD with registers named (naked functions have no operands): acc += vector · scalar,
+ * the product in q6 */
+#define MT_NAKED_MULADD(acc, wv, t) "vmul.f32 q6, " wv ", " t "\n\tvadd.f32 " acc ", " acc ", q6\n\t"
 
-/* r0-r3 the four dy rows, r4 the turn count·8 with the odd term in bit 0, r5 W's column, r6
+/*
+ * The input gradient: for each block of four rows and, in turn, each whole block of four
+ * columns c..c+3,
+ *   dx[r, c..c+3] = dx[r, c..c+3] + Σ_u dy[r, u]·W[u, c..c+3]      r = the four rows
+ * the old dx added last (out + Σ, the reference's operand order). Two terms a turn: two VLDRW
+ * of W, each row's pair of dy one LDRD, 25 instructions for 32 MACs, as dx_block's loop. The
+ * caller recomputes a block left unstored in scalar code and calls again from the next.
+ *
+ * r0-r3 the four dy rows, r4 the turn count·8 with the odd term in bit 0, r5 W's column, r6
  * dx's, r7 the row stride (I·4), r8-r11 dy values, r12 W row by row, lr the turns; on the
  * stack: sp+0 the end of this row's whole blocks, +4 the row blocks left, +8 W, +12 and +16
  * a row block's step in dy and in dx (16·U and 16·I bytes), +20 dx's row of this block.
  * q0-q3 the sums, q4 q5 W's two rows of a turn, q6 the product. Returns NULL when every
- * block is stored, else the unstored block's dx. */
+ * block is stored, else the unstored block's dx.
+ */
 __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_dx_rows *p __attribute__((unused)))
 {
     __asm volatile(
@@ -97,12 +107,12 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "add r12, r7\n\t"
         "ldrd r8, r9, [r0], #8\n\t"
         "ldrd r10, r11, [r1], #8\n\t"
-        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q0", "q5", "r9")
+        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q0", "q5", "r9")
         "ldrd r8, r9, [r2], #8\n\t"
-        MT_DX_MULADD("q1", "q4", "r10") MT_DX_MULADD("q1", "q5", "r11")
+        MT_NAKED_MULADD("q1", "q4", "r10") MT_NAKED_MULADD("q1", "q5", "r11")
         "ldrd r10, r11, [r3], #8\n\t"
-        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q2", "q5", "r9")
-        MT_DX_MULADD("q3", "q4", "r10") MT_DX_MULADD("q3", "q5", "r11")
+        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q2", "q5", "r9")
+        MT_NAKED_MULADD("q3", "q4", "r10") MT_NAKED_MULADD("q3", "q5", "r11")
         "le lr, 2b\n"
         "3:\n\t"
         "lsls r8, r4, #31\n\t" /* an odd last term */
@@ -112,8 +122,8 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "ldr r9, [r1]\n\t"
         "ldr r10, [r2]\n\t"
         "ldr r11, [r3]\n\t"
-        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q1", "q4", "r9")
-        MT_DX_MULADD("q2", "q4", "r10") MT_DX_MULADD("q3", "q4", "r11")
+        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q1", "q4", "r9")
+        MT_NAKED_MULADD("q2", "q4", "r10") MT_NAKED_MULADD("q3", "q4", "r11")
         "4:\n\t"
         "bic r8, r4, #1\n\t" /* the dy rows back to their first term */
         "sub r0, r0, r8\n\t"
@@ -262,13 +272,13 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "vldrw.u32 q4, [q7, #8]!\n\t" /* W[u..u+3, i], and the base one pair on */
         "vldrw.u32 q5, [q7, #4]\n\t"  /* W[u..u+3, i + 1] */
         "ldrd r8, r9, [r0], #8\n\t"
-        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q0", "q5", "r9")
+        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q0", "q5", "r9")
         "ldrd r8, r9, [r1], #8\n\t"
-        MT_DX_MULADD("q1", "q4", "r8") MT_DX_MULADD("q1", "q5", "r9")
+        MT_NAKED_MULADD("q1", "q4", "r8") MT_NAKED_MULADD("q1", "q5", "r9")
         "ldrd r8, r9, [r2], #8\n\t"
-        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q2", "q5", "r9")
+        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q2", "q5", "r9")
         "ldrd r8, r9, [r3], #8\n\t"
-        MT_DX_MULADD("q3", "q4", "r8") MT_DX_MULADD("q3", "q5", "r9")
+        MT_NAKED_MULADD("q3", "q4", "r8") MT_NAKED_MULADD("q3", "q5", "r9")
         "le lr, 2b\n"
         "3:\n\t"
         "lsls r8, r4, #31\n\t" /* an odd last term */
@@ -276,10 +286,10 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "vldrw.u32 q4, [q7, #8]\n\t"
         "ldr r8, [r0]\n\t"
         "ldr r9, [r1]\n\t"
-        MT_DX_MULADD("q0", "q4", "r8") MT_DX_MULADD("q1", "q4", "r9")
+        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q1", "q4", "r9")
         "ldr r8, [r2]\n\t"
         "ldr r9, [r3]\n\t"
-        MT_DX_MULADD("q2", "q4", "r8") MT_DX_MULADD("q3", "q4", "r9")
+        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q3", "q4", "r9")
         "4:\n\t"
         "bic r8, r4, #1\n\t" /* the x rows back to their first term */
         "sub r0, r0, r8\n\t"
