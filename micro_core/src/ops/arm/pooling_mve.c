@@ -43,7 +43,8 @@ static uint32_t window_taps(const mt_spatial *g, uint32_t oh, uint32_t ow, uint3
 static mt_mve_pool_row pool_row(const float *x, float *dx, const float *y, const float *dy, uint32_t b, uint32_t oh,
                                 uint32_t ow, const mt_spatial *g)
 {
-    const size_t in = (((size_t)b * g->H + 2 * oh) * g->W + 2 * ow) * g->C, out = (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+    const size_t in = (((size_t)b * g->H + 2 * oh) * g->W + 2 * ow) * g->C;
+    const size_t out = (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
     mt_mve_pool_row r = {x + in, dx ? dx + in : NULL, y + out, dy ? dy + out : NULL, g->W * g->C * 4u, g->C * 4u,
                          g->OW - ow, g->C / 4};
     return r;

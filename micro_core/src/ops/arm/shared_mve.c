@@ -105,7 +105,7 @@ void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, siz
             else relu_bias_vectors(yb, dy + c4, P, C, top, 2, acc);
             for (uint32_t j = 0; j < k; ++j) acc[j] = vaddq_f32(vld1q_f32(dbias + c4 + 4 * j), acc[j]);
             /* the flags are the k vectors' together: a flush anywhere redoes them all */
-            int redo = mt_mve_flushed(acc[0], acc[1], acc[2], acc[3]);
+            const int redo = mt_mve_flushed(acc[0], acc[1], acc[2], acc[3]);
             for (uint32_t j = 0; j < k; ++j)
                 if (redo || mt_mve_nan1(acc[j])) bias_reference(dy, dbias, P, C, c4 + 4 * j, 0);
                 else vst1q_f32(dbias + c4 + 4 * j, acc[j]);
