@@ -27,6 +27,8 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
+#include "ops/arm/mve_flags.h" /* MT_FOUR_ROWS_TWO_TERMS, MT_FOUR_ROWS_ONE_TERM */
+
 typedef struct mt_mve_dx_rows {
     const float *dy;  /*  0: dy row b, the first block's four rows (U floats each) */
     const float *w;   /*  4: W */
@@ -43,10 +45,6 @@ typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof
                                         ? 1
                                         : -1];
 
-/* MT_MULADD with registers named (naked functions have no operands): acc += vector · scalar,
- * the product in q6 */
-#define MT_NAKED_MULADD(acc, wv, t) "vmul.f32 q6, " wv ", " t "\n\tvadd.f32 " acc ", " acc ", q6\n\t"
-
 /*
  * The input gradient: for each block of four rows and, in turn, each whole block of four
  * columns c..c+3,
@@ -56,16 +54,17 @@ typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof
  * caller recomputes a block left unstored in scalar code and calls again from the next.
  *
  * r0-r3 the four dy rows, r4 the turn count·8 with the odd term in bit 0, r5 W's column, r6
- * dx's, r7 the row stride (I·4), r8-r11 dy values, r12 W row by row, lr the turns; on the
- * stack: sp+0 the end of this row's whole blocks, +4 the row blocks left, +8 W, +12 and +16
- * a row block's step in dy and in dx (16·U and 16·I bytes), +20 dx's row of this block.
+ * dx's, r7 the row stride (I·4), r8 r9 dy values (r10 at the start), r12 W row by row, lr
+ * the turns; on the stack: sp+0 the end of this row's whole blocks, +4 the row blocks left,
+ * +8 W, +12 and +16 a row block's step in dy and in dx (16·U and 16·I bytes), +20 dx's row of
+ * this block.
  * q0-q3 the sums, q4 q5 W's two rows of a turn, q6 the product. Returns NULL when every
  * block is stored, else the unstored block's dx.
  */
 __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_dx_rows *p __attribute__((unused)))
 {
     __asm volatile(
-        "push {r4-r11, lr}\n\t"
+        "push {r4-r10, lr}\n\t"
         "vpush {d8-d13}\n\t"
         "sub sp, #24\n\t"
         "ldrd r4, r7, [r0, #24]\n\t" /* U, I */
@@ -105,25 +104,13 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "add r12, r7\n\t"
         "vldrw.u32 q5, [r12]\n\t"
         "add r12, r7\n\t"
-        "ldrd r8, r9, [r0], #8\n\t"
-        "ldrd r10, r11, [r1], #8\n\t"
-        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q0", "q5", "r9")
-        "ldrd r8, r9, [r2], #8\n\t"
-        MT_NAKED_MULADD("q1", "q4", "r10") MT_NAKED_MULADD("q1", "q5", "r11")
-        "ldrd r10, r11, [r3], #8\n\t"
-        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q2", "q5", "r9")
-        MT_NAKED_MULADD("q3", "q4", "r10") MT_NAKED_MULADD("q3", "q5", "r11")
+        MT_FOUR_ROWS_TWO_TERMS("q4", "q5", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "le lr, 2b\n"
         "3:\n\t"
         "lsls r8, r4, #31\n\t" /* an odd last term */
         "beq 4f\n\t"
         "vldrw.u32 q4, [r12]\n\t"
-        "ldr r8, [r0]\n\t"
-        "ldr r9, [r1]\n\t"
-        "ldr r10, [r2]\n\t"
-        "ldr r11, [r3]\n\t"
-        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q1", "q4", "r9")
-        MT_NAKED_MULADD("q2", "q4", "r10") MT_NAKED_MULADD("q3", "q4", "r11")
+        MT_FOUR_ROWS_ONE_TERM("q4", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "4:\n\t"
         "bic r8, r4, #1\n\t" /* the dy rows back to their first term */
         "sub r0, r0, r8\n\t"
@@ -188,7 +175,7 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "mov r0, r6\n\t"
         "add sp, #24\n\t"
         "vpop {d8-d13}\n\t"
-        "pop {r4-r11, pc}\n");
+        "pop {r4-r10, pc}\n");
 }
 typedef struct mt_mve_fwd_rows {
     const float *x;    /*  0: x row b, the first block's four rows (I floats each) */
@@ -271,25 +258,13 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "2:\n\t"
         "vldrw.u32 q4, [q7, #8]!\n\t" /* W[u..u+3, i], and the base one pair on */
         "vldrw.u32 q5, [q7, #4]\n\t"  /* W[u..u+3, i + 1] */
-        "ldrd r8, r9, [r0], #8\n\t"
-        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q0", "q5", "r9")
-        "ldrd r8, r9, [r1], #8\n\t"
-        MT_NAKED_MULADD("q1", "q4", "r8") MT_NAKED_MULADD("q1", "q5", "r9")
-        "ldrd r8, r9, [r2], #8\n\t"
-        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q2", "q5", "r9")
-        "ldrd r8, r9, [r3], #8\n\t"
-        MT_NAKED_MULADD("q3", "q4", "r8") MT_NAKED_MULADD("q3", "q5", "r9")
+        MT_FOUR_ROWS_TWO_TERMS("q4", "q5", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "le lr, 2b\n"
         "3:\n\t"
         "lsls r8, r4, #31\n\t" /* an odd last term */
         "beq 4f\n\t"
         "vldrw.u32 q4, [q7, #8]\n\t"
-        "ldr r8, [r0]\n\t"
-        "ldr r9, [r1]\n\t"
-        MT_NAKED_MULADD("q0", "q4", "r8") MT_NAKED_MULADD("q1", "q4", "r9")
-        "ldr r8, [r2]\n\t"
-        "ldr r9, [r3]\n\t"
-        MT_NAKED_MULADD("q2", "q4", "r8") MT_NAKED_MULADD("q3", "q4", "r9")
+        MT_FOUR_ROWS_ONE_TERM("q4", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "4:\n\t"
         "bic r8, r4, #1\n\t" /* the x rows back to their first term */
         "sub r0, r0, r8\n\t"

@@ -43,25 +43,13 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    "1:\n\t"
                    "vldrw.u32 q5, [%q[qa], #8]!\n\t" /* W[u..u+3, i], and the addresses one pair on */
                    "vldrw.u32 q7, [%q[qa], #4]\n\t"  /* W[u..u+3, i + 1] */
-                   "ldrd %[t0], %[t1], [%[x0]], #8\n\t"
-                   MT_MULADD("q5", "a0", "t0") MT_MULADD("q7", "a0", "t1")
-                   "ldrd %[t0], %[t1], [%[x1]], #8\n\t"
-                   MT_MULADD("q5", "a1", "t0") MT_MULADD("q7", "a1", "t1")
-                   "ldrd %[t0], %[t1], [%[x2]], #8\n\t"
-                   MT_MULADD("q5", "a2", "t0") MT_MULADD("q7", "a2", "t1")
-                   "ldrd %[t0], %[t1], [%[x3]], #8\n\t"
-                   MT_MULADD("q5", "a3", "t0") MT_MULADD("q7", "a3", "t1")
+                   MT_NAMED_TWO_TERMS("q5", "q7")
                    "le lr, 1b\n"
                    "2:\n\t"
                    "lsls %[t0], %[I], #31\n\t"
                    "beq 3f\n\t"
                    "vldrw.u32 q5, [%q[qa], #8]\n\t"
-                   "ldr %[t0], [%[x0]]\n\t"
-                   "ldr %[t1], [%[x1]]\n\t"
-                   MT_MULADD("q5", "a0", "t0") MT_MULADD("q5", "a1", "t1")
-                   "ldr %[t0], [%[x2]]\n\t"
-                   "ldr %[t1], [%[x3]]\n\t"
-                   MT_MULADD("q5", "a2", "t0") MT_MULADD("q5", "a3", "t1")
+                   MT_NAMED_ONE_TERM("q5")
                    "3:\n\t"
                    "vmsr p0, %[ma]\n\t"
                    "cmp %[bias], #0\n\t"
@@ -297,7 +285,7 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
     const float *g0 = dy, *g1 = nr > 1 ? g0 + U : g0, *g2 = nr > 2 ? g1 + U : g1, *g3 = nr > 3 ? g2 + U : g2;
     const float *wp = w;
     float *op = o;
-    uint32_t t0, t1, t2, t3;
+    uint32_t t0, t1;
     __asm volatile("lsrs %[t0], %[U], #1\n\t"
                    "wls lr, %[t0], 2f\n"
                    "1:\n\t"
@@ -305,35 +293,16 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
                    "add %[wp], %[os]\n\t"
                    "vldrw.u32 q7, [%[wp]]\n\t"
                    "add %[wp], %[os]\n\t"
-                   "ldrd %[t0], %[t1], [%[g0]], #8\n\t"
-                   "ldrd %[t2], %[t3], [%[g1]], #8\n\t"
-                   MT_MULADD("q5", "a0", "t0")
-                   MT_MULADD("q7", "a0", "t1")
-                   "ldrd %[t0], %[t1], [%[g2]], #8\n\t"
-                   MT_MULADD("q5", "a1", "t2")
-                   MT_MULADD("q7", "a1", "t3")
-                   "ldrd %[t2], %[t3], [%[g3]], #8\n\t"
-                   MT_MULADD("q5", "a2", "t0")
-                   MT_MULADD("q7", "a2", "t1")
-                   MT_MULADD("q5", "a3", "t2")
-                   MT_MULADD("q7", "a3", "t3")
+                   MT_NAMED_TWO_TERMS("q5", "q7")
                    "le lr, 1b\n"
                    "2:\n\t"
                    "lsls %[t0], %[U], #31\n\t"
                    "beq 3f\n\t"
                    "vldrw.u32 q5, [%[wp]]\n\t"
-                   "ldr %[t0], [%[g0]]\n\t"
-                   "ldr %[t1], [%[g1]]\n\t"
-                   "ldr %[t2], [%[g2]]\n\t"
-                   "ldr %[t3], [%[g3]]\n\t"
-                   MT_MULADD("q5", "a0", "t0")
-                   MT_MULADD("q5", "a1", "t1")
-                   MT_MULADD("q5", "a2", "t2")
-                   MT_MULADD("q5", "a3", "t3")
+                   MT_NAMED_ONE_TERM("q5")
                    "3:\n"
-                   : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [g0] "+r"(g0), [g1] "+r"(g1),
-                     [g2] "+r"(g2), [g3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1),
-                     [t2] "=&r"(t2), [t3] "=&r"(t3)
+                   : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [x0] "+r"(g0), [x1] "+r"(g1),
+                     [x2] "+r"(g2), [x3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [U] "r"(U), [os] "r"(I * sizeof(float))
                    : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
     /* the final += in C: the rows past nr have no out row to read */

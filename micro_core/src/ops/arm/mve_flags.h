@@ -88,11 +88,32 @@ static inline int mt_mve_nan1(float32x4_t a)
     return r != 0xffffu;
 }
 
-/* Inline-asm pieces the Helium kernels share (operands named a0.., t0..; q6 is scratch):
- * MT_MULADD: a += q·t as the reference rounds it, a VMUL into q6 then a VADD (no VFMA);
+/* Inline-asm pieces the Helium kernels share (q6 is scratch):
+ * MT_MULADD_TEXT: a += w·t as the reference rounds it, a VMUL into q6 then a VADD (no VFMA),
+ * its operands asm text: registers ("q0", "r8", in the naked functions) or operand names;
+ * MT_MULADD: the same with operands named a0.., t0..;
+ * MT_FOUR_ROWS_TWO_TERMS: a turn of the four-row dot products (Dense, mt_mve_dot4x4): W's two
+ * terms in wa and wb, each row's two values one LDRD (the row pointer moves 8 bytes) into t0,
+ * t1, then that row's two products and sums; MT_FOUR_ROWS_ONE_TERM: an odd last term (LDR,
+ * the rows stay);
  * MT_NAN_TEST4: P0 = the lanes of a0..a3 that are all not NaN (VCMP EQ of each with itself),
  * read into t1. */
-#define MT_MULADD(q, a, t) "vmul.f32 q6, " q ", %[" t "]\n\tvadd.f32 %q[" a "], %q[" a "], q6\n\t"
+#define MT_MULADD_TEXT(w, a, t) "vmul.f32 q6, " w ", " t "\n\tvadd.f32 " a ", " a ", q6\n\t"
+#define MT_MULADD(q, a, t) MT_MULADD_TEXT(q, "%q[" a "]", "%[" t "]")
+#define MT_FOUR_ROWS_TWO_TERMS(wa, wb, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                    \
+    "ldrd " t0 ", " t1 ", [" x0 "], #8\n\t" MT_MULADD_TEXT(wa, a0, t0) MT_MULADD_TEXT(wb, a0, t1)                  \
+    "ldrd " t0 ", " t1 ", [" x1 "], #8\n\t" MT_MULADD_TEXT(wa, a1, t0) MT_MULADD_TEXT(wb, a1, t1)                  \
+    "ldrd " t0 ", " t1 ", [" x2 "], #8\n\t" MT_MULADD_TEXT(wa, a2, t0) MT_MULADD_TEXT(wb, a2, t1)                  \
+    "ldrd " t0 ", " t1 ", [" x3 "], #8\n\t" MT_MULADD_TEXT(wa, a3, t0) MT_MULADD_TEXT(wb, a3, t1)
+#define MT_FOUR_ROWS_ONE_TERM(w, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                          \
+    "ldr " t0 ", [" x0 "]\n\tldr " t1 ", [" x1 "]\n\t" MT_MULADD_TEXT(w, a0, t0) MT_MULADD_TEXT(w, a1, t1)          \
+    "ldr " t0 ", [" x2 "]\n\tldr " t1 ", [" x3 "]\n\t" MT_MULADD_TEXT(w, a2, t0) MT_MULADD_TEXT(w, a3, t1)
+/* the same with operands named x0..x3, t0, t1, a0..a3 */
+#define MT_NAMED_TWO_TERMS(wa, wb)                                                                                \
+    MT_FOUR_ROWS_TWO_TERMS(wa, wb, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]", \
+                           "%q[a3]")
+#define MT_NAMED_ONE_TERM(w)                                                                                      \
+    MT_FOUR_ROWS_ONE_TERM(w, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]", "%q[a3]")
 #define MT_NAN_TEST4                                                                                              \
     "vcmp.f32 eq, %q[a0], %q[a0]\n\t"                                                                            \
     "vpsttt\n\t"                                                                                                  \
@@ -137,21 +158,10 @@ static inline void mt_mve_dot4x4(const float *p0, const float *p1, const float *
             "adds %[pw], #4\n\t"
             "vldrw.u32 q7, [%[pw], %q[offs], uxtw #2]\n\t"
             "adds %[pw], #4\n\t"
-            "ldrd %[t0], %[t1], [%[p0]], #8\n\t"
-            MT_MULADD("q5", "a0", "t0")
-            MT_MULADD("q7", "a0", "t1")
-            "ldrd %[t0], %[t1], [%[p1]], #8\n\t"
-            MT_MULADD("q5", "a1", "t0")
-            MT_MULADD("q7", "a1", "t1")
-            "ldrd %[t0], %[t1], [%[p2]], #8\n\t"
-            MT_MULADD("q5", "a2", "t0")
-            MT_MULADD("q7", "a2", "t1")
-            "ldrd %[t0], %[t1], [%[p3]], #8\n\t"
-            MT_MULADD("q5", "a3", "t0")
-            MT_MULADD("q7", "a3", "t1")
+            MT_NAMED_TWO_TERMS("q5", "q7")
             "le lr, 1b\n"
-            : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [p0] "+r"(p0), [p1] "+r"(p1),
-              [p2] "+r"(p2), [p3] "+r"(p3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
+            : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [x0] "+r"(p0), [x1] "+r"(p1),
+              [x2] "+r"(p2), [x3] "+r"(p3), [pw] "+r"(pw), [t0] "=&r"(t0), [t1] "=&r"(t1)
             : [n] "r"(pairs), [offs] "w"(offs)
             : "q5", "q6", "q7", "lr", "memory");
     }
