@@ -113,7 +113,8 @@ static inline int mt_mve_nan1(float32x4_t a)
     MT_FOUR_ROWS_TWO_TERMS(wa, wb, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]", \
                            "%q[a3]")
 #define MT_NAMED_ONE_TERM(w)                                                                                      \
-    MT_FOUR_ROWS_ONE_TERM(w, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]", "%q[a3]")
+    MT_FOUR_ROWS_ONE_TERM(w, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]",    \
+                          "%q[a3]")
 #define MT_NAN_TEST4                                                                                              \
     "vcmp.f32 eq, %q[a0], %q[a0]\n\t"                                                                            \
     "vpsttt\n\t"                                                                                                  \

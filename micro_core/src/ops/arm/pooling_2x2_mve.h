@@ -4,8 +4,8 @@
  * per call in a naked function (included by pooling_mve.c only). A window's four taps are
  * x rows 2·oh and 2·oh + 1, pixels 2·ow and 2·ow + 1: four pointers, each moving 16 bytes a
  * vector of channels and one pixel more after the last, so no tap offsets are looked up
- * (the general kernels' cost: 60 and 120 instructions a window of four channels, here 18 and
- * about 45).
+ * (the general kernels' cost: 60 and 120 instructions a window of four channels, here about
+ * 20 and 46).
  *
  * The reference (ops/pooling.c), tap by tap in order (kh, then kw): the forward's maximum
  * starts at the first tap and takes a next one that is greater or a NaN; the backward adds dy
@@ -27,7 +27,7 @@
 typedef struct mt_mve_pool_row {
     const float *x;  /*  0: x row 2·oh, pixel 0 */
     float *dx;       /*  4: dx row 2·oh, pixel 0 (backward) */
-    const float *y;  /*  8: y row oh (the forward's output) */
+    const float *y;  /*  8: y row oh: the forward's output (written there), the backward's input */
     const float *dy; /* 12: dy row oh (backward) */
     uint32_t row;    /* 16: bytes from one x row to the next (W·C·4) */
     uint32_t pixel;  /* 20: bytes from one pixel to the next (C·4) */
