@@ -24,6 +24,15 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
     return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
 }
 
+/* A pool of 2 x 2 windows at stride 2 that all lie inside the input (VALID, or SAME on even
+ * sizes): the taps of output (oh, ow) are input pixels (2·oh, 2·ow) and their right, lower and
+ * lower-right neighbours, with no geometry to find per window (pooling_fast.c, pooling_mve.c). */
+static inline int mt_spatial_windows_2x2(const mt_spatial *g)
+{
+    return g->KH == 2 && g->KW == 2 && g->SH == 2 && g->SW == 2 && g->PT == 0 && g->PL == 0 &&
+           2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
 /* [o0, o1): the outputs along one axis whose tap k is in bounds (a contiguous range). */
 void mt_spatial_in_bounds(uint32_t O, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *o0,
                           uint32_t *o1);

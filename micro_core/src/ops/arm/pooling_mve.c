@@ -35,9 +35,7 @@ static uint32_t window_taps(const mt_spatial *g, uint32_t oh, uint32_t ow, uint3
 #define POOL_TAPS 64 /* windows of at most this many taps; larger ones run the portable sibling */
 #define POOL_HELIUM(g) ((g)->C >= 4 && (g)->KH * (g)->KW <= POOL_TAPS)
 /* pooling_2x2_mve.h's layers: 2 x 2 windows at stride 2, all inside, whole vectors of channels */
-#define POOL_2X2(g)                                                                                              \
-    ((g)->KH == 2 && (g)->KW == 2 && (g)->SH == 2 && (g)->SW == 2 && (g)->PT == 0 && (g)->PL == 0 &&             \
-     (g)->OH && (g)->OW && 2 * (g)->OH <= (g)->H && 2 * (g)->OW <= (g)->W && (g)->C && (g)->C % 4 == 0)
+#define POOL_2X2(g) (mt_spatial_windows_2x2(g) && (g)->OH && (g)->OW && (g)->C && (g)->C % 4 == 0)
 
 /* pooling_2x2_mve.h's row of image b, output row oh, from output pixel ow on */
 static mt_mve_pool_row pool_row(const float *x, float *dx, const float *y, const float *dy, uint32_t b, uint32_t oh,
@@ -84,23 +82,25 @@ void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, cons
     uint32_t off[POOL_TAPS];
     const size_t xs = (size_t)g->H * g->W * C, ys = (size_t)g->OH * g->OW * C;
     mt_mve_flags_clear();
-    for (uint32_t b = 0; POOL_2X2(g) && b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh) {
-            const mt_mve_pool_row r = pool_row(x, NULL, y, NULL, b, oh, 0, g); /* y is written */
-            mt_mve_max_pool_row(&r);
-        }
-    for (uint32_t oh = 0; !POOL_2X2(g) && oh < g->OH; ++oh)
-        for (uint32_t ow = 0; ow < g->OW; ++ow) {
-            const uint32_t n = window_taps(g, oh, ow, off);
-            float *yo = y + ((size_t)oh * g->OW + ow) * C;
-            for (uint32_t b = 0; b < B; ++b, yo += ys)
-                for (uint32_t c4 = 0; c4 < C; c4 += 4) {
-                    const uint32_t c = c4 + 4 > C ? C - 4 : c4;
-                    const float32x4_t m = n ? max_of_taps(x + (size_t)b * xs + c, off, n) : vdupq_n_f32(0.0f);
-                    if (c == c4) vst1q_f32(yo + c, m);
-                    else vstrwq_p_f32(yo + c, m, (mve_pred16_t)~vctp32q(c4 - c));
-                }
-        }
+    if (POOL_2X2(g))
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                const mt_mve_pool_row r = pool_row(x, NULL, y, NULL, b, oh, 0, g); /* y is written */
+                mt_mve_max_pool_row(&r);
+            }
+    else
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                const uint32_t n = window_taps(g, oh, ow, off);
+                float *yo = y + ((size_t)oh * g->OW + ow) * C;
+                for (uint32_t b = 0; b < B; ++b, yo += ys)
+                    for (uint32_t c4 = 0; c4 < C; c4 += 4) {
+                        const uint32_t c = c4 + 4 > C ? C - 4 : c4;
+                        const float32x4_t m = n ? max_of_taps(x + (size_t)b * xs + c, off, n) : vdupq_n_f32(0.0f);
+                        if (c == c4) vst1q_f32(yo + c, m);
+                        else vstrwq_p_f32(yo + c, m, (mve_pred16_t)~vctp32q(c4 - c));
+                    }
+            }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
     if (mt_mve_flushed(none, none, none, none)) mt_op_max_pool2d_f32_forward_fast(x, y, B, g);
 }

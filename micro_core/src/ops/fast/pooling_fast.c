@@ -37,15 +37,8 @@ static const float *window(const float *x, uint32_t b, uint32_t oh, uint32_t ow,
     return x + (((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W + ow * g->SW + kw0 - g->PL) * g->C;
 }
 
-/* 2 x 2 windows at stride 2, each inside the input (VALID, or SAME on even sizes): a window's
- * taps are x0, x0 + C, x0 + row, x0 + row + C, with no geometry to find per window */
-static int windows_2x2(const mt_spatial *g)
-{
-    return g->KH == 2 && g->KW == 2 && g->SH == 2 && g->SW == 2 && g->PT == 0 && g->PL == 0 &&
-           2 * g->OH <= g->H && 2 * g->OW <= g->W;
-}
-
-/* the first input of output (b, oh, ow) of such a layer */
+/* the first input of output (b, oh, ow) of a mt_spatial_windows_2x2 layer; its taps are x0,
+ * x0 + C, x0 + row, x0 + row + C */
 static const float *window_2x2(const float *x, uint32_t b, uint32_t oh, uint32_t ow, const mt_spatial *g)
 {
     return x + (((size_t)b * g->H + 2 * oh) * g->W + 2 * ow) * g->C;
@@ -73,7 +66,7 @@ void mt_op_max_pool2d_f32_forward_fast(const float *x, float *y, uint32_t B, con
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
-    if (windows_2x2(g)) {
+    if (mt_spatial_windows_2x2(g)) {
         max_pool_2x2_forward(x, y, B, g);
         return;
     }
@@ -129,7 +122,7 @@ void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const fl
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
-    if (windows_2x2(g)) { /* the four taps in order, without first_max's loops */
+    if (mt_spatial_windows_2x2(g)) { /* the four taps in order, without first_max's loops */
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t oh = 0; oh < g->OH; ++oh)
                 for (uint32_t ow = 0; ow < g->OW; ++ow, y += C, dy += C) {
