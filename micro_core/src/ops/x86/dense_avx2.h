@@ -164,7 +164,7 @@ MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const 
     __m256 acc[D8_ROWS][D8_VECS];
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_setzero_ps();
-    if (vecs == D8_VECS) /* whole vectors: the operands of m straight from memory, 15 loads a term */
+    if (vecs == D8_VECS && n[D8_VECS - 1] == 8) /* whole vectors: m's operands straight from memory, 15 loads a term */
         for (uint32_t j = 0; j < J; ++j) {
             const float *mj = m + (size_t)j * I;
             for (uint32_t r = 0; r < rows; ++r) {
@@ -211,7 +211,7 @@ MT_AVX512_INLINE void d8_gemm_rows_of(const float *g, size_t gs, size_t gj, cons
 }
 
 /* the R rows of one gradient in column blocks of `cols` (32: 3 rows a block, each term's m
- * read from memory; 16: 6 rows, m in registers), the last ones 8 to cols - 8 */
+ * read from memory; 16: 6 rows, m in registers), the last one 1 to cols wide */
 MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
                                    uint32_t R, uint32_t I, int zero, uint32_t cols)
 {
@@ -219,7 +219,7 @@ MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const f
         const uint32_t in = mt_min_u32(cols, I - i0), vecs = (in + 7) / 8;
         uint32_t n[D8_VECS];
         for (uint32_t v = 0; v < D8_VECS; ++v) n[v] = in > 8 * v ? mt_min_u32(8, in - 8 * v) : 0;
-        if (in == 8 * D8_VECS) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 4, n, zero);
+        if (vecs == 4) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 4, n, zero); /* 25 to 32 columns */
         else if (vecs == 3) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 3, n, zero);
         else if (vecs == 2) d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 2, n, zero);
         else d8_gemm_rows_of(g, gs, gj, m + i0, J, out + i0, R, I, 1, n, zero);
