@@ -275,13 +275,31 @@ static int canary_intact(const float *v, size_t n)
     return 1;
 }
 
-static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed)
+/* How check_dense_x86's dy looks: random; behind a ReLU (about half ±0 of both signs, a row
+ * and a column all -0 or +0, a NaN that must count); behind a ReLU with an infinity in x and
+ * one in W, which a skipped term would have turned into NaN (the AVX2 build's sparse blocks
+ * must not skip then), and no NaN in dy: where two NaNs meet in a sum, which one comes out
+ * depends on the operands' order in the add, which the compilers take as commutative */
+enum { DY_DENSE, DY_RELU, DY_RELU_INF };
+
+static void relu_like(float *dy, uint32_t B, uint32_t U, int with_nan)
+{
+    for (size_t k = 0; k < (size_t)B * U; ++k)
+        if (mt_test_uniform(0.0f, 1.0f) < 0.5f) dy[k] = mt_test_uniform(-1.0f, 1.0f) < 0.0f ? -0.0f : 0.0f;
+    for (uint32_t u = 0; u < U; ++u) dy[(size_t)(B / 2) * U + u] = 0.0f; /* a row of the batch */
+    for (uint32_t b = 0; b < B; ++b) dy[(size_t)b * U + U / 2] = -0.0f; /* a unit */
+    if (with_nan && B * U > 2) dy[(size_t)B * U - 1] = NAN;
+}
+
+static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed, int dy_kind)
 {
     mt_test_seed(seed);
     const size_t nx = (size_t)B * I, nw = (size_t)U * I, ny = (size_t)B * U;
     float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * U);
     float *dy = malloc(sizeof(float) * ny), *y0 = malloc(sizeof(float) * ny), *y1 = with_canary(ny);
     fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(bias, U, 0.5f), fill(dy, ny, 1.5f);
+    if (dy_kind != DY_DENSE) relu_like(dy, B, U, dy_kind == DY_RELU);
+    if (dy_kind == DY_RELU_INF) x[nx / 3] = INFINITY, w[nw / 2] = -INFINITY;
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
         mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
         X86(mt_op_dense_f32_forward)(x, w, with_bias ? bias : NULL, y1, B, I, U);
@@ -458,7 +476,13 @@ static void check_x86_level(int level)
                                         {13, 70, 50}, {4, 40, 30}, {5, 130, 22},  /* partial third and fourth vectors */
                                         {3, 95, 8},   {4, 57, 6},  {2, 28, 3}}; /* the AVX2 dW's last block 25-31 wide */
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
-        check_dense_x86(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s);
+        check_dense_x86(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s, DY_DENSE);
+    /* behind a ReLU: 64 terms and past them, 64 units and past them, 96 columns and past them */
+    static const uint32_t relu[][3] = {{32, 784, 128}, {64, 200, 70}, {65, 100, 20}, {9, 100, 40}, {5, 130, 22},
+                                       {2, 257, 3},    {16, 96, 64},  {3, 95, 8},    {1, 192, 1}, {40, 300, 65}};
+    for (size_t s = 0; s < sizeof relu / sizeof relu[0]; s++)
+        for (int kind = DY_RELU; kind <= DY_RELU_INF; ++kind)
+            check_dense_x86(relu[s][0], relu[s][1], relu[s][2], 550u + (unsigned)s, kind);
     check_spatial_path(1);
     check_exp_x86();
     check_adam_guard_edges();

@@ -17,6 +17,7 @@
  *   y[b,u]   = Σ_i x[b,i]·W[u,i] + bias[u]   lanes: 8 units; W tiles transposed on the stack
  *   dx[b,i] += Σ_u dy[b,u]·W[u,i]            lanes: 8 inputs i
  *   dW[u,i] += Σ_b dy[b,u]·x[b,i]            lanes: 8 inputs i
+ * Behind a ReLU the gradients skip the terms whose dy is ±0 (below: the same bits).
  */
 #ifndef MT_OPS_X86_DENSE_AVX2_H
 #define MT_OPS_X86_DENSE_AVX2_H
@@ -210,12 +211,12 @@ MT_AVX512_INLINE void d8_gemm_rows_of(const float *g, size_t gs, size_t gj, cons
     }
 }
 
-/* the R rows of one gradient in column blocks of `cols` (32: 3 rows a block, each term's m
- * read from memory; 16: 6 rows, m in registers), the last one 1 to cols wide */
+/* the R rows of one gradient, columns i_begin.. of I, in column blocks of `cols` (32: 3 rows a
+ * block, each term's m read from memory; 16: 6 rows, m in registers), the last one 1 to cols wide */
 MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
-                                   uint32_t R, uint32_t I, int zero, uint32_t cols)
+                                   uint32_t R, uint32_t I, int zero, uint32_t cols, uint32_t i_begin)
 {
-    for (uint32_t i0 = 0; i0 < I; i0 += cols) {
+    for (uint32_t i0 = i_begin; i0 < I; i0 += cols) {
         const uint32_t in = mt_min_u32(cols, I - i0), vecs = (in + 7) / 8;
         uint32_t n[D8_VECS];
         for (uint32_t v = 0; v < D8_VECS; ++v) n[v] = in > 8 * v ? mt_min_u32(8, in - 8 * v) : 0;
@@ -226,14 +227,134 @@ MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const f
     }
 }
 
+/* ---- Gradients behind a ReLU: the terms whose g is ±0 skipped ----
+ * Behind a ReLU about half of dy is ±0. A term g·m with g = ±0 and m finite is ±0, and a sum
+ * started from +0 is never -0 (in round-to-nearest x + y is -0 only when x and y both are),
+ * so adding that term leaves the sum's bits as they were: the sum over the terms whose g is
+ * not ±0 (NaN included) is the reference's sum over all of them, in the same ascending order.
+ * With at most 64 terms, each output row's terms that count are the bits of a 64-bit mask,
+ * and a block is one row's 96 sums (12 vectors in flight), its terms the mask's set bits in
+ * ascending order: 13 loads and 24 operations a term that counts, where the dense blocks
+ * spend 6 loads and 24 operations on 3 rows' terms, counting or not. Skipping needs every m
+ * row a skipped term reads to be finite (0·inf is NaN), else the dense blocks run. */
+#define D8_SPARSE_VECS 12  /* a sparse block's vectors: one row's 96 sums */
+#define D8_SPARSE_ROWS 64  /* rows whose masks one pass keeps on the stack */
+#define D8_SPARSE_TERMS 64 /* terms a mask holds */
+
+/* masks[r] bit j: g[(r0 + r)·gs + j·gj] is not ±0, for rn rows and J (<= 64) terms */
+MT_AVX512_INLINE void d8_term_masks(const float *g, size_t gs, size_t gj, uint32_t J, uint32_t rn, uint64_t *masks)
+{
+    if (gj == 1) { /* a row's terms side by side (the input gradient's dy rows): 8 at a time */
+        for (uint32_t r = 0; r < rn; ++r) {
+            uint64_t mask = 0;
+            for (uint32_t j = 0; j < J; j += 8) {
+                const __m256 v = d8_load(g + r * gs + j, mt_min_u32(8, J - j)); /* 0 past J: not set */
+                mask |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_NEQ_UQ)) << j;
+            }
+            masks[r] = mask;
+        }
+        return;
+    }
+    /* gs == 1, rows side by side (the weight gradient's dy columns): 4 rows' masks in the
+     * 64-bit lanes of a vector, each term's compare widened to them */
+    for (uint32_t r = 0; r < rn; r += 4) {
+        const uint32_t n = mt_min_u32(4, rn - r);
+        const __m128i lanes = _mm_cmpgt_epi32(_mm_set1_epi32((int)n), _mm_setr_epi32(0, 1, 2, 3));
+        __m256i mask = _mm256_setzero_si256();
+        for (uint32_t j = 0; j < J; ++j) {
+            const __m128 v = _mm_maskload_ps(g + r + (size_t)j * gj, lanes);
+            const __m128i hit = _mm_castps_si128(_mm_cmp_ps(v, _mm_setzero_ps(), _CMP_NEQ_UQ));
+            mask = _mm256_or_si256(mask, _mm256_and_si256(_mm256_cvtepi32_epi64(hit),
+                                                          _mm256_set1_epi64x((long long)(1ull << j))));
+        }
+        uint64_t four[4];
+        _mm256_storeu_si256((__m256i *)four, mask);
+        for (uint32_t k = 0; k < n; ++k) masks[r + k] = four[k];
+    }
+}
+
+/* 1 when the n floats at p are all finite (exponent field not all ones) */
+MT_AVX512_INLINE int d8_all_finite(const float *p, size_t n)
+{
+    const __m256i ones = _mm256_set1_epi32(0x7f800000);
+    __m256i bad = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i e = _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(p + i)), ones);
+        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, ones));
+    }
+    if (i < n) { /* lanes past n load 0, finite */
+        const __m256i e = _mm256_and_si256(_mm256_castps_si256(d8_load(p + i, (uint32_t)(n - i))), ones);
+        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, ones));
+    }
+    return _mm256_testz_si256(bad, bad);
+}
+
+/* out[i0 + 8v + lane] = (zero ? 0 : out[..]) + Σ_{j in mask, ascending} g[j·gj]·m[j·I + i0 + 8v + lane]
+ * for the 96 columns from i0 */
+static MT_AVX512 __attribute__((noinline)) void d8_sparse_block(const float *g, size_t gj, uint64_t mask,
+                                                                const float *m, uint32_t I, float *out, int zero)
+{ /* not inlined, and twelve named sums: in an array GCC stored each back to the stack every term,
+   * and inlined into the loops over blocks it indexed each load apart from spilled registers */
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+           a9 = a0, a10 = a0, a11 = a0;
+    for (; mask; mask &= mask - 1) {
+        const uint32_t j = (uint32_t)__builtin_ctzll(mask);
+        const __m256 gv = _mm256_broadcast_ss(g + (size_t)j * gj);
+        const float *mj = m + (size_t)j * I;
+#define D8_TERM(a, v) a = _mm256_add_ps(a, _mm256_mul_ps(gv, _mm256_loadu_ps(mj + 8 * (v))))
+        D8_TERM(a0, 0), D8_TERM(a1, 1), D8_TERM(a2, 2), D8_TERM(a3, 3), D8_TERM(a4, 4), D8_TERM(a5, 5);
+        D8_TERM(a6, 6), D8_TERM(a7, 7), D8_TERM(a8, 8), D8_TERM(a9, 9), D8_TERM(a10, 10), D8_TERM(a11, 11);
+#undef D8_TERM
+    }
+    const __m256 sums[D8_SPARSE_VECS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    for (uint32_t v = 0; v < D8_SPARSE_VECS; ++v) {
+        const __m256 before = zero ? _mm256_setzero_ps() : _mm256_loadu_ps(out + 8 * v);
+        _mm256_storeu_ps(out + 8 * v, _mm256_add_ps(before, sums[v]));
+    }
+}
+
+/* d8_gemm_rows's sums (from column 0); where J <= 64 and m is finite, groups of rows whose terms
+ * that count are at most `eighths` / 8 of them take the sparse blocks (their first columns in
+ * 96-wide blocks, the rest dense). Measured break-even (784 columns, 32 terms): the weight
+ * gradient's dense blocks at 7/8 of the terms counting, the input gradient's (W in registers,
+ * shared by 6 rows) near 5/8 */
+MT_AVX512_INLINE void d8_gemm_skipping_zeros(const float *g, size_t gs, size_t gj, const float *m, uint32_t J,
+                                             float *out, uint32_t R, uint32_t I, int zero, uint32_t cols,
+                                             uint32_t eighths)
+{
+    const uint32_t wide = I / (8 * D8_SPARSE_VECS) * (8 * D8_SPARSE_VECS); /* columns the sparse blocks take */
+    int m_finite = -1;                                                    /* not looked at yet */
+    for (uint32_t r0 = 0; r0 < R; r0 += D8_SPARSE_ROWS) {
+        const uint32_t rn = mt_min_u32(D8_SPARSE_ROWS, R - r0);
+        const float *gr = g + r0 * gs;
+        float *outr = out + (size_t)r0 * I;
+        uint64_t masks[D8_SPARSE_ROWS];
+        uint32_t counted = 0;
+        if (J <= D8_SPARSE_TERMS && wide > 0) {
+            d8_term_masks(gr, gs, gj, J, rn, masks);
+            for (uint32_t r = 0; r < rn; ++r) counted += (uint32_t)__builtin_popcountll(masks[r]);
+        }
+        if (wide == 0 || J > D8_SPARSE_TERMS || (uint64_t)counted * 8 > (uint64_t)J * rn * eighths ||
+            !(m_finite >= 0 ? m_finite : (m_finite = d8_all_finite(m, (size_t)J * I)))) {
+            d8_gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero, cols, 0);
+            continue;
+        }
+        for (uint32_t i0 = 0; i0 < wide; i0 += 8 * D8_SPARSE_VECS)
+            for (uint32_t r = 0; r < rn; ++r)
+                d8_sparse_block(gr + r * gs, gj, masks[r], m + i0, I, outr + (size_t)r * I + i0, zero);
+        if (wide < I) d8_gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero, cols, wide);
+    }
+}
+
 MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_backward)(const float *x, const float *w, const float *dy, float *dx,
                                                      float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U,
                                                      int dw_zero)
 {
     /* dx: 6 rows a block, so W (the larger operand, read once a block) is read fewer times;
      * dW: 3 rows (units) of 32 inputs, x being the batch's rows (small, read once a block) */
-    if (dx) d8_gemm_rows(dy, U, 1, w, U, dx, B, I, 0, 16);
-    if (dw) d8_gemm_rows(dy, 1, U, x, B, dw, U, I, dw_zero, 32); /* dw_zero: as if dW were zeroed first */
+    if (dx) d8_gemm_skipping_zeros(dy, U, 1, w, U, dx, B, I, 0, 16, 5);
+    if (dw) d8_gemm_skipping_zeros(dy, 1, U, x, B, dw, U, I, dw_zero, 32, 7); /* dw_zero: as if dW were zeroed first */
     if (dbias) MT_X86_NAME(mt_op_bias_f32_backward)(dy, dbias, B, U);
 }
 
