@@ -483,6 +483,14 @@ static void check_x86_level(int level)
     for (size_t s = 0; s < sizeof relu / sizeof relu[0]; s++)
         for (int kind = DY_RELU; kind <= DY_RELU_INF; ++kind)
             check_dense_x86(relu[s][0], relu[s][1], relu[s][2], 550u + (unsigned)s, kind);
+    /* every input count to 200 (the column blocks' edges: a bug lived at I mod 32 in 25..31),
+     * batches and units to 70 drawn at random, each kind of dy */
+    mt_test_seed(77u);
+    for (uint32_t I = 1; I <= 200; ++I)
+        for (int kind = DY_DENSE; kind <= DY_RELU_INF; ++kind) {
+            const uint32_t B = 1u + mt_test_rand_u32() % 70u, U = 1u + mt_test_rand_u32() % 70u;
+            check_dense_x86(B, I, U, 1000u + 3u * I + (unsigned)kind, kind);
+        }
     check_spatial_path(1);
     check_exp_x86();
     check_adam_guard_edges();
