@@ -231,8 +231,34 @@ static const uint32_t pool_cases[][6] = {
      * VALID, even ones under SAME, channels not a multiple of 4 */
     {7, 9, 3, 2, 2, MT_PADDING_VALID},   {8, 6, 5, 2, 2, MT_PADDING_SAME}};
 
+/* geometries drawn at random (sizes to 12, channels to 40, kernels to 5, strides to 3, both
+ * paddings and activations; every third with whole 8-channel groups, every fifth with one
+ * channel), each op on each: the fixed cases above choose the paths, these the edges */
+static void check_spatial_sweep(int path, int count)
+{
+    mt_test_seed(4242u + (unsigned)path);
+    for (int t = 0; t < count; ++t) {
+        const uint32_t H = 1u + mt_test_rand_u32() % 12u, W = 1u + mt_test_rand_u32() % 12u;
+        uint32_t C = 1u + mt_test_rand_u32() % 40u;
+        const uint32_t OC = 1u + mt_test_rand_u32() % 40u, K = 1u + mt_test_rand_u32() % 5u;
+        const uint32_t S = 1u + mt_test_rand_u32() % 3u, padding = mt_test_rand_u32() % 2u;
+        const uint32_t activation = mt_test_rand_u32() % 3u, seed = mt_test_rand_u32();
+        if (t % 3 == 0) C = 8u * (1u + mt_test_rand_u32() % 4u);
+        if (t % 5 == 0) C = 1u;
+        const mt_spatial g = geometry(H, W, C, OC, K, S, padding ? MT_PADDING_SAME : MT_PADDING_VALID, activation);
+        if (g.OH == 0 || g.OW == 0) continue; /* VALID with a kernel past the input */
+        mt_spatial pool = g;
+        pool.activation = MT_FUSED_NONE;
+        const uint32_t B = 1u + seed % 3u;
+        check_spatial(path, CONV, &g, B, seed, (int)(seed & 1u));
+        check_spatial(path, DEPTHWISE, &g, B, seed + 1u, (int)(seed & 2u));
+        check_spatial(path, MAXPOOL, &pool, B, seed + 2u, 0);
+    }
+}
+
 static void check_spatial_path(int path)
 {
+    check_spatial_sweep(path, 400);
     for (size_t s = 0; s < sizeof pool_cases / sizeof pool_cases[0]; s++) {
         const uint32_t *v = pool_cases[s];
         mt_spatial pool;
