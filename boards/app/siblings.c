@@ -89,16 +89,33 @@ static float acc[MAXI];
  * NANS + t: ordinary data but for two NaNs, one negative, other payloads, in x (t = 0), W (1) or
  * dy (2), in other rows and columns (Helium makes every NaN result the default NaN: the blocks
  * they reach redo theirs). One tensor at a time, so two NaNs never meet in one sum: which one
- * such a sum gives depends on the compiled operand order, which C leaves to the compiler. */
+ * such a sum gives depends on the compiled operand order, which C leaves to the compiler.
+ * RELU: about half of dy ±0 (both signs), a row and a column of it all zero, a NaN in dy (the
+ * FPU cores' dW skips the zeros' terms); RELU_INF: the same zeros, no NaN, an infinity in x
+ * (a skipped 0·inf would lose its NaN: the dense blocks must run). */
 #define SPIKE 1
 #define NANS 2
+#define RELU 5
+#define RELU_INF 6
+static void relu_zeros(uint32_t B, uint32_t U, int with_nan)
+{
+    for (size_t k = 0; k < (size_t)B * U; ++k)
+        if (dy[k] < 0.0f) dy[k] = (k & 4u) ? -0.0f : 0.0f; /* fill's values: half negative */
+    for (uint32_t u = 0; u < U; ++u) dy[(size_t)(B / 2) * U + u] = 0.0f;
+    for (uint32_t b = 0; b < B; ++b) dy[(size_t)b * U + U / 2] = -0.0f;
+    if (with_nan) dy[(size_t)B * U - 1] = -__builtin_nanf("0x2a");
+}
+
 static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, int kind)
 {
     const int spike = kind == SPIKE;
     fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
+    if (kind >= RELU) relu_zeros(B, U, kind == RELU);
+    if (kind == RELU_INF) /* the last row's last column a sparse block takes: the finiteness test's last 8, or its tail */
+        x[(size_t)B * I - 1 - (I >= 8 ? I % 8u : 0u)] = -__builtin_inff();
     for (uint32_t b = 0; spike && b < B; ++b) x[(size_t)b * I + I / 2] *= 1e-39f; /* dW's column I / 2 */
     for (uint32_t u = 0; spike && u < U; ++u) dy[(size_t)(B / 3) * U + u] *= 1e-39f; /* dx's row B / 3 */
-    if (kind >= NANS) { /* at [R - 1, C / 3] and [R / 2, C - 1] of the R x C tensor, if apart */
+    if (kind >= NANS && kind < RELU) { /* at [R - 1, C / 3] and [R / 2, C - 1] of the R x C tensor, if apart */
         float *t = kind == NANS ? x : kind == NANS + 1 ? w : dy;
         const uint32_t R = kind == NANS ? B : kind == NANS + 1 ? U : B, C = kind == NANS + 2 ? U : I;
         t[(size_t)(R - 1) * C + C / 3] = -__builtin_nanf("0x2a");
@@ -430,13 +447,16 @@ int main(void)
     mt_board_init();
 #if MT_SCALAR_SIBLINGS
     static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8},  {4, 16, 10}, {9, 37, 13}, {5, 3, 7},
-                                         {8, 32, 4}, {1, 12, 5}, {3, 6, 3},   {16, 64, 16}, {7, 5, 11}};
+                                         {8, 32, 4}, {1, 12, 5}, {3, 6, 3},   {16, 64, 16}, {7, 5, 11},
+                                         {3, 24, 5}, {6, 56, 9}, {3, 13, 6}}; /* 16 + 8 columns, 3 x 16 + 8, 8 + 5 */
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f, 0); /* products below 2^-126 */
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 1e-39f, 1.0f, 0);   /* subnormal inputs */
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, SPIKE); /* one block's worth */
         for (int t = 0; t < 3; ++t) dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, NANS + t);
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, RELU);
+        dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, RELU_INF);
     }
     for (int depthwise = 0; depthwise < 2; ++depthwise)
         for (uint32_t stride = 1; stride <= 2; ++stride) {

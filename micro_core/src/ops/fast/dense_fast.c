@@ -3,6 +3,8 @@
  * same order, so the same bits on every target (tests/core/test_kernel_siblings.c holds
  * them to it), arranged for the hardware. Glossary as in ops/ops.h.
  */
+#include <string.h>
+
 #include "ops/arm/mve.h"
 #include "microtrain.h"
 #include "ops/fast/fast.h"
@@ -217,6 +219,42 @@ static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, s
     }
 }
 
+#if MT_VFP_DOT
+/*
+ * dW behind a ReLU (FPU cores): dW[u, i] += Σ_b dy[b, u]·x[b, i] by rows u of 16 (then 8)
+ * columns, skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits when x is
+ * finite). Where at least a quarter of dy's first rows (up to 4) is ±0 and x is finite, a
+ * 16-column step costs 26 instructions a term that counts and 7 one skipped, against the 4 x 4
+ * blocks' 22 a term for every term (the digits MLP's first layer, M4F: 40.4K -> 31.9K); columns
+ * past the last 8 go to the dense 1 x 1 sums. 0 when it did not run (nothing written).
+ */
+static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
+{
+    if (I < 8 || B == 0) return 0;
+    const uint32_t sampled = (B < 4u ? B : 4u) * U; /* the first rows tell a ReLU's zeros */
+    uint32_t zeros = 0;
+    for (uint32_t k = 0; k < sampled; ++k) {
+        uint32_t bits;
+        memcpy(&bits, dy + k, sizeof bits);
+        zeros += (bits << 1) == 0u;
+    }
+    if (zeros * 4u < sampled || !mt_vfp_all_finite(x, B * I)) return 0;
+    float s[16];
+    for (uint32_t u = 0; u < U; ++u) {
+        float *dwu = dw + (size_t)u * I;
+        uint32_t i = 0;
+        for (; i + 8 <= I; i += 8) {
+            const uint32_t cols = i + 16 <= I ? 16u : 8u;
+            mt_vfp_sparse_row(dy + u, U, x + i, I, B, s, cols);
+            for (uint32_t j = 0; j < cols; ++j) dwu[i + j] += s[j];
+            i += cols - 8u;
+        }
+        for (; i < I; ++i) grad_1x1(dy + u, U, x + i, I, B, dwu + i);
+    }
+    return 1;
+}
+#endif
+
 /*
  * The same sums as mt_op_dense_f32_backward, element for element and in the same order
  * (each starts at 0 and adds its terms by ascending u or b, then is added to the gradient),
@@ -230,7 +268,12 @@ void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *
 {
     (void)acc;
     if (dx) grad_blocked(dy, U, 1, w, I, U, dx, I, B, I);
-    if (dw) grad_blocked(dy, 1, U, x, I, B, dw, I, U, I);
+#if MT_VFP_DOT
+    if (dw && !weight_grad_skipping_zeros(x, dy, dw, B, I, U))
+#else
+    if (dw)
+#endif
+        grad_blocked(dy, 1, U, x, I, B, dw, I, U, I);
     if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
 }
 #endif /* !MT_MVE_KERNELS */
