@@ -221,16 +221,19 @@ static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, s
 
 #if MT_VFP_DOT
 /*
- * dW behind a ReLU (FPU cores): dW[u, i] += Σ_b dy[b, u]·x[b, i] by rows u of 16 (then 8)
- * columns, skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits when x is
- * finite). Where at least a quarter of dy's first rows (up to 4) is ±0 and x is finite, a
- * 16-column step costs 26 instructions a term that counts and 7 one skipped, against the 4 x 4
- * blocks' 22 a term for every term (the digits MLP's first layer, M4F: 40.4K -> 31.9K); columns
- * past the last 8 go to the dense 1 x 1 sums. 0 when it did not run (nothing written).
+ * dW behind a ReLU (FPU cores): dW[u, i] += Σ_b dy[b, u]·x[b, i] by rows u of 16 columns,
+ * skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits when x is finite), the
+ * columns past the last 16 by the dense blocks. A 16-column step costs 26 instructions a term
+ * that counts and 7 one skipped, against the 4 x 4 blocks' 22 for every term: it pays from
+ * about a fifth of dy ±0, so it runs where a quarter of dy's first rows (up to 4) is ±0 and x
+ * is finite (the digits MLP's first layer from random weights, M4F: 40.4K -> 31.9K). Rows of 8
+ * columns (34 a term per 16 MACs) would pay only past 3/5: a pointwise Conv2D's 8 channels keep
+ * the dense blocks. 0 when it did not run (nothing written).
  */
 static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
 {
-    if (I < 8 || B == 0) return 0;
+    const uint32_t wide = I / 16u * 16u;
+    if (wide == 0 || B == 0) return 0;
     const uint32_t sampled = (B < 4u ? B : 4u) * U; /* the first rows tell a ReLU's zeros */
     uint32_t zeros = 0;
     for (uint32_t k = 0; k < sampled; ++k) {
@@ -242,15 +245,12 @@ static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw
     float s[16];
     for (uint32_t u = 0; u < U; ++u) {
         float *dwu = dw + (size_t)u * I;
-        uint32_t i = 0;
-        for (; i + 8 <= I; i += 8) {
-            const uint32_t cols = i + 16 <= I ? 16u : 8u;
-            mt_vfp_sparse_row(dy + u, U, x + i, I, B, s, cols);
-            for (uint32_t j = 0; j < cols; ++j) dwu[i + j] += s[j];
-            i += cols - 8u;
+        for (uint32_t i = 0; i < wide; i += 16) {
+            mt_vfp_sparse_row(dy + u, U, x + i, I, B, s);
+            for (uint32_t j = 0; j < 16; ++j) dwu[i + j] += s[j];
         }
-        for (; i < I; ++i) grad_1x1(dy + u, U, x + i, I, B, dwu + i);
     }
+    if (wide < I) grad_blocked(dy, 1, U, x + wide, I, B, dw + wide, I, U, I - wide);
     return 1;
 }
 #endif

@@ -77,66 +77,44 @@ static inline void mt_vfp_outer4x4(const float *g, uint32_t gstep, const float *
           "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "cc", "memory");
 }
 
-/* One row of a weight gradient behind a ReLU: c[j] = Σ_t g[t]·m[t][j] for `cols` (16 or 8)
- * columns, t ascending over the n >= 1 terms (g steps gstep floats, m rows mstep floats),
- * skipping each term whose g is ±0 (bits << 1 == 0: a NaN counts). With every m finite (the
- * caller checks) such a term's product is ±0, and a sum that starts from +0 is never -0 (x + y
- * is -0 in round-to-nearest only when both are), so it would have left the sum's bits as they
- * were. Sums in s0-s15 from 16 zeros, g in s16, m's row eight floats at a time in s17-s24;
- * each term one VMLA (the product rounded, then the sum), as the dense blocks. 26 instructions
- * a 16-column term that counts, 7 one skipped. c receives the sums (not added to). */
+/* One row of a weight gradient behind a ReLU: c[j] = Σ_t g[t]·m[t][j] for 16 columns, t
+ * ascending over the n >= 1 terms (g steps gstep floats, m rows mstep floats), skipping each
+ * term whose g is ±0 (bits << 1 == 0: a NaN counts). With every m finite (the caller checks)
+ * such a term's product is ±0, and a sum that starts from +0 is never -0 (x + y is -0 in
+ * round-to-nearest only when both are), so it would have left the sum's bits as they were.
+ * Sums in s0-s15 from 16 zeros, g in s16, m's row eight floats at a time in s17-s24; each
+ * term one VMLA (the product rounded, then the sum), as the dense blocks. 26 instructions a
+ * term that counts, 7 one skipped. c receives the sums (not added to). */
 static inline void mt_vfp_sparse_row(const float *g, uint32_t gstep, const float *m, uint32_t mstep, uint32_t n,
-                                     float *c, uint32_t cols)
+                                     float *c)
 {
     static const float zeros[16];
     const uint32_t gb = gstep * 4u, mb = mstep * 4u;
     uint32_t bits;
-    if (cols == 16)
-        __asm volatile(
-            "vldmia %[z], {s0-s15}\n"
-            "1:\n\t"
-            "ldr %[bits], [%[g]]\n\t"
-            "lsls %[bits], %[bits], #1\n\t"
-            "beq 2f\n\t"
-            "vldr s16, [%[g]]\n\t"
-            "vldmia %[m], {s17-s24}\n\t"
-            "add %[bits], %[m], #32\n\t"
-            MT_VFP_MLA(0, 16, 17) MT_VFP_MLA(1, 16, 18) MT_VFP_MLA(2, 16, 19) MT_VFP_MLA(3, 16, 20)
-            MT_VFP_MLA(4, 16, 21) MT_VFP_MLA(5, 16, 22) MT_VFP_MLA(6, 16, 23) MT_VFP_MLA(7, 16, 24)
-            "vldmia %[bits], {s17-s24}\n\t"
-            MT_VFP_MLA(8, 16, 17) MT_VFP_MLA(9, 16, 18) MT_VFP_MLA(10, 16, 19) MT_VFP_MLA(11, 16, 20)
-            MT_VFP_MLA(12, 16, 21) MT_VFP_MLA(13, 16, 22) MT_VFP_MLA(14, 16, 23) MT_VFP_MLA(15, 16, 24)
-            "2:\n\t"
-            "add %[g], %[gb]\n\t"
-            "add %[m], %[mb]\n\t"
-            "subs %[n], #1\n\t"
-            "bne 1b\n\t"
-            "vstmia %[c], {s0-s15}\n"
-            : [n] "+r"(n), [g] "+r"(g), [m] "+r"(m), [bits] "=&r"(bits)
-            : [c] "r"(c), [z] "r"(zeros), [gb] "r"(gb), [mb] "r"(mb)
-            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15",
-              "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "cc", "memory");
-    else
-        __asm volatile(
-            "vldmia %[z], {s0-s7}\n"
-            "1:\n\t"
-            "ldr %[bits], [%[g]]\n\t"
-            "lsls %[bits], %[bits], #1\n\t"
-            "beq 2f\n\t"
-            "vldr s16, [%[g]]\n\t"
-            "vldmia %[m], {s17-s24}\n\t"
-            MT_VFP_MLA(0, 16, 17) MT_VFP_MLA(1, 16, 18) MT_VFP_MLA(2, 16, 19) MT_VFP_MLA(3, 16, 20)
-            MT_VFP_MLA(4, 16, 21) MT_VFP_MLA(5, 16, 22) MT_VFP_MLA(6, 16, 23) MT_VFP_MLA(7, 16, 24)
-            "2:\n\t"
-            "add %[g], %[gb]\n\t"
-            "add %[m], %[mb]\n\t"
-            "subs %[n], #1\n\t"
-            "bne 1b\n\t"
-            "vstmia %[c], {s0-s7}\n"
-            : [n] "+r"(n), [g] "+r"(g), [m] "+r"(m), [bits] "=&r"(bits)
-            : [c] "r"(c), [z] "r"(zeros), [gb] "r"(gb), [mb] "r"(mb)
-            : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23",
-              "s24", "cc", "memory");
+    __asm volatile(
+        "vldmia %[z], {s0-s15}\n"
+        "1:\n\t"
+        "ldr %[bits], [%[g]]\n\t"
+        "lsls %[bits], %[bits], #1\n\t"
+        "beq 2f\n\t"
+        "vldr s16, [%[g]]\n\t"
+        "vldmia %[m], {s17-s24}\n\t"
+        "add %[bits], %[m], #32\n\t"
+        MT_VFP_MLA(0, 16, 17) MT_VFP_MLA(1, 16, 18) MT_VFP_MLA(2, 16, 19) MT_VFP_MLA(3, 16, 20)
+        MT_VFP_MLA(4, 16, 21) MT_VFP_MLA(5, 16, 22) MT_VFP_MLA(6, 16, 23) MT_VFP_MLA(7, 16, 24)
+        "vldmia %[bits], {s17-s24}\n\t"
+        MT_VFP_MLA(8, 16, 17) MT_VFP_MLA(9, 16, 18) MT_VFP_MLA(10, 16, 19) MT_VFP_MLA(11, 16, 20)
+        MT_VFP_MLA(12, 16, 21) MT_VFP_MLA(13, 16, 22) MT_VFP_MLA(14, 16, 23) MT_VFP_MLA(15, 16, 24)
+        "2:\n\t"
+        "add %[g], %[gb]\n\t"
+        "add %[m], %[mb]\n\t"
+        "subs %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vstmia %[c], {s0-s15}\n"
+        : [n] "+r"(n), [g] "+r"(g), [m] "+r"(m), [bits] "=&r"(bits)
+        : [c] "r"(c), [z] "r"(zeros), [gb] "r"(gb), [mb] "r"(mb)
+        : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15",
+          "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "cc", "memory");
 }
 
 /* 1 when the n floats at p are all finite: s0 = Σ p[k]·0 by VMLA from +0 stays +0 (each
