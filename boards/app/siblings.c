@@ -448,7 +448,8 @@ int main(void)
 #if MT_SCALAR_SIBLINGS
     static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8},  {4, 16, 10}, {9, 37, 13}, {5, 3, 7},
                                          {8, 32, 4}, {1, 12, 5}, {3, 6, 3},   {16, 64, 16}, {7, 5, 11},
-                                         {3, 24, 5}, {6, 56, 9}, {3, 17, 6}}; /* 16 + 8 columns, 3 x 16 + 8, 16 + 1 */
+                                         /* B·I >= 512 (the FPU cores' sparse dW): 3 x 16 + 9, 3 x 16 + 1, 2 x 16 + 8 columns */
+                                         {9, 57, 5}, {11, 49, 7}, {16, 40, 6}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 3e-20f, 2e-19f, 0); /* products below 2^-126 */

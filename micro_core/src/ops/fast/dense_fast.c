@@ -225,16 +225,17 @@ static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, s
  * skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits when x is finite), the
  * columns past the last 16 by the dense blocks. A 16-column step costs 26 instructions a term
  * that counts and 7 one skipped, against the 4 x 4 blocks' 22 for every term: it pays from
- * about a fifth of dy ±0, so it runs where a quarter of dy's first rows (up to 4) is ±0 and x
- * is finite (the digits MLP's first layer from random weights, M4F: 40.4K -> 31.9K). Rows of 8
+ * about a fifth of dy ±0, so it runs where a quarter of dy's first two rows is ±0 and x is
+ * finite, on layers with B·I >= 512 (the digits MLP's first layer from random weights, M4F:
+ * 40.4K -> 32.7K; its 16 -> 10 layer, whose dy a softmax makes, skips the sample). Rows of 8
  * columns (34 a term per 16 MACs) would pay only past 3/5: a pointwise Conv2D's 8 channels keep
  * the dense blocks. 0 when it did not run (nothing written).
  */
 static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
 {
     const uint32_t wide = I / 16u * 16u;
-    if (wide == 0 || B == 0) return 0;
-    const uint32_t sampled = (B < 4u ? B : 4u) * U; /* the first rows tell a ReLU's zeros */
+    if (wide == 0 || B * I < 512u) return 0; /* the sample below stays under 2 % of the dense blocks' work */
+    const uint32_t sampled = (B < 2u ? B : 2u) * U; /* the first rows tell a ReLU's zeros */
     uint32_t zeros = 0;
     for (uint32_t k = 0; k < sampled; ++k) {
         uint32_t bits;
