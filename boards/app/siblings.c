@@ -111,7 +111,7 @@ static void dense_case(uint32_t B, uint32_t I, uint32_t U, float xs, float ws, i
     const int spike = kind == SPIKE;
     fill(x, (size_t)B * I, xs), fill(w, (size_t)U * I, ws), fill(bias, U, 0.5f), fill(dy, (size_t)B * U, ws);
     if (kind >= RELU) relu_zeros(B, U, kind == RELU);
-    if (kind == RELU_INF) /* the last row's last column a sparse block takes: the finiteness test's last 8, or its tail */
+    if (kind == RELU_INF) /* the last row's last column a sparse row takes: the finiteness test's last 8 or tail */
         x[(size_t)B * I - 1 - (I >= 16 ? I % 16u : 0u)] = -__builtin_inff();
     for (uint32_t b = 0; spike && b < B; ++b) x[(size_t)b * I + I / 2] *= 1e-39f; /* dW's column I / 2 */
     for (uint32_t u = 0; spike && u < U; ++u) dy[(size_t)(B / 3) * U + u] *= 1e-39f; /* dx's row B / 3 */
@@ -448,7 +448,8 @@ int main(void)
 #if MT_SCALAR_SIBLINGS
     static const uint32_t shapes[][3] = {{1, 1, 1}, {2, 8, 8},  {4, 16, 10}, {9, 37, 13}, {5, 3, 7},
                                          {8, 32, 4}, {1, 12, 5}, {3, 6, 3},   {16, 64, 16}, {7, 5, 11},
-                                         /* B·I >= 512 (the FPU cores' sparse dW): 3 x 16 + 9, 3 x 16 + 1, 2 x 16 + 8 columns */
+                                         /* B·I >= 512 (the FPU cores' sparse dW): 3 x 16 + 9, 3 x 16 + 1 and
+                                          * 2 x 16 + 8 columns */
                                          {9, 57, 5}, {11, 49, 7}, {16, 40, 6}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         dense_case(shapes[s][0], shapes[s][1], shapes[s][2], 2.0f, 1.0f, 0);

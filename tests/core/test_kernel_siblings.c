@@ -500,7 +500,7 @@ static void check_x86_level(int level)
     static const uint32_t dense[][3] = {{1, 1, 1},  {3, 5, 2},   {32, 16, 32}, {1, 16, 32}, {32, 784, 128},
                                         {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}, {11, 48, 24}, {12, 24, 9},
                                         {13, 70, 50}, {4, 40, 30}, {5, 130, 22},  /* partial third and fourth vectors */
-                                        {3, 95, 8},   {4, 57, 6},  {2, 28, 3}}; /* the AVX2 dW's last block 25-31 wide */
+                                        {3, 95, 8},   {4, 57, 6},  {2, 28, 3}}; /* AVX2 dW: a last block 25-31 wide */
     for (size_t s = 0; s < sizeof dense / sizeof dense[0]; s++)
         check_dense_x86(dense[s][0], dense[s][1], dense[s][2], 500u + (unsigned)s, DY_DENSE);
     /* behind a ReLU: 64 terms and past them, 64 units and past them, 96 columns and past them */

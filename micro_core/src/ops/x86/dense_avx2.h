@@ -241,7 +241,7 @@ MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const f
 #define D8_SPARSE_ROWS 64  /* rows whose masks one pass keeps on the stack */
 #define D8_SPARSE_TERMS 64 /* terms a mask holds */
 
-/* masks[r] bit j: g[(r0 + r)·gs + j·gj] is not ±0, for rn rows and J (<= 64) terms */
+/* masks[r] bit j: g[r·gs + j·gj] is not ±0, for rn rows and J (<= 64) terms; gj == 1 or gs == 1 */
 MT_AVX512_INLINE void d8_term_masks(const float *g, size_t gs, size_t gj, uint32_t J, uint32_t rn, uint64_t *masks)
 {
     if (gj == 1) { /* a row's terms side by side (the input gradient's dy rows): 8 at a time */
