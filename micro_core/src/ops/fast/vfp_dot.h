@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "mt_math.h"
+
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4) && \
     defined(__thumb2__) && !defined(__ARM_FEATURE_MVE) && !defined(MT_NO_VFP_DOT)
 #define MT_VFP_DOT 1
@@ -139,12 +141,7 @@ static inline int mt_vfp_all_finite(const float *p, uint32_t n)
         : [p] "+r"(p), [e] "+r"(eights), [bits] "=r"(bits)
         : [z] "r"(zero)
         : "s0", "s1", "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
-    for (uint32_t k = 0; k < n % 8u; ++k) { /* the last few by their bits */
-        uint32_t u;
-        __builtin_memcpy(&u, p + k, sizeof u);
-        bits |= (u & 0x7f800000u) == 0x7f800000u;
-    }
-    return bits == 0u;
+    return bits == 0u && mt_all_finitef(p, n % 8u); /* the last few by their bits */
 }
 #else
 #define MT_VFP_DOT 0

@@ -273,23 +273,6 @@ MT_AVX512_INLINE void d8_term_masks(const float *g, size_t gs, size_t gj, uint32
     }
 }
 
-/* 1 when the n floats at p are all finite (exponent field not all ones) */
-MT_AVX512_INLINE int d8_all_finite(const float *p, size_t n)
-{
-    const __m256i ones = _mm256_set1_epi32(0x7f800000);
-    __m256i bad = _mm256_setzero_si256();
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256i e = _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(p + i)), ones);
-        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, ones));
-    }
-    if (i < n) { /* lanes past n load 0, finite */
-        const __m256i e = _mm256_and_si256(_mm256_castps_si256(d8_load(p + i, (uint32_t)(n - i))), ones);
-        bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, ones));
-    }
-    return _mm256_testz_si256(bad, bad);
-}
-
 /* out[i0 + 8v + lane] = (zero ? 0 : out[..]) + Σ_{j in mask, ascending} g[j·gj]·m[j·I + i0 + 8v + lane]
  * for the 96 columns from i0 */
 static MT_AVX512 __attribute__((noinline)) void d8_sparse_block(const float *g, size_t gj, uint64_t mask,
@@ -336,7 +319,7 @@ MT_AVX512_INLINE void d8_gemm_skipping_zeros(const float *g, size_t gs, size_t g
             for (uint32_t r = 0; r < rn; ++r) counted += (uint32_t)__builtin_popcountll(masks[r]);
         }
         if (wide == 0 || J > D8_SPARSE_TERMS || (uint64_t)counted * 8 > (uint64_t)J * rn * eighths ||
-            !(m_finite >= 0 ? m_finite : (m_finite = d8_all_finite(m, (size_t)J * I)))) {
+            !(m_finite >= 0 ? m_finite : (m_finite = MT_X86_NAME(mt_all_finitef)(m, (size_t)J * I)))) {
             d8_gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero, cols, 0);
             continue;
         }
