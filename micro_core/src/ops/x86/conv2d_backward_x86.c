@@ -2,6 +2,7 @@
  * AVX-512 sibling of the Conv2D backward (ops/conv2d.c): the input gradient, the weight
  * gradient and the bias gradient; conv2d_x86.h says what it shares with the forward.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/conv2d_x86.h"
 #include "ops/x86/conv2d_avx2.h"
 

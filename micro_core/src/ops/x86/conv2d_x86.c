@@ -2,6 +2,7 @@
  * AVX-512 sibling of the Conv2D forward (ops/conv2d.c); conv2d_x86.h says what the pieces
  * share, conv2d_backward_x86.c holds the gradients.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS

@@ -2,6 +2,7 @@
  * AVX-512 siblings of the Dense kernels (ops/x86/x86.h says how they keep the reference's
  * bits; the AVX2 build takes the native 8-lane ones of dense_avx2.h). Glossary as in ops/ops.h.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS

@@ -3,6 +3,7 @@
  * says how they keep the reference's bits. Every sum here runs within one channel, so the
  * lanes simply run across sixteen consecutive channels, in the reference's order.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS

@@ -5,6 +5,7 @@
  * scalar function; the rest take the vector path. Softmax and the softmax
  * cross-entropy call it a row at a time (ops/x86/x86.h).
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS

@@ -6,6 +6,7 @@
  * then 8 a ymm (C = 8 is common; the AVX2 build: every 8), the last few masked. Unmasked, the gradient's add is a
  * blend: a lane whose tap is not the window's maximum is stored back unchanged.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS

@@ -3,6 +3,7 @@
  * the x86 siblings of the kernels ops share (the bias gradient, the fused activations).
  * Compiles to nothing on other targets.
  */
+#include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
 
 #if MT_X86_KERNELS
