@@ -522,6 +522,7 @@ static void check_x86_level(int level)
     check_adam_guard_edges();
     check_sgd_guard_edges();
     for (size_t n = 1; n < 70; n += 13) check_optimizers_x86(n, 40u + (unsigned)n);
+    for (size_t n = 16; n <= 64; n += 16) check_optimizers_x86(n, 40u + (unsigned)n); /* no tail block */
     for (size_t n = 1; n < 90; n += 11) check_elementwise_x86(n, 60u + (unsigned)n);
 }
 
