@@ -3,8 +3,8 @@
 Their blocks keep 12 to 16 sums in registers through loops over small arrays of vectors that
 only -O3 unrolls completely; at -O2 (RelWithDebInfo, the host preset the C tests use) the sums
 lived on the stack and MLP 784-128-10's step took 600 to 1000 us where the Release wheel took
-260 to 300. So every kernel file includes ops/x86/optimize.h first, which raises it to -O3
-(ops/x86/optimize.h). Here: every kernel file does; a kernel file compiled at -O0 comes out as
+240 to 340. So every kernel file includes ops/x86/optimize.h first, which raises it to -O3.
+Here: every kernel file does; a kernel file compiled at -O0, -O2 or -Os comes out as
 at -O3, where without the header it is many times larger (so the check sees the header's
 effect); and the library the tests load holds no FMA instruction (the reference's bits are a
 multiply then an add), where the same source compiled with -ffp-contract=fast does hold some.

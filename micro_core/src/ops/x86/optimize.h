@@ -4,7 +4,7 @@
  * 16 sums in registers through loops over small arrays of vectors, and only -O3 unrolls those
  * loops completely; at -O2 (RelWithDebInfo: the host preset, which the C tests use), -Os or
  * -O0 the sums live on the stack, and MLP 784-128-10's step took 600 to 1000 us where -O3
- * (the wheel's Release build) takes 260 to 300. The bits are the same at every level: the core
+ * (the wheel's Release build) takes 240 to 340. The bits are the same at every level: the core
  * compiles with -ffp-contract=off and without -ffast-math, so no level reorders, fuses or
  * drops a float operation (the objects hold no FMA instruction; tests/core checks the results
  * against the reference at whatever level it was built). Under AddressSanitizer they keep the
