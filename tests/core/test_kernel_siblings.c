@@ -80,10 +80,23 @@ static void check_dense_forward_blocked(uint32_t B, uint32_t I, uint32_t U, unsi
     free(x), free(w), free(bias), free(y0), free(y1);
 }
 
+/* One non-finite value a row of x (v[0..n-1]), the one at `which` mod their count: the others
+ * become 1. Every term x·0 of a sum then meets at most one kind of NaN, where a row with a NaN
+ * and an infinity (0·inf: the CPU's default NaN) made two kinds meet in one sum, and which one
+ * comes out depends on the compiled order of the adds (README), GCC's and clang's differ. */
+static void one_non_finite(float *v, uint32_t n, uint32_t which)
+{
+    uint32_t count = 0, seen = 0;
+    for (uint32_t i = 0; i < n; ++i) count += !mt_isfinitef(v[i]);
+    for (uint32_t i = 0; i < n; ++i)
+        if (!mt_isfinitef(v[i]) && seen++ != which % count) v[i] = 1.0f;
+}
+
 /* mt_op_dense_f32_forward_blocked_act against mt_op_dense_f32_forward + mt_fused_activation_forward,
  * random data with edge values spliced in: W picks x[b, u mod I] exactly (other terms are
  * 0·x), so y meets 6 exactly, its neighbours, NaN of either sign, infinities and FLT_MAX (and
- * NaN where an infinity meets a 0 weight); -0 in x and in the bias (a sum from 0 is never -0) */
+ * NaN where an infinity meets a 0 weight, one non-finite x a row, each in turn across rows);
+ * -0 in x and in the bias (a sum from 0 is never -0) */
 static void check_dense_forward_act(uint32_t B, uint32_t I, uint32_t U, uint32_t act, int with_bias, unsigned seed)
 {
     static const float edges[] = {6.0f, -6.0f, 6.0000005f, 5.9999995f, -0.0f, 0.0f, 7.0f, -1.0f,
@@ -95,6 +108,7 @@ static void check_dense_forward_act(uint32_t B, uint32_t I, uint32_t U, uint32_t
     float *y1 = malloc(sizeof(float) * B * U);
     fill(x, (size_t)B * I, 8.0f), fill(w, (size_t)U * I, 1.0f), fill(bias, U, 0.5f);
     for (size_t k = 0; k < (size_t)B * I && (seed & 1u); ++k) x[k] = edges[k % (sizeof edges / sizeof edges[0])];
+    for (uint32_t b = 0; b < B && (seed & 1u); ++b) one_non_finite(x + (size_t)b * I, I, b / 3u);
     for (uint32_t u = 0; u < U && (seed & 1u); ++u)
         for (uint32_t i = 0; i < I; ++i) w[(size_t)u * I + i] = i == u % I ? 1.0f : 0.0f;
     if (with_bias && U > 1) bias[0] = -0.0f, bias[1] = 0.0f;
