@@ -10,7 +10,8 @@
 #      and MicroPython 1.28 firmware with the native module _microtrain (unix port, QEMU
 #      mps2-an500/an385) fine-tunes with the host's bits (tests/micropython);
 #   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
-#      reader, the session and the checkpoint reader for a bounded time (60 s each).
+#      reader, the session and the checkpoint reader for a bounded time (60 s of a core each,
+#      side by side: 90 s on two cores).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
