@@ -220,29 +220,39 @@ static MT_AVX512 __attribute__((noinline)) void sparse_block(const float *g, siz
     }
 }
 
-/* the same for the last cols (< 256) columns, four vectors at a time, the last ones masked */
+/* sparse_block's sums for nv (<= 4, a constant where inlined) vectors of columns at m and
+ * out, the lanes of the last below `last` */
+MT_AVX512_INLINE void sparse_columns(const float *g, size_t gj, uint64_t mask, const float *m, uint32_t I, float *out,
+                                     uint32_t nv, __mmask16 last, int zero)
+{
+    __m512 acc[4];
+    __mmask16 lanes[4];
+    for (uint32_t v = 0; v < nv; ++v) acc[v] = _mm512_setzero_ps(), lanes[v] = v + 1 == nv ? last : mt_lanes(16);
+    for (; mask; mask &= mask - 1) {
+        const uint32_t j = (uint32_t)__builtin_ctzll(mask);
+        const __m512 gv = _mm512_set1_ps(g[(size_t)j * gj]);
+        for (uint32_t v = 0; v < nv; ++v)
+            acc[v] = mt_mac(acc[v], gv, _mm512_maskz_loadu_ps(lanes[v], m + (size_t)j * I + 16 * v));
+    }
+    for (uint32_t v = 0; v < nv; ++v) {
+        const __m512 before = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes[v], out + 16 * v);
+        _mm512_mask_storeu_ps(out + 16 * v, lanes[v], _mm512_add_ps(before, acc[v]));
+    }
+}
+
+/* the same for the last cols (< 256) columns: four whole vectors at a time, then the 1-4 left
+ * (the last one partial) */
 static MT_AVX512 __attribute__((noinline)) void sparse_tail(const float *g, size_t gj, uint64_t mask, const float *m,
                                                             uint32_t I, float *out, uint32_t cols, int zero)
 {
-    for (uint32_t c = 0; c < cols; c += 64) {
-        const __mmask16 l0 = mt_lanes(cols - c), l1 = mt_lanes(cols - c > 16 ? cols - c - 16 : 0),
-                        l2 = mt_lanes(cols - c > 32 ? cols - c - 32 : 0), l3 = mt_lanes(cols - c > 48 ? cols - c - 48 : 0);
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (uint64_t left = mask; left; left &= left - 1) {
-            const uint32_t j = (uint32_t)__builtin_ctzll(left);
-            const __m512 gv = _mm512_set1_ps(g[(size_t)j * gj]);
-            const float *mj = m + (size_t)j * I + c;
-            a0 = mt_mac(a0, gv, _mm512_maskz_loadu_ps(l0, mj)), a1 = mt_mac(a1, gv, _mm512_maskz_loadu_ps(l1, mj + 16));
-            a2 = mt_mac(a2, gv, _mm512_maskz_loadu_ps(l2, mj + 32)), a3 = mt_mac(a3, gv, _mm512_maskz_loadu_ps(l3, mj + 48));
-        }
-        const __m512 sums[4] = {a0, a1, a2, a3};
-        const __mmask16 lanes[4] = {l0, l1, l2, l3};
-        for (uint32_t v = 0; v < 4; ++v) {
-            float *o = out + c + 16 * v;
-            const __m512 before = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes[v], o);
-            _mm512_mask_storeu_ps(o, lanes[v], _mm512_add_ps(before, sums[v]));
-        }
-    }
+    uint32_t c = 0;
+    for (; c + 64 <= cols; c += 64) sparse_columns(g, gj, mask, m + c, I, out + c, 4, mt_lanes(16), zero);
+    const uint32_t left = cols - c, nv = (left + 15) / 16;
+    const __mmask16 last = mt_lanes(left - 16 * (nv ? nv - 1 : 0));
+    if (nv == 4) sparse_columns(g, gj, mask, m + c, I, out + c, 4, last, zero);
+    else if (nv == 3) sparse_columns(g, gj, mask, m + c, I, out + c, 3, last, zero);
+    else if (nv == 2) sparse_columns(g, gj, mask, m + c, I, out + c, 2, last, zero);
+    else if (nv == 1) sparse_columns(g, gj, mask, m + c, I, out + c, 1, last, zero);
 }
 
 /* gemm_rows's sums; where J <= 64 and m is finite, groups of rows whose terms that count are
