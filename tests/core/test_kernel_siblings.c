@@ -331,11 +331,20 @@ static void relu_like(float *dy, uint32_t B, uint32_t U, int with_nan)
     if (with_nan && B * U > 2) dy[(size_t)B * U - 1] = NAN;
 }
 
-static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed, int dy_kind)
+/* the first float of p (16 floats to spare) on a 64-byte line */
+static float *on_a_line(float *p)
+{
+    return p + (64u - (uintptr_t)p % 64u) % 64u / sizeof(float);
+}
+
+/* x and w start `shift` floats past a 64-byte line (the arena aligns tensors to 16 bytes; the
+ * AVX-512 sparse gradients start their full blocks on a line of the operand they stream) */
+static void check_dense_x86_at(uint32_t B, uint32_t I, uint32_t U, unsigned seed, int dy_kind, uint32_t shift)
 {
     mt_test_seed(seed);
     const size_t nx = (size_t)B * I, nw = (size_t)U * I, ny = (size_t)B * U;
-    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * U);
+    float *x_block = malloc(sizeof(float) * (nx + 32)), *w_block = malloc(sizeof(float) * (nw + 32));
+    float *x = on_a_line(x_block) + shift, *w = on_a_line(w_block) + shift, *bias = malloc(sizeof(float) * U);
     float *dy = malloc(sizeof(float) * ny), *y0 = malloc(sizeof(float) * ny), *y1 = with_canary(ny);
     fill(x, nx, 2.0f), fill(w, nw, 1.0f), fill(bias, U, 0.5f), fill(dy, ny, 1.5f);
     if (dy_kind != DY_DENSE) relu_like(dy, B, U, dy_kind == DY_RELU);
@@ -363,8 +372,13 @@ static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed, i
     X86(mt_op_dense_f32_backward)(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
     CHECK(same_bits(dx0, dx1, nx));
     CHECK(same_bits(dw0, dw1, nw) && canary_intact(dw1, nw));
-    free(x), free(w), free(bias), free(dy), free(y0), free(y1);
+    free(x_block), free(w_block), free(bias), free(dy), free(y0), free(y1);
     free(dx0), free(dw0), free(db0), free(dx1), free(dw1), free(db1);
+}
+
+static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed, int dy_kind)
+{
+    check_dense_x86_at(B, I, U, seed, dy_kind, 0u);
 }
 
 /* mt_expf_shifted's x86 kernel against mt_expf, bit for bit: a sweep of exponents, the edges of
@@ -450,26 +464,32 @@ static void check_sgd_guard_edges(void)
         }
 }
 
-static void check_optimizers_x86(size_t N, unsigned seed)
+/* The x86 optimizers and guards against the reference: w, g and the state `shift` floats past a
+ * 64-byte line (the x86 loops start their whole blocks on w's line, a masked head before), an
+ * infinity in g at bad_at (< N) that the guards must refuse, wherever it falls */
+static void check_optimizers_x86_at(size_t N, unsigned seed, uint32_t shift, size_t bad_at)
 {
     mt_test_seed(seed);
-    float *w0 = malloc(sizeof(float) * N), *g = malloc(sizeof(float) * N), *s0 = malloc(sizeof(float) * 2 * N);
+    float *w0 = malloc(sizeof(float) * N), *s0 = malloc(sizeof(float) * 2 * N);
+    float *g_block = malloc(sizeof(float) * (N + 32)), *g = on_a_line(g_block) + shift;
     fill(w0, N, 1.0f), fill(g, N, 1.0f), fill(s0, 2 * N, 0.1f);
     for (size_t i = 0; i < N; ++i) s0[N + i] = s0[N + i] * s0[N + i]; /* v >= 0 */
     const mt_proximal none = {NULL, 0.0f};
-    if (N > 2) g[N / 2] = (seed & 1u) ? INFINITY : g[N / 2]; /* the guards must also say no */
+    if (bad_at < N) g[bad_at] = INFINITY;
     for (int variant = 0; variant < 6; ++variant) {
         float *w1 = copy_of(w0, N), *s1 = copy_of(s0, 2 * N);
-        float *w2 = copy_of(w0, N), *s2 = copy_of(s0, 2 * N);
+        float *w_block = malloc(sizeof(float) * (N + 32)), *s_block = malloc(sizeof(float) * (2 * N + 32));
+        float *w2 = on_a_line(w_block) + shift, *s2 = on_a_line(s_block) + shift;
+        memcpy(w2, w0, sizeof(float) * N), memcpy(s2, s0, sizeof(float) * 2 * N);
         const float wd = variant & 1 ? 0.01f : 0.0f;
         if (variant < 2) {
-            CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
+            CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
                          mt_sgd_update_is_finite_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
             mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
             X86(mt_sgd_update_f32)(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
         } else {
             const float beta1 = variant >= 4 ? 0.3f : 0.9f;
-            CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+            CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
                                                              variant == 5, 0.81, 0.998, 0.5f),
                          mt_adam_update_is_finite_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
                                                       variant == 5, 0.81, 0.998, 0.5f, none));
@@ -480,9 +500,14 @@ static void check_optimizers_x86(size_t N, unsigned seed)
         }
         CHECK(same_bits(w1, w2, N));
         CHECK(same_bits(s1, s2, 2 * N));
-        free(w1), free(s1), free(w2), free(s2);
+        free(w1), free(s1), free(w_block), free(s_block);
     }
-    free(w0), free(g), free(s0);
+    free(w0), free(g_block), free(s0);
+}
+
+static void check_optimizers_x86(size_t N, unsigned seed)
+{
+    check_optimizers_x86_at(N, seed, 0u, (seed & 1u) && N > 2 ? N / 2 : N);
 }
 
 /* ReLU forward/backward and the all-finite guard, with signed zeros, NaN and infinities */
@@ -523,6 +548,13 @@ static void check_x86_level(int level)
     for (size_t s = 0; s < sizeof relu / sizeof relu[0]; s++)
         for (int kind = DY_RELU; kind <= DY_RELU_INF; ++kind)
             check_dense_x86(relu[s][0], relu[s][1], relu[s][2], 550u + (unsigned)s, kind);
+    /* every offset from a 64-byte line a 16-byte aligned tensor can have, and odd ones, with
+     * widths whose rows all share it (multiples of 16: MLP 784-128-10's; one full block and
+     * none; 272 = one full block after any head) and one whose rows do not */
+    static const uint32_t shifted[][3] = {{32, 784, 128}, {16, 256, 20}, {9, 272, 70}, {5, 240, 3}, {7, 300, 9}};
+    for (size_t s = 0; s < sizeof shifted / sizeof shifted[0]; s++)
+        for (uint32_t shift = 1; shift < 16; ++shift)
+            check_dense_x86_at(shifted[s][0], shifted[s][1], shifted[s][2], 580u + (unsigned)s, DY_RELU, shift);
     /* every input count to 200 (the column blocks' edges: a bug lived at I mod 32 in 25..31),
      * batches and units to 70 drawn at random, each kind of dy */
     mt_test_seed(77u);
@@ -537,6 +569,14 @@ static void check_x86_level(int level)
     check_sgd_guard_edges();
     for (size_t n = 1; n < 70; n += 13) check_optimizers_x86(n, 40u + (unsigned)n);
     for (size_t n = 16; n <= 64; n += 16) check_optimizers_x86(n, 40u + (unsigned)n); /* no tail block */
+    /* every offset from a line, the infinity in the head, the first whole block or the tail */
+    static const size_t lengths[] = {5, 37, 100, 333};
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; ++l)
+        for (uint32_t shift = 0; shift < 16; ++shift) {
+            const size_t N = lengths[l], bad[] = {N, 0, 16 - shift - 1, 16 - shift, N - 1};
+            for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k)
+                check_optimizers_x86_at(N, 90u + shift, shift, bad[k] < N ? bad[k] : N);
+        }
     for (size_t n = 1; n < 90; n += 11) check_elementwise_x86(n, 60u + (unsigned)n);
 }
 

@@ -26,6 +26,15 @@ MT_AVX512_INLINE __mmask16 mt_lanes(uint32_t n)
     return n >= 16u ? (__mmask16)0xFFFFu : (__mmask16)((1u << n) - 1u);
 }
 
+/* The elements of p before its first 64-byte line, at most n (< 16). The arena aligns tensors
+ * to 16 bytes only; a loop that starts its whole blocks there loads each from one cache line,
+ * where a load across two lines costs two (a head block under a mask takes the ones before). */
+MT_AVX512_INLINE uint32_t mt_to_line(const float *p, size_t n)
+{
+    const size_t k = (64u - (uintptr_t)p % 64u) % 64u / sizeof(float);
+    return (uint32_t)(k < n ? k : n);
+}
+
 MT_AVX512_INLINE uint32_t mt_min_u32(uint32_t a, uint32_t b)
 {
     return a < b ? a : b;
