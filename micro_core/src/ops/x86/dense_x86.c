@@ -255,9 +255,10 @@ static MT_AVX512 __attribute__((noinline)) void sparse_tail(const float *g, size
     else if (nv == 1) sparse_columns(g, gj, mask, m + c, I, out + c, 1, last, zero);
 }
 
-/* gemm_rows's sums; where J <= 64 and m is finite, groups of rows whose terms that count are
- * at most 7/8 of them take the sparse blocks (a term costs them what it costs the dense
- * blocks; the AVX2 build's measured break-even for the weight gradient is the same 7/8) */
+/* gemm_rows's sums; where J <= 64, m is finite and a row holds a full block (below, the masks
+ * and the tail's cost per term made the tiny MLP's step 10% slower), groups of rows whose
+ * terms that count are at most 7/8 of them take the sparse blocks (a term costs them what it
+ * costs the dense blocks; the AVX2 build's measured break-even for the weight gradient) */
 MT_AVX512_INLINE void gemm_skipping_zeros(const float *g, size_t gs, size_t gj, const float *m, uint32_t J, float *out,
                                           uint32_t R, uint32_t I, int zero)
 {
@@ -266,29 +267,29 @@ MT_AVX512_INLINE void gemm_skipping_zeros(const float *g, size_t gs, size_t gj, 
      * past a line, 40 now, 37 with x on a line. The columns before and after: sparse_tail. */
     const uint32_t head = I % 16 == 0 ? mt_to_line(m, I) : 0u;
     const uint32_t full = I > head ? (I - head) / (16 * SPARSE_VECS) * (16 * SPARSE_VECS) : 0u;
-    const uint32_t lead = full ? head : 0u, end = lead + full; /* the full blocks' columns: [lead, end) */
-    int m_finite = -1;                                         /* not looked at yet */
+    const uint32_t end = head + full; /* the full blocks' columns: [head, end) */
+    int m_finite = -1;                /* not looked at yet */
     for (uint32_t r0 = 0; r0 < R; r0 += SPARSE_ROWS) {
         const uint32_t rn = mt_min_u32(SPARSE_ROWS, R - r0);
         const float *gr = g + r0 * gs;
         float *outr = out + (size_t)r0 * I;
         uint64_t masks[SPARSE_ROWS];
         uint32_t counted = 0;
-        if (J <= SPARSE_TERMS) {
+        if (J <= SPARSE_TERMS && full) {
             term_masks(gr, gs, gj, J, rn, masks);
             for (uint32_t r = 0; r < rn; ++r) counted += (uint32_t)__builtin_popcountll(masks[r]);
         }
-        if (J > SPARSE_TERMS || (uint64_t)counted * 8 > (uint64_t)J * rn * 7 ||
+        if (J > SPARSE_TERMS || !full || (uint64_t)counted * 8 > (uint64_t)J * rn * 7 ||
             !(m_finite >= 0 ? m_finite : (m_finite = MT_X86_NAME(mt_all_finitef)(m, (size_t)J * I)))) {
             gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero);
             continue;
         }
         /* a block of columns for every row in turn: its J x 256 floats of m stay in L1 */
-        for (uint32_t i0 = lead; i0 < end; i0 += 16 * SPARSE_VECS)
+        for (uint32_t i0 = head; i0 < end; i0 += 16 * SPARSE_VECS)
             for (uint32_t r = 0; r < rn; ++r)
                 sparse_block(gr + r * gs, gj, masks[r], m + i0, I, outr + (size_t)r * I + i0, zero);
         for (uint32_t r = 0; r < rn; ++r) {
-            if (lead) sparse_tail(gr + r * gs, gj, masks[r], m, I, outr + (size_t)r * I, lead, zero);
+            if (head) sparse_tail(gr + r * gs, gj, masks[r], m, I, outr + (size_t)r * I, head, zero);
             if (end < I) sparse_tail(gr + r * gs, gj, masks[r], m + end, I, outr + (size_t)r * I + end, I - end, zero);
         }
     }

@@ -189,7 +189,7 @@ MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *b
                                         float weight_decay, float grad_scale)
 {
     const sgd16_constants k = sgd16_setup(lr, momentum, weight_decay, grad_scale);
-    size_t i = mt_to_line(w, N); /* w's whole blocks on its lines (8.2 -> 7.3 us for 100K weights) */
+    size_t i = mt_stream_head(w, N); /* w's whole blocks on its lines (8.2 -> 7.3 us for 100K weights) */
     if (i) sgd16_update(&k, w, g, buf, mt_lanes((uint32_t)i));
     for (; i + 16 <= N; i += 16) sgd16_update(&k, w + i, g + i, buf ? buf + i : NULL, MT_ALL16);
     if (i < N) sgd16_update(&k, w + i, g + i, buf ? buf + i : NULL, mt_lanes((uint32_t)(N - i)));
@@ -322,7 +322,7 @@ MT_AVX512 int MT_X86_NAME(mt_sgd_update_is_finite_f32)(const float *w, const flo
      * block) set the pace, not the loads; whether a NaN came up is the same in any order */
     finite16 f[4] = {{_mm512_setzero_ps(), 0}, {_mm512_setzero_ps(), 0}, {_mm512_setzero_ps(), 0},
                      {_mm512_setzero_ps(), 0}};
-    size_t i = mt_to_line(w, N); /* w's whole blocks on its lines (mt_to_line) */
+    size_t i = mt_stream_head(w, N); /* w's whole blocks on its lines (mt_stream_head) */
     if (i) sgd16_guard(&k, w, g, buf, mt_lanes((uint32_t)i), &f[0]);
     for (; i + 64 <= N; i += 64)
         for (size_t q = 0; q < 4; ++q)
@@ -373,7 +373,7 @@ MT_AVX512_INLINE int adam16_within_limits(const mt_adam_params *p, const float *
 {
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), all = _mm512_set1_epi32(-1);
     __m512i gm = _mm512_set1_epi32(0), mm = gm, vm = gm, wm = gm;
-    size_t i = mt_to_line(w, N); /* w's whole blocks on its lines (12.0 us for 100K elements on
+    size_t i = mt_stream_head(w, N); /* w's whole blocks on its lines (12.0 us for 100K elements on
                                     the line, 17.9 with the four arrays 16 bytes past one) */
     if (i) {
         const __mmask16 lanes = mt_lanes((uint32_t)i);
