@@ -79,6 +79,20 @@ MT_AVX512_INLINE void mt_transpose16(__m512 r[16])
 }
 #endif
 
+/* Whether a group of rn rows of a Dense gradient takes the sparse blocks (dense_x86.c,
+ * dense_avx2.h): the terms that count (the set bits of masks) are at most eighths / 8 of its
+ * J x rn, and m (J rows of I floats) holds no infinity or NaN, looked at once a call
+ * (*m_finite: -1 not yet, then the answer) */
+MT_AVX512_INLINE int mt_sparse_pays(const uint64_t *masks, uint32_t rn, uint32_t J, uint32_t eighths, const float *m,
+                                    uint32_t I, int *m_finite)
+{
+    uint64_t counted = 0;
+    for (uint32_t r = 0; r < rn; ++r) counted += (uint64_t)__builtin_popcountll(masks[r]);
+    if (counted * 8u > (uint64_t)J * rn * eighths) return 0;
+    if (*m_finite < 0) *m_finite = MT_X86_NAME(mt_all_finitef)(m, (size_t)J * I);
+    return *m_finite;
+}
+
 /* acc + a·b as the reference writes it: a product rounded, then a sum rounded (no FMA). */
 MT_AVX512_INLINE __m512 mt_mac(__m512 acc, __m512 a, __m512 b)
 {

@@ -308,18 +308,17 @@ MT_AVX512_INLINE void d8_gemm_skipping_zeros(const float *g, size_t gs, size_t g
 {
     const uint32_t wide = I / (8 * D8_SPARSE_VECS) * (8 * D8_SPARSE_VECS); /* columns the sparse blocks take */
     int m_finite = -1;                                                    /* not looked at yet */
+    if (wide == 0 || J > D8_SPARSE_TERMS) {
+        d8_gemm_rows(g, gs, gj, m, J, out, R, I, zero, cols, 0);
+        return;
+    }
     for (uint32_t r0 = 0; r0 < R; r0 += D8_SPARSE_ROWS) {
         const uint32_t rn = mt_min_u32(D8_SPARSE_ROWS, R - r0);
         const float *gr = g + r0 * gs;
         float *outr = out + (size_t)r0 * I;
         uint64_t masks[D8_SPARSE_ROWS];
-        uint32_t counted = 0;
-        if (J <= D8_SPARSE_TERMS && wide > 0) {
-            d8_term_masks(gr, gs, gj, J, rn, masks);
-            for (uint32_t r = 0; r < rn; ++r) counted += (uint32_t)__builtin_popcountll(masks[r]);
-        }
-        if (wide == 0 || J > D8_SPARSE_TERMS || (uint64_t)counted * 8 > (uint64_t)J * rn * eighths ||
-            !(m_finite >= 0 ? m_finite : (m_finite = MT_X86_NAME(mt_all_finitef)(m, (size_t)J * I)))) {
+        d8_term_masks(gr, gs, gj, J, rn, masks);
+        if (!mt_sparse_pays(masks, rn, J, eighths, m, I, &m_finite)) {
             d8_gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero, cols, 0);
             continue;
         }

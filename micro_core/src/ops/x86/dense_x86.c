@@ -269,18 +269,17 @@ MT_AVX512_INLINE void gemm_skipping_zeros(const float *g, size_t gs, size_t gj, 
     const uint32_t full = I > head ? (I - head) / (16 * SPARSE_VECS) * (16 * SPARSE_VECS) : 0u;
     const uint32_t end = head + full; /* the full blocks' columns: [head, end) */
     int m_finite = -1;                /* not looked at yet */
+    if (J > SPARSE_TERMS || !full) {
+        gemm_rows(g, gs, gj, m, J, out, R, I, zero);
+        return;
+    }
     for (uint32_t r0 = 0; r0 < R; r0 += SPARSE_ROWS) {
         const uint32_t rn = mt_min_u32(SPARSE_ROWS, R - r0);
         const float *gr = g + r0 * gs;
         float *outr = out + (size_t)r0 * I;
         uint64_t masks[SPARSE_ROWS];
-        uint32_t counted = 0;
-        if (J <= SPARSE_TERMS && full) {
-            term_masks(gr, gs, gj, J, rn, masks);
-            for (uint32_t r = 0; r < rn; ++r) counted += (uint32_t)__builtin_popcountll(masks[r]);
-        }
-        if (J > SPARSE_TERMS || !full || (uint64_t)counted * 8 > (uint64_t)J * rn * 7 ||
-            !(m_finite >= 0 ? m_finite : (m_finite = MT_X86_NAME(mt_all_finitef)(m, (size_t)J * I)))) {
+        term_masks(gr, gs, gj, J, rn, masks);
+        if (!mt_sparse_pays(masks, rn, J, 7, m, I, &m_finite)) {
             gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero);
             continue;
         }
