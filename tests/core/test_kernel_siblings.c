@@ -550,8 +550,10 @@ static void check_x86_level(int level)
             check_dense_x86(relu[s][0], relu[s][1], relu[s][2], 550u + (unsigned)s, kind);
     /* every offset from a 64-byte line a 16-byte aligned tensor can have, and odd ones, with
      * widths whose rows all share it (multiples of 16: MLP 784-128-10's; one full block and
-     * none; 272 = one full block after any head) and one whose rows do not */
-    static const uint32_t shifted[][3] = {{32, 784, 128}, {16, 256, 20}, {9, 272, 70}, {5, 240, 3}, {7, 300, 9}};
+     * none; 272 = one full block after any head; 288 with at most 64 units, so that the input
+     * gradient's blocks run too) and one whose rows do not */
+    static const uint32_t shifted[][3] = {{32, 784, 128}, {16, 256, 20}, {9, 272, 70}, {12, 288, 40},
+                                          {5, 240, 3},    {7, 300, 9}};
     for (size_t s = 0; s < sizeof shifted / sizeof shifted[0]; s++)
         for (uint32_t shift = 1; shift < 16; ++shift)
             check_dense_x86_at(shifted[s][0], shifted[s][1], shifted[s][2], 580u + (unsigned)s, DY_RELU, shift);
