@@ -21,7 +21,7 @@
  * of inputs (a float stored and reloaded is the same float), and the deeper block cuts that
  * traffic. Eight rows at a time keep sixteen addition chains in flight, in the last, shorter
  * block of inputs too (it ran one row at a time, a latency-bound chain per sum). 64 deep
- * rather than 32: MLP 784-128-10's forward 74 -> 70 us (best of 2000 in C, four runs
+ * rather than 32: MLP 784-128-10's forward 67.5 -> 63.6 us (best of 2000 in C, runs
  * interleaved; 128 deep was no faster than 64).
  */
 #define DENSE_ROWS 8
