@@ -102,15 +102,10 @@ static mt_status property_value_bytes(const mt_property *p, uint32_t *name_bytes
     }
 }
 
-static int valid_session(const mt_session *s)
-{
-    return s != NULL && s->magic == MT_SESSION_MAGIC;
-}
-
 mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
                               const mt_property *properties, int32_t num_properties, size_t *bytes)
 {
-    if (!valid_session(s) || bytes == NULL || num_properties < 0 ||
+    if (!mt_session_valid(s) || bytes == NULL || num_properties < 0 ||
         (num_properties > 0 && properties == NULL) || (include_optimizer != 0 && include_optimizer != 1))
         return MT_ERR_BAD_ARGUMENT;
     const uint64_t per_element =
@@ -467,7 +462,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
 mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn read, void *user,
                              mt_property_fn on_property, void *property_user)
 {
-    if (!valid_session(s) || read == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || read == NULL) return MT_ERR_BAD_ARGUMENT;
     if (checkpoint_bytes > 0xFFFFFFFFu) return MT_ERR_BAD_CHECKPOINT;
     reader r = {read, user, (uint32_t)checkpoint_bytes};
     ck_header c;
@@ -497,7 +492,7 @@ static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8
 
 mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user)
 {
-    if (!valid_session(s) || write == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || write == NULL) return MT_ERR_BAD_ARGUMENT;
     const uint32_t size = s->img.bytes;
     uint8_t buf[CHUNK];
     uint32_t crc = 0;

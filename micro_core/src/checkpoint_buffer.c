@@ -34,26 +34,11 @@ static mt_status memory_read(void *user, size_t offset, void *data, size_t bytes
     return MT_OK;
 }
 
-static int valid_session(const mt_session *s)
-{
-    return s != NULL && s->magic == MT_SESSION_MAGIC;
-}
-
-/* [a, a + n) and [b, b + m) share a byte; ends saturate, so a size running past the address
- * space overlaps whatever lies after its start. */
-static int overlap(const void *a, size_t n, const void *b, size_t m)
-{
-    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    const uintptr_t ea = n > UINTPTR_MAX - pa ? UINTPTR_MAX : pa + n;
-    const uintptr_t eb = m > UINTPTR_MAX - pb ? UINTPTR_MAX : pb + m;
-    return n > 0 && m > 0 && pa < eb && pb < ea;
-}
-
 /* Memory a buffer function may write must lie outside the session's arena (the session is
  * at its start) and its model image, which the session reads frozen weights from. */
 static int writable(const mt_session *s, const void *p, size_t n)
 {
-    return !overlap(p, n, s, s->plan.total_bytes) && !overlap(p, n, s->img.base, s->img.bytes);
+    return !mt_in_arena(s, p, n) && !mt_bytes_overlap(p, n, s->img.base, s->img.bytes);
 }
 
 mt_status mt_checkpoint_save_buffer(const mt_session *s, int32_t include_optimizer,
@@ -74,7 +59,7 @@ mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_
                                     mt_property_fn on_property, void *property_user)
 {
     /* pass 2 writes the arena while it reads the checkpoint: they must not share bytes */
-    if (!valid_session(s) || checkpoint == NULL || overlap(checkpoint, checkpoint_bytes, s, s->plan.total_bytes))
+    if (!mt_session_valid(s) || checkpoint == NULL || mt_in_arena(s, checkpoint, checkpoint_bytes))
         return MT_ERR_BAD_ARGUMENT;
     memory m = {NULL, (const uint8_t *)checkpoint, checkpoint_bytes, checkpoint_bytes};
     return mt_checkpoint_load(s, checkpoint_bytes, memory_read, &m, on_property, property_user);
@@ -82,7 +67,7 @@ mt_status mt_checkpoint_load_buffer(mt_session *s, const void *checkpoint, size_
 
 mt_status mt_session_export_image_buffer(const mt_session *s, void *buffer, size_t capacity, size_t *written)
 {
-    if (!valid_session(s) || buffer == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || buffer == NULL) return MT_ERR_BAD_ARGUMENT;
     const size_t bytes = s->img.bytes; /* the export is the image's size */
     if (capacity < bytes || !writable(s, buffer, bytes)) return MT_ERR_BAD_ARGUMENT;
     memory m = {(uint8_t *)buffer, NULL, 0, capacity};

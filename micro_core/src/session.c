@@ -80,14 +80,9 @@ mt_status mt_session_init(mt_session **session, const void *image, size_t image_
     return mt_plan_layout(&img, cfg, (uint8_t *)arena, &plan, session);
 }
 
-static int valid(const mt_session *s)
-{
-    return s != NULL && s->magic == MT_SESSION_MAGIC;
-}
-
 void mt_session_note_error(mt_session *s, mt_status st, int32_t op, int32_t tensor)
 {
-    if (!valid(s)) return;
+    if (!mt_session_valid(s)) return;
     const int32_t type = (op >= 0 && (uint32_t)op < s->img.num_ops) ? s->ops[op].type : 0;
     mt_fail_at(&s->last_error, st, op, type, tensor);
 }
@@ -101,21 +96,21 @@ static mt_status step_failed(mt_session *s, mt_status st, int32_t op, int32_t te
 
 mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail)
 {
-    if (!valid(s) || detail == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || detail == NULL) return MT_ERR_BAD_ARGUMENT;
     *detail = s->last_error;
     return MT_OK;
 }
 
 mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan)
 {
-    if (!valid(s) || plan == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || plan == NULL) return MT_ERR_BAD_ARGUMENT;
     *plan = s->plan;
     return MT_OK;
 }
 
 mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_t *count)
 {
-    if (!valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
     if (position < 0 || (uint32_t)position >= s->img.num_inputs) return MT_ERR_BAD_ARGUMENT;
     mt_tensor_rt *t = &s->tensors[mt_image_io(&s->img, 0, (uint32_t)position)];
     *data = t->mutable_data;
@@ -126,7 +121,7 @@ mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_
 mt_status mt_session_output(const mt_session *s, int32_t position, const float **data,
                             int32_t *count)
 {
-    if (!valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || data == NULL || count == NULL) return MT_ERR_BAD_ARGUMENT;
     if (position < 0 || (uint32_t)position >= s->img.num_outputs) return MT_ERR_BAD_ARGUMENT;
     const mt_tensor_rt *t = &s->tensors[mt_image_io(&s->img, 1, (uint32_t)position)];
     *data = t->data;
@@ -136,7 +131,7 @@ mt_status mt_session_output(const mt_session *s, int32_t position, const float *
 
 mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes)
 {
-    if (!valid(s) || data == NULL || bytes == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || data == NULL || bytes == NULL) return MT_ERR_BAD_ARGUMENT;
     *data = s->target;
     *bytes = (int32_t)s->target_bytes;
     return MT_OK;
@@ -369,7 +364,7 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
 
 static mt_status check_rows(const mt_session *s, int32_t n)
 {
-    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (n < 1 || n > s->cfg.batch_size) return MT_ERR_BAD_ARGUMENT;
     return MT_OK;
 }
@@ -394,7 +389,7 @@ static mt_status forward_and_loss(mt_session *s, uint32_t n, float *loss_out)
 
 mt_status mt_session_zero_grad(mt_session *s)
 {
-    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (s->plan.fused_update) return step_failed(s, MT_ERR_STATE, -1, -1);
     for (int32_t k = 0; k < s->num_trained; ++k) {
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
@@ -426,7 +421,7 @@ static int32_t reader_of(const mt_session *s, uint16_t tensor)
 
 mt_status mt_session_optimizer_step(mt_session *s)
 {
-    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (s->num_trained == 0 || s->accumulated_rows == 0 || s->plan.fused_update) return MT_ERR_STATE;
     const float grad_scale = grad_scale_for(s, s->accumulated_rows);
     double beta1_power, beta2_power;
@@ -484,7 +479,7 @@ mt_status mt_session_infer(mt_session *s, int32_t n)
 
 mt_status mt_session_set_reference(mt_session *s)
 {
-    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (s->cfg.proximal_mu <= 0.0f) return MT_ERR_STATE;
     for (int32_t k = 0; k < s->num_trained; ++k) {
         const mt_tensor_rt *t = &s->tensors[s->trained[k]];
@@ -495,7 +490,7 @@ mt_status mt_session_set_reference(mt_session *s)
 
 mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 {
-    if (!valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
     *count = s->numeric_errors;
     return MT_OK;
 }
@@ -503,28 +498,28 @@ mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
 {
     /* 0 is allowed: a linear decay schedule ends there (ONNX Runtime's does) */
-    if (!valid(s) || !mt_isfinitef(learning_rate) || learning_rate < 0.0f) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || !mt_isfinitef(learning_rate) || learning_rate < 0.0f) return MT_ERR_BAD_ARGUMENT;
     s->learning_rate = learning_rate;
     return MT_OK;
 }
 
 mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate)
 {
-    if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
     *learning_rate = s->learning_rate;
     return MT_OK;
 }
 
 mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate)
 {
-    if (!valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
     *learning_rate = s->base_learning_rate;
     return MT_OK;
 }
 
 mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch)
 {
-    if (!valid(s)) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
     if (step) *step = s->step;
     if (epoch) *epoch = s->epoch;
     return MT_OK;
@@ -532,21 +527,21 @@ mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch
 
 mt_status mt_session_set_epoch(mt_session *s, int64_t epoch)
 {
-    if (!valid(s) || epoch < 0) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || epoch < 0) return MT_ERR_BAD_ARGUMENT;
     s->epoch = epoch;
     return MT_OK;
 }
 
 mt_status mt_session_param_count(const mt_session *s, int32_t *count)
 {
-    if (!valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
     *count = s->num_params;
     return MT_OK;
 }
 
 mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info)
 {
-    if (!valid(s) || info == NULL || position < 0 || position >= s->num_params) return MT_ERR_BAD_ARGUMENT;
+    if (!mt_session_valid(s) || info == NULL || position < 0 || position >= s->num_params) return MT_ERR_BAD_ARGUMENT;
     const uint32_t index = s->params[position];
     const mt_tensor_rt *t = &s->tensors[index];
     mt_tensor_desc d;

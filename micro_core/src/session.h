@@ -71,6 +71,28 @@ struct mt_session {
     mt_error_detail last_error; /* the last failing step call (mt_session_last_error) */
 };
 
+/* A session mt_session_init() built and nothing has invalidated since. */
+static inline int mt_session_valid(const mt_session *s)
+{
+    return s != NULL && s->magic == MT_SESSION_MAGIC;
+}
+
+/* [a, a + n) and [b, b + m) share a byte; ends saturate, so a size running past the address
+ * space overlaps whatever lies after its start. */
+static inline int mt_bytes_overlap(const void *a, size_t n, const void *b, size_t m)
+{
+    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    const uintptr_t ea = n > UINTPTR_MAX - pa ? UINTPTR_MAX : pa + n;
+    const uintptr_t eb = m > UINTPTR_MAX - pb ? UINTPTR_MAX : pb + m;
+    return n > 0 && m > 0 && pa < eb && pb < ea;
+}
+
+/* [p, p + n) shares a byte with the session's arena (the session is at its start). */
+static inline int mt_in_arena(const mt_session *s, const void *p, size_t n)
+{
+    return mt_bytes_overlap(p, n, s, s->plan.total_bytes);
+}
+
 /*
  * Lay out a session. With arena == NULL, only compute plan (the query).
  * With an arena of at least plan->total_bytes (checked by the caller), also
