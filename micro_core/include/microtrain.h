@@ -519,6 +519,29 @@ MT_API mt_status mt_session_eval_step(mt_session *s, int32_t n, float *loss);
 MT_API mt_status mt_session_infer(mt_session *s, int32_t n);
 
 /**
+ * @brief mt_session_train_step() on rows the caller holds, read where they are.
+ *
+ * inputs[k], for each of the model's inputs k, points at n rows of input k laid out as
+ * mt_session_input() lays them out (row after row, each the sample's elements), or is NULL
+ * for the rows already in the session's input buffer. The step reads the rows during the
+ * call only, never writes them and keeps no pointer to them; loss, gradients and weights are
+ * bit for bit those of copying the rows into the input buffer and calling
+ * mt_session_train_step(). Rows that overlap the arena, are not MT_ARENA_ALIGN-aligned,
+ * belong to an input the model also returns as an output or to an int8 input (cast its
+ * int8_t rows as for mt_session_input()) are copied into the input buffer first (same
+ * result); other rows are not copied, which saves the copy's time and cache (a sensor's or a
+ * dataset's buffer, a numpy array).
+ * @return as mt_session_train_step(); MT_ERR_BAD_ARGUMENT also for a NULL inputs.
+ */
+MT_API mt_status mt_session_train_step_rows(mt_session *s, int32_t n, const float *const *inputs, float *loss);
+
+/** @brief mt_session_eval_step() on rows the caller holds (inputs as mt_session_train_step_rows()). */
+MT_API mt_status mt_session_eval_step_rows(mt_session *s, int32_t n, const float *const *inputs, float *loss);
+
+/** @brief mt_session_infer() on rows the caller holds (inputs as mt_session_train_step_rows()). */
+MT_API mt_status mt_session_infer_rows(mt_session *s, int32_t n, const float *const *inputs);
+
+/**
  * @brief What the last failing step call of the session concerned (train_step, accumulate,
  *        zero_grad, eval_step, infer): its status, and the op or tensor at fault (a bad
  *        label or a non-finite loss names output 0's tensor; a non-finite gradient or update
