@@ -19,7 +19,7 @@ import numpy as np
 
 import microtrain
 from microtrain import layers, optimizers
-from microtrain.backend import _native
+from microtrain.backend import KIND_INPUT, _native
 
 
 def measure(steps, repeats):
@@ -28,7 +28,8 @@ def measure(steps, repeats):
     session.compile(optimizers.SGD(learning_rate=0.01), "categorical_crossentropy", batch_size=1)
     x = np.ones((1, 4), np.float32)
     y = np.array([[1.0, 0.0]], np.float32)
-    session.train_step(x, y)
+    session.train_step(x, y)  # the targets now sit in the arena; train_step reads x in place,
+    session._backend.write_rows(KIND_INPUT, 0, 0, x)  # so the raw loop gets its own copy
     handle, loss = session._backend._session, ctypes.c_float()
     step, ref = _native.mt_session_train_step, ctypes.byref(loss)
 

@@ -25,7 +25,7 @@ import numpy as np
 
 import microtrain
 from microtrain import layers, optimizers
-from microtrain.backend import _native
+from microtrain.backend import KIND_INPUT, _native
 
 MODELS = (  # name, input features, hidden layers (units, activation), classes, batch
     ("digits 64-32-10", 64, ((32, "relu"),), 10, 16),
@@ -58,7 +58,8 @@ def microtrain_costs(model, x, y, steps, repeats):
         for _ in range(n):
             session.train_step(x, y)
 
-    session.train_step(x, y)  # rows now sit in the arena for the raw loop
+    session.train_step(x, y)  # the targets now sit in the arena for the raw loop; train_step
+    session._backend.write_rows(KIND_INPUT, 0, 0, x)  # reads x in place, so copy the rows
     handle, rows, loss = session._backend._session, len(x), ctypes.c_float()
     step = _native.mt_session_train_step
 

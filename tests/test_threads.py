@@ -111,16 +111,16 @@ def test_close_and_compile_wait_for_a_running_call():
         return real_step(n)
 
     backend.train_step = held_step
-    fast = s._fast  # the lean path for exact float32 arrays calls the C step itself
+    fast = s._fast  # the lean path for exact float32 arrays calls the C steps itself
     if fast is not None:
-        real_fast = fast.train
+        def held(real):
+            def held_fast(*arguments):  # (handle, n, loss) or, on rows in place, (handle, n, rows, loss)
+                entered.set()
+                release.wait(10)
+                return real(*arguments)
+            return held_fast
 
-        def held_fast(handle, n, loss):
-            entered.set()
-            release.wait(10)
-            return real_fast(handle, n, loss)
-
-        fast.train = held_fast
+        fast.train = tuple(held(real) for real in fast.train)
     results = {}
     trainer = threading.Thread(target=lambda: results.setdefault("loss", s.train_step(x, y)))
     trainer.start()

@@ -76,6 +76,27 @@ def test_int8_input_takes_the_quantized_image_without_a_float_copy():
             ours.infer(q + 0.5)
 
 
+def test_an_int8_input_trains_from_float32_rows_of_integers_and_refuses_fractions():
+    """float32 rows are the commonest numpy batch: for an int8 input they take the checked
+    path (integers in -128..127, converted), never the float fast path's raw copy."""
+    model = microtrain.convert(read(OPS), new_head=3, int8_input=True)
+    q = np.random.default_rng(2).integers(-128, 128, (4, 12, 12, 3))
+    y = np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]
+    with microtrain.TrainSession(model.to_bytes()) as floats, \
+            microtrain.TrainSession(model.to_bytes()) as ints:
+        for s in (floats, ints):
+            s.compile("sgd", "categorical_crossentropy", batch_size=4)
+        for _ in range(3):
+            a = floats.train_step(q.astype(np.float32), y)["loss"][0]
+            b = ints.train_step(q.astype(np.int8), y)["loss"][0]
+            assert a == b
+        assert all(np.array_equal(u, v) for u, v in zip(floats.get_weights(), ints.get_weights()))
+        with pytest.raises(ValueError, match="integers in -128..127"):
+            floats.train_step(q.astype(np.float32) + 0.5, y)
+        with pytest.raises(ValueError, match="integers in -128..127"):
+            floats.eval_step(q.astype(np.float32) * 2, y)
+
+
 def test_the_models_own_head_trains_in_float_and_the_int8_part_stays_frozen():
     model = microtrain.convert(OPS)
     parsed = _image.read_image(model.to_bytes())

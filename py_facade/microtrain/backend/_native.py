@@ -290,6 +290,28 @@ mt_session_eval_step = _bind(
 # mt_status mt_session_infer(mt_session *s, int32_t n);
 mt_session_infer = _bind("mt_session_infer", [mt_session_p, ctypes.c_int32], ctypes.c_int)
 
+# mt_status mt_session_train_step_rows(mt_session *s, int32_t n, const float *const *inputs,
+#                                      float *loss);
+mt_session_train_step_rows = _bind(
+    "mt_session_train_step_rows",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), _p_float],
+    ctypes.c_int,
+)
+
+# mt_status mt_session_eval_step_rows(mt_session *s, int32_t n, const float *const *inputs,
+#                                     float *loss);
+mt_session_eval_step_rows = _bind(
+    "mt_session_eval_step_rows",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), _p_float],
+    ctypes.c_int,
+)
+
+# mt_status mt_session_infer_rows(mt_session *s, int32_t n, const float *const *inputs);
+mt_session_infer_rows = _bind(
+    "mt_session_infer_rows", [mt_session_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)],
+    ctypes.c_int,
+)
+
 # mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate);
 mt_session_set_learning_rate = _bind(
     "mt_session_set_learning_rate", [mt_session_p, ctypes.c_float], ctypes.c_int
@@ -414,7 +436,8 @@ ALL_FUNCTIONS = (
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan,
     mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
     mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
-    mt_session_infer, mt_session_last_error, mt_session_set_learning_rate,
+    mt_session_infer, mt_session_train_step_rows, mt_session_eval_step_rows,
+    mt_session_infer_rows, mt_session_last_error, mt_session_set_learning_rate,
     mt_session_get_learning_rate, mt_session_get_base_learning_rate, mt_session_set_reference,
     mt_session_counters,
     mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
