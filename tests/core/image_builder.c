@@ -1,11 +1,21 @@
 /* image_builder.c: see image_builder.h for the layout written. */
 #include "image_builder.h"
 
-#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "microtrain.h"
+
+/* The builder's limits hold in every build type: assert() vanishes under NDEBUG (the tests'
+ * RelWithDebInfo), and a model past IB_MAX_FLOATS then overwrote the static model. */
+#define IB_REQUIRE(cond)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "%s:%d: image_builder: %s does not hold\n", __FILE__, __LINE__, #cond); \
+            abort();                                                                         \
+        }                                                                                    \
+    } while (0)
 
 void ib_init(ib_model *m)
 {
@@ -17,7 +27,7 @@ int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, 
 {
     int i = m->num_tensors++;
     uint32_t count = 1;
-    assert(i < IB_MAX_TENSORS && ndim >= 0 && ndim <= 4);
+    IB_REQUIRE(i < IB_MAX_TENSORS && ndim >= 0 && ndim <= 4);
     m->tensors[i].dtype = (uint8_t)dtype;
     m->tensors[i].ndim = (uint8_t)ndim;
     m->tensors[i].flags = (uint16_t)flags;
@@ -28,7 +38,7 @@ int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, 
     m->tensors[i].count = count;
     m->tensors[i].data_start = -1;
     if (flags & MT_TENSOR_CONST) {
-        assert(m->num_floats + (int)count <= IB_MAX_FLOATS);
+        IB_REQUIRE(m->num_floats + (int)count <= IB_MAX_FLOATS);
         m->tensors[i].data_start = m->num_floats;
         for (uint32_t k = 0; k < count; k++)
             m->floats[m->num_floats + (int)k] = data ? data[k] : 0.0f;
@@ -40,7 +50,7 @@ int ib_tensor(ib_model *m, int dtype, int flags, int ndim, const int32_t *dims, 
 int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const int *out)
 {
     int i = m->num_ops++;
-    assert(i < IB_MAX_OPS && num_in <= 4 && num_out <= 2);
+    IB_REQUIRE(i < IB_MAX_OPS && num_in <= 4 && num_out <= 2);
     m->ops[i].type = (uint8_t)type;
     m->ops[i].num_in = (uint8_t)num_in;
     m->ops[i].num_out = (uint8_t)num_out;
@@ -56,13 +66,13 @@ int ib_op(ib_model *m, int type, int num_in, const int *in, int num_out, const i
 
 void ib_op_layer(ib_model *m, int op, int layer)
 {
-    assert(op >= 0 && op < m->num_ops && layer >= 0 && layer <= 255);
+    IB_REQUIRE(op >= 0 && op < m->num_ops && layer >= 0 && layer <= 255);
     m->ops[op].layer = (uint8_t)layer;
 }
 
 void ib_op_params(ib_model *m, int op, uint32_t p0, uint32_t p1, uint32_t p2, uint32_t p3)
 {
-    assert(op >= 0 && op < m->num_ops);
+    IB_REQUIRE(op >= 0 && op < m->num_ops);
     m->ops[op].params[0] = p0;
     m->ops[op].params[1] = p1;
     m->ops[op].params[2] = p2;
@@ -77,13 +87,13 @@ void ib_spatial_params(ib_model *m, int op, uint32_t kh, uint32_t kw, uint32_t s
 
 void ib_input(ib_model *m, int tensor)
 {
-    assert(m->num_inputs < IB_MAX_IO);
+    IB_REQUIRE(m->num_inputs < IB_MAX_IO);
     m->inputs[m->num_inputs++] = (uint16_t)tensor;
 }
 
 void ib_output(ib_model *m, int tensor)
 {
-    assert(m->num_outputs < IB_MAX_IO);
+    IB_REQUIRE(m->num_outputs < IB_MAX_IO);
     m->outputs[m->num_outputs++] = (uint16_t)tensor;
 }
 
@@ -170,7 +180,7 @@ uint8_t *ib_build(const ib_model *m, size_t *image_bytes)
     }
     size_t total = data_offset + data_bytes;
     uint8_t *img = (uint8_t *)calloc(1, total);
-    assert(img != NULL && ((uintptr_t)img & 15u) == 0);
+    IB_REQUIRE(img != NULL && ((uintptr_t)img & 15u) == 0);
 
     memcpy(img, "MTM1", 4);
     ib_put_u16(img, 4, (uint16_t)m->version);
