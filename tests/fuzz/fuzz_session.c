@@ -4,8 +4,9 @@
  * The image runs as given and with its CRC recomputed. When mt_plan() accepts it and the
  * arena is at most 4 MiB (and the estimated work small, to keep the fuzzer fast), the
  * session is initialised in an exact-size heap arena with guard bytes on both sides, and a
- * train step, accumulate + optimizer step, eval step, inference, a checkpoint round trip and
- * an inference export run on deterministic inputs (with a NaN when the prefix asks).
+ * train step, accumulate + optimizer step, eval step, inference, the same three steps on rows
+ * read in place from exact-size heap blocks, a checkpoint round trip and an inference export
+ * run on deterministic inputs (with a NaN when the prefix asks).
  * Properties: no crash or sanitizer report; statuses are the documented ones; init into an
  * arena one byte short is refused; nothing is written outside the planned arena; trained
  * weights that start finite stay finite through every step (the numeric guard refuses an
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_models.h"
 #include "fuzz_util.h"
@@ -70,7 +72,49 @@ static int trained_weights_finite(mt_session *s)
     return 1;
 }
 
-static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block, size_t arena_bytes)
+/* The same steps on rows read where they lie (mt_session_*_rows), from heap blocks of exactly
+ * n rows, which the sanitizers fence: a kernel reading past them is a heap overflow, and one
+ * writing them changes what a pristine copy keeps. The eval step's status and loss are those
+ * of the same rows copied into the input buffer, bit for bit. */
+static void steps_on_rows(mt_session *s, const uint8_t *img, size_t size, int32_t rows, int poison, int32_t batch)
+{
+    mt_model_info info;
+    if (mt_model_check(img, size, &info) != MT_OK || info.num_inputs < 1) abort();
+    const int32_t K = info.num_inputs;
+    void **blocks = calloc((size_t)K, sizeof *blocks), **pristine = calloc((size_t)K, sizeof *pristine);
+    const float **inputs = calloc((size_t)K, sizeof *inputs);
+    size_t *bytes = calloc((size_t)K, sizeof *bytes);
+    if (!blocks || !pristine || !inputs || !bytes) abort();
+    fm_fill(s, rows, 9u, poison);
+    for (int32_t k = 0; k < K; ++k) {
+        float *x;
+        int32_t count, index;
+        mt_tensor_info t;
+        if (mt_session_input(s, k, &x, &count) != MT_OK || mt_model_io(img, size, 0, k, &index) != MT_OK ||
+            mt_model_tensor(img, size, index, &t) != MT_OK)
+            abort();
+        bytes[k] = (size_t)rows * (size_t)(count / batch) * (t.dtype == MT_DTYPE_I8 ? 1u : 4u);
+        blocks[k] = malloc(bytes[k] ? bytes[k] : 1), pristine[k] = malloc(bytes[k] ? bytes[k] : 1);
+        if (!blocks[k] || !pristine[k]) abort();
+        memcpy(blocks[k], x, bytes[k]), memcpy(pristine[k], x, bytes[k]);
+        inputs[k] = (const float *)blocks[k];
+    }
+    float copied = 0.0f, in_place = 1.0f;
+    const mt_status a = mt_session_eval_step(s, rows, &copied);
+    const mt_status b = mt_session_eval_step_rows(s, rows, inputs, &in_place);
+    if (a != b || (a == MT_OK && memcmp(&copied, &in_place, sizeof copied) != 0)) abort();
+    const mt_status st = mt_session_train_step_rows(s, rows, inputs, &in_place);
+    if (st != MT_OK && st != MT_ERR_NUMERIC && st != MT_ERR_STATE && st != MT_ERR_BAD_ARGUMENT) abort();
+    if (mt_session_infer_rows(s, rows, inputs) != MT_OK) abort();
+    for (int32_t k = 0; k < K; ++k) {
+        if (memcmp(blocks[k], pristine[k], bytes[k]) != 0) abort(); /* an input was written */
+        free(blocks[k]), free(pristine[k]);
+    }
+    free(blocks), free(pristine), free(inputs), free(bytes);
+}
+
+static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block, size_t arena_bytes,
+                  const uint8_t *img, size_t size, int32_t batch)
 {
     float loss;
     mt_status st;
@@ -92,6 +136,8 @@ static void steps(mt_session *s, int32_t rows, int poison, const uint8_t *block,
     st = mt_session_eval_step(s, rows, &loss);
     if (!known_status(st)) abort();
     if (mt_session_infer(s, rows) != MT_OK) abort();
+    check_guards(block, arena_bytes);
+    steps_on_rows(s, img, size, rows, poison, batch);
     check_guards(block, arena_bytes);
     mt_error_detail last; /* what the failing calls above noted */
     if (mt_session_last_error(s, &last) != MT_OK || !known_status(last.status) || last.op_index < -1 ||
@@ -138,7 +184,7 @@ static void run(const uint8_t *prefix, const uint8_t *img, size_t size)
     st = mt_session_init(&s, img, size, &cfg, arena, arena_bytes);
     if (st != MT_OK) abort(); /* the plan said it fits */
     check_guards(block, arena_bytes);
-    steps(s, rows, poison, block, arena_bytes);
+    steps(s, rows, poison, block, arena_bytes, img, size, cfg.batch_size);
 
     /* inference export: same size as the image, and it validates */
     mt_model_info info;
