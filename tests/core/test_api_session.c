@@ -39,6 +39,11 @@ static void every_session_call(mt_session *s, mt_status want)
     CALL(mt_session_optimizer_step(s), want);
     CALL(mt_session_eval_step(s, 1, &value), want);
     CALL(mt_session_infer(s, 1), want);
+    static const float row[4 * 3] = {0.5f, -0.5f, 1.0f}; /* B rows of the model's 3 inputs */
+    const float *rows[1] = {row};
+    CALL(mt_session_train_step_rows(s, 1, rows, &value), want);
+    CALL(mt_session_eval_step_rows(s, 1, rows, &value), want);
+    CALL(mt_session_infer_rows(s, 1, rows), want);
     CALL(mt_session_set_learning_rate(s, 0.1f), want);
     CALL(mt_session_get_learning_rate(s, &value), want);
     CALL(mt_session_get_base_learning_rate(s, &value), want);
@@ -165,17 +170,27 @@ static void test_session_calls(void)
         CALL(mt_session_output(s, bad_position[k], &out, &count), MT_ERR_BAD_ARGUMENT);
     }
     const int32_t bad_rows[] = {0, -1, B + 1, INT32_MAX, INT32_MIN};
+    const float *unreadable[1] = {(const float *)(uintptr_t)16}; /* a refused n reads no row */
     for (size_t k = 0; k < 5; ++k) {
         CALL(mt_session_train_step(s, bad_rows[k], &value), MT_ERR_BAD_ARGUMENT);
         CALL(mt_session_accumulate(s, bad_rows[k], &value), MT_ERR_BAD_ARGUMENT);
         CALL(mt_session_eval_step(s, bad_rows[k], &value), MT_ERR_BAD_ARGUMENT);
         CALL(mt_session_infer(s, bad_rows[k]), MT_ERR_BAD_ARGUMENT);
+        CALL(mt_session_train_step_rows(s, bad_rows[k], unreadable, &value), MT_ERR_BAD_ARGUMENT);
+        CALL(mt_session_eval_step_rows(s, bad_rows[k], unreadable, &value), MT_ERR_BAD_ARGUMENT);
+        CALL(mt_session_infer_rows(s, bad_rows[k], unreadable), MT_ERR_BAD_ARGUMENT);
     }
+    CALL(mt_session_train_step_rows(s, 1, NULL, &value), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_eval_step_rows(s, 1, NULL, &value), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_session_infer_rows(s, 1, NULL), MT_ERR_BAD_ARGUMENT);
     /* loss outputs are optional */
     CALL(mt_session_train_step(s, B, NULL), MT_OK);
     CALL(mt_session_eval_step(s, 1, NULL), MT_OK);
     CALL(mt_session_accumulate(s, B, NULL), MT_OK);
     CALL(mt_session_optimizer_step(s), MT_OK);
+    const float *own[1] = {NULL}; /* NULL: the input buffer's rows */
+    CALL(mt_session_eval_step_rows(s, B, own, NULL), MT_OK);
+    CALL(mt_session_infer_rows(s, B, own), MT_OK);
     /* wrong order: an optimizer step with nothing accumulated */
     CALL(mt_session_zero_grad(s), MT_OK);
     CALL(mt_session_optimizer_step(s), MT_ERR_STATE);
