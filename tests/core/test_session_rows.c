@@ -91,27 +91,17 @@ static uint8_t *with_head(ib_model *m, int h, int features, int classes, size_t 
     return ib_build(m, bytes);
 }
 
-/* x[16] -> ReLU -> Dense 10 -> Softmax */
-static uint8_t *relu_first(size_t *bytes)
+/* x (16 values: [16], or [4, 4] when x_ndim is 2) -> op (ReLU, or Reshape to [16]) -> Dense 10
+ * -> Softmax */
+static uint8_t *unary_first(int op, int x_ndim, unsigned seed, size_t *bytes)
 {
     static ib_model m;
     ib_init(&m);
-    mt_test_seed(71u);
-    const int x = tensor(&m, MT_TENSOR_INPUT, 1, 16, 0, 0), h = tensor(&m, 0, 1, 16, 0, 0);
+    mt_test_seed(seed);
+    const int x = x_ndim == 1 ? tensor(&m, MT_TENSOR_INPUT, 1, 16, 0, 0) : tensor(&m, MT_TENSOR_INPUT, 2, 4, 4, 0);
+    const int h = tensor(&m, 0, 1, 16, 0, 0);
     ib_input(&m, x);
-    ib_op(&m, MT_OP_RELU, 1, &x, 1, &h);
-    return with_head(&m, h, 16, 10, bytes);
-}
-
-/* x[4,4] -> Reshape [16] -> Dense 10 -> Softmax */
-static uint8_t *reshape_first(size_t *bytes)
-{
-    static ib_model m;
-    ib_init(&m);
-    mt_test_seed(72u);
-    const int x = tensor(&m, MT_TENSOR_INPUT, 2, 4, 4, 0), h = tensor(&m, 0, 1, 16, 0, 0);
-    ib_input(&m, x);
-    ib_op(&m, MT_OP_RESHAPE, 1, &x, 1, &h);
+    ib_op(&m, op, 1, &x, 1, &h);
     return with_head(&m, h, 16, 10, bytes);
 }
 
@@ -340,9 +330,9 @@ int main(void)
     models[count] = (model){"layout graph (Transpose first)", NULL, 0, 1, {108, 0}, 5, 8};
     models[count].img = mz_layout_graph(&models[count].bytes), count++;
     models[count] = (model){"ReLU first", NULL, 0, 1, {16, 0}, 10, 8};
-    models[count].img = relu_first(&models[count].bytes), count++;
+    models[count].img = unary_first(MT_OP_RELU, 1, 71u, &models[count].bytes), count++;
     models[count] = (model){"Reshape first", NULL, 0, 1, {16, 0}, 10, 8};
-    models[count].img = reshape_first(&models[count].bytes), count++;
+    models[count].img = unary_first(MT_OP_RESHAPE, 2, 72u, &models[count].bytes), count++;
     models[count] = (model){"two inputs", NULL, 0, 2, {8, 8}, 10, 8};
     models[count].img = two_inputs(&models[count].bytes), count++;
 
