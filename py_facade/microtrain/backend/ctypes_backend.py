@@ -119,6 +119,7 @@ class _FastSteps:
             self._in_place = True
         else:
             np.copyto(self._x[:n] if n < self._batch else self._x, x)
+            self._in_place = False
         np.copyto(self._y[:n] if n < self._batch else self._y, y)
         return n
 
