@@ -72,8 +72,9 @@ extern "C" {
 #define MT_API
 #endif
 
-/** Bumped whenever a struct below or a function signature changes. */
-#define MT_ABI_VERSION 8u
+/** Bumped whenever a struct below or a function signature changes, or functions the bindings
+ *  call are added (9: mt_session_train_step_rows and its siblings). */
+#define MT_ABI_VERSION 9u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */

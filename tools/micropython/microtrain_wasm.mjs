@@ -19,7 +19,7 @@
 
 import { readFile } from "node:fs/promises";
 
-const MT_ABI_VERSION = 8;
+const MT_ABI_VERSION = 9;
 const ARENA_ALIGN = 16;
 const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
