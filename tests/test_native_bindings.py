@@ -21,9 +21,9 @@ OPS_DEF = os.path.join(INCLUDE, "microtrain_ops.def")
 
 
 def header_text():
-    """microtrain.h and the part of the API it includes (microtrain_checkpoint.h)."""
+    """microtrain.h and the parts of the API it includes (session, checkpoint)."""
     text = ""
-    for name in ("microtrain.h", "microtrain_checkpoint.h"):
+    for name in ("microtrain.h", "microtrain_session.h", "microtrain_checkpoint.h"):
         with open(os.path.join(INCLUDE, name)) as handle:
             text += handle.read()
     return text

@@ -8,10 +8,12 @@
  * callbacks, so a device can stream it to and from flash without holding it in RAM; the
  * *_buffer forms do the same through a memory buffer.
  */
+/* microtrain.h first: it includes this file at its end, before microtrain_storage.h, which
+ * builds on it; a program that includes only this one still gets the whole API, in order */
+#include "microtrain.h"
+
 #ifndef MICROTRAIN_CHECKPOINT_H
 #define MICROTRAIN_CHECKPOINT_H
-
-#include "microtrain.h"
 
 #ifdef __cplusplus
 extern "C" {
