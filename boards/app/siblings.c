@@ -6,7 +6,8 @@
  * scalar code) and once with a few NaNs of either sign (Helium makes every NaN result the
  * default NaN: the same fallback), and every output bit must be equal: the device half of
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with
- * M != 0. A core without an FPU (Cortex-M3) runs the reference itself: nothing to compare.
+ * M != 0. A core without an FPU (Cortex-M3) runs the float reference itself: only the int8
+ * siblings (siblings_s8.c), which every core calls, are compared there.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "ops/spatial.h"
 #include "optimizers.h"
 #include "siblings.h"
+#include "siblings_s8.h"
 
 #if MT_SCALAR_SIBLINGS
 static uint32_t rng = 12345u;
@@ -49,12 +51,6 @@ float uniform(float scale)
 }
 #endif
 
-#if MT_SCALAR_SIBLINGS
-void fill(float *v, size_t n, float scale)
-{
-    for (size_t i = 0; i < n; ++i) v[i] = uniform(scale);
-}
-
 void check(int ok, const char *what)
 {
     if (ok) {
@@ -65,6 +61,12 @@ void check(int ok, const char *what)
     puts_("FAILED: ");
     puts_(what);
     mt_board_putc('\n');
+}
+
+#if MT_SCALAR_SIBLINGS
+void fill(float *v, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; ++i) v[i] = uniform(scale);
 }
 
 int same(const float *a, const float *b, size_t n)
@@ -526,6 +528,7 @@ int main(void)
     mve_elementwise_cases();
 #endif
 #endif
+    s8_sibling_cases(check); /* every board: the int8 siblings replace the reference everywhere */
     puts_("siblings: ");
     put_u32(passed);
     puts_(" passed, ");

@@ -22,6 +22,42 @@ static void test_doubling_high_mul(void)
     CHECK_EQ_INT(mt_q_doubling_high_mul(INT32_MIN, INT32_MAX), -INT32_MAX);
 }
 
+/* gemmlowp's own form: (a·b + nudge) / 2^31 truncated toward zero */
+static int32_t gemmlowp_doubling_high_mul(int32_t a, int32_t b)
+{
+    if (a == b && a == INT32_MIN) return INT32_MAX;
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* mt_q_doubling_high_mul's floor form equals gemmlowp's on every sign, at the rounding ties,
+ * their neighbours and the extremes, and on 2 million random pairs */
+static void test_doubling_high_mul_form(void)
+{
+    static const int32_t edges[] = {0, 1, -1, 2, -2, 1 << 15, -(1 << 15), (1 << 15) + 1, -(1 << 15) - 1,
+                                    1 << 30, -(1 << 30), INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
+                                    46341, -46341, 3, -3};
+    const size_t n = sizeof edges / sizeof edges[0];
+    int same = 1;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < n; ++j)
+            same &= mt_q_doubling_high_mul(edges[i], edges[j]) == gemmlowp_doubling_high_mul(edges[i], edges[j]);
+    CHECK(same);
+    uint32_t r = 7u;
+    same = 1;
+    for (int k = 0; k < 2000000; ++k) {
+        r = r * 1664525u + 1013904223u;
+        const int32_t a = (int32_t)r;
+        r = r * 1664525u + 1013904223u;
+        const int32_t b = k & 1 ? (int32_t)(r >> (r & 31u)) : (int32_t)r; /* small and large */
+        same &= mt_q_doubling_high_mul(a, b) == gemmlowp_doubling_high_mul(a, b);
+        /* products exactly at a tie: a·b = m·2^31 ± 2^30 */
+        same &= mt_q_doubling_high_mul(a >> 16 | 1, 1 << 15) == gemmlowp_doubling_high_mul(a >> 16 | 1, 1 << 15);
+    }
+    CHECK(same);
+}
+
 static void test_rounding_divide_by_pot(void)
 {
     CHECK_EQ_INT(mt_q_rounding_divide_by_pot(5, 1), 3);   /* 2.5 -> 3 */
@@ -86,6 +122,7 @@ static void test_mean(void)
 int main(void)
 {
     test_doubling_high_mul();
+    test_doubling_high_mul_form();
     test_rounding_divide_by_pot();
     test_multiply();
     test_quantize_dequantize();

@@ -14,24 +14,16 @@
  * params[2] padding (spatial.h), params[3] = 0: the fused activation is the clamp range.
  * Inference only: no backward.
  */
+#include "ops/fast/fast.h"
+#include "ops/ops.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 
-typedef struct s8_conv_params {
-    int32_t x_zp, y_zp, act_min, act_max;
-} s8_conv_params;
-
-static s8_conv_params unpack(uint32_t packed)
-{
-    s8_conv_params p = {mt_q_param_byte(packed, 0), mt_q_param_byte(packed, 1), mt_q_param_byte(packed, 2),
-                        mt_q_param_byte(packed, 3)};
-    return p;
-}
-
+#if MT_REFERENCE_KERNELS
 void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                              int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
-    const s8_conv_params p = unpack(packed);
+    const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW; ++ow) {
@@ -49,40 +41,42 @@ void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bi
                             for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
                         }
                     }
-                    if (bias) acc += bias[oc];
-                    acc = mt_q_multiply(acc, rq[2 * oc], rq[2 * oc + 1]) + p.y_zp;
-                    yp[oc] = mt_q_clamp(acc, p.act_min, p.act_max);
+                    yp[oc] = mt_q_output(acc, bias, rq, oc, p.y_zp, p.act_min, p.act_max);
                 }
             }
+}
+
+void mt_op_depthwise_conv2d_s8_row(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                   const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g, uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    for (uint32_t ow = 0; ow < g->OW; ++ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            int32_t acc = 0;
+            for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                if (ih < 0) continue;
+                const int8_t *row = x + (size_t)(ring ? (uint32_t)ih % ring : (uint32_t)ih) * g->W * g->C;
+                for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                    const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                    if (iw < 0) continue;
+                    acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + c] *
+                           ((int32_t)row[(size_t)iw * g->C + c] - p.x_zp);
+                }
+            }
+            y[(size_t)ow * g->C + c] = mt_q_output(acc, bias, rq, c, p.y_zp, p.act_min, p.act_max);
+        }
 }
 
 void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                        int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
-    const s8_conv_params p = unpack(packed);
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    int32_t acc = 0;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const int32_t xv =
-                                x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + c] * (xv - p.x_zp);
-                        }
-                    }
-                    if (bias) acc += bias[c];
-                    acc = mt_q_multiply(acc, rq[2 * c], rq[2 * c + 1]) + p.y_zp;
-                    yp[c] = mt_q_clamp(acc, p.act_min, p.act_max);
-                }
-            }
+            mt_op_depthwise_conv2d_s8_row(x + (size_t)b * g->H * g->W * g->C, 0, w, bias, rq,
+                                          y + ((size_t)b * g->OH + oh) * g->OW * g->C, oh, g, packed);
 }
+#endif
 
 /*
  * The planner's operator fusion: `expand`, a pointwise CONV2D_S8 (W [CE, 1, 1, C], stride 1)
@@ -90,7 +84,9 @@ void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const i
  * expanded row r lives in slot r mod KH of a ring of KH rows [W, CE] (the expansion's own
  * buffer, planned that small), and each is computed once per sample. The output rows of the
  * depthwise need expanded rows oh·SH - PT .. oh·SH - PT + KH - 1: KH consecutive rows, all in
- * the ring when it is filled in order. Every value is the unfused kernels' (integer sums).
+ * the ring when it is filled in order. A pointwise row is a Dense over its W pixels, a
+ * depthwise row reads the ring's slots: every value is the unfused kernels' (integer sums),
+ * computed by the same siblings the unfused ops call.
  */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t, uint32_t n)
 {
@@ -99,52 +95,22 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
     const int32_t *be = expand->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[expand->inputs[2]]);
     const int32_t *bd = dw->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[dw->inputs[2]]);
     const int32_t *rqe = mt_q_s32(&t[expand->inputs[3]]), *rqd = mt_q_s32(&t[dw->inputs[3]]);
-    const s8_conv_params pe = unpack(expand->params[0]), pd = unpack(dw->params[0]);
     mt_spatial g;
     mt_spatial_runtime(dw, e, y, wd->dims[1], wd->dims[2], &g);
     const uint32_t C = x->dims[2], CE = e->dims[2];
     int8_t *ring = mt_q_s8_out(e);
-    const int8_t *w_expand = mt_q_s8(we), *w_dw = mt_q_s8(wd);
     for (uint32_t b = 0; b < n; ++b) {
         const int8_t *xb = mt_q_s8(x) + (size_t)b * g.H * g.W * C;
         int8_t *yb = mt_q_s8_out(y) + (size_t)b * g.OH * g.OW * CE;
         uint32_t next = 0; /* the next expanded row to compute */
         for (uint32_t oh = 0; oh < g.OH; ++oh) {
             const int64_t last = (int64_t)oh * g.SH - g.PT + g.KH - 1;
-            for (; (int64_t)next <= last && next < g.H; ++next) {
-                int8_t *slot = ring + (size_t)(next % g.KH) * g.W * CE;
-                for (uint32_t w = 0; w < g.W; ++w) {
-                    const int8_t *xp = xb + ((size_t)next * g.W + w) * C;
-                    for (uint32_t ce = 0; ce < CE; ++ce) {
-                        const int8_t *wp = w_expand + (size_t)ce * C;
-                        int32_t acc = 0;
-                        for (uint32_t c = 0; c < C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - pe.x_zp);
-                        if (be) acc += be[ce];
-                        acc = mt_q_multiply(acc, rqe[2 * ce], rqe[2 * ce + 1]) + pe.y_zp;
-                        slot[(size_t)w * CE + ce] = mt_q_clamp(acc, pe.act_min, pe.act_max);
-                    }
-                }
-            }
-            for (uint32_t ow = 0; ow < g.OW; ++ow) {
-                int8_t *yp = yb + ((size_t)oh * g.OW + ow) * CE;
-                for (uint32_t c = 0; c < CE; ++c) {
-                    int32_t acc = 0;
-                    for (uint32_t kh = 0; kh < g.KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g.SH, g.PT, g.H);
-                        if (ih < 0) continue;
-                        const int8_t *row = ring + (size_t)((uint32_t)ih % g.KH) * g.W * CE;
-                        for (uint32_t kw = 0; kw < g.KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g.SW, g.PL, g.W);
-                            if (iw < 0) continue;
-                            acc += (int32_t)w_dw[((size_t)kh * g.KW + kw) * CE + c] *
-                                   ((int32_t)row[(size_t)iw * CE + c] - pd.x_zp);
-                        }
-                    }
-                    if (bd) acc += bd[c];
-                    acc = mt_q_multiply(acc, rqd[2 * c], rqd[2 * c + 1]) + pd.y_zp;
-                    yp[c] = mt_q_clamp(acc, pd.act_min, pd.act_max);
-                }
-            }
+            for (; (int64_t)next <= last && next < g.H; ++next)
+                mt_op_conv2d_s8_pointwise_fast(xb + (size_t)next * g.W * C, mt_q_s8(we), be, rqe,
+                                               ring + (size_t)(next % g.KH) * g.W * CE, g.W, C, CE,
+                                               expand->params[0]);
+            mt_op_depthwise_conv2d_s8_row_fast(ring, g.KH, mt_q_s8(wd), bd, rqd, yb + (size_t)oh * g.OW * CE, oh,
+                                               &g, dw->params[0]);
         }
     }
 }
@@ -196,10 +162,10 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
     g.activation = MT_FUSED_NONE;
     if (depthwise)
-        mt_op_depthwise_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+        mt_op_depthwise_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
                                           mt_q_s8_out(y), n, &g, op->params[0]);
     else
-        mt_op_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y), n,
+        mt_op_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y), n,
                                 &g, op->params[0]);
 }
 

@@ -6,24 +6,26 @@
  *   y[b,u] = clamp(MultiplyByQuantizedMultiplier(Σ_d W[u,d]·(x[b,d] - zx) + b[u], rq[u]) + zy)
  * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24. Inference only.
  */
+#include "ops/fast/fast.h"
+#include "ops/ops.h"
 #include "ops/quant.h"
 
+#if MT_REFERENCE_KERNELS
 void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
                             uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
-    const int32_t x_zp = mt_q_param_byte(packed, 0), y_zp = mt_q_param_byte(packed, 1);
-    const int32_t lo = mt_q_param_byte(packed, 2), hi = mt_q_param_byte(packed, 3);
+    const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t b = 0; b < B; ++b) {
         const int8_t *xb = x + (size_t)b * D;
         for (uint32_t u = 0; u < U; ++u) {
             const int8_t *wu = w + (size_t)u * D;
             int32_t acc = 0;
-            for (uint32_t d = 0; d < D; ++d) acc += (int32_t)wu[d] * ((int32_t)xb[d] - x_zp);
-            if (bias) acc += bias[u];
-            y[(size_t)b * U + u] = mt_q_clamp(mt_q_multiply(acc, rq[2 * u], rq[2 * u + 1]) + y_zp, lo, hi);
+            for (uint32_t d = 0; d < D; ++d) acc += (int32_t)wu[d] * ((int32_t)xb[d] - p.x_zp);
+            y[(size_t)b * U + u] = mt_q_output(acc, bias, rq, u, p.y_zp, p.act_min, p.act_max);
         }
     }
 }
+#endif
 
 static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
 {
@@ -52,7 +54,7 @@ static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
-    mt_op_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+    mt_op_dense_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
                            mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
 }
 

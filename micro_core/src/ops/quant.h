@@ -30,13 +30,15 @@
 #define MT_QUANT_MIN_SHIFT (-31)
 #define MT_QUANT_MAX_SHIFT 30
 
-/* round(a · b / 2^31) with ties away from zero, saturating the one overflow (gemmlowp). */
+/* gemmlowp's SaturatingRoundingDoublingHighMul: (a·b + nudge) / 2^31 truncated, nudge 2^30
+ * for a·b >= 0 and 1 - 2^30 below, saturating the one overflow. Both cases are
+ * floor((a·b + 2^30) / 2^31) (for a·b < 0, truncation is floor((y + 2^31 - 1) / 2^31) of
+ * y = a·b + 1 - 2^30): x.5 rounds up, -x.5 too; one 64-bit add and shift, no branch.
+ * tests/core/test_int8_quant.c holds it to gemmlowp's form. */
 static inline int32_t mt_q_doubling_high_mul(int32_t a, int32_t b)
 {
     if (a == b && a == INT32_MIN) return INT32_MAX;
-    const int64_t ab = (int64_t)a * (int64_t)b;
-    const int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* C99 division truncates, as C++'s */
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31); /* arithmetic shift */
 }
 
 /* x / 2^exponent rounded to nearest, ties away from zero (gemmlowp), 0 <= exponent <= 31. */
@@ -64,10 +66,53 @@ static inline int8_t mt_q_clamp(int32_t v, int32_t lo, int32_t hi)
     return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
+/* One output channel's requantization, its loads and shift decisions made once (a loop over
+ * that channel's outputs keeps it in registers): bias (0 when none), multiplier, and the
+ * left and right shifts of mt_q_multiply. */
+typedef struct mt_q_requant {
+    int32_t bias, multiplier, left, right;
+} mt_q_requant;
+
+static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *rq, uint32_t oc)
+{
+    const int32_t shift = rq[2 * oc + 1];
+    mt_q_requant q = {bias ? bias[oc] : 0, rq[2 * oc], shift > 0 ? shift : 0, shift > 0 ? 0 : -shift};
+    return q;
+}
+
+/* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps */
+static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
+{
+    const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
+    const int32_t high = mt_q_doubling_high_mul((int32_t)(sum << q.left), q.multiplier);
+    return mt_q_clamp(mt_q_rounding_divide_by_pot(high, (int)q.right) + y_zp, lo, hi);
+}
+
+/* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):
+ * clamp(MultiplyByQuantizedMultiplier(acc + b[oc], rq[oc]) + zy, lo, hi) (bias may be NULL). */
+static inline int8_t mt_q_output(int32_t acc, const int32_t *bias, const int32_t *rq, uint32_t oc, int32_t y_zp,
+                                 int32_t lo, int32_t hi)
+{
+    return mt_q_requantize(acc, mt_q_requant_of(bias, rq, oc), y_zp, lo, hi);
+}
+
 /* A signed byte of a packed param: byte k (0..3) of p as int8. */
 static inline int32_t mt_q_param_byte(uint32_t p, int k)
 {
     return (int32_t)(int8_t)(uint8_t)(p >> (8 * k));
+}
+
+/* The packed activation params of Conv2D, DepthwiseConv2D and FullyConnected:
+ * zx | zy << 8 | act_min << 16 | act_max << 24 (signed bytes). */
+typedef struct mt_q_params {
+    int32_t x_zp, y_zp, act_min, act_max;
+} mt_q_params;
+
+static inline mt_q_params mt_q_unpack(uint32_t packed)
+{
+    mt_q_params p = {mt_q_param_byte(packed, 0), mt_q_param_byte(packed, 1), mt_q_param_byte(packed, 2),
+                     mt_q_param_byte(packed, 3)};
+    return p;
 }
 
 /* Views of an int8 or int32 runtime tensor's data. */
@@ -86,7 +131,10 @@ static inline const int32_t *mt_q_s32(const mt_tensor_rt *t)
     return (const int32_t *)(const void *)t->data;
 }
 
-/* ---- reference kernels of the int8 ops (their math: the comment atop each source file) ---- */
+/* ---- reference kernels of the int8 ops (their math: the comment atop each source file) ----
+ * Conv2D, DepthwiseConv2D and FullyConnected have siblings (ops/fast/fast.h) that the op
+ * adapters call on every target: their references are compiled where MT_REFERENCE_KERNELS
+ * (ops/ops.h) is 1, for the tests. */
 
 struct mt_spatial;
 /* quantize.c: y = clamp(round(x / scale) + zp);  y = scale · (x - zp) */
@@ -97,6 +145,11 @@ void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bi
                              int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
 void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                        int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
+/* conv_s8.c: output row oh of one sample of the depthwise, y [OW, C]; the sample's input row
+ * ih is at x + (ring ? ih % ring : ih)·W·C (ring: the fused expansion's KH rows, below) */
+void mt_op_depthwise_conv2d_s8_row(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                   const int32_t *rq, int8_t *y, uint32_t oh, const struct mt_spatial *g,
+                                   uint32_t packed);
 /* conv_s8.c: a pointwise CONV2D_S8 (`expand`) computed row by row inside the depthwise `dw`
  * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,

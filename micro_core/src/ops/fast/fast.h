@@ -52,4 +52,24 @@ void mt_op_max_pool2d_f32_forward_fast(const float *x, float *y, uint32_t B, con
 void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
                                         const struct mt_spatial *g);
 
+/*
+ * The int8 inference ops' siblings (conv_s8_fast.c, dense_s8_fast.c; ops/quant.h's parameters):
+ * the same integer sums as the references, so the same bytes, on every target (Helium,
+ * the DSP extension's SMLAD or portable C: s8_dot.h). Unlike the float siblings the op
+ * adapters call them everywhere, the Cortex-M3 included: integer code gains there too.
+ */
+void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                  int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
+/* a 1 x 1 Conv2D at stride 1 without padding over P pixels of C channels: OC outputs each */
+void mt_op_conv2d_s8_pointwise_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                    int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed);
+void mt_op_depthwise_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                            const int32_t *rq, int8_t *y, uint32_t B, const struct mt_spatial *g,
+                                            uint32_t packed);
+void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                        const int32_t *rq, int8_t *y, uint32_t oh, const struct mt_spatial *g,
+                                        uint32_t packed);
+void mt_op_dense_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
+                                 uint32_t B, uint32_t D, uint32_t U, uint32_t packed);
+
 #endif /* MT_OPS_FAST_H */

@@ -1,0 +1,158 @@
+/*
+ * Siblings of the int8 Conv2D and DepthwiseConv2D (ops/conv_s8.c): the same integer sums,
+ * so the same bytes, on every target. The reference finds each term's input position and
+ * tests its bounds per multiply; here, as in the float siblings (conv2d_fast.c), an output's
+ * in-bounds taps are found once (mt_spatial_tap_range):
+ *   Conv2D: for one kernel row kh the in-bounds taps (kw, c) are one contiguous run in the
+ *     input row and in W's row (oc, kh), an inner product of s8_dot.h for MT_S8_ROWS output
+ *     channels at a time that read the run's inputs once;
+ *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
+ *     W·(x - zx) added in the reference's (kh, kw) order.
+ */
+#pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
+#include "ops/fast/fast.h"
+#include "ops/fast/s8_dot.h"
+#include "ops/spatial.h"
+
+void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                  int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    const uint32_t C = g->C, OC = g->OC;
+    const size_t K = (size_t)g->KH * g->KW * C, row = (size_t)g->W * C;
+    uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
+    for (uint32_t oc = 0; oc < OC; oc += MT_S8_ROWS) { /* the output channels outside: their
+                                                         * requantization and W rows stay */
+        const uint32_t R = OC - oc < MT_S8_ROWS ? OC - oc : MT_S8_ROWS;
+        mt_q_requant q[4];
+        mt_s8_requants(bias, rq, oc, R, q);
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                uint32_t kh0, kh1;
+                mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+                const int8_t *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * row; /* row at kh0 */
+                int8_t *yp = y + ((size_t)b * g->OH + oh) * g->OW * OC + oc;
+                for (uint32_t ow = 0; ow < g->OW; ++ow, yp += OC) {
+                    uint32_t kw0 = 0, kw1 = g->KW;
+                    if (ow < inside0 || ow >= inside1)
+                        mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+                    const uint32_t run = (kw1 - kw0) * C, taps = kh1 > kh0 && run ? kh1 - kh0 : 0;
+                    const int8_t *xp = xr + (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C;
+                    const int8_t *wp = w + oc * K + ((size_t)kh0 * g->KW + kw0) * C;
+                    int32_t acc[4] = {0, 0, 0, 0};
+                    for (uint32_t t = 0; t < taps; ++t) /* the kernel rows in order: the reference's */
+                        mt_s8_dot(xp + t * row, wp + (size_t)t * g->KW * C, K, run, p.x_zp, R, acc);
+                    for (uint32_t r = 0; r < R; ++r)
+                        yp[r] = mt_q_requantize(acc[r], q[r], p.y_zp, p.act_min, p.act_max);
+                }
+            }
+    }
+}
+
+void mt_op_conv2d_s8_pointwise_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                    int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed);
+}
+
+/* The in-bounds input rows of one depthwise output row: row k (< count) at
+ * base + ((first + k) mod ring)·bytes, or base + (first + k)·bytes when ring is 0 */
+typedef struct dw_rows {
+    const int8_t *base;
+    size_t bytes;
+    uint32_t first, ring, count;
+} dw_rows;
+
+/* The sums of four channels (n < 4: the lanes past n unused) of one output pixel: its taps
+ * kw0..kw1 (cols of them, the first at xofs in each input row) of every in-bounds kernel row,
+ * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order */
+static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w, size_t wrow, uint32_t cols, size_t C,
+                           int32_t zx, uint32_t n, int32_t acc[4])
+{
+    const int8_t *xr = rows->base + (size_t)rows->first * rows->bytes + xofs;
+    uint32_t slot = rows->first;
+#if MT_S8_MVE
+    const mve_pred16_t pr = vctp32q(n); /* lanes past n load 0 */
+    int32x4_t a = vdupq_n_s32(0);
+#else
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#if MT_S8_DSP
+    const int16x2_t zz = mt_s8_pair(zx);
+#endif
+#endif
+    for (uint32_t k = 0; k < rows->count; ++k, w += wrow) {
+        const int8_t *xp = xr, *wp = w;
+#if MT_S8_MVE
+        for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
+            a = vaddq_s32(a, vmulq_s32(vsubq_n_s32(vldrbq_z_s32(xp, pr), zx), vldrbq_z_s32(wp, pr)));
+#else
+        if (n == 4)
+            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) {
+#if MT_S8_DSP /* channels 0, 2 (and 1, 3) in the halves of a word: SMLABB and SMLATT add one each */
+                const uint32_t xw = mt_s8_word(xp), ww = mt_s8_word(wp);
+                const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+                const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
+                a0 = __smlabb(xe, we, a0), a2 = __smlatt(xe, we, a2);
+                a1 = __smlabb(xo, wo, a1), a3 = __smlatt(xo, wo, a3);
+#else
+                a0 += (int32_t)wp[0] * ((int32_t)xp[0] - zx), a1 += (int32_t)wp[1] * ((int32_t)xp[1] - zx);
+                a2 += (int32_t)wp[2] * ((int32_t)xp[2] - zx), a3 += (int32_t)wp[3] * ((int32_t)xp[3] - zx);
+#endif
+            }
+        else
+            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) {
+                a0 += (int32_t)wp[0] * ((int32_t)xp[0] - zx);
+                if (n > 1) a1 += (int32_t)wp[1] * ((int32_t)xp[1] - zx);
+                if (n > 2) a2 += (int32_t)wp[2] * ((int32_t)xp[2] - zx);
+            }
+#endif
+        if (++slot == rows->ring) slot = 0, xr = rows->base + xofs; /* the ring wraps */
+        else xr += rows->bytes;
+    }
+#if MT_S8_MVE
+    vst1q_s32(acc, a);
+#else
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+#endif
+}
+
+void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                        const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
+                                        uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    const uint32_t C = g->C;
+    uint32_t kh0, kh1;
+    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    const uint32_t ih0 = oh * g->SH + kh0 - g->PT; /* the first in-bounds row (none when kh1 == kh0) */
+    const dw_rows rows = {x, (size_t)g->W * C, ring ? ih0 % ring : ih0, ring, kh1 - kh0};
+    uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
+    for (uint32_t c = 0; c < C; c += 4) { /* four channels outside: their requantization stays */
+        const uint32_t n = C - c < 4 ? C - c : 4;
+        mt_q_requant q[4];
+        mt_s8_requants(bias, rq, c, n, q);
+        int8_t *yp = y + c;
+        for (uint32_t ow = 0; ow < g->OW; ++ow, yp += C) {
+            uint32_t kw0 = 0, kw1 = g->KW;
+            if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+            const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
+            int32_t sum[4];
+            dw_sums(&rows, xofs, w + ((size_t)kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C, p.x_zp,
+                    n, sum);
+            for (uint32_t r = 0; r < n; ++r) yp[r] = mt_q_requantize(sum[r], q[r], p.y_zp, p.act_min, p.act_max);
+        }
+    }
+}
+
+void mt_op_depthwise_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                            const int32_t *rq, int8_t *y, uint32_t B, const mt_spatial *g,
+                                            uint32_t packed)
+{
+    const size_t sample = (size_t)g->H * g->W * g->C, out_row = (size_t)g->OW * g->C;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            mt_op_depthwise_conv2d_s8_row_fast(x + b * sample, 0, w, bias, rq, y + ((size_t)b * g->OH + oh) * out_row,
+                                               oh, g, packed);
+}

@@ -1,0 +1,187 @@
+/*
+ * The inner products of the int8 siblings (conv_s8_fast.c, dense_s8_fast.c): a run of n
+ * int8 inputs x against up to four int8 weight rows,
+ *
+ *   acc[r] += Σ_{i<n} w[r·ws + i] · (x[i] - zx)          r < R <= MT_S8_ROWS
+ *
+ * which is the reference kernels' term (TFLite's W·(x - zx), weight zero point 0). Integer
+ * sums are exact in any order (ops/quant.h), so each build takes the fastest form it has:
+ *
+ *   Helium (Cortex-M55): 16 lanes a vector. VMLADAVA.S8 adds the 16 products W·x to a
+ *     scalar, VADDVA.S8 adds the 16 weights, and the run's total is Σ W·x - zx·Σ W
+ *     (x - zx does not fit an int8 lane). Two rows at a time: each accumulator needs an
+ *     even-numbered general-purpose register.
+ *   DSP extension (Cortex-M4F, M7, M33): four bytes a word. SXTB16 spreads bytes 0 and 2
+ *     (and, rotated, 1 and 3) into two int16 halves, SSUB16 subtracts zx from both (x - zx is
+ *     in [-255, 255]), and SMLAD adds both products of a pair to the sum: 5 instructions per
+ *     4 x values, then 5 per weight row for 4 MACs.
+ *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs, in the
+ *     reference's order (its exact int32 partial sums).
+ * Where the reference's int32 sum would overflow (undefined in C), the hardware forms wrap
+ * modulo 2^32 (SMLAD, VMLADAVA): no target traps.
+ */
+#ifndef MT_OPS_FAST_S8_DOT_H
+#define MT_OPS_FAST_S8_DOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ops/quant.h"
+
+#if defined(__ARM_FEATURE_MVE) && !defined(MT_NO_MVE_KERNELS)
+#include <arm_mve.h>
+#define MT_S8_MVE 1
+#define MT_S8_ROWS 2u
+#else
+#define MT_S8_MVE 0
+#define MT_S8_ROWS 4u
+#endif
+#if !MT_S8_MVE && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
+#include <arm_acle.h>
+#define MT_S8_DSP 1
+#else
+#define MT_S8_DSP 0
+#endif
+
+#if MT_S8_MVE
+/* Σ W·(x - zx) = Σ W·x - zx·Σ W, in uint32 (wrapping) arithmetic */
+static inline int32_t mt_s8_centered(int32_t wx, int32_t wsum, int32_t zx)
+{
+    return (int32_t)((uint32_t)wx - (uint32_t)zx * (uint32_t)wsum);
+}
+
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n, int32_t zx, uint32_t R,
+                             int32_t *acc)
+{
+    int32_t wx0 = 0, ws0 = 0, wx1 = 0, ws1 = 0;
+    const int8_t *w1 = w + (R > 1 ? ws : 0); /* R = 1: row 1 repeats row 0, its sums unused */
+    for (int32_t left = (int32_t)n; left > 0; left -= 16, x += 16, w += 16, w1 += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)left); /* lanes past the run load 0 */
+        const int8x16_t xv = vldrbq_z_s8(x, p), a = vldrbq_z_s8(w, p), b = vldrbq_z_s8(w1, p);
+        wx0 = vmladavaq_s8(wx0, xv, a), ws0 = vaddvaq_s8(ws0, a);
+        wx1 = vmladavaq_s8(wx1, xv, b), ws1 = vaddvaq_s8(ws1, b);
+    }
+    acc[0] = (int32_t)((uint32_t)acc[0] + (uint32_t)mt_s8_centered(wx0, ws0, zx));
+    if (R > 1) acc[1] = (int32_t)((uint32_t)acc[1] + (uint32_t)mt_s8_centered(wx1, ws1, zx));
+}
+#elif MT_S8_DSP
+static inline uint32_t mt_s8_word(const int8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v); /* one LDR: these cores load unaligned words */
+    return v;
+}
+
+/* zx in both int16 halves, for SSUB16 */
+static inline int16x2_t mt_s8_pair(int32_t zx)
+{
+    return (int16x2_t)(((uint32_t)zx & 0xffffu) | ((uint32_t)zx << 16));
+}
+
+/* bytes 1 and 3 of v sign-extended into the halves: one SXTB16 with ROR #8 (GCC's __sxtb16 of
+ * a rotated word compiles to a separate MOV ROR) */
+static inline __attribute__((always_inline)) int16x2_t mt_s8_odd(uint32_t v)
+{
+    int16x2_t r;
+    __asm("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+/* acc += Σ of one weight row's four products with x's halves xe (bytes 0, 2) and xo (1, 3) */
+static inline __attribute__((always_inline)) int32_t mt_s8_smlad4(uint32_t ww, int16x2_t xe, int16x2_t xo, int32_t acc)
+{
+    acc = __smlad(xe, __sxtb16(ww), acc);
+    return __smlad(xo, mt_s8_odd(ww), acc);
+}
+
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
+{
+    const int16x2_t zz = mt_s8_pair(zx);
+    const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
+    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
+    uint32_t i = 0;
+    if (R == 4)
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t xw = mt_s8_word(x + i);
+            const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+            a0 = mt_s8_smlad4(mt_s8_word(w + i), xe, xo, a0);
+            a1 = mt_s8_smlad4(mt_s8_word(w1 + i), xe, xo, a1);
+            a2 = mt_s8_smlad4(mt_s8_word(w2 + i), xe, xo, a2);
+            a3 = mt_s8_smlad4(mt_s8_word(w3 + i), xe, xo, a3);
+        }
+    else
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t xw = mt_s8_word(x + i);
+            const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+            a0 = mt_s8_smlad4(mt_s8_word(w + i), xe, xo, a0);
+            if (R > 1) a1 = mt_s8_smlad4(mt_s8_word(w1 + i), xe, xo, a1);
+            if (R > 2) a2 = mt_s8_smlad4(mt_s8_word(w2 + i), xe, xo, a2);
+        }
+    for (; i < n; ++i) { /* the run's last 1-3 inputs */
+        const int32_t xv = (int32_t)x[i] - zx; /* sums wrap, as SMLAD's */
+        a0 = (int32_t)((uint32_t)a0 + (uint32_t)((int32_t)w[i] * xv));
+        if (R > 1) a1 = (int32_t)((uint32_t)a1 + (uint32_t)((int32_t)w1[i] * xv));
+        if (R > 2) a2 = (int32_t)((uint32_t)a2 + (uint32_t)((int32_t)w2[i] * xv));
+        if (R > 3) a3 = (int32_t)((uint32_t)a3 + (uint32_t)((int32_t)w3[i] * xv));
+    }
+    acc[0] = a0;
+    if (R > 1) acc[1] = a1;
+    if (R > 2) acc[2] = a2;
+    if (R > 3) acc[3] = a3;
+}
+#else
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n, int32_t zx, uint32_t R,
+                             int32_t *acc)
+{
+    const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
+    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
+    if (R == 4)
+        for (uint32_t i = 0; i < n; ++i) {
+            const int32_t xv = (int32_t)x[i] - zx;
+            a0 += (int32_t)w[i] * xv, a1 += (int32_t)w1[i] * xv;
+            a2 += (int32_t)w2[i] * xv, a3 += (int32_t)w3[i] * xv;
+        }
+    else
+        for (uint32_t i = 0; i < n; ++i) {
+            const int32_t xv = (int32_t)x[i] - zx;
+            a0 += (int32_t)w[i] * xv;
+            if (R > 1) a1 += (int32_t)w1[i] * xv;
+            if (R > 2) a2 += (int32_t)w2[i] * xv;
+        }
+    acc[0] = a0;
+    if (R > 1) acc[1] = a1;
+    if (R > 2) acc[2] = a2;
+    if (R > 3) acc[3] = a3;
+}
+#endif
+
+/* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
+static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *bias, const int32_t *rq, uint32_t oc,
+                                                                 uint32_t R, mt_q_requant q[4])
+{
+    for (uint32_t r = 0; r < 4; ++r) q[r] = mt_q_requant_of(bias, rq, oc + (r < R ? r : 0));
+}
+
+/* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
+ * pixels): MT_S8_ROWS units at a time over every row, each row's inputs read once for them */
+static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    for (uint32_t u = 0; u < U; u += MT_S8_ROWS) {
+        const uint32_t R = U - u < MT_S8_ROWS ? U - u : MT_S8_ROWS;
+        mt_q_requant q[4];
+        mt_s8_requants(bias, rq, u, R, q);
+        const int8_t *xb = x, *wu = w + (size_t)u * D;
+        int8_t *yb = y + u;
+        for (uint32_t b = 0; b < B; ++b, xb += D, yb += U) {
+            int32_t acc[4] = {0, 0, 0, 0};
+            mt_s8_dot(xb, wu, D, D, p.x_zp, R, acc);
+            for (uint32_t r = 0; r < R; ++r) yb[r] = mt_q_requantize(acc[r], q[r], p.y_zp, p.act_min, p.act_max);
+        }
+    }
+}
+
+#endif /* MT_OPS_FAST_S8_DOT_H */

@@ -1,0 +1,19 @@
+/*
+ * The int8 siblings (ops/fast/conv_s8_fast.c, dense_s8_fast.c) compute the reference's bytes
+ * on the host: the cases of boards/app/siblings_s8.c, which the device's sibling test runs on
+ * every board.
+ */
+#include "mt_test.h"
+#include "siblings_s8.h"
+
+static void check(int ok, const char *what)
+{
+    mt_test_record_(ok, "siblings_s8.c", 0, what);
+}
+
+int main(void)
+{
+    const unsigned checks = s8_sibling_cases(check);
+    CHECK_EQ_INT(checks, 99); /* every case ran (the board test expects as many) */
+    return MT_TEST_END();
+}
