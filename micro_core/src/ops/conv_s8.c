@@ -163,10 +163,10 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
     g.activation = MT_FUSED_NONE;
     if (depthwise)
         mt_op_depthwise_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                                          mt_q_s8_out(y), n, &g, op->params[0]);
+                                               mt_q_s8_out(y), n, &g, op->params[0]);
     else
-        mt_op_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y), n,
-                                &g, op->params[0]);
+        mt_op_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y),
+                                     n, &g, op->params[0]);
 }
 
 static void conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -55,7 +55,7 @@ static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
     mt_op_dense_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                           mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+                                mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
 }
 
 const mt_op_kernel mt_kernel_dense_s8 = {dense_s8_check, mt_no_scratch, dense_s8_forward, NULL, NULL, 0};

@@ -67,8 +67,9 @@ typedef struct dw_rows {
 /* The sums of four channels (n < 4: the lanes past n unused) of one output pixel: its taps
  * kw0..kw1 (cols of them, the first at xofs in each input row) of every in-bounds kernel row,
  * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order */
-static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w, size_t wrow, uint32_t cols, size_t C,
-                           int32_t zx, uint32_t n, int32_t acc[4])
+static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
+                                                          size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
+                                                          int32_t acc[4])
 {
     const int8_t *xr = rows->base + (size_t)rows->first * rows->bytes + xofs;
     uint32_t slot = rows->first;

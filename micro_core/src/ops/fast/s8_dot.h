@@ -51,8 +51,8 @@ static inline int32_t mt_s8_centered(int32_t wx, int32_t wsum, int32_t zx)
     return (int32_t)((uint32_t)wx - (uint32_t)zx * (uint32_t)wsum);
 }
 
-static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n, int32_t zx, uint32_t R,
-                             int32_t *acc)
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
 {
     int32_t wx0 = 0, ws0 = 0, wx1 = 0, ws1 = 0;
     const int8_t *w1 = w + (R > 1 ? ws : 0); /* R = 1: row 1 repeats row 0, its sums unused */
@@ -132,8 +132,8 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
     if (R > 3) acc[3] = a3;
 }
 #else
-static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n, int32_t zx, uint32_t R,
-                             int32_t *acc)
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
 {
     const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
     int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
