@@ -58,6 +58,24 @@ static void test_doubling_high_mul_form(void)
     CHECK(same);
 }
 
+/* mt_q_requantize (the per-channel constants made once, no saturation test: multipliers are
+ * >= 0) equals mt_q_multiply + zy + clamp on random sums, biases, multipliers and every shift */
+static void test_requantize(void)
+{
+    uint32_t r = 11u;
+    int same = 1;
+    for (int k = 0; k < 1000000; ++k) {
+        int32_t v[6];
+        for (int j = 0; j < 6; ++j) r = r * 1664525u + 1013904223u, v[j] = (int32_t)r;
+        const int32_t rq[2] = {(int32_t)((uint32_t)v[0] >> 1) | (k & 3 ? 1 << 30 : 0), -31 + (int32_t)((uint32_t)v[1] % 62u)};
+        const int32_t acc = k & 1 ? v[2] >> ((uint32_t)v[3] & 31u) : v[2], bias = v[4] >> 8;
+        const int32_t zy = (int32_t)(int8_t)v[5], lo = k & 4 ? zy : -128, hi = 127;
+        const int32_t expected = mt_q_multiply((int32_t)((uint32_t)acc + (uint32_t)bias), rq[0], rq[1]) + zy;
+        same &= mt_q_requantize(acc, mt_q_requant_of(&bias, rq, 0), zy, lo, hi) == mt_q_clamp(expected, lo, hi);
+    }
+    CHECK(same);
+}
+
 static void test_rounding_divide_by_pot(void)
 {
     CHECK_EQ_INT(mt_q_rounding_divide_by_pot(5, 1), 3);   /* 2.5 -> 3 */
@@ -123,6 +141,7 @@ int main(void)
 {
     test_doubling_high_mul();
     test_doubling_high_mul_form();
+    test_requantize();
     test_rounding_divide_by_pot();
     test_multiply();
     test_quantize_dequantize();

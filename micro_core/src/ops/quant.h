@@ -67,25 +67,31 @@ static inline int8_t mt_q_clamp(int32_t v, int32_t lo, int32_t hi)
 }
 
 /* One output channel's requantization, its loads and shift decisions made once (a loop over
- * that channel's outputs keeps it in registers): bias (0 when none), multiplier, and the
- * left and right shifts of mt_q_multiply. */
+ * that channel's outputs keeps it in registers): bias (0 when none), multiplier, the left and
+ * right shifts of mt_q_multiply, and the rounding shift's mask and half-mask. */
 typedef struct mt_q_requant {
-    int32_t bias, multiplier, left, right;
+    int32_t bias, multiplier, left, right, mask, half;
 } mt_q_requant;
 
 static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *rq, uint32_t oc)
 {
-    const int32_t shift = rq[2 * oc + 1];
-    mt_q_requant q = {bias ? bias[oc] : 0, rq[2 * oc], shift > 0 ? shift : 0, shift > 0 ? 0 : -shift};
+    const int32_t shift = rq[2 * oc + 1], right = shift > 0 ? 0 : -shift;
+    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
+    mt_q_requant q = {bias ? bias[oc] : 0, rq[2 * oc], shift > 0 ? shift : 0, right, mask, mask >> 1};
     return q;
 }
 
-/* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps */
+/* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps.
+ * The doubling high multiply needs no saturation here: a requantization table's multipliers
+ * are >= 0 (mt_q_check_requant), so the product is never INT32_MIN². */
 static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
 {
     const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
-    const int32_t high = mt_q_doubling_high_mul((int32_t)(sum << q.left), q.multiplier);
-    return mt_q_clamp(mt_q_rounding_divide_by_pot(high, (int)q.right) + y_zp, lo, hi);
+    const int64_t product = (int64_t)(int32_t)(sum << q.left) * q.multiplier;
+    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31); /* mt_q_doubling_high_mul */
+    /* mt_q_rounding_divide_by_pot(high, right) with its mask made once */
+    const int32_t rounded = (high >> q.right) + ((high & q.mask) > q.half + (high < 0 ? 1 : 0) ? 1 : 0);
+    return mt_q_clamp(rounded + y_zp, lo, hi);
 }
 
 /* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):

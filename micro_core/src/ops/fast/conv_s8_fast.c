@@ -9,7 +9,9 @@
  *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
  *     W·(x - zx) added in the reference's (kh, kw) order.
  */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
+#endif
 #include "ops/fast/fast.h"
 #include "ops/fast/s8_dot.h"
 #include "ops/spatial.h"

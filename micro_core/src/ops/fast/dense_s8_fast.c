@@ -2,7 +2,9 @@
  * The sibling of the int8 FullyConnected (ops/dense_s8.c): the same integer sums
  * (ops/fast/s8_dot.h), so the same bytes, on every target.
  */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
+#endif
 #include "ops/fast/fast.h"
 #include "ops/fast/s8_dot.h"
 

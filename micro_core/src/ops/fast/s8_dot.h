@@ -14,7 +14,7 @@
  *   DSP extension (Cortex-M4F, M7, M33): four bytes a word. SXTB16 spreads bytes 0 and 2
  *     (and, rotated, 1 and 3) into two int16 halves, SSUB16 subtracts zx from both (x - zx is
  *     in [-255, 255]), and SMLAD adds both products of a pair to the sum: 5 instructions per
- *     4 x values, then 5 per weight row for 4 MACs.
+ *     4 x values, then 5 per weight row for 4 MACs (four rows: an assembly loop).
  *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs, in the
  *     reference's order (its exact int32 partial sums).
  * Where the reference's int32 sum would overflow (undefined in C), the hardware forms wrap
@@ -94,6 +94,40 @@ static inline __attribute__((always_inline)) int32_t mt_s8_smlad4(uint32_t ww, i
     acc = __smlad(xe, __sxtb16(ww), acc);
     return __smlad(xo, mt_s8_odd(ww), acc);
 }
+
+/* One weight row's turn of mt_s8_dot4_raw: wt = the row's word (addressed by `load`), then
+ * a += xe·W's bytes 0, 2 + xo·W's bytes 1, 3 */
+#define MT_S8_ROW(a, load)                                                                                        \
+    load "\n\tsxtb16 %[t], %[wt]\n\tsmlad %[" a "], %[xe], %[t], %[" a "]\n\t"                               \
+         "sxtb16 %[wt], %[wt], ror #8\n\tsmlad %[" a "], %[xo], %[wt], %[" a "]\n\t"
+
+/* acc[r] += Σ_{i < 4·words} W[r, i]·x[i] (no zero point: mt_s8_dense_rows subtracts zx·Σ W),
+ * four rows ws bytes apart, words >= 1: 27 instructions a turn of 16 MACs. In assembly, and
+ * not inlined: the C form of this loop with zx left GCC two registers short and spilled 8 a
+ * turn; this one needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which
+ * GCC finds even where PIC or a frame pointer holds one. */
+static __attribute__((noinline, unused)) void mt_s8_dot4_raw(const int8_t *x, const int8_t *w, size_t ws,
+                                                             uint32_t words, int32_t *acc)
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    uint32_t xe, xo, wt, t;
+    __asm volatile("1:\n\t"
+                   "ldr %[xo], [%[x]], #4\n\t"
+                   "sxtb16 %[xe], %[xo]\n\t"
+                   "sxtb16 %[xo], %[xo], ror #8\n\t"
+                   MT_S8_ROW("a1", "ldr %[wt], [%[w], %[ws]]")
+                   MT_S8_ROW("a2", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt]]")
+                   MT_S8_ROW("a3", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt], %[ws]]")
+                   MT_S8_ROW("a0", "ldr %[wt], [%[w]], #4")
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 1b"
+                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
+                     [n] "+r"(words), [xe] "=&r"(xe), [xo] "=&r"(xo), [wt] "=&r"(wt), [t] "=&r"(t)
+                   : [ws] "r"(ws)
+                   : "cc", "memory");
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+#undef MT_S8_ROW
 
 static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
                                                             int32_t zx, uint32_t R, int32_t *acc)
@@ -176,6 +210,26 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
         mt_s8_requants(bias, rq, u, R, q);
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
+#if MT_S8_DSP
+        if (R == 4 && D >= 4) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
+            uint32_t zw[4];
+            for (uint32_t r = 0; r < 4; ++r) {
+                uint32_t sum = 0;
+                for (uint32_t d = 0; d < D; ++d) sum += (uint32_t)(int32_t)wu[(size_t)r * D + d];
+                zw[r] = (uint32_t)p.x_zp * sum;
+            }
+            for (uint32_t b = 0; b < B; ++b, xb += D, yb += U) {
+                int32_t acc[4] = {0, 0, 0, 0};
+                mt_s8_dot4_raw(xb, wu, D, D / 4u, acc);
+                mt_s8_dot(xb + (D & ~3u), wu + (D & ~3u), D, D & 3u, 0, 4, acc); /* the last 1-3 inputs */
+                for (uint32_t r = 0; r < 4; ++r) {
+                    acc[r] = (int32_t)((uint32_t)acc[r] - zw[r]);
+                    yb[r] = mt_q_requantize(acc[r], q[r], p.y_zp, p.act_min, p.act_max);
+                }
+            }
+            continue;
+        }
+#endif
         for (uint32_t b = 0; b < B; ++b, xb += D, yb += U) {
             int32_t acc[4] = {0, 0, 0, 0};
             mt_s8_dot(xb, wu, D, D, p.x_zp, R, acc);
