@@ -69,6 +69,20 @@ typedef struct dw_rows {
 /* The sums of four channels (n < 4: the lanes past n unused) of one output pixel: its taps
  * kw0..kw1 (cols of them, the first at xofs in each input row) of every in-bounds kernel row,
  * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order */
+#if MT_S8_DSP
+/* a[c] += W[c]·(x[c] - zx) for four channels of one tap: their words of x and W, channels 0
+ * and 2 (and, rotated, 1 and 3) in the int16 halves, SMLABB and SMLATT adding one each */
+static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const int8_t *wp, int16x2_t zz,
+                                                         int32_t a[4])
+{
+    const uint32_t xw = mt_s8_word(xp), ww = mt_s8_word(wp);
+    const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+    const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
+    a[0] = __smlabb(xe, we, a[0]), a[2] = __smlatt(xe, we, a[2]);
+    a[1] = __smlabb(xo, wo, a[1]), a[3] = __smlatt(xo, wo, a[3]);
+}
+#endif
+
 static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
                                                           size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
                                                           int32_t acc[4])
@@ -79,7 +93,7 @@ static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, s
     const mve_pred16_t pr = vctp32q(n); /* lanes past n load 0 */
     int32x4_t a = vdupq_n_s32(0);
 #else
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int32_t a[4] = {0, 0, 0, 0};
 #if MT_S8_DSP
     const int16x2_t zz = mt_s8_pair(zx);
 #endif
@@ -90,25 +104,20 @@ static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, s
         for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
             a = vaddq_s32(a, vmulq_s32(vsubq_n_s32(vldrbq_z_s32(xp, pr), zx), vldrbq_z_s32(wp, pr)));
 #else
-        if (n == 4)
-            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) {
-#if MT_S8_DSP /* channels 0, 2 (and 1, 3) in the halves of a word: SMLABB and SMLATT add one each */
-                const uint32_t xw = mt_s8_word(xp), ww = mt_s8_word(wp);
-                const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
-                const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
-                a0 = __smlabb(xe, we, a0), a2 = __smlatt(xe, we, a2);
-                a1 = __smlabb(xo, wo, a1), a3 = __smlatt(xo, wo, a3);
+#if MT_S8_DSP
+        if (n == 4 && cols == 3) { /* a whole 3-wide window row, unrolled */
+            dw_tap(xp, wp, zz, a), dw_tap(xp + C, wp + C, zz, a), dw_tap(xp + 2 * C, wp + 2 * C, zz, a);
+        } else if (n == 4) {
+            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) dw_tap(xp, wp, zz, a);
+        } else
 #else
-                a0 += (int32_t)wp[0] * ((int32_t)xp[0] - zx), a1 += (int32_t)wp[1] * ((int32_t)xp[1] - zx);
-                a2 += (int32_t)wp[2] * ((int32_t)xp[2] - zx), a3 += (int32_t)wp[3] * ((int32_t)xp[3] - zx);
+        if (n == 4) {
+            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
+                for (uint32_t r = 0; r < 4; ++r) a[r] += (int32_t)wp[r] * ((int32_t)xp[r] - zx);
+        } else
 #endif
-            }
-        else
-            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) {
-                a0 += (int32_t)wp[0] * ((int32_t)xp[0] - zx);
-                if (n > 1) a1 += (int32_t)wp[1] * ((int32_t)xp[1] - zx);
-                if (n > 2) a2 += (int32_t)wp[2] * ((int32_t)xp[2] - zx);
-            }
+            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
+                for (uint32_t r = 0; r < n; ++r) a[r] += (int32_t)wp[r] * ((int32_t)xp[r] - zx);
 #endif
         if (++slot == rows->ring) slot = 0, xr = rows->base + xofs; /* the ring wraps */
         else xr += rows->bytes;
@@ -116,7 +125,7 @@ static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, s
 #if MT_S8_MVE
     vst1q_s32(acc, a);
 #else
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    acc[0] = a[0], acc[1] = a[1], acc[2] = a[2], acc[3] = a[3];
 #endif
 }
 
