@@ -98,7 +98,9 @@ static void conv_cases(s8_check_fn check)
                                          {3, 5, 33, 6, 3, 1, 1, 2, MT_PADDING_SAME},
                                          {2, 2, 3, 4, 5, 5, 1, 1, MT_PADDING_SAME},
                                          {6, 6, 4, 6, 3, 3, 3, 3, MT_PADDING_SAME},
-                                         {3, 3, 40, 3, 3, 3, 1, 1, MT_PADDING_VALID}};
+                                         {3, 3, 40, 3, 3, 3, 1, 1, MT_PADDING_VALID},
+                                         /* windows past MT_S8_WINDOW_BYTES (conv_s8_fast.c): by kernel rows */
+                                         {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {

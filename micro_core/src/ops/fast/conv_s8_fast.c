@@ -3,9 +3,11 @@
  * so the same bytes, on every target. The reference finds each term's input position and
  * tests its bounds per multiply; here, as in the float siblings (conv2d_fast.c), an output's
  * in-bounds taps are found once (mt_spatial_tap_range):
- *   Conv2D: for one kernel row kh the in-bounds taps (kw, c) are one contiguous run in the
- *     input row and in W's row (oc, kh), an inner product of s8_dot.h for MT_S8_ROWS output
- *     channels at a time that read the run's inputs once;
+ *   Conv2D: a pointwise one is a FullyConnected over its pixels; a window of at most
+ *     MT_S8_WINDOW_BYTES inputs is copied (the padding as zx, whose terms are 0) and is a row
+ *     of one too; in a larger one, for one kernel row kh the in-bounds taps (kw, c) are one
+ *     contiguous run in the input row and in W's row (oc, kh), an inner product of s8_dot.h
+ *     for MT_S8_ROWS output channels at a time that read the run's inputs once;
  *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
  *     W·(x - zx) added in the reference's (kh, kw) order.
  */
@@ -16,10 +18,60 @@
 #include "ops/fast/s8_dot.h"
 #include "ops/spatial.h"
 
+/* Bytes of the window copies (im2col) a Conv2D takes on the stack: windows of K <= this many
+ * inputs go through mt_s8_dense_rows as rows of K, as many as fit at a time */
+#define MT_S8_WINDOW_BYTES 512u
+
+/* The windows of outputs ow0..ow0+n-1 of row oh (sample at x, row at kh = 0 in bounds or not)
+ * as n rows of K = KH·KW·C bytes, (kh, kw, c) in W's order; a tap in the padding holds zx,
+ * whose term W·(zx - zx) is 0: the sum of the in-bounds terms, the reference's. */
+static void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh, uint32_t ow0, uint32_t n, int8_t zx,
+                         int8_t *out)
+{
+    const uint32_t C = g->C, KW = g->KW;
+    uint32_t kh0, kh1;
+    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    for (uint32_t j = 0; j < n; ++j) {
+        uint32_t kw0, kw1;
+        mt_spatial_tap_range(ow0 + j, g->SW, g->PL, KW, g->W, &kw0, &kw1);
+        const int8_t *xp = x + (size_t)((int64_t)(ow0 + j) * g->SW + kw0 - g->PL) * C; /* tap kw0 of row 0 */
+        for (uint32_t kh = 0; kh < g->KH; ++kh, out += (size_t)KW * C) {
+            if (kh < kh0 || kh >= kh1 || kw1 <= kw0) {
+                memset(out, zx, (size_t)KW * C);
+                continue;
+            }
+            const int8_t *row = xp + ((size_t)(oh * g->SH + kh - g->PT) * g->W) * C; /* in-bounds: a run */
+            memset(out, zx, (size_t)kw0 * C);
+            memcpy(out + (size_t)kw0 * C, row, (size_t)(kw1 - kw0) * C);
+            memset(out + (size_t)kw1 * C, zx, (size_t)(KW - kw1) * C);
+        }
+    }
+}
+
 void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                   int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
+    if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
+        /* pointwise: the pixels are already the rows of a FullyConnected */
+        mt_op_conv2d_s8_pointwise_fast(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
+        return;
+    }
+    const size_t window = (size_t)g->KH * g->KW * g->C;
+    if (window <= MT_S8_WINDOW_BYTES) { /* small windows (a first layer's): copied, then one product each */
+        int8_t windows[MT_S8_WINDOW_BYTES];
+        const uint32_t per = (uint32_t)(MT_S8_WINDOW_BYTES / window);
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t oh = 0; oh < g->OH; ++oh)
+                for (uint32_t ow = 0; ow < g->OW; ow += per) {
+                    const uint32_t n = g->OW - ow < per ? g->OW - ow : per;
+                    conv_windows(x + (size_t)b * g->H * g->W * g->C, g, oh, ow, n, (int8_t)p.x_zp, windows);
+                    mt_op_conv2d_s8_pointwise_fast(windows, w, bias, rq,
+                                                   y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC, n,
+                                                   (uint32_t)window, g->OC, packed);
+                }
+        return;
+    }
     const uint32_t C = g->C, OC = g->OC;
     const size_t K = (size_t)g->KH * g->KW * C, row = (size_t)g->W * C;
     uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
