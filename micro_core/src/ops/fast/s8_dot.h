@@ -14,7 +14,9 @@
  *   DSP extension (Cortex-M4F, M7, M33): four bytes a word. SXTB16 spreads bytes 0 and 2
  *     (and, rotated, 1 and 3) into two int16 halves, SSUB16 subtracts zx from both (x - zx is
  *     in [-255, 255]), and SMLAD adds both products of a pair to the sum: 5 instructions per
- *     4 x values, then 5 per weight row for 4 MACs (four rows: an assembly loop).
+ *     4 x values, then 5 per weight row for 4 MACs. mt_s8_dense_rows (FullyConnected, pointwise
+ *     and copied-window convolutions) runs four rows in an assembly loop without SSUB16 and
+ *     takes zx·Σ W off afterwards; the words are read unaligned (LDR), as CMSIS-NN does.
  *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs, in the
  *     reference's order (its exact int32 partial sums).
  * Where the reference's int32 sum would overflow (undefined in C), the hardware forms wrap
