@@ -30,6 +30,13 @@
 #define MT_QUANT_MIN_SHIFT (-31)
 #define MT_QUANT_MAX_SHIFT 30
 
+/* floor((a·b + 2^30) / 2^31): mt_q_doubling_high_mul where a·b is not INT32_MIN² (a
+ * requantization's multipliers are >= 0, mt_q_check_requant) */
+static inline int32_t mt_q_high_mul_unsaturated(int32_t a, int32_t b)
+{
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31); /* arithmetic shift */
+}
+
 /* gemmlowp's SaturatingRoundingDoublingHighMul: (a·b + nudge) / 2^31 truncated, nudge 2^30
  * for a·b >= 0 and 1 - 2^30 below, saturating the one overflow. Both cases are
  * floor((a·b + 2^30) / 2^31) (for a·b < 0, truncation is floor((y + 2^31 - 1) / 2^31) of
@@ -38,16 +45,21 @@
 static inline int32_t mt_q_doubling_high_mul(int32_t a, int32_t b)
 {
     if (a == b && a == INT32_MIN) return INT32_MAX;
-    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31); /* arithmetic shift */
+    return mt_q_high_mul_unsaturated(a, b);
+}
+
+/* x / 2^exponent rounded to nearest, ties away from zero, with mask = 2^exponent - 1 and
+ * half = mask >> 1 given (a loop over one channel's outputs makes them once) */
+static inline int32_t mt_q_round_shift(int32_t x, int exponent, int32_t mask, int32_t half)
+{
+    return (x >> exponent) + ((x & mask) > half + (x < 0 ? 1 : 0) ? 1 : 0);
 }
 
 /* x / 2^exponent rounded to nearest, ties away from zero (gemmlowp), 0 <= exponent <= 31. */
 static inline int32_t mt_q_rounding_divide_by_pot(int32_t x, int exponent)
 {
     const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
-    const int32_t remainder = x & mask;
-    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+    return mt_q_round_shift(x, exponent, mask, mask >> 1);
 }
 
 /* acc · multiplier · 2^(shift - 31): TFLite's MultiplyByQuantizedMultiplier (int32). The left
@@ -87,11 +99,8 @@ static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *r
 static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
 {
     const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
-    const int64_t product = (int64_t)(int32_t)(sum << q.left) * q.multiplier;
-    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31); /* mt_q_doubling_high_mul */
-    /* mt_q_rounding_divide_by_pot(high, right) with its mask made once */
-    const int32_t rounded = (high >> q.right) + ((high & q.mask) > q.half + (high < 0 ? 1 : 0) ? 1 : 0);
-    return mt_q_clamp(rounded + y_zp, lo, hi);
+    const int32_t high = mt_q_high_mul_unsaturated((int32_t)(sum << q.left), q.multiplier);
+    return mt_q_clamp(mt_q_round_shift(high, (int)q.right, q.mask, q.half) + y_zp, lo, hi);
 }
 
 /* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):
