@@ -70,10 +70,37 @@ static void test_requantize(void)
         const int32_t rq[2] = {(int32_t)((uint32_t)v[0] >> 1) | (k & 3 ? 1 << 30 : 0), -31 + (int32_t)((uint32_t)v[1] % 62u)};
         const int32_t acc = k & 1 ? v[2] >> ((uint32_t)v[3] & 31u) : v[2], bias = v[4] >> 8;
         const int32_t zy = (int32_t)(int8_t)v[5], lo = k & 4 ? zy : -128, hi = 127;
-        const int32_t expected = mt_q_multiply((int32_t)((uint32_t)acc + (uint32_t)bias), rq[0], rq[1]) + zy;
-        same &= mt_q_requantize(acc, mt_q_requant_of(&bias, rq, 0), zy, lo, hi) == mt_q_clamp(expected, lo, hi);
+        const int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)bias), scaled = mt_q_multiply(sum, rq[0], rq[1]);
+        same &= mt_q_scale(sum, mt_q_requant_of(NULL, rq, 0)) == scaled; /* before the clamp hides it */
+        same &= mt_q_requantize(acc, mt_q_requant_of(&bias, rq, 0), zy, lo, hi) == mt_q_clamp(scaled + zy, lo, hi);
     }
     CHECK(same);
+}
+
+/* mt_q_scale's one-step rounding at gemmlowp's ties: with the multiplier 2^30 (0.5) the high
+ * multiply of 2h is h, so h = t·2^e ± 2^(e-1) (+ -1, 0, 1) puts the rounding shift by e on a
+ * tie and beside it, for both signs and every e */
+static void test_scale_ties(void)
+{
+    int same = 1, cases = 0;
+    for (int32_t e = 1; e <= 31; ++e) {
+        const int32_t rq[2] = {1 << 30, -e};
+        for (int64_t t = -3; t <= 3; ++t)
+            for (int64_t side = -1; side <= 1; side += 2)
+                for (int64_t off = -1; off <= 1; ++off) {
+                    const int64_t h = t * ((int64_t)1 << e) + side * ((int64_t)1 << (e - 1)) + off;
+                    if (h >= (1 << 30) || h < -(1 << 30)) continue;
+                    const int32_t sum = (int32_t)(2 * h);
+                    same &= mt_q_scale(sum, mt_q_requant_of(NULL, rq, 0)) == mt_q_multiply(sum, rq[0], rq[1]);
+                    cases += 1;
+                }
+    }
+    CHECK(same);
+    CHECK(cases > 1000);
+    const int32_t half_rq[2] = {1 << 30, -1}; /* h = 2h'/2: 5 -> 2.5 -> 3, -5 -> -2.5 -> -3 */
+    CHECK_EQ_INT(mt_q_scale(10, mt_q_requant_of(NULL, half_rq, 0)), 3);
+    CHECK_EQ_INT(mt_q_scale(-10, mt_q_requant_of(NULL, half_rq, 0)), -3);
+    CHECK_EQ_INT(mt_q_scale(-6, mt_q_requant_of(NULL, half_rq, 0)), -2); /* -1.5 -> -2 */
 }
 
 static void test_rounding_divide_by_pot(void)
@@ -142,6 +169,7 @@ int main(void)
     test_doubling_high_mul();
     test_doubling_high_mul_form();
     test_requantize();
+    test_scale_ties();
     test_rounding_divide_by_pot();
     test_multiply();
     test_quantize_dequantize();

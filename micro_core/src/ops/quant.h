@@ -48,18 +48,11 @@ static inline int32_t mt_q_doubling_high_mul(int32_t a, int32_t b)
     return mt_q_high_mul_unsaturated(a, b);
 }
 
-/* x / 2^exponent rounded to nearest, ties away from zero, with mask = 2^exponent - 1 and
- * half = mask >> 1 given (a loop over one channel's outputs makes them once) */
-static inline int32_t mt_q_round_shift(int32_t x, int exponent, int32_t mask, int32_t half)
-{
-    return (x >> exponent) + ((x & mask) > half + (x < 0 ? 1 : 0) ? 1 : 0);
-}
-
 /* x / 2^exponent rounded to nearest, ties away from zero (gemmlowp), 0 <= exponent <= 31. */
 static inline int32_t mt_q_rounding_divide_by_pot(int32_t x, int exponent)
 {
-    const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
-    return mt_q_round_shift(x, exponent, mask, mask >> 1);
+    const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1), threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + ((x & mask) > threshold ? 1 : 0);
 }
 
 /* acc · multiplier · 2^(shift - 31): TFLite's MultiplyByQuantizedMultiplier (int32). The left
@@ -79,28 +72,57 @@ static inline int8_t mt_q_clamp(int32_t v, int32_t lo, int32_t hi)
 }
 
 /* One output channel's requantization, its loads and shift decisions made once (a loop over
- * that channel's outputs keeps it in registers): bias (0 when none), multiplier, the left and
- * right shifts of mt_q_multiply, and the rounding shift's mask and half-mask. */
+ * that channel's outputs keeps it in registers): bias (0 when none), multiplier, the left
+ * shift of mt_q_multiply (shift > 0) or its rounding right shift e (shift <= 0), and 2^(e-1). */
 typedef struct mt_q_requant {
-    int32_t bias, multiplier, left, right, mask, half;
+    int32_t bias, multiplier, left, right;
+    uint32_t half;
 } mt_q_requant;
 
 static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *rq, uint32_t oc)
 {
     const int32_t shift = rq[2 * oc + 1], right = shift > 0 ? 0 : -shift;
-    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
-    mt_q_requant q = {bias ? bias[oc] : 0, rq[2 * oc], shift > 0 ? shift : 0, right, mask, mask >> 1};
+    mt_q_requant q = {bias ? bias[oc] : 0, rq[2 * oc], shift > 0 ? shift : 0, right,
+                      right > 0 ? (uint32_t)1 << (right - 1) : 0u};
     return q;
+}
+
+/* MultiplyByQuantizedMultiplier(sum, rq) (mt_q_multiply) with q's constants. For e = 0 it is
+ * the high multiply of the shifted sum. For e >= 1, with P = sum·M + 2^30 (64-bit, no
+ * overflow: |sum·M| < 2^62), the high multiply is h = floor(P / 2^31), and gemmlowp's
+ * rounding shift of h (ties away from zero) is floor((h + 2^(e-1) - [h < 0]) / 2^e): for
+ * h >= 0 it adds 1 where the remainder is >= 2^(e-1), for h < 0 where it is > 2^(e-1).
+ * h < 0 exactly when P < 0, and floor(floor(a / b) / c) = floor(a / (b·c)), so the result
+ * is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)): P's high word shifted right by e - 1
+ * once the 64-bit sum is made (a multiply-accumulate, a subtract, an add with carry and a
+ * shift on a 32-bit core, where the two rounding steps took twice as many). */
+static inline int32_t mt_q_scale_known(int32_t sum, mt_q_requant q, int right_is_zero)
+{
+    if (right_is_zero) return mt_q_high_mul_unsaturated((int32_t)((uint32_t)sum << q.left), q.multiplier);
+    int64_t p = (int64_t)sum * q.multiplier + ((int64_t)1 << 30);
+    p += (int64_t)((uint64_t)(q.half - (uint32_t)(p < 0)) << 31);
+    return (int32_t)(p >> 32) >> (q.right - 1);
+}
+
+static inline int32_t mt_q_scale(int32_t sum, mt_q_requant q)
+{
+    return mt_q_scale_known(sum, q, q.right == 0);
 }
 
 /* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps.
  * The doubling high multiply needs no saturation here: a requantization table's multipliers
- * are >= 0 (mt_q_check_requant), so the product is never INT32_MIN². */
-static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
+ * are >= 0 (mt_q_check_requant), so the product is never INT32_MIN². right_is_zero is
+ * q.right == 0, which a loop over one channel's outputs decides once (a constant there). */
+static inline int8_t mt_q_requantize_known(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi,
+                                           int right_is_zero)
 {
     const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
-    const int32_t high = mt_q_high_mul_unsaturated((int32_t)(sum << q.left), q.multiplier);
-    return mt_q_clamp(mt_q_round_shift(high, (int)q.right, q.mask, q.half) + y_zp, lo, hi);
+    return mt_q_clamp(mt_q_scale_known((int32_t)sum, q, right_is_zero) + y_zp, lo, hi);
+}
+
+static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
+{
+    return mt_q_requantize_known(acc, q, y_zp, lo, hi, q.right == 0);
 }
 
 /* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):
