@@ -61,10 +61,11 @@ static const int32_t *s8_requant(int kind, uint32_t OC, uint32_t K, int32_t *bia
     return s8_next() & 1u ? bias : NULL;
 }
 
-/* packed params: zx, zy, and a clamp range that is every int8 or a ReLU's */
+/* packed params: zx, zy, and a clamp range: a ReLU6's [zy, zy + 96], else every int8 (odd zx)
+ * or [-128, 100] */
 static uint32_t s8_packed(int32_t zx, int32_t zy, int relu)
 {
-    const int32_t lo = relu ? zy : -128, hi = 127;
+    const int32_t lo = relu ? zy : -128, hi = relu ? (zy + 96 < 127 ? zy + 96 : 127) : (zx & 1 ? 127 : 100);
     return (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8 | (uint32_t)(uint8_t)lo << 16 |
            (uint32_t)(uint8_t)hi << 24;
 }

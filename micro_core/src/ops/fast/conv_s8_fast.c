@@ -120,7 +120,8 @@ typedef struct dw_rows {
 
 /* The sums of four channels (n < 4: the lanes past n unused) of one output pixel: its taps
  * kw0..kw1 (cols of them, the first at xofs in each input row) of every in-bounds kernel row,
- * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order */
+ * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order, each
+ * started from start[c] (the bias) */
 #if MT_S8_DSP
 /* a[c] += W[c]·(x[c] - zx) for four channels of one tap: their words of x and W, channels 0
  * and 2 (and, rotated, 1 and 3) in the int16 halves, SMLABB and SMLATT adding one each */
@@ -137,15 +138,15 @@ static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const
 
 static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
                                                           size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
-                                                          int32_t acc[4])
+                                                          const int32_t start[4], int32_t acc[4])
 {
     const int8_t *xr = rows->base + (size_t)rows->first * rows->bytes + xofs;
     uint32_t slot = rows->first;
 #if MT_S8_MVE
     const mve_pred16_t pr = vctp32q(n); /* lanes past n load 0 */
-    int32x4_t a = vdupq_n_s32(0);
+    int32x4_t a = vld1q_s32(start);
 #else
-    int32_t a[4] = {0, 0, 0, 0};
+    int32_t a[4] = {start[0], start[1], start[2], start[3]};
 #if MT_S8_DSP
     const int16x2_t zz = mt_s8_pair(zx);
 #endif
@@ -193,19 +194,23 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
     const dw_rows rows = {x, (size_t)g->W * C, ring ? ih0 % ring : ih0, ring, kh1 - kh0};
     uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
     mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
+    int32_t sums[4 * MT_S8_RUN];
     for (uint32_t c = 0; c < C; c += 4) { /* four channels outside: their requantization stays */
         const uint32_t n = C - c < 4 ? C - c : 4;
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, c, n, q);
-        int8_t *yp = y + c;
-        for (uint32_t ow = 0; ow < g->OW; ++ow, yp += C) {
-            uint32_t kw0 = 0, kw1 = g->KW;
-            if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
-            const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
-            int32_t sum[4];
-            dw_sums(&rows, xofs, w + ((size_t)kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C, p.x_zp,
-                    n, sum);
-            for (uint32_t r = 0; r < n; ++r) yp[r] = mt_q_requantize(sum[r], q[r], p.y_zp, p.act_min, p.act_max);
+        const int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
+        for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
+            const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
+            for (uint32_t j = 0; j < run; ++j) {
+                const uint32_t ow = ow0 + j;
+                uint32_t kw0 = 0, kw1 = g->KW;
+                if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+                const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
+                dw_sums(&rows, xofs, w + ((size_t)kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C,
+                        p.x_zp, n, start, sums + 4 * j);
+            }
+            mt_s8_requant_block(sums, run, n, q, p, y + (size_t)ow0 * C + c, C);
         }
     }
 }

@@ -40,10 +40,12 @@
 #define MT_S8_ROWS 4u
 #endif
 #if !MT_S8_MVE && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
-#include <arm_acle.h>
 #define MT_S8_DSP 1
 #else
 #define MT_S8_DSP 0
+#endif
+#if MT_S8_DSP || defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
 #endif
 
 #if MT_S8_MVE
@@ -97,39 +99,62 @@ static inline __attribute__((always_inline)) int32_t mt_s8_smlad4(uint32_t ww, i
     return __smlad(xo, mt_s8_odd(ww), acc);
 }
 
-/* One weight row's turn of mt_s8_dot4_raw: wt = the row's word (addressed by `load`), then
+/* One weight row's turn of mt_s8_dot4_pixels: wt = the row's word (addressed by `load`), then
  * a += xe·W's bytes 0, 2 + xo·W's bytes 1, 3 */
 #define MT_S8_ROW(a, load)                                                                                        \
     load "\n\tsxtb16 %[t], %[wt]\n\tsmlad %[" a "], %[xe], %[t], %[" a "]\n\t"                               \
          "sxtb16 %[wt], %[wt], ror #8\n\tsmlad %[" a "], %[xo], %[wt], %[" a "]\n\t"
 
-/* acc[r] += Σ_{i < 4·words} W[r, i]·x[i] (no zero point: mt_s8_dense_rows subtracts zx·Σ W),
- * four rows ws bytes apart, words >= 1: 27 instructions a turn of 16 MACs. In assembly, and
- * not inlined: the C form of this loop with zx left GCC two registers short and spilled 8 a
- * turn; this one needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which
- * GCC finds even where PIC or a frame pointer holds one. */
-static __attribute__((noinline, unused)) void mt_s8_dot4_raw(const int8_t *x, const int8_t *w, size_t ws,
-                                                             uint32_t words, int32_t *acc)
+/* acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i] for n pixels j (no zero point: the
+ * caller's start holds -zx·Σ W), four rows D bytes apart, D >= 4: the words in an assembly
+ * loop, 27 instructions a turn of 16 MACs, then the last 1-3 inputs. Not inlined: the C
+ * form of the loop with zx left GCC two registers short and spilled 8 a turn; this one
+ * needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which GCC finds even
+ * where PIC or a frame pointer holds one, and the loop over the pixels is here too (from
+ * the caller, each pixel's call reloaded some 40 instructions of its state). */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
 {
-    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-    uint32_t xe, xo, wt, t;
-    __asm volatile("1:\n\t"
-                   "ldr %[xo], [%[x]], #4\n\t"
-                   "sxtb16 %[xe], %[xo]\n\t"
-                   "sxtb16 %[xo], %[xo], ror #8\n\t"
-                   MT_S8_ROW("a1", "ldr %[wt], [%[w], %[ws]]")
-                   MT_S8_ROW("a2", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt]]")
-                   MT_S8_ROW("a3", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt], %[ws]]")
-                   MT_S8_ROW("a0", "ldr %[wt], [%[w]], #4")
-                   "subs %[n], %[n], #1\n\t"
-                   "bne 1b"
-                   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),
-                     [n] "+r"(words), [xe] "=&r"(xe), [xo] "=&r"(xo), [wt] "=&r"(wt), [t] "=&r"(t)
-                   : [ws] "r"(ws)
-                   : "cc", "memory");
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    const uint32_t words = (uint32_t)(D / 4u), tail = (uint32_t)(D & 3u);
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
+        int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
+        const int8_t *xp = x, *wp = w;
+        uint32_t k = words, xe, xo, wt, t;
+        __asm volatile("1:\n\t"
+                       "ldr %[xo], [%[x]], #4\n\t"
+                       "sxtb16 %[xe], %[xo]\n\t"
+                       "sxtb16 %[xo], %[xo], ror #8\n\t"
+                       MT_S8_ROW("a1", "ldr %[wt], [%[w], %[ws]]")
+                       MT_S8_ROW("a2", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt]]")
+                       MT_S8_ROW("a3", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt], %[ws]]")
+                       MT_S8_ROW("a0", "ldr %[wt], [%[w]], #4")
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b"
+                       : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xp), [w] "+r"(wp),
+                         [n] "+r"(k), [xe] "=&r"(xe), [xo] "=&r"(xo), [wt] "=&r"(wt), [t] "=&r"(t)
+                       : [ws] "r"(D)
+                       : "cc", "memory");
+        for (uint32_t i = 0; i < tail; ++i) { /* xp and wp are past the words; sums wrap, as SMLAD's */
+            const uint32_t xv = (uint32_t)(int32_t)xp[i];
+            a0 = (int32_t)((uint32_t)a0 + (uint32_t)(int32_t)wp[i] * xv);
+            a1 = (int32_t)((uint32_t)a1 + (uint32_t)(int32_t)wp[D + i] * xv);
+            a2 = (int32_t)((uint32_t)a2 + (uint32_t)(int32_t)wp[2 * D + i] * xv);
+            a3 = (int32_t)((uint32_t)a3 + (uint32_t)(int32_t)wp[3 * D + i] * xv);
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
 }
 #undef MT_S8_ROW
+
+/* Σ_{i<n} w[i] (wrapping): bytes + 128 are unsigned, and USADA8 adds four of them a word
+ * (|w + 128 - 0|), where a byte a turn took five instructions */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    uint32_t sum = 0u - 128u * (n & ~3u);
+    for (const int8_t *end = w + (n & ~3u); w != end; w += 4) sum = __usada8(mt_s8_word(w) ^ 0x80808080u, 0u, sum);
+    for (uint32_t i = 0; i < (n & 3u); ++i) sum += (uint32_t)(int32_t)w[i];
+    return sum;
+}
 
 static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
                                                             int32_t zx, uint32_t R, int32_t *acc)
@@ -200,42 +225,88 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
     for (uint32_t r = 0; r < 4; ++r) q[r] = mt_q_requant_of(bias, rq, oc + (r < R ? r : 0));
 }
 
+/* Pixels whose sums wait for their requantization (4 channels each: 256 bytes of stack) */
+#define MT_S8_RUN 16u
+
+/* v in [-128, 127]: one SSAT where the core saturates (ACLE), else the clamp */
+static inline int32_t mt_s8_saturate(int32_t v)
+{
+#if defined(__ARM_FEATURE_SAT)
+    return __ssat(v, 8);
+#else
+    return mt_q_clamp(v, -128, 127);
+#endif
+}
+
+/* y[j·ys] for n pixels of one channel from their sums a[4·j], the bias included: rz is
+ * c.right == 0 and full is [lo, hi] = [-128, 127] (the common activation range: none or a
+ * ReLU/ReLU6 whose zero is -128), both constants where the block below calls this, so the
+ * loop tests neither per output */
+static inline __attribute__((always_inline)) void mt_s8_requant_run(const int32_t *a, uint32_t n, mt_q_requant c,
+                                                                    mt_q_params p, int8_t *y, size_t ys, int rz,
+                                                                    int full)
+{
+    for (uint32_t j = 0; j < n; ++j, a += 4, y += ys) {
+        const int32_t v = mt_q_scale_known(*a, c, rz) + p.y_zp;
+        *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, p.act_min, p.act_max));
+    }
+}
+
+/* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
+ * channels: a channel at a time, its constants in registers over the pixels (four channels'
+ * did not fit: each output reloaded them). Not inlined, for the registers. */
+static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                  const mt_q_requant q[4], mt_q_params p, int8_t *y,
+                                                                  size_t ys)
+{
+    const int full = p.act_min == -128 && p.act_max == 127;
+    for (uint32_t r = 0; r < R; ++r) {
+        if (q[r].right == 0) {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 0);
+        } else {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 0);
+        }
+    }
+}
+
 /* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
- * pixels): MT_S8_ROWS units at a time over every row, each row's inputs read once for them */
+ * pixels): MT_S8_ROWS units at a time over every row, each row's inputs read once for them,
+ * each sum started from its bias */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                     int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
+    int32_t acc[4 * MT_S8_RUN];
     for (uint32_t u = 0; u < U; u += MT_S8_ROWS) {
         const uint32_t R = U - u < MT_S8_ROWS ? U - u : MT_S8_ROWS;
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, u, R, q);
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
+        int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
 #if MT_S8_DSP
         if (R == 4 && D >= 4) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
-            uint32_t zw[4];
-            for (uint32_t r = 0; r < 4; ++r) {
-                uint32_t sum = 0;
-                for (uint32_t d = 0; d < D; ++d) sum += (uint32_t)(int32_t)wu[(size_t)r * D + d];
-                zw[r] = (uint32_t)p.x_zp * sum;
-            }
-            for (uint32_t b = 0; b < B; ++b, xb += D, yb += U) {
-                int32_t acc[4] = {0, 0, 0, 0};
-                mt_s8_dot4_raw(xb, wu, D, D / 4u, acc);
-                mt_s8_dot(xb + (D & ~3u), wu + (D & ~3u), D, D & 3u, 0, 4, acc); /* the last 1-3 inputs */
-                for (uint32_t r = 0; r < 4; ++r) {
-                    acc[r] = (int32_t)((uint32_t)acc[r] - zw[r]);
-                    yb[r] = mt_q_requantize(acc[r], q[r], p.y_zp, p.act_min, p.act_max);
-                }
+            for (uint32_t r = 0; r < 4; ++r)
+                start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
+            for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
+                const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
+                mt_s8_dot4_pixels(xb, wu, D, n, start, acc);
+                xb += (size_t)n * D;
+                mt_s8_requant_block(acc, n, 4, q, p, yb, U);
             }
             continue;
         }
 #endif
-        for (uint32_t b = 0; b < B; ++b, xb += D, yb += U) {
-            int32_t acc[4] = {0, 0, 0, 0};
-            mt_s8_dot(xb, wu, D, D, p.x_zp, R, acc);
-            for (uint32_t r = 0; r < R; ++r) yb[r] = mt_q_requantize(acc[r], q[r], p.y_zp, p.act_min, p.act_max);
+        for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
+            const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
+            for (uint32_t j = 0; j < n; ++j, xb += D) {
+                int32_t *a = acc + 4 * j;
+                a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
+                mt_s8_dot(xb, wu, D, D, p.x_zp, R, a);
+            }
+            mt_s8_requant_block(acc, n, R, q, p, yb, U);
         }
     }
 }
