@@ -136,6 +136,81 @@ static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const
 }
 #endif
 
+#if MT_S8_DSP
+/* The interior pixels' form (all KW taps of each in-bounds kernel row inside): four channels'
+ * weights of every tap spread once into int16 halves (we: channels 0, 2; wo: 1, 3) and their
+ * zx·Σ W folded into start, so a tap costs a load and two SXTB16 of x, an LDRD of W and four
+ * multiply-accumulates (Σ W·(x - zx) = Σ W·x - zx·Σ W, exact in wrapping int32 sums). */
+#define MT_DW_TAPS 9u /* 3 x 3 kernels and smaller */
+
+typedef struct dw_interior {
+    const int8_t *row[3]; /* in-bounds kernel row k's input row (the ring resolved), at channel c */
+    uint32_t rows, KW;
+    size_t C, step;       /* bytes between taps, and between output pixels (SW·C) */
+    uint32_t w[2 * MT_DW_TAPS];
+    int32_t start[4];
+} dw_interior;
+
+/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row; rows and KW are
+ * constants where dw_interior_pixels specializes the common 3 x 3 (its taps unrolled) */
+static inline __attribute__((always_inline)) void dw_interior_body(const dw_interior *d, size_t x0, uint32_t n,
+                                                                   int32_t *acc, uint32_t rows, uint32_t KW)
+{
+    const size_t C = d->C;
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
+        int32_t a0 = d->start[0], a1 = d->start[1], a2 = d->start[2], a3 = d->start[3];
+        const uint32_t *wq = d->w;
+#pragma GCC unroll 3
+        for (uint32_t k = 0; k < rows; ++k) {
+            const int8_t *xp = d->row[k] + x0;
+#pragma GCC unroll 3
+            for (uint32_t t = 0; t < KW; ++t, xp += C, wq += 2) {
+                const uint32_t xw = mt_s8_word(xp);
+                const int16x2_t xe = __sxtb16(xw), xo = mt_s8_odd(xw);
+                const int16x2_t we = (int16x2_t)wq[0], wo = (int16x2_t)wq[1];
+                a0 = __smlabb(xe, we, a0), a2 = __smlatt(xe, we, a2);
+                a1 = __smlabb(xo, wo, a1), a3 = __smlatt(xo, wo, a3);
+            }
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* Not inlined: its loops get their own registers (inlined, the sums and pointers went
+ * through the stack). */
+static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
+{
+    if (d->rows == 3 && d->KW == 3) dw_interior_body(d, x0, n, acc, 3, 3);
+    else dw_interior_body(d, x0, n, acc, d->rows, d->KW);
+}
+
+/* d for channels c..c+3 of the output row whose in-bounds kernel rows are kh0.. (rows of
+ * them, at rows->first on): 0 when the interior form does not apply */
+static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *w, const mt_spatial *g, uint32_t kh0,
+                             uint32_t c, int32_t zx, const int32_t start[4])
+{
+    const size_t C = g->C;
+    if (rows->count == 0 || rows->count > 3 || g->KW * rows->count > MT_DW_TAPS) return 0;
+    d->rows = rows->count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
+    uint32_t slot = rows->first;
+    int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
+    for (uint32_t k = 0; k < d->rows; ++k) {
+        d->row[k] = rows->base + (size_t)slot * rows->bytes + c;
+        if (++slot == rows->ring) slot = 0;
+        for (uint32_t t = 0; t < g->KW; ++t) {
+            const uint32_t ww = mt_s8_word(w + ((size_t)(kh0 + k) * g->KW + t) * C + c);
+            const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
+            d->w[2 * (k * g->KW + t)] = (uint32_t)we, d->w[2 * (k * g->KW + t) + 1] = (uint32_t)wo;
+            sum_e = __sadd16(sum_e, we), sum_o = __sadd16(sum_o, wo);
+        }
+    }
+    const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
+                             (int16_t)((uint32_t)sum_o >> 16)};
+    for (uint32_t r = 0; r < 4; ++r) d->start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)zx * (uint32_t)sums[r]);
+    return 1;
+}
+#endif
+
 static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
                                                           size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
                                                           const int32_t start[4], int32_t acc[4])
@@ -200,10 +275,22 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, c, n, q);
         const int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
+#if MT_S8_DSP
+        dw_interior d;
+        const int interior = n == 4 && inside1 > inside0 && dw_interior_setup(&d, &rows, w, g, kh0, c, p.x_zp, start);
+#endif
         for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
             const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
             for (uint32_t j = 0; j < run; ++j) {
                 const uint32_t ow = ow0 + j;
+#if MT_S8_DSP
+                if (interior && ow >= inside0 && ow < inside1) { /* the pixels up to the run's or the inside's end */
+                    const uint32_t m = (ow0 + run < inside1 ? ow0 + run : inside1) - ow;
+                    dw_interior_pixels(&d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
+                    j += m - 1;
+                    continue;
+                }
+#endif
                 uint32_t kw0 = 0, kw1 = g->KW;
                 if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
                 const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
