@@ -105,17 +105,104 @@ static inline __attribute__((always_inline)) int32_t mt_s8_smlad4(uint32_t ww, i
     load "\n\tsxtb16 %[t], %[wt]\n\tsmlad %[" a "], %[xe], %[t], %[" a "]\n\t"                               \
          "sxtb16 %[wt], %[wt], ror #8\n\tsmlad %[" a "], %[xo], %[wt], %[" a "]\n\t"
 
+/* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
+ * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
+ * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
+ * rows' sums start at start0 and start1. */
+typedef struct mt_s8_dot2x2 {
+    const int8_t *x;       /*  0 */
+    const int8_t *w;       /*  4 */
+    uint32_t D;            /*  8 */
+    uint32_t pairs;        /* 12: counted down */
+    int32_t *acc;          /* 16: moved on */
+    int32_t start0, start1; /* 20, 24 */
+} mt_s8_dot2x2;
+/* mt_s8_dot2x2_run reads mt_s8_dot2x2 at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
+                                          offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
+                                          offsetof(mt_s8_dot2x2, start1) == 24
+                                      ? 1
+                                      : -1];
+
+/* For each pixel pair: acc[4·j + r..r+1] and acc[4·(j+1) + r..r+1] = start + Σ W[r + k, i]·x[j + p, i].
+ * Both pixels' x words are spread once for both rows and each row's word once for both
+ * pixels: 22 instructions a turn of 16 MACs, where four rows against one pixel take 27 (every
+ * word of x spread again for each pair of rows, but a weight word serves two pixels). The 14
+ * registers of the turn (r0 x, r1 W, r2 D, r3 the words left, r4-r7 the sums of (row 0, pixel
+ * 0), (1, 0), (0, 1), (1, 1), r8-r11 the pixels' halves, r12 and lr a weight word and half) are
+ * more than GCC gives an asm statement: a naked function that saves the AAPCS callee registers,
+ * with p on the stack. Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2x2 *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r4, r5, [r12, #20]\n\t"
+                   "mov r6, r4\n\t"
+                   "mov r7, r5\n\t"
+                   "lsrs r3, r2, #2\n\t"
+                   "2:\n\t"
+                   "ldr r8, [r0, r2]\n\t"        /* pixel 1's word */
+                   "ldr r9, [r0], #4\n\t"        /* pixel 0's */
+                   "sxtb16 r10, r9\n\t"
+                   "sxtb16 r9, r9, ror #8\n\t"
+                   "sxtb16 r11, r8\n\t"
+                   "sxtb16 r8, r8, ror #8\n\t"
+                   "ldr r12, [r1, r2]\n\t"       /* row 1's word */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r5, r10, lr, r5\n\t"
+                   "smlad r7, r11, lr, r7\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r5, r9, r12, r5\n\t"
+                   "smlad r7, r8, r12, r7\n\t"
+                   "ldr r12, [r1], #4\n\t"       /* row 0's */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r4, r10, lr, r4\n\t"
+                   "smlad r6, r11, lr, r6\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r4, r9, r12, r4\n\t"
+                   "smlad r6, r8, r12, r6\n\t"
+                   "subs r3, r3, #1\n\t"
+                   "bne 2b\n\t"
+                   "add r0, r0, r2\n\t"          /* x: past pixel 0 (D), past pixel 1 */
+                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte */
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #16]\n\t"
+                   "add lr, lr, #32\n\t"
+                   "str lr, [r12, #16]\n\t"
+                   "ldr lr, [r12, #12]\n\t"
+                   "subs lr, lr, #1\n\t"
+                   "str lr, [r12, #12]\n\t"
+                   "bne 1b\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+
 /* acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i] for n pixels j (no zero point: the
- * caller's start holds -zx·Σ W), four rows D bytes apart, D >= 4: the words in an assembly
- * loop, 27 instructions a turn of 16 MACs, then the last 1-3 inputs. Not inlined: the C
- * form of the loop with zx left GCC two registers short and spilled 8 a turn; this one
- * needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which GCC finds even
- * where PIC or a frame pointer holds one, and the loop over the pixels is here too (from
- * the caller, each pixel's call reloaded some 40 instructions of its state). */
+ * caller's start holds -zx·Σ W), four rows D bytes apart, D >= 4. Where D is a multiple of 4,
+ * pixel pairs go through mt_s8_dot2x2_run; the rest (an odd last pixel, or every pixel of a D
+ * with 1-3 inputs past its words, such as a first layer's 27) four rows against one pixel:
+ * the words in an assembly loop, 27 instructions a turn of 16 MACs, then the last 1-3 inputs.
+ * Not inlined: the C form of that loop with zx left GCC two registers short and spilled 8 a
+ * turn; this one needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which
+ * GCC finds even where PIC or a frame pointer holds one, and the loop over the pixels is here
+ * too (from the caller, each pixel's call reloaded some 40 instructions of its state). */
 static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
                                                                 uint32_t n, const int32_t start[4], int32_t *acc)
 {
     const uint32_t words = (uint32_t)(D / 4u), tail = (uint32_t)(D & 3u);
+    if (tail == 0 && n >= 2) { /* pixel pairs two rows at a time (mt_s8_dot2x2_run), the odd one below */
+        for (uint32_t r = 0; r < 4; r += 2) {
+            mt_s8_dot2x2 p = {x, w + r * D, (uint32_t)D, n / 2u, acc + r, start[r], start[r + 1]};
+            mt_s8_dot2x2_run(&p);
+        }
+        const uint32_t done = n & ~1u;
+        x += done * D, acc += 4 * done, n -= done;
+    }
     for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
         int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
         const int8_t *xp = x, *wp = w;
