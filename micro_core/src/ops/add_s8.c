@@ -17,11 +17,14 @@ void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N,
     const int32_t zy = mt_q_param_byte(zero_points, 2);
     const int32_t lo = mt_q_param_byte(range, 0), hi = mt_q_param_byte(range, 1);
     const int left = (int)rq[6];
+    /* the three rescalings' constants once (multipliers >= 0, add_s8_check: no saturation) */
+    const mt_q_requant qa = mt_q_requant_of(NULL, rq, 0), qb = mt_q_requant_of(NULL, rq, 1);
+    const mt_q_requant qy = mt_q_requant_of(NULL, rq, 2);
     for (size_t i = 0; i < N; ++i) {
         const int32_t sa = (int32_t)((uint32_t)((int32_t)a[i] - za) << left);
         const int32_t sb = (int32_t)((uint32_t)((int32_t)b[i] - zb) << left);
-        const int32_t raw = mt_q_multiply(sa, rq[0], rq[1]) + mt_q_multiply(sb, rq[2], rq[3]);
-        y[i] = mt_q_clamp(mt_q_multiply(raw, rq[4], rq[5]) + zy, lo, hi);
+        const int32_t raw = mt_q_scale(sa, qa) + mt_q_scale(sb, qb);
+        y[i] = mt_q_clamp(mt_q_scale(raw, qy) + zy, lo, hi);
     }
 }
 
