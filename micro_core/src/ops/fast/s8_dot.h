@@ -303,6 +303,41 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
     if (R > 2) acc[2] = a2;
     if (R > 3) acc[3] = a3;
 }
+
+/* mt_s8_dot4_pixels's portable form: acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i], no
+ * zero point (start holds -zx·Σ W), so a term is two loads and a multiply-accumulate. Not
+ * inlined: in mt_s8_dense_rows's registers the four row pointers went through the stack
+ * (the M3's turn of 4 MACs took 18 instructions). Sums wrap, as the DSP forms' do. */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
+{
+    const int8_t *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
+        uint32_t a0 = (uint32_t)start[0], a1 = (uint32_t)start[1], a2 = (uint32_t)start[2], a3 = (uint32_t)start[3];
+        for (size_t i = 0; i < D; ++i) {
+            const int32_t xv = x[i];
+            a0 += (uint32_t)(w[i] * xv), a1 += (uint32_t)(w1[i] * xv);
+            a2 += (uint32_t)(w2[i] * xv), a3 += (uint32_t)(w3[i] * xv);
+        }
+        acc[0] = (int32_t)a0, acc[1] = (int32_t)a1, acc[2] = (int32_t)a2, acc[3] = (int32_t)a3;
+    }
+}
+
+/* Σ_{i<n} w[i] (wrapping) */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i) sum += (uint32_t)(int32_t)w[i];
+    return sum;
+}
+#endif
+
+/* Weight rows past which the four-row product without a zero point pays (mt_s8_dot4_pixels:
+ * the DSP form reads whole words) */
+#if MT_S8_DSP
+#define MT_S8_MIN_ROW 4u
+#else
+#define MT_S8_MIN_ROW 1u
 #endif
 
 /* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
@@ -373,8 +408,8 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
         int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
-#if MT_S8_DSP
-        if (R == 4 && D >= 4) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
+#if !MT_S8_MVE
+        if (R == 4 && D >= MT_S8_MIN_ROW) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
             for (uint32_t r = 0; r < 4; ++r)
                 start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
             for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
