@@ -136,18 +136,24 @@ static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const
 }
 #endif
 
-#if MT_S8_DSP
+#if !MT_S8_MVE
 /* The interior pixels' form (all KW taps of each in-bounds kernel row inside): four channels'
- * weights of every tap spread once into int16 halves (we: channels 0, 2; wo: 1, 3) and their
- * zx·Σ W folded into start, so a tap costs a load and two SXTB16 of x, an LDRD of W and four
- * multiply-accumulates (Σ W·(x - zx) = Σ W·x - zx·Σ W, exact in wrapping int32 sums). */
+ * weights of every tap gathered once, and their zx·Σ W folded into start (Σ W·(x - zx) =
+ * Σ W·x - zx·Σ W, exact in wrapping int32 sums), so no tap subtracts zx. On the DSP cores the
+ * weights are spread into int16 halves (we: channels 0, 2; wo: 1, 3): a tap is a load and two
+ * SXTB16 of x, an LDRD of W and four SMLAxy. Elsewhere (the M3, x86, wasm) a tap's four
+ * weights are contiguous: four loads of x, four of W and four multiply-accumulates. */
 #define MT_DW_TAPS 9u /* 3 x 3 kernels and smaller */
 
 typedef struct dw_interior {
     const int8_t *row[3]; /* in-bounds kernel row k's input row (the ring resolved), at channel c */
     uint32_t rows, KW;
     size_t C, step;       /* bytes between taps, and between output pixels (SW·C) */
+#if MT_S8_DSP
     uint32_t w[2 * MT_DW_TAPS];
+#else
+    int8_t w[4 * MT_DW_TAPS];
+#endif
     int32_t start[4];
 } dw_interior;
 
@@ -158,21 +164,34 @@ static inline __attribute__((always_inline)) void dw_interior_body(const dw_inte
 {
     const size_t C = d->C;
     for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
+#if MT_S8_DSP
         int32_t a0 = d->start[0], a1 = d->start[1], a2 = d->start[2], a3 = d->start[3];
         const uint32_t *wq = d->w;
+#else
+        uint32_t a0 = (uint32_t)d->start[0], a1 = (uint32_t)d->start[1], a2 = (uint32_t)d->start[2],
+                 a3 = (uint32_t)d->start[3];
+        const int8_t *wq = d->w;
+#endif
 #pragma GCC unroll 3
         for (uint32_t k = 0; k < rows; ++k) {
             const int8_t *xp = d->row[k] + x0;
 #pragma GCC unroll 3
-            for (uint32_t t = 0; t < KW; ++t, xp += C, wq += 2) {
+            for (uint32_t t = 0; t < KW; ++t, xp += C) {
+#if MT_S8_DSP
                 const uint32_t xw = mt_s8_word(xp);
                 const int16x2_t xe = __sxtb16(xw), xo = mt_s8_odd(xw);
                 const int16x2_t we = (int16x2_t)wq[0], wo = (int16x2_t)wq[1];
                 a0 = __smlabb(xe, we, a0), a2 = __smlatt(xe, we, a2);
                 a1 = __smlabb(xo, wo, a1), a3 = __smlatt(xo, wo, a3);
+                wq += 2;
+#else
+                a0 += (uint32_t)(wq[0] * xp[0]), a1 += (uint32_t)(wq[1] * xp[1]);
+                a2 += (uint32_t)(wq[2] * xp[2]), a3 += (uint32_t)(wq[3] * xp[3]);
+                wq += 4;
+#endif
             }
         }
-        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+        acc[0] = (int32_t)a0, acc[1] = (int32_t)a1, acc[2] = (int32_t)a2, acc[3] = (int32_t)a3;
     }
 }
 
@@ -192,20 +211,31 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
     const size_t C = g->C;
     if (rows->count == 0 || rows->count > 3 || g->KW * rows->count > MT_DW_TAPS) return 0;
     d->rows = rows->count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
-    uint32_t slot = rows->first;
+    uint32_t slot = rows->first, tap = 0;
+#if MT_S8_DSP
     int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
+#else
+    int32_t sums[4] = {0, 0, 0, 0};
+#endif
     for (uint32_t k = 0; k < d->rows; ++k) {
         d->row[k] = rows->base + (size_t)slot * rows->bytes + c;
         if (++slot == rows->ring) slot = 0;
-        for (uint32_t t = 0; t < g->KW; ++t) {
-            const uint32_t ww = mt_s8_word(w + ((size_t)(kh0 + k) * g->KW + t) * C + c);
+        for (uint32_t t = 0; t < g->KW; ++t, ++tap) {
+            const int8_t *wp = w + ((size_t)(kh0 + k) * g->KW + t) * C + c;
+#if MT_S8_DSP
+            const uint32_t ww = mt_s8_word(wp);
             const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
-            d->w[2 * (k * g->KW + t)] = (uint32_t)we, d->w[2 * (k * g->KW + t) + 1] = (uint32_t)wo;
+            d->w[2 * tap] = (uint32_t)we, d->w[2 * tap + 1] = (uint32_t)wo;
             sum_e = __sadd16(sum_e, we), sum_o = __sadd16(sum_o, wo);
+#else
+            for (uint32_t r = 0; r < 4; ++r) d->w[4 * tap + r] = wp[r], sums[r] += wp[r];
+#endif
         }
     }
+#if MT_S8_DSP
     const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
                              (int16_t)((uint32_t)sum_o >> 16)};
+#endif
     for (uint32_t r = 0; r < 4; ++r) d->start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)zx * (uint32_t)sums[r]);
     return 1;
 }
@@ -275,7 +305,7 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, c, n, q);
         const int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
-#if MT_S8_DSP
+#if !MT_S8_MVE
         dw_interior d;
         const int interior = n == 4 && inside1 > inside0 && dw_interior_setup(&d, &rows, w, g, kh0, c, p.x_zp, start);
 #endif
@@ -283,7 +313,7 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
             const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
             for (uint32_t j = 0; j < run; ++j) {
                 const uint32_t ow = ow0 + j;
-#if MT_S8_DSP
+#if !MT_S8_MVE
                 if (interior && ow >= inside0 && ow < inside1) { /* the pixels up to the run's or the inside's end */
                     const uint32_t m = (ow0 + run < inside1 ? ow0 + run : inside1) - ow;
                     dw_interior_pixels(&d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
