@@ -150,57 +150,60 @@ typedef struct dw_interior {
     uint32_t rows, KW;
     size_t C, step;       /* bytes between taps, and between output pixels (SW·C) */
 #if MT_S8_DSP
-    uint32_t w[2 * MT_DW_TAPS];
+    uint32_t w[2 * MT_DW_TAPS]; /* a tap's two spread words */
 #else
-    int8_t w[4 * MT_DW_TAPS];
+    int8_t w[4 * MT_DW_TAPS]; /* a tap's four weights */
 #endif
     int32_t start[4];
 } dw_interior;
 
-/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row; rows and KW are
- * constants where dw_interior_pixels specializes the common 3 x 3 (its taps unrolled) */
-static inline __attribute__((always_inline)) void dw_interior_body(const dw_interior *d, size_t x0, uint32_t n,
-                                                                   int32_t *acc, uint32_t rows, uint32_t KW)
+/* The sums a[0..3] += one tap's four terms: x at xp, the tap's weights at *wq (moved on) */
+#if MT_S8_DSP
+typedef int32_t dw_sum;
+typedef uint32_t dw_weight;
+static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[4])
+{
+    const uint32_t xw = mt_s8_word(xp);
+    const int16x2_t xe = __sxtb16(xw), xo = mt_s8_odd(xw);
+    const int16x2_t we = (int16x2_t)(*wq)[0], wo = (int16x2_t)(*wq)[1];
+    a[0] = __smlabb(xe, we, a[0]), a[2] = __smlatt(xe, we, a[2]);
+    a[1] = __smlabb(xo, wo, a[1]), a[3] = __smlatt(xo, wo, a[3]);
+    *wq += 2;
+}
+#else
+typedef uint32_t dw_sum; /* wrapping */
+typedef int8_t dw_weight;
+static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[4])
+{
+    const int8_t *w = *wq;
+    a[0] += (uint32_t)(w[0] * xp[0]), a[1] += (uint32_t)(w[1] * xp[1]);
+    a[2] += (uint32_t)(w[2] * xp[2]), a[3] += (uint32_t)(w[3] * xp[3]);
+    *wq += 4;
+}
+#endif
+
+/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row. Not inlined: its
+ * loops get their own registers (inlined, the sums and pointers went through the stack). The
+ * common 3 x 3 with every kernel row in bounds has its nine taps unrolled. */
+static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
 {
     const size_t C = d->C;
     for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
-#if MT_S8_DSP
-        int32_t a0 = d->start[0], a1 = d->start[1], a2 = d->start[2], a3 = d->start[3];
-        const uint32_t *wq = d->w;
-#else
-        uint32_t a0 = (uint32_t)d->start[0], a1 = (uint32_t)d->start[1], a2 = (uint32_t)d->start[2],
-                 a3 = (uint32_t)d->start[3];
-        const int8_t *wq = d->w;
-#endif
-#pragma GCC unroll 3
-        for (uint32_t k = 0; k < rows; ++k) {
-            const int8_t *xp = d->row[k] + x0;
-#pragma GCC unroll 3
-            for (uint32_t t = 0; t < KW; ++t, xp += C) {
-#if MT_S8_DSP
-                const uint32_t xw = mt_s8_word(xp);
-                const int16x2_t xe = __sxtb16(xw), xo = mt_s8_odd(xw);
-                const int16x2_t we = (int16x2_t)wq[0], wo = (int16x2_t)wq[1];
-                a0 = __smlabb(xe, we, a0), a2 = __smlatt(xe, we, a2);
-                a1 = __smlabb(xo, wo, a1), a3 = __smlatt(xo, wo, a3);
-                wq += 2;
-#else
-                a0 += (uint32_t)(wq[0] * xp[0]), a1 += (uint32_t)(wq[1] * xp[1]);
-                a2 += (uint32_t)(wq[2] * xp[2]), a3 += (uint32_t)(wq[3] * xp[3]);
-                wq += 4;
-#endif
+        dw_sum a[4] = {(dw_sum)d->start[0], (dw_sum)d->start[1], (dw_sum)d->start[2], (dw_sum)d->start[3]};
+        const dw_weight *wq = d->w;
+        if (d->rows == 3 && d->KW == 3) {
+            const int8_t *r0 = d->row[0] + x0, *r1 = d->row[1] + x0, *r2 = d->row[2] + x0;
+            dw_interior_tap(r0, &wq, a), dw_interior_tap(r0 + C, &wq, a), dw_interior_tap(r0 + 2 * C, &wq, a);
+            dw_interior_tap(r1, &wq, a), dw_interior_tap(r1 + C, &wq, a), dw_interior_tap(r1 + 2 * C, &wq, a);
+            dw_interior_tap(r2, &wq, a), dw_interior_tap(r2 + C, &wq, a), dw_interior_tap(r2 + 2 * C, &wq, a);
+        } else {
+            for (uint32_t k = 0; k < d->rows; ++k) {
+                const int8_t *xp = d->row[k] + x0;
+                for (uint32_t t = 0; t < d->KW; ++t, xp += C) dw_interior_tap(xp, &wq, a);
             }
         }
-        acc[0] = (int32_t)a0, acc[1] = (int32_t)a1, acc[2] = (int32_t)a2, acc[3] = (int32_t)a3;
+        acc[0] = (int32_t)a[0], acc[1] = (int32_t)a[1], acc[2] = (int32_t)a[2], acc[3] = (int32_t)a[3];
     }
-}
-
-/* Not inlined: its loops get their own registers (inlined, the sums and pointers went
- * through the stack). */
-static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
-{
-    if (d->rows == 3 && d->KW == 3) dw_interior_body(d, x0, n, acc, 3, 3);
-    else dw_interior_body(d, x0, n, acc, d->rows, d->KW);
 }
 
 /* d for channels c..c+3 of the output row whose in-bounds kernel rows are kh0.. (rows of
