@@ -14,13 +14,15 @@
  *   DSP extension (Cortex-M4F, M7, M33): four bytes a word. SXTB16 spreads bytes 0 and 2
  *     (and, rotated, 1 and 3) into two int16 halves, SSUB16 subtracts zx from both (x - zx is
  *     in [-255, 255]), and SMLAD adds both products of a pair to the sum: 5 instructions per
- *     4 x values, then 5 per weight row for 4 MACs. mt_s8_dense_rows (FullyConnected, pointwise
- *     and copied-window convolutions) runs four rows in an assembly loop without SSUB16 and
- *     takes zx·Σ W off afterwards; the words are read unaligned (LDR), as CMSIS-NN does.
- *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs, in the
- *     reference's order (its exact int32 partial sums).
- * Where the reference's int32 sum would overflow (undefined in C), the hardware forms wrap
- * modulo 2^32 (SMLAD, VMLADAVA): no target traps.
+ *     4 x values, then 5 per weight row for 4 MACs. The words are read unaligned (LDR), as
+ *     CMSIS-NN does.
+ *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs.
+ * mt_s8_dense_rows (FullyConnected, pointwise and copied-window convolutions) needs no zx per
+ * term: Σ W·(x - zx) = Σ W·x - zx·Σ W, so each sum starts from bias - zx·Σ W (Σ W once per row
+ * block) and mt_s8_dot4_pixels adds Σ W·x, two rows against two pixels in assembly on the DSP
+ * cores. Where the reference's int32 sum would overflow (undefined in C), these forms wrap
+ * modulo 2^32 (uint32 arithmetic, SMLAD, VMLADAVA): equal to it wherever it is defined, and
+ * no target traps.
  */
 #ifndef MT_OPS_FAST_S8_DOT_H
 #define MT_OPS_FAST_S8_DOT_H
@@ -124,10 +126,11 @@ typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_
                                       ? 1
                                       : -1];
 
-/* For each pixel pair: acc[4·j + r..r+1] and acc[4·(j+1) + r..r+1] = start + Σ W[r + k, i]·x[j + p, i].
- * Both pixels' x words are spread once for both rows and each row's word once for both
- * pixels: 22 instructions a turn of 16 MACs, where four rows against one pixel take 27 (every
- * word of x spread again for each pair of rows, but a weight word serves two pixels). The 14
+/* For each pixel pair j, j + 1 and k, p in {0, 1}:
+ *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·x[(j + p)·D + i]
+ * Both pixels' x words are spread once for both rows and each weight word once for both
+ * pixels: 22 instructions a turn of 16 MACs, where four rows against one pixel take 27 (there
+ * a weight word serves one pixel, and rows 2 and 3 cost an address add each). The 14
  * registers of the turn (r0 x, r1 W, r2 D, r3 the words left, r4-r7 the sums of (row 0, pixel
  * 0), (1, 0), (0, 1), (1, 1), r8-r11 the pixels' halves, r12 and lr a weight word and half) are
  * more than GCC gives an asm statement: a naked function that saves the AAPCS callee registers,
