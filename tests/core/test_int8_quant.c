@@ -97,7 +97,7 @@ static void test_scale_ties(void)
     }
     CHECK(same);
     CHECK(cases > 1000);
-    const int32_t half_rq[2] = {1 << 30, -1}; /* h = 2h'/2: 5 -> 2.5 -> 3, -5 -> -2.5 -> -3 */
+    const int32_t half_rq[2] = {1 << 30, -1}; /* 10·0.5 = 5, 5 / 2 = 2.5 -> 3; -10: -5, -2.5 -> -3 */
     CHECK_EQ_INT(mt_q_scale(10, mt_q_requant_of(NULL, half_rq, 0)), 3);
     CHECK_EQ_INT(mt_q_scale(-10, mt_q_requant_of(NULL, half_rq, 0)), -3);
     CHECK_EQ_INT(mt_q_scale(-6, mt_q_requant_of(NULL, half_rq, 0)), -2); /* -1.5 -> -2 */

@@ -9,7 +9,10 @@
  *     contiguous run in the input row and in W's row (oc, kh), an inner product of s8_dot.h
  *     for MT_S8_ROWS output channels at a time that read the run's inputs once;
  *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
- *     W·(x - zx) added in the reference's (kh, kw) order.
+ *     W·(x - zx); without Helium, the pixels whose taps are all inside take the channels'
+ *     weights gathered once per output row and -zx·Σ W in their sums' start (dw_interior).
+ * Each output row's sums wait for their requantization in runs of MT_S8_RUN pixels
+ * (mt_s8_requant_block: a channel at a time, its constants in registers).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
