@@ -19,7 +19,9 @@ toolchains and QEMU (bash tools/setup_arm.sh) and scikit-learn for the digits.
 """
 
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,19 +49,48 @@ def build_plugin(out_dir):
     return library
 
 
+PROFILE_ENV = "MT_INSN_PROFILE"  # a folder: every count also keeps where its instructions went
+
+
 def count_instructions(board_info, program, plugin):
-    """Executed instructions of one run of ``program`` (bench or bench_base)."""
+    """Executed instructions of one run of ``program`` (bench or bench_base).
+
+    With the environment variable MT_INSN_PROFILE naming a folder, the run also writes the
+    plugin's histogram there (<board>-<program>-<n>.hist, one line per instruction address)
+    with a .json beside it (the ELF, its build folder, the train steps the program printed),
+    which ``python benchmarks/insn_profile.py FOLDER`` turns into instructions per step and
+    function. The benchmarks that count through here (arm_cost.py, mbv2_int8.py,
+    digits_int8.py) profile so."""
+    profile_dir = os.environ.get(PROFILE_ENV)
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "count.txt")
-        status, text, errors = firmware.run(board_info, program,
-                                            extra_qemu_args=["-plugin", plugin + ",out=" + out])
+        options = plugin + ",out=" + out
+        if profile_dir:
+            os.makedirs(profile_dir, exist_ok=True)
+            stem = _profile_stem(profile_dir, board_info["board"], program)
+            options += ",hist=" + stem + ".hist"
+        status, text, errors = firmware.run(board_info, program, extra_qemu_args=["-plugin", options])
         if status != 0:
             raise firmware.FirmwareError("%s of %s exited with %d:\n%s%s"
                                          % (program, board_info["board"], status, text, errors))
         with open(out) as handle:
             word, value = handle.read().split()
     assert word == "insns"
+    if profile_dir:
+        steps = re.search(r"^bench: (\d+) train steps", text, re.MULTILINE)
+        with open(stem + ".json", "w") as handle:
+            json.dump({"board": board_info["board"], "program": program, "elf": board_info[program],
+                       "build": os.path.dirname(board_info[program]), "instructions": int(value),
+                       "steps": int(steps.group(1)) if steps else None}, handle)
     return int(value)
+
+
+def _profile_stem(folder, board, program):
+    """<folder>/<board>-<program>-<n> for the first n not taken yet"""
+    n = 0
+    while os.path.exists(os.path.join(folder, "%s-%s-%d.json" % (board, program, n))):
+        n += 1
+    return os.path.join(folder, "%s-%s-%d" % (board, program, n))
 
 
 def macs_per_step(model_bytes, batch_size, first_trained_op):

@@ -21,6 +21,11 @@
  * each region that ran instructions. boards/app/bench.c's profile build and
  * benchmarks/arm_ops.py use this.
  *
+ * Histogram (where the instructions go): with hist=PATH it also writes to PATH one line
+ * "<address in hex> <count>" per instruction address that ran, its executions (an address
+ * translated twice has two lines; benchmarks/insn_profile.py sums them and maps the addresses
+ * to functions). Each translated instruction gets a second inline add, into its own counter.
+ *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
  * it loads this library. Build: cc -shared -fPIC -O2 -o insn_count.so insn_count.c
@@ -28,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef uint64_t qemu_plugin_id_t;
@@ -114,6 +120,30 @@ static void on_region_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64
     current_region = (vaddr - regions_base) / 4;
 }
 
+/* hist=: one counter per translated instruction, in blocks that never move (QEMU keeps the
+ * counters' addresses) */
+#define HIST_BLOCK 4096
+typedef struct hist_block {
+    struct hist_block *next;
+    size_t used;
+    uint64_t address[HIST_BLOCK], count[HIST_BLOCK];
+} hist_block;
+static char hist_path[4096];
+static hist_block *hist_blocks;
+
+static uint64_t *hist_counter(uint64_t address)
+{
+    if (hist_blocks == NULL || hist_blocks->used == HIST_BLOCK) {
+        hist_block *b = calloc(1, sizeof *b);
+        if (b == NULL)
+            return NULL;
+        b->next = hist_blocks;
+        hist_blocks = b;
+    }
+    hist_blocks->address[hist_blocks->used] = address;
+    return &hist_blocks->count[hist_blocks->used++];
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
@@ -121,6 +151,11 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
+        if (hist_path[0]) {
+            uint64_t *counter = hist_counter(qemu_plugin_insn_vaddr(insn));
+            if (counter)
+                qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, counter, 1);
+        }
         if (have_mark && qemu_plugin_insn_vaddr(insn) == mark_address)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
         if (regions) {
@@ -132,7 +167,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     }
 }
 
-static void on_exit(qemu_plugin_id_t id, void *userdata)
+static void on_plugin_exit(qemu_plugin_id_t id, void *userdata)
 {
     (void)id;
     (void)userdata;
@@ -154,6 +189,19 @@ static void on_exit(qemu_plugin_id_t id, void *userdata)
     }
     if (out != stderr)
         fclose(out);
+    if (hist_path[0]) {
+        FILE *hist = fopen(hist_path, "w");
+        if (hist == NULL) {
+            fprintf(stderr, "insn_count: cannot write %s\n", hist_path);
+            return;
+        }
+        for (const hist_block *b = hist_blocks; b; b = b->next)
+            for (size_t i = 0; i < b->used; i++)
+                if (b->count[i])
+                    fprintf(hist, "%llx %llu\n", (unsigned long long)b->address[i],
+                            (unsigned long long)b->count[i]);
+        fclose(hist);
+    }
 }
 
 int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
@@ -162,6 +210,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0 && strlen(argv[i] + 4) < sizeof out_path) {
             strcpy(out_path, argv[i] + 4);
+        } else if (strncmp(argv[i], "hist=", 5) == 0 && strlen(argv[i] + 5) < sizeof hist_path) {
+            strcpy(hist_path, argv[i] + 5);
         } else if (strncmp(argv[i], "mark=", 5) == 0) {
             mark_address = parse_hex(argv[i] + 5) & ~1ull; /* the Thumb bit off */
             have_mark = 1;
@@ -176,12 +226,12 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
         } else if (strncmp(argv[i], "mark_hi=", 8) == 0) {
             region_fn_hi = parse_hex(argv[i] + 8);
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, mark=ADDR, marks=, "
-                    "regions=, mark_lo=, mark_hi=)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, hist=PATH, mark=ADDR, "
+                    "marks=, regions=, mark_lo=, mark_hi=)\n", argv[i]);
             return -1;
         }
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
-    qemu_plugin_register_atexit_cb(id, on_exit, NULL);
+    qemu_plugin_register_atexit_cb(id, on_plugin_exit, NULL);
     return 0;
 }
