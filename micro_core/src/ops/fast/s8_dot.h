@@ -335,8 +335,8 @@ static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 }
 #endif
 
-/* Weight rows past which the four-row product without a zero point pays (mt_s8_dot4_pixels:
- * the DSP form reads whole words) */
+/* The shortest weight row (D) mt_s8_dot4_pixels takes: the DSP form's assembly loop runs at
+ * least one word */
 #if MT_S8_DSP
 #define MT_S8_MIN_ROW 4u
 #else
