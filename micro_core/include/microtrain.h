@@ -73,8 +73,9 @@ extern "C" {
 #endif
 
 /** Bumped whenever a struct below or a function signature changes, or functions the bindings
- *  call are added (9: mt_session_train_step_rows and its siblings). */
-#define MT_ABI_VERSION 9u
+ *  call are added (9: mt_session_train_step_rows and its siblings; 10: mt_model_tensors and
+ *  mt_model_ops). */
+#define MT_ABI_VERSION 10u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -247,6 +248,27 @@ MT_API mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t 
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, index out of range) or a validation status.
  */
 MT_API mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info);
+
+/**
+ * @brief Describe tensors @p first .. @p first + @p count - 1 at once: what mt_model_tensor()
+ *        gives for each, after one validation of the image (a call per tensor validates and
+ *        checksums the whole image per tensor: for a 640 KB MobileNetV2, 0.8 s in all on a PC).
+ * @param[out] infos @p count entries
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, the range not inside the tensor table),
+ *         MT_ERR_UNSUPPORTED (as mt_model_tensor()) or a validation status.
+ */
+MT_API mt_status mt_model_tensors(const void *image, size_t image_bytes, int32_t first, int32_t count,
+                                  mt_tensor_info *infos);
+
+/**
+ * @brief Describe ops @p first .. @p first + @p count - 1 at once (mt_model_op() for each,
+ *        one validation of the image).
+ * @param[out] infos @p count entries
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, the range not inside the op table) or a validation
+ *         status.
+ */
+MT_API mt_status mt_model_ops(const void *image, size_t image_bytes, int32_t first, int32_t count,
+                              mt_op_info *infos);
 
 /**
  * @brief Tensor index of model input or output number @p position.

@@ -409,40 +409,32 @@ mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *i
     return MT_OK;
 }
 
-mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, mt_tensor_info *info)
+/* Tensor index of an opened image as mt_tensor_info: MT_ERR_UNSUPPORTED for a CONST tensor's
+ * data past what data_offset holds */
+static mt_status tensor_info_of(const mt_image *img, uint32_t index, mt_tensor_info *info)
 {
-    if (info == NULL) return MT_ERR_BAD_ARGUMENT;
-    mt_image img;
-    mt_status st = mt_image_open(&img, image, image_bytes);
-    if (st != MT_OK) return st;
-    if (index < 0 || (uint32_t)index >= img.num_tensors) return MT_ERR_BAD_ARGUMENT;
     mt_tensor_desc t;
-    mt_image_tensor(&img, (uint32_t)index, &t);
-    const uint64_t data_at = (uint64_t)img.data_offset + t.data_offset; /* inside the image */
+    mt_image_tensor(img, index, &t);
+    const uint64_t data_at = (uint64_t)img->data_offset + t.data_offset; /* inside the image */
     if ((t.flags & MT_TENSOR_CONST) && data_at > INT32_MAX) return MT_ERR_UNSUPPORTED;
     memset(info, 0, sizeof *info);
-    info->index = index;
+    info->index = (int32_t)index;
     info->dtype = t.dtype;
     info->flags = t.flags;
     info->ndim = t.ndim;
     for (int d = 0; d < t.ndim; ++d) info->dims[d] = (int32_t)t.dims[d];
     info->count = (int32_t)t.count;
-    info->producer = mt_image_producer(&img, (uint32_t)index);
+    info->producer = mt_image_producer(img, index);
     info->data_offset = (t.flags & MT_TENSOR_CONST) ? (int32_t)data_at : -1;
     return MT_OK;
 }
 
-mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info)
+static void op_info_of(const mt_image *img, uint32_t index, mt_op_info *info)
 {
-    if (info == NULL) return MT_ERR_BAD_ARGUMENT;
-    mt_image img;
-    mt_status st = mt_image_open(&img, image, image_bytes);
-    if (st != MT_OK) return st;
-    if (index < 0 || (uint32_t)index >= img.num_ops) return MT_ERR_BAD_ARGUMENT;
     mt_op_desc op;
-    mt_image_op(&img, (uint32_t)index, &op);
+    mt_image_op(img, index, &op);
     memset(info, 0, sizeof *info);
-    info->index = index;
+    info->index = (int32_t)index;
     info->type = op.type;
     info->num_inputs = op.num_inputs;
     info->num_outputs = op.num_outputs;
@@ -451,8 +443,49 @@ mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_o
     for (int k = 0; k < MT_OP_MAX_OUTPUTS; ++k)
         info->outputs[k] = k < op.num_outputs ? (int32_t)op.outputs[k] : -1;
     for (int p = 0; p < 4; ++p) info->params[p] = op.params[p];
-    info->layer = (int32_t)mt_image_op_layer(&img, (uint32_t)index);
+    info->layer = (int32_t)mt_image_op_layer(img, index);
+}
+
+/* first..first+count-1 within n entries (count 0 is an empty range anywhere up to n) */
+static int range_inside(int32_t first, int32_t count, uint32_t n)
+{
+    return first >= 0 && count >= 0 && (uint32_t)first <= n && (uint32_t)count <= n - (uint32_t)first;
+}
+
+/* One validation of the image for a whole range: a backend describing a model calls these
+ * once, where a call per tensor validated (and checksummed) the whole image per tensor. */
+mt_status mt_model_tensors(const void *image, size_t image_bytes, int32_t first, int32_t count,
+                           mt_tensor_info *infos)
+{
+    if (infos == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    if (!range_inside(first, count, img.num_tensors)) return MT_ERR_BAD_ARGUMENT;
+    for (int32_t k = 0; k < count; ++k)
+        if ((st = tensor_info_of(&img, (uint32_t)(first + k), &infos[k])) != MT_OK) return st;
     return MT_OK;
+}
+
+mt_status mt_model_tensor(const void *image, size_t image_bytes, int32_t index, mt_tensor_info *info)
+{
+    return mt_model_tensors(image, image_bytes, index, 1, info);
+}
+
+mt_status mt_model_ops(const void *image, size_t image_bytes, int32_t first, int32_t count, mt_op_info *infos)
+{
+    if (infos == NULL) return MT_ERR_BAD_ARGUMENT;
+    mt_image img;
+    mt_status st = mt_image_open(&img, image, image_bytes);
+    if (st != MT_OK) return st;
+    if (!range_inside(first, count, img.num_ops)) return MT_ERR_BAD_ARGUMENT;
+    for (int32_t k = 0; k < count; ++k) op_info_of(&img, (uint32_t)(first + k), &infos[k]);
+    return MT_OK;
+}
+
+mt_status mt_model_op(const void *image, size_t image_bytes, int32_t index, mt_op_info *info)
+{
+    return mt_model_ops(image, image_bytes, index, 1, info);
 }
 
 mt_status mt_model_io(const void *image, size_t image_bytes, int32_t is_output, int32_t position,

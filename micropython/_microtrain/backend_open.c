@@ -121,6 +121,11 @@ static void store(mp_obj_t dict, qstr key, mp_obj_t value) {
     mp_obj_dict_store(dict, MP_OBJ_NEW_QSTR(key), value);
 }
 
+/* Entries a range query (mt_model_tensors, mt_model_ops) fills at a time: one validation of
+ * the image per chunk, where a query per entry validated the whole image per entry (quadratic
+ * in the model's size), on 16 entries of stack */
+#define DESCRIBE_CHUNK 16
+
 static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
     mt_model_info info;
     mtmod_check_model(mt_model_check(image, bytes, &info), "mt_model_check", image, bytes, NULL);
@@ -144,47 +149,63 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
         }
         store(result, is_output ? MP_QSTR_outputs : MP_QSTR_inputs, list);
     }
+    /* the TRAINABLE tensors, one bit each, for the ops' "weights" below */
+    const size_t flag_bytes = (size_t)info.num_tensors / 8 + 1;
+    uint8_t *trainable = m_new0(uint8_t, flag_bytes);
+    mt_tensor_info tensors[DESCRIBE_CHUNK];
     mp_obj_t params = mp_obj_new_list(0, NULL);
-    for (int32_t index = 0; index < info.num_tensors; ++index) {
-        mtmod_check_model(mt_model_tensor(image, bytes, index, &tensor), "mt_model_tensor", image,
+    for (int32_t first = 0; first < info.num_tensors; first += DESCRIBE_CHUNK) {
+        const int32_t n = info.num_tensors - first < DESCRIBE_CHUNK ? info.num_tensors - first : DESCRIBE_CHUNK;
+        mtmod_check_model(mt_model_tensors(image, bytes, first, n, tensors), "mt_model_tensors", image,
             bytes, NULL);
-        if (!(tensor.flags & MT_TENSOR_CONST) || tensor.dtype != MT_DTYPE_F32) {
-            continue;
+        for (int32_t k = 0; k < n; ++k) {
+            const mt_tensor_info *t = &tensors[k];
+            const int32_t index = first + k;
+            if (t->flags & MT_TENSOR_TRAINABLE) {
+                trainable[index >> 3] |= (uint8_t)(1u << (index & 7));
+            }
+            if (!(t->flags & MT_TENSOR_CONST) || t->dtype != MT_DTYPE_F32) {
+                continue;
+            }
+            mp_obj_t entry = mp_obj_new_dict(4);
+            store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
+            store(entry, MP_QSTR_dims, dims_tuple(t));
+            store(entry, MP_QSTR_offset, mp_obj_new_int(t->data_offset));
+            store(entry, MP_QSTR_trainable, mp_obj_new_bool(t->flags & MT_TENSOR_TRAINABLE));
+            mp_obj_list_append(params, entry);
         }
-        mp_obj_t entry = mp_obj_new_dict(4);
-        store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
-        store(entry, MP_QSTR_dims, dims_tuple(&tensor));
-        store(entry, MP_QSTR_offset, mp_obj_new_int(tensor.data_offset));
-        store(entry, MP_QSTR_trainable, mp_obj_new_bool(tensor.flags & MT_TENSOR_TRAINABLE));
-        mp_obj_list_append(params, entry);
     }
     store(result, MP_QSTR_params, params);
     mp_obj_t ops = mp_obj_new_list(0, NULL);
-    for (int32_t index = 0; index < info.num_ops; ++index) {
-        mt_op_info op;
-        mtmod_check_model(mt_model_op(image, bytes, index, &op), "mt_model_op", image, bytes, NULL);
-        mp_obj_t inputs = mp_obj_new_list(0, NULL);
-        mp_obj_t outputs = mp_obj_new_list(0, NULL);
-        bool weights = false;
-        for (int32_t i = 0; i < op.num_inputs; ++i) {
-            if (op.inputs[i] >= 0) {
-                mtmod_check_model(mt_model_tensor(image, bytes, op.inputs[i], &tensor),
-                    "mt_model_tensor", image, bytes, NULL);
-                weights = weights || (tensor.flags & MT_TENSOR_TRAINABLE);
+    mt_op_info chunk[DESCRIBE_CHUNK];
+    for (int32_t first = 0; first < info.num_ops; first += DESCRIBE_CHUNK) {
+        const int32_t n = info.num_ops - first < DESCRIBE_CHUNK ? info.num_ops - first : DESCRIBE_CHUNK;
+        mtmod_check_model(mt_model_ops(image, bytes, first, n, chunk), "mt_model_ops", image, bytes, NULL);
+        for (int32_t k = 0; k < n; ++k) {
+            const mt_op_info *op = &chunk[k];
+            mp_obj_t inputs = mp_obj_new_list(0, NULL);
+            mp_obj_t outputs = mp_obj_new_list(0, NULL);
+            bool weights = false;
+            for (int32_t i = 0; i < op->num_inputs; ++i) {
+                const int32_t in = op->inputs[i];
+                if (in >= 0 && in < info.num_tensors) {
+                    weights = weights || (trainable[in >> 3] >> (in & 7) & 1u);
+                }
+                mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(in));
             }
-            mp_obj_list_append(inputs, MP_OBJ_NEW_SMALL_INT(op.inputs[i]));
+            for (int32_t i = 0; i < op->num_outputs; ++i) {
+                mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(op->outputs[i]));
+            }
+            mp_obj_t entry = mp_obj_new_dict(5);
+            store(entry, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(op->type));
+            store(entry, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(op->layer));
+            store(entry, MP_QSTR_inputs, inputs);
+            store(entry, MP_QSTR_outputs, outputs);
+            store(entry, MP_QSTR_weights, mp_obj_new_bool(weights));
+            mp_obj_list_append(ops, entry);
         }
-        for (int32_t i = 0; i < op.num_outputs; ++i) {
-            mp_obj_list_append(outputs, MP_OBJ_NEW_SMALL_INT(op.outputs[i]));
-        }
-        mp_obj_t entry = mp_obj_new_dict(5);
-        store(entry, MP_QSTR_type, MP_OBJ_NEW_SMALL_INT(op.type));
-        store(entry, MP_QSTR_layer, MP_OBJ_NEW_SMALL_INT(op.layer));
-        store(entry, MP_QSTR_inputs, inputs);
-        store(entry, MP_QSTR_outputs, outputs);
-        store(entry, MP_QSTR_weights, mp_obj_new_bool(weights));
-        mp_obj_list_append(ops, entry);
     }
+    m_del(uint8_t, trainable, flag_bytes);
     store(result, MP_QSTR_ops, ops);
     return result;
 }

@@ -73,6 +73,52 @@ static void test_model_queries(void)
     CHECK_EQ_INT(mt_op_built(INT32_MAX), 0);
 }
 
+/* mt_model_tensors / mt_model_ops: every range equals the single queries entry by entry,
+ * nothing past count is written, and the bad ranges, pointers and images are refused */
+static void test_model_ranges(void)
+{
+    enum { T = 8, O = 3 }; /* build_model()'s tables */
+    mt_tensor_info tensors[T + 1], one;
+    for (int32_t first = 0; first <= T; ++first)
+        for (int32_t count = 0; first + count <= T; ++count) {
+            memset(tensors, 0xA5, sizeof tensors);
+            CALL(mt_model_tensors(image, image_bytes, first, count, tensors), MT_OK);
+            for (int32_t k = 0; k < count; ++k) {
+                CALL(mt_model_tensor(image, image_bytes, first + k, &one), MT_OK);
+                CHECK(memcmp(&tensors[k], &one, sizeof one) == 0);
+            }
+            const unsigned char *past = (const unsigned char *)&tensors[count];
+            for (size_t b = 0; b < sizeof one; ++b) CHECK(past[b] == 0xA5);
+        }
+    mt_op_info ops[O + 1], op;
+    for (int32_t first = 0; first <= O; ++first)
+        for (int32_t count = 0; first + count <= O; ++count) {
+            memset(ops, 0xA5, sizeof ops);
+            CALL(mt_model_ops(image, image_bytes, first, count, ops), MT_OK);
+            for (int32_t k = 0; k < count; ++k) {
+                CALL(mt_model_op(image, image_bytes, first + k, &op), MT_OK);
+                CHECK(memcmp(&ops[k], &op, sizeof op) == 0);
+            }
+            const unsigned char *past = (const unsigned char *)&ops[count];
+            for (size_t b = 0; b < sizeof op; ++b) CHECK(past[b] == 0xA5);
+        }
+    const int32_t bad[][2] = {{-1, 1}, {0, -1}, {0, T + 1}, {1, T}, {T, 1}, {T + 1, 0},
+                              {INT32_MAX, 1}, {1, INT32_MAX}, {INT32_MIN, 0}, {0, INT32_MIN}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k)
+        CALL(mt_model_tensors(image, image_bytes, bad[k][0], bad[k][1], tensors), MT_ERR_BAD_ARGUMENT);
+    const int32_t bad_ops[][2] = {{-1, 1}, {0, O + 1}, {O, 1}, {2, 2}, {INT32_MAX, INT32_MAX}};
+    for (size_t k = 0; k < sizeof bad_ops / sizeof *bad_ops; ++k)
+        CALL(mt_model_ops(image, image_bytes, bad_ops[k][0], bad_ops[k][1], ops), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_tensors(image, image_bytes, 0, 1, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_ops(image, image_bytes, 0, 1, NULL), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_tensors(NULL, image_bytes, 0, 1, tensors), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_ops(NULL, image_bytes, 0, 1, ops), MT_ERR_BAD_ARGUMENT);
+    CALL(mt_model_tensors(image, 10, 0, 1, tensors), MT_ERR_BAD_MODEL);
+    CALL(mt_model_ops(image, 10, 0, 1, ops), MT_ERR_BAD_MODEL);
+    CALL(mt_model_tensors(image + 2, image_bytes, 0, 1, tensors), MT_ERR_BAD_ARGUMENT); /* misaligned */
+    CALL(mt_model_ops(image + 2, image_bytes, 0, 1, ops), MT_ERR_BAD_ARGUMENT);
+}
+
 static void test_config_values(void)
 {
     mt_memory_plan plan;
@@ -139,6 +185,7 @@ int main(void)
     build_model();
     test_library_queries();
     test_model_queries();
+    test_model_ranges();
     test_config_values();
     free(image);
     return MT_TEST_END();

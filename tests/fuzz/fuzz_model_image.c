@@ -2,7 +2,8 @@
  * libFuzzer harness: the model-image reader.
  * Input: the bytes of a .mtm image. Runs mt_model_check and mt_model_diagnose (which must
  * agree, as must mt_plan and mt_model_diagnose with a configuration), then mt_model_tensor for every
- * index (and out-of-range ones), mt_model_op for every op, mt_model_io for every position
+ * index (and out-of-range ones), mt_model_op for every op, both tables at once
+ * (mt_model_tensors, mt_model_ops, and a range past them), mt_model_io for every position
  * and the plan query with the default configuration; once as given and once with the
  * header CRC recomputed.
  * Property: no crash, no sanitizer report, every status a known one, and what a successful
@@ -11,6 +12,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzz_util.h"
 #include "microtrain.h"
@@ -61,6 +63,22 @@ static void run(const uint8_t *img, size_t size)
             abort();
     }
     if (params != info.num_params) abort();
+    { /* the whole tables at once (mt_model_tensors, mt_model_ops): the per-entry answers */
+        static mt_tensor_info tensors[MT_MAX_TENSORS];
+        static mt_op_info ops[MT_MAX_OPS];
+        mt_tensor_info t;
+        mt_op_info op;
+        if (mt_model_tensors(img, size, 0, info.num_tensors, tensors) != MT_OK ||
+            mt_model_ops(img, size, 0, info.num_ops, ops) != MT_OK)
+            abort();
+        for (int32_t i = 0; i < info.num_tensors; ++i)
+            if (mt_model_tensor(img, size, i, &t) != MT_OK || memcmp(&t, &tensors[i], sizeof t) != 0) abort();
+        for (int32_t o = 0; o < info.num_ops; ++o)
+            if (mt_model_op(img, size, o, &op) != MT_OK || memcmp(&op, &ops[o], sizeof op) != 0) abort();
+        if (mt_model_tensors(img, size, 1, info.num_tensors, tensors) != MT_ERR_BAD_ARGUMENT ||
+            mt_model_ops(img, size, info.num_ops, 1, ops) != MT_ERR_BAD_ARGUMENT)
+            abort();
+    }
     int32_t previous_layer = -1;
     for (int32_t o = -1; o <= info.num_ops; ++o) {
         mt_op_info op;

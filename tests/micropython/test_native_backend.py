@@ -25,8 +25,15 @@ def tiny(tmp_path_factory):
     model = microtrain.Sequential([layers.Dense(4, activation="relu"), layers.Dense(3),
                                    layers.Softmax()], input_shape=(8,), seed=1)
     model.save(str(folder / "tiny.mtm"))
-    return {"image": str(folder / "tiny.mtm"),
-            "files": [(str(folder / "tiny.mtm"), "/data/tiny.mtm")]}
+    # and one with more tensors (41) and ops (20) than a describe chunk holds (16)
+    stack = []
+    for _ in range(9):
+        stack += [layers.Dense(4), layers.ReLU()]
+    microtrain.Sequential(stack + [layers.Dense(3), layers.Softmax()], input_shape=(8,),
+                          seed=2).save(str(folder / "deep.mtm"))
+    return {"image": str(folder / "tiny.mtm"), "deep": str(folder / "deep.mtm"),
+            "files": [(str(folder / "tiny.mtm"), "/data/tiny.mtm"),
+                      (str(folder / "deep.mtm"), "/data/deep.mtm")]}
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -102,7 +109,7 @@ def test_bad_input_raises_microtrain_error_and_the_script_goes_on(board, micropy
 def cpython_conformance(tiny, tmp_path_factory):
     out = tmp_path_factory.mktemp("conformance_cpython")
     result = subprocess.run([sys.executable, os.path.join(SCRIPTS, "conformance.py"),
-                             tiny["image"], str(out)], capture_output=True, text=True,
+                             tiny["image"], str(out), tiny["deep"]], capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.rstrip().endswith("done")
@@ -120,7 +127,7 @@ def test_every_backend_method_gives_the_ctypes_backend_bits(board, micropython_f
     expected, cpython_out = cpython_conformance
     status, output, errors = run_micropython(
         board, os.path.join(SCRIPTS, "conformance.py"), tiny["files"], "/data/tiny.mtm",
-        "/out", out=str(tmp_path))
+        "/out", "/data/deep.mtm", out=str(tmp_path))
     assert status == 0, errors[-3000:]
     assert output.splitlines() == expected.splitlines()
     assert "backend state kept by a failed load [True" in output

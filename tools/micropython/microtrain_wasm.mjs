@@ -19,7 +19,7 @@
 
 import { readFile } from "node:fs/promises";
 
-const MT_ABI_VERSION = 9;
+const MT_ABI_VERSION = 10;
 const ARENA_ALIGN = 16;
 const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
@@ -199,14 +199,20 @@ class WasmBackend {
       const [image_, imageBytes] = this.placeImage(image, true);
       this.probe = [image_, imageBytes];
       const info = this.scratch;          // mt_model_info (32 bytes)
-      const tensor = this.scratch + 64;   // mt_tensor_info (44 bytes)
       const index = this.scratch + 128;
       this.check(this.core.mt_model_check(image_, imageBytes, info), "mt_model_check");
       const view = this.view();
       const numTensors = view.getInt32(info + 4, true);
       const numOps = view.getInt32(info + 8, true);
+      // the whole tables in one call each, past the probed image (a call per entry validated
+      // the whole image per entry): mt_tensor_info 44 bytes, mt_op_info 64
+      const tensors = alignUp(image_ + imageBytes, ARENA_ALIGN);
+      const opTable = alignUp(tensors + 44 * numTensors, ARENA_ALIGN);
+      this.reserve(opTable + 64 * numOps);
+      this.check(this.core.mt_model_tensors(image_, imageBytes, 0, numTensors, tensors), "mt_model_tensors");
+      this.check(this.core.mt_model_ops(image_, imageBytes, 0, numOps, opTable), "mt_model_ops");
       const readTensor = (i) => {
-        this.check(this.core.mt_model_tensor(image_, imageBytes, i, tensor), "mt_model_tensor");
+        const tensor = tensors + 44 * i;
         const v = this.view();
         const ndim = v.getInt32(tensor + 12, true);
         const dims = [];
@@ -232,10 +238,9 @@ class WasmBackend {
           if (t.flags & 2) trainable.add(i);
         }
       }
-      const op = this.scratch + 320;      // mt_op_info (64 bytes), after the config
       const ops = [];
       for (let o = 0; o < numOps; o++) {
-        this.check(this.core.mt_model_op(image_, imageBytes, o, op), "mt_model_op");
+        const op = opTable + 64 * o;
         const v = this.view();
         const inputs = [], outputs = [];
         for (let k = 0; k < v.getInt32(op + 8, true); k++) inputs.push(v.getInt32(op + 16 + 4 * k, true));

@@ -31,7 +31,7 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
                      "outputs": [tensor, ...], "weights": bool}, ...]
                      ("weights": the op reads a TRAINABLE tensor)
     }
-        mt_model_check, mt_model_io, mt_model_tensor, mt_model_op.
+        mt_model_check, mt_model_io, mt_model_tensors, mt_model_ops.
     plan(image, config) -> {field: int for field in PLAN_FIELDS}
         mt_plan for ``config`` (a dict of CONFIG_FIELDS, built by microtrain.config).
 

@@ -201,6 +201,22 @@ mt_model_op = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_model_tensors(const void *image, size_t image_bytes, int32_t first, int32_t count,
+#                            mt_tensor_info *infos);
+mt_model_tensors = _bind(
+    "mt_model_tensors",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(mt_tensor_info)],
+    ctypes.c_int,
+)
+
+# mt_status mt_model_ops(const void *image, size_t image_bytes, int32_t first, int32_t count,
+#                        mt_op_info *infos);
+mt_model_ops = _bind(
+    "mt_model_ops",
+    [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(mt_op_info)],
+    ctypes.c_int,
+)
+
 # mt_status mt_model_io(const void *image, size_t image_bytes, int32_t is_output,
 #                       int32_t position, int32_t *tensor_index);
 mt_model_io = _bind(
@@ -432,7 +448,8 @@ mt_crc32_update = _bind("mt_crc32_update", [ctypes.c_uint32, ctypes.c_void_p, ct
 
 ALL_FUNCTIONS = (
     mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
-    mt_model_check, mt_model_tensor, mt_model_op, mt_model_io, mt_model_diagnose,
+    mt_model_check, mt_model_tensor, mt_model_op, mt_model_tensors, mt_model_ops, mt_model_io,
+    mt_model_diagnose,
     mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan,
     mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
     mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,

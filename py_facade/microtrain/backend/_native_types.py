@@ -14,7 +14,7 @@ from .. import ops as _ops
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 9
+MT_ABI_VERSION = 10
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256

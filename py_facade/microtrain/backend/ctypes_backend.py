@@ -183,13 +183,16 @@ class Backend(_Interface):
         info = _native.mt_model_info()
         self._check_model(_native.mt_model_check(image.ctypes.data, image.size,
                                                  ctypes.byref(info)), "mt_model_check", image)
-        tensor = _native.mt_tensor_info()
+        # the whole tables in one call each: a call per entry validated the image per entry
+        tensors = (_native.mt_tensor_info * max(info.num_tensors, 1))()
+        self._check_model(_native.mt_model_tensors(image.ctypes.data, image.size, 0, info.num_tensors,
+                                                   tensors), "mt_model_tensors", image)
+        op_table = (_native.mt_op_info * max(info.num_ops, 1))()
+        self._check_model(_native.mt_model_ops(image.ctypes.data, image.size, 0, info.num_ops, op_table),
+                          "mt_model_ops", image)
 
-        def read_tensor(index):
-            self._check_model(_native.mt_model_tensor(image.ctypes.data, image.size, index,
-                                                      ctypes.byref(tensor)),
-                              "mt_model_tensor", image)
-            return tuple(tensor.dims[:tensor.ndim])
+        def dims_of(index):
+            return tuple(tensors[index].dims[:tensors[index].ndim])
 
         def io(is_output, count):
             entries = []
@@ -198,22 +201,19 @@ class Backend(_Interface):
                 self._check_model(_native.mt_model_io(image.ctypes.data, image.size, is_output,
                                                       position, ctypes.byref(index)),
                                   "mt_model_io", image)
-                entries.append({"tensor": index.value, "dims": read_tensor(index.value)})
+                entries.append({"tensor": index.value, "dims": dims_of(index.value)})
             return entries
 
         params, trainable = [], set()
         for index in range(info.num_tensors):
-            dims = read_tensor(index)
+            tensor = tensors[index]
             if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
-                params.append({"tensor": index, "dims": dims, "offset": tensor.data_offset,
+                params.append({"tensor": index, "dims": dims_of(index), "offset": tensor.data_offset,
                                "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
                 if tensor.flags & _native.MT_TENSOR_TRAINABLE:
                     trainable.add(index)
         ops = []
-        op = _native.mt_op_info()
-        for index in range(info.num_ops):
-            self._check_model(_native.mt_model_op(image.ctypes.data, image.size, index,
-                                                  ctypes.byref(op)), "mt_model_op", image)
+        for op in op_table[:info.num_ops]:
             inputs = list(op.inputs[:op.num_inputs])
             ops.append({"type": op.type, "layer": op.layer, "inputs": inputs,
                         "outputs": list(op.outputs[:op.num_outputs]),

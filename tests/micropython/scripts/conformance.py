@@ -16,7 +16,7 @@ from microtrain import backend, config, lite, losses, optimizers, schedules
 from microtrain.data import DataLoader
 from microtrain.errors import MicrotrainError
 
-model, out = sys.argv[1], sys.argv[2]
+model, out, deep = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def flat(values, into):
@@ -73,6 +73,8 @@ for row in targets[:4]:
 # ---- the backend itself
 b = backend.load()
 show("describe", b.describe(image))
+with open(deep, "rb") as handle:  # 41 tensors and 20 ops: past the native backend's chunks of 16
+    show("describe deep", b.describe(handle.read()))
 configs = [
     ("adam", config.make_config(optimizers.Adam(learning_rate=0.01), losses.get("cce"), 4)),
     ("sgd last", config.make_config(optimizers.SGD(learning_rate=0.05, momentum=0.9),
