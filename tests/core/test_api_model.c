@@ -73,35 +73,53 @@ static void test_model_queries(void)
     CHECK_EQ_INT(mt_op_built(INT32_MAX), 0);
 }
 
-/* mt_model_tensors / mt_model_ops: every range equals the single queries entry by entry,
- * nothing past count is written, and the bad ranges, pointers and images are refused */
+/* mt_model_tensors / mt_model_ops and their single queries, over build_model()'s image */
+typedef mt_status (*range_query)(int32_t first, int32_t count, void *out);
+typedef mt_status (*single_query)(int32_t index, void *out);
+static mt_status tensor_range(int32_t first, int32_t count, void *out)
+{
+    return mt_model_tensors(image, image_bytes, first, count, (mt_tensor_info *)out);
+}
+static mt_status tensor_single(int32_t index, void *out)
+{
+    return mt_model_tensor(image, image_bytes, index, (mt_tensor_info *)out);
+}
+static mt_status op_range(int32_t first, int32_t count, void *out)
+{
+    return mt_model_ops(image, image_bytes, first, count, (mt_op_info *)out);
+}
+static mt_status op_single(int32_t index, void *out)
+{
+    return mt_model_op(image, image_bytes, index, (mt_op_info *)out);
+}
+
+/* every range of a table of n entries of `entry` bytes equals the single queries entry by
+ * entry, and nothing past count is written */
+static void check_ranges(int32_t n, size_t entry, range_query range, single_query single)
+{
+    static int32_t table[9 * 16], one[16]; /* int32 words: the structs' alignment */
+    const unsigned char *bytes = (const unsigned char *)table;
+    CHECK((size_t)(n + 1) * entry <= sizeof table && entry <= sizeof one);
+    for (int32_t first = 0; first <= n; ++first)
+        for (int32_t count = 0; first + count <= n; ++count) {
+            memset(table, 0xA5, sizeof table);
+            CALL(range(first, count, table), MT_OK);
+            for (int32_t k = 0; k < count; ++k) {
+                CALL(single(first + k, one), MT_OK);
+                CHECK(memcmp(bytes + (size_t)k * entry, one, entry) == 0);
+            }
+            for (size_t b = (size_t)count * entry; b < (size_t)(count + 1) * entry; ++b) CHECK(bytes[b] == 0xA5);
+        }
+}
+
+/* the ranges as the single queries give them, and the bad ranges, pointers and images refused */
 static void test_model_ranges(void)
 {
     enum { T = 8, O = 3 }; /* build_model()'s tables */
-    mt_tensor_info tensors[T + 1], one;
-    for (int32_t first = 0; first <= T; ++first)
-        for (int32_t count = 0; first + count <= T; ++count) {
-            memset(tensors, 0xA5, sizeof tensors);
-            CALL(mt_model_tensors(image, image_bytes, first, count, tensors), MT_OK);
-            for (int32_t k = 0; k < count; ++k) {
-                CALL(mt_model_tensor(image, image_bytes, first + k, &one), MT_OK);
-                CHECK(memcmp(&tensors[k], &one, sizeof one) == 0);
-            }
-            const unsigned char *past = (const unsigned char *)&tensors[count];
-            for (size_t b = 0; b < sizeof one; ++b) CHECK(past[b] == 0xA5);
-        }
-    mt_op_info ops[O + 1], op;
-    for (int32_t first = 0; first <= O; ++first)
-        for (int32_t count = 0; first + count <= O; ++count) {
-            memset(ops, 0xA5, sizeof ops);
-            CALL(mt_model_ops(image, image_bytes, first, count, ops), MT_OK);
-            for (int32_t k = 0; k < count; ++k) {
-                CALL(mt_model_op(image, image_bytes, first + k, &op), MT_OK);
-                CHECK(memcmp(&ops[k], &op, sizeof op) == 0);
-            }
-            const unsigned char *past = (const unsigned char *)&ops[count];
-            for (size_t b = 0; b < sizeof op; ++b) CHECK(past[b] == 0xA5);
-        }
+    check_ranges(T, sizeof(mt_tensor_info), tensor_range, tensor_single);
+    check_ranges(O, sizeof(mt_op_info), op_range, op_single);
+    mt_tensor_info tensors[T + 1];
+    mt_op_info ops[O + 1];
     const int32_t bad[][2] = {{-1, 1}, {0, -1}, {0, T + 1}, {1, T}, {T, 1}, {T + 1, 0},
                               {INT32_MAX, 1}, {1, INT32_MAX}, {INT32_MIN, 0}, {0, INT32_MIN}};
     for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k)
