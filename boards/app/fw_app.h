@@ -44,10 +44,11 @@ uint32_t mt_fw_float_bits(float value);
 /**
  * @brief Check the plan and bind the session to the static arena.
  *
- * Calls mt_plan() on the embedded image and configuration and stops the program with
- * MT_FW_EXIT_PLAN_MISMATCH if its total differs from MT_FW_ARENA_BYTES, the figure the
- * host computed when it generated the data; then mt_session_init(). Any error status
- * prints a line and stops with MT_FW_EXIT_CORE_ERROR.
+ * Opens the session with mt_session_init() on the embedded image and configuration and
+ * stops the program with MT_FW_EXIT_PLAN_MISMATCH if its plan's total (mt_session_plan(), or
+ * mt_plan() when init refuses) differs from MT_FW_ARENA_BYTES, the figure the host computed
+ * when it generated the data. Any other error status prints a line and stops with
+ * MT_FW_EXIT_CORE_ERROR.
  * @param[out] cfg the configuration the session was opened with
  * @return the session (never NULL: failures do not return)
  */

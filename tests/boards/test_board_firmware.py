@@ -56,9 +56,12 @@ def test_hosted_build_bit_identical_to_host(board, board_builds, firmware_packag
     assert firmware.parse_output(text) == firmware_package["record"]["host_reference"]
 
 
-def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package):
-    """A build whose declared arena is not mt_plan's figure stops at boot with status 2."""
-    data_dir = os.path.join(BUILD_ROOT, "bad-arena", "data")
+@pytest.mark.parametrize("off", [16, -16])
+def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package, off):
+    """A build whose declared arena is not mt_plan's figure stops at boot with status 2:
+    larger (the session opens, and its plan disagrees) or smaller (mt_session_init refuses
+    the arena, and mt_plan says why)."""
+    data_dir = os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "data")
     os.makedirs(data_dir, exist_ok=True)
     for name in (firmware.DATA_SOURCE, firmware.DATA_HEADER):
         with open(os.path.join(firmware_package["data_dir"], name)) as handle:
@@ -66,13 +69,13 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
         if name == firmware.DATA_HEADER:
             planned = firmware_package["record"]["plan"]["total_bytes"]
             text = text.replace("#define MT_FW_ARENA_BYTES %du" % planned,
-                                "#define MT_FW_ARENA_BYTES %du" % (planned + 16))
-            assert str(planned + 16) in text
+                                "#define MT_FW_ARENA_BYTES %du" % (planned + off))
+            assert str(planned + off) in text
         with open(os.path.join(data_dir, name), "w") as handle:
             handle.write(text)
     info = firmware.build(firmware.find_source_dir(), "mps2-an386", data_dir,
-                          os.path.join(BUILD_ROOT, "bad-arena", "build"))
+                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "build"))
     status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
     assert status == firmware.EXIT_PLAN_MISMATCH
     assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (
-        planned, planned + 16) in text
+        planned, planned + off) in text
