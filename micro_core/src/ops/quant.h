@@ -95,7 +95,8 @@ static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *r
  * h < 0 exactly when P < 0, and floor(floor(a / b) / c) = floor(a / (b·c)), so the result
  * is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)): P's high word shifted right by e - 1
  * once the 64-bit sum is made (a multiply-accumulate, a subtract, an add with carry and a
- * shift on a 32-bit core, where the two rounding steps took twice as many). */
+ * shift on a 32-bit core, where the two rounding steps took twice as many). right_is_zero is
+ * q.right == 0, which a loop over one channel's outputs passes as a constant (s8_dot.h). */
 static inline int32_t mt_q_scale_known(int32_t sum, mt_q_requant q, int right_is_zero)
 {
     if (right_is_zero) return mt_q_high_mul_unsaturated((int32_t)((uint32_t)sum << q.left), q.multiplier);
@@ -111,18 +112,11 @@ static inline int32_t mt_q_scale(int32_t sum, mt_q_requant q)
 
 /* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps.
  * The doubling high multiply needs no saturation here: a requantization table's multipliers
- * are >= 0 (mt_q_check_requant), so the product is never INT32_MIN². right_is_zero is
- * q.right == 0, which a loop over one channel's outputs decides once (a constant there). */
-static inline int8_t mt_q_requantize_known(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi,
-                                           int right_is_zero)
-{
-    const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
-    return mt_q_clamp(mt_q_scale_known((int32_t)sum, q, right_is_zero) + y_zp, lo, hi);
-}
-
+ * are >= 0 (mt_q_check_requant), so the product is never INT32_MIN². */
 static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, int32_t lo, int32_t hi)
 {
-    return mt_q_requantize_known(acc, q, y_zp, lo, hi, q.right == 0);
+    const uint32_t sum = (uint32_t)acc + (uint32_t)q.bias; /* wraps, as the int32 sum would on any target */
+    return mt_q_clamp(mt_q_scale((int32_t)sum, q) + y_zp, lo, hi);
 }
 
 /* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):
