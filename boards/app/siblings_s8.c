@@ -100,6 +100,16 @@ static void conv_cases(s8_check_fn check)
                                          {2, 2, 3, 4, 5, 5, 1, 1, MT_PADDING_SAME},
                                          {6, 6, 4, 6, 3, 3, 3, 3, MT_PADDING_SAME},
                                          {3, 3, 40, 3, 3, 3, 1, 1, MT_PADDING_VALID},
+                                         /* one channel (the digits CNN's first layer): windows
+                                          * copied across output rows, 16 a row on Helium */
+                                         {8, 8, 1, 16, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         /* K = 18: 28 windows a batch, ending mid-row */
+                                         {5, 7, 2, 6, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         /* Helium gathers windows of K <= 16 (12, 16) within 256
+                                          * bytes; past them (2·130 + 3) it copies them */
+                                         {7, 6, 2, 5, 2, 3, 2, 2, MT_PADDING_SAME},
+                                         {5, 5, 4, 3, 2, 2, 1, 1, MT_PADDING_SAME},
+                                         {3, 130, 1, 2, 3, 3, 1, 1, MT_PADDING_SAME},
                                          /* windows past MT_S8_WINDOW_BYTES (conv_s8_fast.c): by kernel rows */
                                          {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME}};
     const uint32_t B = 2;
@@ -175,7 +185,8 @@ static void depthwise_cases(s8_check_fn check)
 static void dense_cases(s8_check_fn check)
 {
     static const uint32_t shapes[][3] = {/* B, D, U */ {1, 1, 1}, {2, 7, 3}, {3, 16, 4}, {2, 33, 9}, {1, 100, 10},
-                                         {4, 5, 17}, {2, 64, 2}};
+                                         {4, 5, 17}, {2, 64, 2},
+                                         {5, 9, 6}, {17, 20, 8}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
             const uint32_t B = shapes[s][0], D = shapes[s][1], U = shapes[s][2];

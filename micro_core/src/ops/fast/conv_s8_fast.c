@@ -15,7 +15,9 @@
  * (mt_s8_requant_block: a channel at a time, its constants in registers).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
-#pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
+/* the step's cost in an int8 backbone: speed even in -Os firmware; and the byte loops of
+ * copy_run and fill_run stay loops (GCC would make them calls to memcpy and memset) */
+#pragma GCC optimize("O2", "no-tree-loop-distribute-patterns")
 #endif
 #include "ops/fast/fast.h"
 #include "ops/fast/s8_dot.h"
@@ -25,31 +27,119 @@
  * inputs go through mt_s8_dense_rows as rows of K, as many as fit at a time */
 #define MT_S8_WINDOW_BYTES 512u
 
-/* The windows of outputs ow0..ow0+n-1 of row oh (sample at x, row at kh = 0 in bounds or not)
- * as n rows of K = KH·KW·C bytes, (kh, kw, c) in W's order; a tap in the padding holds zx,
- * whose term W·(zx - zx) is 0: the sum of the in-bounds terms, the reference's. */
-static void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh, uint32_t ow0, uint32_t n, int8_t zx,
-                         int8_t *out)
+/* n bytes of in (fill_run: of v): a byte loop for the few bytes of a small window's kernel row (a call to
+ * memcpy or memset costs more than a 3-byte run), the library's word copies past 16 */
+static inline void copy_run(int8_t *out, const int8_t *in, size_t n)
+{
+    if (n > 16u) {
+        memcpy(out, in, n);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) out[i] = in[i];
+}
+
+static inline void fill_run(int8_t *out, int8_t v, size_t n)
+{
+    if (n > 16u) {
+        memset(out, v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) out[i] = v;
+}
+
+/* The windows of n consecutive outputs of one sample (x), from output (oh, ow) on in row
+ * order, across output rows, as n rows of K = KH·KW·C bytes, (kh, kw, c) in W's order; a tap
+ * in the padding holds zx, whose term W·(zx - zx) is 0: the sum of the in-bounds terms, the
+ * reference's. The kernel rows in bounds are found once per output row, the taps of a row
+ * only outside [inside0, inside1), where some fall in the padding. */
+static void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh, uint32_t ow, uint32_t n, int8_t zx,
+                         uint32_t inside0, uint32_t inside1, int8_t *out)
 {
     const uint32_t C = g->C, KW = g->KW;
+    const size_t run = (size_t)KW * C, row = (size_t)g->W * C;
     uint32_t kh0, kh1;
     mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-    for (uint32_t j = 0; j < n; ++j) {
-        uint32_t kw0, kw1;
-        mt_spatial_tap_range(ow0 + j, g->SW, g->PL, KW, g->W, &kw0, &kw1);
-        const int8_t *xp = x + (size_t)((int64_t)(ow0 + j) * g->SW + kw0 - g->PL) * C; /* tap kw0 of row 0 */
-        for (uint32_t kh = 0; kh < g->KH; ++kh, out += (size_t)KW * C) {
-            if (kh < kh0 || kh >= kh1 || kw1 <= kw0) {
-                memset(out, zx, (size_t)KW * C);
+    for (uint32_t j = 0; j < n; ++j, ++ow) {
+        if (ow == g->OW) { /* the next output row */
+            ow = 0, ++oh;
+            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+        }
+        uint32_t kw0 = 0, kw1 = KW;
+        if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, KW, g->W, &kw0, &kw1);
+        const size_t before = (size_t)kw0 * C, inside = (size_t)(kw1 - kw0) * C; /* 0 when no tap is in */
+        if (kh1 <= kh0 || inside == 0) { /* every tap in the padding */
+            fill_run(out, zx, run * g->KH), out += run * g->KH;
+            continue;
+        }
+        /* tap kw0 of kernel row kh0 */
+        const int8_t *xp = x + (size_t)(oh * g->SH + kh0 - g->PT) * row + (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C;
+        for (uint32_t kh = 0; kh < g->KH; ++kh, out += run) {
+            if (kh < kh0 || kh >= kh1) {
+                fill_run(out, zx, run);
                 continue;
             }
-            const int8_t *row = xp + ((size_t)(oh * g->SH + kh - g->PT) * g->W) * C; /* in-bounds: a run */
-            memset(out, zx, (size_t)kw0 * C);
-            memcpy(out + (size_t)kw0 * C, row, (size_t)(kw1 - kw0) * C);
-            memset(out + (size_t)kw1 * C, zx, (size_t)(KW - kw1) * C);
+            fill_run(out, zx, before);
+            copy_run(out + before, xp + (size_t)(kh - kh0) * row, inside);
+            fill_run(out + before + inside, zx, run - before - inside);
         }
     }
 }
+
+#if MT_S8_MVE
+/* Helium's form of conv_windows for windows of K <= 16 inputs whose taps lie within 256 bytes
+ * of the window's first (KH - 1)·W·C + KW·C <= 256: a window is one byte gather, lane k
+ * reading tap (kh, kw, c) = (k / (KW·C), k / C mod KW, k mod C) at kh·W·C + kw·C + c past the
+ * window's origin, the lanes in the padding (kh outside [kh0, kh1) or kw outside [kw0, kw1))
+ * predicated off and set to zx, then one predicated store of K bytes: about 20 instructions
+ * a window where copying its kernel rows took about 210 for a one-channel 3 x 3. */
+typedef struct gathered_windows {
+    uint8x16_t offsets, kh, kw; /* lane k's tap */
+    mve_pred16_t lanes;         /* the K lanes */
+} gathered_windows;
+
+static int gathered_windows_of(const mt_spatial *g, size_t K, gathered_windows *gw)
+{
+    const size_t row = (size_t)g->W * g->C;
+    if (K > 16u || (g->KH - 1u) * row + (size_t)g->KW * g->C > 256u) return 0;
+    uint8_t offsets[16] = {0}, kh[16] = {0}, kw[16] = {0};
+    for (uint32_t k = 0; k < K; ++k) {
+        kh[k] = (uint8_t)(k / (g->KW * g->C)), kw[k] = (uint8_t)(k / g->C % g->KW);
+        offsets[k] = (uint8_t)(kh[k] * row + (size_t)kw[k] * g->C + k % g->C);
+    }
+    gw->offsets = vld1q_u8(offsets), gw->kh = vld1q_u8(kh), gw->kw = vld1q_u8(kw);
+    gw->lanes = vctp8q((uint32_t)K);
+    return 1;
+}
+
+static void conv_windows_gathered(const int8_t *x, const mt_spatial *g, const gathered_windows *gw, uint32_t oh,
+                                  uint32_t ow, uint32_t n, int8_t zx, uint32_t inside0, uint32_t inside1, int8_t *out)
+{
+    const uint32_t C = g->C, K = g->KH * g->KW * C;
+    const int8x16_t zv = vdupq_n_s8(zx);
+    uint32_t kh0, kh1;
+    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    mve_pred16_t rows = gw->lanes & vcmpcsq_n_u8(gw->kh, (uint8_t)kh0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kh, (uint8_t)kh1);
+    for (uint32_t j = 0; j < n; ++j, ++ow, out += K) {
+        if (ow == g->OW) { /* the next output row */
+            ow = 0, ++oh;
+            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+            rows = gw->lanes & vcmpcsq_n_u8(gw->kh, (uint8_t)kh0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kh, (uint8_t)kh1);
+        }
+        mve_pred16_t in = rows;
+        if (ow < inside0 || ow >= inside1) {
+            uint32_t kw0, kw1;
+            mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+            in &= vcmpcsq_n_u8(gw->kw, (uint8_t)kw0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kw, (uint8_t)kw1);
+        }
+        /* the window's origin, tap (0, 0), in the padding where it lies there: an address that
+         * only the lanes in bounds, at offsets that reach the input, are read through */
+        const intptr_t origin = ((intptr_t)oh * g->SH - (intptr_t)g->PT) * (intptr_t)g->W * (intptr_t)C +
+                                ((intptr_t)ow * g->SW - (intptr_t)g->PL) * (intptr_t)C;
+        const int8_t *base = (const int8_t *)((uintptr_t)x + (uintptr_t)origin);
+        vstrbq_p_s8(out, vpselq_s8(vldrbq_gather_offset_z_s8(base, gw->offsets, in), zv, in), gw->lanes);
+    }
+}
+#endif
 
 void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                   int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
@@ -60,25 +150,37 @@ void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_
         mt_op_conv2d_s8_pointwise_fast(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
         return;
     }
+    uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
     const size_t window = (size_t)g->KH * g->KW * g->C;
-    if (window <= MT_S8_WINDOW_BYTES) { /* small windows (a first layer's): copied, then one product each */
+    if (window <= MT_S8_WINDOW_BYTES) {
+        /* small windows (a first layer's): copied, as many as fit, across output rows (an
+         * 8 x 8 image's row of 3 x 3 windows is 8 of the 56 that fit: each product's call and
+         * each channel's requantization served 8 pixels), then one product each */
         int8_t windows[MT_S8_WINDOW_BYTES];
-        const uint32_t per = (uint32_t)(MT_S8_WINDOW_BYTES / window);
+        const uint32_t per = (uint32_t)(MT_S8_WINDOW_BYTES / window), outputs = g->OH * g->OW;
+#if MT_S8_MVE
+        gathered_windows gw;
+        const int gathered = gathered_windows_of(g, window, &gw);
+#endif
         for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t oh = 0; oh < g->OH; ++oh)
-                for (uint32_t ow = 0; ow < g->OW; ow += per) {
-                    const uint32_t n = g->OW - ow < per ? g->OW - ow : per;
-                    conv_windows(x + (size_t)b * g->H * g->W * g->C, g, oh, ow, n, (int8_t)p.x_zp, windows);
-                    mt_op_conv2d_s8_pointwise_fast(windows, w, bias, rq,
-                                                   y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC, n,
-                                                   (uint32_t)window, g->OC, packed);
-                }
+            for (uint32_t q = 0; q < outputs; q += per) {
+                const uint32_t n = outputs - q < per ? outputs - q : per;
+                const int8_t *xb = x + (size_t)b * g->H * g->W * g->C;
+#if MT_S8_MVE
+                if (gathered)
+                    conv_windows_gathered(xb, g, &gw, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1,
+                                          windows);
+                else
+#endif
+                    conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, windows);
+                mt_op_conv2d_s8_pointwise_fast(windows, w, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
+                                               (uint32_t)window, g->OC, packed);
+            }
         return;
     }
     const uint32_t C = g->C, OC = g->OC;
     const size_t K = (size_t)g->KH * g->KW * C, row = (size_t)g->W * C;
-    uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
-    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
     for (uint32_t oc = 0; oc < OC; oc += MT_S8_ROWS) { /* the output channels outside: their
                                                          * requantization and W rows stay */
         const uint32_t R = OC - oc < MT_S8_ROWS ? OC - oc : MT_S8_ROWS;

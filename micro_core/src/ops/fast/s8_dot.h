@@ -71,6 +71,49 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
     acc[0] = (int32_t)((uint32_t)acc[0] + (uint32_t)mt_s8_centered(wx0, ws0, zx));
     if (R > 1) acc[1] = (int32_t)((uint32_t)acc[1] + (uint32_t)mt_s8_centered(wx1, ws1, zx));
 }
+
+/* acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i] for n pixels j, four rows D bytes apart
+ * (no zero point: the caller's start holds -zx·Σ W). A row of up to 16 inputs (a small
+ * window's, a narrow pointwise layer's) keeps the four rows' weights in vector registers
+ * across the pixels: a pixel is one predicated load of x (the lanes past D load 0) and four
+ * VMLADAVA, 16 MACs each, where the two-row form spent about 25 instructions a pixel pair of
+ * rows, Σ W and the zero point included. Longer rows: 16 inputs at a time, x's vector loaded
+ * once for the four rows. Sums wrap, as VMLADAVA's. */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
+{
+    const int32_t s0 = start[0], s1 = start[1], s2 = start[2], s3 = start[3];
+    if (D <= 16u) {
+        const mve_pred16_t p = vctp8q((uint32_t)D);
+        const int8x16_t w0 = vldrbq_z_s8(w, p), w1 = vldrbq_z_s8(w + D, p), w2 = vldrbq_z_s8(w + 2 * D, p),
+                        w3 = vldrbq_z_s8(w + 3 * D, p);
+        for (uint32_t j = 0; j < n; ++j, x += D, acc += 4) {
+            const int8x16_t xv = vldrbq_z_s8(x, p);
+            acc[0] = vmladavaq_s8(s0, xv, w0), acc[1] = vmladavaq_s8(s1, xv, w1);
+            acc[2] = vmladavaq_s8(s2, xv, w2), acc[3] = vmladavaq_s8(s3, xv, w3);
+        }
+        return;
+    }
+    for (uint32_t j = 0; j < n; ++j, x += D, acc += 4) {
+        int32_t a0 = s0, a1 = s1, a2 = s2, a3 = s3;
+        const int8_t *xp = x, *wp = w;
+        for (int32_t left = (int32_t)D; left > 0; left -= 16, xp += 16, wp += 16) {
+            const mve_pred16_t p = vctp8q((uint32_t)left);
+            const int8x16_t xv = vldrbq_z_s8(xp, p);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(wp, p)), a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(wp + D, p));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(wp + 2 * D, p)), a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(wp + 3 * D, p));
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* Σ_{i<n} w[i] (wrapping): VADDVA.S8 adds 16 at a time */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    int32_t sum = 0;
+    for (int32_t left = (int32_t)n; left > 0; left -= 16, w += 16) sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q((uint32_t)left)));
+    return (uint32_t)sum;
+}
 #elif MT_S8_DSP
 static inline uint32_t mt_s8_word(const int8_t *p)
 {
@@ -423,21 +466,20 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
 #endif
 
 /* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
- * pixels): MT_S8_ROWS units at a time over every row, each row's inputs read once for them,
- * each sum started from its bias */
+ * pixels): four units at a time over every row (the last 1-3 by mt_s8_dot, MT_S8_ROWS at a
+ * time), each row's inputs read once for them, each sum started from its bias */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                     int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
-    for (uint32_t u = 0; u < U; u += MT_S8_ROWS) {
-        const uint32_t R = U - u < MT_S8_ROWS ? U - u : MT_S8_ROWS;
+    for (uint32_t u = 0; u < U; u += 4) {
+        const uint32_t R = U - u < 4 ? U - u : 4;
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, u, R, q);
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
         int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
-#if !MT_S8_MVE
         if (R == 4 && D >= MT_S8_MIN_ROW) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
             for (uint32_t r = 0; r < 4; ++r)
                 start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
@@ -449,13 +491,13 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
             }
             continue;
         }
-#endif
         for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
             const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
             for (uint32_t j = 0; j < n; ++j, xb += D) {
                 int32_t *a = acc + 4 * j;
                 a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
-                mt_s8_dot(xb, wu, D, D, p.x_zp, R, a);
+                for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
+                    mt_s8_dot(xb, wu + (size_t)r * D, D, D, p.x_zp, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
             }
             mt_s8_requant_block(acc, n, R, q, p, yb, U);
         }
