@@ -241,13 +241,13 @@ static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const
 }
 #endif
 
-#if !MT_S8_MVE
 /* The interior pixels' form (all KW taps of each in-bounds kernel row inside): four channels'
  * weights of every tap gathered once, and their zx·Σ W folded into start (Σ W·(x - zx) =
  * Σ W·x - zx·Σ W, exact in wrapping int32 sums), so no tap subtracts zx. On the DSP cores the
  * weights are spread into int16 halves (we: channels 0, 2; wo: 1, 3): a tap is a load and two
- * SXTB16 of x, an LDRD of W and four SMLAxy. Elsewhere (the M3, x86, wasm) a tap's four
- * weights are contiguous: four loads of x, four of W and four multiply-accumulates. */
+ * SXTB16 of x, an LDRD of W and four SMLAxy. On Helium the four channels are a vector's lanes:
+ * a tap is two widening byte loads, a VMUL and a VADD. Elsewhere (the M3, x86, wasm) a tap's
+ * four weights are contiguous: four loads of x, four of W and four multiply-accumulates. */
 #define MT_DW_TAPS 9u /* 3 x 3 kernels and smaller */
 
 typedef struct dw_interior {
@@ -262,6 +262,33 @@ typedef struct dw_interior {
     int32_t start[4];
 } dw_interior;
 
+#if MT_S8_MVE
+/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row, the sums in a
+ * vector's lanes; the common 3 x 3 with every kernel row in bounds has its nine taps unrolled.
+ * Sums wrap, as VMUL.I32 and VADD.I32 do. */
+static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
+{
+    const size_t C = d->C;
+    const int32x4_t start = vld1q_s32(d->start);
+#define DW_TAP(xp, t) a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp), vldrbq_s32(d->w + 4 * (t))))
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
+        int32x4_t a = start;
+        if (d->rows == 3 && d->KW == 3) {
+            const int8_t *r0 = d->row[0] + x0, *r1 = d->row[1] + x0, *r2 = d->row[2] + x0;
+            DW_TAP(r0, 0), DW_TAP(r0 + C, 1), DW_TAP(r0 + 2 * C, 2);
+            DW_TAP(r1, 3), DW_TAP(r1 + C, 4), DW_TAP(r1 + 2 * C, 5);
+            DW_TAP(r2, 6), DW_TAP(r2 + C, 7), DW_TAP(r2 + 2 * C, 8);
+        } else {
+            for (uint32_t k = 0, tap = 0; k < d->rows; ++k) {
+                const int8_t *xp = d->row[k] + x0;
+                for (uint32_t t = 0; t < d->KW; ++t, ++tap, xp += C) DW_TAP(xp, tap);
+            }
+        }
+        vst1q_s32(acc, a);
+    }
+#undef DW_TAP
+}
+#else
 /* The sums a[0..3] += one tap's four terms: x at xp, the tap's weights at *wq (moved on) */
 #if MT_S8_DSP
 typedef int32_t dw_sum;
@@ -310,6 +337,7 @@ static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, s
         acc[0] = (int32_t)a[0], acc[1] = (int32_t)a[1], acc[2] = (int32_t)a[2], acc[3] = (int32_t)a[3];
     }
 }
+#endif
 
 /* d for channels c..c+3 of the output row whose in-bounds kernel rows are kh0.. (rows of
  * them, at rows->first on): 0 when the interior form does not apply */
@@ -322,6 +350,8 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
     uint32_t slot = rows->first, tap = 0;
 #if MT_S8_DSP
     int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
+#elif MT_S8_MVE
+    int32x4_t sum = vdupq_n_s32(0); /* Σ W of the four channels */
 #else
     int32_t sums[4] = {0, 0, 0, 0};
 #endif
@@ -335,6 +365,9 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
             const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
             d->w[2 * tap] = (uint32_t)we, d->w[2 * tap + 1] = (uint32_t)wo;
             sum_e = __sadd16(sum_e, we), sum_o = __sadd16(sum_o, wo);
+#elif MT_S8_MVE
+            memcpy(d->w + 4 * tap, wp, 4); /* one word */
+            sum = vaddq_s32(sum, vldrbq_s32(wp));
 #else
             for (uint32_t r = 0; r < 4; ++r) d->w[4 * tap + r] = wp[r], sums[r] += wp[r];
 #endif
@@ -343,11 +376,14 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
 #if MT_S8_DSP
     const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
                              (int16_t)((uint32_t)sum_o >> 16)};
+#elif MT_S8_MVE
+    int32_t sums[4];
+    vst1q_s32(sums, sum);
 #endif
     for (uint32_t r = 0; r < 4; ++r) d->start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)zx * (uint32_t)sums[r]);
     return 1;
 }
-#endif
+
 
 static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
                                                           size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
@@ -413,22 +449,18 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
         mt_q_requant q[4];
         mt_s8_requants(bias, rq, c, n, q);
         const int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
-#if !MT_S8_MVE
         dw_interior d;
         const int interior = n == 4 && inside1 > inside0 && dw_interior_setup(&d, &rows, w, g, kh0, c, p.x_zp, start);
-#endif
         for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
             const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
             for (uint32_t j = 0; j < run; ++j) {
                 const uint32_t ow = ow0 + j;
-#if !MT_S8_MVE
                 if (interior && ow >= inside0 && ow < inside1) { /* the pixels up to the run's or the inside's end */
                     const uint32_t m = (ow0 + run < inside1 ? ow0 + run : inside1) - ow;
                     dw_interior_pixels(&d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
                     j += m - 1;
                     continue;
                 }
-#endif
                 uint32_t kw0 = 0, kw1 = g->KW;
                 if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
                 const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
