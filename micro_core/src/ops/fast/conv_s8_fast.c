@@ -35,7 +35,7 @@ static inline void copy_run(int8_t *out, const int8_t *in, size_t n)
         memcpy(out, in, n);
         return;
     }
-    for (size_t i = 0; i < n; ++i) out[i] = in[i];
+    for (; n; --n) *out++ = *in++; /* pointers walked: a load, a store and the count a byte */
 }
 
 static inline void fill_run(int8_t *out, int8_t v, size_t n)
@@ -44,7 +44,7 @@ static inline void fill_run(int8_t *out, int8_t v, size_t n)
         memset(out, v, n);
         return;
     }
-    for (size_t i = 0; i < n; ++i) out[i] = v;
+    for (; n; --n) *out++ = v;
 }
 
 /* The windows of n consecutive outputs of one sample (x), from output (oh, ow) on in row
@@ -52,17 +52,23 @@ static inline void fill_run(int8_t *out, int8_t v, size_t n)
  * in the padding holds zx, whose term W·(zx - zx) is 0: the sum of the in-bounds terms, the
  * reference's. The kernel rows in bounds are found once per output row, the taps of a row
  * only outside [inside0, inside1), where some fall in the padding. */
-static void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh, uint32_t ow, uint32_t n, int8_t zx,
-                         uint32_t inside0, uint32_t inside1, int8_t *out)
+static __attribute__((noinline)) void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh, uint32_t ow,
+                                                   uint32_t n, int8_t zx, uint32_t inside0, uint32_t inside1,
+                                                   int8_t *out)
 {
-    const uint32_t C = g->C, KW = g->KW;
+    const uint32_t C = g->C, KW = g->KW, KH = g->KH;
     const size_t run = (size_t)KW * C, row = (size_t)g->W * C;
     uint32_t kh0, kh1;
-    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    mt_spatial_tap_range(oh, g->SH, g->PT, KH, g->H, &kh0, &kh1);
     for (uint32_t j = 0; j < n; ++j, ++ow) {
         if (ow == g->OW) { /* the next output row */
             ow = 0, ++oh;
-            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+            mt_spatial_tap_range(oh, g->SH, g->PT, KH, g->H, &kh0, &kh1);
+        }
+        if (kh0 == 0 && kh1 == KH && ow >= inside0 && ow < inside1) { /* every tap inside: KH runs */
+            const int8_t *xp = x + (size_t)(oh * g->SH - g->PT) * row + (size_t)(ow * g->SW - g->PL) * C;
+            for (uint32_t kh = 0; kh < KH; ++kh, out += run, xp += row) copy_run(out, xp, run);
+            continue;
         }
         uint32_t kw0 = 0, kw1 = KW;
         if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, KW, g->W, &kw0, &kw1);
