@@ -1,9 +1,11 @@
 /*
  * The int8 siblings (ops/fast/conv_s8_fast.c, dense_s8_fast.c) compute the reference's bytes
  * on the host: the cases of boards/app/siblings_s8.c, which the device's sibling test runs on
- * every board.
+ * every board. On x86-64 the cases run at every level the CPU has: the portable products,
+ * then the AVX2 ones of ops/x86/s8_x86.c (AVX-512 CPUs take those too).
  */
 #include "mt_test.h"
+#include "ops/x86/x86.h"
 #include "siblings_s8.h"
 
 static void check(int ok, const char *what)
@@ -13,7 +15,15 @@ static void check(int ok, const char *what)
 
 int main(void)
 {
-    const unsigned checks = s8_sibling_cases(check);
-    CHECK_EQ_INT(checks, 123); /* every case ran (the board test expects as many) */
+    for (int level = 0; level < 3; ++level) {
+#if MT_X86_KERNELS
+        if (level > 0 && mt_x86_cpu_level() < level) continue;
+        CHECK_EQ_INT(mt_x86_set_level(level), level);
+#else
+        if (level > 0) continue;
+#endif
+        const unsigned checks = s8_sibling_cases(check);
+        CHECK_EQ_INT(checks, 123); /* every case ran (the board test expects as many) */
+    }
     return MT_TEST_END();
 }

@@ -49,6 +49,10 @@
 #if MT_S8_DSP || defined(__ARM_FEATURE_SAT)
 #include <arm_acle.h>
 #endif
+#include "ops/x86/x86.h"
+#if MT_X86_KERNELS
+#include "ops/x86/s8_x86.h"
+#endif
 
 #if MT_S8_MVE
 /* Σ W·(x - zx) = Σ W·x - zx·Σ W, in uint32 (wrapping) arithmetic */
@@ -353,10 +357,17 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
 /* mt_s8_dot4_pixels's portable form: acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i], no
  * zero point (start holds -zx·Σ W), so a term is two loads and a multiply-accumulate. Not
  * inlined: in mt_s8_dense_rows's registers the four row pointers went through the stack
- * (the M3's turn of 4 MACs took 18 instructions). Sums wrap, as the DSP forms' do. */
+ * (the M3's turn of 4 MACs took 18 instructions). Sums wrap, as the DSP forms' do. On x86-64
+ * with AVX2, ops/x86/s8_x86.c's form instead. */
 static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
                                                                 uint32_t n, const int32_t start[4], int32_t *acc)
 {
+#if MT_X86_KERNELS
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+        mt_s8_dot4_pixels_avx2(x, w, D, n, start, acc);
+        return;
+    }
+#endif
     const int8_t *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
     for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
         uint32_t a0 = (uint32_t)start[0], a1 = (uint32_t)start[1], a2 = (uint32_t)start[2], a3 = (uint32_t)start[3];
@@ -452,6 +463,12 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
                                                                   const mt_q_requant q[4], mt_q_params p, int8_t *y,
                                                                   size_t ys)
 {
+#if MT_X86_KERNELS
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+        mt_s8_requant_block_avx2(acc, n, R, q, p, y, ys);
+        return;
+    }
+#endif
     const int full = p.act_min == -128 && p.act_max == 127;
     for (uint32_t r = 0; r < R; ++r) {
         if (q[r].right == 0) {
