@@ -325,6 +325,12 @@ static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *
  * common 3 x 3 with every kernel row in bounds has its nine taps unrolled. */
 static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
 {
+#if MT_X86_KERNELS
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+        mt_s8_dw_pixels_avx2(d->row, d->rows, d->KW, d->C, d->step, d->w, d->start, x0, n, acc);
+        return;
+    }
+#endif
     const size_t C = d->C;
     for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
         dw_sum a[4] = {(dw_sum)d->start[0], (dw_sum)d->start[1], (dw_sum)d->start[2], (dw_sum)d->start[3]};

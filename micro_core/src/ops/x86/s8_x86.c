@@ -41,8 +41,8 @@ MT_AVX2_INLINE __m256i madd(__m256i a, __m256i x, __m256i w)
  * acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i]: two pixels at a time, each 16 inputs
  * sign-extended to int16 once (VPMOVSXBW) and VPMADDWD against each row's 16 weights (one
  * weight row read for both pixels): pairs of products summed into eight int32 lanes, which
- * wrap as the portable sums do. The last D mod 16 inputs are one more such step on copies
- * padded with zeros (whose terms are 0): the weight rows' once a call, x's once a pixel.
+ * wrap as the portable sums do. The last D mod 16 inputs are one more such step against
+ * copies of the weight rows' tails padded with zeros (whose terms are 0), made once a call.
  * The lanes' totals are summed horizontally at the pixel's end.
  */
 MT_AVX2 void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, uint32_t n, const int32_t start[4],
@@ -51,9 +51,28 @@ MT_AVX2 void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, 
     const size_t whole = D & ~(size_t)15, tail = D - whole;
     const __m128i s = _mm_loadu_si128((const __m128i *)(const void *)start);
     const int8_t *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
-    int8_t wt[4][16] = {{0}}, xt[2][16] = {{0}};
-    for (uint32_t r = 0; r < 4; ++r) memcpy(wt[r], w + r * D + whole, tail);
-    const __m256i t0 = widen16(wt[0]), t1 = widen16(wt[1]), t2 = widen16(wt[2]), t3 = widen16(wt[3]);
+    /* The tail step: a row of 16 or more reads x's and each weight row's last 16 bytes, the
+     * weights' first 16 - tail lanes masked to 0 (those inputs' terms are already in). A
+     * shorter row reads 16 bytes from x's start where the call's pixels still hold that
+     * many (the lanes past D are the next pixel's, against weights padded with zeros), else
+     * a copy; its weight rows are copied once a call. No read passes the rows given. */
+    static const int8_t lanes_from[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    const size_t back = whole ? 16 - tail : 0; /* x's tail vector starts this far before the tail */
+    __m256i t0, t1, t2, t3;
+    int8_t xt[2][16] = {{0}};
+    if (whole) {
+        const __m128i keep = _mm_loadu_si128((const __m128i *)(const void *)(lanes_from + tail));
+#define S8_TAIL(row) \
+    _mm256_cvtepi8_epi16(_mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)((row) + D - 16)), keep))
+        t0 = S8_TAIL(w), t1 = S8_TAIL(w1), t2 = S8_TAIL(w2), t3 = S8_TAIL(w3);
+#undef S8_TAIL
+    } else {
+        int8_t wt[4][16] = {{0}};
+        for (uint32_t r = 0; r < 4; ++r) memcpy(wt[r], w + r * D, tail);
+        t0 = widen16(wt[0]), t1 = widen16(wt[1]), t2 = widen16(wt[2]), t3 = widen16(wt[3]);
+    }
+    const size_t held = (size_t)n * D; /* bytes of x from the first pixel on */
     uint32_t j = 0;
     for (; j + 2 <= n; j += 2, x += 2 * D, acc += 8) {
         const int8_t *y = x + D; /* the second pixel */
@@ -70,8 +89,10 @@ MT_AVX2 void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, 
             a3 = madd(a3, xa, wv), b3 = madd(b3, xb, wv);
         }
         if (tail) {
-            memcpy(xt[0], x + whole, tail), memcpy(xt[1], y + whole, tail);
-            const __m256i xa = widen16(xt[0]), xb = widen16(xt[1]);
+            const int8_t *xs = x + whole - back, *ys = y + whole - back;
+            if (!whole && held - (size_t)(j + 1) * D < 16) /* y (and maybe x) within 16 bytes of the end */
+                memcpy(xt[0], x, tail), memcpy(xt[1], y, tail), xs = xt[0], ys = xt[1];
+            const __m256i xa = widen16(xs), xb = widen16(ys);
             a0 = madd(a0, xa, t0), b0 = madd(b0, xb, t0), a1 = madd(a1, xa, t1), b1 = madd(b1, xb, t1);
             a2 = madd(a2, xa, t2), b2 = madd(b2, xb, t2), a3 = madd(a3, xa, t3), b3 = madd(b3, xb, t3);
         }
@@ -86,8 +107,9 @@ MT_AVX2 void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, 
             a2 = madd(a2, xa, widen16(w2 + i)), a3 = madd(a3, xa, widen16(w3 + i));
         }
         if (tail) {
-            memcpy(xt[0], x + whole, tail);
-            const __m256i xa = widen16(xt[0]);
+            const int8_t *xs = x + whole - back;
+            if (!whole) memcpy(xt[0], x, tail), xs = xt[0]; /* the call's last pixel */
+            const __m256i xa = widen16(xs);
             a0 = madd(a0, xa, t0), a1 = madd(a1, xa, t1), a2 = madd(a2, xa, t2), a3 = madd(a3, xa, t3);
         }
         _mm_storeu_si128((__m128i *)(void *)acc, _mm_add_epi32(s, sums4(a0, a1, a2, a3)));
@@ -145,6 +167,52 @@ MT_AVX2 void mt_s8_requant_block_avx2(const int32_t *acc, uint32_t n, uint32_t R
         const uint32_t b0 = (uint32_t)_mm256_extract_epi32(bytes, 0), b1 = (uint32_t)_mm256_extract_epi32(bytes, 4);
         memcpy(y, &b0, R);
         if (j + 1 < n) memcpy(y + ys, &b1, R);
+    }
+}
+
+/* four int8 at p, sign-extended to the int32 lanes of a vector */
+MT_AVX2_INLINE __m128i widen4(const int8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm_cvtepi8_epi32(_mm_cvtsi32_si128(v));
+}
+
+/*
+ * The depthwise's interior pixels (conv_s8_fast.c's dw_interior_pixels): acc[4·j + c] =
+ * start[c] + Σ over the taps of W[tap, c]·x[tap, c] for four channels in the int32 lanes of
+ * a 128-bit vector, n pixels step bytes apart, the first's tap 0 at x0 in each of the rows
+ * in-bounds input rows (KW taps C bytes apart); w holds each tap's four weights. A tap is a
+ * widening load of x, a VPMULLD by its widened weights and a VPADDD; the 3 x 3 with three
+ * rows keeps its nine weight vectors in registers across the pixels.
+ */
+MT_AVX2 void mt_s8_dw_pixels_avx2(const int8_t *const row[3], uint32_t rows, uint32_t KW, size_t C, size_t step,
+                                  const int8_t *w, const int32_t start[4], size_t x0, uint32_t n, int32_t *acc)
+{
+    const __m128i s = _mm_loadu_si128((const __m128i *)(const void *)start);
+    if (rows == 3 && KW == 3) {
+        __m128i wv[9];
+        for (uint32_t t = 0; t < 9; ++t) wv[t] = widen4(w + 4 * t);
+        for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += step) {
+            __m128i a = s;
+            for (uint32_t k = 0; k < 3; ++k) {
+                const int8_t *xp = row[k] + x0;
+                a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp), wv[3 * k]));
+                a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp + C), wv[3 * k + 1]));
+                a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp + 2 * C), wv[3 * k + 2]));
+            }
+            _mm_storeu_si128((__m128i *)(void *)acc, a);
+        }
+        return;
+    }
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += step) {
+        __m128i a = s;
+        const int8_t *wq = w;
+        for (uint32_t k = 0; k < rows; ++k) {
+            const int8_t *xp = row[k] + x0;
+            for (uint32_t t = 0; t < KW; ++t, xp += C, wq += 4) a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp), widen4(wq)));
+        }
+        _mm_storeu_si128((__m128i *)(void *)acc, a);
     }
 }
 #else

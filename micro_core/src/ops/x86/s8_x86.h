@@ -21,4 +21,8 @@ void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, uint32_t
 void mt_s8_requant_block_avx2(const int32_t *acc, uint32_t n, uint32_t R, const mt_q_requant q[4], mt_q_params p,
                               int8_t *y, size_t ys);
 
+/* conv_s8_fast.c's dw_interior_pixels (its portable form's weights: a tap's four at w + 4·tap) */
+void mt_s8_dw_pixels_avx2(const int8_t *const row[3], uint32_t rows, uint32_t KW, size_t C, size_t step,
+                          const int8_t *w, const int32_t start[4], size_t x0, uint32_t n, int32_t *acc);
+
 #endif
