@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernel_levels_util.h"
 #include "mt_test.h"
 #include "ops/fast/s8_dot.h"
 #include "ops/quant.h"
-#include "ops/x86/x86.h"
 
 static void test_doubling_high_mul(void)
 {
@@ -137,13 +137,8 @@ static void test_requant_blocks(void)
     uint32_t r = 29u;
     int same = 1, cases = 0;
     int32_t sums[4 * MT_S8_RUN];
-    for (int level = 0; level < 3; ++level) {
-#if MT_X86_KERNELS
-        if (level > 0 && mt_x86_cpu_level() < level) continue;
-        mt_x86_set_level(level);
-#else
-        if (level > 0) continue;
-#endif
+    for (int level = 0; level < MT_KERNEL_LEVELS; ++level) {
+        if (!use_kernel_level(level)) continue;
         for (int32_t e = 1; e <= 31; ++e) { /* ties: multiplier 2^30, shift -e on channels 0 and 2 */
             const int32_t rq[8] = {1 << 30, -e, 1 << 30 | 12345, 3, 1 << 30, -e, 0x7fffffff, -(e / 2)};
             const int32_t bias[4] = {0, 0, 0, 0};
@@ -179,9 +174,7 @@ static void test_requant_blocks(void)
             cases += 1;
         }
     }
-#if MT_X86_KERNELS
-    mt_x86_set_level(-1);
-#endif
+    use_cpu_kernel_level();
     CHECK(same);
     CHECK(cases > 20000);
 }

@@ -4,8 +4,8 @@
  * every board. On x86-64 the cases run at every level the CPU has: the portable products,
  * then the AVX2 ones of ops/x86/s8_x86.c (AVX-512 CPUs take those too).
  */
+#include "kernel_levels_util.h"
 #include "mt_test.h"
-#include "ops/x86/x86.h"
 #include "siblings_s8.h"
 
 static void check(int ok, const char *what)
@@ -15,13 +15,8 @@ static void check(int ok, const char *what)
 
 int main(void)
 {
-    for (int level = 0; level < 3; ++level) {
-#if MT_X86_KERNELS
-        if (level > 0 && mt_x86_cpu_level() < level) continue;
-        CHECK_EQ_INT(mt_x86_set_level(level), level);
-#else
-        if (level > 0) continue;
-#endif
+    for (int level = 0; level < MT_KERNEL_LEVELS; ++level) {
+        if (!use_kernel_level(level)) continue;
         const unsigned checks = s8_sibling_cases(check);
         CHECK_EQ_INT(checks, 123); /* every case ran (the board test expects as many) */
     }

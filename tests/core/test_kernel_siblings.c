@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_levels_util.h"
 #include "microtrain.h"
 #include "mt_math.h"
 #include "mt_test.h"
@@ -309,13 +310,8 @@ int main(void)
                                         seed * 13u + (unsigned)s);
     CHECK_EQ_INT(mt_op_dense_f32_scratch_bytes(16, 64, 32), 64 * sizeof(float));
     check_spatial_path(0);
-    for (int level = 0; level < 3; ++level) { /* the portable Dense, and on x86-64 each level the CPU has */
-#if MT_X86_KERNELS
-        if (level > 0 && mt_x86_cpu_level() < level) continue;
-        mt_x86_set_level(level);
-#else
-        if (level > 0) continue;
-#endif
+    for (int level = 0; level < MT_KERNEL_LEVELS; ++level) { /* the portable Dense, and on x86-64 each level the CPU has */
+        if (!use_kernel_level(level)) continue;
         check_pointwise_as_dense(2, 5, 3, 24, 17, MT_FUSED_RELU6, 61u + (unsigned)level);
         check_pointwise_as_dense(3, 4, 4, 8, 16, MT_FUSED_NONE, 71u + (unsigned)level);
         check_pointwise_as_dense(1, 2, 2, 3, 2, MT_FUSED_RELU, 81u + (unsigned)level);

@@ -1,0 +1,33 @@
+/*
+ * The levels of kernels an op adapter can take, for tests that run their cases at each one
+ * this machine has: 0 the portable kernels, then on x86-64 the AVX2 and AVX-512 builds
+ * (ops/x86/x86.h). Header-only, as the other *_util.h.
+ */
+#ifndef MT_KERNEL_LEVELS_UTIL_H
+#define MT_KERNEL_LEVELS_UTIL_H
+
+#include "ops/x86/x86.h"
+
+#define MT_KERNEL_LEVELS 3
+
+/* Put level in force where this machine runs it: 1, else 0 (off x86-64 only level 0 runs).
+ *   for (int level = 0; level < MT_KERNEL_LEVELS; ++level) if (use_kernel_level(level)) ... */
+static inline int use_kernel_level(int level)
+{
+#if MT_X86_KERNELS
+    if (level > 0 && mt_x86_cpu_level() < level) return 0;
+    return mt_x86_set_level(level) == level;
+#else
+    return level == 0;
+#endif
+}
+
+/* Back to the CPU's own level. */
+static inline void use_cpu_kernel_level(void)
+{
+#if MT_X86_KERNELS
+    mt_x86_set_level(-1);
+#endif
+}
+
+#endif /* MT_KERNEL_LEVELS_UTIL_H */
