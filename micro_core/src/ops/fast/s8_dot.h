@@ -19,8 +19,10 @@
  *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs.
  * mt_s8_dense_rows (FullyConnected, pointwise and copied-window convolutions) needs no zx per
  * term: Σ W·(x - zx) = Σ W·x - zx·Σ W, so each sum starts from bias - zx·Σ W (Σ W once per row
- * block) and mt_s8_dot4_pixels adds Σ W·x, two rows against two pixels in assembly on the DSP
- * cores. Where the reference's int32 sum would overflow (undefined in C), these forms wrap
+ * block) and mt_s8_dot4_pixels adds Σ W·x: two rows against two pixels in assembly on the DSP
+ * cores, four rows a pixel by VMLADAVA on Helium (a row of up to 16 inputs held in a vector
+ * register), and on x86-64 with AVX2 VPMADDWD (ops/x86/s8_x86.c, with the requantization's
+ * form, chosen at run time). Where the reference's int32 sum would overflow (undefined in C), these forms wrap
  * modulo 2^32 (uint32 arithmetic, SMLAD, VMLADAVA): equal to it wherever it is defined, and
  * no target traps.
  */
@@ -115,7 +117,8 @@ static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x,
 static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 {
     int32_t sum = 0;
-    for (int32_t left = (int32_t)n; left > 0; left -= 16, w += 16) sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q((uint32_t)left)));
+    for (int32_t left = (int32_t)n; left > 0; left -= 16, w += 16)
+        sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q((uint32_t)left)));
     return (uint32_t)sum;
 }
 #elif MT_S8_DSP

@@ -1,5 +1,6 @@
 /*
- * AVX2 forms of the int8 siblings' inner products (ops/fast/s8_dot.h), chosen at run time
+ * AVX2 forms of the int8 siblings' inner products, run requantization (ops/fast/s8_dot.h) and
+ * depthwise interior pixels (ops/fast/conv_s8_fast.c), chosen at run time
  * where the CPU has AVX2 (mt_x86_vector(); the AVX-512 CPUs take them too: int8 sums need no
  * wider lanes to keep their bits). Integer sums are exact in any order, so the bytes are the
  * portable kernels' (tests/core/test_int8_siblings.c runs the cases at every level the CPU
@@ -41,9 +42,9 @@ MT_AVX2_INLINE __m256i madd(__m256i a, __m256i x, __m256i w)
  * acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i]: two pixels at a time, each 16 inputs
  * sign-extended to int16 once (VPMOVSXBW) and VPMADDWD against each row's 16 weights (one
  * weight row read for both pixels): pairs of products summed into eight int32 lanes, which
- * wrap as the portable sums do. The last D mod 16 inputs are one more such step against
- * copies of the weight rows' tails padded with zeros (whose terms are 0), made once a call.
- * The lanes' totals are summed horizontally at the pixel's end.
+ * wrap as the portable sums do. The last D mod 16 inputs are one more such step whose
+ * weight lanes outside the tail are 0 (below). The lanes' totals are summed horizontally at
+ * the pixel's end.
  */
 MT_AVX2 void mt_s8_dot4_pixels_avx2(const int8_t *x, const int8_t *w, size_t D, uint32_t n, const int32_t start[4],
                                     int32_t *acc)
@@ -210,7 +211,8 @@ MT_AVX2 void mt_s8_dw_pixels_avx2(const int8_t *const row[3], uint32_t rows, uin
         const int8_t *wq = w;
         for (uint32_t k = 0; k < rows; ++k) {
             const int8_t *xp = row[k] + x0;
-            for (uint32_t t = 0; t < KW; ++t, xp += C, wq += 4) a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp), widen4(wq)));
+            for (uint32_t t = 0; t < KW; ++t, xp += C, wq += 4)
+                a = _mm_add_epi32(a, _mm_mullo_epi32(widen4(xp), widen4(wq)));
         }
         _mm_storeu_si128((__m128i *)(void *)acc, a);
     }
