@@ -4,15 +4,17 @@
  * tests its bounds per multiply; here, as in the float siblings (conv2d_fast.c), an output's
  * in-bounds taps are found once (mt_spatial_tap_range):
  *   Conv2D: a pointwise one is a FullyConnected over its pixels; a window of at most
- *     MT_S8_WINDOW_BYTES inputs is copied (the padding as zx, whose terms are 0) and is a row
- *     of one too; in a larger one, for one kernel row kh the in-bounds taps (kw, c) are one
+ *     MT_S8_WINDOW_BYTES inputs is copied (the padding as zx, whose terms are 0; on Helium a
+ *     window of up to 16 taps is one byte gather) and is a row of one too, as many windows
+ *     at a time as fit, across output rows; in a larger one, for one kernel row kh the in-bounds taps (kw, c) are one
  *     contiguous run in the input row and in W's row (oc, kh), an inner product of s8_dot.h
  *     for MT_S8_ROWS output channels at a time that read the run's inputs once;
  *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
- *     W·(x - zx); without Helium, the pixels whose taps are all inside take the channels'
- *     weights gathered once per output row and -zx·Σ W in their sums' start (dw_interior).
+ *     W·(x - zx); the pixels whose taps are all inside take the channels' weights gathered
+ *     once per output row and -zx·Σ W in their sums' start (dw_interior).
  * Each output row's sums wait for their requantization in runs of MT_S8_RUN pixels
- * (mt_s8_requant_block: a channel at a time, its constants in registers).
+ * (mt_s8_requant_block: a channel at a time, its constants in registers; Helium and AVX2
+ * take a pixel's channels as a vector's lanes).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* the step's cost in an int8 backbone: speed even in -Os firmware */
@@ -34,8 +36,9 @@
  * inputs go through mt_s8_dense_rows as rows of K, as many as fit at a time */
 #define MT_S8_WINDOW_BYTES 512u
 
-/* n bytes of in (fill_run: of v): a byte loop for the few bytes of a small window's kernel row (a call to
- * memcpy or memset costs more than a 3-byte run), the library's word copies past 16 */
+/* n bytes of in (fill_run: of v): a byte loop for the few bytes of a small window's kernel
+ * row (a call to memcpy or memset costs more than a 3-byte run), the library's word copies
+ * past 16 */
 static inline __attribute__((always_inline)) void copy_run(int8_t *out, const int8_t *in, size_t n)
 {
     if (n > 16u) {
@@ -99,8 +102,8 @@ static __attribute__((noinline)) MT_BYTE_LOOPS void conv_windows(const int8_t *x
 }
 
 #if MT_S8_MVE
-/* Helium's form of conv_windows for windows of K <= 16 inputs whose taps lie within 256 bytes
- * of the window's first (KH - 1)·W·C + KW·C <= 256: a window is one byte gather, lane k
+/* Helium's form of conv_windows for windows of K <= 16 inputs whose taps all lie within 256
+ * bytes of the window's first ((KH - 1)·W·C + KW·C <= 256): a window is one byte gather, lane k
  * reading tap (kh, kw, c) = (k / (KW·C), k / C mod KW, k mod C) at kh·W·C + kw·C + c past the
  * window's origin, the lanes in the padding (kh outside [kh0, kh1) or kw outside [kw0, kw1))
  * predicated off and set to zx, then one predicated store of K bytes: about 20 instructions
