@@ -107,6 +107,51 @@ static void test_scale_ties(void)
     CHECK_EQ_INT(mt_q_scale(-6, mt_q_requant_of(NULL, half_rq, 0)), -2); /* -1.5 -> -2 */
 }
 
+/* mt_q_scale reads [P < 0] from the sum's sign (ops/quant.h): the two differ only for
+ * sum < 0 with sum·M >= -2^30, where both rounding forms give 0. Held to mt_q_multiply on
+ * those sums for small and large multipliers (M = 0, 1, 1000, 2^29 - 1, 2^30, 2^30 + 1,
+ * 2^31 - 1: -2^30 / M and its neighbours), on random sums and multipliers, and on sums walked
+ * to a rounding tie of a small e (2^(e-1) in the low e bits of floor(P / 2^31)) and beside it */
+static void test_scale_sign_from_sum(void)
+{
+    static const int32_t ms[] = {0, 1, 1000, (1 << 29) - 1, 1 << 30, (1 << 30) + 1, INT32_MAX};
+    int same = 1, ties = 0;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; ++i)
+        for (int32_t e = 1; e <= 31; ++e) {
+            const int32_t m = ms[i], rq[2] = {m, -e};
+            const mt_q_requant q = mt_q_requant_of(NULL, rq, 0);
+            const int64_t edge = m ? -(((int64_t)1 << 30) / m) : INT32_MIN; /* the last sum with sum·M >= -2^30 */
+            for (int64_t d = -2; d <= 2; ++d) {
+                const int64_t sum = edge + d < INT32_MIN ? INT32_MIN : edge + d;
+                same &= mt_q_scale((int32_t)sum, q) == mt_q_multiply((int32_t)sum, m, -e);
+            }
+            for (int32_t sum = -3; sum <= 0; ++sum) same &= mt_q_scale(sum, q) == mt_q_multiply(sum, m, -e);
+        }
+    uint32_t r = 5u;
+    for (int k = 0; k < 300000; ++k) {
+        r = r * 1664525u + 1013904223u;
+        const int32_t m = k % 4 == 0 ? (int32_t)(r >> 12) : (int32_t)(r >> 1);
+        r = r * 1664525u + 1013904223u;
+        const int32_t e = 1 + (int32_t)(r % 31u), rq[2] = {m, -e};
+        r = r * 1664525u + 1013904223u;
+        int32_t sum = k & 1 ? (int32_t)r : (int32_t)r >> (r & 31u);
+        if (sum > INT32_MAX - 100 || sum < INT32_MIN + 100) sum /= 2; /* the walk and -sum stay in range */
+        const mt_q_requant q = mt_q_requant_of(NULL, rq, 0);
+        for (int step = 0; step < 64 && e <= 8; ++step, ++sum) { /* walk to a tie of a small e */
+            const int64_t h = ((int64_t)sum * m + ((int64_t)1 << 30)) >> 31;
+            if ((h & ((1 << e) - 1)) == (1 << (e - 1))) {
+                ++ties;
+                for (int32_t d = -1; d <= 1; ++d) same &= mt_q_scale(sum + d, q) == mt_q_multiply(sum + d, m, -e);
+                break;
+            }
+        }
+        same &= mt_q_scale(sum, q) == mt_q_multiply(sum, m, -e);
+        same &= mt_q_scale(-sum, q) == mt_q_multiply(-sum, m, -e);
+    }
+    CHECK(same);
+    CHECK(ties > 10000);
+}
+
 /* The runs' requantization (s8_dot.h's mt_s8_requant_block: portable, Helium on the M55,
  * AVX2 on x86-64) equals mt_q_requantize output by output: on test_scale_ties's sums at and
  * beside every tie and on random sums, multipliers, biases and shifts of both signs, four
@@ -246,6 +291,7 @@ int main(void)
     test_doubling_high_mul_form();
     test_requantize();
     test_scale_ties();
+    test_scale_sign_from_sum();
     test_requant_blocks();
     test_rounding_divide_by_pot();
     test_multiply();

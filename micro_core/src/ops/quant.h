@@ -93,15 +93,22 @@ static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *r
  * rounding shift of h (ties away from zero) is floor((h + 2^(e-1) - [h < 0]) / 2^e): for
  * h >= 0 it adds 1 where the remainder is >= 2^(e-1), for h < 0 where it is > 2^(e-1).
  * h < 0 exactly when P < 0, and floor(floor(a / b) / c) = floor(a / (b·c)), so the result
- * is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)): P's high word shifted right by e - 1
- * once the 64-bit sum is made (a multiply-accumulate, a subtract, an add with carry and a
- * shift on a 32-bit core, where the two rounding steps took twice as many). right_is_zero is
- * q.right == 0, which a loop over one channel's outputs passes as a constant (s8_dot.h). */
+ * is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)).
+ * [P < 0] may be read from the sum's sign, [sum < 0], known before the product: with M >= 0
+ * (mt_q_check_requant refuses a negative multiplier) they differ only where sum < 0 and
+ * sum·M >= -2^30, so 0 <= P <= 2^30, and there both numerators, P + 2^(e-1)·2^31 and
+ * P + (2^(e-1) - 1)·2^31, lie in [0, 2^(31+e)): both results are 0. So with
+ * t = 2^(e-1) - [sum < 0] (>= 0), the result is the high word of sum·M + t·2^31 + 2^30,
+ * shifted right by e - 1; the constant's low word is (t << 31) | 2^30 and its high word
+ * t >> 1. On a 32-bit core: an add of the sign, two shifts, an SMLAL and the shift, where
+ * the two rounding steps took about twice as many and the test of P after the product four
+ * more. right_is_zero is q.right == 0, which a loop over one channel's outputs passes as a
+ * constant (s8_dot.h). tests/core/test_int8_quant.c holds it to gemmlowp's two steps. */
 static inline int32_t mt_q_scale_known(int32_t sum, mt_q_requant q, int right_is_zero)
 {
     if (right_is_zero) return mt_q_high_mul_unsaturated((int32_t)((uint32_t)sum << q.left), q.multiplier);
-    int64_t p = (int64_t)sum * q.multiplier + ((int64_t)1 << 30);
-    p += (int64_t)((uint64_t)(q.half - (uint32_t)(p < 0)) << 31);
+    const uint32_t t = q.half + (uint32_t)(sum >> 31); /* sum >> 31: 0 or -1 */
+    const int64_t p = (int64_t)sum * q.multiplier + (int64_t)(((uint64_t)t << 31) | ((uint64_t)1 << 30));
     return (int32_t)(p >> 32) >> (q.right - 1);
 }
 
