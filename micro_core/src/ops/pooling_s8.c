@@ -76,13 +76,29 @@ void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, u
     if (k > 31 + shift) k = 31 + shift;
     const int32_t m = (int32_t)(((int64_t)multiplier << k) / (int64_t)P);
     const int32_t s = shift - k;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t c = 0; c < C; ++c) {
-            int32_t sum = 0;
-            for (uint32_t p = 0; p < P; ++p) sum += x[((size_t)b * P + p) * C + c];
-            const int32_t centred = (int32_t)((uint32_t)sum - (uint32_t)zx * P); /* int32 as TFLite */
-            y[(size_t)b * C + c] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
+    /* Each channel's sum over the P pixels, four channels at a time (a pixel's four bytes
+     * side by side, the pointer stepping C bytes a pixel: integer sums are exact in any order,
+     * so the bytes are those of one channel at a time with an index computed per term, which
+     * took 7.5 instructions an element on the Cortex-M55) */
+    for (uint32_t b = 0; b < B; ++b, x += (size_t)P * C, y += C) {
+        uint32_t c = 0;
+        for (; c + 4 <= C; c += 4) {
+            int32_t sum[4] = {0, 0, 0, 0};
+            const int8_t *xp = x + c;
+            for (uint32_t p = 0; p < P; ++p, xp += C) sum[0] += xp[0], sum[1] += xp[1], sum[2] += xp[2], sum[3] += xp[3];
+            for (uint32_t j = 0; j < 4; ++j) {
+                const int32_t centred = (int32_t)((uint32_t)sum[j] - (uint32_t)zx * P); /* int32 as TFLite */
+                y[c + j] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
+            }
         }
+        for (; c < C; ++c) {
+            int32_t sum = 0;
+            const int8_t *xp = x + c;
+            for (uint32_t p = 0; p < P; ++p, xp += C) sum += *xp;
+            const int32_t centred = (int32_t)((uint32_t)sum - (uint32_t)zx * P);
+            y[c] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
+        }
+    }
 }
 
 /* ---- graph adapters ---- */
