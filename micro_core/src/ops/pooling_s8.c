@@ -67,6 +67,12 @@ static uint32_t floor_log2_u64(uint64_t v)
     return k;
 }
 
+/* One channel's mean from the sum of its inputs: TFLite's (sum - zx·P)·M·2^s + zy, clamped */
+static inline int8_t mean_output(int32_t sum, uint32_t zx_sum, int32_t m, int32_t s, int32_t zy)
+{
+    return mt_q_clamp(mt_q_multiply((int32_t)((uint32_t)sum - zx_sum), m, s) + zy, -128, 127);
+}
+
 void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
                            int32_t multiplier, int32_t shift)
 {
@@ -80,23 +86,20 @@ void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, u
      * side by side, the pointer stepping C bytes a pixel: integer sums are exact in any order,
      * so the bytes are those of one channel at a time with an index computed per term, which
      * took 7.5 instructions an element on the Cortex-M55) */
+    const uint32_t zx_sum = (uint32_t)zx * P; /* zx's share of a sum, wrapping in int32 as TFLite's */
     for (uint32_t b = 0; b < B; ++b, x += (size_t)P * C, y += C) {
         uint32_t c = 0;
         for (; c + 4 <= C; c += 4) {
             int32_t sum[4] = {0, 0, 0, 0};
             const int8_t *xp = x + c;
             for (uint32_t p = 0; p < P; ++p, xp += C) sum[0] += xp[0], sum[1] += xp[1], sum[2] += xp[2], sum[3] += xp[3];
-            for (uint32_t j = 0; j < 4; ++j) {
-                const int32_t centred = (int32_t)((uint32_t)sum[j] - (uint32_t)zx * P); /* int32 as TFLite */
-                y[c + j] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
-            }
+            for (uint32_t j = 0; j < 4; ++j) y[c + j] = mean_output(sum[j], zx_sum, m, s, zy);
         }
         for (; c < C; ++c) {
             int32_t sum = 0;
             const int8_t *xp = x + c;
             for (uint32_t p = 0; p < P; ++p, xp += C) sum += *xp;
-            const int32_t centred = (int32_t)((uint32_t)sum - (uint32_t)zx * P);
-            y[c] = mt_q_clamp(mt_q_multiply(centred, m, s) + zy, -128, 127);
+            y[c] = mean_output(sum, zx_sum, m, s, zy);
         }
     }
 }

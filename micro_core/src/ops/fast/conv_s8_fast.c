@@ -127,26 +127,29 @@ static int gathered_windows_of(const mt_spatial *g, size_t K, gathered_windows *
     return 1;
 }
 
+/* The lanes whose tap (index k along one axis, a lane of tap) falls inside [0, size) for
+ * output o of that axis: k in mt_spatial_tap_range's [k0, k1) */
+static inline mve_pred16_t lanes_within(uint8x16_t tap, uint32_t o, uint32_t stride, uint32_t pad, uint32_t K,
+                                        uint32_t size)
+{
+    uint32_t k0, k1;
+    mt_spatial_tap_range(o, stride, pad, K, size, &k0, &k1);
+    return vcmpcsq_n_u8(tap, (uint8_t)k0) & (mve_pred16_t)~vcmpcsq_n_u8(tap, (uint8_t)k1);
+}
+
 static void conv_windows_gathered(const int8_t *x, const mt_spatial *g, const gathered_windows *gw, uint32_t oh,
                                   uint32_t ow, uint32_t n, int8_t zx, uint32_t inside0, uint32_t inside1, int8_t *out)
 {
     const uint32_t C = g->C, K = g->KH * g->KW * C;
     const int8x16_t zv = vdupq_n_s8(zx);
-    uint32_t kh0, kh1;
-    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-    mve_pred16_t rows = gw->lanes & vcmpcsq_n_u8(gw->kh, (uint8_t)kh0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kh, (uint8_t)kh1);
+    mve_pred16_t rows = gw->lanes & lanes_within(gw->kh, oh, g->SH, g->PT, g->KH, g->H);
     for (uint32_t j = 0; j < n; ++j, ++ow, out += K) {
         if (ow == g->OW) { /* the next output row */
             ow = 0, ++oh;
-            mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-            rows = gw->lanes & vcmpcsq_n_u8(gw->kh, (uint8_t)kh0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kh, (uint8_t)kh1);
+            rows = gw->lanes & lanes_within(gw->kh, oh, g->SH, g->PT, g->KH, g->H);
         }
         mve_pred16_t in = rows;
-        if (ow < inside0 || ow >= inside1) {
-            uint32_t kw0, kw1;
-            mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
-            in &= vcmpcsq_n_u8(gw->kw, (uint8_t)kw0) & (mve_pred16_t)~vcmpcsq_n_u8(gw->kw, (uint8_t)kw1);
-        }
+        if (ow < inside0 || ow >= inside1) in &= lanes_within(gw->kw, ow, g->SW, g->PL, g->KW, g->W);
         /* the window's origin, tap (0, 0), in the padding where it lies there: an address that
          * only the lanes in bounds, at offsets that reach the input, are read through */
         const intptr_t origin = ((intptr_t)oh * g->SH - (intptr_t)g->PT) * (intptr_t)g->W * (intptr_t)C +
@@ -278,34 +281,30 @@ typedef struct dw_interior {
     int32_t start[4];
 } dw_interior;
 
+/* One pixel's four sums, a[0..DW_SUMS-1] (the four lanes of one vector on Helium, else four
+ * integers), started from d->start (dw_start), a tap's four terms added to them (x at xp, the
+ * tap's weights at *wq, moved on) and stored (dw_store) */
 #if MT_S8_MVE
-/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row, the sums in a
- * vector's lanes; the common 3 x 3 with every kernel row in bounds has its nine taps unrolled.
- * Sums wrap, as VMUL.I32 and VADD.I32 do. */
-static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
+#define DW_SUMS 1
+typedef int32x4_t dw_sum; /* VMUL.I32 and VADD.I32 wrap */
+typedef int8_t dw_weight;
+static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[1])
 {
-    const size_t C = d->C;
-    const int32x4_t start = vld1q_s32(d->start);
-#define DW_TAP(xp, t) a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp), vldrbq_s32(d->w + 4 * (t))))
-    for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
-        int32x4_t a = start;
-        if (d->rows == 3 && d->KW == 3) {
-            const int8_t *r0 = d->row[0] + x0, *r1 = d->row[1] + x0, *r2 = d->row[2] + x0;
-            DW_TAP(r0, 0), DW_TAP(r0 + C, 1), DW_TAP(r0 + 2 * C, 2);
-            DW_TAP(r1, 3), DW_TAP(r1 + C, 4), DW_TAP(r1 + 2 * C, 5);
-            DW_TAP(r2, 6), DW_TAP(r2 + C, 7), DW_TAP(r2 + 2 * C, 8);
-        } else {
-            for (uint32_t k = 0, tap = 0; k < d->rows; ++k) {
-                const int8_t *xp = d->row[k] + x0;
-                for (uint32_t t = 0; t < d->KW; ++t, ++tap, xp += C) DW_TAP(xp, tap);
-            }
-        }
-        vst1q_s32(acc, a);
-    }
-#undef DW_TAP
+    a[0] = vaddq_s32(a[0], vmulq_s32(vldrbq_s32(xp), vldrbq_s32(*wq)));
+    *wq += 4;
+}
+
+static inline __attribute__((always_inline)) void dw_start(dw_sum a[1], const int32_t start[4])
+{
+    a[0] = vld1q_s32(start);
+}
+
+static inline __attribute__((always_inline)) void dw_store(int32_t *acc, const dw_sum a[1])
+{
+    vst1q_s32(acc, a[0]);
 }
 #else
-/* The sums a[0..3] += one tap's four terms: x at xp, the tap's weights at *wq (moved on) */
+#define DW_SUMS 4
 #if MT_S8_DSP
 typedef int32_t dw_sum;
 typedef uint32_t dw_weight;
@@ -330,6 +329,17 @@ static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *
 }
 #endif
 
+static inline __attribute__((always_inline)) void dw_start(dw_sum a[4], const int32_t start[4])
+{
+    a[0] = (dw_sum)start[0], a[1] = (dw_sum)start[1], a[2] = (dw_sum)start[2], a[3] = (dw_sum)start[3];
+}
+
+static inline __attribute__((always_inline)) void dw_store(int32_t *acc, const dw_sum a[4])
+{
+    acc[0] = (int32_t)a[0], acc[1] = (int32_t)a[1], acc[2] = (int32_t)a[2], acc[3] = (int32_t)a[3];
+}
+#endif
+
 /* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row. Not inlined: its
  * loops get their own registers (inlined, the sums and pointers went through the stack). The
  * common 3 x 3 with every kernel row in bounds has its nine taps unrolled. */
@@ -343,7 +353,8 @@ static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, s
 #endif
     const size_t C = d->C;
     for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += d->step) {
-        dw_sum a[4] = {(dw_sum)d->start[0], (dw_sum)d->start[1], (dw_sum)d->start[2], (dw_sum)d->start[3]};
+        dw_sum a[DW_SUMS];
+        dw_start(a, d->start);
         const dw_weight *wq = d->w;
         if (d->rows == 3 && d->KW == 3) {
             const int8_t *r0 = d->row[0] + x0, *r1 = d->row[1] + x0, *r2 = d->row[2] + x0;
@@ -356,10 +367,9 @@ static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, s
                 for (uint32_t t = 0; t < d->KW; ++t, xp += C) dw_interior_tap(xp, &wq, a);
             }
         }
-        acc[0] = (int32_t)a[0], acc[1] = (int32_t)a[1], acc[2] = (int32_t)a[2], acc[3] = (int32_t)a[3];
+        dw_store(acc, a);
     }
 }
-#endif
 
 /* d for channels c..c+3 of the output row whose in-bounds kernel rows are kh0.. (rows of
  * them, at rows->first on): 0 when the interior form does not apply */
