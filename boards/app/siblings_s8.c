@@ -10,12 +10,17 @@
  * values (|x - zx| <= 3, |W| <= 3) with a requantization of exactly 1 (multiplier 2^30, shift
  * 1), so each output is its sum itself and one term too many or too few shows; and only the
  * extremes -128 and 127, the largest terms. Zero points include -128 and 127.
+ *
+ * And the requantization of whole runs each build takes (s8_dot.h's mt_s8_requant_block:
+ * portable, the DSP cores', Helium's, AVX2's) against mt_q_requantize output by output, at and
+ * beside every rounding tie and on random constants, where the kernels' cases meet few ties.
  */
 #include "siblings_s8.h"
 
 #include <string.h>
 
 #include "ops/fast/fast.h"
+#include "ops/fast/s8_dot.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 
@@ -201,6 +206,79 @@ static void dense_cases(s8_check_fn check)
         }
 }
 
+/* mt_s8_requant_block on n pixels' sums (plus each channel's bias) for R channels, their
+ * pixels 5 bytes apart in y, equals mt_q_requantize output by output and leaves the bytes
+ * between untouched */
+static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, const int32_t rq_[8],
+                                 const int32_t bias_[4], uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    mt_q_requant q[4];
+    mt_s8_requants(bias_, rq_, 0, R, q);
+    int32_t acc[4 * MT_S8_RUN];
+    int8_t out[MT_S8_RUN * 5];
+    memset(out, 0x5a, sizeof out);
+    for (uint32_t j = 0; j < n; ++j)
+        for (uint32_t r = 0; r < 4; ++r) acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)q[r].bias);
+    mt_s8_requant_block(acc, n, R, q, p, out, 5);
+    int same = 1;
+    for (uint32_t j = 0; j < n; ++j) {
+        for (uint32_t r = 0; r < R; ++r)
+            same &= out[5 * j + r] == mt_q_requantize(sums[4 * j + r], q[r], p.y_zp, p.act_min, p.act_max);
+        for (uint32_t r = R; r < 5; ++r) same &= out[5 * j + r] == 0x5a;
+    }
+    return same;
+}
+
+/* Two checks: the ties, then random runs. Ties: a multiplier of 2^30 and a shift of -e halve
+ * 2h exactly to h, then divide by 2^e, so sums h = t·2^e ± 2^(e-1) (+ -1, 0, 1) sit at and beside
+ * the rounding shift's ties (gemmlowp's: away from zero), beside channels with a left shift
+ * and the largest multiplier. Random: multipliers in [0, 2^31), shifts in [-31, 30], biases
+ * and sums of every magnitude, runs of 1 to 16 pixels, 1 to 4 channels, both clamps. */
+static void requant_cases(s8_check_fn check)
+{
+    int32_t sums[4 * MT_S8_RUN];
+    int same = 1;
+    for (int32_t e = 1; e <= 31; ++e) {
+        const int32_t rq_[8] = {1 << 30, -e, 1 << 30 | 12345, 3, 1 << 30, -e, 0x7fffffff, -(e / 2)};
+        const int32_t bias_[4] = {0, 0, 0, 0};
+        uint32_t k = 0;
+        for (int64_t t = -3; t <= 3; ++t)
+            for (int64_t side = -1; side <= 1; side += 2)
+                for (int64_t off = -1; off <= 1; ++off) {
+                    const int64_t h = t * ((int64_t)1 << e) + side * ((int64_t)1 << (e - 1)) + off;
+                    if (h >= (1 << 30) || h < -(1 << 30)) continue;
+                    sums[k++ % (4 * MT_S8_RUN)] = (int32_t)(2 * h);
+                }
+        for (uint32_t n = 1; n <= MT_S8_RUN; n += 5) {
+            same &= requant_block_matches(sums, n, 4, rq_, bias_, 0x7f80u << 16 | 3u << 8 | 0u);
+            same &= requant_block_matches(sums, n, 3, rq_, bias_, 0x7f80u << 16 | (uint32_t)(uint8_t)-7 << 8);
+        }
+    }
+    check(same, "int8 requantization of runs at rounding ties");
+    same = 1;
+    for (int k = 0; k < 4000; ++k) {
+        int32_t rq_[8], bias_[4];
+        for (uint32_t c = 0; c < 4; ++c) {
+            rq_[2 * c] = (int32_t)(s8_next() << 7 | (s8_next() & 127u)) | (k & 3 ? 1 << 30 : 0);
+            rq_[2 * c] &= 0x7fffffff;
+            rq_[2 * c + 1] = -31 + (int32_t)(s8_next() % 62u);
+            bias_[c] = (int32_t)(s8_next() << 8) >> 8;
+        }
+        for (uint32_t i = 0; i < 4 * MT_S8_RUN; ++i) {
+            const uint32_t v = s8_next() << 8 | (s8_next() & 255u);
+            sums[i] = k & 1 ? (int32_t)v >> (v & 31u) : (int32_t)v;
+        }
+        const uint32_t r = s8_next();
+        /* zy in [-128, 100]: the lower bound of the narrower clamp [zy, 100] */
+        const uint32_t n = 1u + r % MT_S8_RUN, R = 1u + (r >> 4) % 4u, zy = (uint8_t)((int32_t)((r >> 8) % 229u) - 128);
+        const uint32_t packed =
+            (k & 4 ? (uint32_t)127 << 24 | (uint32_t)128 << 16 : (uint32_t)100 << 24 | zy << 16) | zy << 8;
+        same &= requant_block_matches(sums, n, R, rq_, bias_, packed);
+    }
+    check(same, "int8 requantization of random runs");
+}
+
 static s8_check_fn s8_report;
 static unsigned s8_checks;
 
@@ -216,5 +294,6 @@ unsigned s8_sibling_cases(s8_check_fn check)
     conv_cases(s8_count);
     depthwise_cases(s8_count);
     dense_cases(s8_count);
+    requant_cases(s8_count);
     return s8_checks;
 }

@@ -2,17 +2,16 @@
  * The integer arithmetic of the int8 ops (micro_core/src/ops/quant.h) on the values where
  * TFLite's reference kernels are easiest to get wrong: the saturating doubling high multiply,
  * rounding ties (gemmlowp rounds x.5 up in the high multiply and away from zero in the
- * rounding shift), left shifts, and QUANTIZE's rounding and saturation; and the int8 siblings'
- * requantization of whole runs (each build's vector form included). The whole kernels are
- * compared with LiteRT's bit for bit in tests/convert/test_int8.py.
+ * rounding shift), left shifts, and QUANTIZE's rounding and saturation. The int8 siblings'
+ * requantization of whole runs (each build's vector form) is held to mt_q_requantize by the
+ * sibling cases (boards/app/siblings_s8.c), on the host and on every board. The whole kernels
+ * are compared with LiteRT's bit for bit in tests/convert/test_int8.py.
  */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel_levels_util.h"
 #include "mt_test.h"
-#include "ops/fast/s8_dot.h"
 #include "ops/quant.h"
 
 static void test_doubling_high_mul(void)
@@ -152,78 +151,6 @@ static void test_scale_sign_from_sum(void)
     CHECK(ties > 10000);
 }
 
-/* The runs' requantization (s8_dot.h's mt_s8_requant_block: portable, Helium on the M55,
- * AVX2 on x86-64) equals mt_q_requantize output by output: on test_scale_ties's sums at and
- * beside every tie and on random sums, multipliers, biases and shifts of both signs, four
- * channels with different constants, runs of 1 to 16 pixels, 1 to 4 channels, both clamps. */
-static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, const int32_t rq[8],
-                                 const int32_t bias[4], uint32_t packed)
-{
-    const mt_q_params p = mt_q_unpack(packed);
-    mt_q_requant q[4];
-    mt_s8_requants(bias, rq, 0, R, q);
-    int32_t acc[4 * MT_S8_RUN];
-    int8_t y[MT_S8_RUN * 5];
-    memset(y, 0x5a, sizeof y);
-    for (uint32_t j = 0; j < n; ++j)
-        for (uint32_t r = 0; r < 4; ++r) acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)q[r].bias);
-    mt_s8_requant_block(acc, n, R, q, p, y, 5); /* pixels 5 bytes apart: the fifth byte untouched */
-    int same = 1;
-    for (uint32_t j = 0; j < n; ++j) {
-        for (uint32_t r = 0; r < R; ++r)
-            same &= y[5 * j + r] == mt_q_requantize(sums[4 * j + r], q[r], p.y_zp, p.act_min, p.act_max);
-        for (uint32_t r = R; r < 5; ++r) same &= y[5 * j + r] == 0x5a;
-    }
-    return same;
-}
-
-static void test_requant_blocks(void)
-{
-    uint32_t r = 29u;
-    int same = 1, cases = 0;
-    int32_t sums[4 * MT_S8_RUN];
-    for (int level = 0; level < MT_KERNEL_LEVELS; ++level) {
-        if (!use_kernel_level(level)) continue;
-        for (int32_t e = 1; e <= 31; ++e) { /* ties: multiplier 2^30, shift -e on channels 0 and 2 */
-            const int32_t rq[8] = {1 << 30, -e, 1 << 30 | 12345, 3, 1 << 30, -e, 0x7fffffff, -(e / 2)};
-            const int32_t bias[4] = {0, 0, 0, 0};
-            uint32_t k = 0;
-            for (int64_t t = -3; t <= 3; ++t)
-                for (int64_t side = -1; side <= 1; side += 2)
-                    for (int64_t off = -1; off <= 1; ++off) {
-                        const int64_t h = t * ((int64_t)1 << e) + side * ((int64_t)1 << (e - 1)) + off;
-                        if (h >= (1 << 30) || h < -(1 << 30)) continue;
-                        sums[k++ % (4 * MT_S8_RUN)] = (int32_t)(2 * h);
-                    }
-            for (uint32_t n = 1; n <= MT_S8_RUN; n += 5) {
-                same &= requant_block_matches(sums, n, 4, rq, bias, 0x7f80u << 16 | 3u << 8 | 0u);
-                same &= requant_block_matches(sums, n, 3, rq, bias, 0x7f80u << 16 | (uint32_t)(uint8_t)-7 << 8);
-                cases += 2;
-            }
-        }
-        for (int k = 0; k < 20000; ++k) { /* random */
-            int32_t rq[8], bias[4];
-            for (uint32_t c = 0; c < 4; ++c) {
-                r = r * 1664525u + 1013904223u, rq[2 * c] = (int32_t)(r >> 1) | (k & 3 ? 1 << 30 : 0);
-                r = r * 1664525u + 1013904223u, rq[2 * c + 1] = -31 + (int32_t)(r % 62u);
-                r = r * 1664525u + 1013904223u, bias[c] = (int32_t)r >> 8;
-            }
-            for (uint32_t i = 0; i < 4 * MT_S8_RUN; ++i)
-                r = r * 1664525u + 1013904223u, sums[i] = k & 1 ? (int32_t)r >> (r & 31u) : (int32_t)r;
-            r = r * 1664525u + 1013904223u;
-            /* zy in [-128, 100]: the lower bound of the narrower clamp [zy, 100] */
-            const uint32_t n = 1u + r % MT_S8_RUN, R = 1u + (r >> 8) % 4u, zy = (uint8_t)((int32_t)((r >> 16) % 229u) - 128);
-            const uint32_t packed = (k & 4 ? (uint32_t)127 << 24 | (uint32_t)128 << 16 : (uint32_t)100 << 24 | zy << 16) |
-                                    zy << 8;
-            same &= requant_block_matches(sums, n, R, rq, bias, packed);
-            cases += 1;
-        }
-    }
-    use_cpu_kernel_level();
-    CHECK(same);
-    CHECK(cases > 20000);
-}
-
 static void test_rounding_divide_by_pot(void)
 {
     CHECK_EQ_INT(mt_q_rounding_divide_by_pot(5, 1), 3);   /* 2.5 -> 3 */
@@ -310,7 +237,6 @@ int main(void)
     test_requantize();
     test_scale_ties();
     test_scale_sign_from_sum();
-    test_requant_blocks();
     test_rounding_divide_by_pot();
     test_multiply();
     test_quantize_dequantize();
