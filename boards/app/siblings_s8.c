@@ -232,15 +232,17 @@ static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, co
 
 /* Two checks: the ties, then random runs. Ties: a multiplier of 2^30 and a shift of -e halve
  * 2h exactly to h, then divide by 2^e, so sums h = t·2^e ± 2^(e-1) (+ -1, 0, 1) sit at and beside
- * the rounding shift's ties (gemmlowp's: away from zero), beside channels with a left shift
- * and the largest multiplier. Random: multipliers in [0, 2^31), shifts in [-31, 30], biases
+ * the rounding shift's ties (gemmlowp's: away from zero), beside channels with and without
+ * a left shift and the largest multiplier. Random: multipliers in [0, 2^31), shifts in [-31, 30], biases
  * and sums of every magnitude, runs of 1 to 16 pixels, 1 to 4 channels, both clamps. */
 static void requant_cases(s8_check_fn check)
 {
     int32_t sums[4 * MT_S8_RUN];
     int same = 1;
     for (int32_t e = 1; e <= 31; ++e) {
+        /* with a left shift on channel 1, and without one (the form without VSHL on Helium) */
         const int32_t rq_[8] = {1 << 30, -e, 1 << 30 | 12345, 3, 1 << 30, -e, 0x7fffffff, -(e / 2)};
+        const int32_t rq_right[8] = {1 << 30, -e, 1 << 30 | 12345, -(e / 3), 1 << 30, -e, 0x7fffffff, -(e / 2)};
         const int32_t bias_[4] = {0, 0, 0, 0};
         uint32_t k = 0;
         for (int64_t t = -3; t <= 3; ++t)
@@ -252,6 +254,7 @@ static void requant_cases(s8_check_fn check)
                 }
         for (uint32_t n = 1; n <= MT_S8_RUN; n += 5) {
             same &= requant_block_matches(sums, n, 4, rq_, bias_, 0x7f80u << 16 | 3u << 8 | 0u);
+            same &= requant_block_matches(sums, n, 4, rq_right, bias_, 0x7f80u << 16 | 3u << 8 | 0u);
             same &= requant_block_matches(sums, n, 3, rq_, bias_, 0x7f80u << 16 | (uint32_t)(uint8_t)-7 << 8);
         }
     }

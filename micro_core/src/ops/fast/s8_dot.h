@@ -413,26 +413,47 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
 #if MT_S8_MVE
 /* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
  * channels, in Helium: a pixel's four channels are a vector's lanes, each with its own
- * multiplier and shifts, and its R bytes one predicated VSTRB. VQRDMULH is gemmlowp's
+ * multiplier and shifts, and its R bytes one VSTRB (predicated where R < 4). VQRDMULH is gemmlowp's
  * doubling high multiply exactly ((2·a·b + 2^31) >> 32, saturating only INT32_MIN², which a
  * multiplier >= 0 never meets); VRSHL by -e rounds ties up, so a negative value first loses 1
  * (the lanes with e > 0 only: x & -e has x's sign bit there, 0 where e = 0), which makes the
  * ties go away from zero as gemmlowp's rounding shift does (floor((h + 2^(e-1) - [h < 0]) / 2^e),
- * mt_q_scale). Ten instructions for four outputs, where the scalar run takes fifteen for one. */
+ * mt_q_scale). The loop: a load, eight of arithmetic, the store, the pointer's step and the loop
+ * end for four outputs (four channels: no store predicate; no left shift: no VSHL), where the
+ * scalar run takes fifteen for one; the constants are three gathers from q. */
+static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int32_t *acc, uint32_t n, int32x4_t mv,
+                                                                       int32x4_t lv, int32x4_t rv, mt_q_params p,
+                                                                       int8_t *y, size_t ys, mve_pred16_t lanes,
+                                                                       const int shifted, const int all)
+{
+    const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+    for (uint32_t j = 0; j < n; ++j, acc += 4, y += ys) {
+        const int32x4_t a = vld1q_s32(acc);
+        const int32x4_t h = vqrdmulhq_s32(shifted ? vshlq_s32(a, lv) : a, mv);
+        const int32x4_t rounded = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
+        const int32x4_t v = vminq_s32(vmaxq_s32(vaddq_n_s32(rounded, p.y_zp), lo), hi);
+        if (all) vstrbq_s32(y, v);
+        else vstrbq_p_s32(y, v, lanes);
+    }
+}
+
 static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
                                                                   const mt_q_requant q[4], mt_q_params p, int8_t *y,
                                                                   size_t ys)
 {
-    int32_t multiplier[4], left[4], right[4];
-    for (uint32_t r = 0; r < 4; ++r) multiplier[r] = q[r].multiplier, left[r] = q[r].left, right[r] = -q[r].right;
-    const int32x4_t mv = vld1q_s32(multiplier), lv = vld1q_s32(left), rv = vld1q_s32(right);
-    const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+    /* the four channels' constants, one gather each from q's array (20 bytes an entry) */
+    const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)sizeof(mt_q_requant));
+    const int32_t *base = (const int32_t *)(const void *)q;
+    const int32x4_t mv = vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, multiplier) / 4, at);
+    const int32x4_t lv = vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, left) / 4, at);
+    const int32x4_t rv = vnegq_s32(vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, right) / 4, at));
+    /* the common runs: four channels (no store predicate), no left shift (no VSHL): the
+     * loop's fifteen instructions for four outputs become twelve */
+    const int shifted = vmaxvq_u32(0u, vreinterpretq_u32_s32(lv)) != 0u;
     const mve_pred16_t lanes = vctp32q(R);
-    for (uint32_t j = 0; j < n; ++j, acc += 4, y += ys) {
-        const int32x4_t h = vqrdmulhq_s32(vshlq_s32(vld1q_s32(acc), lv), mv);
-        const int32x4_t rounded = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
-        vstrbq_p_s32(y, vminq_s32(vmaxq_s32(vaddq_n_s32(rounded, p.y_zp), lo), hi), lanes);
-    }
+    if (R == 4 && !shifted) mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 0, 1);
+    else if (R == 4) mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 1);
+    else mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 0);
 }
 #else
 /* v in [-128, 127]: one SSAT where the core saturates (ACLE), else the clamp */
