@@ -371,15 +371,16 @@ static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, s
     }
 }
 
-/* d for channels c..c+3 of the output row whose in-bounds kernel rows are kh0.. (rows of
- * them, at rows->first on): 0 when the interior form does not apply */
-static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *w, const mt_spatial *g, uint32_t kh0,
-                             uint32_t c, int32_t zx, const int32_t start[4])
+/* d's weights and start for channels c..c+3 and the `count` in-bounds kernel rows from kh0: 0
+ * when the interior form does not apply. They hold for every output row with those kernel
+ * rows (dw_interior_rows then points d at a row's inputs). */
+static int dw_interior_weights(dw_interior *d, const int8_t *w, const mt_spatial *g, uint32_t kh0, uint32_t count,
+                               uint32_t c, int32_t zx, const int32_t start[4])
 {
     const size_t C = g->C;
-    if (rows->count == 0 || rows->count > 3 || g->KW * rows->count > MT_DW_TAPS) return 0;
-    d->rows = rows->count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
-    uint32_t slot = rows->first, tap = 0;
+    if (count == 0 || count > 3 || g->KW * count > MT_DW_TAPS) return 0;
+    d->rows = count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
+    uint32_t tap = 0;
 #if MT_S8_DSP
     int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
 #elif MT_S8_MVE
@@ -387,9 +388,7 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
 #else
     int32_t sums[4] = {0, 0, 0, 0};
 #endif
-    for (uint32_t k = 0; k < d->rows; ++k) {
-        d->row[k] = rows->base + (size_t)slot * rows->bytes + c;
-        if (++slot == rows->ring) slot = 0;
+    for (uint32_t k = 0; k < count; ++k)
         for (uint32_t t = 0; t < g->KW; ++t, ++tap) {
             const int8_t *wp = w + ((size_t)(kh0 + k) * g->KW + t) * C + c;
 #if MT_S8_DSP
@@ -404,7 +403,6 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
             for (uint32_t r = 0; r < 4; ++r) d->w[4 * tap + r] = wp[r], sums[r] += wp[r];
 #endif
         }
-    }
 #if MT_S8_DSP
     const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
                              (int16_t)((uint32_t)sum_o >> 16)};
@@ -416,6 +414,16 @@ static int dw_interior_setup(dw_interior *d, const dw_rows *rows, const int8_t *
     return 1;
 }
 
+/* d's input rows: the in-bounds kernel rows of one output row (rows->count of them, as
+ * dw_interior_weights was given), at channel c */
+static void dw_interior_rows(dw_interior *d, const dw_rows *rows, uint32_t c)
+{
+    uint32_t slot = rows->first;
+    for (uint32_t k = 0; k < rows->count; ++k) {
+        d->row[k] = rows->base + (size_t)slot * rows->bytes + c;
+        if (++slot == rows->ring) slot = 0;
+    }
+}
 
 static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
                                                           size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
@@ -463,54 +471,128 @@ static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, s
 #endif
 }
 
+/* One depthwise output row's geometry: its in-bounds input rows and kernel rows, and the
+ * outputs whose KW taps are all inside (the same in every row: dw_inside) */
+typedef struct dw_row {
+    dw_rows rows;
+    uint32_t kh0, inside0, inside1;
+} dw_row;
+
+typedef struct dw_inside {
+    uint32_t first, end;
+} dw_inside;
+
+static dw_inside dw_inside_of(const mt_spatial *g)
+{
+    dw_inside in;
+    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &in.first, &in.end);
+    return in;
+}
+
+static dw_row dw_row_of(const int8_t *x, uint32_t ring, uint32_t oh, const mt_spatial *g, dw_inside in)
+{
+    uint32_t kh0, kh1;
+    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
+    const uint32_t ih0 = oh * g->SH + kh0 - g->PT; /* the first in-bounds row (none when kh1 == kh0) */
+    const dw_row r = {{x, (size_t)g->W * g->C, ring ? ih0 % ring : ih0, ring, kh1 - kh0}, kh0, in.first, in.end};
+    return r;
+}
+
+/* Channels c..c+n-1 (n <= 4) of one output row: the sums of MT_S8_RUN pixels at a time (the
+ * interior ones through d when it is given, its rows set), each started from start (the
+ * biases), then their requantization with q */
+static void dw_row_channels(const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c, uint32_t n,
+                            const mt_q_requant q[4], const int32_t start[4], const dw_interior *d, mt_q_params p,
+                            int8_t *y)
+{
+    const uint32_t C = g->C;
+    int32_t sums[4 * MT_S8_RUN];
+    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
+        const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
+        for (uint32_t j = 0; j < run; ++j) {
+            const uint32_t ow = ow0 + j;
+            if (d && ow >= r->inside0 && ow < r->inside1) { /* the pixels up to the run's or the inside's end */
+                const uint32_t m = (ow0 + run < r->inside1 ? ow0 + run : r->inside1) - ow;
+                dw_interior_pixels(d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
+                j += m - 1;
+                continue;
+            }
+            uint32_t kw0 = 0, kw1 = g->KW;
+            if (ow < r->inside0 || ow >= r->inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
+            const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
+            dw_sums(&r->rows, xofs, w + ((size_t)r->kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C,
+                    p.x_zp, n, start, sums + 4 * j);
+        }
+        mt_s8_requant_block(sums, run, n, q, p, y + (size_t)ow0 * C + c, C);
+    }
+}
+
+/* Four channels' constants: their requantizations, their biases (the sums' start) and the
+ * interior form's weights for the kernel rows [kh0, kh0 + count) (interior: 0 where it does
+ * not apply; count UINT32_MAX: not made yet) */
+typedef struct dw_group {
+    mt_q_requant q[4];
+    int32_t start[4];
+    dw_interior d;
+    int interior;
+    uint32_t kh0, count;
+} dw_group;
+
+static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, uint32_t c, uint32_t n)
+{
+    mt_s8_requants(bias, rq, c, n, grp->q);
+    for (uint32_t r = 0; r < 4; ++r) grp->start[r] = grp->q[r].bias;
+    grp->interior = 0, grp->kh0 = 0, grp->count = UINT32_MAX;
+}
+
+/* Output row r's channels c..c+n-1 with the group's constants, the interior weights made
+ * only where the row's kernel rows differ from those they were made for */
+static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c,
+                         uint32_t n, mt_q_params p, int8_t *y)
+{
+    const int inside = n == 4 && r->inside1 > r->inside0;
+    if (inside && (r->kh0 != grp->kh0 || r->rows.count != grp->count)) {
+        grp->interior = dw_interior_weights(&grp->d, w, g, r->kh0, r->rows.count, c, p.x_zp, grp->start);
+        grp->kh0 = r->kh0, grp->count = r->rows.count;
+    }
+    const int interior = inside && grp->interior;
+    if (interior) dw_interior_rows(&grp->d, &r->rows, c);
+    dw_row_channels(r, w, g, c, n, grp->q, grp->start, interior ? &grp->d : NULL, p, y);
+}
+
 void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
                                         const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
                                         uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
-    const uint32_t C = g->C;
-    uint32_t kh0, kh1;
-    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-    const uint32_t ih0 = oh * g->SH + kh0 - g->PT; /* the first in-bounds row (none when kh1 == kh0) */
-    const dw_rows rows = {x, (size_t)g->W * C, ring ? ih0 % ring : ih0, ring, kh1 - kh0};
-    uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
-    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &inside0, &inside1);
-    int32_t sums[4 * MT_S8_RUN];
-    for (uint32_t c = 0; c < C; c += 4) { /* four channels outside: their requantization stays */
-        const uint32_t n = C - c < 4 ? C - c : 4;
-        mt_q_requant q[4];
-        mt_s8_requants(bias, rq, c, n, q);
-        const int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
-        dw_interior d;
-        const int interior = n == 4 && inside1 > inside0 && dw_interior_setup(&d, &rows, w, g, kh0, c, p.x_zp, start);
-        for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
-            const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
-            for (uint32_t j = 0; j < run; ++j) {
-                const uint32_t ow = ow0 + j;
-                if (interior && ow >= inside0 && ow < inside1) { /* the pixels up to the run's or the inside's end */
-                    const uint32_t m = (ow0 + run < inside1 ? ow0 + run : inside1) - ow;
-                    dw_interior_pixels(&d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
-                    j += m - 1;
-                    continue;
-                }
-                uint32_t kw0 = 0, kw1 = g->KW;
-                if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
-                const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
-                dw_sums(&rows, xofs, w + ((size_t)kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C,
-                        p.x_zp, n, start, sums + 4 * j);
-            }
-            mt_s8_requant_block(sums, run, n, q, p, y + (size_t)ow0 * C + c, C);
-        }
+    const dw_row r = dw_row_of(x, ring, oh, g, dw_inside_of(g));
+    for (uint32_t c = 0; c < g->C; c += 4) { /* four channels outside: their requantization stays */
+        const uint32_t n = g->C - c < 4 ? g->C - c : 4;
+        dw_group grp;
+        dw_group_of(&grp, bias, rq, c, n);
+        dw_group_row(&grp, &r, w, g, c, n, p, y);
     }
 }
 
+/* The whole tensor: four channels' constants made once for every row of a sample, and their
+ * interior weights once for each run of rows with the same kernel rows, where the row form
+ * (the fused expansion's, a row at a time) makes them for every row: a layer of 4-pixel
+ * rows (the digits CNN's) spent more on them than on its taps */
 void mt_op_depthwise_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias,
                                             const int32_t *rq, int8_t *y, uint32_t B, const mt_spatial *g,
                                             uint32_t packed)
 {
+    const mt_q_params p = mt_q_unpack(packed);
     const size_t sample = (size_t)g->H * g->W * g->C, out_row = (size_t)g->OW * g->C;
+    const dw_inside in = dw_inside_of(g);
     for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            mt_op_depthwise_conv2d_s8_row_fast(x + b * sample, 0, w, bias, rq, y + ((size_t)b * g->OH + oh) * out_row,
-                                               oh, g, packed);
+        for (uint32_t c = 0; c < g->C; c += 4) {
+            const uint32_t n = g->C - c < 4 ? g->C - c : 4;
+            dw_group grp;
+            dw_group_of(&grp, bias, rq, c, n);
+            for (uint32_t oh = 0; oh < g->OH; ++oh) {
+                const dw_row r = dw_row_of(x + b * sample, 0, oh, g, in);
+                dw_group_row(&grp, &r, w, g, c, n, p, y + ((size_t)b * g->OH + oh) * out_row);
+            }
+        }
 }
