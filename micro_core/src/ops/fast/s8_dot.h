@@ -84,7 +84,9 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
  * across the pixels: a pixel is one predicated load of x (the lanes past D load 0) and four
  * VMLADAVA, 16 MACs each, where the two-row form spent about 25 instructions a pixel pair of
  * rows, Σ W and the zero point included. Longer rows: 16 inputs at a time, x's vector loaded
- * once for the four rows. Sums wrap, as VMLADAVA's. */
+ * once for the four rows, the whole vectors unpredicated (ten instructions for 64 MACs, where
+ * a predicate for every vector and the rows' addresses recomputed took 32), then one
+ * predicated vector for the rest. Sums wrap, as VMLADAVA's. */
 static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
                                                                 uint32_t n, const int32_t start[4], int32_t *acc)
 {
@@ -100,14 +102,21 @@ static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x,
         }
         return;
     }
+    const uint32_t whole = (uint32_t)(D / 16u), tail = (uint32_t)(D % 16u);
+    const mve_pred16_t p = vctp8q(tail); /* the last D mod 16 inputs; lanes past them load 0 */
     for (uint32_t j = 0; j < n; ++j, x += D, acc += 4) {
         int32_t a0 = s0, a1 = s1, a2 = s2, a3 = s3;
-        const int8_t *xp = x, *wp = w;
-        for (int32_t left = (int32_t)D; left > 0; left -= 16, xp += 16, wp += 16) {
-            const mve_pred16_t p = vctp8q((uint32_t)left);
+        const int8_t *xp = x, *w0 = w, *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
+        for (uint32_t k = whole; k; --k) { /* unpredicated: five loads with writeback, four VMLADAVA */
+            const int8x16_t xv = vld1q_s8(xp);
+            a0 = vmladavaq_s8(a0, xv, vld1q_s8(w0)), a1 = vmladavaq_s8(a1, xv, vld1q_s8(w1));
+            a2 = vmladavaq_s8(a2, xv, vld1q_s8(w2)), a3 = vmladavaq_s8(a3, xv, vld1q_s8(w3));
+            xp += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16;
+        }
+        if (tail) {
             const int8x16_t xv = vldrbq_z_s8(xp, p);
-            a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(wp, p)), a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(wp + D, p));
-            a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(wp + 2 * D, p)), a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(wp + 3 * D, p));
+            a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, p)), a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, p));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, p)), a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, p));
         }
         acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
     }
