@@ -122,12 +122,13 @@ static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x,
     }
 }
 
-/* Σ_{i<n} w[i] (wrapping): VADDVA.S8 adds 16 at a time */
+/* Σ_{i<n} w[i] (wrapping): VADDVA.S8 adds 16 at a time, the whole vectors unpredicated (a
+ * load with writeback and a VADDVA), then one predicated vector */
 static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 {
     int32_t sum = 0;
-    for (int32_t left = (int32_t)n; left > 0; left -= 16, w += 16)
-        sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q((uint32_t)left)));
+    for (uint32_t k = n / 16u; k; --k, w += 16) sum = vaddvaq_s8(sum, vld1q_s8(w));
+    if (n % 16u) sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q(n % 16u)));
     return (uint32_t)sum;
 }
 #elif MT_S8_DSP
