@@ -11,7 +11,7 @@
  * 1), so each output is its sum itself and one term too many or too few shows; and only the
  * extremes -128 and 127, the largest terms. Zero points include -128 and 127.
  *
- * And the requantization of whole runs each build takes (s8_dot.h's mt_s8_requant_block:
+ * The int8 Add's sibling against its reference too. And the requantization of whole runs each build takes (s8_dot.h's mt_s8_requant_block:
  * portable, the DSP cores', Helium's, AVX2's) against mt_q_requantize output by output, at and
  * beside every rounding tie and on random constants, where the kernels' cases meet few ties.
  */
@@ -206,6 +206,40 @@ static void dense_cases(s8_check_fn check)
         }
 }
 
+/* The int8 Add beside its reference: random inputs, zero points and clamps, lengths around
+ * the four lanes, rescalings as TFLite makes them (each input's multiplier below one half,
+ * shifts of -1 to -3; the output's shift in [-12, -1]) or, in the second check, with left
+ * shifts on all three */
+static void add_cases(s8_check_fn check)
+{
+    static const uint32_t lengths[] = {1, 3, 4, 5, 8, 13, 64, 99};
+    for (int shifted = 0; shifted < 2; ++shifted) {
+        int same = 1;
+        for (uint32_t s = 0; s < sizeof lengths / sizeof lengths[0]; ++s)
+            for (int kind = 0; kind < S8_KINDS; ++kind) {
+                const uint32_t N = lengths[s];
+                int32_t rq_[8];
+                for (uint32_t k = 0; k < 3; ++k) {
+                    rq_[2 * k] = (int32_t)((1u << 30) + s8_next() % (1u << 30)); /* [2^30, 2^31) */
+                    rq_[2 * k + 1] = shifted ? (int32_t)(s8_next() % 3u)
+                                             : k < 2 ? -1 - (int32_t)(s8_next() % 3u) : -1 - (int32_t)(s8_next() % 12u);
+                }
+                rq_[6] = shifted ? (int32_t)(s8_next() % 8u) : 20, rq_[7] = 0; /* TFLite's left shift: 20 */
+                const int32_t za = zero_points[(s + (uint32_t)kind) % 4], zb = zero_points[(s + 1u) % 4];
+                const int32_t zy = (int32_t)(s8_next() % 41u) - 20;
+                const uint32_t zp = (uint32_t)(uint8_t)za | (uint32_t)(uint8_t)zb << 8 | (uint32_t)(uint8_t)zy << 16;
+                const uint32_t range = s & 1u ? (uint32_t)(uint8_t)-128 | 127u << 8
+                                              : (uint32_t)(uint8_t)zy | (uint32_t)100 << 8; /* a ReLU's */
+                s8_fill(x, N, kind, za), s8_fill(w, N, kind, zb);
+                memset(y0, 0x55, N + 4), memset(y1, 0x55, N + 4);
+                mt_op_add_s8_forward(x, w, y0, N, rq_, zp, range);
+                mt_op_add_s8_forward_fast(x, w, y1, N, rq_, zp, range);
+                same &= memcmp(y0, y1, N + 4) == 0; /* and nothing written past N */
+            }
+        check(same, shifted ? "int8 Add with left shifts" : "int8 Add");
+    }
+}
+
 /* mt_s8_requant_block on n pixels' sums (plus each channel's bias) for R channels, their
  * pixels 5 bytes apart in y, equals mt_q_requantize output by output and leaves the bytes
  * between untouched */
@@ -297,6 +331,7 @@ unsigned s8_sibling_cases(s8_check_fn check)
     conv_cases(s8_count);
     depthwise_cases(s8_count);
     dense_cases(s8_count);
+    add_cases(s8_count);
     requant_cases(s8_count);
     return s8_checks;
 }

@@ -431,6 +431,16 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
  * mt_q_scale). The loop: a load, eight of arithmetic, the store, the pointer's step and the loop
  * end for four outputs (four channels: no store predicate; no left shift: no VSHL), where the
  * scalar run takes fifteen for one; the constants are three gathers from q. */
+/* mt_q_scale(a, q) in four lanes, each with its own constants: lv = q.left, mv = q.multiplier,
+ * rv = -q.right (shifted: some lane's left shift is not 0); the requantization's below, and
+ * the int8 Add's (add_s8_fast.c) */
+static inline __attribute__((always_inline)) int32x4_t mt_s8_scale_lanes(int32x4_t a, int32x4_t lv, int32x4_t mv,
+                                                                         int32x4_t rv, const int shifted)
+{
+    const int32x4_t h = vqrdmulhq_s32(shifted ? vshlq_s32(a, lv) : a, mv);
+    return vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
+}
+
 static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int32_t *acc, uint32_t n, int32x4_t mv,
                                                                        int32x4_t lv, int32x4_t rv, mt_q_params p,
                                                                        int8_t *y, size_t ys, mve_pred16_t lanes,
@@ -438,9 +448,7 @@ static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int3
 {
     const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
     for (uint32_t j = 0; j < n; ++j, acc += 4, y += ys) {
-        const int32x4_t a = vld1q_s32(acc);
-        const int32x4_t h = vqrdmulhq_s32(shifted ? vshlq_s32(a, lv) : a, mv);
-        const int32x4_t rounded = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
+        const int32x4_t rounded = mt_s8_scale_lanes(vld1q_s32(acc), lv, mv, rv, shifted);
         const int32x4_t v = vminq_s32(vmaxq_s32(vaddq_n_s32(rounded, p.y_zp), lo), hi);
         if (all) vstrbq_s32(y, v);
         else vstrbq_p_s32(y, v, lanes);
