@@ -69,7 +69,7 @@ static void add_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     (void)scratch;
     const mt_tensor_rt *a = &t[op->inputs[0]];
     mt_op_add_s8_forward_fast(mt_q_s8(a), mt_q_s8(&t[op->inputs[1]]), mt_q_s8_out(&t[op->outputs[0]]),
-                         (size_t)n * a->count, mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
+                              (size_t)n * a->count, mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
 }
 
 const mt_op_kernel mt_kernel_add_s8 = {add_s8_check, mt_no_scratch, add_s8_forward, NULL, NULL, 0};

@@ -421,19 +421,9 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
 #define MT_S8_RUN 16u
 
 #if MT_S8_MVE
-/* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
- * channels, in Helium: a pixel's four channels are a vector's lanes, each with its own
- * multiplier and shifts, and its R bytes one VSTRB (predicated where R < 4). VQRDMULH is gemmlowp's
- * doubling high multiply exactly ((2·a·b + 2^31) >> 32, saturating only INT32_MIN², which a
- * multiplier >= 0 never meets); VRSHL by -e rounds ties up, so a negative value first loses 1
- * (the lanes with e > 0 only: x & -e has x's sign bit there, 0 where e = 0), which makes the
- * ties go away from zero as gemmlowp's rounding shift does (floor((h + 2^(e-1) - [h < 0]) / 2^e),
- * mt_q_scale). The loop: a load, eight of arithmetic, the store, the pointer's step and the loop
- * end for four outputs (four channels: no store predicate; no left shift: no VSHL), where the
- * scalar run takes fifteen for one; the constants are three gathers from q. */
 /* mt_q_scale(a, q) in four lanes, each with its own constants: lv = q.left, mv = q.multiplier,
- * rv = -q.right (shifted: some lane's left shift is not 0); the requantization's below, and
- * the int8 Add's (add_s8_fast.c) */
+ * rv = -q.right (shifted: some lane's left shift is not 0; why these are gemmlowp's steps:
+ * mt_s8_requant_block below); the requantization's, and the int8 Add's (add_s8_fast.c) */
 static inline __attribute__((always_inline)) int32x4_t mt_s8_scale_lanes(int32x4_t a, int32x4_t lv, int32x4_t mv,
                                                                          int32x4_t rv, const int shifted)
 {
@@ -441,6 +431,8 @@ static inline __attribute__((always_inline)) int32x4_t mt_s8_scale_lanes(int32x4
     return vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
 }
 
+/* mt_s8_requant_block's loop (shifted, all: some lane's left shift is not 0, every lane is
+ * stored; constants where it is inlined) */
 static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int32_t *acc, uint32_t n, int32x4_t mv,
                                                                        int32x4_t lv, int32x4_t rv, mt_q_params p,
                                                                        int8_t *y, size_t ys, mve_pred16_t lanes,
@@ -455,6 +447,16 @@ static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int3
     }
 }
 
+/* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
+ * channels, in Helium: a pixel's four channels are a vector's lanes, each with its own
+ * multiplier and shifts, and its R bytes one VSTRB (predicated where R < 4). VQRDMULH is gemmlowp's
+ * doubling high multiply exactly ((2·a·b + 2^31) >> 32, saturating only INT32_MIN², which a
+ * multiplier >= 0 never meets); VRSHL by -e rounds ties up, so a negative value first loses 1
+ * (the lanes with e > 0 only: x & -e has x's sign bit there, 0 where e = 0), which makes the
+ * ties go away from zero as gemmlowp's rounding shift does (floor((h + 2^(e-1) - [h < 0]) / 2^e),
+ * mt_q_scale). The loop: a load, eight of arithmetic, the store, the pointer's step and the loop
+ * end for four outputs (four channels: no store predicate; no left shift: no VSHL), where the
+ * scalar run takes fifteen for one; the constants are three gathers from q. */
 static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
                                                                   const mt_q_requant q[4], mt_q_params p, int8_t *y,
                                                                   size_t ys)
