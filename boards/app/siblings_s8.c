@@ -11,9 +11,10 @@
  * 1), so each output is its sum itself and one term too many or too few shows; and only the
  * extremes -128 and 127, the largest terms. Zero points include -128 and 127.
  *
- * The int8 Add's sibling against its reference too. And the requantization of whole runs each build takes (s8_dot.h's mt_s8_requant_block:
- * portable, the DSP cores', Helium's, AVX2's) against mt_q_requantize output by output, at and
- * beside every rounding tie and on random constants, where the kernels' cases meet few ties.
+ * The int8 Add's and Mean's siblings against their references too. And the requantization of
+ * whole runs each build takes (s8_dot.h's mt_s8_requant_block: portable, the DSP cores',
+ * Helium's, AVX2's) against mt_q_requantize output by output, at and beside every rounding tie
+ * and on random constants, where the kernels' cases meet few ties.
  */
 #include "siblings_s8.h"
 
@@ -240,6 +241,29 @@ static void add_cases(s8_check_fn check)
     }
 }
 
+/* The int8 MEAN beside its reference: pixels P from 1 to 49, channels around the four lanes,
+ * random zero points, multipliers and shifts of both signs (1/P folded in as TFLite folds it) */
+static void mean_cases(s8_check_fn check)
+{
+    static const uint32_t shapes[][2] = {/* P, C */ {1, 1}, {4, 3}, {16, 4}, {9, 7}, {49, 32}, {16, 33}};
+    const uint32_t B = 2;
+    int same = 1;
+    for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (int kind = 0; kind < S8_KINDS; ++kind) {
+            const uint32_t P = shapes[s][0], C = shapes[s][1];
+            const int32_t zx = zero_points[(s + (uint32_t)kind) % 4], zy = (int32_t)(s8_next() % 41u) - 20;
+            const int32_t multiplier = (int32_t)((1u << 30) + s8_next() % (1u << 30));
+            const int32_t shift = (int32_t)(s8_next() % 15u) - 12; /* [-12, 2] */
+            const uint32_t zp = (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8;
+            s8_fill(x, (size_t)B * P * C, kind, zx);
+            memset(y0, 0x55, (size_t)B * C + 4), memset(y1, 0x55, (size_t)B * C + 4);
+            mt_op_mean_s8_forward(x, y0, B, P, C, zp, multiplier, shift);
+            mt_op_mean_s8_forward_fast(x, y1, B, P, C, zp, multiplier, shift);
+            same &= memcmp(y0, y1, (size_t)B * C + 4) == 0; /* and nothing written past B·C */
+        }
+    check(same, "int8 Mean");
+}
+
 /* mt_s8_requant_block on n pixels' sums (plus each channel's bias) for R channels, their
  * pixels 5 bytes apart in y, equals mt_q_requantize output by output and leaves the bytes
  * between untouched */
@@ -332,6 +356,7 @@ unsigned s8_sibling_cases(s8_check_fn check)
     depthwise_cases(s8_count);
     dense_cases(s8_count);
     add_cases(s8_count);
+    mean_cases(s8_count);
     requant_cases(s8_count);
     return s8_checks;
 }

@@ -6,7 +6,7 @@
 typedef void (*s8_check_fn)(int ok, const char *what); /* counts a pass, or reports the failure */
 
 /* every int8 sibling beside its reference kernel, each comparison one check(); returns their
- * number (127: tests/boards/test_board_siblings.py expects it of the Cortex-M3) */
+ * number (128: tests/boards/test_board_siblings.py expects it of the Cortex-M3) */
 unsigned s8_sibling_cases(s8_check_fn check);
 
 #endif /* MT_BOARD_SIBLINGS_S8_H */

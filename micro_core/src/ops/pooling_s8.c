@@ -13,6 +13,7 @@
  *            params[0] = zx | zy << 8, params[1] = multiplier, params[2] = shift (i32).
  * Inference only.
  */
+#include "ops/fast/fast.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 
@@ -60,13 +61,6 @@ void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, con
                 }
 }
 
-static uint32_t floor_log2_u64(uint64_t v)
-{
-    uint32_t k = 0;
-    while (v >>= 1) ++k;
-    return k;
-}
-
 /* One channel's mean from the sum of its inputs: TFLite's (sum - zx·P)·M·2^s + zy, clamped */
 static inline int8_t mean_output(int32_t sum, uint32_t zx_sum, int32_t m, int32_t s, int32_t zy)
 {
@@ -77,11 +71,8 @@ void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, u
                            int32_t multiplier, int32_t shift)
 {
     const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
-    int32_t k = (int32_t)floor_log2_u64(P);
-    if (k > 32) k = 32;
-    if (k > 31 + shift) k = 31 + shift;
-    const int32_t m = (int32_t)(((int64_t)multiplier << k) / (int64_t)P);
-    const int32_t s = shift - k;
+    int32_t m, s;
+    mt_q_mean_scale(P, multiplier, shift, &m, &s);
     /* Each channel's sum over the P pixels, four channels at a time (a pixel's four bytes
      * side by side, the pointer stepping C bytes a pixel: integer sums are exact in any order,
      * so the bytes are those of one channel at a time with an index computed per term, which
@@ -165,8 +156,8 @@ static void mean_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
-    mt_op_mean_s8_forward(mt_q_s8(x), mt_q_s8_out(&t[op->outputs[0]]), n, x->dims[0] * x->dims[1], x->dims[2],
-                          op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
+    mt_op_mean_s8_forward_fast(mt_q_s8(x), mt_q_s8_out(&t[op->outputs[0]]), n, x->dims[0] * x->dims[1], x->dims[2],
+                               op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
 }
 
 const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward, NULL, NULL, 0};

@@ -201,6 +201,17 @@ void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N,
 /* pooling_s8.c */
 void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
 void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
+/* MEAN_S8's multiplier and shift with 1/P folded in, as TFLite folds them (pooling_s8.c):
+ * k = min(floor(log2 P), 32, 31 + shift), M' = (multiplier · 2^k) / P, s' = shift - k */
+static inline void mt_q_mean_scale(uint32_t P, int32_t multiplier, int32_t shift, int32_t *m, int32_t *s)
+{
+    int32_t k = 0;
+    for (uint32_t v = P; v >>= 1;) ++k;
+    if (k > 31 + shift) k = 31 + shift;
+    *m = (int32_t)(((int64_t)multiplier << k) / (int64_t)P);
+    *s = shift - k;
+}
+
 void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
                            int32_t multiplier, int32_t shift);
 /* shape_s8.c: [H, W, C] padded by before[d] and out[d] - in[d] - before[d] after */

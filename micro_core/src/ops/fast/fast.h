@@ -53,8 +53,8 @@ void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const fl
                                         const struct mt_spatial *g);
 
 /*
- * The int8 inference ops' siblings (conv_s8_fast.c, dense_s8_fast.c, add_s8_fast.c; ops/quant.h's
- * parameters):
+ * The int8 inference ops' siblings (conv_s8_fast.c, dense_s8_fast.c, add_s8_fast.c,
+ * pooling_s8_fast.c; ops/quant.h's parameters):
  * the same integer sums as the references, so the same bytes, on every target (Helium,
  * the DSP extension's SMLAD or portable C: s8_dot.h). Unlike the float siblings the op
  * adapters call them everywhere, the Cortex-M3 included: integer code gains there too.
@@ -70,6 +70,9 @@ void mt_op_depthwise_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, co
 void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
                                         const int32_t *rq, int8_t *y, uint32_t oh, const struct mt_spatial *g,
                                         uint32_t packed);
+/* the int8 MEAN over H and W (ops/pooling_s8.c), Helium lanes on the M55 */
+void mt_op_mean_s8_forward_fast(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
+                                int32_t multiplier, int32_t shift);
 /* the int8 Add (ops/add_s8.c), Helium lanes on the M55 */
 void mt_op_add_s8_forward_fast(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
                                uint32_t zero_points, uint32_t range);
