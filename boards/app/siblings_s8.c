@@ -264,9 +264,10 @@ static void mean_cases(s8_check_fn check)
     check(same, "int8 Mean");
 }
 
-/* mt_s8_requant_block on n pixels' sums (plus each channel's bias) for R channels, their
- * pixels 5 bytes apart in y, equals mt_q_requantize output by output and leaves the bytes
- * between untouched */
+/* mt_s8_requant_block on n pixels' sums (plus each channel's bias) for R channels, with the
+ * constants mt_s8_requants makes (Helium's gathers and scatters), their pixels 5 bytes apart
+ * in y, equals mt_q_requantize with mt_q_requant_of's constants output by output and leaves
+ * the bytes between untouched */
 static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, const int32_t rq_[8],
                                  const int32_t bias_[4], uint32_t packed)
 {
@@ -276,13 +277,14 @@ static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, co
     int32_t acc[4 * MT_S8_RUN];
     int8_t out[MT_S8_RUN * 5];
     memset(out, 0x5a, sizeof out);
-    for (uint32_t j = 0; j < n; ++j)
-        for (uint32_t r = 0; r < 4; ++r) acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)q[r].bias);
+    for (uint32_t j = 0; j < n; ++j) /* lanes past R: channel 0's, as mt_s8_requants makes them */
+        for (uint32_t r = 0; r < 4; ++r) acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)bias_[r < R ? r : 0]);
     mt_s8_requant_block(acc, n, R, q, p, out, 5);
     int same = 1;
     for (uint32_t j = 0; j < n; ++j) {
         for (uint32_t r = 0; r < R; ++r)
-            same &= out[5 * j + r] == mt_q_requantize(sums[4 * j + r], q[r], p.y_zp, p.act_min, p.act_max);
+            same &= out[5 * j + r] == mt_q_requantize(sums[4 * j + r], mt_q_requant_of(bias_, rq_, r), p.y_zp,
+                                                      p.act_min, p.act_max);
         for (uint32_t r = R; r < 5; ++r) same &= out[5 * j + r] == 0x5a;
     }
     return same;
