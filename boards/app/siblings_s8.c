@@ -278,7 +278,8 @@ static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, co
     int8_t out[MT_S8_RUN * 5];
     memset(out, 0x5a, sizeof out);
     for (uint32_t j = 0; j < n; ++j) /* lanes past R: channel 0's, as mt_s8_requants makes them */
-        for (uint32_t r = 0; r < 4; ++r) acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)bias_[r < R ? r : 0]);
+        for (uint32_t r = 0; r < 4; ++r)
+            acc[4 * j + r] = (int32_t)((uint32_t)sums[4 * j + r] + (uint32_t)bias_[r < R ? r : 0]);
     mt_s8_requant_block(acc, n, R, q, p, out, 5);
     int same = 1;
     for (uint32_t j = 0; j < n; ++j) {
@@ -291,10 +292,11 @@ static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, co
 }
 
 /* Two checks: the ties, then random runs. Ties: a multiplier of 2^30 and a shift of -e halve
- * 2h exactly to h, then divide by 2^e, so sums h = t·2^e ± 2^(e-1) (+ -1, 0, 1) sit at and beside
- * the rounding shift's ties (gemmlowp's: away from zero), beside channels with and without
- * a left shift and the largest multiplier. Random: multipliers in [0, 2^31), shifts in [-31, 30], biases
- * and sums of every magnitude, runs of 1 to 16 pixels, 1 to 4 channels, both clamps. */
+ * 2h exactly to h, then divide by 2^e, so sums h = t·2^e ± 2^(e-1) (+ -1, 0, 1) sit at and
+ * beside the rounding shift's ties (gemmlowp's: away from zero), beside channels with and
+ * without a left shift and the largest multiplier. Random: multipliers in [0, 2^31), shifts in
+ * [-31, 30], biases and sums of every magnitude, runs of 1 to 16 pixels, 1 to 4 channels, both
+ * clamps. */
 static void requant_cases(s8_check_fn check)
 {
     int32_t sums[4 * MT_S8_RUN];
