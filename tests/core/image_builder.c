@@ -123,16 +123,21 @@ void ib_put_u16(uint8_t *p, size_t o, uint16_t v)
 }
 
 /* Reflected CRC-32, polynomial 0xEDB88320, init and final xor 0xFFFFFFFF (zlib.crc32). */
-uint32_t ib_crc32(const void *data, size_t bytes)
+uint32_t ib_crc32_update(uint32_t crc, const void *data, size_t bytes)
 {
     const uint8_t *p = (const uint8_t *)data;
-    uint32_t crc = 0xFFFFFFFFu;
+    crc ^= 0xFFFFFFFFu;
     for (size_t i = 0; i < bytes; i++) {
         crc ^= p[i];
         for (int k = 0; k < 8; k++)
             crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
     }
     return crc ^ 0xFFFFFFFFu;
+}
+
+uint32_t ib_crc32(const void *data, size_t bytes)
+{
+    return ib_crc32_update(0, data, bytes);
 }
 
 void ib_refresh_crc(uint8_t *image)

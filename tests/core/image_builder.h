@@ -73,6 +73,8 @@ uint16_t ib_get_u16(const uint8_t *image, size_t offset);
 void ib_put_u16(uint8_t *image, size_t offset, uint16_t value);
 /* CRC-32 IEEE (zlib.crc32), written independently of the core's so it checks it. */
 uint32_t ib_crc32(const void *data, size_t bytes);
+/* The same continued from crc (a CRC so far; 0 to start): zlib.crc32(data, crc). */
+uint32_t ib_crc32_update(uint32_t crc, const void *data, size_t bytes);
 /* Recompute the header CRC over [16, image_bytes field) after a corruption. */
 void ib_refresh_crc(uint8_t *image);
 /* Offset of tensor entry / op entry number i. */

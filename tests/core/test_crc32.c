@@ -1,6 +1,6 @@
 /*
- * mt_crc32_update against the CRC-32 definition, a bit a step (ib_crc32 of image_builder.c is
- * the same loop): the slice-by-8 tables of hosted builds entry by entry, known values, and
+ * mt_crc32_update against the CRC-32 definition, a bit a step (ib_crc32_update of the tests'
+ * image builder): the slice-by-8 tables of hosted builds entry by entry, known values, and
  * every length, start alignment and split of a buffer, so the eight-byte steps, the byte
  * tail and a CRC continued across calls all meet the definition. On a Cortex-M build the
  * nibble loop runs instead (its tables are the board tests' concern: every image a board
@@ -13,17 +13,7 @@
 #include "mt_test.h"
 
 #include "crc32_slices.h"
-
-/* Reflected CRC-32, polynomial 0xEDB88320, continued from `crc` (zlib.crc32's convention). */
-static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    for (size_t i = 0; i < n; ++i) {
-        crc ^= p[i];
-        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
+#include "image_builder.h"
 
 static void test_slice_tables(void)
 {
@@ -57,9 +47,9 @@ static void test_lengths_offsets_splits(void)
     int bad = 0;
     for (size_t off = 0; off < 8; ++off)
         for (size_t n = 0; n <= 80; ++n)
-            bad += mt_crc32_update(0, buf + off, n) != crc32_bitwise(0, buf + off, n);
+            bad += mt_crc32_update(0, buf + off, n) != ib_crc32_update(0, buf + off, n);
     CHECK_EQ_INT(bad, 0);
-    const uint32_t whole = crc32_bitwise(0, buf + 3, N);
+    const uint32_t whole = ib_crc32_update(0, buf + 3, N);
     CHECK_EQ_INT(mt_crc32_update(0, buf + 3, N), whole);
     bad = 0;
     for (size_t cut = 0; cut <= N; cut += 37) /* continued across calls, cut anywhere */
@@ -70,7 +60,7 @@ static void test_lengths_offsets_splits(void)
     for (int fill = 0; fill < 2; ++fill) {
         memset(same, fill ? 0xFF : 0, sizeof same);
         for (size_t n = 0; n <= sizeof same; ++n)
-            bad += mt_crc32_update(0xDEADBEEFu, same, n) != crc32_bitwise(0xDEADBEEFu, same, n);
+            bad += mt_crc32_update(0xDEADBEEFu, same, n) != ib_crc32_update(0xDEADBEEFu, same, n);
     }
     CHECK_EQ_INT(bad, 0);
 }
