@@ -4,12 +4,12 @@
 
 builds benchmarks/x86_peak/peak.c against the Release core of build/peers-lib (building it
 when missing) and prints, at the widest vector the CPU has: the peak with a multiply and an add
-per term (the reference's arithmetic, which every microtrain kernel keeps, so the ceiling of
-its bit-exact kernels), the peak with fused multiply-adds (a BLAS's, ONNX Runtime's among
-them), and MLP 784-128-10's Dense forward and ReLU-sparse weight gradient (batch 32, best of
+per term (the reference's arithmetic before the layer sums were fused), the peak with fused
+multiply-adds (a BLAS's, ONNX Runtime's, and since then microtrain's layer sums: one
+correctly rounded fused multiply-add per term on every target, micro_core/src/mt_fma.h), and MLP 784-128-10's Dense forward and ReLU-sparse weight gradient (batch 32, best of
 --repeats, hot caches) in GMAC/s and as a share of the first peak. It explains what
-benchmarks/peers.py measures: where FMA doubles a core's peak, a peer's GEMM has twice the
-ceiling microtrain's exact kernels have. Not run by the tests (timings are the benchmark's
+benchmarks/peers.py measures: where FMA doubles a core's peak, a kernel with a multiply and an
+add per term has half the ceiling of a peer's GEMM. Not run by the tests (timings are the benchmark's
 business).
 """
 

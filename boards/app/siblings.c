@@ -2,7 +2,7 @@
  * The device's sibling test: the kernels this build's op adapters call in place of the
  * reference (Helium on a Cortex-M55, the portable scalar siblings on the other FPU cores)
  * run beside the reference kernels on random data, once with ordinary values, once with
- * subnormal inputs and products (which Helium flushes, so its kernels must fall back to
+ * subnormal inputs and results (which Helium flushes, so its kernels must fall back to
  * scalar code) and once with a few NaNs of either sign (Helium makes every NaN result the
  * default NaN: the same fallback), and every output bit must be equal: the device half of
  * tests/core/test_kernel_siblings.c. Prints "siblings: N passed, M failed" and exits with

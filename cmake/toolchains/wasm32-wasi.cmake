@@ -3,7 +3,8 @@
 # its memory, __heap_base and every mt_* function; like a firmware, the host (JavaScript)
 # places the model image and the arena in linear memory itself. Same numerics flags as every
 # target (-ffp-contract=off, no fast-math; wasm has no FMA contraction and rounds f32 ops to
-# nearest, so the bits equal the host's).
+# nearest, so the bits equal the host's; the layer sums' explicit fused multiply-adds are
+# wasi-libc's fmaf, musl's, which is correctly rounded: micro_core/src/mt_fma.h).
 # Use: cmake --preset wasm32-wasi (apt-get install clang-14 lld-14 wasi-libc).
 set(CMAKE_SYSTEM_NAME Generic)   # no OS: static core, no shared library, no C tests
 set(CMAKE_SYSTEM_PROCESSOR wasm32)

@@ -3,7 +3,7 @@
 tests/core/test_kernel_siblings.c and test_kernel_siblings_x86.c hold every kernel the host
 can run to the reference; the Helium (MVE) kernels of the Cortex-M55 and the portable scalar
 siblings as compiled for each core run only there. boards/app/siblings.c runs them beside the reference kernels under
-QEMU, on ordinary data, on data whose inputs or products are subnormal (Helium flushes
+QEMU, on ordinary data, on data whose inputs or results are subnormal (Helium flushes
 those) and on data holding NaNs of both signs (Helium returns the default NaN), so its
 kernels must notice and fall back to scalar code, and requires every bit to be equal. The
 int8 siblings (Helium, the DSP extension's SMLAD, or portable C on the Cortex-M3) run on

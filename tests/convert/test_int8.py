@@ -228,7 +228,9 @@ def test_digits_backbone_matches_litert_and_a_new_head_learns_digits_5_to_9():
     y = np.eye(5, dtype=np.float32)[labels]
     model = microtrain.convert(data, new_head=5)
     with microtrain.TrainSession(model.to_bytes()) as session:
-        session.compile(microtrain.optimizers.SGD(0.5), "categorical_crossentropy",
+        # a rate of 0.1: at 0.5 the held-out accuracy swung between 0.36 and 0.71 from epoch
+        # to epoch, so a change in the last bits of the sums moved the last one across 0.6
+        session.compile(microtrain.optimizers.SGD(0.1), "categorical_crossentropy",
                         batch_size=16)
         before = np.mean(session.infer(x[240:])[0].argmax(1) == labels[240:])
         for _ in range(10):

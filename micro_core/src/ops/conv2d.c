@@ -4,6 +4,7 @@
  *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
+#include "mt_fma.h"
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -28,7 +29,7 @@ void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias,
                             if (iw < 0) continue;
                             const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
                             const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) acc += xp[c] * wp[c];
+                            for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
                         }
                     }
                     yp[oc] = bias ? acc + bias[oc] : acc;
@@ -63,7 +64,7 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
                             for (uint32_t c = 0; c < g->C; ++c) {
                                 float acc = 0.0f;
                                 for (uint32_t oc = 0; oc < g->OC; ++oc)
-                                    acc += dyp[oc] * w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
+                                    acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
                                 dxp[c] += acc;
                             }
                         }
@@ -83,8 +84,8 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
                                 for (uint32_t ow = 0; ow < g->OW; ++ow) {
                                     int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
                                     if (iw < 0) continue;
-                                    acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc] *
-                                           x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                                    acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
+                                                 x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
                                 }
                             }
                         dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;

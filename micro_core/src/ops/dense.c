@@ -5,13 +5,15 @@
  */
 #include <string.h>
 
+#include "mt_fma.h"
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/x86/x86.h"
 
-/* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed in ascending i, bias added last. */
+/* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed from +0 in ascending i, each term a fused
+ * multiply-add (mt_fma.h), bias added last. */
 void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
                              uint32_t B, uint32_t I, uint32_t U)
 {
@@ -21,7 +23,7 @@ void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, 
         for (uint32_t u = 0; u < U; ++u) {
             const float *wu = w + (size_t)u * I;
             float acc = 0.0f;
-            for (uint32_t i = 0; i < I; ++i) acc += xb[i] * wu[i];
+            for (uint32_t i = 0; i < I; ++i) acc = mt_fmaf(xb[i], wu[i], acc);
             yb[u] = bias ? acc + bias[u] : acc;
         }
     }
@@ -44,7 +46,7 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
             float *dxb = dx + (size_t)b * I;
             for (uint32_t i = 0; i < I; ++i) {
                 float acc = 0.0f;
-                for (uint32_t u = 0; u < U; ++u) acc += dyb[u] * w[(size_t)u * I + i];
+                for (uint32_t u = 0; u < U; ++u) acc = mt_fmaf(dyb[u], w[(size_t)u * I + i], acc);
                 dxb[i] += acc;
             }
         }
@@ -54,7 +56,7 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
             float *dwu = dw + (size_t)u * I;
             for (uint32_t i = 0; i < I; ++i) {
                 float acc = 0.0f;
-                for (uint32_t b = 0; b < B; ++b) acc += dy[(size_t)b * U + u] * x[(size_t)b * I + i];
+                for (uint32_t b = 0; b < B; ++b) acc = mt_fmaf(dy[(size_t)b * U + u], x[(size_t)b * I + i], acc);
                 dwu[i] += acc;
             }
         }

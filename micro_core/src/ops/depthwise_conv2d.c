@@ -3,6 +3,7 @@
  *   x [B, H, W, C], W [1, KH, KW, C], b [C], y [B, OH, OW, C]
  *   y[b,oh,ow,c] = act( Σ_{kh,kw} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[0,kh,kw,c] + b[c] )
  */
+#include "mt_fma.h"
 #include "ops/arm/mve.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -25,8 +26,8 @@ void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const fl
                         for (uint32_t kw = 0; kw < g->KW; ++kw) {
                             int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
                             if (iw < 0) continue;
-                            acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] *
-                                   w[((size_t)kh * g->KW + kw) * g->C + c];
+                            acc = mt_fmaf(x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c],
+                                         w[((size_t)kh * g->KW + kw) * g->C + c], acc);
                         }
                     }
                     yp[c] = bias ? acc + bias[c] : acc;
@@ -59,7 +60,7 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
                             if (iw < 0) continue;
                             float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
                             const float *wp = w + ((size_t)kh * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) dxp[c] += dyp[c] * wp[c];
+                            for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], wp[c], dxp[c]);
                         }
                     }
                 }
@@ -76,8 +77,8 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
                             for (uint32_t ow = 0; ow < g->OW; ++ow) {
                                 int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
                                 if (iw < 0) continue;
-                                acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] *
-                                       x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c],
+                                             x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
                             }
                         }
                     dw[((size_t)kh * g->KW + kw) * g->C + c] += acc;

@@ -7,15 +7,16 @@
  * The activation's derivative and the bias gradient are mt_mve_relu_bias's one pass; the input
  * gradient (where wanted) is the portable sibling's. The weight gradient keeps every sum of
  * the reference, Σ_{b, oh, ow in bounds} dz[b, oh, ow, oc]·x[b, ih, iw] from +0 in ascending
- * (b, oh, ow), then added to dW[oc, kh, kw]: lanes across four output channels (dz's
- * [.., oc..oc+3] is one vector), eight channels a pass. For output row (b, oh) and kernel row
- * kh in bounds, dz[ow] meets x[ow - PL + kw] for kw = 0, 1, 2: a window of three x values
- * slides along the row in general-purpose registers (each loaded once, VMUL broadcasts it to
- * the lanes) and the kernel row's sums take a term each. Inside the row a pixel costs an LDR of
- * x, two VLDRW of dz, six VMUL and VADD and a pointer addition: 15 instructions for 24 MACs;
- * the row's ends (SAME) in C. The sums wait on the stack between rows (a float stored and
- * reloaded is the same float). Before dW is written, a flushed subnormal or a NaN sends the
- * channels to the reference's scalar sums.
+ * (b, oh, ow), each term a fused multiply-add (mt_fma.h), then added to dW[oc, kh, kw]: lanes
+ * across four output channels (dz's [.., oc..oc+3] is one vector), eight channels a pass. For
+ * output row (b, oh) and kernel row kh in bounds, dz[ow] meets x[ow - PL + kw] for kw = 0, 1,
+ * 2: a window of three x values slides along the row in general-purpose registers (each loaded
+ * once, VFMA broadcasts it to the lanes) and the kernel row's sums take a term each. Inside the
+ * row a pixel costs an LDR of x, two VLDRW of dz, six VFMA and a pointer addition: 10
+ * instructions for 24 MACs (and a loop turn every three pixels); the row's ends (SAME) in C.
+ * The sums wait on the stack between rows (a float stored and reloaded is the same float).
+ * Before dW is written, a flushed subnormal or a NaN sends the channels to the reference's
+ * scalar sums.
  */
 #include "ops/arm/mve.h"
 
@@ -24,6 +25,7 @@
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include <string.h>
 
+#include "mt_fma.h"
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -36,22 +38,22 @@
 #define CWS_STEP(xa, xb, xc)                                                                                       \
     "ldr %[" xc "], [%[px]], #4\n\t"                                                                             \
     "vldrw.u32 q7, [%[pd]]\n\t"                                                                                  \
-    "vmul.f32 q6, q7, %[" xa "]\n\tvadd.f32 %q[a0], %q[a0], q6\n\t"                                             \
-    "vmul.f32 q6, q7, %[" xb "]\n\tvadd.f32 %q[a1], %q[a1], q6\n\t"                                             \
-    "vmul.f32 q6, q7, %[" xc "]\n\tvadd.f32 %q[a2], %q[a2], q6\n\t"                                             \
+    "vfma.f32 %q[a0], q7, %[" xa "]\n\t"                                                                          \
+    "vfma.f32 %q[a1], q7, %[" xb "]\n\t"                                                                          \
+    "vfma.f32 %q[a2], q7, %[" xc "]\n\t"                                                                          \
     ".if %c[G] == 2\n\t"                                                                                         \
     "vldrw.u32 q7, [%[pd], #16]\n\t"                                                                             \
-    "vmul.f32 q6, q7, %[" xa "]\n\tvadd.f32 %q[b0], %q[b0], q6\n\t"                                             \
-    "vmul.f32 q6, q7, %[" xb "]\n\tvadd.f32 %q[b1], %q[b1], q6\n\t"                                             \
-    "vmul.f32 q6, q7, %[" xc "]\n\tvadd.f32 %q[b2], %q[b2], q6\n\t"                                             \
+    "vfma.f32 %q[b0], q7, %[" xa "]\n\t"                                                                          \
+    "vfma.f32 %q[b1], q7, %[" xb "]\n\t"                                                                          \
+    "vfma.f32 %q[b2], q7, %[" xc "]\n\t"                                                                          \
     ".endif\n\t"                                                                                                 \
     "add %[pd], %[ds]\n\t"
 
-/* a += d0·x (and b += d1·x, G = 2): one tap's term */
+/* a = fma(d0, x, a) (and b = fma(d1, x, b), G = 2): one tap's term */
 #define CWS_TERM(a, b, xv)                                                                                        \
     do {                                                                                                          \
-        a = vaddq_f32(a, vmulq_n_f32(d0, xv));                                                                   \
-        if (G == 2) b = vaddq_f32(b, vmulq_n_f32(d1, xv));                                                        \
+        a = vfmaq_n_f32(a, d0, xv);                                                                               \
+        if (G == 2) b = vfmaq_n_f32(b, d1, xv);                                                                   \
     } while (0)
 
 /* kernel row kh's sums over one output row, s[kw] (and s[3 + kw], G = 2), held in registers
@@ -81,7 +83,7 @@ static inline __attribute__((always_inline)) void cws_row(const float *dz, const
                        : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [b0] "+w"(b0), [b1] "+w"(b1), [b2] "+w"(b2),
                          [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [pd] "+r"(pd), [px] "+r"(px)
                        : [n] "r"(triples), [ds] "r"(OC * (int32_t)sizeof(float)), [G] "n"(G)
-                       : "q6", "q7", "lr", "memory");
+                       : "q7", "lr", "memory");
         ow += 3 * (int32_t)triples;
     }
     for (const int32_t end = PL + inside; ow < end; ++ow) {
@@ -101,7 +103,7 @@ static inline __attribute__((always_inline)) void cws_row(const float *dz, const
     s[0] = a0, s[1] = a1, s[2] = a2, s[3] = b0, s[4] = b1, s[5] = b2;
 }
 
-/* dW[oc, ·, ·] += the reference's sums, oc in [lo, hi) (one input channel) */
+/* dW[oc, ·, ·] += the reference's sums, oc in [lo, hi) (one input channel), each term fused */
 static void conv_reference_sums(const float *x, const float *dy, float *dw, uint32_t B, const mt_spatial *g,
                                 uint32_t lo, uint32_t hi)
 {
@@ -115,8 +117,9 @@ static void conv_reference_sums(const float *x, const float *dy, float *dw, uint
                 for (uint32_t b = 0; b < B; ++b)
                     for (uint32_t oh = oh0; oh < oh1; ++oh)
                         for (uint32_t ow = ow0; ow < ow1; ++ow)
-                            acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc] *
-                                   x[((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow + kw - g->PL];
+                            acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
+                                          x[((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow + kw - g->PL],
+                                          acc);
                 dw[((size_t)oc * g->KH + kh) * g->KW + kw] += acc;
             }
 }

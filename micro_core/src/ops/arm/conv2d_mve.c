@@ -22,14 +22,14 @@
 /*
  * One input channel, a kernel 3 wide, stride 1 along W (the first layer of an image model):
  * lanes across four output channels, the four W values of a tap one gather (vector base, the
- * tap an immediate offset), each x tap a general-purpose register that VMUL broadcasts to the
+ * tap an immediate offset), each x tap a general-purpose register that VFMA broadcasts to the
  * lanes. Four output pixels of a row side by side read six x values of a kernel row, one LDM:
- * per kernel row 1 LDM, 3 gathers and 12 VMUL + VADD pairs for 48 MACs, every sum in the
- * reference's (kh, kw) order. L: pixel 0 lacks tap kw = 0 (the left padding), R: pixel 3 lacks
- * kw = 2 (the right); those terms are left out and their x never loaded. xp: x of pixel 0's
- * first loaded tap (kw = L).
+ * per kernel row 1 LDM, 3 gathers, 12 VFMA and 3 instructions of the loop: 19 for 48 MACs,
+ * every sum in the reference's (kh, kw) order, each term fused (mt_fma.h). L: pixel 0 lacks
+ * tap kw = 0 (the left padding), R: pixel 3 lacks kw = 2 (the right); those terms are left out
+ * and their x never loaded. xp: x of pixel 0's first loaded tap (kw = L).
  */
-#define C1_TERM(r, a) "vmul.f32 q7, q6, " r "\n\tvadd.f32 %q[" a "], %q[" a "], q7\n\t"
+#define C1_TERM(r, a) "vfma.f32 %q[" a "], q6, " r "\n\t"
 /* the block's sums over `rows` >= 1 kernel rows (x rows xstep bytes apart, W's 12 bytes), plus
  * bv; returns VPR.P0 of the NaN test (0xffff: no NaN) */
 static inline __attribute__((always_inline)) uint32_t c1_rows3(const float *xp, uint32x4_t wa, uint32_t rows,
@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) uint32_t c1_rows3(const float *xp, 
                    : [s0] "+w"(s0), [s1] "+w"(s1), [s2] "+w"(s2), [s3] "+w"(s3), [xp] "+r"(xp), [wa] "+w"(wa),
                      [ok] "=r"(ok)
                    : [n] "r"(rows), [xstep] "r"(xstep), [bv] "w"(bv), [L] "n"(L), [R] "n"(R)
-                   : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "q6", "q7", "p0", "memory");
+                   : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "q6", "p0", "memory");
     *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
     return ok;
 }
@@ -79,8 +79,8 @@ static inline __attribute__((always_inline)) uint32_t c1_rows3(const float *xp, 
 /* y = act(a + bias) of four pixels, output channels oc.. (lanes p, all when tail is 0), at yp;
  * 1 when one is a NaN (checked before the activation: the reference's ReLU keeps a NaN, VMAXNM
  * would not). The activation is VMAXNM with +0 (and VMINNM with 6): the same as the
- * reference's v < 0 ? 0 : v (> 6 ? 6) for every other v, as a sum from +0 plus the bias is
- * never -0. */
+ * reference's v < 0 ? 0 : v (> 6 ? 6) for every other v, as a sum from +0 plus the bias is -0
+ * only after a fused term underflowed, which sets UFC and sends the op to the portable kernel. */
 static inline __attribute__((always_inline)) void c1_store4(float32x4_t a0, float32x4_t a1, float32x4_t a2,
                                                             float32x4_t a3, uint32_t act, float *yp, size_t OC,
                                                             int tail, mve_pred16_t p)
@@ -139,7 +139,7 @@ static int c1_pixel(const float *xr, const float *w, const float *bias, float *y
         for (uint32_t kh = kh0; kh < kh1; ++kh)
             for (uint32_t kw = kw0; kw < kw1; ++kw) {
                 const float32x4_t wv = vldrwq_gather_offset_f32(w + (size_t)oc * K + kh * 3u + kw, offs);
-                a = vaddq_f32(a, vmulq_n_f32(wv, xr[(size_t)(kh - kh0) * W + (uint32_t)(s + (int32_t)kw)]));
+                a = vfmaq_n_f32(a, wv, xr[(size_t)(kh - kh0) * W + (uint32_t)(s + (int32_t)kw)]);
             }
         const float32x4_t v = mt_mve_finish(a, bias ? vldrwq_z_f32(bias + oc, p) : vdupq_n_f32(0.0f), g->activation);
         vstrwq_p_f32(yp + oc, v, p);

@@ -13,10 +13,10 @@
  * Each function takes a struct whose field offsets a typedef checks, and saves the registers
  * the AAPCS asks a callee to keep.
  *
- * Each sum is the reference's: from +0, its terms in ascending order, a VMUL then a VADD each
- * (no VFMA). A block's results are tested before anything of it is stored (mve.h): a NaN in
- * any lane, or FPSCR's IDC or UFC (a flushed subnormal; the caller cleared the flags), ends
- * the call with that block unstored.
+ * Each sum is the reference's: from +0, its terms in ascending order, each a VFMA (a·b + sum
+ * rounded once, the reference's mt_fmaf). A block's results are tested before anything of it
+ * is stored (mve.h): a NaN in any lane, or FPSCR's IDC or UFC (a flushed subnormal; the caller
+ * cleared the flags), ends the call with that block unstored.
  */
 #ifndef MT_OPS_ARM_DENSE_BLOCKS_MVE_H
 #define MT_OPS_ARM_DENSE_BLOCKS_MVE_H
@@ -27,7 +27,7 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
-#include "ops/arm/mve_flags.h" /* MT_FOUR_ROWS_TWO_TERMS, MT_FOUR_ROWS_ONE_TERM */
+#include "ops/arm/mve_flags.h" /* MT_MULADD_TEXT, MT_FOUR_ROWS_TWO_TERMS, MT_FOUR_ROWS_ONE_TERM */
 
 typedef struct mt_mve_dx_rows {
     const float *dy;  /*  0: dy row b, the first block's four rows (U floats each) */
@@ -50,22 +50,23 @@ typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof
  * columns c..c+3,
  *   dx[r, c..c+3] = dx[r, c..c+3] + Σ_u dy[r, u]·W[u, c..c+3]      r = the four rows
  * the old dx added last (out + Σ, the reference's operand order). Two terms a turn: two VLDRW
- * of W, each row's pair of dy one LDRD, 25 instructions for 32 MACs, as dx_block's loop. The
- * caller recomputes a block left unstored in scalar code and calls again from the next.
+ * of W, each row's pair of dy one LDRD, a VFMA a row and term: 17 instructions for 32 MACs, as
+ * dx_block's loop. The caller recomputes a block left unstored in scalar code and calls again
+ * from the next.
  *
  * r0-r3 the four dy rows, r4 the turn count·8 with the odd term in bit 0, r5 W's column, r6
  * dx's, r7 the row stride (I·4), r8 r9 dy values (r10 at the start), r12 W row by row, lr
  * the turns; on the stack: sp+0 the end of this row's whole blocks, +4 the row blocks left,
  * +8 W, +12 and +16 a row block's step in dy and in dx (16·U and 16·I bytes), +20 dx's row of
  * this block.
- * q0-q3 the sums, q4 q5 W's two rows of a turn, q6 the product. Returns NULL when every
+ * q0-q3 the sums, q4 q5 W's two rows of a turn (q4 then the old dx). Returns NULL when every
  * block is stored, else the unstored block's dx.
  */
 __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_dx_rows *p __attribute__((unused)))
 {
     __asm volatile(
         "push {r4-r10, lr}\n\t"
-        "vpush {d8-d13}\n\t"
+        "vpush {d8-d11}\n\t"
         "sub sp, #24\n\t"
         "ldrd r4, r7, [r0, #24]\n\t" /* U, I */
         "ldrd r5, r6, [r0, #4]\n\t"  /* W, dx row */
@@ -174,7 +175,7 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "9:\n\t"
         "mov r0, r6\n\t"
         "add sp, #24\n\t"
-        "vpop {d8-d13}\n\t"
+        "vpop {d8-d11}\n\t"
         "pop {r4-r10, pc}\n");
 }
 typedef struct mt_mve_fwd_rows {
@@ -196,10 +197,10 @@ typedef char mt_mve_fwd_rows_offsets[offsetof(mt_mve_fwd_rows, bias) == 8 && off
 /*
  * Dense's forward over blocks of four rows and, in each, the whole blocks of four units:
  *   y[r, u..u+3] = act(Σ_i x[r, i]·W[u..u+3, i] + bias[u..u+3])
- * each sum from +0 in ascending i (a VMUL then a VADD a term), then + bias (the sum first),
- * the activation as fwd_block applies it (VMAXNM with +0, VMINNM with 6). W[u..u+3, i] is one
+ * each sum from +0 in ascending i (a VFMA a term), then + bias (the sum first), the activation
+ * as fwd_block applies it (VMAXNM with +0, VMINNM with 6). W[u..u+3, i] is one
  * gather (offsets 0, I, 2I, 3I floats) whose base vector moves 8 bytes a turn, and 16·I bytes
- * a block less what the turns moved; each x row's pair of terms one LDRD: 22 instructions for
+ * a block less what the turns moved; each x row's pair of terms one LDRD: 15 instructions for
  * 32 MACs, as fwd_block's loop. A block whose results hold a NaN ends the call with it
  * unstored and returns 1 (the caller recomputes the whole op); FPSCR's flags are the caller's
  * to read after the last block. Returns 0 when every block is stored.
@@ -209,13 +210,13 @@ typedef char mt_mve_fwd_rows_offsets[offsetof(mt_mve_fwd_rows, bias) == 8 && off
  * row's whole blocks in y, r12 the gather base's step from one block to the next, lr the
  * turns; on the stack: sp+0 the gather base of a row's first block, +16 the row blocks left,
  * +20 y's row, +24 bias, +28 and +32 a row block's step in x and in y (16·I, 16·U bytes).
- * q0-q3 the sums, q4 q5 W's two terms of a turn, q6 the product, q7 the gather base.
+ * q0-q3 the sums, q4 q5 W's two terms of a turn, q6 the gather base.
  */
 __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mve_fwd_rows *p __attribute__((unused)))
 {
     __asm volatile(
         "push {r4-r11, lr}\n\t"
-        "vpush {d8-d15}\n\t"
+        "vpush {d8-d13}\n\t"
         "sub sp, #40\n\t"
         "ldrd r8, r9, [r0, #24]\n\t" /* I, U */
         "lsls r6, r9, #2\n\t"
@@ -231,13 +232,13 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "lsls r12, r9, #4\n\t"
         "str r12, [sp, #32]\n\t"
         "movs r12, #0\n\t" /* the gather base: W - 8 + (0, I, 2I, 3I)·4 (the first load adds 8) */
-        "vidup.u32 q7, r12, #1\n\t"
+        "vidup.u32 q6, r12, #1\n\t"
         "lsls r12, r8, #2\n\t"
-        "vmul.i32 q7, q7, r12\n\t"
+        "vmul.i32 q6, q6, r12\n\t"
         "ldr r12, [r0, #4]\n\t"
         "subs r12, #8\n\t"
-        "vadd.i32 q7, q7, r12\n\t"
-        "vstrw.32 q7, [sp]\n\t"
+        "vadd.i32 q6, q6, r12\n\t"
+        "vstrw.32 q6, [sp]\n\t"
         "and r9, r8, #1\n\t"
         "lsrs r12, r8, #1\n\t"
         "orr r4, r9, r12, lsl #3\n\t"
@@ -256,14 +257,14 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "lsrs r8, r4, #3\n\t"
         "wls lr, r8, 3f\n"
         "2:\n\t"
-        "vldrw.u32 q4, [q7, #8]!\n\t" /* W[u..u+3, i], and the base one pair on */
-        "vldrw.u32 q5, [q7, #4]\n\t"  /* W[u..u+3, i + 1] */
+        "vldrw.u32 q4, [q6, #8]!\n\t" /* W[u..u+3, i], and the base one pair on */
+        "vldrw.u32 q5, [q6, #4]\n\t"  /* W[u..u+3, i + 1] */
         MT_FOUR_ROWS_TWO_TERMS("q4", "q5", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "le lr, 2b\n"
         "3:\n\t"
         "lsls r8, r4, #31\n\t" /* an odd last term */
         "beq 4f\n\t"
-        "vldrw.u32 q4, [q7, #8]\n\t"
+        "vldrw.u32 q4, [q6, #8]\n\t"
         MT_FOUR_ROWS_ONE_TERM("q4", "r0", "r1", "r2", "r3", "r8", "r9", "q0", "q1", "q2", "q3")
         "4:\n\t"
         "bic r8, r4, #1\n\t" /* the x rows back to their first term */
@@ -271,7 +272,7 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "sub r1, r1, r8\n\t"
         "sub r2, r2, r8\n\t"
         "sub r3, r3, r8\n\t"
-        "vadd.i32 q7, q7, r12\n\t" /* the next block's gather base */
+        "vadd.i32 q6, q6, r12\n\t" /* the next block's gather base */
         "cbz r7, 5f\n\t"
         "vldrw.u32 q4, [r7]\n\t" /* + bias */
         "adds r7, #16\n\t"
@@ -328,7 +329,7 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "add r5, r8\n\t"
         "str r5, [sp, #20]\n\t"
         "add r11, r8\n\t"
-        "vldrw.u32 q7, [sp]\n\t"
+        "vldrw.u32 q6, [sp]\n\t"
         "b 1b\n"
         "8:\n\t"
         "movs r0, #0\n\t"
@@ -337,7 +338,7 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "movs r0, #1\n"
         "10:\n\t"
         "add sp, #40\n\t"
-        "vpop {d8-d15}\n\t"
+        "vpop {d8-d13}\n\t"
         "pop {r4-r11, pc}\n");
 }
 typedef struct mt_mve_dw_rows {
@@ -361,9 +362,9 @@ typedef char mt_mve_dw_rows_offsets[offsetof(mt_mve_dw_rows, c0) == 12 && offset
  * Dense's weight gradient over groups of six units and, in each, the whole blocks of four
  * columns:
  *   dW[u + j, c..c+3] = dW[u + j, c..c+3] + Σ_b dy[b, u + j]·x[b, c..c+3]     j < 6
- * each sum from +0 in ascending b, a VMUL then a VADD a term; zero: Σ alone, as the reference
- * adds it to a zeroed dW (a sum from +0 is never -0, so 0 + Σ = Σ). Per b one VLDRW of x, the
- * six dy values three LDRDs, 19 instructions for 24 MACs, as dw_block's loop. A block whose
+ * each sum from +0 in ascending b, a VFMA a term; zero: Σ alone, as the reference adds it to a
+ * zeroed dW (a sum from +0 is never -0, so 0 + Σ = Σ). Per b one VLDRW of x, the six dy values
+ * three LDRDs, six VFMA: 13 instructions for 24 MACs, as dw_block's loop. A block whose
  * results hold a NaN, or after which FPSCR's IDC or UFC is set, ends the call with it
  * unstored (the caller recomputes it and calls again from the next block). Returns NULL when
  * every block is stored, else the unstored block's dW.
@@ -372,13 +373,13 @@ typedef char mt_mve_dw_rows_offsets[offsetof(mt_mve_dw_rows, c0) == 12 && offset
  * values, r6 dy's row stride (U·4), r7 x's and dW's (I·4), r8 dW's block, r9 the end of the
  * group's whole blocks in dW row u, r10 B, r11 zero, r12 dW row by row, lr the terms; on the
  * stack: sp+0 the groups left, +4 x, +8 dW's row u, +12 a group's step in dW (6·I·4 bytes).
- * q0-q5 the sums, q6 x's four columns, q7 the product.
+ * q0-q5 the sums, q6 x's four columns (q7 unused).
  */
 __attribute__((naked, noinline)) static float *mt_mve_dw_rows_run(const mt_mve_dw_rows *p __attribute__((unused)))
 {
     __asm volatile(
         "push {r4-r11, lr}\n\t"
-        "vpush {d8-d15}\n\t"
+        "vpush {d8-d13}\n\t"
         "sub sp, #16\n\t"
         "ldrd r10, r6, [r0, #24]\n\t" /* B, U */
         "lsls r6, r6, #2\n\t"
@@ -413,14 +414,14 @@ __attribute__((naked, noinline)) static float *mt_mve_dw_rows_run(const mt_mve_d
         "vldrw.u32 q6, [r2]\n\t"
         "add r2, r7\n\t"
         "ldrd r4, r5, [r0]\n\t"
-        "vmul.f32 q7, q6, r4\n\tvadd.f32 q0, q0, q7\n\t"
-        "vmul.f32 q7, q6, r5\n\tvadd.f32 q1, q1, q7\n\t"
+        MT_MULADD_TEXT("q6", "q0", "r4")
+        MT_MULADD_TEXT("q6", "q1", "r5")
         "ldrd r4, r5, [r0, #8]\n\t"
-        "vmul.f32 q7, q6, r4\n\tvadd.f32 q2, q2, q7\n\t"
-        "vmul.f32 q7, q6, r5\n\tvadd.f32 q3, q3, q7\n\t"
+        MT_MULADD_TEXT("q6", "q2", "r4")
+        MT_MULADD_TEXT("q6", "q3", "r5")
         "ldrd r4, r5, [r0, #16]\n\t"
-        "vmul.f32 q7, q6, r4\n\tvadd.f32 q4, q4, q7\n\t"
-        "vmul.f32 q7, q6, r5\n\tvadd.f32 q5, q5, q7\n\t"
+        MT_MULADD_TEXT("q6", "q4", "r4")
+        MT_MULADD_TEXT("q6", "q5", "r5")
         "add r0, r6\n\t"
         "le lr, 2b\n"
         "3:\n\t"
@@ -493,7 +494,7 @@ __attribute__((naked, noinline)) static float *mt_mve_dw_rows_run(const mt_mve_d
         "9:\n\t"
         "mov r0, r8\n\t"
         "add sp, #16\n\t"
-        "vpop {d8-d15}\n\t"
+        "vpop {d8-d13}\n\t"
         "pop {r4-r11, pc}\n");
 }
 #endif /* MT_MVE_KERNELS */

@@ -10,6 +10,7 @@
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
+#include "mt_fma.h"
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -22,7 +23,8 @@
  * last term, the bias (a NULL bias adds nothing), the NaN test (as mt_mve_nan: returns VPR.P0,
  * 0xffff when no lane is a NaN, and then nothing is stored), the activation: VMAXNM with +0
  * (and VMINNM with 6), the same as the reference's v < 0 ? 0 : v (> 6 ? 6) for every v that is
- * not a NaN or -0, and a sum from +0 plus the bias is never -0; then the four predicated stores.
+ * not a NaN or -0, and a sum from +0 plus the bias is -0 only after a fused term underflowed,
+ * which sets UFC and sends the block to the scalar redo; then the four predicated stores.
  */
 static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0, const float *x1, const float *x2,
                                                                 const float *x3, const float *pw, uint32x4_t offs,
@@ -94,7 +96,7 @@ static inline __attribute__((always_inline)) uint32_t fwd_block(const float *x0,
                    : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [a3] "=&w"(a3), [x0] "+r"(x0), [x1] "+r"(x1),
                      [x2] "+r"(x2), [x3] "+r"(x3), [qa] "+w"(qa), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [I] "r"(I), [yb] "r"(yb), [ys] "r"(ys), [bias] "r"(bias), [ma] "r"(ma)
-                   : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
+                   : "q5", "q7", "lr", "cc", "p0", "memory");
     return t1;
 }
 
@@ -152,15 +154,16 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
     }
 }
 
-/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c]
- * (one copy, not one per block shape: it runs only where MVE flushed a subnormal or made a NaN) */
+/* The scalar reference sums of one block: out[r·os + c] += Σ_k g[r·gs + k·gk]·m[k·ms + c], each
+ * term a fused multiply-add (mt_fmaf, the scalar FPU's VFMA) from +0 in ascending k (one copy,
+ * not one per block shape: it runs only where MVE flushed a subnormal or made a NaN) */
 static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, size_t gk, const float *m, size_t ms,
                                                    uint32_t K, float *out, size_t os, uint32_t R, uint32_t C)
 {
     for (uint32_t r = 0; r < R; ++r)
         for (uint32_t c = 0; c < C; ++c) {
             float acc = 0.0f;
-            for (uint32_t k = 0; k < K; ++k) acc += g[r * gs + k * gk] * m[k * ms + c];
+            for (uint32_t k = 0; k < K; ++k) acc = mt_fmaf(g[r * gs + k * gk], m[k * ms + c], acc);
             out[r * os + c] += acc;
         }
 }
@@ -171,11 +174,11 @@ static __attribute__((noinline)) void block_scalar(const float *g, size_t gs, si
 /*
  * dW[u + j, c..c+3] += Σ_b dy[b, u + j]·x[b, c..c+3] for j < nr (6, 4, 2 or 1), each sum from
  * 0 in ascending b, the lanes from skip on stored. Per b one VLDRW of x, the nr values of dy
- * side by side (LDRD pairs) and a VMUL and a VADD per row: 19 instructions for 24 MACs with
- * six rows. The whole block is one asm (the compiler spilled registers in C; .if keeps one
- * text for every nr), up to the read of FPSCR and of the rows' NaN test (as mt_mve_nan): a
- * flushed subnormal or a NaN result sends the block to the reference's scalar sums before
- * anything is stored.
+ * side by side (LDRD pairs) and a VFMA per row: 13 instructions for 24 MACs with six rows.
+ * The whole block is one asm (the compiler spilled registers in C; .if keeps one text for
+ * every nr), up to the read of FPSCR and of the rows' NaN test (as mt_mve_nan): a flushed
+ * subnormal or a NaN result sends the block to the reference's scalar sums before anything is
+ * stored.
  */
 static inline __attribute__((always_inline)) void dw_block(const float *g, const float *m, float *o, uint32_t B,
                                                            uint32_t U, uint32_t I, const uint32_t nr, uint32_t skip,
@@ -248,7 +251,7 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
                      [gp] "+r"(gp), [xp] "+r"(xp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [n] "r"(B), [gs] "r"(U * sizeof(float)), [os] "r"(I * sizeof(float)), [nr] "n"(nr),
                      [zero] "r"(zero)
-                   : "q5", "q6", "lr", "p0", "memory");
+                   : "q5", "lr", "p0", "memory");
     if ((t0 & (MT_FPSCR_IDC | MT_FPSCR_UFC)) || t1 != 0xffffu) {
         for (uint32_t r = 0; zero && r < nr; ++r) /* the reference's zeroed dW, then its sums */
             for (uint32_t c = skip; c < 4; ++c) o[(size_t)r * I + c] = 0.0f;
@@ -273,8 +276,8 @@ static inline __attribute__((always_inline)) void dw_block(const float *g, const
 /*
  * dx[b + j, c..c+3] += Σ_u dy[b + j, u]·W[u, c..c+3] for j < nr (up to four; the rows past
  * nr repeat the last one), each sum from 0 in ascending u, the lanes from skip on stored. Two
- * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VMUL and a
- * VADD: 25 instructions for 32 MACs; an odd last term after the loop; the final += and the
+ * terms a turn: two VLDRW of W, each row's pair of dy one LDRD, per row and term a VFMA: 17
+ * instructions for 32 MACs; an odd last term after the loop; the final += and the
  * FPSCR and NaN tests in C. (The whole blocks of four rows go through mt_mve_dx_rows_run; this
  * takes the last partial four columns and rows.)
  */
@@ -304,7 +307,7 @@ static inline __attribute__((always_inline)) void dx_block(const float *dy, cons
                    : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [a3] "+w"(a3), [x0] "+r"(g0), [x1] "+r"(g1),
                      [x2] "+r"(g2), [x3] "+r"(g3), [wp] "+r"(wp), [op] "+r"(op), [t0] "=&r"(t0), [t1] "=&r"(t1)
                    : [U] "r"(U), [os] "r"(I * sizeof(float))
-                   : "q5", "q6", "q7", "lr", "cc", "p0", "memory");
+                   : "q5", "q7", "lr", "cc", "p0", "memory");
     /* the final += in C: the rows past nr have no out row to read */
     a0 = vaddq_f32(vld1q_f32(o), a0);
     if (nr > 1) a1 = vaddq_f32(vld1q_f32(o + I), a1);

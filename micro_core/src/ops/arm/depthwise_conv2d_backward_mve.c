@@ -11,10 +11,12 @@
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
+#include "mt_fma.h"
 #include "ops/arm/depthwise_mve.h"
 
 /* dW[kh, kw, j] += the reference's sum for j in [lo, hi): Σ_{b, oh, ow in bounds} dz·x from +0 in
- * ascending (b, oh, ow), on the scalar FPU (a block Helium cannot give the bits of) */
+ * ascending (b, oh, ow), each term fused (mt_fmaf), on the scalar FPU (a block Helium cannot
+ * give the bits of) */
 static void dw_reference_tap(const float *x, const float *dy, float *dw, const mt_spatial *g, uint32_t B, uint32_t kh,
                              uint32_t kw, uint32_t lo, uint32_t hi)
 {
@@ -27,8 +29,9 @@ static void dw_reference_tap(const float *x, const float *dy, float *dw, const m
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t oh = oh0; oh < oh1; ++oh)
                 for (uint32_t ow = ow0; ow < ow1; ++ow)
-                    acc += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * C + j] *
-                           x[(((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow * g->SW + kw - g->PL) * C + j];
+                    acc = mt_fmaf(
+                        dy[(((size_t)b * g->OH + oh) * g->OW + ow) * C + j],
+                        x[(((size_t)b * g->H + oh * g->SH + kh - g->PT) * g->W + ow * g->SW + kw - g->PL) * C + j], acc);
         dw[((size_t)kh * g->KW + kw) * C + j] += acc;
     }
 }
@@ -92,20 +95,20 @@ static void dw_mve(const float *x, const float *dy, float *dw, uint32_t B, const
  * rows: for four channels and kernel row kh, the three taps' sums stay in registers over every
  * output row (b, oh) that kh reaches, in ascending order; along a row, dz[ow] meets x[ow - PL +
  * kw] for kw = 0, 1, 2, a window of three x vectors that slides one pixel a step. Inside a row a
- * pixel costs two VLDRW (the window's new x, dz), three VMUL and VADD and two pointer additions:
- * 10 instructions for 12 MACs, where a tap at a time took 4 for 4 and three row setups. Each
- * tap's sum gets its terms in ascending (b, oh, ow), as the reference's. The eight Q registers
- * are the three sums, the window, dz and the product.
+ * pixel costs two VLDRW (the window's new x, dz), three VFMA and two pointer additions: 7
+ * instructions for 12 MACs, where a tap at a time took 3 for 4 and three row setups. Each
+ * tap's sum gets its terms in ascending (b, oh, ow), each fused (mt_fma.h), as the
+ * reference's. The Q registers are the three sums, the window and dz (q6 is free).
  */
 /* one pixel inside the row: the window xa, xb, xc = x[ow - PL .. ow - PL + 2] (xc loaded here) */
 #define DWS_STEP(xa, xb, xc)                                                                                      \
     "vldrw.u32 %q[" xc "], [%[px]]\n\tadd %[px], %[cs]\n\t"                                                     \
     "vldrw.u32 q7, [%[pd]]\n\tadd %[pd], %[cs]\n\t"                                                             \
-    "vmul.f32 q6, q7, %q[" xa "]\n\tvadd.f32 %q[a0], %q[a0], q6\n\t"                                            \
-    "vmul.f32 q6, q7, %q[" xb "]\n\tvadd.f32 %q[a1], %q[a1], q6\n\t"                                            \
-    "vmul.f32 q6, q7, %q[" xc "]\n\tvadd.f32 %q[a2], %q[a2], q6\n\t"
+    "vfma.f32 %q[a0], q7, %q[" xa "]\n\t"                                                                        \
+    "vfma.f32 %q[a1], q7, %q[" xb "]\n\t"                                                                        \
+    "vfma.f32 %q[a2], q7, %q[" xc "]\n\t"
 
-#define DWS_MAC(a, d, v) vaddq_f32(a, vmulq_f32(d, v))
+#define DWS_MAC(a, d, v) vfmaq_f32(a, d, v) /* fma(d, v, a) */
 
 /* one output row's terms of kernel row kh into s[0..2]: dz at dz[b, oh, 0, c], x at x[b, ih, 0, c];
  * triples = (W - 2) / 3 */
@@ -130,7 +133,7 @@ static inline __attribute__((always_inline)) void dws_row(const float *dz, const
                        : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [xa] "+w"(xa), [xb] "+w"(xb), [xc] "=&w"(xc),
                          [pd] "+r"(pd), [px] "+r"(px)
                        : [n] "r"(triples), [cs] "r"(C * (int32_t)sizeof(float))
-                       : "q6", "q7", "lr", "memory");
+                       : "q7", "lr", "memory");
         ow += 3 * (int32_t)triples;
     }
     for (const int32_t end = PL + W - 2; ow < end; ++ow) { /* the one or two left */
@@ -205,30 +208,33 @@ __attribute__((noinline)) static void dw_by_slides(const float *x, const float *
  * then 2 (that pixel's first: its sum is loaded). The sums go to a buffer of the row (the first
  * pass reads dx, the others the buffer), and only when the row is done, with no flushed
  * subnormal and no NaN, are they copied to dx; else the row's elements are computed in scalar
- * code from dx, which is untouched. Inside a row a pixel costs 11 instructions for 12 MACs.
+ * code from dx, which is untouched. Every term is fused into its sum, as the reference's
+ * dx = fma(dz, W, dx) (mt_fma.h). Inside a row a pixel costs three VFMA, 8 instructions for
+ * 12 MACs (7 in the passes that read the buffer).
  */
 #define DXS_W 64 /* the widest input row: its buffer (DXS_W x 4 floats, 1 KiB) is on the stack */
 /* the narrowest row the slides take: a row's ends, passes and copy cost a fixed part, which the
  * scalar assembly does not pay. arm_ops.py's layer, backward, on 8-wide rows: 2.23 instructions
  * per MAC against 2.62 with the scalar assembly (before the passes were listed once a row and
  * the 64-bit division went: 2.83, when the scalar assembly won below 12); 2.00, 1.84 and 1.77
- * on 12, 16 and 32 (with the tap-at-a-time weight gradient of the time). Narrower rows were not
- * measured. */
+ * on 12, 16 and 32 (with the tap-at-a-time weight gradient of the time; all with a VMUL and a
+ * VADD a term, before fused terms took 3 instructions off every pixel of the slides and none
+ * off the scalar assembly's). Narrower rows were not measured. */
 #define DXS_MIN_W 8
 
 /* one output pixel inside the row: o is the input pixel whose pass ends here (kw = 0: wl), m the
  * next, then o's register starts the one after (kw = 2: wf), from [pn] */
 #define DXS_STEP(o, m)                                                                                            \
     "vldrw.u32 q7, [%[pd]]\n\tadd %[pd], %[ds]\n\t"                                                              \
-    "vmul.f32 q6, q7, %q[wl]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                          \
+    "vfma.f32 %q[" o "], q7, %q[wl]\n\t"                                                                        \
     "vstrw.32 %q[" o "], [%[py]], #16\n\t"                                                                        \
     ".if %c[from_dx]\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[ns]\n\t"                                   \
     ".else\n\tvldrw.u32 %q[" o "], [%[pn]], #16\n\t.endif\n\t"                                                    \
-    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                          \
-    "vmul.f32 q6, q7, %q[wf]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"
+    "vfma.f32 %q[" m "], q7, %q[w1]\n\t"                                                                        \
+    "vfma.f32 %q[" o "], q7, %q[wf]\n\t"
 
 #define DXS_SRC(i) vld1q_f32(src + (i) * ss)
-#define DXS_MAC(a, v, wk) vaddq_f32(a, vmulq_f32(v, wk))
+#define DXS_MAC(a, v, wk) vfmaq_f32(a, v, wk) /* fma(v, wk, a) */
 
 /* one kernel row's terms for an input row and four channels: dz at dz[b, oh, 0, c] (stride C),
  * the sums so far at src (stride ss: C in dx, 4 in buf), the new ones to buf; W at W[kh, 0, c] */
@@ -264,7 +270,7 @@ static inline __attribute__((always_inline)) void dxs_pass(const float *dz, cons
                        : [n] "r"((uint32_t)inside / 2), [ds] "r"(C * (int32_t)sizeof(float)),
                          [ns] "r"(ss * (int32_t)sizeof(float)), [wl] "w"(w0), [w1] "w"(w1), [wf] "w"(w2),
                          [from_dx] "n"(from_dx)
-                       : "q6", "q7", "lr", "memory");
+                       : "q7", "lr", "memory");
         ow += inside & ~1;
     }
     if (PL == 1) { /* dz[W - 1]: input W - 2's last term (kw = 0), input W - 1's (kw = 1) */
@@ -289,7 +295,7 @@ static inline int32_t dz_row_of(const mt_spatial *g, uint32_t ih, uint32_t kh)
     return oh < g->OH ? (int32_t)oh : -1;
 }
 
-/* dx[b, ih, ·, j] for j in [lo, hi), the reference's terms in its order */
+/* dx[b, ih, ·, j] for j in [lo, hi), the reference's terms in its order, each fused into dx */
 static void dx_reference_row(const float *w, const float *dz, float *dx, const mt_spatial *g, uint32_t b, uint32_t ih,
                              uint32_t lo, uint32_t hi)
 {
@@ -304,8 +310,8 @@ static void dx_reference_row(const float *w, const float *dz, float *dx, const m
                 for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
                     const int64_t ow = (int64_t)iw + g->PL - kw;
                     if (ow < 0 || ow >= g->OW) continue;
-                    *v += dz[(((size_t)b * g->OH + oh) * g->OW + (uint32_t)ow) * C + j] *
-                          w[((size_t)kh * 3 + kw) * C + j];
+                    *v = mt_fmaf(dz[(((size_t)b * g->OH + oh) * g->OW + (uint32_t)ow) * C + j],
+                                 w[((size_t)kh * 3 + kw) * C + j], *v);
                 }
             }
         }

@@ -2,10 +2,10 @@
  * Helium siblings of the DepthwiseConv2D kernels (ops/depthwise_conv2d.c); ops/arm/mve.h says
  * how they keep the reference's bits. NHWC keeps a tap's channels contiguous in x, W, dy and
  * dx, so the lanes run across four channels, each lane its own channel's sum, every term a
- * VMUL and a VADD in the reference's order. Channels go in blocks of up to four vectors
- * (16 channels); when C is not a multiple of 4 the last vector is channels C - 4 .. C - 1
- * (it recomputes some of the block before, the same bits) and stores only its new lanes.
- * Needs C >= 4; narrower layers run the portable siblings.
+ * VFMA (the reference's fused multiply-add, mt_fma.h) in the reference's order. Channels go in
+ * blocks of up to four vectors (16 channels); when C is not a multiple of 4 the last vector is
+ * channels C - 4 .. C - 1 (it recomputes some of the block before, the same bits) and stores
+ * only its new lanes. Needs C >= 4; narrower layers run the portable siblings.
  */
 #include "ops/arm/mve.h"
 
@@ -95,11 +95,11 @@ static inline __attribute__((always_inline)) int dw_row(const float *x, const fl
  * ascending kh: the reference's order (a float stored and reloaded is the same float). Between
  * pixels two sums are live (the outputs that still wait for kw = 1 and 2, and for kw = 2), and
  * output p's sum is stored before p + 2's starts, so each lives in the register of its parity.
- * With the three weights, x and a product that is 7 of the 8 Q registers. Inside the row a
- * pixel costs a VLDRW of x, three VMUL and VADD, the sum's VSTRW and VLDRW (a VMOV of zero in
- * the first kernel row) and three pointer additions: 12 instructions for 12 MACs; the row's
- * ends go through the same step in C. The bias and the activation follow in one pass per
- * output row (dw_finish_row).
+ * With the three weights and x that is 6 of the 8 Q registers. Inside the row a pixel costs a
+ * VLDRW of x, three VFMA, the sum's VSTRW and VLDRW (a VMOV of zero in the first kernel row)
+ * and three pointer additions (two in the first): 9 instructions for 12 MACs (8 in the first
+ * kernel row); the row's ends go through the same step in C. The bias and the activation
+ * follow in one pass per output row (dw_finish_row).
  */
 typedef struct dw_slide {
     const float *x; /* x[b, ih, 0, c] */
@@ -112,12 +112,12 @@ typedef struct dw_slide {
  * o's register then starts output q + PL */
 #define SLIDE_STEP(o, m)                                                                                         \
     "vldrw.u32 q7, [%[px]]\n\tadd %[px], %[cs]\n\t"                                                              \
-    "vmul.f32 q6, q7, %q[w2]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"                                           \
+    "vfma.f32 %q[" o "], q7, %q[w2]\n\t"                                                                        \
     "vstrw.32 %q[" o "], [%[py]]\n\tadd %[py], %[cs]\n\t"                                                        \
     ".if %c[first]\n\tvmov.i32 %q[" o "], #0\n\t"                                                                \
     ".else\n\tvldrw.u32 %q[" o "], [%[pn]]\n\tadd %[pn], %[cs]\n\t.endif\n\t"                                    \
-    "vmul.f32 q6, q7, %q[w1]\n\tvadd.f32 %q[" m "], %q[" m "], q6\n\t"                                           \
-    "vmul.f32 q6, q7, %q[w0]\n\tvadd.f32 %q[" o "], %q[" o "], q6\n\t"
+    "vfma.f32 %q[" m "], q7, %q[w1]\n\t"                                                                        \
+    "vfma.f32 %q[" o "], q7, %q[w0]\n\t"
 
 /* 2·pairs pixels from q inside the row (outputs q + PL - 2 .. q + PL all exist, and only the
  * first's sum ends at q); o and m: the sums of outputs q + PL - 2 and q + PL - 1, then of the
@@ -137,12 +137,12 @@ static inline __attribute__((always_inline)) void slide_pairs(const dw_slide s, 
                    : [a] "+w"(a), [b] "+w"(b), [px] "+r"(px), [py] "+r"(py), [pn] "+r"(pn)
                    : [n] "r"(pairs), [cs] "r"(s.C * (int32_t)sizeof(float)), [w0] "w"(w0), [w1] "w"(w1),
                      [w2] "w"(w2), [first] "n"(first)
-                   : "q6", "q7", "lr", "memory");
+                   : "q7", "lr", "memory");
     *o = a, *m = b;
 }
 
 #define SLIDE_SUM(p) (first ? zero : vld1q_f32(y + (p) * C)) /* output p's sum before this kernel row */
-#define SLIDE_MAC(a, v, wk) vaddq_f32(a, vmulq_f32(v, wk))
+#define SLIDE_MAC(a, v, wk) vfmaq_f32(a, v, wk) /* fma(v, wk, a) */
 
 /* pixel q inside the row in C (o, m: outputs q + PL - 2, q + PL - 1; then q + PL - 1, q + PL) */
 #define SLIDE_STEP_C(q)                                                                                           \
@@ -209,7 +209,9 @@ static inline __attribute__((always_inline)) void slide_row_as(const dw_slide s,
  * when tail; worst is raised to the lanes' |bits| before the activation (a NaN's exceed
  * +inf's). The activation is VMAXNM with +0 (and VMINNM with 6): the reference's v < 0 ? 0 : v
  * (then v > 6 ? 6) for every v but a NaN, which sends the op to the portable kernel anyway, and
- * -0, which sum + bias never is (a sum starts at +0, and x + y is -0 only when both are). */
+ * -0, which sum + bias is only after a fused term underflowed (a sum starts at +0; a fused
+ * term rounds to -0 only from a tiny negative exact value), and an underflow sets UFC, which
+ * sends the op to the portable kernel. */
 static inline __attribute__((always_inline)) uint32x4_t finish_vector(float *y, uint32_t OW, uint32_t C,
                                                                       float32x4_t bv, mve_pred16_t pred,
                                                                       uint32x4_t worst, const uint32_t act,
@@ -253,8 +255,9 @@ __attribute__((noinline)) static void dw_finish_row(float *y, const float *bias,
 }
 
 /* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
- * instructions per MAC than the Helium pixel loops below (3.65 against 4.30 on the benchmark's
- * 8-channel layer), but not than the slides (2.45). */
+ * instructions per MAC than the Helium pixel loops below (3.66 against 4.20 on the benchmark's
+ * 8-channel layer, forward, with fused terms; 3.65 against 4.30 with VMUL and VADD), but not
+ * than the slides (1.96). */
 #if MT_VFP_DW
 #define DW_SCALAR(g) ((g)->C % 8 == 0)
 #else

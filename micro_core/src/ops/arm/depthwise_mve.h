@@ -1,7 +1,7 @@
 /*
  * What the Helium DepthwiseConv2D kernels share (ops/arm/depthwise_conv2d_mve.c, the forward;
- * depthwise_conv2d_backward_mve.c, the gradients): the loop of VMUL + VADD terms over runs of
- * taps.
+ * depthwise_conv2d_backward_mve.c, the gradients): the loop of VFMA terms (fused, mt_fma.h)
+ * over runs of taps.
  */
 #ifndef MT_OPS_ARM_DEPTHWISE_MVE_H
 #define MT_OPS_ARM_DEPTHWISE_MVE_H
@@ -13,21 +13,20 @@
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-/* one term: q6 = a·b (a from [pa], b from [pb], both then 16 bytes on), s += q6 */
+/* one term: s = fma(a, b, s) (a from [pa], b from [pb], both then 16 bytes on) */
 #define DW_TERM1(s) \
-    "vldrw.u32 q5, [%[pb]], #16\n\tvldrw.u32 q6, [%[pa]], #16\n\tvmul.f32 q6, q6, q5\n\tvadd.f32 %q[" s "], %q[" s "], q6\n\t"
+    "vldrw.u32 q5, [%[pb]], #16\n\tvldrw.u32 q6, [%[pa]], #16\n\tvfma.f32 %q[" s "], q6, q5\n\t"
 /* the same term for two pixels that share b: the second's a from [pa2], its sum t */
 #define DW_TERM2(s, t)                                                                                              \
     "vldrw.u32 q5, [%[pb]], #16\n\tvldrw.u32 q6, [%[pa]], #16\n\tvldrw.u32 q7, [%[pa2]], #16\n\t"                 \
-    "vmul.f32 q6, q6, q5\n\tvadd.f32 %q[" s "], %q[" s "], q6\n\tvmul.f32 q7, q7, q5\n\tvadd.f32 %q[" t "], %q[" t \
-    "], q7\n\t"
+    "vfma.f32 %q[" s "], q6, q5\n\tvfma.f32 %q[" t "], q7, q5\n\t"
 
 /*
  * n taps, each G vectors of a (x) and b (W) at pa, pb (and a at pa2 for a second pixel, P = 2),
  * the next tap `extra` bytes past the G vectors (strided: C > 4G): s0..s3 hold the G sums of
  * the pixel (P = 1), or s0, s1 the first pixel's and s1 / s2, s3 the second's (P = 2, G <= 2).
- * Per tap and vector two or three VLDRW (post-increment) and a VMUL and a VADD per pixel:
- * 15 instructions for 16 MACs with G = 2, P = 2.
+ * Per tap and vector two or three VLDRW (post-increment) and a VFMA per pixel: 11 instructions
+ * for 16 MACs with G = 2, P = 2.
  */
 static inline __attribute__((always_inline)) void dw_taps(const float *pa, const float *pa2, const float *pb,
                                                           uint32_t n, uint32_t extra, const uint32_t G,

@@ -8,8 +8,10 @@
  *   - blocks of independent sums share each load: 4 output pixels x 4 output channels forward,
  *     8 (or 4) input positions for the input gradient, 4 output channels x 4 channels (or 8
  *     output channels) for the weight gradient. Each sum still adds its terms one by one in
- *     the reference's order (kh, kw, c ascending forward; outputs in order for the gradients).
+ *     the reference's order (kh, kw, c ascending forward; outputs in order for the gradients),
+ *     each term fused as the reference's (s = mt_fmaf(a, b, s), a and b in its order).
  */
+#include "mt_fma.h"
 #include "ops/fast/fast.h"
 #include "ops/fast/vfp_conv.h"
 #include "ops/ops.h"
@@ -17,7 +19,14 @@
 
 #if MT_SCALAR_SIBLINGS
 
-#define MAC4(a, s, v0, v1, v2, v3) (a##0 += (s) * (v0), a##1 += (s) * (v1), a##2 += (s) * (v2), a##3 += (s) * (v3))
+/* four sums' next terms, each fused as the reference's: aj = mt_fmaf(s, vj, aj) */
+#define MAC4(a, s, v0, v1, v2, v3)                                                              \
+    (a##0 = mt_fmaf((s), (v0), a##0), a##1 = mt_fmaf((s), (v1), a##1),                            \
+     a##2 = mt_fmaf((s), (v2), a##2), a##3 = mt_fmaf((s), (v3), a##3))
+/* the same with the operands the other way round: aj = mt_fmaf(vj, s, aj) */
+#define MAC4_BY(a, s, v0, v1, v2, v3)                                                           \
+    (a##0 = mt_fmaf((v0), (s), a##0), a##1 = mt_fmaf((v1), (s), a##1),                            \
+     a##2 = mt_fmaf((v2), (s), a##2), a##3 = mt_fmaf((v3), (s), a##3))
 
 /* out[j·os] (j < 4) = act-less result: acc + bias */
 static void put4(float *out, size_t os, float a0, float a1, float a2, float a3, const float *bias, uint32_t lanes)
@@ -77,7 +86,7 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
 static inline __attribute__((always_inline)) int forward_c1(const float *x, const float *w, const float *bias,
                                                             float *y, uint32_t B, const mt_spatial *g)
 {
-    static const float zeros[4];
+    static const float zeros[4], minus_zeros[4] = {-0.0f, -0.0f, -0.0f, -0.0f};
     uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
     if (g->C != 1 || g->KH != 3 || g->KW != 3 || g->OC % 4 || g->activation == MT_FUSED_RELU6) return 0;
     for (uint32_t ow = 0; ow < g->OW; ++ow) {
@@ -96,8 +105,9 @@ static inline __attribute__((always_inline)) int forward_c1(const float *x, cons
         if (kh1 - kh0 < 2) return 0;
     }
     const uint32_t OC = g->OC;
-    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : zeros), 0, 0, 4u * g->SW, OC / 4,
-                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u, g->activation == MT_FUSED_RELU ? 0x7FFFFFu : 0x7FFFFFFFu};
+    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : minus_zeros), 0, 0, 4u * g->SW, OC / 4,
+                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u,
+                      g->activation == MT_FUSED_RELU ? 0xFF800000u : 0x80000000u}; /* vfp_conv.h's k */
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
             mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
@@ -185,7 +195,7 @@ static void input_grad_run(const float *d, uint32_t OC, const float *wp, size_t 
     for (; t < n; ++t) {
         float a = 0.0f;
         const float *v = wp + t;
-        for (uint32_t oc = 0; oc < OC; ++oc, v += K) a += d[oc] * *v;
+        for (uint32_t oc = 0; oc < OC; ++oc, v += K) a = mt_fmaf(d[oc], *v, a);
         dxp[t] += a;
     }
 }
@@ -240,16 +250,17 @@ static void weight_grad_tap(const float *x, const float *dy, float *dw, uint32_t
                             MAC4(c, dp[2], v0, v1, v2, v3);
                             MAC4(d, dp[3], v0, v1, v2, v3);
                         }
-                    } else if (ocn == 8) { /* a, b: oc..oc+7; one channel */
+                    } else if (ocn == 8) { /* a, b: oc..oc+7; one channel (terms dy·x, as the reference) */
                         for (uint32_t ow = ow0; ow < ow1; ++ow, dp += OC, xp += xs) {
                             const float v = *xp;
-                            MAC4(a, v, dp[0], dp[1], dp[2], dp[3]);
-                            MAC4(b, v, dp[4], dp[5], dp[6], dp[7]);
+                            MAC4_BY(a, v, dp[0], dp[1], dp[2], dp[3]);
+                            MAC4_BY(b, v, dp[4], dp[5], dp[6], dp[7]);
                         }
                     } else if (ocn == 4) {
-                        for (uint32_t ow = ow0; ow < ow1; ++ow, dp += OC, xp += xs) MAC4(a, *xp, dp[0], dp[1], dp[2], dp[3]);
+                        for (uint32_t ow = ow0; ow < ow1; ++ow, dp += OC, xp += xs)
+                            MAC4_BY(a, *xp, dp[0], dp[1], dp[2], dp[3]);
                     } else {
-                        for (uint32_t ow = ow0; ow < ow1; ++ow, dp += OC, xp += xs) a0 += *dp * *xp;
+                        for (uint32_t ow = ow0; ow < ow1; ++ow, dp += OC, xp += xs) a0 = mt_fmaf(*dp, *xp, a0);
                     }
                 }
             float *o = dw + (size_t)oc * K + tap + c;

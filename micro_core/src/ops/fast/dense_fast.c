@@ -7,6 +7,7 @@
 
 #include "ops/arm/mve.h"
 #include "microtrain.h"
+#include "mt_fma.h"
 #include "ops/fast/fast.h"
 #include "ops/fast/vfp_dense.h"
 #include "ops/ops.h"
@@ -15,11 +16,14 @@
 /*
  * Register blocking for scalar FPUs (Cortex-M4F/M7/M33 execute ~1.4 to 2.7 instructions per
  * MAC here instead of ~5 to 9): a 4 x 4 block of independent sums, each still adding its terms
- * one by one in the reference's order, so every load feeds four multiply-adds (the forward's
- * blocks in assembly there, vfp_dense.h). The remainders run the same sums one row or one
- * unit at a time.
+ * one by one in the reference's order, each term a fused multiply-add as the reference's
+ * (s = mt_fmaf(g, m, s), its operands in the reference's order), so every load feeds four
+ * multiply-adds (the forward's blocks in assembly there, vfp_dense.h). The remainders run the
+ * same sums one row or one unit at a time.
  */
-#define MAC4(a, s, v0, v1, v2, v3) (a##0 += (s) * (v0), a##1 += (s) * (v1), a##2 += (s) * (v2), a##3 += (s) * (v3))
+#define MAC4(a, s, v0, v1, v2, v3)                                                              \
+    (a##0 = mt_fmaf((s), (v0), a##0), a##1 = mt_fmaf((s), (v1), a##1),                            \
+     a##2 = mt_fmaf((s), (v2), a##2), a##3 = mt_fmaf((s), (v3), a##3))
 
 /* mt_fused_activation_forward on one value */
 static inline float act1(float v, uint32_t act)
@@ -66,7 +70,7 @@ static __attribute__((noinline)) void forward_4x1(const float *x0, uint32_t I, c
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     for (uint32_t i = 0; i < I; ++i) {
         const float v = w[i];
-        a0 += x0[i] * v, a1 += x1[i] * v, a2 += x2[i] * v, a3 += x3[i] * v;
+        a0 = mt_fmaf(x0[i], v, a0), a1 = mt_fmaf(x1[i], v, a1), a2 = mt_fmaf(x2[i], v, a2), a3 = mt_fmaf(x3[i], v, a3);
     }
     if (bias) a0 += *bias, a1 += *bias, a2 += *bias, a3 += *bias;
     y[0] = act1(a0, act), y[U] = act1(a1, act), y[2 * U] = act1(a2, act), y[3 * U] = act1(a3, act);
@@ -125,7 +129,7 @@ void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const f
         for (; u < U; ++u) { /* one unit for one row */
             const float *wu = w + (size_t)u * I;
             float a = 0.0f;
-            for (uint32_t i = 0; i < I; ++i) a += xb[i] * wu[i];
+            for (uint32_t i = 0; i < I; ++i) a = mt_fmaf(xb[i], wu[i], a);
             yb[u] = act1(bias ? a + bias[u] : a, act);
         }
     }
@@ -193,7 +197,7 @@ static void grad_1x4(const float *g, size_t gk, const float *m, size_t ms, uint3
 static void grad_1x1(const float *g, size_t gk, const float *m, size_t ms, uint32_t K, float *out)
 {
     float a = 0.0f;
-    for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) a += *g * *m;
+    for (uint32_t k = 0; k < K; ++k, g += gk, m += ms) a = mt_fmaf(*g, *m, a);
     *out += a;
 }
 
@@ -222,14 +226,15 @@ static void grad_blocked(const float *g, size_t gs, size_t gk, const float *m, s
 #if MT_VFP_DOT
 /*
  * dW behind a ReLU (FPU cores): dW[u, i] += Σ_b dy[b, u]·x[b, i] by rows u of 16 columns,
- * skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits when x is finite), the
- * columns past the last 16 by the dense blocks. A 16-column step costs 26 instructions a term
- * that counts and 7 one skipped, against the 4 x 4 blocks' 22 for every term: it pays from
- * about a fifth of dy ±0, so it runs where a quarter of dy's first two rows is ±0 and x is
- * finite, on layers with B·I >= 512 (the digits MLP's first layer from random weights, M4F:
- * 40.4K -> 32.7K; its 16 -> 10 layer, whose dy a softmax makes, skips the sample). Rows of 8
- * columns (34 a term per 16 MACs) would pay only past 3/5: a pointwise Conv2D's 8 channels keep
- * the dense blocks. 0 when it did not run (nothing written).
+ * skipping the terms whose dy is ±0 (mt_vfp_sparse_row: the same bits in dW when x is
+ * finite), the columns past the last 16 by
+ * the dense blocks. A 16-column step costs 26 instructions a term that counts and 7 one
+ * skipped, against the 4 x 4 blocks' 22 for every term: it pays from about a fifth of dy ±0,
+ * so it runs where a quarter of dy's first two rows is ±0 and x is finite, on layers with
+ * B·I >= 512 (the digits MLP's first layer from random weights, M4F: 40.4K -> 32.7K; its
+ * 16 -> 10 layer, whose dy a softmax makes, skips the sample). Rows of 8 columns (34 a term
+ * per 16 MACs) would pay only past 3/5: a pointwise Conv2D's 8 channels keep the dense
+ * blocks. 0 when it did not run (nothing written).
  */
 static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw, uint32_t B, uint32_t I, uint32_t U)
 {

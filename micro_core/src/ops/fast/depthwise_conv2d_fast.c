@@ -4,19 +4,22 @@
  * Each of the three products is a set of runs (mt_dw_run, vfp_depthwise.h): pixels side by
  * side in a row whose taps are the same rectangle, each pixel's sum over the rectangle's
  * rows and columns in order, channels side by side (8 in assembly on the Cortex-M FPU cores,
- * 4 in C elsewhere and for the last channels). NHWC puts the channels of a tap in one
- * contiguous block of x, W, dy and dx alike.
+ * 4 in C elsewhere and for the last channels). Each term is fused as the reference's, s =
+ * fma(a, b, s) with a and b in its order (mt_fmaf; VFMA in the assembly). NHWC puts the
+ * channels of a tap in one contiguous block of x, W, dy and dx alike.
  *   - forward: y[o] = Σ_{kh, kw in bounds} x·W, + bias, ReLU fused (the reference's act(acc +
  *     bias) per element); the outputs of a row whose every column tap is in bounds are one run;
- *   - input gradient, gathered per input pixel: dx[i] += dz[o]·W[tap] over the outputs o that
- *     read pixel i, in ascending o, which is the order the reference adds them in (it visits
- *     outputs in order and each output reads a pixel through one tap at most): rows are oh
- *     ascending (kh descending), columns ow ascending (kw descending), dx[i] held in registers;
+ *   - input gradient, gathered per input pixel: dx[i] = fma(dz[o], W[tap], dx[i]) over the
+ *     outputs o that read pixel i, in ascending o, which is the order the reference fuses them
+ *     into dx in (it visits outputs in order and each output reads a pixel through one tap at
+ *     most): rows are oh ascending (kh descending), columns ow ascending (kw descending), dx[i]
+ *     held in registers (loaded first: MT_DW_LOAD);
  *   - weight gradient: per tap, Σ over b, oh, ow in bounds of dz·x from +0, then dW += it;
  *   - ReLU's derivative and the bias gradient in one pass over dy.
  */
 #include <stddef.h>
 
+#include "mt_fma.h"
 #include "ops/fast/fast.h"
 #include "ops/fast/vfp_depthwise.h"
 #include "ops/ops.h"
@@ -47,11 +50,13 @@ MT_DW_NOINLINE static void run_c(const mt_dw_run *r, uint32_t n)
                 float s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
                 for (uint32_t t = 0; t < r->cols; ++t, oa += r->at, ob += r->bt) {
                     const float *u = (const float *)(a + oa), *v = (const float *)(b + ob);
-                    if (n == 4) s0 += u[0] * v[0], s1 += u[1] * v[1], s2 += u[2] * v[2], s3 += u[3] * v[3];
-                    else {
-                        s0 += u[0] * v[0];
-                        if (n > 1) s1 += u[1] * v[1];
-                        if (n > 2) s2 += u[2] * v[2];
+                    if (n == 4) {
+                        s0 = mt_fmaf(u[0], v[0], s0), s1 = mt_fmaf(u[1], v[1], s1);
+                        s2 = mt_fmaf(u[2], v[2], s2), s3 = mt_fmaf(u[3], v[3], s3);
+                    } else {
+                        s0 = mt_fmaf(u[0], v[0], s0);
+                        if (n > 1) s1 = mt_fmaf(u[1], v[1], s1);
+                        if (n > 2) s2 = mt_fmaf(u[2], v[2], s2);
                     }
                 }
                 s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;

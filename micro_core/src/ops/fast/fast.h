@@ -1,9 +1,10 @@
 /*
  * Optimized kernels: siblings of the reference kernels of ops/ops.h that compute the same
- * bits (same sums, same order; no reassociation, no FMA contraction) faster. They take the
- * reference's parameters in the same order, plus the scratch their _scratch_bytes query
- * sizes. tests/core/test_kernel_siblings.c runs each beside its reference and requires
- * every output bit to be equal.
+ * bits (same sums, same order, each term of a layer sum the reference's fused multiply-add,
+ * mt_fma.h; no reassociation, no other contraction) faster. They take the reference's
+ * parameters in the same order, plus the scratch their _scratch_bytes query sizes.
+ * tests/core/test_kernel_siblings.c runs each beside its reference and requires every output
+ * bit to be equal.
  *
  * Which slot an op adapter calls (the reference or a sibling) is chosen in the adapter, at
  * compile time; see the note above dense.c's adapter.

@@ -3,7 +3,7 @@
  * (MT_VFP_DOT, vfp_dot.h), one call per four rows of y, the activation fused: for each block
  * of units u..u+3, y[r][j] = act(Σ_t x_r[t]·W_(u+j)[t] + bias[u + j]), the reference's bits:
  *   - each sum starts at 0 (s0-s15 loaded from 16 zeros kept on the stack) and adds its terms
- *     by ascending t, each one VMLA (the product rounded, then the sum); two terms per step,
+ *     by ascending t, each one VFMA (x·W + sum rounded once, mt_fmaf); two terms per step,
  *     one VLDM of two floats per row (x row r in s16 + 2r, s17 + 2r; W row j in s24 + 2j,
  *     s25 + 2j); an odd count starts with one term, in the odd registers;
  *   - then + bias (VADD, the sum first); four VSTMs, one per row;
@@ -72,9 +72,9 @@ __attribute__((naked, noinline)) static void mt_vfp_dense_rows(const mt_vfp_rows
         "1:\n\t"
         "vldmia r4!, {s16-s17}\n\tvldmia r5!, {s18-s19}\n\tvldmia r6!, {s20-s21}\n\tvldmia r8!, {s22-s23}\n\t"
         "vldmia r10!, {s24-s25}\n\tvldmia r11!, {s26-s27}\n\tvldmia r12!, {s28-s29}\n\tvldmia lr!, {s30-s31}\n\t"
-        MT_VFP_MLA_AT(16, 18, 20, 22, 24, 26, 28, 30)
+        MT_VFP_FMA_AT(16, 18, 20, 22, 24, 26, 28, 30)
         "2:\n\t"
-        MT_VFP_MLA_AT(17, 19, 21, 23, 25, 27, 29, 31)
+        MT_VFP_FMA_AT(17, 19, 21, 23, 25, 27, 29, 31)
         "subs r2, #1\n\t"
         "bne 1b\n"
         "3:\n\t"

@@ -2,16 +2,17 @@
  * The DepthwiseConv2D siblings' inner loops over 8 channels side by side, in assembly on
  * Cortex-M cores with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar
  * FPU: MT_VFP_SCALAR, vfp_scalar.h). NHWC keeps 8 channels of x, W and dy contiguous, so each
- * tap is two VLDMs and eight VMLAs (each its own channel's sum: the product rounded, then the sum, the reference's
- * bits), and the sums never leave s8-s15 between taps. Elsewhere MT_VFP_DW is 0 and the
- * sibling runs its C loop (the same arithmetic, any channel count).
+ * tap is two VLDMs and eight VFMAs (each its own channel's sum: s = fma(a, b, s), rounded
+ * once, the reference's mt_fmaf), and the sums never leave s8-s15 between taps. Elsewhere
+ * MT_VFP_DW is 0 and the sibling runs its C loop (the same arithmetic, any channel count).
  *
  * A run (mt_dw_run) is `lines` lines of `pixels` sums of 8 channels; each sum is
  *     s = (flags & MT_DW_LOAD ? *dst : +0) + Σ_{i < rows} Σ_{t < cols} a[i, t] · b[i, t]
- * with the terms in ascending (i, t), a[i, t] at a + i·(cols·at + ar) + t·at bytes and b[i, t]
- * likewise (br, bt); then s += bias (when not NULL), s = s < 0 ? +0 : s (when MT_DW_RELU: -0
- * and NaN pass), and dst receives s. After each pixel a, b and dst advance by ap, bp and
- * dstep bytes, after each line a and dst by la and ld more. rows, cols, pixels, lines >= 1.
+ * with the terms in ascending (i, t), each s = fma(a[i, t], b[i, t], s), a[i, t] at
+ * a + i·(cols·at + ar) + t·at bytes and b[i, t] likewise (br, bt); then s += bias (when not
+ * NULL), s = s < 0 ? +0 : s (when MT_DW_RELU: -0 and NaN pass), and dst receives s. After
+ * each pixel a, b and dst advance by ap, bp and dstep bytes, after each line a and dst by la
+ * and ld more. rows, cols, pixels, lines >= 1.
  */
 #ifndef MT_OPS_FAST_VFP_DEPTHWISE_H
 #define MT_OPS_FAST_VFP_DEPTHWISE_H
@@ -45,16 +46,16 @@ typedef struct mt_dw_run {
 /* the assembly's offsets (compile-time check: a negative array size fails the build) */
 typedef char mt_dw_run_layout[offsetof(mt_dw_run, flags) == 56 && offsetof(mt_dw_run, left) == 72 ? 1 : -1];
 
-/* s(8+j) += s(16+j) · s(24+j), j = 0..7: one tap of 8 channels */
-#define MT_VFP_DW_MLA8 \
-    "vmla.f32 s8, s16, s24\n\t" \
-    "vmla.f32 s9, s17, s25\n\t" \
-    "vmla.f32 s10, s18, s26\n\t" \
-    "vmla.f32 s11, s19, s27\n\t" \
-    "vmla.f32 s12, s20, s28\n\t" \
-    "vmla.f32 s13, s21, s29\n\t" \
-    "vmla.f32 s14, s22, s30\n\t" \
-    "vmla.f32 s15, s23, s31\n\t"
+/* s(8+j) = fma(s(16+j), s(24+j), s(8+j)), j = 0..7: one tap of 8 channels */
+#define MT_VFP_DW_FMA8 \
+    "vfma.f32 s8, s16, s24\n\t" \
+    "vfma.f32 s9, s17, s25\n\t" \
+    "vfma.f32 s10, s18, s26\n\t" \
+    "vfma.f32 s11, s19, s27\n\t" \
+    "vfma.f32 s12, s20, s28\n\t" \
+    "vfma.f32 s13, s21, s29\n\t" \
+    "vfma.f32 s14, s22, s30\n\t" \
+    "vfma.f32 s15, s23, s31\n\t"
 
 /* s(8+j) += s(16+j), j = 0..7 */
 #define MT_VFP_DW_ADD8 \
@@ -107,7 +108,7 @@ static inline void mt_vfp_dw_run(mt_dw_run *r)
         "vldmia r2, {s24-s31}\n\t"
         "add r1, r3\n\t"
         "add r2, r4\n\t"
-        MT_VFP_DW_MLA8
+        MT_VFP_DW_FMA8
         "subs r5, #1\n\t"
         "bne 5b\n\t"
         "add r1, r10\n\t"

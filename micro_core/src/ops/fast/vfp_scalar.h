@@ -2,8 +2,8 @@
  * Where the scalar assembly loops of vfp_conv.h and vfp_depthwise.h run: every Cortex-M core
  * with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55). vfp_dot.h's guard leaves
  * the M55 out (Helium has its own Dense kernels); these loops need only the scalar FPU, which
- * the M55 has beside Helium, and compute what they compute on the M4F: each term a VMLA (the
- * product rounded, then the sum), subnormals and NaN payloads as the scalar reference has
+ * the M55 has beside Helium, and compute what they compute on the M4F: each term a VFMA (a·b
+ * + s rounded once, mt_fma.h), subnormals and NaN payloads as the scalar reference has
  * them (FPSCR's FZ and DN govern scalar code alike on every core; only Helium's vector
  * arithmetic always flushes and returns the default NaN). On the M55 the S registers are the
  * Q registers' lanes (s4n..s4n+3 = qn): the loops' clobber lists name every S register they

@@ -5,8 +5,8 @@
  * (ops/x86/<name>_avx2.c), after <immintrin.h>.
  *
  * Why the bits stay the reference's: every operation here is the same IEEE operation on the
- * same lane (lanes 0..7 in .lo, 8..15 in .hi) — VADDPS/VMULPS/VSUBPS/VDIVPS/VSQRTPS are
- * correctly rounded at either width, comparisons and conversions are defined per lane, and
+ * same lane (lanes 0..7 in .lo, 8..15 in .hi) — VADDPS/VMULPS/VSUBPS/VDIVPS/VSQRTPS and the
+ * fused VFMADD are correctly rounded at either width, comparisons and conversions are defined per lane, and
  * the rest only moves bits. A __mmask16 stays a 16-bit integer; a masked load or store turns
  * it into two lane masks for VMASKMOVPS, which like AVX-512 masking neither reads nor faults
  * on a masked-off lane. Only speed differs: 16 ymm registers hold half of what 32 zmm do, so
@@ -15,7 +15,7 @@
 #ifndef MT_OPS_X86_AVX2_SHIM_H
 #define MT_OPS_X86_AVX2_SHIM_H
 
-#define MT_SHIM static inline __attribute__((target("avx2"), always_inline))
+#define MT_SHIM static inline __attribute__((target("avx2,fma"), always_inline))
 
 typedef struct {
     __m256 lo, hi;
@@ -145,6 +145,18 @@ MT_SHIM mt_v16 mt_shim_mask_mov_ps(mt_v16 src, __mmask16 k, mt_v16 a)
 MT_SHIM mt_v16 mt_shim_mask_add_ps(mt_v16 src, __mmask16 k, mt_v16 a, mt_v16 b)
 {
     return mt_shim_mask_mov_ps(src, k, mt_shim_add_ps(a, b));
+}
+
+/* a·b + c fused (VFMADD, rounded once: the same bits at either width) */
+MT_SHIM mt_v16 mt_shim_fmadd_ps(mt_v16 a, mt_v16 b, mt_v16 c)
+{
+    return mt_shim_pair(_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi));
+}
+
+/* a·b + c where k is set, else c's lanes */
+MT_SHIM mt_v16 mt_shim_mask3_fmadd_ps(mt_v16 a, mt_v16 b, mt_v16 c, __mmask16 k)
+{
+    return mt_shim_mask_mov_ps(c, k, mt_shim_fmadd_ps(a, b, c));
 }
 
 /* lanes of b where k is set, else a's */
@@ -319,6 +331,10 @@ MT_SHIM void mt_shim_transpose16(mt_v16 r[16])
 #define _mm512_mask_mov_ps mt_shim_mask_mov_ps
 #undef _mm512_mask_add_ps
 #define _mm512_mask_add_ps mt_shim_mask_add_ps
+#undef _mm512_fmadd_ps
+#define _mm512_fmadd_ps mt_shim_fmadd_ps
+#undef _mm512_mask3_fmadd_ps
+#define _mm512_mask3_fmadd_ps mt_shim_mask3_fmadd_ps
 #undef _mm512_mask_blend_ps
 #define _mm512_mask_blend_ps mt_shim_mask_blend_ps
 #undef _mm512_cmp_ps_mask

@@ -9,15 +9,17 @@
 
 #include <immintrin.h>
 
+#include "mt_fma.h"
+
 #ifdef MT_X86_SHIM_AVX2
 #include "ops/x86/avx2_shim.h"
 #define MT_X86_NAME(name) name##_avx2
-#define MT_AVX512 __attribute__((target("avx2")))
-#define MT_AVX512_INLINE static inline __attribute__((target("avx2"), always_inline))
+#define MT_AVX512 __attribute__((target("avx2,fma")))
+#define MT_AVX512_INLINE static inline __attribute__((target("avx2,fma"), always_inline))
 #else
 #define MT_X86_NAME(name) name##_avx512
-#define MT_AVX512 __attribute__((target("avx512f")))
-#define MT_AVX512_INLINE static inline __attribute__((target("avx512f"), always_inline))
+#define MT_AVX512 __attribute__((target("avx512f,fma")))
+#define MT_AVX512_INLINE static inline __attribute__((target("avx512f,fma"), always_inline))
 #endif
 
 /* The first n of 16 lanes (n >= 16: all). */
@@ -93,10 +95,39 @@ MT_AVX512_INLINE int mt_sparse_pays(const uint64_t *masks, uint32_t rn, uint32_t
     return *m_finite;
 }
 
-/* acc + a·b as the reference writes it: a product rounded, then a sum rounded (no FMA). */
+/*
+ * The sparse blocks' one exception (dense_x86.c, dense_avx2.h): a sum that skips the terms
+ * g·m with g = ±0 (m finite) has the full sum's bits unless it ends -0. A fused term rounds to
+ * -0 when its exact value a·b + s lies in (-2^-150, 0), and from such a -0 a skipped term's
+ * +0 makes the full sum +0 (-0 + +0 = +0) where the skipping one stays -0; elsewhere the two
+ * sums hold the same value (s + ±0 = s for every other s), and from a -0 of one and +0 of the
+ * other a counted term gives both the same bits or stays zero. So only sums that end -0 are
+ * summed again, over all J terms in order, in sums[k] for the lanes k of `lanes`; rare (it
+ * takes an underflow), hence out of line.
+ */
+static MT_AVX512 __attribute__((noinline, cold, unused)) void mt_resum_negative_zeros(float *sums, unsigned lanes,
+                                                                                   const float *g, size_t gj,
+                                                                                   const float *m, uint32_t I,
+                                                                                   uint32_t J)
+{
+    for (uint32_t k = 0; lanes; ++k, lanes >>= 1) {
+        if (!(lanes & 1u)) continue;
+        float s = 0.0f;
+        for (uint32_t j = 0; j < J; ++j) s = mt_fmaf(g[(size_t)j * gj], m[(size_t)j * I + k], s);
+        sums[k] = s;
+    }
+}
+
+/* The lanes of v whose bits are -0's */
+MT_AVX512_INLINE __mmask16 mt_negative_zero_lanes(__m512 v)
+{
+    return _mm512_mask_cmpeq_epi32_mask(mt_lanes(16), _mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u));
+}
+
+/* acc + a·b as the reference writes it (mt_fma.h): one fused multiply-add, rounded once. */
 MT_AVX512_INLINE __m512 mt_mac(__m512 acc, __m512 a, __m512 b)
 {
-    return _mm512_add_ps(acc, _mm512_mul_ps(a, b));
+    return _mm512_fmadd_ps(a, b, acc);
 }
 
 #endif /* MT_OPS_X86_AVX512_H */

@@ -10,7 +10,7 @@
  * written in native AVX2 (over the shim a pair of pixels took two ymm per sum and the sums no
  * longer fitted in 16 registers). The arithmetic is the reference's, lane by lane: each sum
  * from 0 in its order (forward: taps k ascending, then the bias; weight gradient: outputs in
- * order), a multiply then an add per term, taps in the padding skipped.
+ * order), one fused multiply-add per term, taps in the padding skipped.
  */
 #ifndef MT_OPS_X86_CONV2D_AVX2_H
 #define MT_OPS_X86_CONV2D_AVX2_H
@@ -62,7 +62,7 @@ MT_AVX512_INLINE void one8_forward_run(const float *xp, const ptrdiff_t *off, co
         const __m256 tk = t[k];
         const float *xk = xp + off[k];
         __asm__("" : "+r"(xk)); /* one pointer, the pixels at displacements (GCC kept n of them on the stack) */
-        for (uint32_t j = 0; j < n; ++j) acc[j] = _mm256_add_ps(acc[j], _mm256_mul_ps(tk, _mm256_broadcast_ss(xk + j)));
+        for (uint32_t j = 0; j < n; ++j) acc[j] = _mm256_fmadd_ps(tk, _mm256_broadcast_ss(xk + j), acc[j]);
     }
     for (uint32_t j = 0; j < n; ++j) one8_store(yp + (size_t)j * OC, acc[j], bias, activation, OC, om);
 }
@@ -102,7 +102,7 @@ MT_AVX512 static inline void conv_forward_one_channel8(const float *x, const flo
                 __m256 acc = _mm256_setzero_ps();
                 for (uint32_t k = 0; k < K; ++k) /* the taps in the padding skipped */
                     if (valid >> k & 1u)
-                        acc = _mm256_add_ps(acc, _mm256_mul_ps(t[k], _mm256_broadcast_ss(xrow + ow + tb.off[k])));
+                        acc = _mm256_fmadd_ps(t[k], _mm256_broadcast_ss(xrow + ow + tb.off[k]), acc);
                 one8_store(yp, acc, bp, g->activation, OC, om);
                 ++ow;
             }
@@ -118,7 +118,7 @@ MT_AVX512_INLINE void one8_dw_run(const float *xp, const ptrdiff_t *off, const f
     for (uint32_t k = 0; k < K; ++k) a[k] = acc[k];
     for (uint32_t p = 0; p < n; ++p, dyp += OC) {
         const __m256 d = one8_load(dyp, OC, om);
-        for (uint32_t k = 0; k < K; ++k) a[k] = _mm256_add_ps(a[k], _mm256_mul_ps(d, _mm256_broadcast_ss(xp + p + off[k])));
+        for (uint32_t k = 0; k < K; ++k) a[k] = _mm256_fmadd_ps(d, _mm256_broadcast_ss(xp + p + off[k]), a[k]);
     }
     for (uint32_t k = 0; k < K; ++k) acc[k] = a[k];
 }
@@ -152,7 +152,7 @@ MT_AVX512_INLINE void one8_dw(const float *x, const float *dy, float *dw, uint32
                 const __m256 d = one8_load(dyrow + (size_t)ow * OC, OC, om);
                 for (uint32_t k = 0; k < K; ++k)
                     if (valid >> k & 1u)
-                        acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(d, _mm256_broadcast_ss(xrow + ow + tb.off[k])));
+                        acc[k] = _mm256_fmadd_ps(d, _mm256_broadcast_ss(xrow + ow + tb.off[k]), acc[k]);
             }
         }
     for (uint32_t k = 0; k < K; ++k) {
@@ -192,17 +192,17 @@ MT_AVX512_INLINE void dx8_row(const float *dyp, const float *w, float *dxp, uint
     for (uint32_t oc = 0; oc < OC; ++oc, w += K) {
         const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + C), w2 = _mm256_loadu_ps(w + 2 * (size_t)C);
         __m256 d = _mm256_broadcast_ss(dyp + oc);
-        a00 = _mm256_add_ps(a00, _mm256_mul_ps(d, w0));
-        a01 = _mm256_add_ps(a01, _mm256_mul_ps(d, w1));
-        a02 = _mm256_add_ps(a02, _mm256_mul_ps(d, w2));
+        a00 = _mm256_fmadd_ps(d, w0, a00);
+        a01 = _mm256_fmadd_ps(d, w1, a01);
+        a02 = _mm256_fmadd_ps(d, w2, a02);
         d = _mm256_broadcast_ss(dyp + OC + oc);
-        a10 = _mm256_add_ps(a10, _mm256_mul_ps(d, w0));
-        a11 = _mm256_add_ps(a11, _mm256_mul_ps(d, w1));
-        a12 = _mm256_add_ps(a12, _mm256_mul_ps(d, w2));
+        a10 = _mm256_fmadd_ps(d, w0, a10);
+        a11 = _mm256_fmadd_ps(d, w1, a11);
+        a12 = _mm256_fmadd_ps(d, w2, a12);
         d = _mm256_broadcast_ss(dyp + 2 * (size_t)OC + oc);
-        a20 = _mm256_add_ps(a20, _mm256_mul_ps(d, w0));
-        a21 = _mm256_add_ps(a21, _mm256_mul_ps(d, w1));
-        a22 = _mm256_add_ps(a22, _mm256_mul_ps(d, w2));
+        a20 = _mm256_fmadd_ps(d, w0, a20);
+        a21 = _mm256_fmadd_ps(d, w1, a21);
+        a22 = _mm256_fmadd_ps(d, w2, a22);
     }
     /* position q = j + kw gets a[j][kw], j ascending */
     const size_t c2 = 2 * (size_t)C;
@@ -254,7 +254,7 @@ MT_AVX512_INLINE void dw8_pixel(__m256 (*a)[3], const float *row, int32_t iw, co
         if (!(valid >> kw & 1u)) continue;
         const __m256 v = _mm256_loadu_ps(row + (ptrdiff_t)(iw + (int32_t)kw) * (ptrdiff_t)C);
 #pragma GCC unroll 4
-        for (uint32_t j = 0; j < NJ; ++j) a[j][kw] = _mm256_add_ps(a[j][kw], _mm256_mul_ps(_mm256_broadcast_ss(dyp + j), v));
+        for (uint32_t j = 0; j < NJ; ++j) a[j][kw] = _mm256_fmadd_ps(_mm256_broadcast_ss(dyp + j), v, a[j][kw]);
     }
 }
 

@@ -229,7 +229,7 @@ MT_AVX512_INLINE void dw_pairs_run(const float *xp, const ptrdiff_t *off, const 
         const __m512 d = _mm512_permutexvar_ps(dup, _mm512_maskz_loadu_ps(om, dyp));
         for (uint32_t i = 0; i < groups; ++i) {
             if (pairs[i]) a[i] = mt_mac(a[i], d, pair_of(xp + o[i]));
-            else a[i] = _mm512_mask_add_ps(a[i], even, a[i], _mm512_mul_ps(d, _mm512_set1_ps(xp[o[i]])));
+            else a[i] = _mm512_mask3_fmadd_ps(d, _mm512_set1_ps(xp[o[i]]), a[i], even);
         }
     }
     for (uint32_t i = 0; i < groups; ++i) acc[i] = a[i];
@@ -273,8 +273,7 @@ MT_AVX512_INLINE void dw_one_channel(const float *x, const float *dy, float *dw,
                     for (uint32_t j = 0; j <= (uint32_t)pairs[i]; ++j) {
                         const uint32_t k = first[i] + j;
                         if (valid >> k & 1u)
-                            acc[i] = _mm512_mask_add_ps(acc[i], j ? odd : even, acc[i],
-                                                        _mm512_mul_ps(d, _mm512_set1_ps(xp[tb.off[k]])));
+                            acc[i] = _mm512_mask3_fmadd_ps(d, _mm512_set1_ps(xp[tb.off[k]]), acc[i], j ? odd : even);
                     }
             }
         }

@@ -99,7 +99,7 @@ MT_AVX512_INLINE __m512 single_pixel(__m512 acc, const float *xp, const ptrdiff_
     for (uint32_t k = 0; k < K; ++k) {
         const uint32_t in = valid >> k & 1u;
         const __m512 v = _mm512_set1_ps(xp[in ? off[k] : 0]);
-        acc = _mm512_mask_add_ps(acc, (__mmask16)(0u - in), acc, _mm512_mul_ps(t[k], v));
+        acc = _mm512_mask3_fmadd_ps(t[k], v, acc, (__mmask16)(0u - in));
     }
     return acc;
 }

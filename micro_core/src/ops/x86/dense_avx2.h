@@ -8,10 +8,10 @@
  *     registers to the sums and costs 15 loads a term, below the 3 a cycle the core issues;
  *   - input gradient: 6 rows of 16 lanes, W's two vectors in registers, as W is the large
  *     operand, read once a block: fewer rows a block would read it more often.
- * The loads then stay below the multiplies and additions the FPU issues (2 + 2 a cycle).
+ * The loads then stay below the fused multiply-adds the FPU issues (2 a cycle).
  *
  * The arithmetic is the reference's, lane by lane (ops/x86/x86.h): each sum from 0 in
- * ascending order of its terms, a multiply then an add per term; a sum's partial value waits
+ * ascending order of its terms, one fused multiply-add per term; a sum's partial value waits
  * in memory between blocks of terms (a float stored and reloaded is the same float).
  *
  *   y[b,u]   = Σ_i x[b,i]·W[u,i] + bias[u]   lanes: 8 units; W tiles transposed on the stack
@@ -101,7 +101,7 @@ MT_AVX512_INLINE void d8_forward_rows(const float *x, uint32_t I, const __m256 *
         const __m256 *tk = t + D8_VECS * k;
         for (uint32_t r = 0; r < rows; ++r) {
             const __m256 xv = _mm256_broadcast_ss(x + (size_t)r * I + k);
-            for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(tk[v], xv));
+            for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_fmadd_ps(tk[v], xv, acc[r][v]);
         }
     }
     for (uint32_t r = 0; r < rows; ++r)
@@ -171,7 +171,7 @@ MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const 
             for (uint32_t r = 0; r < rows; ++r) {
                 const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
                 for (uint32_t v = 0; v < vecs; ++v)
-                    acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, _mm256_loadu_ps(mj + 8 * v)));
+                    acc[r][v] = _mm256_fmadd_ps(gv, _mm256_loadu_ps(mj + 8 * v), acc[r][v]);
             }
         }
     else
@@ -180,7 +180,7 @@ MT_AVX512_INLINE void d8_gemm_block(const float *g, size_t gs, size_t gj, const 
             for (uint32_t v = 0; v < vecs; ++v) mv[v] = d8_load(m + (size_t)j * I + 8 * v, n[v]);
             for (uint32_t r = 0; r < rows; ++r) {
                 const __m256 gv = _mm256_broadcast_ss(g + r * gs + j * gj);
-                for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_mul_ps(gv, mv[v]));
+                for (uint32_t v = 0; v < vecs; ++v) acc[r][v] = _mm256_fmadd_ps(gv, mv[v], acc[r][v]);
             }
         }
     for (uint32_t r = 0; r < rows; ++r)
@@ -228,10 +228,10 @@ MT_AVX512_INLINE void d8_gemm_rows(const float *g, size_t gs, size_t gj, const f
 }
 
 /* ---- Gradients behind a ReLU: the terms whose g is ±0 skipped ----
- * Behind a ReLU about half of dy is ±0. A term g·m with g = ±0 and m finite is ±0, and a sum
- * started from +0 is never -0 (in round-to-nearest x + y is -0 only when x and y both are),
- * so adding that term leaves the sum's bits as they were: the sum over the terms whose g is
- * not ±0 (NaN included) is the reference's sum over all of them, in the same ascending order.
+ * Behind a ReLU about half of dy is ±0. A term g·m with g = ±0 and m finite is ±0, and adding
+ * it leaves a sum's bits as they were unless the sum is -0 (avx512.h's mt_resum_negative_zeros,
+ * which redoes those): the sum over the terms whose g is not ±0 (NaN included) is the
+ * reference's sum over all of them, in the same ascending order.
  * With at most 64 terms, each output row's terms that count are the bits of a 64-bit mask,
  * and a block is one row's 96 sums (12 vectors in flight), its terms the mask's set bits in
  * ascending order: 13 loads and 24 operations a term that counts, where the dense blocks
@@ -276,7 +276,8 @@ MT_AVX512_INLINE void d8_term_masks(const float *g, size_t gs, size_t gj, uint32
 /* out[i0 + 8v + lane] = (zero ? 0 : out[..]) + Σ_{j in mask, ascending} g[j·gj]·m[j·I + i0 + 8v + lane]
  * for the 96 columns from i0 */
 static MT_AVX512 __attribute__((noinline)) void d8_sparse_block(const float *g, size_t gj, uint64_t mask,
-                                                                const float *m, uint32_t I, float *out, int zero)
+                                                                const float *m, uint32_t I, uint32_t J, float *out,
+                                                                int zero)
 { /* not inlined, and twelve named sums: in an array GCC stored each back to the stack every term,
    * and inlined into the loops over blocks it indexed each load apart from spilled registers */
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
@@ -285,13 +286,21 @@ static MT_AVX512 __attribute__((noinline)) void d8_sparse_block(const float *g, 
         const uint32_t j = (uint32_t)__builtin_ctzll(mask);
         const __m256 gv = _mm256_broadcast_ss(g + (size_t)j * gj);
         const float *mj = m + (size_t)j * I;
-#define D8_TERM(a, v) a = _mm256_add_ps(a, _mm256_mul_ps(gv, _mm256_loadu_ps(mj + 8 * (v))))
+#define D8_TERM(a, v) a = _mm256_fmadd_ps(gv, _mm256_loadu_ps(mj + 8 * (v)), a)
         D8_TERM(a0, 0), D8_TERM(a1, 1), D8_TERM(a2, 2), D8_TERM(a3, 3), D8_TERM(a4, 4), D8_TERM(a5, 5);
         D8_TERM(a6, 6), D8_TERM(a7, 7), D8_TERM(a8, 8), D8_TERM(a9, 9), D8_TERM(a10, 10), D8_TERM(a11, 11);
 #undef D8_TERM
     }
-    const __m256 sums[D8_SPARSE_VECS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
+    __m256 sums[D8_SPARSE_VECS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11};
     for (uint32_t v = 0; v < D8_SPARSE_VECS; ++v) {
+        const unsigned negative_zeros = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(_mm256_castps_si256(sums[v]), _mm256_set1_epi32((int)0x80000000u))));
+        if (__builtin_expect(negative_zeros != 0, 0)) { /* mt_resum_negative_zeros says why */
+            float t[8];
+            _mm256_storeu_ps(t, sums[v]);
+            mt_resum_negative_zeros(t, negative_zeros, g, gj, m + 8 * v, I, J);
+            sums[v] = _mm256_loadu_ps(t);
+        }
         const __m256 before = zero ? _mm256_setzero_ps() : _mm256_loadu_ps(out + 8 * v);
         _mm256_storeu_ps(out + 8 * v, _mm256_add_ps(before, sums[v]));
     }
@@ -324,7 +333,7 @@ MT_AVX512_INLINE void d8_gemm_skipping_zeros(const float *g, size_t gs, size_t g
         }
         for (uint32_t i0 = 0; i0 < wide; i0 += 8 * D8_SPARSE_VECS)
             for (uint32_t r = 0; r < rn; ++r)
-                d8_sparse_block(gr + r * gs, gj, masks[r], m + i0, I, outr + (size_t)r * I + i0, zero);
+                d8_sparse_block(gr + r * gs, gj, masks[r], m + i0, I, J, outr + (size_t)r * I + i0, zero);
         if (wide < I) d8_gemm_rows(gr, gs, gj, m, J, outr, rn, I, zero, cols, wide);
     }
 }

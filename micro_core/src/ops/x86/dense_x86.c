@@ -163,9 +163,9 @@ MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const floa
 
 /* ---- Gradients behind a ReLU: the terms whose g is ±0 skipped ----
  * The AVX2 build's argument (dense_avx2.h) on 16 lanes: a term g·m with g = ±0 and m finite is
- * ±0, and a sum started from +0 is never -0 (in round-to-nearest x + y is -0 only when both
- * are), so leaving the term out leaves the sum's bits: the sum over the terms whose g is not
- * ±0 (NaN included), in ascending order, is the reference's. With at most 64 terms a row's
+ * ±0, and adding it leaves a sum's bits unless the sum is -0 (mt_resum_negative_zeros, which
+ * redoes those), so the sum over the terms whose g is not ±0 (NaN included), in ascending
+ * order, is the reference's. With at most 64 terms a row's
  * terms that count are the set bits of a 64-bit mask, and a block is one row's 256 sums (16
  * vectors in flight): a broadcast, 16 loads and 32 operations a term that counts, where the
  * dense blocks spend the same 32 operations on every term, counting or not. Skipping needs
@@ -212,7 +212,7 @@ MT_AVX512_INLINE void term_masks(const float *g, size_t gs, size_t gj, uint32_t 
 /* out[i0 + 16v + lane] = (zero ? 0 : out[..]) + Σ_{j in mask, ascending} g[j·gj]·m[j·I + 16v + lane]
  * for the 256 columns at m and out */
 static MT_AVX512 __attribute__((noinline)) void sparse_block(const float *g, size_t gj, uint64_t mask, const float *m,
-                                                             uint32_t I, float *out, int zero)
+                                                             uint32_t I, uint32_t J, float *out, int zero)
 { /* not inlined, and sixteen named sums (dense_avx2.h's d8_sparse_block says why) */
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
            a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
@@ -220,15 +220,22 @@ static MT_AVX512 __attribute__((noinline)) void sparse_block(const float *g, siz
         const uint32_t j = (uint32_t)__builtin_ctzll(mask);
         const __m512 gv = _mm512_set1_ps(g[(size_t)j * gj]);
         const float *mj = m + (size_t)j * I;
-#define SPARSE_TERM(a, v) a = _mm512_add_ps(a, _mm512_mul_ps(gv, _mm512_loadu_ps(mj + 16 * (v))))
+#define SPARSE_TERM(a, v) a = _mm512_fmadd_ps(gv, _mm512_loadu_ps(mj + 16 * (v)), a)
         SPARSE_TERM(a0, 0), SPARSE_TERM(a1, 1), SPARSE_TERM(a2, 2), SPARSE_TERM(a3, 3), SPARSE_TERM(a4, 4);
         SPARSE_TERM(a5, 5), SPARSE_TERM(a6, 6), SPARSE_TERM(a7, 7), SPARSE_TERM(a8, 8), SPARSE_TERM(a9, 9);
         SPARSE_TERM(a10, 10), SPARSE_TERM(a11, 11), SPARSE_TERM(a12, 12), SPARSE_TERM(a13, 13);
         SPARSE_TERM(a14, 14), SPARSE_TERM(a15, 15);
 #undef SPARSE_TERM
     }
-    const __m512 sums[SPARSE_VECS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
+    __m512 sums[SPARSE_VECS] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15};
     for (uint32_t v = 0; v < SPARSE_VECS; ++v) {
+        const __mmask16 negative_zeros = mt_negative_zero_lanes(sums[v]);
+        if (__builtin_expect(negative_zeros != 0, 0)) { /* mt_resum_negative_zeros says why */
+            float t[16];
+            _mm512_storeu_ps(t, sums[v]);
+            mt_resum_negative_zeros(t, negative_zeros, g, gj, m + 16 * v, I, J);
+            sums[v] = _mm512_loadu_ps(t);
+        }
         const __m512 before = zero ? _mm512_setzero_ps() : _mm512_loadu_ps(out + 16 * v);
         _mm512_storeu_ps(out + 16 * v, _mm512_add_ps(before, sums[v]));
     }
@@ -236,8 +243,8 @@ static MT_AVX512 __attribute__((noinline)) void sparse_block(const float *g, siz
 
 /* sparse_block's sums for nv (<= 4, a constant where inlined) vectors of columns at m and
  * out, the lanes of the last below `last` */
-MT_AVX512_INLINE void sparse_columns(const float *g, size_t gj, uint64_t mask, const float *m, uint32_t I, float *out,
-                                     uint32_t nv, __mmask16 last, int zero)
+MT_AVX512_INLINE void sparse_columns(const float *g, size_t gj, uint64_t mask, const float *m, uint32_t I, uint32_t J,
+                                     float *out, uint32_t nv, __mmask16 last, int zero)
 {
     __m512 acc[4];
     __mmask16 lanes[4];
@@ -249,6 +256,13 @@ MT_AVX512_INLINE void sparse_columns(const float *g, size_t gj, uint64_t mask, c
             acc[v] = mt_mac(acc[v], gv, _mm512_maskz_loadu_ps(lanes[v], m + (size_t)j * I + 16 * v));
     }
     for (uint32_t v = 0; v < nv; ++v) {
+        const __mmask16 negative_zeros = mt_negative_zero_lanes(acc[v]) & lanes[v];
+        if (__builtin_expect(negative_zeros != 0, 0)) { /* mt_resum_negative_zeros says why */
+            float t[16];
+            _mm512_storeu_ps(t, acc[v]);
+            mt_resum_negative_zeros(t, negative_zeros, g, gj, m + 16 * v, I, J);
+            acc[v] = _mm512_loadu_ps(t);
+        }
         const __m512 before = zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lanes[v], out + 16 * v);
         _mm512_mask_storeu_ps(out + 16 * v, lanes[v], _mm512_add_ps(before, acc[v]));
     }
@@ -257,16 +271,16 @@ MT_AVX512_INLINE void sparse_columns(const float *g, size_t gj, uint64_t mask, c
 /* the same for cols columns (those around the full blocks): four whole vectors at a time,
  * then the 1-4 left (the last one partial) */
 static MT_AVX512 __attribute__((noinline)) void sparse_tail(const float *g, size_t gj, uint64_t mask, const float *m,
-                                                            uint32_t I, float *out, uint32_t cols, int zero)
+                                                            uint32_t I, uint32_t J, float *out, uint32_t cols, int zero)
 {
     uint32_t c = 0;
-    for (; c + 64 <= cols; c += 64) sparse_columns(g, gj, mask, m + c, I, out + c, 4, mt_lanes(16), zero);
+    for (; c + 64 <= cols; c += 64) sparse_columns(g, gj, mask, m + c, I, J, out + c, 4, mt_lanes(16), zero);
     const uint32_t left = cols - c, nv = (left + 15) / 16;
     const __mmask16 last = mt_lanes(left - 16 * (nv ? nv - 1 : 0));
-    if (nv == 4) sparse_columns(g, gj, mask, m + c, I, out + c, 4, last, zero);
-    else if (nv == 3) sparse_columns(g, gj, mask, m + c, I, out + c, 3, last, zero);
-    else if (nv == 2) sparse_columns(g, gj, mask, m + c, I, out + c, 2, last, zero);
-    else if (nv == 1) sparse_columns(g, gj, mask, m + c, I, out + c, 1, last, zero);
+    if (nv == 4) sparse_columns(g, gj, mask, m + c, I, J, out + c, 4, last, zero);
+    else if (nv == 3) sparse_columns(g, gj, mask, m + c, I, J, out + c, 3, last, zero);
+    else if (nv == 2) sparse_columns(g, gj, mask, m + c, I, J, out + c, 2, last, zero);
+    else if (nv == 1) sparse_columns(g, gj, mask, m + c, I, J, out + c, 1, last, zero);
 }
 
 /* The W columns from c0 of rows around the full blocks. Up to two vectors wide they go
@@ -286,7 +300,7 @@ MT_AVX512_INLINE void sparse_edge(const float *g, size_t gs, size_t gj, const ui
         return;
     }
     for (uint32_t r = 0; r < R; ++r)
-        sparse_tail(g + r * gs, gj, masks[r], m + c0, I, out + (size_t)r * I + c0, W, zero);
+        sparse_tail(g + r * gs, gj, masks[r], m + c0, I, J, out + (size_t)r * I + c0, W, zero);
 }
 
 /* gemm_rows's sums; where J <= 64, m is finite and a row holds a full block (below, the masks
@@ -320,7 +334,7 @@ MT_AVX512_INLINE void gemm_skipping_zeros(const float *g, size_t gs, size_t gj, 
         /* a block of columns for every row in turn: its J x 256 floats of m stay in L1 */
         for (uint32_t i0 = head; i0 < end; i0 += 16 * SPARSE_VECS)
             for (uint32_t r = 0; r < rn; ++r)
-                sparse_block(gr + r * gs, gj, masks[r], m + i0, I, outr + (size_t)r * I + i0, zero);
+                sparse_block(gr + r * gs, gj, masks[r], m + i0, I, J, outr + (size_t)r * I + i0, zero);
         sparse_edge(gr, gs, gj, masks, m, J, outr, rn, I, 0, head, zero);
         sparse_edge(gr, gs, gj, masks, m, J, outr, rn, I, end, I - end, zero);
     }

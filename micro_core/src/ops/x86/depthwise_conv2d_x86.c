@@ -167,12 +167,12 @@ MT_AVX512_INLINE void input_grad_group(float *dxs, const float *dyp, const float
                       {
                           __m256 v = _mm256_loadu_ps(d + c0_);
                           for (uint32_t e = 0; e < k; ++e)
-                              v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_loadu_ps(dz[e] + c0_), _mm256_loadu_ps(wt[e] + c0_)));
+                              v = _mm256_fmadd_ps(_mm256_loadu_ps(dz[e] + c0_), _mm256_loadu_ps(wt[e] + c0_), v);
                           _mm256_storeu_ps(d + c0_, v);
                       },
                       {
                           float v = d[c0_];
-                          for (uint32_t e = 0; e < k; ++e) v += dz[e][c0_] * wt[e][c0_];
+                          for (uint32_t e = 0; e < k; ++e) v = mt_fmaf(dz[e][c0_], wt[e][c0_], v);
                           d[c0_] = v;
                       });
         }
@@ -197,10 +197,8 @@ MT_AVX512_INLINE void input_grad_one(float *dxs, const float *dyp, const float *
             DW_CHUNKS(C,
                       _mm512_storeu_ps(d + c0_, mt_mac(_mm512_loadu_ps(d + c0_), _mm512_loadu_ps(dyp + c0_),
                                                        _mm512_loadu_ps(wp + c0_))),
-                      _mm256_storeu_ps(d + c0_, _mm256_add_ps(_mm256_loadu_ps(d + c0_),
-                                                              _mm256_mul_ps(_mm256_loadu_ps(dyp + c0_),
-                                                                            _mm256_loadu_ps(wp + c0_)))),
-                      d[c0_] += dyp[c0_] * wp[c0_]);
+                      _mm256_storeu_ps(d + c0_, _mm256_fmadd_ps(_mm256_loadu_ps(dyp + c0_), _mm256_loadu_ps(wp + c0_), _mm256_loadu_ps(d + c0_))),
+                      d[c0_] = mt_fmaf(dyp[c0_], wp[c0_], d[c0_]));
         }
     }
 }

@@ -6,8 +6,9 @@
  * -O0 the sums live on the stack, and MLP 784-128-10's step took 600 to 1000 us where -O3
  * (the wheel's Release build) takes 240 to 340. The bits are the same at every level: the core
  * compiles with -ffp-contract=off and without -ffast-math, so no level reorders, fuses or
- * drops a float operation (the objects hold no FMA instruction; tests/core checks the results
- * against the reference at whatever level it was built). Under AddressSanitizer they keep the
+ * drops a float operation (the only fused multiply-adds are the explicit ones of the layer
+ * sums, mt_fma.h; tests/core checks the results against the reference at whatever level it
+ * was built). Under AddressSanitizer they keep the
  * build's level: GCC takes up to two minutes a file to instrument the unrolled blocks (Dense's AVX2
  * build: 112 s at -O3), and tools/run_sanitizers.sh looks for memory errors, not speed.
  */

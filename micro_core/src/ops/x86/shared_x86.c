@@ -22,8 +22,8 @@ int mt_x86_cpu_level(void)
     if (detected < 0) { /* a benign race: every thread computes the same value */
         __builtin_cpu_init();
         detected = __builtin_cpu_supports("avx512f") ? MT_X86_AVX512
-                   : __builtin_cpu_supports("avx2")  ? MT_X86_AVX2
-                                                     : MT_X86_PORTABLE;
+                   : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? MT_X86_AVX2
+                                                                                     : MT_X86_PORTABLE;
     }
     return detected;
 }

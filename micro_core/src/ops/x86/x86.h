@@ -4,9 +4,10 @@
  * its reference on the machine it runs on).
  *
  * How they keep the bits: each output's sum is still one chain, in the reference's order
- * (ascending index, skipped taps skipped), each term a separate multiply then add (no FMA:
- * the core compiles with -ffp-contract=off, and the intrinsics are _mm512_mul_ps then
- * _mm512_add_ps). The vector lanes run across *independent* outputs: output channels or
+ * (ascending index, skipped taps skipped), each term one fused multiply-add as the reference's
+ * mt_fmaf (mt_fma.h): _mm512_fmadd_ps, or _mm256_fmadd_ps in the AVX2 build, which therefore
+ * also needs FMA3 (every AVX2 CPU but a few VIA parts has it; one without runs the portable
+ * kernels). Nothing else is fused: the core compiles with -ffp-contract=off. The vector lanes run across *independent* outputs: output channels or
  * units (Dense and Conv2D forward, weight gradients), input positions (input gradients),
  * channels (DepthwiseConv2D, pooling), elements (optimizers). Where a layout puts those
  * outputs apart in memory (Dense/Conv2D forward reads W[u, i] along i), a 16 x 16 tile of W
@@ -42,7 +43,7 @@ struct mt_spatial;
 
 #define MT_X86_PORTABLE 0 /* the portable C kernels */
 #define MT_X86_AVX2 1     /* the kernels' AVX2 build (avx2_shim.h) */
-#define MT_X86_AVX512 2   /* AVX-512F (with the FMA-free subset we use) */
+#define MT_X86_AVX512 2   /* AVX-512F (its FMA included) */
 
 /* The level the adapters use: the CPU's, unless mt_x86_set_level chose one. */
 int mt_x86_level(void);
