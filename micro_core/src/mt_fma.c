@@ -22,26 +22,13 @@
 #include "mt_fma.h"
 
 #include <stdint.h>
-#include <string.h>
+
+#include "float_bits.h"
 
 #define SIGN_BIT 0x80000000u
 #define QUIET_BIT 0x00400000u    /* the top fraction bit: set in a quiet NaN */
 #define INF_BITS 0x7F800000u
 #define DEFAULT_NAN 0x7FC00000u  /* ARM's default NaN */
-
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 /* Leading zeros of x != 0 (one CLZ on the M3). */
 static int clz32(uint32_t x)
@@ -116,15 +103,15 @@ static uint32_t special(uint32_t ua, uint32_t ub, uint32_t uc)
 
 float mt_fmaf_soft(float a, float b, float c)
 {
-    const uint32_t ua = bits_of(a), ub = bits_of(b), uc = bits_of(c);
+    const uint32_t ua = mt_f32_bits(a), ub = mt_f32_bits(b), uc = mt_f32_bits(c);
     const int ea = (int)(ua >> 23 & 0xFFu), eb = (int)(ub >> 23 & 0xFFu);
     const int ec = (int)(uc >> 23 & 0xFFu);
     uint32_t sign = (ua ^ ub) & SIGN_BIT; /* of a·b, then of the sum */
     if (ea == 0xFF || eb == 0xFF || ec == 0xFF)
-        return float_of(special(ua, ub, uc));
+        return mt_f32_from_bits(special(ua, ub, uc));
     /* a·b = ±0 exactly: the sum is c, or for c = ±0 the zero of the common sign, else +0. */
     if (is_zero(ua) || is_zero(ub))
-        return float_of(!is_zero(uc) || (uc & SIGN_BIT) == sign ? uc : 0u);
+        return mt_f32_from_bits(!is_zero(uc) || (uc & SIGN_BIT) == sign ? uc : 0u);
 
     /* a·b = ma·mb · 2^(ea+eb-300) = (ma·mb·2^15)/2^61 · 2^(e-127) with e = ea + eb - 127; a
      * subnormal factor has no implicit one and an exponent of 1. */
@@ -174,7 +161,7 @@ float mt_fmaf_soft(float a, float b, float c)
         } else if (sum >= other) {
             sum -= other;
             if (sum == 0)
-                return float_of(0u); /* exact cancellation: +0 when rounding to nearest */
+                return mt_f32_from_bits(0u); /* exact cancellation: +0 when rounding to nearest */
         } else {
             sum = other - sum;
             sign = sign_other;
@@ -187,7 +174,7 @@ float mt_fmaf_soft(float a, float b, float c)
     sum <<= n;
     e += 2 - n;
     if (e >= 255)
-        return float_of(sign | INF_BITS); /* >= 2^128: beyond FLT_MAX + half an ulp */
+        return mt_f32_from_bits(sign | INF_BITS); /* >= 2^128: beyond FLT_MAX + half an ulp */
     if (e <= 0) {
         /* Subnormal: the value in units of 2^-149 is (sum/2^40) / 2^(1-e); shifting sum right
          * by 1 - e first lets the one rounding below round at the subnormal precision. */
@@ -202,5 +189,5 @@ float mt_fmaf_soft(float a, float b, float c)
     r += hi >> 7 & 1u;         /* round half up, */
     if ((hi & 0xFFu) == 0x80u) /* but an exact tie goes to the even neighbour */
         r &= ~1u;
-    return float_of(r);
+    return mt_f32_from_bits(r);
 }

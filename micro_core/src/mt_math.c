@@ -13,32 +13,19 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "float_bits.h"
 #include "ops/arm/mve.h"
 #include "ops/x86/x86.h"
-
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 /* 2^n for -126 <= n <= 127, exactly. */
 static float pow2i(int n)
 {
-    return float_of((uint32_t)(n + 127) << 23);
+    return mt_f32_from_bits((uint32_t)(n + 127) << 23);
 }
 
 int mt_isfinitef(float x)
 {
-    return (bits_of(x) & 0x7f800000u) != 0x7f800000u;
+    return (mt_f32_bits(x) & 0x7f800000u) != 0x7f800000u;
 }
 
 int mt_all_finitef(const float *x, size_t n)
@@ -130,15 +117,15 @@ float mt_logf(float x)
     if (x == 0.0f) return -INFINITY;
     if (x == INFINITY) return x;
 
-    uint32_t u = bits_of(x);
+    uint32_t u = mt_f32_bits(x);
     int k = 0;
     if (u < 0x00800000u) { /* subnormal: scale into the normal range */
         x *= 8388608.0f;   /* 2^23 */
-        u = bits_of(x);
+        u = mt_f32_bits(x);
         k = -23;
     }
     k += (int)(u >> 23) - 127;
-    float m = float_of((u & 0x007fffffu) | 0x3f800000u); /* [1, 2) */
+    float m = mt_f32_from_bits((u & 0x007fffffu) | 0x3f800000u); /* [1, 2) */
     if (m > 1.41421356f) {
         m *= 0.5f;
         k += 1;

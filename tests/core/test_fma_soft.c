@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "float_bits.h"
 #include "mt_fma.h"
 #include "mt_test.h"
 
@@ -30,20 +31,6 @@
 #define QNAN_BIT 0x00400000u
 #define DEFAULT_NAN 0x7FC00000u
 #define FLT_MAX_BITS 0x7F7FFFFFu
-
-static uint32_t bits_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 static int nan_bits(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 static int inf_bits(uint32_t u) { return (u & 0x7FFFFFFFu) == 0x7F800000u; }
@@ -77,8 +64,8 @@ static int n_wrong;
 /* 1 when mt_fmaf_soft(a, b, c) is wrong: the library's bits, or the ARM NaN. */
 static int wrong(uint32_t a, uint32_t b, uint32_t c)
 {
-    const uint32_t got = bits_of(mt_fmaf_soft(float_of(a), float_of(b), float_of(c)));
-    const uint32_t lib = bits_of(fmaf(float_of(a), float_of(b), float_of(c)));
+    const uint32_t got = mt_f32_bits(mt_fmaf_soft(mt_f32_from_bits(a), mt_f32_from_bits(b), mt_f32_from_bits(c)));
+    const uint32_t lib = mt_f32_bits(fmaf(mt_f32_from_bits(a), mt_f32_from_bits(b), mt_f32_from_bits(c)));
     uint32_t want = lib;
     const int want_nan = arm_nan(a, b, c, &want);
     const int bad = got != want || want_nan != nan_bits(lib);
@@ -109,7 +96,7 @@ static void split_exp(int e_p, int *ea, int *eb)
 /* The exponent field of the float nearest a·b (the double product is exact). */
 static int product_exp(uint32_t a, uint32_t b)
 {
-    return (int)(bits_of((float)((double)float_of(a) * (double)float_of(b))) >> 23 & 0xFFu);
+    return (int)(mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b))) >> 23 & 0xFFu);
 }
 
 static void test_special_cross_product(void)
@@ -185,8 +172,8 @@ static void test_listed_cases(void)
         {0x7F800000, 0x7FC00005, 0x3F800000, 0x7FC00005},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        const uint32_t got = bits_of(mt_fmaf_soft(float_of(cases[i][0]), float_of(cases[i][1]),
-                                                  float_of(cases[i][2])));
+        const uint32_t got = mt_f32_bits(mt_fmaf_soft(mt_f32_from_bits(cases[i][0]), mt_f32_from_bits(cases[i][1]),
+                                                  mt_f32_from_bits(cases[i][2])));
         if (!CHECK_EQ_INT(got, cases[i][3]))
             printf("    case %d: fma(%08x, %08x, %08x)\n", (int)i, (unsigned)cases[i][0],
                    (unsigned)cases[i][1], (unsigned)cases[i][2]);
@@ -209,7 +196,7 @@ static void test_cancellation(void)
         int ea, eb;
         split_exp(1 + (int)(rnd() % 253u), &ea, &eb);
         const uint32_t a = rnd_with_exp(ea), b = rnd_with_exp(eb);
-        const uint32_t p = bits_of((float)((double)float_of(a) * (double)float_of(b)));
+        const uint32_t p = mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b)));
         uint32_t c = p ^ SIGN;                   /* -round(a·b) */
         const uint32_t r = rnd();
         if (r % 4u == 1u)
@@ -237,7 +224,7 @@ static void test_tiny_addend(void)
             a &= ~(0x7FFFFFu >> (r >> 1 & 15u));
             b &= ~(0x7FFFFFu >> (r >> 5 & 15u));
         }
-        const double p = (double)float_of(a) * (double)float_of(b);
+        const double p = (double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b);
         const float near = (float)p; /* then the float on a·b's other side (either if equal) */
         const int up = (double)near < p || ((double)near == p && (r >> 9 & 1u));
         const float other = nextafterf(near, up ? INFINITY : -INFINITY);
@@ -252,7 +239,7 @@ static void test_tiny_addend(void)
             break;
         default: { /* the midpoint minus a·b, if that is a float, then maybe one ulp off */
             const double d = mid - p;
-            c = bits_of((float)d);
+            c = mt_f32_bits((float)d);
             if ((double)(float)d == d && d != 0)
                 ++ties;
             if (r >> 10 & 1u)
@@ -288,8 +275,8 @@ static void test_midpoint_plus_tiny(void)
         if ((r & 3u) == 3u) {
             const int A = 20 + (int)(r >> 2 & 3u), u = (int)(r >> 4 & 3u);
             const int sa = -2 * A - u - 1 - (int)(rnd() % 60u); /* then b's exponent >= -149 */
-            a = bits_of((float)ldexp(ldexp(1.0, A) + 1.0, sa)) | (r >> 6 & 1u) << 31;
-            b = bits_of((float)ldexp(ldexp(1.0, A) - 1.0, -150 - u - 2 * A - sa)) |
+            a = mt_f32_bits((float)ldexp(ldexp(1.0, A) + 1.0, sa)) | (r >> 6 & 1u) << 31;
+            b = mt_f32_bits((float)ldexp(ldexp(1.0, A) - 1.0, -150 - u - 2 * A - sa)) |
                 (r >> 7 & 1u) << 31;
             c = ((r >> 8) % 8u) | (r >> 11 & 1u) << 31;
         } else if (r & 1u) {
@@ -302,8 +289,8 @@ static void test_midpoint_plus_tiny(void)
                 q = (uint64_t)q1 * q2;
             } while (q >> 24 != 1u);
             const int x = -100 + (int)(rnd() % 180u), s = (int)(rnd() % 40u) - 20; /* b < 2^124 */
-            a = bits_of((float)ldexp((double)q1, s)) | (r & SIGN);
-            b = bits_of((float)ldexp((double)q2, x - s)) | (r << 1 & SIGN);
+            a = mt_f32_bits((float)ldexp((double)q1, s)) | (r & SIGN);
+            b = mt_f32_bits((float)ldexp((double)q2, x - s)) | (r << 1 & SIGN);
             /* a·b = q·2^x, its last bit at 2^x: c = 0, or c below that bit */
             const int ec = x + 126 - (int)(rnd() % 40u); /* 2^(x-1) and below */
             c = (r >> 2 & 7u) == 0 ? (r & SIGN)
@@ -314,8 +301,8 @@ static void test_midpoint_plus_tiny(void)
             const uint32_t q = (rnd() & ((1u << 12) - 1u)) | 1u; /* odd, < 2^12 <= 2^j */
             const double qj = ldexp(1.0, j) + ((r & 16u) ? 1.0 : -1.0);
             const int s = (int)(r >> 5 & 31u);
-            a = bits_of((float)ldexp((double)q, -60 - s)) | (r & SIGN);
-            b = bits_of((float)ldexp(qj, -90 + s - j)) | (r << 1 & SIGN);
+            a = mt_f32_bits((float)ldexp((double)q, -60 - s)) | (r & SIGN);
+            b = mt_f32_bits((float)ldexp(qj, -90 + s - j)) | (r << 1 & SIGN);
             c = (r >> 10 & 3u) ? (r >> 12 & SIGN) : (((r >> 13) % 5u) | (r >> 14 & SIGN));
         }
         bad += wrong(a, b, c);
@@ -339,15 +326,15 @@ static void test_subnormal_results(void)
             if (r & 2u) /* c a subnormal or the smallest normals */
                 c = (rnd() & (SIGN | 0x7FFFFFu)) | (r >> 2 & 1u) << 23;
             else if (r & 4u) /* c near -a·b */
-                c = (bits_of((float)((double)float_of(a) * (double)float_of(b))) ^ SIGN) +
+                c = (mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b))) ^ SIGN) +
                     (r >> 3) % 5u - 2u;
             else
                 c = r & 8u ? SIGN : 0u;
         } else {
             const double q1 = (double)((rnd() & 0xFFFu) | 1u), q2 = (double)((rnd() & 0xFFFu) | 1u);
             const int t = (int)(r >> 1 & 7u), s = (int)(r >> 4 & 31u);
-            a = bits_of((float)ldexp(q1, -60 - s)) | (r & SIGN);
-            b = bits_of((float)ldexp(q2, -90 + s - t));
+            a = mt_f32_bits((float)ldexp(q1, -60 - s)) | (r & SIGN);
+            b = mt_f32_bits((float)ldexp(q2, -90 + s - t));
             c = (r >> 9 & 3u) == 0 ? (r & SIGN) : ((r >> 11) % 7u) | (r << 1 & SIGN);
         }
         bad += wrong(a, b, c);
@@ -375,8 +362,8 @@ static void test_overflow_boundary(void)
         } else {
             const uint32_t k = r >> 8 & 0xFFFu;
             const int s = (int)(r >> 1 & 31u);
-            a = bits_of((float)ldexp((double)(2 * k + 1), 50 + s));
-            b = bits_of((float)ldexp(1.0, 53 - s));
+            a = mt_f32_bits((float)ldexp((double)(2 * k + 1), 50 + s));
+            b = mt_f32_bits((float)ldexp(1.0, 53 - s));
             c = FLT_MAX_BITS - k + (r >> 6 & 3u) - 1u; /* the tie, or 1 ulp below, 1 or 2 above */
             if (r >> 20 & 1u) { /* the mirror image: negative */
                 a ^= SIGN;
