@@ -25,7 +25,7 @@
 #ifdef MT_TEST_FMA_RANDOM
 #define N_RANDOM MT_TEST_FMA_RANDOM
 #else
-#define N_RANDOM 2000000
+#define N_RANDOM 2000000u
 #endif
 #define SIGN 0x80000000u
 #define QNAN_BIT 0x00400000u
@@ -184,7 +184,7 @@ static void test_listed_cases(void)
 static void test_random_bits(void)
 {
     int bad = 0;
-    for (long i = 0; i < N_RANDOM; ++i) bad += wrong(rnd(), rnd(), rnd());
+    for (uint32_t i = 0; i < N_RANDOM; ++i) bad += wrong(rnd(), rnd(), rnd());
     CHECK_EQ_INT(bad, 0);
 }
 
@@ -192,7 +192,7 @@ static void test_random_bits(void)
 static void test_cancellation(void)
 {
     int bad = 0;
-    for (long i = 0; i < N_RANDOM; ++i) {
+    for (uint32_t i = 0; i < N_RANDOM; ++i) {
         int ea, eb;
         split_exp(1 + (int)(rnd() % 253u), &ea, &eb);
         const uint32_t a = rnd_with_exp(ea), b = rnd_with_exp(eb);
@@ -215,7 +215,7 @@ static void test_cancellation(void)
 static void test_tiny_addend(void)
 {
     int bad = 0, ties = 0;
-    for (long i = 0; i < N_RANDOM; ++i) {
+    for (uint32_t i = 0; i < N_RANDOM; ++i) {
         int ea, eb;
         split_exp(70 + (int)(rnd() % 130u), &ea, &eb);
         uint32_t a = rnd_with_exp(ea), b = rnd_with_exp(eb);
@@ -250,7 +250,7 @@ static void test_tiny_addend(void)
         bad += wrong(a, b, c);
     }
     CHECK_EQ_INT(bad, 0);
-    CHECK(ties > N_RANDOM / 4); /* the generator does make exact ties */
+    CHECK((uint32_t)ties > N_RANDOM / 4); /* the generator does make exact ties */
 }
 
 /* An odd integer of exactly len bits (1..24), random between its top and bottom bits. */
@@ -269,7 +269,7 @@ static uint32_t odd_of_length(int len)
 static void test_midpoint_plus_tiny(void)
 {
     int bad = 0;
-    for (long i = 0; i < N_RANDOM; ++i) {
+    for (uint32_t i = 0; i < N_RANDOM; ++i) {
         const uint32_t r = rnd();
         uint32_t a, b, c;
         if ((r & 3u) == 3u) {
@@ -315,7 +315,7 @@ static void test_midpoint_plus_tiny(void)
 static void test_subnormal_results(void)
 {
     int bad = 0;
-    for (long i = 0; i < N_RANDOM; ++i) {
+    for (uint32_t i = 0; i < N_RANDOM; ++i) {
         const uint32_t r = rnd();
         uint32_t a, b, c;
         if (r & 1u) {
@@ -347,7 +347,7 @@ static void test_subnormal_results(void)
 static void test_overflow_boundary(void)
 {
     int bad = 0;
-    for (long i = 0; i < N_RANDOM; ++i) {
+    for (uint32_t i = 0; i < N_RANDOM; ++i) {
         const uint32_t r = rnd();
         uint32_t a, b, c;
         if (r & 1u) {
