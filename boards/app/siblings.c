@@ -509,7 +509,9 @@ int main(void)
                                         {7, 6, 1, 6, 1, MT_PADDING_SAME, MT_FUSED_RELU6},
                                         {3, 12, 1, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU},
                                         {4, 11, 1, 12, 1, MT_PADDING_VALID, MT_FUSED_RELU6},
-                                        {2, 9, 1, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE}};
+                                        {2, 9, 1, 4, 1, MT_PADDING_SAME, MT_FUSED_NONE},
+                                        {3, 4, 1, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU},    /* one block, L and R */
+                                        {2, 13, 1, 5, 1, MT_PADDING_SAME, MT_FUSED_RELU6}}; /* 3 blocks, a pixel */
     for (uint32_t s = 0; s < sizeof convs / sizeof convs[0]; ++s)
         for (int k = 0; k < 3; ++k) { /* NaNs; subnormals; ordinary values (no block recomputed) */
             const uint32_t *v = convs[s];

@@ -5,7 +5,8 @@
  * output (mt_spatial_tap_range); here four output channels share a vector (one gather reads
  * W[oc..oc+3, kh, kw, c]) and four output pixels of a row share each gather. One input channel
  * with a kernel 3 wide at stride 1 has its own loop (forward_c1: x taps broadcast from
- * general-purpose registers); other one-channel 3 x 3 layers run the scalar FPU's assembly
+ * general-purpose registers, a row's blocks in every image one naked function,
+ * conv2d_c1_rows_mve.h); other one-channel 3 x 3 layers run the scalar FPU's assembly
  * (vfp_conv.h), which beats the gathers there.
  */
 #include "ops/arm/mve.h"
@@ -13,118 +14,12 @@
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
+#include "ops/arm/conv2d_c1_rows_mve.h"
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/fast/vfp_conv.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
-
-/*
- * One input channel, a kernel 3 wide, stride 1 along W (the first layer of an image model):
- * lanes across four output channels, the four W values of a tap one gather (vector base, the
- * tap an immediate offset), each x tap a general-purpose register that VFMA broadcasts to the
- * lanes. Four output pixels of a row side by side read six x values of a kernel row, one LDM:
- * per kernel row 1 LDM, 3 gathers, 12 VFMA and 3 instructions of the loop: 19 for 48 MACs,
- * every sum in the reference's (kh, kw) order, each term fused (mt_fma.h). L: pixel 0 lacks
- * tap kw = 0 (the left padding), R: pixel 3 lacks kw = 2 (the right); those terms are left out
- * and their x never loaded. xp: x of pixel 0's first loaded tap (kw = L).
- */
-#define C1_TERM(r, a) "vfma.f32 %q[" a "], q6, " r "\n\t"
-/* the block's sums over `rows` >= 1 kernel rows (x rows xstep bytes apart, W's 12 bytes), plus
- * bv; returns VPR.P0 of the NaN test (0xffff: no NaN) */
-static inline __attribute__((always_inline)) uint32_t c1_rows3(const float *xp, uint32x4_t wa, uint32_t rows,
-                                                               uint32_t xstep, float32x4_t bv, float32x4_t *a0,
-                                                               float32x4_t *a1, float32x4_t *a2, float32x4_t *a3,
-                                                               const int L, const int R)
-{
-    float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
-    uint32_t ok;
-    __asm volatile("dls lr, %[n]\n\t"
-                   "movs r12, #12\n"
-                   "1:\n\t"
-                   ".if %c[L]\n\t"
-                   ".if %c[R]\n\tldm %[xp], {r5, r6, r8, r10}\n\t.else\n\tldm %[xp], {r5, r6, r8, r10, r11}\n\t.endif\n\t"
-                   ".else\n\t"
-                   ".if %c[R]\n\tldm %[xp], {r4, r5, r6, r8, r10}\n\t.else\n\tldm %[xp], {r4, r5, r6, r8, r10, r11}\n\t.endif\n\t"
-                   ".endif\n\t"
-                   "vldrw.u32 q6, [%q[wa], #0]\n\t"
-                   ".if !%c[L]\n\t" C1_TERM("r4", "s0") ".endif\n\t"
-                   C1_TERM("r5", "s1") C1_TERM("r6", "s2") C1_TERM("r8", "s3")
-                   "vldrw.u32 q6, [%q[wa], #4]\n\t"
-                   C1_TERM("r5", "s0") C1_TERM("r6", "s1") C1_TERM("r8", "s2") C1_TERM("r10", "s3")
-                   "vldrw.u32 q6, [%q[wa], #8]\n\t"
-                   C1_TERM("r6", "s0") C1_TERM("r8", "s1") C1_TERM("r10", "s2")
-                   ".if !%c[R]\n\t" C1_TERM("r11", "s3") ".endif\n\t"
-                   "vadd.i32 %q[wa], %q[wa], r12\n\t"
-                   "add %[xp], %[xstep]\n\t"
-                   "le lr, 1b\n\t"
-                   "vadd.f32 %q[s0], %q[s0], %q[bv]\n\t"
-                   "vadd.f32 %q[s1], %q[s1], %q[bv]\n\t"
-                   "vadd.f32 %q[s2], %q[s2], %q[bv]\n\t"
-                   "vadd.f32 %q[s3], %q[s3], %q[bv]\n\t"
-                   "vcmp.f32 eq, %q[s0], %q[s0]\n\t"
-                   "vpsttt\n\t"
-                   "vcmpt.f32 eq, %q[s1], %q[s1]\n\t"
-                   "vcmpt.f32 eq, %q[s2], %q[s2]\n\t"
-                   "vcmpt.f32 eq, %q[s3], %q[s3]\n\t"
-                   "vmrs %[ok], p0\n"
-                   : [s0] "+w"(s0), [s1] "+w"(s1), [s2] "+w"(s2), [s3] "+w"(s3), [xp] "+r"(xp), [wa] "+w"(wa),
-                     [ok] "=r"(ok)
-                   : [n] "r"(rows), [xstep] "r"(xstep), [bv] "w"(bv), [L] "n"(L), [R] "n"(R)
-                   : "r4", "r5", "r6", "r8", "r10", "r11", "r12", "lr", "q6", "p0", "memory");
-    *a0 = s0, *a1 = s1, *a2 = s2, *a3 = s3;
-    return ok;
-}
-
-/* y = act(a + bias) of four pixels, output channels oc.. (lanes p, all when tail is 0), at yp;
- * 1 when one is a NaN (checked before the activation: the reference's ReLU keeps a NaN, VMAXNM
- * would not). The activation is VMAXNM with +0 (and VMINNM with 6): the same as the
- * reference's v < 0 ? 0 : v (> 6 ? 6) for every other v, as a sum from +0 plus the bias is -0
- * only after a fused term underflowed, which sets UFC and sends the op to the portable kernel. */
-static inline __attribute__((always_inline)) void c1_store4(float32x4_t a0, float32x4_t a1, float32x4_t a2,
-                                                            float32x4_t a3, uint32_t act, float *yp, size_t OC,
-                                                            int tail, mve_pred16_t p)
-{
-    if (act != MT_FUSED_NONE) {
-        const float32x4_t zero = vdupq_n_f32(0.0f);
-        a0 = vmaxnmq_f32(a0, zero), a1 = vmaxnmq_f32(a1, zero), a2 = vmaxnmq_f32(a2, zero), a3 = vmaxnmq_f32(a3, zero);
-        if (act == MT_FUSED_RELU6) {
-            const float32x4_t six = vdupq_n_f32(6.0f);
-            a0 = vminnmq_f32(a0, six), a1 = vminnmq_f32(a1, six), a2 = vminnmq_f32(a2, six), a3 = vminnmq_f32(a3, six);
-        }
-    }
-    if (tail) {
-        vstrwq_p_f32(yp, a0, p), vstrwq_p_f32(yp + OC, a1, p), vstrwq_p_f32(yp + 2 * OC, a2, p);
-        vstrwq_p_f32(yp + 3 * OC, a3, p);
-    } else {
-        vst1q_f32(yp, a0), vst1q_f32(yp + OC, a1), vst1q_f32(yp + 2 * OC, a2), vst1q_f32(yp + 3 * OC, a3);
-    }
-}
-
-typedef struct c1_geometry { /* forward_c1's, by value: in memory, the asm's memory clobber made GCC reload it */
-    uint32_t OC, K, W, act; /* output channels, W's floats per output channel (KH·3), input width, MT_FUSED_* */
-} c1_geometry;
-
-/* four pixels from x index s (pixel 0's tap kw = 0, s >= -1) of the kernel rows [kh0, kh1) from
- * xr (kh1 > kh0), every output channel; 1 on a NaN (lanes past OC hold oc's sums) */
-static inline __attribute__((always_inline)) int c1_block(const float *xr, const float *w, const float *bias,
-                                                          float *yp, const c1_geometry q, uint32_t kh0,
-                                                          uint32_t kh1, int32_t s, uint32x4_t wofs, const int L,
-                                                          const int R)
-{
-    const uint32_t OC = q.OC, K = q.K, W = q.W;
-    for (uint32_t oc = 0; oc < OC; oc += 4) {
-        const int tail = OC - oc < 4;
-        const mve_pred16_t p = vctp32q(OC - oc);
-        uint32x4_t wa = vaddq_n_u32(tail ? vpselq_u32(wofs, vdupq_n_u32(0u), p) : wofs,
-                                    (uint32_t)(uintptr_t)(w + (size_t)oc * K + kh0 * 3u));
-        float32x4_t a0, a1, a2, a3;
-        const float32x4_t bv = !bias ? vdupq_n_f32(0.0f) : tail ? vldrwq_z_f32(bias + oc, p) : vld1q_f32(bias + oc);
-        if (c1_rows3(xr + s + L, wa, kh1 - kh0, W * 4u, bv, &a0, &a1, &a2, &a3, L, R) != 0xffffu) return 1;
-        c1_store4(a0, a1, a2, a3, q.act, yp + oc, OC, tail, p);
-    }
-    return 0;
-}
 
 /* one pixel whose taps are kw0..kw1 of the kernel rows [kh0, kh1), x index s of tap kw = 0 */
 static int c1_pixel(const float *xr, const float *w, const float *bias, float *yp, const mt_spatial *g,
@@ -148,39 +43,58 @@ static int c1_pixel(const float *xr, const float *w, const float *bias, float *y
     return 0;
 }
 
-/* C == 1, KW == 3, SW == 1: 1 on a NaN (the caller recomputes y) */
+/* an output block of four pixels from ow fits the input row (pixel 0 may lack tap kw = 0,
+ * pixel 3 kw = 2: the padding, L and R) */
+static int c1_block_fits(uint32_t ow, const mt_spatial *g)
+{
+    const int32_t s = (int32_t)ow - (int32_t)g->PL;
+    return ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)g->W;
+}
+
+/* C == 1, KW == 3, SW == 1: 1 on a NaN (the caller recomputes y). Rows outside: their taps
+ * are the same in every image, and each run of whole blocks in a row is one call of
+ * mt_mve_c1_rows_run over the batch; the pixels left over take c1_pixel. */
 static int forward_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B, const mt_spatial *g)
 {
-    const uint32_t OC = g->OC, W = g->W;
-    const c1_geometry q = {OC, g->KH * 3u, W, g->activation};
-    const uint32x4_t wofs = vmulq_n_u32(vidupq_n_u32(0u, 1), g->KH * 3u * 4u); /* bytes to oc + lane */
-    for (uint32_t oh = 0; oh < g->OH; ++oh) { /* rows outside: their taps are the same in every image */
+    const uint32_t OC = g->OC, W = g->W, K = g->KH * 3u;
+    mt_mve_c1_rows r = {0};
+    r.act = g->activation, r.ystep = OC * 4u, r.wstep = 16u * K, r.bias = bias, r.OC = OC, r.images = B;
+    r.ximage = g->H * W * 4u, r.yimage = g->OH * g->OW * OC * 4u, r.xstep = W * 4u;
+    for (uint32_t lane = 0; lane < 4; ++lane) {
+        r.wofs[lane] = lane * K * 4u - 4u; /* modulo 2^32: lane 0 is W's address - 4 */
+        r.tail_offs[lane] = lane < OC % 4u ? r.wofs[lane] : r.wofs[0];
+    }
+    const uint32x4_t wofs = vmulq_n_u32(vidupq_n_u32(0u, 1), K * 4u); /* c1_pixel's: bytes to oc + lane */
+    for (uint32_t oh = 0; oh < g->OH; ++oh) {
         uint32_t kh0, kh1;
         mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-        for (uint32_t b = 0; b < B; ++b) {
-            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
-            if (kh1 <= kh0) { /* every tap in the padding: the bias */
+        if (kh1 <= kh0) { /* every tap in the padding: the bias */
+            for (uint32_t b = 0; b < B; ++b) {
+                float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
                 for (uint32_t i = 0; i < g->OW * OC; ++i) yr[i] = bias ? 0.0f + bias[i % OC] : 0.0f;
                 mt_fused_activation_forward(g->activation, yr, (size_t)g->OW * OC);
-                continue;
             }
-            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * W;
-            for (uint32_t ow = 0; ow < g->OW;) {
-                const int32_t s = (int32_t)ow - (int32_t)g->PL;
-                float *yp = yr + (size_t)ow * OC;
-                int nan;
-                if (ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)W) {
-                    const int L = s < 0, R = s + 5 == (int32_t)W;
-                    if (L && R) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 1, 1);
-                    else if (L) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 1, 0);
-                    else if (R) nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 0, 1);
-                    else nan = c1_block(xr, w, bias, yp, q, kh0, kh1, s, wofs, 0, 0);
-                    ow += 4;
-                } else {
-                    nan = c1_pixel(xr, w, bias, yp, g, kh0, kh1, s, wofs);
-                    ow += 1;
-                }
-                if (nan) return 1;
+            continue;
+        }
+        const float *xr = x + ((size_t)oh * g->SH + kh0 - g->PT) * W; /* image 0's first kernel row */
+        r.rows = kh1 - kh0, r.w = w + kh0 * 3u;
+        for (uint32_t ow = 0; ow < g->OW;) {
+            const int32_t s = (int32_t)ow - (int32_t)g->PL;
+            float *yp = y + ((size_t)oh * g->OW + ow) * OC;
+            if (c1_block_fits(ow, g)) {
+                uint32_t n = 1;
+                while (c1_block_fits(ow + 4 * n, g)) ++n;
+                const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
+                r.blocks = n, r.edges = L | R << 1, r.y = yp;
+                r.x = (uintptr_t)(xr + s + (int32_t)L) - 4u * L; /* tap kw = 0 of pixel 0, read from kw = L */
+                if (mt_mve_c1_rows_run(&r)) return 1;
+                ow += 4 * n;
+            } else {
+                for (uint32_t b = 0; b < B; ++b)
+                    if (c1_pixel(xr + (size_t)b * g->H * W, w, bias, yp + (size_t)b * g->OH * g->OW * OC, g, kh0, kh1,
+                                 s, wofs))
+                        return 1;
+                ow += 1;
             }
         }
     }
