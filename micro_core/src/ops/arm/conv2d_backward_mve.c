@@ -13,8 +13,10 @@
  * 2: a window of three x values slides along the row in general-purpose registers (each loaded
  * once, VFMA broadcasts it to the lanes) and the kernel row's sums take a term each. Inside the
  * row a pixel costs an LDR of x, two VLDRW of dz, six VFMA and a pointer addition: 10
- * instructions for 24 MACs (and a loop turn every three pixels); the row's ends (SAME) in C.
- * The sums wait on the stack between rows (a float stored and reloaded is the same float).
+ * instructions for 24 MACs (and a loop turn every three pixels). Eight channels a pass run
+ * the whole batch in one naked function (conv2d_c1_dw_rows_mve.h); a last pass of four, the
+ * same slide in C (cws_row, the row's ends (SAME) in C). The sums wait on the stack between
+ * rows (a float stored and reloaded is the same float).
  * Before dW is written, a flushed subnormal or a NaN sends the channels to the reference's
  * scalar sums.
  */
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "mt_fma.h"
+#include "ops/arm/conv2d_c1_dw_rows_mve.h"
 #include "ops/arm/mve_flags.h"
 #include "ops/fast/fast.h"
 #include "ops/ops.h"
@@ -136,14 +139,22 @@ static inline __attribute__((always_inline)) void conv_weight_grad_block(const f
     float32x4_t sum[CWS_KH * 3 * 2];
     for (uint32_t t = 0; t < 2 * taps; ++t) sum[t] = vdupq_n_f32(0.0f);
     mt_mve_flags_clear();
-    for (uint32_t b = 0; b < B; ++b) /* (b, oh) ascending: each sum's terms in the reference's order */
-        for (uint32_t oh = 0; oh < OH; ++oh) {
-            uint32_t kh0, kh1;
-            mt_spatial_tap_range(oh, SH, PT, KH, H, &kh0, &kh1);
-            const float *dz = dy + ((size_t)b * OH + oh) * OW * (size_t)OC + oc;
-            for (uint32_t kh = kh0; kh < kh1; ++kh)
-                cws_row(dz, x + ((size_t)b * H + oh * SH + kh - PT) * (size_t)W, OC, W, PL, sum + 6 * kh, G);
-        }
+    if (G == 2) { /* the same loops in assembly (conv2d_c1_dw_rows_mve.h) */
+        const mt_mve_cws_rows r = {.dz = dy + oc, .x = x, .xstep = (uint32_t)W * 4u, .sums = sum, .KH = KH, .H = H,
+                                   .rowstep = OW * (uint32_t)OC * 4u, .SH = SH, .OH = OH, .neg_pt = -(int32_t)PT,
+                                   .ih0 = -(int32_t)PT, .oh_left = OH, .images = B, .ximage = H * (uint32_t)W * 4u,
+                                   .ds = (uint32_t)OC * 4u, .triples = ((uint32_t)W - 2u) / 3u,
+                                   .rem = ((uint32_t)W - 2u) % 3u, .PL = (uint32_t)PL};
+        if (B && OH) mt_mve_cws_rows_run(&r);
+    } else
+        for (uint32_t b = 0; b < B; ++b) /* (b, oh) ascending: each sum's terms in the reference's order */
+            for (uint32_t oh = 0; oh < OH; ++oh) {
+                uint32_t kh0, kh1;
+                mt_spatial_tap_range(oh, SH, PT, KH, H, &kh0, &kh1);
+                const float *dz = dy + ((size_t)b * OH + oh) * OW * (size_t)OC + oc;
+                for (uint32_t kh = kh0; kh < kh1; ++kh)
+                    cws_row(dz, x + ((size_t)b * H + oh * SH + kh - PT) * (size_t)W, OC, W, PL, sum + 6 * kh, G);
+            }
     /* dW[oc + lane, kh, kw] sit taps apart: a gather and a scatter per tap and vector */
     const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0, 1), taps);
     uint32x4_t worst = vdupq_n_u32(0);
