@@ -27,6 +27,7 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
+#include "ops/arm/mve_flags.h" /* MT_NAKED_COPY32 */
 
 /* What mt_mve_cws_rows_run reads; its first 80 bytes are copied to the function's stack frame,
  * where ih0, oh_left and images count down (scratch: set them as marked). */
@@ -89,10 +90,7 @@ __attribute__((naked, noinline)) static void mt_mve_cws_rows_run(const mt_mve_cw
         "vpush {d8-d15}\n\t"
         "sub sp, #84\n\t" /* 80 bytes of frame, 4 to keep sp 8-byte aligned */
         "mov r12, sp\n\t"
-        "ldm r0!, {r1-r8}\n\t"
-        "stm r12!, {r1-r8}\n\t"
-        "ldm r0!, {r1-r8}\n\t"
-        "stm r12!, {r1-r8}\n\t"
+        MT_NAKED_COPY32 MT_NAKED_COPY32
         "ldm r0!, {r1-r4}\n\t"
         "stm r12!, {r1-r4}\n\t"
         "ldr r10, [sp]\n\t"

@@ -33,6 +33,7 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
+#include "ops/arm/mve_flags.h" /* MT_NAKED_COPY32, MT_NAKED_RETURN_0_OR_1 */
 
 /* What mt_mve_c1_rows_run reads; its first 96 bytes are copied to the function's stack frame
  * as they are, and the fields marked scratch are the copy's running state (any value here). */
@@ -108,12 +109,7 @@ __attribute__((naked, noinline)) static int mt_mve_c1_rows_run(const mt_mve_c1_r
         "vpush {d8-d15}\n\t"
         "sub sp, #100\n\t" /* 96 bytes of frame, 4 to keep sp 8-byte aligned */
         "mov r12, sp\n\t"
-        "ldm r0!, {r1-r8}\n\t"
-        "stm r12!, {r1-r8}\n\t"
-        "ldm r0!, {r1-r8}\n\t"
-        "stm r12!, {r1-r8}\n\t"
-        "ldm r0!, {r1-r8}\n\t"
-        "stm r12!, {r1-r8}\n\t"
+        MT_NAKED_COPY32 MT_NAKED_COPY32 MT_NAKED_COPY32
         "vldrw.u32 q7, [r0]\n\t" /* wofs */
         "ldr r2, [sp, #68]\n\t"
         "ldrd r0, r10, [sp, #48]\n\t" /* the first image's x and y */
@@ -226,16 +222,7 @@ __attribute__((naked, noinline)) static int mt_mve_c1_rows_run(const mt_mve_c1_r
         "str r10, [sp, #64]\n\t"
         "ldr r3, [sp, #32]\n\t"
         "str r3, [sp, #36]\n\t"
-        "b 1b\n"
-        "8:\n\t"
-        "movs r0, #0\n\t"
-        "b 10f\n"
-        "9:\n\t"
-        "movs r0, #1\n"
-        "10:\n\t"
-        "add sp, #100\n\t"
-        "vpop {d8-d15}\n\t"
-        "pop {r4-r11, pc}\n");
+        "b 1b\n" MT_NAKED_RETURN_0_OR_1("100", "d8-d15"));
 }
 #undef MT_C1_ROW_LOOP
 #undef MT_C1_T00

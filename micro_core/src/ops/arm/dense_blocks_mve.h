@@ -330,16 +330,7 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "str r5, [sp, #20]\n\t"
         "add r11, r8\n\t"
         "vldrw.u32 q6, [sp]\n\t"
-        "b 1b\n"
-        "8:\n\t"
-        "movs r0, #0\n\t"
-        "b 10f\n"
-        "9:\n\t"
-        "movs r0, #1\n"
-        "10:\n\t"
-        "add sp, #40\n\t"
-        "vpop {d8-d13}\n\t"
-        "pop {r4-r11, pc}\n");
+        "b 1b\n" MT_NAKED_RETURN_0_OR_1("40", "d8-d13"));
 }
 typedef struct mt_mve_dw_rows {
     const float *dy; /*  0: dy + u, the first block's six units (column u of dy [B, U]) */

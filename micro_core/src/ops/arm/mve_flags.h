@@ -124,6 +124,15 @@ static inline int mt_mve_nan1(float32x4_t a)
     "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"                                                                           \
     "vmrs %[t1], p0\n\t"
 
+/* The naked kernels' frames: MT_NAKED_COPY32 copies 32 bytes of the parameter struct at r0 to
+ * r12 (both move on; r1-r8 scratch), how a naked kernel puts its struct on its stack frame;
+ * MT_NAKED_RETURN_0_OR_1(frame, dregs): labels 8 (return 0) and 9 (return 1), then the frame's
+ * `frame` bytes freed and the callee-saved registers restored (dregs: the D registers pushed). */
+#define MT_NAKED_COPY32 "ldm r0!, {r1-r8}\n\tstm r12!, {r1-r8}\n\t"
+#define MT_NAKED_RETURN_0_OR_1(frame, dregs)                                                                      \
+    "8:\n\tmovs r0, #0\n\tb 10f\n9:\n\tmovs r0, #1\n10:\n\tadd sp, #" frame "\n\tvpop {" dregs "}\n\t"                  \
+    "pop {r4-r11, pc}\n"
+
 /* bias, then the fused activation as the reference applies it (MT_FUSED_*, microtrain.h):
  * v < 0 ? 0 : v, then > 6 ? 6. The test is 0 > v: VCMP's LT condition (N != V) also holds
  * for an unordered pair, so VCMP LT would make a NaN 0, where the reference keeps it; GT is
