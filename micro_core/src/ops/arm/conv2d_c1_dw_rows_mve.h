@@ -86,10 +86,7 @@ typedef char mt_mve_cws_rows_offsets[offsetof(mt_mve_cws_rows, xstep) == 8 && of
 __attribute__((naked, noinline)) static void mt_mve_cws_rows_run(const mt_mve_cws_rows *p __attribute__((unused)))
 {
     __asm volatile(
-        "push {r4-r11, lr}\n\t"
-        "vpush {d8-d15}\n\t"
-        "sub sp, #84\n\t" /* 80 bytes of frame, 4 to keep sp 8-byte aligned */
-        "mov r12, sp\n\t"
+        MT_NAKED_ENTER("84") /* 80 bytes of frame, 4 to keep sp 8-byte aligned */
         MT_NAKED_COPY32 MT_NAKED_COPY32
         "ldm r0!, {r1-r4}\n\t"
         "stm r12!, {r1-r4}\n\t"

@@ -105,10 +105,7 @@ typedef char mt_mve_c1_rows_offsets[offsetof(mt_mve_c1_rows, act) == 8 && offset
 __attribute__((naked, noinline)) static int mt_mve_c1_rows_run(const mt_mve_c1_rows *p __attribute__((unused)))
 {
     __asm volatile(
-        "push {r4-r11, lr}\n\t"
-        "vpush {d8-d15}\n\t"
-        "sub sp, #100\n\t" /* 96 bytes of frame, 4 to keep sp 8-byte aligned */
-        "mov r12, sp\n\t"
+        MT_NAKED_ENTER("100") /* 96 bytes of frame, 4 to keep sp 8-byte aligned */
         MT_NAKED_COPY32 MT_NAKED_COPY32 MT_NAKED_COPY32
         "vldrw.u32 q7, [r0]\n\t" /* wofs */
         "ldr r2, [sp, #68]\n\t"
@@ -176,17 +173,11 @@ __attribute__((naked, noinline)) static int mt_mve_c1_rows_run(const mt_mve_c1_r
         "ldrd r3, r8, [sp, #8]\n\t" /* act, ystep */
         "cbz r3, 7f\n\t"
         "vmov.i32 q4, #0\n\t"
-        "vmaxnm.f32 q0, q0, q4\n\t"
-        "vmaxnm.f32 q1, q1, q4\n\t"
-        "vmaxnm.f32 q2, q2, q4\n\t"
-        "vmaxnm.f32 q3, q3, q4\n\t"
+        MT_Q0_Q3_WITH_Q4("vmaxnm")
         "cmp r3, #2\n\t"
         "bne 7f\n\t"
         "vmov.f32 q4, #6.0\n\t"
-        "vminnm.f32 q0, q0, q4\n\t"
-        "vminnm.f32 q1, q1, q4\n\t"
-        "vminnm.f32 q2, q2, q4\n\t"
-        "vminnm.f32 q3, q3, q4\n"
+        MT_Q0_Q3_WITH_Q4("vminnm")
         "7:\n\t"
         "add r4, r10, r8\n\t"
         "add r5, r4, r8\n\t"

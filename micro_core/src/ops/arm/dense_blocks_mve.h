@@ -293,17 +293,11 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "cmp r10, #0\n\t" /* the activation */
         "beq 7f\n\t"
         "vmov.i32 q4, #0\n\t"
-        "vmaxnm.f32 q0, q0, q4\n\t"
-        "vmaxnm.f32 q1, q1, q4\n\t"
-        "vmaxnm.f32 q2, q2, q4\n\t"
-        "vmaxnm.f32 q3, q3, q4\n\t"
+        MT_Q0_Q3_WITH_Q4("vmaxnm")
         "cmp r10, #1\n\t"
         "beq 7f\n\t"
         "vmov.f32 q4, #6.0\n\t"
-        "vminnm.f32 q0, q0, q4\n\t"
-        "vminnm.f32 q1, q1, q4\n\t"
-        "vminnm.f32 q2, q2, q4\n\t"
-        "vminnm.f32 q3, q3, q4\n"
+        MT_Q0_Q3_WITH_Q4("vminnm")
         "7:\n\t"
         "vstrw.32 q0, [r5]\n\t"
         "add r8, r5, r6\n\t"

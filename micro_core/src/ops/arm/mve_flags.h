@@ -124,10 +124,17 @@ static inline int mt_mve_nan1(float32x4_t a)
     "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"                                                                           \
     "vmrs %[t1], p0\n\t"
 
-/* The naked kernels' frames: MT_NAKED_COPY32 copies 32 bytes of the parameter struct at r0 to
- * r12 (both move on; r1-r8 scratch), how a naked kernel puts its struct on its stack frame;
+/* op (VMAXNM, VMINNM) of q0..q3 each with q4, in place: an activation's clamp of four sums */
+#define MT_Q0_Q3_WITH_Q4(op)                                                                                     \
+    op ".f32 q0, q0, q4\n\t" op ".f32 q1, q1, q4\n\t" op ".f32 q2, q2, q4\n\t" op ".f32 q3, q3, q4\n\t"
+
+/* The naked kernels' frames: MT_NAKED_ENTER(frame) pushes r4-r11, lr and d8-d15 (the AAPCS's
+ * callee-saved registers) and takes `frame` bytes of stack, r12 at its start; MT_NAKED_COPY32
+ * copies 32 bytes of the parameter struct at r0 to r12 (both move on; r1-r8 scratch), how a
+ * naked kernel puts its struct on its stack frame;
  * MT_NAKED_RETURN_0_OR_1(frame, dregs): labels 8 (return 0) and 9 (return 1), then the frame's
  * `frame` bytes freed and the callee-saved registers restored (dregs: the D registers pushed). */
+#define MT_NAKED_ENTER(frame) "push {r4-r11, lr}\n\tvpush {d8-d15}\n\tsub sp, #" frame "\n\tmov r12, sp\n\t"
 #define MT_NAKED_COPY32 "ldm r0!, {r1-r8}\n\tstm r12!, {r1-r8}\n\t"
 #define MT_NAKED_RETURN_0_OR_1(frame, dregs)                                                                      \
     "8:\n\tmovs r0, #0\n\tb 10f\n9:\n\tmovs r0, #1\n10:\n\tadd sp, #" frame "\n\tvpop {" dregs "}\n\t"                  \
