@@ -16,11 +16,14 @@
  *   - bare-metal 32-bit ARM without it (the M3, the M0): mt_fmaf_soft below, integer
  *     arithmetic only, because newlib's fmaf rounds twice (a double sum, then a float) and is
  *     off by one ulp when the double lands on a float tie;
- *   - anything else (x86-64 without FMA3 in the portable build, ARM Linux on VFPv3, wasm): the
- *     C library's fmaf, which glibc and musl compute correctly rounded. Without the instruction
- *     it is slow: on armhf's VFPv3 glibc's takes the digits step to 2.8M instructions
- *     (mt_fmaf_soft 3.5M; 160K with a multiply and an add), so an ARMv7-A core with VFPv4
- *     (Cortex-A7, A15, A17, A53 in AArch32) is best built with -mfpu=neon-vfpv4.
+ *   - ARM Linux with a double-precision FPU but no VFMA (armhf's VFPv3): mt_fmaf_via_double
+ *     below, the sum in double and one test for the rare case where rounding it again to float
+ *     could differ (then mt_fmaf_soft): the digits step 1.04M instructions, 2.8M with glibc's
+ *     fmaf (which changes the rounding mode around every call), 3.5M with mt_fmaf_soft alone,
+ *     160K with a multiply and an add; an ARMv7-A core with VFPv4 (Cortex-A7, A15, A17, A53 in
+ *     AArch32) still does best built with -mfpu=neon-vfpv4;
+ *   - anything else (x86-64 without FMA3 in the portable build, wasm): the C library's fmaf,
+ *     which glibc and musl compute correctly rounded.
  * NaN: a single NaN operand comes back quiet with its sign and payload everywhere. Where two
  * NaNs meet, or a NaN addend meets 0·∞, the NaN that wins is the target's rule (ARM: the addend
  * first, and 0·∞ + qNaN is the default NaN; x86: its operand order); mt_fmaf_soft follows ARM.
@@ -29,15 +32,45 @@
 #define MT_FMA_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* a·b + c rounded once, ARM's NaN rules (see above); only integer operations. */
 float mt_fmaf_soft(float a, float b, float c);
+
+/*
+ * a·b + c rounded once, through double arithmetic (binary64 with round to nearest): the product
+ * of two floats is exact in double (48 significant bits of 53), so r = a·b + c in double is the
+ * exact sum v rounded once. Rounding r again to float gives v's float unless r is a float
+ * midpoint (every midpoint is a double, and rounding is monotone: if r is not one, v and r lie
+ * on the same side of each, and so round alike). For a normal float result a midpoint is a
+ * double whose low 29 fraction bits are 1 followed by 28 zeros; the few cases that may be one,
+ * with the results in the float subnormal range (whose midpoints sit higher) and the infinities
+ * and NaNs, take mt_fmaf_soft. A zero r is v = 0 exactly, with IEEE's sign of an exact zero sum
+ * in both. tests/core/test_fma_soft.c holds it to the library's fmaf with mt_fmaf_soft.
+ */
+static inline float mt_fmaf_via_double(float a, float b, float c)
+{
+    const double r = (double)a * (double)b + (double)c; /* -ffp-contract=off: a product, then a sum */
+    uint64_t bits;
+    memcpy(&bits, &r, sizeof bits);
+    const uint32_t e = (uint32_t)(bits >> 52) & 0x7FFu; /* r's exponent field */
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u || e == 0x7FFu || (e != 0 && e < 1023u - 126u))
+        return mt_fmaf_soft(a, b, c);
+    return (float)r;
+}
 
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(__aarch64__)
 #define MT_FMA_HARDWARE 1
 static inline float mt_fmaf(float a, float b, float c)
 {
     return __builtin_fmaf(a, b, c);
+}
+#elif defined(__arm__) && defined(__linux__) && defined(__ARM_FP) && (__ARM_FP & 8)
+#define MT_FMA_HARDWARE 0
+static inline float mt_fmaf(float a, float b, float c)
+{
+    return mt_fmaf_via_double(a, b, c);
 }
 #elif (defined(__arm__) || defined(__thumb__)) && !defined(__linux__)
 #define MT_FMA_HARDWARE 0

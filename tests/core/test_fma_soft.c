@@ -1,6 +1,7 @@
 /*
- * mt_fmaf_soft (mt_fma.c) against the C library's fmaf, which glibc rounds correctly (on
- * x86-64 with FMA3 it is one vfmadd): bit for bit for every non-NaN result. A NaN result is
+ * mt_fmaf_soft (mt_fma.c) and mt_fmaf_via_double (mt_fma.h) against the C library's fmaf, which
+ * glibc rounds correctly (on x86-64 with FMA3 it is one vfmadd): bit for bit for every non-NaN
+ * result (the midpoint cases below are the ones rounding a double sum again gets wrong). A NaN result is
  * checked against ARM's FPMulAdd rule written out again here (arm_nan), and the library must
  * agree that the result is a NaN (x86 picks a different NaN where several meet).
  *
@@ -61,18 +62,22 @@ static int arm_nan(uint32_t a, uint32_t b, uint32_t c, uint32_t *out)
 static long n_cases;
 static int n_wrong;
 
-/* 1 when mt_fmaf_soft(a, b, c) is wrong: the library's bits, or the ARM NaN. */
+/* 1 when mt_fmaf_soft(a, b, c) or mt_fmaf_via_double(a, b, c) is wrong: the library's bits,
+ * or the ARM NaN (mt_fmaf_via_double hands every NaN and infinity to mt_fmaf_soft). */
 static int wrong(uint32_t a, uint32_t b, uint32_t c)
 {
-    const uint32_t got = mt_f32_bits(mt_fmaf_soft(mt_f32_from_bits(a), mt_f32_from_bits(b), mt_f32_from_bits(c)));
-    const uint32_t lib = mt_f32_bits(fmaf(mt_f32_from_bits(a), mt_f32_from_bits(b), mt_f32_from_bits(c)));
+    const float fa = mt_f32_from_bits(a), fb = mt_f32_from_bits(b), fc = mt_f32_from_bits(c);
+    const uint32_t soft = mt_f32_bits(mt_fmaf_soft(fa, fb, fc));
+    const uint32_t via_double = mt_f32_bits(mt_fmaf_via_double(fa, fb, fc));
+    const uint32_t lib = mt_f32_bits(fmaf(fa, fb, fc));
     uint32_t want = lib;
     const int want_nan = arm_nan(a, b, c, &want);
-    const int bad = got != want || want_nan != nan_bits(lib);
+    const int bad = soft != want || via_double != want || want_nan != nan_bits(lib);
     ++n_cases;
     if (bad && n_wrong++ < 20)
-        printf("    fma(%08x, %08x, %08x) = %08x, expected %08x (library %08x)\n", (unsigned)a,
-               (unsigned)b, (unsigned)c, (unsigned)got, (unsigned)want, (unsigned)lib);
+        printf("    fma(%08x, %08x, %08x) = %08x soft, %08x via double, expected %08x (library %08x)\n",
+               (unsigned)a, (unsigned)b, (unsigned)c, (unsigned)soft, (unsigned)via_double, (unsigned)want,
+               (unsigned)lib);
     return bad;
 }
 
@@ -264,8 +269,9 @@ static uint32_t odd_of_length(int len)
  * q1·q2 odd and 25 bits long. Subnormal range: a·b = q·(2^j ± 1)·2^(-150-j) = q·2^-150 ±
  * q·2^(-150-j) with q odd and q < 2^j, a subnormal midpoint plus or minus a tiny amount; and
  * a·b = (2^A + 1)(2^A - 1)·2^x = 2^(x+2A) - 2^x, 2^(x+2A) at most half the smallest subnormal,
- * next to c = n·2^-149: the 2^x, 40 or more bits under the rounding bit, is all that separates
- * c - a·b from a midpoint (found by the final shift's sticky bit, not by the alignment's). */
+ * next to c = n·2^-149 (any subnormal n): the 2^x, 40 or more bits under the rounding bit, is
+ * all that separates c - a·b from a midpoint (found by the final shift's sticky bit, not by the
+ * alignment's; in double arithmetic the sum rounds onto that midpoint). */
 static void test_midpoint_plus_tiny(void)
 {
     int bad = 0;
@@ -278,7 +284,9 @@ static void test_midpoint_plus_tiny(void)
             a = mt_f32_bits((float)ldexp(ldexp(1.0, A) + 1.0, sa)) | (r >> 6 & 1u) << 31;
             b = mt_f32_bits((float)ldexp(ldexp(1.0, A) - 1.0, -150 - u - 2 * A - sa)) |
                 (r >> 7 & 1u) << 31;
-            c = ((r >> 8) % 8u) | (r >> 11 & 1u) << 31;
+            /* c a few smallest subnormals, or any subnormal: the midpoint of c's binade then
+             * has a double's low 29 fraction bits all zero (mt_fmaf_via_double's subnormal test) */
+            c = ((r >> 8 & 1u) ? (r >> 9) % 8u : rnd() & 0x7FFFFFu) | (r >> 12 & 1u) << 31;
         } else if (r & 1u) {
             uint32_t q1, q2;
             uint64_t q;
