@@ -324,17 +324,18 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_
 static float cx[CV_X], cw[CV_W], cb[16], cy0[CV_Y], cy1[CV_Y], cdy0[CV_Y], cdy1[CV_Y];
 static float cdx0[CV_X], cdx1[CV_X], cdw0[CV_W], cdw1[CV_W], cdb0[16], cdb1[16];
 
-static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t stride, uint32_t padding,
-                      uint32_t activation, int with_bias, float scale, int nans)
+/* a kernel KH x 3 at strides SH (rows) and SW (columns) */
+static void conv_case_k(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t KH, uint32_t SH, uint32_t SW,
+                        uint32_t padding, uint32_t activation, int with_bias, float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = H, g.W = W, g.C = C, g.OC = OC, g.KH = 3, g.KW = 3, g.SH = stride, g.SW = stride;
+    g.H = H, g.W = W, g.C = C, g.OC = OC, g.KH = KH, g.KW = 3, g.SH = SH, g.SW = SW;
     g.activation = activation;
-    mt_spatial_axis(H, 3, stride, padding, &g.OH, &g.PT);
-    mt_spatial_axis(W, 3, stride, padding, &g.OW, &g.PL);
+    mt_spatial_axis(H, KH, SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(W, 3, SW, padding, &g.OW, &g.PL);
     const uint32_t B = 2;
-    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * 9 * C;
+    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * g.OH * g.OW * OC, nw = (size_t)OC * KH * 3 * C;
     /* subnormal x: dy stays normal, so the weight gradient's products are subnormal too */
     fill(cx, nx, scale), fill(cw, nw, 1.0f), fill(cb, OC, 0.5f), fill(cdy0, ny, scale < 1e-30f ? 2.0f : scale);
     for (size_t i = 5; nans && i < nx; i += 53) cx[i] = (i & 1u) ? -__builtin_nanf("") : __builtin_nanf("");
@@ -359,6 +360,12 @@ static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t 
 #endif
     check(same(cdy0, cdy1, ny) && same(cdx0, cdx1, nx) && same(cdw0, cdw1, nw) && same(cdb0, cdb1, OC),
           "conv shape backward");
+}
+
+static void conv_case(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t stride, uint32_t padding,
+                      uint32_t activation, int with_bias, float scale, int nans)
+{
+    conv_case_k(H, W, C, OC, 3, stride, stride, padding, activation, with_bias, scale, nans);
 }
 
 /* a pointwise Conv2D (Dense over the pixels, the activation fused on the FPU cores) against the
@@ -516,6 +523,18 @@ int main(void)
         for (int k = 0; k < 3; ++k) { /* NaNs; subnormals; ordinary values (no block recomputed) */
             const uint32_t *v = convs[s];
             conv_case(v[0], v[1], v[2], v[3], v[4], v[5], v[6], k != 0, k == 1 ? 1e-39f : 2.0f, k == 0);
+        }
+    static const uint32_t tall[][6] = {/* H, W, OC, KH, SH, padding: one channel, SW = 1 (the one-channel
+                                        * Helium paths with 5 kernel rows, and rows two apart) */
+                                       {8, 7, 8, 5, 1, MT_PADDING_SAME},
+                                       {7, 6, 8, 5, 2, MT_PADDING_SAME},
+                                       {7, 9, 12, 3, 2, MT_PADDING_VALID},
+                                       {6, 5, 8, 5, 1, MT_PADDING_VALID}};
+    for (uint32_t s = 0; s < sizeof tall / sizeof tall[0]; ++s)
+        for (int k = 0; k < 3; ++k) {
+            const uint32_t *v = tall[s];
+            conv_case_k(v[0], v[1], 1, v[2], v[3], v[4], 1, v[5], (uint32_t)k % 3u, k != 0, k == 1 ? 1e-39f : 2.0f,
+                        k == 0);
         }
     static const uint32_t pointwise[][4] = {/* H, W, C, OC */ {8, 8, 8, 16}, {3, 5, 5, 7}, {2, 3, 1, 4}, {1, 7, 3, 9}};
     for (uint32_t s = 0; s < sizeof pointwise / sizeof pointwise[0]; ++s)
