@@ -5,13 +5,16 @@
  * VFMA (the reference's fused multiply-add, mt_fma.h) in the reference's order. Channels go in
  * blocks of up to four vectors (16 channels); when C is not a multiple of 4 the last vector is
  * channels C - 4 .. C - 1 (it recomputes some of the block before, the same bits) and stores
- * only its new lanes. Needs C >= 4; narrower layers run the portable siblings.
+ * only its new lanes. Needs C >= 4; narrower layers run the portable siblings. With 8 or 16
+ * channels and a kernel 3 wide at stride 1 along W, the forward goes by blocks of four pixels
+ * in naked functions (depthwise_blocks_mve.h); other 3-wide stride-1 rows by the slides below.
  */
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
+#include "ops/arm/depthwise_blocks_mve.h"
 #include "ops/arm/depthwise_mve.h"
 
 /* act(sum + bias) of the G vectors of channels c, c + 4, ... at y (and at y2 for P = 2), the
@@ -254,6 +257,65 @@ __attribute__((noinline)) static void dw_finish_row(float *y, const float *bias,
     *nan = worst;
 }
 
+#define DWB_KH 8 /* kernel rows at most for the blocks: W packed on the stack, 3·DWB_KH vectors */
+
+/* The blocks apply (depthwise_blocks_mve.h): 8 or 16 channels, a kernel 3 wide at stride 1
+ * along W, at most DWB_KH kernel rows */
+static int dw_blocks(const mt_spatial *g)
+{
+    return (g->C == 8 || g->C == 16) && g->KW == 3 && g->SW == 1 && g->KH <= DWB_KH;
+}
+
+/* output pixels ow .. ow + 3 are a block: their windows lie in the input row but for pixel 0's
+ * tap kw = 0 and pixel 3's kw = 2 (L and R) */
+static int dw_block_fits(uint32_t ow, const mt_spatial *g)
+{
+    const int32_t s = (int32_t)ow - (int32_t)g->PL;
+    return ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)g->W;
+}
+
+/* The forward by blocks of four pixels, a vector of channels at a time (its W packed, the taps
+ * 16 bytes apart), each run of whole blocks in an output row one call over the batch, the
+ * pixels left over dw_pixels'; 1 on a NaN result (y then holds partial results) */
+static int dw_forward_blocks(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                             const mt_spatial *g)
+{
+    const uint32_t C = g->C, W = g->W, KH = g->KH, OW = g->OW;
+    float32x4_t packed[DWB_KH * 3];
+    mt_mve_dw_blocks r = {0};
+    r.act = g->activation, r.images = B, r.ximage = g->H * W * C * 4u, r.yimage = g->OH * OW * C * 4u;
+    r.xstep = W * C * 4u;
+    for (uint32_t c = 0; c < C; c += 4) {
+        for (uint32_t t = 0; t < KH * 3; ++t) packed[t] = vld1q_f32(w + (size_t)t * C + c);
+        r.bias = bias ? bias + c : NULL;
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            uint32_t kh0, kh1, kw0, kw1;
+            mt_spatial_tap_range(oh, g->SH, g->PT, KH, g->H, &kh0, &kh1);
+            /* image 0's kernel row kh0 (in bounds when any is) */
+            const float *xr = kh1 > kh0 ? x + (size_t)(oh * g->SH + kh0 - g->PT) * W * C + c : x;
+            r.rows = kh1 - kh0, r.w = packed + 3 * kh0;
+            for (uint32_t ow = 0; ow < OW;) {
+                const int32_t s = (int32_t)ow - (int32_t)g->PL;
+                if (kh1 > kh0 && dw_block_fits(ow, g)) {
+                    uint32_t n = 1;
+                    while (dw_block_fits(ow + 4 * n, g)) ++n;
+                    const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
+                    r.blocks = n, r.edges = L | R << 1, r.y = y + ((size_t)oh * OW + ow) * C + c;
+                    r.x = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u; /* tap kw = 0, read from kw = L */
+                    if (C == 8 ? mt_mve_dw_blocks_run_8(&r) : mt_mve_dw_blocks_run_16(&r)) return 1;
+                    ow += 4 * n;
+                } else { /* a pixel at a time (every pixel when no kernel row is in bounds) */
+                    mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, W, &kw0, &kw1);
+                    for (uint32_t b = 0; b < B; ++b)
+                        if (dw_pixels(x, w, bias, y, g, b, oh, ow, kh0, kh1, kw0, kw1, c, 0, 1, 1)) return 1;
+                    ow += 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 /* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
  * instructions per MAC than the Helium pixel loops below (3.66 against 4.20 on the benchmark's
  * 8-channel layer, forward, with fused terms; 3.65 against 4.30 with VMUL and VADD), but not
@@ -331,6 +393,13 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
                                             const mt_spatial *g)
 {
     const uint32_t C = g->C, full = C / 4;
+    if (dw_blocks(g)) {
+        mt_mve_flags_clear();
+        const int nan = dw_forward_blocks(x, w, bias, y, B, g);
+        const float32x4_t none = vdupq_n_f32(0.0f);
+        if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+        return;
+    }
     if (C < 4 || (DW_SCALAR(g) && !dw_slides(g))) {
         mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
         return;
