@@ -220,12 +220,13 @@ static void spatial_case(int depthwise, uint32_t stride, uint32_t padding, float
 static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
 static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
 
-static void depthwise_shape(uint32_t H, uint32_t W, uint32_t C, uint32_t stride, uint32_t padding,
-                            uint32_t activation, int with_bias, float scale, int nans)
+/* rows SH apart, columns SW apart */
+static void depthwise_shape_s(uint32_t H, uint32_t W, uint32_t C, uint32_t SH, uint32_t SW, uint32_t padding,
+                              uint32_t activation, int with_bias, float scale, int nans)
 {
     mt_spatial g;
     memset(&g, 0, sizeof g);
-    g.H = H, g.W = W, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = g.SW = stride, g.activation = activation;
+    g.H = H, g.W = W, g.C = g.OC = C, g.KH = g.KW = 3, g.SH = SH, g.SW = SW, g.activation = activation;
     mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
     const size_t nx = (size_t)2 * g.H * g.W * C, ny = (size_t)2 * g.OH * g.OW * C, nw = 9 * (size_t)C;
@@ -253,6 +254,12 @@ static void depthwise_shape(uint32_t H, uint32_t W, uint32_t C, uint32_t stride,
 #endif
     check(same(dy_0, dy_1, ny) && same(dx0_, dx1_, nx) && same(dw0_, dw1_, nw) && same(db0_, db1_, C),
           "depthwise backward, C channels");
+}
+
+static void depthwise_shape(uint32_t H, uint32_t W, uint32_t C, uint32_t stride, uint32_t padding,
+                            uint32_t activation, int with_bias, float scale, int nans)
+{
+    depthwise_shape_s(H, W, C, stride, stride, padding, activation, with_bias, scale, nans);
 }
 
 /* the 4 x 5 images above (at most DW_C channels) */
@@ -496,6 +503,11 @@ int main(void)
                 depthwise_shape(3, wide, 8, stride, MT_PADDING_SAME, MT_FUSED_NONE, with_bias, 1e-39f, 0);
                 depthwise_shape(2, wide, 4, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 2);
             }
+        }
+    for (uint32_t C = 8; C <= 16; C += 8) /* the Helium blocks (8 and 16 channels) with rows two apart */
+        for (int k = 0; k < 3; ++k) {
+            depthwise_shape_s(5, 5, C, 2, 1, MT_PADDING_SAME, (uint32_t)k, k != 1, k == 1 ? 1e-39f : 2.0f, k == 0);
+            depthwise_shape_s(5, 5, C, 2, 1, MT_PADDING_VALID, MT_FUSED_RELU, k != 0, k == 1 ? 1e-39f : 2.0f, k == 2 ? 2 : 0);
         }
     for (int tiny = 0; tiny < 3; ++tiny) /* ordinary, subnormal, signed zeros */
         for (uint32_t C = 3; C <= DW_C - 1; C += C == 3 ? 5 : 11) { /* 3, 8, 19 channels */
