@@ -67,7 +67,8 @@ typedef struct mt_mve_c1_rows {
 /* mt_mve_c1_rows_run reads mt_mve_c1_rows at these offsets (a negative size otherwise) */
 typedef char mt_mve_c1_rows_offsets[offsetof(mt_mve_c1_rows, act) == 8 && offsetof(mt_mve_c1_rows, w) == 20 &&
                                             offsetof(mt_mve_c1_rows, blocks) == 32 &&
-                                            offsetof(mt_mve_c1_rows, x) == 48 && offsetof(mt_mve_c1_rows, xstep) == 68 &&
+                                            offsetof(mt_mve_c1_rows, x) == 48 &&
+                                            offsetof(mt_mve_c1_rows, xstep) == 68 &&
                                             offsetof(mt_mve_c1_rows, tail_offs) == 80 &&
                                             offsetof(mt_mve_c1_rows, wofs) == 96 && sizeof(mt_mve_c1_rows) == 112
                                         ? 1

@@ -301,7 +301,8 @@ static int dw_forward_blocks(const float *x, const float *w, const float *bias, 
                     while (dw_block_fits(ow + 4 * n, g)) ++n;
                     const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
                     r.blocks = n, r.edges = L | R << 1, r.y = y + ((size_t)oh * OW + ow) * C + c;
-                    r.x = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u; /* tap kw = 0, read from kw = L */
+                    /* pixel 0's tap kw = 0, read from kw = L */
+                    r.x = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
                     if (C == 8 ? mt_mve_dw_blocks_run_8(&r) : mt_mve_dw_blocks_run_16(&r)) return 1;
                     ow += 4 * n;
                 } else { /* a pixel at a time (every pixel when no kernel row is in bounds) */
