@@ -2,7 +2,8 @@
  * Helium siblings of the DepthwiseConv2D gradients (ops/depthwise_conv2d.c); ops/arm/mve.h says
  * how they keep the reference's bits, depthwise_mve.h what they share with the forward. Lanes
  * run across four channels, each lane its own channel's sum. With stride 1 along W and a 3-wide
- * window both gradients go by kernel rows along the image rows (dws_*, dxs_*); otherwise the
+ * window both gradients go by kernel rows along the image rows (dws_*, dxs_*; the weight
+ * gradient's rows for 8 and 16 channels in naked functions, depthwise_dw_rows_mve.h); otherwise the
  * weight gradient goes a tap at a time (dw_tap) at stride 1 along W, and the portable sibling
  * takes the rest.
  */
@@ -12,6 +13,7 @@
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "mt_fma.h"
+#include "ops/arm/depthwise_dw_rows_mve.h"
 #include "ops/arm/depthwise_mve.h"
 
 /* dW[kh, kw, j] += the reference's sum for j in [lo, hi): Σ_{b, oh, ow in bounds} dz·x from +0 in
@@ -165,7 +167,23 @@ static inline __attribute__((always_inline)) void dws_weight_grad(const float *x
             uint32_t oh0, oh1;
             mt_spatial_in_bounds(g->OH, kh, g->SH, g->PT, g->H, &oh0, &oh1);
             float32x4_t s[3] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
-            if (oh0 < oh1) {
+            if (oh0 < oh1 && B && (C == 8 || C == 16)) { /* the same rows in assembly (depthwise_dw_rows_mve.h) */
+                const uint32_t rows = oh1 - oh0;
+                const mt_mve_dws_rows r = {.dz = dy + oh0 * dz_row + c,
+                                           .x = x + ((size_t)oh0 * g->SH + kh - g->PT) * W * C + c,
+                                           .sums = s,
+                                           .rows = rows,
+                                           .images = B,
+                                           .dzrow = (uint32_t)(dz_row * 4u),
+                                           .xrow = (uint32_t)(x_row * 4u),
+                                           .dzskip = (uint32_t)((dz_image - rows * dz_row) * 4u),
+                                           .xskip = (uint32_t)((x_image - rows * x_row) * 4u),
+                                           .triples = triples,
+                                           .rem = (W - 2u) % 3u,
+                                           .PL = (uint32_t)PL};
+                if (C == 8) mt_mve_dws_rows_run_8(&r);
+                else mt_mve_dws_rows_run_16(&r);
+            } else if (oh0 < oh1) {
                 const float *dz0 = dy + oh0 * dz_row + c, *x0 = x + ((size_t)oh0 * g->SH + kh - g->PT) * W * C + c;
                 for (uint32_t b = 0; b < B; ++b)
                     for (uint32_t r = 0; r < oh1 - oh0; ++r)
