@@ -33,7 +33,7 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
-#include "ops/arm/mve_flags.h" /* MT_NAKED_COPY32, MT_NAKED_RETURN_0_OR_1 */
+#include "ops/arm/mve_flags.h" /* MT_NAKED_*, MT_NAN_TEST_Q0_Q3, MT_Q0_Q3_WITH_Q4 */
 
 /* What mt_mve_c1_rows_run reads; its first 96 bytes are copied to the function's stack frame
  * as they are, and the fields marked scratch are the copy's running state (any value here). */
@@ -162,15 +162,7 @@ __attribute__((naked, noinline)) static int mt_mve_c1_rows_run(const mt_mve_c1_r
         "vadd.f32 q2, q2, q6\n\t"
         "vadd.f32 q3, q3, q6\n"
         "6:\n\t"
-        "vcmp.f32 eq, q0, q0\n\t" /* P0: the lanes of every pixel that are not NaN */
-        "vpsttt\n\t"
-        "vcmpt.f32 eq, q1, q1\n\t"
-        "vcmpt.f32 eq, q2, q2\n\t"
-        "vcmpt.f32 eq, q3, q3\n\t"
-        "vmrs r3, p0\n\t"
-        "lsls r3, r3, #16\n\t"
-        "cmn r3, #65536\n\t" /* P0 = 0xffff: 0xffff0000 + 0x10000 is 0 */
-        "bne 9f\n\t"
+        MT_NAN_TEST_Q0_Q3("9f")
         "ldrd r3, r8, [sp, #8]\n\t" /* act, ystep */
         "cbz r3, 7f\n\t"
         "vmov.i32 q4, #0\n\t"

@@ -1,8 +1,12 @@
 /*
  * The DepthwiseConv2D forward on the M55 for 8 and 16 channels, a kernel 3 wide at stride 1
- * along W, as naked functions (included by depthwise_conv2d_mve.c only):
+ * along W, as naked functions:
  * mt_mve_dw_blocks_run_8 and _16 compute an output row's blocks of four pixels for one vector
  * of four channels, in every image of the batch.
+ *
+ * Both depthwise_conv2d_mve.c (the forward) and depthwise_conv2d_backward_mve.c (the input
+ * gradient, below) include it; each uses its functions only (the others, unused, are not
+ * emitted).
  *
  * Why blocks and not the kernel-row slides: a slide stores each output's partial sum after a
  * kernel row and loads it for the next, and pays the row's ends and setup per kernel row; on
@@ -34,34 +38,40 @@
 #include "ops/arm/mve.h"
 
 #if MT_MVE_KERNELS
-#include "ops/arm/mve_flags.h" /* MT_NAKED_*, MT_Q0_Q3_WITH_Q4 */
+#include "ops/arm/mve_flags.h" /* MT_NAKED_*, MT_NAN_TEST_Q0_Q3, MT_Q0_Q3_WITH_Q4 */
 
-/* What mt_mve_dw_blocks_run_* read, copied as it is to the function's stack frame, where the
- * fields marked scratch are the copy's running state (any value here). */
+typedef struct mt_mve_dx_fix mt_mve_dx_fix;
+
+/* What mt_mve_dw_blocks_run_* and mt_mve_dx_blocks_run_* read (the same offsets: they share the
+ * asm of the blocks, rows and images), copied as it is to the function's stack frame. "src" is x
+ * (the forward) or dz (the input gradient), "dst" y or dx. */
 typedef struct mt_mve_dw_blocks {
-    uint32_t rows;      /*  0: kernel rows of this output row, kh1 - kh0 >= 1 */
-    uint32_t act;       /*  4: MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
-    const void *w;      /*  8: the vector of channels' W, packed: row kh0's taps 0, 1, 2, then row kh0 + 1's */
-    const float *bias;  /* 12: bias of the vector's first channel, or NULL */
-    uint32_t blocks;    /* 16: blocks of four pixels in the row, >= 1 */
-    uint32_t unused0;   /* 20 */
-    uint32_t edges;     /* 24: 1: the first block is L; 2: the last block is R */
-    uint32_t images;    /* 28: images, >= 1 (counts down in the copy) */
-    uintptr_t x;        /* 32: the first image's first block: the address of x[pixel 0's tap kw = 0, kernel row kh0,
-                         *     the vector's first channel] (for L an address never read: C·4 bytes before the first
-                         *     x it loads) */
-    float *y;           /* 36: the first image's first block: y of pixel 0, the vector's first channel */
-    uint32_t ximage;    /* 40: bytes from an image's x to the next image's */
-    uint32_t yimage;    /* 44: bytes from an image's y to the next image's */
-    uint32_t xstep;     /* 48: W·C·4, the bytes from an x row to the next */
-    uint32_t unused[3]; /* 52 */
+    uint32_t rows;            /*  0: kernel rows of this output row (the input gradient: dz rows), >= 1 */
+    uint32_t act;             /*  4: the forward's MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
+    const void *w;            /*  8: W packed for the vector of channels: row kh0's taps 0, 1, 2, then row kh0 + 1's
+                               *     (the input gradient: the kernel turned round, rows and taps reversed) */
+    const float *bias;        /* 12: the forward's bias of the vector's first channel, or NULL */
+    uint32_t blocks;          /* 16: blocks of four pixels in the row, >= 1 */
+    const mt_mve_dx_fix *fix; /* 20: the input gradient's, for mt_mve_dx_block_fix */
+    uint32_t edges;           /* 24: 1: the first block is L; 2: the last block is R */
+    uint32_t images;          /* 28: images, >= 1 (counts down in the copy) */
+    uintptr_t src;            /* 32: the first image's first block: the address of src[pixel 0's tap 0, row kh0, the
+                               *     vector's first channel] (for L an address never read: C·4 bytes before the
+                               *     first src it loads) */
+    float *dst;               /* 36: the first image's first block: dst of pixel 0, the vector's first channel */
+    uint32_t src_image;       /* 40: bytes from an image's src to the next image's */
+    uint32_t dst_image;       /* 44: bytes from an image's dst to the next image's */
+    uint32_t src_step;        /* 48: the bytes from a src row to the next (x: W·C·4, dz: OW·C·4) */
+    uint32_t unused[3];       /* 52 */
 } mt_mve_dw_blocks;
-/* mt_mve_dw_blocks_run_* read mt_mve_dw_blocks at these offsets (a negative size otherwise) */
-typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, w) == 8 && offsetof(mt_mve_dw_blocks, blocks) == 16 &&
+/* the functions read mt_mve_dw_blocks at these offsets (a negative size otherwise) */
+typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, act) == 4 && offsetof(mt_mve_dw_blocks, w) == 8 &&
+                                              offsetof(mt_mve_dw_blocks, blocks) == 16 &&
+                                              offsetof(mt_mve_dw_blocks, fix) == 20 &&
                                               offsetof(mt_mve_dw_blocks, images) == 28 &&
-                                              offsetof(mt_mve_dw_blocks, x) == 32 &&
-                                              offsetof(mt_mve_dw_blocks, ximage) == 40 &&
-                                              offsetof(mt_mve_dw_blocks, xstep) == 48 &&
+                                              offsetof(mt_mve_dw_blocks, src) == 32 &&
+                                              offsetof(mt_mve_dw_blocks, src_image) == 40 &&
+                                              offsetof(mt_mve_dw_blocks, src_step) == 48 &&
                                               sizeof(mt_mve_dw_blocks) == 64
                                           ? 1
                                           : -1];
@@ -81,6 +91,31 @@ typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, w) == 8 && offs
                 MT_DWB_X(4, CS) MT_DWB_TERM("q2", "q6") MT_DWB_TERM("q3", "q5") X5 T33 "add r1, r2\n\t"               \
                                                                                   "le lr, " label "b\n\t"
 
+/* the entry: the frame (the struct's 64 bytes, and 4 to keep sp 8-byte aligned), r2 src_step,
+ * r0 and r5 the first image's src and dst */
+#define MT_DWB_ENTER                                                                                                  \
+    MT_NAKED_ENTER("68") MT_NAKED_COPY32 MT_NAKED_COPY32 "ldr r2, [sp, #48]\n\tldrd r0, r5, [sp, #32]\n\t"
+/* a block's L and R into r7: the struct's edges (offset 24), L only on the first block (r8, the
+ * blocks left, is r9, the row's blocks) and R only on the last (r8 = 1) */
+#define MT_DWB_EDGES                                                                                                  \
+    "ldr r7, [sp, #24]\n\tcmp r9, r8\n\tit ne\n\tbicne r7, r7, #1\n\tcmp r8, #1\n\tit ne\n\tbicne r7, r7, #2\n\t"
+/* a block's kernel rows, its variant (r7: L, R) chosen by TBB, then on to label 5 */
+#define MT_DWB_ROWS(CS)                                                                                               \
+    "mov r4, r12\n\tmov r1, r0\n\tdls lr, r11\n\ttbb [pc, r7]\n"                                                      \
+    "4:\n\t"                                                                                                          \
+    ".byte (20f - 4b) / 2, (21f - 4b) / 2, (22f - 4b) / 2, (23f - 4b) / 2\n"                                          \
+    "20:\n\t" MT_DWB_ROW_LOOP("30", CS, MT_DWB_X(0, CS), MT_DWB_TERM("q0", "q4"), MT_DWB_X(5, CS),                    \
+                               MT_DWB_TERM("q3", "q6")) "b 5f\n"                                                      \
+    "21:\n\t" MT_DWB_ROW_LOOP("31", CS, "", "", MT_DWB_X(5, CS), MT_DWB_TERM("q3", "q6")) "b 5f\n"                    \
+    "22:\n\t" MT_DWB_ROW_LOOP("32", CS, MT_DWB_X(0, CS), MT_DWB_TERM("q0", "q4"), "", "") "b 5f\n"                    \
+    "23:\n\t" MT_DWB_ROW_LOOP("33", CS, "", "", "", "")
+/* after a row's last block: the next image's row from the struct's x and y (offsets 32, 36,
+ * stepped by 40, 44) and its blocks, or on to label 8 after the last image */
+#define MT_DWB_NEXT_IMAGE                                                                                             \
+    "ldr r3, [sp, #28]\n\tsubs r3, #1\n\tbeq 8f\n\tstr r3, [sp, #28]\n\t"                                             \
+    "ldrd r0, r5, [sp, #32]\n\tldrd r3, r7, [sp, #40]\n\tadd r0, r3\n\tadd r5, r7\n\tstrd r0, r5, [sp, #32]\n\t"      \
+    "mov r8, r9\n\tb 1b\n"
+
 /*
  * Registers: r0 the block's x, r1 the kernel row's, r2 xstep, r3 scratch, r4 the packed W
  * (moving a row at a time from r12, kernel row kh0's), r5 the block's y, r6 act, r7 the block's
@@ -90,42 +125,21 @@ typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, w) == 8 && offs
  * an image at a time). Returns 0 when every block is stored, 1 on a NaN (some unstored).
  */
 #define MT_DEFINE_DW_BLOCKS_RUN(C, CS)                                                                                \
-    __attribute__((naked, noinline)) static int mt_mve_dw_blocks_run_##C(                                             \
+    __attribute__((naked, noinline, unused)) static int mt_mve_dw_blocks_run_##C(                                     \
         const mt_mve_dw_blocks *p __attribute__((unused)))                                                            \
     {                                                                                                                 \
-        __asm volatile(MT_NAKED_ENTER("68") /* 64 bytes of frame, 4 to keep sp 8-byte aligned */                      \
-                       MT_NAKED_COPY32 MT_NAKED_COPY32                                                                \
-                       "ldr r2, [sp, #48]\n\t"                                                                        \
-                       "ldrd r0, r5, [sp, #32]\n\t" /* the first image's x and y */                                   \
+        __asm volatile(MT_DWB_ENTER                                                                                   \
                        "ldrd r11, r6, [sp]\n\t"     /* rows, act */                                                   \
                        "ldrd r12, r10, [sp, #8]\n\t" /* W, bias */                                                    \
                        "ldr r9, [sp, #16]\n\t"                                                                        \
                        "mov r8, r9\n"                                                                                 \
                        "1:\n\t" /* a block: its L and R */                                                            \
-                       "ldr r7, [sp, #24]\n\t"                                                                        \
-                       "cmp r9, r8\n\t"                                                                               \
-                       "it ne\n\t"                                                                                    \
-                       "bicne r7, r7, #1\n\t" /* L only on the first block */                                         \
-                       "cmp r8, #1\n\t"                                                                               \
-                       "it ne\n\t"                                                                                    \
-                       "bicne r7, r7, #2\n\t" /* R only on the last */                                                \
+                       MT_DWB_EDGES                                                                                   \
                        "vmov.i32 q0, #0\n\t"                                                                          \
                        "vmov.i32 q1, #0\n\t"                                                                          \
                        "vmov.i32 q2, #0\n\t"                                                                          \
                        "vmov.i32 q3, #0\n\t"                                                                          \
-                       "mov r4, r12\n\t"                                                                              \
-                       "mov r1, r0\n\t"                                                                               \
-                       "dls lr, r11\n\t"                                                                              \
-                       "tbb [pc, r7]\n"                                                                               \
-                       "4:\n\t"                                                                                       \
-                       ".byte (20f - 4b) / 2, (21f - 4b) / 2, (22f - 4b) / 2, (23f - 4b) / 2\n"                       \
-                       "20:\n\t" MT_DWB_ROW_LOOP("30", CS, MT_DWB_X(0, CS), MT_DWB_TERM("q0", "q4"),                  \
-                                                 MT_DWB_X(5, CS), MT_DWB_TERM("q3", "q6")) "b 5f\n"                   \
-                       "21:\n\t" MT_DWB_ROW_LOOP("31", CS, "", "", MT_DWB_X(5, CS), MT_DWB_TERM("q3", "q6"))          \
-                       "b 5f\n"                                                                                       \
-                       "22:\n\t" MT_DWB_ROW_LOOP("32", CS, MT_DWB_X(0, CS), MT_DWB_TERM("q0", "q4"), "", "")          \
-                       "b 5f\n"                                                                                       \
-                       "23:\n\t" MT_DWB_ROW_LOOP("33", CS, "", "", "", "")                                            \
+                       MT_DWB_ROWS(CS)                                                                                \
                        "5:\n\t" /* + bias (the sum first) */                                                          \
                        "cmp r10, #0\n\t"                                                                              \
                        "beq 6f\n\t"                                                                                   \
@@ -135,15 +149,7 @@ typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, w) == 8 && offs
                        "vadd.f32 q2, q2, q4\n\t"                                                                      \
                        "vadd.f32 q3, q3, q4\n"                                                                        \
                        "6:\n\t"                                                                                       \
-                       "vcmp.f32 eq, q0, q0\n\t" /* P0: the lanes of every pixel that are not NaN */                  \
-                       "vpsttt\n\t"                                                                                   \
-                       "vcmpt.f32 eq, q1, q1\n\t"                                                                     \
-                       "vcmpt.f32 eq, q2, q2\n\t"                                                                     \
-                       "vcmpt.f32 eq, q3, q3\n\t"                                                                     \
-                       "vmrs r3, p0\n\t"                                                                              \
-                       "lsls r3, r3, #16\n\t"                                                                         \
-                       "cmn r3, #65536\n\t" /* P0 = 0xffff: 0xffff0000 + 0x10000 is 0 */                              \
-                       "bne 9f\n\t"                                                                                   \
+                       MT_NAN_TEST_Q0_Q3("9f")                                                                        \
                        "cbz r6, 7f\n\t"                                                                               \
                        "vmov.i32 q4, #0\n\t" MT_Q0_Q3_WITH_Q4("vmaxnm") "cmp r6, #2\n\t"                              \
                        "bne 7f\n\t"                                                                                   \
@@ -157,22 +163,90 @@ typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, w) == 8 && offs
                        "add r0, r0, #(4 * " #CS ")\n\t"                                                               \
                        "subs r8, #1\n\t"                                                                              \
                        "bne 1b\n\t"                                                                                   \
-                       "ldr r3, [sp, #28]\n\t" /* the next image */                                                   \
-                       "subs r3, #1\n\t"                                                                              \
-                       "beq 8f\n\t"                                                                                   \
-                       "str r3, [sp, #28]\n\t"                                                                        \
-                       "ldrd r0, r5, [sp, #32]\n\t"                                                                   \
-                       "ldrd r3, r7, [sp, #40]\n\t"                                                                   \
-                       "add r0, r3\n\t"                                                                               \
-                       "add r5, r7\n\t"                                                                               \
-                       "strd r0, r5, [sp, #32]\n\t"                                                                   \
-                       "mov r8, r9\n\t"                                                                               \
-                       "b 1b\n" MT_NAKED_RETURN_0_OR_1("68", "d8-d15"));                                              \
+                       MT_DWB_NEXT_IMAGE MT_NAKED_RETURN_0_OR_1("68", "d8-d15"));                                     \
     }
 
 MT_DEFINE_DW_BLOCKS_RUN(8, 32)
 MT_DEFINE_DW_BLOCKS_RUN(16, 64)
 #undef MT_DEFINE_DW_BLOCKS_RUN
+
+/*
+ * The input gradient by the same blocks (mt_mve_dx_blocks_run_8 and _16), at stride 1 both ways:
+ * the reference adds each term dz·W into dx visiting the outputs in ascending (oh, ow), so dx[ih,
+ * iw] = dx + Σ dz[ih + a - PT', iw + bb - PL']·W[KH - 1 - a, 2 - bb] in ascending (a, bb), with
+ * PT' = KH - 1 - PT and PL' = 2 - PL: the forward's correlation over dz with the kernel turned
+ * round (the caller packs it so) and each sum starting from dx instead of +0. The sums are
+ * stored in place, so a block is tested before it is: a NaN in its results or FPSCR's IDC or
+ * UFC calls mt_mve_dx_block_fix, which recomputes the block's 16 elements in scalar code from
+ * the dx the block left untouched and clears the flags, and the run goes on.
+ */
+struct mt_mve_dx_fix { /* what mt_mve_dx_block_fix needs */
+    const float *w, *dz;
+    float *dx;
+    const struct mt_spatial *g;
+    uint32_t c; /* the vector's first channel */
+};
+/* dx of four pixels from dxb (the address of pixel 0's channel c) and channels c..c+3, the
+ * reference's terms in its order, then FPSCR's flags cleared (depthwise_conv2d_backward_mve.c) */
+void mt_mve_dx_block_fix(const mt_mve_dx_fix *f, float *dxb);
+
+/*
+ * Registers as the forward's (r0 the block's dz, r5 its dx; r6 and r10 unused); a block that
+ * fails its test calls mt_mve_dx_block_fix with r0, r2, r3 and r12 saved around the call (the
+ * AAPCS keeps r4-r11 and d8-d15). Returns 0.
+ */
+#define MT_DEFINE_DX_BLOCKS_RUN(C, CS)                                                                                \
+    __attribute__((naked, noinline, unused)) static int mt_mve_dx_blocks_run_##C(                                     \
+        const mt_mve_dw_blocks *p __attribute__((unused)))                                                            \
+    {                                                                                                                 \
+        __asm volatile(MT_DWB_ENTER                                                                                   \
+                       "ldr r11, [sp]\n\t"          /* rows */                                                        \
+                       "ldr r12, [sp, #8]\n\t"      /* W */                                                           \
+                       "ldr r9, [sp, #16]\n\t"                                                                        \
+                       "mov r8, r9\n"                                                                                 \
+                       "1:\n\t" /* a block: its L and R */                                                            \
+                       MT_DWB_EDGES                                                                                   \
+                       "vldrw.u32 q0, [r5]\n\t" /* the sums start from dx */                                          \
+                       "vldrw.u32 q1, [r5, #(" #CS ")]\n\t"                                                           \
+                       "vldrw.u32 q2, [r5, #(2 * " #CS ")]\n\t"                                                       \
+                       "vldrw.u32 q3, [r5, #(3 * " #CS ")]\n\t"                                                       \
+                       MT_DWB_ROWS(CS)                                                                                \
+                       "5:\n\t" /* the block's test: FPSCR's IDC and UFC, then NaNs */                                \
+                       "vmrs r3, fpscr\n\t"                                                                           \
+                       "tst r3, #0x88\n\t" /* MT_FPSCR_IDC | MT_FPSCR_UFC */                                          \
+                       "bne 9f\n\t"                                                                                   \
+                       MT_NAN_TEST_Q0_Q3("9f")                                                                        \
+                       "vstrw.32 q0, [r5]\n\t"                                                                        \
+                       "vstrw.32 q1, [r5, #(" #CS ")]\n\t"                                                            \
+                       "vstrw.32 q2, [r5, #(2 * " #CS ")]\n\t"                                                        \
+                       "vstrw.32 q3, [r5, #(3 * " #CS ")]\n"                                                          \
+                       "6:\n\t"                                                                                       \
+                       "add r5, r5, #(4 * " #CS ")\n\t" /* the next block */                                          \
+                       "add r0, r0, #(4 * " #CS ")\n\t"                                                               \
+                       "subs r8, #1\n\t"                                                                              \
+                       "bne 1b\n\t"                                                                                   \
+                       MT_DWB_NEXT_IMAGE                                                                              \
+                       "9:\n\t" /* a block to recompute in scalar code */                                             \
+                       "push {r0, r2, r3, r12}\n\t"                                                                   \
+                       "ldr r0, [sp, #36]\n\t" /* fix (the frame's offset 20, 16 bytes further now) */                \
+                       "mov r1, r5\n\t"                                                                               \
+                       "bl mt_mve_dx_block_fix\n\t"                                                                   \
+                       "pop {r0, r2, r3, r12}\n\t"                                                                    \
+                       "b 6b\n"                                                                                       \
+                       "8:\n\t"                                                                                       \
+                       "movs r0, #0\n\t"                                                                              \
+                       "add sp, #68\n\t"                                                                              \
+                       "vpop {d8-d15}\n\t"                                                                            \
+                       "pop {r4-r11, pc}\n");                                                                         \
+    }
+
+MT_DEFINE_DX_BLOCKS_RUN(8, 32)
+MT_DEFINE_DX_BLOCKS_RUN(16, 64)
+#undef MT_DEFINE_DX_BLOCKS_RUN
+#undef MT_DWB_NEXT_IMAGE
+#undef MT_DWB_ENTER
+#undef MT_DWB_ROWS
+#undef MT_DWB_EDGES
 #undef MT_DWB_ROW_LOOP
 #undef MT_DWB_X
 #undef MT_DWB_TERM

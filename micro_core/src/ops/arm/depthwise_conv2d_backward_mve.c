@@ -2,8 +2,9 @@
  * Helium siblings of the DepthwiseConv2D gradients (ops/depthwise_conv2d.c); ops/arm/mve.h says
  * how they keep the reference's bits, depthwise_mve.h what they share with the forward. Lanes
  * run across four channels, each lane its own channel's sum. With stride 1 along W and a 3-wide
- * window both gradients go by kernel rows along the image rows (dws_*, dxs_*; the weight
- * gradient's rows for 8 and 16 channels in naked functions, depthwise_dw_rows_mve.h); otherwise the
+ * window both gradients go by kernel rows along the image rows (dws_*, dxs_*; for 8 and 16
+ * channels the weight gradient's rows in naked functions, depthwise_dw_rows_mve.h, and at stride
+ * 1 both ways the input gradient by the forward's blocks, depthwise_blocks_mve.h); otherwise the
  * weight gradient goes a tap at a time (dw_tap) at stride 1 along W, and the portable sibling
  * takes the rest.
  */
@@ -13,6 +14,7 @@
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/arm/mve.h: no auto-vectorized float code */
 #include "mt_fma.h"
+#include "ops/arm/depthwise_blocks_mve.h"
 #include "ops/arm/depthwise_dw_rows_mve.h"
 #include "ops/arm/depthwise_mve.h"
 
@@ -395,7 +397,101 @@ __attribute__((noinline)) static void dx_by_slides(const float *w, const float *
     else dx_slides_rows(w, dz, dx, B, g, 0);
 }
 
-/* The activation's derivative and dbias, dW with stride 1 along W and dx by slides, in Helium;
+/* dx of n pixels from dxb (the address of the first's channel f->c; one dx row) and channels
+ * c..c+3: the reference's terms in its order (ascending oh, ow), each fused into dx, on the
+ * scalar FPU */
+static void dx_fix_pixels(const mt_mve_dx_fix *f, float *dxb, uint32_t n)
+{
+    const mt_spatial *g = f->g;
+    const uint32_t C = g->C, pixel = (uint32_t)((size_t)(dxb - f->dx) / C);
+    const uint32_t b = pixel / (g->H * g->W), ih = pixel / g->W % g->H, iw0 = pixel % g->W;
+    for (uint32_t iw = iw0; iw < iw0 + n; ++iw)
+        for (uint32_t j = f->c; j < f->c + 4; ++j) {
+            float *v = f->dx + (((size_t)b * g->H + ih) * g->W + iw) * C + j;
+            for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
+                const int32_t row = dz_row_of(g, ih, kh);
+                if (row < 0) continue;
+                for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
+                    const int64_t ow = (int64_t)iw + g->PL - kw;
+                    if (ow < 0 || ow >= g->OW) continue;
+                    *v = mt_fmaf(f->dz[(((size_t)b * g->OH + (uint32_t)row) * g->OW + (uint32_t)ow) * C + j],
+                                 f->w[((size_t)kh * 3 + kw) * C + j], *v);
+                }
+            }
+        }
+}
+
+void mt_mve_dx_block_fix(const mt_mve_dx_fix *f, float *dxb)
+{
+    dx_fix_pixels(f, dxb, 4);
+    mt_mve_flags_clear();
+}
+
+#define DXB_KH 8 /* kernel rows at most for the blocks: the turned kernel packed on the stack */
+
+/* dx by the forward's blocks (depthwise_blocks_mve.h): 8 or 16 channels, stride 1 both ways, a
+ * 3-wide window, rows of at least DXS_MIN_W pixels (SAME or VALID) */
+static int dx_blocks(const mt_spatial *g)
+{
+    return (g->C == 8 || g->C == 16) && g->SH == 1 && mt_mve_row_slides(g, DXS_MIN_W) && g->KH <= DXB_KH;
+}
+
+/* dx pixels iw .. iw + 3 are a block of the turned correlation: its windows lie in dz's row but
+ * for pixel 0's tap bb = 0 and pixel 3's bb = 2 (L and R); PLt = 2 - PL */
+static int dx_block_fits(uint32_t iw, uint32_t PLt, const mt_spatial *g)
+{
+    const int32_t s = (int32_t)iw - (int32_t)PLt;
+    return iw + 4 <= g->W && s >= -1 && s + 5 <= (int32_t)g->OW;
+}
+
+/* The input gradient by blocks, a vector of channels at a time; dx in place (a block is stored
+ * only once tested, else recomputed by mt_mve_dx_block_fix); pixels outside blocks in scalar
+ * code */
+__attribute__((noinline)) static void dx_by_blocks(const float *w, const float *dz, float *dx, uint32_t B,
+                                                   const mt_spatial *g)
+{
+    const uint32_t C = g->C, W = g->W, KH = g->KH, OW = g->OW, PTt = KH - 1 - g->PT, PLt = 2 - g->PL;
+    float32x4_t packed[DXB_KH * 3];
+    mt_mve_dx_fix fix = {w, dz, dx, g, 0};
+    mt_mve_dw_blocks r = {0};
+    r.fix = &fix, r.images = B, r.src_image = g->OH * OW * C * 4u, r.dst_image = g->H * W * C * 4u;
+    r.src_step = OW * C * 4u;
+    for (uint32_t c = 0; c < C; c += 4) {
+        for (uint32_t a = 0; a < KH; ++a) /* the kernel turned round: rows and taps reversed */
+            for (uint32_t bb = 0; bb < 3; ++bb)
+                packed[a * 3 + bb] = vld1q_f32(w + ((size_t)(KH - 1 - a) * 3 + (2 - bb)) * C + c);
+        fix.c = c;
+        mt_mve_flags_clear();
+        for (uint32_t ih = 0; ih < g->H; ++ih) {
+            /* dz rows ih + a - PTt in [0, OH) reach this row */
+            const uint32_t a0 = PTt > ih ? PTt - ih : 0u, a1 = g->OH + PTt - ih < KH ? g->OH + PTt - ih : KH;
+            if (a1 <= a0) continue; /* no term: dx keeps its values */
+            const float *zr = dz + (size_t)(ih + a0 - PTt) * OW * C + c; /* image 0 */
+            r.rows = a1 - a0, r.w = packed + 3 * a0;
+            for (uint32_t iw = 0; iw < W;) {
+                const int32_t s = (int32_t)iw - (int32_t)PLt;
+                float *dxp = dx + ((size_t)ih * W + iw) * C + c;
+                if (dx_block_fits(iw, PLt, g)) {
+                    uint32_t n = 1;
+                    while (dx_block_fits(iw + 4 * n, PLt, g)) ++n;
+                    const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)OW;
+                    r.blocks = n, r.edges = L | R << 1, r.dst = dxp;
+                    /* pixel 0's tap bb = 0, read from bb = L */
+                    r.src = (uintptr_t)(zr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
+                    if (C == 8) mt_mve_dx_blocks_run_8(&r);
+                    else mt_mve_dx_blocks_run_16(&r);
+                    iw += 4 * n;
+                } else { /* a pixel in scalar code, in every image */
+                    for (uint32_t b = 0; b < B; ++b) dx_fix_pixels(&fix, dxp + (size_t)b * g->H * W * C, 1);
+                    mt_mve_flags_clear(); /* the scalar FPU's flags are FPSCR's too */
+                    iw += 1;
+                }
+            }
+        }
+    }
+}
+
+/* The activation's derivative and dbias, dW with stride 1 along W and dx by blocks or slides, in Helium;
  * other dx and dW by the portable sibling on the masked dz */
 void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
                                              float *dw, float *dbias, uint32_t B, const mt_spatial *g)
@@ -407,8 +503,9 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
     mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
     mt_spatial h = *g;
     h.activation = MT_FUSED_NONE; /* dy is dz now */
-    const int slides = dx && dx_slides(g);
-    if (slides) dx_by_slides(w, dy, dx, B, g);
+    const int slides = dx && (dx_blocks(g) || dx_slides(g));
+    if (slides && dx_blocks(g)) dx_by_blocks(w, dy, dx, B, g);
+    else if (slides) dx_by_slides(w, dy, dx, B, g);
     if ((dx && !slides) || (dw && g->SW != 1))
         mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
     if (dw && dw_slides(g)) dw_by_slides(x, dy, dw, B, g);

@@ -283,8 +283,8 @@ static int dw_forward_blocks(const float *x, const float *w, const float *bias, 
     const uint32_t C = g->C, W = g->W, KH = g->KH, OW = g->OW;
     float32x4_t packed[DWB_KH * 3];
     mt_mve_dw_blocks r = {0};
-    r.act = g->activation, r.images = B, r.ximage = g->H * W * C * 4u, r.yimage = g->OH * OW * C * 4u;
-    r.xstep = W * C * 4u;
+    r.act = g->activation, r.images = B, r.src_image = g->H * W * C * 4u, r.dst_image = g->OH * OW * C * 4u;
+    r.src_step = W * C * 4u;
     for (uint32_t c = 0; c < C; c += 4) {
         for (uint32_t t = 0; t < KH * 3; ++t) packed[t] = vld1q_f32(w + (size_t)t * C + c);
         r.bias = bias ? bias + c : NULL;
@@ -300,9 +300,9 @@ static int dw_forward_blocks(const float *x, const float *w, const float *bias, 
                     uint32_t n = 1;
                     while (dw_block_fits(ow + 4 * n, g)) ++n;
                     const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
-                    r.blocks = n, r.edges = L | R << 1, r.y = y + ((size_t)oh * OW + ow) * C + c;
+                    r.blocks = n, r.edges = L | R << 1, r.dst = y + ((size_t)oh * OW + ow) * C + c;
                     /* pixel 0's tap kw = 0, read from kw = L */
-                    r.x = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
+                    r.src = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
                     if (C == 8 ? mt_mve_dw_blocks_run_8(&r) : mt_mve_dw_blocks_run_16(&r)) return 1;
                     ow += 4 * n;
                 } else { /* a pixel at a time (every pixel when no kernel row is in bounds) */

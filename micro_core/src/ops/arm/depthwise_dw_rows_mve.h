@@ -52,17 +52,17 @@ typedef char mt_mve_dws_rows_offsets[offsetof(mt_mve_dws_rows, sums) == 8 && off
 
 /* one pixel inside the row: the window xa, xb, xc = x[ow - PL .. ow - PL + 2] (xc loaded here,
  * into the register x[ow - PL - 1] left), dz[ow] into q6 */
-#define MT_DWS_STEP(CS, xa, xb, xc)                                                                               \
-    "vldrw.u32 " xc ", [r3], #" #CS "\n\t"                                                                        \
-    "vldrw.u32 q6, [r2], #" #CS "\n\t"                                                                            \
-    "vfma.f32 q0, q6, " xa "\n\t"                                                                                 \
-    "vfma.f32 q1, q6, " xb "\n\t"                                                                                 \
+#define MT_DWS_STEP(CS, xa, xb, xc)                                                                                   \
+    "vldrw.u32 " xc ", [r3], #" #CS "\n\t"                                                                            \
+    "vldrw.u32 q6, [r2], #" #CS "\n\t"                                                                                \
+    "vfma.f32 q0, q6, " xa "\n\t"                                                                                     \
+    "vfma.f32 q1, q6, " xb "\n\t"                                                                                     \
     "vfma.f32 q2, q6, " xc "\n\t"
 /* output 0 of a SAME row (r7 = PL = 1): its taps kw = 1, 2 on x[0], x[1], in xa, xb */
-#define MT_DWS_LEFT(CS, label, xa, xb)                                                                            \
-    "cbz r7, " label "f\n\t"                                                                                      \
-    "vldrw.u32 q6, [r2], #" #CS "\n\t"                                                                            \
-    "vfma.f32 q1, q6, " xa "\n\t"                                                                                 \
+#define MT_DWS_LEFT(CS, label, xa, xb)                                                                                \
+    "cbz r7, " label "f\n\t"                                                                                          \
+    "vldrw.u32 q6, [r2], #" #CS "\n\t"                                                                                \
+    "vfma.f32 q1, q6, " xa "\n\t"                                                                                     \
     "vfma.f32 q2, q6, " xb "\n" label ":\n\t"
 
 /*
@@ -71,69 +71,69 @@ typedef char mt_mve_dws_rows_offsets[offsetof(mt_mve_dws_rows, sums) == 8 && off
  * sums of taps 0, 1, 2, q3-q5 the x window (x[0], x[1] loaded where one, two or no pixel
  * before the turns brings them to q3, q4), q6 dz. The stack frame is the struct.
  */
-#define MT_DEFINE_DWS_ROWS_RUN(C, CS)                                                                             \
-    __attribute__((naked, noinline)) static void mt_mve_dws_rows_run_##C(                                        \
-        const mt_mve_dws_rows *p __attribute__((unused)))                                                        \
-    {                                                                                                             \
-        __asm volatile(MT_NAKED_ENTER("52") /* 48 bytes of frame, 4 to keep sp 8-byte aligned */                  \
-                       MT_NAKED_COPY32                                                                            \
-                       "ldm r0!, {r1-r4}\n\t"                                                                     \
-                       "stm r12!, {r1-r4}\n\t"                                                                    \
-                       "ldrd r0, r1, [sp]\n\t" /* dz, x */                                                        \
-                       "ldr r3, [sp, #8]\n\t"                                                                     \
-                       "vldrw.u32 q0, [r3]\n\t"                                                                   \
-                       "vldrw.u32 q1, [r3, #16]\n\t"                                                              \
-                       "vldrw.u32 q2, [r3, #32]\n\t"                                                              \
-                       "ldrd r4, r5, [sp, #12]\n\t" /* rows, images */                                            \
-                       "ldrd r6, r8, [sp, #36]\n\t" /* triples, rem */                                            \
-                       "ldr r7, [sp, #44]\n"                                                                      \
-                       "1:\n\t" /* an output row */                                                               \
-                       "mov r2, r0\n\t"                                                                           \
-                       "mov r3, r1\n\t"                                                                           \
-                       "tbb [pc, r8]\n"                                                                           \
-                       "3:\n\t"                                                                                   \
-                       ".byte (10f - 3b) / 2, (11f - 3b) / 2, (12f - 3b) / 2, 0\n"                                \
-                       "10:\n\t" /* no pixel before the turns: the window in q3, q4 */                            \
-                       "vldrw.u32 q3, [r3], #" #CS "\n\t"                                                         \
-                       "vldrw.u32 q4, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "20", "q3", "q4") "b 14f\n"             \
-                       "11:\n\t" /* one: q5, q3, then q3, q4 */                                                   \
-                       "vldrw.u32 q5, [r3], #" #CS "\n\t"                                                         \
-                       "vldrw.u32 q3, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "21", "q5", "q3")                       \
-                           MT_DWS_STEP(CS, "q5", "q3", "q4") "b 14f\n"                                            \
-                       "12:\n\t" /* two: q4, q5, then q5, q3, then q3, q4 */                                      \
-                       "vldrw.u32 q4, [r3], #" #CS "\n\t"                                                         \
-                       "vldrw.u32 q5, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "22", "q4", "q5")                       \
-                           MT_DWS_STEP(CS, "q4", "q5", "q3") MT_DWS_STEP(CS, "q5", "q3", "q4")                    \
-                       "14:\n\t"                                                                                  \
-                       "wls lr, r6, 16f\n"                                                                        \
-                       "15:\n\t" MT_DWS_STEP(CS, "q3", "q4", "q5") MT_DWS_STEP(CS, "q4", "q5", "q3")              \
-                           MT_DWS_STEP(CS, "q5", "q3", "q4") "le lr, 15b\n"                                       \
-                       "16:\n\t"                                                                                  \
-                       "cbz r7, 17f\n\t" /* output W - 1 (SAME): taps kw = 0, 1 on x[W - 2], x[W - 1] */          \
-                       "vldrw.u32 q6, [r2]\n\t"                                                                   \
-                       "vfma.f32 q0, q6, q3\n\t"                                                                  \
-                       "vfma.f32 q1, q6, q4\n"                                                                    \
-                       "17:\n\t"                                                                                  \
-                       "ldrd r9, r10, [sp, #20]\n\t" /* the next output row */                                    \
-                       "add r0, r9\n\t"                                                                           \
-                       "add r1, r10\n\t"                                                                          \
-                       "subs r4, #1\n\t"                                                                          \
-                       "bne 1b\n\t"                                                                               \
-                       "subs r5, #1\n\t" /* the next image */                                                     \
-                       "beq 18f\n\t"                                                                              \
-                       "ldrd r9, r10, [sp, #28]\n\t"                                                              \
-                       "add r0, r9\n\t"                                                                           \
-                       "add r1, r10\n\t"                                                                          \
-                       "ldr r4, [sp, #12]\n\t"                                                                    \
-                       "b 1b\n"                                                                                   \
-                       "18:\n\t"                                                                                  \
-                       "ldr r3, [sp, #8]\n\t"                                                                     \
-                       "vstrw.32 q0, [r3]\n\t"                                                                    \
-                       "vstrw.32 q1, [r3, #16]\n\t"                                                               \
-                       "vstrw.32 q2, [r3, #32]\n\t"                                                               \
-                       "add sp, #52\n\t"                                                                          \
-                       "vpop {d8-d15}\n\t"                                                                        \
-                       "pop {r4-r11, pc}\n");                                                                     \
+#define MT_DEFINE_DWS_ROWS_RUN(C, CS)                                                                                 \
+    __attribute__((naked, noinline)) static void mt_mve_dws_rows_run_##C(                                             \
+        const mt_mve_dws_rows *p __attribute__((unused)))                                                             \
+    {                                                                                                                 \
+        __asm volatile(MT_NAKED_ENTER("52") /* 48 bytes of frame, 4 to keep sp 8-byte aligned */                      \
+                       MT_NAKED_COPY32                                                                                \
+                       "ldm r0!, {r1-r4}\n\t"                                                                         \
+                       "stm r12!, {r1-r4}\n\t"                                                                        \
+                       "ldrd r0, r1, [sp]\n\t" /* dz, x */                                                            \
+                       "ldr r3, [sp, #8]\n\t"                                                                         \
+                       "vldrw.u32 q0, [r3]\n\t"                                                                       \
+                       "vldrw.u32 q1, [r3, #16]\n\t"                                                                  \
+                       "vldrw.u32 q2, [r3, #32]\n\t"                                                                  \
+                       "ldrd r4, r5, [sp, #12]\n\t" /* rows, images */                                                \
+                       "ldrd r6, r8, [sp, #36]\n\t" /* triples, rem */                                                \
+                       "ldr r7, [sp, #44]\n"                                                                          \
+                       "1:\n\t" /* an output row */                                                                   \
+                       "mov r2, r0\n\t"                                                                               \
+                       "mov r3, r1\n\t"                                                                               \
+                       "tbb [pc, r8]\n"                                                                               \
+                       "3:\n\t"                                                                                       \
+                       ".byte (10f - 3b) / 2, (11f - 3b) / 2, (12f - 3b) / 2, 0\n"                                    \
+                       "10:\n\t" /* no pixel before the turns: the window in q3, q4 */                                \
+                       "vldrw.u32 q3, [r3], #" #CS "\n\t"                                                             \
+                       "vldrw.u32 q4, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "20", "q3", "q4") "b 14f\n"                 \
+                       "11:\n\t" /* one: q5, q3, then q3, q4 */                                                       \
+                       "vldrw.u32 q5, [r3], #" #CS "\n\t"                                                             \
+                       "vldrw.u32 q3, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "21", "q5", "q3")                           \
+                           MT_DWS_STEP(CS, "q5", "q3", "q4") "b 14f\n"                                                \
+                       "12:\n\t" /* two: q4, q5, then q5, q3, then q3, q4 */                                          \
+                       "vldrw.u32 q4, [r3], #" #CS "\n\t"                                                             \
+                       "vldrw.u32 q5, [r3], #" #CS "\n\t" MT_DWS_LEFT(CS, "22", "q4", "q5")                           \
+                           MT_DWS_STEP(CS, "q4", "q5", "q3") MT_DWS_STEP(CS, "q5", "q3", "q4")                        \
+                       "14:\n\t"                                                                                      \
+                       "wls lr, r6, 16f\n"                                                                            \
+                       "15:\n\t" MT_DWS_STEP(CS, "q3", "q4", "q5") MT_DWS_STEP(CS, "q4", "q5", "q3")                  \
+                           MT_DWS_STEP(CS, "q5", "q3", "q4") "le lr, 15b\n"                                           \
+                       "16:\n\t"                                                                                      \
+                       "cbz r7, 17f\n\t" /* output W - 1 (SAME): taps kw = 0, 1 on x[W - 2], x[W - 1] */              \
+                       "vldrw.u32 q6, [r2]\n\t"                                                                       \
+                       "vfma.f32 q0, q6, q3\n\t"                                                                      \
+                       "vfma.f32 q1, q6, q4\n"                                                                        \
+                       "17:\n\t"                                                                                      \
+                       "ldrd r9, r10, [sp, #20]\n\t" /* the next output row */                                        \
+                       "add r0, r9\n\t"                                                                               \
+                       "add r1, r10\n\t"                                                                              \
+                       "subs r4, #1\n\t"                                                                              \
+                       "bne 1b\n\t"                                                                                   \
+                       "subs r5, #1\n\t" /* the next image */                                                         \
+                       "beq 18f\n\t"                                                                                  \
+                       "ldrd r9, r10, [sp, #28]\n\t"                                                                  \
+                       "add r0, r9\n\t"                                                                               \
+                       "add r1, r10\n\t"                                                                              \
+                       "ldr r4, [sp, #12]\n\t"                                                                        \
+                       "b 1b\n"                                                                                       \
+                       "18:\n\t"                                                                                      \
+                       "ldr r3, [sp, #8]\n\t"                                                                         \
+                       "vstrw.32 q0, [r3]\n\t"                                                                        \
+                       "vstrw.32 q1, [r3, #16]\n\t"                                                                   \
+                       "vstrw.32 q2, [r3, #32]\n\t"                                                                   \
+                       "add sp, #52\n\t"                                                                              \
+                       "vpop {d8-d15}\n\t"                                                                            \
+                       "pop {r4-r11, pc}\n");                                                                         \
     }
 
 MT_DEFINE_DWS_ROWS_RUN(8, 32)

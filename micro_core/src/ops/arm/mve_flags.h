@@ -101,32 +101,38 @@ static inline int mt_mve_nan1(float32x4_t a)
  * read into t1. */
 #define MT_MULADD_TEXT(w, a, t) "vfma.f32 " a ", " w ", " t "\n\t"
 #define MT_MULADD(q, a, t) MT_MULADD_TEXT(q, "%q[" a "]", "%[" t "]")
-#define MT_FOUR_ROWS_TWO_TERMS(wa, wb, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                    \
-    "ldrd " t0 ", " t1 ", [" x0 "], #8\n\t" MT_MULADD_TEXT(wa, a0, t0) MT_MULADD_TEXT(wb, a0, t1)                  \
-    "ldrd " t0 ", " t1 ", [" x1 "], #8\n\t" MT_MULADD_TEXT(wa, a1, t0) MT_MULADD_TEXT(wb, a1, t1)                  \
-    "ldrd " t0 ", " t1 ", [" x2 "], #8\n\t" MT_MULADD_TEXT(wa, a2, t0) MT_MULADD_TEXT(wb, a2, t1)                  \
+#define MT_FOUR_ROWS_TWO_TERMS(wa, wb, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                        \
+    "ldrd " t0 ", " t1 ", [" x0 "], #8\n\t" MT_MULADD_TEXT(wa, a0, t0) MT_MULADD_TEXT(wb, a0, t1)                     \
+    "ldrd " t0 ", " t1 ", [" x1 "], #8\n\t" MT_MULADD_TEXT(wa, a1, t0) MT_MULADD_TEXT(wb, a1, t1)                     \
+    "ldrd " t0 ", " t1 ", [" x2 "], #8\n\t" MT_MULADD_TEXT(wa, a2, t0) MT_MULADD_TEXT(wb, a2, t1)                     \
     "ldrd " t0 ", " t1 ", [" x3 "], #8\n\t" MT_MULADD_TEXT(wa, a3, t0) MT_MULADD_TEXT(wb, a3, t1)
-#define MT_FOUR_ROWS_ONE_TERM(w, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                          \
-    "ldr " t0 ", [" x0 "]\n\tldr " t1 ", [" x1 "]\n\t" MT_MULADD_TEXT(w, a0, t0) MT_MULADD_TEXT(w, a1, t1)          \
+#define MT_FOUR_ROWS_ONE_TERM(w, x0, x1, x2, x3, t0, t1, a0, a1, a2, a3)                                              \
+    "ldr " t0 ", [" x0 "]\n\tldr " t1 ", [" x1 "]\n\t" MT_MULADD_TEXT(w, a0, t0) MT_MULADD_TEXT(w, a1, t1)            \
     "ldr " t0 ", [" x2 "]\n\tldr " t1 ", [" x3 "]\n\t" MT_MULADD_TEXT(w, a2, t0) MT_MULADD_TEXT(w, a3, t1)
 /* the same with operands named x0..x3, t0, t1, a0..a3 */
-#define MT_NAMED_TWO_TERMS(wa, wb)                                                                                \
+#define MT_NAMED_TWO_TERMS(wa, wb)                                                                                    \
     MT_FOUR_ROWS_TWO_TERMS(wa, wb, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]", \
                            "%q[a3]")
-#define MT_NAMED_ONE_TERM(w)                                                                                      \
-    MT_FOUR_ROWS_ONE_TERM(w, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]",    \
+#define MT_NAMED_ONE_TERM(w)                                                                                          \
+    MT_FOUR_ROWS_ONE_TERM(w, "%[x0]", "%[x1]", "%[x2]", "%[x3]", "%[t0]", "%[t1]", "%q[a0]", "%q[a1]", "%q[a2]",      \
                           "%q[a3]")
-#define MT_NAN_TEST4                                                                                              \
-    "vcmp.f32 eq, %q[a0], %q[a0]\n\t"                                                                            \
-    "vpsttt\n\t"                                                                                                  \
-    "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"                                                                           \
-    "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"                                                                           \
-    "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"                                                                           \
+#define MT_NAN_TEST4                                                                                                  \
+    "vcmp.f32 eq, %q[a0], %q[a0]\n\t"                                                                                 \
+    "vpsttt\n\t"                                                                                                      \
+    "vcmpt.f32 eq, %q[a1], %q[a1]\n\t"                                                                                \
+    "vcmpt.f32 eq, %q[a2], %q[a2]\n\t"                                                                                \
+    "vcmpt.f32 eq, %q[a3], %q[a3]\n\t"                                                                                \
     "vmrs %[t1], p0\n\t"
 
 /* op (VMAXNM, VMINNM) of q0..q3 each with q4, in place: an activation's clamp of four sums */
-#define MT_Q0_Q3_WITH_Q4(op)                                                                                     \
+#define MT_Q0_Q3_WITH_Q4(op)                                                                                          \
     op ".f32 q0, q0, q4\n\t" op ".f32 q1, q1, q4\n\t" op ".f32 q2, q2, q4\n\t" op ".f32 q3, q3, q4\n\t"
+
+/* q0..q3 tested for NaNs (each compared with itself, the four ANDed in one VPT block), then a
+ * branch to `fail` unless P0 is 0xffff (r3 scratch: P0 << 16 plus 0x10000 is 0 only then) */
+#define MT_NAN_TEST_Q0_Q3(fail)                                                                                       \
+    "vcmp.f32 eq, q0, q0\n\tvpsttt\n\tvcmpt.f32 eq, q1, q1\n\tvcmpt.f32 eq, q2, q2\n\tvcmpt.f32 eq, q3, q3\n\t"       \
+    "vmrs r3, p0\n\tlsls r3, r3, #16\n\tcmn r3, #65536\n\tbne " fail "\n\t"
 
 /* The naked kernels' frames: MT_NAKED_ENTER(frame) pushes r4-r11, lr and d8-d15 (the AAPCS's
  * callee-saved registers) and takes `frame` bytes of stack, r12 at its start; MT_NAKED_COPY32
@@ -136,8 +142,8 @@ static inline int mt_mve_nan1(float32x4_t a)
  * `frame` bytes freed and the callee-saved registers restored (dregs: the D registers pushed). */
 #define MT_NAKED_ENTER(frame) "push {r4-r11, lr}\n\tvpush {d8-d15}\n\tsub sp, #" frame "\n\tmov r12, sp\n\t"
 #define MT_NAKED_COPY32 "ldm r0!, {r1-r8}\n\tstm r12!, {r1-r8}\n\t"
-#define MT_NAKED_RETURN_0_OR_1(frame, dregs)                                                                      \
-    "8:\n\tmovs r0, #0\n\tb 10f\n9:\n\tmovs r0, #1\n10:\n\tadd sp, #" frame "\n\tvpop {" dregs "}\n\t"                  \
+#define MT_NAKED_RETURN_0_OR_1(frame, dregs)                                                                          \
+    "8:\n\tmovs r0, #0\n\tb 10f\n9:\n\tmovs r0, #1\n10:\n\tadd sp, #" frame "\n\tvpop {" dregs "}\n\t"                \
     "pop {r4-r11, pc}\n"
 
 /* bias, then the fused activation as the reference applies it (MT_FUSED_*, microtrain.h):
