@@ -504,6 +504,10 @@ int main(void)
                 depthwise_shape(2, wide, 4, stride, MT_PADDING_SAME, MT_FUSED_RELU, with_bias, 2.0f, 2);
             }
         }
+    for (int k = 0; k < 3; ++k) { /* 16 channels on rows of 8 (the Helium input gradient's blocks) */
+        depthwise_shape(3, 8, 16, 1, MT_PADDING_SAME, (uint32_t)k, k != 1, k == 1 ? 1e-39f : 2.0f, k == 0);
+        depthwise_shape(3, 8, 16, 1, MT_PADDING_VALID, MT_FUSED_RELU, k != 0, k == 1 ? 1e-39f : 2.0f, k == 2 ? 2 : 0);
+    }
     for (uint32_t C = 8; C <= 16; C += 8) /* the Helium blocks (8 and 16 channels) with rows two apart */
         for (int k = 0; k < 3; ++k) {
             depthwise_shape_s(5, 5, C, 2, 1, MT_PADDING_SAME, (uint32_t)k, k != 1, k == 1 ? 1e-39f : 2.0f, k == 0);
