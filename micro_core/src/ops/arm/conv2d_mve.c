@@ -43,14 +43,6 @@ static int c1_pixel(const float *xr, const float *w, const float *bias, float *y
     return 0;
 }
 
-/* an output block of four pixels from ow fits the input row (pixel 0 may lack tap kw = 0,
- * pixel 3 kw = 2: the padding, L and R) */
-static int c1_block_fits(uint32_t ow, const mt_spatial *g)
-{
-    const int32_t s = (int32_t)ow - (int32_t)g->PL;
-    return ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)g->W;
-}
-
 /* C == 1, KW == 3, SW == 1: 1 on a NaN (the caller recomputes y). Rows outside: their taps
  * are the same in every image, and each run of whole blocks in a row is one call of
  * mt_mve_c1_rows_run over the batch; the pixels left over take c1_pixel. */
@@ -81,12 +73,9 @@ static int forward_c1(const float *x, const float *w, const float *bias, float *
         for (uint32_t ow = 0; ow < g->OW;) {
             const int32_t s = (int32_t)ow - (int32_t)g->PL;
             float *yp = y + ((size_t)oh * g->OW + ow) * OC;
-            if (c1_block_fits(ow, g)) {
-                uint32_t n = 1;
-                while (c1_block_fits(ow + 4 * n, g)) ++n;
-                const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
-                r.blocks = n, r.edges = L | R << 1, r.y = yp;
-                r.x = (uintptr_t)(xr + s + (int32_t)L) - 4u * L; /* tap kw = 0 of pixel 0, read from kw = L */
+            const uint32_t n = mt_mve_block_run(ow, g->PL, W, g->OW, &r.edges);
+            if (n) {
+                r.blocks = n, r.y = yp, r.x = mt_mve_block_tap0(xr, ow, g->PL, 1);
                 if (mt_mve_c1_rows_run(&r)) return 1;
                 ow += 4 * n;
             } else {

@@ -315,12 +315,13 @@ static inline int32_t dz_row_of(const mt_spatial *g, uint32_t ih, uint32_t kh)
     return oh < g->OH ? (int32_t)oh : -1;
 }
 
-/* dx[b, ih, ·, j] for j in [lo, hi), the reference's terms in its order, each fused into dx */
+/* dx[b, ih, iw, j] for iw in [iw0, iw1) and j in [lo, hi), the reference's terms in its order,
+ * each fused into dx */
 static void dx_reference_row(const float *w, const float *dz, float *dx, const mt_spatial *g, uint32_t b, uint32_t ih,
-                             uint32_t lo, uint32_t hi)
+                             uint32_t iw0, uint32_t iw1, uint32_t lo, uint32_t hi)
 {
     const uint32_t C = g->C;
-    for (uint32_t iw = 0; iw < g->W; ++iw)
+    for (uint32_t iw = iw0; iw < iw1; ++iw)
         for (uint32_t j = lo; j < hi; ++j) {
             float *v = dx + (((size_t)b * g->H + ih) * g->W + iw) * C + j;
             for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
@@ -377,7 +378,7 @@ static inline __attribute__((always_inline)) void dx_slides_rows(const float *w,
                 for (int32_t i = 0; i < W; ++i) worst = mt_mve_magnitudes(worst, vld1q_f32(buf + 4 * i));
                 const float32x4_t none = vdupq_n_f32(0.0f);
                 if (mt_mve_magnitudes_nan(worst) || mt_mve_flushed(none, none, none, none)) {
-                    dx_reference_row(w, dz, dx, g, b, ih, c4, c + 4);
+                    dx_reference_row(w, dz, dx, g, b, ih, 0, g->W, c4, c + 4);
                     continue;
                 }
                 if (c == c4) { /* all four lanes new: plain stores, no predicate to set a pixel */
@@ -397,28 +398,14 @@ __attribute__((noinline)) static void dx_by_slides(const float *w, const float *
     else dx_slides_rows(w, dz, dx, B, g, 0);
 }
 
-/* dx of n pixels from dxb (the address of the first's channel f->c; one dx row) and channels
- * c..c+3: the reference's terms in its order (ascending oh, ow), each fused into dx, on the
- * scalar FPU */
+/* dx of n pixels from dxb (the address of the first's channel f->c) and channels c..c+3, the
+ * reference's terms in its order (dx_reference_row) */
 static void dx_fix_pixels(const mt_mve_dx_fix *f, float *dxb, uint32_t n)
 {
     const mt_spatial *g = f->g;
-    const uint32_t C = g->C, pixel = (uint32_t)((size_t)(dxb - f->dx) / C);
-    const uint32_t b = pixel / (g->H * g->W), ih = pixel / g->W % g->H, iw0 = pixel % g->W;
-    for (uint32_t iw = iw0; iw < iw0 + n; ++iw)
-        for (uint32_t j = f->c; j < f->c + 4; ++j) {
-            float *v = f->dx + (((size_t)b * g->H + ih) * g->W + iw) * C + j;
-            for (uint32_t kh = g->KH; kh-- > 0;) { /* ascending oh */
-                const int32_t row = dz_row_of(g, ih, kh);
-                if (row < 0) continue;
-                for (uint32_t kw = 3; kw-- > 0;) { /* ascending ow */
-                    const int64_t ow = (int64_t)iw + g->PL - kw;
-                    if (ow < 0 || ow >= g->OW) continue;
-                    *v = mt_fmaf(f->dz[(((size_t)b * g->OH + (uint32_t)row) * g->OW + (uint32_t)ow) * C + j],
-                                 f->w[((size_t)kh * 3 + kw) * C + j], *v);
-                }
-            }
-        }
+    const uint32_t pixel = (uint32_t)((size_t)(dxb - f->dx) / g->C);
+    const uint32_t b = pixel / (g->H * g->W), ih = pixel / g->W % g->H, iw = pixel % g->W;
+    dx_reference_row(f->w, f->dz, f->dx, g, b, ih, iw, iw + n, f->c, f->c + 4);
 }
 
 void mt_mve_dx_block_fix(const mt_mve_dx_fix *f, float *dxb)
@@ -434,14 +421,6 @@ void mt_mve_dx_block_fix(const mt_mve_dx_fix *f, float *dxb)
 static int dx_blocks(const mt_spatial *g)
 {
     return (g->C == 8 || g->C == 16) && g->SH == 1 && mt_mve_row_slides(g, DXS_MIN_W) && g->KH <= DXB_KH;
-}
-
-/* dx pixels iw .. iw + 3 are a block of the turned correlation: its windows lie in dz's row but
- * for pixel 0's tap bb = 0 and pixel 3's bb = 2 (L and R); PLt = 2 - PL */
-static int dx_block_fits(uint32_t iw, uint32_t PLt, const mt_spatial *g)
-{
-    const int32_t s = (int32_t)iw - (int32_t)PLt;
-    return iw + 4 <= g->W && s >= -1 && s + 5 <= (int32_t)g->OW;
 }
 
 /* The input gradient by blocks, a vector of channels at a time; dx in place (a block is stored
@@ -468,16 +447,11 @@ __attribute__((noinline)) static void dx_by_blocks(const float *w, const float *
             if (a1 <= a0) continue; /* no term: dx keeps its values */
             const float *zr = dz + (size_t)(ih + a0 - PTt) * OW * C + c; /* image 0 */
             r.rows = a1 - a0, r.w = packed + 3 * a0;
-            for (uint32_t iw = 0; iw < W;) {
-                const int32_t s = (int32_t)iw - (int32_t)PLt;
+            for (uint32_t iw = 0; iw < W;) { /* the turned correlation: dz's row is the input, PLt before */
                 float *dxp = dx + ((size_t)ih * W + iw) * C + c;
-                if (dx_block_fits(iw, PLt, g)) {
-                    uint32_t n = 1;
-                    while (dx_block_fits(iw + 4 * n, PLt, g)) ++n;
-                    const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)OW;
-                    r.blocks = n, r.edges = L | R << 1, r.dst = dxp;
-                    /* pixel 0's tap bb = 0, read from bb = L */
-                    r.src = (uintptr_t)(zr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
+                const uint32_t n = mt_mve_block_run(iw, PLt, OW, W, &r.edges);
+                if (n) {
+                    r.blocks = n, r.dst = dxp, r.src = mt_mve_block_tap0(zr, iw, PLt, C);
                     if (C == 8) mt_mve_dx_blocks_run_8(&r);
                     else mt_mve_dx_blocks_run_16(&r);
                     iw += 4 * n;
@@ -503,8 +477,8 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
     mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
     mt_spatial h = *g;
     h.activation = MT_FUSED_NONE; /* dy is dz now */
-    const int slides = dx && (dx_blocks(g) || dx_slides(g));
-    if (slides && dx_blocks(g)) dx_by_blocks(w, dy, dx, B, g);
+    const int blocks = dx && dx_blocks(g), slides = blocks || (dx && dx_slides(g));
+    if (blocks) dx_by_blocks(w, dy, dx, B, g);
     else if (slides) dx_by_slides(w, dy, dx, B, g);
     if ((dx && !slides) || (dw && g->SW != 1))
         mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B, &h);

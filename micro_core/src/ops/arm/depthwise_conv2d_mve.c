@@ -266,14 +266,6 @@ static int dw_blocks(const mt_spatial *g)
     return (g->C == 8 || g->C == 16) && g->KW == 3 && g->SW == 1 && g->KH <= DWB_KH;
 }
 
-/* output pixels ow .. ow + 3 are a block: their windows lie in the input row but for pixel 0's
- * tap kw = 0 and pixel 3's kw = 2 (L and R) */
-static int dw_block_fits(uint32_t ow, const mt_spatial *g)
-{
-    const int32_t s = (int32_t)ow - (int32_t)g->PL;
-    return ow + 4 <= g->OW && s >= -1 && s + 5 <= (int32_t)g->W;
-}
-
 /* The forward by blocks of four pixels, a vector of channels at a time (its W packed, the taps
  * 16 bytes apart), each run of whole blocks in an output row one call over the batch, the
  * pixels left over dw_pixels'; 1 on a NaN result (y then holds partial results) */
@@ -295,14 +287,10 @@ static int dw_forward_blocks(const float *x, const float *w, const float *bias, 
             const float *xr = kh1 > kh0 ? x + (size_t)(oh * g->SH + kh0 - g->PT) * W * C + c : x;
             r.rows = kh1 - kh0, r.w = packed + 3 * kh0;
             for (uint32_t ow = 0; ow < OW;) {
-                const int32_t s = (int32_t)ow - (int32_t)g->PL;
-                if (kh1 > kh0 && dw_block_fits(ow, g)) {
-                    uint32_t n = 1;
-                    while (dw_block_fits(ow + 4 * n, g)) ++n;
-                    const uint32_t L = s < 0, R = s + 4 * (int32_t)n + 1 == (int32_t)W;
-                    r.blocks = n, r.edges = L | R << 1, r.dst = y + ((size_t)oh * OW + ow) * C + c;
-                    /* pixel 0's tap kw = 0, read from kw = L */
-                    r.src = (uintptr_t)(xr + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
+                const uint32_t n = kh1 > kh0 ? mt_mve_block_run(ow, g->PL, W, OW, &r.edges) : 0u;
+                if (n) {
+                    r.blocks = n, r.dst = y + ((size_t)oh * OW + ow) * C + c;
+                    r.src = mt_mve_block_tap0(xr, ow, g->PL, C);
                     if (C == 8 ? mt_mve_dw_blocks_run_8(&r) : mt_mve_dw_blocks_run_16(&r)) return 1;
                     ow += 4 * n;
                 } else { /* a pixel at a time (every pixel when no kernel row is in bounds) */

@@ -71,6 +71,30 @@ static inline int mt_mve_magnitudes_nan(uint32x4_t worst)
     return vmaxvq_u32(0, worst) > 0x7f800000u;
 }
 
+/* The runs of blocks of the naked block kernels (conv2d_c1_rows_mve.h, depthwise_blocks_mve.h):
+ * along a row at stride 1 with a 3-tap window and `pad` before, output o's taps read input
+ * o - pad .. o - pad + 2. A block is four outputs from o whose taps lie in the input row but for
+ * output 0's tap 0 (L: the left padding) and output 3's tap 2 (R: the right). Returns how many
+ * blocks run from o back to back (0: none starts there), *edges = 1 if the first is L, | 2 if
+ * the last is R. */
+static inline uint32_t mt_mve_block_run(uint32_t o, uint32_t pad, uint32_t in, uint32_t out, uint32_t *edges)
+{
+    const int32_t s = (int32_t)o - (int32_t)pad; /* output o's tap 0 */
+    uint32_t n = 0;
+    while (o + 4 * (n + 1) <= out && s + 4 * (int32_t)n >= -1 && s + 4 * (int32_t)n + 5 <= (int32_t)in) ++n;
+    *edges = (uint32_t)(s < 0) | (uint32_t)(s + 4 * (int32_t)n + 1 == (int32_t)in) << 1;
+    return n;
+}
+
+/* the address of output o's tap 0 in `row` (C floats a pixel), as the block kernels take it: for
+ * an L block (tap 0 in the padding) C·4 bytes before the first value they load, never read */
+static inline uintptr_t mt_mve_block_tap0(const float *row, uint32_t o, uint32_t pad, uint32_t C)
+{
+    const int32_t s = (int32_t)o - (int32_t)pad;
+    const uint32_t L = s < 0;
+    return (uintptr_t)(row + (size_t)(s + (int32_t)L) * C) - L * C * 4u;
+}
+
 /* The geometry of the kernels that slide along rows (DepthwiseConv2D, the one-channel Conv2D
  * backward): stride 1 along W, a 3-wide window, SAME (OW = W) or VALID (OW = W - 2), at least
  * min_w input columns */
