@@ -34,5 +34,11 @@ case "$_mt_extra" in
           python -m pip install -q "flwr[simulation]==1.42.0" ;;
   --demo) python -m pip install -q "scikit-learn>=1.0" ;;
 esac
+# Contributors' commit-msg hook (tools/git-hooks: a subject of at most 72 characters, a blank
+# line before the body), in a git checkout whose hooks are not set up otherwise.
+if git -C "$_mt_root" rev-parse --git-dir >/dev/null 2>&1 && \
+    [ -z "$(git -C "$_mt_root" config --get core.hooksPath || true)" ]; then
+  git -C "$_mt_root" config core.hooksPath tools/git-hooks
+fi
 # Build micro_core with CMake through scikit-build-core and install the package with its library.
 python -m pip install -q "$_mt_root"
