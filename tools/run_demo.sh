@@ -11,3 +11,6 @@ bash tools/setup_arm.sh --no-pytest
 echo
 echo "== on-device fine-tuning: QEMU mps2-an386 (Cortex-M4F) against the host =="
 python examples/firmware_digits.py --board mps2-an386
+echo
+echo "The microtrain command and package are in $root/.venv: activate it to use them,"
+echo "  source $root/.venv/bin/activate && microtrain --help"

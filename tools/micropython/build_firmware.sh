@@ -86,7 +86,12 @@ if [ ! -e "$src/.microtrain-source" ]; then
     tar xzf "$MICROPYTHON_TARBALL" -C "$out/src"
   else
     echo "build_firmware: cloning MicroPython v1.28.0 from GitHub"
-    git clone --quiet --depth 1 --branch v1.28.0 https://github.com/micropython/micropython.git "$src"
+    git clone --quiet --depth 1 --branch v1.28.0 https://github.com/micropython/micropython.git "$src" || {
+      echo "build_firmware: could not clone MicroPython from GitHub (offline?). Give its source" >&2
+      echo "  as a tarball instead: MICROPYTHON_TARBALL=/path/to/$tarball_name bash $0" >&2
+      echo "  (tag v1.28.0 as GitHub's release archive, sha256 $tarball_sha256)," >&2
+      echo "  or put it at $cache/$tarball_name." >&2
+      rm -rf "$src"; exit 1; }
   fi
   grep -q "MICROPY_VERSION_MINOR 28$" "$src/py/mpconfig.h" || {
     echo "build_firmware: $src is not MicroPython 1.28" >&2; exit 1; }
