@@ -15,8 +15,8 @@
 
 #include "mt_board.h"
 #include "mt_math.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
+#include "ops/mve/mve.h"
+#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "optimizers.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mt_math.h"
-#include "ops/arm/mve.h"
+#include "ops/mve/mve.h"
 #include "ops/ops.h"
 #include "optimizers.h"
 #include "siblings.h"

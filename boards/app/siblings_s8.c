@@ -20,8 +20,8 @@
 
 #include <string.h>
 
-#include "ops/fast/fast.h"
-#include "ops/fast/s8_dot.h"
+#include "ops/portable/portable.h"
+#include "ops/portable/s8_dot.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "float_bits.h"
-#include "ops/arm/mve.h"
+#include "ops/mve/mve.h"
 #include "ops/x86/x86.h"
 
 /* 2^n for -126 <= n <= 127, exactly. */

@@ -11,7 +11,7 @@
 #include "losses.h"
 #include "microtrain.h"
 #include "mt_math.h"
-#include "ops/arm/mve.h"
+#include "ops/mve/mve.h"
 #include "ops/ops.h"
 #include "ops/x86/x86.h"
 #include "optimizers.h"

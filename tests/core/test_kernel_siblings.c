@@ -15,7 +15,7 @@
 #include "microtrain.h"
 #include "mt_math.h"
 #include "mt_test.h"
-#include "ops/fast/fast.h"
+#include "ops/portable/portable.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "mt_math.h"
-#include "ops/arm/mve.h"
+#include "ops/mve/mve.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/x86/x86.h"

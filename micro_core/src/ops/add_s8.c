@@ -8,7 +8,7 @@
  * 2·max(sa, sb) / (2^L · sy), then (L, 0). params[0] = za | zb << 8 | zy << 16,
  * params[1] = act_min | act_max << 8 (signed bytes). Inference only.
  */
-#include "ops/fast/fast.h"
+#include "ops/portable/portable.h"
 #include "ops/quant.h"
 
 void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,

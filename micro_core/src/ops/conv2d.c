@@ -5,8 +5,8 @@
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
 #include "mt_fma.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
+#include "ops/mve/mve.h"
+#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"

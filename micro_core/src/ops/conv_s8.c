@@ -14,7 +14,7 @@
  * params[2] padding (spatial.h), params[3] = 0: the fused activation is the clamp range.
  * Inference only: no backward.
  */
-#include "ops/fast/fast.h"
+#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "mt_fma.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
+#include "ops/mve/mve.h"
+#include "ops/portable/portable.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 #include "ops/x86/x86.h"

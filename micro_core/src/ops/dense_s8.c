@@ -6,7 +6,7 @@
  *   y[b,u] = clamp(MultiplyByQuantizedMultiplier(Σ_d W[u,d]·(x[b,d] - zx) + b[u], rq[u]) + zy)
  * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24. Inference only.
  */
-#include "ops/fast/fast.h"
+#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/quant.h"
 

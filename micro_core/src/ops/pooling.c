@@ -2,8 +2,8 @@
  * Pooling over NHWC windows: MaxPool2D, AveragePool2D, GlobalAveragePool.
  *   x [B, H, W, C] -> y [B, OH, OW, C]  (global: y [B, C])
  */
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
+#include "ops/mve/mve.h"
+#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 #include "ops/x86/x86.h"

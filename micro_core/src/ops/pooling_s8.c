@@ -13,7 +13,7 @@
  *            params[0] = zx | zy << 8, params[1] = multiplier, params[2] = shift (i32).
  * Inference only.
  */
-#include "ops/fast/fast.h"
+#include "ops/portable/portable.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 

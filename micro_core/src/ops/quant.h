@@ -170,7 +170,7 @@ static inline const int32_t *mt_q_s32(const mt_tensor_rt *t)
 }
 
 /* ---- reference kernels of the int8 ops (their math: the comment atop each source file) ----
- * Conv2D, DepthwiseConv2D and FullyConnected have siblings (ops/fast/fast.h) that the op
+ * Conv2D, DepthwiseConv2D and FullyConnected have siblings (ops/portable/portable.h) that the op
  * adapters call on every target: their references are compiled where MT_REFERENCE_KERNELS
  * (ops/ops.h) is 1, for the tests. */
 

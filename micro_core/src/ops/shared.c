@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "ops/arm/mve.h"
-#include "ops/fast/vfp_gradient.h"
+#include "ops/mve/mve.h"
+#include "ops/dsp/gradient_dsp.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
