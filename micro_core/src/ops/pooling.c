@@ -2,15 +2,12 @@
  * Pooling over NHWC windows: MaxPool2D, AveragePool2D, GlobalAveragePool.
  *   x [B, H, W, C] -> y [B, OH, OW, C]  (global: y [B, C])
  */
-#include "ops/mve/mve.h"
-#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
-#include "ops/x86/x86.h"
 
 #if MT_REFERENCE_KERNELS
 /* y = max over the in-bounds window; padding never wins (TFLite and PyTorch agree). */
-void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
+void mt_op_max_pool2d_f32_forward_ref(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -36,8 +33,8 @@ void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt
 }
 
 /* dx at the window's first maximum += dy (PyTorch routes ties to the first index scanned). */
-void mt_op_max_pool2d_f32_backward(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                   const mt_spatial *g)
+void mt_op_max_pool2d_f32_backward_ref(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                       const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -160,19 +157,7 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     mt_spatial g;
     pool_geometry(op, t, &g);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_max_pool2d_f32_forward, t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_max_pool2d_f32_forward_mve(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_max_pool2d_f32_forward_fast(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#else
-    mt_op_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#endif
+    mt_kernel_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
 }
 
 static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -182,19 +167,7 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     if (!x->grad) return;
     mt_spatial g;
     pool_geometry(op, t, &g);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_max_pool2d_f32_backward, x->data, y->data, y->grad, x->grad, n, &g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_max_pool2d_f32_backward_mve(x->data, y->data, y->grad, x->grad, n, &g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_max_pool2d_f32_backward_fast(x->data, y->data, y->grad, x->grad, n, &g);
-#else
-    mt_op_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
-#endif
+    mt_kernel_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
 }
 
 static void average_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -26,7 +26,7 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
 
 /* A pool of 2 x 2 windows at stride 2 that all lie inside the input (VALID, or SAME on even
  * sizes): the taps of output (oh, ow) are input pixels (2·oh, 2·ow) and their right, lower and
- * lower-right neighbours, with no geometry to find per window (pooling_fast.c, pooling_mve.c). */
+ * lower-right neighbours, with no geometry to find per window (pooling_portable.c, pooling_mve.c). */
 static inline int mt_spatial_windows_2x2(const mt_spatial *g)
 {
     return g->KH == 2 && g->KW == 2 && g->SH == 2 && g->SW == 2 && g->PT == 0 && g->PL == 0 &&
@@ -76,16 +76,11 @@ typedef struct mt_conv_view {
 } mt_conv_view;
 void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
 
-/* Fused activation on y in place, and its derivative applied to dy in place
- * (dy is the output's own gradient, dead after this op's backward). The _selected forms
- * run the AVX-512 siblings where the CPU has them (the same bits). */
-void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N);
-void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N);
+/* Fused activation on y in place, and its derivative applied to dy in place (dy is the
+ * output's own gradient, dead after this op's backward): the references (the x86 kernels have
+ * their own, ops/x86/x86.h; a layer's dz and bias gradient together is a slot of the kernel
+ * table, mt_kernel_activation_bias_f32_backward). */
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
-/* A pointwise Conv2D's forward over P pixels (ops/conv2d.c, where the build has Dense): Dense
- * [P, C] x [OC, C], then the fused activation, with the bits of the two */
-void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
-                                   uint32_t C, uint32_t OC, uint32_t activation);
 void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
 
 #endif /* MT_OPS_SPATIAL_H */

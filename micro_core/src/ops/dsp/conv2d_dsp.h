@@ -1,22 +1,23 @@
 /*
- * Assembly loops of the Conv2D siblings (conv2d_fast.c) on Cortex-M cores with a single-precision
- * FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar FPU: MT_VFP_SCALAR, vfp_scalar.h). Same
+ * Assembly loops of the Conv2D siblings (conv2d_portable.c) on Cortex-M cores with a single-precision
+ * FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar FPU: MT_VFP_SCALAR, dsp.h). Same
  * arithmetic as the C loops they replace: every term one VFMA (a·b + sum rounded once, the
  * reference's mt_fmaf, operands in its order), each sum in its own register in the reference's
  * order; what they save is instructions around the VFMAs (VLDM/VSTM of whole blocks, pointers
  * kept in registers across rows). The loop parameters travel in a small array
- * and are loaded into fixed registers inside (as in vfp_dot.h), so the compiler has none to spill.
+ * and are loaded into fixed registers inside (as in dot_dsp.h), so the compiler has none to spill.
  */
-#ifndef MT_OPS_FAST_VFP_CONV_H
-#define MT_OPS_FAST_VFP_CONV_H
+#ifndef MT_OPS_DSP_CONV2D_DSP_H
+#define MT_OPS_DSP_CONV2D_DSP_H
 
 #include "ops/dsp/dot_dsp.h"
 #include "ops/dsp/dsp.h"
+#include "ops/spatial.h"
 
 #if MT_VFP_SCALAR
 #define MT_VFP_CONV 1
 
-#ifndef MT_VFP_FMA_4X4 /* vfp_dot.h's, where its guard leaves it out (the M55) */
+#ifndef MT_VFP_FMA_4X4 /* dot_dsp.h's, where its guard leaves it out (the M55) */
 #define MT_VFP_FMA_4X4                                                                          \
     "vfma.f32 s0, s24, s28\n\t"                                                                 \
     "vfma.f32 s1, s24, s29\n\t"                                                                 \
@@ -46,7 +47,7 @@
 
 /* P >= 1 rows of 8 channels, row stride `stride` bytes: dy = dy · [y > 0] in place (ReLU's
  * derivative, as mt_fused_activation_backward: NaN and 0 give +0), and sum[j] += dy[p, j] in
- * ascending p (the bias gradient's sums, in mt_op_bias_f32_backward's order) */
+ * ascending p (the bias gradient's sums, in mt_op_bias_f32_backward_ref's order) */
 static inline void mt_vfp_relu_mask_sum8(const float *y, float *dy, uint32_t stride, uint32_t P, float *sum)
 {
     __asm volatile(
@@ -210,6 +211,58 @@ static inline void mt_vfp_conv3x3c1(uint32_t *p, uint32_t rows, uint32_t cols)
     else
         MT_VFP_C1_ASM(MT_VFP_X2(1, 4), MT_VFP_C1_22);
 }
+
+/* Conv2D's forward for one channel, 3 x 3, OC a multiple of 4, no ReLU6, every pixel with 2 or
+ * 3 rows and columns of taps in bounds: in assembly with the bias and the ReLU
+ * (mt_vfp_conv3x3c1), 1 when done, else 0 and nothing written. The columns split into runs of
+ * pixels with the same in-bounds columns, found once. Inlined into the portable forward; the
+ * M55's Helium forward calls it through mt_conv2d_c1_forward_dsp (conv2d_dsp.c). */
+static inline __attribute__((always_inline)) int mt_vfp_conv2d_c1_forward(const float *x, const float *w,
+                                                                          const float *bias, float *y, uint32_t B,
+                                                                          const mt_spatial *g)
+{
+    static const float zeros[4], minus_zeros[4] = {-0.0f, -0.0f, -0.0f, -0.0f};
+    uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
+    if (g->C != 1 || g->KH != 3 || g->KW != 3 || g->OC % 4 || g->activation == MT_FUSED_RELU6) return 0;
+    for (uint32_t ow = 0; ow < g->OW; ++ow) {
+        mt_spatial_tap_range(ow, g->SW, g->PL, 3, g->W, &kw0, &kw1);
+        if (kw1 - kw0 < 2) return 0;
+        const uint32_t code = kw0 | (kw1 - kw0) << 2;
+        if (nruns && runs[nruns - 1][2] == code) { /* the same columns: one more pixel of the run */
+            runs[nruns - 1][1] = ow + 1;
+            continue;
+        }
+        if (nruns == 8) return 0;
+        runs[nruns][0] = ow, runs[nruns][1] = ow + 1, runs[nruns][2] = code, ++nruns;
+    }
+    for (uint32_t oh = 0; oh < g->OH; ++oh) {
+        mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+        if (kh1 - kh0 < 2) return 0;
+    }
+    const uint32_t OC = g->OC;
+    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : minus_zeros), 0, 0, 4u * g->SW, OC / 4,
+                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u,
+                      g->activation == MT_FUSED_RELU ? 0xFF800000u : 0x80000000u}; /* conv2d_dsp.h's k */
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh) {
+            mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
+            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W;
+            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
+            for (uint32_t r = 0; r < nruns; ++r) {
+                const uint32_t ow = runs[r][0], c0 = runs[r][2] & 3u;
+                p[0] = (uint32_t)(uintptr_t)(xr + ow * g->SW + c0 - g->PL);
+                p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + c0);
+                p[4] = (uint32_t)(uintptr_t)(yr + (size_t)ow * OC);
+                p[5] = runs[r][1] - ow;
+                mt_vfp_conv3x3c1(p, kh1 - kh0, runs[r][2] >> 2);
+            }
+        }
+    return 1;
+}
+
+/* mt_vfp_conv2d_c1_forward, out of line, for the Helium forward (ops/mve/conv2d_mve.c) */
+int mt_conv2d_c1_forward_dsp(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                             const mt_spatial *g);
 #else
 #define MT_VFP_CONV_C1 0
 #endif
@@ -219,4 +272,4 @@ static inline void mt_vfp_conv3x3c1(uint32_t *p, uint32_t rows, uint32_t cols)
 #define MT_VFP_CONV_C1 0
 #endif
 
-#endif /* MT_OPS_FAST_VFP_CONV_H */
+#endif /* MT_OPS_DSP_CONV2D_DSP_H */

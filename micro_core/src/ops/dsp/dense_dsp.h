@@ -1,6 +1,6 @@
 /*
  * The Dense forward's 4 x 4 blocks in assembly on Cortex-M cores with a single-precision FPU
- * (MT_VFP_DOT, vfp_dot.h), one call per four rows of y, the activation fused: for each block
+ * (MT_VFP_DOT, dot_dsp.h), one call per four rows of y, the activation fused: for each block
  * of units u..u+3, y[r][j] = act(Σ_t x_r[t]·W_(u+j)[t] + bias[u + j]), the reference's bits:
  *   - each sum starts at 0 (s0-s15 loaded from 16 zeros kept on the stack) and adds its terms
  *     by ascending t, each one VFMA (x·W + sum rounded once, mt_fmaf); two terms per step,

@@ -1,7 +1,7 @@
 /*
  * The DepthwiseConv2D siblings' inner loops over 8 channels side by side, in assembly on
  * Cortex-M cores with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55's scalar
- * FPU: MT_VFP_SCALAR, vfp_scalar.h). NHWC keeps 8 channels of x, W and dy contiguous, so each
+ * FPU: MT_VFP_SCALAR, dsp.h). NHWC keeps 8 channels of x, W and dy contiguous, so each
  * tap is two VLDMs and eight VFMAs (each its own channel's sum: s = fma(a, b, s), rounded
  * once, the reference's mt_fmaf), and the sums never leave s8-s15 between taps. Elsewhere
  * MT_VFP_DW is 0 and the sibling runs its C loop (the same arithmetic, any channel count).

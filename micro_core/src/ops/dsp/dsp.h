@@ -1,6 +1,6 @@
 /*
- * Where the scalar assembly loops of vfp_conv.h and vfp_depthwise.h run: every Cortex-M core
- * with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55). vfp_dot.h's guard leaves
+ * Where the scalar assembly loops of conv2d_dsp.h and depthwise_conv2d_dsp.h run: every Cortex-M core
+ * with a single-precision FPU (FPv4/FPv5: M4F, M7, M33, and the M55). dot_dsp.h's guard leaves
  * the M55 out (Helium has its own Dense kernels); these loops need only the scalar FPU, which
  * the M55 has beside Helium, and compute what they compute on the M4F: each term a VFMA (a·b
  * + s rounded once, mt_fma.h), subnormals and NaN payloads as the scalar reference has

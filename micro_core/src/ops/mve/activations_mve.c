@@ -49,13 +49,13 @@ void mt_op_relu_f32_backward_mve(const float *y, const float *dy, float *dx, siz
     for (; i + 4 <= N; i += 4) {
         const float32x4_t d = vld1q_f32(dx + i), s = vaddq_f32(d, vld1q_f32(dy + i));
         if (mt_mve_flushed(s, s, s, s) || mt_mve_nan1(s)) {
-            mt_op_relu_f32_backward(y + i, dy + i, dx + i, 4);
+            mt_op_relu_f32_backward_ref(y + i, dy + i, dx + i, 4);
             mt_mve_flags_clear();
             continue;
         }
         vst1q_f32(dx + i, vpselq_f32(s, d, bits_from(vld1q_f32(y + i), 1u)));
     }
-    if (i < N) mt_op_relu_f32_backward(y + i, dy + i, dx + i, N - i);
+    if (i < N) mt_op_relu_f32_backward_ref(y + i, dy + i, dx + i, N - i);
 }
 #else
 typedef int mt_activations_mve_unused; /* ISO C: a translation unit is not empty */

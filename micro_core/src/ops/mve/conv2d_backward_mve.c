@@ -1,10 +1,10 @@
 /*
  * Helium sibling of the Conv2D backward (ops/conv2d.c) for one-channel layers with a 3-wide
  * window at stride 1 along W, SAME or VALID (a grayscale image's first layer); other layers
- * run the portable sibling (ops/fast/conv2d_fast.c). ops/mve/mve.h says how the kernels keep
+ * run the portable sibling (ops/portable/conv2d_portable.c). ops/mve/mve.h says how the kernels keep
  * the reference's bits.
  *
- * The activation's derivative and the bias gradient are mt_mve_relu_bias's one pass; the input
+ * The activation's derivative and the bias gradient are mt_activation_bias_f32_backward_mve's one pass; the input
  * gradient (where wanted) is the portable sibling's. The weight gradient keeps every sum of
  * the reference, Σ_{b, oh, ow in bounds} dz[b, oh, ow, oc]·x[b, ih, iw] from +0 in ascending
  * (b, oh, ow), each term a fused multiply-add (mt_fma.h), then added to dW[oc, kh, kw]: lanes
@@ -30,7 +30,6 @@
 #include "mt_fma.h"
 #include "ops/mve/conv2d_c1_dw_rows_mve.h"
 #include "ops/mve/mve_flags.h"
-#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -188,14 +187,14 @@ void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *
                                    float *dbias, uint32_t B, const mt_spatial *g)
 {
     if (!conv_slides(g)) {
-        mt_op_conv2d_f32_backward_fast(x, w, y, dy, dx, dw, dbias, B, g);
+        mt_op_conv2d_f32_backward_portable(x, w, y, dy, dx, dw, dbias, B, g);
         return;
     }
-    mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
+    mt_activation_bias_f32_backward_mve(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
     if (dx) {
         mt_spatial h = *g;
         h.activation = MT_FUSED_NONE; /* dy is dz now */
-        mt_op_conv2d_f32_backward_fast(x, w, y, dy, dx, NULL, NULL, B, &h);
+        mt_op_conv2d_f32_backward_portable(x, w, y, dy, dx, NULL, NULL, B, &h);
     }
     if (!dw) return;
     uint32_t oc = 0;

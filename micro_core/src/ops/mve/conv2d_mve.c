@@ -1,13 +1,13 @@
 /*
  * Helium siblings of the Conv2D kernels (ops/conv2d.c); ops/mve/mve.h says how they keep the
- * reference's bits. As in ops/fast/conv2d_fast.c, an output's in-bounds taps of one kernel
+ * reference's bits. As in ops/portable/conv2d_portable.c, an output's in-bounds taps of one kernel
  * row are a contiguous run (kw, c) in the input row and in W's row (oc, kh), found once per
  * output (mt_spatial_tap_range); here four output channels share a vector (one gather reads
  * W[oc..oc+3, kh, kw, c]) and four output pixels of a row share each gather. One input channel
  * with a kernel 3 wide at stride 1 has its own loop (forward_c1: x taps broadcast from
  * general-purpose registers, a row's blocks in every image one naked function,
  * conv2d_c1_rows_mve.h); other one-channel 3 x 3 layers run the scalar FPU's assembly
- * (vfp_conv.h), which beats the gathers there.
+ * (conv2d_dsp.h), which beats the gathers there.
  */
 #include "ops/mve/mve.h"
 
@@ -16,7 +16,6 @@
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/mve/mve.h: no auto-vectorized float code */
 #include "ops/mve/conv2d_c1_rows_mve.h"
 #include "ops/mve/mve_flags.h"
-#include "ops/portable/portable.h"
 #include "ops/dsp/conv2d_dsp.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
@@ -101,13 +100,13 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
         const float32x4_t none = vdupq_n_f32(0.0f);
         mt_mve_flags_clear();
         if (forward_c1(x, w, bias, y, B, g) || mt_mve_flushed(none, none, none, none))
-            mt_op_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+            mt_op_conv2d_f32_forward_portable(x, w, bias, y, B, g);
         return;
     }
 #if MT_VFP_CONV_C1
     /* one input channel, 3 x 3, other strides: the scalar FPU's assembly, fewer instructions
      * per MAC than four lanes of taps gathered one at a time */
-    if (mt_op_conv2d_f32_forward_vfp_c1(x, w, bias, y, B, g)) return;
+    if (mt_conv2d_c1_forward_dsp(x, w, bias, y, B, g)) return;
 #endif
     const uint32x4_t rows = vmulq_n_u32(vidupq_n_u32(0u, 1), K);
     const size_t xrow = (size_t)g->W * C, pix = (size_t)g->SW * C, wrow = (size_t)g->KW * C;
@@ -154,7 +153,7 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
                         nan = mt_mve_nan1(v0);
                     }
                     if (nan) { /* lanes past OC reread oc: a NaN there is one of oc's */
-                        mt_op_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+                        mt_op_conv2d_f32_forward_portable(x, w, bias, y, B, g);
                         return;
                     }
                 }
@@ -162,7 +161,7 @@ void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *b
             }
         }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
-    if (mt_mve_flushed(none, none, none, none)) mt_op_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+    if (mt_mve_flushed(none, none, none, none)) mt_op_conv2d_f32_forward_portable(x, w, bias, y, B, g);
 }
 
 #else

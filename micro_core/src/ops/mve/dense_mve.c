@@ -12,7 +12,6 @@
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/mve/mve.h: no auto-vectorized float code */
 #include "mt_fma.h"
 #include "ops/mve/mve_flags.h"
-#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -149,8 +148,7 @@ void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bi
     if (!nan && whole < U) nan = fwd_units_from(x, w, bias, y, B, I, U, act, whole);
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
     if (nan || mt_mve_flushed(none, none, none, none)) { /* the reference */
-        mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
-        mt_fused_activation_forward(act, y, (size_t)B * U);
+        mt_op_dense_f32_forward_ref(x, w, bias, y, B, I, U, act);
     }
 }
 

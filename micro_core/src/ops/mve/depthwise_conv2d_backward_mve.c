@@ -471,17 +471,18 @@ void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, con
                                              float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     if (g->C < 4) {
-        mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, dx, dw, dbias, B, g);
+        mt_op_depthwise_conv2d_f32_backward_portable(x, w, y, dy, dx, dw, dbias, B, g);
         return;
     }
-    mt_mve_relu_bias(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
+    mt_activation_bias_f32_backward_mve(g->activation, y, dy, dbias, (size_t)B * g->OH * g->OW, g->C);
     mt_spatial h = *g;
     h.activation = MT_FUSED_NONE; /* dy is dz now */
     const int blocks = dx && dx_blocks(g), slides = blocks || (dx && dx_slides(g));
     if (blocks) dx_by_blocks(w, dy, dx, B, g);
     else if (slides) dx_by_slides(w, dy, dx, B, g);
     if ((dx && !slides) || (dw && g->SW != 1))
-        mt_op_depthwise_conv2d_f32_backward_fast(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B, &h);
+        mt_op_depthwise_conv2d_f32_backward_portable(x, w, y, dy, slides ? NULL : dx, g->SW != 1 ? dw : NULL, NULL, B,
+                                                     &h);
     if (dw && dw_slides(g)) dw_by_slides(x, dy, dw, B, g);
     else if (dw && g->SW == 1) dw_mve(x, dy, dw, B, g);
 }

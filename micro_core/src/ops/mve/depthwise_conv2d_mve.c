@@ -305,7 +305,7 @@ static int dw_forward_blocks(const float *x, const float *w, const float *bias, 
     return 0;
 }
 
-/* Channels in blocks of 8 run in the scalar FPU's assembly (vfp_depthwise.h) with fewer
+/* Channels in blocks of 8 run in the scalar FPU's assembly (depthwise_conv2d_dsp.h) with fewer
  * instructions per MAC than the Helium pixel loops below (3.66 against 4.20 on the benchmark's
  * 8-channel layer, forward, with fused terms; 3.65 against 4.30 with VMUL and VADD), but not
  * than the slides (1.96). */
@@ -386,18 +386,20 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
         mt_mve_flags_clear();
         const int nan = dw_forward_blocks(x, w, bias, y, B, g);
         const float32x4_t none = vdupq_n_f32(0.0f);
-        if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+        if (nan || mt_mve_flushed(none, none, none, none))
+            mt_op_depthwise_conv2d_f32_forward_portable(x, w, bias, y, B, g);
         return;
     }
     if (C < 4 || (DW_SCALAR(g) && !dw_slides(g))) {
-        mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+        mt_op_depthwise_conv2d_f32_forward_portable(x, w, bias, y, B, g);
         return;
     }
     mt_mve_flags_clear();
     if (dw_slides(g)) {
         const int nan = dw_forward_slides(x, w, bias, y, B, g);
         const float32x4_t none = vdupq_n_f32(0.0f);
-        if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+        if (nan || mt_mve_flushed(none, none, none, none))
+            mt_op_depthwise_conv2d_f32_forward_portable(x, w, bias, y, B, g);
         return;
     }
     int nan = 0;
@@ -415,7 +417,7 @@ void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, cons
             if (C % 4 && !nan) nan = dw_row(x, w, bias, y, g, b, oh, C - 4, 4 - C % 4, 1);
         }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
-    if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_fast(x, w, bias, y, B, g);
+    if (nan || mt_mve_flushed(none, none, none, none)) mt_op_depthwise_conv2d_f32_forward_portable(x, w, bias, y, B, g);
 }
 
 #else

@@ -8,7 +8,6 @@
 
 #include "ops/mve/mve.h"
 #include "ops/mve/mve_flags.h"
-#include "ops/portable/portable.h"
 #include "ops/dsp/depthwise_conv2d_dsp.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"

@@ -1,7 +1,9 @@
 /*
- * Helium (MVE) kernels for Armv8.1-M cores with the floating-point extension (Cortex-M55),
- * chosen at build time: MT_MVE_KERNELS is 1 when the compiler targets MVE with float
- * (__ARM_FEATURE_MVE & 2), and the op adapters call these instead of the portable siblings.
+ * Helium (MVE) kernels for Armv8.1-M cores with the floating-point extension (Cortex-M55): the
+ * mve column of the kernel table (select/kernels.def), which select/target.h picks when the compiler
+ * targets MVE with float (__ARM_FEATURE_MVE & 2; MT_MVE_KERNELS then, and the files of ops/mve/
+ * and optimizers/optimizers_mve.c compile to nothing elsewhere). Their prototypes are the
+ * rows' (select/kernels.h); the family's own helpers are in mve_flags.h and depthwise_mve.h.
  *
  * Exact bits: every sum keeps the reference's order (vector lanes run across independent
  * outputs), each term of a layer sum one VFMA, the fused multiply-add the reference's mt_fmaf
@@ -29,67 +31,12 @@
  * -fno-tree-vectorize on 32-bit ARM (micro_core/CMakeLists.txt, micropython.mk), and these
  * files, which raise themselves to -O2, say `#pragma GCC optimize("O2", "no-tree-vectorize")`.
  */
-#ifndef MT_OPS_ARM_MVE_H
-#define MT_OPS_ARM_MVE_H
+#ifndef MT_OPS_MVE_MVE_H
+#define MT_OPS_MVE_MVE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(MT_NO_MVE_KERNELS)
-#define MT_MVE_KERNELS 1
-#else
-#define MT_MVE_KERNELS 0
-#endif
+#include "select/kernels.h" /* MT_MVE_KERNELS; the kernels' prototypes (base_mve) */
 
-#if MT_MVE_KERNELS
-struct mt_spatial;
-
-/* Dense, and Conv2D's forward, ops/ops.h's parameters (the backward's scratch is not used);
- * Dense's forward applies a fused activation (MT_FUSED_*: a pointwise Conv2D's) */
-void mt_op_dense_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                 uint32_t I, uint32_t U, uint32_t act);
-void mt_op_dense_f32_backward_mve(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
-void mt_op_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                  const struct mt_spatial *g);
-/* Conv2D's backward, ops/ops.h's parameters (dy is masked in place by the activation's
- * derivative): one-channel 3-wide stride-1 layers in Helium, others the portable sibling */
-void mt_op_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx, float *dw,
-                                   float *dbias, uint32_t B, const struct mt_spatial *g);
-/* DepthwiseConv2D, ops/ops.h's parameters (dy is masked in place by the activation's derivative) */
-void mt_op_depthwise_conv2d_f32_forward_mve(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                            const struct mt_spatial *g);
-void mt_op_depthwise_conv2d_f32_backward_mve(const float *x, const float *w, const float *y, float *dy, float *dx,
-                                             float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
-/* MaxPool2D, ops/ops.h's parameters */
-void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
-void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                       const struct mt_spatial *g);
-/* dz = dy·[0 < y (< 6 for ReLU6)] in place (MT_FUSED_*) and dbias += Σ_p dz (dbias may be
- * NULL), P pixels of C >= 4 channels: the reference's bits */
-void mt_mve_relu_bias(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C);
-/* ReLU's forward and backward, ops/ops.h's parameters (activations_mve.c) */
-void mt_op_relu_f32_forward_mve(const float *x, float *y, size_t N);
-void mt_op_relu_f32_backward_mve(const float *y, const float *dy, float *dx, size_t N);
-/* optimizers.h's SGD and Adam (AdamW) updates and guards without a proximal term: the
- * reference's bits and answers (shared_mve.c) */
-void mt_sgd_update_f32_mve(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                           float weight_decay, float grad_scale);
-int mt_sgd_update_is_finite_f32_mve(const float *w, const float *g, const float *buf, size_t N, float lr,
-                                    float momentum, float weight_decay, float grad_scale);
-void mt_adam_update_f32_mve(float *w, const float *g, float *m, float *v, size_t N, float lr, float beta1,
-                            float beta2, float epsilon, float weight_decay, int decoupled, double beta1_power,
-                            double beta2_power, float grad_scale);
-int mt_adam_update_is_finite_f32_mve(const float *w, const float *g, const float *m, const float *v, size_t N,
-                                     float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                     int decoupled, double beta1_power, double beta2_power, float grad_scale);
-/* dx += dy: ops/shared.c's mt_op_add_f32_accumulate, its bits (shared_mve.c) */
-void mt_mve_add_accumulate(const float *dy, float *dx, size_t N);
-/* p[0..n) = +0.0f with integer stores, sixteen floats a turn (shared_mve.c): a gradient's
- * clear, where newlib-nano's memset takes 7 instructions for 16 bytes */
-void mt_mve_clear_f32(float *p, size_t n);
-/* mt_math.h's mt_expf_shifted: the same bits (shared_mve.c) */
-void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n);
-#endif
-
-#endif /* MT_OPS_ARM_MVE_H */
+#endif /* MT_OPS_MVE_MVE_H */

@@ -15,7 +15,6 @@
 /* these loops are the step's cost: optimise them for speed even in -Os firmware */
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/mve/mve.h: no auto-vectorized float code */
 #include "ops/mve/mve_flags.h"
-#include "ops/portable/portable.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
@@ -76,7 +75,7 @@ void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, cons
 {
     const uint32_t C = g->C;
     if (!POOL_HELIUM(g)) {
-        mt_op_max_pool2d_f32_forward_fast(x, y, B, g);
+        mt_op_max_pool2d_f32_forward_portable(x, y, B, g);
         return;
     }
     uint32_t off[POOL_TAPS];
@@ -102,7 +101,7 @@ void mt_op_max_pool2d_f32_forward_mve(const float *x, float *y, uint32_t B, cons
                     }
             }
     const float32x4_t none = vdupq_n_f32(0.0f); /* every result is stored: the clobber orders them */
-    if (mt_mve_flushed(none, none, none, none)) mt_op_max_pool2d_f32_forward_fast(x, y, B, g);
+    if (mt_mve_flushed(none, none, none, none)) mt_op_max_pool2d_f32_forward_portable(x, y, B, g);
 }
 
 /* the reference's routing of one window's dy for channels [lo, hi): dx at the first tap equal
@@ -141,7 +140,7 @@ void mt_op_max_pool2d_f32_backward_mve(const float *x, const float *y, const flo
 {
     const uint32_t C = g->C;
     if (!POOL_HELIUM(g)) {
-        mt_op_max_pool2d_f32_backward_fast(x, y, dy, dx, B, g);
+        mt_op_max_pool2d_f32_backward_portable(x, y, dy, dx, B, g);
         return;
     }
     uint32_t off[POOL_TAPS];

@@ -8,7 +8,7 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* residual Adds of an int8 backbone: speed even in -Os firmware */
 #endif
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/portable/s8_dot.h"
 
 #if MT_S8_MVE
@@ -37,8 +37,8 @@ static inline __attribute__((always_inline)) void add_s8_lanes(const int8_t *a, 
 }
 #endif
 
-void mt_op_add_s8_forward_fast(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
-                               uint32_t zero_points, uint32_t range)
+void mt_op_add_s8_forward_portable(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
+                                   uint32_t zero_points, uint32_t range)
 {
 #if MT_S8_MVE
     add_lanes c;
@@ -54,6 +54,6 @@ void mt_op_add_s8_forward_fast(const int8_t *a, const int8_t *b, int8_t *y, size
     if (shifted) add_s8_lanes(a, b, y, N, &c, rq[6], za, zb, zy, lo, hi, 1);
     else add_s8_lanes(a, b, y, N, &c, rq[6], za, zb, zy, lo, hi, 0);
 #else
-    mt_op_add_s8_forward(a, b, y, N, rq, zero_points, range);
+    mt_op_add_s8_forward_ref(a, b, y, N, rq, zero_points, range);
 #endif
 }

@@ -12,12 +12,12 @@
  *     each term fused as the reference's (s = mt_fmaf(a, b, s), a and b in its order).
  */
 #include "mt_fma.h"
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/dsp/conv2d_dsp.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-#if MT_SCALAR_SIBLINGS
+#if MT_PORTABLE_F32_KERNELS
 
 /* four sums' next terms, each fused as the reference's: aj = mt_fmaf(s, vj, aj) */
 #define MAC4(a, s, v0, v1, v2, v3)                                                              \
@@ -78,67 +78,13 @@ static void forward_block(const float *xp, size_t row, size_t pixel, uint32_t pi
     }
 }
 
-#if MT_VFP_CONV_C1
-/* One channel, 3 x 3, OC a multiple of 4, no ReLU6, every pixel with 2 or 3 rows and columns of
- * taps in bounds: in assembly with the bias and the ReLU (vfp_conv.h), 1 when done. The columns
- * split into runs of pixels with the same in-bounds columns, found once. Inlined into the
- * forward below; the M55's Helium forward calls it through mt_op_conv2d_f32_forward_vfp_c1. */
-static inline __attribute__((always_inline)) int forward_c1(const float *x, const float *w, const float *bias,
-                                                            float *y, uint32_t B, const mt_spatial *g)
-{
-    static const float zeros[4], minus_zeros[4] = {-0.0f, -0.0f, -0.0f, -0.0f};
-    uint32_t runs[8][3], nruns = 0, kw0, kw1, kh0, kh1; /* first pixel, end, kw0 | columns << 2 */
-    if (g->C != 1 || g->KH != 3 || g->KW != 3 || g->OC % 4 || g->activation == MT_FUSED_RELU6) return 0;
-    for (uint32_t ow = 0; ow < g->OW; ++ow) {
-        mt_spatial_tap_range(ow, g->SW, g->PL, 3, g->W, &kw0, &kw1);
-        if (kw1 - kw0 < 2) return 0;
-        const uint32_t code = kw0 | (kw1 - kw0) << 2;
-        if (nruns && runs[nruns - 1][2] == code) { /* the same columns: one more pixel of the run */
-            runs[nruns - 1][1] = ow + 1;
-            continue;
-        }
-        if (nruns == 8) return 0;
-        runs[nruns][0] = ow, runs[nruns][1] = ow + 1, runs[nruns][2] = code, ++nruns;
-    }
-    for (uint32_t oh = 0; oh < g->OH; ++oh) {
-        mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
-        if (kh1 - kh0 < 2) return 0;
-    }
-    const uint32_t OC = g->OC;
-    uint32_t p[12] = {0, 4u * g->W, 0, (uint32_t)(uintptr_t)(bias ? bias : minus_zeros), 0, 0, 4u * g->SW, OC / 4,
-                      bias ? 16u : 0u, (uint32_t)(uintptr_t)zeros, 0u,
-                      g->activation == MT_FUSED_RELU ? 0xFF800000u : 0x80000000u}; /* vfp_conv.h's k */
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh) {
-            mt_spatial_tap_range(oh, g->SH, g->PT, 3, g->H, &kh0, &kh1);
-            const float *xr = x + ((size_t)b * g->H + oh * g->SH + kh0 - g->PT) * g->W;
-            float *yr = y + ((size_t)b * g->OH + oh) * g->OW * OC;
-            for (uint32_t r = 0; r < nruns; ++r) {
-                const uint32_t ow = runs[r][0], c0 = runs[r][2] & 3u;
-                p[0] = (uint32_t)(uintptr_t)(xr + ow * g->SW + c0 - g->PL);
-                p[2] = (uint32_t)(uintptr_t)(w + kh0 * 3u + c0);
-                p[4] = (uint32_t)(uintptr_t)(yr + (size_t)ow * OC);
-                p[5] = runs[r][1] - ow;
-                mt_vfp_conv3x3c1(p, kh1 - kh0, runs[r][2] >> 2);
-            }
-        }
-    return 1;
-}
-
-int mt_op_conv2d_f32_forward_vfp_c1(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                    const mt_spatial *g)
-{
-    return forward_c1(x, w, bias, y, B, g);
-}
-#endif
-
 /* y[p, oc] = Σ_{in-bounds kh,kw; c} x·W[oc,kh,kw,c] (+ b[oc]), then the activation */
-void mt_op_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                   const mt_spatial *g)
+void mt_op_conv2d_f32_forward_portable(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                       const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
 #if MT_VFP_CONV_C1
-    if (forward_c1(x, w, bias, y, B, g)) return;
+    if (mt_vfp_conv2d_c1_forward(x, w, bias, y, B, g)) return; /* dsp/conv2d_dsp.h */
 #endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
@@ -282,8 +228,8 @@ static void weight_grad_tap(const float *x, const float *dy, float *dw, uint32_t
  * dx[tap pixel, c] += Σ_oc dz[o, oc]·W[oc, kh, kw, c]   (per output o in order, per tap)
  * dW[oc, kh, kw, c] += Σ_o dz[o, oc]·x[tap pixel, c]    (o over the in-bounds outputs, in order)
  */
-void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy, float *dx,
-                                    float *dw, float *dbias, uint32_t B, const mt_spatial *g)
+void mt_op_conv2d_f32_backward_portable(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                        float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
     const size_t P = (size_t)B * g->OH * g->OW;
@@ -299,7 +245,7 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
     } else
 #endif
         mt_fused_activation_backward(g->activation, y, dy, P * OC);
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, P, OC);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, P, OC);
     if (dx) {
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
@@ -324,5 +270,5 @@ void mt_op_conv2d_f32_backward_fast(const float *x, const float *w, const float 
             for (uint32_t kw = 0; kw < g->KW; ++kw) weight_grad_tap(x, dy, dw, B, g, kh, kw);
 }
 #else
-typedef int mt_conv2d_fast_unused; /* ISO C: a translation unit is not empty */
+typedef int mt_conv2d_portable_unused; /* ISO C: a translation unit is not empty */
 #endif

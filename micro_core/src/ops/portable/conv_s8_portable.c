@@ -1,7 +1,7 @@
 /*
  * Siblings of the int8 Conv2D and DepthwiseConv2D (ops/conv_s8.c): the same integer sums,
  * so the same bytes, on every target. The reference finds each term's input position and
- * tests its bounds per multiply; here, as in the float siblings (conv2d_fast.c), an output's
+ * tests its bounds per multiply; here, as in the float siblings (conv2d_portable.c), an output's
  * in-bounds taps are found once (mt_spatial_tap_range):
  *   Conv2D: a pointwise one is a FullyConnected over its pixels; a window of at most
  *     MT_S8_WINDOW_BYTES inputs is copied (the padding as zx, whose terms are 0; on Helium a
@@ -28,7 +28,7 @@
 #else
 #define MT_BYTE_LOOPS
 #endif
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/portable/s8_dot.h"
 #include "ops/spatial.h"
 
@@ -160,13 +160,13 @@ static void conv_windows_gathered(const int8_t *x, const mt_spatial *g, const ga
 }
 #endif
 
-void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                  int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                      int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
         /* pointwise: the pixels are already the rows of a FullyConnected */
-        mt_op_conv2d_s8_pointwise_fast(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
+        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
         return;
     }
     uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
@@ -193,8 +193,8 @@ void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_
                 else
 #endif
                     conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, windows);
-                mt_op_conv2d_s8_pointwise_fast(windows, w, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
-                                               (uint32_t)window, g->OC, packed);
+                mt_op_conv2d_s8_pointwise_portable(windows, w, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
+                                                   (uint32_t)window, g->OC, packed);
             }
         return;
     }
@@ -228,8 +228,8 @@ void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_
     }
 }
 
-void mt_op_conv2d_s8_pointwise_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                    int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                        int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
     mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed);
 }
@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) void dw_store(int32_t *acc, const d
 static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
         mt_s8_dw_pixels_avx2(d->row, d->rows, d->KW, d->C, d->step, d->w, d->start, x0, n, acc);
         return;
     }
@@ -560,9 +560,9 @@ static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const 
     dw_row_channels(r, w, g, c, n, grp->q, grp->start, interior ? &grp->d : NULL, p, y);
 }
 
-void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
-                                        const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
-                                        uint32_t packed)
+void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                            const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
+                                            uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     const dw_row r = dw_row_of(x, ring, oh, g, dw_inside_of(g));
@@ -578,9 +578,9 @@ void mt_op_depthwise_conv2d_s8_row_fast(const int8_t *x, uint32_t ring, const in
  * interior weights once for each run of rows with the same kernel rows, where the row form
  * (the fused expansion's, a row at a time) makes them for every row: a layer of 4-pixel
  * rows (the digits CNN's) spent more on them than on its taps */
-void mt_op_depthwise_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_t *bias,
-                                            const int32_t *rq, int8_t *y, uint32_t B, const mt_spatial *g,
-                                            uint32_t packed)
+void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                                const int32_t *rq, int8_t *y, uint32_t B, const mt_spatial *g,
+                                                uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     const size_t sample = (size_t)g->H * g->W * g->C, out_row = (size_t)g->OW * g->C;

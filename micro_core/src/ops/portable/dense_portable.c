@@ -1,24 +1,23 @@
 /*
- * Optimized siblings of the Dense reference kernels (ops/dense.c): the same sums in the
- * same order, so the same bits on every target (tests/core/test_kernel_siblings.c holds
- * them to it), arranged for the hardware. Glossary as in ops/ops.h.
+ * The portable siblings of the Dense reference kernels (ops/dense.c): the same sums in the
+ * same order, so the same bits on every target (the sibling tests hold them to it), arranged
+ * for scalar FPUs; on the FPv4/FPv5 Cortex-M cores their blocks are the scalar FPU's assembly
+ * (ops/dsp/dense_dsp.h, dot_dsp.h). Glossary as in ops/ops.h.
  */
 #include <string.h>
 
-#include "ops/mve/mve.h"
 #include "microtrain.h"
 #include "mt_fma.h"
-#include "ops/portable/portable.h"
 #include "ops/dsp/dense_dsp.h"
 #include "ops/ops.h"
 
-#if !MT_MVE_KERNELS && MT_SCALAR_SIBLINGS /* Helium builds run ops/mve/dense_mve.c instead */
+#if MT_PORTABLE_F32_KERNELS && !MT_MVE_KERNELS /* the Helium column runs ops/mve/dense_mve.c instead */
 /*
  * Register blocking for scalar FPUs (Cortex-M4F/M7/M33 execute ~1.4 to 2.7 instructions per
  * MAC here instead of ~5 to 9): a 4 x 4 block of independent sums, each still adding its terms
  * one by one in the reference's order, each term a fused multiply-add as the reference's
  * (s = mt_fmaf(g, m, s), its operands in the reference's order), so every load feeds four
- * multiply-adds (the forward's blocks in assembly there, vfp_dense.h). The remainders run the
+ * multiply-adds (the forward's blocks in assembly there, dense_dsp.h). The remainders run the
  * same sums one row or one unit at a time.
  */
 #define MAC4(a, s, v0, v1, v2, v3)                                                              \
@@ -87,20 +86,14 @@ static __attribute__((noinline)) void forward_1x4(const float *x, uint32_t I, co
     y[0] = act1(a0, act), y[1] = act1(a1, act), y[2] = act1(a2, act), y[3] = act1(a3, act);
 }
 
-void mt_op_dense_f32_forward_blocked(const float *x, const float *w, const float *bias, float *y,
-                                     uint32_t B, uint32_t I, uint32_t U)
-{
-    mt_op_dense_f32_forward_blocked_act(x, w, bias, y, B, I, U, MT_FUSED_NONE);
-}
-
 /*
- * The same sums as mt_op_dense_f32_forward, bit for bit: each y[b,u] adds its terms by
+ * The same sums as mt_op_dense_f32_forward_ref, bit for bit: each y[b,u] adds its terms by
  * ascending i from 0 and then the bias; 4 rows x 4 units at a time (on an FPv4/FPv5 core one
- * assembly call per four rows, vfp_dense.h), then one unit or one row at a time. Then act as
+ * assembly call per four rows, dense_dsp.h), then one unit or one row at a time. Then act as
  * mt_fused_activation_forward, on each y as it is stored.
  */
-void mt_op_dense_f32_forward_blocked_act(const float *x, const float *w, const float *bias, float *y,
-                                         uint32_t B, uint32_t I, uint32_t U, uint32_t act)
+void mt_op_dense_f32_forward_portable(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                      uint32_t I, uint32_t U, uint32_t act)
 {
     uint32_t b = 0;
 #if MT_VFP_DOT
@@ -262,17 +255,16 @@ static int weight_grad_skipping_zeros(const float *x, const float *dy, float *dw
 #endif
 
 /*
- * The same sums as mt_op_dense_f32_backward, element for element and in the same order
+ * The same sums as mt_op_dense_f32_backward_ref, element for element and in the same order
  * (each starts at 0 and adds its terms by ascending u or b, then is added to the gradient),
  * so the bits are the same:
  *   dx[b, i] += Σ_u dy[b, u]·W[u, i]   rows b, columns i, terms u
- *   dW[u, i] += Σ_b dy[b, u]·x[b, i]   rows u, columns i, terms b
- * acc (the scratch this query sizes) is not used by the blocked loops.
+ *   dW[u, i] += Σ_b dy[b, u]·x[b, i]   rows u, columns i, terms b  (dW zeroed first: dw_zero)
  */
-void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                   float *dbias, uint32_t B, uint32_t I, uint32_t U, float *acc)
+void mt_op_dense_f32_backward_portable(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                       float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
 {
-    (void)acc;
+    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
     if (dx) grad_blocked(dy, U, 1, w, I, U, dx, I, B, I);
 #if MT_VFP_DOT
     if (dw && !weight_grad_skipping_zeros(x, dy, dw, B, I, U))
@@ -280,12 +272,8 @@ void mt_op_dense_f32_backward_rows(const float *x, const float *w, const float *
     if (dw)
 #endif
         grad_blocked(dy, 1, U, x, I, B, dw, I, U, I);
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, B, U);
 }
-#endif /* !MT_MVE_KERNELS */
-
-size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)
-{
-    (void)B, (void)U;
-    return (size_t)I * sizeof(float); /* the row accumulators of the _rows backward */
-}
+#else
+typedef int mt_dense_portable_unused; /* ISO C: a translation unit is not empty */
+#endif /* MT_PORTABLE_F32_KERNELS && !MT_MVE_KERNELS */

@@ -1,7 +1,7 @@
 /*
  * Portable siblings of the DepthwiseConv2D kernels (ops/depthwise_conv2d.c): the same sums in
  * the same order, so the same bits (tests/core/test_kernel_siblings.c), for scalar FPUs.
- * Each of the three products is a set of runs (mt_dw_run, vfp_depthwise.h): pixels side by
+ * Each of the three products is a set of runs (mt_dw_run, depthwise_conv2d_dsp.h): pixels side by
  * side in a row whose taps are the same rectangle, each pixel's sum over the rectangle's
  * rows and columns in order, channels side by side (8 in assembly on the Cortex-M FPU cores,
  * 4 in C elsewhere and for the last channels). Each term is fused as the reference's, s =
@@ -20,12 +20,12 @@
 #include <stddef.h>
 
 #include "mt_fma.h"
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/dsp/depthwise_conv2d_dsp.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-#if MT_SCALAR_SIBLINGS
+#if MT_PORTABLE_F32_KERNELS
 
 #if defined(__GNUC__)
 #define MT_DW_NOINLINE __attribute__((noinline)) /* run_all's loop keeps its registers */
@@ -33,7 +33,7 @@
 #define MT_DW_NOINLINE
 #endif
 
-/* A run's sums for channels [0, n), n <= 4, in C (the arithmetic of vfp_depthwise.h). Offsets
+/* A run's sums for channels [0, n), n <= 4, in C (the arithmetic of depthwise_conv2d_dsp.h). Offsets
  * instead of pointers: a row's last step may point outside the tensor. */
 MT_DW_NOINLINE static void run_c(const mt_dw_run *r, uint32_t n)
 {
@@ -110,8 +110,8 @@ static void segment(uint32_t o, uint32_t lo, uint32_t hi, uint32_t S, uint32_t P
     else *n = 1, mt_spatial_tap_range(o, S, P, K, size, k0, k1);
 }
 
-void mt_op_depthwise_conv2d_f32_forward_fast(const float *x, const float *w, const float *bias, float *y,
-                                             uint32_t B, const mt_spatial *g)
+void mt_op_depthwise_conv2d_f32_forward_portable(const float *x, const float *w, const float *bias, float *y,
+                                                 uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const int32_t cb = (int32_t)(C * sizeof(float));
@@ -185,8 +185,8 @@ static void relu_bias_backward(const float *y, float *dy, float *dbias, size_t P
     }
 }
 
-void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, const float *y, float *dy,
-                                              float *dx, float *dw, float *dbias, uint32_t B, const mt_spatial *g)
+void mt_op_depthwise_conv2d_f32_backward_portable(const float *x, const float *w, const float *y, float *dy,
+                                                  float *dx, float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const int32_t cb = (int32_t)(C * sizeof(float));
@@ -194,7 +194,7 @@ void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, co
     if (g->activation == MT_FUSED_RELU && dbias) relu_bias_backward(y, dy, dbias, P, C);
     else {
         mt_fused_activation_backward(g->activation, y, dy, P * C);
-        if (dbias) mt_op_bias_f32_backward(dy, dbias, P, C);
+        if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, P, C);
     }
     mt_dw_run r;
     r.bias = NULL, r.flags = MT_DW_LOAD;
@@ -239,5 +239,5 @@ void mt_op_depthwise_conv2d_f32_backward_fast(const float *x, const float *w, co
     }
 }
 #else
-typedef int mt_depthwise_conv2d_fast_unused; /* ISO C: a translation unit is not empty */
+typedef int mt_depthwise_conv2d_portable_unused; /* ISO C: a translation unit is not empty */
 #endif

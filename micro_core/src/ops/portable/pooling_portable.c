@@ -8,11 +8,11 @@
  */
 #include <stddef.h>
 
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-#if MT_SCALAR_SIBLINGS
+#if MT_PORTABLE_F32_KERNELS
 
 /* the reference's rule: m = the first in-bounds value, then v wherever v > m or v is NaN.
  * Written as !(v <= m) (v > m, or either is NaN) and then, rarely, m not NaN or v NaN: the
@@ -62,7 +62,7 @@ static void max_pool_2x2_forward(const float *x, float *y, uint32_t B, const mt_
             }
 }
 
-void mt_op_max_pool2d_f32_forward_fast(const float *x, float *y, uint32_t B, const mt_spatial *g)
+void mt_op_max_pool2d_f32_forward_portable(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
@@ -117,8 +117,8 @@ static const float *first_max(const float *p, size_t row, uint32_t C, uint32_t r
 }
 
 /* dx at the window's first tap equal to the maximum (or NaN where the maximum is) += dy */
-void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                        const mt_spatial *g)
+void mt_op_max_pool2d_f32_backward_portable(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                            const mt_spatial *g)
 {
     const uint32_t C = g->C;
     const size_t row = (size_t)g->W * C;
@@ -155,5 +155,5 @@ void mt_op_max_pool2d_f32_backward_fast(const float *x, const float *y, const fl
             }
 }
 #else
-typedef int mt_pooling_fast_unused; /* ISO C: a translation unit is not empty */
+typedef int mt_pooling_portable_unused; /* ISO C: a translation unit is not empty */
 #endif

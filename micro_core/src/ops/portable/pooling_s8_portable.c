@@ -9,11 +9,11 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
 #pragma GCC optimize("O2") /* the backbone's last int8 op: speed even in -Os firmware */
 #endif
-#include "ops/portable/portable.h"
+#include "select/kernels.h"
 #include "ops/portable/s8_dot.h"
 
-void mt_op_mean_s8_forward_fast(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
-                                int32_t multiplier, int32_t shift)
+void mt_op_mean_s8_forward_portable(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
+                                    int32_t multiplier, int32_t shift)
 {
 #if MT_S8_MVE
     const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
@@ -32,6 +32,6 @@ void mt_op_mean_s8_forward_fast(const int8_t *x, int8_t *y, uint32_t B, uint32_t
             vstrbq_p_s32(y + c, vminq_s32(vmaxq_s32(vaddq_n_s32(v, zy), lo), hi), lanes);
         }
 #else
-    mt_op_mean_s8_forward(x, y, B, P, C, zero_points, multiplier, shift);
+    mt_op_mean_s8_forward_ref(x, y, B, P, C, zero_points, multiplier, shift);
 #endif
 }

@@ -1,5 +1,5 @@
 /*
- * The inner products of the int8 siblings (conv_s8_fast.c, dense_s8_fast.c): a run of n
+ * The inner products of the int8 siblings (conv_s8_portable.c, dense_s8_portable.c): a run of n
  * int8 inputs x against up to four int8 weight rows,
  *
  *   acc[r] += Σ_{i<n} w[r·ws + i] · (x[i] - zx)          r < R <= MT_S8_ROWS
@@ -21,7 +21,7 @@
  * term: Σ W·(x - zx) = Σ W·x - zx·Σ W, so each sum starts from bias - zx·Σ W (Σ W once per row
  * block) and mt_s8_dot4_pixels adds Σ W·x: two rows against two pixels in assembly on the DSP
  * cores, four rows a pixel by VMLADAVA on Helium (a row of up to 16 inputs held in a vector
- * register), and on x86-64 with AVX2 VPMADDWD (ops/x86/s8_x86.c, with the requantization's
+ * register), and on x86-64 with AVX2 VPMADDWD (ops/x86/s8_avx2.c, with the requantization's
  * form, chosen at run time). Where the reference's int32 sum would overflow (undefined in C), these forms wrap
  * modulo 2^32 (uint32 arithmetic, SMLAD, VMLADAVA): equal to it wherever it is defined, and
  * no target traps.
@@ -371,12 +371,12 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
  * zero point (start holds -zx·Σ W), so a term is two loads and a multiply-accumulate. Not
  * inlined: in mt_s8_dense_rows's registers the four row pointers went through the stack
  * (the M3's turn of 4 MACs took 18 instructions). Sums wrap, as the DSP forms' do. On x86-64
- * with AVX2, ops/x86/s8_x86.c's form instead. */
+ * with AVX2, ops/x86/s8_avx2.c's form instead. */
 static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
                                                                 uint32_t n, const int32_t start[4], int32_t *acc)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
         mt_s8_dot4_pixels_avx2(x, w, D, n, start, acc);
         return;
     }
@@ -445,7 +445,7 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
 #if MT_S8_MVE
 /* mt_q_scale(a, q) in four lanes, each with its own constants: lv = q.left, mv = q.multiplier,
  * rv = -q.right (shifted: some lane's left shift is not 0; why these are gemmlowp's steps:
- * mt_s8_requant_block below); the requantization's, and the int8 Add's (add_s8_fast.c) */
+ * mt_s8_requant_block below); the requantization's, and the int8 Add's (add_s8_portable.c) */
 static inline __attribute__((always_inline)) int32x4_t mt_s8_scale_lanes(int32x4_t a, int32x4_t lv, int32x4_t mv,
                                                                          int32x4_t rv, const int shifted)
 {
@@ -530,7 +530,7 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
                                                                   size_t ys)
 {
 #if MT_X86_KERNELS
-    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_x86.c) */
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
         mt_s8_requant_block_avx2(acc, n, R, q, p, y, ys);
         return;
     }

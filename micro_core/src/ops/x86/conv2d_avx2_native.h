@@ -1,6 +1,6 @@
 /*
- * Conv2D kernels of the AVX2 build alone, in native 8-lane AVX2 (included by conv2d_x86.c and
- * conv2d_backward_x86.c when MT_X86_SHIM_AVX2 is defined), where the 16-lane kernels over the
+ * Conv2D kernels of the AVX2 build alone, in native 8-lane AVX2 (included by conv2d_avx512.c and
+ * conv2d_backward_avx512.c when MT_X86_SHIM_AVX2 is defined), where the 16-lane kernels over the
  * shim need more than 16 ymm registers.
  *
  * One-channel layers (C = 1, SW = 1, OC <= 8, K <= 16: a first layer on one-channel images),

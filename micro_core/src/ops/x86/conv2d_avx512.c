@@ -1,6 +1,6 @@
 /*
  * AVX-512 sibling of the Conv2D forward (ops/conv2d.c); conv2d_x86.h says what the pieces
- * share, conv2d_backward_x86.c holds the gradients.
+ * share, conv2d_backward_avx512.c holds the gradients.
  */
 #include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
@@ -63,7 +63,7 @@ MT_AVX512_INLINE void forward_pixels(const float *x, ptrdiff_t xi, ptrdiff_t xs,
  * neighbours in x (one 64-bit broadcast puts x[ow + off] in the even lanes and x[ow + 1 + off]
  * in the odd ones). Each lane is still one sum from 0 over k ascending, then the bias.
  */
-#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2.h */
+#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2_native.h */
 #define PAIRS 8
 
 

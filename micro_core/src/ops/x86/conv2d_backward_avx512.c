@@ -207,7 +207,7 @@ MT_AVX512 static void conv_backward_dx(const float *w, const float *dy, float *d
     }
 }
 
-#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2.h */
+#ifndef MT_X86_SHIM_AVX2 /* the AVX2 build: conv2d_avx2_native.h */
 /*
  * dW of the one-channel layers above (C = 1, SW = 1, OC <= 8, K <= 16). A sum runs over the
  * outputs in order, so pixels cannot share a vector here; taps can: within a kernel row, taps

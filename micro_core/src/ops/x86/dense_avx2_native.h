@@ -1,5 +1,5 @@
 /*
- * Dense kernels of the AVX2 build alone, in native 8-lane AVX2 (included by dense_x86.c when
+ * Dense kernels of the AVX2 build alone, in native 8-lane AVX2 (included by dense_avx512.c when
  * MT_X86_SHIM_AVX2 is defined). Over the shim a 16-lane sum takes two ymm registers, and the
  * blocks that fit 16 of them kept 8 sums in flight. Written natively, every block keeps 12
  * sums in registers (rows x vectors = 12), beside one broadcast and one product:
@@ -130,7 +130,7 @@ MT_AVX512_INLINE void d8_forward_tile(const float *x, uint32_t I, const __m256 *
 }
 
 MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float *w, const float *bias, float *y,
-                                                    uint32_t B, uint32_t I, uint32_t U)
+                                                    uint32_t B, uint32_t I, uint32_t U, uint32_t act)
 {
     __m256 t[D8_VECS * D8_DEPTH]; /* t[4k + h] lanes j: W[u0 + 8h + j, i0 + k] */
     for (uint32_t u0 = 0; u0 < U; u0 += 8 * D8_VECS) {
@@ -155,6 +155,7 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
             if (I == 0) break;
         }
     }
+    MT_X86_NAME(mt_fused_activation_forward)(act, y, (size_t)B * U); /* then the fused activation */
 }
 
 /* out[r, i0 + 8v + lane] += Σ_j g[r·gs + j·gj]·m[j·I + i0 + 8v + lane], j ascending, for

@@ -1,6 +1,6 @@
 /*
  * AVX-512 siblings of the Dense kernels (ops/x86/x86.h says how they keep the reference's
- * bits; the AVX2 build takes the native 8-lane ones of dense_avx2.h). Glossary as in ops/ops.h.
+ * bits; the AVX2 build takes the native 8-lane ones of dense_avx2_native.h). Glossary as in ops/ops.h.
  */
 #include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
@@ -49,8 +49,10 @@ MT_AVX512_INLINE void dense_rows(const float *x, const __m512 *t, uint32_t kn, f
 }
 
 MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float *w, const float *bias, float *y,
-                                              uint32_t B, uint32_t I, uint32_t U)
+                                                    uint32_t B, uint32_t I, uint32_t U, uint32_t act)
 {
+    for (uint32_t b = 0; I == 0 && b < B; ++b) /* no term: the reference's +0 + bias (the blocks below store none) */
+        for (uint32_t u = 0; u < U; ++u) y[(size_t)b * U + u] = bias ? 0.0f + bias[u] : 0.0f;
     for (uint32_t u0 = 0; u0 < U; u0 += 16 * DENSE_TILES) {
         const uint32_t un = mt_min_u32(16 * DENSE_TILES, U - u0), tiles = un > 16 ? 2 : 1;
         const __mmask16 um[2] = {mt_lanes(mt_min_u32(16, un)), mt_lanes(un > 16 ? un - 16 : 0)};
@@ -88,6 +90,7 @@ MT_AVX512 void MT_X86_NAME(mt_op_dense_f32_forward)(const float *x, const float 
                 dense_rows(x + (size_t)b * I + i0, t, kn, yu + (size_t)b * U, 1, tiles, I, U, um, first, last_bias);
         }
     }
+    MT_X86_NAME(mt_fused_activation_forward)(act, y, (size_t)B * U); /* then the fused activation */
 }
 
 /*
@@ -162,7 +165,7 @@ MT_AVX512_INLINE void gemm_rows(const float *g, size_t gs, size_t gj, const floa
 }
 
 /* ---- Gradients behind a ReLU: the terms whose g is ±0 skipped ----
- * The AVX2 build's argument (dense_avx2.h) on 16 lanes: a term g·m with g = ±0 and m finite is
+ * The AVX2 build's argument (dense_avx2_native.h) on 16 lanes: a term g·m with g = ±0 and m finite is
  * ±0, and adding it leaves a sum's bits unless the sum is -0 (mt_resum_negative_zeros, which
  * redoes those), so the sum over the terms whose g is not ±0 (NaN included), in ascending
  * order, is the reference's. With at most 64 terms a row's
@@ -213,7 +216,7 @@ MT_AVX512_INLINE void term_masks(const float *g, size_t gs, size_t gj, uint32_t 
  * for the 256 columns at m and out */
 static MT_AVX512 __attribute__((noinline)) void sparse_block(const float *g, size_t gj, uint64_t mask, const float *m,
                                                              uint32_t I, uint32_t J, float *out, int zero)
-{ /* not inlined, and sixteen named sums (dense_avx2.h's d8_sparse_block says why) */
+{ /* not inlined, and sixteen named sums (dense_avx2_native.h's d8_sparse_block says why) */
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
            a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
     for (; mask; mask &= mask - 1) {

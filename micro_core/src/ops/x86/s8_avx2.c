@@ -1,6 +1,6 @@
 /*
  * AVX2 forms of the int8 siblings' inner products, run requantization (ops/portable/s8_dot.h) and
- * depthwise interior pixels (ops/fast/conv_s8_fast.c), chosen at run time
+ * depthwise interior pixels (ops/portable/conv_s8_portable.c), chosen at run time
  * where the CPU has AVX2 (mt_x86_vector(); the AVX-512 CPUs take them too: int8 sums need no
  * wider lanes to keep their bits). Integer sums are exact in any order, so the bytes are the
  * portable kernels' (tests/core/test_int8_siblings.c runs the cases at every level the CPU
@@ -180,7 +180,7 @@ MT_AVX2_INLINE __m128i widen4(const int8_t *p)
 }
 
 /*
- * The depthwise's interior pixels (conv_s8_fast.c's dw_interior_pixels): acc[4·j + c] =
+ * The depthwise's interior pixels (conv_s8_portable.c's dw_interior_pixels): acc[4·j + c] =
  * start[c] + Σ over the taps of W[tap, c]·x[tap, c] for four channels in the int32 lanes of
  * a 128-bit vector, n pixels step bytes apart, the first's tap 0 at x0 in each of the rows
  * in-bounds input rows (KW taps C bytes apart); w holds each tap's four weights. A tap is a

@@ -1,7 +1,8 @@
 /*
- * What every x86 build has whichever ops MT_OPS selects (ops/x86/x86.h): the CPU check, and
- * the x86 siblings of the kernels ops share (the bias gradient, the fused activations).
- * Compiles to nothing on other targets.
+ * optimizers.c's updates and guards in AVX-512's sixteen lanes, and over the shim
+ * (optimizers_avx2.c) in AVX2's: each element's operations in the scalar code's order (no
+ * FMA), so the same bits; the guards answer as the reference's. A proximal term (FedProx) is
+ * the reference's to compute. Compiles to nothing off x86-64.
  */
 #include "ops/x86/optimize.h" /* first: -O3 for everything below */
 #include "ops/x86/x86.h"
@@ -9,131 +10,8 @@
 #if MT_X86_KERNELS
 #include <string.h>
 
-#include "ops/spatial.h"
 #include "ops/x86/avx512.h"
 #include "optimizers.h"
-
-#ifndef MT_X86_SHIM_AVX2 /* once, in the AVX-512 build of this file */
-static int forced = -1; /* a level chosen by mt_x86_set_level, else -1 */
-static int detected = -1;
-
-int mt_x86_cpu_level(void)
-{
-    if (detected < 0) { /* a benign race: every thread computes the same value */
-        __builtin_cpu_init();
-        detected = __builtin_cpu_supports("avx512f") ? MT_X86_AVX512
-                   : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? MT_X86_AVX2
-                                                                                     : MT_X86_PORTABLE;
-    }
-    return detected;
-}
-
-int mt_x86_level(void)
-{
-    return forced >= 0 ? forced : mt_x86_cpu_level();
-}
-
-int mt_x86_set_level(int level)
-{
-    if (level < 0) forced = -1;
-    else if (level <= mt_x86_cpu_level()) forced = level;
-    return mt_x86_level();
-}
-#endif
-
-/* dbias[c0 + ·] += Σ_p dy[p, c0 + ·] over nv vectors of channels; nv is a constant where it
- * is inlined, so the sums stay in registers (one chain per channel, in ascending p) */
-MT_AVX512_INLINE void bias_block(const float *dy, float *dbias, size_t P, uint32_t C, uint32_t c0, uint32_t nv)
-{
-    __m512 acc[4];
-    __mmask16 mask[4] = {0, 0, 0, 0};
-    for (uint32_t v = 0; v < nv; ++v) {
-        mask[v] = mt_lanes(C - c0 - 16 * v);
-        acc[v] = _mm512_setzero_ps();
-    }
-    const float *row = dy + c0;
-    for (size_t p = 0; p < P; ++p, row += C)
-        for (uint32_t v = 0; v < nv; ++v) acc[v] = _mm512_add_ps(acc[v], _mm512_maskz_loadu_ps(mask[v], row + 16 * v));
-    for (uint32_t v = 0; v < nv; ++v) {
-        float *o = dbias + c0 + 16 * v;
-        _mm512_mask_storeu_ps(o, mask[v], _mm512_add_ps(_mm512_maskz_loadu_ps(mask[v], o), acc[v]));
-    }
-}
-
-/* dbias[c] += Σ_p dy[p, c], each sum from 0 in ascending p; lanes: 16 consecutive c */
-MT_AVX512 void MT_X86_NAME(mt_op_bias_f32_backward)(const float *dy, float *dbias, size_t P, uint32_t C)
-{
-    uint32_t c0 = 0;
-    for (; c0 + 64 <= C; c0 += 64) bias_block(dy, dbias, P, C, c0, 4);
-    if (C - c0 > 32) bias_block(dy, dbias, P, C, c0, (C - c0 + 15) / 16 == 4 ? 4 : 3);
-    else if (C - c0 > 16) bias_block(dy, dbias, P, C, c0, 2);
-    else if (C > c0) bias_block(dy, dbias, P, C, c0, 1);
-}
-
-/* mt_all_finitef: no element has the all-ones exponent of an infinity or NaN */
-MT_AVX512 int MT_X86_NAME(mt_all_finitef)(const float *x, size_t n)
-{
-    const __m512i exponent = _mm512_set1_epi32(0x7f800000);
-    __mmask16 bad = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(n - i < 16 ? n - i : 16));
-        const __m512i v = _mm512_and_si512(_mm512_maskz_loadu_epi32(m, x + i), exponent);
-        bad |= _mm512_mask_cmpeq_epi32_mask(m, v, exponent);
-    }
-    return bad == 0;
-}
-
-/* ReLU (activations.c): y = x < 0 ? 0 : x;  dx += dy where y > 0 (elsewhere dx keeps its bits) */
-MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_forward)(const float *x, float *y, size_t N)
-{
-    const __m512 zero = _mm512_setzero_ps();
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-        _mm512_mask_storeu_ps(y + i, m, _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero));
-    }
-}
-
-MT_AVX512 void MT_X86_NAME(mt_op_relu_f32_backward)(const float *y, const float *dy, float *dx, size_t N)
-{
-    const __m512 zero = _mm512_setzero_ps();
-    for (size_t i = 0; i < N; i += 16) { /* lanes that do not pass store dx's own bits back */
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        const __mmask16 pass = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
-        const __m512 d = _mm512_maskz_loadu_ps(m, dx + i);
-        _mm512_mask_storeu_ps(dx + i, m, _mm512_mask_add_ps(d, pass, d, _mm512_maskz_loadu_ps(m, dy + i)));
-    }
-}
-
-/* y = max(y, 0) with NaN kept (the reference's y < 0 ? 0 : y), then min(·, 6) for ReLU6 */
-MT_AVX512 void MT_X86_NAME(mt_fused_activation_forward)(uint32_t activation, float *y, size_t N)
-{
-    if (activation == MT_FUSED_NONE) return;
-    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        __m512 v = _mm512_maskz_loadu_ps(m, y + i);
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
-        if (activation == MT_FUSED_RELU6) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, six, _CMP_GT_OQ), six);
-        _mm512_mask_storeu_ps(y + i, m, v);
-    }
-}
-
-/* dy = 0 where the activation's derivative is 0: not (y > 0 and, for ReLU6, y < 6) */
-MT_AVX512 void MT_X86_NAME(mt_fused_activation_backward)(uint32_t activation, const float *y, float *dy, size_t N)
-{
-    if (activation == MT_FUSED_NONE) return;
-    const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
-    for (size_t i = 0; i < N; i += 16) {
-        const __mmask16 m = mt_lanes((uint32_t)(N - i < 16 ? N - i : 16));
-        const __m512 v = _mm512_maskz_loadu_ps(m, y + i);
-        __mmask16 pass = _mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ);
-        if (activation == MT_FUSED_RELU6) pass &= _mm512_cmp_ps_mask(v, six, _CMP_LT_OQ);
-        /* every lane stored (a passing one with its own bits): a store under the data's mask
-         * is slow on some cores */
-        _mm512_mask_storeu_ps(dy + i, m, _mm512_mask_mov_ps(zero, pass, _mm512_maskz_loadu_ps(m, dy + i)));
-    }
-}
 
 /* optimizers.c's updates, sixteen elements at a time, each element's operations in the
  * scalar code's order (no FMA), so the same bits; whole blocks first, then the tail under a
@@ -185,9 +63,13 @@ MT_AVX512_INLINE void sgd16_update(const sgd16_constants *k, float *w, const flo
     store16(w, m, next);
 }
 
-MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                                        float weight_decay, float grad_scale)
+MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *buf, size_t N, float lr,
+                                              float momentum, float weight_decay, float grad_scale, mt_proximal prox)
 {
+    if (prox.mu != 0.0f) {
+        mt_sgd_update_f32_ref(w, g, buf, N, lr, momentum, weight_decay, grad_scale, prox);
+        return;
+    }
     const sgd16_constants k = sgd16_setup(lr, momentum, weight_decay, grad_scale);
     size_t i = mt_stream_head(w, N); /* w's whole blocks on its lines (8.2 -> 7.3 us for 100K weights) */
     if (i) sgd16_update(&k, w, g, buf, mt_lanes((uint32_t)i));
@@ -195,7 +77,7 @@ MT_AVX512 void MT_X86_NAME(mt_sgd_update_f32)(float *w, const float *g, float *b
     if (i < N) sgd16_update(&k, w + i, g + i, buf ? buf + i : NULL, mt_lanes((uint32_t)(N - i)));
 }
 
-/* Adam's constants, as mt_adam_update_f32 computes them, broadcast to 16 lanes */
+/* Adam's constants, as mt_adam_update_f32_ref computes them, broadcast to 16 lanes */
 typedef struct {
     __m512 scale, wd, shrink, omb1, b1, b2, omb2, bc2, eps, step;
     int near_m, decoupled, weight_decay;
@@ -229,7 +111,7 @@ MT_AVX512_INLINE adam16_constants adam16_setup(float lr, float beta1, float beta
     return k;
 }
 
-/* One Adam step of 16 weights, mt_adam_update_f32's operations in its order, from the raw
+/* One Adam step of 16 weights, mt_adam_update_f32_ref's operations in its order, from the raw
  * gradient gv: first the new m and v (and w's decoupled decay), then the new w */
 MT_AVX512_INLINE void adam16_moments(const adam16_constants *k, __m512 gv, __m512 *wv, __m512 *mv, __m512 *vv)
 {
@@ -265,9 +147,15 @@ MT_AVX512_INLINE void adam16_update(const adam16_constants *k, float *w, const f
 }
 
 MT_AVX512 void MT_X86_NAME(mt_adam_update_f32)(float *w, const float *g, float *m, float *v, size_t N, float lr,
-                                         float beta1, float beta2, float epsilon, float weight_decay, int decoupled,
-                                         double beta1_power, double beta2_power, float grad_scale)
+                                               float beta1, float beta2, float epsilon, float weight_decay,
+                                               int decoupled, double beta1_power, double beta2_power,
+                                               float grad_scale, mt_proximal prox)
 {
+    if (prox.mu != 0.0f) {
+        mt_adam_update_f32_ref(w, g, m, v, N, lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
+                               beta2_power, grad_scale, prox);
+        return;
+    }
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
     size_t i = 0;
@@ -302,8 +190,8 @@ MT_AVX512_INLINE int finite16_all(const finite16 *f)
     return f->bad == 0 && _mm512_cmp_ps_mask(f->zeros, f->zeros, _CMP_UNORD_Q) == 0;
 }
 
-/* optimizers.c's update guards without a proximal term: 1 when g and every value the update
- * would write are finite; the same operations as the updates above, nothing written */
+/* optimizers.c's update guards: 1 when g and every value the update would write are finite;
+ * the same operations as the updates above, nothing written */
 MT_AVX512_INLINE void sgd16_guard(const sgd16_constants *k, const float *w, const float *g, const float *buf,
                                   __mmask16 lanes, finite16 *f)
 {
@@ -315,8 +203,11 @@ MT_AVX512_INLINE void sgd16_guard(const sgd16_constants *k, const float *w, cons
 }
 
 MT_AVX512 int MT_X86_NAME(mt_sgd_update_is_finite_f32)(const float *w, const float *g, const float *buf, size_t N,
-                                                 float lr, float momentum, float weight_decay, float grad_scale)
+                                                       float lr, float momentum, float weight_decay,
+                                                       float grad_scale, mt_proximal prox)
 {
+    if (prox.mu != 0.0f)
+        return mt_sgd_update_is_finite_f32_ref(w, g, buf, N, lr, momentum, weight_decay, grad_scale, prox);
     const sgd16_constants k = sgd16_setup(lr, momentum, weight_decay, grad_scale);
     /* four sums of x·0 side by side: with one, its additions (a chain, 4 cycles each, two a
      * block) set the pace, not the loads; whether a NaN came up is the same in any order */
@@ -393,11 +284,15 @@ MT_AVX512_INLINE int adam16_within_limits(const mt_adam_params *p, const float *
            max16_lane(wm) <= MT_ADAM_W_LIMIT;
 }
 
-MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const float *g, const float *m, const float *v,
-                                                  size_t N, float lr, float beta1, float beta2, float epsilon,
-                                                  float weight_decay, int decoupled, double beta1_power,
-                                                  double beta2_power, float grad_scale)
+MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const float *g, const float *m,
+                                                        const float *v, size_t N, float lr, float beta1, float beta2,
+                                                        float epsilon, float weight_decay, int decoupled,
+                                                        double beta1_power, double beta2_power, float grad_scale,
+                                                        mt_proximal prox)
 {
+    if (prox.mu != 0.0f)
+        return mt_adam_update_is_finite_f32_ref(w, g, m, v, N, lr, beta1, beta2, epsilon, weight_decay, decoupled,
+                                                beta1_power, beta2_power, grad_scale, prox);
     const adam16_constants k =
         adam16_setup(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power, beta2_power, grad_scale);
     mt_adam_params p = k.params;
@@ -410,5 +305,5 @@ MT_AVX512 int MT_X86_NAME(mt_adam_update_is_finite_f32)(const float *w, const fl
     return finite16_all(&f);
 }
 #else
-typedef int mt_shared_x86_unused; /* ISO C: a translation unit is not empty */
+typedef int mt_optimizers_x86_unused; /* ISO C: a translation unit is not empty */
 #endif

@@ -1,23 +1,21 @@
 /*
- * A gradient's clear and += in assembly on Cortex-M cores with a single-precision FPU
- * (FPv4/FPv5: MT_VFP_SCALAR, vfp_scalar.h), for ops/shared.c: newlib-nano's memset stores a
+ * A gradient's clear and += (select/kernels.def's grad_clear_f32 and add_f32_accumulate) on the
+ * Cortex-M cores with a single-precision FPU (the dsp column): newlib-nano's memset stores a
  * word an instruction (7 instructions for 16 bytes) and GCC's dx += dy loop took about 7 an
- * element. Each function takes the whole blocks and says where it stopped; the caller does
- * the rest in C.
+ * element. The whole blocks in assembly, the rest in C; the same additions as the reference,
+ * so the same bits. Always built on those cores (every op's backward may clear or add).
  */
-#ifndef MT_OPS_FAST_VFP_GRADIENT_H
-#define MT_OPS_FAST_VFP_GRADIENT_H
-
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ops/dsp/dsp.h"
+#include "select/kernels.h"
 
-#if MT_VFP_SCALAR
+#if MT_DSP_KERNELS && MT_VFP_SCALAR
 /* p[0 .. 16·⌊n/16⌋) = +0.0f: s0-s15 zeroed once by core-register moves, then one VSTMIA of 64
  * bytes a turn (3 instructions). Moves and stores only: no float operation, no flag. Returns
  * p past the blocks. */
-static inline float *mt_vfp_clear_blocks(float *p, size_t n)
+static inline float *clear_blocks(float *p, size_t n)
 {
     size_t blocks = n / 16u;
     if (!blocks) return p;
@@ -43,7 +41,7 @@ static inline float *mt_vfp_clear_blocks(float *p, size_t n)
 
 /* dx[i] += dy[i] for i < 8·⌊N/8⌋: two VLDM, eight VADD (dx's operand first, as the compiled
  * reference adds: the same NaN when both are one) and a VSTM a turn (13 instructions) */
-static inline size_t mt_vfp_add_blocks(const float *dy, float *dx, size_t N)
+static inline size_t add_blocks(const float *dy, float *dx, size_t N)
 {
     size_t blocks = N / 8u;
     if (!blocks) return 0;
@@ -67,6 +65,19 @@ static inline size_t mt_vfp_add_blocks(const float *dy, float *dx, size_t N)
                      "s15", "cc", "memory");
     return N & ~(size_t)7u;
 }
-#endif
 
-#endif /* MT_OPS_FAST_VFP_GRADIENT_H */
+/* dx[i] += dy[i] */
+void mt_op_add_f32_accumulate_dsp(const float *dy, float *dx, size_t N)
+{
+    for (size_t i = add_blocks(dy, dx, N); i < N; ++i) dx[i] += dy[i];
+}
+
+/* p[0..n) = +0.0f */
+void mt_grad_clear_f32_dsp(float *p, size_t n)
+{
+    p = clear_blocks(p, n);
+    for (size_t i = 0; i < n % 16u; ++i) p[i] = 0.0f;
+}
+#else
+typedef int mt_gradient_dsp_unused; /* ISO C: a translation unit is not empty */
+#endif
