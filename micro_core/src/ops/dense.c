@@ -10,12 +10,15 @@
 #include "ops/ops.h"
 #include "ops/spatial.h"
 
-/* y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]), summed from +0 in ascending i, each term a fused
- * multiply-add (mt_fma.h), bias added last, then the fused activation (Conv2D's 1 x 1 layers
- * run Dense with theirs; the op itself has none). Always compiled: the Helium kernel computes
- * its edges with it. */
-void mt_op_dense_f32_forward_ref(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                 uint32_t I, uint32_t U, uint32_t act)
+/* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed from +0 in ascending i, each term a fused
+ * multiply-add (mt_fma.h), bias added last. Its own function, not inlined: the loops then keep
+ * the registers they had before the activation joined the slot (on the Cortex-M3, whose every
+ * term is a call, one more live value costs a spill per term). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dense_forward_rows(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                               uint32_t I, uint32_t U)
 {
     for (uint32_t b = 0; b < B; ++b) {
         const float *xb = x + (size_t)b * I;
@@ -27,6 +30,15 @@ void mt_op_dense_f32_forward_ref(const float *x, const float *w, const float *bi
             yb[u] = bias ? acc + bias[u] : acc;
         }
     }
+}
+
+/* y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]): the sums above, then the fused activation (Conv2D's
+ * 1 x 1 layers run Dense with theirs; the op itself has none). Always compiled: the Helium
+ * kernel computes its edges with it. */
+void mt_op_dense_f32_forward_ref(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                 uint32_t I, uint32_t U, uint32_t act)
+{
+    dense_forward_rows(x, w, bias, y, B, I, U);
     mt_fused_activation_forward(act, y, (size_t)B * U);
 }
 
@@ -38,10 +50,12 @@ void mt_op_dense_f32_forward_ref(const float *x, const float *w, const float *bi
  * Each sum runs in ascending order of its index over the B valid rows only,
  * so padded rows of a partial batch contribute nothing.
  */
-void mt_op_dense_f32_backward_ref(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
+#if defined(__GNUC__)
+__attribute__((noinline)) /* as dense_forward_rows: the memset's values live apart */
+#endif
+static void dense_backward_sums(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
-    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
     if (dx) {
         for (uint32_t b = 0; b < B; ++b) {
             const float *dyb = dy + (size_t)b * U;
@@ -64,6 +78,13 @@ void mt_op_dense_f32_backward_ref(const float *x, const float *w, const float *d
         }
     }
     if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, B, U);
+}
+
+void mt_op_dense_f32_backward_ref(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
+{
+    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
+    dense_backward_sums(x, w, dy, dx, dw, dbias, B, I, U);
 }
 #endif /* MT_REFERENCE_KERNELS */
 

@@ -198,8 +198,9 @@ static inline void mt_vfp_rows4x4(const uint32_t *p, float *c)
     "vldmia r6, {s9-s13}\n\tadd r6, #36\n\t" MT_VFP_TAP(a, 0, 9) MT_VFP_TAP(a, 1, 10)           \
         MT_VFP_TAP(a, 3, 12) MT_VFP_TAP(a, 4, 13)
 
-/* rows, cols: the rectangle nr x nc (2 or 3 each) */
-static inline void mt_vfp_conv3x3c1(uint32_t *p, uint32_t rows, uint32_t cols)
+/* rows, cols: the rectangle nr x nc (2 or 3 each). Out of line: its one call site inlined,
+ * the forward around it would lose the registers its loops keep. */
+__attribute__((noinline, unused)) static void mt_vfp_conv3x3c1(uint32_t *p, uint32_t rows, uint32_t cols)
 {
     uint32_t t0, t1, t2;
     if (rows == 3 && cols == 3)
