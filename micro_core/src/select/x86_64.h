@@ -13,7 +13,12 @@
 #define MT_X86_AVX2 1     /* the AVX2 build (avx2_shim.h), with FMA3 */
 #define MT_X86_AVX512 2   /* AVX-512F (its FMA included) */
 
-/* The level the entries take: the CPU's, unless mt_x86_set_level chose one. */
+/* The level the entries take: the CPU's, unless mt_x86_set_level chose one. Pure: it changes
+ * only through mt_x86_set_level (the CPU's is found once), so an entry whose three cells are
+ * one kernel (the int8 rows) costs no call. */
+#if defined(__GNUC__)
+__attribute__((pure))
+#endif
 int mt_x86_level(void);
 /* Force a level (the tests run each the CPU has; a level the CPU lacks is refused and the
  * level in force returned); -1 goes back to the CPU's. */
