@@ -18,16 +18,11 @@ void mt_op_conv2d_f32_forward_ref(const float *x, const float *w, const float *b
                 float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
                 for (uint32_t oc = 0; oc < g->OC; ++oc) {
                     float acc = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                        const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                        for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
                     }
                     yp[oc] = bias ? acc + bias[oc] : acc;
                 }
@@ -51,19 +46,14 @@ void mt_op_conv2d_f32_backward_ref(const float *x, const float *w, const float *
             for (uint32_t oh = 0; oh < g->OH; ++oh)
                 for (uint32_t ow = 0; ow < g->OW; ++ow) {
                     const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) {
-                                float acc = 0.0f;
-                                for (uint32_t oc = 0; oc < g->OC; ++oc)
-                                    acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
-                                dxp[c] += acc;
-                            }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                        for (uint32_t c = 0; c < g->C; ++c) {
+                            float acc = 0.0f;
+                            for (uint32_t oc = 0; oc < g->OC; ++oc)
+                                acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
+                            dxp[c] += acc;
                         }
                     }
                 }
@@ -74,16 +64,11 @@ void mt_op_conv2d_f32_backward_ref(const float *x, const float *w, const float *
                 for (uint32_t kw = 0; kw < g->KW; ++kw)
                     for (uint32_t c = 0; c < g->C; ++c) {
                         float acc = 0.0f;
+                        int32_t ih, iw;
                         for (uint32_t b = 0; b < B; ++b)
-                            for (uint32_t oh = 0; oh < g->OH; ++oh) {
-                                int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                                if (ih < 0) continue;
-                                for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                                    int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                                    if (iw < 0) continue;
-                                    acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
-                                                 x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
-                                }
+                            MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw) {
+                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
+                                             x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
                             }
                         dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
                     }

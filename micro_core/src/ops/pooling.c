@@ -15,17 +15,12 @@ void mt_op_max_pool2d_f32_forward_ref(const float *x, float *y, uint32_t B, cons
                 for (uint32_t c = 0; c < g->C; ++c) {
                     int first = 1;
                     float m = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                            if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
-                                m = v;
-                                first = 0;
-                            }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                        if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
+                            m = v;
+                            first = 0;
                         }
                     }
                     y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = m;
@@ -78,14 +73,9 @@ void mt_op_average_pool2d_f32_forward(const float *x, float *y, uint32_t B, cons
                 const float count = (float)window_count(oh, ow, g);
                 for (uint32_t c = 0; c < g->C; ++c) {
                     float acc = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
                     }
                     y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = acc / count;
                 }
@@ -101,14 +91,9 @@ void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, c
                 const float count = (float)window_count(oh, ow, g);
                 for (uint32_t c = 0; c < g->C; ++c) {
                     const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
                     }
                 }
             }

@@ -24,6 +24,26 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
     return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
 }
 
+/* The loops every window op writes, as one statement: the statement after the macro runs once
+ * for each in-bounds tap (kh, kw) of output (oh, ow), kh then kw ascending (the reference's
+ * order), with ih, iw its input row and column (>= 0). The macro declares kh and kw; ih and iw
+ * are the caller's int32_t (`int32_t ih, iw;` before it); `continue` goes on to the next tap.
+ * The loops and tests as they were written out, `continue` on a tap in the padding (the
+ * Cortex-M3, which runs the reference kernels, runs the same instructions). */
+#define MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw)                                          \
+    for (uint32_t kh = 0; kh < (g)->KH; ++kh)                                                   \
+        if (((ih) = mt_spatial_tap((oh), kh, (g)->SH, (g)->PT, (g)->H)) < 0) continue; else     \
+            for (uint32_t kw = 0; kw < (g)->KW; ++kw)                                           \
+                if (((iw) = mt_spatial_tap((ow), kw, (g)->SW, (g)->PL, (g)->W)) < 0) continue; else
+
+/* The same the other way round (the weight gradients): each output (oh, ow) whose tap (kh, kw)
+ * is in bounds, oh then ow ascending; the macro declares oh and ow. */
+#define MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw)                                       \
+    for (uint32_t oh = 0; oh < (g)->OH; ++oh)                                                   \
+        if (((ih) = mt_spatial_tap(oh, (kh), (g)->SH, (g)->PT, (g)->H)) < 0) continue; else     \
+            for (uint32_t ow = 0; ow < (g)->OW; ++ow)                                           \
+                if (((iw) = mt_spatial_tap(ow, (kw), (g)->SW, (g)->PL, (g)->W)) < 0) continue; else
+
 /* A pool of 2 x 2 windows at stride 2 that all lie inside the input (VALID, or SAME on even
  * sizes): the taps of output (oh, ow) are input pixels (2·oh, 2·ow) and their right, lower and
  * lower-right neighbours, with no geometry to find per window (pooling_portable.c, pooling_mve.c). */

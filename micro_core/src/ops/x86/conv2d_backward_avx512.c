@@ -71,23 +71,18 @@ MT_AVX512_INLINE void columns(const float *const *dyp, uint32_t count, const flo
 MT_AVX512_INLINE void scatter_all(float *dxs, const float *col, uint32_t oh, uint32_t ow, const mt_spatial *g)
 {
     const uint32_t C = g->C;
-    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-        if (ih < 0) continue;
-        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-            if (iw < 0) continue;
-            float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
-            const float *s = col + ((size_t)kh * g->KW + kw) * C;
-            uint32_t i = 0;
-            /* whole vectors where they fit: the next output adds to the same pixels, and a
-             * masked store does not forward to the masked load that follows it */
-            for (; i + 16 <= C; i += 16)
-                _mm512_storeu_ps(d + i, _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
-            for (; i + 8 <= C; i += 8)
-                _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
-            for (; i < C; ++i) d[i] += s[i];
-        }
+    int32_t ih, iw;
+    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+        float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
+        const float *s = col + ((size_t)kh * g->KW + kw) * C;
+        uint32_t i = 0;
+        /* whole vectors where they fit: the next output adds to the same pixels, and a
+         * masked store does not forward to the masked load that follows it */
+        for (; i + 16 <= C; i += 16)
+            _mm512_storeu_ps(d + i, _mm512_add_ps(_mm512_loadu_ps(d + i), _mm512_loadu_ps(s + i)));
+        for (; i + 8 <= C; i += 8)
+            _mm256_storeu_ps(d + i, _mm256_add_ps(_mm256_loadu_ps(d + i), _mm256_loadu_ps(s + i)));
+        for (; i < C; ++i) d[i] += s[i];
     }
 }
 

@@ -83,16 +83,11 @@ MT_AVX512 void MT_X86_NAME(mt_op_depthwise_conv2d_f32_forward)(const float *x, c
                 for (uint32_t c0 = 0; c0 < C; c0 += 16) {
                     const __mmask16 m = mt_lanes(C - c0);
                     __m512 acc = _mm512_setzero_ps();
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0;
-                            const float *wp = w + ((size_t)kh * g->KW + kw) * C + c0;
-                            acc = mt_mac(acc, _mm512_maskz_loadu_ps(m, xp), _mm512_maskz_loadu_ps(m, wp));
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0;
+                        const float *wp = w + ((size_t)kh * g->KW + kw) * C + c0;
+                        acc = mt_mac(acc, _mm512_maskz_loadu_ps(m, xp), _mm512_maskz_loadu_ps(m, wp));
                     }
                     if (bias) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m, bias + c0));
                     _mm512_mask_storeu_ps(yp + c0, m, activate(acc, g->activation));
@@ -184,22 +179,17 @@ MT_AVX512_INLINE void input_grad_one(float *dxs, const float *dyp, const float *
                                      const mt_spatial *g)
 {
     const uint32_t C = g->C;
-    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-        if (ih < 0) continue;
-        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-            if (iw < 0) continue;
-            float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
-            const float *wp = w + ((size_t)kh * g->KW + kw) * C;
-            /* whole 16- and 8-lane vectors: the next output adds to the same pixels, and
-             * masked stores do not forward to masked loads */
-            DW_CHUNKS(C,
-                      _mm512_storeu_ps(d + c0_, mt_mac(_mm512_loadu_ps(d + c0_), _mm512_loadu_ps(dyp + c0_),
-                                                       _mm512_loadu_ps(wp + c0_))),
-                      _mm256_storeu_ps(d + c0_, _mm256_fmadd_ps(_mm256_loadu_ps(dyp + c0_), _mm256_loadu_ps(wp + c0_), _mm256_loadu_ps(d + c0_))),
-                      d[c0_] = mt_fmaf(dyp[c0_], wp[c0_], d[c0_]));
-        }
+    int32_t ih, iw;
+    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+        float *d = dxs + ((size_t)ih * g->W + (uint32_t)iw) * C;
+        const float *wp = w + ((size_t)kh * g->KW + kw) * C;
+        /* whole 16- and 8-lane vectors: the next output adds to the same pixels, and
+         * masked stores do not forward to masked loads */
+        DW_CHUNKS(C,
+                  _mm512_storeu_ps(d + c0_, mt_mac(_mm512_loadu_ps(d + c0_), _mm512_loadu_ps(dyp + c0_),
+                                                   _mm512_loadu_ps(wp + c0_))),
+                  _mm256_storeu_ps(d + c0_, _mm256_fmadd_ps(_mm256_loadu_ps(dyp + c0_), _mm256_loadu_ps(wp + c0_), _mm256_loadu_ps(d + c0_))),
+                  d[c0_] = mt_fmaf(dyp[c0_], wp[c0_], d[c0_]));
     }
 }
 

@@ -83,17 +83,12 @@ MT_AVX512 void MT_X86_NAME(mt_op_max_pool2d_f32_forward)(const float *x, float *
                     const __mmask16 lanes = mt_lanes(C - c0);
                     int first = 1;
                     __m512 m = _mm512_setzero_ps();
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const __m512 v = _mm512_maskz_loadu_ps(
-                                lanes, x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0);
-                            m = first ? v : max_step(m, v);
-                            first = 0;
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        const __m512 v = _mm512_maskz_loadu_ps(
+                            lanes, x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * C + c0);
+                        m = first ? v : max_step(m, v);
+                        first = 0;
                     }
                     _mm512_mask_storeu_ps(yp + c0, lanes, m);
                 }
