@@ -71,8 +71,12 @@ static void spatial_cases(const mt_kernel_table *column, int pass, int depthwise
  * ordinary but for every third channel's, subnormal (dW's products and those channels' dbias
  * sums are subnormal), the gradients from 0 where a flushed sum shows. nans: NaNs of both signs
  * in x (1) or in dy (2), each in another channel: two NaNs that meet in one sum give the bits
- * of whichever the compiled code takes as the first operand, which C leaves to the compiler. */
+ * of whichever the compiled code takes as the first operand, which C leaves to the compiler.
+ * Scale DW_UNDER: x, W and dy normal (about 1e-20, 1e-19, 1e-20) and every product subnormal,
+ * the gradients from 0: results that underflow with no subnormal operand (on Helium, FPSCR's
+ * UFC without IDC). */
 #define DW_C 20
+#define DW_UNDER 1e-20f
 #define DW_X (2 * 4 * 5 * DW_C)
 static float dx_[DW_X], dy0_[DW_X], dy1_[DW_X], dy_0[DW_X], dy_1[DW_X], dx0_[DW_X], dx1_[DW_X];
 static float dww[9 * DW_C], dwb[DW_C], dw0_[9 * DW_C], dw1_[9 * DW_C], db0_[DW_C], db1_[DW_C];
@@ -88,8 +92,8 @@ static void depthwise_shape_s(const mt_kernel_table *column, int pass, uint32_t 
     mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
     const size_t nx = (size_t)2 * g.H * g.W * C, ny = (size_t)2 * g.OH * g.OW * C, nw = 9 * (size_t)C;
     const float *b = with_bias ? dwb : NULL;
-    const int tiny = scale < 1e-10f;
-    mt_sib_fill(dx_, nx, scale), mt_sib_fill(dww, nw, 1.0f), mt_sib_fill(dwb, C, 0.5f);
+    const int tiny = scale < 1e-30f, under = scale == DW_UNDER;
+    mt_sib_fill(dx_, nx, scale), mt_sib_fill(dww, nw, under ? 1e-19f : 1.0f), mt_sib_fill(dwb, C, 0.5f);
     mt_sib_fill(dy_0, ny, tiny ? 2.0f : scale);
     for (size_t i = 0; tiny && i < ny; ++i) dy_0[i] *= i % C % 3 ? 1.0f : 1e-39f;
     for (size_t i = 3; nans == 1 && i < nx; i += 61) dx_[i] = (i & 1u) ? -__builtin_nanf("0x7") : __builtin_nanf("");
@@ -101,8 +105,8 @@ static void depthwise_shape_s(const mt_kernel_table *column, int pass, uint32_t 
         mt_sib_check(mt_sib_same(dy0_, dy1_, ny), "depthwise forward, C channels");
         return;
     }
-    mt_sib_fill(dx0_, nx, tiny ? 0.0f : 0.5f), mt_sib_fill(dw0_, nw, tiny ? 0.0f : 0.5f);
-    mt_sib_fill(db0_, C, tiny ? 0.0f : 0.5f);
+    const float start = tiny || under ? 0.0f : 0.5f; /* 0: tiny sums are not absorbed by the += */
+    mt_sib_fill(dx0_, nx, start), mt_sib_fill(dw0_, nw, start), mt_sib_fill(db0_, C, start);
     memcpy(dx1_, dx0_, nx * sizeof(float)), memcpy(dw1_, dw0_, nw * sizeof(float)), memcpy(db1_, db0_, sizeof db0_);
     mt_op_depthwise_conv2d_f32_backward_ref(dx_, dww, dy0_, dy_0, dx0_, dw0_, with_bias ? db0_ : NULL, 2, &g);
     column->depthwise_conv2d_f32_backward(dx_, dww, dy0_, dy_1, dx1_, dw1_, with_bias ? db1_ : NULL, 2, &g);
@@ -162,6 +166,8 @@ static void depthwise_cases(const mt_kernel_table *column, int pass)
             depthwise_shape_s(column, pass, 5, 5, C, 2, 1, MT_PADDING_VALID, MT_FUSED_RELU, a != 0, scale,
                               a == 2 ? 2 : 0);
         }
+    for (uint32_t C = 8; C <= 16; C += 8) /* the Helium blocks, their results underflowing */
+        depthwise_shape(column, pass, 3, 8, C, 1, MT_PADDING_SAME, MT_FUSED_NONE, 0, DW_UNDER, 0);
 }
 
 void mt_sib_case_depthwise_conv2d_f32_forward(const mt_kernel_table *column)
