@@ -1,8 +1,8 @@
 /*
  * Conv2D's one-channel 3 x 3 forward in the scalar FPU's assembly (conv2d_dsp.h), out of line
  * for the Cortex-M55, whose Helium forward takes it for the strides its own loops do not
- * (ops/mve/conv2d_mve.c); the M4F, M7 and M33 inline it into the portable forward. Compiles to
- * nothing elsewhere.
+ * (ops/mve/conv2d_mve.c) and whose portable forward calls this copy too; the M4F, M7 and M33
+ * inline it into the portable forward. Compiles to nothing elsewhere.
  */
 #include "ops/dsp/conv2d_dsp.h"
 

@@ -217,7 +217,8 @@ __attribute__((noinline, unused)) static void mt_vfp_conv3x3c1(uint32_t *p, uint
  * 3 rows and columns of taps in bounds: in assembly with the bias and the ReLU
  * (mt_vfp_conv3x3c1), 1 when done, else 0 and nothing written. The columns split into runs of
  * pixels with the same in-bounds columns, found once. Inlined into the portable forward; the
- * M55's Helium forward calls it through mt_conv2d_c1_forward_dsp (conv2d_dsp.c). */
+ * M55's Helium and portable forwards call it through mt_conv2d_c1_forward_dsp (conv2d_dsp.c),
+ * which keeps one copy of mt_vfp_conv3x3c1 in its firmware. */
 static inline __attribute__((always_inline)) int mt_vfp_conv2d_c1_forward(const float *x, const float *w,
                                                                           const float *bias, float *y, uint32_t B,
                                                                           const mt_spatial *g)
@@ -261,7 +262,7 @@ static inline __attribute__((always_inline)) int mt_vfp_conv2d_c1_forward(const 
     return 1;
 }
 
-/* mt_vfp_conv2d_c1_forward, out of line, for the Helium forward (ops/mve/conv2d_mve.c) */
+/* mt_vfp_conv2d_c1_forward, out of line, for the M55 (ops/mve/conv2d_mve.c, conv2d_portable.c) */
 int mt_conv2d_c1_forward_dsp(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                              const mt_spatial *g);
 #else

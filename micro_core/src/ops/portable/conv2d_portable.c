@@ -83,8 +83,11 @@ void mt_op_conv2d_f32_forward_portable(const float *x, const float *w, const flo
                                        const mt_spatial *g)
 {
     const uint32_t C = g->C, OC = g->OC, K = g->KH * g->KW * C;
-#if MT_VFP_CONV_C1
-    if (mt_vfp_conv2d_c1_forward(x, w, bias, y, B, g)) return; /* dsp/conv2d_dsp.h */
+#if MT_VFP_CONV_C1 && MT_MVE_KERNELS
+    /* the M55: the copy its Helium forward calls too (dsp/conv2d_dsp.c), one in the firmware */
+    if (mt_conv2d_c1_forward_dsp(x, w, bias, y, B, g)) return;
+#elif MT_VFP_CONV_C1
+    if (mt_vfp_conv2d_c1_forward(x, w, bias, y, B, g)) return; /* dsp/conv2d_dsp.h, inlined */
 #endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh) {
