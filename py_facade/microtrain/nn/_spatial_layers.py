@@ -5,7 +5,7 @@ import numpy as np
 
 from . import image as _image
 from .. import ops as _ops
-from ._layer_base import (Layer, _Weighted, _as_float32_array, _check_fused_activation,
+from ._base import (Layer, _Weighted, _as_float32_array, _check_fused_activation,
                           _is_positive_int)
 
 
