@@ -22,6 +22,7 @@ package("microtrain", files=(
     "_random.py",
     "backend/__init__.py",
     "backend/js_backend.py",
+    "backend/loader.py",
     "config.py",
     "data.py",
     "errors.py",

@@ -31,6 +31,7 @@ them while another thread runs a step is the caller's race.
 from . import _feed, config as _config, losses as _losses, metrics as _metrics
 from . import optimizers as _optimizers, properties as _properties, trainable as _trainable
 from . import backend as _backend
+from .backend import loader as _backend_loader
 from ._model_source import model_bytes
 from .session_persistence import SessionPersistence
 from .session_state import INFERENCE_BATCH_SIZE, SessionState, _count
@@ -76,7 +77,7 @@ class Session(SessionState, SessionPersistence):
         image, self._source = model_bytes(model)
         if not image:
             raise ValueError("the model image is empty")
-        self._backend = _backend.load() if backend is None else backend
+        self._backend = _backend_loader.load() if backend is None else backend
         self._new_backend = type(self._backend)
         info = self._backend.describe(image)
         self._image = image

@@ -12,7 +12,7 @@ $MICROTRAIN_MICROPYTHON_DIR/<board>/; or --firmware):
     unix         MicroPython's unix port on the host      build/micropython/unix/micropython
 
 Each has microtrain's pure modules frozen and the native backend ``_microtrain`` built in, so
-``import microtrain`` and ``microtrain.backend.load()`` work as on a device.
+``import microtrain`` and ``microtrain.backend.loader.load()`` work as on a device.
 
 Files: every ``--data HOST=GUEST`` copies file HOST to the absolute path GUEST, which must
 lie in a directory (``/data/digits.mtm``, not ``/digits.mtm``). The files of each top-level
