@@ -33,6 +33,7 @@ import numpy as np
 import microtrain
 from microtrain.nn import image as _image
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import FirmwareError, TrainingSpec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -97,8 +98,8 @@ def run_board(board, steps, work_dir, model_bytes, name):
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)]
     data_path = os.path.join(work_dir, "frames.npz")
     np.savez(data_path, x=x, y=y)
-    spec = firmware.TrainingSpec(epochs=1, optimizer="sgd", learning_rate=0.01,
-                                 loss="categorical_crossentropy", batch_size=1)
+    spec = TrainingSpec(epochs=1, optimizer="sgd", learning_rate=0.01,
+                        loss="categorical_crossentropy", batch_size=1)
     record = firmware.package(model_path, data_path, spec, work_dir)
     source = firmware.find_source_dir(REPO_ROOT)
     info = firmware.build(source, board, os.path.join(work_dir, "data"),
@@ -107,8 +108,8 @@ def run_board(board, steps, work_dir, model_bytes, name):
     device = firmware.parse_output(text)
     host = record["host_reference"]
     if status != 0 or device["crc32"] != host["crc32"] or device["epochs"] != host["epochs"]:
-        raise firmware.FirmwareError("the device differs from the host (status %d):\n%s%s"
-                                     % (status, text, errors))
+        raise FirmwareError("the device differs from the host (status %d):\n%s%s"
+                            % (status, text, errors))
     plugin = arm_cost.build_plugin(work_dir)
     base = arm_cost.count_instructions(info, "bench_base", plugin)
     total = arm_cost.count_instructions(info, "bench", plugin)

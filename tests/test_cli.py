@@ -300,9 +300,10 @@ def test_one_vocabulary_one_set_of_defaults_and_hints_that_say_what_to_change(fi
     rows = re.findall(r"^(\d+): class (\d) - ", result.stdout, re.MULTILINE)
     assert len(rows) == 50 and "Predict 50 samples" in result.stdout
     from microtrain.tools import firmware
+    from microtrain.tools.firmware_training import TrainingSpec
     arguments = firmware._parser().parse_args(["--model", "m", "--data", "d", "--out", "o",
                                                "--loss", "scce", "--sources-only"])
-    spec = firmware.TrainingSpec(arguments.epochs, arguments.optimizer, arguments.learning_rate,
-                                 arguments.loss, arguments.batch_size)
+    spec = TrainingSpec(arguments.epochs, arguments.optimizer, arguments.learning_rate,
+                        arguments.loss, arguments.batch_size)
     assert spec.loss.name == "sparse_categorical_crossentropy"
     assert (spec.optimizer.name, spec.batch_size) == ("sgd", 16)

@@ -62,13 +62,9 @@ from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
 
-# The packaging pieces, importable from here as before the split (tests, examples and
-# benchmarks use microtrain.tools.firmware.TrainingSpec, float_bits, DATA_SOURCE, ...).
-from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources  # noqa: F401
-from .firmware_training import (ACCURACY_ARGMAX_LABEL, ACCURACY_ARGMAX_ONE_HOT,  # noqa: F401
-                                ACCURACY_BINARY, ACCURACY_NONE, Dataset, FirmwareError,
-                                TrainingSpec, accuracy_kind, float_bits, host_reference,
-                                int8_input, weights_crc32)
+from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources
+from .firmware_training import (Dataset, FirmwareError, TrainingSpec, host_reference,
+                                int8_input)
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 
