@@ -1,16 +1,7 @@
 """``ConvertedModel``: the ``.mtm`` image of an imported model, with what export needs."""
 
-import numpy as np
-
 from .. import _files
 from ..nn import image as _image
-
-
-def _deprecated(name):
-    import warnings
-    warnings.warn("ConvertedModel.%s is deprecated: imported images take inputs and give "
-                  "outputs in the source's layout (NCHW for ONNX images), so it changes "
-                  "nothing but the array's shape" % name, DeprecationWarning, stacklevel=3)
 
 
 class SourceRecord:
@@ -51,8 +42,7 @@ class ConvertedModel:
     Layout at the API: the image takes inputs and gives outputs as the source's runtime
     does: NHWC for TFLite/circle, and NCHW for ONNX images, which TRANSPOSE ops inside the
     image move to and from the core's NHWC. Feed a session the arrays you would give
-    LiteRT or ONNX Runtime. (``prepare_inputs`` and ``restore_outputs`` are left from
-    when ONNX images took NHWC inputs; they only reshape now, and are deprecated.)
+    LiteRT or ONNX Runtime.
     """
 
     def __init__(self, image, source):
@@ -103,35 +93,6 @@ class ConvertedModel:
         """The image's weights in ``mt_session_param`` order (copies)."""
         parsed = _image.read_image(self._image)
         return [parsed.tensor_data(i).copy() for i in parsed.const_f32_tensors()]
-
-    def prepare_inputs(self, inputs):
-        """Deprecated: the image takes the source's layout. Batches (one array, or a list
-        in input order) -> the list of float32 arrays the image takes."""
-        _deprecated("prepare_inputs")
-        arrays = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
-        result = []
-        for array, layout in zip(arrays, self.source.input_layouts):
-            array = np.asarray(array, dtype=np.float32)
-            if layout["transpose"] is not None:
-                array = array.transpose(layout["transpose"])
-            result.append(np.ascontiguousarray(
-                array.reshape((array.shape[0],) + tuple(layout["core_shape"]))))
-        return result
-
-    def restore_outputs(self, outputs):
-        """Deprecated: the image gives the source's layout. The image's output batches
-        (a list) -> arrays of the source's shapes."""
-        _deprecated("restore_outputs")
-        arrays = [outputs] if isinstance(outputs, np.ndarray) else list(outputs)
-        result = []
-        for array, layout in zip(arrays, self.source.output_layouts):
-            array = np.asarray(array)
-            batch = array.shape[0]
-            if layout["transpose"] is not None:
-                array = array.reshape((batch,) + tuple(layout["core_shape"]))
-                array = array.transpose(layout["transpose"])
-            result.append(array.reshape((batch,) + tuple(layout["shape"])))
-        return result
 
     def export(self, path, weights=None, format=None):
         """Write a .tflite/.circle/.onnx file with ``weights`` (default: the image's)."""
