@@ -8,7 +8,7 @@ goes to the module imported: ``from . import ops`` is an arrow to ``microtrain.o
 ``from .backend import crc32`` one to ``microtrain.backend`` (the package's ``__init__``).
 A package's ancestors, which Python initializes first whatever is imported, are not arrows.
 
-Two rules:
+The rules:
 
   * no cycle, of modules or of layers;
   * each module imports only modules of its own layer or of the layers below it, in the
@@ -17,7 +17,9 @@ Two rules:
     through ``_model_source.foreign_reader``, which the package's ``__init__`` (the
     facade, the top layer) plugs in on CPython, so that path is no arrow from the runtime
     to ``convert``. Backends import nothing above ``backend/`` but ``errors``, ``ops`` and
-    ``properties`` (the checkpoint properties' kinds and limits), the bottom layer.
+    ``properties`` (the checkpoint properties' kinds and limits), the bottom layer;
+  * the model builder (``nn/``) imports no session, converter or tool: of the runtime only
+    the op codes, the seeds and the file rules (``BUILDER_NEEDS``).
 """
 
 import ast
@@ -44,6 +46,8 @@ LAYERS = (
     ("tools", ("microtrain.tools",)),
     ("package facade", ("microtrain", "microtrain.__main__")),
 )
+# What nn/ may import beside itself: a built model is bytes, written without a session.
+BUILDER_NEEDS = ("microtrain.ops", "microtrain._random", "microtrain._files")
 
 
 class ImportGraphError(Exception):
@@ -257,6 +261,14 @@ def test_no_import_cycle():
 def test_no_layer_imports_a_layer_above_it():
     violations = layer_violations(ARROWS, MODULES)
     assert not violations, "imports that go up:\n  " + "\n  ".join(violations)
+
+
+def test_the_builder_imports_only_op_codes_seeds_and_file_rules():
+    outside = ["%s imports %s" % (module, target)
+               for module, targets in sorted(ARROWS.items()) if module.startswith("microtrain.nn")
+               for target in sorted(targets)
+               if not target.startswith("microtrain.nn") and target not in BUILDER_NEEDS]
+    assert not outside, outside
 
 
 def test_no_layer_cycle():
