@@ -101,30 +101,38 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
     int8_options = train_from is not None or new_head is not None or int8_input
+    kind = "float"
     if fmt == "tflite":
-        from . import tflite_int8
+        from . import tflite_int8, tflite_reader
         try:
-            quantized = tflite_int8.is_int8_model(data)
+            kind = tflite_reader.model_kind(data)
         except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
             raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
                                   % (type(error).__name__, error)) from None
-        if quantized:
-            builder, inputs, outputs = tflite_int8.read(data, fmt, train_from, new_head,
-                                                        int8_input, head_seed)
+        if kind == "int8":
+            builder, inputs, outputs, extra = tflite_int8.read(
+                data, fmt, train_from, new_head, int8_input, head_seed, details=True)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
+            image = builder.image()
             source = SourceRecord("tflite-int8", data, builder.param_origins(), builder.folds,
-                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources)
-            return ConvertedModel(builder.image(), source)
+                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources,
+                                  builder.layers(), extra, extra.pop("notes"),
+                                  _operators(builder))
+            return ConvertedModel(image, source)
     if int8_options:
+        what = "a dynamic-range (hybrid) model, imported as float" if kind == "hybrid" \
+            else "float"
         raise ConversionError("train_from, new_head and int8_input apply to int8 .tflite "
-                              "models; this %s model is float" % fmt,
+                              "models; this %s model is %s: choose what trains with "
+                              "compile(trainable=...)" % (fmt, what),
                               supported="an int8 model from TensorFlow's converter")
+    notes = []
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
         try:
-            builder, inputs, outputs = tflite_reader.read(data, fmt)
+            builder, inputs, outputs, notes = tflite_reader.read(data, fmt, details=True)
         except ConversionError:
             raise
         except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
@@ -154,8 +162,15 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   "(%s: %s)" % (type(error).__name__, error)) from None
     image = builder.image()
     source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
-                          input_layouts, output_layouts, builder.op_sources)
+                          input_layouts, output_layouts, builder.op_sources, builder.layers(),
+                          notes=notes, operators=_operators(builder))
     return ConvertedModel(image, source)
+
+
+def _operators(builder):
+    """The file's operators as the reader named them (TFLite), or None."""
+    keys = sorted(key for key in builder.layer_info if isinstance(key, int))
+    return [builder.layer_info[key] for key in keys] or None
 
 
 def _load_external_data(proto, path):

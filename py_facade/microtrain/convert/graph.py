@@ -186,6 +186,10 @@ class Builder:
         self.op_sources = []        # per core op: the source op's label
         self.op_nodes = []          # per core op: the source op's index
         self.source_node = None     # the source op being converted (readers set it)
+        self.layer_key = None       # the layer of ops the conversion creates (a new head's)
+        self.op_layers = []         # per core op: its layer's key (source op, or layer_key)
+        self.layer_info = {}        # layer key -> {"name", "type", "op", "aliases"}
+        self.group_layers = False   # readers that name layers: each source op is a layer
 
     # ------------------------------------------------------------ tensors
 
@@ -228,6 +232,7 @@ class Builder:
         self.ops.append(_image.OpSpec(op_type, inputs, [output], params))
         self.op_sources.append(label)
         self.op_nodes.append(self.source_node)
+        self.op_layers.append(self.source_node if self.layer_key is None else self.layer_key)
         return output
 
     def activation(self, op_type, value, label, params=()):
@@ -326,7 +331,38 @@ class Builder:
         if len(self.tensors) > 256 or len(self.ops) > 256:
             raise ConversionError("the model needs %d tensors and %d ops; the core holds at "
                                   "most 256 of each" % (len(self.tensors), len(self.ops)))
+        if self.group_layers:
+            for op, number in zip(self.ops, self.layer_numbers()):
+                op.layer = number
         return _image.write_image(self.tensors, self.ops, self.inputs, self.outputs)
+
+    def layer_numbers(self):
+        """Each core op's layer: consecutive ops of one source op (a Conv and the PAD or
+        DEQUANTIZE before it, a Dense and its fused ReLU) make one layer."""
+        numbers = []
+        for position, key in enumerate(self.op_layers):
+            if position and key == self.op_layers[position - 1]:
+                numbers.append(numbers[-1])
+            else:
+                numbers.append(numbers[-1] + 1 if numbers else 0)
+        return numbers
+
+    def layers(self):
+        """Per layer number (see layer_numbers): {"name", "type", "op", "aliases"} from
+        ``layer_info``; None when the reader names no layers."""
+        if not self.group_layers:
+            return None
+        table = []
+        for position, key in enumerate(self.op_layers):
+            if position and key == self.op_layers[position - 1]:
+                continue
+            info = self.layer_info.get(key)
+            if info is None:
+                info = {"name": str(key), "type": None, "op": key, "aliases": []}
+            table.append({"name": info["name"], "type": info["type"],
+                          "op": info.get("index", key) if isinstance(key, int) else None,
+                          "aliases": list(info.get("aliases", ()))})
+        return table
 
     def param_origins(self):
         """Origins of the CONST f32 tensors in table order (``mt_session_param`` order)."""
