@@ -43,9 +43,12 @@ def op_label(op_type):
 
 
 def _by_name(name, layer_names):
-    """The layer position a name picks (``layer_names``: per layer, its names)."""
+    """The layer position a name picks (``layer_names``: per layer, its name first, then
+    the other names it answers to): a layer's own name wins over another's alias."""
     found = [position for position, names in enumerate(layer_names or ())
-             if names is not None and name in names]
+             if names and names[0] == name] or \
+        [position for position, names in enumerate(layer_names or ())
+         if names is not None and name in names]
     if len(found) == 1:
         return found[0]
     if not layer_names:

@@ -26,8 +26,9 @@ class SourceRecord:
         input_layouts, output_layouts: per input/output {"shape": logical sample shape,
                       "core_shape": the image's, "transpose": numpy axes or None}
         op_sources:   per core op, the source op it came from (for messages and info)
-        layers:       per layer of the image, {"name", "type", "op", "aliases"}: the source
-                      operator's name and type (TFLite; None where the reader names none)
+        layers:       per layer of the image, {"name", "type", "op", "ops", "aliases"}: the
+                      source layer's name and type, its operator with weights and all its
+                      operators (TFLite; None where the reader names none)
         int8:         an int8 .tflite's frozen part, for export: {"kept_ops": the file's
                       operators kept as they are, "core_to_source": {core tensor: file
                       tensor}, "constants": {file tensor: array computed at import}}
@@ -58,7 +59,8 @@ class SourceRecord:
         layer number, as the image records them), or None when the names do not fit."""
         if self.layers is None or len(self.layers) != len(layer_ops):
             return None
-        return [Layer(ops, info["name"], info["type"], info["op"], info["aliases"])
+        return [Layer(ops, info["name"], info["type"], info["op"], info["aliases"],
+                      info.get("ops"))
                 for ops, info in zip(layer_ops, self.layers)]
 
     def layer_names(self):
@@ -76,14 +78,18 @@ class Layer(list):
     """One layer of an imported model: the op indices of the image it runs as (a list, as
     ``Session.layers`` gives for any model) with the source operator's ``name`` (TensorFlow's
     layer name, ``dense_1``), ``type`` (the TFLite builtin, ``FULLY_CONNECTED``),
-    ``source_op`` (its index in the file; None for ops the import created, a new head's)
-    and ``aliases`` (other names it answers to: its scope, its tensors' full names)."""
+    ``source_op`` (its index in the file, the one with weights; None for ops the import
+    created, a new head's), ``source_ops`` (every file operator of the layer: Keras's
+    Conv1D is EXPAND_DIMS, CONV_2D and a reshape) and ``aliases`` (other names it answers
+    to: its scope, its tensors' full names)."""
 
-    def __init__(self, ops, name, op_type, source_op, aliases=()):
+    def __init__(self, ops, name, op_type, source_op, aliases=(), source_ops=None):
         list.__init__(self, ops)
         self.name = name
         self.type = op_type
         self.source_op = source_op
+        self.source_ops = tuple(source_ops if source_ops is not None else
+                                ([] if source_op is None else [source_op]))
         self.aliases = tuple(aliases)
 
     def __repr__(self):

@@ -11,10 +11,12 @@ is the caller's choice:
 
 * ``train_from=None, new_head=None``: the model's own head trains: the ops from the last one
   with weights (the final Dense) on run in float, their weights dequantized
-  (``scale · (q - zero_point)``), after a DEQUANTIZE of the int8 activation they read;
-* ``train_from="block_15"``: the float part begins at the first op whose output tensor is
-  named after that layer (Keras names: ``.../block_15_expand/...``), so the last blocks
-  train too;
+  (``scale · (q - zero_point)``), after a DEQUANTIZE of the int8 activation they read; where
+  an earlier op has no int8 kernel in the core (a MEAN over a 1-D signal's time axis), the
+  float part begins at that op instead, and the import's notes say so;
+* ``train_from="block_15"`` or ``train_from=57``: the float part begins at that operator of
+  the file, by index or by layer name (tflite_layers: ``block_15`` is the first layer of
+  Keras's block 15), so the last blocks train too;
 * ``new_head=n``: the model is cut after its last spatial ([H, W, C]) activation and a new
   head is attached: mean over H and W, DEQUANTIZE (int8 mean first: 1/HW of the floats),
   Dense(n) (Glorot-uniform weights from ``head_seed``, zero bias) and Softmax;
@@ -32,7 +34,7 @@ from ..nn import image as _image
 from . import int8_quant as _q
 from . import tflite_layers as _layers
 from .graph import ConversionError, Origin, Value, count
-from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops
+from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
 from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, _tensor_signature
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
@@ -225,12 +227,17 @@ class Int8Reader(Int8Ops, _Reader):
             result = self.float_op(name, op, values, inputs, outputs, label)
         else:
             handler = getattr(self, "q_" + name, None)
-            if handler is None:
-                raise ConversionError("op %s is not supported in the int8 part" % name,
-                                      op=label, supported=SUPPORTED_INT8_OPS + "; or let "
-                                      "the float part begin at or before it (train_from=%d)"
-                                      % index)
-            result = handler(op, values, inputs, outputs, label)
+            try:
+                if handler is None:
+                    raise ConversionError("op %s is not supported in the int8 part" % name,
+                                          op=label, supported=SUPPORTED_INT8_OPS)
+                result = handler(op, values, inputs, outputs, label)
+            except Int8Unsupported:
+                raise
+            except ConversionError as error:
+                raise Int8Unsupported(
+                    "%s; the float part may begin at or before it (train_from=%d)"
+                    % (error, index), index) from None
             self.kept_ops.append(index)
         self.set_output(outputs[0], result)
         if not result.is_const:
@@ -340,11 +347,27 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
         raise ConversionError("new_head is a number of classes >= 2, got %r" % (new_head,),
                               attribute="new_head")
     reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part)
-    builder = reader.run()
+    moved = None
+    try:
+        builder = reader.run()
+    except Int8Unsupported as error:
+        if train_from is not None or not float_part or error.index >= reader.float_start:
+            raise
+        # the model's own choice of float part: it begins where the int8 part cannot go on
+        moved = error
+        reader = Int8Reader(data, fmt, error.index, new_head, int8_input, head_seed,
+                            float_part)
+        builder = reader.run()
     graph = reader.graph
     input_names = [reader.tensor_name(int(t)) for t in graph.InputsAsNumpy()]
     output_names = [reader.tensor_name(int(t)) for t in graph.OutputsAsNumpy()] \
         if not new_head else ["new_head"]
     if not details:
         return builder, input_names, output_names
-    return builder, input_names, output_names, reader.export_details()
+    details = reader.export_details()
+    if moved is not None:
+        details["notes"].append("the float part begins earlier than the model's last layer "
+                                "with weights, at %s, which the core's int8 ops cannot run: "
+                                "%s" % (_layers.describe(reader.table[moved.index]),
+                                        moved.reason))
+    return builder, input_names, output_names, details

@@ -18,6 +18,16 @@ SUPPORTED_INT8_OPS = ("QUANTIZE (float to int8), DEQUANTIZE, CONV_2D, DEPTHWISE_
                       "RELU6")
 
 
+class Int8Unsupported(ConversionError):
+    """An operator of the int8 part that the core's int8 ops cannot run as LiteRT does
+    (``index``: the file's operator): the float part may begin there instead."""
+
+    def __init__(self, error, index):
+        ConversionError.__init__(self, str(error))
+        self.reason = str(error)
+        self.index = index
+
+
 class Int8Ops:
     """The ``q_<OP>`` handlers: int8 activations in, int8 activations out."""
 
@@ -162,12 +172,16 @@ class Int8Ops:
         return self._q_pool(_ops.AVERAGE_POOL2D_S8, op, values, outputs, label)
 
     def q_MEAN(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(self._q_input(values[0], label), label)
+        x = self._q_input(values[0], label)
         axes = values[1]
-        if axes is None or not axes.is_const or \
-                sorted(int(a) % 4 for a in np.asarray(axes.const).ravel()) != [1, 2]:
-            raise ConversionError("mean over other axes than H and W", op=label,
-                                  attribute="axes", supported="[1, 2]")
+        rank = len(x.core_shape) + 1
+        wanted = None if axes is None or not axes.is_const else \
+            sorted(int(a) % rank for a in np.asarray(axes.const).ravel())
+        if rank != 4 or wanted != [1, 2]:
+            raise ConversionError("an int8 mean over axes %s of a %r sample" % (
+                wanted, list(x.core_shape)), op=label, attribute="axes",
+                supported="axes [1, 2] of [H, W, C], as LiteRT's int8 kernel for that case "
+                "(others round differently)")
         sx, zx = self.quant[x.index]
         sy, zy = self.activation_quant(outputs[0], label)
         multiplier, shift = _q.mean_requant(sx, sy)

@@ -10,7 +10,9 @@ skipped. Of an operator's pieces, the layer named most often by a piece whose TF
 operator's kind (``Conv2D``/``convolution``/``BiasAdd`` for CONV_2D, ``MatMul``/``BiasAdd``
 for FULLY_CONNECTED, ``depthwise`` for DEPTHWISE_CONV_2D, ...) wins, then the layer named
 most often at all; an output with no scope (``Identity``, ``StatefulPartitionedCall:0``)
-takes its weights' layer (``model/dense_9/MatMul``), else the tensor's own name.
+takes its weights' layer (``model/dense_9/MatMul``), else the tensor's own name. Keras 3
+scopes every layer as ``<name>_<n>`` (``dense`` in ``sequential_1/dense_1``): in a file where
+every scope has that form, layers take their Keras names and the scopes are aliases.
 
 ``train_from`` (where an int8 model's float part begins) is resolved here: an operator index
 of the file, or a name: a layer's (``conv2d_3``), its scope (``model/conv2d_3``) or the full
@@ -39,7 +41,8 @@ _KIND_WORDS = {
 _INTERNAL = frozenset(("batchnorm", "Conv1D", "BiasAdd", "ReadVariableOp", "Tensordot",
                        "Reshape", "shape", "strided_slice", "MatMul", "FusedBatchNormV3",
                        "convolution", "depthwise", "Conv2D", "Squeeze", "ExpandDims",
-                       "resource", "transpose", "Const", "concat", "Pad", "Mean"))
+                       "resource", "transpose", "Const", "concat", "Pad", "Mean",
+                       "MaxPool1d", "AvgPool1d", "MaxPool2d", "AvgPool2d"))
 
 
 def _word(component):
@@ -84,21 +87,36 @@ def _best_scope(names, kind):
 
 
 def layer_name(output_names, weight_names, kind):
-    """(name, aliases) of an operator from its output tensors' names and its constant
-    inputs' names (see the module docstring); aliases are the other spellings
+    """(name, aliases, scope or None) of an operator from its output tensors' names and its
+    constant inputs' names (see the module docstring); aliases are the other spellings
     ``train_from`` and ``trainable`` accept (the scope, the tensor names)."""
     found = _best_scope(output_names, kind) or _best_scope(weight_names, kind)
     aliases = [n for n in output_names if n]
     if found is None:
         name = output_names[0] if output_names and output_names[0] else kind.lower()
-        return name, aliases
+        return name, aliases, None
     scope, layer = found
-    return layer, [scope] + aliases
+    return layer, [scope] + aliases, scope
+
+
+def _keras3_suffix(scope):
+    """Keras 3 (TensorFlow backend) opens every name scope as ``<name>_<n>``: the model's
+    and each layer's (layer ``dense`` is ``sequential_1/dense_1``, ``dense_1`` is
+    ``dense_1_2``). The Keras name, or None where the scope is not of that form."""
+    parts = scope.split("/")
+    for part in parts:
+        head, _, number = part.rpartition("_")
+        if not head or not number.isdigit():
+            return None
+    head, _, _ = parts[-1].rpartition("_")
+    return head
 
 
 def source_table(reader):
-    """[{"index", "type", "name", "aliases"}] for every operator of the file."""
-    table = []
+    """[{"index", "type", "name", "aliases"}] for every operator of the file. Where every
+    scope is of Keras 3's ``<name>_<n>`` form, a layer's name is its Keras name (what
+    ``model.summary()`` shows) and the file's scope name becomes an alias."""
+    table, scopes = [], []
     for index in range(reader.graph.OperatorsLength()):
         op = reader.graph.Operators(index)
         outputs = [reader.tensor_name(int(t)) for t in op.OutputsAsNumpy()]
@@ -109,8 +127,15 @@ def source_table(reader):
                 if t >= 0 and reader.has_data(t):
                     weights.append(reader.tensor_name(t))
         kind = reader.op_type_name(index)
-        name, aliases = layer_name(outputs, weights, kind)
+        name, aliases, scope = layer_name(outputs, weights, kind)
         table.append({"index": index, "type": kind, "name": name, "aliases": aliases})
+        scopes.append(scope)
+    named = [(entry, scope) for entry, scope in zip(table, scopes) if scope is not None]
+    keras_names = [_keras3_suffix(scope) for _, scope in named]
+    if len(named) >= 2 and all(keras_names):
+        for (entry, _), keras_name in zip(named, keras_names):
+            entry["aliases"].insert(0, entry["name"])
+            entry["name"] = keras_name
     return table
 
 
@@ -142,7 +167,8 @@ def resolve_start(table, train_from, what="train_from"):
     if not isinstance(train_from, str) or not train_from:
         raise ConversionError("%s must be an operator index or a layer name, got %r"
                               % (what, train_from), attribute=what)
-    exact = [e for e in table if train_from in _names(e)]
+    exact = [e for e in table if train_from == e["name"]] or \
+        [e for e in table if train_from in _names(e)]
     if exact:
         layers = sorted(set(e["name"] for e in exact))
         indices = [e["index"] for e in exact]

@@ -414,8 +414,8 @@ def name_layers(reader):
 
 
 def hybrid_note(count):
-    return ("dynamic-range quantized (int8 weights, float activations): %d int8 weights were "
-            "dequantized to float32 (scale * (q - zero point)) and the model runs and trains "
+    return ("dynamic-range quantized (int8 weights, float activations): %d int8 weight "
+            "tensor(s) were dequantized to float32 (scale * (q - zero point)) and the model runs and trains "
             "in float; LiteRT runs the file with hybrid kernels that quantize each activation "
             "to int8 on the fly, so its outputs differ from these by that rounding "
             "(docs/importers.md gives the distance measured on MLPerf Tiny's KWS model); "

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..nn import image as _image
 from . import tflite_tree as _tree
-from .graph import ConversionError
+from .graph import BATCH, ConversionError
 from .tflite_reader import buffer_span, parse
 from .tflite_writer import IDENTIFIERS, OpWriter, _ints
 
@@ -29,8 +29,8 @@ _NUMPY = {0: "<f4", 2: "<i4", 4: "<i8", 9: "i1"}
 
 
 def _placements(source, weights):
-    """[(file tensor, float32 array, what)] to write, and [(file op, array)] of biases the
-    import created."""
+    """[(file tensor, the file op reading it, float32 array, what)] to write, and
+    [(file op, array)] of biases the import created."""
     placements, created = [], []
     for position, (origin, weight) in enumerate(zip(source.origins, weights)):
         if origin.frozen:
@@ -43,12 +43,13 @@ def _placements(source, weights):
                                       "(source=None)" % position)
             created.append((origin.node, array))
         else:
-            placements.append((origin.key, array, "weight %d" % position))
+            placements.append((origin.key, getattr(origin, "op", None), array,
+                               "weight %d" % position))
     return placements, created
 
 
 def _fold_identities(source, graph):
-    """[(file tensor, array, what)] setting each folded constant to its identity."""
+    """[(file tensor, None, array, what)] setting each folded constant to its identity."""
     result = []
     for fold in source.folds:
         identity = 1.0 if fold["kind"] == "mul" else 0.0
@@ -56,7 +57,7 @@ def _fold_identities(source, graph):
             tensor = graph.Tensors(key)
             shape = tuple(int(d) for d in np.atleast_1d(tensor.ShapeAsNumpy())) \
                 if tensor.ShapeLength() else ()
-            result.append((key, np.full(shape, identity, np.float32),
+            result.append((key, None, np.full(shape, identity, np.float32),
                            "the folded %s constant" % fold["kind"]))
     return result
 
@@ -71,38 +72,45 @@ def write_back(source, weights, fmt, image=None):
     graph = model.Subgraphs(0)
     placements, created = _placements(source, weights)
     placements += _fold_identities(source, graph)
-    payloads = {}
-    for key, array, what in placements:
+    values = {}  # file tensor -> [(payload, [file ops reading it with that value])]
+    for key, op, array, _ in placements:
         payload = np.ascontiguousarray(array, dtype="<f4").tobytes()
-        if payloads.setdefault(key, payload) != payload:
-            raise ConversionError("tensor %d receives two different values (%s)" % (key, what))
+        groups = values.setdefault(key, [])
+        for known, ops in groups:
+            if known == payload:
+                ops.append(op)
+                break
+        else:
+            groups.append((payload, [op]))
     readers = {}
     for g in range(model.SubgraphsLength()):
         sub = model.Subgraphs(g)
         for t in range(sub.TensorsLength()):
-            buffer = sub.Tensors(t).Buffer()
-            readers.setdefault(buffer, set()).add((g, t))
+            readers.setdefault(sub.Tensors(t).Buffer(), set()).add((g, t))
     in_place = not created
-    for key, payload in payloads.items():
+    for key, groups in values.items():
+        payload = groups[0][0]
         tensor = graph.Tensors(key)
         start, size = buffer_span(model, data, tensor.Buffer())
         shared = readers.get(tensor.Buffer(), set()) - {(0, key)}
         same = start is not None and bytes(data[start:start + size]) == payload
-        others_agree = all(g == 0 and payloads.get(t) == payload for g, t in shared)
-        if tensor.Type() != _FLOAT32 or start is None or size != len(payload) or \
-                (shared and not same and not others_agree):
+        others_agree = all(g == 0 and len(values.get(t, ())) == 1 and
+                           values[t][0][0] == payload for g, t in shared)
+        if len(groups) > 1 or tensor.Type() != _FLOAT32 or start is None or \
+                size != len(payload) or (shared and not same and not others_agree):
             in_place = False
     if in_place:
-        for key, payload in payloads.items():
+        for key, groups in values.items():
             start, size = buffer_span(model, data, graph.Tensors(key).Buffer())
-            data[start:start + size] = payload
+            data[start:start + size] = groups[0][0]
         return bytes(data)
-    return _rewrite(source, payloads, created, fmt)
+    return _rewrite(source, values, created, fmt)
 
 
-def _rewrite(source, payloads, created, fmt):
+def _rewrite(source, values, created, fmt):
     """The file rewritten with each weight in a float32 buffer of its own where it cannot
-    be patched in place (see the module docstring)."""
+    be patched in place (see the module docstring). A tensor that several operators read
+    and that trained to different values stays with the first; the others get copies."""
     tree = _tree.read(source.data)
     graph = tree["Subgraphs"][0]
     tensors = graph["Tensors"]
@@ -110,23 +118,39 @@ def _rewrite(source, payloads, created, fmt):
     buffers_used = {}
     for sub in tree["Subgraphs"]:
         for tensor in sub.get("Tensors", []):
-            buffers_used[tensor.get("Buffer", 0)] = buffers_used.get(tensor.get("Buffer", 0),
-                                                                     0) + 1
+            buffer = tensor.get("Buffer", 0)
+            buffers_used[buffer] = buffers_used.get(buffer, 0) + 1
     dropped = set()
-    for key, payload in payloads.items():
+    for key, groups in values.items():
         tensor = tensors[key]
-        buffer = tensor.get("Buffer", 0)
-        data = tree["Buffers"][buffer].get("Data") if buffer else None
-        exclusive = buffer and buffers_used.get(buffer) == 1 and data is not None
-        if tensor.get("Type", 0) == _FLOAT32 and exclusive and data.size == len(payload):
-            tree["Buffers"][buffer]["Data"] = np.frombuffer(payload, np.uint8).copy()
-            continue
-        tensor["Buffer"] = _tree.add_buffer(tree, payload)
-        tensor["Type"] = _FLOAT32
-        tensor.fields.pop("Quantization", None)
-        for position, op in enumerate(operators):  # a DEQUANTIZE that made the weight
-            if key in [int(t) for t in op.get("Outputs", ())]:
-                dropped.add(position)
+        for position, (payload, ops) in enumerate(groups):
+            if position:  # another value: a copy of the tensor for the ops that hold it
+                copy = tensor.copy()
+                copy["Name"] = tensor.get("Name", b"") + b"/%d" % position
+                tensors.append(copy)
+                for op in ops:
+                    if op is None:
+                        raise ConversionError("tensor %d receives two different values"
+                                              % key)
+                    inputs = [int(t) for t in operators[op]["Inputs"]]
+                    operators[op]["Inputs"] = _ints(len(tensors) - 1 if t == key else t
+                                                    for t in inputs)
+                target = copy
+            else:
+                target = tensor
+            buffer = target.get("Buffer", 0)
+            data = tree["Buffers"][buffer].get("Data") if buffer else None
+            exclusive = position == 0 and buffer and buffers_used.get(buffer) == 1 and \
+                data is not None
+            if target.get("Type", 0) == _FLOAT32 and exclusive and data.size == len(payload):
+                tree["Buffers"][buffer]["Data"] = np.frombuffer(payload, np.uint8).copy()
+                continue
+            target["Buffer"] = _tree.add_buffer(tree, payload)
+            target["Type"] = _FLOAT32
+            target.fields.pop("Quantization", None)
+            for index, op in enumerate(operators):  # a DEQUANTIZE that made the weight
+                if key in [int(t) for t in op.get("Outputs", ())]:
+                    dropped.add(index)
     for node, array in created:
         op = operators[node]
         inputs = [int(t) for t in op["Inputs"]]
@@ -140,8 +164,7 @@ def _rewrite(source, payloads, created, fmt):
             "Buffer": _tree.add_buffer(tree, np.ascontiguousarray(array, "<f4").tobytes())}))
         inputs[2] = len(tensors) - 1
         op["Inputs"] = _ints(inputs)
-    graph["Operators"] = [op for position, op in enumerate(operators)
-                          if position not in dropped]
+    graph["Operators"] = [op for index, op in enumerate(operators) if index not in dropped]
     _tree.prune(tree)
     return _tree.write(tree, IDENTIFIERS[fmt])
 
@@ -166,8 +189,13 @@ def write_int8(source, weights, fmt, image):
     for index in kept:  # constants the import computed (TensorFlow's shape arithmetic)
         for t in operators[index].get("Inputs", ()):
             t = int(t)
-            if t >= 0 and t in info["constants"] and not tensors[t].get("Buffer", 0):
+            if t >= 0 and t in info["constants"] and not _has_data(tree, tensors[t]):
                 array = np.asarray(info["constants"][t])
+                if array.dtype.kind in "iu":  # the import's stand-in for the batch size
+                    if np.any((array % BATCH == 0) & (array != 0) & (array != BATCH)):
+                        raise ConversionError("tensor %d, computed at import, is a multiple "
+                                              "of the batch size" % t)
+                    array = np.where(array == BATCH, -1, array)
                 dtype = _NUMPY.get(tensors[t].get("Type", 0))
                 if dtype is None:
                     raise ConversionError("tensor %d, computed at import, has a type export "
@@ -197,6 +225,11 @@ def write_int8(source, weights, fmt, image):
         signature["Outputs"] = entries
     _tree.prune(tree)
     return _tree.write(tree, IDENTIFIERS[fmt])
+
+
+def _has_data(tree, tensor):
+    data = tree["Buffers"][tensor.get("Buffer", 0)].get("Data")
+    return data is not None and data.size > 0
 
 
 def _batch(graph, tensors):

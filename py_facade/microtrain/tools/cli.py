@@ -366,8 +366,8 @@ def _print_source(source, layers, parsed, trained):
     is in the image (int8 frozen, float, trained, evaluated at import)."""
     layer_of = {}
     for number, layer in enumerate(layers):
-        if getattr(layer, "source_op", None) is not None:
-            layer_of[layer.source_op] = (number, layer)
+        for op in getattr(layer, "source_ops", ()):
+            layer_of[op] = (number, layer)
     int8 = source.int8 or {}
     kept = set(int8.get("kept_ops", ()))
     rows = []
