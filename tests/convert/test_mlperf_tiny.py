@@ -186,3 +186,33 @@ def test_a_dynamic_range_model_imports_as_float_and_exports_float32_weights(tmp_
     assert model_kind(exported) == "float"
     np.testing.assert_allclose(peers.run_litert(str(tmp_path / "trained.tflite"), x), trained,
                                rtol=peers.RTOL, atol=peers.ATOL)
+
+
+@pytest.mark.parametrize("name,options,trained", [
+    ("vww_96_float.tflite", {"train_from": "conv2d_13"}, ["conv2d_13", "dense"]),
+    ("kws_ref_model_float32.tflite", {"train_from": 8, "new_head": 5},
+     ["conv2d_4", "new_head"]),
+])
+def test_float_files_take_train_from_and_new_head(name, options, trained, tmp_path):
+    """A float (or dynamic-range) file: the weights before train_from stay constants in the
+    image (never trained, no gradient bytes), new_head cuts as for an int8 model; export
+    writes a .tflite LiteRT runs with the session's outputs (refused before: 'train_from,
+    new_head and int8_input apply to int8 .tflite models')."""
+    pytest.importorskip("ai_edge_litert")
+    model = microtrain.convert(mlperf(name), **options)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4,) + model.input_shapes[0]).astype(np.float32)
+    y = rng.uniform(0, 1, (4,) + model.output_shapes[0]).astype(np.float32)
+    path = str(tmp_path / "trained.tflite")
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(1e-3), "mse", batch_size=4)  # "all"
+        named = [session.layers[i].name for i in range(len(session.layers))
+                 if any(session.model_description()["ops"][op]["weights"]
+                        for op in session.layers[i])]
+        assert named == trained
+        for _ in range(2):
+            session.train_step(x, y)
+        ours = session.infer(x)[0]
+        session.export_model_for_inference(path)
+    np.testing.assert_allclose(peers.run_litert(path, x), ours, rtol=peers.RTOL,
+                               atol=peers.ATOL)

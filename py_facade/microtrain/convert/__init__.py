@@ -81,13 +81,17 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
 
     An int8 (full-integer quantized) .tflite keeps its int8 layers frozen as the core's
     int8 ops, bit for bit LiteRT's reference kernels, and a float part that trains
-    (``convert.tflite_int8``); for it only:
-        train_from: the layer where the float part begins ("block_15"); default: the
-                    model's own last layer with weights (its head)
+    (``convert.tflite_int8``). For .tflite files:
+        train_from: an operator of the file, by index (``microtrain info`` lists them) or
+                    layer name ("block_15", "dense_1"): an int8 model's float part begins
+                    there (default: its own last layer with weights, its head); a float
+                    model's weights before it stay constants, never trained
         new_head:   a number of classes: cut after the last [H, W, C] activation and
                     attach mean -> Dense(new_head) -> Softmax (weights from head_seed)
-        int8_input: the model input is the int8 tensor of the leading QUANTIZE (the caller
-                    quantizes), so no float copy of the input is held
+        int8_input: (int8 models) the model input is the int8 tensor of the leading
+                    QUANTIZE (the caller quantizes), so no float copy of the input is held
+    A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
+    model, its weights dequantized (``model.source.notes`` says so).
 
     Raises ConversionError (a ValueError) naming the op, its index, the attribute and
     what is supported when the model holds anything the core cannot run exactly; an
@@ -121,13 +125,27 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   builder.layers(), extra, extra.pop("notes"),
                                   _operators(builder))
             return ConvertedModel(image, source)
+    if fmt == "tflite" and (train_from is not None or new_head is not None):
+        # a float (or dynamic-range) file: weights before train_from stay constants, a new
+        # head replaces the model's after its last [H, W, C] activation
+        from . import tflite_int8
+        builder, inputs, outputs, extra = tflite_int8.read(
+            data, fmt, train_from, new_head, int8_input, head_seed, details=True,
+            float_model=True)
+        layouts = [[{"shape": builder.tensors[i].dims, "core_shape": builder.tensors[i].dims,
+                     "transpose": None} for i in indices]
+                   for indices in (builder.inputs, builder.outputs)]
+        image = builder.image()
+        notes = extra.pop("notes")
+        source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs,
+                              outputs, layouts[0], layouts[1], builder.op_sources,
+                              builder.layers(), extra if new_head is not None else None,
+                              notes, _operators(builder))
+        return ConvertedModel(image, source)
     if int8_options:
-        what = "a dynamic-range (hybrid) model, imported as float" if kind == "hybrid" \
-            else "float"
-        raise ConversionError("train_from, new_head and int8_input apply to int8 .tflite "
-                              "models; this %s model is %s: choose what trains with "
-                              "compile(trainable=...)" % (fmt, what),
-                              supported="an int8 model from TensorFlow's converter")
+        raise ConversionError("train_from, new_head and int8_input apply to .tflite models; "
+                              "int8_input to int8 ones; this is a %s %s model" % (kind, fmt),
+                              supported="a .tflite file")
     notes = []
     if fmt in ("tflite", "circle"):
         from . import tflite_reader

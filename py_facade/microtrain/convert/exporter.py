@@ -49,10 +49,11 @@ def export_bytes(model_image_bytes, weights, format, source=None):
         raise ValueError("export format must be 'tflite', 'circle' or 'onnx', got %r"
                          % (format,))
     weights = _check_weights(model_image_bytes, weights)
-    if source is not None and source.format == "tflite-int8":
+    if source is not None and getattr(source, "int8", None) is not None:
         if format != "tflite":
-            raise ConversionError("an int8 model imported from a .tflite exports as .tflite "
-                                  "(its int8 operators are the file's), not .%s" % format)
+            raise ConversionError("a model imported from a .tflite with an int8 part or a new "
+                                  "head exports as .tflite (its kept operators are the "
+                                  "file's), not .%s" % format)
         from . import tflite_writer
         return tflite_writer.write_back(source, weights, format, model_image_bytes)
     if source is not None and source.format == format:

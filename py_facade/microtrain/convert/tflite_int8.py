@@ -42,9 +42,10 @@ WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
-                 head_seed=0, float_part=True):
+                 head_seed=0, float_part=True, float_model=False):
         _Reader.__init__(self, data, fmt)
         self.float_part = float_part
+        self.float_model = float_model  # a float (or dynamic-range) file cut or frozen
         self.train_from = train_from
         self.new_head = new_head
         self.int8_input = int8_input
@@ -55,7 +56,12 @@ class Int8Reader(Int8Ops, _Reader):
         self.table = _layers.source_table(self)
         self.builder.group_layers = True
         self.builder.layer_info = {entry["index"]: entry for entry in self.table}
-        self.float_start = self._float_start()
+        if float_model:
+            self.float_start = 0
+            if train_from is not None:
+                self.frozen_before = _layers.resolve_start(self.table, train_from)
+        else:
+            self.float_start = self._float_start()
         self.cut_after = self._cut_after() if new_head else None
 
     # ------------------------------------------------------------ the plan of the import
@@ -166,6 +172,8 @@ class Int8Reader(Int8Ops, _Reader):
         result = Value(value.const.shape, const=_q.dequantize(value.const, scales, zero_points,
                                                               axis))
         result.const_key = tflite_index
+        if tensor.Type() == _INT8:
+            self.dequantized_weights.add(tflite_index)
         return result
 
     # ------------------------------------------------------------ import
@@ -338,15 +346,38 @@ class Int8Reader(Int8Ops, _Reader):
 
 
 def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, head_seed=0,
-         float_part=True, details=False):
+         float_part=True, details=False, float_model=False):
     """(Builder, input names, output names) of an int8 .tflite file (see the module doc).
     ``float_part=False`` keeps every op as the file has it (nothing trains: the model as
     LiteRT runs it). ``details`` adds a dict of what export needs (SourceRecord.int8) and
-    the import's notes."""
+    the import's notes. ``float_model``: a float (or dynamic-range) file, every op float,
+    whose weights before ``train_from`` stay constants and which ``new_head`` cuts as an
+    int8 model's."""
     if new_head is not None and (int(new_head) != new_head or int(new_head) < 2):
         raise ConversionError("new_head is a number of classes >= 2, got %r" % (new_head,),
                               attribute="new_head")
-    reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part)
+    if float_model and int8_input:
+        raise ConversionError("int8_input takes the int8 tensor of an int8 model's leading "
+                              "QUANTIZE; this model's input is float", attribute="int8_input")
+    reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part,
+                        float_model)
+    if float_model:
+        from .tflite_reader import hybrid_note
+        builder = reader.run()
+        details_ = reader.export_details()
+        details_["notes"] = ["float model: the weights before %s stay constants (never "
+                             "trained)" % _layers.describe(reader.table[reader.frozen_before])
+                             ] if reader.frozen_before else []
+        if new_head:
+            details_["notes"].append("a new head (mean, Dense(%d), Softmax) follows %s"
+                                     % (int(new_head),
+                                        _layers.describe(reader.table[reader.cut_after])))
+        if reader.dequantized_weights:
+            details_["notes"].insert(0, hybrid_note(len(reader.dequantized_weights)))
+        names = [reader.tensor_name(int(t)) for t in reader.graph.InputsAsNumpy()]
+        outputs = ["new_head"] if new_head else \
+            [reader.tensor_name(int(t)) for t in reader.graph.OutputsAsNumpy()]
+        return builder, names, outputs, details_
     moved = None
     try:
         builder = reader.run()

@@ -148,6 +148,7 @@ class _Reader(TfliteOps):
                                   "CHANNELS_LAST (NHWC)")
         self.builder = Builder(fmt)
         self.dequantized_weights = set()  # int8 weights read as floats (dynamic range)
+        self.frozen_before = 0  # a float model's train_from: earlier weights stay constants
         self.values = {}
         self.consumers = {}
         for index in range(self.graph.OperatorsLength()):
@@ -343,8 +344,12 @@ class _Reader(TfliteOps):
         if shape is not None and tuple(value.const.shape) != tuple(shape):
             raise ConversionError("the %s has shape %r, expected %r"
                                   % (what, list(value.const.shape), list(shape)), op=label)
-        return self.builder.add_weight(value.const, Origin(value.const_key,
-                                                           value.const.shape))
+        origin = Origin(value.const_key, value.const.shape)
+        node = self.builder.source_node
+        if isinstance(node, int) and node < self.frozen_before:  # before train_from
+            origin.op = node
+            return self.builder.add_constant(value.const, origin)
+        return self.builder.add_weight(value.const, origin)
 
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
@@ -389,8 +394,11 @@ class _Reader(TfliteOps):
         if name == "CAST":
             out_type = self.tensor(int(op.OutputsAsNumpy()[0])).Type()
             return [arrays[0].astype(_NUMPY_TYPES.get(out_type, np.float32))]
-        if name == "DEQUANTIZE":  # a float16 or int8 weight, widened when it was read
-            return [np.asarray(arrays[0], np.float32)]
+        if name == "DEQUANTIZE":  # a float16 or int8 weight (widened when it was read
+            array = np.asarray(arrays[0])  # by this reader, not by the int8 one's)
+            if array.dtype == np.int8:
+                array = self.dequantized_weight(int(op.InputsAsNumpy()[0]), array)
+            return [np.asarray(array, np.float32)]
         if name == "GATHER":
             return [np.take(arrays[0], arrays[1], axis=self.options(op, "GatherOptions")
                             .Axis())]

@@ -65,7 +65,7 @@ def _fold_identities(source, graph):
 def write_back(source, weights, fmt, image=None):
     """The original file's bytes with ``weights`` (mt_session_param order) written back
     (see the module docstring); ``image`` (the session's .mtm image) for an int8 model."""
-    if source.format == "tflite-int8":
+    if source.int8 is not None:  # an int8 model, or a float one with a new head
         return write_int8(source, weights, fmt, image)
     data = bytearray(source.data)
     model = parse(data)
