@@ -22,6 +22,14 @@ buffer (and drops the Dense layers' zero biases).
                                its MEAN over the time axis has no int8 kernel in the core
     har_flatten_int8.tflite    full int8, Conv1D -> Flatten -> Dense(16, ReLU) -> Dense(4,
                                softmax): the Flatten inside the part that trains
+    grey_multiplier.tflite     16x16x1 -> DepthwiseConv2D(3, depth_multiplier=8, stride 2,
+                               ReLU) -> Conv2D(16, 1x1, ReLU) -> GlobalAveragePooling2D ->
+                               Dense(3, softmax): a depth multiplier on one input channel
+                               (MobileNetV1's first layer on a grey image, as TFLite Micro's
+                               person detection has it)
+    grey_multiplier_int8.tflite
+                               its layers up to the pooling, full int8 (every op an int8 op
+                               of the core, so every tensor is compared with LiteRT's)
 """
 
 import os
@@ -73,11 +81,28 @@ def flatten_model():
     ])
 
 
-def representative(seed, samples=64):
+def grey_model(head=True):
+    import keras
+    keras.utils.clear_session()
+    layers = [keras.Input((16, 16, 1)),
+              keras.layers.DepthwiseConv2D(3, depth_multiplier=8, strides=2, padding="same",
+                                           activation="relu"),
+              keras.layers.Conv2D(16, 1, activation="relu"),
+              keras.layers.GlobalAveragePooling2D()]
+    if head:
+        layers.append(keras.layers.Dense(3, activation="softmax"))
+    return keras.Sequential(layers)
+
+
+def grey_backbone():
+    return grey_model(head=False)
+
+
+def representative(seed, shape, samples=64):
     import numpy as np
     rng = np.random.default_rng(seed)
     for _ in range(samples):
-        yield [rng.uniform(-2, 2, (1, STEPS, CHANNELS)).astype("f4")]
+        yield [rng.uniform(-2, 2, (1,) + shape).astype("f4")]
 
 
 def convert(model, mode, seed=0):
@@ -86,7 +111,8 @@ def convert(model, mode, seed=0):
     if mode in ("hybrid", "int8"):
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
     if mode == "int8":
-        converter.representative_dataset = lambda: representative(seed)
+        shape = tuple(model.inputs[0].shape[1:])
+        converter.representative_dataset = lambda: representative(seed, shape)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     return converter.convert()
 
@@ -97,7 +123,9 @@ def main():
     for name, build, seed, mode in [("har_conv1d", har_model, 1, "float"),
                                     ("har_conv1d_hybrid", har_model, 1, "hybrid"),
                                     ("har_conv1d_int8", har_model, 1, "int8"),
-                                    ("har_flatten_int8", flatten_model, 2, "int8")]:
+                                    ("har_flatten_int8", flatten_model, 2, "int8"),
+                                    ("grey_multiplier", grey_model, 3, "float"),
+                                    ("grey_multiplier_int8", grey_backbone, 3, "int8")]:
         model = build()
         seeded_kernels(model, seed)
         outputs[name] = convert(model, mode, seed)

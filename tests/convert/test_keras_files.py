@@ -148,3 +148,36 @@ def test_mean_over_any_axes_of_a_sample(shape, axes, keep_dims):
                                expected, rtol=peers.RTOL, atol=peers.ATOL)
     with pytest.raises(microtrain.convert.ConversionError, match="mean over the batch axis"):
         microtrain.convert(mean_model(shape, [0], False))
+
+
+def test_a_depth_multiplier_on_one_input_channel_runs_as_a_convolution():
+    """DEPTHWISE_CONV_2D of one input channel times a multiplier M (MobileNetV1's first
+    layer on a grey image; TFLite Micro's person detection) is a CONV_2D of M filters: the
+    same sums, the same per-channel requantization, so int8 tensors are LiteRT's bit for
+    bit (refused before: 'depth multiplier other than 1'), and the float model computes
+    LiteRT's outputs and trains."""
+    import int8_compare
+    data = open(keras_file("grey_multiplier_int8.tflite"), "rb").read()
+    x = np.random.default_rng(6).uniform(-2, 2, (4, 16, 16, 1)).astype(np.float32)
+    output_equal, report = int8_compare.compare(data, x)
+    assert output_equal and [r for r in report if not r[1]] == []
+    assert {label.split("(")[-1].rstrip(")") for label, _, _, _ in report} >= {
+        "DEPTHWISE_CONV_2D", "CONV_2D", "MEAN"}
+    path = keras_file("grey_multiplier.tflite")
+    model = microtrain.convert(path)
+    kinds = [op.op_type for op in _image.read_image(model.to_bytes()).ops]
+    assert kinds[0] == _ops.CONV2D and _ops.DEPTHWISE_CONV2D not in kinds
+    np.testing.assert_allclose(peers.microtrain_infer(model, x), peers.run_litert(path, x),
+                               rtol=peers.RTOL, atol=peers.ATOL)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(0.1), "categorical_crossentropy",
+                        batch_size=4)
+        y = np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]
+        losses = [session.train_step(x, y)["loss"][0] for _ in range(5)]
+        assert losses[-1] < losses[0]
+        weights = session.get_weights()
+    from microtrain.convert import exporter  # the filter written back as [1, KH, KW, M]
+    back = exporter.export_bytes(model.to_bytes(), weights, "tflite", model.source)
+    np.testing.assert_allclose(peers.run_litert(back, x),
+                               peers.microtrain_infer(model, x, weights), rtol=peers.RTOL,
+                               atol=peers.ATOL)

@@ -46,7 +46,9 @@ class Int8Ops:
         self.int8_output(index, out_index, label)
         return Value(shape, index=index, producer=len(self.builder.ops) - 1)
 
-    def _weight(self, tflite_index, value, label, axis, channels):
+    def _weight(self, tflite_index, value, label, axis, channels, perm=None):
+        """The int8 filter (quantized along ``axis`` of the file's array; ``perm``: the
+        axes of the core's array, whose quantized axis is then 0)."""
         if value is None or not value.is_const or value.const.dtype != np.int8:
             raise ConversionError("the filter must be an int8 constant", op=label)
         scales, zero_points, q_axis = self.tensor_quant(tflite_index, label)
@@ -55,8 +57,11 @@ class Int8Ops:
                                   supported="symmetric int8 weights")
         if len(scales) > 1 and (q_axis != axis or len(scales) != channels):
             raise ConversionError("the filter is quantized along axis %d" % q_axis, op=label)
-        quant = _image.Quantization(scales, np.zeros(len(scales), np.int64), axis)
-        return self.add_const(value.const, _image.DTYPE_I8, quant), scales
+        array = value.const if perm is None else np.ascontiguousarray(
+            value.const.transpose(perm))
+        quant = _image.Quantization(scales, np.zeros(len(scales), np.int64),
+                                    axis if perm is None else 0)
+        return self.add_const(array, _image.DTYPE_I8, quant), scales
 
     def _bias(self, tflite_index, value, label, channels):
         if value is None:
@@ -84,13 +89,20 @@ class Int8Ops:
         if w is None or not w.is_const or w.const.ndim != 4:
             raise ConversionError("the filter must be a constant 4-D array", op=label)
         channels = w.const.shape[3] if depthwise else w.const.shape[0]
-        if depthwise and (w.const.shape[0] != 1 or w.const.shape[3] != x.core_shape[2] or
-                          options.DepthMultiplier() not in (0, 1)):
+        perm = None
+        if depthwise and x.core_shape[2] == 1 and w.const.shape[0] == 1 and channels > 1:
+            # one input channel times a depth multiplier M is a CONV_2D of M filters: the
+            # same sums and per-channel requantization, so the same bits
+            depthwise, perm = False, (3, 1, 2, 0)
+        elif depthwise and (w.const.shape[0] != 1 or w.const.shape[3] != x.core_shape[2] or
+                            options.DepthMultiplier() not in (0, 1)):
             raise ConversionError("depth multiplier other than 1", op=label,
-                                  attribute="depth_multiplier", supported="1")
-        if not depthwise and w.const.shape[3] != x.core_shape[2]:
+                                  attribute="depth_multiplier",
+                                  supported="1, or any with one input channel")
+        elif not depthwise and w.const.shape[3] != x.core_shape[2]:
             raise ConversionError("grouped convolution", op=label, supported="groups 1")
-        weight, w_scales = self._weight(inputs[1], w, label, 3 if depthwise else 0, channels)
+        weight, w_scales = self._weight(inputs[1], w, label, 3 if depthwise or perm else 0,
+                                        channels, perm)
         bias = self._bias(inputs[2], values[2], label, channels) if len(values) > 2 else None
         sx, zx = self.quant[x.index]
         sy, zy = self.activation_quant(outputs[0], label)

@@ -42,7 +42,8 @@ _INTERNAL = frozenset(("batchnorm", "Conv1D", "BiasAdd", "ReadVariableOp", "Tens
                        "Reshape", "shape", "strided_slice", "MatMul", "FusedBatchNormV3",
                        "convolution", "depthwise", "Conv2D", "Squeeze", "ExpandDims",
                        "resource", "transpose", "Const", "concat", "Pad", "Mean",
-                       "MaxPool1d", "AvgPool1d", "MaxPool2d", "AvgPool2d"))
+                       "MaxPool1d", "AvgPool1d", "MaxPool2d", "AvgPool2d",
+                       "read", "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel"))
 
 
 def _word(component):

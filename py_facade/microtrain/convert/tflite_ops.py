@@ -85,11 +85,21 @@ class TfliteOps:
         channels = x.core_shape[2]
         if w is None or not w.is_const or w.const.ndim != 4 or w.const.shape[0] != 1:
             raise ConversionError("the filter must be a constant [1, KH, KW, C]", op=label)
+        if channels == 1 and w.const.shape[3] > 1:
+            # one input channel times a depth multiplier M: a CONV_2D of M filters
+            # [M, KH, KW, 1] (MobileNetV1's first layer on a grey image)
+            weight = self.weight(w, label, "filter", steps=[("transpose", (3, 1, 2, 0))])
+            bias = self.weight(values[2], label, "bias", (w.const.shape[3],)) \
+                if len(values) > 2 and values[2] is not None else None
+            _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
+            params = _image.spatial_params(None, strides, padding, fused)
+            return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
         if w.const.shape[3] != channels or options.DepthMultiplier() not in (0, 1):
             raise ConversionError("depth multiplier %d (filter %r, %d input channels) is not "
                                   "supported" % (options.DepthMultiplier(),
                                                  list(w.const.shape), channels), op=label,
-                                  attribute="depth_multiplier", supported="1")
+                                  attribute="depth_multiplier", supported="1, or any "
+                                  "with one input channel")
         weight = self.weight(w, label, "filter")
         bias = self.weight(values[2], label, "bias", (channels,)) \
             if len(values) > 2 and values[2] is not None else None

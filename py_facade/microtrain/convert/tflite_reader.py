@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import BATCH, Builder, ConversionError, Origin, Value, count
+from .graph import BATCH, Builder, ConversionError, Origin, Value, apply_steps, count
 from .tflite_ops import TfliteOps
 
 _TFLITE_IDENTIFIER = b"TFL3"
@@ -334,7 +334,9 @@ class _Reader(TfliteOps):
                                   % what, op=label)
         return value
 
-    def weight(self, value, label, what, shape=None):
+    def weight(self, value, label, what, shape=None, steps=()):
+        """A core weight of the constant ``value`` (``steps``: graph.apply_steps from the
+        file's array to the core's)."""
         if value is None or not value.is_const:
             raise ConversionError("the %s is computed at run time; the core takes weights "
                                   "as constants" % what, op=label)
@@ -344,12 +346,13 @@ class _Reader(TfliteOps):
         if shape is not None and tuple(value.const.shape) != tuple(shape):
             raise ConversionError("the %s has shape %r, expected %r"
                                   % (what, list(value.const.shape), list(shape)), op=label)
-        origin = Origin(value.const_key, value.const.shape)
+        origin = Origin(value.const_key, value.const.shape, steps)
+        array = apply_steps(value.const, steps)
         node = self.builder.source_node
         if isinstance(node, int) and node < self.frozen_before:  # before train_from
             origin.op = node
-            return self.builder.add_constant(value.const, origin)
-        return self.builder.add_weight(value.const, origin)
+            return self.builder.add_constant(array, origin)
+        return self.builder.add_weight(array, origin)
 
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
