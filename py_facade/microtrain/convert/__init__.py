@@ -12,9 +12,11 @@ What converts (docs/importers.md has the whole table): ONNX Gemm/MatMul, Conv (a
 through a PAD op), MaxPool/AveragePool, GlobalAveragePool/ReduceMean, Pad, Transpose,
 BatchNormalization (folded), Relu/Clip/LeakyRelu/Sigmoid/Tanh/Softmax, Add/Sub/Mul of
 activations, Add/Sub/Mul/Div by constants, Concat, Flatten/Reshape/(Un)Squeeze; TFLite
-FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN, PAD/PADV2, TRANSPOSE, the
-reshapes, the activations, ADD/SUB/MUL, CONCATENATION; constant subgraphs of both are
-evaluated. Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN (any axes), PAD/PADV2,
+TRANSPOSE, the reshapes, the activations, ADD/SUB/MUL, CONCATENATION, from float32, float16,
+dynamic-range (weights dequantized) and full-int8 files (``tflite_int8``: int8 layers frozen,
+a float part that trains); constant subgraphs of both are evaluated. Imported .tflite layers
+keep TensorFlow's names (``tflite_layers``). Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
 Anything else is a ConversionError naming the op, the attribute and what is supported.
 
 Only the standard library and numpy are imported here: the parsers (``onnx``,
