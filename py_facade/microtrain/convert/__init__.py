@@ -116,8 +116,9 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
             raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
                                   % (type(error).__name__, error)) from None
         if kind == "int8":
-            builder, inputs, outputs, extra = tflite_int8.read(
-                data, fmt, train_from, new_head, int8_input, head_seed, details=True)
+            builder, inputs, outputs, extra = _readable(
+                fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
+                details=True)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
@@ -131,9 +132,9 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         # a float (or dynamic-range) file: weights before train_from stay constants, a new
         # head replaces the model's after its last [H, W, C] activation
         from . import tflite_int8
-        builder, inputs, outputs, extra = tflite_int8.read(
-            data, fmt, train_from, new_head, int8_input, head_seed, details=True,
-            float_model=True)
+        builder, inputs, outputs, extra = _readable(
+            fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
+            details=True, float_model=True)
         layouts = [[{"shape": builder.tensors[i].dims, "core_shape": builder.tensors[i].dims,
                      "transpose": None} for i in indices]
                    for indices in (builder.inputs, builder.outputs)]
@@ -151,13 +152,8 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
     notes = []
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
-        try:
-            builder, inputs, outputs, notes = tflite_reader.read(data, fmt, details=True)
-        except ConversionError:
-            raise
-        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
-            raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
-                                  % (fmt, type(error).__name__, error)) from None
+        builder, inputs, outputs, notes = _readable(fmt, tflite_reader.read, data, fmt,
+                                                    details=True)
         input_layouts = [{"shape": builder.tensors[i].dims, "core_shape":
                           builder.tensors[i].dims, "transpose": None}
                          for i in builder.inputs]
@@ -185,6 +181,18 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                           input_layouts, output_layouts, builder.op_sources, builder.layers(),
                           notes=notes, operators=_operators(builder))
     return ConvertedModel(image, source)
+
+
+def _readable(fmt, function, *args, **kwargs):
+    """``function(*args, **kwargs)``, a ConversionError on bytes the flatbuffers reader
+    cannot follow (its bounds errors) as on anything the reader refuses."""
+    try:
+        return function(*args, **kwargs)
+    except ConversionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+        raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
+                              % (fmt, type(error).__name__, error)) from None
 
 
 def _operators(builder):

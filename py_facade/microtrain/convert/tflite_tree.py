@@ -138,8 +138,14 @@ def _read_table(obj):
 def read(data):
     """The root ``Table("Model")`` of a .tflite/.circle file's bytes."""
     tflite = _tflite()
-    model = tflite.Model.GetRootAs(bytearray(data), 0)
-    tree = _read_table(model)
+    try:
+        model = tflite.Model.GetRootAs(bytearray(data), 0)
+        tree = _read_table(model)
+    except ConversionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+        raise ConversionError("the file cannot be read whole (truncated or corrupt: %s: %s)"
+                              % (type(error).__name__, error)) from None
     for position, buffer in enumerate(tree.get("Buffers", [])):
         if buffer.get("Offset", 0) > 1:
             raise ConversionError("buffer %d lies past the flatbuffer (TensorFlow's layout of "
