@@ -101,3 +101,12 @@ def test_info_lists_the_operators_train_from_accepts(capsys):
     assert any(line.split() == ["11", "dense", "FULLY_CONNECTED", "11", "float,", "trained"]
                for line in lines), out
     assert "trainable: all: layers with weights 11 (dense)" in out
+
+
+def test_the_command_line_takes_layer_names(capsys):
+    path = os.path.join(peers.FIXTURES, "keras", "har_conv1d.tflite")
+    assert cli.main(["info", path, "--trainable", "conv1d_1,dense_1"]) == 0
+    assert "layers with weights 2 (conv1d_1), 5 (dense_1))" in capsys.readouterr().out
+    assert cli.main(["info", path, "--trainable", "dense_7"]) == 1
+    assert "--trainable names layer 'dense_7', which the model does not have" in \
+        capsys.readouterr().err

@@ -99,11 +99,16 @@ def _open_session(args):
     if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
         raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
-    session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                    trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
-                    biases_only=args.biases_only,
-                    accumulate_gradients=getattr(args, "accumulate_gradients", False),
-                    proximal_mu=getattr(args, "proximal_mu", 0.0))
+    try:
+        session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
+                        trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
+                        biases_only=args.biases_only,
+                        accumulate_gradients=getattr(args, "accumulate_gradients", False),
+                        proximal_mu=getattr(args, "proximal_mu", 0.0))
+    except ValueError as error:
+        if str(error).startswith("trainable"):  # say which flag it was
+            raise ValueError("--%s" % error)
+        raise
     return path, session, optimizer, loss
 
 
