@@ -181,3 +181,36 @@ def test_a_depth_multiplier_on_one_input_channel_runs_as_a_convolution():
     np.testing.assert_allclose(peers.run_litert(back, x),
                                peers.microtrain_infer(model, x, weights), rtol=peers.RTOL,
                                atol=peers.ATOL)
+
+
+def test_tensors_sharing_one_buffer_get_buffers_of_their_own_when_they_part(tmp_path):
+    """Two bias tensors over one buffer (what the converter writes for equal constants
+    in separate tensors): trained apart, each gets its own buffer; the file otherwise keeps
+    its operators, and LiteRT runs it to the session's outputs."""
+    path = keras_file("har_conv1d.tflite")
+    tree = tflite_tree.read(open(path, "rb").read())
+    graph = tree["Subgraphs"][0]
+    convs = [op for op in graph["Operators"] if len(op["Inputs"]) > 2 and op["Inputs"][2] >= 0]
+    shared = int(convs[1]["Inputs"][2])
+    graph["Tensors"].append(graph["Tensors"][shared].copy())  # same buffer, another tensor
+    inputs = convs[1]["Inputs"].copy()
+    inputs[2] = len(graph["Tensors"]) - 1
+    convs[1]["Inputs"] = inputs
+    data = tflite_tree.write(tree, b"TFL3")
+    x = rows(8, 3)
+    with microtrain.TrainSession(data) as session:
+        session.compile(microtrain.optimizers.SGD(0.05), "categorical_crossentropy",
+                        batch_size=8)
+        for _ in range(2):
+            session.train_step(x, labels(8))
+        ours = session.infer(x)[0]
+        exported = str(tmp_path / "trained.tflite")
+        session.export_model_for_inference(exported)
+    back = tflite_tree.read(open(exported, "rb").read())
+    tensors = back["Subgraphs"][0]["Tensors"]
+    biases = [tensors[int(op["Inputs"][2])]["Buffer"] for op in back["Subgraphs"][0]["Operators"]
+              if len(op["Inputs"]) > 2 and op["Inputs"][2] >= 0]
+    assert len(biases) == 2 and biases[0] != biases[1]
+    assert len(back["Subgraphs"][0]["Operators"]) == len(graph["Operators"])
+    np.testing.assert_allclose(peers.run_litert(exported, x), ours, rtol=peers.RTOL,
+                               atol=peers.ATOL)
