@@ -125,10 +125,12 @@ def test_new_head_cuts_after_the_backbone_and_train_from_moves_the_float_start()
     parsed = _image.read_image(deeper.to_bytes())
     float_convs = [op for op in parsed.ops if op.op_type in (_ops.CONV2D, _ops.DEPTHWISE_CONV2D)]
     assert len(float_convs) == 2 * 3 + 1  # blocks 15 and 16 (expand, depthwise, project), Conv_1
-    with pytest.raises(ConversionError, match="no op's output is named after layer 'block_99'"):
+    with pytest.raises(ConversionError, match="no operator is named 'block_99'"):
         microtrain.convert(data, new_head=10, train_from="block_99")
-    with pytest.raises(ConversionError, match="int8 .tflite"):
+    with pytest.raises(ConversionError, match="no spatial .H, W, C. activation"):
         microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), new_head=3)
+    with pytest.raises(ConversionError, match="int8_input to int8 ones"):
+        microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), int8_input=True)
 
 
 def _float_then_int8_image():
