@@ -54,14 +54,14 @@ def export_bytes(model_image_bytes, weights, format, source=None):
             raise ConversionError("a model imported from a .tflite with an int8 part or a new "
                                   "head exports as .tflite (its kept operators are the "
                                   "file's), not .%s" % format)
-        from . import tflite_writer
-        return tflite_writer.write_back(source, weights, format, model_image_bytes)
+        from . import tflite_write_back
+        return tflite_write_back.write_back(source, weights, format, model_image_bytes)
     if source is not None and source.format == format:
         if format == "onnx":
             from . import onnx_writer
             return onnx_writer.write_back(source, weights)
-        from . import tflite_writer
-        return tflite_writer.write_back(source, weights, format, model_image_bytes)
+        from . import tflite_write_back
+        return tflite_write_back.write_back(source, weights, format, model_image_bytes)
     if format == "onnx":
         from . import onnx_writer
         return onnx_writer.write_new(model_image_bytes, weights)

@@ -18,7 +18,7 @@ options table by name. A file that keeps its buffers past the flatbuffer (Tensor
 layout above 2 GB: ``Buffer.offset``) or in ``large_custom_options`` is refused.
 """
 
-import importlib
+import sys
 
 import numpy as np
 
@@ -74,7 +74,13 @@ class Table:
 
 
 def _module(type_name):
-    return importlib.import_module(_tflite().__name__ + "." + type_name)
+    """The generated module of a schema type (the ``tflite`` package imports every one of them:
+    its ``<Type>`` class names it)."""
+    schema_class = getattr(_tflite(), type_name, None)
+    module = sys.modules.get(getattr(schema_class, "__module__", ""))
+    if module is None:
+        raise ConversionError("the tflite schema package has no type %r" % type_name)
+    return module
 
 
 def _field_names(type_name):

@@ -221,8 +221,3 @@ def write_new(image, weights, fmt):
     graph["Outputs"] = _ints(writer.tensor(i) for i in parsed.outputs)
     return _tree.write(tree, IDENTIFIERS[fmt])
 
-
-def write_back(source, weights, fmt, image=None):
-    """The imported file with the trained ``weights`` (tflite_write_back)."""
-    from . import tflite_write_back
-    return tflite_write_back.write_back(source, weights, fmt, image)
