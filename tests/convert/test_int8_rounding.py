@@ -1,14 +1,21 @@
-"""The rounding of int8 FULLY_CONNECTED, checked against LiteRT's reference kernels
-(BUILTIN_REF) where rules differ: at exact ties. Each case is a hand-built .tflite
-(tflite_int8_builder.py) whose scales, weights and biases put many sums on a tie (x.5 of the
-output scale), negative and positive. For each, LiteRT's output equals (1) the rule written
-out below and (2) microtrain's core, every byte (the importer and the int8 kernels, through
-int8_compare.py); where Conv2D's rule (gemmlowp's two roundings) would round differently,
-the case asserts that it does, so the inputs really tell the rules apart.
+"""The rounding rule of each int8 op, checked against LiteRT's reference kernels (BUILTIN_REF)
+where rules differ: at exact ties. Each case is a hand-built .tflite (tflite_int8_builder.py)
+whose scales, weights and biases put many sums on a tie (x.5 of the output scale), negative
+and positive. For each, LiteRT's output equals (1) the rule written out below, the rule
+docs/importers.md ("Rounding") states, and (2) microtrain's core, every byte (the importer and
+the int8 kernels, through int8_compare.py). For FULLY_CONNECTED and the convolutions, where
+the other rule (one rounding instead of gemmlowp's two, or the reverse) would round
+differently, the case asserts that it does, so the inputs really tell the rules apart.
 
     FULLY_CONNECTED   clamp(int32(round(double(acc) * E)) + zy), E = double(sx)*double(sw)/
                       double(sy): one rounding of the double product, ties away from zero
+    CONV_2D, DEPTHWISE_CONV_2D, ADD, MEAN
+                      gemmlowp's MultiplyByQuantizedMultiplier: the doubling high multiply
+                      (ties up), then the rounding shift (ties away from zero)
+    AVERAGE_POOL_2D   (sum +- count/2) / count truncated: ties away from zero
+    QUANTIZE          round(float32(x / scale)) + zp: ties away from zero
 """
+
 import math
 import os
 import platform
@@ -24,7 +31,7 @@ import int8_compare  # noqa: E402
 
 pytest.importorskip("ai_edge_litert")
 pytest.importorskip("tflite")
-from tflite_int8_builder import INT32, INT8, Graph, run_reference  # noqa: E402
+from tflite_int8_builder import FLOAT32, INT32, INT8, Graph, run_reference  # noqa: E402
 
 from microtrain.convert import int8_quant as q  # noqa: E402
 
@@ -193,6 +200,146 @@ def test_fully_connected_overflow_is_x86_64s_int32_min_and_zy_wraps():
     for zy in (0, 5, -5):
         check_fully_connected(1.0, 0, 4.0, [[1], [1]], [2 ** 29, -2 ** 29], 1.0, zy, rows,
                               differs_from_gemmlowp=None)
+
+
+# ------------------------------------------------------------------ the ops that round twice
+
+def image_of_every_int8(channels=1, seed=0):
+    """[1, 16, 16, C]: each channel every int8 value once (channel c in its own order)"""
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.permutation(ALL_INT8) for _ in range(channels)], -1).reshape(
+        1, 16, 16, channels).astype(np.int8)
+
+
+def test_conv2d_and_depthwise_round_twice_as_gemmlowp():
+    """1x1 Conv2D and DepthwiseConv2D with per-channel E = 1/2, 1/4, 3/8, 5/16: the doubling
+    high multiply rounds x.5 up and the rounding shift away from zero (1/4 -> 1)"""
+    sws = np.asarray([0.5, 0.25, 0.375, 0.3125], np.float32)
+    weights, biases, zx, zy = np.asarray([1, 1, 3, 1]), [0, 1, 2, -3], 5, -2
+    for depthwise in (False, True):
+        g = Graph()
+        channels = 4 if depthwise else 1
+        x = g.tensor((1, 16, 16, channels), INT8, scale=1.0, zero_point=zx)
+        shape = (1, 1, 1, 4) if depthwise else (4, 1, 1, 1)
+        w = g.tensor(shape, INT8, data=weights.reshape(shape), scale=sws,
+                     axis=3 if depthwise else 0)
+        b = g.tensor((4,), INT32, data=biases, scale=sws, axis=0)
+        y = g.tensor((1, 16, 16, 4), INT8, scale=1.0, zero_point=zy)
+        options = {"Padding": 1, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1,
+                   "DilationWFactor": 1}
+        if depthwise:
+            options["DepthMultiplier"] = 1
+        g.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", [x, w, b], [y],
+             ("DepthwiseConv2DOptions" if depthwise else "Conv2DOptions", options))
+        data = g.finish([x], [y])
+        image = image_of_every_int8(channels)
+        theirs = run_reference(data, [image])[0].reshape(-1, 4).astype(np.int64)
+        inputs = image.reshape(-1, channels).astype(np.int64) - zx
+        accs = inputs * weights + biases if depthwise else inputs[:, :1] * weights + biases
+        rule = [[conv_rule(a, 1.0, s, 1.0, zy) for a, s in zip(row, sws)] for row in accs]
+        once = [[fully_connected_rule(a, fc_scale(1.0, s, 1.0), zy) for a, s in zip(row, sws)]
+                for row in accs]
+        np.testing.assert_array_equal(theirs, rule)
+        assert np.any(theirs != np.asarray(once))  # one rounding would differ
+        assert_core_matches(data, np.concatenate([image, image[:, ::-1]]))
+
+
+def test_add_rescales_twice_as_gemmlowp():
+    """int8 ADD (left shift 20, three gemmlowp rescalings) on every pair of a 16x16 grid of
+    inputs, with dyadic scale ratios (exact ties) and others"""
+    a_image, b_image = image_of_every_int8(1, 1), image_of_every_int8(1, 2)
+    for sa, sb, sy, za, zb, zy in ((0.5, 0.25, 0.5, 0, 3, -1), (0.5, 0.5, 2.0, 7, -7, 0),
+                                   (0.1, 0.03, 0.07, -128, 127, 5)):
+        g = Graph()
+        a = g.tensor((1, 16, 16, 1), INT8, scale=sa, zero_point=za)
+        b = g.tensor((1, 16, 16, 1), INT8, scale=sb, zero_point=zb)
+        y = g.tensor((1, 16, 16, 1), INT8, scale=sy, zero_point=zy)
+        g.op("ADD", [a, b], [y], ("AddOptions", {"FusedActivationFunction": 0}))
+        data = g.finish([a, b], [y])
+        interpreter_out = run_reference(data, [a_image, b_image])[0].reshape(-1).astype(np.int64)
+        rq = q.add_requant(sa, sb, sy)
+        rule = []
+        for va, vb in zip(a_image.reshape(-1).astype(int), b_image.reshape(-1).astype(int)):
+            ra = gemmlowp((va - za) << q.ADD_LEFT_SHIFT, int(rq[0, 0]), int(rq[0, 1]))
+            rb = gemmlowp((vb - zb) << q.ADD_LEFT_SHIFT, int(rq[1, 0]), int(rq[1, 1]))
+            rule.append(clamp(gemmlowp(ra + rb, int(rq[2, 0]), int(rq[2, 1])) + zy))
+        np.testing.assert_array_equal(interpreter_out, rule)
+        # the core: two inputs, so compared here rather than through int8_compare
+        import microtrain
+        from microtrain.convert import tflite_int8
+        builder, _, _ = tflite_int8.read(data, float_part=False)
+        from microtrain.nn import image as _image
+        with microtrain.TrainSession(_image.write_image(builder.tensors, builder.ops,
+                                                        builder.inputs, builder.outputs)) as s:
+            ours = np.asarray(s.infer([a_image, b_image])[0]).reshape(-1)
+        ours_q = np.round(ours / np.float32(sy)).astype(np.int64) + zy
+        np.testing.assert_array_equal(ours_q, interpreter_out)
+
+
+def test_average_pool_and_mean_round_half_away_from_zero():
+    """AVERAGE_POOL_2D: (sum ± count/2) / count truncated, counts 4 (2x2 VALID) and 4, 6, 9
+    (3x3 SAME); MEAN over H and W: gemmlowp with 1/P folded into the multiplier, P = 4"""
+    image = image_of_every_int8(4, 3)
+    for size, stride, padding in ((2, 2, 1), (3, 1, 0)):
+        g = Graph()
+        x = g.tensor((1, 16, 16, 4), INT8, scale=0.5, zero_point=-3)
+        out = 8 if stride == 2 else 16
+        y = g.tensor((1, out, out, 4), INT8, scale=0.5, zero_point=-3)
+        g.op("AVERAGE_POOL_2D", [x], [y], ("Pool2DOptions", {
+            "Padding": padding, "StrideH": stride, "StrideW": stride, "FilterHeight": size,
+            "FilterWidth": size, "FusedActivationFunction": 0}))
+        data = g.finish([x], [y])
+        theirs = run_reference(data, [image])[0].astype(np.int64)
+        padded = np.pad(image[0].astype(np.int64), ((1, 1), (1, 1), (0, 0))) if padding == 0 \
+            else image[0].astype(np.int64)
+        inside = np.pad(np.ones((16, 16), np.int64), 1) if padding == 0 else np.ones((16, 16))
+        rule = np.zeros_like(theirs[0])
+        ties = 0
+        for oh in range(out):
+            for ow in range(out):
+                window = padded[oh * stride:oh * stride + size, ow * stride:ow * stride + size]
+                count = int(inside[oh * stride:oh * stride + size,
+                                   ow * stride:ow * stride + size].sum())
+                total = window.sum((0, 1))
+                ties += int(np.count_nonzero(2 * (np.abs(total) % count) == count))
+                rule[oh, ow] = [int((t + count // 2) / count) if t > 0 else
+                                -int((-t + count // 2) / count) for t in total]
+        np.testing.assert_array_equal(theirs[0], rule)
+        assert ties > 10  # sums at x.5 of their count, both signs
+        assert_core_matches(data, image)
+    for sx, sy in ((1.0, 1.0), (0.5, 1.0)):
+        g = Graph()
+        x = g.tensor((1, 2, 2, 64), INT8, scale=sx, zero_point=5)
+        axes = g.tensor((2,), INT32, data=[1, 2])
+        y = g.tensor((1, 64), INT8, scale=sy, zero_point=-4)
+        g.op("MEAN", [x, axes], [y], ("ReducerOptions", {"KeepDims": False}))
+        data = g.finish([x], [y])
+        pixels = image_of_every_int8(1, 4).reshape(1, 2, 2, 64)
+        theirs = run_reference(data, [pixels])[0].reshape(-1).astype(np.int64)
+        multiplier, shift = q.mean_requant(sx, sy)
+        k = min(2, 32, 31 + shift)  # floor(log2(4))
+        folded = (multiplier << k) // 4
+        sums = pixels.reshape(4, 64).astype(np.int64).sum(0) - 5 * 4
+        rule = [clamp(gemmlowp(int(t), folded, shift - k) - 4) for t in sums]
+        np.testing.assert_array_equal(theirs, rule)
+        assert np.count_nonzero(sums % 4 == 2) > 5  # ties of sum / 4 among them
+        assert_core_matches(data, pixels)
+
+
+def test_quantize_rounds_the_float_quotient_half_away_from_zero():
+    """QUANTIZE float -> int8: x = (k + 1/2)·scale exactly (scale 1/2) and near-ties of 0.1"""
+    for scale, zp in ((0.5, 3), (0.1, -7)):
+        g = Graph()
+        x = g.tensor((1, 256), FLOAT32)
+        y = g.tensor((1, 256), INT8, scale=scale, zero_point=zp)
+        g.op("QUANTIZE", [x], [y])
+        data = g.finish([x], [y])
+        values = ((ALL_INT8 + 0.5) * np.float32(scale)).astype(np.float32)[None]
+        theirs = run_reference(data, [values])[0].reshape(-1).astype(np.int64)
+        quotients = values[0] / np.float32(scale)  # float32 division, as TFLite's
+        rule = [clamp(half_away(float(v)) + zp) for v in quotients]
+        np.testing.assert_array_equal(theirs, rule)
+        assert_core_matches(data, values)
 
 
 # ------------------------------------------------------------------ what the image may hold
