@@ -134,10 +134,10 @@ class Int8Ops:
             if len(values) > 2 and values[2] is not None else None
         sx, zx = self.quant[x.index]
         sy, zy = self.activation_quant(outputs[0], label)
-        if len(w_scales) == 1:
-            rq = _q.dense_requant_per_tensor(sx, w_scales[0], sy, units)
-        else:
-            rq = _q.conv_requant(sx, w_scales, sy, units)
+        try:
+            rq = _q.dense_scales(sx, w_scales, sy, units)
+        except ValueError as error:
+            raise ConversionError(str(error), op=label, supported="above 0 and below 2^20")
         rq = self.add_const(rq, _image.DTYPE_I32)
         lo, hi = self._clamp(options.FusedActivationFunction(), outputs[0], label)
         params = (_q.packed_conv_params(zx, zy, lo, hi),)
