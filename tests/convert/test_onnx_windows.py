@@ -194,3 +194,33 @@ def test_softmax_axes_the_core_cannot_run_are_refused(opset, shape, axis, words)
     text = str(caught.value)
     assert text.startswith("onnx node 0 (Softmax 's'):") and words in text, text
     assert caught.value.attribute == "axis" and "supported:" in text
+
+
+def test_written_onnx_keeps_a_models_explicit_pool_pads():
+    """A microtrain model with explicit-pad pools writes ONNX pads that ONNX Runtime runs as
+    the core does, and reads back as the same pools; TFLite, whose pools are SAME or VALID
+    only, refuses them by name."""
+    from microtrain import layers
+    from microtrain.convert import exporter
+    x = microtrain.Input((8, 7, 3))
+    h = layers.Conv2D(4, 3, padding="same", activation="relu")(x)
+    h = layers.MaxPool2D(3, 2, padding=1)(h)
+    h = layers.AveragePool2D(3, 2, padding=((0, 1), (2, 0)))(h)
+    built = microtrain.Model(x, layers.Dense(3)(layers.Flatten()(h)), seed=9)
+    rows = sample((2, 8, 7, 3), 10)
+    with microtrain.TrainSession(built) as session:
+        session.compile("sgd", "mse", batch_size=2)
+        expected = session.infer(rows)[0].copy()
+    data = exporter.export_bytes(built.to_bytes(), built.get_weights(), "onnx")
+    np.testing.assert_allclose(peers.run_onnxruntime(data, rows), expected, rtol=peers.RTOL,
+                               atol=peers.ATOL)
+    again = microtrain.convert(data)
+    pools = [op.params[2:] for op in core_ops(again)
+             if op.op_type in (microtrain.ops.MAX_POOL2D, microtrain.ops.AVERAGE_POOL2D)]
+    # (the reader keeps the pads after that a last window reaches: none below the 8 rows)
+    assert pools == [(image.PADDING_EXPLICIT, 1 | 1 << 16 | 1 << 24),
+                     (image.PADDING_EXPLICIT, 1 << 8 | 2 << 16)]
+    np.testing.assert_allclose(peers.microtrain_infer(again, rows), expected,
+                               rtol=peers.RTOL, atol=peers.ATOL)
+    with pytest.raises(ConversionError, match=r"op 1 \(max_pool2d\) has explicit pads"):
+        exporter.export_bytes(built.to_bytes(), built.get_weights(), "tflite")
