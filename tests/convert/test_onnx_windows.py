@@ -137,15 +137,32 @@ def test_explicit_max_pool_trains_and_routes_no_gradient_to_padding():
      "rows the last window starts in the padding after the input"),
     ("AveragePool", (1, 4, 50), [1, 300], [1, 1], [0, 256, 0, 0],
      "the core's pools take pads of at most 255"),
+    ("MaxPool", (2, 4, 4), [2, 2], [2, 2], [1, 1], "pads [1, 1] are not [top, left, bottom, "
+                                                  "right]"),
 ])
-def test_pool_pads_without_an_input_element_are_refused(kind, shape, kernel, strides, pads,
-                                                        words):
+def test_pool_pads_the_core_cannot_run_are_refused(kind, shape, kernel, strides, pads,
+                                                   words):
     data = model([pool(kind, kernel, strides, pads)], shape, 17)
     with pytest.raises(ConversionError) as caught:
         microtrain.convert(data)
     text = str(caught.value)
     assert text.startswith("onnx node 0 (%s 'p'):" % kind) and words in text, text
     assert caught.value.attribute == "pads" and "supported:" in text
+
+
+@pytest.mark.parametrize("attrs,attribute,words", [
+    ({"strides": [2]}, "strides", "strides [2] are not two positive integers"),
+    ({"strides": [2, 0]}, "strides", "strides [2, 0] are not two positive integers"),
+    ({"kernel_shape": [3]}, "kernel_shape", "kernel_shape [3] is not a 2-D window"),
+])
+def test_malformed_pool_attributes_are_refused_by_name(attrs, attribute, words):
+    settings = {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 0, 0]}
+    settings.update(attrs)
+    node = helper.make_node("MaxPool", ["x"], ["y"], name="p", **settings)
+    with pytest.raises(ConversionError) as caught:
+        microtrain.convert(model([node], (2, 4, 4), 17))
+    assert str(caught.value).startswith("onnx node 0 (MaxPool 'p'): " + words)
+    assert caught.value.attribute == attribute
 
 
 # ---------------------------------------------------------------- softmax

@@ -90,7 +90,10 @@ class LayoutOps:
 
     def padding(self, attrs, x, kernel, label, ceil_mode=False):
         """The core's padding code equal to this node's auto_pad/pads/strides."""
-        strides = tuple(attrs.get("strides", (1, 1)))
+        strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
+        if len(strides) != 2 or min(strides) < 1:
+            raise ConversionError("strides %r are not two positive integers" % (list(strides),),
+                                  op=label, attribute="strides", supported="[SH, SW] >= 1")
         auto_pad = attrs.get("auto_pad", b"NOTSET")
         auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
         sizes = x.shape[1:]
@@ -104,7 +107,11 @@ class LayoutOps:
         elif auto_pad == "VALID":
             pads = [(0, 0), (0, 0)]
         elif auto_pad == "NOTSET":
-            flat = list(attrs.get("pads", (0, 0, 0, 0)))
+            flat = [int(p) for p in attrs.get("pads", (0, 0, 0, 0))]
+            if len(flat) != 4:
+                raise ConversionError("pads %r are not [top, left, bottom, right]" % (flat,),
+                                      op=label, attribute="pads",
+                                      supported="4 pads of a 2-D window")
             pads = [(flat[0], flat[2]), (flat[1], flat[3])]
         else:
             raise ConversionError("auto_pad %s is not supported" % auto_pad, op=label,
