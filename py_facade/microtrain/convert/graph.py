@@ -53,18 +53,28 @@ class ConversionError(ValueError):
         ValueError.__init__(self, text)
 
 
+def window_count(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
+    """The windows ONNX Runtime (and PyTorch) place along an axis with explicit pads: floor,
+    or with ceil_mode ceil, of (before + size + after - kernel) / stride, plus one; ceil_mode's
+    extra window is dropped when it would start past the input. 0 when none fits."""
+    span = size + pad_before + pad_after - kernel
+    if span < 0:
+        return 0
+    out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_before:
+        out -= 1  # ONNX/torch: the last window must start inside input or left padding
+    return out
+
+
 def same_or_valid(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
     """The core's padding (PADDING_SAME / PADDING_VALID) that computes exactly what explicit
     padding computes, or None. Both place window ``o`` at ``o * stride - pad_before``, so
     they agree when the pads before and the output sizes agree: padding after the last
     window's reach is never read, and padded elements never count (max pooling, average
     over in-bounds elements, zeros of a convolution)."""
-    span = size + pad_before + pad_after - kernel
-    if span < 0:
+    out = window_count(size, kernel, stride, pad_before, pad_after, ceil_mode)
+    if out == 0:
         return None
-    out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad_before:
-        out -= 1  # ONNX/torch: the last window must start inside input or left padding
     same_out = -(-size // stride)
     same_total = max((same_out - 1) * stride + kernel - size, 0)
     if pad_before == same_total // 2 and out == same_out:

@@ -146,6 +146,12 @@ class OpWriter:
                 self._append(B.DEPTHWISE_CONV_2D, ins, outs,
                              ("DepthwiseConv2DOptions", options))
         elif kind in (_ops.MAX_POOL2D, _ops.AVERAGE_POOL2D):
+            if op.params[2] == _image.PADDING_EXPLICIT:
+                raise ConversionError(
+                    "op %d (%s) has explicit pads; TFLite's pools place SAME and VALID "
+                    "windows only" % (index, _ops.name(kind)),
+                    supported="pools with padding 'same' or 'valid' (export to .onnx "
+                    "keeps explicit pads)")
             options = {"Padding": 0 if op.params[2] == _image.PADDING_SAME else 1,
                        "StrideH": op.params[1] & 0xFFFF, "StrideW": op.params[1] >> 16,
                        "FilterHeight": op.params[0] & 0xFFFF,
