@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The test command: set up (tools/setup_host.sh --test, tools/setup_arm.sh), then
+# The test command: set up (tools/setup_host.sh --test, tools/setup_arm.sh,
+# tools/setup_riscv.sh), then
 #   1. build micro_core and the C tests with -Werror, run them with ctest;
 #   2. cross-build them for ARM Linux (32 and 64 bit) and run them under qemu-user (ctest);
 #   3. run the Python tests (pytest) against the installed package, including the board
 #      tests (tests/boards): the example firmware fine-tunes under QEMU on every Cortex-M
-#      board and must compute the host's bits exactly; before them the core is built for
+#      and RISC-V board and must compute the host's bits exactly; before them the core is built for
 #      wasm32 (preset wasm32-wasi), and MicroPython on Node trains the digits MLP through the
 #      pure facade modules over it, matching the host bit for bit (tests/test_micropython_wasm.py);
 #      and MicroPython 1.28 firmware with the native module _microtrain (unix port, QEMU
@@ -17,6 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source tools/setup_host.sh --test
 bash tools/setup_arm.sh
+bash tools/setup_riscv.sh
 
 build="$root/build/host-tests"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
