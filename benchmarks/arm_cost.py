@@ -81,7 +81,8 @@ def count_instructions(board_info, program, plugin):
         with open(stem + ".json", "w") as handle:
             json.dump({"board": board_info["board"], "program": program, "elf": board_info[program],
                        "build": os.path.dirname(board_info[program]), "instructions": int(value),
-                       "steps": int(steps.group(1)) if steps else None}, handle)
+                       "steps": int(steps.group(1)) if steps else None,
+                       "nm": board_info.get("nm"), "objdump": board_info.get("objdump")}, handle)
     return int(value)
 
 
