@@ -9,7 +9,7 @@
 #      wasm32 (preset wasm32-wasi), and MicroPython on Node trains the digits MLP through the
 #      pure facade modules over it, matching the host bit for bit (tests/test_micropython_wasm.py);
 #      and MicroPython 1.28 firmware with the native module _microtrain (unix port, QEMU
-#      mps2-an500/an385) fine-tunes with the host's bits (tests/micropython);
+#      mps2-an500/an385, rv32imac-qemu) fine-tunes with the host's bits (tests/micropython);
 #   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
 #      reader, the session and the checkpoint reader for a bounded time (60 s of a core each,
 #      side by side: 90 s on two cores).
@@ -38,9 +38,9 @@ bash tools/setup_wasm.sh
 cmake --preset wasm32-wasi >/dev/null
 cmake --build --preset wasm32-wasi
 
-# MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500 and mps2-an385) for
-# tests/micropython (build_firmware.sh says where MicroPython's source comes from: a cached or
-# vendored tarball, else GitHub); incremental, seconds when built.
+# MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500, mps2-an385 and
+# rv32imac-qemu) for tests/micropython (build_firmware.sh says where MicroPython's source comes
+# from: a cached or vendored tarball, else GitHub); incremental, seconds when built.
 command -v make >/dev/null || { apt-get update && apt-get install -y --no-install-recommends make; }
 bash tools/micropython/build_firmware.sh
 
