@@ -57,11 +57,13 @@ def test_hosted_build_bit_identical_to_host(board, board_builds, firmware_packag
     assert firmware.parse_output(text) == firmware_package["record"]["host_reference"]
 
 
+@pytest.mark.parametrize("board", ["mps2-an386", "rv32imac-qemu"])  # semihosting, test device
 @pytest.mark.parametrize("off", [16, -16])
-def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package, off):
+def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package, off, board):
     """A build whose declared arena is not mt_plan's figure stops at boot with status 2:
     larger (the session opens, and its plan disagrees) or smaller (mt_session_init refuses
-    the arena, and mt_plan says why)."""
+    the arena, and mt_plan says why). The status reaches QEMU's exit through each kind of
+    board exit."""
     data_dir = os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "data")
     os.makedirs(data_dir, exist_ok=True)
     for name in (firmware.DATA_SOURCE, firmware.DATA_HEADER):
@@ -74,8 +76,8 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
             assert str(planned + off) in text
         with open(os.path.join(data_dir, name), "w") as handle:
             handle.write(text)
-    info = firmware.build(firmware.find_source_dir(), "mps2-an386", data_dir,
-                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "build"))
+    info = firmware.build(firmware.find_source_dir(), board, data_dir,
+                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, board))
     status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
     assert status == firmware.EXIT_PLAN_MISMATCH
     assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (
