@@ -1,5 +1,6 @@
 """Running a script on microtrain's MicroPython firmware: where the firmware is (and building
-it), QEMU's command line for the mps2 boards, the raw-REPL conversation over the UART, and
+it), QEMU's command line for the mps2 and RISC-V virt boards, the raw-REPL conversation over
+the UART, and
 the unix port. The command line is microtrain.tools.micropython; the images it mounts come
 from romfs.py, the program it sends from launcher.py.
 """
@@ -19,13 +20,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"  # as microtrain firmware uses it
 
-# QEMU machine, firmware file, and where the ROMFS images go (the 16 MiB PSRAM of each board;
-# MicroPython's code, data and heap live in its 4 MiB SSRAM1 at 0).
+# QEMU program, machine and options, firmware file, and where the ROMFS images go: on the mps2
+# boards their 16 MiB PSRAM (MicroPython's code, data and heap live in the 4 MiB SSRAM1 at 0);
+# on RISC-V virt 16 MiB of DRAM at 16 MiB (MicroPython's code, data, heap and stack take the
+# first 12.1 MiB: tools/micropython/build_firmware.sh). MicroPython's exit is a semihosting
+# call on all three. Its VIRT_RV32 startup clears satp, a register of the supervisor mode
+# that the SiFive E31 model lacks: it runs on QEMU's generic rv32 CPU (code for RV32IMAC).
 BOARDS = {
-    "mps2-an500": {"machine": "mps2-an500", "file": "firmware.elf", "data_address": 0x60000000,
-                   "data_bytes": 16 << 20},
-    "mps2-an385": {"machine": "mps2-an385", "file": "firmware.elf", "data_address": 0x21000000,
-                   "data_bytes": 16 << 20},
+    "mps2-an500": {"qemu": "qemu-system-arm", "machine": "mps2-an500", "options": [],
+                   "file": "firmware.elf", "data_address": 0x60000000, "data_bytes": 16 << 20},
+    "mps2-an385": {"qemu": "qemu-system-arm", "machine": "mps2-an385", "options": [],
+                   "file": "firmware.elf", "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "rv32imac-qemu": {"qemu": "qemu-system-riscv32", "machine": "virt",
+                      "options": ["-bios", "none"], "file": "firmware.elf",
+                      "data_address": 0x81000000, "data_bytes": 16 << 20},
     "unix": {"machine": None, "file": "micropython"},
 }
 EXIT_TIMEOUT = 124
@@ -84,8 +92,8 @@ def build_firmware(boards):
 def _qemu_command(board, firmware, images, disk_bytes=0):
     """The QEMU command line, where each image lies, and the RAM disk's address."""
     info = BOARDS[board]
-    command = ["qemu-system-arm", "-machine", info["machine"], "-nographic", "-monitor",
-               "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
+    command = [info["qemu"], "-machine", info["machine"]] + info["options"] + [
+        "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
     address = info["data_address"]
     placed = []
     for path, size in images:
@@ -166,8 +174,10 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
     this process's); ``qemu_args``: more QEMU options (benchmarks add a -plugin)."""
     stdout = stdout or (lambda b: (sys.stdout.buffer.write(b), sys.stdout.buffer.flush()))
     stderr = stderr or (lambda b: (sys.stderr.buffer.write(b), sys.stderr.buffer.flush()))
-    if shutil.which("qemu-system-arm") is None:
-        raise RunnerError("qemu-system-arm is not installed (bash tools/setup_arm.sh)")
+    program = BOARDS[board]["qemu"]
+    if shutil.which(program) is None:
+        raise RunnerError("%s is not installed (bash tools/%s)" % (
+            program, "setup_riscv.sh" if program.endswith("riscv32") else "setup_arm.sh"))
     with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
         files = []
         for index, (mount, image) in enumerate(images):

@@ -28,12 +28,13 @@ What it does:
    ``--all-ops`` builds every kernel): each kernel table entry keeps its kernels alive through
    ``--gc-sections``, so a core with every op costs flash the model never uses. Boards: the
    folders of ``boards/`` with a preset (mps2-an385 Cortex-M3, mps2-an386 Cortex-M4F,
-   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium), and the
-   hosted presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
-4. With ``--run``: runs the firmware (qemu-system-arm, or qemu-user for ARM Linux), replays
-   the identical sequence of core calls on the host through ctypes (``host_reference``),
-   prints both weight CRCs and returns 0 only if the run exited 0 and every printed bit
-   (per-epoch losses, accuracy counts, weight CRC) equals the host's.
+   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium,
+   rv32imac-qemu RISC-V RV32IMAC, rv32imafc-qemu RISC-V RV32IMAFC), and the hosted presets
+   host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
+4. With ``--run``: runs the firmware (qemu-system-arm or qemu-system-riscv32, or qemu-user
+   for ARM Linux), replays the identical sequence of core calls on the host through ctypes
+   (``host_reference``), prints both weight CRCs and returns 0 only if the run exited 0 and
+   every printed bit (per-epoch losses, accuracy counts, weight CRC) equals the host's.
 
 Dataset (``.npz``): ``x`` [N, *input shape] and ``y`` [N, *output shape] (one-hot or
 regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy; for a
@@ -163,7 +164,8 @@ def run(board_info, program="firmware", timeout=300, extra_qemu_args=()):
                                 text=True, timeout=timeout)
     except FileNotFoundError:
         raise FirmwareError("%s is not installed (bash tools/setup_arm.sh installs QEMU and "
-                            "the ARM toolchains)" % command[0]) from None
+                            "the ARM toolchains, bash tools/setup_riscv.sh the RISC-V ones)"
+                            % command[0]) from None
     except subprocess.TimeoutExpired:
         raise FirmwareError("%s did not finish within %d s" % (" ".join(command), timeout)) \
             from None
@@ -284,9 +286,9 @@ def _parser():
                     "device; build it for a board and optionally run it under QEMU, or only "
                     "write the C sources (--sources-only).")
     parser.add_argument("--board",
-                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, mps3-an547, "
-                             "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
-                             "--sources-only)")
+                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
+                             "mps3-an547, rv32imac-qemu, rv32imafc-qemu, host, "
+                             "arm-linux-gnueabihf, aarch64-linux-gnu (not with --sources-only)")
     parser.add_argument("--model", required=True,
                         help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
                              "(converted as TrainSession converts it)")
