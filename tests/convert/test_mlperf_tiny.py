@@ -147,12 +147,15 @@ def test_a_dynamic_range_model_imports_as_float_and_exports_float32_weights(tmp_
     ("vww_96_float.tflite", {"train_from": "conv2d_13"}, ["conv2d_13", "dense"]),
     ("kws_ref_model_float32.tflite", {"train_from": 8, "new_head": 5},
      ["conv2d_4", "new_head"]),
+    ("kws_ref_model_float32.tflite", {"train_from": "dense"}, ["dense"]),
 ])
 def test_float_files_take_train_from_and_new_head(name, options, trained, tmp_path):
     """A float (or dynamic-range) file: the weights before train_from stay constants in the
     image (never trained, no gradient bytes), new_head cuts as for an int8 model; export
     writes a .tflite LiteRT runs with the session's outputs (refused before: 'train_from,
-    new_head and int8_input apply to int8 .tflite models')."""
+    new_head and int8_input apply to int8 .tflite models'). A dynamic-range file's frozen
+    int8 weights are written as float32 too (left int8, LiteRT ran them with its hybrid
+    kernels: 0.02 from the session's outputs)."""
     pytest.importorskip("ai_edge_litert")
     model = microtrain.convert(mlperf(name), **options)
     rng = np.random.default_rng(5)
