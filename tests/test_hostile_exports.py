@@ -174,3 +174,33 @@ def test_convert_refusals_in_a_capped_process_leave_the_folder_as_it_was(sources
         assert str(target) in outcome.stderr and "Traceback" not in outcome.stderr, outcome
         assert outcome.peak_bytes < 1 << 30, outcome
     assert snapshot(str(tmp_path)) == before
+
+
+# Modules that write only into a TemporaryDirectory of their own (the images, launcher and
+# files a MicroPython run needs), never a path a user gave.
+SCRATCH_WRITERS = ("_files.py", "micropython_run.py", "device.py")
+
+
+def test_every_output_goes_through_the_one_writer():
+    """No module of the package writes a file (open for writing, mkstemp, tofile, savefig)
+    but microtrain._files, and those that write only into their own temporary folders."""
+    import ast
+    package = os.path.dirname(os.path.abspath(microtrain.__file__))
+    found = []
+    for directory, _, files in os.walk(package):
+        for name in files:
+            if not name.endswith(".py") or name in SCRATCH_WRITERS:
+                continue
+            path = os.path.join(directory, name)
+            with open(path, encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open" \
+                        and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) \
+                        and any(c in str(node.args[1].value) for c in "wax"):
+                    found.append("%s:%d" % (os.path.relpath(path, package), node.lineno))
+                if isinstance(node, ast.Attribute) and node.attr in ("mkstemp", "tofile",
+                                                                     "savefig"):
+                    found.append("%s:%d %s" % (os.path.relpath(path, package), node.lineno,
+                                               node.attr))
+    assert found == [], found

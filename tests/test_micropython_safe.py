@@ -22,7 +22,8 @@ import microtrain
 
 PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
 # Needs CPython: the model builder (numpy), the host tools, the ctypes backend.
-CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "backend/ctypes_backend.py",
+CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "_array_files.py", "_arguments.py",
+                "backend/ctypes_backend.py",
                 "backend/ctypes_callbacks.py",
                 "backend/_native.py", "backend/_native_types.py", "__main__.py")
 

@@ -92,6 +92,11 @@ class DeviceError(RuntimeError):
     """The board did not deliver an update (its emulator died, timed out or failed)."""
 
 
+def boards():
+    """The boards a device client can train on: microtrain micropython's, sorted."""
+    return sorted(_runner.BOARDS)
+
+
 def script_text():
     with open(os.path.join(_HERE, "local_round.py")) as handle:
         return handle.read() + _MAIN

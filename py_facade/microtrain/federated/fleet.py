@@ -32,7 +32,8 @@ import zlib
 
 import numpy as np
 
-from .. import config as _config, losses as _losses, optimizers as _optimizers
+from .. import _arguments, _files, config as _config, losses as _losses
+from .. import optimizers as _optimizers
 from . import partition as _partition
 from .task import FleetTask
 
@@ -112,8 +113,10 @@ class FleetResult:
         left.set_title(title or "microtrain fleet")
         left.grid(alpha=0.3)
         figure.tight_layout()
-        figure.savefig(path)
-        plt.close(figure)
+        try:
+            _files.save_figure(figure, path)  # atomically, a regular file only
+        finally:
+            plt.close(figure)
 
 
 def _model_bytes(model):
@@ -121,8 +124,7 @@ def _model_bytes(model):
         return bytes(model)
     if hasattr(model, "to_bytes"):
         return model.to_bytes()
-    with open(model, "rb") as handle:
-        return handle.read()
+    return _files.read_file(model, "a model image")  # a regular file only
 
 
 def make_settings(optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
@@ -170,6 +172,8 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
          epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
          fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
          client_cpus, verbose, stream):
+    check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
+                    client_cpus)
     from flwr.simulation import run_simulation
     from . import client as _client, server as _server
     image = _model_bytes(model)
@@ -272,6 +276,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser():
     from .server import STRATEGIES
+    from . import device
+    values = _arguments
     parser = _Parser(prog="microtrain fleet",
                      description="Simulate a fleet of microtrain devices learning together "
                                  "with Flower (its simulation engine and strategies).")
@@ -279,48 +285,92 @@ def _parser():
                                                        "starts from")
     parser.add_argument("--data", required=True,
                         help=".npz with x, y (and x_eval, y_eval for the server's evaluation)")
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--strategy", default="fedavg", choices=sorted(STRATEGIES))
+    parser.add_argument("--clients", type=values.positive_int, default=100)
+    parser.add_argument("--rounds", type=values.positive_int, default=20)
+    parser.add_argument("--strategy", default="fedavg", choices=sorted(STRATEGIES),
+                        help="Flower's strategy (default fedavg; fedmedian, fedtrimmedavg, "
+                             "krum, multikrum or bulyan resist clients that lie)")
     parser.add_argument("--split", default="dirichlet", choices=_partition.METHODS)
-    parser.add_argument("--alpha", type=float, default=0.5, help="Dirichlet concentration")
-    parser.add_argument("--classes-per-client", type=int, default=2,
+    parser.add_argument("--alpha", type=values.positive_float, default=0.5,
+                        help="Dirichlet concentration")
+    parser.add_argument("--classes-per-client", type=values.positive_int, default=2,
                         help="classes each client holds with --split label")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fraction", type=float, default=1.0,
-                        help="fraction of clients sampled per round")
-    parser.add_argument("--epochs", type=int, default=1, help="local epochs per round")
-    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
+    parser.add_argument("--seed", type=values.non_negative_int, default=0)
+    parser.add_argument("--fraction", type=values.share, default=1.0,
+                        help="fraction of clients sampled per round, in (0, 1]")
+    parser.add_argument("--epochs", type=values.positive_int, default=1,
+                        help="local epochs per round")
+    parser.add_argument("--batch-size", type=values.positive_int,
+                        default=_config.DEFAULT_BATCH_SIZE)
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
                         choices=sorted(_optimizers.ALIASES))
-    parser.add_argument("--learning-rate", type=float, default=DEFAULT_LEARNING_RATE)
+    parser.add_argument("--learning-rate", type=values.positive_float,
+                        default=DEFAULT_LEARNING_RATE)
     parser.add_argument("--loss", default="categorical_crossentropy",
                         choices=sorted(_losses.ALIASES))
-    parser.add_argument("--trainable", type=int, default=-1,
+    parser.add_argument("--trainable", type=values.integer(-1), default=-1,
                         help="train the last N ops on the clients (-1: all)")
-    parser.add_argument("--proximal-mu", type=float, default=None,
+    parser.add_argument("--proximal-mu", type=values.non_negative_float, default=None,
                         help="FedProx's mu (with --strategy fedprox; default 0.01)")
-    parser.add_argument("--server-lr", type=float, default=None,
+    parser.add_argument("--server-lr", type=values.positive_float, default=None,
                         help="the server's learning rate (FedAdam/FedAdagrad/FedYogi eta, "
                              "FedAvgM server_learning_rate)")
-    parser.add_argument("--arena", type=int, default=None,
+    parser.add_argument("--arena", type=values.positive_int, default=None,
                         help="the device's arena in bytes (clients whose plan needs more "
                              "refuse)")
-    parser.add_argument("--device-clients", default="",
-                        help="comma-separated clients that train on an emulated board")
-    parser.add_argument("--board", default="mps2-an500",
-                        help="their board (microtrain micropython's: mps2-an500, "
-                             "mps2-an385, unix)")
+    parser.add_argument("--device-clients", type=values.index_list, default=[],
+                        help="comma-separated clients (0 to --clients - 1) that train on an "
+                             "emulated board")
+    parser.add_argument("--board", default="mps2-an500", choices=device.boards(),
+                        help="their board (microtrain micropython's)")
     parser.add_argument("--isolate", action="store_true",
                         help="run each client's round in a process of its own (a client "
                              "whose process dies is dropped, the others go on)")
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs Ray may use")
-    parser.add_argument("--client-cpus", type=float, default=1.0,
-                        help="CPUs per simulated client (fractions run more at once)")
+    parser.add_argument("--cpus", type=values.positive_int, default=2, help="CPUs Ray may use")
+    parser.add_argument("--client-cpus", type=values.positive_float, default=1.0,
+                        help="CPUs per simulated client, at most --cpus (fractions run more "
+                             "at once)")
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
     parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
     return parser
+
+
+def check_arguments(clients, rounds, fraction=1.0, fraction_evaluate=0.0, device=None,
+                    arena_bytes=None, cpus=2, client_cpus=1.0):
+    """Refuse (ValueError) what would make a simulation hang or lie before Ray starts: a
+    fraction outside (0, 1] (Flower would wait for more clients than there are), fewer
+    CPUs than a client needs (Ray would never schedule it), device clients that are not
+    clients, an unknown board, a non-positive arena or round count."""
+    from . import device as _device
+
+    def whole(value, name, low):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
+
+    whole(clients, "clients", 1)
+    whole(rounds, "rounds", 1)
+    whole(cpus, "cpus", 1)
+    if arena_bytes is not None:
+        whole(arena_bytes, "arena_bytes", 1)
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError("fraction must be in (0, 1] (the share of clients sampled per "
+                         "round), got %r" % (fraction,))
+    if not 0.0 <= float(fraction_evaluate) <= 1.0:
+        raise ValueError("fraction_evaluate must be in [0, 1], got %r" % (fraction_evaluate,))
+    if not 0.0 < float(client_cpus) <= cpus:
+        raise ValueError("client_cpus must be in (0, cpus = %d]: a client needing %r CPUs "
+                         "would never be scheduled" % (cpus, client_cpus))
+    if device:
+        board = device.get("board", "mps2-an500")
+        if board not in _device.boards():
+            raise ValueError("unknown board %r for the device clients; the boards are %s"
+                             % (board, ", ".join(_device.boards())))
+        for partition in device.get("partitions", ()):
+            if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)) \
+                    or not 0 <= partition < clients:
+                raise ValueError("device client %r is not a client: there are %d, numbered "
+                                 "0 to %d" % (partition, clients, clients - 1))
 
 
 def _strategy_options(args):
@@ -337,15 +387,20 @@ def _strategy_options(args):
 
 def main(argv=None):
     """``microtrain fleet ...``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    device = None
+    if args.device_clients:
+        device = {"board": args.board, "partitions": args.device_clients}
+    try:
+        check_arguments(args.clients, args.rounds, args.fraction, 0.0, device, args.arena,
+                        args.cpus, args.client_cpus)
+    except ValueError as error:
+        parser.error(str(error))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)
     try:
-        device = None
-        if args.device_clients:
-            device = {"board": args.board,
-                      "partitions": [int(p) for p in args.device_clients.split(",") if p]}
         result = run_fleet(args.model, args.data, clients=args.clients, rounds=args.rounds,
                            strategy=args.strategy, split=args.split, alpha=args.alpha,
                            classes_per_client=args.classes_per_client, seed=args.seed,

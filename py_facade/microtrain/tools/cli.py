@@ -27,13 +27,13 @@ non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
 """
 
 import os
-import stat
 import sys
 import time
 
 import numpy as np
 
-from .. import data as _data, losses as _losses, ops as _ops
+from .. import _array_files, _files, _model_source, data as _data, losses as _losses
+from .. import ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
 from ..nn import image as _image
@@ -46,20 +46,19 @@ _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I
 # ---------------------------------------------------------------- helpers
 
 
-def _regular_file(path, what):
-    """Refuse, in one clear line, a path that is missing or not a regular file."""
+def _opened(path, what, opener):
+    """``opener()``, which opens ``path`` through microtrain._files (regular files only,
+    refused before a byte is read), with its refusals worded for the command line."""
     try:
-        mode = os.stat(path).st_mode
+        return opener()
     except FileNotFoundError:
         raise OSError("%s file not found: %s" % (what, path))
+    except IsADirectoryError:
+        raise OSError("%s %s is a directory, not a file" % (what, path))
+    except _files.NotARegularFileError as error:
+        raise OSError("%s %s is %s, not a regular file" % (what, path, error.kind))
     except OSError as error:
         raise OSError("%s file %s cannot be read: %s" % (what, path, error.strerror or error))
-    if stat.S_ISDIR(mode):
-        raise OSError("%s %s is a directory, not a file" % (what, path))
-    if not stat.S_ISREG(mode):
-        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
-        raise OSError("%s %s is %s, not a regular file" % (what, path, kind))
-    return path
 
 
 def _model_path(args):
@@ -68,17 +67,12 @@ def _model_path(args):
     path = args.model or args.modelfile
     if not path:
         raise UsageError("%s %s: a MODEL is required" % (PROG, args.command))
-    return _regular_file(path, "model")
+    return _opened(path, "model", lambda: _files.require_regular(path, "a model image"))
 
 
 def _model_bytes(path):
     """The .mtm image at ``path``, or the image a .tflite/.circle/.onnx file converts to."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    from ..convert import detect_format, load_model_bytes
-    if detect_format(data, path) is not None:
-        return load_model_bytes(path)[0]
-    return data
+    return _opened(path, "model", lambda: _model_source.model_bytes(path)[0])
 
 
 def _open_session(args):
@@ -106,15 +100,15 @@ def _open_session(args):
 
 
 def _read_file(path, sample_shape, dtype, what):
-    _regular_file(path, what)
     if path.endswith(".npy"):
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        array = _opened(path, what, lambda: _array_files.open_npy(path, what))
         if tuple(array.shape[1:]) != tuple(sample_shape):
             raise ValueError("%s %s holds samples of shape %s, the model needs %s"
                              % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))
         return array
     try:
-        return _data.load_raw(path, sample_shape, dtype)
+        return _opened(path, what, lambda: _array_files.open_raw(path, sample_shape, dtype,
+                                                                  what))
     except ValueError as error:
         raise ValueError("%s %s" % (what, error))
 
@@ -250,11 +244,11 @@ def run_predict(args):
                                   batch_size=args.batch_size)
         execute_ms = (time.perf_counter() - start) * 1000.0
         first = outputs[0] if isinstance(outputs, list) else outputs
-        if args.output:
+        if args.output:  # atomically, over a regular file only (microtrain._files)
             if args.output.endswith(".npy"):
-                np.save(args.output, first)
+                _files.atomic_write(args.output, lambda writer: np.save(writer, first))
             else:
-                np.ascontiguousarray(first, dtype="<f4").tofile(args.output)
+                _files.write_bytes(args.output, np.ascontiguousarray(first, "<f4").tobytes())
             print("wrote output 0 of %d samples, shape %s, to %s"
                   % (len(first), tuple(first.shape), args.output))
         else:

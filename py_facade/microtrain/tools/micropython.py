@@ -39,6 +39,8 @@ of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` 
 import argparse
 import sys
 
+from .. import _arguments
+
 # The runner's pieces, importable from here as before the split (tests, the federated device
 # client and benchmarks use microtrain.tools.micropython.run, build_romfs, RunnerError, ...).
 from .micropython_launcher import launcher, parse_files, parse_out  # noqa: F401
@@ -68,7 +70,8 @@ def _parser():
     parser.add_argument("--build", action="store_true",
                         help="build or update the firmware first (tools/micropython/"
                              "build_firmware.sh)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=600,
+                        help="seconds (default 600)")
     parser.add_argument("script", help="the script; what follows it, but --data, is its "
                                        "sys.argv[1:]")
     return parser
@@ -117,7 +120,7 @@ def main(argv=None):
             build_firmware([args.board])
         return run(args.board, args.script, args.data, script_args, args.firmware,
                    args.timeout, args.out)
-    except RunnerError as error:
+    except (RunnerError, OSError, ValueError) as error:
         sys.stderr.write("microtrain micropython: %s\n" % error)
         return 2
 

@@ -8,6 +8,8 @@ images; the command line is microtrain.tools.micropython.
 
 import os
 
+from .. import _files
+
 
 class RunnerError(Exception):
     """The script could not be run (no firmware, bad --data, QEMU missing)."""
@@ -93,8 +95,12 @@ def plan_mounts(data):
         host, sep, guest = item.partition("=")
         if not sep or not host or not guest:
             raise RunnerError("--data takes HOST=GUEST, got %r" % item)
-        if not os.path.isfile(host):
-            raise RunnerError("--data %s: no such file" % host)
+        try:
+            _files.require_regular(host, "a --data file")
+        except _files.NotARegularFileError as error:
+            raise RunnerError("--data %s" % error.strerror)
+        except OSError as error:
+            raise RunnerError("--data %s: %s" % (host, error.strerror or error))
         parts = [p for p in guest.split("/") if p]
         if not guest.startswith("/") or len(parts) < 2 or ".." in parts or "." in parts:
             raise RunnerError("--data %s: the guest path must be absolute and inside a "
@@ -109,7 +115,9 @@ def romfs_images(mounts):
     for mount in sorted(mounts):
         files = {}
         for path, host in mounts[mount].items():
-            with open(host, "rb") as handle:
-                files[path] = handle.read()
+            try:
+                files[path] = _files.read_file(host, "a --data file")
+            except (OSError, ValueError) as error:
+                raise RunnerError("--data %s: %s" % (host, error))
         images.append((mount, build_romfs(files)))
     return images
