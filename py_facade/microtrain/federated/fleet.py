@@ -42,6 +42,11 @@ _QUIET_ENV = {"RAY_DEDUP_LOGS": "0", "RAY_LOG_TO_STDERR": "0", "RAY_DISABLE_IMPO
               "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}
 
 DEFAULT_LEARNING_RATE = 0.05
+# Ray's shared object store. Its default (30% of RAM, 7 GB here) is mapped at start-up,
+# which fails under an address-space limit (docs/hostile_input.md runs fleets under 4 GiB)
+# and is far more than a fleet's messages need: a round moves each client's trained
+# tensors twice (1.4 MB for the digits MLP's 100 clients).
+RAY_OBJECT_STORE_BYTES = 256 << 20
 
 
 class FleetResult:
@@ -53,13 +58,18 @@ class FleetResult:
                    evaluation only) to R
         weights: the final global trained tensors (numpy float32, session order)
         keys:    their ArrayRecord keys ("t<tensor index>")
-        dropped: [(round, partition, reason)] of every dropped reply
+        dropped: [(round, partition, reason)] of every dropped reply (the reason: what the
+                 client raised, or why the server's guard refused its reply)
+        notes:   [(round, text)] about whole rounds: an aggregate that was not taken, a
+                 global model whose evaluation the core refused
         arena_bytes: the arena of one client (the plan's total_bytes)
         seconds: wall time of the whole simulation
     """
 
-    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings):
+    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings,
+                 notes=()):
         self.rounds = rounds
+        self.notes = list(notes)
         self.weights = weights
         self.keys = keys
         self.dropped = dropped
@@ -198,6 +208,7 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                              quiet=not verbose)
     backend_config = {"client_resources": {"num_cpus": float(client_cpus), "num_gpus": 0.0},
                       "init_args": {"num_cpus": int(cpus), "num_gpus": 0,
+                                    "object_store_memory": RAY_OBJECT_STORE_BYTES,
                                     "include_dashboard": False, "log_to_driver": verbose,
                                     "logging_level": logging.INFO if verbose else
                                     logging.ERROR}}
@@ -248,12 +259,14 @@ def _collect(task, recorder, elapsed, stream):
         local_round.compile_session(session, task.settings)
         arena = session.memory_plan()["total_bytes"]
     fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings)
+                        arena, elapsed, task.settings, list(fleet_log.notes))
     if stream is not None:
         stream.write(fleet.table() + "\n")
         for server_round, partition, reason in fleet.dropped:
             stream.write("dropped in round %d: client %s: %s\n" % (server_round, partition,
                                                                    reason))
+        for server_round, text in fleet.notes:
+            stream.write("round %d: %s\n" % (server_round, text))
         stream.write("arena per client: %d bytes; global weights crc32 0x%08x; %.1f s\n"
                      % (arena, fleet.crc32, elapsed))
         stream.flush()

@@ -19,6 +19,7 @@ from .. import _array_files
 from . import local_round, partition as _partition
 
 _CACHE = {}
+FAULTS = ("nan", "die", "raise", "huge", "shape", "examples")
 
 
 def _load(path):
@@ -45,11 +46,14 @@ class FleetTask:
         split, alpha, classes_per_client, split_seed: the partition (``partition.split_labels``)
         arena_bytes: the device's arena (None: exactly what the plan needs); a client whose
                    plan does not fit refuses to train
-        faults:    {partition: "nan" | "die"} clients made to fail, for tests and
-                   demonstrations: "nan" scales the client's inputs to 1e30 so that its
-                   steps overflow (the numeric guard refuses them); "die" ends the process
-                   of the client's round (its forked process, or its board's emulator) in
-                   the middle of the round
+        faults:    {partition: kind} clients made to fail, for tests and demonstrations:
+                   "nan" scales the client's inputs to 1e30 so that its steps overflow (the
+                   numeric guard refuses them); "die" ends the process of the client's round
+                   (its forked process, or its board's emulator) in the middle of the
+                   round; "raise" makes its round raise ZeroDivisionError; and hostile
+                   replies the server's guard must refuse (``guard.py``): "huge" sends its
+                   first tensor as float64 1e300, "shape" its last tensor with shape (1,),
+                   "examples" num-examples 1e308
         isolate:   run every simulated client's round in a forked process of its own, so
                    that a client whose process dies (a crash, a kill) is dropped from the
                    round and its simulation worker carries on. Without it a dying worker
@@ -76,6 +80,10 @@ class FleetTask:
         self.split_seed = int(split_seed)
         self.arena_bytes = arena_bytes
         self.faults = dict(faults or {})
+        for partition, kind in self.faults.items():
+            if kind not in FAULTS:
+                raise ValueError("fault %r of client %r: the faults are %s"
+                                 % (kind, partition, ", ".join(FAULTS)))
         self.device = dict(device) if device else None
         self.isolate = bool(isolate)
 
