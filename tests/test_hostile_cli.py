@@ -43,6 +43,7 @@ def folder(tmp_path_factory):
     x.tofile(str(folder / "x.bin"))
     (folder / "pickled.npz").write_bytes(pickle.dumps({"x": x, "y": y}))
     np.savez(str(folder / "objects.npz"), x=np.array([1, {}], dtype=object), y=y)
+    np.savez(str(folder / "misfit.npz"), x=x[:, :3], y=y)
     (folder / "script.py").write_text("print('hello')\n")
     os.mkfifo(str(folder / "pipe"))
     return folder
@@ -149,6 +150,21 @@ def test_a_data_set_that_is_not_an_npz_of_numbers_is_refused_in_our_words(folder
         outcome = microtrain_command(folder, *command)
         assert_clean_refusal(outcome, 2 if command[0] == "firmware" else 1, words, data)
         assert "allow_pickle" not in outcome.stderr, outcome
+
+
+def test_a_fleet_refuses_a_model_or_data_every_client_would_fail_on_before_ray(folder):
+    """Rows of the wrong shape, a corrupt model: one line before the simulation starts (it
+    ran every round with every client dropped, or failed inside the simulation)."""
+    (folder / "garbage.mtm").write_bytes(b"MTM1" + bytes(60))
+    try:
+        for model, data, words in (("m.mtm", "misfit.npz", "the model takes rows of shape (4,)"),
+                                   ("garbage.mtm", "d.npz", "mt_model_check")):
+            outcome = microtrain_command(folder, "fleet", "--model", model, "--data", data,
+                                         "--clients", "2", "--rounds", "1")
+            assert_clean_refusal(outcome, 1, words)
+            assert "fleet: 2 clients" not in outcome.stdout, outcome  # Ray never started
+    finally:
+        (folder / "garbage.mtm").unlink()
 
 
 def test_an_npz_whose_headers_lie_is_refused_before_it_is_decompressed(folder, tmp_path):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import microtrain
-from microtrain import _files, layers
+from microtrain import layers
 from microtrain.tools import cli
 
 from hostile_process import python, run_capped, snapshot

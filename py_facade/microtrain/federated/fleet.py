@@ -197,7 +197,8 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                              0.0, seed)
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
-    parts = task.parts()  # checks the split here, before Ray starts
+    task.check()  # the model, settings and data shapes, before Ray starts
+    parts = task.parts()  # and the split
     sizes, held = _partition.describe(parts, task.arrays()["y"])
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),

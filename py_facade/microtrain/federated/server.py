@@ -27,8 +27,6 @@ import logging
 import random
 import time
 
-import numpy as np
-
 from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import ServerApp
 from flwr.serverapp import strategy as _strategies

@@ -90,6 +90,36 @@ class FleetTask:
     def arrays(self):
         return _load(self.data)
 
+    def check(self):
+        """Refuse (ValueError, MicrotrainError) before any simulation starts what would make
+        every client fail: a model the core refuses with these settings, rows or targets not
+        shaped for it, x_eval without y_eval. Returns the memory plan of one client."""
+        from ..train_session import TrainSession
+        arrays = self.arrays()
+        if ("x_eval" in arrays) != ("y_eval" in arrays):
+            raise ValueError("%s has only one of x_eval and y_eval" % self.data)
+        with TrainSession(self.model) as session:
+            local_round.compile_session(session, self.settings)
+            sample = tuple(session.get_inputs_tensorinfo()[0]["shape"][1:])
+            target = tuple(session.get_outputs_tensorinfo()[0]["shape"][1:])
+            sparse = session.loss.sparse_labels
+            plan = session.memory_plan()
+        for x_name, y_name in (("x", "y"), ("x_eval", "y_eval")):
+            if x_name not in arrays:
+                continue
+            x, y = arrays[x_name], arrays[y_name]
+            if x.dtype.kind not in "fiub" or tuple(x.shape[1:]) != sample or len(x) == 0:
+                raise ValueError("%s: %s is %s %s; the model takes rows of shape %s (N >= 1)"
+                                 % (self.data, x_name, x.dtype, x.shape, sample))
+            wanted = (len(x),) if sparse else (len(x),) + target
+            if y.dtype.kind not in "fiub" or tuple(y.shape) != wanted or \
+                    (sparse and y.dtype.kind not in "iu"):
+                raise ValueError("%s: %s is %s %s; the model's %s needs %s%s"
+                                 % (self.data, y_name, y.dtype, y.shape,
+                                    "sparse labels" if sparse else "output", wanted,
+                                    " integers" if sparse else ""))
+        return plan
+
     def parts(self):
         key = ("parts", self.data, self.clients, self.split, self.alpha,
                self.classes_per_client, self.split_seed)
