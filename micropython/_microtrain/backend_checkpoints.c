@@ -114,9 +114,9 @@ static void finish_callbacks(const callback_ctx *ctx, int status, const char *fu
         nlr_raise(ctx->error);
     }
     if (ctx->short_read) {
-        mtmod_raise_error(MT_ERR_IO, function, "read(%u, %u) returned %u bytes",
-            (unsigned)ctx->short_offset, (unsigned)ctx->short_wanted,
-            (unsigned)ctx->short_got);
+        mtmod_raise_error(MT_ERR_IO, function, "read(%lu, %lu) returned %lu bytes",
+            (unsigned long)ctx->short_offset, (unsigned long)ctx->short_wanted,
+            (unsigned long)ctx->short_got);
     }
     mtmod_check(status, function);
 }
@@ -143,7 +143,14 @@ static mt_property *read_properties(mp_obj_t list, int32_t *count) {
         p->name = mp_obj_str_get_str(triple[0]);
         p->type = mtmod_get_i32(triple[1], "property kind", "mt_checkpoint_save");
         if (p->type == MT_PROPERTY_INT) {
-            p->int_value = mp_obj_get_ll(triple[2]);
+            long long value;
+            if (!mtmod_int_in(triple[2], INT64_MIN, INT64_MAX, &value, "a property",
+                "mt_checkpoint_save")) {
+                m_del(mt_property, properties, n == 0 ? 1 : n);
+                mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_checkpoint_save",
+                    "property %s = %s does not fit in 64 bits", p->name, mtmod_repr(triple[2]));
+            }
+            p->int_value = value;
         } else if (p->type == MT_PROPERTY_FLOAT) {
             p->float_value = mp_obj_get_float_to_d(triple[2]);
         } else {
@@ -188,7 +195,13 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mtmod_checkpoint_save_obj, 4, 4,
 /* checkpoint_load(size, read) -> [(name, value), ...] */
 static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_obj_t read) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_load");
-    size_t size = (size_t)mp_obj_get_int(size_in);
+    long long bytes;
+    if (!mtmod_int_in(size_in, 0, SIZE_MAX < INT64_MAX ? (long long)SIZE_MAX : INT64_MAX, &bytes,
+        "size", "mt_checkpoint_load")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_checkpoint_load",
+            "size %s is not a byte count of this machine", mtmod_repr(size_in));
+    }
+    size_t size = (size_t)bytes;
     /* The core validates the whole checkpoint before it changes anything, but its second
      * pass reads in place: keep the state to put back if that pass fails. */
     snapshot saved;
