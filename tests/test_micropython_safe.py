@@ -21,7 +21,8 @@ import pytest
 import microtrain
 
 PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
-# Needs CPython: the model builder (numpy), the host tools, the ctypes backend.
+# Needs CPython: the model builder (numpy), the host tools, the fleet (Flower), users' array
+# files (numpy), command-line values (argparse), the ctypes backend.
 CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "_array_files.py", "_arguments.py",
                 "backend/ctypes_backend.py",
                 "backend/ctypes_callbacks.py",
