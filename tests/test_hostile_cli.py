@@ -41,6 +41,7 @@ def folder(tmp_path_factory):
     y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 12)]
     np.savez(str(folder / "d.npz"), x=x, y=y)
     x.tofile(str(folder / "x.bin"))
+    y.tofile(str(folder / "y.bin"))
     (folder / "pickled.npz").write_bytes(pickle.dumps({"x": x, "y": y}))
     np.savez(str(folder / "objects.npz"), x=np.array([1, {}], dtype=object), y=y)
     np.savez(str(folder / "misfit.npz"), x=x[:, :3], y=y)
@@ -150,6 +151,28 @@ def test_a_data_set_that_is_not_an_npz_of_numbers_is_refused_in_our_words(folder
         outcome = microtrain_command(folder, *command)
         assert_clean_refusal(outcome, 2 if command[0] == "firmware" else 1, words, data)
         assert "allow_pickle" not in outcome.stderr, outcome
+
+
+OUTPUT_CASES = {
+    "predict --output into no folder": (["predict", "m.mtm", "--x", "x.bin", "--output",
+                                         "none/out.npy"], "no folder none"),
+    "train --checkpoint onto a FIFO": (["train", "m.mtm", "--x", "x.bin", "--y", "y.bin",
+                                        "--checkpoint", "pipe"], "named pipe"),
+    "train --export onto a folder": (["train", "m.mtm", "--x", "x.bin", "--y", "y.bin",
+                                      "--export", "."], "directory"),
+    "info --plot onto a FIFO": (["info", "m.mtm", "--plot", "pipe"], "named pipe"),
+    "fleet --plot onto a FIFO": (["fleet", "--model", "m.mtm", "--data", "d.npz", "--clients",
+                                  "2", "--rounds", "1", "--plot", "pipe"], "named pipe"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTPUT_CASES))
+def test_an_output_that_cannot_be_written_is_refused_before_the_work(folder, case):
+    """Training, a fleet or a plot is not run only to fail at its last write."""
+    arguments, words = OUTPUT_CASES[case]
+    outcome = microtrain_command(folder, *arguments)
+    assert_clean_refusal(outcome, 1, words)
+    assert outcome.stdout == "", outcome  # nothing ran: no epochs, tables or rounds
 
 
 def test_a_fleet_refuses_a_model_or_data_every_client_would_fail_on_before_ray(folder):

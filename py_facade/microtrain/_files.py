@@ -200,6 +200,18 @@ def atomic_write(path, produce):
     return writer.bytes_written
 
 
+def check_writable(path):
+    """Refuse now what ``atomic_write(path)`` would refuse later (a target that is not a
+    regular file, a folder that does not exist), for a command that writes after long work
+    (CPython)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(_writable_target(path))
+    if not os.path.isdir(directory or "."):
+        raise _write_error(FileNotFoundError(2, "No such file or directory"), path,
+                           directory)
+    return path
+
+
 def write_bytes(path, data):
     """``atomic_write`` of ``data`` (bytes); returns the bytes written."""
     return atomic_write(path, lambda writer: writer.write(data))

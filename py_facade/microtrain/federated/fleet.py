@@ -411,6 +411,12 @@ def main(argv=None):
                         args.cpus, args.client_cpus)
     except ValueError as error:
         parser.error(str(error))
+    if args.plot:  # refused now, not after the simulation
+        try:
+            _files.check_writable(args.plot)
+        except OSError as error:
+            sys.stderr.write("microtrain fleet: error: %s\n" % error)
+            return 1
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)

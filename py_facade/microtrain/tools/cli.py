@@ -191,7 +191,15 @@ def _print_phases(timings, execute_ms, epochs):
 # ---------------------------------------------------------------- commands
 
 
+def _outputs(*paths):
+    """The output files of a command, checked before its work (microtrain._files)."""
+    for path in paths:
+        if path:
+            _files.check_writable(path)
+
+
 def run_train(args):
+    _outputs(args.export, args.checkpoint)
     path, session, optimizer, loss = _open_session(args)
     with session:
         loader = _loader(args, session, loss, shuffle=args.shuffle, seed=args.seed)
@@ -228,6 +236,7 @@ def run_eval(args):
 
 def run_predict(args):
     from ..train_session import TrainSession
+    _outputs(args.output)
     path = _model_path(args)
     with TrainSession(path) as session:
         inputs = session.get_inputs_tensorinfo()
@@ -281,6 +290,7 @@ def _flags_text(flags):
 
 
 def run_info(args):
+    _outputs(args.plot)
     path, session, optimizer, loss = _open_session(args)
     with session:
         parsed = _image.read_image(_model_bytes(path))
@@ -377,8 +387,9 @@ def _fleet(argv):
 
 
 def _one_line(error):
-    if isinstance(error, OSError) and error.filename and error.strerror:
-        text = "%s: %s" % (error.strerror, error.filename)
+    if isinstance(error, OSError) and error.strerror:
+        text = "%s: %s" % (error.strerror, error.filename) if error.filename and \
+            str(error.filename) not in error.strerror else error.strerror
     elif isinstance(error, KeyError) and error.args:
         text = str(error.args[0])
     else:
