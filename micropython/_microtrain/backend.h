@@ -70,8 +70,8 @@ bool mtmod_int_in(mp_obj_t value, long long low, long long high, long long *out,
     const char *what, const char *function);
 const char *mtmod_repr(mp_obj_t value);
 mp_obj_array_t *mtmod_new_float_array(size_t n);
-size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
-    const char *function);
+size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
+    bool as_int, const char *function);
 
 /* ---- open and close (backend_open.c) */
 
@@ -82,6 +82,7 @@ void mtmod_forget(backend_obj_t *self);
 void mtmod_refuse_overlap(mp_obj_t image, const mp_buffer_info_t *arena);
 void mtmod_own_writable_image(backend_obj_t *self);
 void mtmod_check_lent(backend_obj_t *self, const char *method);
+bool mtmod_lent_moved(backend_obj_t *self);
 
 /* ---- state snapshots (backend_checkpoints.c) */
 

@@ -11,7 +11,10 @@
  *   - every call but open/close/describe/plan first compares the image read in place and the
  *     caller's arena with what open() recorded (address and length): when either moved or
  *     changed size, the module forgets the session without touching its memory and raises
- *     MicrotrainError MT_ERR_STATE naming the buffer;
+ *     MicrotrainError MT_ERR_STATE naming the buffer. Python code that runs inside a call
+ *     (a checkpoint's write or read callable, a generator of rows or weights, a __float__)
+ *     is checked after too: a callable's moving the arena stops the core (MT_ERR_IO) before
+ *     it touches the session again, and the call then raises the same way;
  *   - open() refuses an arena that overlaps the image before anything is written.
  *
  * What no check can see: a script that writes into the arena's bytes while the session lives,
@@ -90,4 +93,28 @@ void mtmod_check_lent(backend_obj_t *self, const char *method) {
             moved(self, method, "arena buffer", self->arena_bytes, self->arena, usable, start);
         }
     }
+}
+
+/* The same test without raising, for the Python code a core call runs (a checkpoint's write
+ * or read callable, a generator of rows): true when a buffer moved, so that the callback
+ * makes the core stop (MT_ERR_IO) before it touches the session again; the call then raises
+ * through mtmod_check_lent once the core has returned. */
+bool mtmod_lent_moved(backend_obj_t *self) {
+    mp_buffer_info_t now;
+    if (self->session == NULL) {
+        return false;
+    }
+    if (self->image_obj != MP_OBJ_NULL && (!mp_get_buffer(self->image_obj, &now,
+        MP_BUFFER_READ) || now.buf != self->image || now.len != self->image_bytes)) {
+        return true;
+    }
+    if (self->arena_obj != MP_OBJ_NULL) {
+        if (!mp_get_buffer(self->arena_obj, &now, MP_BUFFER_READ)) {
+            return true;
+        }
+        size_t usable;
+        const uint8_t *start = arena_start(&now, &usable);
+        return start != self->arena || usable != self->arena_bytes;
+    }
+    return false;
 }

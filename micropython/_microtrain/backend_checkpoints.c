@@ -50,6 +50,8 @@ typedef struct {
     size_t short_wanted, short_got;
     bool short_read;
     mp_obj_t properties; /* checkpoint_load: the list of (name, value) */
+    backend_obj_t *self; /* whose lent buffers the callable might have moved */
+    bool moved;          /* it did: the core was stopped (backend_buffers.c) */
 } callback_ctx;
 
 static mt_status write_to_python(void *user, const void *data, size_t bytes) {
@@ -58,7 +60,8 @@ static mt_status write_to_python(void *user, const void *data, size_t bytes) {
     if (nlr_push(&nlr) == 0) {
         mp_call_function_1(ctx->callable, mp_obj_new_bytes(data, bytes));
         nlr_pop();
-        return MT_OK;
+        ctx->moved = mtmod_lent_moved(ctx->self);
+        return ctx->moved ? MT_ERR_IO : MT_OK;
     }
     ctx->error = MP_OBJ_FROM_PTR(nlr.ret_val);
     return MT_ERR_IO;
@@ -73,6 +76,10 @@ static mt_status read_from_python(void *user, size_t offset, void *data, size_t 
         mp_buffer_info_t buffer;
         mp_get_buffer_raise(chunk, &buffer, MP_BUFFER_READ);
         nlr_pop();
+        if (mtmod_lent_moved(ctx->self)) {
+            ctx->moved = true; /* nothing goes into the session's old memory */
+            return MT_ERR_IO;
+        }
         if (buffer.len != bytes) {
             ctx->short_read = true;
             ctx->short_offset = offset;
@@ -110,6 +117,9 @@ static mt_status property_to_python(void *user, const mt_property *property) {
 
 /* After a core call that ran Python callbacks: raise what they raised, else check status. */
 static void finish_callbacks(const callback_ctx *ctx, int status, const char *function) {
+    if (ctx->moved) {
+        mtmod_check_lent(ctx->self, function); /* raises: the session is forgotten */
+    }
     if (ctx->error != MP_OBJ_NULL) {
         nlr_raise(ctx->error);
     }
@@ -121,8 +131,10 @@ static void finish_callbacks(const callback_ctx *ctx, int status, const char *fu
     mtmod_check(status, function);
 }
 
-static void init_ctx(callback_ctx *ctx, mp_obj_t callable) {
+static void init_ctx(callback_ctx *ctx, mp_obj_t callable, backend_obj_t *self) {
     ctx->callable = callable;
+    ctx->self = self;
+    ctx->moved = false;
     ctx->error = MP_OBJ_NULL;
     ctx->short_read = false;
     ctx->short_offset = ctx->short_wanted = ctx->short_got = 0;
@@ -163,12 +175,13 @@ static mt_property *read_properties(mp_obj_t list, int32_t *count) {
 
 static mp_obj_t backend_checkpoint_bytes(mp_obj_t self_in, mp_obj_t include_optimizer,
     mp_obj_t properties_in) {
-    backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_bytes");
+    /* the arguments first (they may run Python code), then the session's check */
+    const int include = mp_obj_is_true(include_optimizer);
     int32_t count;
     mt_property *properties = read_properties(properties_in, &count);
+    backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_bytes");
     size_t bytes;
-    int status = mt_checkpoint_bytes(self->session, mp_obj_is_true(include_optimizer),
-        properties, count, &bytes);
+    int status = mt_checkpoint_bytes(self->session, include, properties, count, &bytes);
     m_del(mt_property, properties, count == 0 ? 1 : count);
     mtmod_check(status, "mt_checkpoint_bytes");
     return mp_obj_new_int_from_uint(bytes);
@@ -178,13 +191,14 @@ MP_DEFINE_CONST_FUN_OBJ_3(mtmod_checkpoint_bytes_obj, backend_checkpoint_bytes);
 /* checkpoint_save(include_optimizer, properties, write) */
 static mp_obj_t backend_checkpoint_save(size_t n_args, const mp_obj_t *args) {
     (void)n_args;
-    backend_obj_t *self = mtmod_session_of(args[0], "mt_checkpoint_save");
+    const int include = mp_obj_is_true(args[1]); /* arguments first, then the check */
     int32_t count;
     mt_property *properties = read_properties(args[2], &count);
+    backend_obj_t *self = mtmod_session_of(args[0], "mt_checkpoint_save");
     callback_ctx ctx;
-    init_ctx(&ctx, args[3]);
-    int status = mt_checkpoint_save(self->session, mp_obj_is_true(args[1]), properties, count,
-        write_to_python, &ctx);
+    init_ctx(&ctx, args[3], self);
+    int status = mt_checkpoint_save(self->session, include, properties, count, write_to_python,
+        &ctx);
     m_del(mt_property, properties, count == 0 ? 1 : count);
     finish_callbacks(&ctx, status, "mt_checkpoint_save");
     return mp_const_none;
@@ -207,10 +221,14 @@ static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_o
     snapshot saved;
     mtmod_take_snapshot(self, &saved, "keeping the state to restore");
     callback_ctx ctx;
-    init_ctx(&ctx, read);
+    init_ctx(&ctx, read, self);
     ctx.properties = mp_obj_new_list(0, NULL);
     int status = mt_checkpoint_load(self->session, size, read_from_python, &ctx, property_to_python,
         &ctx);
+    if (ctx.moved) { /* the session's memory is gone: nothing to restore into */
+        m_del(uint8_t, saved.data, saved.bytes);
+        finish_callbacks(&ctx, status, "mt_checkpoint_load");
+    }
     if (status < 0 || ctx.error != MP_OBJ_NULL) {
         int restored = mt_checkpoint_load(self->session, saved.used, mtmod_read_snapshot, &saved,
             NULL, NULL);
@@ -230,7 +248,7 @@ MP_DEFINE_CONST_FUN_OBJ_3(mtmod_checkpoint_load_obj, backend_checkpoint_load);
 static mp_obj_t backend_export_image(mp_obj_t self_in, mp_obj_t write) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_export_image");
     callback_ctx ctx;
-    init_ctx(&ctx, write);
+    init_ctx(&ctx, write, self);
     int status = mt_session_export_image(self->session, write_to_python, &ctx);
     finish_callbacks(&ctx, status, "mt_session_export_image");
     return mp_const_none;

@@ -47,8 +47,8 @@ static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
     const size_t width = (size_t)count / (size_t)self->batch_size;
     const size_t start = (size_t)first_row * width;
     /* Copy into the buffer from `start`; count what came, and refuse partial rows. */
-    size_t written = mtmod_copy_values(args[4], (uint8_t *)data + 4 * start, (size_t)count - start,
-        as_int, "write_rows");
+    size_t written = mtmod_copy_values(self, args[4], (uint8_t *)data + 4 * start,
+        (size_t)count - start, as_int, "write_rows");
     if (written % width != 0) {
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows",
             "%lu values are not whole rows of %lu", (unsigned long)written,

@@ -126,9 +126,12 @@ static void store_item(void *dst, size_t i, bool as_int, long long integer, doub
 }
 
 /* The number of values in `values` (a buffer or an iterable of numbers), copied into dst as
- * float32 or int32; more than `capacity` raises before anything is written past it. */
-size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
-    const char *function) {
+ * float32 or int32; more than `capacity` raises before anything is written past it. An
+ * iterable runs Python code between its values (a generator, a __float__), which could move
+ * the arena dst lies in: before each value is stored, and after the last, the session's lent
+ * buffers are checked (`self`, or NULL when dst is the caller's own). */
+size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
+    bool as_int, const char *function) {
     mp_buffer_info_t buffer;
     if (mp_get_buffer(values, &buffer, MP_BUFFER_READ)) {
         char code = (char)buffer.typecode;
@@ -172,8 +175,14 @@ size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_in
                 mtmod_repr(item));
         }
         /* a float row takes any real number, a big int too (as the nearest float) */
-        store_item(dst, count, as_int, integer,
-            as_int ? 0.0 : (double)mp_obj_get_float(item), is_float || !as_int, function);
+        const double real = as_int ? 0.0 : (double)mp_obj_get_float(item);
+        if (self != NULL) {
+            mtmod_check_lent(self, function); /* the Python code above may have moved it */
+        }
+        store_item(dst, count, as_int, integer, real, is_float || !as_int, function);
+    }
+    if (self != NULL) {
+        mtmod_check_lent(self, function); /* the generator's end ran Python code too */
     }
     return count;
 }

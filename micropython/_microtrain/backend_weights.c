@@ -95,7 +95,8 @@ static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_o
     param_info(self, position_in, &info);
     /* Copied through a temporary so that a bad value leaves the weight as it was. */
     float *fresh = m_new(float, (size_t)info.count + 1);
-    size_t count = mtmod_copy_values(values, fresh, (size_t)info.count + 1, false, "write_param");
+    size_t count = mtmod_copy_values(self, values, fresh, (size_t)info.count + 1, false,
+        "write_param"); /* checks the lent buffers after any Python code it ran */
     if (count != (size_t)info.count) {
         m_del(float, fresh, (size_t)info.count + 1);
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%lu values for a weight of %lu",
@@ -152,8 +153,9 @@ MP_DEFINE_CONST_FUN_OBJ_1(mtmod_weights_crc32_obj, backend_weights_crc32);
 /* ------------------------------------------------------------------ rates and counters */
 
 static mp_obj_t backend_set_learning_rate(mp_obj_t self_in, mp_obj_t rate) {
+    const float value = mp_obj_get_float_to_f(rate); /* may run Python code: before the check */
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_set_learning_rate");
-    mtmod_check(mt_session_set_learning_rate(self->session, mp_obj_get_float_to_f(rate)),
+    mtmod_check(mt_session_set_learning_rate(self->session, value),
         "mt_session_set_learning_rate");
     return mp_const_none;
 }

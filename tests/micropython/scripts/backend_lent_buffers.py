@@ -82,6 +82,39 @@ arena = bytearray(total + 15)
 b = opened(image, arena)
 fact("an arena left alone trains as before", losses_of(b) == reference)
 
+# Python code that runs inside a call and grows the arena: the core stops before it touches
+# the session again.
+def growing(arena_list):
+    def grow(*ignored):
+        arena_list[0].extend(bytes(1 << 16))
+        return b""
+    return grow
+
+
+def generator_that_grows(arena):
+    for i in range(16):
+        yield 0.5
+    arena.extend(bytes(1 << 16))
+    for i in range(16):
+        yield 0.5
+
+
+holder = [bytearray(total + 15)]
+b = opened(image, holder[0])
+case("a checkpoint write that grows the arena",
+     lambda: b.checkpoint_save(True, [], growing(holder)))
+holder = [bytearray(total + 15)]
+b = opened(image, holder[0])
+case("an export write that grows the arena", lambda: b.export_image(growing(holder)))
+holder = [bytearray(total + 15)]
+b = opened(image, holder[0])
+size = b.checkpoint_bytes(True, [])
+case("a checkpoint read that grows the arena", lambda: b.checkpoint_load(size, growing(holder)))
+arena = bytearray(total + 15)
+b = opened(image, arena)
+case("rows from a generator that grows the arena",
+     lambda: b.write_rows(0, 0, 0, generator_that_grows(arena)))
+
 # An arena over the image is refused before open() writes anything.
 both = bytearray(len(image) + total + 64)
 both[:len(image)] = image
