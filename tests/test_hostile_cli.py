@@ -175,6 +175,24 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(folder, cas
     assert outcome.stdout == "", outcome  # nothing ran: no epochs, tables or rounds
 
 
+def test_micropython_refuses_a_script_or_data_larger_than_a_board_takes(folder):
+    """A 2 MiB script (1 MiB at most: it is compiled on the board) and 17 MiB of --data (16
+    MiB at most: the boards' PSRAM for them) are refused before they are read."""
+    with open(str(folder / "big.py"), "wb") as handle:
+        handle.truncate(2 << 20)
+    with open(str(folder / "big.bin"), "wb") as handle:
+        handle.truncate(17 << 20)
+    try:
+        for arguments, words in ((["big.py"], "more than the 1048576 allowed"),
+                                 (["--data", "big.bin=/data/big.bin", "script.py"],
+                                  "more than the 16 MiB")):
+            outcome = microtrain_command(folder, "micropython", "--board", "unix", *arguments)
+            assert_clean_refusal(outcome, 2, words)
+    finally:
+        os.unlink(str(folder / "big.py"))
+        os.unlink(str(folder / "big.bin"))
+
+
 def test_a_fleet_refuses_a_model_or_data_every_client_would_fail_on_before_ray(folder):
     """Rows of the wrong shape, a corrupt model: one line before the simulation starts (it
     ran every round with every client dropped, or failed inside the simulation)."""

@@ -205,6 +205,16 @@ def test_a_non_finite_aggregate_of_finite_replies_is_not_taken(identity):
     assert log.notes and "not finite" in log.notes[0][1] and log.dropped == {}
 
 
+def test_a_node_that_claims_a_partition_it_cannot_hold_is_not_believed(identity):
+    def answer(value):
+        question = Message(RecordDict(), dst_node_id=105, message_type=MessageType.QUERY)
+        return Message(RecordDict({"metrics": MetricRecord({"partition-id": value})}),
+                       reply_to=question)
+    assert guard.partition_id(answer(3), 6) == 3
+    for value in (6, -1, 2.0, 2 ** 40):
+        assert guard.partition_id(answer(value), 6) is None, value
+
+
 FLOWER_REASON = (
     "<class 'ray.exceptions.RayTaskError(ClientAppException)'>:<'\x1b[36mray::ClientAppActor"
     ".run()\x1b[39m (pid=21394, ip=192.0.2.2, actor_id=5e6a, repr=<flwr.simulation.ray_tran"

@@ -131,6 +131,19 @@ def checked_content(reply, layout, rows, train=True):
     return RecordDict({ARRAYS: ArrayRecord(tensors), METRICS: metrics})
 
 
+def partition_id(reply, clients):
+    """The partition a node says it holds (its reply to the server's query), or None when
+    the reply is an error or not an integer from 0 to clients - 1: such a node's replies are
+    then ordered last and bounded by MAX_NUM_EXAMPLES."""
+    if reply.has_error() or not reply.has_content():
+        return None
+    record = reply.content.metric_records.get(METRICS)
+    value = None if record is None else record.get("partition-id")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < clients:
+        return None
+    return value
+
+
 def aggregate_problem(arrays, layout):
     """Why a strategy's aggregate cannot become the global model (not finite, not shaped
     like it), or None."""

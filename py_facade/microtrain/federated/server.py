@@ -189,9 +189,9 @@ def discover_partitions(grid, clients, timeout=600.0):
                 for node in nodes]
     partitions = {}
     for reply in grid.send_and_receive(messages, timeout=timeout):
-        if not reply.has_error():
-            partitions[reply.metadata.src_node_id] = int(
-                reply.content[_client.METRICS]["partition-id"])
+        partition = _guard.partition_id(reply, clients)
+        if partition is not None and partition not in partitions.values():
+            partitions[reply.metadata.src_node_id] = partition
     return partitions
 
 

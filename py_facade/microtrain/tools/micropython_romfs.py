@@ -109,15 +109,25 @@ def plan_mounts(data):
     return mounts
 
 
+# What --data may bring, all files together: the boards have 16 MiB of PSRAM for them and the
+# unix port reads each image into its 16 MiB heap. A larger file is refused before it is read.
+DATA_BYTES = 16 << 20
+
+
 def romfs_images(mounts):
     """[(mount point, image bytes)] in mount order."""
     images = []
+    left = DATA_BYTES
     for mount in sorted(mounts):
         files = {}
         for path, host in mounts[mount].items():
             try:
-                files[path] = _files.read_file(host, "a --data file")
-            except (OSError, ValueError) as error:
+                files[path] = _files.read_file(host, "a --data file", limit=left)
+            except ValueError:
+                raise RunnerError("--data %s: the --data files hold more than the %d MiB a "
+                                  "board has for them" % (host, DATA_BYTES >> 20))
+            except OSError as error:
                 raise RunnerError("--data %s: %s" % (host, error))
+            left -= len(files[path])
         images.append((mount, build_romfs(files)))
     return images

@@ -287,6 +287,14 @@ def _files_below(directory):
     return files
 
 
+# A script is sent as text inside the launcher and compiled on the board (2 MiB of heap).
+_SCRIPT_BYTES = 1 << 20
+
+
+def _read_script(path, what):
+    return _files.read_file(path, what, limit=_SCRIPT_BYTES)
+
+
 def _regular(path, what, reader=_files.require_regular):
     """``reader(path, what)`` (microtrain._files: a regular file only, refused before a
     byte is read), its refusal a RunnerError."""
@@ -307,7 +315,7 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, *
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
         raise RunnerError("timeout must be a positive number of seconds, got %r" % (timeout,))
-    text = _regular(script, "the script", _files.read_file)
+    text = _regular(script, "the script", _read_script)
     try:
         text = text.decode("utf-8")
     except UnicodeDecodeError as error:
