@@ -129,6 +129,23 @@ def test_an_export_over_a_fifo_a_device_or_a_folder_is_refused(sources, writer, 
     assert snapshot(str(tmp_path)) == before
 
 
+@pytest.mark.parametrize("writer", WRITERS)
+def test_an_export_with_a_long_name_or_none_at_all(sources, writer, tmp_path, capsys):
+    """A name of 250 characters is valid: its temporary file's longer name must not make the
+    export fail. An empty path is refused by name, not by a temporary file's."""
+    long_name = tmp_path / ("m" * 243 + ".tflite")
+    writers(sources)[writer](long_name)
+    assert long_name.read_bytes()[4:8] == TFLITE_MAGIC and leftovers(tmp_path) == []
+    if writer == "microtrain convert":
+        assert cli.main(["convert", sources["image"], "-o", ""]) != 0
+        message = capsys.readouterr().err
+    else:
+        with pytest.raises(ValueError) as error:
+            writers(sources)[writer]("")
+        message = str(error.value)
+    assert ".mt-tmp" not in message and leftovers(tmp_path) == [], message
+
+
 KILLED_EXPORT = textwrap.dedent("""
     import os, sys, time
     import microtrain

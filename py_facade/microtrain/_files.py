@@ -169,6 +169,8 @@ def atomic_write(path, produce):
     ``path`` atomically (see the module doc). Returns the bytes written."""
     if not _CPYTHON:
         return _atomic_write_micropython(path, produce)
+    if not os.fspath(path):
+        raise ValueError("a file name is needed, got an empty path")
     target = _writable_target(os.fspath(path))
     directory, name = os.path.split(target)
     _remove_stale_temporaries(directory, name)
@@ -177,7 +179,8 @@ def atomic_write(path, produce):
     except FileNotFoundError:
         mode = _default_mode()
     try:
-        descriptor, temporary = _tempfile.mkstemp(prefix=".%s.%d." % (name, os.getpid()),
+        descriptor, temporary = _tempfile.mkstemp(prefix="%s%d." % (_temporary_prefix(name),
+                                                                    os.getpid()),
                                                   suffix=TEMPORARY_SUFFIX,
                                                   dir=directory or ".")
     except OSError as error:  # mkstemp names its temporary file: name the user's path
@@ -255,9 +258,19 @@ def _writable_target(path):
     return target
 
 
+# The target's name as far as it goes into its temporary files' names: the pid, mkstemp's 8
+# random characters and the suffix add up to 30 more, which a long (but valid) name would
+# push past the 255 bytes of a file name.
+_NAME_IN_TEMPORARY = 160
+
+
+def _temporary_prefix(name):
+    return "." + name[:_NAME_IN_TEMPORARY] + "."
+
+
 def _remove_stale_temporaries(directory, name):
     """Remove ``.<name>.<pid>.*.mt-tmp`` files whose writing process no longer runs."""
-    prefix = "." + name + "."
+    prefix = _temporary_prefix(name)
     try:
         entries = os.listdir(directory or ".")
     except OSError:
