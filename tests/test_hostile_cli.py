@@ -194,14 +194,17 @@ def test_micropython_refuses_a_script_or_data_larger_than_a_board_takes(folder):
 
 
 def test_a_fleet_refuses_a_model_or_data_every_client_would_fail_on_before_ray(folder):
-    """Rows of the wrong shape, a corrupt model: one line before the simulation starts (it
-    ran every round with every client dropped, or failed inside the simulation)."""
+    """Rows of the wrong shape, a corrupt model, an arena smaller than the plan: one line
+    before the simulation starts (it ran every round with every client dropped, or failed
+    inside the simulation)."""
     (folder / "garbage.mtm").write_bytes(b"MTM1" + bytes(60))
     try:
-        for model, data, words in (("m.mtm", "misfit.npz", "the model takes rows of shape (4,)"),
-                                   ("garbage.mtm", "d.npz", "mt_model_check")):
+        for model, data, words, more in (
+                ("m.mtm", "misfit.npz", "the model takes rows of shape (4,)", []),
+                ("garbage.mtm", "d.npz", "mt_model_check", []),
+                ("m.mtm", "d.npz", "cannot hold a client's plan", ["--arena", "100"])):
             outcome = microtrain_command(folder, "fleet", "--model", model, "--data", data,
-                                         "--clients", "2", "--rounds", "1")
+                                         "--clients", "2", "--rounds", "1", *more)
             assert_clean_refusal(outcome, 1, words)
             assert "fleet: 2 clients" not in outcome.stdout, outcome  # Ray never started
     finally:

@@ -92,8 +92,9 @@ class FleetTask:
 
     def check(self):
         """Refuse (ValueError, MicrotrainError) before any simulation starts what would make
-        every client fail: a model the core refuses with these settings, rows or targets not
-        shaped for it, x_eval without y_eval. Returns the memory plan of one client."""
+        every client fail: a model the core refuses with these settings, an arena too small
+        for its plan, rows or targets not shaped for it, x_eval without y_eval. Returns the
+        memory plan of one client."""
         from ..train_session import TrainSession
         arrays = self.arrays()
         if ("x_eval" in arrays) != ("y_eval" in arrays):
@@ -104,6 +105,10 @@ class FleetTask:
             target = tuple(session.get_outputs_tensorinfo()[0]["shape"][1:])
             sparse = session.loss.sparse_labels
             plan = session.memory_plan()
+        if self.arena_bytes is not None and plan["total_bytes"] > int(self.arena_bytes):
+            raise ValueError("the device's arena of %d bytes cannot hold a client's plan of %d "
+                             "bytes (every client would refuse to train)"
+                             % (int(self.arena_bytes), plan["total_bytes"]))
         for x_name, y_name in (("x", "y"), ("x_eval", "y_eval")):
             if x_name not in arrays:
                 continue
