@@ -33,6 +33,7 @@ from flwr.app import Array, ArrayRecord, MetricRecord, RecordDict
 
 from .. import _array_files
 from .client import ARRAYS, EVALUATE_METRICS, METRICS, TRAIN_METRICS
+
 # num-examples of a client whose partition the server does not know: the core's batch and
 # row counts are int32, so no client trains on more rows in one round.
 MAX_NUM_EXAMPLES = (1 << 31) - 1
