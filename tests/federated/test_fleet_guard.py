@@ -215,6 +215,16 @@ def test_a_node_that_claims_a_partition_it_cannot_hold_is_not_believed(identity)
         assert guard.partition_id(answer(value), 6) is None, value
 
 
+def test_every_strategy_of_the_command_line_is_made_and_guarded(identity):
+    """`microtrain fleet --strategy NAME` for every name: QFedAvg lacked its clients' learning
+    rate (a TypeError) and read a loss metric microtrain clients do not send."""
+    from microtrain.federated.fleet import strategy_defaults
+    for name in server.STRATEGIES:
+        made = server.make_strategy(name, min_nodes=1,
+                                    **strategy_defaults(name, None, None, 0.05))
+        assert isinstance(made, server._GuardedReplies), name
+
+
 FLOWER_REASON = (
     "<class 'ray.exceptions.RayTaskError(ClientAppException)'>:<'\x1b[36mray::ClientAppActor"
     ".run()\x1b[39m (pid=21394, ip=192.0.2.2, actor_id=5e6a, repr=<flwr.simulation.ray_tran"

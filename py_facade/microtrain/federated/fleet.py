@@ -178,6 +178,21 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
         flower_log.setLevel(level)
 
 
+def strategy_defaults(name, options=None, proximal_mu=None, learning_rate=None):
+    """The keyword arguments a strategy gets beside ``options``: FedProx's mu (0.01 unless
+    given), and what QFedAvg needs of the fleet (the clients' learning rate, and the name of
+    the loss metric a microtrain client sends)."""
+    options = dict(options or {})
+    if name == "fedprox":
+        options.setdefault("proximal_mu", 0.01 if proximal_mu is None else float(proximal_mu))
+    elif proximal_mu:
+        raise ValueError("proximal_mu is FedProx's: use strategy='fedprox'")
+    if name == "qfedavg":
+        options.setdefault("client_learning_rate", float(learning_rate))
+        options.setdefault("train_loss_key", "train-loss")
+    return options
+
+
 def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
          epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
          fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
@@ -188,13 +203,10 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     from . import client as _client, server as _server
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
-    options = dict(strategy_options or {})
-    if strategy_name == "fedprox":
-        options.setdefault("proximal_mu", 0.01 if proximal_mu is None else float(proximal_mu))
-    elif proximal_mu:
-        raise ValueError("proximal_mu is FedProx's: use strategy='fedprox'")
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
                              0.0, seed)
+    options = strategy_defaults(strategy_name, strategy_options, proximal_mu,
+                                settings["learning_rate"])
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
     task.check()  # the model, settings and data shapes, before Ray starts
