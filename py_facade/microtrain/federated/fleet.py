@@ -199,8 +199,6 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
          client_cpus, verbose, stream):
     check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
                     client_cpus)
-    from flwr.simulation import run_simulation
-    from . import client as _client, server as _server
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
@@ -212,6 +210,8 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     task.check()  # the model, settings and data shapes, before Ray starts
     parts = task.parts()  # and the split
     sizes, held = _partition.describe(parts, task.arrays()["y"])
+    from flwr.simulation import run_simulation  # imports Ray: after the checks
+    from . import client as _client, server as _server
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),
                                            fraction_evaluate=float(fraction_evaluate),
