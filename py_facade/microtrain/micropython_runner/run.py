@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 
+from .. import _files
 from .launcher import BLOCK, MARK, launcher, parse_files, parse_out, write_files
 from .romfs import RunnerError, plan_mounts, romfs_images
 
@@ -265,16 +266,55 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, out=None
                 handle.write(image)
             sources.append((mount, "open(%r, 'rb').read()" % path))
         program = os.path.join(scratch, "launcher.py")
-        guest = None if out is None else \
-            (out[1], "bytearray(%d)" % _RAM_DISK_BYTES, os.path.abspath(out[0]))
+        # MicroPython copies the RAM disk into a folder of ours; the host then writes those
+        # files into the user's folder as every output is written (microtrain._files)
+        copied = os.path.join(scratch, "out")
+        guest = None
+        if out is not None:
+            os.mkdir(copied)
+            guest = (out[1], "bytearray(%d)" % _RAM_DISK_BYTES, copied)
         with open(program, "w") as handle:
             handle.write(launcher("unix", sources, script_name, script_text, args, guest))
         try:
-            return subprocess.run([firmware, "-X", "heapsize=" + heap, program],
-                                  timeout=timeout, stdin=subprocess.DEVNULL).returncode
+            status = subprocess.run([firmware, "-X", "heapsize=" + heap, program],
+                                    timeout=timeout, stdin=subprocess.DEVNULL).returncode
         except subprocess.TimeoutExpired:
             sys.stderr.write("microtrain micropython: timed out after %d s\n" % timeout)
             return EXIT_TIMEOUT
+        if out is not None:
+            write_files(out[0], _files_below(copied))
+        return status
+
+
+def _files_below(directory):
+    """{relative path: bytes} of the regular files below ``directory`` (our own folder)."""
+    files = {}
+    for folder, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(folder, name)
+            files[os.path.relpath(path, directory).replace(os.sep, "/")] = \
+                _files.read_file(path, "a file the script wrote")
+    return files
+
+
+# A script is sent as text inside the launcher and compiled on the board (2 MiB of heap).
+_SCRIPT_BYTES = 1 << 20
+
+
+def _read_script(path, what):
+    return _files.read_file(path, what, limit=_SCRIPT_BYTES)
+
+
+def _regular(path, what, reader=_files.require_regular):
+    """``reader(path, what)`` (microtrain._files: a regular file only, refused before a
+    byte is read), its refusal a RunnerError."""
+    try:
+        return reader(path, what)
+    except _files.NotARegularFileError as error:
+        raise RunnerError(error.strerror)
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise RunnerError("%s %s: %s" % (what, path, reason))
 
 
 def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, **options):
@@ -283,13 +323,19 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, *
     go to run_board (stdout, stderr, qemu_args) on the QEMU boards."""
     if board not in BOARDS:
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        raise RunnerError("timeout must be a positive number of seconds, got %r" % (timeout,))
+    text = _regular(script, "the script", _read_script)
+    try:
+        text = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RunnerError("the script %s is not UTF-8 text (%s)" % (script, error))
+    mounts = plan_mounts(data)
     firmware = firmware or firmware_path(board)
     if not os.path.exists(firmware):
         raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
                           "build_firmware.sh %s` (or pass --build)" % (firmware, board))
-    with open(script) as handle:
-        text = handle.read()
-    mounts = plan_mounts(data)
+    _regular(firmware, "the firmware")
     if out is not None:
         out = parse_out(out)
         if out[1] in mounts:

@@ -41,6 +41,7 @@ of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` 
 import argparse
 import sys
 
+from .. import _arguments
 from ..micropython_runner.romfs import RunnerError
 from ..micropython_runner.run import BOARDS, ENV_FIRMWARE_DIR, build_firmware, run
 
@@ -65,7 +66,8 @@ def _parser():
     parser.add_argument("--build", action="store_true",
                         help="build or update the firmware first (tools/micropython/"
                              "build_firmware.sh)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=600,
+                        help="seconds (default 600)")
     parser.add_argument("script", help="the script; what follows it, but --data, is its "
                                        "sys.argv[1:]")
     return parser
@@ -114,7 +116,7 @@ def main(argv=None):
             build_firmware([args.board])
         return run(args.board, args.script, args.data, script_args, args.firmware,
                    args.timeout, args.out)
-    except RunnerError as error:
+    except (RunnerError, OSError, ValueError) as error:
         sys.stderr.write("microtrain micropython: %s\n" % error)
         return 2
 
