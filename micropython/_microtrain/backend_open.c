@@ -248,7 +248,7 @@ static const plan_field PLAN_FIELDS[] = {
     {MP_QSTR_num_trained_params, offsetof(mt_memory_plan, num_trained_params), 0},
     {MP_QSTR_first_trained_op, offsetof(mt_memory_plan, first_trained_op), 0},
     {MP_QSTR_fused_update, offsetof(mt_memory_plan, fused_update), 0},
-    {MP_QSTR_reserved, offsetof(mt_memory_plan, reserved), 0},
+    {MP_QSTR_placement_order, offsetof(mt_memory_plan, placement_order), 0},
     {MP_QSTR_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes), 1},
 };
 

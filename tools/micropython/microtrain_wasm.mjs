@@ -19,7 +19,7 @@
 
 import { readFile } from "node:fs/promises";
 
-const MT_ABI_VERSION = 10;
+const MT_ABI_VERSION = 11;
 const ARENA_ALIGN = 16;
 const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
@@ -29,7 +29,7 @@ const KIND_TARGET = 1;
 const PROPERTY_INT = 1, PROPERTY_FLOAT = 2, PROPERTY_STRING = 3;
 
 // wasm32 layouts of the public structs (checked against mt_struct_size at load).
-const STRUCT_SIZES = { 0: 64, 1: 68, 2: 44, 3: 32, 4: 24, 5: 40, 7: 64, 8: 16 };
+const STRUCT_SIZES = { 0: 64, 1: 92, 2: 44, 3: 32, 4: 24, 5: 40, 7: 64, 8: 16 };
 const CONFIG_OFFSETS = {
   optimizer: [0, "i32"], loss: [4, "i32"], reduction: [8, "i32"], batch_size: [12, "i32"],
   num_trainable_ops: [16, "i32"], biases_only: [20, "i32"], learning_rate: [24, "f32"],
@@ -41,7 +41,7 @@ const CONFIG_MASK_OFFSET = 48;
 const PLAN_FIELDS = [
   "total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes",
   "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes",
-  "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "reserved",
+  "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "placement_order",
   "int8_activation_bytes",
 ];
 

@@ -14,7 +14,7 @@ from .. import ops as _ops
 # Constants mirrored from microtrain.h
 # --------------------------------------------------------------------------
 
-MT_ABI_VERSION = 10
+MT_ABI_VERSION = 11
 MT_ARENA_ALIGN = 16
 MT_MAX_DIMS = 4
 MT_MAX_TENSORS = 256
@@ -197,8 +197,15 @@ class mt_memory_plan(ctypes.Structure):
         ("num_trained_params", ctypes.c_int32),
         ("first_trained_op", ctypes.c_int32),
         ("fused_update", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
+        ("placement_order", ctypes.c_int32),  # the greedy order kept (0 size .. 3 start)
         ("int8_activation_bytes", ctypes.c_size_t),
+        # the binding: what mt_session_init_from_plan() checks before it trusts the plan
+        ("image", ctypes.c_void_p),
+        ("image_bytes", ctypes.c_size_t),
+        ("image_tables_crc32", ctypes.c_uint32),
+        ("config_crc32", ctypes.c_uint32),
+        ("abi_version", ctypes.c_uint32),
+        ("seal", ctypes.c_uint32),
     ]
 
 
