@@ -20,6 +20,7 @@ package("microtrain", files=(
     "_platform.py",
     "_random.py",
     "backend/__init__.py",
+    "backend/_abi_fields.py",
     "backend/js_backend.py",
     "config.py",
     "data.py",

@@ -4,6 +4,7 @@
  * mt_train_config, the model's description and the memory plan as dicts, and a session
  * opened on the caller's arena or on one heap block.
  */
+#include "abi_fields.h"
 #include "backend.h"
 
 /* The bytes of `image` at a 4-aligned address: in place, or in a 16-aligned copy whose heap
@@ -28,7 +29,7 @@ static const uint8_t *aligned_image(mp_obj_t image, size_t *bytes, uint8_t **blo
     return copy;
 }
 
-enum { FIELD_I32, FIELD_F32, FIELD_MASK };
+enum { FIELD_I32, FIELD_F32, FIELD_MASK, FIELD_SIZE };
 
 typedef struct {
     uint16_t name; /* qstr */
@@ -36,24 +37,12 @@ typedef struct {
     uint8_t offset;
 } config_field;
 
-/* microtrain.backend.CONFIG_FIELDS, field for field. */
+/* microtrain.backend.CONFIG_FIELDS, field for field (abi_fields.h, generated from
+ * micro_core/abi/microtrain_abi.json). */
 static const config_field CONFIG_FIELDS[] = {
-    {MP_QSTR_optimizer, FIELD_I32, offsetof(mt_train_config, optimizer)},
-    {MP_QSTR_loss, FIELD_I32, offsetof(mt_train_config, loss)},
-    {MP_QSTR_reduction, FIELD_I32, offsetof(mt_train_config, reduction)},
-    {MP_QSTR_batch_size, FIELD_I32, offsetof(mt_train_config, batch_size)},
-    {MP_QSTR_num_trainable_ops, FIELD_I32, offsetof(mt_train_config, num_trainable_ops)},
-    {MP_QSTR_biases_only, FIELD_I32, offsetof(mt_train_config, biases_only)},
-    {MP_QSTR_learning_rate, FIELD_F32, offsetof(mt_train_config, learning_rate)},
-    {MP_QSTR_beta1, FIELD_F32, offsetof(mt_train_config, beta1)},
-    {MP_QSTR_beta2, FIELD_F32, offsetof(mt_train_config, beta2)},
-    {MP_QSTR_epsilon, FIELD_F32, offsetof(mt_train_config, epsilon)},
-    {MP_QSTR_momentum, FIELD_F32, offsetof(mt_train_config, momentum)},
-    {MP_QSTR_weight_decay, FIELD_F32, offsetof(mt_train_config, weight_decay)},
-    {MP_QSTR_trainable_op_mask, FIELD_MASK, offsetof(mt_train_config, trainable_op_mask)},
-    {MP_QSTR_accumulate_gradients, FIELD_I32, offsetof(mt_train_config, accumulate_gradients)},
-    {MP_QSTR_guard_gradients, FIELD_I32, offsetof(mt_train_config, guard_gradients)},
-    {MP_QSTR_proximal_mu, FIELD_F32, offsetof(mt_train_config, proximal_mu)},
+#define CONFIG_FIELD(name, kind) {MP_QSTR_##name, FIELD_##kind, offsetof(mt_train_config, name)},
+    MT_ABI_CONFIG_FIELDS(CONFIG_FIELD)
+#undef CONFIG_FIELD
 };
 
 /* An mt_train_config from a config dict: core defaults, then every field the dict has (None
@@ -231,25 +220,11 @@ typedef struct {
     uint8_t is_size;
 } plan_field;
 
-/* microtrain.backend.PLAN_FIELDS, field for field. */
+/* microtrain.backend.PLAN_FIELDS, field for field (abi_fields.h). */
 static const plan_field PLAN_FIELDS[] = {
-    {MP_QSTR_total_bytes, offsetof(mt_memory_plan, total_bytes), 1},
-    {MP_QSTR_metadata_bytes, offsetof(mt_memory_plan, metadata_bytes), 1},
-    {MP_QSTR_weight_bytes, offsetof(mt_memory_plan, weight_bytes), 1},
-    {MP_QSTR_gradient_bytes, offsetof(mt_memory_plan, gradient_bytes), 1},
-    {MP_QSTR_optimizer_bytes, offsetof(mt_memory_plan, optimizer_bytes), 1},
-    {MP_QSTR_reference_bytes, offsetof(mt_memory_plan, reference_bytes), 1},
-    {MP_QSTR_activation_bytes, offsetof(mt_memory_plan, activation_bytes), 1},
-    {MP_QSTR_activation_grad_bytes, offsetof(mt_memory_plan, activation_grad_bytes), 1},
-    {MP_QSTR_io_bytes, offsetof(mt_memory_plan, io_bytes), 1},
-    {MP_QSTR_scratch_bytes, offsetof(mt_memory_plan, scratch_bytes), 1},
-    {MP_QSTR_reuse_bytes, offsetof(mt_memory_plan, reuse_bytes), 1},
-    {MP_QSTR_lower_bound_bytes, offsetof(mt_memory_plan, lower_bound_bytes), 1},
-    {MP_QSTR_num_trained_params, offsetof(mt_memory_plan, num_trained_params), 0},
-    {MP_QSTR_first_trained_op, offsetof(mt_memory_plan, first_trained_op), 0},
-    {MP_QSTR_fused_update, offsetof(mt_memory_plan, fused_update), 0},
-    {MP_QSTR_placement_order, offsetof(mt_memory_plan, placement_order), 0},
-    {MP_QSTR_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes), 1},
+#define PLAN_FIGURE(name, kind) {MP_QSTR_##name, offsetof(mt_memory_plan, name), FIELD_##kind == FIELD_SIZE},
+    MT_ABI_PLAN_FIGURES(PLAN_FIGURE)
+#undef PLAN_FIGURE
 };
 
 /* plan(image, config) -> dict */

@@ -110,16 +110,9 @@ MT_ERR_UNSUPPORTED = const(-5)
 MT_ERR_NUMERIC = const(-7)
 MT_ERR_IO = const(-10)
 
-# mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)
-CONFIG_FIELDS = ("optimizer", "loss", "reduction", "batch_size", "num_trainable_ops",
-                 "biases_only", "learning_rate", "beta1", "beta2", "epsilon", "momentum",
-                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients",
-                 "proximal_mu")
-# mt_memory_plan, field for field
-PLAN_FIELDS = ("total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes",
-               "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
-               "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params",
-               "first_trained_op", "fused_update", "placement_order", "int8_activation_bytes")
+# mt_train_config's fields and mt_memory_plan's figures, field for field (generated from
+# micro_core/abi/microtrain_abi.json by tools/gen_abi.py)
+from ._abi_fields import CONFIG_FIELDS, PLAN_FIELDS  # noqa: E402,F401
 
 
 def crc32(data, crc=0):
