@@ -227,16 +227,37 @@ static const plan_field PLAN_FIELDS[] = {
 #undef PLAN_FIGURE
 };
 
-/* plan(image, config) -> dict */
+/* A plan's image: the caller's object when its bytes are 4-aligned (read in place), else an
+ * aligned copy in a bytearray of 15 bytes more over a heap block (the collector frees it with
+ * the plan); its aligned bytes in *image, their offset in the object's buffer in *offset. */
+static mp_obj_t planned_image(mp_obj_t image_in, const uint8_t **image, size_t *bytes, size_t *offset) {
+    mp_buffer_info_t buffer;
+    mp_get_buffer_raise(image_in, &buffer, MP_BUFFER_READ);
+    *bytes = buffer.len;
+    *offset = 0;
+    if (((uintptr_t)buffer.buf & 3u) == 0) {
+        *image = buffer.buf;
+        return image_in;
+    }
+    uint8_t *block = m_new(uint8_t, buffer.len + IMAGE_ALIGN - 1);
+    uint8_t *at = (uint8_t *)(((uintptr_t)block + IMAGE_ALIGN - 1) & ~(uintptr_t)(IMAGE_ALIGN - 1));
+    memcpy(at, buffer.buf, buffer.len);
+    *image = at;
+    *offset = (size_t)(at - block);
+    return mp_obj_new_bytearray_by_ref(buffer.len + IMAGE_ALIGN - 1, block);
+}
+
+/* plan(image, config) -> dict: the figures, and under "binding" (image object, the image's
+ * offset in it, config dict, the C plan's bytes) what open() needs. A 4-aligned image is read
+ * in place from here on. */
 static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t config) {
     (void)self_in;
     mt_train_config cfg;
     uint8_t mask[MT_MAX_OPS];
     read_config(config, &cfg, mask, "mt_plan");
-    size_t bytes, block_bytes;
-    uint8_t *block;
-    bool writable;
-    const uint8_t *image = aligned_image(image_in, &bytes, &block, &block_bytes, &writable);
+    size_t bytes, offset;
+    const uint8_t *image;
+    mp_obj_t image_obj = planned_image(image_in, &image, &bytes, &offset);
     mt_memory_plan plan;
     int status = mt_plan(image, bytes, &cfg, &plan);
     if (status < 0) {
@@ -244,18 +265,12 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
         if (mt_model_diagnose(image, bytes, &cfg, &found) != status) {
             found.op_index = -1;
         }
-        if (block != NULL) {
-            m_del(uint8_t, block, block_bytes);
-        }
         error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
         vstr_t none;
         vstr_init(&none, 1);
         nlr_raise(mtmod_make_error(status, "mt_plan", &extra, &none));
     }
-    if (block != NULL) {
-        m_del(uint8_t, block, block_bytes);
-    }
-    mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS));
+    mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS) + 1);
     for (size_t i = 0; i < MP_ARRAY_SIZE(PLAN_FIELDS); ++i) {
         const uint8_t *p = (const uint8_t *)&plan + PLAN_FIELDS[i].offset;
         mp_obj_t value;
@@ -270,6 +285,9 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
         }
         store(result, PLAN_FIELDS[i].name, value);
     }
+    mp_obj_t binding[4] = {image_obj, MP_OBJ_NEW_SMALL_INT(offset), config,
+                           mp_obj_new_bytes((const byte *)&plan, sizeof plan)};
+    store(result, MP_QSTR_binding, mp_obj_new_tuple(4, binding));
     return result;
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mtmod_plan_obj, backend_plan);
@@ -315,41 +333,63 @@ static MP_NORETURN void fail_open(backend_obj_t *self, int status, const char *f
     nlr_raise(mtmod_make_error(status, function, &extra, &none));
 }
 
-/* open(image, config, arena=None) */
+/* open(plan, arena=None): the session laid out from what plan() returned, the image neither
+ * validated nor planned again (mt_session_init_from_plan checks the plan is still its own). */
 static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
-    enum { ARG_image, ARG_config, ARG_arena };
+    enum { ARG_plan, ARG_arena };
     static const mp_arg_t allowed[] = {
-        {MP_QSTR_image, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
-        {MP_QSTR_config, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
+        {MP_QSTR_plan, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
         {MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE}},
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
     backend_obj_t *self = MP_OBJ_TO_PTR(pos_args[0]);
-    mtmod_forget(self);
-
-    mt_train_config *cfg = &self->cfg;
-    read_config(args[ARG_config].u_obj, cfg, self->mask, "mt_plan");
+    mp_obj_t plan_in = args[ARG_plan].u_obj;
+    mp_obj_t binding = MP_OBJ_NULL;
+    if (mp_obj_is_type(plan_in, &mp_type_dict)) {
+        mp_map_elem_t *found = mp_map_lookup(mp_obj_dict_get_map(plan_in), MP_OBJ_NEW_QSTR(MP_QSTR_binding),
+            MP_MAP_LOOKUP);
+        if (found != NULL) {
+            binding = found->value;
+        }
+    }
+    size_t parts = 0;
+    mp_obj_t *part = NULL;
+    if (binding != MP_OBJ_NULL && mp_obj_is_type(binding, &mp_type_tuple)) {
+        mp_obj_tuple_get(binding, &parts, &part);
+    }
+    mp_buffer_info_t planned;
+    if (parts != 4 || !mp_get_buffer(part[3], &planned, MP_BUFFER_READ) || planned.len != sizeof(mt_memory_plan)) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open", "open() takes the plan this backend's plan() returned");
+    }
+    mt_memory_plan plan;
+    memcpy(&plan, planned.buf, sizeof plan);
     mp_obj_t arena_in = args[ARG_arena].u_obj;
     mp_buffer_info_t arena_buffer = {0};
     if (arena_in != mp_const_none && !mp_get_buffer(arena_in, &arena_buffer, MP_BUFFER_WRITE)) {
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open",
             "the arena must be a writable buffer such as a bytearray");
     }
+    mtmod_forget(self);
 
-    self->image = aligned_image(args[ARG_image].u_obj, &self->image_bytes, &self->image_block,
-        &self->image_block_bytes, &self->image_writable);
-    if (self->image_block == NULL) {
-        self->image_obj = args[ARG_image].u_obj;
-    }
-    mt_memory_plan plan;
-    int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
-    if (status < 0) {
-        fail_open(self, status, "mt_plan");
+    mt_train_config *cfg = &self->cfg;
+    read_config(part[2], cfg, self->mask, "mt_session_init_from_plan");
+    mp_buffer_info_t image_buffer, writable;
+    mp_get_buffer_raise(part[0], &image_buffer, MP_BUFFER_READ);
+    const mp_int_t offset = mp_obj_get_int(part[1]);
+    self->image_obj = part[0];
+    self->image = (const uint8_t *)image_buffer.buf + (offset >= 0 ? offset : 0);
+    self->image_bytes = plan.image_bytes;
+    self->image_writable = mp_get_buffer(part[0], &writable, MP_BUFFER_WRITE);
+    if (offset < 0 || (size_t)offset > image_buffer.len || plan.image_bytes > image_buffer.len - (size_t)offset ||
+        self->image != plan.image) {
+        /* the core reads the image the plan names: it must be the one this object keeps alive */
+        mtmod_forget(self);
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open", "the plan names an image other than its own");
     }
     if (arena_in == mp_const_none) {
         self->arena_block_bytes = plan.total_bytes + MT_ARENA_ALIGN - 1;
-        self->arena_block = m_new0(uint8_t, self->arena_block_bytes);
+        self->arena_block = m_new(uint8_t, self->arena_block_bytes);
         self->arena = (uint8_t *)(((uintptr_t)self->arena_block + MT_ARENA_ALIGN - 1)
             & ~(uintptr_t)(MT_ARENA_ALIGN - 1));
         self->arena_bytes = plan.total_bytes;
@@ -360,7 +400,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         size_t usable = arena_buffer.len > skipped ? arena_buffer.len - skipped : 0;
         if (usable < plan.total_bytes) {
             mtmod_forget(self);
-            mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init",
+            mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init_from_plan",
                 "the arena buffer of %u bytes holds %u at %d-byte alignment, the plan needs %u "
                 "(pass bytearray(%u))", (unsigned)arena_buffer.len, (unsigned)usable,
                 MT_ARENA_ALIGN, (unsigned)plan.total_bytes,
@@ -371,10 +411,10 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         self->arena_bytes = usable;
     }
     mt_session *session;
-    status = mt_session_init(&session, self->image, self->image_bytes, cfg, self->arena,
-        self->arena_bytes);
+    /* zeroes the plan's bytes of the arena itself */
+    int status = mt_session_init_from_plan(&session, &plan, cfg, self->arena, self->arena_bytes);
     if (status < 0) {
-        fail_open(self, status, "mt_session_init");
+        fail_open(self, status, "mt_session_init_from_plan");
     }
     self->session = session;
     self->batch_size = cfg->batch_size;
@@ -382,17 +422,12 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     self->numeric_errors_before = 0;
     /* rows are written as floats: an int8 input (image version 3) takes the C API or the
      * ctypes backend, never a float row into its bytes */
-    for (int32_t position = 0;; ++position) {
-        int32_t tensor;
-        mt_tensor_info info;
-        if (mt_model_io(self->image, self->image_bytes, 0, position, &tensor) != MT_OK) {
-            break;
-        }
-        if (mt_model_tensor(self->image, self->image_bytes, tensor, &info) == MT_OK &&
-            info.dtype == MT_DTYPE_I8) {
+    mt_tensor_info info;
+    for (int32_t position = 0; mt_session_io(session, 0, position, &info) == MT_OK; ++position) {
+        if (info.dtype == MT_DTYPE_I8) {
             fail_open(self, MT_ERR_UNSUPPORTED, "mt_session_input");
         }
     }
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 3, backend_open);
+MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 2, backend_open);
