@@ -51,11 +51,13 @@ def _compile_check(tmp_path, description, compiler=None):
                    check=True, capture_output=True, timeout=60)
     source = tmp_path / "check.c"
     source.write_text('#include "abi_layout.h"\nint mt_abi_check_compiled;\n')
+    # the compiler without a sanitizer runtime tools/run_sanitizers.sh preloads into Python
+    environment = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     return subprocess.run([compiler or shutil.which("cc") or shutil.which("gcc"), "-std=c99", "-c", str(source),
                            "-o", str(tmp_path / "check.o"),
                            "-I", str(out / "micro_core" / "src"),
                            "-I", os.path.join(ROOT, "micro_core", "include")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=environment)
 
 
 @pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")),

@@ -161,8 +161,10 @@ def write_ctypes(abi):
             if "count" in field:
                 spelled = "%s * %d" % (spelled, field["count"])
             line = "        (%r, %s)," % (field["name"], spelled)
-            if field.get("doc"):
+            if field.get("doc") and len(line) + 4 + len(field["doc"]) <= 100:
                 line += "  # " + field["doc"]
+            elif field.get("doc"):
+                out.append("        # " + field["doc"])
             out.append(line)
         out.append("    ]")
     out += ["", "", "# mt_struct_size(which) -> the mirror it must equal", "STRUCT_MIRRORS = {"]
@@ -308,8 +310,8 @@ def write_c_check(abi):
         out += ["", "MT_ABI_CHECK(%s, sizeof(%s) == MT_ABI_AT(%d, %d));" % (name, name, lp64_size, ilp32_size)]
         for (field, o64, s64), (_, o32, s32) in zip(lp64, ilp32):
             member = field["name"]
-            out.append("MT_ABI_CHECK(%s_%s, offsetof(%s, %s) == MT_ABI_AT(%d, %d) &&" % (name, member, name, member,
-                                                                                    o64, o32))
+            out.append("MT_ABI_CHECK(%s_%s," % (name, member))
+            out.append("             offsetof(%s, %s) == MT_ABI_AT(%d, %d) &&" % (name, member, o64, o32))
             out.append("                 sizeof(((%s *)0)->%s) == MT_ABI_AT(%d, %d));" % (name, member, s64, s32))
     out += ["", "/* callbacks: a second declaration of an object of the described type must agree with the",
             " * first, of the header's type (C99 6.7p4), or the build fails */"]

@@ -83,197 +83,285 @@ MT_ABI_CHECK(MT_PROPERTY_FLOAT, MT_PROPERTY_FLOAT == 2);
 MT_ABI_CHECK(MT_PROPERTY_STRING, MT_PROPERTY_STRING == 3);
 
 MT_ABI_CHECK(mt_train_config, sizeof(mt_train_config) == MT_ABI_AT(72, 64));
-MT_ABI_CHECK(mt_train_config_optimizer, offsetof(mt_train_config, optimizer) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_train_config_optimizer,
+             offsetof(mt_train_config, optimizer) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_train_config *)0)->optimizer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_loss, offsetof(mt_train_config, loss) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_train_config_loss,
+             offsetof(mt_train_config, loss) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_train_config *)0)->loss) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_reduction, offsetof(mt_train_config, reduction) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_train_config_reduction,
+             offsetof(mt_train_config, reduction) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_train_config *)0)->reduction) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_batch_size, offsetof(mt_train_config, batch_size) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_train_config_batch_size,
+             offsetof(mt_train_config, batch_size) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_train_config *)0)->batch_size) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_num_trainable_ops, offsetof(mt_train_config, num_trainable_ops) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_train_config_num_trainable_ops,
+             offsetof(mt_train_config, num_trainable_ops) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_train_config *)0)->num_trainable_ops) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_biases_only, offsetof(mt_train_config, biases_only) == MT_ABI_AT(20, 20) &&
+MT_ABI_CHECK(mt_train_config_biases_only,
+             offsetof(mt_train_config, biases_only) == MT_ABI_AT(20, 20) &&
                  sizeof(((mt_train_config *)0)->biases_only) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_learning_rate, offsetof(mt_train_config, learning_rate) == MT_ABI_AT(24, 24) &&
+MT_ABI_CHECK(mt_train_config_learning_rate,
+             offsetof(mt_train_config, learning_rate) == MT_ABI_AT(24, 24) &&
                  sizeof(((mt_train_config *)0)->learning_rate) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_beta1, offsetof(mt_train_config, beta1) == MT_ABI_AT(28, 28) &&
+MT_ABI_CHECK(mt_train_config_beta1,
+             offsetof(mt_train_config, beta1) == MT_ABI_AT(28, 28) &&
                  sizeof(((mt_train_config *)0)->beta1) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_beta2, offsetof(mt_train_config, beta2) == MT_ABI_AT(32, 32) &&
+MT_ABI_CHECK(mt_train_config_beta2,
+             offsetof(mt_train_config, beta2) == MT_ABI_AT(32, 32) &&
                  sizeof(((mt_train_config *)0)->beta2) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_epsilon, offsetof(mt_train_config, epsilon) == MT_ABI_AT(36, 36) &&
+MT_ABI_CHECK(mt_train_config_epsilon,
+             offsetof(mt_train_config, epsilon) == MT_ABI_AT(36, 36) &&
                  sizeof(((mt_train_config *)0)->epsilon) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_momentum, offsetof(mt_train_config, momentum) == MT_ABI_AT(40, 40) &&
+MT_ABI_CHECK(mt_train_config_momentum,
+             offsetof(mt_train_config, momentum) == MT_ABI_AT(40, 40) &&
                  sizeof(((mt_train_config *)0)->momentum) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_weight_decay, offsetof(mt_train_config, weight_decay) == MT_ABI_AT(44, 44) &&
+MT_ABI_CHECK(mt_train_config_weight_decay,
+             offsetof(mt_train_config, weight_decay) == MT_ABI_AT(44, 44) &&
                  sizeof(((mt_train_config *)0)->weight_decay) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_trainable_op_mask, offsetof(mt_train_config, trainable_op_mask) == MT_ABI_AT(48, 48) &&
+MT_ABI_CHECK(mt_train_config_trainable_op_mask,
+             offsetof(mt_train_config, trainable_op_mask) == MT_ABI_AT(48, 48) &&
                  sizeof(((mt_train_config *)0)->trainable_op_mask) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_train_config_accumulate_gradients, offsetof(mt_train_config, accumulate_gradients) == MT_ABI_AT(56, 52) &&
+MT_ABI_CHECK(mt_train_config_accumulate_gradients,
+             offsetof(mt_train_config, accumulate_gradients) == MT_ABI_AT(56, 52) &&
                  sizeof(((mt_train_config *)0)->accumulate_gradients) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_guard_gradients, offsetof(mt_train_config, guard_gradients) == MT_ABI_AT(60, 56) &&
+MT_ABI_CHECK(mt_train_config_guard_gradients,
+             offsetof(mt_train_config, guard_gradients) == MT_ABI_AT(60, 56) &&
                  sizeof(((mt_train_config *)0)->guard_gradients) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_proximal_mu, offsetof(mt_train_config, proximal_mu) == MT_ABI_AT(64, 60) &&
+MT_ABI_CHECK(mt_train_config_proximal_mu,
+             offsetof(mt_train_config, proximal_mu) == MT_ABI_AT(64, 60) &&
                  sizeof(((mt_train_config *)0)->proximal_mu) == MT_ABI_AT(4, 4));
 
 MT_ABI_CHECK(mt_memory_plan, sizeof(mt_memory_plan) == MT_ABI_AT(152, 92));
-MT_ABI_CHECK(mt_memory_plan_total_bytes, offsetof(mt_memory_plan, total_bytes) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_memory_plan_total_bytes,
+             offsetof(mt_memory_plan, total_bytes) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_memory_plan *)0)->total_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_metadata_bytes, offsetof(mt_memory_plan, metadata_bytes) == MT_ABI_AT(8, 4) &&
+MT_ABI_CHECK(mt_memory_plan_metadata_bytes,
+             offsetof(mt_memory_plan, metadata_bytes) == MT_ABI_AT(8, 4) &&
                  sizeof(((mt_memory_plan *)0)->metadata_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_weight_bytes, offsetof(mt_memory_plan, weight_bytes) == MT_ABI_AT(16, 8) &&
+MT_ABI_CHECK(mt_memory_plan_weight_bytes,
+             offsetof(mt_memory_plan, weight_bytes) == MT_ABI_AT(16, 8) &&
                  sizeof(((mt_memory_plan *)0)->weight_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_gradient_bytes, offsetof(mt_memory_plan, gradient_bytes) == MT_ABI_AT(24, 12) &&
+MT_ABI_CHECK(mt_memory_plan_gradient_bytes,
+             offsetof(mt_memory_plan, gradient_bytes) == MT_ABI_AT(24, 12) &&
                  sizeof(((mt_memory_plan *)0)->gradient_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_optimizer_bytes, offsetof(mt_memory_plan, optimizer_bytes) == MT_ABI_AT(32, 16) &&
+MT_ABI_CHECK(mt_memory_plan_optimizer_bytes,
+             offsetof(mt_memory_plan, optimizer_bytes) == MT_ABI_AT(32, 16) &&
                  sizeof(((mt_memory_plan *)0)->optimizer_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_reference_bytes, offsetof(mt_memory_plan, reference_bytes) == MT_ABI_AT(40, 20) &&
+MT_ABI_CHECK(mt_memory_plan_reference_bytes,
+             offsetof(mt_memory_plan, reference_bytes) == MT_ABI_AT(40, 20) &&
                  sizeof(((mt_memory_plan *)0)->reference_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_activation_bytes, offsetof(mt_memory_plan, activation_bytes) == MT_ABI_AT(48, 24) &&
+MT_ABI_CHECK(mt_memory_plan_activation_bytes,
+             offsetof(mt_memory_plan, activation_bytes) == MT_ABI_AT(48, 24) &&
                  sizeof(((mt_memory_plan *)0)->activation_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_activation_grad_bytes, offsetof(mt_memory_plan, activation_grad_bytes) == MT_ABI_AT(56, 28) &&
+MT_ABI_CHECK(mt_memory_plan_activation_grad_bytes,
+             offsetof(mt_memory_plan, activation_grad_bytes) == MT_ABI_AT(56, 28) &&
                  sizeof(((mt_memory_plan *)0)->activation_grad_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_io_bytes, offsetof(mt_memory_plan, io_bytes) == MT_ABI_AT(64, 32) &&
+MT_ABI_CHECK(mt_memory_plan_io_bytes,
+             offsetof(mt_memory_plan, io_bytes) == MT_ABI_AT(64, 32) &&
                  sizeof(((mt_memory_plan *)0)->io_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_scratch_bytes, offsetof(mt_memory_plan, scratch_bytes) == MT_ABI_AT(72, 36) &&
+MT_ABI_CHECK(mt_memory_plan_scratch_bytes,
+             offsetof(mt_memory_plan, scratch_bytes) == MT_ABI_AT(72, 36) &&
                  sizeof(((mt_memory_plan *)0)->scratch_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_reuse_bytes, offsetof(mt_memory_plan, reuse_bytes) == MT_ABI_AT(80, 40) &&
+MT_ABI_CHECK(mt_memory_plan_reuse_bytes,
+             offsetof(mt_memory_plan, reuse_bytes) == MT_ABI_AT(80, 40) &&
                  sizeof(((mt_memory_plan *)0)->reuse_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_lower_bound_bytes, offsetof(mt_memory_plan, lower_bound_bytes) == MT_ABI_AT(88, 44) &&
+MT_ABI_CHECK(mt_memory_plan_lower_bound_bytes,
+             offsetof(mt_memory_plan, lower_bound_bytes) == MT_ABI_AT(88, 44) &&
                  sizeof(((mt_memory_plan *)0)->lower_bound_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_num_trained_params, offsetof(mt_memory_plan, num_trained_params) == MT_ABI_AT(96, 48) &&
+MT_ABI_CHECK(mt_memory_plan_num_trained_params,
+             offsetof(mt_memory_plan, num_trained_params) == MT_ABI_AT(96, 48) &&
                  sizeof(((mt_memory_plan *)0)->num_trained_params) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_first_trained_op, offsetof(mt_memory_plan, first_trained_op) == MT_ABI_AT(100, 52) &&
+MT_ABI_CHECK(mt_memory_plan_first_trained_op,
+             offsetof(mt_memory_plan, first_trained_op) == MT_ABI_AT(100, 52) &&
                  sizeof(((mt_memory_plan *)0)->first_trained_op) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_fused_update, offsetof(mt_memory_plan, fused_update) == MT_ABI_AT(104, 56) &&
+MT_ABI_CHECK(mt_memory_plan_fused_update,
+             offsetof(mt_memory_plan, fused_update) == MT_ABI_AT(104, 56) &&
                  sizeof(((mt_memory_plan *)0)->fused_update) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_placement_order, offsetof(mt_memory_plan, placement_order) == MT_ABI_AT(108, 60) &&
+MT_ABI_CHECK(mt_memory_plan_placement_order,
+             offsetof(mt_memory_plan, placement_order) == MT_ABI_AT(108, 60) &&
                  sizeof(((mt_memory_plan *)0)->placement_order) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes) == MT_ABI_AT(112, 64) &&
+MT_ABI_CHECK(mt_memory_plan_int8_activation_bytes,
+             offsetof(mt_memory_plan, int8_activation_bytes) == MT_ABI_AT(112, 64) &&
                  sizeof(((mt_memory_plan *)0)->int8_activation_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image, offsetof(mt_memory_plan, image) == MT_ABI_AT(120, 68) &&
+MT_ABI_CHECK(mt_memory_plan_image,
+             offsetof(mt_memory_plan, image) == MT_ABI_AT(120, 68) &&
                  sizeof(((mt_memory_plan *)0)->image) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image_bytes, offsetof(mt_memory_plan, image_bytes) == MT_ABI_AT(128, 72) &&
+MT_ABI_CHECK(mt_memory_plan_image_bytes,
+             offsetof(mt_memory_plan, image_bytes) == MT_ABI_AT(128, 72) &&
                  sizeof(((mt_memory_plan *)0)->image_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image_tables_crc32, offsetof(mt_memory_plan, image_tables_crc32) == MT_ABI_AT(136, 76) &&
+MT_ABI_CHECK(mt_memory_plan_image_tables_crc32,
+             offsetof(mt_memory_plan, image_tables_crc32) == MT_ABI_AT(136, 76) &&
                  sizeof(((mt_memory_plan *)0)->image_tables_crc32) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_config_crc32, offsetof(mt_memory_plan, config_crc32) == MT_ABI_AT(140, 80) &&
+MT_ABI_CHECK(mt_memory_plan_config_crc32,
+             offsetof(mt_memory_plan, config_crc32) == MT_ABI_AT(140, 80) &&
                  sizeof(((mt_memory_plan *)0)->config_crc32) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_abi_version, offsetof(mt_memory_plan, abi_version) == MT_ABI_AT(144, 84) &&
+MT_ABI_CHECK(mt_memory_plan_abi_version,
+             offsetof(mt_memory_plan, abi_version) == MT_ABI_AT(144, 84) &&
                  sizeof(((mt_memory_plan *)0)->abi_version) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_seal, offsetof(mt_memory_plan, seal) == MT_ABI_AT(148, 88) &&
+MT_ABI_CHECK(mt_memory_plan_seal,
+             offsetof(mt_memory_plan, seal) == MT_ABI_AT(148, 88) &&
                  sizeof(((mt_memory_plan *)0)->seal) == MT_ABI_AT(4, 4));
 
 MT_ABI_CHECK(mt_tensor_info, sizeof(mt_tensor_info) == MT_ABI_AT(44, 44));
-MT_ABI_CHECK(mt_tensor_info_index, offsetof(mt_tensor_info, index) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_tensor_info_index,
+             offsetof(mt_tensor_info, index) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_tensor_info *)0)->index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_dtype, offsetof(mt_tensor_info, dtype) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_tensor_info_dtype,
+             offsetof(mt_tensor_info, dtype) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_tensor_info *)0)->dtype) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_flags, offsetof(mt_tensor_info, flags) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_tensor_info_flags,
+             offsetof(mt_tensor_info, flags) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_tensor_info *)0)->flags) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_ndim, offsetof(mt_tensor_info, ndim) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_tensor_info_ndim,
+             offsetof(mt_tensor_info, ndim) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_tensor_info *)0)->ndim) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_dims, offsetof(mt_tensor_info, dims) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_tensor_info_dims,
+             offsetof(mt_tensor_info, dims) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_tensor_info *)0)->dims) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_tensor_info_count, offsetof(mt_tensor_info, count) == MT_ABI_AT(32, 32) &&
+MT_ABI_CHECK(mt_tensor_info_count,
+             offsetof(mt_tensor_info, count) == MT_ABI_AT(32, 32) &&
                  sizeof(((mt_tensor_info *)0)->count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_producer, offsetof(mt_tensor_info, producer) == MT_ABI_AT(36, 36) &&
+MT_ABI_CHECK(mt_tensor_info_producer,
+             offsetof(mt_tensor_info, producer) == MT_ABI_AT(36, 36) &&
                  sizeof(((mt_tensor_info *)0)->producer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_data_offset, offsetof(mt_tensor_info, data_offset) == MT_ABI_AT(40, 40) &&
+MT_ABI_CHECK(mt_tensor_info_data_offset,
+             offsetof(mt_tensor_info, data_offset) == MT_ABI_AT(40, 40) &&
                  sizeof(((mt_tensor_info *)0)->data_offset) == MT_ABI_AT(4, 4));
 
 MT_ABI_CHECK(mt_model_info, sizeof(mt_model_info) == MT_ABI_AT(32, 32));
-MT_ABI_CHECK(mt_model_info_version, offsetof(mt_model_info, version) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_model_info_version,
+             offsetof(mt_model_info, version) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_model_info *)0)->version) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_tensors, offsetof(mt_model_info, num_tensors) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_model_info_num_tensors,
+             offsetof(mt_model_info, num_tensors) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_model_info *)0)->num_tensors) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_ops, offsetof(mt_model_info, num_ops) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_model_info_num_ops,
+             offsetof(mt_model_info, num_ops) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_model_info *)0)->num_ops) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_inputs, offsetof(mt_model_info, num_inputs) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_model_info_num_inputs,
+             offsetof(mt_model_info, num_inputs) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_model_info *)0)->num_inputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_outputs, offsetof(mt_model_info, num_outputs) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_model_info_num_outputs,
+             offsetof(mt_model_info, num_outputs) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_model_info *)0)->num_outputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_params, offsetof(mt_model_info, num_params) == MT_ABI_AT(20, 20) &&
+MT_ABI_CHECK(mt_model_info_num_params,
+             offsetof(mt_model_info, num_params) == MT_ABI_AT(20, 20) &&
                  sizeof(((mt_model_info *)0)->num_params) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_param_count, offsetof(mt_model_info, param_count) == MT_ABI_AT(24, 24) &&
+MT_ABI_CHECK(mt_model_info_param_count,
+             offsetof(mt_model_info, param_count) == MT_ABI_AT(24, 24) &&
                  sizeof(((mt_model_info *)0)->param_count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_crc32, offsetof(mt_model_info, crc32) == MT_ABI_AT(28, 28) &&
+MT_ABI_CHECK(mt_model_info_crc32,
+             offsetof(mt_model_info, crc32) == MT_ABI_AT(28, 28) &&
                  sizeof(((mt_model_info *)0)->crc32) == MT_ABI_AT(4, 4));
 
 MT_ABI_CHECK(mt_param_info, sizeof(mt_param_info) == MT_ABI_AT(32, 24));
-MT_ABI_CHECK(mt_param_info_tensor_index, offsetof(mt_param_info, tensor_index) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_param_info_tensor_index,
+             offsetof(mt_param_info, tensor_index) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_param_info *)0)->tensor_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_count, offsetof(mt_param_info, count) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_param_info_count,
+             offsetof(mt_param_info, count) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_param_info *)0)->count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_trained, offsetof(mt_param_info, trained) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_param_info_trained,
+             offsetof(mt_param_info, trained) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_param_info *)0)->trained) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_reserved, offsetof(mt_param_info, reserved) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_param_info_reserved,
+             offsetof(mt_param_info, reserved) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_param_info *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_data, offsetof(mt_param_info, data) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_param_info_data,
+             offsetof(mt_param_info, data) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_param_info *)0)->data) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_param_info_image_data, offsetof(mt_param_info, image_data) == MT_ABI_AT(24, 20) &&
+MT_ABI_CHECK(mt_param_info_image_data,
+             offsetof(mt_param_info, image_data) == MT_ABI_AT(24, 20) &&
                  sizeof(((mt_param_info *)0)->image_data) == MT_ABI_AT(8, 4));
 
 MT_ABI_CHECK(mt_property, sizeof(mt_property) == MT_ABI_AT(40, 40));
-MT_ABI_CHECK(mt_property_name, offsetof(mt_property, name) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_property_name,
+             offsetof(mt_property, name) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_property *)0)->name) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_property_type, offsetof(mt_property, type) == MT_ABI_AT(8, 4) &&
+MT_ABI_CHECK(mt_property_type,
+             offsetof(mt_property, type) == MT_ABI_AT(8, 4) &&
                  sizeof(((mt_property *)0)->type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_property_reserved, offsetof(mt_property, reserved) == MT_ABI_AT(12, 8) &&
+MT_ABI_CHECK(mt_property_reserved,
+             offsetof(mt_property, reserved) == MT_ABI_AT(12, 8) &&
                  sizeof(((mt_property *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_property_int_value, offsetof(mt_property, int_value) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_property_int_value,
+             offsetof(mt_property, int_value) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_property *)0)->int_value) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_property_float_value, offsetof(mt_property, float_value) == MT_ABI_AT(24, 24) &&
+MT_ABI_CHECK(mt_property_float_value,
+             offsetof(mt_property, float_value) == MT_ABI_AT(24, 24) &&
                  sizeof(((mt_property *)0)->float_value) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_property_str_value, offsetof(mt_property, str_value) == MT_ABI_AT(32, 32) &&
+MT_ABI_CHECK(mt_property_str_value,
+             offsetof(mt_property, str_value) == MT_ABI_AT(32, 32) &&
                  sizeof(((mt_property *)0)->str_value) == MT_ABI_AT(8, 4));
 
 MT_ABI_CHECK(mt_buffer_info, sizeof(mt_buffer_info) == MT_ABI_AT(40, 32));
-MT_ABI_CHECK(mt_buffer_info_kind, offsetof(mt_buffer_info, kind) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_buffer_info_kind,
+             offsetof(mt_buffer_info, kind) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_buffer_info *)0)->kind) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_tensor_index, offsetof(mt_buffer_info, tensor_index) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_buffer_info_tensor_index,
+             offsetof(mt_buffer_info, tensor_index) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_buffer_info *)0)->tensor_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_start, offsetof(mt_buffer_info, start) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_buffer_info_start,
+             offsetof(mt_buffer_info, start) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_buffer_info *)0)->start) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_end, offsetof(mt_buffer_info, end) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_buffer_info_end,
+             offsetof(mt_buffer_info, end) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_buffer_info *)0)->end) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_in_place_of, offsetof(mt_buffer_info, in_place_of) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_buffer_info_in_place_of,
+             offsetof(mt_buffer_info, in_place_of) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_buffer_info *)0)->in_place_of) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_reserved, offsetof(mt_buffer_info, reserved) == MT_ABI_AT(20, 20) &&
+MT_ABI_CHECK(mt_buffer_info_reserved,
+             offsetof(mt_buffer_info, reserved) == MT_ABI_AT(20, 20) &&
                  sizeof(((mt_buffer_info *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_offset, offsetof(mt_buffer_info, offset) == MT_ABI_AT(24, 24) &&
+MT_ABI_CHECK(mt_buffer_info_offset,
+             offsetof(mt_buffer_info, offset) == MT_ABI_AT(24, 24) &&
                  sizeof(((mt_buffer_info *)0)->offset) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_buffer_info_bytes, offsetof(mt_buffer_info, bytes) == MT_ABI_AT(32, 28) &&
+MT_ABI_CHECK(mt_buffer_info_bytes,
+             offsetof(mt_buffer_info, bytes) == MT_ABI_AT(32, 28) &&
                  sizeof(((mt_buffer_info *)0)->bytes) == MT_ABI_AT(8, 4));
 
 MT_ABI_CHECK(mt_op_info, sizeof(mt_op_info) == MT_ABI_AT(64, 64));
-MT_ABI_CHECK(mt_op_info_index, offsetof(mt_op_info, index) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_op_info_index,
+             offsetof(mt_op_info, index) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_op_info *)0)->index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_type, offsetof(mt_op_info, type) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_op_info_type,
+             offsetof(mt_op_info, type) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_op_info *)0)->type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_num_inputs, offsetof(mt_op_info, num_inputs) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_op_info_num_inputs,
+             offsetof(mt_op_info, num_inputs) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_op_info *)0)->num_inputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_num_outputs, offsetof(mt_op_info, num_outputs) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_op_info_num_outputs,
+             offsetof(mt_op_info, num_outputs) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_op_info *)0)->num_outputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_inputs, offsetof(mt_op_info, inputs) == MT_ABI_AT(16, 16) &&
+MT_ABI_CHECK(mt_op_info_inputs,
+             offsetof(mt_op_info, inputs) == MT_ABI_AT(16, 16) &&
                  sizeof(((mt_op_info *)0)->inputs) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_op_info_outputs, offsetof(mt_op_info, outputs) == MT_ABI_AT(32, 32) &&
+MT_ABI_CHECK(mt_op_info_outputs,
+             offsetof(mt_op_info, outputs) == MT_ABI_AT(32, 32) &&
                  sizeof(((mt_op_info *)0)->outputs) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_op_info_params, offsetof(mt_op_info, params) == MT_ABI_AT(40, 40) &&
+MT_ABI_CHECK(mt_op_info_params,
+             offsetof(mt_op_info, params) == MT_ABI_AT(40, 40) &&
                  sizeof(((mt_op_info *)0)->params) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_op_info_layer, offsetof(mt_op_info, layer) == MT_ABI_AT(56, 56) &&
+MT_ABI_CHECK(mt_op_info_layer,
+             offsetof(mt_op_info, layer) == MT_ABI_AT(56, 56) &&
                  sizeof(((mt_op_info *)0)->layer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_reserved, offsetof(mt_op_info, reserved) == MT_ABI_AT(60, 60) &&
+MT_ABI_CHECK(mt_op_info_reserved,
+             offsetof(mt_op_info, reserved) == MT_ABI_AT(60, 60) &&
                  sizeof(((mt_op_info *)0)->reserved) == MT_ABI_AT(4, 4));
 
 MT_ABI_CHECK(mt_error_detail, sizeof(mt_error_detail) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_error_detail_status, offsetof(mt_error_detail, status) == MT_ABI_AT(0, 0) &&
+MT_ABI_CHECK(mt_error_detail_status,
+             offsetof(mt_error_detail, status) == MT_ABI_AT(0, 0) &&
                  sizeof(((mt_error_detail *)0)->status) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_op_index, offsetof(mt_error_detail, op_index) == MT_ABI_AT(4, 4) &&
+MT_ABI_CHECK(mt_error_detail_op_index,
+             offsetof(mt_error_detail, op_index) == MT_ABI_AT(4, 4) &&
                  sizeof(((mt_error_detail *)0)->op_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_op_type, offsetof(mt_error_detail, op_type) == MT_ABI_AT(8, 8) &&
+MT_ABI_CHECK(mt_error_detail_op_type,
+             offsetof(mt_error_detail, op_type) == MT_ABI_AT(8, 8) &&
                  sizeof(((mt_error_detail *)0)->op_type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_tensor_index, offsetof(mt_error_detail, tensor_index) == MT_ABI_AT(12, 12) &&
+MT_ABI_CHECK(mt_error_detail_tensor_index,
+             offsetof(mt_error_detail, tensor_index) == MT_ABI_AT(12, 12) &&
                  sizeof(((mt_error_detail *)0)->tensor_index) == MT_ABI_AT(4, 4));
 
 /* callbacks: a second declaration of an object of the described type must agree with the

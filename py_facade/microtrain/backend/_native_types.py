@@ -139,8 +139,10 @@ class mt_train_config(ctypes.Structure):
         ('epsilon', ctypes.c_float),
         ('momentum', ctypes.c_float),
         ('weight_decay', ctypes.c_float),
-        ('trainable_op_mask', ctypes.POINTER(ctypes.c_uint8)),  # one byte per op, or NULL; borrowed by mt_plan() and init only
-        ('accumulate_gradients', ctypes.c_int32),  # 0: fused updates; 1: gradients kept for mt_session_accumulate()
+        # one byte per op, or NULL; borrowed by mt_plan() and init only
+        ('trainable_op_mask', ctypes.POINTER(ctypes.c_uint8)),
+        # 0: fused updates; 1: gradients kept for mt_session_accumulate()
+        ('accumulate_gradients', ctypes.c_int32),
         ('guard_gradients', ctypes.c_int32),  # 1: check every update before any weight changes
         ('proximal_mu', ctypes.c_float),  # FedProx's mu (0: off)
     ]
@@ -163,7 +165,8 @@ class mt_memory_plan(ctypes.Structure):
         ('num_trained_params', ctypes.c_int32),
         ('first_trained_op', ctypes.c_int32),
         ('fused_update', ctypes.c_int32),
-        ('placement_order', ctypes.c_int32),  # the greedy order the planner kept (0 size .. 3 start)
+        # the greedy order the planner kept (0 size .. 3 start)
+        ('placement_order', ctypes.c_int32),
         ('int8_activation_bytes', ctypes.c_size_t),
         ('image', ctypes.c_void_p),  # the image mt_plan() validated
         ('image_bytes', ctypes.c_size_t),

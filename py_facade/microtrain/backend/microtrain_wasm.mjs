@@ -133,8 +133,8 @@ class WasmBackend {
   // A transfer area of `length` bytes after everything else (the session's image and arena, a
   // planned image), for one call.
   transfer(length) {
-    const start = alignUp(Math.max(this.arenaEnd, this.image + this.imageBytes, this.probeEnd, this.scratch + SCRATCH_BYTES),
-                          ARENA_ALIGN);
+    const end = Math.max(this.arenaEnd, this.image + this.imageBytes, this.probeEnd, this.scratch + SCRATCH_BYTES);
+    const start = alignUp(end, ARENA_ALIGN);
     this.reserve(start + length);
     return start;
   }
@@ -254,13 +254,15 @@ class WasmBackend {
       const ops = [];
       for (let o = 0; o < numOps; o++) {
         const op = opTable + opBytes * o;
+        const field = (name, index) => this.get(op, "mt_op_info", name, index);
         const inputs = [], outputs = [];
-        for (let k = 0; k < this.get(op, "mt_op_info", "num_inputs"); k++) inputs.push(this.get(op, "mt_op_info", "inputs", k));
-        for (let k = 0; k < this.get(op, "mt_op_info", "num_outputs"); k++) outputs.push(this.get(op, "mt_op_info", "outputs", k));
-        ops.push({ type: this.get(op, "mt_op_info", "type"), layer: this.get(op, "mt_op_info", "layer"), inputs,
-                   outputs, weights: inputs.some((i) => trainable.has(i)) });
+        for (let k = 0; k < field("num_inputs"); k++) inputs.push(field("inputs", k));
+        for (let k = 0; k < field("num_outputs"); k++) outputs.push(field("outputs", k));
+        ops.push({ type: field("type"), layer: field("layer"), inputs, outputs,
+                   weights: inputs.some((i) => trainable.has(i)) });
       }
-      return { num_ops: numOps, num_tensors: numTensors, inputs: io(0, this.get(info, "mt_model_info", "num_inputs")),
+      return { num_ops: numOps, num_tensors: numTensors,
+               inputs: io(0, this.get(info, "mt_model_info", "num_inputs")),
                outputs: io(1, this.get(info, "mt_model_info", "num_outputs")), params, ops };
     });
   }
@@ -324,7 +326,8 @@ class WasmBackend {
       const info = this.scratch + 8;      // mt_tensor_info, from the session (no validation)
       for (let p = 0; this.core.mt_session_io(this.session, 0, p, info) === 0; p++) {
         if (this.get(info, "mt_tensor_info", "dtype") === MT.MT_DTYPE_I8) {
-          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; use the ctypes backend or the C API");
+          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; " +
+                          "use the ctypes backend or the C API");
         }
       }
       this.outputs = buffers(this.core.mt_session_output);
