@@ -28,51 +28,60 @@ static struct {
     int crc_passes, validations, plans, builds, analyses, searches;
 } seen;
 
-uint32_t __real_mt_crc32_update(uint32_t crc, const void *data, size_t bytes);
-uint32_t __wrap_mt_crc32_update(uint32_t crc, const void *data, size_t bytes);
+/* Each wrapped function's type, and the check that it is the header's (an initializer of
+ * another function type fails to compile with -Werror): a wrapper whose parameters had
+ * drifted from the real function's would pass them on shifted. */
+typedef uint32_t crc_fn(uint32_t crc, const void *data, size_t bytes);
+typedef mt_status open_fn(mt_image *img, const void *image, size_t image_bytes);
+typedef mt_status layout_fn(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan);
+typedef mt_status build_fn(const mt_image *img, const mt_train_config *cfg, const mt_memory_plan *given,
+                           uint8_t *arena, size_t arena_bytes, mt_memory_plan *plan, mt_session **session);
+typedef mt_status lifetimes_fn(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
+typedef uint64_t place_fn(mt_sharing *sh, int32_t *order);
+crc_fn *const header_crc = mt_crc32_update;
+open_fn *const header_open = mt_image_open;
+layout_fn *const header_layout = mt_plan_layout;
+build_fn *const header_build = mt_plan_build;
+lifetimes_fn *const header_lifetimes = mt_plan_lifetimes;
+place_fn *const header_place = mt_share_place;
+
+crc_fn __real_mt_crc32_update, __wrap_mt_crc32_update;
 uint32_t __wrap_mt_crc32_update(uint32_t crc, const void *data, size_t bytes)
 {
     if (seen.image && data == seen.image + 16 && bytes == seen.image_bytes - 16u) ++seen.crc_passes;
     return __real_mt_crc32_update(crc, data, bytes);
 }
 
-mt_status __real_mt_image_open(mt_image *img, const void *image, size_t image_bytes);
-mt_status __wrap_mt_image_open(mt_image *img, const void *image, size_t image_bytes);
+open_fn __real_mt_image_open, __wrap_mt_image_open;
 mt_status __wrap_mt_image_open(mt_image *img, const void *image, size_t image_bytes)
 {
     ++seen.validations;
     return __real_mt_image_open(img, image, image_bytes);
 }
 
-mt_status __real_mt_plan_layout(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan);
-mt_status __wrap_mt_plan_layout(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan);
+layout_fn __real_mt_plan_layout, __wrap_mt_plan_layout;
 mt_status __wrap_mt_plan_layout(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan)
 {
     ++seen.plans;
     return __real_mt_plan_layout(img, cfg, plan);
 }
 
-mt_status __real_mt_plan_build(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, size_t arena_bytes,
-                               mt_memory_plan *plan, mt_session **session);
-mt_status __wrap_mt_plan_build(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, size_t arena_bytes,
-                               mt_memory_plan *plan, mt_session **session);
-mt_status __wrap_mt_plan_build(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, size_t arena_bytes,
-                               mt_memory_plan *plan, mt_session **session)
+build_fn __real_mt_plan_build, __wrap_mt_plan_build;
+mt_status __wrap_mt_plan_build(const mt_image *img, const mt_train_config *cfg, const mt_memory_plan *given,
+                               uint8_t *arena, size_t arena_bytes, mt_memory_plan *plan, mt_session **session)
 {
     ++seen.builds;
-    return __real_mt_plan_build(img, cfg, arena, arena_bytes, plan, session);
+    return __real_mt_plan_build(img, cfg, given, arena, arena_bytes, plan, session);
 }
 
-mt_status __real_mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
-mt_status __wrap_mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
+lifetimes_fn __real_mt_plan_lifetimes, __wrap_mt_plan_lifetimes;
 mt_status __wrap_mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt)
 {
     ++seen.analyses;
     return __real_mt_plan_lifetimes(img, f, B, lt);
 }
 
-uint64_t __real_mt_share_place(mt_sharing *sh, int32_t *order);
-uint64_t __wrap_mt_share_place(mt_sharing *sh, int32_t *order);
+place_fn __real_mt_share_place, __wrap_mt_share_place;
 uint64_t __wrap_mt_share_place(mt_sharing *sh, int32_t *order)
 {
     ++seen.searches;
