@@ -22,6 +22,7 @@ package("microtrain", files=(
     "_platform.py",
     "_random.py",
     "backend/__init__.py",
+    "backend/_abi_fields.py",
     "backend/js_backend.py",
     "backend/loader.py",
     "config.py",

@@ -1,8 +1,8 @@
 """The pure modules under a real MicroPython, over the core compiled to wasm32.
 
 MicroPython's WebAssembly port (npm, tools/micropython/package.json) runs on Node with the
-files of py_facade/manifest.py; tools/micropython/microtrain_wasm.mjs exposes the core
-(CMake preset wasm32-wasi) to it as the backend. examples/micropython_digits.py then
+files of py_facade/manifest.py; microtrain/backend/microtrain_wasm.mjs (in the package, beside
+js_backend.py) exposes the core (CMake preset wasm32-wasi) to it as the backend. examples/micropython_digits.py then
 fine-tunes the digits MLP through lite.Session, DataLoader, metrics and the training loop,
 and must end with the host's weights bit for bit (same image, config and batch order).
 

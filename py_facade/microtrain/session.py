@@ -266,10 +266,16 @@ class Session(SessionState, SessionPersistence):
                              % (_INT32_MAX, batch_size))
 
     def _bind(self, config, arena=None):
-        """Plan ``config`` (a refusal leaves everything as it was), then open a new backend
-        session on the current weights and drop the old one."""
+        """Plan ``config`` on the current weights (a refusal leaves everything as it was), then
+        open a session from that plan and drop the old one: the image is validated and
+        planned once, by the plan; the backend that plans is the one that opens."""
+        image = self._current_image()
+        if not self._compiled or arena is not None:
+            backend = self._backend  # with an arena given, the old session closes first (below)
+        else:
+            backend = self._new_backend()  # the old session stays intact until this one opens
         try:
-            plan = self._backend.plan(self._image, config)
+            plan = backend.plan(image, config)
         except MicrotrainError as error:
             if error.status == _backend.MT_ERR_BAD_ARGUMENT and error.op_index < 0:
                 raise MicrotrainError(error.status, "%s; batch_size %d, %s" % (
@@ -281,19 +287,13 @@ class Session(SessionState, SessionPersistence):
                                       "buffers); use a smaller batch_size or train fewer ops"
                                       % (error.message, config["batch_size"]), error.function)
             raise
-        image = self._current_image()
-        if not self._compiled:
-            backend = self._backend
-        elif arena is None:
-            backend = self._new_backend()  # the old session stays intact until this one opens
-        else:
+        if self._compiled and arena is not None:
             # the caller's arena may be the one the old session lives in: that one goes first
             self._backend.close()
             self._image = image
             self._reset_compiled_state()
-            backend = self._backend
         try:
-            backend.open(image, config, arena)
+            backend.open(plan, arena)
         except MemoryError as error:
             raise MemoryError("the arena of %d bytes that batch_size %d needs cannot be "
                               "allocated (%s); use a smaller batch_size or train fewer ops"
