@@ -118,10 +118,11 @@ def build_profile(board, folder, steps, work, spec=SPEC, cache=None):
         return info, _image.read_image(handle.read())
 
 
-def run_profile(info, steps, plugin, rhist=None):
+def run_profile(info, steps, plugin, rhist=None, program="bench_profile"):
     """{region: instructions per step} of one run of the profile program (``steps`` train
-    steps); with ``rhist`` a path, the plugin also writes its histogram per region there."""
-    table = symbols(info["bench_profile"], info["nm"])
+    steps); with ``rhist`` a path, the plugin also writes its histogram per region there.
+    ``program``: another program of the build that marks regions as it does (info[program])."""
+    table = symbols(info[program], info["nm"])
     marks, _ = table["mt_fw_profile_marks"]
     mark_fn, mark_size = table["mt_op_profile_mark"]
     with tempfile.TemporaryDirectory() as scratch:
@@ -130,7 +131,7 @@ def run_profile(info, steps, plugin, rhist=None):
             plugin, out, marks, mark_fn & ~1, (mark_fn & ~1) + mark_size)
         if rhist:
             argument += ",rhist=" + rhist
-        status, text, errors = firmware.run(info, "bench_profile", timeout=900,
+        status, text, errors = firmware.run(info, program, timeout=900,
                                             extra_qemu_args=["-plugin", argument])
         if status != 0:
             raise FirmwareError("%s: %s%s" % (info["board"], text, errors))

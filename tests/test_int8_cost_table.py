@@ -1,8 +1,9 @@
 """The int8 per-op cost table's generator (benchmarks/arm_int8_ops.py) without QEMU: the MACs
 it divides by (benchmarks/op_work.py) against counts made by hand, its zoo (int8_zoo.py)
 against the MobileNetV2 whose layer shapes it claims, what each instruction is charged to,
-how a streamed expansion joins its depthwise's row, the README block it writes, and the
-published figures' conversions (int8_published.py). The QEMU runs are benchmarks only."""
+how a streamed expansion joins its depthwise's row, the README block it writes, the
+published figures' conversions (int8_published.py) and the layer table of CMSIS-NN's run
+(cmsis_nn_ops.py). The QEMU runs are benchmarks only."""
 
 import os
 import sys
@@ -17,6 +18,7 @@ from microtrain.nn import image as _image
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO_ROOT, "benchmarks"))
 import arm_int8_ops  # noqa: E402
+import cmsis_nn_ops  # noqa: E402
 import int8_published  # noqa: E402
 import int8_zoo  # noqa: E402
 import op_work  # noqa: E402
@@ -206,3 +208,24 @@ def test_published_figures_convert_as_documented():
     macs, cmsis, te, speedup = tinyengine["mcunet-in0"]
     assert cmsis == pytest.approx(51e-3 * 480e6 / 6.4e6) and te == pytest.approx(25e-3 * 480e6 / 6.4e6)
     assert speedup == pytest.approx(51 / 25)
+
+
+def test_cmsis_nn_layer_table_is_the_zoo(zoo):
+    """benchmarks/cmsis_nn_ops.py's C table: each measured zoo op once, at its region, with the
+    padding before as TFLite's SAME puts it and the zero points of the image"""
+    _, image, layers = zoo
+    rows = dict(cmsis_nn_ops.layer_rows(image, layers))
+    assert len(rows) == 15  # the 14 rows of the table, the streamed pair as its two ops
+    assert rows[0] == "{CONV, 1, 128, 128, 3, 16, 3, 2, 0, 0, 64, 64, 0, -128}"
+    assert rows[1] == "{DEPTHWISE, 4, 64, 64, 16, 16, 3, 1, 1, 1, 64, 64, -128, -128}"
+    mean = [text for text in rows.values() if text.startswith("{AVERAGE_POOL")]
+    assert mean == ["{AVERAGE_POOL, 43, 4, 4, 1280, 1280, 4, 1, 0, 0, 1, 1, -128, -128}"]
+    text = cmsis_nn_ops.header(image, layers)
+    assert "#define CMSIS_NN_FLASH_WEIGHT_BYTES 1280000u" in text
+    assert int(text.split("CMSIS_NN_ARENA_BYTES ")[1].split("u")[0]) >= 64 * 64 * (8 + 48)
+    fake = {"mps2-an500": {"core": "M7", "regions": {o: 100.0 * (o + 1) for o in rows}}}
+    _, lines = cmsis_nn_ops.table(fake, image, layers)
+    pair = [line for line in lines if line[0] == int8_zoo.STREAMED]
+    assert len(lines) == 14 and len(pair) == 1
+    work = 64 * 64 * 8 * 48 + (31 * 3 + 2) ** 2 * 48
+    assert pair[0][3] == "%.2f" % ((400.0 + 500.0) / work)  # ops 3 and 4, summed
