@@ -33,6 +33,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 
@@ -397,10 +398,10 @@ def mobilenet_block(results):
     for board in [b for b in SPLIT_BOARDS if b in results]:
         r = results[board]
         header, lines = split_table(r, shares=True)
-        parts += ["%s (`%s`): the int8 ops of the MobileNetV2's step, %d instructions for %d "
-                  "MACs (%.2f a MAC, Adds and Mean included), their layers summed by kind:"
-                  % (r["core"], board, round(r["total"]), r["macs"], r["total"] / r["macs"]), "",
-                  render(header, lines, True), ""]
+        sentence = ("%s (`%s`): the int8 ops of the MobileNetV2's step, %d instructions for %d "
+                    "MACs (%.2f a MAC, Adds and Mean included), their layers summed by kind:"
+                    % (r["core"], board, round(r["total"]), r["macs"], r["total"] / r["macs"]))
+        parts += textwrap.wrap(sentence, 96, break_on_hyphens=False) + ["", render(header, lines, True), ""]
     parts.append("<!-- arm-int8-mobilenet:end -->")
     return "\n".join(parts)
 
