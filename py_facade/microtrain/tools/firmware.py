@@ -126,11 +126,14 @@ def _run_checked(command, what, cwd=None, quiet=True):
                                ":\n" + result.stdout if quiet else ""))
 
 
-def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
+def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None, targets=None,
+          cache=None):
     """Configure preset ``board`` in ``build_dir`` on the generated data and build the
     firmware and benchmark programs; return microtrain_board.json (paths, how to run).
     ``ops``: the op names to build kernels for (CMake's MT_OPS, e.g. ["dense", "relu",
-    "softmax"]); None builds every op."""
+    "softmax"]); None builds every op. ``targets``: the CMake targets to build instead of
+    the three programs (benchmarks/arm_ops.py: microtrain_bench_profile); ``cache``: more
+    cache entries for the configure step, {name: value}."""
     if board not in board_presets(source_dir):
         raise FirmwareError("unknown board %r; the presets are %s"
                             % (board, ", ".join(board_presets(source_dir))))
@@ -140,9 +143,10 @@ def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
         configure.append("-DMT_BENCH_STEPS=%d" % bench_steps)
     # always given, so a build folder reused with another choice does not keep the old one
     configure.append("-DMT_OPS=" + ";".join(ops or ()))
+    configure += ["-D%s=%s" % item for item in sorted((cache or {}).items())]
     _run_checked(configure, "configuring preset %s" % board, cwd=source_dir)
-    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target",
-                  "microtrain_firmware", "microtrain_bench", "microtrain_bench_base"],
+    targets = targets or ("microtrain_firmware", "microtrain_bench", "microtrain_bench_base")
+    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target"] + list(targets),
                  "building %s" % board)
     with open(os.path.join(build_dir, "microtrain_board.json")) as handle:
         return json.load(handle)
