@@ -110,6 +110,7 @@ class Session(SessionState, SessionPersistence):
         self._train_metrics = []
         self._eval_metrics = []
         self._trainable_text = None
+        self._trainable_given = None
         self._trained = []
         self._accumulating = False
         self._reset_grad_pending = False
@@ -130,6 +131,16 @@ class Session(SessionState, SessionPersistence):
         if self._inference_only:
             raise RuntimeError("call compile() before %s(): this session was bound for "
                                "inference only" % what)
+
+    def _require_trainable(self, function):
+        """Refuse a step that would update weights when the compiled choice trains none
+        (the core would answer MT_ERR_STATE without saying why)."""
+        if not self._plan["num_trained_params"]:
+            raise MicrotrainError(MT_ERR_STATE, "nothing is trainable: the session was "
+                                  "compiled with %s, which trains no weight (0 and [] mean "
+                                  "inference only); compile again with trainable='all', a "
+                                  "count of layers or the layers to train (microtrain info "
+                                  "lists them)" % self._trainable_given, function)
 
     @property
     def closed(self):
@@ -228,6 +239,8 @@ class Session(SessionState, SessionPersistence):
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)
+            self._trainable_given = "num_trainable_ops=%d" % num_trainable_ops if \
+                num_trainable_ops is not None else "trainable=%r" % (trainable,)
             self._trainable_text = _trainable.describe(
                 count, mask, bias_mode, self._layer_ops, op_weights,
                 None if layer_names is None else [n[0] for n in layer_names])
@@ -411,6 +424,8 @@ class Session(SessionState, SessionPersistence):
         """
         with self._lock:
             self._require_training("train_step")
+            self._require_trainable("mt_session_train_step" if update else
+                                    "mt_session_accumulate")
             fast = self._fast if update else None
             n = fast.write(inputs, expecteds) if fast is not None else 0
             if n:  # exact float32 arrays: checked and copied by the lean path

@@ -2,8 +2,8 @@
 
 The loop uses the session's public methods only (``train_step``, ``eval_step``, ``infer``,
 counters, checkpoints, schedulers, ``train_metrics`` / ``eval_metrics``), plus
-``_require_training`` for the "call compile() before train()" check; ``Session.train`` and
-friends call these functions.
+``_require_training`` / ``_require_trainable`` for the "call compile() before train()" and
+"nothing is trainable" checks; ``Session.train`` and friends call these functions.
 
     history = sess.train(DataLoader(x, y, batch_size=16, shuffle=True, seed=0), epochs=5,
                          validation_split=0.2, checkpoint_path="ck.bin")
@@ -233,6 +233,7 @@ def train(session, data_loader, epochs=1, validation_split=0.0, checkpoint_path=
             refused step changes nothing.
     """
     session._require_training("train")
+    session._require_trainable("mt_session_train_step")
     begin = clock_ms()
     if not is_integer(epochs) or epochs < 0:
         raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
