@@ -307,3 +307,28 @@ def test_one_vocabulary_one_set_of_defaults_and_hints_that_say_what_to_change(fi
                         arguments.loss, arguments.batch_size)
     assert spec.loss.name == "sparse_categorical_crossentropy"
     assert (spec.optimizer.name, spec.batch_size) == ("sgd", 16)
+
+
+def test_flat_rows_for_a_multi_dimensional_input(files, tmp_path):
+    """Raw files hold flat rows; a .npy of flat rows [N, 8] fits a (4, 2) input as well, in
+    the CLI and in the firmware's data set."""
+    model = microtrain.Sequential([layers.Flatten(), layers.Dense(3), layers.Softmax()],
+                                  input_shape=(4, 2), seed=0)
+    model.save(str(tmp_path / "grid.mtm"))
+    flat = np.fromfile(files / "x.bin", "<f4").reshape(50, 8)
+    np.save(tmp_path / "flat.npy", flat)
+    np.save(tmp_path / "shaped.npy", flat.reshape(50, 4, 2))
+    outputs = []
+    for x in (files / "x.bin", tmp_path / "flat.npy", tmp_path / "shaped.npy"):
+        result = run("train", tmp_path / "grid.mtm", "--x", x, "--y", files / "y.bin",
+                     "--epochs", 1, "-v", 2, "--export", tmp_path / ("out_%s.mtm" % x.stem))
+        assert result.returncode == 0, result.stderr
+        outputs.append((tmp_path / ("out_%s.mtm" % x.stem)).read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+    result = run("train", tmp_path / "grid.mtm", "--x", files / "labels.bin", "--y",
+                 files / "y.bin", "--epochs", 1)
+    assert_one_line_error(result)
+    from microtrain.tools.firmware_training import Dataset
+    y = np.eye(3, dtype="<f4")[np.zeros(50, int)]
+    conformed = Dataset(flat, y).conform((4, 2), (3,), False)
+    assert conformed.x.shape == (50, 4, 2) and np.array_equal(conformed.x.reshape(50, 8), flat)

@@ -594,3 +594,29 @@ def test_multi_input_model():
         session.infer([a, b[:2]])
     with pytest.raises(ValueError, match=r"input 1 must have shape \(n, 5\)"):
         session.infer([a, a])
+
+
+def test_flat_rows_where_the_input_has_several_dimensions():
+    """The board and the CLI read flat rows [N, 150]; a session whose input is (10, 5, 3)
+    takes them too (reshaped, a view), with the bits of the shaped rows, and says so when
+    neither layout fits."""
+    def session():
+        model = microtrain.Sequential([layers.Conv2D(4, 3, activation="relu"),
+                                       layers.Flatten(), layers.Dense(3), layers.Softmax()],
+                                      input_shape=(10, 5, 3), seed=0)
+        s = microtrain.TrainSession(model)
+        s.compile("adam", "categorical_crossentropy", batch_size=8)
+        return s
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 10, 5, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)]
+    shaped, flat = session(), session()
+    for _ in range(3):
+        assert shaped.train_step(x, y)["loss"] == flat.train_step(x.reshape(8, 150), y)["loss"]
+    assert shaped.weights_crc32() == flat.weights_crc32()
+    np.testing.assert_array_equal(shaped.predict(x), flat.predict(x.reshape(8, 150)))
+    assert flat.evaluate(x.reshape(8, 150), y) == shaped.evaluate(x, y)
+    with pytest.raises(ValueError, match=r"input 0 must have shape \(n, 10, 5, 3\) or flat rows "
+                                         r"\(n, 150\), got \(8, 149\)"):
+        flat.train_step(x.reshape(8, 150)[:, :149], y)

@@ -116,6 +116,9 @@ def _read_file(path, sample_shape, dtype, what):
     _regular_file(path, what)
     if path.endswith(".npy"):
         array = np.load(path, mmap_mode="r", allow_pickle=False)
+        width = int(np.prod(sample_shape, dtype=np.int64))
+        if len(sample_shape) > 1 and array.ndim == 2 and array.shape[1] == width:
+            array = array.reshape((len(array),) + tuple(sample_shape))  # flat rows, as raw
         if tuple(array.shape[1:]) != tuple(sample_shape):
             raise ValueError("%s %s holds samples of shape %s, the model needs %s"
                              % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))

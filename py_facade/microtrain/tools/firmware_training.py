@@ -78,12 +78,15 @@ class Dataset:
         return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))
 
     def conform(self, input_dims, output_dims, sparse_labels, int8_input=False):
-        """Check shapes against the model and convert to float32 rows / int32 labels; the
-        rows of an int8 input (a quantized image) stay int8, any length (the C sources hold
+        """Check shapes against the model and convert to float32 rows / int32 labels (flat
+        rows [N, D] are taken for a multi-dimensional input); the rows of an int8 input (a quantized image) stay int8, any length (the C sources hold
         them back to back)."""
         def rows(x, y, what):
             x = np.asarray(x)
             y = np.asarray(y)
+            width = int(np.prod(input_dims, dtype=np.int64))
+            if len(input_dims) > 1 and x.ndim == 2 and x.shape[1] == width:
+                x = x.reshape((len(x),) + tuple(input_dims))  # flat rows, as the C sources
             if x.ndim < 1 or tuple(x.shape[1:]) != tuple(input_dims) or len(x) == 0:
                 raise FirmwareError("%s x has shape %s; the model takes (N, %s), N >= 1"
                                     % (what, x.shape, ", ".join(map(str, input_dims))))
