@@ -137,6 +137,20 @@ def float_rows(value, dims, what, batch_size):
     return n, flat, value
 
 
+def looks_like_labels(value):
+    """True for integer class labels: an integer array [n] or [n, 1], or a sequence of ints
+    (what a float loss is given by mistake instead of one-hot rows)."""
+    if _is_array(value):
+        shape = tuple(value.shape)
+        return value.dtype.kind in "iu" and (len(shape) == 1 or (len(shape) == 2 and
+                                                                  shape[1] == 1))
+    try:
+        items = [value[i] for i in range(min(len(value), 8))]
+    except TypeError:
+        return False
+    return bool(items) and all(is_integer(item) for item in items)
+
+
 def label_rows(value, classes, batch_size):
     """(n, values, metric rows) of integer labels in [0, classes), shape (n,) or (n, 1).
     A list is checked label by label (as under MicroPython: True or 3.0 are not labels),

@@ -166,7 +166,9 @@ class Session(SessionState, SessionPersistence):
             optimizer: "sgd", "adam", "adamw" or a ``microtrain.optimizers`` instance
             loss:      a name of ``microtrain.losses.ALIASES`` ("mse", "cce", "scce", ...) or
                        a ``losses`` instance; applied to model output 0
-            metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0
+            metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0;
+                       "accuracy" is the loss's accuracy, as in Keras (sparse categorical
+                       for scce, binary for bce, else categorical)
             batch_size: B, the rows of every buffer; steps take 1..B rows
             trainable: what trains (``microtrain.trainable``): "all" (default), an int N (the
                        last N layers with weights; 0 = inference only), a list of layer
@@ -199,7 +201,7 @@ class Session(SessionState, SessionPersistence):
             start = clock_ms()
             optimizer = _optimizers.get(optimizer)
             loss = _losses.get(loss)
-            metric_list = _metrics.get_list(metrics)
+            metric_list = _metrics.get_list(metrics, loss, self._outputs[0][1])
             self._check_batch_size(batch_size)
             proximal_mu = self._checked_mu(proximal_mu)
             if num_trainable_ops is not None:
@@ -373,8 +375,17 @@ class Session(SessionState, SessionPersistence):
             if rows != n:
                 raise ValueError("got %d input rows but %d labels" % (n, rows))
         else:
-            rows, flat, metric_rows = _feed.float_rows(expecteds, self._outputs[0][1],
-                                                       "expecteds", self._batch_size)
+            dims = self._outputs[0][1]
+            try:
+                rows, flat, metric_rows = _feed.float_rows(expecteds, dims, "expecteds",
+                                                           self._batch_size)
+            except ValueError as error:
+                if len(dims) == 1 and dims[0] > 1 and _feed.looks_like_labels(expecteds):
+                    raise ValueError("%s: these look like integer class labels, which need "
+                                     "loss='sparse_categorical_crossentropy' ('scce'); "
+                                     "%s takes rows of %d values (one-hot for classes)"
+                                     % (error, self._loss.name, dims[0]))
+                raise
             if rows != n:
                 raise ValueError("got %d input rows but %d expected rows" % (n, rows))
         return flat, metric_rows

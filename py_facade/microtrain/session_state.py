@@ -337,13 +337,14 @@ class SessionState:
 
     # ---------------------------------------------------------------- loop
 
-    def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
-              callbacks=None, verbose=1, scheduler=None, validation_data=None,
-              on_numeric_error="raise"):
-        """Train for ``epochs`` epochs; a ``History``. See ``microtrain.training.train``."""
+    def train(self, data_loader, expecteds=None, epochs=1, validation_split=0.0,
+              checkpoint_path=None, callbacks=None, verbose=1, scheduler=None,
+              validation_data=None, on_numeric_error="raise", line_format="keras"):
+        """Train for ``epochs`` epochs on a loader, ``(x, y)`` or ``x, y`` as Keras's fit
+        takes them; a ``History``. See ``microtrain.training.train``."""
         return _training.train(self, data_loader, epochs, validation_split, checkpoint_path,
                                callbacks, verbose, scheduler, validation_data,
-                               on_numeric_error)
+                               on_numeric_error, expecteds, line_format)
 
     def evaluate(self, data_loader, expecteds=None):
         """Loss and metrics over a loader or ``x, y``; see ``microtrain.training.evaluate``."""

@@ -217,7 +217,8 @@ def run_train(args):
         _print_parameters(args, session, optimizer, loss)
         history = session.train(loader, epochs=args.epochs,
                                 validation_split=args.validation_split,
-                                checkpoint_path=args.checkpoint, verbose=args.verbose)
+                                checkpoint_path=args.checkpoint, verbose=args.verbose,
+                                line_format="onert_train")
         if args.export:
             session.export_model_for_inference(args.export)
             print("exported %s" % args.export)

@@ -16,7 +16,6 @@ _ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
 _ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
 _ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
 _ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
-_SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
 
 
 class UsageError(Exception):
@@ -62,11 +61,11 @@ def _metric_name(text):
     key = text.strip().lower()
     if key in _ONERT_METRICS:
         return _ONERT_METRICS[key]
-    name = _SHORT_METRICS.get(key, key)
-    if name not in _metrics.ALIASES:
-        raise argparse.ArgumentTypeError("unknown metric %r (%s, or onert's 0)"
-                                         % (text, ", ".join(sorted(_metrics.ALIASES))))
-    return name
+    if key not in _metrics.ALIASES and key not in _metrics.LOSS_DEPENDENT:
+        raise argparse.ArgumentTypeError(
+            "unknown metric %r (%s, or onert's 0)"
+            % (text, ", ".join(sorted(list(_metrics.ALIASES) + list(_metrics.LOSS_DEPENDENT)))))
+    return key  # "accuracy" is resolved from the loss by compile(), as in Keras
 
 
 def _positive_int(text):
@@ -189,8 +188,9 @@ def _add_data(parser, required):
     parser.add_argument("--data-length", "--data_length", dest="data_length",
                         type=_positive_int, default=None, help="use the first N samples")
     parser.add_argument("--metric", dest="metrics", action="append", type=_metric_name,
-                        default=None, help="categorical_accuracy, sparse_categorical_accuracy, "
-                        "binary_accuracy, mse, mae (onert: 0); repeatable")
+                        default=None, help="accuracy (the loss's, as in Keras), categorical_accuracy, "
+                        "sparse_categorical_accuracy, binary_accuracy, mse, mae (onert: 0); "
+                        "repeatable")
     parser.add_argument("--load-checkpoint", "--load_checkpoint", dest="load_checkpoint",
                         metavar="CK", help="start from this checkpoint")
 
