@@ -620,3 +620,36 @@ def test_flat_rows_where_the_input_has_several_dimensions():
     with pytest.raises(ValueError, match=r"input 0 must have shape \(n, 10, 5, 3\) or flat rows "
                                          r"\(n, 150\), got \(8, 149\)"):
         flat.train_step(x.reshape(8, 150)[:, :149], y)
+
+
+def test_set_weights_takes_the_trained_subset_or_a_dict_by_tensor():
+    """What a fleet sends back (the trained tensors, keyed t<index>) goes into a session as
+    it is: the trained ones in order, or a dict; the frozen weights stay."""
+    session = compiled_classifier(trainable=1)  # the last Dense: weights 2 and 3
+    before = session.get_weights()
+    indices = [index for index, _ in session.model_description()["params"]]
+    trained = session.trained_tensors()
+    assert trained == indices[2:]
+    session.set_weights([before[2] + 1, before[3] + 2])
+    after = session.get_weights()
+    for position, shift in ((0, 0), (1, 0), (2, 1), (3, 2)):
+        np.testing.assert_array_equal(after[position], before[position] + shift)
+    session.set_weights({"t%d" % indices[3]: before[3], indices[0]: before[0] * 2})
+    after = session.get_weights()
+    np.testing.assert_array_equal(after[3], before[3])
+    np.testing.assert_array_equal(after[0], before[0] * 2)
+    np.testing.assert_array_equal(after[2], before[2] + 1)
+    crc = session.weights_crc32()
+    for bad, message in (([before[0]], r"4 weight tensors, got 1 arrays; give all of them, "
+                                       r"the 2 trained ones"),
+                         ({"t99": before[0]}, r"no weight tensor 't99'; its weight tensors "
+                                              r"are t\d+, t\d+, t\d+, t\d+"),
+                         ({indices[1]: before[0]}, r"weight 1 must have shape")):
+        with pytest.raises(ValueError, match=message):
+            session.set_weights(bad)
+    assert session.weights_crc32() == crc
+    fresh = microtrain.TrainSession(classifier())
+    with pytest.raises(ValueError, match="trained ones alone are known after compile"):
+        fresh.set_weights(before[2:])
+    fresh.set_weights({indices[0]: before[0] * 2})  # uncompiled: into the image
+    np.testing.assert_array_equal(fresh.get_weights()[0], before[0] * 2)

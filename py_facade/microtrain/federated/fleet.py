@@ -1,12 +1,13 @@
 """A simulated fleet of microtrain devices on Flower's simulation engine (Ray).
 
     microtrain fleet --clients 100 --rounds 20 --model M.mtm --data D.npz \\
-        --strategy fedavg --split dirichlet --alpha 0.5 --seed 0 [--plot accuracy.png]
+        --strategy fedavg --split dirichlet --alpha 0.5 --seed 0 [--export global.mtm] \\
+        [--plot accuracy.png]
 
     from microtrain.federated.fleet import run_fleet
     result = run_fleet("M.mtm", "D.npz", clients=100, rounds=20, strategy="fedavg",
                        split="dirichlet", alpha=0.5, seed=0)
-    print(result.table()); result.weights   # the final global trained tensors
+    print(result.table()); result.save("global.mtm")   # or result.apply(session)
 
 Each virtual device is a microtrain ``ClientApp`` (``microtrain.federated.client``) with its
 own session, laid out in an arena of exactly the size the device would declare (``--arena``
@@ -44,35 +45,83 @@ DEFAULT_LEARNING_RATE = 0.05
 
 
 class FleetResult:
-    """What ``run_fleet`` returns.
+    """What ``run_fleet`` returns: the global model and how the rounds went.
+
+        result.save("global.mtm")      # or .tflite/.onnx: the model for inference
+        result.apply(session)          # into a session of the same model
+        result.crc32 == session.weights_crc32()
 
     Attributes:
         rounds:  [{"round", "clients", "dropped", "accuracy", "loss", "train_loss",
                    "bytes_down", "bytes_up", "seconds"}] for rounds 0 (the initial model:
                    evaluation only) to R
-        weights: the final global trained tensors (numpy float32, session order)
+        weights: every weight tensor of the final global model (numpy float32, in
+                 ``get_weights()`` order): the trained ones as the fleet left them, the
+                 frozen ones as the model image holds them
+        trained_weights: the trained tensors alone (what travelled), in that order
         keys:    their ArrayRecord keys ("t<tensor index>")
+        model:   the model image (bytes) every client started from
         dropped: [(round, partition, reason)] of every dropped reply
         arena_bytes: the arena of one client (the plan's total_bytes)
         seconds: wall time of the whole simulation
     """
 
-    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings):
+    def __init__(self, rounds, trained_weights, keys, dropped, arena_bytes, seconds, settings,
+                 model=None):
         self.rounds = rounds
-        self.weights = weights
+        self.trained_weights = trained_weights
         self.keys = keys
         self.dropped = dropped
         self.arena_bytes = arena_bytes
         self.seconds = seconds
         self.settings = settings
+        self.model = model
+        self._weights = None
+
+    def _session(self):
+        """A session of the fleet's model, compiled as its clients were."""
+        from ..train_session import TrainSession
+        from . import local_round
+        if self.model is None:
+            raise ValueError("this FleetResult holds no model image (model=None): only its "
+                             "trained tensors")
+        session = TrainSession(self.model)
+        try:
+            local_round.compile_session(session, self.settings)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @property
+    def weights(self):
+        if self._weights is None:
+            with self._session() as session:
+                session.set_weights(self.trained_weights)  # the trained subset, in order
+                self._weights = session.get_weights()
+        return self._weights
 
     @property
     def crc32(self):
-        """zlib.crc32 of the final global trained tensors (float32 little-endian)."""
+        """zlib.crc32 over every weight of the global model (float32 little-endian, in
+        get_weights() order): what ``weights_crc32()`` of a session holding it gives."""
         crc = 0
         for weight in self.weights:
             crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
         return crc & 0xFFFFFFFF
+
+    def apply(self, session):
+        """Put the global model's weights into ``session`` (a session of the same model,
+        compiled or not)."""
+        session.set_weights(self.weights)
+
+    def save(self, path, format=None):
+        """Write the global model for inference, atomically: an .mtm image, or by ``format``
+        or the extension a .tflite / .circle / .onnx file
+        (``Session.export_model_for_inference``)."""
+        with self._session() as session:
+            session.set_weights(self.trained_weights)
+            session.export_model_for_inference(path, format)
 
     @property
     def accuracy(self):
@@ -244,7 +293,7 @@ def _collect(task, recorder, elapsed, stream):
         local_round.compile_session(session, task.settings)
         arena = session.memory_plan()["total_bytes"]
     fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings)
+                        arena, elapsed, task.settings, task.model)
     if stream is not None:
         stream.write(fleet.table() + "\n")
         for server_round, partition, reason in fleet.dropped:
@@ -317,6 +366,9 @@ def _parser():
     parser.add_argument("--cpus", type=int, default=2, help="CPUs Ray may use")
     parser.add_argument("--client-cpus", type=float, default=1.0,
                         help="CPUs per simulated client (fractions run more at once)")
+    parser.add_argument("--export", metavar="OUT",
+                        help="write the global model there for inference: an .mtm image, or "
+                             "a .tflite/.circle/.onnx file by its extension")
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
     parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
@@ -356,6 +408,9 @@ def main(argv=None):
                            strategy_options=_strategy_options(args), arena_bytes=args.arena,
                            device=device, isolate=args.isolate, cpus=args.cpus, client_cpus=args.client_cpus,
                            verbose=args.verbose, stream=sys.stdout)
+        if args.export:
+            result.save(args.export)
+            print("global model: %s (weights crc32 0x%08x)" % (args.export, result.crc32))
         if args.plot:
             result.plot(args.plot, "%d clients, %s, %s split" % (args.clients, args.strategy,
                                                                   args.split))
