@@ -23,6 +23,7 @@ package("microtrain", files=(
     "backend/__init__.py",
     "backend/js_backend.py",
     "backend/loader.py",
+    "checkpoint_info.py",
     "config.py",
     "data.py",
     "errors.py",

@@ -333,3 +333,37 @@ def test_flat_rows_for_a_multi_dimensional_input(files, tmp_path):
     y = np.eye(3, dtype="<f4")[np.zeros(50, int)]
     conformed = Dataset(flat, y).conform((4, 2), (3,), False)
     assert conformed.x.shape == (50, 4, 2) and np.array_equal(conformed.x.reshape(50, 8), flat)
+
+
+def test_a_checkpoint_is_evaluated_without_its_training_flags_and_inspected(files, tmp_path):
+    """eval --load-checkpoint takes the checkpoint's optimizer and trained set unless they
+    are given; `microtrain info CK` says what a checkpoint holds; a mismatch says which
+    part differs."""
+    for trainable, held in (("1", "trained tensors: t5 (48 values), t6 (3)"),
+                            ("bias", "trained tensors: t2 (16 values), t6 (3)")):
+        ck = tmp_path / ("ck_%s.bin" % trainable)
+        result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                     files / "y.bin", "--loss", "cce", "--optimizer", "adam", "--trainable",
+                     trainable, "--epochs", 2, "-v", 0, "--checkpoint", ck,
+                     "--export", tmp_path / "trained.mtm")
+        assert result.returncode == 0, result.stderr
+        result = run("info", ck)
+        assert result.returncode == 0, result.stderr
+        assert "checkpoint, format version 2" in result.stdout and "CRC valid" in result.stdout
+        assert "optimizer adam, Adam m and v" in result.stdout
+        assert "step 8, epoch 2, learning rate 0.001 (base 0.001)" in result.stdout
+        assert held in result.stdout, result.stdout
+        evaluated = run("eval", files / "model.mtm", "--x", files / "x.bin", "--y",
+                        files / "y.bin", "--loss", "cce", "--load-checkpoint", ck)
+        assert evaluated.returncode == 0, evaluated.stderr
+        reference = run("eval", tmp_path / "trained.mtm", "--x", files / "x.bin", "--y",
+                        files / "y.bin", "--loss", "cce")
+        line = re.compile(r"^Evaluate 50 samples - loss: \[0\] ([\d.]+)$", re.MULTILINE)
+        assert line.search(evaluated.stdout).group(1) == line.search(reference.stdout).group(1)
+    result = run("eval", files / "model.mtm", "--x", files / "x.bin", "--y", files / "y.bin",
+                 "--loss", "cce", "--load-checkpoint", tmp_path / "ck_1.bin", "--optimizer",
+                 "sgd")
+    assert_one_line_error(result, "MT_ERR_CHECKPOINT_MISMATCH",
+                          "it was saved with optimizer adam, this session has sgd")
+    result = run("info", files / "x.bin")
+    assert_one_line_error(result)

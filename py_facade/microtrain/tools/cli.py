@@ -5,8 +5,10 @@
         --validation-split 0.2 --metric categorical_accuracy --num-of-trainable-ops -1 \\
         --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
+        (with a checkpoint, its optimizer and trained set unless given)
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--proximal-mu 0.01] [--plot arena.png]
+    microtrain info CK                 (what a checkpoint holds)
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
@@ -33,6 +35,7 @@ import time
 
 import numpy as np
 
+from .. import checkpoint_info as _checkpoint_info, config as _config
 from .. import data as _data, losses as _losses, ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
@@ -83,11 +86,53 @@ def _model(path):
     return data
 
 
-def _open_session(args):
+def _checkpoint_summary(path):
+    """What the checkpoint at ``path`` holds (checkpoint_info.read_summary)."""
+    _regular_file(path, "checkpoint")
+    with open(path, "rb") as handle:
+        def read(offset, count):
+            handle.seek(offset)
+            return handle.read(count)
+
+        try:
+            return _checkpoint_info.read_summary(read, os.path.getsize(path))
+        except ValueError as error:
+            raise ValueError("checkpoint %s: %s" % (path, error))
+
+
+def _checkpoint_layers(session, summary):
+    """(layer positions, biases_only) whose training gives exactly the checkpoint's trained
+    tensors: what an evaluation compiles so that the checkpoint fits without the training
+    flags it was saved with."""
+    wanted = [index for index, _ in summary["records"]]
+    parsed = _image.read_image(session.model_image)
+    layer_of = [op["layer"] for op in session.model_description()["ops"]]
+    layers = sorted({layer_of[number] for number, op in enumerate(parsed.ops)
+                     if any(i in wanted for i in op.inputs if i is not None)})
+    biases_only = all(len(parsed.tensors[i].dims) == 1 for i in wanted) and \
+        any(len(parsed.tensors[i].dims) > 1 for number, op in enumerate(parsed.ops)
+            if layer_of[number] in layers for i in op.inputs
+            if i is not None and parsed.tensors[i].flags & _image.FLAG_TRAINABLE)
+    return layers, biases_only
+
+
+def _open_session(args, checkpoint=None):
+    """The session of the command's model, compiled from its flags; ``checkpoint`` (a
+    summary) fills in the optimizer and the trained set when the flags do not give them."""
     from ..train_session import TrainSession
     path = _model_path(args)
     session = TrainSession(_model(path))
-    optimizer = _optimizers.get(args.optimizer)
+    trainable, biases_only = args.trainable, args.biases_only
+    name = args.optimizer or _config.DEFAULT_OPTIMIZER
+    if checkpoint is not None:
+        if args.optimizer is None:
+            name = checkpoint["optimizer"]
+        if args.trainable is None and args.num_trainable_ops is None:
+            trainable, fit_biases = _checkpoint_layers(session, checkpoint)
+            biases_only = biases_only or fit_biases
+    optimizer = _optimizers.get(name)
+    if checkpoint is not None and args.optimizer is None and checkpoint["state_arrays"] == 1:
+        optimizer = _optimizers.SGD(momentum=0.9)  # any momentum keeps the state's size
     if args.learning_rate is not None:
         config = optimizer.get_config()
         config["learning_rate"] = args.learning_rate
@@ -101,8 +146,8 @@ def _open_session(args):
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
     try:
         session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                        trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
-                        biases_only=args.biases_only,
+                        trainable=trainable, num_trainable_ops=args.num_trainable_ops,
+                        biases_only=biases_only,
                         accumulate_gradients=getattr(args, "accumulate_gradients", False),
                         proximal_mu=getattr(args, "proximal_mu", 0.0))
     except ValueError as error:
@@ -227,7 +272,9 @@ def run_train(args):
 
 
 def run_eval(args):
-    path, session, optimizer, loss = _open_session(args)
+    # evaluation updates nothing: a checkpoint's optimizer and trained set need no flags
+    summary = _checkpoint_summary(args.load_checkpoint) if args.load_checkpoint else None
+    path, session, optimizer, loss = _open_session(args, summary)
     with session:
         loader = _loader(args, session, loss)
         if args.load_checkpoint:
@@ -298,6 +345,12 @@ def _flags_text(flags):
 
 
 def run_info(args):
+    path = _model_path(args)
+    with open(path, "rb") as handle:
+        if _checkpoint_info.is_checkpoint(handle.read(4)):
+            print("%s: %s" % (path, "\n".join(_checkpoint_info.describe(
+                _checkpoint_summary(path)))))
+            return 0
     path, session, optimizer, loss = _open_session(args)
     with session:
         parsed = _image.read_image(session.model_image)

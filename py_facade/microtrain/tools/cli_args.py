@@ -156,9 +156,9 @@ def _add_compile(parser, default_loss):
     parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
                         default=_config.DEFAULT_BATCH_SIZE,
                         help="rows per step (default %d, as compile())" % _config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--optimizer", type=_optimizer_name, default=_config.DEFAULT_OPTIMIZER,
-                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s"
-                        % _config.DEFAULT_OPTIMIZER)
+    parser.add_argument("--optimizer", type=_optimizer_name, default=None,
+                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s (eval "
+                        "with --load-checkpoint: the checkpoint's)" % _config.DEFAULT_OPTIMIZER)
     parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
                         type=_positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
