@@ -367,3 +367,52 @@ def test_a_checkpoint_is_evaluated_without_its_training_flags_and_inspected(file
                           "it was saved with optimizer adam, this session has sgd")
     result = run("info", files / "x.bin")
     assert_one_line_error(result)
+
+
+def run_without(modules, *arguments):
+    """``microtrain ARGUMENTS`` in a Python where importing ``modules`` fails, as on a machine
+    without them."""
+    code = ("import sys\nfor name in %r: sys.modules[name] = None\n"
+            "from microtrain.tools import cli\nsys.exit(cli.main(%r))"
+            % (list(modules), [str(a) for a in arguments]))
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PACKAGE_PARENT, environment.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_fleet_is_listed_and_says_what_it_needs_before_it_starts(files, tmp_path):
+    """microtrain --help lists fleet; without Flower its --help works and a run says how to
+    install it; --plot without matplotlib and a bad --export fail before the simulation."""
+    assert re.search(r"^    fleet +simulate a fleet", run("--help").stdout, re.MULTILINE)
+    result = run_without(["flwr"], "fleet", "--help")
+    assert result.returncode == 0 and "--strategy" in result.stdout, result.stderr
+    arguments = ["fleet", "--model", files / "model.mtm", "--data", files / "none.npz"]
+    result = run_without(["flwr"], *arguments)
+    assert_one_line_error(result, "microtrain fleet needs Flower",
+                          "pip install '.[federated]' in microtrain's source tree")
+    result = run_without(["flwr", "matplotlib"], *arguments, "--plot", tmp_path / "a.png")
+    assert_one_line_error(result, "--plot needs matplotlib", "pip install '.[plot]'")
+    for export, message in (("global.bin", "written as .mtm, .tflite, .circle or .onnx"),
+                            ("no/such/folder/g.mtm", "does not exist")):
+        result = run_without(["flwr"], *arguments, "--export", tmp_path / export)
+        assert_one_line_error(result, message)
+
+
+def test_install_hints_name_the_extras_of_pyproject():
+    """microtrain is installed from its source tree: hints say pip install '.[extra]' and
+    name the packages each extra of pyproject.toml holds."""
+    from microtrain import errors
+    root = os.path.dirname(PACKAGE_PARENT)
+    text = open(os.path.join(root, "pyproject.toml")).read()
+    section = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
+    for extra, packages in errors.EXTRAS.items():
+        listed = re.search(r"^%s = \[(.*)\]$" % extra, section, re.MULTILINE).group(1)
+        for name in re.findall(r'"([A-Za-z0-9_.-]+)', listed):
+            assert name in packages, (extra, name, packages)
+        assert errors.install_hint(extra).startswith("pip install '.[%s]' in " % extra)
+    source = "".join(open(os.path.join(folder, name)).read()
+                     for folder, _, names in os.walk(os.path.join(PACKAGE_PARENT, "microtrain"))
+                     for name in names if name.endswith(".py"))
+    assert "pip install 'microtrain[" not in source and "pip install microtrain[" not in source

@@ -24,6 +24,7 @@ import io
 import os
 import re
 import subprocess
+import sys
 import time
 import zlib
 
@@ -145,11 +146,13 @@ def test_a_fleet_with_a_board_in_the_loop_has_the_simulated_fleets_bits(digits, 
     assert [r["loss"] for r in fleet.rounds] == [r["loss"] for r in short_fleet.rounds]
 
 
-def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(digits,
-                                                                           short_fleet):
+def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(
+        digits, short_fleet, caplog):
     out = io.StringIO()
     fleet = run_fleet(digits["model"], digits["data"], rounds=2, stream=out,
                       faults={2: "nan", 5: "die"}, **FLEET)
+    warned = [r.getMessage() for r in caplog.records if r.name == "microtrain.federated"]
+    assert any("round 1: client 5 dropped" in message for message in warned), warned
     assert all(np.all(np.isfinite(w)) for w in fleet.weights)
     for row in fleet.rounds[1:]:
         assert row["clients"] == 8 and row["dropped"] == 2
@@ -160,6 +163,22 @@ def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(digit
     assert "dropped in round 1: client 5" in out.getvalue()
     assert fleet.crc32 != short_fleet.crc32
     assert fleet.rounds[-1]["accuracy"] > fleet.rounds[0]["accuracy"]
+
+
+def test_run_fleet_keeps_flowers_notices_quiet_and_ours_heard(digits):
+    """In a fresh interpreter (Flower imported by run_fleet itself, which sets its logger to
+    DEBUG on import), run_fleet(stream=...) prints the fleet's lines and its own warnings,
+    not Flower's deprecation of run_simulation nor its "fraction_evaluate is set to 0.0"."""
+    code = ("import sys\nfrom microtrain.federated import run_fleet\n"
+            "run_fleet(%r, %r, clients=2, rounds=1, faults={1: 'nan'}, stream=sys.stdout)"
+            % (digits["model"], digits["data"]))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "dropped in round 1: client 1" in result.stdout
+    assert "round 1: client 1 dropped" in result.stderr  # logger microtrain.federated
+    for noise in ("DEPRECATED", "run_simulation", "fraction_evaluate", "\x1b["):
+        assert noise not in result.stdout + result.stderr, (noise, result.stderr[-2000:])
 
 
 def test_a_dead_board_is_a_dropped_client(digits):
@@ -236,6 +255,8 @@ def test_the_fleet_command_prints_the_table(digits, tmp_path):
         assert "0x%08x" % saved.weights_crc32() == printed  # the model the table ends on
     assert "global model: %s (weights crc32 %s)" % (tmp_path / "global.mtm", printed) in \
         result.stdout
+    for noise in ("DEPRECATED", "fraction_evaluate"):  # Flower's notices: --verbose only
+        assert noise not in result.stdout + result.stderr, result.stderr[-2000:]
     bad = subprocess.run(["python", "-m", "microtrain", "fleet", "--model", digits["model"],
                           "--data", digits["data"], "--strategy", "nope"],
                          capture_output=True, text=True, timeout=60, env=env)

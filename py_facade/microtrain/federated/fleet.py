@@ -34,7 +34,9 @@ import zlib
 import numpy as np
 
 from .. import config as _config, losses as _losses, optimizers as _optimizers
+from ..errors import install_hint
 from . import partition as _partition
+from .strategy_names import STRATEGIES
 from .task import FleetTask
 
 # Flower's simulation engine reads these before it starts Ray.
@@ -144,7 +146,7 @@ class FleetResult:
         try:
             import matplotlib
         except ImportError:
-            raise RuntimeError("plotting needs matplotlib: pip install microtrain[plot]")
+            raise RuntimeError("plotting needs matplotlib: %s" % install_hint("plot"))
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         rounds = [row["round"] for row in self.rounds]
@@ -163,6 +165,20 @@ class FleetResult:
         figure.tight_layout()
         figure.savefig(path)
         plt.close(figure)
+
+
+class FlowerMissing(ImportError):
+    """Flower (the ``federated`` extra) is not installed."""
+
+
+def require_flower():
+    """Import Flower's simulation engine (its logger configures itself on import), or raise
+    FlowerMissing saying how to install it."""
+    try:
+        import flwr.simulation  # noqa: F401
+    except ImportError as error:
+        raise FlowerMissing("microtrain fleet needs Flower (%s): %s"
+                            % (error, install_hint("federated")))
 
 
 def _model_bytes(model):
@@ -195,16 +211,20 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
               device=None, isolate=False, cpus=2, client_cpus=1.0, verbose=False,
               stream=None):
     """Run a simulated fleet; returns a ``FleetResult`` (see the module doc). ``strategy``:
-    a name of ``server.STRATEGIES`` or a Flower strategy class; ``proximal_mu`` (FedProx,
+    a name of ``STRATEGIES`` (strategy_names.py) or a Flower strategy class; ``proximal_mu`` (FedProx,
     default 0.01 there) goes to the strategy, which sends it to the clients;
     ``strategy_options``: more keyword arguments of the strategy (FedAdam's eta, ...);
     ``faults``/``device``/``isolate``: see ``FleetTask``; ``stream``: where rounds are printed as they
-    end (None: nowhere)."""
+    end (None: nowhere). Flower's own notices (its INFO lines, the deprecation of
+    run_simulation, "fraction_evaluate is set to 0.0": this fleet evaluates on the server
+    on purpose) are shown with ``verbose`` only; the fleet's own warnings (dropped clients,
+    logger ``microtrain.federated``) always are."""
+    require_flower()
     for name, value in _QUIET_ENV.items():
         os.environ.setdefault(name, value)
-    flower_log = logging.getLogger("flwr")
+    flower_log = logging.getLogger("flwr")  # set to DEBUG by Flower's import, done above
     level = flower_log.level
-    if not verbose:  # Flower's INFO lines and its deprecation notice of run_simulation
+    if not verbose:
         flower_log.setLevel(logging.ERROR)
     try:
         return _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client,
@@ -320,7 +340,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser():
-    from .server import STRATEGIES
     parser = _Parser(prog="microtrain fleet",
                      description="Simulate a fleet of microtrain devices learning together "
                                  "with Flower (its simulation engine and strategies).")
@@ -371,7 +390,8 @@ def _parser():
                              "a .tflite/.circle/.onnx file by its extension")
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
-    parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
+    parser.add_argument("--verbose", action="store_true",
+                        help="Flower's and Ray's logs too (their notices included)")
     return parser
 
 
@@ -387,9 +407,32 @@ def _strategy_options(args):
     return options
 
 
+def _check_plot_and_export(args):
+    """What --plot and --export need, checked before the simulation rather than after it."""
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise RuntimeError("--plot needs matplotlib: %s" % install_hint("plot"))
+    if args.export:
+        lowered = args.export.lower()
+        if not lowered.endswith((".mtm", ".tflite", ".circle", ".onnx")):
+            raise ValueError("--export %s: the global model is written as .mtm, .tflite, "
+                             ".circle or .onnx (by its extension)" % args.export)
+        folder = os.path.dirname(os.path.abspath(args.export))
+        if not os.path.isdir(folder):
+            raise ValueError("--export %s: the folder %s does not exist" % (args.export, folder))
+
+
 def main(argv=None):
     """``microtrain fleet ...``; returns the exit status."""
     args = _parser().parse_args(argv)
+    try:
+        _check_plot_and_export(args)
+        require_flower()
+    except (FlowerMissing, RuntimeError, ValueError) as error:
+        sys.stderr.write("microtrain fleet: error: %s\n" % error)
+        return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)

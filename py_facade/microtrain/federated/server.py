@@ -30,14 +30,9 @@ from flwr.serverapp import ServerApp
 from flwr.serverapp import strategy as _strategies
 
 from . import client as _client
+from .strategy_names import STRATEGIES
 
 LOG = logging.getLogger("microtrain.federated")
-
-# command-line name -> Flower strategy class name
-STRATEGIES = {"fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx",
-              "fedadam": "FedAdam", "fedadagrad": "FedAdagrad", "fedyogi": "FedYogi",
-              "fedmedian": "FedMedian", "fedtrimmedavg": "FedTrimmedAvg", "krum": "Krum",
-              "multikrum": "MultiKrum", "bulyan": "Bulyan", "qfedavg": "QFedAvg"}
 
 
 def _array_bytes(content):

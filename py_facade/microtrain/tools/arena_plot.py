@@ -11,6 +11,7 @@ whole width: the persistent region. Dashed lines mark the arena size and the
 planner's lower bound. matplotlib is optional: ``MissingMatplotlib`` says so.
 """
 
+from ..errors import install_hint
 from . import arena
 
 COLOURS = {
@@ -31,8 +32,8 @@ def _pyplot():
         matplotlib.use("Agg")  # files only: no display needed
         import matplotlib.pyplot as pyplot
     except ImportError:
-        raise MissingMatplotlib("drawing the arena needs matplotlib: pip install matplotlib "
-                                "(or microtrain[plot])") from None
+        raise MissingMatplotlib("drawing the arena needs matplotlib: %s"
+                                % install_hint("plot")) from None
     return pyplot
 
 

@@ -473,10 +473,9 @@ def _firmware(argv):
 
 def _fleet(argv):
     try:
-        from ..federated import fleet
+        from ..federated import fleet  # Flower itself is imported (and checked) by main()
     except ImportError as error:
-        _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
-               % _one_line(error))
+        _error("microtrain.federated could not be imported: %s" % _one_line(error))
         return 2
     return int(fleet.main(list(argv)) or 0)
 

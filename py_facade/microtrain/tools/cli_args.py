@@ -256,4 +256,7 @@ def build_parser():
                         "microtrain convert --help)", add_help=False)
     commands.add_parser("micropython", add_help=False,
                         help="run a script on MicroPython (see microtrain micropython --help)")
+    commands.add_parser("fleet", add_help=False,
+                        help="simulate a fleet of devices learning together with Flower (see "
+                        "microtrain fleet --help; the federated extra)")
     return parser
