@@ -416,3 +416,51 @@ def test_install_hints_name_the_extras_of_pyproject():
                      for folder, _, names in os.walk(os.path.join(PACKAGE_PARENT, "microtrain"))
                      for name in names if name.endswith(".py"))
     assert "pip install 'microtrain[" not in source and "pip install microtrain[" not in source
+
+
+def test_one_spelling_of_what_trains_in_every_command(files, tmp_path):
+    """--trainable (all, bias, N layers with weights, layers by position or name) and onert's
+    --num-of-trainable-ops in train, eval, info, firmware and fleet; the fleet's choice
+    crosses to a device's script and back unchanged."""
+    from microtrain.federated import fleet, local_round
+    from microtrain.tools import firmware
+    for parser in (cli_args_parser("train"), firmware._parser(), fleet._parser()):
+        dests = {}
+        for action in parser._actions:
+            dests.setdefault(action.dest, []).extend(action.option_strings)
+        assert dests["trainable"] == ["--trainable"]
+        assert "--num-of-trainable-ops" in dests["num_trainable_ops"]
+        assert "--num_of_trainable_ops" in dests["num_trainable_ops"]
+    assert fleet._parser().parse_args(["--model", "m", "--data", "d", "--trainable",
+                                       "dense_1,0"]).trainable == ["dense_1", 0]
+    result = run_without(["flwr"], "fleet", "--model", files / "model.mtm", "--data",
+                         files / "none.npz", "--trainable", 1, "--num-of-trainable-ops", 2)
+    assert_one_line_error(result, "give --trainable or --num-of-trainable-ops, not both")
+    for spec in ("all", "bias", 2, -1, [3], ["dense_1", 0]):
+        settings = fleet.make_settings(trainable=spec)
+        assert local_round.settings_from_words(local_round.settings_to_words(settings)) == \
+            settings
+    settings = fleet.make_settings(num_trainable_ops=2)
+    assert local_round.settings_from_words(local_round.settings_to_words(settings)) == settings
+    result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "0,1")
+    assert result.returncode == 2
+    x = np.fromfile(files / "x.bin", "<f4").reshape(50, 8)
+    np.savez(tmp_path / "d.npz", x=x, y=np.fromfile(files / "y.bin", "<f4").reshape(50, 3))
+    for flags, trained in ((["--trainable", "1"], "last 2 ops: layers with weights 1"),
+                           (["--num-of-trainable-ops", "2"], "last 2 ops"),
+                           (["--num-trainable-ops", "2"], "last 2 ops")):  # the old spelling
+        result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                     tmp_path / "d.npz", "--out", tmp_path / "fw", *flags)
+        assert result.returncode == 0, result.stderr
+        record = (tmp_path / "fw" / "firmware.json").read_text()
+        assert '"num_trainable_ops": 2' in record and trained in record, record
+    result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "0,1")
+    assert result.returncode == 2 and "a list of layers needs an op mask" in result.stderr
+
+
+def cli_args_parser(command):
+    from microtrain.tools.cli_args import build_parser
+    parser = build_parser()
+    return [a for a in parser._actions if a.dest == "command"][0].choices[command]

@@ -218,7 +218,7 @@ def test_a_fleets_result_is_the_whole_global_model(digits, short_fleet, tmp_path
     short_fleet.save(str(tmp_path / "global.mtm"))
     with microtrain.TrainSession(str(tmp_path / "global.mtm")) as saved:
         assert saved.weights_crc32() == short_fleet.crc32
-    settings = make_settings("sgd", 0.2, "categorical_crossentropy", 16, trainable=2)
+    settings = make_settings("sgd", 0.2, "categorical_crossentropy", 16, trainable=1)
     with microtrain.TrainSession(image) as session:
         local_round.compile_session(session, settings)
         frozen = session.get_weights()

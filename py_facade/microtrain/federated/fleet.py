@@ -34,8 +34,11 @@ import zlib
 import numpy as np
 
 from .. import config as _config, losses as _losses, optimizers as _optimizers
+from .. import trainable as _trainable
 from ..errors import install_hint
 from . import partition as _partition
+from ..micropython_runner.run import BOARDS
+from ..micropython_runner.romfs import RunnerError
 from .strategy_names import STRATEGIES
 from .task import FleetTask
 
@@ -192,25 +195,36 @@ def _model_bytes(model):
 
 def make_settings(optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
                   loss="categorical_crossentropy", batch_size=_config.DEFAULT_BATCH_SIZE,
-                  trainable=-1, epochs=1, proximal_mu=0.0, seed=0):
-    """The local-round settings (``local_round.SETTING_NAMES``), names checked."""
+                  trainable="all", epochs=1, proximal_mu=0.0, seed=0, num_trainable_ops=None):
+    """The local-round settings (``local_round.SETTING_NAMES``), names checked. What trains
+    is compile()'s ``trainable`` (all, bias, the last N layers with weights, layers by
+    position or name) or onert's ``num_trainable_ops`` (the last N ops), one of them."""
     optimizer = _optimizers.get(optimizer).name
     loss = _losses.get(loss).name
     rate = _optimizers.get(optimizer).get_config()["learning_rate"] if learning_rate is None \
         else float(learning_rate)
-    return {"optimizer": optimizer, "learning_rate": rate, "loss": loss,
-            "batch_size": int(batch_size), "trainable": int(trainable), "epochs": int(epochs),
-            "proximal_mu": float(proximal_mu), "seed": int(seed)}
+    if num_trainable_ops is not None and trainable not in (None, "all"):
+        raise ValueError("give trainable or num_trainable_ops, not both")
+    settings = {"optimizer": optimizer, "learning_rate": rate, "loss": loss,
+                "batch_size": int(batch_size),
+                "trainable": "all" if trainable is None else trainable, "epochs": int(epochs),
+                "proximal_mu": float(proximal_mu), "seed": int(seed)}
+    if num_trainable_ops is not None:
+        settings["num_trainable_ops"] = int(num_trainable_ops)
+    return settings
 
 
 def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dirichlet",
               alpha=0.5, classes_per_client=2, seed=0, epochs=1, batch_size=16,
               optimizer="sgd", learning_rate=DEFAULT_LEARNING_RATE,
-              loss="categorical_crossentropy", trainable=-1, proximal_mu=None, fraction=1.0,
+              loss="categorical_crossentropy", trainable="all", proximal_mu=None, fraction=1.0,
               fraction_evaluate=0.0, strategy_options=None, arena_bytes=None, faults=None,
               device=None, isolate=False, cpus=2, client_cpus=1.0, verbose=False,
-              stream=None):
-    """Run a simulated fleet; returns a ``FleetResult`` (see the module doc). ``strategy``:
+              stream=None, num_trainable_ops=None):
+    """Run a simulated fleet; returns a ``FleetResult`` (see the module doc). What the
+    clients train, and send: ``trainable`` as compile() takes it (all, bias, the last N
+    layers with weights, layers by position or name) or onert's ``num_trainable_ops`` (the
+    last N ops). ``strategy``:
     a name of ``STRATEGIES`` (strategy_names.py) or a Flower strategy class; ``proximal_mu`` (FedProx,
     default 0.01 there) goes to the strategy, which sends it to the clients;
     ``strategy_options``: more keyword arguments of the strategy (FedAdam's eta, ...);
@@ -230,7 +244,8 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
         return _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client,
                     seed, epochs, batch_size, optimizer, learning_rate, loss, trainable,
                     proximal_mu, fraction, fraction_evaluate, strategy_options, arena_bytes,
-                    faults, device, isolate, cpus, client_cpus, verbose, stream)
+                    faults, device, isolate, cpus, client_cpus, verbose, stream,
+                    num_trainable_ops)
     finally:
         flower_log.setLevel(level)
 
@@ -238,7 +253,7 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
 def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
          epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
          fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
-         client_cpus, verbose, stream):
+         client_cpus, verbose, stream, num_trainable_ops):
     from flwr.simulation import run_simulation
     from . import client as _client, server as _server
     image = _model_bytes(model)
@@ -249,7 +264,7 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     elif proximal_mu:
         raise ValueError("proximal_mu is FedProx's: use strategy='fedprox'")
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
-                             0.0, seed)
+                             0.0, seed, num_trainable_ops)
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
     parts = task.parts()  # checks the split here, before Ray starts
@@ -364,8 +379,7 @@ def _parser():
     parser.add_argument("--learning-rate", type=float, default=DEFAULT_LEARNING_RATE)
     parser.add_argument("--loss", default="categorical_crossentropy",
                         choices=sorted(_losses.ALIASES))
-    parser.add_argument("--trainable", type=int, default=-1,
-                        help="train the last N ops on the clients (-1: all)")
+    _trainable.add_arguments(parser)  # what the clients train (and send)
     parser.add_argument("--proximal-mu", type=float, default=None,
                         help="FedProx's mu (with --strategy fedprox; default 0.01)")
     parser.add_argument("--server-lr", type=float, default=None,
@@ -429,6 +443,8 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         _check_plot_and_export(args)
+        trainable, num_trainable_ops = _trainable.resolve_arguments(args.trainable,
+                                                                    args.num_trainable_ops)
         require_flower()
     except (FlowerMissing, RuntimeError, ValueError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
@@ -446,7 +462,8 @@ def main(argv=None):
                            classes_per_client=args.classes_per_client, seed=args.seed,
                            epochs=args.epochs, batch_size=args.batch_size,
                            optimizer=args.optimizer, learning_rate=args.learning_rate,
-                           loss=args.loss, trainable=args.trainable,
+                           loss=args.loss, trainable=trainable,
+                           num_trainable_ops=num_trainable_ops,
                            proximal_mu=args.proximal_mu, fraction=args.fraction,
                            strategy_options=_strategy_options(args), arena_bytes=args.arena,
                            device=device, isolate=args.isolate, cpus=args.cpus, client_cpus=args.client_cpus,

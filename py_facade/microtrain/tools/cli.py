@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import checkpoint_info as _checkpoint_info, config as _config
 from .. import data as _data, losses as _losses, ops as _ops
-from .. import optimizers as _optimizers
+from .. import optimizers as _optimizers, trainable as _trainable
 from ..errors import MicrotrainError
 from ..nn import image as _image
 from . import arena as _arena
@@ -122,7 +122,12 @@ def _open_session(args, checkpoint=None):
     from ..train_session import TrainSession
     path = _model_path(args)
     session = TrainSession(_model(path))
-    trainable, biases_only = args.trainable, args.biases_only
+    try:
+        trainable, num_trainable_ops = _trainable.resolve_arguments(args.trainable,
+                                                                    args.num_trainable_ops)
+    except ValueError as error:
+        raise UsageError(str(error))
+    biases_only = args.biases_only
     name = args.optimizer or _config.DEFAULT_OPTIMIZER
     if checkpoint is not None:
         if args.optimizer is None:
@@ -139,14 +144,10 @@ def _open_session(args, checkpoint=None):
         optimizer = type(optimizer)(**config)
     loss = _losses.get(args.loss)
     loss = type(loss)(reduction=args.reduction)
-    if args.num_trainable_ops is not None and args.trainable is not None:
-        raise UsageError("give --trainable or --num-of-trainable-ops, not both")
-    if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
-        raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
     try:
         session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                        trainable=trainable, num_trainable_ops=args.num_trainable_ops,
+                        trainable=trainable, num_trainable_ops=num_trainable_ops,
                         biases_only=biases_only,
                         accumulate_gradients=getattr(args, "accumulate_gradients", False),
                         proximal_mu=getattr(args, "proximal_mu", 0.0))

@@ -7,7 +7,7 @@ bad flag is one line on stderr and exit status 2 (``UsageError``).
 import argparse
 
 from .. import config as _config, losses as _losses, metrics as _metrics
-from .. import optimizers as _optimizers
+from .. import optimizers as _optimizers, trainable as _trainable
 
 PROG = "microtrain"
 
@@ -124,25 +124,6 @@ def _add_proximal(parser, what):
                         help="FedProx's proximal term mu/2 |w - w_ref|^2 (0: none); " + what)
 
 
-def _trainable_spec(text):
-    """"all", "bias", an int (the last N layers with weights) or a comma-separated list of
-    layer positions or names (an imported .tflite's: dense_1)."""
-    value = text.strip()
-    if value.lower() in ("all", "bias", "biases", "biases_only"):
-        return value.lower()
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
-    if not items or any(not (v.lstrip("-").isdigit() or v[0].isalpha() or v[0] == "_")
-                        for v in items):
-        raise argparse.ArgumentTypeError("expected all, bias, a count of layers with weights "
-                                         "or a comma-separated list of layer positions or "
-                                         "names, got %r" % text)
-    return [int(v) if v.lstrip("-").isdigit() else v for v in items]
-
-
 # ---------------------------------------------------------------- parser
 
 
@@ -168,12 +149,7 @@ def _add_compile(parser, default_loss):
     parser.add_argument("--loss-reduction-type", "--loss_reduction_type", "--reduction",
                         dest="reduction", type=_reduction_name, default="mean",
                         help="mean or sum (onert: 1 = sum over batch size, 2 = sum)")
-    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
-                        dest="num_trainable_ops", type=int, default=None,
-                        help="train the last N ops (-1 all, 0 none)")
-    parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (the last N layers with weights) or layers 3,4 "
-                        "by position (the layer column of microtrain info) or name")
+    _trainable.add_arguments(parser)
     parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
                         action="store_true", help="train only the biases of the trained ops")
 
