@@ -268,6 +268,9 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
     parts = task.parts()  # checks the split here, before Ray starts
+    if task.device:  # its firmware, built now if missing (not by the clients, in parallel)
+        from ..micropython_runner.run import ensure_firmware
+        ensure_firmware(task.device.get("board", "mps2-an500"))
     sizes, held = _partition.describe(parts, task.arrays()["y"])
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),
@@ -390,9 +393,8 @@ def _parser():
                              "refuse)")
     parser.add_argument("--device-clients", default="",
                         help="comma-separated clients that train on an emulated board")
-    parser.add_argument("--board", default="mps2-an500",
-                        help="their board (microtrain micropython's: mps2-an500, "
-                             "mps2-an385, unix)")
+    parser.add_argument("--board", default="mps2-an500", choices=sorted(BOARDS),
+                        help="their board (microtrain micropython's; default mps2-an500)")
     parser.add_argument("--isolate", action="store_true",
                         help="run each client's round in a process of its own (a client "
                              "whose process dies is dropped, the others go on)")
@@ -475,7 +477,7 @@ def main(argv=None):
             result.plot(args.plot, "%d clients, %s, %s split" % (args.clients, args.strategy,
                                                                   args.split))
             print("plot: %s" % args.plot)
-    except (ValueError, OSError, RuntimeError) as error:
+    except (ValueError, OSError, RuntimeError, RunnerError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 1
     return 0

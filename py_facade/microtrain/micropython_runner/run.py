@@ -19,14 +19,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"  # as microtrain firmware uses it
 
-# QEMU machine, firmware file, and where the ROMFS images go (the 16 MiB PSRAM of each board;
-# MicroPython's code, data and heap live in its 4 MiB SSRAM1 at 0).
+# The boards microtrain's MicroPython firmware runs on (tools/micropython/build_firmware.sh
+# builds each; its --list is this list): every Cortex-M board the core runs on, under QEMU,
+# and MicroPython's unix port. Per board: the QEMU machine, the firmware file, the core, and
+# where the ROMFS images and the --out RAM disk go: 16 MiB of RAM the firmware does not
+# otherwise use (PSRAM on the MPS2 boards, DDR on the MPS3; MicroPython's code, data and heap
+# live in SSRAM1, or in the AN547's ITCM and SRAM).
 BOARDS = {
-    "mps2-an500": {"machine": "mps2-an500", "file": "firmware.elf", "data_address": 0x60000000,
-                   "data_bytes": 16 << 20},
-    "mps2-an385": {"machine": "mps2-an385", "file": "firmware.elf", "data_address": 0x21000000,
-                   "data_bytes": 16 << 20},
-    "unix": {"machine": None, "file": "micropython"},
+    "mps2-an385": {"machine": "mps2-an385", "file": "firmware.elf", "core": "Cortex-M3",
+                   "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "mps2-an386": {"machine": "mps2-an386", "file": "firmware.elf", "core": "Cortex-M4F",
+                   "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "mps2-an500": {"machine": "mps2-an500", "file": "firmware.elf", "core": "Cortex-M7",
+                   "data_address": 0x60000000, "data_bytes": 16 << 20},
+    "mps2-an505": {"machine": "mps2-an505", "file": "firmware.elf", "core": "Cortex-M33",
+                   "data_address": 0x80000000, "data_bytes": 16 << 20},
+    "mps3-an547": {"machine": "mps3-an547", "file": "firmware.elf", "core": "Cortex-M55",
+                   "data_address": 0x70000000, "data_bytes": 16 << 20},
+    "unix": {"machine": None, "file": "micropython", "core": "the host"},
 }
 EXIT_TIMEOUT = 124
 
@@ -73,12 +83,43 @@ def firmware_path(board, firmware_dir=None):
 
 
 def build_firmware(boards):
-    """Run tools/micropython/build_firmware.sh for ``boards`` (incremental)."""
+    """Run tools/micropython/build_firmware.sh for ``boards`` (incremental); RunnerError when
+    it fails (its own messages, printed above, say why: offline, no toolchain, ...)."""
     source = source_dir()
     if source is None:
-        raise RunnerError("--build needs microtrain's source tree (tools/micropython/"
-                          "build_firmware.sh); set %s" % ENV_SOURCE_DIR)
-    subprocess.run(["bash", os.path.join(source, _BUILD_SCRIPT)] + list(boards), check=True)
+        raise RunnerError("building the firmware needs microtrain's source tree (tools/"
+                          "micropython/build_firmware.sh); set %s" % ENV_SOURCE_DIR)
+    status = subprocess.run(["bash", os.path.join(source, _BUILD_SCRIPT)] + list(boards)).returncode
+    if status != 0:
+        raise RunnerError("building the MicroPython firmware for %s failed (build_firmware.sh "
+                          "exited with status %d; its messages are above). Offline, give "
+                          "MicroPython's source as MICROPYTHON_TARBALL=/path/to/"
+                          "micropython-1.28.0.tar.gz" % (", ".join(boards), status))
+
+
+def ensure_firmware(board, firmware=None, build=False):
+    """The firmware file of ``board``: ``firmware`` if given, else the default one
+    (``firmware_path``), which is built first when missing (or, with ``build``, brought up
+    to date) if this is microtrain's source tree; RunnerError when there is none."""
+    if board not in BOARDS:
+        raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
+    if firmware:
+        if not os.path.exists(firmware):
+            raise RunnerError("no firmware %s (tools/micropython/build_firmware.sh %s builds "
+                              "microtrain's)" % (firmware, board))
+        return firmware
+    path = firmware_path(board)
+    explicit = os.environ.get(ENV_FIRMWARE_DIR)
+    if build or (not os.path.exists(path) and not explicit and source_dir() is not None):
+        if not os.path.exists(path):
+            sys.stderr.write("microtrain micropython: building the firmware of %s first (once; "
+                             "a minute or two)\n" % board)
+            sys.stderr.flush()
+        build_firmware([board])
+    if not os.path.exists(path):
+        raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
+                          "build_firmware.sh %s` in microtrain's source tree" % (path, board))
+    return path
 
 
 def _qemu_command(board, firmware, images, disk_bytes=0):
@@ -270,13 +311,9 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, out=None
 def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, **options):
     """Run ``script`` (a path) on ``board`` with the ``--data`` files (["HOST=GUEST"]) and
     ``out`` ("HOSTDIR=/GUESTDIR" or None); returns the script's exit status. ``options``
-    go to run_board (stdout, stderr, qemu_args) on the QEMU boards."""
-    if board not in BOARDS:
-        raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
-    firmware = firmware or firmware_path(board)
-    if not os.path.exists(firmware):
-        raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
-                          "build_firmware.sh %s` (or pass --build)" % (firmware, board))
+    go to run_board (stdout, stderr, qemu_args) on the QEMU boards. A board's missing
+    default firmware is built first (``ensure_firmware``)."""
+    firmware = ensure_firmware(board, firmware)
     with open(script) as handle:
         text = handle.read()
     mounts = plan_mounts(data)
