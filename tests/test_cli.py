@@ -464,3 +464,9 @@ def cli_args_parser(command):
     from microtrain.tools.cli_args import build_parser
     parser = build_parser()
     return [a for a in parser._actions if a.dest == "command"][0].choices[command]
+
+
+def test_help_says_which_model_files_work():
+    for command in ("train", "eval", "info", "predict"):
+        text = " ".join(run(command, "--help").stdout.split())
+        assert "an .mtm image, or a .tflite/.circle/.onnx file" in text, (command, text)

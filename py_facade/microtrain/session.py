@@ -64,6 +64,11 @@ def _clone_metric(metric):
 class Session(SessionState, SessionPersistence):
     """A model image and, after ``compile()``, a session of the backend's core.
 
+    One class, three names: ``Session`` runs everywhere (CPython, MicroPython on a board or
+    a JavaScript host); ``TrainSession`` is the same class on CPython with numpy views of
+    the arena added (what the examples and the CLI use there); ``lite.Session`` is this
+    class under the short import MicroPython scripts use (``from microtrain import lite``).
+
     Args:
         model:   a path, bytes, or a built model (``microtrain.Sequential`` / ``Model``,
                  anything with ``to_bytes()``)

@@ -128,9 +128,11 @@ def _add_proximal(parser, what):
 
 
 def _add_model(parser):
-    parser.add_argument("model", nargs="?", metavar="MODEL", help="model image (.mtm)")
+    parser.add_argument("model", nargs="?", metavar="MODEL",
+                        help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
+                        "(converted as it is read)")
     parser.add_argument("--modelfile", "--model", dest="modelfile", metavar="MODEL",
-                        help="model image, as onert_train's --modelfile")
+                        help="the model, as onert_train's --modelfile")
 
 
 def _add_compile(parser, default_loss):
