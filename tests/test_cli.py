@@ -395,7 +395,7 @@ def test_fleet_is_listed_and_says_what_it_needs_before_it_starts(files, tmp_path
     result = run_without(["flwr", "matplotlib"], *arguments, "--plot", tmp_path / "a.png")
     assert_one_line_error(result, "--plot needs matplotlib", "pip install '.[plot]'")
     for export, message in (("global.bin", "written as .mtm, .tflite, .circle or .onnx"),
-                            ("no/such/folder/g.mtm", "does not exist")):
+                            ("no/such/folder/g.mtm", "no folder")):
         result = run_without(["flwr"], *arguments, "--export", tmp_path / export)
         assert_one_line_error(result, message)
 

@@ -184,43 +184,6 @@ def spec_text(spec):
     return str(spec)
 
 
-# The flags of every command that trains (microtrain train/eval/info, firmware, fleet)
-TRAINABLE_HELP = ("what trains: all (default), bias, N (the last N layers with weights), or "
-                  "layers by position (the layer column of microtrain info) or name: 3,4 or "
-                  "dense_1")
-OPS_HELP = "onert_train's spelling: train the last N ops (-1 all, 0 none)"
-
-
-def add_arguments(parser, trainable_default=None):
-    """--trainable and onert's --num-of-trainable-ops on an argparse ``parser`` (CPython
-    commands; dest "trainable" and "num_trainable_ops"); ``resolve_arguments`` checks them."""
-    import argparse  # the commands' (CPython); nothing else here needs it
-
-    def spec(text):
-        try:
-            return parse_spec(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error))
-
-    parser.add_argument("--trainable", type=spec, default=trainable_default,
-                        help=TRAINABLE_HELP)
-    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
-                        dest="num_trainable_ops", type=int, default=None, help=OPS_HELP)
-
-
-def resolve_arguments(trainable, num_trainable_ops, default=None):
-    """(trainable, num_trainable_ops) for compile() from the two flags: at most one given
-    (ValueError otherwise), ops >= -1; ``default`` when neither was."""
-    if num_trainable_ops is not None:
-        if trainable is not None:
-            raise ValueError("give --trainable or --num-of-trainable-ops, not both")
-        if num_trainable_ops < -1:
-            raise ValueError("--num-of-trainable-ops must be >= -1 (-1: all), got %d"
-                             % num_trainable_ops)
-        return None, num_trainable_ops
-    return (default if trainable is None else trainable), None
-
-
 def describe(num_trainable_ops, mask, biases_only, layer_ops=None, op_weights=None,
              layer_labels=None):
     """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "..., biases

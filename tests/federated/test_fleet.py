@@ -224,7 +224,7 @@ def test_a_fleets_result_is_the_whole_global_model(digits, short_fleet, tmp_path
         frozen = session.get_weights()
         keys = ["t%d" % t for t in session.trained_tensors()]
     trained = [frozen[2] + np.float32(0.5), frozen[3] - np.float32(0.25)]
-    result = FleetResult([], trained, keys, [], 0, 0.0, settings, image)
+    result = FleetResult([], trained, keys, [], 0, 0.0, settings, model=image)
     assert len(result.weights) == 4 and len(result.trained_weights) == 2
     expected = frozen[:2] + trained
     assert all(np.array_equal(a, b) for a, b in zip(result.weights, expected))

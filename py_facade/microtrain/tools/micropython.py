@@ -8,19 +8,20 @@ The runner's options come before the script; everything after the script is the 
 (its sys.argv[1:]), so a script may take options of the same names (examples/
 micropython_digits.py has its own --data).
 
-Boards (``micropython_runner.run.BOARDS``: every Cortex-M board the core runs on, under
-qemu-system-arm, and MicroPython's unix port), with the firmware tools/micropython/
+Boards (``micropython_runner.run.BOARDS``: every Cortex-M board the core runs on and RISC-V
+virt, under QEMU, and MicroPython's unix port), with the firmware tools/micropython/
 build_firmware.sh builds into build/micropython/<board>/ of the source tree (found from the
 current directory or $MICROTRAIN_SOURCE_DIR; or $MICROTRAIN_MICROPYTHON_DIR/<board>/; or
 --firmware). A board's missing firmware is built on first use in the source tree (a minute
-or two; the test command builds unix, mps2-an500 and mps2-an385 beforehand):
+or two; the test command builds unix, mps2-an500, mps2-an385 and rv32imac-qemu beforehand):
 
-    mps2-an385   Cortex-M3, soft float                    build/micropython/mps2-an385/firmware.elf
-    mps2-an386   Cortex-M4F (FPv4-SP)                     build/micropython/mps2-an386/firmware.elf
-    mps2-an500   Cortex-M7 (FPv5-D16)                     build/micropython/mps2-an500/firmware.elf
-    mps2-an505   Cortex-M33 (FPv5-SP), secure state       build/micropython/mps2-an505/firmware.elf
-    mps3-an547   Cortex-M55 (Helium, FPv5), secure state  build/micropython/mps3-an547/firmware.elf
-    unix         MicroPython's unix port on the host      build/micropython/unix/micropython
+    mps2-an385     Cortex-M3, soft float                    build/micropython/mps2-an385/firmware.elf
+    mps2-an386     Cortex-M4F (FPv4-SP)                     build/micropython/mps2-an386/firmware.elf
+    mps2-an500     Cortex-M7 (FPv5-D16)                     build/micropython/mps2-an500/firmware.elf
+    mps2-an505     Cortex-M33 (FPv5-SP), secure state       build/micropython/mps2-an505/firmware.elf
+    mps3-an547     Cortex-M55 (Helium, FPv5), secure state  build/micropython/mps3-an547/firmware.elf
+    rv32imac-qemu  RV32IMAC under qemu-system-riscv32       build/micropython/rv32imac-qemu/firmware.elf
+    unix           MicroPython's unix port on the host      build/micropython/unix/micropython
 
 Each has microtrain's pure modules frozen and the native backend ``_microtrain`` built in, so
 ``import microtrain`` and ``microtrain.backend.loader.load()`` work as on a device.
@@ -29,12 +30,12 @@ Files: every ``--data HOST=GUEST`` copies file HOST to the absolute path GUEST, 
 lie in a directory (``/data/digits.mtm``, not ``/digits.mtm``). The files of each top-level
 directory become one read-only ROMFS image (MicroPython's ``vfs.VfsRom``, 16-byte aligned
 file data, so a file's ``memoryview`` can be read in place) mounted at that directory: on the
-boards QEMU loads the images into PSRAM, which the firmware does not otherwise use; on unix
-they are read from temporary files.
+boards QEMU loads the images into RAM the firmware does not otherwise use (PSRAM on the mps2
+boards, DDR on the AN547, DRAM on RISC-V virt); on unix they are read from temporary files.
 
 Files back: ``--out HOSTDIR=/out`` gives the script a writable directory ``/out``; what it
 holds when the script ends is copied into HOSTDIR (created if missing). It is a littlefs RAM
-disk of 1 MiB: in PSRAM on the boards, its files sent back over the UART; on the heap on
+disk of 1 MiB: in that RAM on the boards, its files sent back over the UART; on the heap on
 unix, its files then written to HOSTDIR. (Mounting HOSTDIR as ``vfs.VfsPosix(HOSTDIR)``
 would be simpler on unix, but MicroPython 1.28's VfsPosix with a root builds both paths of
 ``rename`` in one buffer, so the atomic writes of ``save_checkpoint`` fail there.) Close what
@@ -50,6 +51,7 @@ of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` 
 import argparse
 import sys
 
+from .. import _arguments
 from ..micropython_runner.romfs import RunnerError
 from ..micropython_runner.run import BOARDS, ENV_FIRMWARE_DIR, ensure_firmware, run
 
@@ -75,7 +77,8 @@ def _parser():
     parser.add_argument("--build", action="store_true",
                         help="bring the firmware up to date first (tools/micropython/"
                              "build_firmware.sh; a missing one is built anyway)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=600,
+                        help="seconds (default 600)")
     parser.add_argument("script", help="the script; everything after it is its sys.argv[1:]")
     return parser
 
@@ -110,7 +113,7 @@ def main(argv=None):
         firmware = ensure_firmware(args.board, args.firmware, build=args.build)
         return run(args.board, args.script, args.data, script_args, firmware,
                    args.timeout, args.out)
-    except RunnerError as error:
+    except (RunnerError, OSError, ValueError) as error:
         sys.stderr.write("microtrain micropython: %s\n" % error)
         return 2
 
