@@ -436,6 +436,10 @@ def test_one_spelling_of_what_trains_in_every_command(files, tmp_path):
     result = run_without(["flwr"], "fleet", "--model", files / "model.mtm", "--data",
                          files / "none.npz", "--trainable", 1, "--num-of-trainable-ops", 2)
     assert_one_line_error(result, "give --trainable or --num-of-trainable-ops, not both")
+    for flags in (["--trainable", "-2"], ["--num-of-trainable-ops", "-2"]):
+        result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                     files / "y.bin", *flags)
+        assert result.returncode == 2 and "expected" in result.stderr, result.stderr
     for spec in ("all", "bias", 2, -1, [3], ["dense_1", 0]):
         settings = fleet.make_settings(trainable=spec)
         assert local_round.settings_from_words(local_round.settings_to_words(settings)) == \

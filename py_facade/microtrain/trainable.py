@@ -166,9 +166,14 @@ def parse_spec(text):
     if value.lower() in ALL or value.lower() in BIASES:
         return value.lower()
     try:
-        return int(value)
+        count = int(value)
     except ValueError:
-        pass
+        count = None
+    if count is not None:
+        if count < -1:
+            raise ValueError("expected all, bias, a count of layers with weights (-1: all) or "
+                             "a list of layers, got %r" % text)
+        return count
     items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
     if not items or any(not (v.lstrip("-").isdigit() or v[0].isalpha() or v[0] == "_")
                         for v in items):
