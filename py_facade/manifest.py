@@ -25,6 +25,7 @@ package("microtrain", files=(
     "backend/_abi_fields.py",
     "backend/js_backend.py",
     "backend/loader.py",
+    "checkpoint_info.py",
     "config.py",
     "data.py",
     "errors.py",

@@ -21,7 +21,8 @@ Anything else is a ConversionError naming the op, the attribute and what is supp
 
 Only the standard library and numpy are imported here: the parsers (``onnx``,
 ``flatbuffers`` + ``tflite``) load when a file of their format is read or written
-(``pip install 'microtrain[convert]'``). This module is callable: ``microtrain.convert(x)``
+(the ``convert`` extra: ``pip install '.[convert]'`` in microtrain's source tree; microtrain
+is not on PyPI). This module is callable: ``microtrain.convert(x)``
 is ``microtrain.convert.convert(x)``.
 """
 

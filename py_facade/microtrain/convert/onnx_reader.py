@@ -13,6 +13,7 @@ outputs, shared checks), ``onnx_constants`` evaluates constant subgraphs,
 
 import numpy as np
 
+from ..errors import install_hint
 from .graph import Builder, ConversionError, Origin, Value
 from .onnx_constants import ConstantFolding
 from .onnx_layout import LayoutOps
@@ -37,8 +38,8 @@ def _onnx():
         import onnx
         import onnx.numpy_helper  # noqa: F401
     except ImportError as error:
-        raise ImportError("reading .onnx needs the 'onnx' package: pip install "
-                          "'microtrain[convert]'") from error
+        raise ImportError("reading .onnx needs the 'onnx' package: %s"
+                          % install_hint("convert")) from error
     return onnx
 
 

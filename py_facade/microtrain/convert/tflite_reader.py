@@ -20,6 +20,7 @@ converts the operators (a mixin of the reader).
 import numpy as np
 
 from .. import ops as _ops
+from ..errors import install_hint
 from ..nn import image as _image
 from .graph import BATCH, Builder, ConversionError, Origin, Value, apply_steps, count
 from .tflite_ops import TfliteOps
@@ -57,7 +58,7 @@ def _tflite():
         import tflite
     except ImportError as error:
         raise ImportError("reading .tflite/.circle needs the 'tflite' and 'flatbuffers' "
-                          "packages: pip install 'microtrain[convert]'") from error
+                          "packages: %s" % install_hint("convert")) from error
     return tflite
 
 
