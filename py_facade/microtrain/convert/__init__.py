@@ -57,9 +57,51 @@ def detect_format(data, path=None):
         extension = os.path.splitext(str(path))[1].lower()
         if extension in _EXTENSIONS:
             return _EXTENSIONS[extension]
-    if data[:1] in (b"\x08",):  # ONNX ModelProto starts with ir_version (field 1, varint)
+    if _looks_like_onnx(data):
         return "onnx"
     return None
+
+
+# ModelProto's fields (onnx.proto) and their wire types: 0 varint, 2 length-delimited
+_ONNX_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+_SNIFFED_FIELDS = 4096
+
+
+def _varint(data, position):
+    """(value, next position) of the protobuf varint at ``position``, or (None, None)."""
+    value = 0
+    for shift in range(0, 70, 7):
+        if position >= len(data):
+            return None, None
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+    return None, None
+
+
+def _looks_like_onnx(data):
+    """Whether ``data`` reads as an ONNX ModelProto: every top-level field one the message
+    has, with its wire type, each length inside the data, and a graph among them (its first
+    4096 fields are read; a model has a dozen). Random bytes almost never pass."""
+    data = memoryview(data)
+    position, graph = 0, False
+    for _ in range(_SNIFFED_FIELDS):
+        if position == len(data):
+            return graph
+        key, position = _varint(data, position)
+        if key is None or _ONNX_FIELDS.get(key >> 3) != key & 7:
+            return False
+        value, position = _varint(data, position)
+        if value is None:
+            return False
+        if key & 7 == 2:
+            position += value
+            if position > len(data):
+                return False
+        graph = graph or key >> 3 == 7
+    return graph
 
 
 def _image_magic():
