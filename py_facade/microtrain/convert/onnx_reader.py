@@ -232,25 +232,22 @@ def check_graph(model):
                                       "is not in SSA form, so it is not a valid ONNX model"
                                       % (name, writers[name]), op=_Reader.label(index, node))
             writers[name] = _Reader.label(index, node)
-    checked = model
+    # the checker wants the main graph's inputs and outputs shaped; ONNX Runtime does not
+    # (exporters leave output shapes out): they get an empty shape field while it checks
     unshaped = [v for v in list(graph.input) + list(graph.output)
                 if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")]
-    if unshaped:
-        # the checker wants the main graph's inputs and outputs shaped; ONNX Runtime does
-        # not (exporters leave output shapes out): give a copy a shape field to check
-        checked = type(model)()
-        checked.CopyFrom(model)
-        names = set(v.name for v in unshaped)
-        for value_info in list(checked.graph.input) + list(checked.graph.output):
-            if value_info.name in names:
-                value_info.type.tensor_type.shape.SetInParent()
+    for value_info in unshaped:
+        value_info.type.tensor_type.shape.SetInParent()
     try:
-        checker.check_model(checked)
+        checker.check_model(model)
     except Exception as error:  # noqa: BLE001 - ValidationError, or too large to check
         text = " ".join(str(error).split())
         raise ConversionError("not a valid ONNX model (onnx.checker: %s)"
                               % (text[:400] + ("..." if len(text) > 400 else "")),
                               op=_checked_node(graph, text)) from None
+    finally:
+        for value_info in unshaped:
+            value_info.type.tensor_type.ClearField("shape")
 
 
 def _checked_node(graph, text):
