@@ -25,6 +25,7 @@ import numpy as np
 import microtrain
 from microtrain import layers, optimizers
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import TrainingSpec
 
 TRAIN_ROWS = 150    # 9 full batches of 16 and a partial one of 6
 EVAL_ROWS = 80
@@ -79,7 +80,7 @@ def package_example(out_dir, **spec):
     """make_example() into ``out_dir``, then ``firmware.package`` it with ``spec``
     (TrainingSpec keywords). Returns (firmware.json record, folder of the C sources)."""
     model_path, data_path = make_example(out_dir)
-    record = firmware.package(model_path, data_path, firmware.TrainingSpec(**spec), out_dir)
+    record = firmware.package(model_path, data_path, TrainingSpec(**spec), out_dir)
     return record, os.path.join(out_dir, "data")
 
 
@@ -94,7 +95,7 @@ def main(argv=None):
     print("pretrained on the host: %s; fine-tuning data: %s" % (model_path, data_path))
     return firmware.main(["--board", args.board, "--model", model_path, "--data", data_path,
                           "--epochs", str(args.epochs), "--out", args.out,
-                          "--num-trainable-ops", "2", "--optimizer", "adam", "--loss", "cce",
+                          "--trainable", "1", "--optimizer", "adam", "--loss", "cce",
                           "--learning-rate", "0.01", "--run"])
 
 

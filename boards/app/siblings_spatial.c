@@ -180,15 +180,11 @@ void mt_sib_case_depthwise_conv2d_f32_backward(const mt_kernel_table *column)
     depthwise_cases(column, BACKWARD);
 }
 
-/* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
-static void max_pool_case(const mt_kernel_table *column, int pass, uint32_t K, uint32_t stride, uint32_t padding,
-                          uint32_t C, int tiny)
+/* MaxPool2D of geometry g on 4 x 5 images, ties and NaNs included (the gradient's routing must
+ * match too) */
+static void max_pool_geometry_case(const mt_kernel_table *column, int pass, mt_spatial g, int tiny)
 {
-    mt_spatial g;
-    memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = K, g.SH = g.SW = stride;
-    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
-    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const uint32_t C = g.C;
     const size_t nx = (size_t)2 * g.H * g.W * g.C, ny = (size_t)2 * g.OH * g.OW * g.C;
     mt_sib_fill(dx_, nx, tiny == 1 ? 1e-39f : 2.0f), mt_sib_fill(dy_0, ny, 1.5f);
     /* ties, and NaNs of both signs and two payloads (the last NaN of a window wins, and the
@@ -228,6 +224,37 @@ static void max_pool_case(const mt_kernel_table *column, int pass, uint32_t K, u
     mt_sib_check(mt_sib_same(dx0_, dx1_, nx), "max pool backward");
 }
 
+static mt_spatial pool_geometry(uint32_t K, uint32_t stride, uint32_t C)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = K, g.SH = g.SW = stride;
+    return g;
+}
+
+static void max_pool_case(const mt_kernel_table *column, int pass, uint32_t K, uint32_t stride, uint32_t padding,
+                          uint32_t C, int tiny)
+{
+    mt_spatial g = pool_geometry(K, stride, C);
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    max_pool_geometry_case(column, pass, g, tiny);
+}
+
+/* explicit pads (MT_PADDING_EXPLICIT): rows top, bottom and columns left, right */
+static void max_pool_explicit_case(const mt_kernel_table *column, int pass, uint32_t K, uint32_t stride,
+                                   const uint32_t pads[4], uint32_t C, int tiny)
+{
+    mt_spatial g = pool_geometry(K, stride, C);
+    g.PT = pads[0], g.PL = pads[2];
+    if (mt_spatial_explicit_axis(g.H, K, stride, pads[0], pads[1], &g.OH) != MT_OK ||
+        mt_spatial_explicit_axis(g.W, K, stride, pads[2], pads[3], &g.OW) != MT_OK) {
+        mt_sib_check(0, "max pool explicit geometry");
+        return;
+    }
+    max_pool_geometry_case(column, pass, g, tiny);
+}
+
 static void max_pool_cases(const mt_kernel_table *column, int pass)
 {
     for (int tiny = 0; tiny < 3; ++tiny) /* ordinary, subnormal, signed zeros */
@@ -235,6 +262,11 @@ static void max_pool_cases(const mt_kernel_table *column, int pass)
             max_pool_case(column, pass, 2, 2, MT_PADDING_VALID, C, tiny);
             max_pool_case(column, pass, 3, 2, MT_PADDING_SAME, C, tiny);
             max_pool_case(column, pass, 3, 1, MT_PADDING_SAME, C, tiny);
+            /* explicit pads: ResNet's stem pool (3 x 3, stride 2, one on each side), and more
+             * padding before than after (no SAME has that) */
+            static const uint32_t ones[4] = {1, 1, 1, 1}, skewed[4] = {2, 0, 0, 2};
+            max_pool_explicit_case(column, pass, 3, 2, ones, C, tiny);
+            max_pool_explicit_case(column, pass, 3, 1, skewed, C, tiny);
         }
     for (int tiny = 0; tiny < 4; ++tiny) /* 2 x 2 at stride 2, four vectors of channels a pixel */
         max_pool_case(column, pass, 2, 2, MT_PADDING_VALID, 16, tiny);

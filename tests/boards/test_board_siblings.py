@@ -1,11 +1,15 @@
-"""Each Cortex-M board runs its column of the kernel table, every kernel with the reference's bits.
+"""Each Cortex-M and RISC-V board runs its column of the kernel table, every kernel with the
+reference's bits.
 
 micro_core/src/select/kernels.def holds the kernel table: a row a slot (Dense's forward, Adam's
-guard, ...), and in each row the kernel every column (a target) calls. The sibling firmware (boards/app/siblings.c) walks its core's column: every kernel that is not its row's
-reference runs beside it under QEMU, on ordinary data, on data whose inputs or results are
-subnormal (Helium flushes those) and on data holding NaNs of both signs (Helium returns the
-default NaN), and every bit must be equal. The host runs the same cases on its own columns
-(tests/core/test_kernel_siblings.c, test_int8_siblings.c).
+guard, ...), and in each row the kernel every column (a target) calls. The sibling firmware
+(boards/app/siblings.c) walks its core's column: every kernel that is not its row's reference
+runs beside it under QEMU, on ordinary data, on data whose inputs or results are subnormal
+(Helium flushes those) and on data holding NaNs of both signs (Helium returns the default NaN),
+and every bit must be equal. The host runs the same cases on its own columns
+(tests/core/test_kernel_siblings.c, test_int8_siblings.c). RISC-V has no kernels of its own:
+rv32imafc takes the portable column (whose NaN outputs are the canonical NaN there, as the
+reference's are), rv32imac, without an FPU, the soft_float one (the int8 rows only).
 
 Here, for each board: the column is the one its core must take; the kernels the firmware ran
 are exactly that column's kernels that are not the reference (read from the table, so a row or
@@ -23,7 +27,7 @@ import pytest
 
 from microtrain.tools import firmware
 
-from board_setup import CORTEX_M_BOARDS, REPO_ROOT
+from board_setup import BARE_METAL_BOARDS, REPO_ROOT
 
 KERNELS_DEF = os.path.join(REPO_ROOT, "micro_core", "src", "select", "kernels.def")
 RESULT = re.compile(r"siblings: (\d+) passed, (\d+) failed")
@@ -32,9 +36,9 @@ KERNEL = re.compile(r"^(mt_\w+): (\d+) passed, (\d+) failed\r?$", re.M)
 
 # the column of the kernel table each core's build must select (select/target.h)
 CORE_COLUMN = {"cortex-m3": "soft_float", "cortex-m4f": "dsp", "cortex-m7": "dsp", "cortex-m33": "dsp",
-               "cortex-m55": "mve"}
+               "cortex-m55": "mve", "rv32imac": "soft_float", "rv32imafc": "portable"}
 # the checks the cases of boards/app/siblings_*.c make on each column's kernels
-CHECKS = {"soft_float": 128, "dsp": 1751, "mve": 2421}
+CHECKS = {"soft_float": 132, "dsp": 1791, "mve": 2461, "portable": 1529}
 
 
 def column_kernels(column):
@@ -47,7 +51,7 @@ def column_kernels(column):
     return {"%s_%s" % (base, cell) for base, cell in cells.items() if cell != "ref"}
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_device_kernels_match_the_reference(board, board_builds):
     info = dict(board_builds[board])
     build_dir = os.path.dirname(os.path.dirname(os.path.dirname(info["firmware"])))

@@ -9,9 +9,11 @@
  *                         run time from the CPU's features (select/x86_64.h)
  *   MT_TARGET_MVE         Armv8.1-M with Helium's float lanes (Cortex-M55): the mve column
  *   MT_TARGET_DSP         Cortex-M with an FPv4/FPv5 single-precision FPU: M4F, M7, M33
- *   MT_TARGET_SOFT_FLOAT  32-bit Arm without an FPU outside Linux (Cortex-M3): every float
- *                         operation is a libgcc call, so the smaller reference kernels
- *   MT_TARGET_PORTABLE    anything else: ARM Linux, AArch64, WebAssembly
+ *   MT_TARGET_SOFT_FLOAT  a core without an FPU: 32-bit Arm outside Linux (Cortex-M3), RISC-V
+ *                         without F (rv32imac): every float operation is a libgcc call, so
+ *                         the smaller reference kernels
+ *   MT_TARGET_PORTABLE    anything else: ARM Linux, AArch64, RISC-V with F (rv32imafc),
+ *                         WebAssembly
  *
  * MT_KERNEL_PICK is the column's picker (select/kernels.h's MT_PICK_*), MT_KERNEL_COLUMN its
  * name. A new target is a column (a cell in every row of kernels.def, its picker and name in
@@ -35,7 +37,7 @@
 #elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) && (__ARM_FP & 4) && \
     defined(__thumb2__)
 #define MT_KERNEL_TARGET MT_TARGET_DSP
-#elif defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)
+#elif (defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)) || (defined(__riscv) && !defined(__riscv_flen))
 #define MT_KERNEL_TARGET MT_TARGET_SOFT_FLOAT
 #else
 #define MT_KERNEL_TARGET MT_TARGET_PORTABLE

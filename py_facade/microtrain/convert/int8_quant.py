@@ -9,8 +9,28 @@ import math
 
 import numpy as np
 
+from .graph import CorruptModel
+
 INT8_MIN, INT8_MAX = -128, 127
 ADD_LEFT_SHIFT = 20  # TFLite's left_shift of int8 ADD
+
+
+def check_parameters(scales, zero_points, tensor_type, what, label=None):
+    """Quantization parameters as TFLite and the core require them, or a CorruptModel
+    naming ``what``: every scale finite and > 0 (a requantization divides by it); an int8
+    tensor's zero points in -128..127, an int32 one's (a bias) 0."""
+    scales = np.asarray(scales, np.float64).ravel()
+    bad = scales[~(np.isfinite(scales) & (scales > 0))]
+    if bad.size:
+        raise CorruptModel("%s has quantization scale %g" % (what, float(bad[0])), op=label,
+                           supported="finite scales > 0")
+    low, high = {9: (INT8_MIN, INT8_MAX), 2: (0, 0)}.get(int(tensor_type), (None, None))
+    zero_points = np.asarray(zero_points, np.int64).ravel()
+    if low is not None and zero_points.size and (zero_points.min() < low or
+                                                 zero_points.max() > high):
+        wrong = zero_points[(zero_points < low) | (zero_points > high)][0]
+        raise CorruptModel("%s has zero point %d" % (what, int(wrong)), op=label,
+                           supported="%d..%d for its type" % (low, high))
 
 
 def round_half_away(value):
@@ -41,8 +61,8 @@ def f32(value):
 
 
 def conv_requant(input_scale, weight_scales, output_scale, channels):
-    """[channels, 2] int32 of PopulateConvolutionQuantizationParams (Conv2D, DepthwiseConv2D,
-    per-channel FullyConnected): double(sx) * double(sw[c]) / double(sy)."""
+    """[channels, 2] int32 of PopulateConvolutionQuantizationParams (Conv2D, DepthwiseConv2D):
+    double(sx) * double(sw[c]) / double(sy)."""
     scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
     if scales.size == 1:
         scales = np.repeat(scales, channels)
@@ -51,12 +71,22 @@ def conv_requant(input_scale, weight_scales, output_scale, channels):
     return np.asarray(rows, dtype=np.int32).reshape(channels, 2)
 
 
-def dense_requant_per_tensor(input_scale, weight_scale, output_scale, units):
-    """FullyConnected with one weight scale (GetQuantizedConvolutionMultipler): the scales'
-    product in float32 first, then double division."""
-    product = float(f32(input_scale) * f32(weight_scale))
-    row = quantize_multiplier(product / float(f32(output_scale)))
-    return np.asarray([row] * units, dtype=np.int32).reshape(units, 2)
+FC_SCALE_LIMIT = 2.0 ** 20  # DENSE_S8's double scales stay below (micro_core/src/ops/quant.h)
+
+
+def dense_scales(input_scale, weight_scales, output_scale, units):
+    """[units, 2] int32 of DENSE_S8: the binary64 bits (low word, high word) of LiteRT's
+    reference FullyConnected's scale double(sx) * double(sw[u]) / double(sy), which it
+    multiplies each sum by in double (one weight scale: the same row ``units`` times)."""
+    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    if scales.size == 1:
+        scales = np.repeat(scales, units)
+    real = np.asarray([float(f32(input_scale)) * float(s) / float(f32(output_scale))
+                       for s in scales], dtype="<f8")
+    outside = ~((real > 0) & (real < FC_SCALE_LIMIT))
+    if outside.any():
+        raise ValueError("a rescale sx*sw/sy of %r" % float(real[outside][0]))
+    return real.view("<i4").reshape(units, 2).astype(np.int32)
 
 
 def add_requant(scale_a, scale_b, scale_out):

@@ -43,8 +43,35 @@ class TfliteOps:
             raise ConversionError("dilation %dx%d is not supported" % (
                 options.DilationHFactor(), options.DilationWFactor()), op=label,
                 attribute="dilation_h_factor/dilation_w_factor", supported="1")
+        strides = (options.StrideH(), options.StrideW())
+        if not all(1 <= s <= 0xFFFF for s in strides):
+            raise ConversionError("strides %r" % (list(strides),), op=label,
+                                  attribute="stride_h/stride_w", supported="1..65535")
+        if options.Padding() not in (0, 1):
+            raise ConversionError("padding %d" % options.Padding(), op=label,
+                                  attribute="padding", supported="SAME (0), VALID (1)")
         padding = _image.PADDING_SAME if options.Padding() == 0 else _image.PADDING_VALID
-        return (options.StrideH(), options.StrideW()), padding
+        return strides, padding
+
+    def spatial_shape(self, x, kernel, strides, padding, channels, out_index, label):
+        """The [H, W, C] a window op computes from ``x``; the file's declared output shape
+        must be it (the core plans with its own, so a file that says otherwise is refused
+        here, by name)."""
+        if not all(1 <= k <= 0xFFFF for k in kernel):
+            raise ConversionError("a %r window" % (list(kernel),), op=label,
+                                  supported="1..65535 on each axis")
+        height, width = x.core_shape[0], x.core_shape[1]
+        expected = (_image.spatial_output_size(height, kernel[0], strides[0], padding),
+                    _image.spatial_output_size(width, kernel[1], strides[1], padding),
+                    int(channels))
+        declared = tuple(self.sample_shape(out_index, label))
+        if declared != expected:
+            raise ConversionError("the file declares an output of shape %r; a %dx%d window "
+                                  "with strides %r and %s padding over %dx%d gives %r"
+                                  % (list(declared), kernel[0], kernel[1], list(strides),
+                                     "SAME" if padding == _image.PADDING_SAME else "VALID",
+                                     height, width, list(expected)), op=label)
+        return expected
 
     def _spatial_input(self, value, label):
         x = self.activation_input(value, label)
@@ -53,8 +80,7 @@ class TfliteOps:
                                   "[H, W, C]" % (x.shape,), op=label)
         return x
 
-    def _spatial_output(self, op_type, x, weights, params, label, outputs):
-        out_shape = self.sample_shape(outputs[0], label)
+    def _spatial_output(self, op_type, x, weights, params, label, out_shape):
         index = self.builder.op(op_type, [x.index] + weights, out_shape, label, params)
         return Value(out_shape, index=index, producer=len(self.builder.ops) - 1)
 
@@ -75,7 +101,9 @@ class TfliteOps:
             if len(values) > 2 and values[2] is not None else None
         _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
         params = _image.spatial_params(None, strides, padding, fused)
-        return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
+        shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding, w.const.shape[0],
+                                   outputs[0], label)
+        return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, shape)
 
     def op_DEPTHWISE_CONV_2D(self, op, values, inputs, outputs, label):
         x = self._spatial_input(values[0], label)
@@ -85,26 +113,42 @@ class TfliteOps:
         channels = x.core_shape[2]
         if w is None or not w.is_const or w.const.ndim != 4 or w.const.shape[0] != 1:
             raise ConversionError("the filter must be a constant [1, KH, KW, C]", op=label)
+        if channels == 1 and w.const.shape[3] > 1:
+            # one input channel times a depth multiplier M: a CONV_2D of M filters
+            # [M, KH, KW, 1] (MobileNetV1's first layer on a grey image)
+            weight = self.weight(w, label, "filter", steps=[("transpose", (3, 1, 2, 0))])
+            bias = self.weight(values[2], label, "bias", (w.const.shape[3],)) \
+                if len(values) > 2 and values[2] is not None else None
+            _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
+            params = _image.spatial_params(None, strides, padding, fused)
+            shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding,
+                                       w.const.shape[3], outputs[0], label)
+            return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, shape)
         if w.const.shape[3] != channels or options.DepthMultiplier() not in (0, 1):
             raise ConversionError("depth multiplier %d (filter %r, %d input channels) is not "
                                   "supported" % (options.DepthMultiplier(),
                                                  list(w.const.shape), channels), op=label,
-                                  attribute="depth_multiplier", supported="1")
+                                  attribute="depth_multiplier", supported="1, or any "
+                                  "with one input channel")
         weight = self.weight(w, label, "filter")
         bias = self.weight(values[2], label, "bias", (channels,)) \
             if len(values) > 2 and values[2] is not None else None
         _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
         params = _image.spatial_params(None, strides, padding, fused)
+        shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding, channels,
+                                   outputs[0], label)
         return self._spatial_output(_ops.DEPTHWISE_CONV2D, x, [weight, bias], params, label,
-                                    outputs)
+                                    shape)
 
     def _pool(self, op_type, op, values, outputs, label):
         x = self._spatial_input(values[0], label)
         options = self.options(op, "Pool2DOptions")
         strides, padding = self._conv_common(options, label, dilations=False)
         kernel = (options.FilterHeight(), options.FilterWidth())
+        shape = self.spatial_shape(x, kernel, strides, padding, x.core_shape[2], outputs[0],
+                                   label)
         params = _image.spatial_params(kernel, strides, padding)
-        result = self._spatial_output(op_type, x, [], params, label, outputs)
+        result = self._spatial_output(op_type, x, [], params, label, shape)
         return self.fused(result, options.FusedActivationFunction(), label)[0]
 
     def op_MAX_POOL_2D(self, op, values, inputs, outputs, label):
@@ -114,20 +158,40 @@ class TfliteOps:
         return self._pool(_ops.AVERAGE_POOL2D, op, values, outputs, label)
 
     def op_MEAN(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(values[0], label)
+        """Mean over any of the sample's axes (GlobalAveragePooling2D's H and W,
+        GlobalAveragePooling1D's time axis of [T, C], ...): the core's GLOBAL_AVERAGE_POOL
+        averages [R, 1, K] over R, so the reduced axes are moved first (a TRANSPOSE, none
+        when they lead already) and the kept ones flattened last."""
+        x = self.activation_input(values[0], label)
         axes = values[1]
         if axes is None or not axes.is_const:
             raise ConversionError("the axes are computed at run time", op=label)
-        axes = sorted(int(a) % 4 for a in np.asarray(axes.const).ravel())
-        if axes != [1, 2]:
-            raise ConversionError("mean over axes %r is not supported" % axes, op=label,
-                                  attribute="axes", supported="[1, 2] (H and W: global "
-                                  "average pooling)")
-        channels = x.core_shape[2]
-        index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [x.index], (channels,), label)
+        rank = len(x.core_shape) + 1
+        raw = [int(a) for a in np.asarray(axes.const).ravel()]
+        if any(not -rank <= a < rank for a in raw):
+            raise ConversionError("axes %r are outside a rank-%d tensor" % (raw, rank),
+                                  op=label, attribute="axes")
+        reduced = sorted(set(a % rank for a in raw))
+        if 0 in reduced:
+            raise ConversionError("mean over the batch axis", op=label, attribute="axes",
+                                  supported="axes of one sample (1..%d)" % (rank - 1))
+        reduced = [a - 1 for a in reduced]
+        kept = [a for a in range(rank - 1) if a not in reduced]
         out_shape = self.sample_shape(outputs[0], label)
-        result = Value((channels,), index=index)
-        if len(out_shape) != 1:  # keep_dims: [1, 1, C]
+        if not reduced:
+            index = self.builder.reshape_core(x, out_shape, label)
+            return Value(out_shape, index=index)
+        index, core = x.index, x.core_shape
+        perm = reduced + kept
+        if perm != list(range(rank - 1)):
+            index, core = self.builder.transpose(index, core, perm, label)
+        rows = count(core[:len(reduced)])
+        columns = count(core[len(reduced):])
+        pooled_in = Value(core, index=index, core_shape=core)
+        index = self.builder.reshape_core(pooled_in, (rows, 1, columns), label)
+        index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [index], (columns,), label)
+        result = Value((columns,), index=index)
+        if tuple(out_shape) != (columns,):  # keep_dims, or several kept axes
             index = self.builder.reshape_core(result, out_shape, label)
             result = Value(out_shape, index=index)
         return result
@@ -141,12 +205,17 @@ class TfliteOps:
                 raise ConversionError("the new shape is computed from run-time data", op=label)
             target = [int(d) for d in np.asarray(target.const).ravel()]
             sample = sample_of_target(target, x.core_shape, label)
-            if sample != declared:
+            if sample != tuple(declared):
                 raise ConversionError("new shape %r gives samples of %r, the file declares %r"
                                       % (target, sample, declared), op=label)
         if not 1 <= len(declared) <= 4:
             raise ConversionError("the result has %d dimensions besides the batch; the core "
                                   "holds 1 to 4" % len(declared), op=label)
+        if count(declared) != count(x.core_shape):
+            raise ConversionError("the file declares a result of shape %r: %d elements a "
+                                  "sample, the input has %d" % (list(declared),
+                                                                count(declared),
+                                                                count(x.core_shape)), op=label)
         index = self.builder.reshape_core(x, declared, label)
         return Value(declared, index=index)
 

@@ -21,17 +21,25 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import BATCH, Builder, ConversionError, Origin, Value, count
+from . import tflite_checks
+from .budget import FoldBudget
+from .graph import (BATCH, CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value,
+                    apply_steps, count)
+from .tflite_constants import TfliteFolding
 from .tflite_ops import TfliteOps
+from .tflite_schema import schema as _tflite
 
 _TFLITE_IDENTIFIER = b"TFL3"
 _CIRCLE_IDENTIFIER = b"CIR0"
 
 # TensorType
-_FLOAT32, _INT32, _INT64, _FLOAT16 = 0, 2, 4, 1
+_FLOAT32, _INT32, _INT64, _FLOAT16, _INT8 = 0, 2, 4, 1, 9
 _TYPE_NAMES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string",
                6: "bool", 7: "int16", 9: "int8", 10: "float64"}
 _NUMPY_TYPES = {_FLOAT32: np.float32, _INT32: np.int32, _INT64: np.int64}
+# Weight types a float model may hold: float16 (``Optimize.DEFAULT`` with float16 as the
+# target type) and int8 with a scale (dynamic-range quantization) are widened to float32.
+_WIDENED_TYPES = {_FLOAT16: np.float16, _INT8: np.int8}
 
 # ActivationFunctionType -> a separate core op (None: none)
 _ACT_NONE, _ACT_RELU, _ACT_RELU6 = 0, 1, 3
@@ -49,15 +57,6 @@ SUPPORTED_OPS = ("FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 
                  "STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
 
 
-def _tflite():
-    try:
-        import tflite
-    except ImportError as error:
-        raise ImportError("reading .tflite/.circle needs the 'tflite' and 'flatbuffers' "
-                          "packages: pip install 'microtrain[convert]'") from error
-    return tflite
-
-
 def _names(enum_class):
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_")}
 
@@ -69,9 +68,26 @@ def file_format(data):
 
 
 def parse(data):
-    """The flatbuffer Model table of a .tflite/.circle file (the tflite package's reader)."""
+    """The flatbuffer Model table of a .tflite/.circle file (the tflite package's reader),
+    after ``tflite_checks.verify`` has checked the whole file (a ConversionError else)."""
     tflite = _tflite()
+    tflite_checks.verify(data)
     return tflite.Model.GetRootAsModel(bytearray(data), 0)
+
+
+def _empty_table():
+    """(bytes, position) of a table with no field: every getter gives the schema default."""
+    if not _EMPTY:
+        import flatbuffers
+        builder = flatbuffers.Builder(16)
+        builder.StartObject(0)
+        builder.Finish(builder.EndObject())
+        data = bytearray(builder.Output())
+        _EMPTY.append((data, flatbuffers.encode.Get(flatbuffers.packer.uoffset, data, 0)))
+    return _EMPTY[0]
+
+
+_EMPTY = []
 
 
 def subgraph_data_format(subgraph):
@@ -81,6 +97,13 @@ def subgraph_data_format(subgraph):
     if not offset:
         return 0
     return subgraph._tab.Get(flatbuffers.number_types.Int8Flags, offset + subgraph._tab.Pos)
+
+
+def indices(table, field):
+    """The tensor indices of an operator's or a subgraph's ``field`` ("Inputs",
+    "Outputs") as ints: [] when the file leaves the vector out."""
+    array = getattr(table, field + "AsNumpy")()
+    return [] if isinstance(array, int) else [int(t) for t in array]
 
 
 def _tensor_shape(tensor):
@@ -93,6 +116,25 @@ def _tensor_signature(tensor):
     if isinstance(signature, int):
         return _tensor_shape(tensor)
     return [int(d) for d in signature]
+
+
+def model_kind(data):
+    """"int8" when a .tflite file holds int8 activations (full-integer quantization: an
+    int8 tensor no buffer fills), "hybrid" when int8 tensors are constants only (dynamic-range
+    quantization: int8 weights, float activations), else "float"."""
+    model = parse(data)
+    kind = "float"
+    for g in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(g)
+        for t in range(graph.TensorsLength()):
+            tensor = graph.Tensors(t)
+            if tensor.Type() != _INT8:
+                continue
+            start, _ = buffer_span(model, data, tensor.Buffer())
+            if start is None:
+                return "int8"
+            kind = "hybrid"
+    return kind
 
 
 def buffer_span(model, data, buffer_index):
@@ -110,7 +152,9 @@ def buffer_span(model, data, buffer_index):
     return start, buffer.DataLength()
 
 
-class _Reader(TfliteOps):
+class _Reader(TfliteFolding, TfliteOps):
+    indices = staticmethod(indices)
+
     def __init__(self, data, fmt):
         self.tflite = _tflite()
         self.data = bytes(data)
@@ -125,12 +169,16 @@ class _Reader(TfliteOps):
             raise ConversionError("the circle subgraph is CHANNELS_FIRST; supported: "
                                   "CHANNELS_LAST (NHWC)")
         self.builder = Builder(fmt)
+        self.budget = FoldBudget(len(self.data))
+        self.current_label = None  # the operator being converted, for messages
+        self.dequantized_weights = set()  # int8 weights read as floats (dynamic range)
+        self.frozen_before = 0  # a float model's train_from: earlier weights stay constants
         self.values = {}
         self.consumers = {}
         for index in range(self.graph.OperatorsLength()):
-            for t in self.graph.Operators(index).InputsAsNumpy():
-                self.consumers[int(t)] = self.consumers.get(int(t), 0) + 1
-        self.graph_outputs = set(int(t) for t in self.graph.OutputsAsNumpy())
+            for t in indices(self.graph.Operators(index), "Inputs"):
+                self.consumers[t] = self.consumers.get(t, 0) + 1
+        self.graph_outputs = set(indices(self.graph, "Outputs"))
 
     # ------------------------------------------------------------ tensors
 
@@ -141,20 +189,61 @@ class _Reader(TfliteOps):
         name = self.tensor(index).Name()
         return name.decode("utf-8", "replace") if name is not None else "tensor %d" % index
 
+    def has_data(self, index):
+        """True when tensor ``index`` is a constant the file holds."""
+        return buffer_span(self.model, self.data, self.tensor(index).Buffer())[0] is not None
+
+    def op_type_name(self, index):
+        """The TFLite builtin's name of operator ``index`` ("CONV_2D", "CUSTOM name")."""
+        code = self.model.OperatorCodes(self.graph.Operators(index).OpcodeIndex())
+        builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
+        name = self.op_names.get(builtin, "builtin %d" % builtin)
+        if name == "CUSTOM":
+            custom = code.CustomCode()
+            name = "CUSTOM %s" % (custom.decode() if custom else "?")
+        return name
+
     def const_array(self, index):
-        """The data of tensor ``index`` if it has a buffer, else None."""
+        """The data of tensor ``index`` if it has a buffer, else None. A float16 constant is
+        widened to float32 (exact); an int8 one with a scale (a dynamic-range model's weight)
+        is dequantized, scale · (q - zero point), and counted in ``dequantized_weights``."""
         tensor = self.tensor(index)
         start, size = buffer_span(self.model, self.data, tensor.Buffer())
         if start is None:
             return None
+        widened = _WIDENED_TYPES.get(tensor.Type())
+        if widened is not None:
+            array = np.frombuffer(self.data, dtype=np.dtype(widened).newbyteorder("<"),
+                                  count=size // np.dtype(widened).itemsize, offset=start)
+            array = array.reshape(_tensor_shape(tensor))
+            if widened is np.float16:
+                return array.astype(np.float32)
+            return self.dequantized_weight(index, array)
         dtype = _NUMPY_TYPES.get(tensor.Type())
         if dtype is None:
             raise ConversionError("constant %r has dtype %s" % (
                 self.tensor_name(index), _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                supported="float32 weights, int32/int64 shape constants")
+                supported="float32, float16 or int8 (with a scale) weights, int32/int64 "
+                "shape constants")
         array = np.frombuffer(self.data, dtype=np.dtype(dtype).newbyteorder("<"), count=size //
                               np.dtype(dtype).itemsize, offset=start)
         return array.reshape(_tensor_shape(tensor)).astype(dtype)
+
+    def dequantized_weight(self, index, array):
+        """scale · (q - zero point) of an int8 constant (a hybrid model's weight)."""
+        from .int8_quant import check_parameters, dequantize
+        q = self.tensor(index).Quantization()
+        scales = q.ScaleAsNumpy() if q is not None else 0
+        if isinstance(scales, int) or len(scales) == 0:
+            raise ConversionError("int8 constant %r has no scale" % self.tensor_name(index),
+                                  supported="int8 weights with quantization parameters")
+        zero_points = q.ZeroPointAsNumpy()
+        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) or \
+            len(zero_points) == 0 else zero_points
+        check_parameters(scales, zero_points, _INT8, "int8 constant %r"
+                         % self.tensor_name(index), self.current_label)
+        self.dequantized_weights.add(index)
+        return dequantize(array, scales, zero_points, int(q.QuantizedDimension()))
 
     def value(self, index, label):
         if index < 0:
@@ -183,8 +272,7 @@ class _Reader(TfliteOps):
     # ------------------------------------------------------------ import
 
     def run(self):
-        for position, t in enumerate(self.graph.InputsAsNumpy()):
-            t = int(t)
+        for t in indices(self.graph, "Inputs"):
             tensor = self.tensor(t)
             if tensor.Type() != _FLOAT32:
                 raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
@@ -198,28 +286,37 @@ class _Reader(TfliteOps):
             if not 1 <= len(shape) <= 4:
                 raise ConversionError("input %r has %d dimensions besides the batch; the "
                                       "core takes 1 to 4" % (self.tensor_name(t), len(shape)))
-            self.values[t] = self.builder.add_input(shape, shape)
+            self.values[t] = self.builder.add_input(shape, shape, name=self.tensor_name(t))
         for index in range(self.graph.OperatorsLength()):
-            self.operator(index)
-        for t in self.graph.OutputsAsNumpy():
-            value = self.values.get(int(t))
+            self.convert_operator(index)
+        for t in indices(self.graph, "Outputs"):
+            value = self.values.get(t)
             if value is None:
-                raise ConversionError("output %r is never written" % self.tensor_name(int(t)))
+                raise ConversionError("output %r is never written" % self.tensor_name(t))
             self.builder.mark_output(value)
         return self.builder
 
+    def convert_operator(self, index):
+        """``operator(index)``, with what a handler raises on tensors or options that
+        contradict each other (a weight of the wrong rank) refused as a ConversionError
+        naming the operator."""
+        label = "%s op %d (%s)" % (self.fmt, index, self.op_type_name(index))
+        self.current_label = label
+        try:
+            self.operator(index)
+        except ConversionError:
+            raise
+        except CONTRADICTION_ERRORS as error:
+            raise ConversionError("the operator contradicts its tensors or options (%s: %s)"
+                                  % (type(error).__name__, error), op=label) from None
+
     def operator(self, index):
         op = self.graph.Operators(index)
-        code = self.model.OperatorCodes(op.OpcodeIndex())
-        builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
-        name = self.op_names.get(builtin, "builtin %d" % builtin)
-        if name == "CUSTOM":
-            custom = code.CustomCode()
-            name = "CUSTOM %s" % (custom.decode() if custom else "?")
+        name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
         self.builder.source_node = index
-        inputs = [int(t) for t in op.InputsAsNumpy()] if op.InputsLength() else []
-        outputs = [int(t) for t in op.OutputsAsNumpy()]
+        inputs = indices(op, "Inputs")
+        outputs = indices(op, "Outputs")
         for t in outputs:
             tensor = self.tensor(t)
             if tensor.Type() not in (_FLOAT32, _INT32, _INT64):
@@ -230,7 +327,9 @@ class _Reader(TfliteOps):
         if all(v is None or v.is_const for v in values) and name not in ("SHAPE",):
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
-                self.set_output(t, Value(np.shape(array), const=np.asarray(array)))
+                value = Value(np.shape(array), const=np.asarray(array))
+                value.const_key = t  # a weight made at import (a DEQUANTIZE of float16)
+                self.set_output(t, value)
             return
         handler = getattr(self, "op_" + name, None)
         if handler is None:
@@ -247,11 +346,22 @@ class _Reader(TfliteOps):
     # ------------------------------------------------------------ helpers
 
     def options(self, op, cls_name):
+        """The op's builtin options as table ``cls_name``: the schema's defaults where the
+        file has none (LiteRT runs a FULLY_CONNECTED without options so); options of
+        another type are refused rather than read as this one."""
         cls = getattr(self.tflite, cls_name)
         table = op.BuiltinOptions()
+        declared = op.BuiltinOptionsType()
         options = cls()
-        if table is not None:
-            options.Init(table.Bytes, table.Pos)
+        if table is None or declared == 0:
+            options.Init(*_empty_table())
+            return options
+        if declared != getattr(self.tflite.BuiltinOptions, cls_name):
+            kinds = _names(self.tflite.BuiltinOptions)
+            raise ConversionError("its builtin options are %s; it takes %s"
+                                  % (kinds.get(declared, "union member %d" % declared),
+                                     cls_name), op=self.current_label)
+        options.Init(table.Bytes, table.Pos)
         return options
 
     def fused(self, value, act, label, conv=False):
@@ -274,7 +384,9 @@ class _Reader(TfliteOps):
                                   % what, op=label)
         return value
 
-    def weight(self, value, label, what, shape=None):
+    def weight(self, value, label, what, shape=None, steps=()):
+        """A core weight of the constant ``value`` (``steps``: graph.apply_steps from the
+        file's array to the core's)."""
         if value is None or not value.is_const:
             raise ConversionError("the %s is computed at run time; the core takes weights "
                                   "as constants" % what, op=label)
@@ -284,8 +396,13 @@ class _Reader(TfliteOps):
         if shape is not None and tuple(value.const.shape) != tuple(shape):
             raise ConversionError("the %s has shape %r, expected %r"
                                   % (what, list(value.const.shape), list(shape)), op=label)
-        return self.builder.add_weight(value.const, Origin(value.const_key,
-                                                           value.const.shape))
+        origin = Origin(value.const_key, value.const.shape, steps)
+        array = apply_steps(value.const, steps)
+        node = self.builder.source_node
+        if isinstance(node, int) and node < self.frozen_before:  # before train_from
+            origin.op = node
+            return self.builder.add_constant(array, origin)
+        return self.builder.add_weight(array, origin)
 
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
@@ -299,56 +416,43 @@ class _Reader(TfliteOps):
 
     # ------------------------------------------------------------ constant folding
 
-    def fold(self, name, op, values, label):
-        """Evaluate an op whose inputs are all constants (shape arithmetic) with numpy."""
-        arrays = [None if v is None else v.const for v in values]
-        if name == "STRIDED_SLICE":
-            o = self.options(op, "StridedSliceOptions")
-            if o.EllipsisMask() or o.NewAxisMask():
-                raise ConversionError("strided slice with ellipsis/new-axis masks", op=label)
-            data, begin, end, strides = arrays
-            slices = []
-            for axis in range(len(begin)):
-                b = None if o.BeginMask() >> axis & 1 else int(begin[axis])
-                e = None if o.EndMask() >> axis & 1 else int(end[axis])
-                s = int(strides[axis])
-                if o.ShrinkAxisMask() >> axis & 1:
-                    slices.append(int(begin[axis]))
-                else:
-                    slices.append(slice(b, e, s))
-            return [np.asarray(data[tuple(slices)])]
-        if name == "PACK":
-            axis = self.options(op, "PackOptions").Axis()
-            return [np.stack([np.asarray(a) for a in arrays], axis=axis)]
-        if name == "CONCATENATION":
-            axis = self.options(op, "ConcatenationOptions").Axis()
-            return [np.concatenate(arrays, axis=axis)]
-        if name == "RESHAPE":
-            return [np.reshape(arrays[0], [int(d) for d in self._declared(op)])]
-        if name in ("SQUEEZE", "EXPAND_DIMS"):
-            return [np.reshape(arrays[0], self._declared(op))]
-        if name == "CAST":
-            out_type = self.tensor(int(op.OutputsAsNumpy()[0])).Type()
-            return [arrays[0].astype(_NUMPY_TYPES.get(out_type, np.float32))]
-        if name == "GATHER":
-            return [np.take(arrays[0], arrays[1], axis=self.options(op, "GatherOptions")
-                            .Axis())]
-        if name in ("ADD", "SUB", "MUL"):
-            function = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}[name]
-            return [function(arrays[0], arrays[1])]
-        raise ConversionError("op %s on constants is not folded" % name, op=label,
-                              supported="SHAPE, STRIDED_SLICE, PACK, CONCATENATION, RESHAPE, "
-                              "SQUEEZE, EXPAND_DIMS, CAST, GATHER, ADD, SUB, MUL")
+    def output_type(self, op):
+        """numpy dtype of an op's first output (float32 for a type shape arithmetic lacks)."""
+        return _NUMPY_TYPES.get(self.tensor(indices(op, "Outputs")[0]).Type(), np.float32)
 
     def _declared(self, op):
-        return _tensor_shape(self.tensor(int(op.OutputsAsNumpy()[0])))
+        return _tensor_shape(self.tensor(indices(op, "Outputs")[0]))
 
 
-def read(data, fmt):
-    """(Builder, input names, output names) of a .tflite/.circle file's bytes."""
+def name_layers(reader):
+    """Each source operator is a layer, named as TensorFlow named it (tflite_layers)."""
+    from . import tflite_layers
+    reader.builder.group_layers = True
+    for entry in tflite_layers.source_table(reader):
+        reader.builder.layer_info[entry["index"]] = entry
+
+
+def hybrid_note(count):
+    return ("dynamic-range quantized (int8 weights, float activations): %d int8 weight "
+            "tensor(s) were dequantized to float32 (scale * (q - zero point)) and the model runs and trains "
+            "in float; LiteRT runs the file with hybrid kernels that quantize each activation "
+            "to int8 on the fly, so its outputs differ from these by that rounding "
+            "(docs/importers.md gives the distance measured on MLPerf Tiny's KWS model); "
+            "export writes the trained weights as float32" % count)
+
+
+def read(data, fmt, details=False):
+    """(Builder, input names, output names) of a .tflite/.circle file's bytes; with
+    ``details``, also the notes of what the import did (weights it dequantized)."""
     reader = _Reader(data, fmt)
+    name_layers(reader)
     builder = reader.run()
     graph = reader.graph
-    input_names = [reader.tensor_name(int(t)) for t in graph.InputsAsNumpy()]
-    output_names = [reader.tensor_name(int(t)) for t in graph.OutputsAsNumpy()]
-    return builder, input_names, output_names
+    input_names = [reader.tensor_name(t) for t in indices(graph, "Inputs")]
+    output_names = [reader.tensor_name(t) for t in indices(graph, "Outputs")]
+    if not details:
+        return builder, input_names, output_names
+    notes = []
+    if reader.dequantized_weights:
+        notes.append(hybrid_note(len(reader.dequantized_weights)))
+    return builder, input_names, output_names, notes

@@ -14,16 +14,18 @@ import gc
 import sys
 from array import array
 
-from microtrain import backend, config, losses, optimizers
+from microtrain import config, losses, optimizers
+from microtrain.backend import loader
 
 with open(sys.argv[1], "rb") as handle:
     image = handle.read()
-b = backend.load()
+b = loader.load()
 import _microtrain
 print("native backend", isinstance(b, _microtrain.Backend))
 cfg = config.make_config(optimizers.Adam(learning_rate=0.01), losses.get("cce"), 4)
-arena = bytearray(b.plan(image, cfg)["total_bytes"] + 15)
-b.open(image, cfg, arena=arena)
+plan = b.plan(image, cfg)
+arena = bytearray(plan["total_bytes"] + 15)
+b.open(plan, arena=arena)
 x = array("f", [0.25 * (i % 7) for i in range(4 * 8)])
 y = array("f", [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0])
 out = array("f", [0.0])
@@ -61,7 +63,7 @@ b.close()
 
 cfg = config.make_config(optimizers.SGD(learning_rate=0.01), losses.get("cce"), 4,
                          accumulate_gradients=True)
-b.open(image, cfg)
+b.open(b.plan(image, cfg))
 b.zero_grad()
 print("accumulate steps allocate %d bytes" % measure(b.accumulate, True))
 b.optimizer_step()

@@ -13,6 +13,7 @@ import sys
 from array import array
 
 from microtrain import backend, config, lite, losses, optimizers, schedules
+from microtrain.backend import loader
 from microtrain.data import DataLoader
 from microtrain.errors import MicrotrainError
 
@@ -71,7 +72,7 @@ for row in targets[:4]:
     flat_y.extend(row)
 
 # ---- the backend itself
-b = backend.load()
+b = loader.load()
 show("describe", b.describe(image))
 with open(deep, "rb") as handle:  # 41 tensors and 20 ops: past the native backend's chunks of 16
     show("describe deep", b.describe(handle.read()))
@@ -89,7 +90,8 @@ configs = [
                                 biases_only=1)),
 ]
 for name, cfg in configs:
-    show("plan " + name, b.plan(image, cfg))
+    plan = b.plan(image, cfg)
+    show("plan " + name, dict((field, plan[field]) for field in backend.PLAN_FIELDS))
 
 # An op the core does not know: every backend's error names it the same way.
 bad = bytearray(image)
@@ -101,7 +103,7 @@ for shift in range(4):
     bad[12 + shift] = (crc >> (8 * shift)) & 0xFF
 for name, call in (("describe", lambda: b.describe(bytes(bad))),
                    ("plan", lambda: b.plan(bytes(bad), configs[0][1])),
-                   ("open", lambda: b.open(bytes(bad), configs[0][1]))):
+                   ("open", lambda: b.open(b.plan(bytes(bad), configs[0][1])))):
     try:
         call()
         print("bad op", name, "accepted")
@@ -110,7 +112,7 @@ for name, call in (("describe", lambda: b.describe(bytes(bad))),
                                 str(error)])
 
 cfg = configs[1][1]
-b.open(bytearray(image), cfg)  # a writable image: frozen weights change in it
+b.open(b.plan(bytearray(image), cfg))  # a writable image: frozen weights change in it
 show("trained", b.trained())
 b.write_rows(0, 0, 0, flat_x[:24])
 b.write_rows(1, 0, 0, flat_y[:9])
