@@ -33,7 +33,7 @@ from flwr.common.constant import ErrorCode
 
 from ..errors import MicrotrainError
 from ..train_session import TrainSession
-from . import local_round
+from . import gateway, local_round
 from .partition import class_ids
 
 ARRAYS = "arrays"
@@ -169,33 +169,47 @@ def _refuse(message, reason):
 
 
 def client_app(task):
-    """The Flower ``ClientApp`` of a fleet's microtrain clients."""
+    """The Flower ``ClientApp`` of a fleet's microtrain clients. ``task``: a ``FleetTask``,
+    or a function of the message's ``Context`` returning one (a Flower App's clients
+    build it from the run config: ``microtrain.federated.flower_app``). A node whose
+    config names a board (``board="tcp:HOST:PORT"`` or a serial device: a gateway
+    SuperNode) has the board train each round (``microtrain.federated.gateway``)."""
     app = ClientApp()
-    layout_cache = []
+    layouts = {}
 
-    def layout():
-        if not layout_cache:
-            layout_cache.append(trained_layout(task))
-        return layout_cache[0]
+    def task_of(context):
+        return task(context) if callable(task) else task
+
+    def layout(current):
+        if id(current) not in layouts:
+            layouts[id(current)] = (current, trained_layout(current))
+        return layouts[id(current)][1]
 
     @app.train()
     def train(message, context):
+        current = task_of(context)
         partition = int(context.node_config["partition-id"])
         config = message.content.get(CONFIG)
         server_round = int(config["server-round"]) if config and "server-round" in config \
             else 0
-        keys = [key for key, _ in layout()]
+        keys = [key for key, _ in layout(current)]
         try:
-            weights = from_record(message.content[ARRAYS], layout())
-            settings = settings_for(task, config)
-            if task.device_for(partition):
-                update, logs, examples = device_round(task, partition, weights, server_round,
-                                                      settings)
-            elif task.isolate or task.faults.get(partition) == "die":
-                update, logs, examples = in_child(simulated_round, task, partition, weights,
-                                                  server_round, settings)
+            weights = from_record(message.content[ARRAYS], layout(current))
+            settings = settings_for(current, config)
+            board = gateway.node_board(context.node_config)
+            if board is not None:
+                address, frame_timeout, round_timeout = board
+                update, logs, examples = gateway.board_round(
+                    current, address, partition, weights, server_round, settings,
+                    frame_timeout, round_timeout)
+            elif current.device_for(partition):
+                update, logs, examples = device_round(current, partition, weights,
+                                                      server_round, settings)
+            elif current.isolate or current.faults.get(partition) == "die":
+                update, logs, examples = in_child(simulated_round, current, partition,
+                                                  weights, server_round, settings)
             else:
-                update, logs, examples = simulated_round(task, partition, weights,
+                update, logs, examples = simulated_round(current, partition, weights,
                                                          server_round, settings)
             if not all(np.all(np.isfinite(w)) for w in update):
                 raise ValueError("the update is not finite")
@@ -209,11 +223,12 @@ def client_app(task):
 
     @app.evaluate()
     def evaluate(message, context):
+        current = task_of(context)
         partition = int(context.node_config["partition-id"])
         try:
-            weights = from_record(message.content[ARRAYS], layout())
-            x, y = task.rows(partition)
-            result = evaluate_weights(task, weights, x, y)
+            weights = from_record(message.content[ARRAYS], layout(current))
+            x, y = current.rows(partition)
+            result = evaluate_weights(current, weights, x, y)
         except (MicrotrainError, ValueError, RuntimeError) as error:
             return _refuse(message, "client %d: %s" % (partition, error))
         metrics = MetricRecord({"num-examples": len(x), "eval-loss": result["loss"],
