@@ -28,7 +28,6 @@ import logging
 import os
 import sys
 import time
-import zlib
 
 import numpy as np
 
@@ -48,8 +47,8 @@ class FleetResult:
 
     Attributes:
         rounds:  [{"round", "clients", "dropped", "accuracy", "loss", "train_loss",
-                   "bytes_down", "bytes_up", "seconds"}] for rounds 0 (the initial model:
-                   evaluation only) to R
+                   "bytes_down", "bytes_up", "seconds", "crc32"}] for rounds 0 (the initial
+                   model: evaluation only) to R; crc32: of that round's global weights
         weights: the final global trained tensors (numpy float32, session order)
         keys:    their ArrayRecord keys ("t<tensor index>")
         dropped: [(round, partition, reason)] of every dropped reply
@@ -69,10 +68,8 @@ class FleetResult:
     @property
     def crc32(self):
         """zlib.crc32 of the final global trained tensors (float32 little-endian)."""
-        crc = 0
-        for weight in self.weights:
-            crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
-        return crc & 0xFFFFFFFF
+        from .server import weights_crc32
+        return weights_crc32(self.weights)
 
     @property
     def accuracy(self):
@@ -166,12 +163,16 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
         flower_log.setLevel(level)
 
 
-def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
-         epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
-         fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
-         client_cpus, verbose, stream):
-    from flwr.simulation import run_simulation
-    from . import client as _client, server as _server
+def prepare(model, data, clients, strategy="fedavg", split="dirichlet", alpha=0.5,
+            classes_per_client=2, seed=0, epochs=1, batch_size=16, optimizer="sgd",
+            learning_rate=DEFAULT_LEARNING_RATE, loss="categorical_crossentropy", trainable=-1,
+            proximal_mu=None, fraction=1.0, fraction_evaluate=0.0, strategy_options=None,
+            arena_bytes=None, faults=None, device=None, isolate=False):
+    """(task, strategy) of a fleet: its ``FleetTask`` and guarded Flower strategy, every
+    argument checked (the split computed) before an engine starts. Both engines use it:
+    ``run_fleet`` (simulation) and ``microtrain.federated.deployment`` (its ServerApp and
+    ClientApps build theirs from the run config with it)."""
+    from . import server as _server
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
     options = dict(strategy_options or {})
@@ -183,12 +184,35 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                              0.0, seed)
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
-    parts = task.parts()  # checks the split here, before Ray starts
-    sizes, held = _partition.describe(parts, task.arrays()["y"])
+    task.parts()  # checks the split here, before an engine starts
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),
                                            fraction_evaluate=float(fraction_evaluate),
                                            min_nodes=min_nodes, **options)
+    return task, fleet_strategy
+
+
+def describe(task, strategy, rounds):
+    """The fleet's line before its table: clients, split, strategy, rounds, seed."""
+    sizes, held = _partition.describe(task.parts(), task.arrays()["y"])
+    return ("%d clients (%s split, %d to %d rows, %.1f classes each on average), %s, %d "
+            "rounds, seed %d" % (task.clients, task.split, min(sizes), max(sizes),
+                                 float(np.mean(held)),
+                                 strategy.__class__.__name__[len("Guarded"):], rounds,
+                                 task.split_seed))
+
+
+def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
+         epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
+         fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
+         client_cpus, verbose, stream):
+    from flwr.simulation import run_simulation
+    from . import client as _client, server as _server
+    task, fleet_strategy = prepare(model, data, clients, strategy, split, alpha,
+                                   classes_per_client, seed, epochs, batch_size, optimizer,
+                                   learning_rate, loss, trainable, proximal_mu, fraction,
+                                   fraction_evaluate, strategy_options, arena_bytes, faults,
+                                   device, isolate)
     recorder = {}
     app = _server.server_app(task, fleet_strategy, int(rounds), seed=seed, recorder=recorder,
                              quiet=not verbose)
@@ -198,10 +222,7 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                                     "logging_level": logging.INFO if verbose else
                                     logging.ERROR}}
     if stream is not None:
-        stream.write("fleet: %d clients (%s split, %d to %d rows, %.1f classes each on "
-                     "average), %s, %d rounds, seed %d\n"
-                     % (clients, split, min(sizes), max(sizes), float(np.mean(held)),
-                        fleet_strategy.__class__.__name__[len("Guarded"):], rounds, seed))
+        stream.write("fleet: %s\n" % describe(task, fleet_strategy, rounds))
         stream.flush()
     start = time.perf_counter()
     run_simulation(server_app=app, client_app=_client.client_app(task),
@@ -211,40 +232,48 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     if "result" not in recorder:
         raise RuntimeError("the simulation ended before the server finished (see Flower's "
                            "log above; run with verbose=True for more)")
-    return _collect(task, recorder, elapsed, stream)
+    result = recorder["result"]
+    layout = _client.trained_layout(task)
+    weights = _client.from_record(result.arrays, layout) if len(result.arrays) else \
+        _client.from_record(_server.initial_arrays(task), layout)
+    return finish(task, _server.summarize(recorder), weights, elapsed, stream)
 
 
-def _collect(task, recorder, elapsed, stream):
+def _by_round(values):
+    return {int(server_round): value for server_round, value in values.items()}
+
+
+def finish(task, summary, weights, elapsed, stream):
+    """The ``FleetResult`` of a server's ``summary`` (``server.summarize``, or its JSON)
+    and final weights; prints its table and last line to ``stream``."""
     from . import client as _client
     from ..train_session import TrainSession
     from . import local_round
-    result, fleet_log = recorder["result"], recorder["log"]
-    evaluations, times = recorder["evaluations"], recorder["times"]
-    layout = _client.trained_layout(task)
+    evaluations, times = _by_round(summary["evaluations"]), _by_round(summary["times"])
+    crcs, losses = _by_round(summary["crcs"]), _by_round(summary["train_losses"])
+    replies, dropped = _by_round(summary["replies"]), _by_round(summary["dropped"])
+    down, up = _by_round(summary["bytes_down"]), _by_round(summary["bytes_up"])
     rows = []
     previous = 0.0
     for server_round in sorted(evaluations):
-        metrics = result.train_metrics_clientapp.get(server_round)
-        train_loss = None
-        if metrics is not None and "train-loss" in metrics:
-            train_loss = float(metrics["train-loss"])
         seconds = times.get(server_round, 0.0)
-        replies = fleet_log.replies.get(server_round, 0)
-        dropped = fleet_log.dropped.get(server_round, 0)
-        rows.append({"round": server_round, "clients": replies - dropped, "dropped": dropped,
+        rows.append({"round": server_round,
+                     "clients": replies.get(server_round, 0) - dropped.get(server_round, 0),
+                     "dropped": dropped.get(server_round, 0),
                      "accuracy": evaluations[server_round]["accuracy"],
-                     "loss": evaluations[server_round]["loss"], "train_loss": train_loss,
-                     "bytes_down": fleet_log.bytes_down.get(server_round, 0),
-                     "bytes_up": fleet_log.bytes_up.get(server_round, 0),
-                     "seconds": seconds - previous})
+                     "loss": evaluations[server_round]["loss"],
+                     "train_loss": losses.get(server_round),
+                     "bytes_down": down.get(server_round, 0),
+                     "bytes_up": up.get(server_round, 0), "seconds": seconds - previous,
+                     "crc32": crcs.get(server_round)})
         previous = seconds
-    weights = _client.from_record(result.arrays, layout) if len(result.arrays) else \
-        _client.from_record(_server_initial(task), layout)
+    layout = _client.trained_layout(task)
     with TrainSession(task.model) as session:
         local_round.compile_session(session, task.settings)
         arena = session.memory_plan()["total_bytes"]
-    fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings)
+    reasons = [(int(r), p, why) for r, p, why in summary["reasons"]]
+    fleet = FleetResult(rows, weights, [key for key, _ in layout], reasons, arena, elapsed,
+                        task.settings)
     if stream is not None:
         stream.write(fleet.table() + "\n")
         for server_round, partition, reason in fleet.dropped:
@@ -254,11 +283,6 @@ def _collect(task, recorder, elapsed, stream):
                      % (arena, fleet.crc32, elapsed))
         stream.flush()
     return fleet
-
-
-def _server_initial(task):
-    from . import server as _server
-    return _server.initial_arrays(task)
 
 
 # ------------------------------------------------------------------ command line
@@ -274,7 +298,8 @@ def _parser():
     from .server import STRATEGIES
     parser = _Parser(prog="microtrain fleet",
                      description="Simulate a fleet of microtrain devices learning together "
-                                 "with Flower (its simulation engine and strategies).")
+                                 "with Flower (its simulation engine and strategies), or "
+                                 "deploy it on this machine (--deployment).")
     parser.add_argument("--model", required=True, help="the .mtm model image every client "
                                                        "starts from")
     parser.add_argument("--data", required=True,
@@ -320,42 +345,78 @@ def _parser():
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
     parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
+    deployment = parser.add_argument_group(
+        "deployment", "Flower's deployment engine instead of its simulation: a SuperLink and "
+        "one SuperNode per client as processes on 127.0.0.1, the app run with `flwr run` "
+        "(microtrain.federated.deployment); --device-clients then become gateway "
+        "SuperNodes, each talking to its emulated board over the board's UART")
+    deployment.add_argument("--deployment", action="store_true",
+                            help="run the fleet through Flower's deployment engine")
+    deployment.add_argument("--round-timeout", type=float, default=600.0,
+                            help="seconds a round waits for replies (a silent SuperNode is "
+                                 "dropped)")
+    deployment.add_argument("--board-timeout", type=float, default=300.0,
+                            help="seconds a board has for its whole round")
+    deployment.add_argument("--frame-timeout", type=float, default=5.0,
+                            help="seconds a frame on a board's link has to arrive whole")
+    deployment.add_argument("--tls", metavar="DIR",
+                            help="TLS: DIR holds ca.crt, server.crt (for 127.0.0.1) and "
+                                 "server.key (default: --insecure, plain HTTP on loopback)")
+    deployment.add_argument("--logs", metavar="DIR",
+                            help="keep the SuperLink's, SuperNodes' and boards' logs in DIR")
     return parser
 
 
-def _strategy_options(args):
+def strategy_options(strategy, server_lr=None):
+    """The strategy's keyword arguments of ``--server-lr``."""
     options = {}
-    if args.server_lr is not None:
-        if args.strategy in ("fedadam", "fedadagrad", "fedyogi"):
-            options["eta"] = args.server_lr
-        elif args.strategy == "fedavgm":
-            options["server_learning_rate"] = args.server_lr
+    if server_lr is not None:
+        if strategy in ("fedadam", "fedadagrad", "fedyogi"):
+            options["eta"] = server_lr
+        elif strategy == "fedavgm":
+            options["server_learning_rate"] = server_lr
         else:
             raise ValueError("--server-lr is for fedadam, fedadagrad, fedyogi and fedavgm")
     return options
 
 
-def main(argv=None):
-    """``microtrain fleet ...``; returns the exit status."""
+def fleet_arguments(args):
+    """The keyword arguments of ``run_fleet`` (and ``prepare``) that the command's options
+    give, common to both engines."""
+    device = None
+    if args.device_clients:
+        device = {"board": args.board,
+                  "partitions": [int(p) for p in args.device_clients.split(",") if p]}
+    return dict(model=args.model, data=args.data, clients=args.clients, rounds=args.rounds,
+                strategy=args.strategy, split=args.split, alpha=args.alpha,
+                classes_per_client=args.classes_per_client, seed=args.seed,
+                epochs=args.epochs, batch_size=args.batch_size, optimizer=args.optimizer,
+                learning_rate=args.learning_rate, loss=args.loss, trainable=args.trainable,
+                proximal_mu=args.proximal_mu, fraction=args.fraction,
+                strategy_options=strategy_options(args.strategy, args.server_lr),
+                arena_bytes=args.arena, device=device, isolate=args.isolate)
+
+
+def _simulation(args, arguments):
+    return run_fleet(cpus=args.cpus, client_cpus=args.client_cpus, verbose=args.verbose,
+                     stream=sys.stdout, **arguments)
+
+
+def main(argv=None, engine=None):
+    """``microtrain fleet ...``; returns the exit status. ``engine(args, arguments)``
+    runs the fleet (``arguments``: ``fleet_arguments(args)``) and returns its
+    ``FleetResult``: Flower's simulation engine by default; ``microtrain fleet
+    --deployment`` passes its deployment engine (``microtrain.federated.deployment``)."""
     args = _parser().parse_args(argv)
+    if args.deployment and engine is None:
+        sys.stderr.write("microtrain fleet: error: --deployment runs as `microtrain fleet "
+                         "--deployment` (microtrain.federated.deployment.main)\n")
+        return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)
     try:
-        device = None
-        if args.device_clients:
-            device = {"board": args.board,
-                      "partitions": [int(p) for p in args.device_clients.split(",") if p]}
-        result = run_fleet(args.model, args.data, clients=args.clients, rounds=args.rounds,
-                           strategy=args.strategy, split=args.split, alpha=args.alpha,
-                           classes_per_client=args.classes_per_client, seed=args.seed,
-                           epochs=args.epochs, batch_size=args.batch_size,
-                           optimizer=args.optimizer, learning_rate=args.learning_rate,
-                           loss=args.loss, trainable=args.trainable,
-                           proximal_mu=args.proximal_mu, fraction=args.fraction,
-                           strategy_options=_strategy_options(args), arena_bytes=args.arena,
-                           device=device, isolate=args.isolate, cpus=args.cpus, client_cpus=args.client_cpus,
-                           verbose=args.verbose, stream=sys.stdout)
+        result = (engine or _simulation)(args, fleet_arguments(args))
         if args.plot:
             result.plot(args.plot, "%d clients, %s, %s split" % (args.clients, args.strategy,
                                                                   args.split))
@@ -363,6 +424,9 @@ def main(argv=None):
     except (ValueError, OSError, RuntimeError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("microtrain fleet: interrupted\n")
+        return 130
     return 0
 
 

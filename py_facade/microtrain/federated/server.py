@@ -22,6 +22,7 @@ fleet of exact clients reproducible and safe, around any strategy:
 import logging
 import random
 import time
+import zlib
 
 import numpy as np
 
@@ -86,17 +87,29 @@ class OrderedGrid:
             server_round = _round_of(message)
             self.log.bytes_down[server_round] = self.log.bytes_down.get(server_round, 0) + \
                 _array_bytes(message.content)
-        round_of = {m.metadata.message_id: _round_of(m) for m in messages}
         replies = list(self._grid.send_and_receive(messages, timeout=timeout))
         replies.sort(key=lambda m: self._key(m.metadata.src_node_id))
+        # Flower gives each message its id as it sends it (on these very objects)
+        round_of = {m.metadata.message_id: _round_of(m) for m in messages}
+        node_of = {m.metadata.message_id: m.metadata.dst_node_id for m in messages}
+        answered = set(reply.metadata.reply_to_message_id for reply in replies)
+        for message in messages:  # silent past the timeout: its node died or hangs
+            if message.metadata.message_id not in answered:
+                server_round = _round_of(message)
+                if message.metadata.message_type == MessageType.TRAIN:
+                    self.log.replies[server_round] = self.log.replies.get(server_round,
+                                                                          0) + 1
+                self.log.drop(server_round, self.partitions.get(message.metadata.dst_node_id),
+                              "no reply within the round's timeout (%g s)" % timeout)
         for reply in replies:
             server_round = round_of.get(reply.metadata.reply_to_message_id,
                                         max(round_of.values() or [0]))
             if reply.metadata.message_type == MessageType.TRAIN:
                 self.log.replies[server_round] = self.log.replies.get(server_round, 0) + 1
-            if reply.has_error():
-                self.log.drop(server_round, self.partitions.get(reply.metadata.src_node_id),
-                              reply.error.reason)
+            if reply.has_error():  # the SuperLink's own (node unavailable) come from it
+                node = node_of.get(reply.metadata.reply_to_message_id,
+                                   reply.metadata.src_node_id)
+                self.log.drop(server_round, self.partitions.get(node), reply.error.reason)
             elif reply.has_content():
                 self.log.bytes_up[server_round] = self.log.bytes_up.get(server_round, 0) + \
                     _array_bytes(reply.content)
@@ -189,44 +202,81 @@ def initial_arrays(task):
     return _client.to_record([key for key, _ in layout], [weights[p] for p in positions])
 
 
+def weights_crc32(weights):
+    """zlib.crc32 of trained tensors (float32 little-endian, back to back)."""
+    crc = 0
+    for weight in weights:
+        crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
+    return crc & 0xFFFFFFFF
+
+
+def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=True,
+               timeout=3600.0, train_config=None, quiet=False):
+    """The server's work on ``grid``: ``strategy`` (a guarded Flower strategy) for
+    ``rounds`` rounds, the global model evaluated on the task's held-out rows before round
+    1 and after each. ``timeout``: how long a round waits for replies (a client silent
+    past it is dropped). ``recorder`` (a dict) receives "result" (Flower's Result), "log"
+    (FleetLog), "evaluations" {round: {loss, accuracy}}, "times" {round: seconds since
+    start}, "crcs" {round: crc32 of the global trained tensors} and "partitions".
+    ``quiet``: Flower's own log shows errors only (drops are logged by this module)."""
+    recorder = {} if recorder is None else recorder
+    random.seed(seed)  # Flower samples nodes with Python's random
+    if quiet:  # the simulation engine has set Flower's log level by now
+        logging.getLogger("flwr").setLevel(logging.ERROR)
+    fleet_log = FleetLog()
+    partitions = discover_partitions(grid, task.clients, timeout)
+    ordered = OrderedGrid(grid, partitions, fleet_log)
+    strategy.fleet_log, strategy.partitions = fleet_log, partitions
+    layout = _client.trained_layout(task)
+    x_eval, y_eval = task.eval_rows()
+    evaluations, times, crcs = {}, {}, {}
+    start = time.perf_counter()
+
+    def evaluate_fn(server_round, arrays):
+        times[server_round] = time.perf_counter() - start
+        weights = _client.from_record(arrays, layout)
+        crcs[server_round] = weights_crc32(weights)
+        if not evaluate:
+            return None
+        result = _client.evaluate_weights(task, weights, x_eval, y_eval)
+        evaluations[server_round] = result
+        return MetricRecord(result)
+
+    recorder.update({"log": fleet_log, "evaluations": evaluations, "times": times,
+                     "crcs": crcs, "partitions": partitions})
+    config = ConfigRecord(dict(train_config or {}))
+    recorder["result"] = strategy.start(grid=ordered, initial_arrays=initial_arrays(task),
+                                        num_rounds=rounds, timeout=timeout,
+                                        train_config=config, evaluate_fn=evaluate_fn)
+    return recorder
+
+
 def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
                timeout=3600.0, train_config=None, quiet=False):
-    """The ``ServerApp``: ``strategy`` (a guarded Flower strategy) for ``rounds`` rounds,
-    the global model evaluated on the task's held-out rows before round 1 and after each.
-    ``recorder`` (a dict) receives "result" (Flower's Result), "log" (FleetLog),
-    "evaluations" {round: {loss, accuracy}} and "times" {round: seconds since start}.
-    ``quiet``: Flower's own log shows errors only (drops are logged by this module)."""
+    """The ``ServerApp`` of ``run_server`` (see there) over the grid Flower gives it."""
     recorder = {} if recorder is None else recorder
     app = ServerApp()
 
     @app.main()
     def main(grid, context):
-        random.seed(seed)  # Flower samples nodes with Python's random
-        if quiet:  # the simulation engine has set Flower's log level by now
-            logging.getLogger("flwr").setLevel(logging.ERROR)
-        fleet_log = FleetLog()
-        partitions = discover_partitions(grid, task.clients, timeout)
-        ordered = OrderedGrid(grid, partitions, fleet_log)
-        strategy.fleet_log, strategy.partitions = fleet_log, partitions
-        layout = _client.trained_layout(task)
-        x_eval, y_eval = task.eval_rows()
-        evaluations, times = {}, {}
-        start = time.perf_counter()
-
-        def evaluate_fn(server_round, arrays):
-            times[server_round] = time.perf_counter() - start
-            if not evaluate:
-                return None
-            result = _client.evaluate_weights(task, _client.from_record(arrays, layout),
-                                              x_eval, y_eval)
-            evaluations[server_round] = result
-            return MetricRecord(result)
-
-        recorder.update({"log": fleet_log, "evaluations": evaluations, "times": times,
-                         "partitions": partitions})
-        config = ConfigRecord(dict(train_config or {}))
-        recorder["result"] = strategy.start(grid=ordered, initial_arrays=initial_arrays(task),
-                                            num_rounds=rounds, timeout=timeout,
-                                            train_config=config, evaluate_fn=evaluate_fn)
+        run_server(grid, task, strategy, rounds, seed, recorder, evaluate, timeout,
+                   train_config, quiet)
 
     return app
+
+
+def summarize(recorder):
+    """What a server run recorded, as plain data (JSON-able once its int keys become
+    strings): evaluations, times, crcs, train_losses {round: ...}; replies, dropped,
+    bytes_down, bytes_up {round: count}; reasons [[round, partition, reason]]."""
+    fleet_log, result = recorder["log"], recorder.get("result")
+    train_losses = {}
+    if result is not None:
+        for server_round, metrics in result.train_metrics_clientapp.items():
+            if "train-loss" in metrics:
+                train_losses[int(server_round)] = float(metrics["train-loss"])
+    return {"evaluations": dict(recorder["evaluations"]), "times": dict(recorder["times"]),
+            "crcs": dict(recorder["crcs"]), "train_losses": train_losses,
+            "replies": dict(fleet_log.replies), "dropped": dict(fleet_log.dropped),
+            "bytes_down": dict(fleet_log.bytes_down), "bytes_up": dict(fleet_log.bytes_up),
+            "reasons": [list(reason) for reason in fleet_log.reasons]}
