@@ -371,7 +371,10 @@ def _firmware(argv):
 
 def _fleet(argv):
     try:
-        from ..federated import fleet
+        if "--deployment" in argv:  # Flower's deployment engine
+            from ..federated import deployment as fleet
+        else:
+            from ..federated import fleet
     except ImportError as error:
         _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
                % _one_line(error))
