@@ -31,6 +31,7 @@ from ..micropython_runner.romfs import RunnerError, build_romfs
 from ..micropython_runner.run import BOARDS, firmware_path, qemu_command
 from . import serial_protocol as proto
 from .device import row_files
+from .processes import free_port
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_FILES = ("board_agent.py", "serial_protocol.py", "local_round.py")
@@ -49,16 +50,6 @@ board_agent.BoardAgent(board_agent.UartLink(%d), "/data", %r).serve()
 
 class BoardStartError(RuntimeError):
     """The emulated board did not come up (no firmware, QEMU failed, no agent)."""
-
-
-def free_port(host="127.0.0.1"):
-    """A TCP port free on ``host`` now (the kernel's choice)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
-    finally:
-        probe.close()
 
 
 def agent_image():

@@ -46,6 +46,7 @@ from . import fleet as _fleet, flower_app, processes
 CONNECTION = "microtrain"
 EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
 LOG_TAIL = 3000
+STARTS = 3  # a server that exits at start (its port taken meanwhile) is started again
 
 
 class DeploymentError(RuntimeError):
@@ -211,6 +212,14 @@ def _error_text(results):
         return ": the ServerApp failed:\n" + handle.read()[-LOG_TAIL:]
 
 
+def _log_holds(path, text):
+    try:
+        with open(path, "rb") as handle:
+            return text in handle.read()
+    except OSError:
+        return False
+
+
 def _log_tail(path):
     try:
         with open(path, "rb") as handle:
@@ -303,22 +312,29 @@ class Supervisor:
         return addresses
 
     def start_superlink(self):
-        from .board_emulator import free_port
-        self.port = free_port()
-        command = [self.spec["executables"]["flower-superlink"], "--host", "127.0.0.1",
-                   "--port", str(self.port), "--isolation", "subprocess",
-                   "--disable-runtime-dependency-installation"]
-        if self.spec["runtime"] == "simulation":
-            command.append("--simulation")
-        tls = self.spec["tls"]
-        command += ["--ssl-certfile", tls["cert"], "--ssl-keyfile", tls["key"],
-                    "--ssl-ca-certfile", tls["ca"]] if tls else ["--insecure"]
-        process = self._start("superlink", command)
-        self.superlink = process
-        self._wait_until(self._superlink_healthy, self.spec["startup_timeout"],
-                         "the SuperLink", process,
-                         os.path.join(self.spec["logs"], "superlink.log"))
-        _say("SuperLink on 127.0.0.1:%d" % self.port)
+        log = os.path.join(self.spec["logs"], "superlink.log")
+        for attempt in range(1, STARTS + 1):
+            self.port = processes.free_port()
+            command = [self.spec["executables"]["flower-superlink"], "--host", "127.0.0.1",
+                       "--port", str(self.port), "--isolation", "subprocess",
+                       "--disable-runtime-dependency-installation"]
+            if self.spec["runtime"] == "simulation":
+                command.append("--simulation")
+            tls = self.spec["tls"]
+            command += ["--ssl-certfile", tls["cert"], "--ssl-keyfile", tls["key"],
+                        "--ssl-ca-certfile", tls["ca"]] if tls else ["--insecure"]
+            self.superlink = self._start("superlink", command)
+            try:
+                self._wait_until(self._superlink_healthy, self.spec["startup_timeout"],
+                                 "the SuperLink", self.superlink, log)
+            except DeploymentError:
+                if attempt == STARTS or self.superlink.poll() is None:
+                    raise
+                _say("the SuperLink exited at start (port 127.0.0.1:%d taken?): again"
+                     % self.port)
+                continue
+            _say("SuperLink on 127.0.0.1:%d" % self.port)
+            return
 
     def _superlink_healthy(self):
         import ssl
@@ -336,19 +352,45 @@ class Supervisor:
             return False
 
     def start_supernodes(self, boards):
-        from .board_emulator import free_port
+        """One SuperNode per client; returns when each has its node id from the SuperLink
+        (one that exits first, e.g. its port taken meanwhile, starts again)."""
         clients = self.spec["clients"]
+        attempts = dict.fromkeys(range(clients), 0)
         for partition in range(clients):
-            config = "partition-id=%d num-partitions=%d" % (partition, clients)
-            if partition in boards:
-                config += ' board="%s" board-timeout=%r frame-timeout=%r' % (
-                    boards[partition], self.spec["board_timeout"], self.spec["frame_timeout"])
-            command = [self.spec["executables"]["flower-supernode"], "--superlink",
-                       "127.0.0.1:%d" % self.port, "--host", "127.0.0.1",
-                       "--port", str(free_port()), "--node-config", config]
-            self.nodes[partition] = self._start("supernode-%d" % partition,
-                                                command + self._tls_client_options())
-        _say("%d SuperNodes started" % clients)
+            self._start_supernode(partition, boards, attempts)
+        deadline = time.monotonic() + self.spec["startup_timeout"]
+        waiting = set(range(clients))
+        while waiting:
+            processes.reap()
+            for partition in sorted(waiting):
+                log = os.path.join(self.spec["logs"], "supernode-%d.log" % partition)
+                if _log_holds(log, b"SuperNode ID:"):
+                    waiting.discard(partition)
+                elif self.nodes[partition].poll() is not None:
+                    if attempts[partition] >= STARTS:
+                        raise DeploymentError("the SuperNode of client %d exited with status "
+                                              "%s%s" % (partition,
+                                                        self.nodes[partition].returncode,
+                                                        _log_tail(log)))
+                    self._start_supernode(partition, boards, attempts)
+            if waiting and time.monotonic() > deadline:
+                raise DeploymentError("SuperNodes of clients %s did not connect within %.0f s"
+                                      % (sorted(waiting), self.spec["startup_timeout"]))
+            time.sleep(0.2)
+        _say("%d SuperNodes connected" % clients)
+
+    def _start_supernode(self, partition, boards, attempts):
+        clients = self.spec["clients"]
+        config = "partition-id=%d num-partitions=%d" % (partition, clients)
+        if partition in boards:
+            config += ' board="%s" board-timeout=%r frame-timeout=%r' % (
+                boards[partition], self.spec["board_timeout"], self.spec["frame_timeout"])
+        command = [self.spec["executables"]["flower-supernode"], "--superlink",
+                   "127.0.0.1:%d" % self.port, "--host", "127.0.0.1",
+                   "--port", str(processes.free_port()), "--node-config", config]
+        attempts[partition] += 1
+        self.nodes[partition] = self._start("supernode-%d" % partition,
+                                            command + self._tls_client_options())
 
     def write_flower_config(self):
         home = self.env["FLWR_HOME"]
@@ -407,12 +449,8 @@ class Supervisor:
             time.sleep(0.5)
 
     def _received_train(self, partition):
-        path = os.path.join(self.spec["logs"], "supernode-%d.log" % partition)
-        try:
-            with open(path, "rb") as handle:
-                return b"Receiving: train message" in handle.read()
-        except OSError:
-            return False
+        return _log_holds(os.path.join(self.spec["logs"], "supernode-%d.log" % partition),
+                          b"Receiving: train message")
 
     def _observe(self):
         """The deployment's processes and listening sockets, as they come and go."""

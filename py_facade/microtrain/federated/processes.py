@@ -14,12 +14,14 @@ does not hold them all. Three things do:
   dies, the supervisor gets SIGTERM and stops the deployment.
 
 ``listening_sockets(pids)`` lists the TCP sockets those processes listen on (a test checks
-that each is on 127.0.0.1 and that none is left).
+that each is on 127.0.0.1 and that none is left); ``free_port`` picks the ports.
 """
 
 import ctypes
 import os
+import random
 import signal
+import socket
 import time
 
 MARKER = "MICROTRAIN_DEPLOYMENT"
@@ -126,12 +128,18 @@ def sweep(deployment_id, keep=(), rounds=50):
 
 def stop(groups, deployment_id, grace=5.0, keep=()):
     """For the supervisor (a subreaper): SIGTERM each process group in ``groups`` (in
-    order), wait up to ``grace`` seconds for every marked process to end, then SIGKILL
-    what is left, the groups and every other marked process but ``keep``; reaps as it
-    goes. Returns {pid: command} of those that needed SIGKILL."""
+    order) and every other marked process but ``keep``, wait up to ``grace`` seconds for
+    them to end, then SIGKILL what is left; reaps as it goes. Returns {pid: command} of
+    those that needed SIGKILL."""
     keep = set(keep) | {os.getpid()}
     for pid in groups:
         signal_group(pid, signal.SIGTERM)
+    for pid in marked(deployment_id):  # those in sessions of their own too
+        if pid not in keep:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         reap()
@@ -209,3 +217,31 @@ def listening_sockets(pids):
                 pid = owner[fields[9]]
                 found.append((pid, _name(pid), host, port))
     return sorted(found)
+
+
+def _ephemeral_ports():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            low, high = (int(word) for word in handle.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_port(host="127.0.0.1", tries=200):
+    """A TCP port free on ``host`` now, below the kernel's ephemeral range: a server told
+    to bind it a moment later cannot lose it to an outgoing connection (which takes its
+    local port from that range), only to another program binding the same port."""
+    low, _ = _ephemeral_ports()
+    first = 10000 if low > 12000 else 1024
+    for _ in range(tries):
+        port = random.randrange(first, low)
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            probe.bind((host, port))
+            return port
+        except OSError:
+            continue
+        finally:
+            probe.close()
+    raise OSError("no free TCP port on %s below %d after %d tries" % (host, low, tries))
