@@ -9,8 +9,9 @@ client's partition (``local_round.train_round``) and replies with the trained te
 (frozen ones never change, so they never travel), the number of examples
 (``num-examples``, the weight Flower's strategies use) and the training loss. FedProx's
 ``proximal-mu`` in the message's config turns on the core's proximal term. A client whose
-partition is on an emulated board trains there (``microtrain.federated.device``) and its
-reply is the same, bit for bit.
+partition is on an emulated board trains there (``microtrain.federated.device``), and a
+gateway SuperNode's (``board=...`` in its node config) on its board over a serial line
+(``microtrain.federated.gateway``); the reply is the same, bit for bit.
 
 On an *evaluate* message it evaluates the global model on its own rows (loss, accuracy,
 num-examples). On a *query* message it tells its partition id (the server orders nodes and
