@@ -80,12 +80,16 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
                    fraction=1.0, strategy_options=None, arena_bytes=None, faults=None,
                    device=None, isolate=False, round_timeout=600.0, board_timeout=300.0,
                    frame_timeout=5.0, tls=None, logs=None, startup_timeout=300.0,
-                   firmware=None, runtime="deployment", verbose=False, stream=None):
+                   firmware=None, runtime="deployment", count_traffic=False, verbose=False,
+                   stream=None):
     """Run a fleet through Flower's deployment engine; returns a ``FleetResult`` (its
     ``deployment`` attribute: {"listening": [(pid, command, address, port)] of every
     socket the deployment listened on, "processes": how many it ran at its peak,
-    "startup_seconds": until the run was submitted, "superlink_io": {"read", "written"}
-    bytes of the SuperLink's reads and writes (sockets and its log), "id": its marker}).
+    "startup_seconds": until the run was submitted, "id": its marker; with
+    ``count_traffic``, "fleet_traffic_at_start" and "fleet_traffic": {"to_server",
+    "to_clients", "connections"}, the bytes between the SuperNodes and the SuperLink on
+    the wire when the run was submitted and when it ended, counted by a relay,
+    ``traffic.CountingRelay``, the SuperNodes connect through).
 
     Arguments as ``run_fleet``'s; ``device``: {"board", "partitions", "firmware"} whose
     clients are gateway SuperNodes with an emulated board; ``round_timeout``: how long a
@@ -142,6 +146,7 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
     deployment_id = uuid.uuid4().hex
     spec = {"id": deployment_id, "work": work, "logs": log_dir, "clients": int(clients),
             "rounds": int(rounds), "boards": boards, "killed": killed, "runtime": runtime,
+            "count_traffic": bool(count_traffic),
             "tls": certificates, "executables": executables,
             "board_timeout": float(board_timeout), "frame_timeout": float(frame_timeout),
             "startup_timeout": float(startup_timeout),
@@ -252,6 +257,7 @@ class Supervisor:
         self.nodes = {}           # partition -> Popen
         self.peak = 0
         self.listening = []
+        self.relay = None         # traffic.CountingRelay between SuperNodes and SuperLink
 
     # -- helpers
 
@@ -355,6 +361,12 @@ class Supervisor:
         """One SuperNode per client; returns when each has its node id from the SuperLink
         (one that exits first, e.g. its port taken meanwhile, starts again)."""
         clients = self.spec["clients"]
+        self.fleet_port = self.port
+        if self.spec.get("count_traffic"):
+            from .traffic import CountingRelay
+            self.relay = CountingRelay(("127.0.0.1", self.port))
+            self.relay.start()
+            self.fleet_port = self.relay.port
         attempts = dict.fromkeys(range(clients), 0)
         for partition in range(clients):
             self._start_supernode(partition, boards, attempts)
@@ -386,7 +398,7 @@ class Supervisor:
             config += ' board="%s" board-timeout=%r frame-timeout=%r' % (
                 boards[partition], self.spec["board_timeout"], self.spec["frame_timeout"])
         command = [self.spec["executables"]["flower-supernode"], "--superlink",
-                   "127.0.0.1:%d" % self.port, "--host", "127.0.0.1",
+                   "127.0.0.1:%d" % self.fleet_port, "--host", "127.0.0.1",
                    "--port", str(processes.free_port()), "--node-config", config]
         attempts[partition] += 1
         self.nodes[partition] = self._start("supernode-%d" % partition,
@@ -462,18 +474,6 @@ class Supervisor:
 
     # -- the whole run
 
-    def _superlink_io(self):
-        """Bytes the SuperLink read and wrote (its sockets, and its log), so far."""
-        counters = {}
-        try:
-            with open("/proc/%d/io" % self.superlink.pid) as handle:
-                for line in handle:
-                    name, _, value = line.partition(":")
-                    counters[name] = int(value)
-        except (AttributeError, OSError, ValueError):
-            return None
-        return {"read": counters.get("rchar"), "written": counters.get("wchar")}
-
     def run(self):
         self.env = self._environment()
         began = time.monotonic()
@@ -486,9 +486,12 @@ class Supervisor:
             self.write_flower_config()
             self.submit()
             facts["startup_seconds"] = time.monotonic() - began
+            if self.relay is not None:
+                facts["fleet_traffic_at_start"] = self.relay.totals()
             self._observe()
             self.wait_for_results()
-            facts["superlink_io"] = self._superlink_io()
+            if self.relay is not None:
+                facts["fleet_traffic"] = self.relay.totals()
             _say("the run ended")
             return 0
         finally:
@@ -500,6 +503,8 @@ class Supervisor:
                                     keep=[os.getpid()])
             for board in self.boards:
                 board.stop()
+            if self.relay is not None:
+                self.relay.stop()
             if killed:
                 _say("killed after the grace period: %s" % sorted(killed.values()))
             _say("stopped")
