@@ -129,8 +129,8 @@ def sweep(deployment_id, keep=(), rounds=50):
 def stop(groups, deployment_id, grace=5.0, keep=()):
     """For the supervisor (a subreaper): SIGTERM each process group in ``groups`` (in
     order) and every other marked process but ``keep``, wait up to ``grace`` seconds for
-    them to end, then SIGKILL what is left; reaps as it goes. Returns {pid: command} of
-    those that needed SIGKILL."""
+    them to end, then SIGKILL what is left; reaps every exited child of this process as
+    it goes. Returns {pid: command} of those that needed SIGKILL."""
     keep = set(keep) | {os.getpid()}
     for pid in groups:
         signal_group(pid, signal.SIGTERM)
