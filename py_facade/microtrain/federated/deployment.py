@@ -68,7 +68,8 @@ def _tls_files(folder):
              (("ca", "ca.crt"), ("cert", "server.crt"), ("key", "server.key"))}
     missing = [path for path in files.values() if not os.path.isfile(path)]
     if missing:
-        raise ValueError("--tls %s lacks %s (it needs ca.crt, server.crt and server.key)"
+        raise ValueError("--tls %s lacks %s (the folder holds ca.crt, the CA; server.crt, "
+                         "its certificate for 127.0.0.1; server.key)"
                          % (folder, ", ".join(os.path.basename(p) for p in missing)))
     return files
 
