@@ -47,6 +47,7 @@ CONNECTION = "microtrain"
 EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
 LOG_TAIL = 3000
 STARTS = 3  # a server that exits at start (its port taken meanwhile) is started again
+QUERY_BATCH = 8  # SuperNodes asked their partition at once (each answer is a process)
 
 
 class DeploymentError(RuntimeError):
@@ -154,8 +155,8 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
             "run_timeout": float(startup_timeout) + int(rounds) * (float(round_timeout) + 60),
             "run_config": flower_app.run_config_of(
                 dict(arguments, device=None if runtime == "deployment" else device), rounds,
-                round_timeout,
-                os.path.join(work, "results"), verbose),
+                round_timeout, os.path.join(work, "results"), verbose,
+                QUERY_BATCH if runtime == "deployment" else 0),
             "verbose": bool(verbose)}
     spec_path = os.path.join(work, "spec.json")
     with open(spec_path, "w") as handle:

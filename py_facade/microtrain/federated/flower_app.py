@@ -30,8 +30,8 @@ from flwr.serverapp import ServerApp
 
 from . import client as _client, fleet as _fleet, server as _server
 
-# key: default. Numbers < 0 (proximal-mu, server-lr) and 0 (arena) mean "unset"; the
-# strings "" (faults, device-clients, results) mean none.
+# key: default. Numbers < 0 (proximal-mu, server-lr) and 0 (arena, query-batch) mean
+# "unset"; the strings "" (faults, device-clients, results) mean none.
 RUN_CONFIG = (
     ("model", ""), ("data", ""), ("clients", 10), ("rounds", 3), ("strategy", "fedavg"),
     ("split", "dirichlet"), ("alpha", 0.5), ("classes-per-client", 2), ("seed", 0),
@@ -39,7 +39,7 @@ RUN_CONFIG = (
     ("learning-rate", _fleet.DEFAULT_LEARNING_RATE), ("loss", "categorical_crossentropy"),
     ("trainable", -1), ("proximal-mu", -1.0), ("server-lr", -1.0), ("arena", 0),
     ("isolate", False), ("faults", ""), ("device-clients", ""), ("board", "mps2-an500"),
-    ("round-timeout", 600.0), ("results", ""), ("verbose", False))
+    ("round-timeout", 600.0), ("query-batch", 0), ("results", ""), ("verbose", False))
 DEFAULTS = dict(RUN_CONFIG)
 APP_NAME = "microtrain-fleet"
 PUBLISHER = "microtrain"
@@ -88,7 +88,8 @@ def fleet_arguments(config):
                 device=device, isolate=bool(value["isolate"]))
 
 
-def run_config_of(arguments, rounds, round_timeout=600.0, results="", verbose=False):
+def run_config_of(arguments, rounds, round_timeout=600.0, results="", verbose=False,
+                  query_batch=0):
     """The run config of ``fleet.fleet_arguments``-style keyword arguments (the inverse of
     ``fleet_arguments``)."""
     device = arguments.get("device") or {}
@@ -119,8 +120,8 @@ def run_config_of(arguments, rounds, round_timeout=600.0, results="", verbose=Fa
             "faults": format_faults(arguments.get("faults")),
             "device-clients": ",".join(str(int(p)) for p in device.get("partitions", ())),
             "board": device.get("board", "mps2-an500"),
-            "round-timeout": float(round_timeout), "results": results,
-            "verbose": bool(verbose)}
+            "round-timeout": float(round_timeout), "query-batch": int(query_batch),
+            "results": results, "verbose": bool(verbose)}
 
 
 _TASKS = {}
@@ -150,7 +151,8 @@ def _serve(grid, context):
         _server.run_server(grid, task, strategy, int(config["rounds"]),
                            seed=int(config["seed"]), recorder=recorder,
                            timeout=float(config["round-timeout"]),
-                           quiet=not bool(config["verbose"]))
+                           quiet=not bool(config["verbose"]),
+                           query_batch=int(config["query-batch"]) or None)
         if results:
             write_results(results, task, recorder)
     except BaseException:
@@ -237,7 +239,8 @@ def pyproject_text():
         "",
         "[tool.flwr.app.config]",
         "# microtrain fleet's options; numbers < 0 (proximal-mu, server-lr) or 0 (arena)",
-        "# are unset; results: a folder for the ServerApp's summary (\"\": none)",
+        "# are unset; query-batch: nodes asked their partition at once (0: all);",
+        "# results: a folder for the ServerApp's summary (\"\": none)",
     ]
     lines += ["%s = %s" % (name, _toml_value(value)) for name, value in RUN_CONFIG]
     return "\n".join(lines) + "\n"

@@ -174,19 +174,24 @@ def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, 
                          min_available_nodes=min_nodes, **options)
 
 
-def discover_partitions(grid, clients, timeout=600.0):
-    """{node id: partition id} of every node, asked with a query message."""
+def discover_partitions(grid, clients, timeout=600.0, batch=None):
+    """{node id: partition id} of every node, asked with a query message; ``batch``:
+    how many nodes to ask at once (None: all). On a deployment every message starts a
+    ClientApp process, and a few dozen starting at once on a small host can each take
+    longer than Flower's 30 s task claim: asking in batches keeps that herd small."""
     deadline = time.monotonic() + timeout
     while len(list(grid.get_node_ids())) < clients and time.monotonic() < deadline:
         time.sleep(0.2)
-    nodes = list(grid.get_node_ids())
-    messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
-                for node in nodes]
+    nodes = sorted(grid.get_node_ids())
+    size = int(batch) if batch else max(1, len(nodes))
     partitions = {}
-    for reply in grid.send_and_receive(messages, timeout=timeout):
-        if not reply.has_error():
-            partitions[reply.metadata.src_node_id] = int(
-                reply.content[_client.METRICS]["partition-id"])
+    for start in range(0, len(nodes), size):
+        messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
+                    for node in nodes[start:start + size]]
+        for reply in grid.send_and_receive(messages, timeout=timeout):
+            if not reply.has_error():
+                partitions[reply.metadata.src_node_id] = int(
+                    reply.content[_client.METRICS]["partition-id"])
     return partitions
 
 
@@ -211,20 +216,21 @@ def weights_crc32(weights):
 
 
 def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=True,
-               timeout=3600.0, train_config=None, quiet=False):
+               timeout=3600.0, train_config=None, quiet=False, query_batch=None):
     """The server's work on ``grid``: ``strategy`` (a guarded Flower strategy) for
     ``rounds`` rounds, the global model evaluated on the task's held-out rows before round
     1 and after each. ``timeout``: how long a round waits for replies (a client silent
     past it is dropped). ``recorder`` (a dict) receives "result" (Flower's Result), "log"
     (FleetLog), "evaluations" {round: {loss, accuracy}}, "times" {round: seconds since
     start}, "crcs" {round: crc32 of the global trained tensors} and "partitions".
-    ``quiet``: Flower's own log shows errors only (drops are logged by this module)."""
+    ``quiet``: Flower's own log shows errors only (drops are logged by this module);
+    ``query_batch``: ``discover_partitions``' batch."""
     recorder = {} if recorder is None else recorder
     random.seed(seed)  # Flower samples nodes with Python's random
     if quiet:  # the simulation engine has set Flower's log level by now
         logging.getLogger("flwr").setLevel(logging.ERROR)
     fleet_log = FleetLog()
-    partitions = discover_partitions(grid, task.clients, timeout)
+    partitions = discover_partitions(grid, task.clients, timeout, query_batch)
     ordered = OrderedGrid(grid, partitions, fleet_log)
     strategy.fleet_log, strategy.partitions = fleet_log, partitions
     layout = _client.trained_layout(task)
