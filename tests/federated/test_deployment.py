@@ -5,6 +5,7 @@
 * an emulated board (MicroPython firmware under QEMU mps2-an500, its UART on a TCP
   socket) trains two rounds over the framed protocol with the simulated client's bits,
   and a board reset mid-round is a failed round at once;
+* a round's node sampling does not depend on what else drew from Python's ``random``;
 * the Flower App (examples/flower_app, microtrain.federated.flower_app) runs unchanged by
   ``flwr run`` on Flower's simulation runtime and gives the global weights of
   ``microtrain fleet`` (the simulation engine), round after round;
@@ -137,6 +138,44 @@ def test_the_committed_app_is_the_one_the_package_writes():
         arguments, model=os.path.abspath("m.mtm"), data=os.path.abspath("d.npz"))
     with pytest.raises(ValueError, match="PARTITION:FAULT"):
         flower_app.parse_faults("2-nan")
+
+
+def test_node_sampling_is_seeded_per_round_whatever_else_draws_from_random(monkeypatch):
+    """A deployment's ServerApp shares Python's ``random`` with Flower's HTTP retries
+    (their jitter), a simulation's with its threads: the nodes a round samples must not
+    depend on how many numbers those drew before it."""
+    import random
+    from flwr.app import ArrayRecord, ConfigRecord
+    from flwr.serverapp.strategy import fedavg
+    from microtrain.federated import server
+
+    class Sampled(Exception):
+        """Flower's sampler returned (the messages it would build need a live run)."""
+
+    sample_nodes = fedavg.sample_nodes
+
+    def sample_and_stop(*args):
+        raise Sampled(sorted(sample_nodes(*args)[0]))
+
+    monkeypatch.setattr(fedavg, "sample_nodes", sample_and_stop)
+
+    class Grid:
+        def get_node_ids(self):
+            return list(range(100, 120))
+
+    def sampled(server_round, draws):
+        strategy = server.make_strategy("fedavg", fraction_train=0.3)
+        strategy.sampling_seed = 7
+        random.seed(0)
+        for _ in range(draws):  # whatever Flower did since the seed
+            random.random()
+        with pytest.raises(Sampled) as nodes:
+            strategy.configure_train(server_round, ArrayRecord(), ConfigRecord(), Grid())
+        return nodes.value.args[0]
+
+    assert len(sampled(1, 0)) == 6
+    assert sampled(1, 0) == sampled(1, 5) == sampled(1, 1000)
+    assert sampled(2, 3) == sampled(2, 0) != sampled(1, 0)
 
 
 def test_the_emulated_board_trains_with_the_simulated_clients_bits(digits):

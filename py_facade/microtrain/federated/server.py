@@ -7,8 +7,8 @@ fleet of exact clients reproducible and safe, around any strategy:
   arrive in whatever order the workers finish; floating-point sums depend on that order.
   Before the first round the server asks every node its partition id (a *query* message),
   then ``OrderedGrid`` lists nodes and returns replies sorted by partition, and Python's
-  ``random`` (Flower's node sampling) is seeded: a seeded fleet gives the same global
-  weights run after run, bit for bit.
+  ``random`` (Flower's node sampling) is seeded before each round's sampling: a seeded
+  fleet gives the same global weights run after run, on either engine, bit for bit.
 * **Guarded replies.** A client that failed (its update refused by the core's numeric guard,
   its process or emulator dead) replies with an error, which Flower's strategies leave out;
   ``guarded(...)`` strategies also drop any reply whose arrays are not finite or whose
@@ -157,9 +157,30 @@ class _GuardedReplies:
         return super().aggregate_evaluate(server_round, self._screen(server_round, replies))
 
 
+class _SeededSampling:
+    """Mixed in before a Flower strategy: the nodes of round r are sampled right after
+    seeding Python's ``random`` (Flower's sampler: ``random.sample`` of the nodes, which
+    OrderedGrid lists in partition order) with (seed, r, phase). Flower's own code draws
+    from the same ``random`` between rounds (its HTTP retries' jitter in a deployment's
+    ServerApp, its simulation's threads), so one seed at the start would sample other
+    nodes on another engine, or on a busier host."""
+
+    sampling_seed = 0
+
+    def configure_train(self, server_round, arrays, config, grid):
+        random.seed("%d/%d/train" % (self.sampling_seed, server_round))
+        return super().configure_train(server_round, arrays, config, grid)
+
+    def configure_evaluate(self, server_round, arrays, config, grid):
+        random.seed("%d/%d/evaluate" % (self.sampling_seed, server_round))
+        return super().configure_evaluate(server_round, arrays, config, grid)
+
+
 def guarded(strategy_class):
-    """The Flower strategy class with non-finite replies screened out."""
-    return type("Guarded" + strategy_class.__name__, (_GuardedReplies, strategy_class), {})
+    """The Flower strategy class with non-finite replies screened out and its node
+    sampling seeded per round."""
+    return type("Guarded" + strategy_class.__name__,
+                (_GuardedReplies, _SeededSampling, strategy_class), {})
 
 
 def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, **options):
@@ -233,6 +254,7 @@ def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=Tru
     partitions = discover_partitions(grid, task.clients, timeout, query_batch)
     ordered = OrderedGrid(grid, partitions, fleet_log)
     strategy.fleet_log, strategy.partitions = fleet_log, partitions
+    strategy.sampling_seed = int(seed)
     layout = _client.trained_layout(task)
     x_eval, y_eval = task.eval_rows()
     evaluations, times, crcs = {}, {}, {}
