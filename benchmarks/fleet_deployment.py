@@ -145,8 +145,8 @@ def main():
                 row = measure(engine, image, data, clients, args.sampled, args.rounds)
                 rows.append(row)
                 print("# %s" % row, file=sys.stderr, flush=True)
-    header = ("engine", "SuperNodes", "trained / round", "rounds / min", "s / round", "start s", "total s",
-              "payload / round, B", "wire / round, B", "crc32")
+    header = ("engine", "SuperNodes", "trained / round", "rounds / min", "s / round",
+              "start s", "total s", "payload / round, B", "wire / round, B", "crc32")
     lines = []
     for row in rows:
         lines.append((row["engine"], row["clients"], row["sampled"],

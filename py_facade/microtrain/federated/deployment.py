@@ -143,38 +143,39 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
     certificates = _tls_files(tls) if tls else None
     executables = {name: _executable(name) for name in EXECUTABLES}
     work = tempfile.mkdtemp(prefix="microtrain-deployment-")
-    log_dir = os.path.abspath(logs) if logs else os.path.join(work, "logs")
-    os.makedirs(log_dir, exist_ok=True)
-    deployment_id = uuid.uuid4().hex
-    spec = {"id": deployment_id, "work": work, "logs": log_dir, "clients": int(clients),
-            "rounds": int(rounds), "boards": boards, "killed": killed, "runtime": runtime,
-            "count_traffic": bool(count_traffic),
-            "tls": certificates, "executables": executables,
-            "board_timeout": float(board_timeout), "frame_timeout": float(frame_timeout),
-            "startup_timeout": float(startup_timeout),
-            "run_timeout": float(startup_timeout) + int(rounds) * (float(round_timeout) + 60),
-            "run_config": flower_app.run_config_of(
-                dict(arguments, device=None if runtime == "deployment" else device), rounds,
-                round_timeout, os.path.join(work, "results"), verbose,
-                QUERY_BATCH if runtime == "deployment" else 0),
-            "verbose": bool(verbose)}
-    spec_path = os.path.join(work, "spec.json")
-    with open(spec_path, "w") as handle:
-        json.dump(spec, handle)
-    if stream is not None:
-        where = "SuperLink and %d SuperNodes" % clients if runtime == "deployment" else \
-            "a simulation-runtime SuperLink"
-        stream.write("deployment: %s; %s on 127.0.0.1 (%s)%s\n"
-                     % (_fleet.describe(task, strategy_object, rounds), where,
-                        "TLS" if certificates else "insecure",
-                        "; boards: %s" % ", ".join("client %d on %s" % (b["partition"],
-                                                                        b["board"])
-                                                   for b in boards) if boards else ""))
-        stream.flush()
-    environment = dict(os.environ, **{processes.MARKER: deployment_id})
-    supervisor_log = os.path.join(log_dir, "supervisor.log")
-    start = time.perf_counter()
     try:
+        log_dir = os.path.abspath(logs) if logs else os.path.join(work, "logs")
+        os.makedirs(log_dir, exist_ok=True)
+        deployment_id = uuid.uuid4().hex
+        spec = {"id": deployment_id, "work": work, "logs": log_dir, "clients": int(clients),
+                "rounds": int(rounds), "boards": boards, "killed": killed, "runtime": runtime,
+                "count_traffic": bool(count_traffic),
+                "tls": certificates, "executables": executables,
+                "board_timeout": float(board_timeout), "frame_timeout": float(frame_timeout),
+                "startup_timeout": float(startup_timeout),
+                "run_timeout": float(startup_timeout)
+                + int(rounds) * (float(round_timeout) + 60),
+                "run_config": flower_app.run_config_of(
+                    dict(arguments, device=None if runtime == "deployment" else device),
+                    rounds, round_timeout, os.path.join(work, "results"), verbose,
+                    QUERY_BATCH if runtime == "deployment" else 0),
+                "verbose": bool(verbose)}
+        spec_path = os.path.join(work, "spec.json")
+        with open(spec_path, "w") as handle:
+            json.dump(spec, handle)
+        if stream is not None:
+            where = "SuperLink and %d SuperNodes" % clients if runtime == "deployment" else \
+                "a simulation-runtime SuperLink"
+            stream.write("deployment: %s; %s on 127.0.0.1 (%s)%s\n"
+                         % (_fleet.describe(task, strategy_object, rounds), where,
+                            "TLS" if certificates else "insecure",
+                            "; boards: %s" % ", ".join("client %d on %s" % (b["partition"],
+                                                                            b["board"])
+                                                       for b in boards) if boards else ""))
+            stream.flush()
+        environment = dict(os.environ, **{processes.MARKER: deployment_id})
+        supervisor_log = os.path.join(log_dir, "supervisor.log")
+        start = time.perf_counter()
         with open(supervisor_log, "ab") as log:
             supervisor = subprocess.Popen(
                 [sys.executable, "-m", "microtrain.federated.deployment", "--supervise",
