@@ -518,10 +518,9 @@ def _supervise(spec_path):
         spec = json.load(handle)
     if not spec["verbose"]:
         logging.getLogger("flwr").setLevel(logging.ERROR)
+    parent = os.getppid()
     processes.become_subreaper()
     processes.die_with_parent(signal.SIGTERM)
-    if os.getppid() == 1:  # the parent is already gone
-        return 1
 
     def stop(signal_number, frame):
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -531,6 +530,8 @@ def _supervise(spec_path):
     for signal_number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signal_number, stop)
     try:
+        if os.getppid() != parent:  # it died before the signal was armed
+            return 1
         return Supervisor(spec).run()
     except _Stopped as error:
         _say("stopped by %s" % error)
@@ -538,6 +539,9 @@ def _supervise(spec_path):
     except (DeploymentError, OSError, ValueError, RuntimeError) as error:
         _say("error: %s" % error)
         return 1
+    finally:
+        if os.getppid() != parent:  # nobody is left to read or remove the folder
+            shutil.rmtree(spec["work"], ignore_errors=True)
 
 
 # ------------------------------------------------------------------ command line
