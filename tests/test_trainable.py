@@ -1,11 +1,15 @@
-"""compile(trainable=...): all, last N ops, layer lists, op lists, bias-only; frozen weights
-get no gradient or optimizer bytes and never change."""
+"""compile(trainable=...): all, the last N layers with weights, the last N ops (onert's
+num_trainable_ops), layer lists, op lists, bias-only; frozen weights get no gradient or
+optimizer bytes and never change."""
+
+import re
 
 import numpy as np
 import pytest
 
 import microtrain
 from microtrain import layers, trainable
+from microtrain.backend import _native
 
 
 def model():
@@ -60,13 +64,17 @@ def expected_adam_bytes(positions):
     ({}, [0, 1, 2, 3, 4, 5]),
     ({"trainable": "all"}, [0, 1, 2, 3, 4, 5]),
     ({"trainable": -1}, [0, 1, 2, 3, 4, 5]),
-    ({"trainable": 2}, [4, 5]),                 # ops 4 (Dense) and 5 (Softmax)
-    ({"num_trainable_ops": 4}, [2, 3, 4, 5]),   # onert's name for the same thing
+    ({"trainable": 2}, [2, 3, 4, 5]),           # the last two layers with weights
+    ({"trainable": 1}, [4, 5]),                 # the last Dense (and the Softmax after it)
+    ({"trainable": 9}, [0, 1, 2, 3, 4, 5]),     # more than the model has: all
+    ({"num_trainable_ops": 2}, [4, 5]),         # onert's: ops 4 (Dense) and 5 (Softmax)
+    ({"num_trainable_ops": 4}, [2, 3, 4, 5]),
     ({"trainable": [1]}, [2, 3]),               # layer 1 = ops 2, 3
     ({"trainable": [0, -2]}, [0, 1, 4, 5]),     # first and third layer
     ({"trainable": "bias"}, [1, 3, 5]),
     ({"trainable": "biases_only"}, [1, 3, 5]),
-    ({"trainable": 2, "biases_only": True}, [5]),
+    ({"trainable": 2, "biases_only": True}, [3, 5]),
+    ({"num_trainable_ops": 2, "biases_only": True}, [5]),
     ({"trainable": [0], "biases_only": True}, [1]),
 ])
 def test_trained_set_and_its_memory(options, positions):
@@ -98,7 +106,9 @@ def test_layer_list_in_the_middle_backpropagates_through_later_frozen_layers():
     session = compiled(trainable=[0])
     assert trained_positions(session) == [0, 1]
     assert session.memory_plan()["first_trained_op"] == 0
-    assert session.trainable_description() == "ops [0, 1]"
+    assert session.trainable_description() == "ops [0, 1]: layers with weights 0"
+    assert compiled(trainable=2).trainable_description() == \
+        "last 4 ops: layers with weights 1, 2"
 
 
 def test_an_image_file_numbers_layers_like_the_model_it_was_saved_from(tmp_path):
@@ -118,10 +128,25 @@ def test_an_image_file_numbers_layers_like_the_model_it_was_saved_from(tmp_path)
 
 
 def test_nothing_trainable():
-    for options in ({"trainable": 0}, {"trainable": []}):
+    """0 and [] compile for inference and evaluation; a training step then says that
+    nothing is trainable, not only the core's MT_ERR_STATE."""
+    x = np.zeros((4, 5), np.float32)
+    y = np.eye(3, dtype=np.float32)[[0, 1, 2, 1]]
+    for options, given in (({"trainable": 0}, "trainable=0"), ({"trainable": []}, "trainable=[]"),
+                           ({"num_trainable_ops": 0}, "num_trainable_ops=0")):
         session = compiled(**options)
         assert session.trained_tensors() == []
         assert session.memory_plan()["gradient_bytes"] == 0
+        assert np.isfinite(session.eval_step(x, y)["loss"][0])
+        message = "nothing is trainable: the session was compiled with %s" % re.escape(given)
+        with pytest.raises(microtrain.MicrotrainError, match=message) as error:
+            session.train_step(x, y)
+        assert error.value.status == _native.MT_ERR_STATE
+        with pytest.raises(microtrain.MicrotrainError, match=message):
+            session.train((x, y), epochs=1, verbose=0)
+        with pytest.raises(microtrain.MicrotrainError, match=message):
+            session.train_step(x, y, update=False)
+        assert session.get_counters()["step"] == 0
 
 
 def test_trainable_argument_errors():

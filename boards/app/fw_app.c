@@ -91,11 +91,12 @@ static void plan_mismatch(size_t planned)
     mt_board_exit(MT_FW_EXIT_PLAN_MISMATCH);
 }
 
-/* mt_session_init() validates and checksums the image and plans it; its plan is then the
- * device's figure, so the image is read once at boot (an mt_plan() before it read it twice:
- * a 642 KB MobileNetV2 image, about 10M instructions on the M7). Only when init refuses is
- * mt_plan() asked, so that the failure is reported as before: mt_plan's own error, a plan
- * that disagrees with the build, or else init's error. */
+/* mt_session_init() validates the image once (its CRC over every byte, the tables, each op's
+ * checks), plans it and lays the session out in one call; its plan is then the device's
+ * figure, so the image is read once at boot (mt_plan() and init from its plan would plan a
+ * second time; mt_plan() and the old init read a 642 KB MobileNetV2 image three times). Only
+ * when init refuses is mt_plan() asked, so that the failure is reported as before: mt_plan's
+ * own error, a plan that disagrees with the build, or else init's error. */
 mt_session *mt_fw_open_session(mt_train_config *cfg)
 {
     mt_fw_train_config(cfg);
@@ -120,8 +121,8 @@ void mt_fw_load_rows(mt_session *s, const uint32_t *x, const uint32_t *y, int32_
     int32_t count, bytes;
     mt_fw_check(mt_session_input(s, 0, &input, &count), "mt_session_input");
     mt_fw_check(mt_session_target(s, &target, &bytes), "mt_session_target");
-    memcpy(input, x + (size_t)first * MT_FW_INPUT_ELEMENTS,
-           (size_t)n * MT_FW_INPUT_ELEMENTS * sizeof(uint32_t));
+    /* rows lie back to back at MT_FW_INPUT_ROW_BYTES (an int8 row may be any length) */
+    memcpy(input, (const uint8_t *)x + (size_t)first * MT_FW_INPUT_ROW_BYTES, (size_t)n * MT_FW_INPUT_ROW_BYTES);
     memcpy(target, y + (size_t)first * MT_FW_TARGET_WORDS,
            (size_t)n * MT_FW_TARGET_WORDS * sizeof(uint32_t));
 }

@@ -24,10 +24,12 @@
 typedef struct _backend_obj_t {
     mp_obj_base_t base;
     mt_session *session;     /* inside the arena; NULL when closed */
-    const uint8_t *image;    /* 4-aligned image bytes, in place or in image_block */
+    const uint8_t *image;    /* 4-aligned image bytes: in image_obj, or in image_block */
     size_t image_bytes;
-    mp_obj_t image_obj;      /* the caller's object read in place (keeps it alive), or NULL */
-    uint8_t *image_block;    /* our aligned copy's heap block, or NULL */
+    mp_obj_t image_obj;      /* the plan's image (the caller's object read in place, or the
+                                plan's aligned bytearray copy), kept alive; or NULL */
+    size_t image_offset;     /* where image starts in image_obj's buffer */
+    uint8_t *image_block;    /* the copy write_param moved the session onto, or NULL */
     size_t image_block_bytes;
     bool image_writable;     /* write_param may change frozen weights in the image */
     uint8_t *arena;          /* MT_ARENA_ALIGN-aligned */
@@ -66,13 +68,22 @@ backend_obj_t *mtmod_session_of(mp_obj_t self_in, const char *method);
 /* ---- numbers in and out (backend_values.c) */
 
 int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function);
+bool mtmod_int_in(mp_obj_t value, long long low, long long high, long long *out,
+    const char *what, const char *function);
+const char *mtmod_repr(mp_obj_t value);
 mp_obj_array_t *mtmod_new_float_array(size_t n);
-size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
-    const char *function);
+size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
+    bool as_int, const char *function);
 
 /* ---- open and close (backend_open.c) */
 
 void mtmod_forget(backend_obj_t *self);
+
+/* ---- buffers the caller lends: image and arena (backend_buffers.c) */
+
+void mtmod_refuse_overlap(mp_obj_t image, const mp_buffer_info_t *arena);
+void mtmod_check_lent(backend_obj_t *self, const char *method);
+bool mtmod_lent_moved(backend_obj_t *self);
 
 /* ---- state snapshots (backend_checkpoints.c) */
 

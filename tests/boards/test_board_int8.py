@@ -1,5 +1,5 @@
-"""An int8 backbone frozen in flash, a float head fine-tuned on every Cortex-M board with the
-host's exact bits.
+"""An int8 backbone frozen in flash, a float head fine-tuned on every Cortex-M and RISC-V board
+with the host's exact bits.
 
 The digits backbone of tests/convert/fixtures/int8 (pretrained on digits 0-4 in float,
 quantized to int8 by TensorFlow's converter) with a new head (mean -> Dense(5) -> Softmax,
@@ -17,7 +17,7 @@ import pytest
 
 import microtrain
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, REPO_ROOT, run_cli_firmware
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, run_cli_firmware
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
@@ -40,10 +40,35 @@ def int8_inputs():
     return folder
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
     losses, stdout = run_cli_firmware(
         board, os.path.join(int8_inputs, "digits_int8.mtm"),
         os.path.join(int8_inputs, "digits.npz"), os.path.join(int8_inputs, board),
         "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5")
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
+
+
+def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
+    """MLPerf Tiny's keyword spotter (an int8 DS-CNN whose input is int8: rows of 49 x 10 x 1
+    = 490 bytes, not a whole number of words) straight from its .tflite on the Cortex-M7,
+    trained from its last convolution (operator 8 of the file, `--train-from 8`: the
+    float part then holds the Flatten's RESHAPE and its int32 shape) with the file's own
+    12-class head: the C sources hold the rows back to back, the device copies each batch's
+    rows from there, and the losses, accuracy counts and weight CRC equal the host's."""
+    pytest.importorskip("tflite")
+    folder = os.path.join(BUILD_ROOT, "int8_kws")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (10, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 10)]
+    np.savez(os.path.join(folder, "keywords.npz"), x=x[:6], y=y[:6], x_eval=x[6:],
+             y_eval=y[6:])
+    model = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "mlperf_tiny",
+                         "kws_ref_model.tflite")
+    losses, stdout = run_cli_firmware(
+        "mps2-an500", model, os.path.join(folder, "keywords.npz"),
+        os.path.join(folder, "mps2-an500"), "--train-from", "8", "--epochs", "2",
+        "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
+        "--loss", "categorical_crossentropy")
+    assert len(losses) == 2 and "accuracy" in stdout, stdout

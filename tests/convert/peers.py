@@ -23,8 +23,9 @@ def fixtures(extension):
 
 
 def run_litert(model, x, reference=False):
-    """Output 0 of a .tflite/.circle-free TFLite model (path or bytes) on batch ``x``;
-    ``reference`` picks the BUILTIN_REF kernels instead of the default (XNNPACK)."""
+    """Output 0 of a .tflite/.circle-free TFLite model (path or bytes) on batch ``x`` (cast
+    to the input's type: float32, or int8 values for an int8 input); ``reference`` picks the
+    BUILTIN_REF kernels instead of the default (XNNPACK)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
     kwargs = {"model_path": model} if isinstance(model, str) else {"model_content": model}
     if reference:
@@ -33,7 +34,7 @@ def run_litert(model, x, reference=False):
     detail = interpreter.get_input_details()[0]
     interpreter.resize_tensor_input(detail["index"], x.shape)
     interpreter.allocate_tensors()
-    interpreter.set_tensor(detail["index"], np.ascontiguousarray(x, np.float32))
+    interpreter.set_tensor(detail["index"], np.ascontiguousarray(x, detail["dtype"]))
     interpreter.invoke()
     return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
 
@@ -60,8 +61,10 @@ def max_relative(actual, expected):
     return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), ATOL)))
 
 
-def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps):
-    """(per-step losses, trained weights) of onert training ``path`` with MSE.
+def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps, trainable_ops=None):
+    """(per-step losses, trained weights) of onert training ``path`` with MSE; the last
+    ``trainable_ops`` operators of the file train (onert's num_of_trainable_ops; None:
+    all).
 
     onert 0.1.0's ``train_export_circle`` writes a path longer than 15 characters
     under a garbage name in the working directory (measured: the C string of a
@@ -72,6 +75,8 @@ def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps):
     trainer = session(os.path.abspath(path))
     chosen = (optimizers.SGD(learning_rate=learning_rate) if optimizer == "sgd"
               else optimizers.Adam(learning_rate=learning_rate))
+    if trainable_ops is not None:  # the optimizers' constructors do not take it
+        chosen.nums_trainable_ops = trainable_ops
     with contextlib.redirect_stdout(io.StringIO()):
         trainer.compile(optimizer=chosen, loss=losses.MeanSquaredError(), batch_size=batch)
     step_losses = []

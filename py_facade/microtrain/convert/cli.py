@@ -12,14 +12,14 @@ and exit status 1 (tools/cli.py).
 import argparse
 import os
 
-from .. import ops as _ops
+from .. import _files, ops as _ops
 from ..nn import image as _image
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="microtrain convert", allow_abbrev=False,
-        description="Import a float32 .tflite/.circle/.onnx model as a .mtm image, or write "
+        description="Import a .tflite/.circle/.onnx model as a .mtm image, or write "
                     "a .mtm image as .tflite/.circle/.onnx.")
     parser.add_argument("input", metavar="IN", help=".tflite, .circle, .onnx or .mtm file")
     parser.add_argument("-o", "--output", required=True, metavar="OUT",
@@ -32,8 +32,7 @@ def build_parser():
 def main(argv):
     args = build_parser().parse_args(argv)
     from . import convert, detect_format, exporter
-    with open(args.input, "rb") as handle:
-        data = handle.read()
+    data = _files.read_file(args.input, "a model file")  # a regular file only
     target = os.path.splitext(args.output)[1].lower()
     if detect_format(data, args.input) is None:          # a .mtm image: export it
         if target == ".mtm":
@@ -56,6 +55,8 @@ def main(argv):
           % (args.output, written, args.input, model.format,
              len(set(model.source.op_sources)), len(parsed.ops),
              len(model.source.origins), len(model.source.folds)))
+    for note in model.source.notes:
+        print("note: %s" % note)
     for name, layout in zip(model.input_names, model.input_layouts):
         note = " (fed as NHWC: transpose %r)" % (layout["transpose"],) \
             if layout["transpose"] else ""

@@ -17,10 +17,20 @@ class SourceRecord:
         input_layouts, output_layouts: per input/output {"shape": logical sample shape,
                       "core_shape": the image's, "transpose": numpy axes or None}
         op_sources:   per core op, the source op it came from (for messages and info)
+        layers:       per layer of the image, {"name", "type", "op", "ops", "aliases"}: the
+                      source layer's name and type, its operator with weights and all its
+                      operators (TFLite; None where the reader names none)
+        int8:         an int8 .tflite's frozen part, for export: {"kept_ops": the file's
+                      operators kept as they are, "core_to_source": {core tensor: file
+                      tensor}, "constants": {file tensor: array computed at import}}
+        notes:        what the import did that a user should know (hybrid weights
+                      dequantized, ...), as sentences
+        operators:    every operator of the file, {"index", "type", "name", "aliases"}
+                      (TFLite; what ``train_from`` and ``microtrain info`` name)
     """
 
     def __init__(self, fmt, data, origins, folds, input_names, output_names, input_layouts,
-                 output_layouts, op_sources):
+                 output_layouts, op_sources, layers=None, int8=None, notes=(), operators=None):
         self.format = fmt
         self.data = bytes(data)
         self.origins = list(origins)
@@ -30,10 +40,52 @@ class SourceRecord:
         self.input_layouts = list(input_layouts)
         self.output_layouts = list(output_layouts)
         self.op_sources = list(op_sources)
+        self.layers = None if layers is None else [dict(layer) for layer in layers]
+        self.int8 = int8
+        self.notes = list(notes)
+        self.operators = None if operators is None else [dict(op) for op in operators]
+
+    def named_layers(self, layer_ops):
+        """``Layer`` lists for ``Session.layers`` (``layer_ops``: the op indices of each
+        layer number, as the image records them), or None when the names do not fit."""
+        if self.layers is None or len(self.layers) != len(layer_ops):
+            return None
+        return [Layer(ops, info["name"], info["type"], info["op"], info["aliases"],
+                      info.get("ops"))
+                for ops, info in zip(layer_ops, self.layers)]
+
+    def layer_names(self):
+        """Per layer number, the names ``compile(trainable=[...])`` accepts for it."""
+        if self.layers is None:
+            return None
+        return [[info["name"]] + list(info["aliases"]) for info in self.layers]
 
     def __repr__(self):
         return "SourceRecord(%s, %d bytes, %d weights, %d folds)" % (
             self.format, len(self.data), len(self.origins), len(self.folds))
+
+
+class Layer(list):
+    """One layer of an imported model: the op indices of the image it runs as (a list, as
+    ``Session.layers`` gives for any model) with the source operator's ``name`` (TensorFlow's
+    layer name, ``dense_1``), ``type`` (the TFLite builtin, ``FULLY_CONNECTED``),
+    ``source_op`` (its index in the file, the one with weights; None for ops the import
+    created, a new head's), ``source_ops`` (every file operator of the layer: Keras's
+    Conv1D is EXPAND_DIMS, CONV_2D and a reshape) and ``aliases`` (other names it answers
+    to: its scope, its tensors' full names)."""
+
+    def __init__(self, ops, name, op_type, source_op, aliases=(), source_ops=None):
+        list.__init__(self, ops)
+        self.name = name
+        self.type = op_type
+        self.source_op = source_op
+        self.source_ops = tuple(source_ops if source_ops is not None else
+                                ([] if source_op is None else [source_op]))
+        self.aliases = tuple(aliases)
+
+    def __repr__(self):
+        where = "" if self.source_op is None else " (file op %d)" % self.source_op
+        return "Layer(%r, %s%s: ops %s)" % (self.name, self.type, where, list(self))
 
 
 class ConvertedModel:

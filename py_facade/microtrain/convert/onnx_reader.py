@@ -13,6 +13,7 @@ outputs, shared checks), ``onnx_constants`` evaluates constant subgraphs,
 
 import numpy as np
 
+from ..errors import install_hint
 from .graph import Builder, ConversionError, Origin, Value
 from .onnx_constants import ConstantFolding
 from .onnx_layout import LayoutOps
@@ -20,8 +21,9 @@ from .onnx_ops import ComputeOps
 
 SUPPORTED_OPS = ("Gemm, MatMul (+ Add of a bias), Conv (group 1 or depthwise; any pads), "
                  "BatchNormalization (folded into the Conv/Gemm before it), Relu, Clip "
-                 "(ReLU, ReLU6), LeakyRelu, Sigmoid, Tanh, Softmax (last axis or channels), "
-                 "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Pad "
+                 "(ReLU, ReLU6), LeakyRelu, Sigmoid, Tanh, Softmax (over a trailing block "
+                 "of dims, or the channels), MaxPool, AveragePool (any pads, ceil_mode), "
+                 "GlobalAveragePool, ReduceMean over H and W, Pad "
                  "(zeros around H and W), Transpose (the batch first), Flatten, Reshape, "
                  "Squeeze, Unsqueeze, Add, Sum, Sub, Mul (activations of one shape), "
                  "Add/Sub/Mul/Div by a per-channel, last-axis or scalar constant, Concat "
@@ -36,8 +38,8 @@ def _onnx():
         import onnx
         import onnx.numpy_helper  # noqa: F401
     except ImportError as error:
-        raise ImportError("reading .onnx needs the 'onnx' package: pip install "
-                          "'microtrain[convert]'") from error
+        raise ImportError("reading .onnx needs the 'onnx' package: %s"
+                          % install_hint("convert")) from error
     return onnx
 
 

@@ -61,15 +61,20 @@ def agent_image():
     return build_romfs(files)
 
 
+def emulated_boards():
+    """The boards a gateway's emulated board can be: those of ``micropython_runner.run.
+    BOARDS`` that QEMU runs (not the unix port), sorted."""
+    return sorted(name for name, info in BOARDS.items() if info["machine"])
+
+
 class EmulatedBoard:
     """One emulated board holding rows ``x``, ``y`` (see the module doc)."""
 
     def __init__(self, board, x, y, firmware=None, port=None, frame_timeout=5.0,
                  log_path=None, popen_options=None):
-        if board not in BOARDS or BOARDS[board]["machine"] is None:
+        if board not in emulated_boards():
             raise ValueError("board %r: an emulated gateway board is one of %s"
-                             % (board, ", ".join(b for b in sorted(BOARDS)
-                                                 if BOARDS[b]["machine"])))
+                             % (board, ", ".join(emulated_boards())))
         self.board = board
         self.firmware = firmware or firmware_path(board)
         self.files = row_files(x, y)
@@ -89,8 +94,10 @@ class EmulatedBoard:
         if not os.path.exists(self.firmware):
             raise BoardStartError("no firmware %s; build it with `bash tools/micropython/"
                                   "build_firmware.sh %s`" % (self.firmware, self.board))
-        if shutil.which("qemu-system-arm") is None:
-            raise BoardStartError("qemu-system-arm is not installed (bash tools/setup_arm.sh)")
+        qemu = BOARDS[self.board]["qemu"]
+        if shutil.which(qemu) is None:
+            raise BoardStartError("%s is not installed (bash tools/%s)" % (
+                qemu, "setup_riscv.sh" if "riscv" in qemu else "setup_arm.sh"))
         deadline = time.monotonic() + timeout
         self._scratch = tempfile.mkdtemp(prefix="microtrain-board-")
         images, paths = [("/agent", agent_image()), ("/data", build_romfs(self.files))], []

@@ -25,9 +25,16 @@ and owns everything (``processes``: a marker in every child's environment, a chi
 subreaper, a parent-death signal): it stops the boards, SuperNodes, SuperLink and the
 processes they started when the run ends, fails, or is interrupted (Ctrl-C, SIGTERM), and
 this process sweeps the marker once more after it. Faults for tests and demonstrations
-(``faults``): the clients' ("nan", "die"), a board's ("hang": it stops answering; "reset":
-it resets mid-round) and "kill": that client's SuperNode (its whole process group) is
-killed with SIGKILL when its first train message arrives.
+(``faults``): the clients' (``FleetTask``'s: "nan", "die", "raise", and the hostile replies
+"huge", "shape", "examples" the server's guard refuses), a gateway board's ("hang": it
+stops answering; "reset": it resets mid-round) and "kill": that client's SuperNode (its
+whole process group) is killed with SIGKILL when its first train message arrives.
+
+Everything ``run_fleet`` checks is checked here too, before any process starts
+(``fleet.check_arguments``, ``fleet.prepare``); the server guards every reply as the
+simulation's does (``server``, ``guard``); the result is a ``FleetResult`` (its ``save``,
+``apply``, ``crc32``: ``microtrain fleet --deployment --export OUT`` writes the global
+model); and Flower's own notices are shown with ``verbose`` only.
 """
 
 import json
@@ -41,7 +48,10 @@ import tempfile
 import time
 import uuid
 
-from . import fleet as _fleet, flower_app, processes
+from ..errors import install_hint
+from . import fleet as _fleet, processes
+from .result import finish
+from .task import BOARD_FAULTS
 
 CONNECTION = "microtrain"
 EXECUTABLES = ("flower-superlink", "flower-supernode", "flwr")
@@ -60,7 +70,8 @@ def _executable(name):
         return beside
     found = shutil.which(name)
     if found is None:
-        raise DeploymentError("%s is not installed: pip install microtrain[federated]" % name)
+        raise DeploymentError("%s is not installed (it comes with Flower): %s"
+                              % (name, install_hint("federated")))
     return found
 
 
@@ -78,12 +89,12 @@ def _tls_files(folder):
 def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split="dirichlet",
                    alpha=0.5, classes_per_client=2, seed=0, epochs=1, batch_size=16,
                    optimizer="sgd", learning_rate=_fleet.DEFAULT_LEARNING_RATE,
-                   loss="categorical_crossentropy", trainable=-1, proximal_mu=None,
+                   loss="categorical_crossentropy", trainable="all", proximal_mu=None,
                    fraction=1.0, strategy_options=None, arena_bytes=None, faults=None,
                    device=None, isolate=False, round_timeout=600.0, board_timeout=300.0,
                    frame_timeout=5.0, tls=None, logs=None, startup_timeout=300.0,
                    firmware=None, runtime="deployment", count_traffic=False, verbose=False,
-                   stream=None):
+                   stream=None, num_trainable_ops=None):
     """Run a fleet through Flower's deployment engine; returns a ``FleetResult`` (its
     ``deployment`` attribute: {"listening": [(pid, command, address, port)] of every
     socket the deployment listened on, "processes": how many it ran at its peak,
@@ -103,35 +114,29 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
     runtime (``flower-superlink --simulation``: virtual SuperNodes, no processes of their
     own; device clients then train on their board through ``microtrain.federated.device``,
     an emulator per round)."""
+    _fleet.require_flower()
+    from . import flower_app  # Flower: after require_flower said how to install it
     if runtime not in ("deployment", "simulation"):
         raise ValueError("runtime %r: choose deployment or simulation" % (runtime,))
+    _fleet.check_arguments(clients, rounds, fraction, 0.0, device, arena_bytes)
     faults = dict(faults or {})
     killed = sorted(int(p) for p, fault in faults.items() if fault == "kill")
     client_faults = {int(p): f for p, f in faults.items() if f != "kill"}
-    arguments = dict(model=model, data=data, clients=clients, strategy=strategy, split=split,
-                     alpha=alpha, classes_per_client=classes_per_client, seed=seed,
-                     epochs=epochs, batch_size=batch_size, optimizer=optimizer,
-                     learning_rate=learning_rate, loss=loss, trainable=trainable,
-                     proximal_mu=proximal_mu, fraction=fraction,
-                     strategy_options=strategy_options, arena_bytes=arena_bytes,
-                     faults=client_faults, isolate=isolate)
-    flower_log = logging.getLogger("flwr")
-    level = flower_log.level
-    if not verbose:  # the strategy's notices
-        flower_log.setLevel(logging.ERROR)
-    try:
-        task, strategy_object = _fleet.prepare(**arguments)  # every argument checked here
-    finally:
-        flower_log.setLevel(level)
     boards = []
     if device and runtime == "deployment":
-        for partition in device.get("partitions", ()):
-            if not 0 <= int(partition) < int(clients):
-                raise ValueError("device client %r is not one of the %d clients"
-                                 % (partition, clients))
-            boards.append({"partition": int(partition),
-                           "board": device.get("board", "mps2-an500"),
-                           "firmware": device.get("firmware", firmware)})
+        from .board_emulator import emulated_boards
+        board = device.get("board", "mps2-an500")
+        if board not in emulated_boards():
+            raise ValueError("board %r: a gateway's emulated board is one of %s"
+                             % (board, ", ".join(emulated_boards())))
+        boards = [{"partition": int(partition), "board": board,
+                   "firmware": device.get("firmware", firmware)}
+                  for partition in device.get("partitions", ())]
+    gateways = [entry["partition"] for entry in boards]
+    for partition, fault in sorted(client_faults.items()):
+        if fault in BOARD_FAULTS and partition not in gateways:
+            raise ValueError("fault %s: client %d is no gateway board (the device clients "
+                             "of a deployment are: %s)" % (fault, partition, gateways))
     for partition in killed:
         if not 0 <= partition < int(clients):
             raise ValueError("fault kill: client %d is not one of the %d" % (partition,
@@ -140,6 +145,20 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
                         ("frame_timeout", frame_timeout)):
         if not float(value) > 0:
             raise ValueError("%s must be positive, got %r" % (name, value))
+    arguments = dict(model=model, data=data, clients=clients, strategy=strategy, split=split,
+                     alpha=alpha, classes_per_client=classes_per_client, seed=seed,
+                     epochs=epochs, batch_size=batch_size, optimizer=optimizer,
+                     learning_rate=learning_rate, loss=loss, trainable=trainable,
+                     num_trainable_ops=num_trainable_ops, proximal_mu=proximal_mu,
+                     fraction=fraction, strategy_options=strategy_options,
+                     arena_bytes=arena_bytes, faults=client_faults, isolate=isolate)
+    with _fleet.flower_quiet(verbose):  # the strategy's notices
+        task, strategy_object = _fleet.prepare(**arguments)  # every argument checked here
+    from ..micropython_runner.run import ensure_firmware  # built once, here, if missing
+    for entry in boards:
+        entry["firmware"] = ensure_firmware(entry["board"], entry["firmware"])
+    if device and runtime == "simulation":  # its clients run the default firmware
+        ensure_firmware(device.get("board", "mps2-an500"))
     certificates = _tls_files(tls) if tls else None
     executables = {name: _executable(name) for name in EXECUTABLES}
     work = tempfile.mkdtemp(prefix="microtrain-deployment-")
@@ -205,7 +224,7 @@ def run_deployment(model, data, clients=100, rounds=20, strategy="fedavg", split
         summary, weights = flower_app.read_results(results, task)
         with open(os.path.join(work, "deployment.json")) as handle:
             facts = json.load(handle)
-        result = _fleet.finish(task, summary, weights, elapsed, stream)
+        result = finish(task, summary, weights, elapsed, stream)
         result.deployment = dict(facts, id=deployment_id)
         return result
     finally:
@@ -300,6 +319,7 @@ class Supervisor:
     # -- the pieces
 
     def start_boards(self):
+        from . import flower_app
         from .board_emulator import EmulatedBoard
         if not self.spec["boards"]:
             return {}
@@ -418,6 +438,7 @@ class Supervisor:
                                                    security))
 
     def submit(self):
+        from . import flower_app
         app = flower_app.write_app(os.path.join(self.spec["work"], "app"))
         command = [self.spec["executables"]["flwr"], "run", app, CONNECTION, "--run-config",
                    flower_app.run_config_text(self.spec["run_config"]), "--format", "json"]

@@ -13,8 +13,9 @@ as the native module ``_microtrain``), so the board runs the same procedure over
 core with the same float32 arithmetic: its update equals the simulated client's bit for bit
 (``tests/federated/``).
 
-Boards: those of ``microtrain.micropython_runner`` (mps2-an500 Cortex-M7, mps2-an385
-Cortex-M3, or the unix port). A board whose emulator dies, times out or whose script fails
+Boards: those of ``microtrain.micropython_runner.run.BOARDS`` (every Cortex-M board the core
+runs on, under QEMU, or the unix port; ``run_fleet`` builds a missing firmware before the
+simulation starts). A board whose emulator dies, times out or whose script fails
 raises ``DeviceError`` with what it printed: the client then sends no update.
 """
 
@@ -24,7 +25,7 @@ import tempfile
 import numpy as np
 
 from ..micropython_runner.romfs import RunnerError
-from ..micropython_runner.run import run as run_script
+from ..micropython_runner.run import BOARDS as _RUNNER_BOARDS, run as run_script
 from . import local_round
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,6 +92,11 @@ _main()
 
 class DeviceError(RuntimeError):
     """The board did not deliver an update (its emulator died, timed out or failed)."""
+
+
+def boards():
+    """The boards a device client can train on: microtrain micropython's, sorted."""
+    return sorted(_RUNNER_BOARDS)
 
 
 def row_files(x, y):

@@ -28,18 +28,22 @@ import numpy as np
 
 from flwr.serverapp import ServerApp
 
+from .. import trainable as _trainable
 from . import client as _client, fleet as _fleet, server as _server
 
 # key: default. Numbers < 0 (proximal-mu, server-lr) and 0 (arena, query-batch) mean
-# "unset"; the strings "" (faults, device-clients, results) mean none.
+# "unset"; the strings "" (faults, device-clients, results, num-trainable-ops) mean none.
+# trainable: --trainable's text (all, bias, N, [3,4], [dense_1]); num-trainable-ops: onert's
+# count of ops instead (an integer, or "" for none).
 RUN_CONFIG = (
     ("model", ""), ("data", ""), ("clients", 10), ("rounds", 3), ("strategy", "fedavg"),
     ("split", "dirichlet"), ("alpha", 0.5), ("classes-per-client", 2), ("seed", 0),
     ("fraction", 1.0), ("epochs", 1), ("batch-size", 16), ("optimizer", "sgd"),
     ("learning-rate", _fleet.DEFAULT_LEARNING_RATE), ("loss", "categorical_crossentropy"),
-    ("trainable", -1), ("proximal-mu", -1.0), ("server-lr", -1.0), ("arena", 0),
-    ("isolate", False), ("faults", ""), ("device-clients", ""), ("board", "mps2-an500"),
-    ("round-timeout", 600.0), ("query-batch", 0), ("results", ""), ("verbose", False))
+    ("trainable", "all"), ("num-trainable-ops", ""), ("proximal-mu", -1.0),
+    ("server-lr", -1.0), ("arena", 0), ("isolate", False), ("faults", ""),
+    ("device-clients", ""), ("board", "mps2-an500"), ("round-timeout", 600.0),
+    ("query-batch", 0), ("results", ""), ("verbose", False))
 DEFAULTS = dict(RUN_CONFIG)
 APP_NAME = "microtrain-fleet"
 PUBLISHER = "microtrain"
@@ -75,12 +79,14 @@ def fleet_arguments(config):
         device = {"board": value["board"], "partitions": [
             int(p) for p in str(value["device-clients"]).split(",") if p.strip()]}
     mu, server_lr = float(value["proximal-mu"]), float(value["server-lr"])
+    ops = str(value["num-trainable-ops"]).strip()
     return dict(model=value["model"], data=value["data"], clients=int(value["clients"]),
                 strategy=value["strategy"], split=value["split"], alpha=float(value["alpha"]),
                 classes_per_client=int(value["classes-per-client"]), seed=int(value["seed"]),
                 epochs=int(value["epochs"]), batch_size=int(value["batch-size"]),
                 optimizer=value["optimizer"], learning_rate=float(value["learning-rate"]),
-                loss=value["loss"], trainable=int(value["trainable"]),
+                loss=value["loss"], trainable=_trainable.parse_spec(value["trainable"]),
+                num_trainable_ops=int(ops) if ops else None,
                 proximal_mu=mu if mu >= 0 else None, fraction=float(value["fraction"]),
                 strategy_options=_fleet.strategy_options(
                     value["strategy"], server_lr if server_lr >= 0 else None),
@@ -113,7 +119,10 @@ def run_config_of(arguments, rounds, round_timeout=600.0, results="", verbose=Fa
             "learning-rate": float(arguments.get("learning_rate",
                                                  _fleet.DEFAULT_LEARNING_RATE)),
             "loss": arguments.get("loss", "categorical_crossentropy"),
-            "trainable": int(arguments.get("trainable", -1)),
+            "trainable": _trainable.spec_text(
+                "all" if arguments.get("trainable") is None else arguments["trainable"]),
+            "num-trainable-ops": "" if arguments.get("num_trainable_ops") is None
+            else str(int(arguments["num_trainable_ops"])),
             "proximal-mu": -1.0 if mu is None else float(mu),
             "server-lr": float(server_lr), "arena": int(arguments.get("arena_bytes") or 0),
             "isolate": bool(arguments.get("isolate", False)),
@@ -217,7 +226,8 @@ def pyproject_text():
         "#   flwr run examples/flower_app <connection> --run-config 'model=\"/abs/M.mtm\""
         " data=\"/abs/D.npz\"'",
         "#",
-        "# Its code is microtrain's (pip install microtrain[federated] where it runs).",
+        "# Its code is microtrain's, with its federated extra, where it runs",
+        "# (pip install '.[federated]' in microtrain's source tree).",
         "[build-system]",
         "requires = [\"hatchling\"]",
         "build-backend = \"hatchling.build\"",
@@ -239,8 +249,9 @@ def pyproject_text():
         "",
         "[tool.flwr.app.config]",
         "# microtrain fleet's options; numbers < 0 (proximal-mu, server-lr) or 0 (arena)",
-        "# are unset; query-batch: nodes asked their partition at once (0: all);",
-        "# results: a folder for the ServerApp's summary (\"\": none)",
+        "# are unset; trainable: --trainable's text; num-trainable-ops: onert's count",
+        "# of ops instead (\"\": none); query-batch: nodes asked their partition at once",
+        "# (0: all); results: a folder for the ServerApp's summary (\"\": none)",
     ]
     lines += ["%s = %s" % (name, _toml_value(value)) for name, value in RUN_CONFIG]
     return "\n".join(lines) + "\n"

@@ -10,11 +10,15 @@ fleet of exact clients reproducible and safe, around any strategy:
   ``random`` (Flower's node sampling) is seeded before each round's sampling: a seeded
   fleet gives the same global weights run after run, on either engine, bit for bit.
 * **Guarded replies.** A client that failed (its update refused by the core's numeric guard,
-  its process or emulator dead) replies with an error, which Flower's strategies leave out;
-  ``guarded(...)`` strategies also drop any reply whose arrays are not finite or whose
-  ``num-examples`` is not a positive number, whoever sent it. Each drop is logged with its
-  reason (logger ``microtrain.federated``) and counted per round; the round completes with
-  the others, and nothing non-finite is ever aggregated.
+  its process or emulator dead, an exception) replies with an error, which Flower's
+  strategies leave out; its reason is the client's own exception text
+  (``guard.client_reason``). ``guarded(...)`` strategies also check every other reply
+  against the global model before aggregating (``guard.checked_content``: exactly its
+  tensors, shapes and float32 dtype, finite after the cast; the metrics a client sends;
+  ``num-examples`` from 1 to the client's rows) and drop one that fails, whoever sent it;
+  an aggregate that is not finite is not taken. Each drop is logged with its reason
+  (logger ``microtrain.federated``) and counted per round; the round completes with the
+  others, and nothing non-finite or mis-shaped is ever aggregated.
 * **Traffic.** ``OrderedGrid`` adds up the bytes of the arrays sent to and received from the
   clients, per round.
 """
@@ -22,23 +26,17 @@ fleet of exact clients reproducible and safe, around any strategy:
 import logging
 import random
 import time
-import zlib
-
-import numpy as np
 
 from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import ServerApp
 from flwr.serverapp import strategy as _strategies
 
-from . import client as _client
+from ..errors import MicrotrainError
+from . import client as _client, guard as _guard
+from .result import weights_crc32
+from .strategy_names import STRATEGIES
 
 LOG = logging.getLogger("microtrain.federated")
-
-# command-line name -> Flower strategy class name
-STRATEGIES = {"fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx",
-              "fedadam": "FedAdam", "fedadagrad": "FedAdagrad", "fedyogi": "FedYogi",
-              "fedmedian": "FedMedian", "fedtrimmedavg": "FedTrimmedAvg", "krum": "Krum",
-              "multikrum": "MultiKrum", "bulyan": "Bulyan", "qfedavg": "QFedAvg"}
 
 
 def _array_bytes(content):
@@ -60,11 +58,17 @@ class FleetLog:
         self.replies = {}
         self.dropped = {}
         self.reasons = []
+        self.notes = []
 
     def drop(self, server_round, partition, reason):
         self.dropped[server_round] = self.dropped.get(server_round, 0) + 1
         self.reasons.append((server_round, partition, reason))
         LOG.warning("round %d: client %s dropped: %s", server_round, partition, reason)
+
+    def note(self, server_round, text):
+        """Something about the round as a whole (an aggregate refused, an evaluation)."""
+        self.notes.append((server_round, text))
+        LOG.warning("round %d: %s", server_round, text)
 
 
 class OrderedGrid:
@@ -109,7 +113,8 @@ class OrderedGrid:
             if reply.has_error():  # the SuperLink's own (node unavailable) come from it
                 node = node_of.get(reply.metadata.reply_to_message_id,
                                    reply.metadata.src_node_id)
-                self.log.drop(server_round, self.partitions.get(node), reply.error.reason)
+                self.log.drop(server_round, self.partitions.get(node),
+                              _guard.client_reason(reply.error.reason))
             elif reply.has_content():
                 self.log.bytes_up[server_round] = self.log.bytes_up.get(server_round, 0) + \
                     _array_bytes(reply.content)
@@ -120,41 +125,49 @@ class OrderedGrid:
 
 
 class _GuardedReplies:
-    """Mixed in before a Flower strategy: replies with non-finite arrays or a bad
-    ``num-examples`` are dropped (and logged) before the strategy aggregates."""
+    """Mixed in before a Flower strategy: every reply is checked against the global model
+    (``guard.checked_content``: one array record of exactly the model's tensors, shapes and
+    float32 dtype, finite after the cast; the metrics a client sends; num-examples bounded
+    by the client's rows) and replaced by its checked float32 content, or dropped with its
+    reason, before the strategy aggregates; an aggregate that is not finite is not taken
+    (the global model stays the round's)."""
 
     fleet_log = None
-    partitions = None
+    partitions = None  # node id -> partition id
+    layout = None      # [(key, shape)] of the global model's trained tensors
+    rows = None        # partition id -> rows it holds (num-examples' bound)
 
-    def _screen(self, server_round, replies):
+    def _screen(self, server_round, replies, train):
         kept = []
         for reply in replies:
             if reply.has_error():
                 kept.append(reply)  # the strategy leaves it out; OrderedGrid logged it
                 continue
-            reason = None
-            content = reply.content
-            for record in content.array_records.values():
-                for key, array in record.items():
-                    if not np.all(np.isfinite(array.numpy())):
-                        reason = "tensor %s of its update is not finite" % key
-            for record in content.metric_records.values():
-                examples = record.get("num-examples")
-                if examples is not None and not (examples == examples and 0 < examples
-                                                 < float("inf")):
-                    reason = "num-examples is %r" % (examples,)
-            if reason is None:
-                kept.append(reply)
-            elif self.fleet_log is not None:
-                self.fleet_log.drop(server_round, (self.partitions or {}).get(
-                    reply.metadata.src_node_id), reason)
+            partition = (self.partitions or {}).get(reply.metadata.src_node_id)
+            try:
+                reply.content = _guard.checked_content(
+                    reply, self.layout or [], (self.rows or {}).get(partition), train)
+            except _guard.Refused as refused:
+                if self.fleet_log is not None:
+                    self.fleet_log.drop(server_round, partition, str(refused))
+                continue
+            kept.append(reply)
         return kept
 
     def aggregate_train(self, server_round, replies):
-        return super().aggregate_train(server_round, self._screen(server_round, replies))
+        arrays, metrics = super().aggregate_train(
+            server_round, self._screen(server_round, replies, train=True))
+        problem = _guard.aggregate_problem(arrays, self.layout or [])
+        if problem is not None:
+            if self.fleet_log is not None:
+                self.fleet_log.note(server_round, problem + "; the global model stays as "
+                                    "it was")
+            return None, metrics
+        return arrays, metrics
 
     def aggregate_evaluate(self, server_round, replies):
-        return super().aggregate_evaluate(server_round, self._screen(server_round, replies))
+        return super().aggregate_evaluate(server_round,
+                                          self._screen(server_round, replies, train=False))
 
 
 class _SeededSampling:
@@ -177,8 +190,8 @@ class _SeededSampling:
 
 
 def guarded(strategy_class):
-    """The Flower strategy class with non-finite replies screened out and its node
-    sampling seeded per round."""
+    """The Flower strategy class with every reply checked against the global model first
+    (``_GuardedReplies``) and its node sampling seeded per round (``_SeededSampling``)."""
     return type("Guarded" + strategy_class.__name__,
                 (_GuardedReplies, _SeededSampling, strategy_class), {})
 
@@ -197,7 +210,9 @@ def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, 
 
 def discover_partitions(grid, clients, timeout=600.0, batch=None):
     """{node id: partition id} of every node, asked with a query message; ``batch``:
-    how many nodes to ask at once (None: all). On a deployment every message starts a
+    how many nodes to ask at once (None: all). A node whose answer is not a partition of
+    the fleet, or names one another node holds, is left out (``guard.partition_id``): its
+    replies come last, bounded as a stranger's. On a deployment every message starts a
     ClientApp process, and a few dozen starting at once on a small host can each take
     longer than Flower's 30 s task claim: asking in batches keeps that herd small."""
     deadline = time.monotonic() + timeout
@@ -210,42 +225,40 @@ def discover_partitions(grid, clients, timeout=600.0, batch=None):
         messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
                     for node in nodes[start:start + size]]
         for reply in grid.send_and_receive(messages, timeout=timeout):
-            if not reply.has_error():
-                partitions[reply.metadata.src_node_id] = int(
-                    reply.content[_client.METRICS]["partition-id"])
+            partition = _guard.partition_id(reply, clients)
+            if partition is not None and partition not in partitions.values():
+                partitions[reply.metadata.src_node_id] = partition
     return partitions
 
 
-def initial_arrays(task):
-    """The trained tensors of the task's model image: round 1's global model."""
+def _image_weights(task):
+    """(every weight of the task's model image in get_weights() order, the positions of
+    the trained ones among them)."""
     from ..train_session import TrainSession
     from . import local_round
     with TrainSession(task.model) as session:
         local_round.compile_session(session, task.settings)
-        weights = session.get_weights()
-        positions = local_round.trained_positions(session)
+        return session.get_weights(), local_round.trained_positions(session)
+
+
+def initial_arrays(task):
+    """The trained tensors of the task's model image: round 1's global model."""
+    weights, positions = _image_weights(task)
     layout = _client.trained_layout(task)
     return _client.to_record([key for key, _ in layout], [weights[p] for p in positions])
-
-
-def weights_crc32(weights):
-    """zlib.crc32 of trained tensors (float32 little-endian, back to back)."""
-    crc = 0
-    for weight in weights:
-        crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
-    return crc & 0xFFFFFFFF
 
 
 def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=True,
                timeout=3600.0, train_config=None, quiet=False, query_batch=None):
     """The server's work on ``grid``: ``strategy`` (a guarded Flower strategy) for
     ``rounds`` rounds, the global model evaluated on the task's held-out rows before round
-    1 and after each. ``timeout``: how long a round waits for replies (a client silent
+    1 and after each (a global model whose evaluation the core refuses is noted, its loss
+    and accuracy NaN). ``timeout``: how long a round waits for replies (a client silent
     past it is dropped). ``recorder`` (a dict) receives "result" (Flower's Result), "log"
     (FleetLog), "evaluations" {round: {loss, accuracy}}, "times" {round: seconds since
-    start}, "crcs" {round: crc32 of the global trained tensors} and "partitions".
-    ``quiet``: Flower's own log shows errors only (drops are logged by this module);
-    ``query_batch``: ``discover_partitions``' batch."""
+    start}, "crcs" {round: crc32 of the whole global model, as ``FleetResult.crc32``} and
+    "partitions". ``quiet``: Flower's own log shows errors only (drops are logged by this
+    module); ``query_batch``: ``discover_partitions``' batch."""
     recorder = {} if recorder is None else recorder
     random.seed(seed)  # Flower samples nodes with Python's random
     if quiet:  # the simulation engine has set Flower's log level by now
@@ -253,20 +266,30 @@ def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=Tru
     fleet_log = FleetLog()
     partitions = discover_partitions(grid, task.clients, timeout, query_batch)
     ordered = OrderedGrid(grid, partitions, fleet_log)
-    strategy.fleet_log, strategy.partitions = fleet_log, partitions
-    strategy.sampling_seed = int(seed)
     layout = _client.trained_layout(task)
+    strategy.fleet_log, strategy.partitions, strategy.layout = fleet_log, partitions, layout
+    strategy.rows = {part: len(rows) for part, rows in enumerate(task.parts())}
+    strategy.sampling_seed = int(seed)
     x_eval, y_eval = task.eval_rows()
+    model_weights, positions = _image_weights(task)
     evaluations, times, crcs = {}, {}, {}
     start = time.perf_counter()
 
     def evaluate_fn(server_round, arrays):
         times[server_round] = time.perf_counter() - start
         weights = _client.from_record(arrays, layout)
-        crcs[server_round] = weights_crc32(weights)
+        whole = list(model_weights)  # the frozen tensors stay the image's
+        for position, weight in zip(positions, weights):
+            whole[position] = weight
+        crcs[server_round] = weights_crc32(whole)
         if not evaluate:
             return None
-        result = _client.evaluate_weights(task, weights, x_eval, y_eval)
+        try:
+            result = _client.evaluate_weights(task, weights, x_eval, y_eval)
+        except (MicrotrainError, ValueError) as error:  # a finite but wild global model
+            fleet_log.note(server_round, "the global model's evaluation was refused: %s"
+                           % error)
+            result = {"loss": float("nan"), "accuracy": float("nan")}
         evaluations[server_round] = result
         return MetricRecord(result)
 
@@ -296,7 +319,8 @@ def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
 def summarize(recorder):
     """What a server run recorded, as plain data (JSON-able once its int keys become
     strings): evaluations, times, crcs, train_losses {round: ...}; replies, dropped,
-    bytes_down, bytes_up {round: count}; reasons [[round, partition, reason]]."""
+    bytes_down, bytes_up {round: count}; reasons [[round, partition, reason]]; notes
+    [[round, text]]."""
     fleet_log, result = recorder["log"], recorder.get("result")
     train_losses = {}
     if result is not None:
@@ -307,4 +331,5 @@ def summarize(recorder):
             "crcs": dict(recorder["crcs"]), "train_losses": train_losses,
             "replies": dict(fleet_log.replies), "dropped": dict(fleet_log.dropped),
             "bytes_down": dict(fleet_log.bytes_down), "bytes_up": dict(fleet_log.bytes_up),
-            "reasons": [list(reason) for reason in fleet_log.reasons]}
+            "reasons": [list(reason) for reason in fleet_log.reasons],
+            "notes": [list(note) for note in fleet_log.notes]}

@@ -11,6 +11,8 @@ whole width: the persistent region. Dashed lines mark the arena size and the
 planner's lower bound. matplotlib is optional: ``MissingMatplotlib`` says so.
 """
 
+from .. import _files
+from ..errors import install_hint
 from . import arena
 
 COLOURS = {
@@ -31,8 +33,8 @@ def _pyplot():
         matplotlib.use("Agg")  # files only: no display needed
         import matplotlib.pyplot as pyplot
     except ImportError:
-        raise MissingMatplotlib("drawing the arena needs matplotlib: pip install matplotlib "
-                                "(or microtrain[plot])") from None
+        raise MissingMatplotlib("drawing the arena needs matplotlib: %s"
+                                % install_hint("plot")) from None
     return pyplot
 
 
@@ -85,6 +87,8 @@ def save(session, path, title=None):
                    % (total, bound, total / bound if bound else float("nan"),
                       "fused" if plan["fused_update"] else "accumulated"), fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
+    try:
+        _files.save_figure(figure, path, dpi=110)  # atomically, a regular file only
+    finally:
+        pyplot.close(figure)
     return path

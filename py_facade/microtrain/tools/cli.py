@@ -5,12 +5,14 @@
         --validation-split 0.2 --metric categorical_accuracy --num-of-trainable-ops -1 \\
         --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
+        (with a checkpoint, its optimizer and trained set unless given)
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--proximal-mu 0.01] [--plot arena.png]
+    microtrain info CK                 (what a checkpoint holds)
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
-    microtrain fleet ...               (a simulated fleet with Flower, microtrain.federated)
+    microtrain fleet ...               (Flower: a simulated fleet, or --deployment)
 
 Defaults are compile()'s (SGD, MSE, batch 16) and loss names are ``microtrain.losses``'
 (mse, mae, cce, scce, bce or full names). Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
@@ -27,13 +29,13 @@ non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
 """
 
 import os
-import stat
 import sys
 import time
 
 import numpy as np
 
-from .. import data as _data, losses as _losses, ops as _ops
+from .. import _arguments, _array_files, _files, checkpoint_info as _checkpoint_info
+from .. import config as _config, data as _data, losses as _losses, ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
 from ..nn import image as _image
@@ -46,20 +48,19 @@ _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I
 # ---------------------------------------------------------------- helpers
 
 
-def _regular_file(path, what):
-    """Refuse, in one clear line, a path that is missing or not a regular file."""
+def _opened(path, what, opener):
+    """``opener()``, which opens ``path`` through microtrain._files (regular files only,
+    refused before a byte is read), with its refusals worded for the command line."""
     try:
-        mode = os.stat(path).st_mode
+        return opener()
     except FileNotFoundError:
         raise OSError("%s file not found: %s" % (what, path))
+    except IsADirectoryError:
+        raise OSError("%s %s is a directory, not a file" % (what, path))
+    except _files.NotARegularFileError as error:
+        raise OSError("%s %s is %s, not a regular file" % (what, path, error.kind))
     except OSError as error:
         raise OSError("%s file %s cannot be read: %s" % (what, path, error.strerror or error))
-    if stat.S_ISDIR(mode):
-        raise OSError("%s %s is a directory, not a file" % (what, path))
-    if not stat.S_ISREG(mode):
-        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
-        raise OSError("%s %s is %s, not a regular file" % (what, path, kind))
-    return path
 
 
 def _model_path(args):
@@ -68,53 +69,107 @@ def _model_path(args):
     path = args.model or args.modelfile
     if not path:
         raise UsageError("%s %s: a MODEL is required" % (PROG, args.command))
-    return _regular_file(path, "model")
+    return _opened(path, "model", lambda: _files.require_regular(path, "a model image"))
 
 
-def _model_bytes(path):
-    """The .mtm image at ``path``, or the image a .tflite/.circle/.onnx file converts to."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    from ..convert import detect_format, load_model_bytes
-    if detect_format(data, path) is not None:
-        return load_model_bytes(path)[0]
+def _model(path):
+    """The .mtm image at ``path`` (bytes), or the ``ConvertedModel`` of a .tflite/.circle/
+    .onnx file (which keeps the file's layer names and what export needs); read as every
+    user's file is (microtrain._files: regular files only)."""
+    data = _opened(path, "model", lambda: _files.read_file(path, "a model image"))
+    from ..convert import convert, detect_format
+    fmt = detect_format(data, path)
+    if fmt is not None:
+        return convert(data, format=fmt, source_path=path)
     return data
 
 
-def _open_session(args):
+def _checkpoint_summary(path):
+    """What the checkpoint at ``path`` holds (checkpoint_info.read_summary)."""
+    handle, size = _opened(path, "checkpoint",
+                           lambda: _files.open_regular(path, "a checkpoint"))
+    with handle:
+        def read(offset, count):
+            handle.seek(offset)
+            return handle.read(count)
+
+        try:
+            return _checkpoint_info.read_summary(read, size)
+        except ValueError as error:
+            raise ValueError("checkpoint %s: %s" % (path, error))
+
+
+def _checkpoint_layers(session, summary):
+    """(layer positions, biases_only) whose training gives exactly the checkpoint's trained
+    tensors: what an evaluation compiles so that the checkpoint fits without the training
+    flags it was saved with."""
+    wanted = [index for index, _ in summary["records"]]
+    parsed = _image.read_image(session.model_image)
+    layer_of = [op["layer"] for op in session.model_description()["ops"]]
+    layers = sorted({layer_of[number] for number, op in enumerate(parsed.ops)
+                     if any(i in wanted for i in op.inputs if i is not None)})
+    biases_only = all(len(parsed.tensors[i].dims) == 1 for i in wanted) and \
+        any(len(parsed.tensors[i].dims) > 1 for number, op in enumerate(parsed.ops)
+            if layer_of[number] in layers for i in op.inputs
+            if i is not None and parsed.tensors[i].flags & _image.FLAG_TRAINABLE)
+    return layers, biases_only
+
+
+def _open_session(args, checkpoint=None):
+    """The session of the command's model, compiled from its flags; ``checkpoint`` (a
+    summary) fills in the optimizer and the trained set when the flags do not give them."""
     from ..train_session import TrainSession
     path = _model_path(args)
-    session = TrainSession(_model_bytes(path))
-    optimizer = _optimizers.get(args.optimizer)
+    session = TrainSession(_model(path))
+    try:
+        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                                   args.num_trainable_ops)
+    except ValueError as error:
+        raise UsageError(str(error))
+    biases_only = args.biases_only
+    name = args.optimizer or _config.DEFAULT_OPTIMIZER
+    if checkpoint is not None:
+        if args.optimizer is None:
+            name = checkpoint["optimizer"]
+        if args.trainable is None and args.num_trainable_ops is None:
+            trainable, fit_biases = _checkpoint_layers(session, checkpoint)
+            biases_only = biases_only or fit_biases
+    optimizer = _optimizers.get(name)
+    if checkpoint is not None and args.optimizer is None and checkpoint["state_arrays"] == 1:
+        optimizer = _optimizers.SGD(momentum=0.9)  # any momentum keeps the state's size
     if args.learning_rate is not None:
         config = optimizer.get_config()
         config["learning_rate"] = args.learning_rate
         optimizer = type(optimizer)(**config)
     loss = _losses.get(args.loss)
     loss = type(loss)(reduction=args.reduction)
-    if args.num_trainable_ops is not None and args.trainable is not None:
-        raise UsageError("give --trainable or --num-of-trainable-ops, not both")
-    if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
-        raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
-    session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                    trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
-                    biases_only=args.biases_only,
-                    accumulate_gradients=getattr(args, "accumulate_gradients", False),
-                    proximal_mu=getattr(args, "proximal_mu", 0.0))
+    try:
+        session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
+                        trainable=trainable, num_trainable_ops=num_trainable_ops,
+                        biases_only=biases_only,
+                        accumulate_gradients=getattr(args, "accumulate_gradients", False),
+                        proximal_mu=getattr(args, "proximal_mu", 0.0))
+    except ValueError as error:
+        if str(error).startswith("trainable"):  # say which flag it was
+            raise ValueError("--%s" % error)
+        raise
     return path, session, optimizer, loss
 
 
 def _read_file(path, sample_shape, dtype, what):
-    _regular_file(path, what)
     if path.endswith(".npy"):
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        array = _opened(path, what, lambda: _array_files.open_npy(path, what))
+        width = int(np.prod(sample_shape, dtype=np.int64))
+        if len(sample_shape) > 1 and array.ndim == 2 and array.shape[1] == width:
+            array = array.reshape((len(array),) + tuple(sample_shape))  # flat rows, as raw
         if tuple(array.shape[1:]) != tuple(sample_shape):
             raise ValueError("%s %s holds samples of shape %s, the model needs %s"
                              % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))
         return array
     try:
-        return _data.load_raw(path, sample_shape, dtype)
+        return _opened(path, what, lambda: _array_files.open_raw(path, sample_shape, dtype,
+                                                                  what))
     except ValueError as error:
         raise ValueError("%s %s" % (what, error))
 
@@ -197,7 +252,15 @@ def _print_phases(timings, execute_ms, epochs):
 # ---------------------------------------------------------------- commands
 
 
+def _outputs(*paths):
+    """The output files of a command, checked before its work (microtrain._files)."""
+    for path in paths:
+        if path:
+            _files.check_writable(path)
+
+
 def run_train(args):
+    _outputs(args.export, args.checkpoint)
     path, session, optimizer, loss = _open_session(args)
     with session:
         loader = _loader(args, session, loss, shuffle=args.shuffle, seed=args.seed)
@@ -207,7 +270,8 @@ def run_train(args):
         _print_parameters(args, session, optimizer, loss)
         history = session.train(loader, epochs=args.epochs,
                                 validation_split=args.validation_split,
-                                checkpoint_path=args.checkpoint, verbose=args.verbose)
+                                checkpoint_path=args.checkpoint, verbose=args.verbose,
+                                line_format="onert_train")
         if args.export:
             session.export_model_for_inference(args.export)
             print("exported %s" % args.export)
@@ -216,7 +280,9 @@ def run_train(args):
 
 
 def run_eval(args):
-    path, session, optimizer, loss = _open_session(args)
+    # evaluation updates nothing: a checkpoint's optimizer and trained set need no flags
+    summary = _checkpoint_summary(args.load_checkpoint) if args.load_checkpoint else None
+    path, session, optimizer, loss = _open_session(args, summary)
     with session:
         loader = _loader(args, session, loss)
         if args.load_checkpoint:
@@ -234,6 +300,7 @@ def run_eval(args):
 
 def run_predict(args):
     from ..train_session import TrainSession
+    _outputs(args.output)
     path = _model_path(args)
     with TrainSession(path) as session:
         inputs = session.get_inputs_tensorinfo()
@@ -250,11 +317,11 @@ def run_predict(args):
                                   batch_size=args.batch_size)
         execute_ms = (time.perf_counter() - start) * 1000.0
         first = outputs[0] if isinstance(outputs, list) else outputs
-        if args.output:
+        if args.output:  # atomically, over a regular file only (microtrain._files)
             if args.output.endswith(".npy"):
-                np.save(args.output, first)
+                _files.atomic_write(args.output, lambda writer: np.save(writer, first))
             else:
-                np.ascontiguousarray(first, dtype="<f4").tofile(args.output)
+                _files.write_bytes(args.output, np.ascontiguousarray(first, "<f4").tobytes())
             print("wrote output 0 of %d samples, shape %s, to %s"
                   % (len(first), tuple(first.shape), args.output))
         else:
@@ -287,9 +354,17 @@ def _flags_text(flags):
 
 
 def run_info(args):
+    _outputs(args.plot)
+    path = _model_path(args)
+    handle, _ = _opened(path, "model", lambda: _files.open_regular(path, "a model image"))
+    with handle:
+        checkpoint = _checkpoint_info.is_checkpoint(handle.read(4))
+    if checkpoint:
+        print("%s: %s" % (path, "\n".join(_checkpoint_info.describe(_checkpoint_summary(path)))))
+        return 0
     path, session, optimizer, loss = _open_session(args)
     with session:
-        parsed = _image.read_image(_model_bytes(path))
+        parsed = _image.read_image(session.model_image)
         trained = session.trained_tensors()
         print("model %s: %d bytes, %d tensors, %d ops, %d inputs, %d outputs"
               % (path, parsed.header.image_bytes, len(parsed.tensors), len(parsed.ops),
@@ -322,6 +397,9 @@ def run_info(args):
                          ",".join(str(i) for i in trains) or "-"))
         print("\nOps (compile(trainable=[...]) and --trainable take layer indices)")
         print(_table(("index", "layer", "type", "inputs", "outputs", "trained weights"), rows))
+        source = getattr(session, "_source", None)
+        if source is not None and getattr(source, "operators", None):
+            _print_source(source, session.layers, parsed, trained)
         plan = session.memory_plan()
         print("\nMemory plan (batch %d, %s, %s, trainable: %s)"
               % (session.batch_size, optimizer.name, loss.name,
@@ -356,6 +434,41 @@ def run_info(args):
     return 0
 
 
+def _print_source(source, layers, parsed, trained):
+    """The imported file's operators: index, name, type, the layer each became and what it
+    is in the image (int8 frozen, float, trained, evaluated at import)."""
+    layer_of = {}
+    for number, layer in enumerate(layers):
+        for op in getattr(layer, "source_ops", ()):
+            layer_of[op] = (number, layer)
+    int8 = source.int8 or {}
+    kept = set(int8.get("kept_ops", ()))
+    rows = []
+    for entry in source.operators:
+        index = entry["index"]
+        number, layer = layer_of.get(index, ("-", None))
+        if layer is None:
+            part = "cut (new head)" if int8.get("cut_after") is not None and \
+                index > int8["cut_after"] else "evaluated at import"
+        else:
+            weights = [i for op in layer for i in parsed.ops[op].inputs
+                       if i is not None and parsed.tensors[i].flags & _image.FLAG_TRAINABLE]
+            part = "int8, frozen" if index in kept else "float"
+            if weights:
+                part += ", trained" if any(i in trained for i in weights) else ", weights frozen"
+        rows.append((index, entry["name"], entry["type"], number, part))
+    for number, layer in enumerate(layers):  # layers the import created (a new head)
+        if getattr(layer, "source_op", 1) is None:
+            rows.append(("-", layer.name, layer.type, number, "float (new head)"))
+    print("\nOperators of the %s file (compile(trainable=[...]) takes layers by position or "
+          "name%s)" % (source.format.split("-")[0], "; convert(..., train_from=...) takes "
+                       "an operator's index or name: where the float part begins"
+                       if source.int8 is not None else ""))
+    print(_table(("op", "name", "type", "layer", "in the image"), rows))
+    for note in source.notes:
+        print("note: %s" % note)
+
+
 def _firmware(argv):
     try:
         from . import firmware
@@ -371,13 +484,12 @@ def _firmware(argv):
 
 def _fleet(argv):
     try:
-        if "--deployment" in argv:  # Flower's deployment engine
+        if "--deployment" in argv:  # Flower's deployment engine, the same command line
             from ..federated import deployment as fleet
         else:
-            from ..federated import fleet
+            from ..federated import fleet  # Flower itself is imported (and checked) by main()
     except ImportError as error:
-        _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
-               % _one_line(error))
+        _error("microtrain.federated could not be imported: %s" % _one_line(error))
         return 2
     return int(fleet.main(list(argv)) or 0)
 
@@ -386,8 +498,9 @@ def _fleet(argv):
 
 
 def _one_line(error):
-    if isinstance(error, OSError) and error.filename and error.strerror:
-        text = "%s: %s" % (error.strerror, error.filename)
+    if isinstance(error, OSError) and error.strerror:
+        text = "%s: %s" % (error.strerror, error.filename) if error.filename and \
+            str(error.filename) not in error.strerror else error.strerror
     elif isinstance(error, KeyError) and error.args:
         text = str(error.args[0])
     else:

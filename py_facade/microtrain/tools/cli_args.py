@@ -6,7 +6,7 @@ bad flag is one line on stderr and exit status 2 (``UsageError``).
 
 import argparse
 
-from .. import config as _config, losses as _losses, metrics as _metrics
+from .. import _arguments, config as _config, losses as _losses, metrics as _metrics
 from .. import optimizers as _optimizers
 
 PROG = "microtrain"
@@ -16,7 +16,6 @@ _ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
 _ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
 _ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
 _ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
-_SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
 
 
 class UsageError(Exception):
@@ -62,61 +61,19 @@ def _metric_name(text):
     key = text.strip().lower()
     if key in _ONERT_METRICS:
         return _ONERT_METRICS[key]
-    name = _SHORT_METRICS.get(key, key)
-    if name not in _metrics.ALIASES:
-        raise argparse.ArgumentTypeError("unknown metric %r (%s, or onert's 0)"
-                                         % (text, ", ".join(sorted(_metrics.ALIASES))))
-    return name
+    if key not in _metrics.ALIASES and key not in _metrics.LOSS_DEPENDENT:
+        raise argparse.ArgumentTypeError(
+            "unknown metric %r (%s, or onert's 0)"
+            % (text, ", ".join(sorted(list(_metrics.ALIASES) + list(_metrics.LOSS_DEPENDENT)))))
+    return key  # "accuracy" is resolved from the loss by compile(), as in Keras
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    return value
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    return value
-
-
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
-    if not 0.0 <= value < float("inf"):  # also refuses NaN
-        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
-    return value
+# Numbers in ranges: the command lines' one set (microtrain._arguments).
+_positive_int = _arguments.positive_int
+_non_negative_int = _arguments.non_negative_int
+_fraction = _arguments.fraction
+_positive_float = _arguments.positive_float
+_non_negative_float = _arguments.non_negative_float
 
 
 def _add_proximal(parser, what):
@@ -125,36 +82,24 @@ def _add_proximal(parser, what):
                         help="FedProx's proximal term mu/2 |w - w_ref|^2 (0: none); " + what)
 
 
-def _trainable_spec(text):
-    """"all", "bias", an int (last N ops) or a comma-separated list of op indices."""
-    value = text.strip().lower()
-    if value in ("all", "bias", "biases", "biases_only"):
-        return value
-    try:
-        if "," in value or value.startswith("["):
-            return [int(v) for v in value.strip("[]").split(",") if v.strip()]
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected all, bias, an op count or a comma-separated "
-                                         "list of layer indices, got %r" % text)
-
-
 # ---------------------------------------------------------------- parser
 
 
 def _add_model(parser):
-    parser.add_argument("model", nargs="?", metavar="MODEL", help="model image (.mtm)")
+    parser.add_argument("model", nargs="?", metavar="MODEL",
+                        help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
+                        "(converted as it is read)")
     parser.add_argument("--modelfile", "--model", dest="modelfile", metavar="MODEL",
-                        help="model image, as onert_train's --modelfile")
+                        help="the model, as onert_train's --modelfile")
 
 
 def _add_compile(parser, default_loss):
     parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
                         default=_config.DEFAULT_BATCH_SIZE,
                         help="rows per step (default %d, as compile())" % _config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--optimizer", type=_optimizer_name, default=_config.DEFAULT_OPTIMIZER,
-                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s"
-                        % _config.DEFAULT_OPTIMIZER)
+    parser.add_argument("--optimizer", type=_optimizer_name, default=None,
+                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s (eval "
+                        "with --load-checkpoint: the checkpoint's)" % _config.DEFAULT_OPTIMIZER)
     parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
                         type=_positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
@@ -164,12 +109,7 @@ def _add_compile(parser, default_loss):
     parser.add_argument("--loss-reduction-type", "--loss_reduction_type", "--reduction",
                         dest="reduction", type=_reduction_name, default="mean",
                         help="mean or sum (onert: 1 = sum over batch size, 2 = sum)")
-    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
-                        dest="num_trainable_ops", type=int, default=None,
-                        help="train the last N ops (-1 all, 0 none)")
-    parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (last N ops) or layer indices 3,4 (the layer "
-                        "column of microtrain info)")
+    _arguments.add_trainable(parser)
     parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
                         action="store_true", help="train only the biases of the trained ops")
 
@@ -184,8 +124,9 @@ def _add_data(parser, required):
     parser.add_argument("--data-length", "--data_length", dest="data_length",
                         type=_positive_int, default=None, help="use the first N samples")
     parser.add_argument("--metric", dest="metrics", action="append", type=_metric_name,
-                        default=None, help="categorical_accuracy, sparse_categorical_accuracy, "
-                        "binary_accuracy, mse, mae (onert: 0); repeatable")
+                        default=None, help="accuracy (the loss's, as in Keras), categorical_accuracy, "
+                        "sparse_categorical_accuracy, binary_accuracy, mse, mae (onert: 0); "
+                        "repeatable")
     parser.add_argument("--load-checkpoint", "--load_checkpoint", dest="load_checkpoint",
                         metavar="CK", help="start from this checkpoint")
 
@@ -251,4 +192,7 @@ def build_parser():
                         "microtrain convert --help)", add_help=False)
     commands.add_parser("micropython", add_help=False,
                         help="run a script on MicroPython (see microtrain micropython --help)")
+    commands.add_parser("fleet", add_help=False,
+                        help="simulate a fleet of devices learning together with Flower, or "
+                        "deploy it here (see microtrain fleet --help; the federated extra)")
     return parser

@@ -4,13 +4,17 @@ a device, build it for a board, and run it under QEMU against the host.
     microtrain firmware --board mps2-an386 --model M.mtm --data D.npz --epochs 3 \\
         --out build/fw [--run]
     microtrain firmware --sources-only --model M.mtm --data D.npz --epochs 3 --out build/fw
+    microtrain firmware --board mps2-an500 --model kws_int8.tflite --new-head 5 \\
+        --data keywords.npz --out build/kws --run       (an int8 backbone, a new float head)
     python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
-   .mtm) and plans the arena with the host library for it and the training configuration
-   (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
+   .mtm; an int8 .tflite with ``--train-from``, ``--new-head`` and ``--int8-input``, the
+   options of ``microtrain.convert``) and plans the arena with the host library for it and
+   the training configuration (``mt_plan`` is target-independent: the host's figure is the
+   device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
    configuration as C, and ``<out>/firmware.json`` (the plan, the training settings and
@@ -24,15 +28,18 @@ What it does:
    ``--all-ops`` builds every kernel): each kernel table entry keeps its kernels alive through
    ``--gc-sections``, so a core with every op costs flash the model never uses. Boards: the
    folders of ``boards/`` with a preset (mps2-an385 Cortex-M3, mps2-an386 Cortex-M4F,
-   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium), and the
-   hosted presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
-4. With ``--run``: runs the firmware (qemu-system-arm, or qemu-user for ARM Linux), replays
-   the identical sequence of core calls on the host through ctypes (``host_reference``),
-   prints both weight CRCs and returns 0 only if the run exited 0 and every printed bit
-   (per-epoch losses, accuracy counts, weight CRC) equals the host's.
+   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium,
+   rv32imac-qemu RISC-V RV32IMAC, rv32imafc-qemu RISC-V RV32IMAFC), and the hosted presets
+   host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
+4. With ``--run``: runs the firmware (qemu-system-arm or qemu-system-riscv32, or qemu-user
+   for ARM Linux), replays the identical sequence of core calls on the host through ctypes
+   (``host_reference``), prints both weight CRCs and returns 0 only if the run exited 0 and
+   every printed bit (per-epoch losses, accuracy counts, weight CRC) equals the host's.
 
 Dataset (``.npz``): ``x`` [N, *input shape] and ``y`` [N, *output shape] (one-hot or
-regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy;
+regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy; for a
+model whose input is int8, ``x`` holds int8 values (-128..127; rows of any length: the C
+sources hold them back to back);
 optionally ``x_eval`` and ``y_eval`` for the per-epoch evaluation (default: the training
 rows). Rows are used in file order every epoch (shuffle before saving if you want); the last
 batch may be partial and is masked exactly by the core.
@@ -57,7 +64,8 @@ import sys
 
 import numpy as np
 
-from .. import _model_source, config as _config, losses as _losses, ops as _ops
+from .. import _arguments, _files, _model_source, config as _config, losses as _losses
+from .. import ops as _ops
 from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
@@ -104,8 +112,8 @@ def find_source_dir(explicit=None):
 
 def board_presets(source_dir):
     """Names of the configure presets that build firmware (every visible one)."""
-    with open(os.path.join(source_dir, "CMakePresets.json")) as handle:
-        presets = json.load(handle)
+    presets = json.loads(_files.read_file(os.path.join(source_dir, "CMakePresets.json"),
+                                          "CMake's presets").decode("utf-8"))
     return [p["name"] for p in presets["configurePresets"] if not p.get("hidden")]
 
 
@@ -118,11 +126,14 @@ def _run_checked(command, what, cwd=None, quiet=True):
                                ":\n" + result.stdout if quiet else ""))
 
 
-def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
+def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None, targets=None,
+          cache=None):
     """Configure preset ``board`` in ``build_dir`` on the generated data and build the
     firmware and benchmark programs; return microtrain_board.json (paths, how to run).
     ``ops``: the op names to build kernels for (CMake's MT_OPS, e.g. ["dense", "relu",
-    "softmax"]); None builds every op."""
+    "softmax"]); None builds every op. ``targets``: the CMake targets to build instead of
+    the three programs (benchmarks/arm_ops.py: microtrain_bench_profile); ``cache``: more
+    cache entries for the configure step, {name: value}."""
     if board not in board_presets(source_dir):
         raise FirmwareError("unknown board %r; the presets are %s"
                             % (board, ", ".join(board_presets(source_dir))))
@@ -132,9 +143,10 @@ def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
         configure.append("-DMT_BENCH_STEPS=%d" % bench_steps)
     # always given, so a build folder reused with another choice does not keep the old one
     configure.append("-DMT_OPS=" + ";".join(ops or ()))
+    configure += ["-D%s=%s" % item for item in sorted((cache or {}).items())]
     _run_checked(configure, "configuring preset %s" % board, cwd=source_dir)
-    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target",
-                  "microtrain_firmware", "microtrain_bench", "microtrain_bench_base"],
+    targets = targets or ("microtrain_firmware", "microtrain_bench", "microtrain_bench_base")
+    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target"] + list(targets),
                  "building %s" % board)
     with open(os.path.join(build_dir, "microtrain_board.json")) as handle:
         return json.load(handle)
@@ -157,7 +169,8 @@ def run(board_info, program="firmware", timeout=300, extra_qemu_args=()):
                                 text=True, timeout=timeout)
     except FileNotFoundError:
         raise FirmwareError("%s is not installed (bash tools/setup_arm.sh installs QEMU and "
-                            "the ARM toolchains)" % command[0]) from None
+                            "the ARM toolchains, bash tools/setup_riscv.sh the RISC-V ones)"
+                            % command[0]) from None
     except subprocess.TimeoutExpired:
         raise FirmwareError("%s did not finish within %d s" % (" ".join(command), timeout)) \
             from None
@@ -190,16 +203,38 @@ def bits_to_float(bits):
 # ------------------------------------------------------------------ command line
 
 
-def package(model_path, data_path, spec, out_dir):
+def read_model(model_path, conversion=None):
+    """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
+    a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
+    ``train_from``, ``new_head``, ``int8_input`` of ``microtrain.convert``, None where not
+    given), the foreign file converted with them."""
+    options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
+    if not options:
+        return _model_source.model_bytes(model_path)
+    flags = ", ".join("--" + k.replace("_", "-") for k in sorted(options))
+    with open(model_path, "rb") as handle:
+        magic = handle.read(4)
+    if magic == _image.MAGIC:
+        raise FirmwareError("%s is an .mtm image, already converted: %s apply when converting "
+                            "a .tflite/.circle/.onnx file (pass that file as --model)"
+                            % (model_path, flags))
+    from .. import convert as _convert  # CPython's importers (microtrain[convert])
+    converted = _convert.convert(model_path, **options)
+    return converted.to_bytes(), converted.source
+
+
+def package(model_path, data_path, spec, out_dir, conversion=None):
     """Plan, replay on the host and write the C sources; returns the firmware.json record.
     ``model_path`` is read as a session reads it: an .mtm image, or a .tflite/.circle/.onnx
-    file converted to the .mtm the C sources then hold."""
-    model_bytes, source = _model_source.model_bytes(model_path)
+    file converted to the .mtm the C sources then hold (with ``conversion``'s options of
+    ``microtrain.convert``: read_model)."""
+    model_bytes, source = read_model(model_path, conversion)
     dataset = Dataset.load(data_path)
     with TrainSession(model_bytes) as session:
         spec.compile(session)
         plan = session.memory_plan()
         config = session.config  # what the generated C sets, field for field
+        session_trainable = session.trainable_description()
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
                                spec.loss.sparse_labels, int8_input(model_bytes))
@@ -209,12 +244,15 @@ def package(model_path, data_path, spec, out_dir):
                   plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
               "converted_from": source.format if source is not None else None,
+              "conversion": dict((k, v) for k, v in (conversion or {}).items()
+                                 if v not in (None, False)),
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
-              "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
+              "loss": spec.loss.name, "trainable": session_trainable,
+              "num_trainable_ops": config["num_trainable_ops"],
               "ops": op_names, "plan": plan, "host_reference": reference}
-    with open(os.path.join(out_dir, "firmware.json"), "w") as handle:
-        json.dump(record, handle, indent=2)
+    _files.write_bytes(os.path.join(out_dir, "firmware.json"),
+                       json.dumps(record, indent=2).encode("utf-8"))
     return record
 
 
@@ -237,32 +275,68 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _layer_or_index(text):
+    """--train-from: an op index (an integer) or a layer's name, passed on as it is."""
+    return int(text) if re.match(r"^-?[0-9]+$", text.strip()) else text
+
+
+def _classes(text):
+    if not re.match(r"^[0-9]+$", text.strip()) or int(text) < 2:
+        raise argparse.ArgumentTypeError("a number of classes >= 2, got %r" % text)
+    return int(text)
+
+
+def _preset_names():
+    """The boards firmware builds for, as the source tree's presets list them (the one list)."""
+    try:
+        return ", ".join(board_presets(find_source_dir()))
+    except (FirmwareError, OSError, ValueError):
+        return "mps2-an385, mps2-an500, ... (the source tree was not found)"
+
+
 def _parser():
     parser = _Parser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
                     "device; build it for a board and optionally run it under QEMU, or only "
                     "write the C sources (--sources-only).")
-    parser.add_argument("--board",
-                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, mps3-an547, "
-                             "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
-                             "--sources-only)")
+    parser.add_argument("--board", help="a configure preset of the source tree's "
+                        "CMakePresets.json: %s (not with --sources-only)" % _preset_names())
     parser.add_argument("--model", required=True,
                         help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
                              "(converted as TrainSession converts it)")
-    parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--data", required=True,
+                        help=".npz with x, y (and x_eval, y_eval); x int8 values for a model "
+                             "whose input is int8 (rows of any length)")
+    convert = parser.add_argument_group(
+        "converting an int8 .tflite",
+        "microtrain.convert's options: the int8 layers stay frozen in flash, the float part "
+        "trains")
+    convert.add_argument("--train-from", type=_layer_or_index, metavar="LAYER",
+                         help="where the float part that trains begins: a layer's name "
+                              "(block_15) or an op index; default: the model's last layer "
+                              "with weights")
+    convert.add_argument("--new-head", type=_classes, metavar="CLASSES",
+                         help="cut after the last [H, W, C] activation and attach mean -> "
+                              "Dense(CLASSES) -> Softmax")
+    convert.add_argument("--int8-input", action="store_true",
+                         help="the input is the int8 tensor of the leading QUANTIZE: x holds "
+                              "int8 values the device need not quantize")
+    parser.add_argument("--epochs", type=_arguments.positive_int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
                         choices=sorted(_optimizers.ALIASES),
                         help="default %s (compile()'s)" % _config.DEFAULT_OPTIMIZER)
-    parser.add_argument("--learning-rate", type=float, default=None,
+    parser.add_argument("--learning-rate", type=_arguments.positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
     parser.add_argument("--loss", default=_config.DEFAULT_LOSS, choices=sorted(_losses.ALIASES),
                         help="default %s (compile()'s)" % _config.DEFAULT_LOSS)
-    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--num-trainable-ops", type=int, default=-1,
-                        help="train the last N ops (-1: all)")
+    parser.add_argument("--batch-size", type=_arguments.positive_int,
+                        default=_config.DEFAULT_BATCH_SIZE)
+    _arguments.add_trainable(parser)
+    parser.add_argument("--num-trainable-ops", dest="num_trainable_ops",
+                        type=_arguments.integer(-1),
+                        help=argparse.SUPPRESS)  # the earlier spelling, kept for scripts
     parser.add_argument("--sources-only", action="store_true",
                         help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
                              "<out>/firmware.json: no build, no toolchain, no source tree")
@@ -270,9 +344,25 @@ def _parser():
                         help="build the core with every op's kernels, not only the model's")
     parser.add_argument("--run", action="store_true",
                         help="run it (QEMU) and compare with the host, bit for bit")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for --run")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=300.0,
+                        help="seconds for --run")
     parser.add_argument("--source-dir", help="the microtrain source tree (found if omitted)")
     return parser
+
+
+def _board_source_dir(parser, args):
+    """The source tree whose presets build ``--board``, checked before anything is read or
+    written: an unknown board is a usage error naming the presets (the one board list)."""
+    try:
+        source_dir = find_source_dir(args.source_dir)
+    except FirmwareError as error:
+        raise FirmwareError("--board %s builds firmware from microtrain's source tree: %s "
+                            "(or use --sources-only)" % (args.board, error))
+    presets = board_presets(source_dir)
+    if args.board not in presets:
+        parser.error("argument --board: unknown board %r; the presets of %s are %s"
+                     % (args.board, source_dir, ", ".join(presets)))
+    return source_dir
 
 
 def main(argv=None):
@@ -284,11 +374,14 @@ def main(argv=None):
     if not args.sources_only and not args.board:
         parser.error("--board is required (or --sources-only to only write the C sources)")
     try:
+        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                                   args.num_trainable_ops)
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
-                            args.batch_size, args.num_trainable_ops)
-        source_dir = None if args.sources_only else find_source_dir(args.source_dir)
-        os.makedirs(args.out, exist_ok=True)
-        record = package(args.model, args.data, spec, args.out)
+                            args.batch_size, num_trainable_ops, trainable)
+        source_dir = None if args.sources_only else _board_source_dir(parser, args)
+        conversion = {"train_from": args.train_from, "new_head": args.new_head,
+                      "int8_input": args.int8_input}
+        record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"
               % record["plan"]["total_bytes"])
@@ -307,7 +400,7 @@ def main(argv=None):
         if not args.run:
             return 0
         status, text, errors = run(board_info, timeout=args.timeout)
-    except (FirmwareError, ValueError, OSError) as error:
+    except (FirmwareError, ValueError, OSError, ImportError) as error:
         print("microtrain firmware: error: %s" % error, file=sys.stderr)
         return 2
     device = parse_output(text)
