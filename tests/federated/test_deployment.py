@@ -13,9 +13,14 @@
   SuperNodes, one of them the board's gateway, gives the same global weights round after
   round; every socket it listened on was on 127.0.0.1;
 * a SuperNode killed mid-round is dropped and the round completes (after the round's
-  timeout), as it does when the board stops answering (after the board's);
-* ``microtrain fleet --deployment`` prints the table and the crc line; interrupted with
-  Ctrl-C (SIGINT), or when its SuperLink dies, it stops everything it started.
+  timeout), as it does when the board stops answering (after the board's), when a client's
+  reply is one the server's guard refuses, and when a client raises (its own words);
+* what the simulation refuses before Ray starts, a deployment refuses before any process
+  starts (rows the model cannot take, an arena smaller than the plan, bad arguments), and
+  a board's faults need a gateway board;
+* ``microtrain fleet --deployment`` with QFedAvg and --trainable prints the simulation's
+  table and last line (the same global weights) and --export writes that model; interrupted
+  with Ctrl-C (SIGINT), or when its SuperLink dies, it stops everything it started.
 
 After each deployment no process it started is left (they carry its marker in their
 environment), nor a listening socket; the last test counts them over the whole module.
@@ -283,21 +288,90 @@ def test_a_deployment_over_tls_with_a_board_has_the_simulations_bits(digits, sim
     assert_nothing_left(result)
 
 
-def test_a_killed_supernode_and_a_silent_board_are_dropped_and_the_round_completes(digits):
+def test_killed_silent_hostile_and_raising_clients_are_dropped_and_the_round_completes(
+        digits):
     out = io.StringIO()
     result = run_deployment(digits["model"], digits["data"], rounds=1,
                             device={"board": BOARD, "partitions": [1]},
-                            faults={1: "hang", 2: "kill"}, board_timeout=10,
-                            round_timeout=40, stream=out, **dict(FLEET, clients=3))
-    assert (result.rounds[1]["clients"], result.rounds[1]["dropped"]) == (1, 2)
+                            faults={1: "hang", 2: "kill", 3: "huge", 4: "raise"},
+                            board_timeout=10, round_timeout=40, stream=out,
+                            **dict(FLEET, clients=5))
+    assert (result.rounds[1]["clients"], result.rounds[1]["dropped"]) == (1, 4)
     reasons = {(r, p): why for r, p, why in result.dropped}
-    assert sorted(reasons) == [(1, 1), (1, 2)], out.getvalue()
+    assert sorted(reasons) == [(1, 1), (1, 2), (1, 3), (1, 4)], out.getvalue()
     assert "no reply within the round's timeout (40 s)" in reasons[(1, 2)]
     assert "did not answer the ROUND within the round's 10 s" in reasons[(1, 1)]
+    assert "tensor t1 is not finite in float32" in reasons[(1, 3)]  # the server's guard
+    assert "ZeroDivisionError: client 4 divides by zero" in reasons[(1, 4)]
     assert "dropped in round 1: client 2: no reply" in out.getvalue()
     assert all(np.all(np.isfinite(w)) for w in result.weights)
     assert result.rounds[1]["accuracy"] > result.rounds[0]["accuracy"]  # client 0 trained
     assert_nothing_left(result)
+
+
+def test_a_deployment_refuses_what_a_simulation_refuses_before_anything_starts(digits,
+                                                                                tmp_path):
+    before = marked_processes()
+    x = np.zeros((40, 5), np.float32)
+    misfit = str(tmp_path / "misfit.npz")
+    np.savez(misfit, x=x, y=np.eye(10, dtype=np.float32)[np.arange(40) % 10])
+    common = dict(FLEET, clients=2)
+    for data, options, words in (
+            (misfit, {}, "the model takes rows of shape (64,)"),
+            (digits["data"], {"arena_bytes": 100}, "cannot hold a client's plan"),
+            (digits["data"], {"fraction": 0.0}, "fraction must be in (0, 1]"),
+            (digits["data"], {"device": {"board": "mps2-an500", "partitions": [2]}},
+             "device client 2 is not a client"),
+            (digits["data"], {"device": {"board": "unix", "partitions": [0]}},
+             "a gateway's emulated board is one of"),
+            (digits["data"], {"faults": {0: "hang"}}, "client 0 is no gateway board"),
+            (digits["data"], {"faults": {0: "bogus"}}, "the faults are")):
+        out = io.StringIO()
+        with pytest.raises(ValueError) as refused:
+            run_deployment(digits["model"], data, rounds=1, stream=out,
+                           **dict(common, **options))
+        assert words in str(refused.value)
+        assert out.getvalue() == ""  # no deployment line: nothing started
+    with pytest.raises(ValueError, match="gateway board's: they need run_deployment"):
+        run_fleet(digits["model"], digits["data"], rounds=1, faults={1: "reset"}, **common)
+    command = subprocess.run(
+        [sys.executable, "-m", "microtrain", "fleet", "--deployment", "--model",
+         digits["model"], "--data", digits["data"], "--clients", "2", "--device-clients",
+         "3"], capture_output=True, text=True, timeout=120)
+    assert command.returncode == 2 and "device client 3 is not a client" in command.stderr
+    assert set(marked_processes()) <= set(before), marked_processes()
+
+
+def test_the_command_deploys_the_simulations_fleet_and_exports_its_model(digits, tmp_path):
+    """QFedAvg (it needs the clients' learning rate and loss metric) over the last layer
+    with weights (--trainable 1): ``microtrain fleet --deployment`` prints the table of
+    run_fleet's simulation of the same fleet (but its seconds) and the same last line, and
+    --export writes the global model whose crc32 it printed."""
+    options = dict(clients=2, rounds=1, split="iid", seed=2, strategy="qfedavg",
+                   learning_rate=0.2)
+    simulated = run_fleet(digits["model"], digits["data"], trainable=1, **options)
+    assert len(simulated.trained_weights) == 2  # Dense(10)'s kernel and bias
+    export = str(tmp_path / "global.mtm")
+    command = subprocess.run(
+        [sys.executable, "-m", "microtrain", "fleet", "--deployment", "--model",
+         digits["model"], "--data", digits["data"], "--trainable", "1", "--export", export]
+        + ["--%s=%s" % (name.replace("_", "-"), value) for name, value in options.items()],
+        capture_output=True, text=True, timeout=600)
+    assert command.returncode == 0, command.stderr[-3000:]
+    out = command.stdout
+
+    def without_seconds(table):
+        return [line.rsplit(None, 1)[0] for line in table.splitlines()]
+
+    table = out[out.index("round clients"):].split("\n")[:len(simulated.rounds) + 1]
+    assert without_seconds("\n".join(table)) == without_seconds(simulated.table())
+    assert "QFedAvg" in out.splitlines()[0]
+    assert "global weights crc32 0x%08x" % simulated.crc32 in out
+    assert "global model: %s (weights crc32 0x%08x)" % (export, simulated.crc32) in out
+    with microtrain.TrainSession(export) as saved:
+        assert saved.weights_crc32() == simulated.crc32
+    for noise in ("DEPRECATED", "fraction_evaluate", "Traceback"):  # Flower's: --verbose
+        assert noise not in out + command.stderr, command.stderr[-3000:]
 
 
 def _wait_for(path, text, process, timeout=300):
