@@ -464,7 +464,10 @@ def main(argv=None, engine=None):
         _check_plot_and_export(args)
         arguments = fleet_arguments(args)
         require_flower()
-    except (FlowerMissing, RuntimeError, ValueError, OSError) as error:
+    except OSError as error:  # an output that cannot be written: 1, as in every command
+        sys.stderr.write("microtrain fleet: error: %s\n" % error)
+        return 1
+    except (FlowerMissing, RuntimeError, ValueError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 2
     handler = logging.StreamHandler(sys.stderr)
