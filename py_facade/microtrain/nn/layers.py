@@ -20,7 +20,7 @@ import numpy as np
 from . import image as _image
 from .. import ops as _ops
 from ._base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
-                          _element_count, _is_positive_int)
+                    _element_count, _emit_chain, _is_positive_int)
 from ._arithmetic_layers import Multiply, Permute, Subtract, ZeroPadding2D
 from ._spatial_layers import (AveragePool2D, Conv2D, DepthwiseConv2D, GlobalAveragePool,
                               MaxPool2D)
@@ -209,13 +209,7 @@ class Add(Layer):
         return shapes[0]
 
     def emit(self, builder, input_tensors, input_shapes, rng):
-        shape = self.output_shape(input_shapes)
-        total = input_tensors[0]
-        for other in input_tensors[1:]:
-            output = builder.add_activation(shape)
-            builder.add_op(_ops.ADD, [total, other], [output])
-            total = output
-        return total
+        return _emit_chain(builder, _ops.ADD, input_tensors, self.output_shape(input_shapes))
 
 
 class Concatenate(Layer):
