@@ -9,6 +9,8 @@ it the same rules run on plain lists of rows (``[[0.1, 0.9], ...]``) with loops.
 Both paths break argmax ties toward the lowest index.
 """
 
+from ._shapes import element_count
+
 try:
     import numpy as _np
 except ImportError:  # MicroPython: plain Python fallback below
@@ -248,10 +250,9 @@ def accuracy_for(loss, output_dims=None):
         return BinaryAccuracy
     if loss.name == "categorical_crossentropy":
         return CategoricalAccuracy
-    count = 1
-    for dim in output_dims or ():
-        count *= dim
-    return BinaryAccuracy if output_dims is not None and count == 1 else CategoricalAccuracy
+    if output_dims is not None and element_count(output_dims) == 1:
+        return BinaryAccuracy
+    return CategoricalAccuracy
 
 
 def get(identifier, loss=None, output_dims=None):
