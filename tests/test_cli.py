@@ -408,7 +408,8 @@ def test_install_hints_name_the_extras_of_pyproject():
     """microtrain is installed from its source tree: hints say pip install '.[extra]' and
     name the packages each extra of pyproject.toml holds."""
     from microtrain import errors
-    root = os.path.dirname(PACKAGE_PARENT)
+    # the source tree these tests belong to (the package may be installed in site-packages)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     text = open(os.path.join(root, "pyproject.toml")).read()
     section = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
     for extra, packages in errors.EXTRAS.items():
