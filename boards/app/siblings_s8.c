@@ -239,12 +239,12 @@ static void dense_cases(const mt_kernel_table *column, s8_check_fn check)
 }
 
 /* The int8 Add beside its reference: random inputs, zero points and clamps, lengths around
- * the four lanes, rescalings as TFLite makes them (each input's multiplier below one half,
+ * the four lanes and past the scalar cores' tables (add_s8_portable.c, from 512), rescalings as TFLite makes them (each input's multiplier below one half,
  * shifts of -1 to -3; the output's shift in [-12, -1]) or, in the second check, with left
  * shifts on all three */
 static void add_cases(const mt_kernel_table *column, s8_check_fn check)
 {
-    static const uint32_t lengths[] = {1, 3, 4, 5, 8, 13, 64, 99};
+    static const uint32_t lengths[] = {1, 3, 4, 5, 8, 13, 64, 99, 511, 512, 777};
     for (int shifted = 0; shifted < 2; ++shifted) {
         int same = 1;
         for (uint32_t s = 0; s < sizeof lengths / sizeof lengths[0]; ++s)
