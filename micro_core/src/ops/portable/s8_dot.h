@@ -410,6 +410,22 @@ static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 #define MT_S8_MIN_ROW 1u
 #endif
 
+/* The fewest x rows (pixels, a FullyConnected's batch) over which mt_s8_dense_rows sums each
+ * weight row once (Σ W, then mt_s8_dot4_pixels without zx) rather than subtracting zx from
+ * every input (mt_s8_dot, the rows sharing each x - zx). Σ W costs about 2 instructions a
+ * weight on the DSP cores (USADA8) and 4 on the M3 and RISC-V (a byte a turn), once a call; zx
+ * in the products about 0.4 a MAC on the DSP cores (two SSUB16 a word, and the C loop spills)
+ * and 0.25 elsewhere, every row: a FullyConnected at batch 1 (1280 -> 1000) spent more on
+ * Σ W than on its products. Helium adds its Σ W in the products' loop (VADDVA), and AVX2 has
+ * its own form: there Σ W always. */
+#if MT_S8_MVE || MT_X86_KERNELS
+#define MT_S8_SUM_ROWS 1u
+#elif MT_S8_DSP
+#define MT_S8_SUM_ROWS 4u
+#else
+#define MT_S8_SUM_ROWS 8u
+#endif
+
 /* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
 static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *bias, const int32_t *rq, uint32_t oc,
                                                                  uint32_t R, mt_q_requant q[4])
@@ -613,7 +629,8 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
         }
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
-        if (R == 4 && D >= MT_S8_MIN_ROW) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
+        if (R == 4 && D >= MT_S8_MIN_ROW && B >= MT_S8_SUM_ROWS) {
+            /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
             for (uint32_t r = 0; r < 4; ++r)
                 start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
             for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
