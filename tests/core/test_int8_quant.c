@@ -65,6 +65,13 @@ static void test_doubling_high_mul_form(void)
     CHECK(same);
 }
 
+/* mt_q_scale (the reference kernels' form) and the form the siblings' loops take
+ * (mt_q_right_form: MT_Q_RIGHT_TWO for e >= 2) both give `expected` */
+static int scales_agree(int32_t sum, mt_q_requant q, int32_t expected)
+{
+    return mt_q_scale(sum, q) == expected && mt_q_scale_known(sum, q, mt_q_right_form(q)) == expected;
+}
+
 /* mt_q_requantize (the per-channel constants made once, no saturation test: multipliers are
  * >= 0) equals mt_q_multiply + zy + clamp on random sums, biases, multipliers and every shift */
 static void test_requantize(void)
@@ -78,7 +85,7 @@ static void test_requantize(void)
         const int32_t acc = k & 1 ? v[2] >> ((uint32_t)v[3] & 31u) : v[2], bias = v[4] >> 8;
         const int32_t zy = (int32_t)(int8_t)v[5], lo = k & 4 ? zy : -128, hi = 127;
         const int32_t sum = (int32_t)((uint32_t)acc + (uint32_t)bias), scaled = mt_q_multiply(sum, rq[0], rq[1]);
-        same &= mt_q_scale(sum, mt_q_requant_of(NULL, rq, 0)) == scaled; /* before the clamp hides it */
+        same &= scales_agree(sum, mt_q_requant_of(NULL, rq, 0), scaled); /* before the clamp hides it */
         same &= mt_q_requantize(acc, mt_q_requant_of(&bias, rq, 0), zy, lo, hi) == mt_q_clamp(scaled + zy, lo, hi);
     }
     CHECK(same);
@@ -98,7 +105,7 @@ static void test_scale_ties(void)
                     const int64_t h = t * ((int64_t)1 << e) + side * ((int64_t)1 << (e - 1)) + off;
                     if (h >= (1 << 30) || h < -(1 << 30)) continue;
                     const int32_t sum = (int32_t)(2 * h);
-                    same &= mt_q_scale(sum, mt_q_requant_of(NULL, rq, 0)) == mt_q_multiply(sum, rq[0], rq[1]);
+                    same &= scales_agree(sum, mt_q_requant_of(NULL, rq, 0), mt_q_multiply(sum, rq[0], rq[1]));
                     cases += 1;
                 }
     }
@@ -126,9 +133,9 @@ static void test_scale_sign_from_sum(void)
             const int64_t edge = m ? -(((int64_t)1 << 30) / m) : INT32_MIN; /* the last sum with sum·M >= -2^30 */
             for (int64_t d = -2; d <= 2; ++d) {
                 const int64_t sum = edge + d < INT32_MIN ? INT32_MIN : edge + d;
-                same &= mt_q_scale((int32_t)sum, q) == mt_q_multiply((int32_t)sum, m, -e);
+                same &= scales_agree((int32_t)sum, q, mt_q_multiply((int32_t)sum, m, -e));
             }
-            for (int32_t sum = -3; sum <= 0; ++sum) same &= mt_q_scale(sum, q) == mt_q_multiply(sum, m, -e);
+            for (int32_t sum = -3; sum <= 0; ++sum) same &= scales_agree(sum, q, mt_q_multiply(sum, m, -e));
         }
     uint32_t r = 5u;
     for (int k = 0; k < 300000; ++k) {
@@ -144,12 +151,12 @@ static void test_scale_sign_from_sum(void)
             const int64_t h = ((int64_t)sum * m + ((int64_t)1 << 30)) >> 31;
             if ((h & ((1 << e) - 1)) == (1 << (e - 1))) {
                 ++ties;
-                for (int32_t d = -1; d <= 1; ++d) same &= mt_q_scale(sum + d, q) == mt_q_multiply(sum + d, m, -e);
+                for (int32_t d = -1; d <= 1; ++d) same &= scales_agree(sum + d, q, mt_q_multiply(sum + d, m, -e));
                 break;
             }
         }
-        same &= mt_q_scale(sum, q) == mt_q_multiply(sum, m, -e);
-        same &= mt_q_scale(-sum, q) == mt_q_multiply(-sum, m, -e);
+        same &= scales_agree(sum, q, mt_q_multiply(sum, m, -e));
+        same &= scales_agree(-sum, q, mt_q_multiply(-sum, m, -e));
     }
     CHECK(same);
     CHECK(ties > 10000);

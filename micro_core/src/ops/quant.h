@@ -90,34 +90,54 @@ static inline mt_q_requant mt_q_requant_of(const int32_t *bias, const int32_t *r
     return q;
 }
 
-/* MultiplyByQuantizedMultiplier(sum, rq) (mt_q_multiply) with q's constants. For e = 0 it is
- * the high multiply of the shifted sum. For e >= 1, with P = sum·M + 2^30 (64-bit, no
- * overflow: |sum·M| < 2^62), the high multiply is h = floor(P / 2^31), and gemmlowp's
- * rounding shift of h (ties away from zero) is floor((h + 2^(e-1) - [h < 0]) / 2^e): for
- * h >= 0 it adds 1 where the remainder is >= 2^(e-1), for h < 0 where it is > 2^(e-1).
- * h < 0 exactly when P < 0, and floor(floor(a / b) / c) = floor(a / (b·c)), so the result
- * is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)).
+/* MultiplyByQuantizedMultiplier(sum, rq) (mt_q_multiply) with q's constants, in the form
+ * `form` names (MT_Q_RIGHT_*, mt_q_right_form: a constant where a loop over one channel's
+ * outputs inlines it, s8_dot.h). For e = 0 it is the high multiply of the shifted sum. For
+ * e >= 1, with P = sum·M + 2^30 (64-bit, no overflow: |sum·M| < 2^62), the high multiply is
+ * h = floor(P / 2^31), and gemmlowp's rounding shift of h (ties away from zero) is
+ * floor((h + 2^(e-1) - [h < 0]) / 2^e): for h >= 0 it adds 1 where the remainder is >= 2^(e-1),
+ * for h < 0 where it is > 2^(e-1). h < 0 exactly when P < 0, and floor(floor(a / b) / c) =
+ * floor(a / (b·c)), so the result is floor((P + (2^(e-1) - [P < 0])·2^31) / 2^(31+e)).
  * [P < 0] may be read from the sum's sign, [sum < 0], known before the product: with M >= 0
  * (mt_q_check_requant refuses a negative multiplier) they differ only where sum < 0 and
  * sum·M >= -2^30, so 0 <= P <= 2^30, and there both numerators, P + 2^(e-1)·2^31 and
  * P + (2^(e-1) - 1)·2^31, lie in [0, 2^(31+e)): both results are 0. So with
  * t = 2^(e-1) - [sum < 0] (>= 0), the result is the high word of sum·M + t·2^31 + 2^30,
- * shifted right by e - 1; the constant's low word is (t << 31) | 2^30 and its high word
- * t >> 1. On a 32-bit core: an add of the sign, two shifts, an SMLAL and the shift, where
- * the two rounding steps took about twice as many and the test of P after the product four
- * more. right_is_zero is q.right == 0, which a loop over one channel's outputs passes as a
- * constant (s8_dot.h). tests/core/test_int8_quant.c holds it to gemmlowp's two steps. */
-static inline int32_t mt_q_scale_known(int32_t sum, mt_q_requant q, int right_is_zero)
+ * shifted right by e - 1: an SMLAL onto the constant t·2^31 + 2^30, whose low word is
+ * ((t & 1) << 31) | 2^30 and high word t >> 1. For e >= 2, 2^(e-1) is even, so t is odd
+ * exactly when sum < 0: the low word is (sum & 2^31) | 2^30 and the high word
+ * 2^(e-2) - [sum < 0] = 2^(e-2) + (sum >> 31), three instructions before the SMLAL where
+ * e = 1 (t = 1 or 0) takes four. tests/core/test_int8_quant.c holds every form to gemmlowp's
+ * two steps. */
+#define MT_Q_RIGHT_ZERO 0 /* q.right == 0 */
+#define MT_Q_RIGHT_ONE 1  /* q.right == 1 (the form holds for every q.right >= 1) */
+#define MT_Q_RIGHT_TWO 2  /* q.right >= 2 */
+
+static inline int mt_q_right_form(mt_q_requant q)
 {
-    if (right_is_zero) return mt_q_high_mul_unsaturated((int32_t)((uint32_t)sum << q.left), q.multiplier);
-    const uint32_t t = q.half + (uint32_t)(sum >> 31); /* sum >> 31: 0 or -1 */
-    const int64_t p = (int64_t)sum * q.multiplier + (int64_t)(((uint64_t)t << 31) | ((uint64_t)1 << 30));
+    return q.right == 0 ? MT_Q_RIGHT_ZERO : q.right == 1 ? MT_Q_RIGHT_ONE : MT_Q_RIGHT_TWO;
+}
+
+static inline int32_t mt_q_scale_known(int32_t sum, mt_q_requant q, int form)
+{
+    if (form == MT_Q_RIGHT_ZERO) return mt_q_high_mul_unsaturated((int32_t)((uint32_t)sum << q.left), q.multiplier);
+    uint64_t constant;
+    if (form == MT_Q_RIGHT_TWO) {
+        const uint32_t high = (q.half >> 1) + (uint32_t)(sum >> 31); /* sum >> 31: 0 or -1 */
+        constant = (uint64_t)high << 32 | (((uint32_t)sum & 0x80000000u) | 0x40000000u);
+    } else {
+        const uint32_t t = q.half + (uint32_t)(sum >> 31);
+        constant = ((uint64_t)t << 31) | ((uint64_t)1 << 30);
+    }
+    const int64_t p = (int64_t)sum * q.multiplier + (int64_t)constant;
     return (int32_t)(p >> 32) >> (q.right - 1);
 }
 
+/* The reference kernels' form: every e >= 1 as e = 1, so that the siblings' MT_Q_RIGHT_TWO is
+ * held to a form computed otherwise */
 static inline int32_t mt_q_scale(int32_t sum, mt_q_requant q)
 {
-    return mt_q_scale_known(sum, q, q.right == 0);
+    return mt_q_scale_known(sum, q, q.right == 0 ? MT_Q_RIGHT_ZERO : MT_Q_RIGHT_ONE);
 }
 
 /* clamp(MultiplyByQuantizedMultiplier(acc + bias, rq) + zy, lo, hi): mt_q_multiply's steps.

@@ -56,17 +56,17 @@ static __attribute__((noinline)) void add_s8_table(int32_t t[256], int32_t z, in
     for (int32_t v = -128; v < 128; ++v) t[v + 128] = mt_q_scale((int32_t)((uint32_t)(v - z) << left), q);
 }
 
-/* y[i] = clamp(scale(ta[a[i]] + tb[b[i]], qy) + zy, lo, hi); rz (qy.right == 0) and full
- * (lo, hi = -128, 127: one SSAT) constants where it is inlined */
+/* y[i] = clamp(scale(ta[a[i]] + tb[b[i]], qy) + zy, lo, hi); form (mt_q_right_form(qy)) and
+ * full (lo, hi = -128, 127: one SSAT) constants where it is inlined */
 static inline __attribute__((always_inline)) void add_s8_run(const int8_t *a, const int8_t *b, int8_t *y, size_t N,
                                                              const int32_t *ta, const int32_t *tb, mt_q_requant qy,
-                                                             int32_t zy, int32_t lo, int32_t hi, const int rz,
+                                                             int32_t zy, int32_t lo, int32_t hi, const int form,
                                                              const int full)
 {
     ta += 128, tb += 128; /* indexed by the signed byte */
     for (const int8_t *end = a + N; a != end; ++a, ++b, ++y) {
         const int32_t raw = (int32_t)((uint32_t)ta[*a] + (uint32_t)tb[*b]); /* the reference's a' + b' */
-        const int32_t v = mt_q_scale_known(raw, qy, rz) + zy;
+        const int32_t v = mt_q_scale_known(raw, qy, form) + zy;
         *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, lo, hi));
     }
 }
@@ -102,8 +102,10 @@ void mt_op_add_s8_forward_portable(const int8_t *a, const int8_t *b, int8_t *y, 
     add_s8_table(tb, zb, left, mt_q_requant_of(NULL, rq, 1));
     const mt_q_requant qy = mt_q_requant_of(NULL, rq, 2);
     const int full = lo == -128 && hi == 127;
-    if (qy.right == 0) add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, 1, 0);
-    else if (full) add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, 0, 1);
-    else add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, 0, 0);
+    const int form = mt_q_right_form(qy);
+    if (form == MT_Q_RIGHT_ZERO) add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, MT_Q_RIGHT_ZERO, 0);
+    else if (form == MT_Q_RIGHT_ONE) add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, MT_Q_RIGHT_ONE, 0);
+    else if (full) add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, MT_Q_RIGHT_TWO, 1);
+    else add_s8_run(a, b, y, N, ta, tb, qy, zy, lo, hi, MT_Q_RIGHT_TWO, 0);
 #endif
 }

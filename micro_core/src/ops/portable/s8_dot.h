@@ -524,16 +524,16 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
     else mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 0);
 }
 #else
-/* y[j·ys] for n pixels of one channel from their sums a[4·j], the bias included: rz is
- * c.right == 0 and full is [lo, hi] = [-128, 127] (the common activation range: none or a
- * ReLU/ReLU6 whose zero is -128), both constants where the block below calls this, so the
+/* y[j·ys] for n pixels of one channel from their sums a[4·j], the bias included: form is
+ * mt_q_right_form(c) and full is [lo, hi] = [-128, 127] (the common activation range: none or
+ * a ReLU/ReLU6 whose zero is -128), both constants where the block below calls this, so the
  * loop tests neither per output */
 static inline __attribute__((always_inline)) void mt_s8_requant_run(const int32_t *a, uint32_t n, mt_q_requant c,
-                                                                    mt_q_params p, int8_t *y, size_t ys, int rz,
-                                                                    int full)
+                                                                    mt_q_params p, int8_t *y, size_t ys,
+                                                                    const int form, const int full)
 {
     for (uint32_t j = 0; j < n; ++j, a += 4, y += ys) {
-        const int32_t v = mt_q_scale_known(*a, c, rz) + p.y_zp;
+        const int32_t v = mt_q_scale_known(*a, c, form) + p.y_zp;
         *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, p.act_min, p.act_max));
     }
 }
@@ -553,12 +553,15 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
 #endif
     const int full = p.act_min == -128 && p.act_max == 127;
     for (uint32_t r = 0; r < R; ++r) {
-        if (q[r].right == 0) {
-            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 1);
-            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 0);
+        const int form = mt_q_right_form(q[r]);
+        if (form == MT_Q_RIGHT_TWO) {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 0);
+        } else if (form == MT_Q_RIGHT_ZERO) {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_ZERO, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_ZERO, 0);
         } else {
-            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 1);
-            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 0);
+            mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_ONE, 0);
         }
     }
 }
