@@ -58,13 +58,14 @@ static inline __attribute__((always_inline)) void fill_run(int8_t *out, int8_t v
 }
 
 /* The windows of n consecutive outputs of one sample (x), from output (oh, ow) on in row
- * order, across output rows, as n rows of K = KH·KW·C bytes, (kh, kw, c) in W's order; a tap
+ * order, across output rows, as n rows of K = KH·KW·C bytes, (kh, kw, c) in W's order, each
+ * followed by `pad` bytes of zx (rows of mt_s8_padded_row(K), whose weights past K are 0); a tap
  * in the padding holds zx, whose term W·(zx - zx) is 0: the sum of the in-bounds terms, the
  * reference's. The kernel rows in bounds are found once per output row, the taps of a row
  * only outside [inside0, inside1), where some fall in the padding. */
 static __attribute__((noinline)) MT_BYTE_LOOPS void conv_windows(const int8_t *x, const mt_spatial *g, uint32_t oh,
                                                                  uint32_t ow, uint32_t n, int8_t zx, uint32_t inside0,
-                                                                 uint32_t inside1, int8_t *out)
+                                                                 uint32_t inside1, size_t pad, int8_t *out)
 {
     const uint32_t C = g->C, KW = g->KW, KH = g->KH;
     const size_t run = (size_t)KW * C, row = (size_t)g->W * C;
@@ -78,13 +79,14 @@ static __attribute__((noinline)) MT_BYTE_LOOPS void conv_windows(const int8_t *x
         if (kh0 == 0 && kh1 == KH && ow >= inside0 && ow < inside1) { /* every tap inside: KH runs */
             const int8_t *xp = x + (size_t)(oh * g->SH - g->PT) * row + (size_t)(ow * g->SW - g->PL) * C;
             for (uint32_t kh = 0; kh < KH; ++kh, out += run, xp += row) copy_run(out, xp, run);
+            fill_run(out, zx, pad), out += pad;
             continue;
         }
         uint32_t kw0 = 0, kw1 = KW;
         if (ow < inside0 || ow >= inside1) mt_spatial_tap_range(ow, g->SW, g->PL, KW, g->W, &kw0, &kw1);
         const size_t before = (size_t)kw0 * C, inside = (size_t)(kw1 - kw0) * C; /* 0 when no tap is in */
         if (kh1 <= kh0 || inside == 0) { /* every tap in the padding */
-            fill_run(out, zx, run * g->KH), out += run * g->KH;
+            fill_run(out, zx, run * g->KH + pad), out += run * g->KH + pad;
             continue;
         }
         /* tap kw0 of kernel row kh0 */
@@ -98,6 +100,7 @@ static __attribute__((noinline)) MT_BYTE_LOOPS void conv_windows(const int8_t *x
             copy_run(out + before, xp + (size_t)(kh - kh0) * row, inside);
             fill_run(out + before + inside, zx, run - before - inside);
         }
+        fill_run(out, zx, pad), out += pad;
     }
 }
 
@@ -176,8 +179,20 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
         /* small windows (a first layer's): copied, as many as fit, across output rows (an
          * 8 x 8 image's row of 3 x 3 windows is 8 of the 56 that fit: each product's call and
          * each channel's requantization served 8 pixels), then one product each */
-        int8_t windows[MT_S8_WINDOW_BYTES];
-        const uint32_t per = (uint32_t)(MT_S8_WINDOW_BYTES / window), outputs = g->OH * g->OW;
+        int8_t windows[MT_S8_WINDOW_BYTES], padded[MT_S8_WINDOW_BYTES];
+        /* a window and its padding, and W's rows alike (when they fit; else unpadded) */
+        size_t stride = mt_s8_padded_row(window);
+        const int8_t *rows = w;
+        if (stride != window && (size_t)g->OC * stride <= sizeof padded) {
+            for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                memcpy(padded + oc * stride, w + oc * window, window);
+                memset(padded + oc * stride + window, 0, stride - window);
+            }
+            rows = padded;
+        } else {
+            stride = window;
+        }
+        const uint32_t per = (uint32_t)(MT_S8_WINDOW_BYTES / stride), outputs = g->OH * g->OW;
 #if MT_S8_MVE
         gathered_windows gw;
         const int gathered = gathered_windows_of(g, window, &gw);
@@ -192,9 +207,10 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
                                           windows);
                 else
 #endif
-                    conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, windows);
-                mt_op_conv2d_s8_pointwise_portable(windows, w, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
-                                                   (uint32_t)window, g->OC, packed);
+                    conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, stride - window,
+                                 windows);
+                mt_s8_dense_rows(windows, rows, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
+                                 (uint32_t)stride, g->OC, packed, 0);
             }
         return;
     }

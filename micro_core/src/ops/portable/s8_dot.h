@@ -426,6 +426,15 @@ static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 #define MT_S8_SUM_ROWS 8u
 #endif
 
+/* The length a Conv2D's copied windows of D inputs are padded to (with zx, their weight rows
+ * with 0: terms 0·(zx - zx) = 0): D rounded up to a word on the DSP cores (a first layer's 27
+ * inputs took a C loop for their last 3 at every pixel and four rows, and its pixels could
+ * not pair in mt_s8_dot2x2_run), D elsewhere */
+static inline size_t mt_s8_padded_row(size_t D)
+{
+    return MT_S8_DSP ? (D + 3u) & ~(size_t)3u : D;
+}
+
 /* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
 static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *bias, const int32_t *rq, uint32_t oc,
                                                                  uint32_t R, mt_q_requant q[4])
@@ -609,11 +618,11 @@ static inline __attribute__((always_inline)) void mt_s8_rows_requant(const int32
 }
 
 /* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
- * pixels): four units at a time over every row (the last 1-3 by mt_s8_dot, MT_S8_ROWS at a
- * time), each row's inputs read once for them, each sum started from its bias. fc (a constant
- * where it is inlined): rq holds FullyConnected's double scales (mt_q_fc_of) and the sums are
- * requantized as LiteRT's reference FullyConnected does, else Conv2D's (multiplier, shift)
- * pairs with gemmlowp's rounding. */
+ * pixels; a Conv2D's copied windows): four units at a time over every row (the last 1-3 by
+ * mt_s8_dot, MT_S8_ROWS at a time), each row's inputs read once for them, each sum started
+ * from its bias. fc (a constant where it is inlined): rq holds FullyConnected's double scales
+ * (mt_q_fc_of) and the sums are requantized as LiteRT's reference FullyConnected does, else
+ * Conv2D's (multiplier, shift) pairs with gemmlowp's rounding. */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                     int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc)
 {
