@@ -330,6 +330,78 @@ static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x,
 }
 #undef MT_S8_ROW
 
+/* One x row against four weight rows with the zero point (mt_s8_dot4_zx_run): x at the row's
+ * first byte, w at row 0's (the rows D bytes apart), words >= 1 words of four inputs, acc[0..3]
+ * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). */
+typedef struct mt_s8_dot4_zx {
+    const int8_t *x; /*  0 */
+    const int8_t *w; /*  4 */
+    uint32_t D;      /*  8 */
+    uint32_t words;  /* 12 */
+    int32_t *acc;    /* 16 */
+    uint32_t zz;     /* 20 */
+} mt_s8_dot4_zx;
+/* mt_s8_dot4_zx_run reads mt_s8_dot4_zx at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot4_zx_offsets[offsetof(mt_s8_dot4_zx, w) == 4 && offsetof(mt_s8_dot4_zx, D) == 8 &&
+                                           offsetof(mt_s8_dot4_zx, words) == 12 &&
+                                           offsetof(mt_s8_dot4_zx, acc) == 16 && offsetof(mt_s8_dot4_zx, zz) == 20
+                                       ? 1
+                                       : -1];
+
+/* acc[r] += Σ_{i<4·words} W[r, i]·(x[i] - zx) for the four rows r: each word of x spread once
+ * (SXTB16, then SSUB16 of zx from both halves: x - zx in [-255, 255]) for the four rows, each
+ * row's word spread and two SMLAD: 28 instructions a turn of 16 MACs, where mt_s8_dot's C loop
+ * took 40 (GCC spilled its row pointers). Its 14 registers: r0 x, r1 row 0's word, r2 D, r3 the
+ * words left, r4-r7 the four sums, r8 and r9 x's halves less zx, r10 and r11 a weight word and
+ * half, r12 zx's pair, lr the address of row 2's word (row 3's D further); p on the stack.
+ * Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot4_zx_run(mt_s8_dot4_zx *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r3, [r0, #12]\n\t"
+                   "ldr r12, [r0, #20]\n\t"
+                   "ldr lr, [r0, #16]\n\t"
+                   "ldrd r4, r5, [lr]\n\t"
+                   "ldrd r6, r7, [lr, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r9, [r0], #4\n\t"        /* x's word */
+                   "sxtb16 r8, r9\n\t"
+                   "sxtb16 r9, r9, ror #8\n\t"
+                   "ssub16 r8, r8, r12\n\t"      /* bytes 0 and 2, less zx */
+                   "ssub16 r9, r9, r12\n\t"      /* bytes 1 and 3 */
+                   "ldr r10, [r1, r2]\n\t"       /* row 1's word */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r5, r8, r11, r5\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r5, r9, r10, r5\n\t"
+                   "add lr, r1, r2, lsl #1\n\t"
+                   "ldr r10, [lr]\n\t"           /* row 2's */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r6, r8, r11, r6\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r6, r9, r10, r6\n\t"
+                   "ldr r10, [lr, r2]\n\t"       /* row 3's */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r7, r8, r11, r7\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r7, r9, r10, r7\n\t"
+                   "ldr r10, [r1], #4\n\t"       /* row 0's, and on */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r4, r8, r11, r4\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r4, r9, r10, r4\n\t"
+                   "subs r3, r3, #1\n\t"
+                   "bne 1b\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #8]\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+
 /* Σ_{i<n} w[i] (wrapping): bytes + 128 are unsigned, and USADA8 adds four of them a word
  * (|w + 128 - 0|), where a byte a turn took five instructions */
 static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
@@ -345,18 +417,14 @@ static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, con
 {
     const int16x2_t zz = mt_s8_pair(zx);
     const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
-    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
     uint32_t i = 0;
-    if (R == 4)
-        for (; i + 4 <= n; i += 4) {
-            const uint32_t xw = mt_s8_word(x + i);
-            const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
-            a0 = mt_s8_smlad4(mt_s8_word(w + i), xe, xo, a0);
-            a1 = mt_s8_smlad4(mt_s8_word(w1 + i), xe, xo, a1);
-            a2 = mt_s8_smlad4(mt_s8_word(w2 + i), xe, xo, a2);
-            a3 = mt_s8_smlad4(mt_s8_word(w3 + i), xe, xo, a3);
-        }
-    else
+    if (R == 4 && n >= 4) { /* the words in assembly */
+        mt_s8_dot4_zx p = {x, w, (uint32_t)ws, n / 4u, acc, (uint32_t)zz};
+        mt_s8_dot4_zx_run(&p);
+        i = n & ~3u;
+    }
+    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
+    if (R < 4)
         for (; i + 4 <= n; i += 4) {
             const uint32_t xw = mt_s8_word(x + i);
             const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
