@@ -1,0 +1,165 @@
+/*
+ * The DSP extension's assembly of the int8 products (ops/portable/s8_dot.h includes it on the
+ * cores that have it: M4F, M7, M33): naked functions whose loops hold more registers than GCC
+ * gives an asm statement, each reading its parameters from a struct whose field offsets a
+ * typedef checks. Integer sums: SMLAD wraps as the C forms' uint32 sums do, so every form
+ * gives the reference's bits (the int8 siblings, boards/app/siblings_s8.c; the planted faults
+ * s8-* of tests/boards/asm_faults.txt).
+ */
+#ifndef MT_OPS_DSP_S8_DOT_DSP_H
+#define MT_OPS_DSP_S8_DOT_DSP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
+ * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
+ * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
+ * rows' sums start at start0 and start1. */
+typedef struct mt_s8_dot2x2 {
+    const int8_t *x;       /*  0 */
+    const int8_t *w;       /*  4 */
+    uint32_t D;            /*  8 */
+    uint32_t pairs;        /* 12: counted down */
+    int32_t *acc;          /* 16: moved on */
+    int32_t start0, start1; /* 20, 24 */
+} mt_s8_dot2x2;
+/* mt_s8_dot2x2_run reads mt_s8_dot2x2 at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
+                                          offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
+                                          offsetof(mt_s8_dot2x2, start1) == 24
+                                      ? 1
+                                      : -1];
+
+/* For each pixel pair j, j + 1 and k, p in {0, 1}:
+ *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·x[(j + p)·D + i]
+ * Both pixels' x words are spread once for both rows and each weight word once for both
+ * pixels: 22 instructions a turn of 16 MACs, where four rows against one pixel take 27 (there
+ * a weight word serves one pixel, and rows 2 and 3 cost an address add each). The 14
+ * registers of the turn (r0 x, r1 W, r2 D, r3 the words left, r4-r7 the sums of (row 0, pixel
+ * 0), (1, 0), (0, 1), (1, 1), r8-r11 the pixels' halves, r12 and lr a weight word and half) are
+ * more than GCC gives an asm statement: a naked function that saves the AAPCS callee registers,
+ * with p on the stack. Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2x2 *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r4, r5, [r12, #20]\n\t"
+                   "mov r6, r4\n\t"
+                   "mov r7, r5\n\t"
+                   "lsrs r3, r2, #2\n\t"
+                   "2:\n\t"
+                   "ldr r8, [r0, r2]\n\t"        /* pixel 1's word */
+                   "ldr r9, [r0], #4\n\t"        /* pixel 0's */
+                   "sxtb16 r10, r9\n\t"
+                   "sxtb16 r9, r9, ror #8\n\t"
+                   "sxtb16 r11, r8\n\t"
+                   "sxtb16 r8, r8, ror #8\n\t"
+                   "ldr r12, [r1, r2]\n\t"       /* row 1's word */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r5, r10, lr, r5\n\t"
+                   "smlad r7, r11, lr, r7\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r5, r9, r12, r5\n\t"
+                   "smlad r7, r8, r12, r7\n\t"
+                   "ldr r12, [r1], #4\n\t"       /* row 0's */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r4, r10, lr, r4\n\t"
+                   "smlad r6, r11, lr, r6\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r4, r9, r12, r4\n\t"
+                   "smlad r6, r8, r12, r6\n\t"
+                   "subs r3, r3, #1\n\t"
+                   "bne 2b\n\t"
+                   "add r0, r0, r2\n\t"          /* x: past pixel 0 (D), past pixel 1 */
+                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte */
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #16]\n\t"
+                   "add lr, lr, #32\n\t"
+                   "str lr, [r12, #16]\n\t"
+                   "ldr lr, [r12, #12]\n\t"
+                   "subs lr, lr, #1\n\t"
+                   "str lr, [r12, #12]\n\t"
+                   "bne 1b\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+
+/* One x row against four weight rows with the zero point (mt_s8_dot4_zx_run): x at the row's
+ * first byte, w at row 0's (the rows D bytes apart), words >= 1 words of four inputs, acc[0..3]
+ * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). */
+typedef struct mt_s8_dot4_zx {
+    const int8_t *x; /*  0 */
+    const int8_t *w; /*  4 */
+    uint32_t D;      /*  8 */
+    uint32_t words;  /* 12 */
+    int32_t *acc;    /* 16 */
+    uint32_t zz;     /* 20 */
+} mt_s8_dot4_zx;
+/* mt_s8_dot4_zx_run reads mt_s8_dot4_zx at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot4_zx_offsets[offsetof(mt_s8_dot4_zx, w) == 4 && offsetof(mt_s8_dot4_zx, D) == 8 &&
+                                           offsetof(mt_s8_dot4_zx, words) == 12 &&
+                                           offsetof(mt_s8_dot4_zx, acc) == 16 && offsetof(mt_s8_dot4_zx, zz) == 20
+                                       ? 1
+                                       : -1];
+
+/* acc[r] += Σ_{i<4·words} W[r, i]·(x[i] - zx) for the four rows r: each word of x spread once
+ * (SXTB16, then SSUB16 of zx from both halves: x - zx in [-255, 255]) for the four rows, each
+ * row's word spread and two SMLAD: 28 instructions a turn of 16 MACs, where mt_s8_dot's C loop
+ * took 40 (GCC spilled its row pointers). Its 14 registers: r0 x, r1 row 0's word, r2 D, r3 the
+ * words left, r4-r7 the four sums, r8 and r9 x's halves less zx, r10 and r11 a weight word and
+ * half, r12 zx's pair, lr the address of row 2's word (row 3's D further); p on the stack.
+ * Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot4_zx_run(mt_s8_dot4_zx *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r3, [r0, #12]\n\t"
+                   "ldr r12, [r0, #20]\n\t"
+                   "ldr lr, [r0, #16]\n\t"
+                   "ldrd r4, r5, [lr]\n\t"
+                   "ldrd r6, r7, [lr, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r9, [r0], #4\n\t"        /* x's word */
+                   "sxtb16 r8, r9\n\t"
+                   "sxtb16 r9, r9, ror #8\n\t"
+                   "ssub16 r8, r8, r12\n\t"      /* bytes 0 and 2, less zx */
+                   "ssub16 r9, r9, r12\n\t"      /* bytes 1 and 3 */
+                   "ldr r10, [r1, r2]\n\t"       /* row 1's word */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r5, r8, r11, r5\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r5, r9, r10, r5\n\t"
+                   "add lr, r1, r2, lsl #1\n\t"
+                   "ldr r10, [lr]\n\t"           /* row 2's */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r6, r8, r11, r6\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r6, r9, r10, r6\n\t"
+                   "ldr r10, [lr, r2]\n\t"       /* row 3's */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r7, r8, r11, r7\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r7, r9, r10, r7\n\t"
+                   "ldr r10, [r1], #4\n\t"       /* row 0's, and on */
+                   "sxtb16 r11, r10\n\t"
+                   "smlad r4, r8, r11, r4\n\t"
+                   "sxtb16 r10, r10, ror #8\n\t"
+                   "smlad r4, r9, r10, r4\n\t"
+                   "subs r3, r3, #1\n\t"
+                   "bne 1b\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #8]\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+
+#endif /* MT_OPS_DSP_S8_DOT_DSP_H */
