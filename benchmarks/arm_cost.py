@@ -31,6 +31,7 @@ import numpy as np
 from microtrain import ops as _ops
 from microtrain.nn import image as _image
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import FirmwareError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -71,8 +72,8 @@ def count_instructions(board_info, program, plugin):
             options += ",hist=" + stem + ".hist"
         status, text, errors = firmware.run(board_info, program, extra_qemu_args=["-plugin", options])
         if status != 0:
-            raise firmware.FirmwareError("%s of %s exited with %d:\n%s%s"
-                                         % (program, board_info["board"], status, text, errors))
+            raise FirmwareError("%s of %s exited with %d:\n%s%s"
+                                % (program, board_info["board"], status, text, errors))
         with open(out) as handle:
             word, value = handle.read().split()
     assert word == "insns"

@@ -34,6 +34,7 @@ import microtrain
 from microtrain import layers, ops as _ops
 from microtrain.nn import image as _image
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import FirmwareError, TrainingSpec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -121,7 +122,7 @@ def profile(board, folder, steps, plugin, work):
     """{region: instructions per step} of the profile program on one board, and the image."""
     spec = dict(SPEC)
     record = firmware.package(os.path.join(folder, "model.mtm"), os.path.join(folder, "data.npz"),
-                              firmware.TrainingSpec(**spec), os.path.join(work, "package"))
+                              TrainingSpec(**spec), os.path.join(work, "package"))
     build_dir = os.path.join(work, "build")
     info = firmware.build(firmware.find_source_dir(REPO_ROOT), board, os.path.join(work, "package", "data"),
                           build_dir, bench_steps=steps)
@@ -139,7 +140,7 @@ def profile(board, folder, steps, plugin, work):
         status, text, errors = firmware.run(info, "bench_profile", timeout=900,
                                             extra_qemu_args=["-plugin", argument])
         if status != 0:
-            raise firmware.FirmwareError("%s: %s%s" % (board, text, errors))
+            raise FirmwareError("%s: %s%s" % (board, text, errors))
         counts = {}
         for line in open(out):
             fields = line.split()

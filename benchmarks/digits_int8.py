@@ -25,6 +25,7 @@ import microtrain
 from microtrain import ops as _ops
 from microtrain.nn import image as _image
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import TrainingSpec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -117,9 +118,8 @@ def on_board(name, model_bytes, data, epochs, board, work_dir):
     data_path = os.path.join(work_dir, "digits.npz")
     x, y, x_test, y_test = data
     np.savez(data_path, x=x, y=y, x_eval=x_test, y_eval=y_test)
-    spec = firmware.TrainingSpec(epochs=epochs, optimizer="sgd", learning_rate=LEARNING_RATE,
-                                 loss="categorical_crossentropy", batch_size=BATCH,
-                                 num_trainable_ops=2)
+    spec = TrainingSpec(epochs=epochs, optimizer="sgd", learning_rate=LEARNING_RATE,
+                        loss="categorical_crossentropy", batch_size=BATCH, num_trainable_ops=2)
     record = firmware.package(model_path, data_path, spec, work_dir)
     info = firmware.build(firmware.find_source_dir(REPO_ROOT), board,
                           os.path.join(work_dir, "data"), os.path.join(work_dir, "build"),

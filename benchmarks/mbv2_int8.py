@@ -31,8 +31,8 @@ import tempfile
 import numpy as np
 
 import microtrain
-from microtrain.nn import image as _image
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import FirmwareError, TrainingSpec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -46,8 +46,8 @@ TINY_TRAINING = {"model": "MobileNetV2-w0.35 (tiny-training, STM32F746)",
 STACK_BYTES = 16 * 1024  # MT_STACK_BYTES of boards/mps2-an500/memory.ld
 
 
-def plan_of(model_bytes, batch_size=1, mask=None):
-    with microtrain.TrainSession(model_bytes) as session:
+def plan_of(model, batch_size=1, mask=None):
+    with microtrain.TrainSession(model) as session:
         if mask is None:
             session.compile("sgd", "categorical_crossentropy", batch_size=batch_size)
         else:
@@ -57,17 +57,12 @@ def plan_of(model_bytes, batch_size=1, mask=None):
 
 
 def variants():
-    """(name, model bytes, trainable layers or None, what trains)."""
-    head = microtrain.convert(MBV2, new_head=10, int8_input=True).to_bytes()
-    block = microtrain.convert(MBV2, new_head=10, int8_input=True,
-                               train_from="block_16").to_bytes()
-    parsed = _image.read_image(block)
-    float_ops = [i for i, op in enumerate(parsed.ops)
-                 if op.op_type in (microtrain.ops.CONV2D, microtrain.ops.DEPTHWISE_CONV2D,
-                                   microtrain.ops.DENSE)]
-    # block 16's depthwise and the head's Dense (an image's layer is its op index here);
-    # Conv_1 (112 -> 1280) runs in float between them, frozen, and carries the gradient
-    chosen = [float_ops[1], float_ops[-1]]
+    """(name, converted model, trainable layers or None, what trains)."""
+    head = microtrain.convert(MBV2, new_head=10, int8_input=True)
+    block = microtrain.convert(MBV2, new_head=10, int8_input=True, train_from="block_16")
+    # block 16's depthwise and the head's Dense, by the file's layer names; Conv_1
+    # (112 -> 1280) runs in float between them, frozen, and carries the gradient
+    chosen = ["block_16_depthwise", "new_head"]
     return [("head (Dense 1280->10)", head, None, "head"),
             ("block_16 depthwise + head", block, chosen, "block 16 dw, head")]
 
@@ -97,8 +92,8 @@ def run_board(board, steps, work_dir, model_bytes, name):
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)]
     data_path = os.path.join(work_dir, "frames.npz")
     np.savez(data_path, x=x, y=y)
-    spec = firmware.TrainingSpec(epochs=1, optimizer="sgd", learning_rate=0.01,
-                                 loss="categorical_crossentropy", batch_size=1)
+    spec = TrainingSpec(epochs=1, optimizer="sgd", learning_rate=0.01,
+                        loss="categorical_crossentropy", batch_size=1)
     record = firmware.package(model_path, data_path, spec, work_dir)
     source = firmware.find_source_dir(REPO_ROOT)
     info = firmware.build(source, board, os.path.join(work_dir, "data"),
@@ -107,8 +102,8 @@ def run_board(board, steps, work_dir, model_bytes, name):
     device = firmware.parse_output(text)
     host = record["host_reference"]
     if status != 0 or device["crc32"] != host["crc32"] or device["epochs"] != host["epochs"]:
-        raise firmware.FirmwareError("the device differs from the host (status %d):\n%s%s"
-                                     % (status, text, errors))
+        raise FirmwareError("the device differs from the host (status %d):\n%s%s"
+                            % (status, text, errors))
     plugin = arm_cost.build_plugin(work_dir)
     base = arm_cost.count_instructions(info, "bench_base", plugin)
     total = arm_cost.count_instructions(info, "bench", plugin)
@@ -128,8 +123,9 @@ def main(argv=None):
     parser.add_argument("--json", help="write the measurements to this file")
     args = parser.parse_args(argv)
     results = []
-    for name, model_bytes, mask, what in variants():
-        plan = plan_of(model_bytes, mask=mask)
+    for name, model, mask, what in variants():
+        model_bytes = model.to_bytes()
+        plan = plan_of(model, mask=mask)
         row = {"variant": name, "trains": what, "plan": plan, "image_bytes": len(model_bytes)}
         print("%s: arena %d bytes (int8 share %d, trained weights %d, metadata %d), "
               "image %d bytes" % (name, plan["total_bytes"], plan["int8_activation_bytes"],

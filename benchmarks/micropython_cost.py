@@ -39,7 +39,7 @@ sys.path.insert(0, HERE)
 
 import arm_cost  # noqa: E402  (benchmarks/ is not a package)
 
-from microtrain.tools import micropython as runner  # noqa: E402
+from microtrain.micropython_runner.run import run as run_script  # noqa: E402
 
 BOARDS = ("mps2-an500", "mps2-an385")
 VARIANTS = ("bare", "frozen", "full")
@@ -104,7 +104,7 @@ def step_cost(boards, steps, work_dir):
         address = re.search(r"^([0-9a-f]+) t machine_idle$", symbols, re.MULTILINE).group(1)
         counts = os.path.join(work_dir, "counts-%s.txt" % board)
         output = []
-        status = runner.run(board, os.path.join(HERE, "micropython_step.py"),
+        status = run_script(board, os.path.join(HERE, "micropython_step.py"),
                             ["%s=/data/model.mtm" % model_path, "%s=/data/x.bin" % x,
                              "%s=/data/y.bin" % y], [str(steps)], firmware=elf,
                             stdout=output.append, stderr=output.append,

@@ -16,7 +16,8 @@ from array import array
 
 import machine
 
-from microtrain import backend, config, lite, losses, optimizers
+from microtrain import config, lite, losses, optimizers
+from microtrain.backend import loader
 
 steps = int(sys.argv[1])
 with open("/data/model.mtm", "rb") as handle:
@@ -27,7 +28,7 @@ with open("/data/y.bin", "rb") as handle:
     y = array("f", handle.read())
 cfg = config.make_config(optimizers.Adam(learning_rate=0.01),
                          losses.get("categorical_crossentropy"), 16)
-b = backend.load()
+b = loader.load()
 b.open(image, cfg)
 b.write_rows(0, 0, 0, x)
 b.write_rows(1, 0, 0, y)

@@ -25,6 +25,7 @@ import numpy as np
 import microtrain
 from microtrain import layers, optimizers
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import TrainingSpec
 
 TRAIN_ROWS = 150    # 9 full batches of 16 and a partial one of 6
 EVAL_ROWS = 80
@@ -79,7 +80,7 @@ def package_example(out_dir, **spec):
     """make_example() into ``out_dir``, then ``firmware.package`` it with ``spec``
     (TrainingSpec keywords). Returns (firmware.json record, folder of the C sources)."""
     model_path, data_path = make_example(out_dir)
-    record = firmware.package(model_path, data_path, firmware.TrainingSpec(**spec), out_dir)
+    record = firmware.package(model_path, data_path, TrainingSpec(**spec), out_dir)
     return record, os.path.join(out_dir, "data")
 
 

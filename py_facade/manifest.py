@@ -1,6 +1,7 @@
 # MicroPython freeze manifest (micropython-lib style) of microtrain's MicroPython-safe modules:
 # everything in the package except the folders and files that need CPython (nn/: the model
 # builder, numpy; tools/: CLI, firmware, plots; convert/: the .tflite/.circle/.onnx importers;
+# federated/: Flower; micropython_runner/: runs scripts on the firmware under QEMU;
 # backend/ctypes_backend.py, backend/ctypes_callbacks.py, backend/_native.py and
 # backend/_native_types.py: ctypes).
 # tests/test_micropython_safe.py checks that this list is exactly that set and compiles each
@@ -21,6 +22,7 @@ package("microtrain", files=(
     "_random.py",
     "backend/__init__.py",
     "backend/js_backend.py",
+    "backend/loader.py",
     "config.py",
     "data.py",
     "errors.py",

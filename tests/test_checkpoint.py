@@ -236,7 +236,7 @@ def test_mismatched_checkpoints_are_refused_with_the_reason(tmp_path):
     other_optimizer = saved_checkpoint(tmp_path, optimizers.SGD(0.1, momentum=0.9), "o.bin")
     error = refused(target, other_optimizer, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
     assert "another model, optimizer or trained set" in str(error) or "mismatch" in str(error)
-    other_set = saved_checkpoint(tmp_path, name="t.bin", trainable=2)
+    other_set = saved_checkpoint(tmp_path, name="t.bin", num_trainable_ops=2)
     refused(target, other_set, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
     bias_only = saved_checkpoint(tmp_path, name="b.bin", trainable="bias")
     refused(target, bias_only, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
@@ -394,7 +394,7 @@ def test_saved_file_keeps_the_permissions_of_the_one_it_replaces(tmp_path):
 
 def test_export_for_inference_bakes_in_the_trained_weights(tmp_path):
     x, y = data()
-    s = session(trainable=2)  # frozen first layer stays as in the image
+    s = session(num_trainable_ops=2)  # frozen first layer stays as in the image
     steps(s, x, y, 0, 5)
     path = str(tmp_path / "inference.mtm")
     s.export_model_for_inference(path)

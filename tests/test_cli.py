@@ -140,7 +140,7 @@ def test_eval_reports_loss_and_metrics(files):
 
 def test_info_prints_tensors_ops_and_the_memory_plan(files):
     result = run("info", files / "model.mtm", "--batch-size", 16, "--optimizer", "adam",
-                 "--loss", "cce", "--trainable", 2)
+                 "--loss", "cce", "--trainable", 1)  # the last layer with weights
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "9 tensors, 4 ops" in out
@@ -149,14 +149,14 @@ def test_info_prints_tensors_ops_and_the_memory_plan(files):
     assert re.search(r"^1 +f32 +16x8 +128 +const,trainable +- +-$", out, re.MULTILINE)
     assert re.search(r"^5 +f32 +3x16 +48 +const,trainable +- +yes$", out, re.MULTILINE)
     assert re.search(r"^2 +1 +Dense +4,5,6 +7 +5,6$", out, re.MULTILINE), out  # op 2 in layer 1
-    assert "trainable: last 2 ops" in out
+    assert "trainable: last 2 ops: layers with weights 1)" in out
     total = int(re.search(r"^total +(\d+)$", out, re.MULTILINE).group(1))
     roles = re.findall(r"^(metadata|trained weights|gradients|optimizer state|activations|"
                        r"activation gradients|targets|scratch|shared lifetimes) +(-?\d+)$",
                        out, re.MULTILINE)
     assert len(roles) == 9 and sum(int(v) for _, v in roles) == total
     session = microtrain.TrainSession(str(files / "model.mtm"))
-    session.compile("adam", "categorical_crossentropy", batch_size=16, trainable=2)
+    session.compile("adam", "categorical_crossentropy", batch_size=16, trainable=1)
     assert total == session.memory_plan()["total_bytes"]
     gradients = int(re.search(r"^gradients +(\d+)$", out, re.MULTILINE).group(1))
     everything = run("info", files / "model.mtm", "--batch-size", 16, "--optimizer", "adam",
@@ -300,9 +300,10 @@ def test_one_vocabulary_one_set_of_defaults_and_hints_that_say_what_to_change(fi
     rows = re.findall(r"^(\d+): class (\d) - ", result.stdout, re.MULTILINE)
     assert len(rows) == 50 and "Predict 50 samples" in result.stdout
     from microtrain.tools import firmware
+    from microtrain.tools.firmware_training import TrainingSpec
     arguments = firmware._parser().parse_args(["--model", "m", "--data", "d", "--out", "o",
                                                "--loss", "scce", "--sources-only"])
-    spec = firmware.TrainingSpec(arguments.epochs, arguments.optimizer, arguments.learning_rate,
-                                 arguments.loss, arguments.batch_size)
+    spec = TrainingSpec(arguments.epochs, arguments.optimizer, arguments.learning_rate,
+                        arguments.loss, arguments.batch_size)
     assert spec.loss.name == "sparse_categorical_crossentropy"
     assert (spec.optimizer.name, spec.batch_size) == ("sgd", 16)

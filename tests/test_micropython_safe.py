@@ -1,4 +1,5 @@
-"""Everything outside ``nn/``, ``tools/`` and the ctypes backend stays runnable under
+"""Everything outside ``nn/``, ``convert/``, ``tools/``, ``federated/``,
+``micropython_runner/`` and the ctypes backend stays runnable under
 MicroPython (CONTRIBUTING.md, "MicroPython-safe modules"):
 
   * the freeze manifest py_facade/manifest.py lists exactly those modules (the package as
@@ -21,8 +22,10 @@ import pytest
 import microtrain
 
 PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
-# Needs CPython: the model builder (numpy), the host tools, the ctypes backend.
-CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "backend/ctypes_backend.py",
+# Needs CPython: the model builder (numpy), the importers, the host tools, Flower, the
+# MicroPython runner (QEMU, subprocesses), the ctypes backend.
+CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "micropython_runner/",
+                "backend/ctypes_backend.py",
                 "backend/ctypes_callbacks.py",
                 "backend/_native.py", "backend/_native_types.py", "__main__.py")
 

@@ -1,5 +1,6 @@
-"""compile(trainable=...): all, last N ops, layer lists, op lists, bias-only; frozen weights
-get no gradient or optimizer bytes and never change."""
+"""compile(trainable=...): all, the last N layers with weights, the last N ops (onert's
+num_trainable_ops), layer lists, op lists, bias-only; frozen weights get no gradient or
+optimizer bytes and never change."""
 
 import numpy as np
 import pytest
@@ -60,13 +61,17 @@ def expected_adam_bytes(positions):
     ({}, [0, 1, 2, 3, 4, 5]),
     ({"trainable": "all"}, [0, 1, 2, 3, 4, 5]),
     ({"trainable": -1}, [0, 1, 2, 3, 4, 5]),
-    ({"trainable": 2}, [4, 5]),                 # ops 4 (Dense) and 5 (Softmax)
-    ({"num_trainable_ops": 4}, [2, 3, 4, 5]),   # onert's name for the same thing
+    ({"trainable": 2}, [2, 3, 4, 5]),           # the last two layers with weights
+    ({"trainable": 1}, [4, 5]),                 # the last Dense (and the Softmax after it)
+    ({"trainable": 9}, [0, 1, 2, 3, 4, 5]),     # more than the model has: all
+    ({"num_trainable_ops": 2}, [4, 5]),         # onert's: ops 4 (Dense) and 5 (Softmax)
+    ({"num_trainable_ops": 4}, [2, 3, 4, 5]),
     ({"trainable": [1]}, [2, 3]),               # layer 1 = ops 2, 3
     ({"trainable": [0, -2]}, [0, 1, 4, 5]),     # first and third layer
     ({"trainable": "bias"}, [1, 3, 5]),
     ({"trainable": "biases_only"}, [1, 3, 5]),
-    ({"trainable": 2, "biases_only": True}, [5]),
+    ({"trainable": 2, "biases_only": True}, [3, 5]),
+    ({"num_trainable_ops": 2, "biases_only": True}, [5]),
     ({"trainable": [0], "biases_only": True}, [1]),
 ])
 def test_trained_set_and_its_memory(options, positions):
@@ -98,7 +103,9 @@ def test_layer_list_in_the_middle_backpropagates_through_later_frozen_layers():
     session = compiled(trainable=[0])
     assert trained_positions(session) == [0, 1]
     assert session.memory_plan()["first_trained_op"] == 0
-    assert session.trainable_description() == "ops [0, 1]"
+    assert session.trainable_description() == "ops [0, 1]: layers with weights 0"
+    assert compiled(trainable=2).trainable_description() == \
+        "last 4 ops: layers with weights 1, 2"
 
 
 def test_an_image_file_numbers_layers_like_the_model_it_was_saved_from(tmp_path):

@@ -120,8 +120,8 @@ void mt_fw_load_rows(mt_session *s, const uint32_t *x, const uint32_t *y, int32_
     int32_t count, bytes;
     mt_fw_check(mt_session_input(s, 0, &input, &count), "mt_session_input");
     mt_fw_check(mt_session_target(s, &target, &bytes), "mt_session_target");
-    memcpy(input, x + (size_t)first * MT_FW_INPUT_ELEMENTS,
-           (size_t)n * MT_FW_INPUT_ELEMENTS * sizeof(uint32_t));
+    /* rows lie back to back at MT_FW_INPUT_ROW_BYTES (an int8 row may be any length) */
+    memcpy(input, (const uint8_t *)x + (size_t)first * MT_FW_INPUT_ROW_BYTES, (size_t)n * MT_FW_INPUT_ROW_BYTES);
     memcpy(target, y + (size_t)first * MT_FW_TARGET_WORDS,
            (size_t)n * MT_FW_TARGET_WORDS * sizeof(uint32_t));
 }

@@ -56,7 +56,8 @@ mt_session *mt_fw_open_session(mt_train_config *cfg);
 
 /**
  * @brief Copy rows [first, first + n) of a dataset into the session's input and target
- *        buffers. @p x holds MT_FW_INPUT_ELEMENTS words per row, @p y MT_FW_TARGET_WORDS.
+ *        buffers. @p x holds the rows back to back, MT_FW_INPUT_ROW_BYTES each (float32, or
+ *        int8 of any length), @p y MT_FW_TARGET_WORDS words per row.
  */
 void mt_fw_load_rows(mt_session *s, const uint32_t *x, const uint32_t *y, int32_t first,
                      int32_t n);

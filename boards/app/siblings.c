@@ -269,14 +269,11 @@ static void depthwise_case(uint32_t C, uint32_t stride, uint32_t padding, uint32
     depthwise_shape(4, 5, C, stride, padding, activation, with_bias, scale, nans);
 }
 
-/* MaxPool2D, ties and NaNs included (the gradient's routing must match too) */
-static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_t C, int tiny)
+/* MaxPool2D of geometry g on 4 x 5 images, ties and NaNs included (the gradient's routing must
+ * match too) */
+static void max_pool_geometry_case(mt_spatial g, int tiny)
 {
-    mt_spatial g;
-    memset(&g, 0, sizeof g);
-    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = k, g.SH = g.SW = stride;
-    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
-    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    const uint32_t C = g.C;
     const size_t nx = (size_t)2 * g.H * g.W * g.C, ny = (size_t)2 * g.OH * g.OW * g.C;
     fill(dx_, nx, tiny == 1 ? 1e-39f : 2.0f), fill(dy_0, ny, 1.5f);
     /* ties, and NaNs of both signs and two payloads (the last NaN of a window wins, and the
@@ -319,6 +316,35 @@ static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_
     mt_op_max_pool2d_f32_backward_fast(dx_, dy0_, dy_0, dx1_, 2, &g);
 #endif
     check(same(dx0_, dx1_, nx), "max pool backward");
+}
+
+static mt_spatial pool_geometry(uint32_t k, uint32_t stride, uint32_t C)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = 4, g.W = 5, g.C = g.OC = C, g.KH = g.KW = k, g.SH = g.SW = stride;
+    return g;
+}
+
+static void max_pool_case(uint32_t k, uint32_t stride, uint32_t padding, uint32_t C, int tiny)
+{
+    mt_spatial g = pool_geometry(k, stride, C);
+    mt_spatial_axis(g.H, g.KH, g.SH, padding, &g.OH, &g.PT);
+    mt_spatial_axis(g.W, g.KW, g.SW, padding, &g.OW, &g.PL);
+    max_pool_geometry_case(g, tiny);
+}
+
+/* explicit pads (MT_PADDING_EXPLICIT): rows top, bottom and columns left, right */
+static void max_pool_explicit_case(uint32_t k, uint32_t stride, const uint32_t pads[4], uint32_t C, int tiny)
+{
+    mt_spatial g = pool_geometry(k, stride, C);
+    g.PT = pads[0], g.PL = pads[2];
+    if (mt_spatial_explicit_axis(g.H, k, stride, pads[0], pads[1], &g.OH) != MT_OK ||
+        mt_spatial_explicit_axis(g.W, k, stride, pads[2], pads[3], &g.OW) != MT_OK) {
+        check(0, "max pool explicit geometry");
+        return;
+    }
+    max_pool_geometry_case(g, tiny);
 }
 
 /* Conv2D shapes of the assembly paths (conv2d_fast.c; conv2d_mve.c's one-channel forward and
@@ -518,6 +544,11 @@ int main(void)
             max_pool_case(2, 2, MT_PADDING_VALID, C, tiny);
             max_pool_case(3, 2, MT_PADDING_SAME, C, tiny);
             max_pool_case(3, 1, MT_PADDING_SAME, C, tiny);
+            /* explicit pads: ResNet's stem pool (3 x 3, stride 2, one on each side), and more
+             * padding before than after (no SAME has that) */
+            static const uint32_t ones[4] = {1, 1, 1, 1}, skewed[4] = {2, 0, 0, 2};
+            max_pool_explicit_case(3, 2, ones, C, tiny);
+            max_pool_explicit_case(3, 1, skewed, C, tiny);
         }
     for (int tiny = 0; tiny < 4; ++tiny) /* 2 x 2 at stride 2, four vectors of channels a pixel */
         max_pool_case(2, 2, MT_PADDING_VALID, 16, tiny);

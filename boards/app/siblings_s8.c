@@ -14,11 +14,15 @@
  * The int8 Add's and Mean's siblings against their references too. And the requantization of
  * whole runs each build takes (s8_dot.h's mt_s8_requant_block: portable, the DSP cores',
  * Helium's, AVX2's) against mt_q_requantize output by output, at and beside every rounding tie
- * and on random constants, where the kernels' cases meet few ties.
+ * and on random constants, where the kernels' cases meet few ties; FullyConnected's (which
+ * scales in double, as LiteRT's reference does) against C's double arithmetic
+ * (siblings_s8_fc.c).
  */
 #include "siblings_s8.h"
 
 #include <string.h>
+
+#include "siblings_s8_fc.h"
 
 #include "ops/fast/fast.h"
 #include "ops/fast/s8_dot.h"
@@ -63,6 +67,30 @@ static const int32_t *s8_requant(int kind, uint32_t OC, uint32_t K, int32_t *bia
             rq[2 * oc + 1] = -(int32_t)(8 + log2k / 2 + (kind == S8_EXTREME ? 4 : 0)) + (int32_t)(s8_next() % 3u);
             bias[oc] = (int32_t)(s8_next() % 20001u) - 10000;
         }
+    }
+    return s8_next() & 1u ? bias : NULL;
+}
+
+/* bias (or none, every other case) and FullyConnected's rq for U units of D terms: E's binary64
+ * bits (siblings_s8_fc.h). The small kind: E = 1 (each output its sum itself) on even units,
+ * 1/2 on odd ones (every odd sum a tie); else E = f·2^-(8 + log2(D)/2 (+ 4 for the extremes))
+ * (0..2 less), f = 1/2 on odd units (ties) and a random 48-bit fraction in [1/2, 1) on even. */
+static const int32_t *s8_fc_requant(int kind, uint32_t U, uint32_t D, int32_t *bias, int32_t *rq)
+{
+    uint32_t log2d = 0;
+    while ((1u << log2d) < D) ++log2d;
+    for (uint32_t u = 0; u < U; ++u) {
+        double e;
+        if (kind == S8_SMALL) {
+            e = u & 1u ? 0.5 : 1.0;
+            bias[u] = (int32_t)(s8_next() % 21u) - 10;
+        } else {
+            const uint32_t j = 8u + log2d / 2u + (kind == S8_EXTREME ? 4u : 0u) - s8_next() % 3u;
+            const double fraction = (double)((uint64_t)s8_next() << 24 | s8_next()) / 281474976710656.0; /* 2^48 */
+            e = (u & 1u ? 0.5 : 0.5 + fraction / 2.0) / (double)(1u << j);
+            bias[u] = (int32_t)(s8_next() % 20001u) - 10000;
+        }
+        s8_fc_words(e, rq + 2 * u);
     }
     return s8_next() & 1u ? bias : NULL;
 }
@@ -198,7 +226,7 @@ static void dense_cases(s8_check_fn check)
             const uint32_t B = shapes[s][0], D = shapes[s][1], U = shapes[s][2];
             const int32_t zx = zero_points[(s + (uint32_t)kind + 2u) % 4];
             s8_fill(x, (size_t)B * D, kind, zx), s8_fill(w, (size_t)U * D, kind, 0);
-            const int32_t *b = s8_requant(kind, U, D, bias, rq);
+            const int32_t *b = s8_fc_requant(kind, U, D, bias, rq);
             const uint32_t packed = s8_packed(zx, (int32_t)(s8_next() % 41u) - 20, (int)(s & 1u));
             memset(y0, 0x55, (size_t)B * U), memset(y1, 0x2a, (size_t)B * U);
             mt_op_dense_s8_forward(x, w, b, rq, y0, B, D, U, packed);
@@ -359,6 +387,7 @@ unsigned s8_sibling_cases(s8_check_fn check)
     conv_cases(s8_count);
     depthwise_cases(s8_count);
     dense_cases(s8_count);
+    s8_fc_rounding_cases(s8_count);
     add_cases(s8_count);
     mean_cases(s8_count);
     requant_cases(s8_count);

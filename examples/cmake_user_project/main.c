@@ -105,8 +105,9 @@ static void check(mt_status status, const char *call)
 /* Copy rows [first, first + n) of the training set into the session's input and target. */
 static void load_rows(float *input, void *target, int32_t first, int32_t n)
 {
-    memcpy(input, &mt_fw_train_x[(size_t)first * MT_FW_INPUT_ELEMENTS],
-           (size_t)n * MT_FW_INPUT_ELEMENTS * sizeof(uint32_t));
+    /* rows lie back to back, MT_FW_INPUT_ROW_BYTES each (float32, or int8 of any length) */
+    memcpy(input, (const uint8_t *)mt_fw_train_x + (size_t)first * MT_FW_INPUT_ROW_BYTES,
+           (size_t)n * MT_FW_INPUT_ROW_BYTES);
     memcpy(target, &mt_fw_train_y[(size_t)first * MT_FW_TARGET_WORDS],
            (size_t)n * MT_FW_TARGET_WORDS * sizeof(uint32_t));
 }

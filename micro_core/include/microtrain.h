@@ -178,8 +178,9 @@ MT_API const char *mt_op_name(int32_t op_type);
  */
 MT_API int32_t mt_op_built(int32_t op_type);
 
-/** Padding of spatial ops (params[2]): TFLite's rules. */
-enum { MT_PADDING_VALID = 0, MT_PADDING_SAME = 1 };
+/** Padding of spatial ops (params[2]): TFLite's rules, or (MAX_POOL2D and AVERAGE_POOL2D only)
+ *  explicit pads before and after each axis, in params[3] (docs/model_format.md). */
+enum { MT_PADDING_VALID = 0, MT_PADDING_SAME = 1, MT_PADDING_EXPLICIT = 2 };
 /** Activation fused into Conv2D / DepthwiseConv2D (params[3]). */
 enum { MT_FUSED_NONE = 0, MT_FUSED_RELU = 1, MT_FUSED_RELU6 = 2 };
 

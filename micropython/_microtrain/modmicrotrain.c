@@ -3,7 +3,7 @@
  * MicroPython user C module, over the core linked into the firmware.
  *
  *   import _microtrain
- *   b = _microtrain.Backend()                 # microtrain.backend.load() does this
+ *   b = _microtrain.Backend()                 # microtrain.backend.loader.load() does this
  *   b.open(image, config, arena=bytearray(plan["total_bytes"] + 15))
  *   b.write_rows(0, 0, 0, x)                  # array('f'), list, memoryview
  *   loss = b.train_step(n)                    # a float (boxed on ports with double floats)

@@ -31,6 +31,7 @@ them while another thread runs a step is the caller's race.
 from . import _feed, config as _config, losses as _losses, metrics as _metrics
 from . import optimizers as _optimizers, properties as _properties, trainable as _trainable
 from . import backend as _backend
+from .backend import loader as _backend_loader
 from ._model_source import model_bytes
 from .session_persistence import SessionPersistence
 from .session_state import INFERENCE_BATCH_SIZE, SessionState, _count
@@ -76,7 +77,7 @@ class Session(SessionState, SessionPersistence):
         image, self._source = model_bytes(model)
         if not image:
             raise ValueError("the model image is empty")
-        self._backend = _backend.load() if backend is None else backend
+        self._backend = _backend_loader.load() if backend is None else backend
         self._new_backend = type(self._backend)
         info = self._backend.describe(image)
         self._image = image
@@ -157,10 +158,11 @@ class Session(SessionState, SessionPersistence):
             metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0
             batch_size: B, the rows of every buffer; steps take 1..B rows
             trainable: what trains (``microtrain.trainable``): "all" (default), an int N (the
-                       last N ops, onert's num_of_trainable_ops; 0 = inference only), a list
-                       of layer positions (``model.layers`` of a built model, the layer
-                       column of ``microtrain info`` for an image file), or "bias"
-            num_trainable_ops: the int form of ``trainable`` under onert's name
+                       last N layers with weights; 0 = inference only), a list of layer
+                       positions (``model.layers`` of a built model, ``self.layers``, the
+                       layer column of ``microtrain info``) or of names (an imported
+                       model's: ``self.layers[i].name``), or "bias"
+            num_trainable_ops: onert's num_of_trainable_ops: the last N ops (-1 all)
             biases_only: train only the 1-D weights (biases) of the chosen ops
             accumulate_gradients: keep weight gradients between calls so that
                        ``train_step(..., update=False)`` / ``optimizer_step()`` accumulate
@@ -197,11 +199,18 @@ class Session(SessionState, SessionPersistence):
                     raise ValueError("num_trainable_ops must be an integer >= -1 (-1 = all "
                                      "ops), got %r" % (num_trainable_ops,))
                 trainable = int(num_trainable_ops)
-            count, mask, bias_mode = _trainable.resolve(trainable, len(self._ops),
-                                                        self._layer_ops, biases_only)
+            op_weights = [weights for _, _, weights in self._ops]
+            layer_names = self._layer_names()
+            if num_trainable_ops is not None:  # onert's count of ops
+                count, mask, bias_mode = _trainable.resolve(trainable, len(self._ops),
+                                                            self._layer_ops, biases_only)
+            else:
+                count, mask, bias_mode = _trainable.resolve(
+                    trainable, len(self._ops), self._layer_ops, biases_only, op_weights,
+                    layer_names)
             if mask is not None and any(mask):
                 _trainable.check_selects_weights(
-                    mask, [weights for _, _, weights in self._ops],
+                    mask, op_weights,
                     [_trainable.op_label(op_type) for op_type, _, _ in self._ops], "layer")
             output_dims = self._outputs[0][1]
             if loss.sparse_labels and (len(output_dims) != 1 or output_dims[0] < 2):
@@ -219,7 +228,9 @@ class Session(SessionState, SessionPersistence):
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)
-            self._trainable_text = _trainable.describe(count, mask, bias_mode)
+            self._trainable_text = _trainable.describe(
+                count, mask, bias_mode, self._layer_ops, op_weights,
+                None if layer_names is None else [n[0] for n in layer_names])
             self._train_metrics = metric_list
             self._eval_metrics = [_clone_metric(m) for m in metric_list]
             self._fast = None
@@ -229,6 +240,14 @@ class Session(SessionState, SessionPersistence):
             for metric in metric_list:
                 metric.reset_state()
             self._timings["compile_ms"] = clock_ms() - start
+
+    def _layer_names(self):
+        """Per layer, the names it answers to (an imported model's; None otherwise)."""
+        source = self._source
+        if source is None or not hasattr(source, "layer_names"):
+            return None
+        names = source.layer_names()
+        return names if names is not None and len(names) == len(self._layer_ops) else None
 
     @staticmethod
     def _checked_mu(proximal_mu):

@@ -239,10 +239,18 @@ class SessionState:
 
     @property
     def layers(self):
-        """Op indices of each layer (what ``compile(trainable=[...])`` numbers)."""
+        """Op indices of each layer (what ``compile(trainable=[...])`` numbers). A model
+        imported from a .tflite file gives ``Layer`` lists that also carry the file's
+        ``name`` and ``type`` (``microtrain.convert.model.Layer``)."""
         with self._lock:
             self._require_open()
-            return [list(ops) for ops in self._layer_ops]
+            plain = [list(ops) for ops in self._layer_ops]
+            source = self._source
+            if source is not None and hasattr(source, "named_layers"):
+                named = source.named_layers(plain)
+                if named is not None:
+                    return named
+            return plain
 
     # ---------------------------------------------------------------- hyper-parameters, counters
 

@@ -1,17 +1,23 @@
 """Which ops train: ``TrainSession.compile(trainable=...)`` (pure Python, MicroPython-safe).
 
-``resolve(spec, num_ops, layer_ops, biases_only)`` turns a user's choice into the
-three fields of ``mt_train_config``: ``num_trainable_ops``, ``trainable_op_mask``
-(a list of 0/1 per op, or None) and ``biases_only``.
+``resolve(spec, num_ops, layer_ops, biases_only, op_weights, layer_names)`` turns a user's
+choice into the three fields of ``mt_train_config``: ``num_trainable_ops``,
+``trainable_op_mask`` (a list of 0/1 per op, or None) and ``biases_only``.
 
     "all"                  every op trains (num_trainable_ops = -1)
-    N (int)                the last N ops train (onert's num_of_trainable_ops; -1 = all,
-                           0 = none: inference only)
+    N (int)                the last N layers *with weights* train (and every op after the
+                           first of them: a Dense's activation, a Softmax); -1 = all, 0 =
+                           none (inference only); N beyond the model's count: all.
+                           ``compile(num_trainable_ops=N)`` is onert's spelling, the last N
+                           ops (a Dense and the Softmax after it are two ops, one weight)
     [i, j, ...]            these layers train: positions in ``model.layers`` of a built
                            model, which the image records (format version 2), so an image
                            file saved from it numbers them the same; negative counts from
                            the end. An image without layers (version 1) has one layer per
                            op. ``microtrain info`` prints each op's layer.
+    ["dense_1", ...]       layers by name, where the model has names (an imported .tflite:
+                           TensorFlow's layer names, ``Session.layers[i].name``); names and
+                           positions mix
     "bias" / "biases_only" every op trains, but only its 1-D weights (biases)
 
 ``biases_only=True`` combines bias-only training with any other choice. Frozen
@@ -36,11 +42,34 @@ def op_label(op_type):
     return _ops.display_name(op_type)
 
 
-def _indices(spec, count, what):
+def _by_name(name, layer_names):
+    """The layer position a name picks (``layer_names``: per layer, its name first, then
+    the other names it answers to): a layer's own name wins over another's alias."""
+    found = [position for position, names in enumerate(layer_names or ())
+             if names and names[0] == name] or \
+        [position for position, names in enumerate(layer_names or ())
+         if names is not None and name in names]
+    if len(found) == 1:
+        return found[0]
+    if not layer_names:
+        raise ValueError("trainable lists layers as integers, got %r: this model's layers "
+                         "have no names (an imported .tflite's have)" % (name,))
+    if not found:
+        known = [names[0] for names in layer_names if names]
+        raise ValueError("trainable names layer %r, which the model does not have; its layers "
+                         "are %s" % (name, ", ".join(repr(n) for n in known)))
+    raise ValueError("trainable names layer %r, which %d layers answer to (positions %s): "
+                     "give a position" % (name, len(found), found))
+
+
+def _indices(spec, count, what, layer_names=None):
     chosen = []
     for item in spec:
+        if isinstance(item, str) and what == "layers":
+            item = _by_name(item, layer_names)
         if not _is_int(item):
-            raise ValueError("trainable lists %s as integers, got %r" % (what, item))
+            raise ValueError("trainable lists %s as integers%s, got %r"
+                             % (what, " or names" if layer_names else "", item))
         index = int(item)
         if index < -count or index >= count:
             raise ValueError("trainable names %s %d, but the model has %d %s (0..%d)"
@@ -52,14 +81,27 @@ def _indices(spec, count, what):
     return chosen
 
 
-def resolve(spec, num_ops, layer_ops=None, biases_only=False):
+def weighted_layers(num_ops, layer_ops=None, op_weights=None):
+    """Positions of the layers that hold a weight of their own (one layer per op when
+    ``layer_ops`` is None)."""
+    layers = layer_ops if layer_ops is not None else [[op] for op in range(num_ops)]
+    return [position for position, ops in enumerate(layers)
+            if ops and any(op_weights[op] for op in ops)]
+
+
+def resolve(spec, num_ops, layer_ops=None, biases_only=False, op_weights=None,
+            layer_names=None):
     """(num_trainable_ops, mask or None, biases_only 0/1) for ``spec`` (see module doc).
 
     Args:
-        spec:        "all", "bias"/"biases_only", an int >= -1, or a list of indices
+        spec:        "all", "bias"/"biases_only", an int >= -1, or a list of layer
+                     positions (or names)
         num_ops:     ops in the model image
         layer_ops:   the op indices of each layer; None: one layer per op
         biases_only: train only 1-D weights of the chosen ops
+        op_weights:  per op, True when it has a weight (for an int N: the last N layers
+                     with weights); None: N counts ops, as ``num_trainable_ops`` does
+        layer_names: per layer, the names it answers to (or None), for names in a list
     """
     bias_mode = 1 if biases_only else 0
     if spec is None:
@@ -70,20 +112,27 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
             return -1, None, bias_mode
         if name in BIASES:
             return -1, None, 1
-        raise ValueError("trainable must be 'all', 'bias', an int (the last N ops) or a list "
-                         "of layer indices, got %r" % (spec,))
+        raise ValueError("trainable must be 'all', 'bias', an int (the last N layers with "
+                         "weights) or a list of layer positions or names, got %r" % (spec,))
     if _is_int(spec):
         if not -1 <= int(spec) <= _INT32_MAX:  # an int32 field: ctypes would wrap it
-            raise ValueError("trainable as an int is the number of ops from the end, -1 "
-                             "(all) to %d, got %r" % (_INT32_MAX, spec))
-        return int(spec), None, bias_mode
+            raise ValueError("trainable as an int is the number of layers with weights "
+                             "from the end, -1 (all) to %d, got %r" % (_INT32_MAX, spec))
+        count = int(spec)
+        if op_weights is None or count <= 0:
+            return count, None, bias_mode
+        weighted = weighted_layers(num_ops, layer_ops, op_weights)
+        if count >= len(weighted):
+            return -1, None, bias_mode
+        layers = layer_ops if layer_ops is not None else [[op] for op in range(num_ops)]
+        return num_ops - layers[weighted[-count]][0], None, bias_mode
     if isinstance(spec, (list, tuple, set, range)):
         mask = [0] * num_ops
         if layer_ops is None:
             for op in _indices(spec, num_ops, "ops"):
                 mask[op] = 1
         else:
-            for layer in _indices(spec, len(layer_ops), "layers"):
+            for layer in _indices(spec, len(layer_ops), "layers", layer_names):
                 if not layer_ops[layer]:
                     raise ValueError("trainable names layer %d, which emits no op of its own "
                                      "(a BatchNorm folded into the layer before it): name "
@@ -91,8 +140,8 @@ def resolve(spec, num_ops, layer_ops=None, biases_only=False):
                 for op in layer_ops[layer]:
                     mask[op] = 1
         return -1, mask, bias_mode
-    raise ValueError("trainable must be 'all', 'bias', an int (the last N ops) or a list of "
-                     "layer indices, got %r" % (spec,))
+    raise ValueError("trainable must be 'all', 'bias', an int (the last N layers with weights) "
+                     "or a list of layer positions or names, got %r" % (spec,))
 
 
 def check_selects_weights(mask, has_weights, op_names, unit):
@@ -109,8 +158,12 @@ def check_selects_weights(mask, has_weights, op_names, unit):
                      % (names, unit, weighted))
 
 
-def describe(num_trainable_ops, mask, biases_only):
-    """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "+ biases only"."""
+def describe(num_trainable_ops, mask, biases_only, layer_ops=None, op_weights=None,
+             layer_labels=None):
+    """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "..., biases
+    only"; with ``op_weights`` (per op) also the layers with weights that train, by
+    position and ``layer_labels`` (names), e.g. "last 3 ops: layers with weights 11
+    (dense)"."""
     if mask is not None:
         ops = [i for i, bit in enumerate(mask) if bit]
         text = "ops %s" % (ops,) if ops else "none"
@@ -120,6 +173,24 @@ def describe(num_trainable_ops, mask, biases_only):
         text = "none"
     else:
         text = "last %d ops" % num_trainable_ops
+    if op_weights is not None and text != "none":
+        num_ops = len(op_weights)
+        if mask is not None:
+            trains = [bool(bit) for bit in mask]
+        else:
+            first = 0 if num_trainable_ops < 0 else max(num_ops - num_trainable_ops, 0)
+            trains = [op >= first for op in range(num_ops)]
+        layers = layer_ops if layer_ops is not None else [[op] for op in range(num_ops)]
+        chosen = [position for position in weighted_layers(num_ops, layers, op_weights)
+                  if any(trains[op] and op_weights[op] for op in layers[position])]
+        if layer_labels is not None and len(layer_labels) == len(layers):
+            named = ["%d (%s)" % (p, layer_labels[p]) for p in chosen]
+        else:
+            named = ["%d" % p for p in chosen]
+        if len(named) > 8:
+            named = named[:3] + ["...", "%d layers in all" % len(named)]
+        text += ": layers with weights %s" % ", ".join(named) if named else \
+            ": no layer with weights"
     if biases_only:
         text += ", biases only"
     return text

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from microtrain.tools import firmware
+from microtrain.tools.firmware_sources import DATA_HEADER, DATA_SOURCE
 
 from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, HOSTED_BOARDS
 
@@ -63,10 +64,10 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
     the arena, and mt_plan says why)."""
     data_dir = os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "data")
     os.makedirs(data_dir, exist_ok=True)
-    for name in (firmware.DATA_SOURCE, firmware.DATA_HEADER):
+    for name in (DATA_SOURCE, DATA_HEADER):
         with open(os.path.join(firmware_package["data_dir"], name)) as handle:
             text = handle.read()
-        if name == firmware.DATA_HEADER:
+        if name == DATA_HEADER:
             planned = firmware_package["record"]["plan"]["total_bytes"]
             text = text.replace("#define MT_FW_ARENA_BYTES %du" % planned,
                                 "#define MT_FW_ARENA_BYTES %du" % (planned + off))

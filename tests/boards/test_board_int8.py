@@ -47,3 +47,28 @@ def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs)
         os.path.join(int8_inputs, "digits.npz"), os.path.join(int8_inputs, board),
         "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5")
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
+
+
+def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
+    """MLPerf Tiny's keyword spotter (an int8 DS-CNN whose input is int8: rows of 49 x 10 x 1
+    = 490 bytes, not a whole number of words) straight from its .tflite on the Cortex-M7,
+    trained from its last convolution (operator 8 of the file, `--train-from 8`: the
+    float part then holds the Flatten's RESHAPE and its int32 shape) with the file's own
+    12-class head: the C sources hold the rows back to back, the device copies each batch's
+    rows from there, and the losses, accuracy counts and weight CRC equal the host's."""
+    pytest.importorskip("tflite")
+    folder = os.path.join(BUILD_ROOT, "int8_kws")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (10, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 10)]
+    np.savez(os.path.join(folder, "keywords.npz"), x=x[:6], y=y[:6], x_eval=x[6:],
+             y_eval=y[6:])
+    model = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "mlperf_tiny",
+                         "kws_ref_model.tflite")
+    losses, stdout = run_cli_firmware(
+        "mps2-an500", model, os.path.join(folder, "keywords.npz"),
+        os.path.join(folder, "mps2-an500"), "--train-from", "8", "--epochs", "2",
+        "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
+        "--loss", "categorical_crossentropy")
+    assert len(losses) == 2 and "accuracy" in stdout, stdout

@@ -23,6 +23,7 @@ import pytest
 
 import microtrain
 from microtrain.tools import firmware
+from microtrain.tools.firmware_training import TrainingSpec, float_bits, weights_crc32
 
 from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, PRESETS, REPO_ROOT
 
@@ -69,9 +70,9 @@ def host_replay(model_path, data_path, spec):
                                   ["loss"][0])
                 loss_sum = np.float32(loss_sum + loss * np.float32(n))
             session.set_epoch(epoch)
-            losses.append(firmware.float_bits(loss_sum / np.float32(len(x))))
+            losses.append(float_bits(loss_sum / np.float32(len(x))))
         return {"arena_bytes": session.memory_plan()["total_bytes"], "losses": losses,
-                "crc32": firmware.weights_crc32(session.get_weights())}
+                "crc32": weights_crc32(session.get_weights())}
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def generated(tmp_path_factory):
     assert sorted(os.listdir(out)) == ["data", "firmware.json"]
     with open(os.path.join(out, "firmware.json")) as handle:
         record = json.load(handle)
-    reference = host_replay(model, data, firmware.TrainingSpec(**SPEC))
+    reference = host_replay(model, data, TrainingSpec(**SPEC))
     assert reference["arena_bytes"] == record["plan"]["total_bytes"]
     # The template's README points users to firmware.json for the host's figures: the example
     # firmware's training losses and CRC (its evaluation passes change no weight).

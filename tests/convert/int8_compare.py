@@ -74,7 +74,9 @@ def compare(data, rows, **options):
     tflite_out = {core: int(graph.Operators(node).OutputsAsNumpy()[0])
                   for core, node, _ in everything}
     model_output = int(graph.OutputsAsNumpy()[0])
-    reference = litert_tensors(data, rows, sorted(set(tflite_out.values())) + [model_output])
+    # the model's output may be one of the activations (an int8 output, no DEQUANTIZE): each
+    # tensor once, or its rows would be read twice
+    reference = litert_tensors(data, rows, sorted(set(tflite_out.values()) | {model_output}))
     report = []
     for start in range(0, len(everything), CHUNK):
         mapping = everything[start:start + CHUNK]
@@ -84,7 +86,13 @@ def compare(data, rows, **options):
     # depthwise convolutions): its float output's bits
     with microtrain.TrainSession(image_with_outputs(data, [], **options)) as session:
         ours = np.asarray(session.infer([rows])[0], np.float32)
-    theirs = reference[model_output].astype(np.float32)
+    theirs = reference[model_output]
+    if theirs.dtype == np.int8:  # an int8 output: the importer dequantizes it, one to one
+        scale, zero_point = graph.Tensors(model_output).Quantization().ScaleAsNumpy()[0], \
+            int(graph.Tensors(model_output).Quantization().ZeroPointAsNumpy()[0])
+        ours_q = np.round(ours / np.float32(scale)).astype(np.int64) + zero_point
+        return bool(np.array_equal(ours_q.reshape(theirs.shape), theirs)), report
+    theirs = theirs.astype(np.float32)
     output_equal = bool(np.array_equal(ours.reshape(theirs.shape).view(np.uint32),
                                        theirs.view(np.uint32)))
     return output_equal, report

@@ -60,8 +60,10 @@ def max_relative(actual, expected):
     return float(np.max(np.abs(actual - expected) / np.maximum(np.abs(expected), ATOL)))
 
 
-def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps):
-    """(per-step losses, trained weights) of onert training ``path`` with MSE.
+def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps, trainable_ops=None):
+    """(per-step losses, trained weights) of onert training ``path`` with MSE; the last
+    ``trainable_ops`` operators of the file train (onert's num_of_trainable_ops; None:
+    all).
 
     onert 0.1.0's ``train_export_circle`` writes a path longer than 15 characters
     under a garbage name in the working directory (measured: the C string of a
@@ -72,6 +74,8 @@ def onert_train(path, xs, ys, optimizer, learning_rate, batch, steps):
     trainer = session(os.path.abspath(path))
     chosen = (optimizers.SGD(learning_rate=learning_rate) if optimizer == "sgd"
               else optimizers.Adam(learning_rate=learning_rate))
+    if trainable_ops is not None:  # the optimizers' constructors do not take it
+        chosen.nums_trainable_ops = trainable_ops
     with contextlib.redirect_stdout(io.StringIO()):
         trainer.compile(optimizer=chosen, loss=losses.MeanSquaredError(), batch_size=batch)
     step_losses = []

@@ -55,7 +55,7 @@ def test_onnx_inference_matches_onnxruntime(name):
 
 def test_layouts_and_names():
     """An ONNX image takes NCHW as ONNX Runtime does: a TRANSPOSE op inside moves it to
-    the core's NHWC. prepare_inputs is deprecated and changes nothing."""
+    the core's NHWC."""
     model = microtrain.convert(peers.fixture("torch_cnn_bn.onnx"))
     assert model.input_names == ["input"] and model.output_names == ["output"]
     assert model.input_layouts[0]["shape"] == (3, 8, 8)
@@ -64,10 +64,6 @@ def test_layouts_and_names():
     from microtrain.nn import image
     first = image.read_image(model.to_bytes()).ops[0]
     assert first.op_type == microtrain.ops.TRANSPOSE and first.params[0] == 1 | 2 << 4
-    x = batch_for(model, 2, 0)
-    with pytest.warns(DeprecationWarning, match="prepare_inputs is deprecated"):
-        prepared = model.prepare_inputs(x)
-    np.testing.assert_array_equal(prepared[0], x)
     tflite = microtrain.convert(peers.fixture("tf_cnn_bn.tflite"))
     assert tflite.input_shapes == [(8, 8, 3)] and tflite.input_layouts[0]["transpose"] is None
     assert tflite.input_names == ["serving_default_image:0"]

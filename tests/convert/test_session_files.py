@@ -66,7 +66,9 @@ def test_a_foreign_file_reads_like_its_bytes_and_a_bad_one_is_refused(tmp_path):
         microtrain.TrainSession(str(broken))
 
 
-@pytest.mark.parametrize("name", ["tf_mlp.tflite", "tf_cnn_bn.tflite", "torch_cnn_bn.onnx"])
+@pytest.mark.parametrize("name", ["tf_mlp.tflite", "tf_cnn_bn.tflite", "torch_cnn_bn.onnx",
+                                  "keras/har_flatten_int8.tflite",
+                                  "keras/har_conv1d_hybrid.tflite"])
 def test_corrupt_foreign_files_raise_value_error_never_anything_else(name):
     with open(peers.fixture(name), "rb") as handle:
         data = handle.read()

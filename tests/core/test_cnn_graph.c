@@ -492,9 +492,11 @@ static void test_validator(void)
     CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y3, 3, 0, 0, MT_PADDING_VALID, 0), MT_ERR_SHAPE);
     CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y3, 3, 0, 1u, MT_PADDING_VALID, 0), MT_ERR_SHAPE);
     CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x5, 3, NULL, 0, p2, 3, K22, 0, MT_PADDING_VALID, 0), MT_ERR_SHAPE);
-    /* padding 2, fused activation 3 */
-    CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y3, 3, 0, S11, 2, 0), MT_ERR_BAD_MODEL);
-    CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x5, 3, NULL, 0, p2, 3, K22, S22, 2, 0), MT_ERR_BAD_MODEL);
+    /* padding 3 (no such code), explicit pads (2) on a convolution (pools only), fused activation 3 */
+    CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x5, 3, NULL, 0, p2, 3, K22, S22, 3, 0), MT_ERR_BAD_MODEL);
+    CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y3, 3, 0, S11, MT_PADDING_EXPLICIT, 0), MT_ERR_BAD_MODEL);
+    CHECK_STATUS(check_one(MT_OP_DEPTHWISE_CONV2D, x5, 3, wdw, 4, y3c, 3, 0, S22, MT_PADDING_EXPLICIT, 0x01010101u),
+                 MT_ERR_BAD_MODEL);
     CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y3, 3, 0, S11, MT_PADDING_VALID, 3), MT_ERR_BAD_MODEL);
     CHECK_STATUS(check_one(MT_OP_DEPTHWISE_CONV2D, x5, 3, wdw, 4, y3c, 3, 0, S22, MT_PADDING_SAME, 3),
                  MT_ERR_BAD_MODEL);
@@ -507,6 +509,20 @@ static void test_validator(void)
     CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x3, 3, NULL, 0, p1, 3, K44, S11, MT_PADDING_VALID, 0), MT_ERR_SHAPE);
     CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x3, 3, NULL, 0, y3c, 3, K44, S11, MT_PADDING_SAME, 0), MT_OK);
     CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x3, 3, NULL, 0, y3c, 3, 0, S11, MT_PADDING_SAME, 0), MT_ERR_SHAPE);
+    /* explicit pads in params[3] (top | bottom << 8 | left << 16 | right << 24): 5 x 5 with a 3 x 3
+     * window at stride 2 and one on every side gives 3 x 3 (neither SAME's nor VALID's windows);
+     * without pads, VALID's; a window of padding alone (top 3 >= K, or a last window starting
+     * past the input) is refused, as is a y of another size */
+    const uint32_t K33 = 3u | 3u << 16, PADS1 = 0x01010101u, E = MT_PADDING_EXPLICIT;
+    CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x5, 3, NULL, 0, y3c, 3, K33, S22, E, PADS1), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x5, 3, NULL, 0, y3c, 3, K33, S22, E, PADS1), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x5, 3, NULL, 0, p2, 3, K22, S22, E, 0), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x5, 3, NULL, 0, p2, 3, K33, S22, E, PADS1), MT_ERR_SHAPE);
+    CHECK_STATUS(check_one(MT_OP_MAX_POOL2D, x5, 3, NULL, 0, y3c, 3, K33, S22, E, 0x01010103u), MT_ERR_SHAPE);
+    const int32_t y32[3] = { 3, 2, 2 }, K11 = 1u | 1u << 16;
+    CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x3, 3, NULL, 0, p2, 3, K11, S22, E, 0x00000100u), MT_OK);
+    CHECK_STATUS(check_one(MT_OP_AVERAGE_POOL2D, x3, 3, NULL, 0, y32, 3, K11, S22, E, 0x00000200u),
+                 MT_ERR_SHAPE); /* rows: 3 + 2 after at stride 2, the third window all padding */
     /* output shapes that disagree with the geometry */
     CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y4, 3, 0, S11, MT_PADDING_VALID, 0), MT_ERR_SHAPE);
     CHECK_STATUS(check_one(MT_OP_CONV2D, x5, 3, wc, 4, y33, 3, 0, S11, MT_PADDING_VALID, 0), MT_ERR_SHAPE);

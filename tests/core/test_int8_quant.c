@@ -4,8 +4,11 @@
  * rounding ties (gemmlowp rounds x.5 up in the high multiply and away from zero in the
  * rounding shift), left shifts, and QUANTIZE's rounding and saturation. The int8 siblings'
  * requantization of whole runs (each build's vector form) is held to mt_q_requantize by the
- * sibling cases (boards/app/siblings_s8.c), on the host and on every board. The whole kernels
- * are compared with LiteRT's bit for bit in tests/convert/test_int8.py.
+ * sibling cases (boards/app/siblings_s8.c), on the host and on every board. FullyConnected's
+ * scaling in double (mt_q_fc_scale) is held to C's double arithmetic here on millions of scales
+ * and sums (the board cases, boards/app/siblings_s8_fc.c, run fewer). The whole kernels are
+ * compared with LiteRT's bit for bit in tests/convert/test_int8.py and
+ * tests/convert/test_int8_rounding.py.
  */
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +16,7 @@
 
 #include "mt_test.h"
 #include "ops/quant.h"
+#include "siblings_s8_fc.h"
 
 static void test_doubling_high_mul(void)
 {
@@ -278,8 +282,117 @@ static void test_mean(void)
     CHECK(same);
 }
 
+static int32_t fc_scale(int32_t acc, double e)
+{
+    int32_t rq[2];
+    s8_fc_words(e, rq);
+    return mt_q_fc_scale(acc, mt_q_fc_of(NULL, rq, 0));
+}
+
+/* The rule LiteRT's reference FullyConnected computes, on the cases that tell it from the
+ * others (each value measured against LiteRT 2.3.0's BUILTIN_REF: tests/convert/
+ * test_int8_rounding.py): ties away from zero, where gemmlowp's high multiply rounds -1.5 up
+ * to -1; the product's rounding to double; the overflow of E > 1 (x86-64's INT32_MIN) and
+ * the wrap of + zy */
+static void test_fc_scale(void)
+{
+    CHECK_EQ_INT(fc_scale(-3, 0.5), -2);
+    CHECK_EQ_INT(fc_scale(3, 0.5), 2);
+    CHECK_EQ_INT(fc_scale(-127, 0.5), -64);
+    CHECK_EQ_INT(fc_scale(1, 0.25), 0); /* one rounding: gemmlowp's two give 1 */
+    CHECK_EQ_INT(fc_scale(-5, 0.25), -1);
+    CHECK_EQ_INT(fc_scale(-6, 0.25), -2);
+    CHECK_EQ_INT(fc_scale(0, 0.75), 0);
+    CHECK_EQ_INT(fc_scale(INT32_MIN, 1.0), INT32_MIN);
+    CHECK_EQ_INT(fc_scale(INT32_MAX, 0.99999999999999989), INT32_MAX); /* 2^31 - 1 - 2.4e-7 */
+    CHECK_EQ_INT(fc_scale(INT32_MIN, 0.99999999999999989), INT32_MIN);
+    /* sx = 0.0008894163183867931, sw = 9.238199709216133e-05, sy = 0.5641224980354309 (float
+     * scales): acc·E = 125.4999999999999999996..., the double product 125.5 exactly: 126 */
+    const double e = (double)0.0008894163183867931f * (double)9.238199709216133e-05f / (double)0.5641224980354309f;
+    CHECK_EQ_INT(fc_scale(861637727, e), 126);
+    CHECK_EQ_INT(fc_scale(-861637727, e), -126);
+    CHECK_EQ_INT(fc_scale(861637726, e), 125);
+    /* E = 4: 4·(2^29 - 1) fits, 4·2^29 does not (INT32_MIN, as LiteRT on x86-64), -4·2^29 does */
+    CHECK_EQ_INT(fc_scale(536870911, 4.0), 2147483644);
+    CHECK_EQ_INT(fc_scale(536870912, 4.0), INT32_MIN);
+    CHECK_EQ_INT(fc_scale(-536870912, 4.0), INT32_MIN);
+    CHECK_EQ_INT(fc_scale(-536870913, 4.0), INT32_MIN);
+    int32_t rq[2];
+    s8_fc_words(4.0, rq);
+    const mt_q_fc four = mt_q_fc_of(NULL, rq, 0);
+    CHECK_EQ_INT(mt_q_fc_requantize(536870911, four, 5, -128, 127), -128); /* 2^31 - 4 + 5 wraps */
+    CHECK_EQ_INT(mt_q_fc_requantize(536870912, four, -5, -128, 127), 127); /* INT32_MIN - 5 wraps */
+    CHECK_EQ_INT(mt_q_fc_requantize(536870912, four, 0, -128, 127), -128);
+    CHECK_EQ_INT(mt_q_fc_requantize(100, four, 0, -128, 127), 127);
+    /* a scale below 2^-53 rounds every sum to 0 (its significand dropped) */
+    s8_fc_words(1.0 / 9007199254740992.0 / 8.0, rq);
+    CHECK_EQ_INT(fc_scale(INT32_MIN, 1.0 / 9007199254740992.0 / 8.0), 0);
+    CHECK_EQ_INT((int)mt_q_fc_of(NULL, rq, 0).m_hi, 0);
+}
+
+/* mt_q_fc_scale against double arithmetic: every exponent from 2^20 down to 2^-70 with random
+ * fractions (and few fraction bits, where ties are common) on 3 million sums of every size,
+ * 300 thousand sums at the ties of dyadic scales, and 50 thousand products built to round to
+ * a tie in double (s8_fc_window, every k from 33 to 81) */
+static void test_fc_scale_against_double(void)
+{
+    uint32_t r = 3u;
+#define NEXT() (r = r * 1664525u + 1013904223u, r ^ r >> 15)
+    int same = 1;
+    for (int i = 0; i < 3000000; ++i) {
+        const uint32_t exponent = 1042u - NEXT() % 112u, hi = NEXT(), lo = NEXT(), pick = NEXT();
+        const uint64_t bits52 = (uint64_t)(hi & 0xFFFFFu) << 32 | lo;
+        const uint64_t fraction = bits52 & (pick & 1u ? ~(uint64_t)0 : 0xFF00000000000u); /* or 8 bits: ties */
+        const uint64_t bits = (uint64_t)exponent << 52 | fraction;
+        double e;
+        memcpy(&e, &bits, sizeof e);
+        const uint32_t v = NEXT();
+        const int32_t acc = pick & 2u ? (int32_t)v : (int32_t)v >> (pick >> 8 & 31u);
+        same &= fc_scale(acc, e) == s8_fc_by_double(acc, e);
+    }
+    CHECK(same);
+    same = 1;
+    int ties = 0;
+    for (int i = 0; i < 100000; ++i) {
+        /* e = o·2^-(j+16) (o odd, 16 bits) and acc = q·2^(j+15) (q odd): acc·e = q·o / 2, a tie;
+         * and the sums beside it */
+        const uint32_t j = NEXT() % 16u, o = (NEXT() & 0xFFFFu) | 1u, q = (NEXT() >> (j + 16u)) | 1u;
+        const double e = (double)o / (double)((uint64_t)1 << (j + 16u));
+        const int32_t acc = (int32_t)(q << (j + 15u)) * (NEXT() & 1u ? -1 : 1);
+        for (int32_t d = -1; d <= 1; ++d) {
+            const double v = (double)(acc + d) * e;
+            ties += v - (double)(int64_t)v == (acc < 0 ? -0.5 : 0.5);
+            same &= fc_scale(acc + d, e) == s8_fc_by_double(acc + d, e);
+        }
+    }
+    CHECK(same);
+    CHECK(ties == 100000);
+    same = 1;
+    unsigned made = 0;
+    for (uint32_t k = 33; k <= 81; ++k)
+        for (int tries = 0; tries < 2000; ++tries) {
+            double e;
+            int32_t acc;
+            const uint32_t r1 = NEXT(), r2 = NEXT();
+            if (!s8_fc_window(k, r1, r2, &e, &acc)) continue;
+            ++made;
+            same &= fc_scale(acc, e) == s8_fc_by_double(acc, e);
+        }
+#undef NEXT
+    CHECK(same);
+    CHECK(made > 40000u);
+}
+
+static void count_check(int ok, const char *what)
+{
+    mt_test_record_(ok, "siblings_s8_fc.c", 0, what);
+}
+
 int main(void)
 {
+    test_fc_scale();
+    test_fc_scale_against_double();
+    CHECK_EQ_INT(s8_fc_rounding_cases(count_check), 4); /* the board's cases too */
     test_doubling_high_mul();
     test_doubling_high_mul_form();
     test_requantize();

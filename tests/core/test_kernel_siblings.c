@@ -228,6 +228,13 @@ static const uint32_t pool_cases[][6] = {
      * VALID, even ones under SAME, channels not a multiple of 4 */
     {7, 9, 3, 2, 2, MT_PADDING_VALID},   {8, 6, 5, 2, 2, MT_PADDING_SAME}};
 
+/* square pools with explicit pads (MT_PADDING_EXPLICIT): H, W, C, K, S, top, bottom, left, right */
+static const uint32_t explicit_pool_cases[][9] = {
+    {112, 10, 4, 3, 2, 1, 1, 1, 1}, /* ResNet's stem pool on an even size */
+    {9, 9, 16, 3, 2, 0, 1, 0, 1},   /* ceil_mode's last window (SqueezeNet) */
+    {6, 7, 5, 3, 1, 2, 0, 0, 2},    /* more padding before than after */
+    {8, 8, 24, 2, 2, 0, 1, 1, 0}};  /* 2 x 2 at stride 2 with a partial window */
+
 /* geometries drawn at random (sizes to 12, channels to 40, kernels to 5, strides to 3, both
  * paddings and activations; every third with whole 8-channel groups, every fifth with one
  * channel), each op on each: the fixed cases above choose the paths, these the edges */
@@ -264,6 +271,16 @@ static void check_spatial_path(int path)
         mt_spatial_axis(pool.H, pool.KH, pool.SH, v[5], &pool.OH, &pool.PT);
         mt_spatial_axis(pool.W, pool.KW, pool.SW, v[5], &pool.OW, &pool.PL);
         check_spatial(path, MAXPOOL, &pool, 3, 950u + (unsigned)s, 0);
+    }
+    for (size_t s = 0; s < sizeof explicit_pool_cases / sizeof explicit_pool_cases[0]; s++) {
+        const uint32_t *v = explicit_pool_cases[s];
+        mt_spatial pool;
+        memset(&pool, 0, sizeof pool);
+        pool.H = v[0], pool.W = v[1], pool.C = pool.OC = v[2], pool.KH = pool.KW = v[3], pool.SH = pool.SW = v[4];
+        pool.PT = v[5], pool.PL = v[7];
+        CHECK_STATUS(mt_spatial_explicit_axis(pool.H, pool.KH, pool.SH, v[5], v[6], &pool.OH), MT_OK);
+        CHECK_STATUS(mt_spatial_explicit_axis(pool.W, pool.KW, pool.SW, v[7], v[8], &pool.OW), MT_OK);
+        check_spatial(path, MAXPOOL, &pool, 2, 980u + (unsigned)s, 0);
     }
     for (size_t s = 0; s < sizeof spatial_cases / sizeof spatial_cases[0]; s++) {
         const uint32_t *v = spatial_cases[s];

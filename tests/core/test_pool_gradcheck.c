@@ -1,6 +1,6 @@
 /*
  * MaxPool2D, AveragePool2D and GlobalAveragePool (ops.h, spatial.h) against double references
- * and central finite differences (gradcheck_util.h), VALID and SAME windows. Max-pool inputs
+ * and central finite differences (gradcheck_util.h), VALID, SAME and explicit pads. Max-pool inputs
  * are distinct values 0.03 > 2h apart, so no window's argmax can change under a perturbation.
  */
 #include "gradcheck_util.h"
@@ -39,13 +39,16 @@ static double pool_objective(void *p)
     return dot_r(y, c->r, c->ny);
 }
 
-static void test_pool_case(int mode, int B, int H, int W, int C, int KH, int KW, int SH, int SW, int same)
+/* The pool of geometry g (its H, W, C, windows, strides and PT, PL; OH, OW) against a double
+ * reference and finite differences. */
+static void check_pool(int mode, int B, const mt_spatial *g)
 {
     static pool_ctx c;
     static float dx[MAXE], g0[MAXE], g1[MAXE], g2[MAXE];
+    const int H = (int)g->H, W = (int)g->W, C = (int)g->C, KH = (int)g->KH, KW = (int)g->KW;
+    const int SH = (int)g->SH, SW = (int)g->SW;
     memset(&c, 0, sizeof c);
-    c.mode = mode, c.B = B;
-    if (!make_geom(&c.g, H, W, C, C, KH, KW, SH, SW, same, 0)) return;
+    c.mode = mode, c.B = B, c.g = *g;
     c.nx = B * H * W * C, c.ny = B * (int)(c.g.OH * c.g.OW) * C;
     if (mode == MAX) { /* distinct values 0.03 apart, shuffled: no ties, no argmax switch under ±h */
         for (int i = 0; i < c.nx; i++)
@@ -90,6 +93,45 @@ static void test_pool_case(int mode, int B, int H, int W, int C, int KH, int KW,
     check_accumulates("x", g0, g1, g2, c.nx);
 }
 
+static void test_pool_case(int mode, int B, int H, int W, int C, int KH, int KW, int SH, int SW, int same)
+{
+    mt_spatial g;
+    if (make_geom(&g, H, W, C, C, KH, KW, SH, SW, same, 0)) check_pool(mode, B, &g);
+}
+
+/* Explicit pads (MT_PADDING_EXPLICIT, ONNX's and PyTorch's): O = (T + H + Bo - K) / S + 1 */
+static void test_pool_explicit(int mode, int B, int H, int W, int C, int K, int S, int T, int Bo, int L, int R)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = (uint32_t)H, g.W = (uint32_t)W, g.C = g.OC = (uint32_t)C;
+    g.KH = g.KW = (uint32_t)K, g.SH = g.SW = (uint32_t)S, g.PT = (uint32_t)T, g.PL = (uint32_t)L;
+    if (!CHECK_STATUS(mt_spatial_explicit_axis(g.H, g.KH, g.SH, g.PT, (uint32_t)Bo, &g.OH), MT_OK) ||
+        !CHECK_STATUS(mt_spatial_explicit_axis(g.W, g.KW, g.SW, g.PL, (uint32_t)R, &g.OW), MT_OK))
+        return;
+    CHECK_EQ_INT(g.OH, (T + H + Bo - K) / S + 1);
+    CHECK_EQ_INT(g.OW, (L + W + R - K) / S + 1);
+    check_pool(mode, B, &g);
+}
+
+/* Windows of padding alone are refused: before >= K, or the last window starting past the input */
+static void test_explicit_refusals(void)
+{
+    uint32_t out = 77;
+    CHECK_STATUS(mt_spatial_explicit_axis(112, 3, 2, 1, 1, &out), MT_OK); /* ResNet's stem pool */
+    CHECK_EQ_INT(out, 56);
+    CHECK_STATUS(mt_spatial_explicit_axis(5, 2, 2, 0, 1, &out), MT_OK); /* ceil_mode's window */
+    CHECK_EQ_INT(out, 3);
+    CHECK_STATUS(mt_spatial_explicit_axis(4, 2, 2, 2, 0, &out), MT_ERR_SHAPE); /* first all padding */
+    CHECK_STATUS(mt_spatial_explicit_axis(4, 1, 2, 0, 2, &out), MT_ERR_SHAPE); /* last all padding */
+    CHECK_STATUS(mt_spatial_explicit_axis(2, 5, 1, 1, 1, &out), MT_ERR_SHAPE); /* no window */
+    CHECK_STATUS(mt_spatial_explicit_axis(4, 0, 1, 0, 0, &out), MT_ERR_SHAPE);
+    CHECK_STATUS(mt_spatial_explicit_axis(4, 2, 0, 0, 0, &out), MT_ERR_SHAPE);
+    CHECK_STATUS(mt_spatial_explicit_axis(0xFFFFFFFFu, 2, 1, 255, 255, &out), MT_ERR_SHAPE); /* O past 32 bits */
+    CHECK_STATUS(mt_spatial_explicit_axis(0xFFFFFF00u, 2, 1, 1, 1, &out), MT_OK);
+    CHECK_EQ_INT(out, 0xFFFFFF01u);
+}
+
 static void test_pools(void)
 {
     /* B, H, W, C, KH, KW, SH, SW, same */
@@ -106,6 +148,21 @@ static void test_pools(void)
         }
     test_pool_case(GLOBAL, 2, 3, 5, 3, 3, 5, 1, 1, 0); /* [3, 5, 3] -> [3] */
     test_pool_case(GLOBAL, 2, 1, 1, 4, 1, 1, 1, 1, 0);
+    /* explicit pads: B, H, W, C, K, S, top, bottom, left, right */
+    static const int explicit_cases[][11] = {
+        { 2, 6, 6, 2, 3, 2, 1, 1, 1, 1 }, /* ResNet's stem pool on an even size: neither SAME nor VALID */
+        { 1, 5, 5, 2, 2, 2, 0, 1, 0, 1 }, /* ceil_mode: a last window over one row and column */
+        { 2, 5, 6, 1, 3, 2, 2, 0, 0, 2 }, /* more padding on one side; every window of row 0 partial */
+        { 1, 7, 4, 2, 3, 1, 1, 1, 2, 1 }, /* stride 1, pads on every side */
+    };
+    for (int mode = AVG; mode <= MAX; mode++)
+        for (size_t i = 0; i < sizeof explicit_cases / sizeof explicit_cases[0]; i++) {
+            const int *k = explicit_cases[i], failed = mt_test_failed_;
+            test_pool_explicit(mode, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9]);
+            if (mt_test_failed_ != failed)
+                printf("    ^ %s explicit case %u\n", mode == MAX ? "max" : "average", (unsigned)i);
+        }
+    test_explicit_refusals();
 }
 
 int main(void)

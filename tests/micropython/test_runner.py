@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from microtrain.tools import micropython as runner
+from microtrain.micropython_runner import romfs
+from microtrain.tools import micropython as command
 
 from mp_setup import BOARDS, runner_env
 
@@ -58,7 +59,7 @@ def test_romfs_images_hold_every_file_at_16_byte_alignment():
         files = {"a" * (n % 5 + 1) + ".bin": os.urandom(3 * n + 1),
                  "sub/" + "b" * (n % 3 + 1): os.urandom(n + 7),
                  "sub/deeper/c.mtm": os.urandom(2 * n)}
-        found = read_romfs(runner.build_romfs(files))
+        found = read_romfs(romfs.build_romfs(files))
         assert {path: data for path, (_, data) in found.items()} == files
         assert all(offset % 16 == 0 for offset, _ in found.values())
 
@@ -66,18 +67,18 @@ def test_romfs_images_hold_every_file_at_16_byte_alignment():
 def test_data_goes_into_one_image_per_top_level_directory(tmp_path):
     host = tmp_path / "x.bin"
     host.write_bytes(b"12345678")
-    mounts = runner.plan_mounts(["%s=/data/x.bin" % host, "%s=/data/sub/y.bin" % host,
-                                 "%s=/model/m.mtm" % host])
+    mounts = romfs.plan_mounts(["%s=/data/x.bin" % host, "%s=/data/sub/y.bin" % host,
+                                "%s=/model/m.mtm" % host])
     assert mounts == {"/data": {"x.bin": str(host), "sub/y.bin": str(host)},
                       "/model": {"m.mtm": str(host)}}
     for bad in ("%s=/x.bin" % host, "%s=data/x.bin" % host, "%s" % host,
                 "%s=/data/../x" % host, "%s=/data/x" % (tmp_path / "missing")):
-        with pytest.raises(runner.RunnerError):
-            runner.plan_mounts([bad])
+        with pytest.raises(romfs.RunnerError):
+            romfs.plan_mounts([bad])
 
 
 def test_the_script_takes_what_follows_it_but_data_and_out():
-    ours, theirs = runner.split_command_line(
+    ours, theirs = command.split_command_line(
         ["--board", "unix", "--timeout", "5", "s.py", "2", "--data", "a=/d/a", "--lr",
          "0.1", "--out=o=/out", "--data=b=/d/b"])
     assert ours == ["--board", "unix", "--timeout", "5", "s.py", "--data", "a=/d/a",

@@ -6,7 +6,7 @@
 // The MicroPython WebAssembly port (npm @micropython/micropython-webassembly-pyscript, see
 // package.json; `npm ci` here installs it) gets the files py_facade/manifest.py lists under
 // /lib/microtrain, the --data files in its filesystem, sys.argv = [script, args...], and
-// the JS module _microtrain_js (microtrain_wasm.mjs) that microtrain.backend.load() finds.
+// the JS module _microtrain_js (microtrain_wasm.mjs) that microtrain.backend.loader.load() finds.
 // Exit status 1 on an uncaught Python exception (its traceback on stderr).
 
 import { readFileSync } from "node:fs";

@@ -1,9 +1,12 @@
 /*
- * int8 FullyConnected (TFLite's reference integer FullyConnected / FullyConnectedPerChannel):
+ * int8 FullyConnected (LiteRT's reference integer FullyConnected / FullyConnectedPerChannel,
+ * which scale in double):
  *   x [B, D] int8 (one sample flattened; sx, zx), W [U, D] int8 (per tensor or per unit,
- *   zero point 0), b [U] int32 optional, rq [U, 2] (multiplier, shift) of sx·sw[u]/sy
- *   (the same row U times for a per-tensor weight), y [B, U] int8 (sy, zy):
- *   y[b,u] = clamp(MultiplyByQuantizedMultiplier(Σ_d W[u,d]·(x[b,d] - zx) + b[u], rq[u]) + zy)
+ *   zero point 0), b [U] int32 optional, rq [U, 2] the binary64 bits (low word, high word) of
+ *   E[u] = double(sx)·double(sw[u])/double(sy) (the same row U times for a per-tensor
+ *   weight), y [B, U] int8 (sy, zy):
+ *   y[b,u] = clamp(int32(round(double(Σ_d W[u,d]·(x[b,d] - zx) + b[u]) · E[u])) + zy)
+ *   (ops/quant.h's mt_q_fc_scale: the product rounded to double, round() half away from zero)
  * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24. Inference only.
  */
 #include "ops/fast/fast.h"
@@ -21,7 +24,7 @@ void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bia
             const int8_t *wu = w + (size_t)u * D;
             int32_t acc = 0;
             for (uint32_t d = 0; d < D; ++d) acc += (int32_t)wu[d] * ((int32_t)xb[d] - p.x_zp);
-            y[(size_t)b * U + u] = mt_q_output(acc, bias, rq, u, p.y_zp, p.act_min, p.act_max);
+            y[(size_t)b * U + u] = mt_q_fc_requantize(acc, mt_q_fc_of(bias, rq, u), p.y_zp, p.act_min, p.act_max);
         }
     }
 }
@@ -46,7 +49,7 @@ static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
         return MT_ERR_SHAPE;
     if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
     if ((st = mt_q_check_bias(img, op, w.dims[0])) != MT_OK) return st;
-    return mt_q_check_requant(img, op->inputs[3], w.dims[0]);
+    return mt_q_check_fc_requant(img, op->inputs[3], w.dims[0]);
 }
 
 static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -140,7 +140,9 @@ void mt_op_global_average_pool_f32_backward(const float *dy, float *dx, uint32_t
 
 static mt_status pool_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
+    /* params[3]: no fused activation; under MT_PADDING_EXPLICIT, the pads (spatial.h) */
+    if (op->num_inputs != 1 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->params[3] != 0 && op->params[2] != MT_PADDING_EXPLICIT) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, y;
     mt_image_tensor(img, op->inputs[0], &x);
     mt_image_tensor(img, op->outputs[0], &y);

@@ -8,11 +8,13 @@
  *   requantization of an int32 accumulator to the output's scale: acc · M with
  *   M = multiplier · 2^(shift - 31), multiplier in [2^30, 2^31) (or 0), shift in [-31, 30],
  *   computed as TFLite's reference kernels do by default ("double rounding", gemmlowp's
- *   SaturatingRoundingDoublingHighMul followed by RoundingDivideByPOT).
+ *   SaturatingRoundingDoublingHighMul followed by RoundingDivideByPOT): Conv2D,
+ *   DepthwiseConv2D, Add, Mean. FullyConnected's reference scales in double instead
+ *   (mt_q_fc_scale below: one rounding of the double product, ties away from zero).
  *
- * The multipliers and shifts are computed once, by the converter, from the float scales
- * exactly as TFLite's Prepare does (py_facade/microtrain/convert/int8_quant.py), and stored
- * in the image: the core never needs double arithmetic for them.
+ * The multipliers and shifts (and FullyConnected's double scales) are computed once, by the
+ * converter, from the float scales exactly as LiteRT does (py_facade/microtrain/convert/
+ * int8_quant.py), and stored in the image: the core never needs double arithmetic for them.
  *
  * Integer sums are exact whatever the order, so any loop order (and any fused or in-place
  * schedule) gives the reference's bits. Right shifts of negative numbers are arithmetic,
@@ -126,12 +128,129 @@ static inline int8_t mt_q_requantize(int32_t acc, mt_q_requant q, int32_t y_zp, 
     return mt_q_clamp(mt_q_scale((int32_t)sum, q) + y_zp, lo, hi);
 }
 
-/* Output channel oc of a Conv2D, DepthwiseConv2D or FullyConnected from its sum of W·(x - zx):
+/* Output channel oc of a Conv2D or DepthwiseConv2D from its sum of W·(x - zx):
  * clamp(MultiplyByQuantizedMultiplier(acc + b[oc], rq[oc]) + zy, lo, hi) (bias may be NULL). */
 static inline int8_t mt_q_output(int32_t acc, const int32_t *bias, const int32_t *rq, uint32_t oc, int32_t y_zp,
                                  int32_t lo, int32_t hi)
 {
     return mt_q_requantize(acc, mt_q_requant_of(bias, rq, oc), y_zp, lo, hi);
+}
+
+/*
+ * FullyConnected's requantization (DENSE_S8) is not the one above: LiteRT's reference
+ * FullyConnected (BUILTIN_REF, since "Make the fully_connected ref kernel do requant in float",
+ * April 2025) scales in double, from the float scales:
+ *
+ *   E = double(sx) · double(sw[u]) / double(sy)               (the product exact, the quotient rounded)
+ *   y = clamp(int32(round(double(acc) · E)) + zy, lo, hi)
+ *
+ * the product double(acc)·E rounded to double (to nearest, ties to even), round() half away
+ * from zero, int32(v) as x86-64 converts (INT32_MIN where v does not fit, which needs E > 1)
+ * and zy added in int32, wrapping. The image holds E's binary64 bits per unit: rq[2u] its low
+ * word, rq[2u + 1] its high word (mt_q_check_fc_requant: positive, normal, below 2^20).
+ *
+ * In integers: E = m·2^-k with m in [2^52, 2^53) (the significand with its hidden bit) and
+ * k = 1075 - E's exponent field (>= 33: E < 2^20). With a = |acc| <= 2^31 (rounding is
+ * symmetric: fl(-p) = -fl(p), round(-v) = -round(v)), P = a·m < 2^84 and the double product
+ * is fl(P)·2^-k, fl(P) being P rounded to 53 significant bits: P itself for P < 2^53, else the
+ * nearest multiple of 2^s, s = bitlen(P) - 53, ties to even. The result is
+ *
+ *   r = floor((P + 2^(k-1) + [s >= 1]·2^(s-1)) / 2^k)
+ *
+ * because round-half-away of fl(P)·2^-k (>= 0) is floor((fl(P) + 2^(k-1)) / 2^k), and fl moves
+ * P across one of the steps T (T = 2^(k-1) mod 2^k, a multiple of 2^s: s <= k - 22 wherever r
+ * fits int32) only from P in [T - 2^(s-1), T), which it rounds up to T (at T - 2^(s-1), a tie,
+ * T is the even multiple); adding 2^(s-1) moves exactly those P across T. Scaling m by 2^j
+ * scales P, 2^k and 2^s alike, so r is the same with m·2^j, k + j and s + j.
+ *
+ * E < 1 (k >= 53, the usual scales: k is 55..65 for most layers) takes k' = max(k, 64) and
+ * m' = m·2^(k'-k) < 2^64. With P' = a·m' = top·2^32 + low (top < 2^63, low < 2^32), r is
+ *
+ *   (top + 2^(k'-33) + c) >> (k' - 32),   c = (low + [s' >= 1]·2^(s'-1)) >> 32 <= 2^9
+ *
+ * (s' = bitlen(P') - 53 <= 42): the high word of t = top + 2^(k'-33) shifted right by k' - 64
+ * (<= 21), one UMULL and one UMLAL for top, no 64-bit shift. c can change r only where t's low
+ * word is within 2^9 of 2^32: only where it is within 2^10 (a chance of 2^-22) is bitlen(P')
+ * found (mt_q_fc_carry). It never overflows: |acc·E| < 2^31 but for acc = -2^31, whose result is at
+ * most 2^31 in magnitude, INT32_MIN. For k > 85 every |acc·E| < 1/4 (fl(P) < 2^84): m' = 0.
+ * E >= 1 (k < 53, "wide") keeps m and k: r = (top + 2^(k-33) + c) >> (k - 32) with c <= 1,
+ * and the int32 conversion's overflow.
+ * tests/core/test_int8_quant.c holds both to double arithmetic (ties, the rounding of the
+ * product, every exponent); tests/convert/test_int8_rounding.py to LiteRT.
+ */
+typedef struct mt_q_fc {
+    int32_t bias;         /* 0 when none */
+    uint32_t m_lo, m_hi;  /* m' = m_hi·2^32 + m_lo; E < 1: m·2^(64-k) (k < 64), m (k <= 85), 0; E >= 1: m */
+    uint32_t shift;       /* E < 1: k' - 64, in [0, 21]; E >= 1: k - 32, in [1, 20] */
+    uint32_t wide;        /* E >= 1 */
+} mt_q_fc;
+
+/* The exponent field of the largest E (2^20 > E): k = 1075 - 1042 = 33 */
+#define MT_Q_FC_MAX_EXPONENT 1042u
+
+static inline mt_q_fc mt_q_fc_of(const int32_t *bias, const int32_t *rq, uint32_t u)
+{
+    const uint32_t hi = (uint32_t)rq[2 * u + 1], k = 1075u - (hi >> 20); /* sign 0, normal: checked */
+    uint64_t m = (uint64_t)((hi & 0xFFFFFu) | 0x100000u) << 32 | (uint32_t)rq[2 * u];
+    mt_q_fc q;
+    q.bias = bias ? bias[u] : 0;
+    q.wide = k < 53u;
+    if (q.wide) q.shift = k - 32u;
+    else if (k > 85u) m = 0u, q.shift = 21u;     /* every sum rounds to 0 */
+    else if (k < 64u) m <<= 64u - k, q.shift = 0u; /* k' = 64 */
+    else q.shift = k - 64u;
+    q.m_lo = (uint32_t)m, q.m_hi = (uint32_t)(m >> 32);
+    return q;
+}
+
+/* t + c: the carry into bit 32 of low + 2^(s-1), s = bitlen(P) - 53, P = top·2^32 + low
+ * (fl(P) rounding P up; nothing when P < 2^53, which double holds exactly). Rare, so out of
+ * line: inlined, its loop's registers cost the common path four stack reloads (M7). */
+static __attribute__((noinline, unused)) uint64_t mt_q_fc_carry(uint64_t t, uint64_t top, uint32_t low)
+{
+    if ((top >> 21) == 0u) return t;
+    uint32_t bits = 22u; /* bitlen(top): s = bits + 32 - 53 */
+    while (bits < 63u && (top >> bits) != 0u) ++bits;
+    return t + (((uint64_t)low + ((uint64_t)1 << (bits - 22u))) >> 32);
+}
+
+/* mt_q_fc_scale for E < 1 */
+static inline int32_t mt_q_fc_scale_narrow(int32_t acc, mt_q_fc q)
+{
+    const uint32_t sign = (uint32_t)(acc >> 31), a = ((uint32_t)acc ^ sign) - sign; /* |acc|, 0 or -1 */
+    const uint64_t low = (uint64_t)a * q.m_lo;
+    const uint64_t top = (uint64_t)a * q.m_hi + (low >> 32); /* floor(P' / 2^32) */
+    uint64_t t = top + ((uint64_t)1 << (31u + q.shift));      /* + 2^(k'-1) / 2^32 */
+    if ((uint32_t)t >= 0xFFFFFC00u) t = mt_q_fc_carry(t, top, (uint32_t)low);
+    const uint32_t r = (uint32_t)(t >> 32) >> q.shift;
+    return (int32_t)((r ^ sign) - sign);
+}
+
+/* mt_q_fc_scale for E >= 1: the 64-bit shift, and INT32_MIN where the result overflows */
+static inline int32_t mt_q_fc_scale_wide(int32_t acc, mt_q_fc q)
+{
+    const uint32_t a = acc < 0 ? 0u - (uint32_t)acc : (uint32_t)acc;
+    const uint64_t low = (uint64_t)a * q.m_lo;
+    const uint64_t top = (uint64_t)a * q.m_hi + (low >> 32); /* floor(P / 2^32) < 2^53 */
+    const uint64_t below = ((uint64_t)1 << q.shift) - 1u;    /* the bits under the result; c <= 1 */
+    uint64_t t = top + ((uint64_t)1 << (q.shift - 1u));
+    if ((t & below) == below) t = mt_q_fc_carry(t, top, (uint32_t)low);
+    const uint64_t r = t >> q.shift;
+    if (r > (uint64_t)INT32_MAX + (acc < 0 ? 1u : 0u)) return INT32_MIN; /* x86-64's cvttsd2si */
+    return (int32_t)(acc < 0 ? 0u - (uint32_t)r : (uint32_t)r);
+}
+
+/* int32(round(double(acc) · E)) as x86-64's LiteRT computes it (INT32_MIN where it overflows) */
+static inline int32_t mt_q_fc_scale(int32_t acc, mt_q_fc q)
+{
+    return q.wide ? mt_q_fc_scale_wide(acc, q) : mt_q_fc_scale_narrow(acc, q);
+}
+
+/* clamp(int32(round((acc + bias) · E)) + zy, lo, hi): the int32 sum and + zy wrap, as LiteRT's do */
+static inline int8_t mt_q_fc_requantize(int32_t acc, mt_q_fc q, int32_t y_zp, int32_t lo, int32_t hi)
+{
+    const int32_t v = mt_q_fc_scale((int32_t)((uint32_t)acc + (uint32_t)q.bias), q);
+    return mt_q_clamp((int32_t)((uint32_t)v + (uint32_t)y_zp), lo, hi);
 }
 
 /* A signed byte of a packed param: byte k (0..3) of p as int8. */
@@ -230,6 +349,9 @@ mt_status mt_q_check_requant(const mt_image *img, uint32_t index, uint32_t rows)
  * `axis`. */
 mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, uint32_t axis,
                             uint32_t channels);
+/* FullyConnected's table: CONST I32 [rows, 2], each row E's binary64 bits (low word, high
+ * word), E positive, normal and below 2^20 (mt_q_fc_of). */
+mt_status mt_q_check_fc_requant(const mt_image *img, uint32_t index, uint32_t rows);
 /* The optional int32 bias (input 2): absent, or CONST I32 [units]. */
 mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
 /* Packed activation params (in_zp | out_zp << 8 | act_min << 16 | act_max << 24) agree with

@@ -23,22 +23,47 @@ mt_status mt_q_same_quant(const mt_image *img, const mt_tensor_desc *a, const mt
     return (sa == sb && za == zb) ? MT_OK : MT_ERR_SHAPE;
 }
 
+/* The rows of a CONST I32 [rows, 2] table (NULL if it is not one). */
+static const uint8_t *pair_table(const mt_image *img, uint32_t index, uint32_t rows)
+{
+    mt_tensor_desc r;
+    mt_image_tensor(img, index, &r);
+    if (r.dtype != MT_DTYPE_I32 || !(r.flags & MT_TENSOR_CONST)) return NULL;
+    if (r.ndim != 2 || r.dims[0] != rows || r.dims[1] != 2) return NULL;
+    return (const uint8_t *)(const void *)mt_image_const_f32(img, &r);
+}
+
+/* word k of row i, read byte-wise: the check runs on any host, whatever its byte order */
+static uint32_t pair_word(const uint8_t *table, uint32_t i, uint32_t k)
+{
+    const uint8_t *p = table + 8 * (size_t)i + 4 * k;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 mt_status mt_q_check_requant(const mt_image *img, uint32_t index, uint32_t rows)
 {
     if (index == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
-    mt_tensor_desc r;
-    mt_image_tensor(img, index, &r);
-    if (r.dtype != MT_DTYPE_I32 || !(r.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-    if (r.ndim != 2 || r.dims[0] != rows || r.dims[1] != 2) return MT_ERR_SHAPE;
-    const int32_t *v = (const int32_t *)(const void *)mt_image_const_f32(img, &r);
+    const uint8_t *table = pair_table(img, index, rows);
+    if (!table) return MT_ERR_SHAPE;
     for (uint32_t i = 0; i < rows; ++i) {
-        /* read byte-wise: the check runs on any host, whatever its byte order */
-        const uint8_t *p = (const uint8_t *)(const void *)(v + 2 * i);
-        const int32_t multiplier = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                                             (uint32_t)p[3] << 24);
-        const int32_t shift = (int32_t)((uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
-                                        (uint32_t)p[7] << 24);
+        const int32_t multiplier = (int32_t)pair_word(table, i, 0), shift = (int32_t)pair_word(table, i, 1);
         if (multiplier < 0 || shift < MT_QUANT_MIN_SHIFT || shift > MT_QUANT_MAX_SHIFT) return MT_ERR_BAD_MODEL;
+    }
+    return MT_OK;
+}
+
+mt_status mt_q_check_fc_requant(const mt_image *img, uint32_t index, uint32_t rows)
+{
+    if (index == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    const uint8_t *table = pair_table(img, index, rows);
+    if (!table) return MT_ERR_SHAPE;
+    for (uint32_t i = 0; i < rows; ++i) {
+        /* the high word: sign 0 and an exponent field in [1, MT_Q_FC_MAX_EXPONENT] (no zero,
+         * subnormal, infinity or NaN). A table of (multiplier, shift) pairs, as DENSE_S8 held
+         * before it scaled in double, fails here: a shift of 0..30 is an exponent field of 0,
+         * a negative one a sign bit. */
+        const uint32_t exponent = pair_word(table, i, 1) >> 20;
+        if (exponent == 0u || exponent > MT_Q_FC_MAX_EXPONENT) return MT_ERR_BAD_MODEL;
     }
     return MT_OK;
 }

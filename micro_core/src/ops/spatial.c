@@ -20,6 +20,27 @@ mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t pad
     return MT_OK;
 }
 
+mt_status mt_spatial_explicit_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t before, uint32_t after,
+                                   uint32_t *out)
+{
+    if (k == 0 || stride == 0) return MT_ERR_SHAPE;
+    const uint64_t span = (uint64_t)before + in + after; /* 64 bits: a corrupt image never wraps */
+    if (span < k || before >= k) return MT_ERR_SHAPE;    /* no window; the first one all padding */
+    const uint64_t windows = (span - k) / stride + 1;
+    if ((windows - 1) * stride >= (uint64_t)before + in) return MT_ERR_SHAPE; /* the last all padding */
+    if (windows > 0xFFFFFFFFu) return MT_ERR_SHAPE;
+    *out = (uint32_t)windows;
+    return MT_OK;
+}
+
+/* Explicit pads live in params[3], which only the float pools leave free: a convolution's holds
+ * its fused activation (its explicit pads run as a PAD op, whose zeros are what it would read),
+ * and the int8 pools, TFLite's, have SAME and VALID only. */
+static int explicit_pads(const mt_op_desc *op)
+{
+    return op->params[2] == MT_PADDING_EXPLICIT && (op->type == MT_OP_MAX_POOL2D || op->type == MT_OP_AVERAGE_POOL2D);
+}
+
 static void decode(const mt_op_desc *op, uint32_t *SH, uint32_t *SW)
 {
     *SH = op->params[1] & 0xFFFFu;
@@ -41,11 +62,21 @@ mt_status mt_spatial_check_dtype(const mt_op_desc *op, const mt_tensor_desc *x, 
     g->H = x->dims[0], g->W = x->dims[1], g->C = x->dims[2];
     g->KH = KH, g->KW = KW, g->OC = OC;
     decode(op, &g->SH, &g->SW);
-    g->activation = op->params[3];
-    if (g->activation > MT_FUSED_RELU6) return MT_ERR_BAD_MODEL;
-    mt_status st = mt_spatial_axis(g->H, KH, g->SH, op->params[2], &g->OH, &g->PT);
-    if (st != MT_OK) return st;
-    if ((st = mt_spatial_axis(g->W, KW, g->SW, op->params[2], &g->OW, &g->PL)) != MT_OK) return st;
+    mt_status st;
+    if (explicit_pads(op)) {
+        const uint32_t p3 = op->params[3];
+        g->activation = MT_FUSED_NONE;
+        g->PT = MT_POOL_PAD_TOP(p3), g->PL = MT_POOL_PAD_LEFT(p3);
+        if ((st = mt_spatial_explicit_axis(g->H, KH, g->SH, g->PT, MT_POOL_PAD_BOTTOM(p3), &g->OH)) != MT_OK)
+            return st;
+        if ((st = mt_spatial_explicit_axis(g->W, KW, g->SW, g->PL, MT_POOL_PAD_RIGHT(p3), &g->OW)) != MT_OK)
+            return st;
+    } else {
+        g->activation = op->params[3];
+        if (g->activation > MT_FUSED_RELU6) return MT_ERR_BAD_MODEL;
+        if ((st = mt_spatial_axis(g->H, KH, g->SH, op->params[2], &g->OH, &g->PT)) != MT_OK) return st;
+        if ((st = mt_spatial_axis(g->W, KW, g->SW, op->params[2], &g->OW, &g->PL)) != MT_OK) return st;
+    }
     if (y->dims[0] != g->OH || y->dims[1] != g->OW || y->dims[2] != OC) return MT_ERR_SHAPE;
     return MT_OK;
 }
@@ -57,6 +88,11 @@ void mt_spatial_runtime(const mt_op_desc *op, const mt_tensor_rt *x, const mt_te
     g->OH = y->dims[0], g->OW = y->dims[1], g->OC = y->dims[2];
     g->KH = KH, g->KW = KW;
     decode(op, &g->SH, &g->SW);
+    if (explicit_pads(op)) {
+        g->activation = MT_FUSED_NONE;
+        g->PT = MT_POOL_PAD_TOP(op->params[3]), g->PL = MT_POOL_PAD_LEFT(op->params[3]);
+        return; /* the pads after are those that give y's OH, OW */
+    }
     g->activation = op->params[3];
     uint32_t out;
     mt_spatial_axis(g->H, KH, g->SH, op->params[2], &out, &g->PT);

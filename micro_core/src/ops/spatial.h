@@ -50,6 +50,19 @@ void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K,
 mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
                           uint32_t *pad_before);
 
+/* Output size along one axis with explicit pads: O = (before + in + after - k) / stride + 1.
+ * MT_ERR_SHAPE unless every window holds an input element (before < k, and the last window
+ * starts before the input ends): a window of padding alone has no maximum and no average. */
+mt_status mt_spatial_explicit_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t before, uint32_t after,
+                                   uint32_t *out);
+
+/* Explicit pads of a pool (MT_PADDING_EXPLICIT) in params[3]: one byte each, rows before and
+ * after, columns before and after. */
+#define MT_POOL_PAD_TOP(p3) ((p3) & 0xFFu)
+#define MT_POOL_PAD_BOTTOM(p3) (((p3) >> 8) & 0xFFu)
+#define MT_POOL_PAD_LEFT(p3) (((p3) >> 16) & 0xFFu)
+#define MT_POOL_PAD_RIGHT(p3) ((p3) >> 24)
+
 /* Decode g from an op whose window is (KH, KW) and whose input is x; checks the
  * params and that y has shape [OH, OW, OC]. */
 mt_status mt_spatial_check(const mt_op_desc *op, const mt_tensor_desc *x, const mt_tensor_desc *y,

@@ -12,8 +12,9 @@ moves numbers in and out. The implementations:
   * ``_microtrain`` - MicroPython on a board: a native C module of the firmware with the
     core linked in (``micropython/_microtrain/``).
 
-``load()`` picks the first that imports. One backend object serves one session. Every
-failing core call raises ``microtrain.errors.MicrotrainError(status, message, function,
+``loader.load()`` (``microtrain.backend.loader``: it imports the implementations, which
+import this interface) picks the first that imports. One backend object serves one session.
+Every failing core call raises ``microtrain.errors.MicrotrainError(status, message, function,
 op_index, op_type)`` (op_index -1 when the failure concerns no op); other misuse may raise
 any exception. Nothing here allocates per step on the C side; Python-level allocation is
 the backend's own business.
@@ -229,16 +230,3 @@ class Backend:
 
     def export_image(self, write):
         raise NotImplementedError("export_image")
-
-
-def load():
-    """A new backend object: ctypes on CPython, else a firmware's ``_microtrain`` module,
-    else the wasm core behind the JS module ``_microtrain_js``."""
-    try:
-        from . import ctypes_backend as implementation
-    except ImportError:
-        try:
-            import _microtrain as implementation
-        except ImportError:
-            from . import js_backend as implementation
-    return implementation.Backend()

@@ -3,7 +3,7 @@
 The image copy and the arena are numpy arrays this object owns (the core never
 allocates); rows are copied straight into numpy views of the arena's buffers, and
 ``buffer_views()`` hands those views to ``TrainSession`` for zero-copy use. Under
-MicroPython ``import ctypes`` fails first, so ``backend.load()`` moves on.
+MicroPython ``import ctypes`` fails first, so ``backend.loader.load()`` moves on.
 
 Beyond the interface, for the CPython tools: ``buffer_views()``, ``plan_buffers(image,
 config)`` (``mt_plan_buffers``) and ``struct_config(config)``.

@@ -7,7 +7,7 @@ core call in ``status`` / ``message`` / ``function`` / ``op_index`` / ``op_type`
 throwing; this module turns those into ``MicrotrainError`` and JS values (proxies) into
 Python ones. Checkpoints and export cross as whole byte strings (the JS side has no
 callbacks into the core). MicroPython-safe; ``import _microtrain_js`` fails elsewhere, so
-``backend.load()`` only reaches this module on such a host.
+``backend.loader.load()`` only reaches this module on such a host.
 """
 
 from array import array

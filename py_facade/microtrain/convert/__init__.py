@@ -12,9 +12,11 @@ What converts (docs/importers.md has the whole table): ONNX Gemm/MatMul, Conv (a
 through a PAD op), MaxPool/AveragePool, GlobalAveragePool/ReduceMean, Pad, Transpose,
 BatchNormalization (folded), Relu/Clip/LeakyRelu/Sigmoid/Tanh/Softmax, Add/Sub/Mul of
 activations, Add/Sub/Mul/Div by constants, Concat, Flatten/Reshape/(Un)Squeeze; TFLite
-FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN, PAD/PADV2, TRANSPOSE, the
-reshapes, the activations, ADD/SUB/MUL, CONCATENATION; constant subgraphs of both are
-evaluated. Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, the pools, MEAN (any axes), PAD/PADV2,
+TRANSPOSE, the reshapes, the activations, ADD/SUB/MUL, CONCATENATION, from float32, float16,
+dynamic-range (weights dequantized) and full-int8 files (``tflite_int8``: int8 layers frozen,
+a float part that trains); constant subgraphs of both are evaluated. Imported .tflite layers
+keep TensorFlow's names (``tflite_layers``). Images take the source runtime's layout (NCHW for ONNX; TRANSPOSE ops inside).
 Anything else is a ConversionError naming the op, the attribute and what is supported.
 
 Only the standard library and numpy are imported here: the parsers (``onnx``,
@@ -81,13 +83,17 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
 
     An int8 (full-integer quantized) .tflite keeps its int8 layers frozen as the core's
     int8 ops, bit for bit LiteRT's reference kernels, and a float part that trains
-    (``convert.tflite_int8``); for it only:
-        train_from: the layer where the float part begins ("block_15"); default: the
-                    model's own last layer with weights (its head)
+    (``convert.tflite_int8``). For .tflite files:
+        train_from: an operator of the file, by index (``microtrain info`` lists them) or
+                    layer name ("block_15", "dense_1"): an int8 model's float part begins
+                    there (default: its own last layer with weights, its head); a float
+                    model's weights before it stay constants, never trained
         new_head:   a number of classes: cut after the last [H, W, C] activation and
                     attach mean -> Dense(new_head) -> Softmax (weights from head_seed)
-        int8_input: the model input is the int8 tensor of the leading QUANTIZE (the caller
-                    quantizes), so no float copy of the input is held
+        int8_input: (int8 models) the model input is the int8 tensor of the leading
+                    QUANTIZE (the caller quantizes), so no float copy of the input is held
+    A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
+    model, its weights dequantized (``model.source.notes`` says so).
 
     Raises ConversionError (a ValueError) naming the op, its index, the attribute and
     what is supported when the model holds anything the core cannot run exactly; an
@@ -101,35 +107,53 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
     int8_options = train_from is not None or new_head is not None or int8_input
+    kind = "float"
     if fmt == "tflite":
-        from . import tflite_int8
+        from . import tflite_int8, tflite_reader
         try:
-            quantized = tflite_int8.is_int8_model(data)
+            kind = tflite_reader.model_kind(data)
         except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
             raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
                                   % (type(error).__name__, error)) from None
-        if quantized:
-            builder, inputs, outputs = tflite_int8.read(data, fmt, train_from, new_head,
-                                                        int8_input, head_seed)
+        if kind == "int8":
+            builder, inputs, outputs, extra = _readable(
+                fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
+                details=True)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
+            image = builder.image()
             source = SourceRecord("tflite-int8", data, builder.param_origins(), builder.folds,
-                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources)
-            return ConvertedModel(builder.image(), source)
+                                  inputs, outputs, layouts[0], layouts[1], builder.op_sources,
+                                  builder.layers(), extra, extra.pop("notes"),
+                                  _operators(builder))
+            return ConvertedModel(image, source)
+    if fmt == "tflite" and (train_from is not None or new_head is not None):
+        # a float (or dynamic-range) file: weights before train_from stay constants, a new
+        # head replaces the model's after its last [H, W, C] activation
+        from . import tflite_int8
+        builder, inputs, outputs, extra = _readable(
+            fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
+            details=True, float_model=True)
+        layouts = [[{"shape": builder.tensors[i].dims, "core_shape": builder.tensors[i].dims,
+                     "transpose": None} for i in indices]
+                   for indices in (builder.inputs, builder.outputs)]
+        image = builder.image()
+        notes = extra.pop("notes")
+        source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs,
+                              outputs, layouts[0], layouts[1], builder.op_sources,
+                              builder.layers(), extra if new_head is not None else None,
+                              notes, _operators(builder))
+        return ConvertedModel(image, source)
     if int8_options:
-        raise ConversionError("train_from, new_head and int8_input apply to int8 .tflite "
-                              "models; this %s model is float" % fmt,
-                              supported="an int8 model from TensorFlow's converter")
+        raise ConversionError("train_from, new_head and int8_input apply to .tflite models; "
+                              "int8_input to int8 ones; this is a %s %s model" % (kind, fmt),
+                              supported="a .tflite file")
+    notes = []
     if fmt in ("tflite", "circle"):
         from . import tflite_reader
-        try:
-            builder, inputs, outputs = tflite_reader.read(data, fmt)
-        except ConversionError:
-            raise
-        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
-            raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
-                                  % (fmt, type(error).__name__, error)) from None
+        builder, inputs, outputs, notes = _readable(fmt, tflite_reader.read, data, fmt,
+                                                    details=True)
         input_layouts = [{"shape": builder.tensors[i].dims, "core_shape":
                           builder.tensors[i].dims, "transpose": None}
                          for i in builder.inputs]
@@ -154,8 +178,27 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   "(%s: %s)" % (type(error).__name__, error)) from None
     image = builder.image()
     source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
-                          input_layouts, output_layouts, builder.op_sources)
+                          input_layouts, output_layouts, builder.op_sources, builder.layers(),
+                          notes=notes, operators=_operators(builder))
     return ConvertedModel(image, source)
+
+
+def _readable(fmt, function, *args, **kwargs):
+    """``function(*args, **kwargs)``, a ConversionError on bytes the flatbuffers reader
+    cannot follow (its bounds errors) as on anything the reader refuses."""
+    try:
+        return function(*args, **kwargs)
+    except ConversionError:
+        raise
+    except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+        raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
+                              % (fmt, type(error).__name__, error)) from None
+
+
+def _operators(builder):
+    """The file's operators as the reader named them (TFLite), or None."""
+    keys = sorted(key for key in builder.layer_info if isinstance(key, int))
+    return [builder.layer_info[key] for key in keys] or None
 
 
 def _load_external_data(proto, path):

@@ -19,7 +19,7 @@ from ..nn import image as _image
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="microtrain convert", allow_abbrev=False,
-        description="Import a float32 .tflite/.circle/.onnx model as a .mtm image, or write "
+        description="Import a .tflite/.circle/.onnx model as a .mtm image, or write "
                     "a .mtm image as .tflite/.circle/.onnx.")
     parser.add_argument("input", metavar="IN", help=".tflite, .circle, .onnx or .mtm file")
     parser.add_argument("-o", "--output", required=True, metavar="OUT",
@@ -56,6 +56,8 @@ def main(argv):
           % (args.output, written, args.input, model.format,
              len(set(model.source.op_sources)), len(parsed.ops),
              len(model.source.origins), len(model.source.folds)))
+    for note in model.source.notes:
+        print("note: %s" % note)
     for name, layout in zip(model.input_names, model.input_layouts):
         note = " (fed as NHWC: transpose %r)" % (layout["transpose"],) \
             if layout["transpose"] else ""

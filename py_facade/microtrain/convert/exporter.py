@@ -5,7 +5,10 @@
 * with the ``source`` record of an imported file of the same format: the original file
   with the trained weights written back (ops, names, metadata and signatures kept; a
   BatchNorm or constant Mul/Add that was folded into a weight is removed or set to its
-  identity, since the weight now holds it);
+  identity, since the weight now holds it; tflite_write_back says when a .tflite is
+  rewritten rather than patched: shared buffers, int8 or float16 weights of a float
+  model); an int8 .tflite keeps its frozen int8 operators as they are and gets its
+  trained float part as float operators;
 * otherwise: a new file computing what the ``.mtm`` image computes (the core's layout:
   NHWC inputs), which LiteRT, onert and ONNX Runtime run.
 
@@ -46,12 +49,19 @@ def export_bytes(model_image_bytes, weights, format, source=None):
         raise ValueError("export format must be 'tflite', 'circle' or 'onnx', got %r"
                          % (format,))
     weights = _check_weights(model_image_bytes, weights)
+    if source is not None and getattr(source, "int8", None) is not None:
+        if format != "tflite":
+            raise ConversionError("a model imported from a .tflite with an int8 part or a new "
+                                  "head exports as .tflite (its kept operators are the "
+                                  "file's), not .%s" % format)
+        from . import tflite_write_back
+        return tflite_write_back.write_back(source, weights, format, model_image_bytes)
     if source is not None and source.format == format:
         if format == "onnx":
             from . import onnx_writer
             return onnx_writer.write_back(source, weights)
-        from . import tflite_writer
-        return tflite_writer.write_back(source, weights, format)
+        from . import tflite_write_back
+        return tflite_write_back.write_back(source, weights, format, model_image_bytes)
     if format == "onnx":
         from . import onnx_writer
         return onnx_writer.write_new(model_image_bytes, weights)

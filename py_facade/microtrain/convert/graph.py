@@ -23,6 +23,9 @@ import numpy as np
 from .. import ops as _ops
 from ..nn import image as _image
 
+# A layer of several source ops is named after the one with weights, else not a reshape.
+_RESHAPES = ("RESHAPE", "EXPAND_DIMS", "SQUEEZE")
+
 # Shape arithmetic runs with this stand-in for the batch dimension, so a Reshape can
 # tell "the batch" (TensorFlow's Shape -> StridedSlice -> Pack, ONNX's Shape -> Gather ->
 # Concat) from a feature dimension. A prime no real model uses as a size.
@@ -50,18 +53,28 @@ class ConversionError(ValueError):
         ValueError.__init__(self, text)
 
 
+def window_count(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
+    """The windows ONNX Runtime (and PyTorch) place along an axis with explicit pads: floor,
+    or with ceil_mode ceil, of (before + size + after - kernel) / stride, plus one; ceil_mode's
+    extra window is dropped when it would start past the input. 0 when none fits."""
+    span = size + pad_before + pad_after - kernel
+    if span < 0:
+        return 0
+    out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_before:
+        out -= 1  # ONNX/torch: the last window must start inside input or left padding
+    return out
+
+
 def same_or_valid(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
     """The core's padding (PADDING_SAME / PADDING_VALID) that computes exactly what explicit
     padding computes, or None. Both place window ``o`` at ``o * stride - pad_before``, so
     they agree when the pads before and the output sizes agree: padding after the last
     window's reach is never read, and padded elements never count (max pooling, average
     over in-bounds elements, zeros of a convolution)."""
-    span = size + pad_before + pad_after - kernel
-    if span < 0:
+    out = window_count(size, kernel, stride, pad_before, pad_after, ceil_mode)
+    if out == 0:
         return None
-    out = -(-span // stride) + 1 if ceil_mode else span // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad_before:
-        out -= 1  # ONNX/torch: the last window must start inside input or left padding
     same_out = -(-size // stride)
     same_total = max((same_out - 1) * stride + kernel - size, 0)
     if pad_before == same_total // 2 and out == same_out:
@@ -131,6 +144,7 @@ class Origin:
     def __init__(self, key, shape, steps=(), node=None, frozen=False):
         self.key = key
         self.node = node  # a created bias: the source op that takes it
+        self.op = node    # the source op that reads the weight (Builder.add_weight sets it)
         self.shape = tuple(shape)
         self.steps = list(steps)
         self.frozen = frozen  # a MUL/SUB constant: never trained, nothing to write back
@@ -186,6 +200,10 @@ class Builder:
         self.op_sources = []        # per core op: the source op's label
         self.op_nodes = []          # per core op: the source op's index
         self.source_node = None     # the source op being converted (readers set it)
+        self.layer_key = None       # the layer of ops the conversion creates (a new head's)
+        self.op_layers = []         # per core op: its layer's key (source op, or layer_key)
+        self.layer_info = {}        # layer key -> {"name", "type", "op", "aliases"}
+        self.group_layers = False   # readers that name layers: each source op is a layer
 
     # ------------------------------------------------------------ tensors
 
@@ -202,6 +220,8 @@ class Builder:
         array = np.ascontiguousarray(array, dtype=np.float32)
         flags = _image.FLAG_CONST | _image.FLAG_TRAINABLE
         index = self._add(_image.TensorSpec(array.shape, flags=flags, data=array))
+        if origin.op is None:
+            origin.op = self.source_node
         self.origins[index] = origin
         return index
 
@@ -228,6 +248,7 @@ class Builder:
         self.ops.append(_image.OpSpec(op_type, inputs, [output], params))
         self.op_sources.append(label)
         self.op_nodes.append(self.source_node)
+        self.op_layers.append(self.source_node if self.layer_key is None else self.layer_key)
         return output
 
     def activation(self, op_type, value, label, params=()):
@@ -326,7 +347,59 @@ class Builder:
         if len(self.tensors) > 256 or len(self.ops) > 256:
             raise ConversionError("the model needs %d tensors and %d ops; the core holds at "
                                   "most 256 of each" % (len(self.tensors), len(self.ops)))
+        if self.group_layers:
+            for op, number in zip(self.ops, self.layer_numbers()):
+                op.layer = number
         return _image.write_image(self.tensors, self.ops, self.inputs, self.outputs)
+
+    def _layer_group(self, key):
+        """Ops of consecutive source ops with one layer name make one layer (Keras's Conv1D:
+        EXPAND_DIMS, CONV_2D and a reshape; a Conv and the PAD before it)."""
+        info = self.layer_info.get(key)
+        return ("name", info["name"]) if info is not None else ("key", key)
+
+    def layer_numbers(self):
+        """Each core op's layer: consecutive ops of one source layer (a Conv and the PAD or
+        DEQUANTIZE before it, a Dense and its fused ReLU) make one layer."""
+        numbers = []
+        groups = [self._layer_group(key) for key in self.op_layers]
+        for position, group in enumerate(groups):
+            if position and group == groups[position - 1]:
+                numbers.append(numbers[-1])
+            else:
+                numbers.append(numbers[-1] + 1 if numbers else 0)
+        return numbers
+
+    def layers(self):
+        """Per layer number (see layer_numbers): {"name", "type", "op", "ops", "aliases"}
+        from ``layer_info`` ("op": the source op with weights, else the first; "ops": all
+        of them; None for ops the conversion made); None when the reader names none."""
+        if not self.group_layers:
+            return None
+        weighted = set()
+        for op, key in zip(self.ops, self.op_layers):
+            if any(i is not None and self.tensors[i].flags & _image.FLAG_CONST
+                   for i in op.inputs[1:]):
+                weighted.add(key)
+        table = []
+        numbers = self.layer_numbers()
+        for position, key in enumerate(self.op_layers):
+            info = self.layer_info.get(key) or {"name": str(key), "type": None, "aliases": []}
+            source = key if isinstance(key, int) else None
+            if position and numbers[position] == numbers[position - 1]:
+                layer = table[-1]
+                if source is not None and source not in layer["ops"]:
+                    layer["ops"].append(source)
+                    layer["aliases"] += [a for a in info.get("aliases", ())
+                                         if a not in layer["aliases"]]
+                    if key in weighted and layer["op"] not in weighted or \
+                            layer["type"] in _RESHAPES and layer["op"] not in weighted:
+                        layer["op"], layer["type"] = source, info["type"]
+                continue
+            table.append({"name": info["name"], "type": info["type"], "op": source,
+                          "ops": [] if source is None else [source],
+                          "aliases": list(info.get("aliases", ()))})
+        return table
 
     def param_origins(self):
         """Origins of the CONST f32 tensors in table order (``mt_session_param`` order)."""

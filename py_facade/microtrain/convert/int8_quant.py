@@ -41,8 +41,8 @@ def f32(value):
 
 
 def conv_requant(input_scale, weight_scales, output_scale, channels):
-    """[channels, 2] int32 of PopulateConvolutionQuantizationParams (Conv2D, DepthwiseConv2D,
-    per-channel FullyConnected): double(sx) * double(sw[c]) / double(sy)."""
+    """[channels, 2] int32 of PopulateConvolutionQuantizationParams (Conv2D, DepthwiseConv2D):
+    double(sx) * double(sw[c]) / double(sy)."""
     scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
     if scales.size == 1:
         scales = np.repeat(scales, channels)
@@ -51,12 +51,22 @@ def conv_requant(input_scale, weight_scales, output_scale, channels):
     return np.asarray(rows, dtype=np.int32).reshape(channels, 2)
 
 
-def dense_requant_per_tensor(input_scale, weight_scale, output_scale, units):
-    """FullyConnected with one weight scale (GetQuantizedConvolutionMultipler): the scales'
-    product in float32 first, then double division."""
-    product = float(f32(input_scale) * f32(weight_scale))
-    row = quantize_multiplier(product / float(f32(output_scale)))
-    return np.asarray([row] * units, dtype=np.int32).reshape(units, 2)
+FC_SCALE_LIMIT = 2.0 ** 20  # DENSE_S8's double scales stay below (micro_core/src/ops/quant.h)
+
+
+def dense_scales(input_scale, weight_scales, output_scale, units):
+    """[units, 2] int32 of DENSE_S8: the binary64 bits (low word, high word) of LiteRT's
+    reference FullyConnected's scale double(sx) * double(sw[u]) / double(sy), which it
+    multiplies each sum by in double (one weight scale: the same row ``units`` times)."""
+    scales = np.asarray(weight_scales, dtype=np.float32).reshape(-1)
+    if scales.size == 1:
+        scales = np.repeat(scales, units)
+    real = np.asarray([float(f32(input_scale)) * float(s) / float(f32(output_scale))
+                       for s in scales], dtype="<f8")
+    outside = ~((real > 0) & (real < FC_SCALE_LIMIT))
+    if outside.any():
+        raise ValueError("a rescale sx*sw/sy of %r" % float(real[outside][0]))
+    return real.view("<i4").reshape(units, 2).astype(np.int32)
 
 
 def add_requant(scale_a, scale_b, scale_out):

@@ -1,16 +1,7 @@
 """``ConvertedModel``: the ``.mtm`` image of an imported model, with what export needs."""
 
-import numpy as np
-
 from .. import _files
 from ..nn import image as _image
-
-
-def _deprecated(name):
-    import warnings
-    warnings.warn("ConvertedModel.%s is deprecated: imported images take inputs and give "
-                  "outputs in the source's layout (NCHW for ONNX images), so it changes "
-                  "nothing but the array's shape" % name, DeprecationWarning, stacklevel=3)
 
 
 class SourceRecord:
@@ -26,10 +17,20 @@ class SourceRecord:
         input_layouts, output_layouts: per input/output {"shape": logical sample shape,
                       "core_shape": the image's, "transpose": numpy axes or None}
         op_sources:   per core op, the source op it came from (for messages and info)
+        layers:       per layer of the image, {"name", "type", "op", "ops", "aliases"}: the
+                      source layer's name and type, its operator with weights and all its
+                      operators (TFLite; None where the reader names none)
+        int8:         an int8 .tflite's frozen part, for export: {"kept_ops": the file's
+                      operators kept as they are, "core_to_source": {core tensor: file
+                      tensor}, "constants": {file tensor: array computed at import}}
+        notes:        what the import did that a user should know (hybrid weights
+                      dequantized, ...), as sentences
+        operators:    every operator of the file, {"index", "type", "name", "aliases"}
+                      (TFLite; what ``train_from`` and ``microtrain info`` name)
     """
 
     def __init__(self, fmt, data, origins, folds, input_names, output_names, input_layouts,
-                 output_layouts, op_sources):
+                 output_layouts, op_sources, layers=None, int8=None, notes=(), operators=None):
         self.format = fmt
         self.data = bytes(data)
         self.origins = list(origins)
@@ -39,10 +40,52 @@ class SourceRecord:
         self.input_layouts = list(input_layouts)
         self.output_layouts = list(output_layouts)
         self.op_sources = list(op_sources)
+        self.layers = None if layers is None else [dict(layer) for layer in layers]
+        self.int8 = int8
+        self.notes = list(notes)
+        self.operators = None if operators is None else [dict(op) for op in operators]
+
+    def named_layers(self, layer_ops):
+        """``Layer`` lists for ``Session.layers`` (``layer_ops``: the op indices of each
+        layer number, as the image records them), or None when the names do not fit."""
+        if self.layers is None or len(self.layers) != len(layer_ops):
+            return None
+        return [Layer(ops, info["name"], info["type"], info["op"], info["aliases"],
+                      info.get("ops"))
+                for ops, info in zip(layer_ops, self.layers)]
+
+    def layer_names(self):
+        """Per layer number, the names ``compile(trainable=[...])`` accepts for it."""
+        if self.layers is None:
+            return None
+        return [[info["name"]] + list(info["aliases"]) for info in self.layers]
 
     def __repr__(self):
         return "SourceRecord(%s, %d bytes, %d weights, %d folds)" % (
             self.format, len(self.data), len(self.origins), len(self.folds))
+
+
+class Layer(list):
+    """One layer of an imported model: the op indices of the image it runs as (a list, as
+    ``Session.layers`` gives for any model) with the source operator's ``name`` (TensorFlow's
+    layer name, ``dense_1``), ``type`` (the TFLite builtin, ``FULLY_CONNECTED``),
+    ``source_op`` (its index in the file, the one with weights; None for ops the import
+    created, a new head's), ``source_ops`` (every file operator of the layer: Keras's
+    Conv1D is EXPAND_DIMS, CONV_2D and a reshape) and ``aliases`` (other names it answers
+    to: its scope, its tensors' full names)."""
+
+    def __init__(self, ops, name, op_type, source_op, aliases=(), source_ops=None):
+        list.__init__(self, ops)
+        self.name = name
+        self.type = op_type
+        self.source_op = source_op
+        self.source_ops = tuple(source_ops if source_ops is not None else
+                                ([] if source_op is None else [source_op]))
+        self.aliases = tuple(aliases)
+
+    def __repr__(self):
+        where = "" if self.source_op is None else " (file op %d)" % self.source_op
+        return "Layer(%r, %s%s: ops %s)" % (self.name, self.type, where, list(self))
 
 
 class ConvertedModel:
@@ -51,8 +94,7 @@ class ConvertedModel:
     Layout at the API: the image takes inputs and gives outputs as the source's runtime
     does: NHWC for TFLite/circle, and NCHW for ONNX images, which TRANSPOSE ops inside the
     image move to and from the core's NHWC. Feed a session the arrays you would give
-    LiteRT or ONNX Runtime. (``prepare_inputs`` and ``restore_outputs`` are left from
-    when ONNX images took NHWC inputs; they only reshape now, and are deprecated.)
+    LiteRT or ONNX Runtime.
     """
 
     def __init__(self, image, source):
@@ -103,35 +145,6 @@ class ConvertedModel:
         """The image's weights in ``mt_session_param`` order (copies)."""
         parsed = _image.read_image(self._image)
         return [parsed.tensor_data(i).copy() for i in parsed.const_f32_tensors()]
-
-    def prepare_inputs(self, inputs):
-        """Deprecated: the image takes the source's layout. Batches (one array, or a list
-        in input order) -> the list of float32 arrays the image takes."""
-        _deprecated("prepare_inputs")
-        arrays = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
-        result = []
-        for array, layout in zip(arrays, self.source.input_layouts):
-            array = np.asarray(array, dtype=np.float32)
-            if layout["transpose"] is not None:
-                array = array.transpose(layout["transpose"])
-            result.append(np.ascontiguousarray(
-                array.reshape((array.shape[0],) + tuple(layout["core_shape"]))))
-        return result
-
-    def restore_outputs(self, outputs):
-        """Deprecated: the image gives the source's layout. The image's output batches
-        (a list) -> arrays of the source's shapes."""
-        _deprecated("restore_outputs")
-        arrays = [outputs] if isinstance(outputs, np.ndarray) else list(outputs)
-        result = []
-        for array, layout in zip(arrays, self.source.output_layouts):
-            array = np.asarray(array)
-            batch = array.shape[0]
-            if layout["transpose"] is not None:
-                array = array.reshape((batch,) + tuple(layout["core_shape"]))
-                array = array.transpose(layout["transpose"])
-            result.append(array.reshape((batch,) + tuple(layout["shape"])))
-        return result
 
     def export(self, path, weights=None, format=None):
         """Write a .tflite/.circle/.onnx file with ``weights`` (default: the image's)."""

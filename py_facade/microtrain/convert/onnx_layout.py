@@ -15,7 +15,12 @@ import numpy as np
 from .. import ops as _ops
 from ..nn import image as _image
 from .graph import (BATCH, ConversionError, Value, count, is_identity, nchw_perm,
-                    same_or_valid, sample_of_target)
+                    same_or_valid, sample_of_target, window_count)
+
+
+def flat_pads(pads):
+    """((top, bottom), (left, right)) as ONNX writes them: [top, left, bottom, right]."""
+    return [p for pair in zip(*pads) for p in pair]
 
 
 def _sample_of_target(target, logical, label):
@@ -85,7 +90,10 @@ class LayoutOps:
 
     def padding(self, attrs, x, kernel, label, ceil_mode=False):
         """The core's padding code equal to this node's auto_pad/pads/strides."""
-        strides = tuple(attrs.get("strides", (1, 1)))
+        strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
+        if len(strides) != 2 or min(strides) < 1:
+            raise ConversionError("strides %r are not two positive integers" % (list(strides),),
+                                  op=label, attribute="strides", supported="[SH, SW] >= 1")
         auto_pad = attrs.get("auto_pad", b"NOTSET")
         auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
         sizes = x.shape[1:]
@@ -99,15 +107,18 @@ class LayoutOps:
         elif auto_pad == "VALID":
             pads = [(0, 0), (0, 0)]
         elif auto_pad == "NOTSET":
-            flat = list(attrs.get("pads", (0, 0, 0, 0)))
+            flat = [int(p) for p in attrs.get("pads", (0, 0, 0, 0))]
+            if len(flat) != 4:
+                raise ConversionError("pads %r are not [top, left, bottom, right]" % (flat,),
+                                      op=label, attribute="pads",
+                                      supported="4 pads of a 2-D window")
             pads = [(flat[0], flat[2]), (flat[1], flat[3])]
         else:
             raise ConversionError("auto_pad %s is not supported" % auto_pad, op=label,
                                   attribute="auto_pad")
         if any(p < 0 for pair in pads for p in pair):
-            raise ConversionError("negative pads %r crop the input" % (
-                [p for pair in zip(*pads) for p in pair],), op=label, attribute="pads",
-                supported="pads >= 0")
+            raise ConversionError("negative pads %r crop the input" % (flat_pads(pads),),
+                                  op=label, attribute="pads", supported="pads >= 0")
         for size, k, (before, after) in zip(sizes, kernel, pads):
             if size + before + after < k:
                 raise ConversionError("a %d window is larger than the padded input (%d)"
@@ -118,32 +129,67 @@ class LayoutOps:
         code = codes.pop() if len(codes) == 1 else None
         return strides, code, pads
 
-    def explicit_pads(self, x, pads, kernel, strides, label, ceil_mode=False):
-        """x padded with zeros by a PAD op, for VALID windows that read what ``pads``
-        place (None when ceil_mode would give a window the padded input lacks)."""
-        for size, k, s, (before, after) in zip(x.shape[1:], kernel, strides, pads):
-            span = size + before + after - k
-            if ceil_mode and span % s and (span // s + 1) * s < size + before:
-                return None  # ceil_mode's extra window starts inside: VALID has none
+    def explicit_pads(self, x, pads, label):
+        """x padded with zeros by a PAD op (``pads`` ((top, bottom), (left, right))): a
+        convolution's explicit pads, or the zeros an average with count_include_pad=1
+        counts."""
         if not any(p for pair in pads for p in pair):
             return x
         index, core = self.builder.pad(x, tuple(tuple(pair) for pair in pads), label)
         return self.image_value(index, x.shape[0], core[:2])
 
-    def refuse_pads(self, x, pads, kernel, strides, label, ceil_mode, why):
+    def pool_windows(self, x, kernel, strides, pads, ceil_mode, count_pads, label):
+        """(x as the pool reads it, the core's padding, (OH, OW)) for a pool with ONNX's
+        ``pads`` and ``ceil_mode``: the windows ONNX Runtime places (graph.window_count).
+        The padding is SAME or VALID where those place the same windows (the images of
+        older releases), else explicit pads with the pads after trimmed to the last window's
+        reach (ceil_mode's extra window is padding after). ``count_pads``: an average that
+        counts the padded zeros (count_include_pad=1) reads x padded by a PAD op, and only
+        ceil_mode's reach past it is left to the pool, which counts nothing there, as ONNX
+        Runtime does."""
         sizes = x.shape[1:]
-        raise ConversionError(
-            "pads %r with strides %r, kernel %r%s on a %dx%d input place windows unlike "
-            "TFLite's SAME or VALID padding, and %s"
-            % ([p for pair in zip(*pads) for p in pair], list(strides), list(kernel),
-               ", ceil_mode" if ceil_mode else "", sizes[0], sizes[1], why), op=label,
-            attribute="pads", supported="any pads for Conv and AveragePool with "
-            "count_include_pad=1; pads equal to SAME (odd element after) or VALID for "
-            "MaxPool and AveragePool with count_include_pad=0")
+        outs = [window_count(size, k, s, before, after, ceil_mode)
+                for size, k, s, (before, after) in zip(sizes, kernel, strides, pads)]
+        if count_pads:
+            x = self.explicit_pads(x, pads, label)
+            sizes, pads = x.shape[1:], [(0, 0), (0, 0)]
+        core_pads = tuple((before, max(0, (out - 1) * s + k - size - before))
+                          for size, k, s, (before, _), out in zip(sizes, kernel, strides, pads,
+                                                                  outs))
+        codes = set(same_or_valid(size, k, s, before, after)
+                    for size, k, s, (before, after) in zip(sizes, kernel, strides, core_pads))
+        if len(codes) == 1 and None not in codes:
+            padding = codes.pop()
+        else:
+            padding = core_pads
+            for size, k, s, (before, after), axis in zip(sizes, kernel, strides, core_pads,
+                                                         ("rows", "columns")):
+                why = _image.padding_only_window(size, k, s, before, after)
+                if why is not None:
+                    raise ConversionError(
+                        "pads %r with strides %r, kernel %r%s on a %dx%d input: along the "
+                        "%s %s" % (flat_pads(pads), list(strides), list(kernel),
+                                   ", ceil_mode" if ceil_mode else "", x.shape[1], x.shape[2],
+                                   axis, why), op=label, attribute="pads",
+                        supported="pads that leave an input element in every window")
+                if max(before, after) > _image.MAX_POOL_PAD:
+                    raise ConversionError(
+                        "pads %r: the core's pools take pads of at most %d"
+                        % (flat_pads(pads), _image.MAX_POOL_PAD), op=label,
+                        attribute="pads", supported="0..%d" % _image.MAX_POOL_PAD)
+        if list(self.out_spatial(x, kernel, strides, padding)) != outs:
+            raise ConversionError("the core cannot place the %r windows of pads %r%s"
+                                  % (outs, flat_pads(pads), ", ceil_mode" if ceil_mode else ""),
+                                  op=label, attribute="pads")
+        return x, padding, tuple(outs)
 
     def out_spatial(self, x, kernel, strides, padding):
-        return tuple(_image.spatial_output_size(size, k, s, padding)
-                     for size, k, s in zip(x.shape[1:], kernel, strides))
+        """(OH, OW) of a spatial op on x: ``padding`` a core code or explicit pads
+        ((top, bottom), (left, right))."""
+        per_axis = padding if isinstance(padding, tuple) else (padding, padding)
+        return tuple(_image.spatial_output_size(size, k, s, axis_padding)
+                     for size, k, s, axis_padding in zip(x.shape[1:], kernel, strides,
+                                                         per_axis))
 
     def image_value(self, index, channels, out_hw):
         shape = (channels,) + tuple(out_hw)

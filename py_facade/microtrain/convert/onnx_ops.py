@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import ConversionError, Origin, Value
+from .graph import ConversionError, Origin, Value, count
 
 
 class ComputeOps:
@@ -49,19 +49,52 @@ class ComputeOps:
                               attribute="min/max", supported="[0, 6] (ReLU6), [0, inf) (ReLU)")
 
     def op_Softmax(self, node, inputs, label):
+        """SOFTMAX over a contiguous trailing block of the sample. Before opset 13 ONNX
+        normalises over the dims from ``axis`` on, flattened (its 2-D coercion: for
+        [N, C, 1, 1] at axis 1, the channels); from 13 over ``axis`` alone, which is such a
+        block when every dim after it is 1. The core normalises over its tensor's last
+        dimension: an image's channels are that (a TRANSPOSE to [H, W, C] where the image
+        is not held so already); a block of the whole sample is normalised as one vector
+        in whatever order the core holds it (a RESHAPE, no TRANSPOSE); a block of the last
+        dims is one in the source's order."""
         x = self.activation(inputs[0], label)
         axis = self.attributes(node, label, {"axis"}).get("axis", -1 if self.opset >= 13
                                                           else 1)
         rank = len(x.shape) + 1
+        supported = ("the last axis; before opset 13 any axis but the batch (the dims from "
+                     "it on, flattened); from 13 an axis all of whose following dims are 1, "
+                     "or the channels of an image")
+        if not -rank <= axis < rank or axis % rank == 0:
+            raise ConversionError("softmax over axis %d of a %d-D tensor normalises across "
+                                  "the batch or names no axis" % (axis, rank), op=label,
+                                  attribute="axis", supported=supported)
         axis %= rank
-        if x.nchw and axis == 1 and (self.opset >= 13 or x.shape[1:] == (1, 1)):
+        trailing = x.shape[axis:]  # the sample dims after the axis
+        if self.opset >= 13 and any(d != 1 for d in trailing):
+            if rank == 4 and axis == 1 and (x.nchw or x.perm is None):
+                # the channels of an image, held as [H, W, C]
+                return self._unary(_ops.SOFTMAX, [self.spatial(x, label)], label)
+            raise ConversionError("softmax over axis %d of a %d-D tensor of shape %r (opset "
+                                  "%d): its elements are not contiguous" % (
+                                      axis, rank, ["N"] + list(x.shape), self.opset),
+                                  op=label, attribute="axis", supported=supported)
+        block = count(x.shape[axis - 1:])
+        if axis == 1:  # the whole sample: one vector, in the order the core holds it
+            if x.core_shape[-1] == block:
+                return self._unary(_ops.SOFTMAX, [x], label)
+            flat = self.builder.reshape_core(x, (block,), label)
+            y = self.builder.op(_ops.SOFTMAX, [flat], (block,), label)
+            index = self.builder.reshape_core(Value((block,), index=y), x.core_shape, label)
+            return [Value(x.shape, index=index, core_shape=x.core_shape, perm=x.perm,
+                          chw=x.chw)]
+        x = self.in_shape(x, label)
+        if x.shape[-1] == block:  # the last dim already
             return self._unary(_ops.SOFTMAX, [x], label)
-        if axis == rank - 1:  # any opset: its 2-D coercion at the last axis is the same
-            return self._unary(_ops.SOFTMAX, [self.in_shape(x, label)], label)
-        raise ConversionError("softmax over axis %d of a %d-D tensor (opset %d) is not "
-                              "supported" % (axis, rank, self.opset), op=label,
-                              attribute="axis", supported="the last axis, or the channels "
-                              "of an image")
+        rows = count(x.shape[:axis - 1])
+        matrix = self.builder.reshape_core(x, (rows, block), label)
+        y = self.builder.op(_ops.SOFTMAX, [matrix], (rows, block), label)
+        index = self.builder.reshape_core(Value((rows, block), index=y), x.shape, label)
+        return [Value(x.shape, index=index, core_shape=x.shape)]
 
     def _dense(self, x, weight_value, steps, bias_value, bias_steps, label):
         """A DENSE op: ``steps`` take the source weight to [units, in_features] (columns
@@ -278,8 +311,7 @@ class ComputeOps:
         group = attrs.get("group", 1)
         strides, padding, pads = self.padding(attrs, x, (kh, kw), label)
         if padding is None:  # zeros by a PAD op, then the windows of VALID
-            x, padding = self.explicit_pads(x, pads, (kh, kw), strides, label), \
-                _image.PADDING_VALID
+            x, padding = self.explicit_pads(x, pads, label), _image.PADDING_VALID
         bias_value = None
         if len(inputs) > 2 and inputs[2] is not None:
             bias_value = self.weight_const(inputs[2], label, "B")
@@ -311,24 +343,19 @@ class ComputeOps:
         if attrs.get("storage_order", 0):
             raise ConversionError("storage_order=1", op=label, attribute="storage_order",
                                   supported="0")
-        kernel = tuple(attrs["kernel_shape"])
+        kernel = tuple(int(k) for k in attrs.get("kernel_shape", ()))
+        if len(kernel) != 2:
+            raise ConversionError("kernel_shape %r is not a 2-D window" % (list(kernel),),
+                                  op=label, attribute="kernel_shape",
+                                  supported="[KH, KW] over an NCHW image")
         ceil_mode = bool(attrs.get("ceil_mode", 0))
-        strides, padding, pads = self.padding(attrs, x, kernel, label, ceil_mode)
-        padded = any(p for pair in pads for p in pair)
-        if op_type == _ops.AVERAGE_POOL2D and attrs.get("count_include_pad", 0) and padded:
-            # the zeros count in the average: a PAD op, then VALID windows
-            explicit = self.explicit_pads(x, pads, kernel, strides, label, ceil_mode)
-            if explicit is None:
-                self.refuse_pads(x, pads, kernel, strides, label, ceil_mode, "ceil_mode "
-                                 "adds a window that starts in the padding")
-            x, padding = explicit, _image.PADDING_VALID
-        elif padding is None:
-            why = "max pooling over explicit zeros would let them win" \
-                if op_type == _ops.MAX_POOL2D else "the core averages over in-bounds " \
-                "elements only (count_include_pad=0)"
-            self.refuse_pads(x, pads, kernel, strides, label, ceil_mode, why)
+        strides, _, pads = self.padding(attrs, x, kernel, label, ceil_mode)
+        # padded positions never win a maximum nor count in an average (the core's pools
+        # skip them), except where count_include_pad=1 counts the zeros: a PAD op then
+        count_pads = op_type == _ops.AVERAGE_POOL2D and bool(attrs.get("count_include_pad", 0))
+        x, padding, out_hw = self.pool_windows(x, kernel, strides, pads, ceil_mode,
+                                               count_pads, label)
         params = _image.spatial_params(kernel, strides, padding)
-        out_hw = self.out_spatial(x, kernel, strides, padding)
         index = self.builder.op(op_type, [x.index], tuple(out_hw) + (x.shape[0],), label,
                                 params)
         return [self.image_value(index, x.shape[0], out_hw)]

@@ -20,8 +20,9 @@ from .onnx_ops import ComputeOps
 
 SUPPORTED_OPS = ("Gemm, MatMul (+ Add of a bias), Conv (group 1 or depthwise; any pads), "
                  "BatchNormalization (folded into the Conv/Gemm before it), Relu, Clip "
-                 "(ReLU, ReLU6), LeakyRelu, Sigmoid, Tanh, Softmax (last axis or channels), "
-                 "MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Pad "
+                 "(ReLU, ReLU6), LeakyRelu, Sigmoid, Tanh, Softmax (over a trailing block "
+                 "of dims, or the channels), MaxPool, AveragePool (any pads, ceil_mode), "
+                 "GlobalAveragePool, ReduceMean over H and W, Pad "
                  "(zeros around H and W), Transpose (the batch first), Flatten, Reshape, "
                  "Squeeze, Unsqueeze, Add, Sum, Sub, Mul (activations of one shape), "
                  "Add/Sub/Mul/Div by a per-channel, last-axis or scalar constant, Concat "

@@ -130,9 +130,13 @@ class _Graph:
             self.views[key] = self.node("Transpose", [name], "transpose", perm=perm)
         return self.views[key]
 
-    def pads(self, dims, kernel, strides, padding):
+    def pads(self, dims, kernel, strides, padding, packed=0):
+        """ONNX's pads [top, left, bottom, right] of the core's padding (``packed``: a
+        pool's params[3], the explicit pads of PADDING_EXPLICIT)."""
         if padding == _image.PADDING_VALID:
             return [0, 0, 0, 0]
+        if padding == _image.PADDING_EXPLICIT:  # top | bottom << 8 | left << 16 | right << 24
+            return [packed & 0xFF, packed >> 16 & 0xFF, packed >> 8 & 0xFF, packed >> 24]
         before, after = [], []
         for size, k, s in zip(dims[:2], kernel, strides):
             out = -(-size // s)
@@ -184,7 +188,7 @@ class _Graph:
                 kernel = (op.params[0] & 0xFFFF, op.params[0] >> 16)
                 strides = (op.params[1] & 0xFFFF, op.params[1] >> 16)
                 attrs = {"kernel_shape": list(kernel), "strides": list(strides),
-                         "pads": self.pads(dims, kernel, strides, op.params[2])}
+                         "pads": self.pads(dims, kernel, strides, op.params[2], op.params[3])}
                 if kind == _ops.AVERAGE_POOL2D:
                     attrs["count_include_pad"] = 0
                 op_type = "MaxPool" if kind == _ops.MAX_POOL2D else "AveragePool"

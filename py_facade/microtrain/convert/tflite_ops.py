@@ -85,11 +85,21 @@ class TfliteOps:
         channels = x.core_shape[2]
         if w is None or not w.is_const or w.const.ndim != 4 or w.const.shape[0] != 1:
             raise ConversionError("the filter must be a constant [1, KH, KW, C]", op=label)
+        if channels == 1 and w.const.shape[3] > 1:
+            # one input channel times a depth multiplier M: a CONV_2D of M filters
+            # [M, KH, KW, 1] (MobileNetV1's first layer on a grey image)
+            weight = self.weight(w, label, "filter", steps=[("transpose", (3, 1, 2, 0))])
+            bias = self.weight(values[2], label, "bias", (w.const.shape[3],)) \
+                if len(values) > 2 and values[2] is not None else None
+            _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
+            params = _image.spatial_params(None, strides, padding, fused)
+            return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
         if w.const.shape[3] != channels or options.DepthMultiplier() not in (0, 1):
             raise ConversionError("depth multiplier %d (filter %r, %d input channels) is not "
                                   "supported" % (options.DepthMultiplier(),
                                                  list(w.const.shape), channels), op=label,
-                                  attribute="depth_multiplier", supported="1")
+                                  attribute="depth_multiplier", supported="1, or any "
+                                  "with one input channel")
         weight = self.weight(w, label, "filter")
         bias = self.weight(values[2], label, "bias", (channels,)) \
             if len(values) > 2 and values[2] is not None else None
@@ -114,20 +124,40 @@ class TfliteOps:
         return self._pool(_ops.AVERAGE_POOL2D, op, values, outputs, label)
 
     def op_MEAN(self, op, values, inputs, outputs, label):
-        x = self._spatial_input(values[0], label)
+        """Mean over any of the sample's axes (GlobalAveragePooling2D's H and W,
+        GlobalAveragePooling1D's time axis of [T, C], ...): the core's GLOBAL_AVERAGE_POOL
+        averages [R, 1, K] over R, so the reduced axes are moved first (a TRANSPOSE, none
+        when they lead already) and the kept ones flattened last."""
+        x = self.activation_input(values[0], label)
         axes = values[1]
         if axes is None or not axes.is_const:
             raise ConversionError("the axes are computed at run time", op=label)
-        axes = sorted(int(a) % 4 for a in np.asarray(axes.const).ravel())
-        if axes != [1, 2]:
-            raise ConversionError("mean over axes %r is not supported" % axes, op=label,
-                                  attribute="axes", supported="[1, 2] (H and W: global "
-                                  "average pooling)")
-        channels = x.core_shape[2]
-        index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [x.index], (channels,), label)
+        rank = len(x.core_shape) + 1
+        raw = [int(a) for a in np.asarray(axes.const).ravel()]
+        if any(not -rank <= a < rank for a in raw):
+            raise ConversionError("axes %r are outside a rank-%d tensor" % (raw, rank),
+                                  op=label, attribute="axes")
+        reduced = sorted(set(a % rank for a in raw))
+        if 0 in reduced:
+            raise ConversionError("mean over the batch axis", op=label, attribute="axes",
+                                  supported="axes of one sample (1..%d)" % (rank - 1))
+        reduced = [a - 1 for a in reduced]
+        kept = [a for a in range(rank - 1) if a not in reduced]
         out_shape = self.sample_shape(outputs[0], label)
-        result = Value((channels,), index=index)
-        if len(out_shape) != 1:  # keep_dims: [1, 1, C]
+        if not reduced:
+            index = self.builder.reshape_core(x, out_shape, label)
+            return Value(out_shape, index=index)
+        index, core = x.index, x.core_shape
+        perm = reduced + kept
+        if perm != list(range(rank - 1)):
+            index, core = self.builder.transpose(index, core, perm, label)
+        rows = count(core[:len(reduced)])
+        columns = count(core[len(reduced):])
+        pooled_in = Value(core, index=index, core_shape=core)
+        index = self.builder.reshape_core(pooled_in, (rows, 1, columns), label)
+        index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [index], (columns,), label)
+        result = Value((columns,), index=index)
+        if tuple(out_shape) != (columns,):  # keep_dims, or several kept axes
             index = self.builder.reshape_core(result, out_shape, label)
             result = Value(out_shape, index=index)
         return result

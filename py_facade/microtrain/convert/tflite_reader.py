@@ -21,17 +21,20 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import BATCH, Builder, ConversionError, Origin, Value, count
+from .graph import BATCH, Builder, ConversionError, Origin, Value, apply_steps, count
 from .tflite_ops import TfliteOps
 
 _TFLITE_IDENTIFIER = b"TFL3"
 _CIRCLE_IDENTIFIER = b"CIR0"
 
 # TensorType
-_FLOAT32, _INT32, _INT64, _FLOAT16 = 0, 2, 4, 1
+_FLOAT32, _INT32, _INT64, _FLOAT16, _INT8 = 0, 2, 4, 1, 9
 _TYPE_NAMES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string",
                6: "bool", 7: "int16", 9: "int8", 10: "float64"}
 _NUMPY_TYPES = {_FLOAT32: np.float32, _INT32: np.int32, _INT64: np.int64}
+# Weight types a float model may hold: float16 (``Optimize.DEFAULT`` with float16 as the
+# target type) and int8 with a scale (dynamic-range quantization) are widened to float32.
+_WIDENED_TYPES = {_FLOAT16: np.float16, _INT8: np.int8}
 
 # ActivationFunctionType -> a separate core op (None: none)
 _ACT_NONE, _ACT_RELU, _ACT_RELU6 = 0, 1, 3
@@ -95,6 +98,25 @@ def _tensor_signature(tensor):
     return [int(d) for d in signature]
 
 
+def model_kind(data):
+    """"int8" when a .tflite file holds int8 activations (full-integer quantization: an
+    int8 tensor no buffer fills), "hybrid" when int8 tensors are constants only (dynamic-range
+    quantization: int8 weights, float activations), else "float"."""
+    model = parse(data)
+    kind = "float"
+    for g in range(model.SubgraphsLength()):
+        graph = model.Subgraphs(g)
+        for t in range(graph.TensorsLength()):
+            tensor = graph.Tensors(t)
+            if tensor.Type() != _INT8:
+                continue
+            start, _ = buffer_span(model, data, tensor.Buffer())
+            if start is None:
+                return "int8"
+            kind = "hybrid"
+    return kind
+
+
 def buffer_span(model, data, buffer_index):
     """(start, size) of a buffer's bytes in the file: inside the flatbuffer, or past it
     (TensorFlow's >2 GB layout: Buffer.offset/size); (None, 0) for an empty buffer."""
@@ -125,6 +147,8 @@ class _Reader(TfliteOps):
             raise ConversionError("the circle subgraph is CHANNELS_FIRST; supported: "
                                   "CHANNELS_LAST (NHWC)")
         self.builder = Builder(fmt)
+        self.dequantized_weights = set()  # int8 weights read as floats (dynamic range)
+        self.frozen_before = 0  # a float model's train_from: earlier weights stay constants
         self.values = {}
         self.consumers = {}
         for index in range(self.graph.OperatorsLength()):
@@ -141,20 +165,59 @@ class _Reader(TfliteOps):
         name = self.tensor(index).Name()
         return name.decode("utf-8", "replace") if name is not None else "tensor %d" % index
 
+    def has_data(self, index):
+        """True when tensor ``index`` is a constant the file holds."""
+        return buffer_span(self.model, self.data, self.tensor(index).Buffer())[0] is not None
+
+    def op_type_name(self, index):
+        """The TFLite builtin's name of operator ``index`` ("CONV_2D", "CUSTOM name")."""
+        code = self.model.OperatorCodes(self.graph.Operators(index).OpcodeIndex())
+        builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
+        name = self.op_names.get(builtin, "builtin %d" % builtin)
+        if name == "CUSTOM":
+            custom = code.CustomCode()
+            name = "CUSTOM %s" % (custom.decode() if custom else "?")
+        return name
+
     def const_array(self, index):
-        """The data of tensor ``index`` if it has a buffer, else None."""
+        """The data of tensor ``index`` if it has a buffer, else None. A float16 constant is
+        widened to float32 (exact); an int8 one with a scale (a dynamic-range model's weight)
+        is dequantized, scale · (q - zero point), and counted in ``dequantized_weights``."""
         tensor = self.tensor(index)
         start, size = buffer_span(self.model, self.data, tensor.Buffer())
         if start is None:
             return None
+        widened = _WIDENED_TYPES.get(tensor.Type())
+        if widened is not None:
+            array = np.frombuffer(self.data, dtype=np.dtype(widened).newbyteorder("<"),
+                                  count=size // np.dtype(widened).itemsize, offset=start)
+            array = array.reshape(_tensor_shape(tensor))
+            if widened is np.float16:
+                return array.astype(np.float32)
+            return self.dequantized_weight(index, array)
         dtype = _NUMPY_TYPES.get(tensor.Type())
         if dtype is None:
             raise ConversionError("constant %r has dtype %s" % (
                 self.tensor_name(index), _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                supported="float32 weights, int32/int64 shape constants")
+                supported="float32, float16 or int8 (with a scale) weights, int32/int64 "
+                "shape constants")
         array = np.frombuffer(self.data, dtype=np.dtype(dtype).newbyteorder("<"), count=size //
                               np.dtype(dtype).itemsize, offset=start)
         return array.reshape(_tensor_shape(tensor)).astype(dtype)
+
+    def dequantized_weight(self, index, array):
+        """scale · (q - zero point) of an int8 constant (a hybrid model's weight)."""
+        from .int8_quant import dequantize
+        q = self.tensor(index).Quantization()
+        scales = q.ScaleAsNumpy() if q is not None else 0
+        if isinstance(scales, int) or len(scales) == 0:
+            raise ConversionError("int8 constant %r has no scale" % self.tensor_name(index),
+                                  supported="int8 weights with quantization parameters")
+        zero_points = q.ZeroPointAsNumpy()
+        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) \
+            else zero_points
+        self.dequantized_weights.add(index)
+        return dequantize(array, scales, zero_points, int(q.QuantizedDimension()))
 
     def value(self, index, label):
         if index < 0:
@@ -210,12 +273,7 @@ class _Reader(TfliteOps):
 
     def operator(self, index):
         op = self.graph.Operators(index)
-        code = self.model.OperatorCodes(op.OpcodeIndex())
-        builtin = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
-        name = self.op_names.get(builtin, "builtin %d" % builtin)
-        if name == "CUSTOM":
-            custom = code.CustomCode()
-            name = "CUSTOM %s" % (custom.decode() if custom else "?")
+        name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
         self.builder.source_node = index
         inputs = [int(t) for t in op.InputsAsNumpy()] if op.InputsLength() else []
@@ -230,7 +288,9 @@ class _Reader(TfliteOps):
         if all(v is None or v.is_const for v in values) and name not in ("SHAPE",):
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
-                self.set_output(t, Value(np.shape(array), const=np.asarray(array)))
+                value = Value(np.shape(array), const=np.asarray(array))
+                value.const_key = t  # a weight made at import (a DEQUANTIZE of float16)
+                self.set_output(t, value)
             return
         handler = getattr(self, "op_" + name, None)
         if handler is None:
@@ -274,7 +334,9 @@ class _Reader(TfliteOps):
                                   % what, op=label)
         return value
 
-    def weight(self, value, label, what, shape=None):
+    def weight(self, value, label, what, shape=None, steps=()):
+        """A core weight of the constant ``value`` (``steps``: graph.apply_steps from the
+        file's array to the core's)."""
         if value is None or not value.is_const:
             raise ConversionError("the %s is computed at run time; the core takes weights "
                                   "as constants" % what, op=label)
@@ -284,8 +346,13 @@ class _Reader(TfliteOps):
         if shape is not None and tuple(value.const.shape) != tuple(shape):
             raise ConversionError("the %s has shape %r, expected %r"
                                   % (what, list(value.const.shape), list(shape)), op=label)
-        return self.builder.add_weight(value.const, Origin(value.const_key,
-                                                           value.const.shape))
+        origin = Origin(value.const_key, value.const.shape, steps)
+        array = apply_steps(value.const, steps)
+        node = self.builder.source_node
+        if isinstance(node, int) and node < self.frozen_before:  # before train_from
+            origin.op = node
+            return self.builder.add_constant(array, origin)
+        return self.builder.add_weight(array, origin)
 
     def op_SHAPE(self, op, values, inputs, outputs, label):
         x = values[0]
@@ -330,6 +397,11 @@ class _Reader(TfliteOps):
         if name == "CAST":
             out_type = self.tensor(int(op.OutputsAsNumpy()[0])).Type()
             return [arrays[0].astype(_NUMPY_TYPES.get(out_type, np.float32))]
+        if name == "DEQUANTIZE":  # a float16 or int8 weight (widened when it was read
+            array = np.asarray(arrays[0])  # by this reader, not by the int8 one's)
+            if array.dtype == np.int8:
+                array = self.dequantized_weight(int(op.InputsAsNumpy()[0]), array)
+            return [np.asarray(array, np.float32)]
         if name == "GATHER":
             return [np.take(arrays[0], arrays[1], axis=self.options(op, "GatherOptions")
                             .Axis())]
@@ -338,17 +410,41 @@ class _Reader(TfliteOps):
             return [function(arrays[0], arrays[1])]
         raise ConversionError("op %s on constants is not folded" % name, op=label,
                               supported="SHAPE, STRIDED_SLICE, PACK, CONCATENATION, RESHAPE, "
-                              "SQUEEZE, EXPAND_DIMS, CAST, GATHER, ADD, SUB, MUL")
+                              "SQUEEZE, EXPAND_DIMS, CAST, GATHER, ADD, SUB, MUL, DEQUANTIZE")
 
     def _declared(self, op):
         return _tensor_shape(self.tensor(int(op.OutputsAsNumpy()[0])))
 
 
-def read(data, fmt):
-    """(Builder, input names, output names) of a .tflite/.circle file's bytes."""
+def name_layers(reader):
+    """Each source operator is a layer, named as TensorFlow named it (tflite_layers)."""
+    from . import tflite_layers
+    reader.builder.group_layers = True
+    for entry in tflite_layers.source_table(reader):
+        reader.builder.layer_info[entry["index"]] = entry
+
+
+def hybrid_note(count):
+    return ("dynamic-range quantized (int8 weights, float activations): %d int8 weight "
+            "tensor(s) were dequantized to float32 (scale * (q - zero point)) and the model runs and trains "
+            "in float; LiteRT runs the file with hybrid kernels that quantize each activation "
+            "to int8 on the fly, so its outputs differ from these by that rounding "
+            "(docs/importers.md gives the distance measured on MLPerf Tiny's KWS model); "
+            "export writes the trained weights as float32" % count)
+
+
+def read(data, fmt, details=False):
+    """(Builder, input names, output names) of a .tflite/.circle file's bytes; with
+    ``details``, also the notes of what the import did (weights it dequantized)."""
     reader = _Reader(data, fmt)
+    name_layers(reader)
     builder = reader.run()
     graph = reader.graph
     input_names = [reader.tensor_name(int(t)) for t in graph.InputsAsNumpy()]
     output_names = [reader.tensor_name(int(t)) for t in graph.OutputsAsNumpy()]
-    return builder, input_names, output_names
+    if not details:
+        return builder, input_names, output_names
+    notes = []
+    if reader.dequantized_weights:
+        notes.append(hybrid_note(len(reader.dequantized_weights)))
+    return builder, input_names, output_names, notes

@@ -13,7 +13,7 @@ as the native module ``_microtrain``), so the board runs the same procedure over
 core with the same float32 arithmetic: its update equals the simulated client's bit for bit
 (``tests/federated/``).
 
-Boards: those of ``microtrain.tools.micropython`` (mps2-an500 Cortex-M7, mps2-an385
+Boards: those of ``microtrain.micropython_runner`` (mps2-an500 Cortex-M7, mps2-an385
 Cortex-M3, or the unix port). A board whose emulator dies, times out or whose script fails
 raises ``DeviceError`` with what it printed: the client then sends no update.
 """
@@ -23,7 +23,8 @@ import tempfile
 
 import numpy as np
 
-from ..tools import micropython as _runner
+from ..micropython_runner.romfs import RunnerError
+from ..micropython_runner.run import run as run_script
 from . import local_round
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,9 +128,9 @@ def run_round(board, image, settings, trained_weights, x, y, server_round, parti
         if board != "unix":
             options = {"stdout": printed.append, "stderr": errors.append}
         try:
-            status = _runner.run(board, script, data, words, firmware=firmware,
-                                 timeout=timeout, out="%s=/out" % out_dir, **options)
-        except _runner.RunnerError as error:
+            status = run_script(board, script, data, words, firmware=firmware,
+                                timeout=timeout, out="%s=/out" % out_dir, **options)
+        except RunnerError as error:
             raise DeviceError("board %s: %s" % (board, error))
         text = b"".join(printed).decode("utf-8", "replace")
         update_path = os.path.join(out_dir, "update.bin")

@@ -10,7 +10,7 @@ listed by ``get_weights()`` like every constant but never trained.
 import numpy as np
 
 from .. import ops as _ops
-from ._layer_base import Layer, _as_float32_array
+from ._base import Layer, _as_float32_array
 
 
 def _non_negative(value):

@@ -5,7 +5,7 @@ import numpy as np
 
 from . import image as _image
 from .. import ops as _ops
-from ._layer_base import (Layer, _Weighted, _as_float32_array, _check_fused_activation,
+from ._base import (Layer, _Weighted, _as_float32_array, _check_fused_activation,
                           _is_positive_int)
 
 
@@ -26,6 +26,32 @@ def _check_padding(padding, layer):
     return name
 
 
+def _check_pool_padding(padding, layer):
+    """A pool's padding: "valid", "same", or explicit pads (PyTorch's ``padding=``, ONNX's
+    ``pads``) as an int (every side), (rows, columns) (before and after alike) or
+    ((top, bottom), (left, right)), each 0..255: padded positions never win a maximum and
+    never count in an average."""
+    if isinstance(padding, str):
+        return _check_padding(padding, layer)
+    def ok(value):
+        return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and \
+            0 <= value <= _image.MAX_POOL_PAD
+    pads = None
+    if ok(padding):
+        pads = ((padding, padding), (padding, padding))
+    elif isinstance(padding, (tuple, list)) and len(padding) == 2:
+        if all(ok(p) for p in padding):
+            pads = ((padding[0], padding[0]), (padding[1], padding[1]))
+        elif all(isinstance(pair, (tuple, list)) and len(pair) == 2 and all(ok(p) for p in pair)
+                 for pair in padding):
+            pads = tuple(tuple(pair) for pair in padding)
+    if pads is None:
+        raise ValueError("%s padding must be 'valid', 'same', an int, (rows, columns) or "
+                         "((top, bottom), (left, right)) of integers 0..%d, got %r"
+                         % (layer, _image.MAX_POOL_PAD, padding))
+    return tuple((int(a), int(b)) for a, b in pads)
+
+
 def _check_image_shape(input_shape, layer):
     if len(input_shape) != 3:
         raise ValueError("%s takes one sample of shape (H, W, C) (NHWC without the batch), "
@@ -35,6 +61,16 @@ def _check_image_shape(input_shape, layer):
 
 def _spatial_output(input_shape, kernel, strides, padding, layer):
     height, width, _ = _check_image_shape(input_shape, layer)
+    if not isinstance(padding, str):  # a pool's explicit pads
+        for size, k, s, pads, axis in zip((height, width), kernel, strides, padding,
+                                          ("rows", "columns")):
+            why = _image.padding_only_window(size, k, s, pads[0], pads[1])
+            if why is not None:
+                raise ValueError("%s: pads %r of the %d %s with a %d window at stride %d: %s; "
+                                 "every window must hold an input element"
+                                 % (layer, pads, size, axis, k, s, why))
+        return tuple(_image.spatial_output_size(size, k, s, pads) for size, k, s, pads in
+                     zip((height, width), kernel, strides, padding))
     code = _image.PADDINGS[padding]
     out_h = _image.spatial_output_size(height, kernel[0], strides[0], code)
     out_w = _image.spatial_output_size(width, kernel[1], strides[1], code)
@@ -183,7 +219,7 @@ class _Pool(Layer):
         self.pool_size = _pair(pool_size, "%s pool_size" % self.NAME)
         self.strides = self.pool_size if strides is None else _pair(strides, "%s strides"
                                                                     % self.NAME)
-        self.padding = _check_padding(padding, self.NAME)
+        self.padding = _check_pool_padding(padding, self.NAME)
 
     def output_shape(self, input_shape):
         return _spatial_output(input_shape, self.pool_size, self.strides, self.padding,
@@ -192,7 +228,7 @@ class _Pool(Layer):
     def emit(self, builder, input_tensor, input_shape, rng):
         output = builder.add_activation(self.output_shape(input_shape))
         params = _image.spatial_params(self.pool_size, self.strides,
-                                       _image.PADDINGS[self.padding])
+                                       _image.PADDINGS.get(self.padding, self.padding))
         builder.add_op(self.OP_TYPE, [input_tensor], [output], params)
         return output
 
@@ -202,13 +238,21 @@ class _Pool(Layer):
 
 
 class MaxPool2D(_Pool):
-    """Maximum over each window (strides default to pool_size); padded positions never win."""
+    """Maximum over each window (strides default to pool_size); padded positions never win.
+
+    ``padding``: "valid", "same" (TFLite's), or explicit pads as PyTorch's MaxPool2d takes
+    them: an int, (rows, columns), or ((top, bottom), (left, right)) for unequal sides
+    (ceil_mode's extra window is padding after), each 0..255 and every window holding an
+    input element."""
     NAME = "MaxPool2D"
     OP_TYPE = _ops.MAX_POOL2D
 
 
 class AveragePool2D(_Pool):
-    """Mean over the in-bounds elements of each window (strides default to pool_size)."""
+    """Mean over the in-bounds elements of each window (strides default to pool_size).
+
+    ``padding`` as MaxPool2D's; padded positions never count (PyTorch's
+    ``count_include_pad=False``; to count them, ZeroPadding2D before a "valid" pool)."""
     NAME = "AveragePool2D"
     OP_TYPE = _ops.AVERAGE_POOL2D
 

@@ -1,4 +1,5 @@
-"""The functional form of ``microtrain.Model``: symbolic tensors and the graph they form.
+"""The functional form of ``microtrain.Model``: ``Input`` and the graph symbolic tensors
+form (``SymbolicTensor`` and a layer call, ``apply``, are in ``_base``, under the layers).
 
     x = microtrain.Input((8, 8, 1))
     y = layers.Conv2D(4, 3, padding="same", activation="relu")(x)
@@ -12,13 +13,10 @@ needs in the order they were called, which is the execution order of their ops
 (a node can only be called on tensors that already exist).
 """
 
-import itertools
-
 import numpy as np
 
 from . import image as _image
-
-_CALL_ORDER = itertools.count()
+from ._base import SymbolicTensor, _Weighted
 
 
 def check_input_shape(input_shape):
@@ -36,51 +34,9 @@ def check_input_shape(input_shape):
     return shape
 
 
-class SymbolicTensor:
-    """The output of ``Input`` or of a layer call: a shape and how it is computed."""
-
-    def __init__(self, shape, layer=None, inputs=()):
-        self.shape = tuple(shape)
-        self.layer = layer          # None for a model input
-        self.inputs = list(inputs)  # SymbolicTensors the layer was called on
-        self.order = next(_CALL_ORDER)
-
-    @property
-    def is_input(self):
-        return self.layer is None
-
-    def __repr__(self):
-        source = "Input" if self.layer is None else repr(self.layer)
-        return "<SymbolicTensor %r from %s>" % (self.shape, source)
-
-
 def Input(shape):  # noqa: N802 - named like the class it stands for, as in Keras
     """A model input of one sample's ``shape`` (no batch dimension), e.g. (8, 8, 1) NHWC."""
     return SymbolicTensor(check_input_shape(shape))
-
-
-def _check_symbolic(value, layer):
-    if not isinstance(value, SymbolicTensor):
-        raise TypeError("%r is called on microtrain.Input() or another layer's output, got %r"
-                        % (layer, value))
-    return value
-
-
-def apply(layer, inputs):
-    """``layer(inputs)``: the SymbolicTensor of its output (shapes checked now)."""
-    if layer.MERGES:
-        if not isinstance(inputs, (list, tuple)):
-            raise TypeError("%r is called on a list of tensors, got %r" % (layer, inputs))
-        tensors = [_check_symbolic(t, layer) for t in inputs]
-        shape = layer.output_shape([t.shape for t in tensors])
-    else:
-        if isinstance(inputs, (list, tuple)):
-            if len(inputs) != 1:
-                raise TypeError("%r takes one tensor, got %d" % (layer, len(inputs)))
-            inputs = inputs[0]
-        tensors = [_check_symbolic(inputs, layer)]
-        shape = layer.output_shape(tensors[0].shape)
-    return SymbolicTensor(shape, layer, tensors)
 
 
 def as_list(value, what):
@@ -112,7 +68,6 @@ def graph(inputs, outputs):
             raise ValueError("the outputs depend on an Input %r that is not among the model's "
                              "inputs" % (node.shape,))
     nodes = sorted((n for n in seen.values() if not n.is_input), key=lambda n: n.order)
-    from .layers import _Weighted
     weighted = set()
     for node in nodes:
         if isinstance(node.layer, _Weighted):

@@ -58,6 +58,8 @@ FLAG_OUTPUT = 8
 PADDING_VALID = 0
 PADDING_SAME = 1
 PADDINGS = {"valid": PADDING_VALID, "same": PADDING_SAME}
+PADDING_EXPLICIT = 2  # pools only: pads before and after each axis, in params[3]
+MAX_POOL_PAD = 255    # a pad of PADDING_EXPLICIT is one byte
 FUSED_NONE = 0
 FUSED_RELU = 1
 FUSED_RELU6 = 2
@@ -159,19 +161,49 @@ def spatial_params(kernel, strides, padding, fused=FUSED_NONE):
     """The four params of a spatial op.
 
     ``kernel`` is (KH, KW) for pools and None for convolutions (they take it from W);
-    ``strides`` (SH, SW); ``padding`` PADDING_VALID or PADDING_SAME; ``fused`` the
-    activation of a convolution (FUSED_*), FUSED_NONE for pools.
+    ``strides`` (SH, SW); ``padding`` PADDING_VALID, PADDING_SAME or, for pools only,
+    explicit pads ((top, bottom), (left, right)), 0..255 each (PADDING_EXPLICIT: params[3]
+    holds them, a byte each); ``fused`` the activation of a convolution (FUSED_*), FUSED_NONE
+    for pools.
     """
     packed_kernel = 0 if kernel is None else int(kernel[0]) | int(kernel[1]) << 16
-    return (packed_kernel, int(strides[0]) | int(strides[1]) << 16, int(padding), int(fused))
+    packed_strides = int(strides[0]) | int(strides[1]) << 16
+    if isinstance(padding, (tuple, list)):
+        (top, bottom), (left, right) = padding
+        if kernel is None or fused != FUSED_NONE:
+            raise ValueError("explicit pads are for pools only (a convolution's run as a PAD "
+                             "op before it)")
+        if not all(0 <= int(p) <= MAX_POOL_PAD for p in (top, bottom, left, right)):
+            raise ValueError("pool pads %r: each must be 0..%d" % (padding, MAX_POOL_PAD))
+        return (packed_kernel, packed_strides, PADDING_EXPLICIT,
+                int(top) | int(bottom) << 8 | int(left) << 16 | int(right) << 24)
+    return (packed_kernel, packed_strides, int(padding), int(fused))
 
 
 def spatial_output_size(size, kernel, stride, padding):
-    """One output dimension under TFLite's rules: VALID (I - K) / S + 1, SAME ceil(I / S).
-    Returns 0 when a VALID window does not fit."""
+    """One output dimension under TFLite's rules: VALID (I - K) / S + 1, SAME ceil(I / S);
+    or, with ``padding`` the explicit pads (before, after) of this axis,
+    (before + I + after - K) / S + 1. Returns 0 when no window fits."""
+    if isinstance(padding, (tuple, list)):
+        span = int(padding[0]) + size + int(padding[1])
+        return 0 if span < kernel else (span - kernel) // stride + 1
     if padding == PADDING_SAME:
         return (size + stride - 1) // stride
     return 0 if size < kernel else (size - kernel) // stride + 1
+
+
+def padding_only_window(size, kernel, stride, before, after):
+    """Why explicit pads (before, after) give a pool a window of padding alone (which has no
+    maximum and no average: the core refuses it), or None when every window holds an input
+    element."""
+    out = spatial_output_size(size, kernel, stride, (before, after))
+    if out < 1:
+        return "no %d window fits %d + %d + %d" % (kernel, before, size, after)
+    if before >= kernel:
+        return "the first window lies in the padding before the input"
+    if (out - 1) * stride >= before + size:
+        return "the last window starts in the padding after the input"
+    return None
 
 
 def f32_bits(value):

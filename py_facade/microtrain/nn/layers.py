@@ -19,7 +19,7 @@ import numpy as np
 
 from . import image as _image
 from .. import ops as _ops
-from ._layer_base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
+from ._base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
                           _element_count, _is_positive_int)
 from ._arithmetic_layers import Multiply, Permute, Subtract, ZeroPadding2D
 from ._spatial_layers import (AveragePool2D, Conv2D, DepthwiseConv2D, GlobalAveragePool,

@@ -71,20 +71,22 @@ def _model_path(args):
     return _regular_file(path, "model")
 
 
-def _model_bytes(path):
-    """The .mtm image at ``path``, or the image a .tflite/.circle/.onnx file converts to."""
+def _model(path):
+    """The .mtm image at ``path`` (bytes), or the ``ConvertedModel`` of a .tflite/.circle/
+    .onnx file (which keeps the file's layer names and what export needs)."""
     with open(path, "rb") as handle:
         data = handle.read()
-    from ..convert import detect_format, load_model_bytes
-    if detect_format(data, path) is not None:
-        return load_model_bytes(path)[0]
+    from ..convert import convert, detect_format
+    fmt = detect_format(data, path)
+    if fmt is not None:
+        return convert(data, format=fmt, source_path=path)
     return data
 
 
 def _open_session(args):
     from ..train_session import TrainSession
     path = _model_path(args)
-    session = TrainSession(_model_bytes(path))
+    session = TrainSession(_model(path))
     optimizer = _optimizers.get(args.optimizer)
     if args.learning_rate is not None:
         config = optimizer.get_config()
@@ -97,11 +99,16 @@ def _open_session(args):
     if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
         raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
-    session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                    trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
-                    biases_only=args.biases_only,
-                    accumulate_gradients=getattr(args, "accumulate_gradients", False),
-                    proximal_mu=getattr(args, "proximal_mu", 0.0))
+    try:
+        session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
+                        trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
+                        biases_only=args.biases_only,
+                        accumulate_gradients=getattr(args, "accumulate_gradients", False),
+                        proximal_mu=getattr(args, "proximal_mu", 0.0))
+    except ValueError as error:
+        if str(error).startswith("trainable"):  # say which flag it was
+            raise ValueError("--%s" % error)
+        raise
     return path, session, optimizer, loss
 
 
@@ -289,7 +296,7 @@ def _flags_text(flags):
 def run_info(args):
     path, session, optimizer, loss = _open_session(args)
     with session:
-        parsed = _image.read_image(_model_bytes(path))
+        parsed = _image.read_image(session.model_image)
         trained = session.trained_tensors()
         print("model %s: %d bytes, %d tensors, %d ops, %d inputs, %d outputs"
               % (path, parsed.header.image_bytes, len(parsed.tensors), len(parsed.ops),
@@ -322,6 +329,9 @@ def run_info(args):
                          ",".join(str(i) for i in trains) or "-"))
         print("\nOps (compile(trainable=[...]) and --trainable take layer indices)")
         print(_table(("index", "layer", "type", "inputs", "outputs", "trained weights"), rows))
+        source = getattr(session, "_source", None)
+        if source is not None and getattr(source, "operators", None):
+            _print_source(source, session.layers, parsed, trained)
         plan = session.memory_plan()
         print("\nMemory plan (batch %d, %s, %s, trainable: %s)"
               % (session.batch_size, optimizer.name, loss.name,
@@ -354,6 +364,41 @@ def run_info(args):
             arena_plot.save(session, args.plot)
             print("arena plot: %s" % args.plot)
     return 0
+
+
+def _print_source(source, layers, parsed, trained):
+    """The imported file's operators: index, name, type, the layer each became and what it
+    is in the image (int8 frozen, float, trained, evaluated at import)."""
+    layer_of = {}
+    for number, layer in enumerate(layers):
+        for op in getattr(layer, "source_ops", ()):
+            layer_of[op] = (number, layer)
+    int8 = source.int8 or {}
+    kept = set(int8.get("kept_ops", ()))
+    rows = []
+    for entry in source.operators:
+        index = entry["index"]
+        number, layer = layer_of.get(index, ("-", None))
+        if layer is None:
+            part = "cut (new head)" if int8.get("cut_after") is not None and \
+                index > int8["cut_after"] else "evaluated at import"
+        else:
+            weights = [i for op in layer for i in parsed.ops[op].inputs
+                       if i is not None and parsed.tensors[i].flags & _image.FLAG_TRAINABLE]
+            part = "int8, frozen" if index in kept else "float"
+            if weights:
+                part += ", trained" if any(i in trained for i in weights) else ", weights frozen"
+        rows.append((index, entry["name"], entry["type"], number, part))
+    for number, layer in enumerate(layers):  # layers the import created (a new head)
+        if getattr(layer, "source_op", 1) is None:
+            rows.append(("-", layer.name, layer.type, number, "float (new head)"))
+    print("\nOperators of the %s file (compile(trainable=[...]) takes layers by position or "
+          "name%s)" % (source.format.split("-")[0], "; convert(..., train_from=...) takes "
+                       "an operator's index or name: where the float part begins"
+                       if source.int8 is not None else ""))
+    print(_table(("op", "name", "type", "layer", "in the image"), rows))
+    for note in source.notes:
+        print("note: %s" % note)
 
 
 def _firmware(argv):

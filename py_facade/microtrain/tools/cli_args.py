@@ -126,17 +126,22 @@ def _add_proximal(parser, what):
 
 
 def _trainable_spec(text):
-    """"all", "bias", an int (last N ops) or a comma-separated list of op indices."""
-    value = text.strip().lower()
-    if value in ("all", "bias", "biases", "biases_only"):
-        return value
+    """"all", "bias", an int (the last N layers with weights) or a comma-separated list of
+    layer positions or names (an imported .tflite's: dense_1)."""
+    value = text.strip()
+    if value.lower() in ("all", "bias", "biases", "biases_only"):
+        return value.lower()
     try:
-        if "," in value or value.startswith("["):
-            return [int(v) for v in value.strip("[]").split(",") if v.strip()]
         return int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError("expected all, bias, an op count or a comma-separated "
-                                         "list of layer indices, got %r" % text)
+        pass
+    items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
+    if not items or any(not (v.lstrip("-").isdigit() or v[0].isalpha() or v[0] == "_")
+                        for v in items):
+        raise argparse.ArgumentTypeError("expected all, bias, a count of layers with weights "
+                                         "or a comma-separated list of layer positions or "
+                                         "names, got %r" % text)
+    return [int(v) if v.lstrip("-").isdigit() else v for v in items]
 
 
 # ---------------------------------------------------------------- parser
@@ -168,8 +173,8 @@ def _add_compile(parser, default_loss):
                         dest="num_trainable_ops", type=int, default=None,
                         help="train the last N ops (-1 all, 0 none)")
     parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (last N ops) or layer indices 3,4 (the layer "
-                        "column of microtrain info)")
+                        help="all, bias, N (the last N layers with weights) or layers 3,4 "
+                        "by position (the layer column of microtrain info) or name")
     parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
                         action="store_true", help="train only the biases of the trained ops")
 

@@ -4,13 +4,17 @@ a device, build it for a board, and run it under QEMU against the host.
     microtrain firmware --board mps2-an386 --model M.mtm --data D.npz --epochs 3 \\
         --out build/fw [--run]
     microtrain firmware --sources-only --model M.mtm --data D.npz --epochs 3 --out build/fw
+    microtrain firmware --board mps2-an500 --model kws_int8.tflite --new-head 5 \\
+        --data keywords.npz --out build/kws --run       (an int8 backbone, a new float head)
     python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
-   .mtm) and plans the arena with the host library for it and the training configuration
-   (``mt_plan`` is target-independent: the host's figure is the device's, exactly).
+   .mtm; an int8 .tflite with ``--train-from``, ``--new-head`` and ``--int8-input``, the
+   options of ``microtrain.convert``) and plans the arena with the host library for it and
+   the training configuration (``mt_plan`` is target-independent: the host's figure is the
+   device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
    configuration as C, and ``<out>/firmware.json`` (the plan, the training settings and
@@ -32,7 +36,9 @@ What it does:
    (per-epoch losses, accuracy counts, weight CRC) equals the host's.
 
 Dataset (``.npz``): ``x`` [N, *input shape] and ``y`` [N, *output shape] (one-hot or
-regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy;
+regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy; for a
+model whose input is int8, ``x`` holds int8 values (-128..127; rows of any length: the C
+sources hold them back to back);
 optionally ``x_eval`` and ``y_eval`` for the per-epoch evaluation (default: the training
 rows). Rows are used in file order every epoch (shuffle before saving if you want); the last
 batch may be partial and is masked exactly by the core.
@@ -62,13 +68,9 @@ from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
 
-# The packaging pieces, importable from here as before the split (tests, examples and
-# benchmarks use microtrain.tools.firmware.TrainingSpec, float_bits, DATA_SOURCE, ...).
-from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources  # noqa: F401
-from .firmware_training import (ACCURACY_ARGMAX_LABEL, ACCURACY_ARGMAX_ONE_HOT,  # noqa: F401
-                                ACCURACY_BINARY, ACCURACY_NONE, Dataset, FirmwareError,
-                                TrainingSpec, accuracy_kind, float_bits, host_reference,
-                                int8_input, weights_crc32)
+from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources
+from .firmware_training import (Dataset, FirmwareError, TrainingSpec, host_reference,
+                                int8_input)
 
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"
 
@@ -194,11 +196,32 @@ def bits_to_float(bits):
 # ------------------------------------------------------------------ command line
 
 
-def package(model_path, data_path, spec, out_dir):
+def read_model(model_path, conversion=None):
+    """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
+    a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
+    ``train_from``, ``new_head``, ``int8_input`` of ``microtrain.convert``, None where not
+    given), the foreign file converted with them."""
+    options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
+    if not options:
+        return _model_source.model_bytes(model_path)
+    flags = ", ".join("--" + k.replace("_", "-") for k in sorted(options))
+    with open(model_path, "rb") as handle:
+        magic = handle.read(4)
+    if magic == _image.MAGIC:
+        raise FirmwareError("%s is an .mtm image, already converted: %s apply when converting "
+                            "a .tflite/.circle/.onnx file (pass that file as --model)"
+                            % (model_path, flags))
+    from .. import convert as _convert  # CPython's importers (microtrain[convert])
+    converted = _convert.convert(model_path, **options)
+    return converted.to_bytes(), converted.source
+
+
+def package(model_path, data_path, spec, out_dir, conversion=None):
     """Plan, replay on the host and write the C sources; returns the firmware.json record.
     ``model_path`` is read as a session reads it: an .mtm image, or a .tflite/.circle/.onnx
-    file converted to the .mtm the C sources then hold."""
-    model_bytes, source = _model_source.model_bytes(model_path)
+    file converted to the .mtm the C sources then hold (with ``conversion``'s options of
+    ``microtrain.convert``: read_model)."""
+    model_bytes, source = read_model(model_path, conversion)
     dataset = Dataset.load(data_path)
     with TrainSession(model_bytes) as session:
         spec.compile(session)
@@ -213,6 +236,8 @@ def package(model_path, data_path, spec, out_dir):
                   plan["total_bytes"], os.path.basename(model_path))
     record = {"model": os.path.abspath(model_path), "data": os.path.abspath(data_path),
               "converted_from": source.format if source is not None else None,
+              "conversion": dict((k, v) for k, v in (conversion or {}).items()
+                                 if v not in (None, False)),
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
@@ -241,6 +266,17 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def _layer_or_index(text):
+    """--train-from: an op index (an integer) or a layer's name, passed on as it is."""
+    return int(text) if re.match(r"^-?[0-9]+$", text.strip()) else text
+
+
+def _classes(text):
+    if not re.match(r"^[0-9]+$", text.strip()) or int(text) < 2:
+        raise argparse.ArgumentTypeError("a number of classes >= 2, got %r" % text)
+    return int(text)
+
+
 def _parser():
     parser = _Parser(
         prog="microtrain firmware",
@@ -254,7 +290,23 @@ def _parser():
     parser.add_argument("--model", required=True,
                         help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
                              "(converted as TrainSession converts it)")
-    parser.add_argument("--data", required=True, help=".npz with x, y (and x_eval, y_eval)")
+    parser.add_argument("--data", required=True,
+                        help=".npz with x, y (and x_eval, y_eval); x int8 values for a model "
+                             "whose input is int8 (rows of any length)")
+    convert = parser.add_argument_group(
+        "converting an int8 .tflite",
+        "microtrain.convert's options: the int8 layers stay frozen in flash, the float part "
+        "trains")
+    convert.add_argument("--train-from", type=_layer_or_index, metavar="LAYER",
+                         help="where the float part that trains begins: a layer's name "
+                              "(block_15) or an op index; default: the model's last layer "
+                              "with weights")
+    convert.add_argument("--new-head", type=_classes, metavar="CLASSES",
+                         help="cut after the last [H, W, C] activation and attach mean -> "
+                              "Dense(CLASSES) -> Softmax")
+    convert.add_argument("--int8-input", action="store_true",
+                         help="the input is the int8 tensor of the leading QUANTIZE: x holds "
+                              "int8 values the device need not quantize")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
@@ -292,7 +344,9 @@ def main(argv=None):
                             args.batch_size, args.num_trainable_ops)
         source_dir = None if args.sources_only else find_source_dir(args.source_dir)
         os.makedirs(args.out, exist_ok=True)
-        record = package(args.model, args.data, spec, args.out)
+        conversion = {"train_from": args.train_from, "new_head": args.new_head,
+                      "int8_input": args.int8_input}
+        record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"
               % record["plan"]["total_bytes"])
@@ -311,7 +365,7 @@ def main(argv=None):
         if not args.run:
             return 0
         status, text, errors = run(board_info, timeout=args.timeout)
-    except (FirmwareError, ValueError, OSError) as error:
+    except (FirmwareError, ValueError, OSError, ImportError) as error:
         print("microtrain firmware: error: %s" % error, file=sys.stderr)
         return 2
     device = parse_output(text)

@@ -24,7 +24,10 @@ _BYTES_PER_LINE = 16
 
 
 def _c_words(array):
-    words = np.ascontiguousarray(array).reshape(-1).view("<u4")
+    """The array's bytes (little-endian) as 32-bit words; rows of int8 go back to back, the
+    last word completed with zero bytes, so a row of any length starts at byte row · size."""
+    data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    words = np.concatenate([data, np.zeros(-len(data) % 4, np.uint8)]).view("<u4")
     lines = []
     for start in range(0, len(words), _WORDS_PER_LINE):
         lines.append("    " + " ".join("0x%08xu," % w for w in words[start:start + _WORDS_PER_LINE]))
@@ -66,8 +69,8 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
     info = _image.read_image(model_bytes)
     output_count = int(np.prod(info.tensors[info.outputs[0]].dims))
     input_count = int(np.prod(info.tensors[info.inputs[0]].dims))
-    if info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8:
-        input_count //= 4  # 32-bit words of int8 values
+    int8_rows = info.tensors[info.inputs[0]].dtype == _image.DTYPE_I8
+    row_bytes = input_count * (1 if int8_rows else 4)
     kind = accuracy_kind(spec.loss, output_count)
     target_words = 1 if spec.loss.sparse_labels else output_count
     same_eval = dataset.x_eval is dataset.x
@@ -85,15 +88,21 @@ def write_sources(out_dir, model_bytes, dataset, spec, config, arena_bytes, mode
 #define MT_FW_EPOCHS %(epochs)d
 #define MT_FW_TRAIN_ROWS %(train_rows)d
 #define MT_FW_EVAL_ROWS %(eval_rows)d
-#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* 32-bit words per input row (float32, or 4 int8) */
+#define MT_FW_INPUT_ELEMENTS %(input_count)d  /* input elements per row */
+#define MT_FW_INPUT_INT8 %(int8_rows)d  /* 1: int8 rows (a quantized input, consumed by each step) */
+#define MT_FW_INPUT_ROW_BYTES %(row_bytes)d  /* bytes per input row: 4 per float32, 1 per int8 */
+#define MT_FW_TRAIN_X_WORDS %(train_words)d  /* the training rows back to back, in 32-bit words */
+#define MT_FW_EVAL_X_WORDS %(eval_words)d
 #define MT_FW_TARGET_WORDS %(target_words)d    /* 32-bit words per target row */
 #define MT_FW_OUTPUT_ELEMENTS %(output_count)d
 #define MT_FW_ACCURACY %(kind)d  /* MT_FW_ACCURACY_* of fw_app.h */
 
 /* The model image, 16-byte aligned, in flash. */
 extern const uint8_t mt_fw_model[MT_FW_MODEL_BYTES];
-/* Rows as IEEE-754 bit patterns (float32 inputs and targets, or int32 labels). */
-extern const uint32_t mt_fw_train_x[MT_FW_TRAIN_ROWS * MT_FW_INPUT_ELEMENTS];
+/* Rows as IEEE-754 bit patterns (float32 inputs and targets, or int32 labels); int8 input
+ * rows as their bytes, back to back (row r starts at byte r * MT_FW_INPUT_ROW_BYTES, whatever
+ * its length), the last word completed with zero bytes. */
+extern const uint32_t mt_fw_train_x[MT_FW_TRAIN_X_WORDS];
 extern const uint32_t mt_fw_train_y[MT_FW_TRAIN_ROWS * MT_FW_TARGET_WORDS];
 %(eval_decl)s
 /* The training configuration, as the host compiled it. */
@@ -102,12 +111,15 @@ void mt_fw_train_config(mt_train_config *cfg);
 #endif /* MT_FIRMWARE_DATA_H */
 """ % {"model": model_name, "arena": arena_bytes, "model_bytes": len(model_bytes),
        "epochs": spec.epochs, "train_rows": len(dataset.x), "eval_rows": len(dataset.x_eval),
-       "input_count": input_count, "target_words": target_words, "output_count": output_count,
+       "input_count": input_count, "int8_rows": int(int8_rows), "row_bytes": row_bytes,
+       "train_words": -(-len(dataset.x) * row_bytes // 4),
+       "eval_words": -(-len(dataset.x_eval) * row_bytes // 4),
+       "target_words": target_words, "output_count": output_count,
        "kind": kind,
        "eval_decl": ("/* No evaluation split: evaluate on the training rows. */\n"
                      "#define mt_fw_eval_x mt_fw_train_x\n#define mt_fw_eval_y mt_fw_train_y\n"
                      if same_eval else
-                     "extern const uint32_t mt_fw_eval_x[MT_FW_EVAL_ROWS * MT_FW_INPUT_ELEMENTS];\n"
+                     "extern const uint32_t mt_fw_eval_x[MT_FW_EVAL_X_WORDS];\n"
                      "extern const uint32_t mt_fw_eval_y[MT_FW_EVAL_ROWS * MT_FW_TARGET_WORDS];\n")}
     arrays = [("mt_fw_train_x", dataset.x), ("mt_fw_train_y", dataset.y)]
     if not same_eval:

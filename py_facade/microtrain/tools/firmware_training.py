@@ -79,7 +79,8 @@ class Dataset:
 
     def conform(self, input_dims, output_dims, sparse_labels, int8_input=False):
         """Check shapes against the model and convert to float32 rows / int32 labels; the
-        rows of an int8 input (a quantized image) stay int8, 4 values to a 32-bit word."""
+        rows of an int8 input (a quantized image) stay int8, any length (the C sources hold
+        them back to back)."""
         def rows(x, y, what):
             x = np.asarray(x)
             y = np.asarray(y)
@@ -90,10 +91,6 @@ class Dataset:
                 if not (np.all(x == np.round(x)) and x.min() >= -128 and x.max() <= 127):
                     raise FirmwareError("%s x must hold int8 values (-128..127): the model's "
                                         "input is int8" % what)
-                if int(np.prod(input_dims)) % 4:
-                    raise FirmwareError("an int8 input row of %d bytes: the firmware copies "
-                                        "rows as 32-bit words (a multiple of 4 bytes)"
-                                        % int(np.prod(input_dims)))
                 x = np.ascontiguousarray(x, dtype=np.int8)
             if sparse_labels:
                 if y.shape != (len(x),) or y.dtype.kind not in "iu":

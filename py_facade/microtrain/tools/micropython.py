@@ -12,7 +12,7 @@ $MICROTRAIN_MICROPYTHON_DIR/<board>/; or --firmware):
     unix         MicroPython's unix port on the host      build/micropython/unix/micropython
 
 Each has microtrain's pure modules frozen and the native backend ``_microtrain`` built in, so
-``import microtrain`` and ``microtrain.backend.load()`` work as on a device.
+``import microtrain`` and ``microtrain.backend.loader.load()`` work as on a device.
 
 Files: every ``--data HOST=GUEST`` copies file HOST to the absolute path GUEST, which must
 lie in a directory (``/data/digits.mtm``, not ``/digits.mtm``). The files of each top-level
@@ -39,13 +39,8 @@ of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` 
 import argparse
 import sys
 
-# The runner's pieces, importable from here as before the split (tests, the federated device
-# client and benchmarks use microtrain.tools.micropython.run, build_romfs, RunnerError, ...).
-from .micropython_launcher import launcher, parse_files, parse_out  # noqa: F401
-from .micropython_romfs import RunnerError, build_romfs, plan_mounts, romfs_images  # noqa: F401
-from .micropython_run import (BOARDS, ENV_FIRMWARE_DIR, ENV_SOURCE_DIR,  # noqa: F401
-                              EXIT_TIMEOUT, build_firmware, firmware_path, run, run_board,
-                              run_unix, source_dir)
+from ..micropython_runner.romfs import RunnerError
+from ..micropython_runner.run import BOARDS, ENV_FIRMWARE_DIR, build_firmware, run
 
 
 def _parser():

@@ -10,12 +10,13 @@ import sys
 from array import array
 
 import microtrain
-from microtrain import backend, config, losses, optimizers
+from microtrain import config, losses, optimizers
+from microtrain.backend import loader
 
 with open(sys.argv[1], "rb") as handle:
     image = handle.read()
 cfg = config.make_config(optimizers.Adam(learning_rate=0.01), losses.get("cce"), 4)
-plan = backend.load().plan(image, cfg)
+plan = loader.load().plan(image, cfg)
 total = plan["total_bytes"]
 
 
@@ -29,12 +30,12 @@ def case(name, call):
 
 
 def opened(arena=None):
-    b = backend.load()
+    b = loader.load()
     b.open(image, cfg, arena)
     return b
 
 
-b = backend.load()
+b = loader.load()
 case("step before open", lambda: b.train_step(4))
 case("corrupt image", lambda: b.describe(image[:-1] + bytes([image[-1] ^ 0xFF])))
 case("unknown config field", lambda: b.plan(image, dict(cfg, learning_rat=0.1)))
@@ -70,7 +71,7 @@ print("still trains: loss %.6f" % b.train_step(4))
 with open(sys.argv[2], "rb") as handle:
     sparse_image = handle.read()
 scfg = config.make_config(optimizers.SGD(learning_rate=0.01), losses.get("scce"), 4)
-s = backend.load()
+s = loader.load()
 s.open(sparse_image, scfg)
 s.write_rows(0, 0, 0, x)
 s.write_rows(1, 0, 0, array("i", [0, 1, 7, 2]))

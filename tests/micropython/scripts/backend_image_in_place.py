@@ -12,14 +12,15 @@ import gc
 import sys
 from array import array
 
-from microtrain import backend, config, losses, optimizers
+from microtrain import config, losses, optimizers
+from microtrain.backend import loader
 
 handle = open(sys.argv[1], "rb")
 flash = memoryview(handle)  # VfsRom: the file's bytes in place
 print("image bytes", len(flash))
 cfg = config.make_config(optimizers.SGD(learning_rate=0.1), losses.get("cce"), 4,
                          num_trainable_ops=2)
-b = backend.load()
+b = loader.load()
 arena = bytearray(b.plan(flash, cfg)["total_bytes"] + 15)
 
 

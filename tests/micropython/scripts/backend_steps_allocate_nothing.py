@@ -14,11 +14,12 @@ import gc
 import sys
 from array import array
 
-from microtrain import backend, config, losses, optimizers
+from microtrain import config, losses, optimizers
+from microtrain.backend import loader
 
 with open(sys.argv[1], "rb") as handle:
     image = handle.read()
-b = backend.load()
+b = loader.load()
 import _microtrain
 print("native backend", isinstance(b, _microtrain.Backend))
 cfg = config.make_config(optimizers.Adam(learning_rate=0.01), losses.get("cce"), 4)

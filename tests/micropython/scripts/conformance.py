@@ -13,6 +13,7 @@ import sys
 from array import array
 
 from microtrain import backend, config, lite, losses, optimizers, schedules
+from microtrain.backend import loader
 from microtrain.data import DataLoader
 from microtrain.errors import MicrotrainError
 
@@ -71,7 +72,7 @@ for row in targets[:4]:
     flat_y.extend(row)
 
 # ---- the backend itself
-b = backend.load()
+b = loader.load()
 show("describe", b.describe(image))
 with open(deep, "rb") as handle:  # 41 tensors and 20 ops: past the native backend's chunks of 16
     show("describe deep", b.describe(handle.read()))

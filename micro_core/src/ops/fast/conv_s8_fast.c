@@ -231,7 +231,7 @@ void mt_op_conv2d_s8_forward_fast(const int8_t *x, const int8_t *w, const int32_
 void mt_op_conv2d_s8_pointwise_fast(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                     int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
-    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed);
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0); /* Conv2D: gemmlowp's rounding */
 }
 
 /* The in-bounds input rows of one depthwise output row: row k (< count) at

@@ -439,6 +439,16 @@ static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *
 #endif
 }
 
+/* v in [-128, 127]: one SSAT where the core saturates (ACLE), else the clamp */
+static inline int32_t mt_s8_saturate(int32_t v)
+{
+#if defined(__ARM_FEATURE_SAT)
+    return __ssat(v, 8);
+#else
+    return mt_q_clamp(v, -128, 127);
+#endif
+}
+
 /* Pixels whose sums wait for their requantization (4 channels each: 256 bytes of stack) */
 #define MT_S8_RUN 16u
 
@@ -498,16 +508,6 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
     else mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 0);
 }
 #else
-/* v in [-128, 127]: one SSAT where the core saturates (ACLE), else the clamp */
-static inline int32_t mt_s8_saturate(int32_t v)
-{
-#if defined(__ARM_FEATURE_SAT)
-    return __ssat(v, 8);
-#else
-    return mt_q_clamp(v, -128, 127);
-#endif
-}
-
 /* y[j·ys] for n pixels of one channel from their sums a[4·j], the bias included: rz is
  * c.right == 0 and full is [lo, hi] = [-128, 127] (the common activation range: none or a
  * ReLU/ReLU6 whose zero is -128), both constants where the block below calls this, so the
@@ -548,21 +548,71 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
 }
 #endif
 
+/* y[j·ys] for n pixels of one unit from their sums a[4·j], the bias included (+ zy wraps, as
+ * LiteRT's int32 add): wide is c.wide (E >= 1), full the clamp [-128, 127], both constants
+ * where mt_s8_fc_requant_block calls this */
+static inline __attribute__((always_inline)) void mt_s8_fc_requant_run(const int32_t *a, uint32_t n, mt_q_fc c,
+                                                                       mt_q_params p, int8_t *y, size_t ys,
+                                                                       const int wide, const int full)
+{
+    for (uint32_t j = 0; j < n; ++j, a += 4, y += ys) {
+        const int32_t scaled = wide ? mt_q_fc_scale_wide(*a, c) : mt_q_fc_scale_narrow(*a, c);
+        const int32_t v = (int32_t)((uint32_t)scaled + (uint32_t)p.y_zp);
+        *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, p.act_min, p.act_max));
+    }
+}
+
+/* FullyConnected's requantization of a run (DENSE_S8: mt_q_fc_scale, LiteRT's reference
+ * FullyConnected's double scaling): y[j·ys + r] for n pixels and R units from their sums
+ * acc[4·j + r] (bias included), a unit at a time with its constants in registers. Scalar code
+ * on every target, where Conv2D's gemmlowp rounding has Helium and AVX2 lanes: the 32 x 64-bit
+ * products have none here, and an output's requantization is small beside the D MACs of its
+ * sum. */
+static __attribute__((noinline, unused)) void mt_s8_fc_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                     const mt_q_fc q[4], mt_q_params p, int8_t *y,
+                                                                     size_t ys)
+{
+    const int full = p.act_min == -128 && p.act_max == 127;
+    for (uint32_t r = 0; r < R; ++r) {
+        if (q[r].wide) mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 0);
+        else if (full) mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 1);
+        else mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 0);
+    }
+}
+
+/* The requantization of a run of mt_s8_dense_rows: FullyConnected's (fc) or Conv2D's */
+static inline __attribute__((always_inline)) void mt_s8_rows_requant(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                     const mt_q_requant q[4], const mt_q_fc f[4],
+                                                                     mt_q_params p, int8_t *y, size_t ys, const int fc)
+{
+    if (fc) mt_s8_fc_requant_block(acc, n, R, f, p, y, ys);
+    else mt_s8_requant_block(acc, n, R, q, p, y, ys);
+}
+
 /* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
  * pixels): four units at a time over every row (the last 1-3 by mt_s8_dot, MT_S8_ROWS at a
- * time), each row's inputs read once for them, each sum started from its bias */
+ * time), each row's inputs read once for them, each sum started from its bias. fc (a constant
+ * where it is inlined): rq holds FullyConnected's double scales (mt_q_fc_of) and the sums are
+ * requantized as LiteRT's reference FullyConnected does, else Conv2D's (multiplier, shift)
+ * pairs with gemmlowp's rounding. */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
+                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc)
 {
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
     for (uint32_t u = 0; u < U; u += 4) {
         const uint32_t R = U - u < 4 ? U - u : 4;
         mt_q_requant q[4];
-        mt_s8_requants(bias, rq, u, R, q);
+        mt_q_fc f[4];
+        int32_t start[4];
+        if (fc) {
+            for (uint32_t r = 0; r < 4; ++r) f[r] = mt_q_fc_of(bias, rq, u + (r < R ? r : 0)), start[r] = f[r].bias;
+        } else {
+            mt_s8_requants(bias, rq, u, R, q);
+            for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
+        }
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
-        int32_t start[4] = {q[0].bias, q[1].bias, q[2].bias, q[3].bias};
         if (R == 4 && D >= MT_S8_MIN_ROW) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
             for (uint32_t r = 0; r < 4; ++r)
                 start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
@@ -570,7 +620,7 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
                 const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
                 mt_s8_dot4_pixels(xb, wu, D, n, start, acc);
                 xb += (size_t)n * D;
-                mt_s8_requant_block(acc, n, 4, q, p, yb, U);
+                mt_s8_rows_requant(acc, n, 4, q, f, p, yb, U, fc);
             }
             continue;
         }
@@ -582,7 +632,7 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
                 for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
                     mt_s8_dot(xb, wu + (size_t)r * D, D, D, p.x_zp, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
             }
-            mt_s8_requant_block(acc, n, R, q, p, yb, U);
+            mt_s8_rows_requant(acc, n, R, q, f, p, yb, U, fc);
         }
     }
 }

@@ -2,7 +2,7 @@
 
 The files of each top-level guest directory become one read-only ROMFS image (MicroPython's
 ``vfs.VfsRom``, extmod/vfs_rom.c's format) with 16-byte aligned file data, so that a file's
-``memoryview`` can be read in place on the board. The runner (micropython_run.py) places the
+``memoryview`` can be read in place on the board. The runner (run.py) places the
 images; the command line is microtrain.tools.micropython.
 """
 

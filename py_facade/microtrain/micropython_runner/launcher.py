@@ -9,7 +9,7 @@ the files itself, the traceback goes to stderr and the status is the exit status
 
 import os
 
-from .micropython_romfs import RunnerError
+from .romfs import RunnerError
 
 MARK = "\x1e"            # the launcher's record separator: output | traceback | status
 BLOCK = 512              # bytes per block of the RAM disk under littlefs

@@ -1,7 +1,7 @@
 """Running a script on microtrain's MicroPython firmware: where the firmware is (and building
 it), QEMU's command line for the mps2 boards, the raw-REPL conversation over the UART, and
 the unix port. The command line is microtrain.tools.micropython; the images it mounts come
-from micropython_romfs.py, the program it sends from micropython_launcher.py.
+from romfs.py, the program it sends from launcher.py.
 """
 
 import os
@@ -12,8 +12,8 @@ import tempfile
 import threading
 import time
 
-from .micropython_launcher import BLOCK, MARK, launcher, parse_files, parse_out, write_files
-from .micropython_romfs import RunnerError, plan_mounts, romfs_images
+from .launcher import BLOCK, MARK, launcher, parse_files, parse_out, write_files
+from .romfs import RunnerError, plan_mounts, romfs_images
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"

@@ -1,5 +1,9 @@
-"""Shared pieces of the layer classes: the Layer and weighted-layer bases and the argument
-checks the layer modules use (layers.py re-exports every public layer)."""
+"""The base of the model builder, under every other module of ``nn/`` but ``image``: the
+Layer and weighted-layer bases, the argument checks the layer modules use, and the symbolic
+tensor a layer call returns (``Layer.__call__``; ``functional`` builds models' graphs from
+them). layers.py gathers every public layer."""
+
+import itertools
 
 import numpy as np
 
@@ -53,6 +57,51 @@ def _is_positive_int(value):
     return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= 1
 
 
+_CALL_ORDER = itertools.count()  # SymbolicTensor.order: the order of the calls, the ops' order
+
+
+class SymbolicTensor:
+    """The output of ``Input`` or of a layer call: a shape and how it is computed."""
+
+    def __init__(self, shape, layer=None, inputs=()):
+        self.shape = tuple(shape)
+        self.layer = layer          # None for a model input
+        self.inputs = list(inputs)  # SymbolicTensors the layer was called on
+        self.order = next(_CALL_ORDER)
+
+    @property
+    def is_input(self):
+        return self.layer is None
+
+    def __repr__(self):
+        source = "Input" if self.layer is None else repr(self.layer)
+        return "<SymbolicTensor %r from %s>" % (self.shape, source)
+
+
+def _check_symbolic(value, layer):
+    if not isinstance(value, SymbolicTensor):
+        raise TypeError("%r is called on microtrain.Input() or another layer's output, got %r"
+                        % (layer, value))
+    return value
+
+
+def apply(layer, inputs):
+    """``layer(inputs)``: the SymbolicTensor of its output (shapes checked now)."""
+    if layer.MERGES:
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError("%r is called on a list of tensors, got %r" % (layer, inputs))
+        tensors = [_check_symbolic(t, layer) for t in inputs]
+        shape = layer.output_shape([t.shape for t in tensors])
+    else:
+        if isinstance(inputs, (list, tuple)):
+            if len(inputs) != 1:
+                raise TypeError("%r takes one tensor, got %d" % (layer, len(inputs)))
+            inputs = inputs[0]
+        tensors = [_check_symbolic(inputs, layer)]
+        shape = layer.output_shape(tensors[0].shape)
+    return SymbolicTensor(shape, layer, tensors)
+
+
 class Layer:
     """Base class: ``output_shape(input_shape)`` and ``emit(builder, input_tensor,
     input_shape, rng)`` (the tensor index of its output). Layers that merge branches
@@ -76,8 +125,7 @@ class Layer:
         raise NotImplementedError("%s does not define emit()" % type(self).__name__)
 
     def __call__(self, inputs):
-        from . import functional
-        return functional.apply(self, inputs)
+        return apply(self, inputs)
 
     def __repr__(self):
         return "%s()" % type(self).__name__
