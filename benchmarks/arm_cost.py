@@ -1,4 +1,4 @@
-"""Cost of one train step on ARM, as an exact count of executed instructions.
+"""Cost of one train step on ARM and RISC-V, as an exact count of executed instructions.
 
     python benchmarks/arm_cost.py [--steps 10] [--boards mps2-an385,...] [--markdown]
 
@@ -14,8 +14,10 @@ MACs of one step, per Dense op with I inputs and U units, batch B:
 forward B·I·U; weight gradient dW += dYᵀ·X, B·I·U if the op is trained; input gradient
 dX = dY·W, B·I·U if a trained op comes before it (backward has to reach that op).
 
-QEMU models no cycles: an instruction count is a stable proxy, not a time. Needs the ARM
-toolchains and QEMU (bash tools/setup_arm.sh) and scikit-learn for the digits.
+QEMU models no cycles: an instruction count is a stable proxy, not a time (and an RV32
+instruction does less than a Thumb-2 one: no shifted operands, no load-multiple, no
+post-increment). Needs the ARM and RISC-V toolchains and QEMU (bash tools/setup_arm.sh,
+tools/setup_riscv.sh) and scikit-learn for the digits.
 """
 
 import argparse
@@ -36,7 +38,7 @@ from microtrain.tools.firmware_training import FirmwareError
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
 DEFAULT_BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547",
-                  "arm-linux-gnueabihf", "aarch64-linux-gnu")
+                  "rv32imac-qemu", "rv32imafc-qemu", "arm-linux-gnueabihf", "aarch64-linux-gnu")
 SPEC = dict(epochs=1, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=-1)
 
@@ -82,7 +84,8 @@ def count_instructions(board_info, program, plugin):
         with open(stem + ".json", "w") as handle:
             json.dump({"board": board_info["board"], "program": program, "elf": board_info[program],
                        "build": os.path.dirname(board_info[program]), "instructions": int(value),
-                       "steps": int(steps.group(1)) if steps else None}, handle)
+                       "steps": int(steps.group(1)) if steps else None,
+                       "nm": board_info.get("nm"), "objdump": board_info.get("objdump")}, handle)
     return int(value)
 
 

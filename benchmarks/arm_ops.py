@@ -1,4 +1,4 @@
-"""Cost of every op of a train step on the Cortex-M boards, in executed instructions.
+"""Cost of every op of a train step on the Cortex-M and RISC-V boards, in executed instructions.
 
     python benchmarks/arm_ops.py [--steps 2] [--boards mps2-an386,...] [--markdown]
 
@@ -17,8 +17,9 @@ MACs: the multiply-accumulates the reference kernels perform (taps in the paddin
 MACs): forward; backward = the weight gradient plus, where backward goes on to the op's
 input (every weighted op but the first), the input gradient. A backward figure includes
 the fused activation's derivative and the bias gradient; the update column is the optimizer
-applied to the op's weights after its backward. Needs the ARM toolchains and QEMU
-(bash tools/setup_arm.sh) and scikit-learn for the digits.
+applied to the op's weights after its backward. The boards are those with an FPU (the M4F,
+M7, M33, M55 and rv32imafc); --boards takes any. Needs the ARM and RISC-V toolchains and QEMU
+(bash tools/setup_arm.sh, tools/setup_riscv.sh) and scikit-learn for the digits.
 """
 
 import argparse
@@ -41,7 +42,7 @@ REPO_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import arm_cost  # noqa: E402  (the plugin build)
 
-BOARDS = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
+BOARDS = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "rv32imafc-qemu")
 SPEC = dict(epochs=1, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=-1)
 NAMES = {_ops.DENSE: "Dense", _ops.CONV2D: "Conv2D", _ops.DEPTHWISE_CONV2D: "DepthwiseConv2D",
@@ -107,8 +108,8 @@ def op_macs(image, batch):
     return rows
 
 
-def symbols(elf):
-    output = subprocess.run(["arm-none-eabi-nm", "-S", elf], check=True, capture_output=True,
+def symbols(elf, nm):
+    output = subprocess.run([nm, "-S", elf], check=True, capture_output=True,
                             text=True).stdout
     table = {}
     for line in output.splitlines():
@@ -129,7 +130,7 @@ def profile(board, folder, steps, plugin, work):
     subprocess.run(["cmake", "--build", build_dir, "--target", "microtrain_bench_profile"], check=True,
                    stdout=subprocess.DEVNULL)
     elf = os.path.join(build_dir, "boards", "app", "microtrain_bench_profile.elf")
-    table = symbols(elf)
+    table = symbols(elf, info["nm"])
     marks, _ = table["mt_fw_profile_marks"]
     mark_fn, mark_size = table["mt_op_profile_mark"]
     info["bench_profile"] = elf

@@ -1,4 +1,4 @@
-"""Where a Cortex-M train step's instructions go, by function, from QEMU histograms.
+"""Where a Cortex-M or RISC-V train step's instructions go, by function, from QEMU histograms.
 
     MT_INSN_PROFILE=W python benchmarks/mbv2_int8.py --board mps2-an500   (or arm_cost.py,
                                                                           digits_int8.py)
@@ -8,7 +8,8 @@ A benchmark run with MT_INSN_PROFILE set keeps, for each program it counts
 (benchmarks/arm_cost.py's count_instructions), the insn_count plugin's histogram: the
 executions of every instruction address. Each run of `bench` is paired with the run of
 `bench_base` from the same build (the same firmware with 0 steps), each address is mapped to
-the function holding it in that program's ELF (arm-none-eabi-nm), and the difference of the
+the function holding it in that program's ELF (the toolchain's nm: arm-none-eabi-nm, or
+riscv64-unknown-elf-nm for the RISC-V boards), and the difference of the
 two, divided by the steps `bench` printed, is what one train step executes in each function:
 exact counts, not samples (functions inlined into another count as that one). --function
 prints that function's disassembly with each instruction's executions per step.
@@ -34,9 +35,14 @@ def read_histogram(path):
     return counts
 
 
-def functions_of(elf):
+def _tool(run, name):
+    """The run's binutils program ``name`` (nm, objdump), as its build recorded it."""
+    return run.get(name) or "arm-none-eabi-" + name  # runs recorded before builds named it
+
+
+def functions_of(elf, nm="arm-none-eabi-nm"):
     """[(start, size, name)] of the ELF's functions, sorted (the Thumb bit cleared)"""
-    output = subprocess.run(["arm-none-eabi-nm", "-S", elf], check=True, capture_output=True,
+    output = subprocess.run([nm, "-S", elf], check=True, capture_output=True,
                             text=True).stdout
     found = []
     for line in output.splitlines():
@@ -74,15 +80,15 @@ def per_step(bench, base):
     steps = bench["steps"]
     if not steps:
         raise SystemExit("%s printed no train steps" % bench["elf"])
-    b = by_function(read_histogram(bench["hist"]), functions_of(bench["elf"]))
-    a = by_function(read_histogram(base["hist"]), functions_of(base["elf"]))
+    b = by_function(read_histogram(bench["hist"]), functions_of(bench["elf"], _tool(bench, "nm")))
+    a = by_function(read_histogram(base["hist"]), functions_of(base["elf"], _tool(base, "nm")))
     return {name: (b[name] - a.get(name, 0)) / steps for name in set(b) | set(a)}, steps
 
 
 def annotate(bench, base, name, steps):
     """Lines of `name`'s disassembly in bench's ELF, each with its executions per step."""
     def located(elf):
-        for start, size, function in functions_of(elf):
+        for start, size, function in functions_of(elf, _tool(bench, "nm")):
             if function == name:
                 return start, size
         return None
@@ -96,7 +102,7 @@ def annotate(bench, base, name, steps):
         a, base_start = collections.Counter(), start
     else:
         base_start = in_base[0]
-    listing = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn",
+    listing = subprocess.run([_tool(bench, "objdump"), "-d", "--no-show-raw-insn",
                               "--start-address=0x%x" % start, "--stop-address=0x%x" % (start + size),
                               bench["elf"]], check=True, capture_output=True, text=True).stdout
     lines = []

@@ -2,6 +2,7 @@
 # everything in the package except the folders and files that need CPython (nn/: the model
 # builder, numpy; tools/: CLI, firmware, plots; convert/: the .tflite/.circle/.onnx importers;
 # federated/: Flower; micropython_runner/: runs scripts on the firmware under QEMU;
+# _array_files.py: numpy; _arguments.py: argparse;
 # backend/ctypes_backend.py, backend/ctypes_callbacks.py, backend/_native.py and
 # backend/_native_types.py: ctypes).
 # tests/test_micropython_safe.py checks that this list is exactly that set and compiles each

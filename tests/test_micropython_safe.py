@@ -23,8 +23,10 @@ import microtrain
 
 PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
 # Needs CPython: the model builder (numpy), the importers, the host tools, Flower, the
-# MicroPython runner (QEMU, subprocesses), the ctypes backend.
+# MicroPython runner (QEMU, subprocesses), users' array files (numpy), command-line values
+# (argparse), the ctypes backend.
 CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "micropython_runner/",
+                "_array_files.py", "_arguments.py",
                 "backend/ctypes_backend.py",
                 "backend/ctypes_callbacks.py",
                 "backend/_native.py", "backend/_native_types.py", "__main__.py")

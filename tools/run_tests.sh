@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The test command: set up (tools/setup_host.sh --test, tools/setup_arm.sh), then
+# The test command: set up (tools/setup_host.sh --test, tools/setup_arm.sh,
+# tools/setup_riscv.sh), then
 #   1. build micro_core and the C tests with -Werror, run them with ctest;
 #   2. cross-build them for ARM Linux (32 and 64 bit) and run them under qemu-user (ctest);
 #   3. run the Python tests (pytest) against the installed package, including the board
 #      tests (tests/boards): the example firmware fine-tunes under QEMU on every Cortex-M
-#      board and must compute the host's bits exactly; before them the core is built for
+#      and RISC-V board and must compute the host's bits exactly; before them the core is built for
 #      wasm32 (preset wasm32-wasi), and MicroPython on Node trains the digits MLP through the
 #      pure facade modules over it, matching the host bit for bit (tests/test_micropython_wasm.py);
 #      and MicroPython 1.28 firmware with the native module _microtrain (unix port, QEMU
-#      mps2-an500/an385) fine-tunes with the host's bits (tests/micropython);
+#      mps2-an500/an385, rv32imac-qemu) fine-tunes with the host's bits (tests/micropython);
 #   4. run the C and Python tests again under AddressSanitizer + UBSan, then fuzz the image
 #      reader, the session and the checkpoint reader for a bounded time (60 s of a core each,
 #      side by side: 90 s on two cores).
@@ -17,6 +18,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 source tools/setup_host.sh --test
 bash tools/setup_arm.sh
+bash tools/setup_riscv.sh
 
 build="$root/build/host-tests"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
@@ -36,9 +38,9 @@ bash tools/setup_wasm.sh
 cmake --preset wasm32-wasi >/dev/null
 cmake --build --preset wasm32-wasi
 
-# MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500 and mps2-an385) for
-# tests/micropython (build_firmware.sh says where MicroPython's source comes from: a cached or
-# vendored tarball, else GitHub); incremental, seconds when built.
+# MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500, mps2-an385 and
+# rv32imac-qemu) for tests/micropython (build_firmware.sh says where MicroPython's source comes
+# from: a cached or vendored tarball, else GitHub); incremental, seconds when built.
 command -v make >/dev/null || { apt-get update && apt-get install -y --no-install-recommends make; }
 bash tools/micropython/build_firmware.sh
 

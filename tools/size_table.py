@@ -1,23 +1,26 @@
-"""Flash and RAM of the core and of the example firmware on every Cortex-M board.
+"""Flash and RAM of the core and of the example firmware on every bare-metal board.
 
     python tools/size_table.py              print the Markdown table
     python tools/size_table.py --readme     also replace it in README.md (between the
                                             size-table markers)
 
-Builds each bare-metal preset (MinSizeRel, -Os) on the digits example of
-examples/firmware_digits.py (the demo's fine-tuning: last Dense + Softmax trained, first
-layer frozen in flash) and reads `arm-none-eabi-size -A`:
+Builds each bare-metal preset (MinSizeRel, -Os; the Cortex-M and RISC-V boards) on the
+digits example of examples/firmware_digits.py (the demo's fine-tuning: last Dense + Softmax
+trained, first layer frozen in flash) and reads the toolchain's `size -A` (arm-none-eabi-size,
+riscv64-unknown-elf-size):
 
 - the core, libmicrotrain_core.a: the sum over its objects of .text*, .rodata*, .data*
-  and .bss* sections (every function in its own section; a firmware links only the ones
-  it calls);
+  and .bss* sections, RISC-V's small-data .srodata*, .sdata* and .sbss* and thread-local
+  .tdata and .tbss counted with them (every function in its own section; a firmware links
+  only the ones it calls);
 - the example firmware ELF after --gc-sections: .text (with the vector table), .rodata
   (which holds the model image and the dataset), .data, .bss (the arena; the stack is not
   a section: MT_STACK_BYTES in the board's memory.ld);
 - the same core and firmware built with only the kernels the digits MLP uses
   (-DMT_OPS="dense;relu;softmax", MLP_OPS): their .text, the flash an MLP firmware saves.
 
-Needs the ARM toolchains (bash tools/setup_arm.sh) and scikit-learn for the digits.
+Needs the ARM and RISC-V toolchains (bash tools/setup_arm.sh, tools/setup_riscv.sh) and
+scikit-learn for the digits.
 """
 
 import argparse
@@ -29,7 +32,8 @@ import sys
 from microtrain.tools import firmware
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547")
+BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547",
+          "rv32imac-qemu", "rv32imafc-qemu")
 SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=2)
 BEGIN = "<!-- size-table:begin (tools/size_table.py --readme) -->"
@@ -38,9 +42,10 @@ KINDS = ("text", "rodata", "data", "bss")
 MLP_OPS = ("dense", "relu", "softmax")  # the ops of the digits MLP (MT_OPS)
 
 
-def section_sizes(path):
-    """{"text", "rodata", "data", "bss"} bytes of an ELF or an archive (summed over objects)."""
-    output = subprocess.run(["arm-none-eabi-size", "-A", path], check=True,
+def section_sizes(path, size_tool):
+    """{"text", "rodata", "data", "bss"} bytes of an ELF or an archive (summed over objects),
+    read with the build's ``size_tool``."""
+    output = subprocess.run([size_tool, "-A", path], check=True,
                             capture_output=True, text=True).stdout
     sizes = dict.fromkeys(KINDS, 0)
     for line in output.splitlines():
@@ -50,11 +55,11 @@ def section_sizes(path):
         name, size = fields[0], int(fields[1])
         if name == ".vectors" or re.match(r"\.text(\.|$)", name):
             sizes["text"] += size
-        elif re.match(r"\.rodata(\.|$)", name):
+        elif re.match(r"\.s?rodata(\.|$)", name):
             sizes["rodata"] += size
-        elif re.match(r"\.data(\.|$)", name):
+        elif re.match(r"\.[st]?data(\.|$)", name):
             sizes["data"] += size
-        elif re.match(r"\.bss(\.|$)", name):
+        elif re.match(r"\.[st]?bss(\.|$)", name):  # not .tbss_space: the room .tbss takes
             sizes["bss"] += size
     return sizes
 
@@ -71,10 +76,10 @@ def measure(work_dir):
         mlp = firmware.build(source, board, data_dir, os.path.join(work_dir, board + "-mlp"),
                              ops=MLP_OPS)
         rows.append({"board": board, "core": info["core"],
-                     "library": section_sizes(info["core_library"]),
-                     "firmware": section_sizes(info["firmware"]),
-                     "mlp_library": section_sizes(mlp["core_library"]),
-                     "mlp_firmware": section_sizes(mlp["firmware"])})
+                     "library": section_sizes(info["core_library"], info["size"]),
+                     "firmware": section_sizes(info["firmware"], info["size"]),
+                     "mlp_library": section_sizes(mlp["core_library"], mlp["size"]),
+                     "mlp_firmware": section_sizes(mlp["firmware"], mlp["size"])})
     return record, rows
 
 
@@ -94,7 +99,8 @@ def format_table(record, rows):
     lines.append("")
     lines.append(_mlp_note(rows))
     lines.append("")
-    lines.append("Bytes, `arm-none-eabi-size -A`, MinSizeRel (-Os). The firmware's .rodata holds "
+    lines.append("Bytes, `size -A` (arm-none-eabi-, riscv64-unknown-elf-), MinSizeRel (-Os). "
+                 "The firmware's .rodata holds "
                  "the %d-byte model image and the dataset; its .bss is the %d-byte arena "
                  "(mt_plan's figure for batch %d, last Dense + Softmax trained); the stack "
                  "(16 KiB in memory.ld) comes on top. Regenerate with "

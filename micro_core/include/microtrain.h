@@ -52,7 +52,9 @@
  * nearest, denormals not flushed (FPSCR as after reset, FZ = 0). On a
  * Cortex-M with an FPU, the startup code enables it in CPACR (CP10, CP11)
  * before any float instruction runs and leaves FPSCR alone, as
- * boards/common/cortex-m/startup.c does.
+ * boards/common/cortex-m/startup.c does; on RISC-V with F it sets
+ * mstatus.FS and leaves fcsr's rounding mode at 0 (to nearest, ties to even;
+ * RISC-V never flushes subnormals), as boards/common/riscv/startup.c does.
  */
 #ifndef MICROTRAIN_H
 #define MICROTRAIN_H

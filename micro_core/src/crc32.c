@@ -1,12 +1,12 @@
 /*
  * CRC-32 (IEEE 802.3, zlib's: reflected polynomial 0xEDB88320, initial and final inversion).
  *
- * On a microcontroller, four bits a step: a 64-byte table of the sixteen 4-bit remainders
- * instead of zlib's 1 KiB one, and a quarter of the bit-at-a-time loop's steps (the image check
- * at boot, the largest share of boot on a Cortex-M, and checkpoints). Entry i is i shifted out
- * four times: c = (c >> 1) ^ (0xEDB88320 if c & 1).
+ * On a microcontroller (a Cortex-M, bare-metal RISC-V), four bits a step: a 64-byte table of
+ * the sixteen 4-bit remainders instead of zlib's 1 KiB one, and a quarter of the bit-at-a-time
+ * loop's steps (the image check at boot, the largest share of boot on a Cortex-M, and
+ * checkpoints). Entry i is i shifted out four times: c = (c >> 1) ^ (0xEDB88320 if c & 1).
  *
- * On a hosted build (anything but a Cortex-M), eight bytes a step with 8 KiB of tables
+ * On a hosted build (anything else), eight bytes a step with 8 KiB of tables
  * (crc32_slices.h): every query of the C API validates the image it is given, so opening and
  * compiling a model checks it about a dozen times, and the nibble loop spent ~40 ms on a
  * 642 KB MobileNetV2 image. Slicing: for the eight bytes b0..b7 that follow a remainder c,
@@ -17,7 +17,8 @@
  */
 #include "microtrain.h"
 
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#if (defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M') || \
+    (defined(__riscv) && !defined(__linux__))
 #define MT_CRC32_SLICED 0
 #else
 #define MT_CRC32_SLICED 1

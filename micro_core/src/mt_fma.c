@@ -17,7 +17,8 @@
  * puts it below 2^47 while the larger is at least 2^61, so the sum keeps its leading bit at 60
  * or higher: a deep cancellation happens only in an exact sum.
  *
- * NaN and infinity follow ARM's FPMulAdd with FPSCR.DN = 0 (the VFMA of an M4F), see special().
+ * NaN and infinity follow ARM's FPMulAdd with FPSCR.DN = 0 (the VFMA of an M4F), see special();
+ * built for RISC-V, every NaN result is the canonical NaN, as fmadd.s returns it.
  */
 #include "mt_fma.h"
 
@@ -28,7 +29,15 @@
 #define SIGN_BIT 0x80000000u
 #define QUIET_BIT 0x00400000u    /* the top fraction bit: set in a quiet NaN */
 #define INF_BITS 0x7F800000u
-#define DEFAULT_NAN 0x7FC00000u  /* ARM's default NaN */
+#define DEFAULT_NAN 0x7FC00000u  /* ARM's default NaN, RISC-V's canonical NaN */
+
+/* RISC-V's F extension (and libgcc's soft float there) returns the canonical NaN for every NaN
+ * result, whatever NaNs came in; ARM and x86 keep an operand's. */
+#if defined(__riscv)
+#define CANONICAL_NAN_ONLY 1
+#else
+#define CANONICAL_NAN_ONLY 0
+#endif
 
 /* Leading zeros of x != 0 (one CLZ on the M3). */
 static int clz32(uint32_t x)
@@ -107,8 +116,10 @@ float mt_fmaf_soft(float a, float b, float c)
     const int ea = (int)(ua >> 23 & 0xFFu), eb = (int)(ub >> 23 & 0xFFu);
     const int ec = (int)(uc >> 23 & 0xFFu);
     uint32_t sign = (ua ^ ub) & SIGN_BIT; /* of a·b, then of the sum */
-    if (ea == 0xFF || eb == 0xFF || ec == 0xFF)
-        return mt_f32_from_bits(special(ua, ub, uc));
+    if (ea == 0xFF || eb == 0xFF || ec == 0xFF) {
+        const uint32_t r = special(ua, ub, uc);
+        return mt_f32_from_bits(CANONICAL_NAN_ONLY && is_nan(r) ? DEFAULT_NAN : r);
+    }
     /* a·b = ±0 exactly: the sum is c, or for c = ±0 the zero of the common sign, else +0. */
     if (is_zero(ua) || is_zero(ub))
         return mt_f32_from_bits(!is_zero(uc) || (uc & SIGN_BIT) == sign ? uc : 0u);

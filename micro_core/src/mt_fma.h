@@ -13,9 +13,11 @@
  * The result is correctly rounded, so it is the same bits wherever it is computed:
  *   - a core with the instruction: __builtin_fmaf, one instruction (the core compiles with
  *     -ffp-contract=off, so nothing else is fused);
- *   - bare-metal 32-bit ARM without it (the M3, the M0): mt_fmaf_soft below, integer
- *     arithmetic only, because newlib's fmaf rounds twice (a double sum, then a float) and is
- *     off by one ulp when the double lands on a float tie;
+ *   - RISC-V with the F extension (rv32imafc): __builtin_fmaf, one fmadd.s;
+ *   - bare-metal 32-bit ARM without it (the M3, the M0) and RISC-V without F (rv32imac):
+ *     mt_fmaf_soft below, integer arithmetic only, because newlib's fmaf, and picolibc's on
+ *     rv32imac, round twice (a double sum, then a float) and are off by one ulp when the
+ *     double lands on a float tie;
  *   - ARM Linux with a double-precision FPU but no VFMA (armhf's VFPv3): mt_fmaf_via_double
  *     below, the sum in double and one test for the rare case where rounding it again to float
  *     could differ (then mt_fmaf_soft): the digits step 1.04M instructions, 2.8M with glibc's
@@ -24,9 +26,13 @@
  *     AArch32) still does best built with -mfpu=neon-vfpv4;
  *   - anything else (x86-64 without FMA3 in the portable build, wasm): the C library's fmaf,
  *     which glibc and musl compute correctly rounded.
- * NaN: a single NaN operand comes back quiet with its sign and payload everywhere. Where two
- * NaNs meet, or a NaN addend meets 0·∞, the NaN that wins is the target's rule (ARM: the addend
- * first, and 0·∞ + qNaN is the default NaN; x86: its operand order); mt_fmaf_soft follows ARM.
+ * NaN: on ARM and x86 a single NaN operand comes back quiet with its sign and payload. Where
+ * two NaNs meet, or a NaN addend meets 0·∞, the NaN that wins is the target's rule (ARM: the
+ * addend first, and 0·∞ + qNaN is the default NaN; x86: its operand order); mt_fmaf_soft
+ * follows ARM. RISC-V keeps no NaN: every NaN result of its F extension (fmadd.s, and any
+ * other operation) and of libgcc's soft float there is the canonical NaN 0x7FC00000, sign and
+ * payload dropped, and mt_fmaf_soft built for RISC-V returns it too, so rv32imac and
+ * rv32imafc agree on NaNs as on every other value.
  */
 #ifndef MT_FMA_H
 #define MT_FMA_H
@@ -35,7 +41,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* a·b + c rounded once, ARM's NaN rules (see above); only integer operations. */
+/* a·b + c rounded once, ARM's NaN rules (RISC-V's canonical NaN when built for RISC-V, see
+ * above); only integer operations. */
 float mt_fmaf_soft(float a, float b, float c);
 
 /*
@@ -60,7 +67,8 @@ static inline float mt_fmaf_via_double(float a, float b, float c)
     return (float)r;
 }
 
-#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(__aarch64__)
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(__aarch64__) || \
+    (defined(__riscv) && defined(__riscv_flen))
 #define MT_FMA_HARDWARE 1
 static inline float mt_fmaf(float a, float b, float c)
 {
@@ -72,7 +80,7 @@ static inline float mt_fmaf(float a, float b, float c)
 {
     return mt_fmaf_via_double(a, b, c);
 }
-#elif (defined(__arm__) || defined(__thumb__)) && !defined(__linux__)
+#elif ((defined(__arm__) || defined(__thumb__)) && !defined(__linux__)) || defined(__riscv)
 #define MT_FMA_HARDWARE 0
 static inline float mt_fmaf(float a, float b, float c)
 {

@@ -66,13 +66,23 @@ backend_obj_t *mtmod_session_of(mp_obj_t self_in, const char *method);
 /* ---- numbers in and out (backend_values.c) */
 
 int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function);
+bool mtmod_int_in(mp_obj_t value, long long low, long long high, long long *out,
+    const char *what, const char *function);
+const char *mtmod_repr(mp_obj_t value);
 mp_obj_array_t *mtmod_new_float_array(size_t n);
-size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
-    const char *function);
+size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
+    bool as_int, const char *function);
 
 /* ---- open and close (backend_open.c) */
 
 void mtmod_forget(backend_obj_t *self);
+
+/* ---- buffers the caller lends: image and arena (backend_buffers.c) */
+
+void mtmod_refuse_overlap(mp_obj_t image, const mp_buffer_info_t *arena);
+void mtmod_own_writable_image(backend_obj_t *self);
+void mtmod_check_lent(backend_obj_t *self, const char *method);
+bool mtmod_lent_moved(backend_obj_t *self);
 
 /* ---- state snapshots (backend_checkpoints.c) */
 

@@ -50,6 +50,8 @@ typedef struct {
     size_t short_wanted, short_got;
     bool short_read;
     mp_obj_t properties; /* checkpoint_load: the list of (name, value) */
+    backend_obj_t *self; /* whose lent buffers the callable might have moved */
+    bool moved;          /* it did: the core was stopped (backend_buffers.c) */
 } callback_ctx;
 
 static mt_status write_to_python(void *user, const void *data, size_t bytes) {
@@ -58,7 +60,8 @@ static mt_status write_to_python(void *user, const void *data, size_t bytes) {
     if (nlr_push(&nlr) == 0) {
         mp_call_function_1(ctx->callable, mp_obj_new_bytes(data, bytes));
         nlr_pop();
-        return MT_OK;
+        ctx->moved = mtmod_lent_moved(ctx->self);
+        return ctx->moved ? MT_ERR_IO : MT_OK;
     }
     ctx->error = MP_OBJ_FROM_PTR(nlr.ret_val);
     return MT_ERR_IO;
@@ -73,6 +76,10 @@ static mt_status read_from_python(void *user, size_t offset, void *data, size_t 
         mp_buffer_info_t buffer;
         mp_get_buffer_raise(chunk, &buffer, MP_BUFFER_READ);
         nlr_pop();
+        if (mtmod_lent_moved(ctx->self)) {
+            ctx->moved = true; /* nothing goes into the session's old memory */
+            return MT_ERR_IO;
+        }
         if (buffer.len != bytes) {
             ctx->short_read = true;
             ctx->short_offset = offset;
@@ -110,19 +117,24 @@ static mt_status property_to_python(void *user, const mt_property *property) {
 
 /* After a core call that ran Python callbacks: raise what they raised, else check status. */
 static void finish_callbacks(const callback_ctx *ctx, int status, const char *function) {
+    if (ctx->moved) {
+        mtmod_check_lent(ctx->self, function); /* raises: the session is forgotten */
+    }
     if (ctx->error != MP_OBJ_NULL) {
         nlr_raise(ctx->error);
     }
     if (ctx->short_read) {
-        mtmod_raise_error(MT_ERR_IO, function, "read(%u, %u) returned %u bytes",
-            (unsigned)ctx->short_offset, (unsigned)ctx->short_wanted,
-            (unsigned)ctx->short_got);
+        mtmod_raise_error(MT_ERR_IO, function, "read(%lu, %lu) returned %lu bytes",
+            (unsigned long)ctx->short_offset, (unsigned long)ctx->short_wanted,
+            (unsigned long)ctx->short_got);
     }
     mtmod_check(status, function);
 }
 
-static void init_ctx(callback_ctx *ctx, mp_obj_t callable) {
+static void init_ctx(callback_ctx *ctx, mp_obj_t callable, backend_obj_t *self) {
     ctx->callable = callable;
+    ctx->self = self;
+    ctx->moved = false;
     ctx->error = MP_OBJ_NULL;
     ctx->short_read = false;
     ctx->short_offset = ctx->short_wanted = ctx->short_got = 0;
@@ -143,7 +155,14 @@ static mt_property *read_properties(mp_obj_t list, int32_t *count) {
         p->name = mp_obj_str_get_str(triple[0]);
         p->type = mtmod_get_i32(triple[1], "property kind", "mt_checkpoint_save");
         if (p->type == MT_PROPERTY_INT) {
-            p->int_value = mp_obj_get_ll(triple[2]);
+            long long value;
+            if (!mtmod_int_in(triple[2], INT64_MIN, INT64_MAX, &value, "a property",
+                "mt_checkpoint_save")) {
+                m_del(mt_property, properties, n == 0 ? 1 : n);
+                mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_checkpoint_save",
+                    "property %s = %s does not fit in 64 bits", p->name, mtmod_repr(triple[2]));
+            }
+            p->int_value = value;
         } else if (p->type == MT_PROPERTY_FLOAT) {
             p->float_value = mp_obj_get_float_to_d(triple[2]);
         } else {
@@ -156,12 +175,13 @@ static mt_property *read_properties(mp_obj_t list, int32_t *count) {
 
 static mp_obj_t backend_checkpoint_bytes(mp_obj_t self_in, mp_obj_t include_optimizer,
     mp_obj_t properties_in) {
-    backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_bytes");
+    /* the arguments first (they may run Python code), then the session's check */
+    const int include = mp_obj_is_true(include_optimizer);
     int32_t count;
     mt_property *properties = read_properties(properties_in, &count);
+    backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_bytes");
     size_t bytes;
-    int status = mt_checkpoint_bytes(self->session, mp_obj_is_true(include_optimizer),
-        properties, count, &bytes);
+    int status = mt_checkpoint_bytes(self->session, include, properties, count, &bytes);
     m_del(mt_property, properties, count == 0 ? 1 : count);
     mtmod_check(status, "mt_checkpoint_bytes");
     return mp_obj_new_int_from_uint(bytes);
@@ -171,13 +191,14 @@ MP_DEFINE_CONST_FUN_OBJ_3(mtmod_checkpoint_bytes_obj, backend_checkpoint_bytes);
 /* checkpoint_save(include_optimizer, properties, write) */
 static mp_obj_t backend_checkpoint_save(size_t n_args, const mp_obj_t *args) {
     (void)n_args;
-    backend_obj_t *self = mtmod_session_of(args[0], "mt_checkpoint_save");
+    const int include = mp_obj_is_true(args[1]); /* arguments first, then the check */
     int32_t count;
     mt_property *properties = read_properties(args[2], &count);
+    backend_obj_t *self = mtmod_session_of(args[0], "mt_checkpoint_save");
     callback_ctx ctx;
-    init_ctx(&ctx, args[3]);
-    int status = mt_checkpoint_save(self->session, mp_obj_is_true(args[1]), properties, count,
-        write_to_python, &ctx);
+    init_ctx(&ctx, args[3], self);
+    int status = mt_checkpoint_save(self->session, include, properties, count, write_to_python,
+        &ctx);
     m_del(mt_property, properties, count == 0 ? 1 : count);
     finish_callbacks(&ctx, status, "mt_checkpoint_save");
     return mp_const_none;
@@ -188,16 +209,26 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mtmod_checkpoint_save_obj, 4, 4,
 /* checkpoint_load(size, read) -> [(name, value), ...] */
 static mp_obj_t backend_checkpoint_load(mp_obj_t self_in, mp_obj_t size_in, mp_obj_t read) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_checkpoint_load");
-    size_t size = (size_t)mp_obj_get_int(size_in);
+    long long bytes;
+    if (!mtmod_int_in(size_in, 0, SIZE_MAX < INT64_MAX ? (long long)SIZE_MAX : INT64_MAX, &bytes,
+        "size", "mt_checkpoint_load")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_checkpoint_load",
+            "size %s is not a byte count of this machine", mtmod_repr(size_in));
+    }
+    size_t size = (size_t)bytes;
     /* The core validates the whole checkpoint before it changes anything, but its second
      * pass reads in place: keep the state to put back if that pass fails. */
     snapshot saved;
     mtmod_take_snapshot(self, &saved, "keeping the state to restore");
     callback_ctx ctx;
-    init_ctx(&ctx, read);
+    init_ctx(&ctx, read, self);
     ctx.properties = mp_obj_new_list(0, NULL);
     int status = mt_checkpoint_load(self->session, size, read_from_python, &ctx, property_to_python,
         &ctx);
+    if (ctx.moved) { /* the session's memory is gone: nothing to restore into */
+        m_del(uint8_t, saved.data, saved.bytes);
+        finish_callbacks(&ctx, status, "mt_checkpoint_load");
+    }
     if (status < 0 || ctx.error != MP_OBJ_NULL) {
         int restored = mt_checkpoint_load(self->session, saved.used, mtmod_read_snapshot, &saved,
             NULL, NULL);
@@ -217,7 +248,7 @@ MP_DEFINE_CONST_FUN_OBJ_3(mtmod_checkpoint_load_obj, backend_checkpoint_load);
 static mp_obj_t backend_export_image(mp_obj_t self_in, mp_obj_t write) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_export_image");
     callback_ctx ctx;
-    init_ctx(&ctx, write);
+    init_ctx(&ctx, write, self);
     int status = mt_session_export_image(self->session, write_to_python, &ctx);
     finish_callbacks(&ctx, status, "mt_session_export_image");
     return mp_const_none;

@@ -134,6 +134,7 @@ backend_obj_t *mtmod_session_of(mp_obj_t self_in, const char *method) {
     if (self->session == NULL) {
         mtmod_raise_error(MT_ERR_STATE, method, "no session: call open() first");
     }
+    mtmod_check_lent(self, method); /* the image and arena still where open() found them */
     return self;
 }
 

@@ -97,8 +97,8 @@ static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
             mp_obj_get_array(value, &count, &bits);
             if (count > MT_MAX_OPS) {
                 mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                    "trainable_op_mask has %u entries; a model has at most %d ops",
-                    (unsigned)count, MT_MAX_OPS);
+                    "trainable_op_mask has %lu entries; a model has at most %d ops",
+                    (unsigned long)count, MT_MAX_OPS);
             }
             memset(mask, 0, MT_MAX_OPS);
             for (size_t op = 0; op < count; ++op) {
@@ -362,11 +362,13 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
             "the arena must be a writable buffer such as a bytearray");
     }
 
+    mtmod_refuse_overlap(args[ARG_image].u_obj, &arena_buffer); /* before any write */
     self->image = aligned_image(args[ARG_image].u_obj, &self->image_bytes, &self->image_block,
         &self->image_block_bytes, &self->image_writable);
     if (self->image_block == NULL) {
         self->image_obj = args[ARG_image].u_obj;
     }
+    mtmod_own_writable_image(self); /* a buffer the script can change: our copy instead */
     mt_memory_plan plan;
     int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
     if (status < 0) {
@@ -386,10 +388,10 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         if (usable < plan.total_bytes) {
             mtmod_forget(self);
             mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init",
-                "the arena buffer of %u bytes holds %u at %d-byte alignment, the plan needs %u "
-                "(pass bytearray(%u))", (unsigned)arena_buffer.len, (unsigned)usable,
-                MT_ARENA_ALIGN, (unsigned)plan.total_bytes,
-                (unsigned)(plan.total_bytes + MT_ARENA_ALIGN - 1));
+                "the arena buffer of %lu bytes holds %lu at %d-byte alignment, the plan needs "
+                "%lu (pass bytearray(%lu))", (unsigned long)arena_buffer.len,
+                (unsigned long)usable, MT_ARENA_ALIGN, (unsigned long)plan.total_bytes,
+                (unsigned long)(plan.total_bytes + MT_ARENA_ALIGN - 1));
         }
         self->arena_obj = arena_in;
         self->arena = (uint8_t *)aligned;

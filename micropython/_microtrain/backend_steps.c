@@ -12,9 +12,17 @@
 static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
     (void)n_args;
     backend_obj_t *self = mtmod_session_of(args[0], "write_rows");
-    mp_int_t kind = mp_obj_get_int(args[1]);
+    long long kind;
+    if (!mtmod_int_in(args[1], 0, 1, &kind, "kind", "write_rows")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows", "kind %s is neither KIND_INPUT (0) "
+            "nor KIND_TARGET (1)", mtmod_repr(args[1]));
+    }
     int32_t position = mtmod_get_i32(args[2], "position", "write_rows");
-    mp_int_t first_row = mp_obj_get_int(args[3]);
+    long long first_row;
+    if (!mtmod_int_in(args[3], 0, self->batch_size - 1, &first_row, "first_row", "write_rows")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows", "first_row %s is outside 0..%d",
+            mtmod_repr(args[3]), (int)self->batch_size - 1);
+    }
     void *data;
     int32_t count;
     bool as_int = false;
@@ -26,7 +34,7 @@ static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
                 (int)position);
         }
         data = x;
-    } else if (kind == 1) {
+    } else {
         if (position != 0) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows", "targets are position 0, not %d",
                 (int)position);
@@ -35,22 +43,16 @@ static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
         mtmod_check(mt_session_target(self->session, &data, &bytes), "mt_session_target");
         count = bytes / 4;
         as_int = self->sparse != 0;
-    } else {
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows", "kind %d is neither KIND_INPUT (0) "
-            "nor KIND_TARGET (1)", (int)kind);
     }
     const size_t width = (size_t)count / (size_t)self->batch_size;
-    if (first_row < 0 || first_row >= self->batch_size) {
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows", "first_row %d is outside 0..%d",
-            (int)first_row, (int)self->batch_size - 1);
-    }
     const size_t start = (size_t)first_row * width;
     /* Copy into the buffer from `start`; count what came, and refuse partial rows. */
-    size_t written = mtmod_copy_values(args[4], (uint8_t *)data + 4 * start, (size_t)count - start,
-        as_int, "write_rows");
+    size_t written = mtmod_copy_values(self, args[4], (uint8_t *)data + 4 * start,
+        (size_t)count - start, as_int, "write_rows");
     if (written % width != 0) {
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows",
-            "%u values are not whole rows of %u", (unsigned)written, (unsigned)width);
+            "%lu values are not whole rows of %lu", (unsigned long)written,
+            (unsigned long)width);
     }
     return mp_const_none;
 }
@@ -60,16 +62,16 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mtmod_write_rows_obj, 5, 5, backend_write_ro
 static mp_obj_t backend_read_rows(mp_obj_t self_in, mp_obj_t output_in, mp_obj_t n_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "read_rows");
     int32_t output = mtmod_get_i32(output_in, "output", "read_rows");
-    mp_int_t n = mp_obj_get_int(n_in);
     const float *data;
     int32_t count;
     int status = mt_session_output(self->session, output, &data, &count);
     if (status < 0) {
         mtmod_raise_error(status, "mt_session_output", "the model has no output %d", (int)output);
     }
-    if (n < 0 || n > self->batch_size) {
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "read_rows", "n = %d rows, the batch size is %d",
-            (int)n, (int)self->batch_size);
+    long long n;
+    if (!mtmod_int_in(n_in, 0, self->batch_size, &n, "n", "read_rows")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "read_rows", "n = %s rows, the batch size is %d",
+            mtmod_repr(n_in), (int)self->batch_size);
     }
     size_t values = (size_t)n * ((size_t)count / (size_t)self->batch_size);
     mp_obj_array_t *rows = mtmod_new_float_array(values);
@@ -82,13 +84,9 @@ MP_DEFINE_CONST_FUN_OBJ_3(mtmod_read_rows_obj, backend_read_rows);
 
 /* Why a step with n rows failed, when this module can tell more than the status. */
 static MP_NORETURN void raise_step(backend_obj_t *self, int status, const char *function,
-    mp_int_t n, float loss) {
+    long long n, float loss) {
     if (status == MT_ERR_NUMERIC) {
         mtmod_raise_session(self->session, status, function, &loss, NULL);
-    }
-    if (status == MT_ERR_BAD_ARGUMENT && (n < 1 || n > self->batch_size)) {
-        mtmod_raise_error(status, function, "n = %d rows, a step takes 1 to %d (the batch size)",
-            (int)n, (int)self->batch_size);
     }
     if (status == MT_ERR_BAD_ARGUMENT && self->sparse) {
         const float *out;
@@ -98,7 +96,7 @@ static MP_NORETURN void raise_step(backend_obj_t *self, int status, const char *
         if (mt_session_output(self->session, 0, &out, &count) == MT_OK
             && mt_session_target(self->session, &target, &bytes) == MT_OK) {
             const int32_t classes = count / self->batch_size;
-            for (mp_int_t row = 0; row < n; ++row) {
+            for (long long row = 0; row < n; ++row) {
                 int32_t label = ((const int32_t *)target)[row];
                 if (label < 0 || label >= classes) {
                     mtmod_raise_session(self->session, status, function, NULL,
@@ -125,15 +123,26 @@ static float *loss_slot(size_t n_args, const mp_obj_t *args, const char *functio
     return (float *)out.buf;
 }
 
+/* The rows n of a step, 1 to the batch size (a refusal prints the value the script gave). */
+static int32_t step_rows(backend_obj_t *self, mp_obj_t n_in, const char *function) {
+    long long n;
+    if (!mtmod_int_in(n_in, 1, self->batch_size, &n, "n", function)) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+            "n = %s rows, a step takes 1 to %d (the batch size)", mtmod_repr(n_in),
+            (int)self->batch_size);
+    }
+    return (int32_t)n;
+}
+
 typedef int (*step_fn)(mt_session *s, int32_t n, float *loss);
 
 static mp_obj_t run_step(size_t n_args, const mp_obj_t *args, step_fn step,
     const char *function) {
     backend_obj_t *self = mtmod_session_of(args[0], function);
-    mp_int_t n = mp_obj_get_int(args[1]);
+    int32_t n = step_rows(self, args[1], function);
     float *slot = loss_slot(n_args, args, function);
     float loss = 0.0f;
-    int status = step(self->session, n < INT32_MIN || n > INT32_MAX ? -1 : (int32_t)n, &loss);
+    int status = step(self->session, n, &loss);
     if (status < 0) {
         raise_step(self, status, function, n, loss);
     }
@@ -172,8 +181,8 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mtmod_eval_step_obj, 2, 3, backend_eval_step
 
 static mp_obj_t backend_infer(mp_obj_t self_in, mp_obj_t n_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_infer");
-    mp_int_t n = mp_obj_get_int(n_in);
-    int status = mt_session_infer(self->session, n < 0 || n > INT32_MAX ? -1 : (int32_t)n);
+    int32_t n = step_rows(self, n_in, "mt_session_infer");
+    int status = mt_session_infer(self->session, n);
     if (status < 0) {
         raise_step(self, status, "mt_session_infer", n, 0.0f);
     }

@@ -8,10 +8,50 @@
 
 #include "backend.h"
 
+/* The repr of `value`, for a message (allocates: error paths only). */
+const char *mtmod_repr(mp_obj_t value) {
+    vstr_t text;
+    mp_print_t print;
+    vstr_init_print(&text, 16, &print);
+    mp_obj_print_helper(&print, value, PRINT_REPR);
+    return vstr_null_terminated_str(&text);
+}
+
+/* Whether the integer `value` lies in low..high (into *out when it does). Python's ints are
+ * compared as ints, never cut to a machine word first: 2**40 is not 0 and 2**64 + 3 is not 3
+ * (mp_obj_get_int raises OverflowError past a word, mp_obj_get_ll keeps the low 64 bits).
+ * A value that is not an integer (or a bool) raises MicrotrainError naming `what`. Small ints
+ * allocate nothing: the steps call this for n. */
+bool mtmod_int_in(mp_obj_t value, long long low, long long high, long long *out,
+    const char *what, const char *function) {
+    long long v;
+    if (mp_obj_is_small_int(value)) {
+        v = MP_OBJ_SMALL_INT_VALUE(value);
+    } else if (mp_obj_is_bool(value)) {
+        v = value == mp_const_true;
+    } else if (mp_obj_is_int(value)) {
+        if (mp_obj_is_true(mp_binary_op(MP_BINARY_OP_LESS, value, mp_obj_new_int_from_ll(low)))
+            || mp_obj_is_true(mp_binary_op(MP_BINARY_OP_MORE, value,
+                mp_obj_new_int_from_ll(high)))) {
+            return false;
+        }
+        v = mp_obj_get_ll(value); /* within low..high: every bit kept */
+    } else {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "%s must be an integer, not %s", what,
+            mp_obj_get_type_str(value));
+    }
+    if (v < low || v > high) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function) {
-    long long v = mp_obj_get_ll(value);
-    if (v < INT32_MIN || v > INT32_MAX) {
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "%s does not fit in 32 bits", what);
+    long long v;
+    if (!mtmod_int_in(value, INT32_MIN, INT32_MAX, &v, what, function)) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "%s %s does not fit in 32 bits", what,
+            mtmod_repr(value));
     }
     return (int32_t)v;
 }
@@ -72,11 +112,12 @@ static void store_item(void *dst, size_t i, bool as_int, long long integer, doub
     if (as_int) {
         if (is_float) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "value %u is a float; labels are integers", (unsigned)i);
+                "value %lu is a float; labels are integers", (unsigned long)i);
         }
         if (integer < INT32_MIN || integer > INT32_MAX) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "value %u does not fit in an int32 label", (unsigned)i);
+                "value %lu (%s) does not fit in an int32 label", (unsigned long)i,
+                mtmod_repr(mp_obj_new_int_from_ll(integer)));
         }
         ((int32_t *)dst)[i] = (int32_t)integer;
     } else {
@@ -85,9 +126,12 @@ static void store_item(void *dst, size_t i, bool as_int, long long integer, doub
 }
 
 /* The number of values in `values` (a buffer or an iterable of numbers), copied into dst as
- * float32 or int32; more than `capacity` raises before anything is written past it. */
-size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_int,
-    const char *function) {
+ * float32 or int32; more than `capacity` raises before anything is written past it. An
+ * iterable runs Python code between its values (a generator, a __float__), which could move
+ * the arena dst lies in: before each value is stored, and after the last, the session's lent
+ * buffers are checked (`self`, or NULL when dst is the caller's own). */
+size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
+    bool as_int, const char *function) {
     mp_buffer_info_t buffer;
     if (mp_get_buffer(values, &buffer, MP_BUFFER_READ)) {
         char code = (char)buffer.typecode;
@@ -98,7 +142,7 @@ size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_in
         size_t count = buffer.len / size;
         if (count > capacity) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "%u values do not fit in %u", (unsigned)count, (unsigned)capacity);
+                "%lu values do not fit in %lu", (unsigned long)count, (unsigned long)capacity);
         }
         if (code == (as_int ? 'i' : 'f') && size == 4) {
             memcpy(dst, buffer.buf, 4 * count); /* the common case: array('f'), array('i') */
@@ -120,11 +164,25 @@ size_t mtmod_copy_values(mp_obj_t values, void *dst, size_t capacity, bool as_in
     for (mp_obj_t item; (item = mp_iternext(iterator)) != MP_OBJ_STOP_ITERATION; ++count) {
         if (count == capacity) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "more than %u values", (unsigned)capacity);
+                "more than %lu values", (unsigned long)capacity);
         }
         bool is_float = mp_obj_is_float(item);
-        store_item(dst, count, as_int, is_float ? 0 : mp_obj_get_ll(item),
-            is_float ? (double)mp_obj_get_float(item) : 0.0, is_float, function);
+        long long integer = 0;
+        if (as_int && !is_float
+            && !mtmod_int_in(item, INT32_MIN, INT32_MAX, &integer, "a label", function)) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
+                "value %lu (%s) does not fit in an int32 label", (unsigned long)count,
+                mtmod_repr(item));
+        }
+        /* a float row takes any real number, a big int too (as the nearest float) */
+        const double real = as_int ? 0.0 : (double)mp_obj_get_float(item);
+        if (self != NULL) {
+            mtmod_check_lent(self, function); /* the Python code above may have moved it */
+        }
+        store_item(dst, count, as_int, integer, real, is_float || !as_int, function);
+    }
+    if (self != NULL) {
+        mtmod_check_lent(self, function); /* the generator's end ran Python code too */
     }
     return count;
 }

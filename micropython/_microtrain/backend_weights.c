@@ -54,8 +54,8 @@ static void param_info(backend_obj_t *self, mp_obj_t position_in, mt_param_info 
     int32_t position = mtmod_get_i32(position_in, "position", "mt_session_param");
     int status = mt_session_param(self->session, position, info);
     if (status < 0) {
-        mtmod_raise_error(status, "mt_session_param", "the model has %d weights, not %d",
-            (int)param_count(self), (int)position + 1);
+        mtmod_raise_error(status, "mt_session_param", "the model has %d weights, not %s",
+            (int)param_count(self), mtmod_repr(mp_obj_new_int_from_ll((long long)position + 1)));
     }
 }
 
@@ -95,11 +95,12 @@ static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_o
     param_info(self, position_in, &info);
     /* Copied through a temporary so that a bad value leaves the weight as it was. */
     float *fresh = m_new(float, (size_t)info.count + 1);
-    size_t count = mtmod_copy_values(values, fresh, (size_t)info.count + 1, false, "write_param");
+    size_t count = mtmod_copy_values(self, values, fresh, (size_t)info.count + 1, false,
+        "write_param"); /* checks the lent buffers after any Python code it ran */
     if (count != (size_t)info.count) {
         m_del(float, fresh, (size_t)info.count + 1);
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%u values for a weight of %u",
-            (unsigned)count, (unsigned)info.count);
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%lu values for a weight of %lu",
+            (unsigned long)count, (unsigned long)info.count);
     }
     if (!info.trained && !self->image_writable
         && memcmp(fresh, info.image_data, 4 * count) != 0) {
@@ -152,8 +153,9 @@ MP_DEFINE_CONST_FUN_OBJ_1(mtmod_weights_crc32_obj, backend_weights_crc32);
 /* ------------------------------------------------------------------ rates and counters */
 
 static mp_obj_t backend_set_learning_rate(mp_obj_t self_in, mp_obj_t rate) {
+    const float value = mp_obj_get_float_to_f(rate); /* may run Python code: before the check */
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_set_learning_rate");
-    mtmod_check(mt_session_set_learning_rate(self->session, mp_obj_get_float_to_f(rate)),
+    mtmod_check(mt_session_set_learning_rate(self->session, value),
         "mt_session_set_learning_rate");
     return mp_const_none;
 }
@@ -194,7 +196,12 @@ MP_DEFINE_CONST_FUN_OBJ_1(mtmod_counters_obj, backend_counters);
 
 static mp_obj_t backend_set_epoch(mp_obj_t self_in, mp_obj_t epoch) {
     backend_obj_t *self = mtmod_session_of(self_in, "mt_session_set_epoch");
-    mtmod_check(mt_session_set_epoch(self->session, mp_obj_get_ll(epoch)), "mt_session_set_epoch");
+    long long value;
+    if (!mtmod_int_in(epoch, INT64_MIN, INT64_MAX, &value, "epoch", "mt_session_set_epoch")) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_session_set_epoch",
+            "epoch %s does not fit in 64 bits", mtmod_repr(epoch));
+    }
+    mtmod_check(mt_session_set_epoch(self->session, value), "mt_session_set_epoch");
     return mp_const_none;
 }
 MP_DEFINE_CONST_FUN_OBJ_2(mtmod_set_epoch_obj, backend_set_epoch);

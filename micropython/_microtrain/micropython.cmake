@@ -15,6 +15,7 @@ add_library(usermod_microtrain INTERFACE)
 target_sources(usermod_microtrain INTERFACE
     ${CMAKE_CURRENT_LIST_DIR}/modmicrotrain.c
     ${CMAKE_CURRENT_LIST_DIR}/backend_open.c
+    ${CMAKE_CURRENT_LIST_DIR}/backend_buffers.c
     ${CMAKE_CURRENT_LIST_DIR}/backend_steps.c
     ${CMAKE_CURRENT_LIST_DIR}/backend_weights.c
     ${CMAKE_CURRENT_LIST_DIR}/backend_checkpoints.c

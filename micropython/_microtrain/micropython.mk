@@ -14,8 +14,8 @@ MICROTRAIN_CORE_C := $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/*.c) \
 
 # The module's own sources, one per responsibility (modmicrotrain.c says which holds what):
 # compiled and scanned for qstrs.
-MICROTRAIN_MOD_C := modmicrotrain.c backend_open.c backend_steps.c backend_weights.c \
-                    backend_checkpoints.c backend_values.c backend_errors.c
+MICROTRAIN_MOD_C := modmicrotrain.c backend_open.c backend_buffers.c backend_steps.c \
+                    backend_weights.c backend_checkpoints.c backend_values.c backend_errors.c
 SRC_USERMOD_C += $(addprefix $(MICROTRAIN_MOD_DIR)/, $(MICROTRAIN_MOD_C))
 # Library sources: compiled and linked, not scanned for qstrs.
 SRC_USERMOD_LIB_C += $(MICROTRAIN_CORE_C)

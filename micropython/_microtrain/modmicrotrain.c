@@ -11,13 +11,16 @@
  *
  * One Backend object holds one session:
  *
- *   image  read in place when its buffer is 4-byte aligned (a frozen bytes object in flash, a
- *          ROMFS file's memoryview), else copied once to a 16-aligned heap block;
+ *   image  read in place when its buffer is read-only and 4-byte aligned (a frozen bytes
+ *          object in flash, a ROMFS file's memoryview), else copied once to a 16-aligned heap
+ *          block: a writable buffer (bytearray) is copied, so the script may change or grow it;
  *   arena  the caller's writable buffer (aligned inside: pass plan["total_bytes"] + 15 bytes),
  *          or, with arena=None, one heap block allocated per open();
  *   both   referenced from this object, so the garbage collector keeps them while the session
- *          lives; close() lets them go. The caller must not resize (extend) a bytearray it
- *          gave as image or arena while the session is open: the core holds their addresses.
+ *          lives; close() lets them go. A bytearray that grows moves: every call checks that
+ *          the image read in place and the caller's arena are where and as long as open()
+ *          found them, else the session is closed with MT_ERR_STATE; an arena over the image
+ *          is refused by open() before it writes anything (backend_buffers.c).
  *
  * write_param() of a frozen weight (it stays in the image) on an image read in place from a
  * read-only buffer copies the image to the heap first and moves the session onto the copy:
@@ -40,10 +43,12 @@
  * The files (backend.h declares what they share):
  *   modmicrotrain.c        the Backend type, its method table and the module
  *   backend_open.c         describe, plan, open, close: images, config dicts, arenas
+ *   backend_buffers.c      the image and arena a caller lends: copied, checked every call
  *   backend_steps.c        write_rows, read_rows and the steps
  *   backend_weights.c      weights (with the image's copy-on-write), rates and counters
  *   backend_checkpoints.c  state snapshots, checkpoints and export through Python callables
- *   backend_values.c       numbers and sequences in, array('f') out
+ *   backend_values.c       numbers (range-checked as Python ints) and sequences in,
+ *                          array('f') out
  *   backend_errors.c       MicrotrainError from a status, naming the op
  */
 #include "backend.h"

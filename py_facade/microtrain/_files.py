@@ -1,18 +1,34 @@
-"""Reading model images and checkpoints, and writing them atomically (MicroPython-safe).
+"""Reading users' files, and writing every output atomically (MicroPython-safe).
 
-Reading (``read_file``, ``open_regular``): only regular files are read, never more than a
-size limit. A named pipe, a device or a directory is refused before a byte is read, so a
-FIFO cannot block the caller and ``/dev/zero`` cannot exhaust memory. A path that names a
-symbolic link reads what the link points to.
+This module is the one place that opens a user's file, for every surface: sessions (model
+images, checkpoints, exports), the importers' export, the ``microtrain`` command and its
+subcommands (firmware, micropython, fleet, convert), and ``microtrain._array_files`` (data
+sets). docs/hostile_input.md states the policy; tests/test_files.py,
+tests/test_hostile_exports.py and tests/test_hostile_cli.py hold it.
 
-Writing (``atomic_write``): the bytes go to a temporary file in the target's directory,
-named ``.<name>.<pid>.<random>.mt-tmp``, which is flushed, fsynced and renamed over the
-target (``os.replace``); the directory is fsynced after. On any failure the temporary file
-is removed and the target is untouched. Only a regular file is ever replaced: a directory,
-a FIFO or a device at the path is refused; a symbolic link is written *through*, so its
-target receives the new contents and the link stays a link. Temporary files that a killed
-process left behind (their pid no longer runs) are removed by the next save of the same
-name.
+Reading (``read_file``, ``open_regular``, ``require_regular``): only regular files are
+read, never more than a size limit. The file is opened with ``O_NONBLOCK`` and checked with
+``fstat`` on the open descriptor, so a named pipe, a device, a socket or a directory is
+refused before a byte is read: a FIFO cannot block the caller and ``/dev/zero`` cannot
+exhaust memory. A path that names a symbolic link reads what the link points to.
+
+Writing (``atomic_write``, ``write_bytes``): one policy for every output.
+
+* The bytes go to a temporary file in the target's folder, named
+  ``.<name>.<pid>.<random>.mt-tmp``, which is flushed, fsynced and renamed over the target
+  (``os.replace``); the folder is fsynced after. On any failure the temporary file is
+  removed and the target is untouched.
+* Mode: a new file gets ``0o666`` less the process umask (0o644 under the usual 022), what
+  ``open()`` would give it; a file that is replaced keeps its mode. The temporary file's own
+  mode (mkstemp's 0o600) never leaks.
+* Only a regular file is ever replaced: a directory, a FIFO, a device or a socket at the path
+  is refused before anything is written.
+* A symbolic link is written *through*: its target receives the new contents (created if the
+  link dangles) and the link stays a link, pointing where it pointed.
+* Temporary files that a killed writer left behind (their pid no longer runs) are removed
+  by the next save of the same name.
+* Errors name the user's path (a missing folder is "cannot write <path>: no folder
+  <folder>", not the temporary file's name).
 
 Under MicroPython there is no fsync, no pid and no ``os.replace``: the file is written
 under ``<path>.tmp`` and renamed over the target; a filesystem whose rename refuses an
@@ -42,7 +58,10 @@ MAX_FILE_BYTES = 1 << 32
 
 
 class NotARegularFileError(OSError):
-    """The path names a FIFO, a device, a socket (or, on write, anything but a regular file)."""
+    """The path names a FIFO, a device, a socket (or, on write, anything but a regular file);
+    ``kind`` says which ("a named pipe (FIFO)", ...)."""
+
+    kind = "not a regular file"
 
 
 def _kind(mode):
@@ -67,8 +86,10 @@ def _refuse(path, mode, what):
         if _CPYTHON:
             raise IsADirectoryError(21, "Is a directory (%s)" % what, path)
         raise OSError(21, "EISDIR: %s is a directory" % path)
-    raise NotARegularFileError(22, "%s is %s, not a regular file (%s)" % (
+    error = NotARegularFileError(22, "%s is %s, not a regular file (%s)" % (
         path, _kind(mode), what))
+    error.kind = _kind(mode)
+    raise error
 
 
 def read_file(path, what="a file", limit=MAX_FILE_BYTES):
@@ -79,7 +100,7 @@ def read_file(path, what="a file", limit=MAX_FILE_BYTES):
         extra = handle.read(1)  # it grew after stat, or a /proc-like file reported size 0
         while extra:
             data += extra + handle.read(65536)
-            if len(data) > limit:
+            if limit is not None and len(data) > limit:
                 raise ValueError("%s: %s holds more than %d bytes" % (path, what, limit))
             extra = handle.read(1)
     finally:
@@ -89,7 +110,7 @@ def read_file(path, what="a file", limit=MAX_FILE_BYTES):
 
 def open_regular(path, what="a file", limit=MAX_FILE_BYTES):
     """(binary file object, size) of the regular file ``path``; raises before reading for
-    anything else, and ValueError when it is larger than ``limit`` bytes."""
+    anything else, and ValueError when it is larger than ``limit`` bytes (None: any size)."""
     if _CPYTHON:
         path = os.fspath(path)
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -116,11 +137,19 @@ def open_regular(path, what="a file", limit=MAX_FILE_BYTES):
             raise _os_error(error, path)
         size = handle.seek(0, 2)
         handle.seek(0)
-    if size > limit:
+    if limit is not None and size > limit:
         handle.close()
         raise ValueError("%s: %s is %d bytes, more than the %d allowed" % (path, what, size,
                                                                           limit))
     return handle, size
+
+
+def require_regular(path, what="a file"):
+    """Refuse ``path`` unless it is a regular file, as ``open_regular`` would (for a file
+    another program reads: a firmware QEMU loads, an executable)."""
+    handle, _ = open_regular(path, what, None)
+    handle.close()
+    return path
 
 
 class _Writer:
@@ -140,6 +169,8 @@ def atomic_write(path, produce):
     ``path`` atomically (see the module doc). Returns the bytes written."""
     if not _CPYTHON:
         return _atomic_write_micropython(path, produce)
+    if not os.fspath(path):
+        raise ValueError("a file name is needed, got an empty path")
     target = _writable_target(os.fspath(path))
     directory, name = os.path.split(target)
     _remove_stale_temporaries(directory, name)
@@ -147,8 +178,13 @@ def atomic_write(path, produce):
         mode = os.stat(target).st_mode & 0o777
     except FileNotFoundError:
         mode = _default_mode()
-    descriptor, temporary = _tempfile.mkstemp(prefix=".%s.%d." % (name, os.getpid()),
-                                              suffix=TEMPORARY_SUFFIX, dir=directory or ".")
+    try:
+        descriptor, temporary = _tempfile.mkstemp(prefix="%s%d." % (_temporary_prefix(name),
+                                                                    os.getpid()),
+                                                  suffix=TEMPORARY_SUFFIX,
+                                                  dir=directory or ".")
+    except OSError as error:  # mkstemp names its temporary file: name the user's path
+        raise _write_error(error, path, directory)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             writer = _Writer(handle)
@@ -167,6 +203,48 @@ def atomic_write(path, produce):
     return writer.bytes_written
 
 
+def check_writable(path):
+    """Refuse now what ``atomic_write(path)`` would refuse later (a target that is not a
+    regular file, a folder that does not exist), for a command that writes after long work
+    (CPython)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(_writable_target(path))
+    if not os.path.isdir(directory or "."):
+        raise _write_error(FileNotFoundError(2, "No such file or directory"), path,
+                           directory)
+    return path
+
+
+def write_bytes(path, data):
+    """``atomic_write`` of ``data`` (bytes); returns the bytes written."""
+    return atomic_write(path, lambda writer: writer.write(data))
+
+
+def save_figure(figure, path, **options):
+    """``atomic_write`` of a matplotlib figure, in the format of ``path``'s extension
+    (PNG when it has none); ``options`` go to ``savefig``."""
+    import io
+    base = os.fspath(path).rsplit("/", 1)[-1]
+    kind = base.rsplit(".", 1)[1].lower() if "." in base.lstrip(".") else ""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=kind or "png", **options)
+    return write_bytes(path, buffer.getvalue())
+
+
+def _write_error(error, path, directory):
+    """An OSError of the same class and errno whose message and filename are ``path``'s."""
+    code = error.errno or 0
+    if isinstance(error, FileNotFoundError):
+        text = "cannot write %s: no folder %s" % (path, directory or ".")
+    elif isinstance(error, NotADirectoryError):
+        text = "cannot write %s: %s is not a folder" % (path, directory or ".")
+    else:
+        text = "cannot write %s: %s" % (path, error.strerror or error)
+    result = type(error)(code, text)
+    result.filename = os.fspath(path)
+    return result
+
+
 def _writable_target(path):
     """The file a save of ``path`` replaces: ``path``, or what a symbolic link there points
     to; refused when it exists and is not a regular file."""
@@ -180,9 +258,19 @@ def _writable_target(path):
     return target
 
 
+# The target's name as far as it goes into its temporary files' names: the pid, mkstemp's 8
+# random characters and the suffix add up to 30 more, which a long (but valid) name would
+# push past the 255 bytes of a file name.
+_NAME_IN_TEMPORARY = 160
+
+
+def _temporary_prefix(name):
+    return "." + name[:_NAME_IN_TEMPORARY] + "."
+
+
 def _remove_stale_temporaries(directory, name):
     """Remove ``.<name>.<pid>.*.mt-tmp`` files whose writing process no longer runs."""
-    prefix = "." + name + "."
+    prefix = _temporary_prefix(name)
     try:
         entries = os.listdir(directory or ".")
     except OSError:

@@ -82,24 +82,12 @@ def _is_path(value):
 
 def load_raw(path, sample_shape, dtype="float32"):
     """Read a raw little-endian file of N samples of ``sample_shape`` and ``dtype``
-    (onert_train's raw format) as a read-only memory-mapped array [N, *sample_shape]."""
+    (onert_train's raw format) as a read-only memory-mapped array [N, *sample_shape]
+    (``microtrain._array_files``: a regular file only)."""
     if _np is None:
         raise ImportError("load_raw needs numpy")
-    import os
-    if isinstance(sample_shape, int):
-        sample_shape = (sample_shape,)
-    shape = tuple(int(d) for d in sample_shape)
-    if any(d < 1 for d in shape):
-        raise ValueError("sample_shape must hold positive sizes, got %r" % (sample_shape,))
-    dtype = _np.dtype(dtype).newbyteorder("<")
-    sample_bytes = dtype.itemsize
-    for dim in shape:
-        sample_bytes *= dim
-    size = os.path.getsize(path)
-    if size == 0 or size % sample_bytes:
-        raise ValueError("%s holds %d bytes, not a positive multiple of one sample (%s %s = %d "
-                         "bytes)" % (path, size, shape, dtype.name, sample_bytes))
-    return _np.memmap(path, dtype=dtype, mode="r", shape=(size // sample_bytes,) + shape)
+    from . import _array_files
+    return _array_files.open_raw(path, sample_shape, dtype)
 
 
 def load_array(source, what):
@@ -111,7 +99,8 @@ def load_array(source, what):
             raise ValueError("%s: %s is not a .npy file; read raw files with "
                              "microtrain.data.load_raw(path, sample_shape, dtype) or "
                              "DataLoader.from_raw" % (what, path))
-        return _np.load(path, mmap_mode="r", allow_pickle=False)
+        from . import _array_files
+        return _array_files.open_npy(path, what)
     if _np is None:
         return list(source)
     array = _np.asarray(source)

@@ -11,7 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD_ROOT = os.path.join(REPO_ROOT, "build", "board-tests")
 REQUIRED_PROGRAMS = ("cmake", "arm-none-eabi-gcc", "qemu-system-arm", "qemu-arm", "qemu-aarch64",
-                     "arm-linux-gnueabihf-gcc", "aarch64-linux-gnu-gcc")
+                     "arm-linux-gnueabihf-gcc", "aarch64-linux-gnu-gcc",
+                     "riscv64-unknown-elf-gcc", "qemu-system-riscv32")
 
 # What every board runs: the digits MLP 64 -> 16 relu -> 10 softmax, every op trained (so
 # the device runs every backward kernel of the model), 150 rows = 9 full batches of 16 and a
@@ -21,16 +22,26 @@ SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_cr
 
 
 def _presets():
+    """{preset: (MT_BOARD, toolchain file name)} of the visible configure presets."""
     with open(os.path.join(REPO_ROOT, "CMakePresets.json")) as handle:
         presets = json.load(handle)["configurePresets"]
-    return {p["name"]: p.get("cacheVariables", {}).get("MT_BOARD") for p in presets
-            if not p.get("hidden")}
+    return {p["name"]: (p.get("cacheVariables", {}).get("MT_BOARD"),
+                        os.path.basename(p.get("toolchainFile", "")))
+            for p in presets if not p.get("hidden")}
 
 
-PRESETS = _presets()
-# Bare-metal boards (anything but the hosted "posix" board) run under qemu-system-arm.
-CORTEX_M_BOARDS = sorted(name for name, board in PRESETS.items() if board and board != "posix")
+_PRESET_INFO = _presets()
+PRESETS = {name: board for name, (board, _) in _PRESET_INFO.items()}
+# Bare-metal boards (anything but the hosted "posix" board) run under QEMU: the Cortex-M ones
+# under qemu-system-arm, the RISC-V ones (cmake/toolchains/rv32*.cmake) under
+# qemu-system-riscv32. Tests of what every device must do take BARE_METAL_BOARDS.
+BARE_METAL_BOARDS = sorted(name for name, board in PRESETS.items() if board and board != "posix")
+CORTEX_M_BOARDS = [name for name in BARE_METAL_BOARDS
+                   if _PRESET_INFO[name][1].startswith("cortex-m")]
+RISCV_BOARDS = [name for name in BARE_METAL_BOARDS if _PRESET_INFO[name][1].startswith("rv32")]
 HOSTED_BOARDS = sorted(name for name, board in PRESETS.items() if board == "posix")
+# Cores without an FPU: their float op adapters call the reference kernels themselves
+CORES_WITHOUT_FPU = ("cortex-m3", "rv32imac")
 
 
 def load_example_module():

@@ -3,8 +3,8 @@
 One session fixture packages the digits example (examples/firmware_digits.py) once, replays
 it on the host through ctypes (the reference), and builds the firmware for every board
 preset into build/board-tests/ (incremental across runs). The Cortex-M boards then run under
-qemu-system-arm through pytest-embedded's QEMU service; the hosted builds (x86-64, ARM Linux
-under qemu-user) run as plain programs.
+qemu-system-arm and the RISC-V boards under qemu-system-riscv32 through pytest-embedded's QEMU
+service; the hosted builds (x86-64, ARM Linux under qemu-user) run as plain programs.
 
 The fixtures below override pytest-embedded's command-line fixtures, so these tests need no
 --embedded-services/--qemu-* options: `python -m pytest tests` runs them like any other.
@@ -18,7 +18,7 @@ import pytest
 
 from microtrain.tools import firmware
 
-from board_setup import (BUILD_ROOT, CORTEX_M_BOARDS, HERE, HOSTED_BOARDS, REPO_ROOT,
+from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, HERE, HOSTED_BOARDS, REPO_ROOT,
                          REQUIRED_PROGRAMS, SPEC, load_example_module)
 
 
@@ -27,7 +27,8 @@ def firmware_package():
     """The packaged example: {"record": firmware.json, "data_dir": its C sources}."""
     missing = [p for p in REQUIRED_PROGRAMS if shutil.which(p) is None]
     if missing:
-        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` (tools/run_tests.sh does)"
+        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` and `bash "
+                    "tools/setup_riscv.sh` (tools/run_tests.sh does)"
                     % ", ".join(missing), pytrace=False)
     record, data_dir = load_example_module().package_example(
         os.path.join(BUILD_ROOT, "package"), **SPEC)
@@ -40,7 +41,7 @@ def board_builds(firmware_package):
     source = firmware.find_source_dir(REPO_ROOT)
     return {name: firmware.build(source, name, firmware_package["data_dir"],
                                  os.path.join(BUILD_ROOT, name))
-            for name in CORTEX_M_BOARDS + HOSTED_BOARDS}
+            for name in BARE_METAL_BOARDS + HOSTED_BOARDS}
 
 
 # ---- pytest-embedded's option fixtures, taken from the board's build instead of the CLI.

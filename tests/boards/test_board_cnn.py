@@ -1,4 +1,4 @@
-"""A convolutional model fine-tunes on every Cortex-M board with the host's exact bits.
+"""A convolutional model fine-tunes on every Cortex-M and RISC-V board with the host's exact bits.
 
 The digits example of test_board_firmware.py is an MLP; this one runs the convolution,
 pooling and global-average kernels on the device: Conv 3x3x4 same relu -> MaxPool 2 ->
@@ -17,7 +17,7 @@ import pytest
 import microtrain
 from microtrain import layers
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, run_cli_firmware
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, run_cli_firmware
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def cnn_inputs():
     return folder
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
     losses, stdout = run_cli_firmware(
         board, os.path.join(cnn_inputs, "cnn.mtm"), os.path.join(cnn_inputs, "digits.npz"),

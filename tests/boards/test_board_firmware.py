@@ -3,7 +3,8 @@
 Host simulation is exact, not approximate: per-epoch losses (as float32 bit patterns),
 accuracy counts and the CRC-32 of the trained weights printed by the firmware must equal
 what the host library computes through ctypes for the same model, data and steps, on
-Cortex-M3 (soft float), M4F, M7, M33, x86-64 and ARM Linux (32 and 64 bit) alike.
+Cortex-M3 (soft float), M4F, M7, M33, M55, RISC-V rv32imac (soft float) and rv32imafc,
+x86-64 and ARM Linux (32 and 64 bit) alike.
 """
 
 import os
@@ -14,7 +15,7 @@ import pytest
 from microtrain.tools import firmware
 from microtrain.tools.firmware_sources import DATA_HEADER, DATA_SOURCE
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, HOSTED_BOARDS
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, HOSTED_BOARDS
 
 # Each pattern ends at the line end: the UART text arrives in pieces, and without it
 # "accuracy 69/80" could match as 69/8 before the last digit is there.
@@ -28,8 +29,8 @@ def _text(match, group):
     return value.decode() if isinstance(value, bytes) else value
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
-def test_cortex_m_fine_tunes_bit_identical_to_host(dut, board, firmware_package):
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
+def test_device_fine_tunes_bit_identical_to_host(dut, board, firmware_package):
     reference = firmware_package["record"]["host_reference"]
     arena = dut.expect(r"arena (\d+) bytes \(planned on the host, checked\)\r?\n", timeout=30)
     assert int(_text(arena, 1)) == reference["arena_bytes"]
@@ -41,7 +42,7 @@ def test_cortex_m_fine_tunes_bit_identical_to_host(dut, board, firmware_package)
                        "total": int(_text(m, 5))})
     crc = int(_text(dut.expect(r"weights crc32 (0x[0-9a-f]{8})\r?\n", timeout=30), 1), 16)
     dut.expect_exact("microtrain firmware: done", timeout=30)
-    assert dut.qemu.wait(timeout=QEMU_EXIT_TIMEOUT) == 0  # semihosting exit status
+    assert dut.qemu.wait(timeout=QEMU_EXIT_TIMEOUT) == 0  # the board's exit status
 
     losses = [firmware.bits_to_float(e["train_loss"]) for e in epochs]
     assert losses[-1] < losses[0], "the training loss did not decrease: %r" % losses
@@ -57,11 +58,13 @@ def test_hosted_build_bit_identical_to_host(board, board_builds, firmware_packag
     assert firmware.parse_output(text) == firmware_package["record"]["host_reference"]
 
 
+@pytest.mark.parametrize("board", ["mps2-an386", "rv32imac-qemu"])  # semihosting, test device
 @pytest.mark.parametrize("off", [16, -16])
-def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package, off):
+def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package, off, board):
     """A build whose declared arena is not mt_plan's figure stops at boot with status 2:
     larger (the session opens, and its plan disagrees) or smaller (mt_session_init refuses
-    the arena, and mt_plan says why)."""
+    the arena, and mt_plan says why). The status reaches QEMU's exit through each kind of
+    board exit."""
     data_dir = os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "data")
     os.makedirs(data_dir, exist_ok=True)
     for name in (DATA_SOURCE, DATA_HEADER):
@@ -74,8 +77,8 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
             assert str(planned + off) in text
         with open(os.path.join(data_dir, name), "w") as handle:
             handle.write(text)
-    info = firmware.build(firmware.find_source_dir(), "mps2-an386", data_dir,
-                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, "build"))
+    info = firmware.build(firmware.find_source_dir(), board, data_dir,
+                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, board))
     status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
     assert status == firmware.EXIT_PLAN_MISMATCH
     assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (

@@ -1,5 +1,5 @@
-"""An int8 backbone frozen in flash, a float head fine-tuned on every Cortex-M board with the
-host's exact bits.
+"""An int8 backbone frozen in flash, a float head fine-tuned on every Cortex-M and RISC-V board
+with the host's exact bits.
 
 The digits backbone of tests/convert/fixtures/int8 (pretrained on digits 0-4 in float,
 quantized to int8 by TensorFlow's converter) with a new head (mean -> Dense(5) -> Softmax,
@@ -17,7 +17,7 @@ import pytest
 
 import microtrain
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, REPO_ROOT, run_cli_firmware
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, run_cli_firmware
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
@@ -40,7 +40,7 @@ def int8_inputs():
     return folder
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
     losses, stdout = run_cli_firmware(
         board, os.path.join(int8_inputs, "digits_int8.mtm"),

@@ -1,5 +1,5 @@
-"""The firmware template (examples/cmake_user_project) boots and fine-tunes on every Cortex-M
-board, built out of tree as its README says, with the host's exact bits.
+"""The firmware template (examples/cmake_user_project) boots and fine-tunes on every Cortex-M and
+RISC-V board, built out of tree as its README says, with the host's exact bits.
 
 Once per run: make_model.py writes the model and data, `microtrain firmware --sources-only`
 turns them into C (from outside the tree, with an empty PATH and a source-tree variable that
@@ -25,7 +25,7 @@ import microtrain
 from microtrain.tools import firmware
 from microtrain.tools.firmware_training import TrainingSpec, float_bits, weights_crc32
 
-from board_setup import BUILD_ROOT, CORTEX_M_BOARDS, PRESETS, REPO_ROOT
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, PRESETS, REPO_ROOT
 
 PROJECT = os.path.join(REPO_ROOT, "examples", "cmake_user_project")
 WORK = os.path.join(BUILD_ROOT, "user-project")
@@ -78,9 +78,12 @@ def host_replay(model_path, data_path, spec):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """Model, data, the generated C sources and the host's replay, shared by every board."""
-    if shutil.which("arm-none-eabi-gcc") is None or shutil.which("qemu-system-arm") is None:
-        pytest.fail("not installed: arm-none-eabi-gcc, qemu-system-arm; run "
-                    "`bash tools/setup_arm.sh`", pytrace=False)
+    missing = [program for program in ("arm-none-eabi-gcc", "qemu-system-arm",
+                                       "riscv64-unknown-elf-gcc", "qemu-system-riscv32")
+               if shutil.which(program) is None]
+    if missing:
+        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` and `bash "
+                    "tools/setup_riscv.sh`" % ", ".join(missing), pytrace=False)
     os.makedirs(WORK, exist_ok=True)
     _run([sys.executable, os.path.join(PROJECT, "make_model.py"), WORK], "make_model.py")
     model, data, out = (os.path.join(WORK, name) for name in ("model.mtm", "data.npz", "gen"))
@@ -110,7 +113,7 @@ def generated(tmp_path_factory):
 def installed(board_builds):
     """{board: prefix} of `cmake --install` of the board tests' preset builds."""
     prefixes = {}
-    for board in CORTEX_M_BOARDS:
+    for board in BARE_METAL_BOARDS:
         prefix = os.path.join(WORK, "install", board)
         _run(["cmake", "--install", os.path.join(BUILD_ROOT, board), "--prefix", prefix],
              "cmake --install " + board)
@@ -139,13 +142,13 @@ def _build_and_boot(build, board, generated, *options):
     assert text.rstrip().endswith("done"), text
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_template_from_source_tree(board, generated):
     _build_and_boot(os.path.join(WORK, "subdirectory", board), board, generated,
                     "-DMT_BOARD=" + PRESETS[board], "-DMICROTRAIN_DIR=" + REPO_ROOT)
 
 
-@pytest.mark.parametrize("board", CORTEX_M_BOARDS)
+@pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_template_from_installed_package(board, generated, installed):
     _build_and_boot(os.path.join(WORK, "package", board), board, generated,
                     "-DMICROTRAIN_PACKAGE=ON", "-DCMAKE_PREFIX_PATH=" + installed[board])

@@ -3,7 +3,10 @@ every int8 tensor (tests/convert/test_int8.py and benchmarks/mbv2_int8.py use it
 
 The image the importer writes keeps every op of the file (``float_part=False``); this helper
 adds a DEQUANTIZE and a model output for every int8 activation, so that one run of the core
-shows all of them (dequantization is one-to-one: equal floats are equal int8 values).
+shows all of them (dequantization is one-to-one: equal floats are equal int8 values). With
+``train_from=k`` the ops from the file's operator k on run in float, as the importer's float
+part (where the core has no int8 kernel: the int8 SOFTMAX that ends MLPerf Tiny's
+classifiers), and the int8 activations before it are compared (``measure``).
 """
 
 import numpy as np
@@ -17,9 +20,16 @@ from microtrain.nn import image as _image
 CHUNK = 16
 
 
+def _read(data, options):
+    """The importer's Builder: every op as the file has it, or a float part from
+    ``train_from`` on."""
+    builder, _, _ = tflite_int8.read(data, float_part="train_from" in options, **options)
+    return builder
+
+
 def int8_activations(data, **options):
     """[(core tensor, tflite op, label)] of every int8 activation an op of the file writes."""
-    builder, _, _ = tflite_int8.read(data, float_part=False, **options)
+    builder = _read(data, options)
     found = []
     for op_index, (op, node) in enumerate(zip(builder.ops, builder.op_nodes)):
         if builder.tensors[op.outputs[0]].dtype == _image.DTYPE_I8 and node is not None:
@@ -30,7 +40,7 @@ def int8_activations(data, **options):
 def image_with_outputs(data, reader_map, **options):
     """The image of an int8 .tflite with the int8 activations of ``reader_map`` also outputs
     (after the model's own outputs)."""
-    builder, _, _ = tflite_int8.read(data, float_part=False, **options)
+    builder = _read(data, options)
     tensors = list(builder.tensors)
     ops = list(builder.ops)
     outputs = list(builder.outputs)
@@ -114,3 +124,70 @@ def _compare_chunk(image, mapping, rows, reference, tflite_out):
         report.append((label, bool(np.array_equal(ours_q, theirs)), int(theirs.size),
                        int(np.count_nonzero(ours_q != theirs))))
     return report
+
+
+def dequantized(values, scale, zero_point):
+    """int8 values as the core's DEQUANTIZE computes them: float32(q - zp) * float32(scale)
+    (exact in float32 before the one rounding, as TFLite's double product rounded)."""
+    return (values.astype(np.int32) - int(zero_point)).astype(np.float32) * np.float32(scale)
+
+
+def measure(data, rows, **options):
+    """{"report": [(label, equal, elements, differing)] of every int8 activation (as
+    compare()), "ours": microtrain's float output, "theirs": LiteRT's (BUILTIN_REF) output
+    as floats, an int8 one dequantized as the core would}. ``train_from``: the float part
+    begins at that operator (its int8 ops' activations are not compared)."""
+    import microtrain
+    from microtrain.convert.tflite_reader import parse
+    everything = int8_activations(data, **options)
+    graph = parse(data).Subgraphs(0)
+    tflite_out = {core: int(graph.Operators(node).OutputsAsNumpy()[0])
+                  for core, node, _ in everything}
+    model_output = int(graph.OutputsAsNumpy()[0])
+    reference = litert_tensors(data, rows, sorted(set(tflite_out.values()) | {model_output}))
+    report = []
+    for start in range(0, len(everything), CHUNK):
+        mapping = everything[start:start + CHUNK]
+        report += _compare_chunk(image_with_outputs(data, mapping, **options), mapping, rows,
+                                 reference, tflite_out)
+    with microtrain.TrainSession(image_with_outputs(data, [], **options)) as session:
+        ours = np.asarray(session.infer([rows])[0], np.float32)
+    theirs = reference[model_output]
+    if theirs.dtype == np.int8:
+        quant = graph.Tensors(model_output).Quantization()
+        theirs = dequantized(theirs, quant.ScaleAsNumpy()[0], quant.ZeroPointAsNumpy()[0])
+    return {"report": report, "ours": ours.reshape(theirs.shape),
+            "theirs": theirs.astype(np.float32)}
+
+
+def kept_operators_equal(source_path, exported_path, kept):
+    """The exported file begins with the source's kept int8 operators, each with the same
+    builtin, options and tensors (name, type, shape, quantization, data) byte for byte."""
+    from microtrain.convert import tflite_tree
+    source = tflite_tree.read(open(source_path, "rb").read())
+    exported = tflite_tree.read(open(exported_path, "rb").read())
+
+    def described(tree, op):
+        graph = tree["Subgraphs"][0]
+        code = tree["OperatorCodes"][op.get("OpcodeIndex", 0)]
+        tensors = []
+        for t in list(op["Inputs"]) + list(op["Outputs"]):
+            if t < 0:
+                tensors.append(None)
+                continue
+            tensor = graph["Tensors"][int(t)]
+            quant = tensor.get("Quantization")
+            data = tree["Buffers"][tensor.get("Buffer", 0)].get("Data")
+            tensors.append((tensor.get("Name"), tensor.get("Type"),
+                            tensor["Shape"].tolist(),
+                            None if quant is None else
+                            [np.asarray(quant.get(k, [])).tolist() for k in ("Scale",
+                                                                             "ZeroPoint")],
+                            None if data is None else data.tobytes()))
+        options = op.get("BuiltinOptions")
+        return (max(code.get("BuiltinCode", 0), code.get("DeprecatedBuiltinCode", 0)),
+                None if options is None else sorted(options.fields.items()), tensors)
+
+    ops = exported["Subgraphs"][0]["Operators"]
+    return all(described(source, source["Subgraphs"][0]["Operators"][k]) ==
+               described(exported, ops[position]) for position, k in enumerate(kept))

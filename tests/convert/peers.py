@@ -23,8 +23,9 @@ def fixtures(extension):
 
 
 def run_litert(model, x, reference=False):
-    """Output 0 of a .tflite/.circle-free TFLite model (path or bytes) on batch ``x``;
-    ``reference`` picks the BUILTIN_REF kernels instead of the default (XNNPACK)."""
+    """Output 0 of a .tflite/.circle-free TFLite model (path or bytes) on batch ``x`` (cast
+    to the input's type: float32, or int8 values for an int8 input); ``reference`` picks the
+    BUILTIN_REF kernels instead of the default (XNNPACK)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
     kwargs = {"model_path": model} if isinstance(model, str) else {"model_content": model}
     if reference:
@@ -33,7 +34,7 @@ def run_litert(model, x, reference=False):
     detail = interpreter.get_input_details()[0]
     interpreter.resize_tensor_input(detail["index"], x.shape)
     interpreter.allocate_tensors()
-    interpreter.set_tensor(detail["index"], np.ascontiguousarray(x, np.float32))
+    interpreter.set_tensor(detail["index"], np.ascontiguousarray(x, detail["dtype"]))
     interpreter.invoke()
     return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
 

@@ -14,6 +14,7 @@ from microtrain import ops as _ops
 from microtrain.nn import image as _image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import int8_compare  # noqa: E402
 import peers  # noqa: E402
 
 pytest.importorskip("tflite")
@@ -68,53 +69,6 @@ def test_int8_classifiers_train_from_a_layer_before_their_flatten(name, layer, i
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
 
 
-def litert_reference(path, x):
-    """Output 0 of LiteRT's reference kernels (BUILTIN_REF: the int8 bits microtrain
-    computes) on batch ``x`` of the file's input dtype."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    interpreter = Interpreter(model_path=path,
-                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-    detail = interpreter.get_input_details()[0]
-    interpreter.resize_tensor_input(detail["index"], x.shape)
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(detail["index"], x.astype(detail["dtype"]))
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-def kept_operators_equal(source_path, exported_path, kept):
-    """The exported file begins with the source's kept int8 operators, each with the same
-    builtin, options and tensors (name, type, shape, quantization, data) byte for byte."""
-    from microtrain.convert import tflite_tree
-    source = tflite_tree.read(open(source_path, "rb").read())
-    exported = tflite_tree.read(open(exported_path, "rb").read())
-
-    def described(tree, op):
-        graph = tree["Subgraphs"][0]
-        code = tree["OperatorCodes"][op.get("OpcodeIndex", 0)]
-        tensors = []
-        for t in list(op["Inputs"]) + list(op["Outputs"]):
-            if t < 0:
-                tensors.append(None)
-                continue
-            tensor = graph["Tensors"][int(t)]
-            quant = tensor.get("Quantization")
-            data = tree["Buffers"][tensor.get("Buffer", 0)].get("Data")
-            tensors.append((tensor.get("Name"), tensor.get("Type"),
-                            tensor["Shape"].tolist(),
-                            None if quant is None else
-                            [np.asarray(quant.get(k, [])).tolist() for k in ("Scale",
-                                                                             "ZeroPoint")],
-                            None if data is None else data.tobytes()))
-        options = op.get("BuiltinOptions")
-        return (max(code.get("BuiltinCode", 0), code.get("DeprecatedBuiltinCode", 0)),
-                None if options is None else sorted(options.fields.items()), tensors)
-
-    ops = exported["Subgraphs"][0]["Operators"]
-    return all(described(source, source["Subgraphs"][0]["Operators"][k]) ==
-               described(exported, ops[position]) for position, k in enumerate(kept))
-
-
 INT8_EXPORTS = [("kws_ref_model.tflite", {}), ("str_ww_ref_model.tflite", {}),
                 ("ad01_int8.tflite", {}),
                 ("pretrainedResnet_quant.tflite", {"train_from": "conv2d_7"}),
@@ -146,11 +100,12 @@ def test_a_fine_tuned_int8_model_exports_to_a_tflite_litert_runs(name, options, 
         ours = session.infer(x)[0]
         assert not np.array_equal(ours, before)
         session.export_model_for_inference(path)
-    theirs = litert_reference(path, x).reshape(ours.shape)
+    theirs = peers.run_litert(path, x, reference=True).reshape(ours.shape)
     # the float head's sums in LiteRT's order: within 1e-6 of the outputs' scale (the
     # autoencoder's reconstructions reach 60, where one float32 ulp is 3.8e-6)
     assert float(np.max(np.abs(theirs - ours))) <= 1e-6 * max(1.0, float(np.max(np.abs(ours))))
-    assert kept_operators_equal(mlperf(name), path, model.source.int8["kept_ops"])
+    assert int8_compare.kept_operators_equal(mlperf(name), path,
+                                             model.source.int8["kept_ops"])
 
 
 def test_a_dynamic_range_model_imports_as_float_and_exports_float32_weights(tmp_path):
@@ -197,12 +152,15 @@ def test_a_dynamic_range_model_imports_as_float_and_exports_float32_weights(tmp_
     ("vww_96_float.tflite", {"train_from": "conv2d_13"}, ["conv2d_13", "dense"]),
     ("kws_ref_model_float32.tflite", {"train_from": 8, "new_head": 5},
      ["conv2d_4", "new_head"]),
+    ("kws_ref_model_float32.tflite", {"train_from": "dense"}, ["dense"]),
 ])
 def test_float_files_take_train_from_and_new_head(name, options, trained, tmp_path):
     """A float (or dynamic-range) file: the weights before train_from stay constants in the
     image (never trained, no gradient bytes), new_head cuts as for an int8 model; export
     writes a .tflite LiteRT runs with the session's outputs (refused before: 'train_from,
-    new_head and int8_input apply to int8 .tflite models')."""
+    new_head and int8_input apply to int8 .tflite models'). A dynamic-range file's frozen
+    int8 weights are written as float32 too (left int8, LiteRT ran them with its hybrid
+    kernels: 0.02 from the session's outputs)."""
     pytest.importorskip("ai_edge_litert")
     model = microtrain.convert(mlperf(name), **options)
     rng = np.random.default_rng(5)

@@ -44,6 +44,22 @@ def test_fused_tensorflow_names_read_back_to_the_layer():
         "DEPTHWISE_CONV_2D")[0] == "dw"
 
 
+def test_numbered_keras_2_layers_keep_their_numbers():
+    """MLPerf Tiny's larger ResNet is a Keras 2 model whose layers all carry numbers
+    (model_4/conv2d_36 ... conv2d_44, dense_4): taken for Keras 3's scopes, the nine
+    convolutions all became 'conv2d' and the session merged them into three layers of three
+    operators each."""
+    table = microtrain.convert(mlperf("pretrainedResnet_large_float.tflite")).source.operators
+    assert [op["name"] for op in table if op["type"] == "CONV_2D"] == \
+        ["conv2d_%d" % n for n in range(36, 45)]
+    assert table[3]["name"] == "add_12" and table[14]["name"] == "dense_4"
+    with microtrain.TrainSession(mlperf("pretrainedResnet_large_int8.tflite")) as session:
+        assert [layer.source_op for layer in session.layers] == list(range(16))
+        assert session.layers[8].name == "conv2d_42"
+    assert microtrain.convert(mlperf("pretrainedResnet_large_int8.tflite"),
+                              train_from="conv2d_42").source.int8["float_start"] == 8
+
+
 def test_session_layers_carry_names_and_types_and_trainable_takes_names():
     with microtrain.TrainSession(mlperf("ad01_fp32.tflite")) as session:
         layers = session.layers

@@ -1,7 +1,8 @@
 """Fixtures of the MicroPython firmware tests (tests/micropython/).
 
 One session fixture builds MicroPython v1.28.0 with microtrain for the unix port and the
-QEMU boards mps2-an500 (Cortex-M7 + FPU) and mps2-an385 (Cortex-M3, soft float) through
+QEMU boards mps2-an500 (Cortex-M7 + FPU), mps2-an385 (Cortex-M3, soft float) and
+rv32imac-qemu (RISC-V RV32IMAC, soft float) through
 tools/micropython/build_firmware.sh into build/micropython/ (incremental: seconds when
 nothing changed). The source is the vendored tarball when one is found (``shared/vendor/``
 beside an ancestor of the repository, or $MICROPYTHON_TARBALL), else the script clones tag
@@ -22,12 +23,14 @@ from mp_setup import BOARDS, ROOT, digits_arrays, vendored_tarball
 
 @pytest.fixture(scope="session")
 def micropython_firmware():
-    """Build (or bring up to date) the three firmware images once per test session."""
-    missing = [p for p in ("make", "cc", "arm-none-eabi-gcc", "qemu-system-arm")
+    """Build (or bring up to date) the firmware images once per test session."""
+    missing = [p for p in ("make", "cc", "arm-none-eabi-gcc", "qemu-system-arm",
+                           "riscv64-unknown-elf-gcc", "qemu-system-riscv32")
                if shutil.which(p) is None]
     if missing:
-        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` (tools/run_tests.sh "
-                    "does)" % ", ".join(missing), pytrace=False)
+        pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` and `bash "
+                    "tools/setup_riscv.sh` (tools/run_tests.sh does)" % ", ".join(missing),
+                    pytrace=False)
     env = dict(os.environ)
     tarball = vendored_tarball()
     if tarball:

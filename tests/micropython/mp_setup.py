@@ -11,7 +11,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(HERE, "scripts")
-BOARDS = ("unix", "mps2-an500", "mps2-an385")
+BOARDS = ("unix", "mps2-an500", "mps2-an385", "rv32imac-qemu")
 TARBALL = "micropython-1.28.0.tar.gz"
 
 

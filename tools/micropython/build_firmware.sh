@@ -5,19 +5,21 @@
 #
 #   bash tools/micropython/build_firmware.sh [--variant full|frozen|bare] [PORT ...]
 #
-#   PORT        output                                       MicroPython port
-#   unix        build/micropython/unix/micropython           ports/unix, standard variant
-#   mps2-an500  build/micropython/mps2-an500/firmware.elf    ports/qemu MPS2_AN500 (Cortex-M7, FPv5-D16)
-#   mps2-an385  build/micropython/mps2-an385/firmware.elf    ports/qemu MPS2_AN385 (Cortex-M3, soft float)
+#   PORT           output                                         MicroPython port
+#   unix           build/micropython/unix/micropython             ports/unix, standard variant
+#   mps2-an500     build/micropython/mps2-an500/firmware.elf      ports/qemu MPS2_AN500 (Cortex-M7, FPv5-D16)
+#   mps2-an385     build/micropython/mps2-an385/firmware.elf      ports/qemu MPS2_AN385 (Cortex-M3, soft float)
+#   rv32imac-qemu  build/micropython/rv32imac-qemu/firmware.elf   ports/qemu VIRT_RV32 (RV32IMAC, soft float)
 #
-# No PORT: all three. --variant (default full) builds, for the README's size comparison,
+# No PORT: all four. --variant (default full) builds, for the README's size comparison,
 # `frozen` (the pure modules, no native module) or `bare` (no microtrain at all) into
 # build/micropython/<port>-<variant>/.
 #
-# Both qemu boards use double-precision Python floats (MICROPY_FLOAT_IMPL=double; MPS2_AN385
-# defaults to single) so that the training loop's sums are the host's doubles, and a heap of
-# MICROPY_HEAP_SIZE bytes (default 2 MiB of the boards' 4 MiB code+data RAM; MicroPython's
-# default of 140 KiB cannot hold the digits data set).
+# The qemu boards use double-precision Python floats (MICROPY_FLOAT_IMPL=double; MPS2_AN385
+# and VIRT_RV32 default to single) so that the training loop's sums are the host's doubles,
+# and a heap of MICROPY_HEAP_SIZE bytes (default 2 MiB of the mps2 boards' 4 MiB code+data
+# RAM, of VIRT_RV32's RAM made 8 MiB below; MicroPython's default of 140 KiB cannot hold the
+# digits data set).
 #
 # The qemu builds also enable littlefs (MICROPY_VFS_LFS2=1), in every variant, for the
 # writable RAM disk of `microtrain micropython --out` (a script's checkpoints come back that
@@ -31,7 +33,8 @@
 # tarball found anywhere but the cache is cached, so a later clone of the repository on the
 # same machine needs no network. Unpacked once into build/micropython/src/; make keeps later
 # builds incremental.
-# Needs make, gcc, arm-none-eabi-gcc for the boards (bash tools/setup_arm.sh), and python3.
+# Needs make, gcc, arm-none-eabi-gcc and riscv64-unknown-elf-gcc with picolibc for the boards
+# (bash tools/setup_arm.sh, tools/setup_riscv.sh), and python3.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -44,12 +47,13 @@ ports=()
 while (($#)); do
   case "$1" in
     --variant) variant="$2"; shift 2 ;;
-    unix|mps2-an500|mps2-an385) ports+=("$1"); shift ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "build_firmware: unknown argument $1 (ports: unix mps2-an500 mps2-an385)" >&2; exit 2 ;;
+    unix|mps2-an500|mps2-an385|rv32imac-qemu) ports+=("$1"); shift ;;
+    -h|--help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "build_firmware: unknown argument $1 (ports: unix mps2-an500 mps2-an385 rv32imac-qemu)" >&2
+       exit 2 ;;
   esac
 done
-((${#ports[@]})) || ports=(unix mps2-an500 mps2-an385)
+((${#ports[@]})) || ports=(unix mps2-an500 mps2-an385 rv32imac-qemu)
 case "$variant" in full|frozen|bare) ;; *) echo "build_firmware: --variant full|frozen|bare" >&2; exit 2 ;; esac
 
 # ---- MicroPython's source, once
@@ -128,6 +132,21 @@ build_port() {
       args=(-C "$src/ports/qemu" BOARD="$board" MICROPY_FLOAT_IMPL=double
             MICROPY_HEAP_SIZE="$heap" MICROPY_VFS_LFS2=1
             # littlefs stamps files with mp_hal_time_ns(), which ports/qemu lacks: time 0.
+            CFLAGS_EXTRA="-D'mp_hal_time_ns()=0'") ;;
+    rv32imac-qemu)
+      # VIRT_RV32's linker script gives .data and .bss (the heap) 2 MiB at 0x80400000, the
+      # stack 64 KiB after them: the same script with 8 MiB of RAM, the stack moving up too.
+      local script="$out/src/virt_rv32_8m.ld"
+      sed 's/^\( *RAM .*LENGTH = \)2M$/\18M/' "$src/ports/qemu/mcu/rv32/virt.ld" >"$script.new"
+      grep -q "LENGTH = 8M$" "$script.new" || {
+        echo "build_firmware: VIRT_RV32's virt.ld has no 2 MiB RAM region to enlarge" >&2; exit 1; }
+      cmp -s "$script.new" "$script" && rm "$script.new" || mv "$script.new" "$script"
+      # The port asks for -march=rv32imac_zicsr, which matches none of Debian's multilibs
+      # (the linker then takes the rv64 libgcc and picolibc): -march=rv32imac, with the
+      # ISA spec 2.2 in which it includes the CSR instructions the port's startup uses.
+      args=(-C "$src/ports/qemu" BOARD=VIRT_RV32 MICROPY_FLOAT_IMPL=double
+            MICROPY_HEAP_SIZE="$heap" MICROPY_VFS_LFS2=1 LDSCRIPT="$script"
+            RV32_ARCH=rv32imac AFLAGS="-mabi=ilp32 -march=rv32imac -misa-spec=2.2"
             CFLAGS_EXTRA="-D'mp_hal_time_ns()=0'") ;;
   esac
   args+=(BUILD="$dir" "${extra[@]}")

@@ -24,9 +24,11 @@
 #endif
 
 /* 1: the op adapters call the portable siblings of ops/fast/ (register-blocked for scalar
- * FPUs). A core without an FPU (Cortex-M3: every float operation is a libgcc call) gains
- * nothing from them and keeps the smaller reference kernels (and compiles the siblings out). */
-#if defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)
+ * FPUs). A core without an FPU (Cortex-M3, RISC-V without F: every float operation is a
+ * libgcc call) gains nothing from them and keeps the smaller reference kernels (and compiles
+ * the siblings out). */
+#if (defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)) || \
+    (defined(__riscv) && !defined(__riscv_flen))
 #define MT_SCALAR_SIBLINGS 0
 #undef MT_REFERENCE_KERNELS
 #define MT_REFERENCE_KERNELS 1

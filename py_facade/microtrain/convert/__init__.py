@@ -29,6 +29,7 @@ import os
 import sys
 import types
 
+from .. import _files
 from .graph import ConversionError
 from .model import ConvertedModel, SourceRecord
 
@@ -67,8 +68,7 @@ def _read(path_or_bytes):
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         return bytes(path_or_bytes), None
     path = os.fspath(path_or_bytes)
-    with open(path, "rb") as handle:
-        return handle.read(), path
+    return _files.read_file(path, "a model file"), path  # a regular file only
 
 
 def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,

@@ -12,7 +12,7 @@ and exit status 1 (tools/cli.py).
 import argparse
 import os
 
-from .. import ops as _ops
+from .. import _files, ops as _ops
 from ..nn import image as _image
 
 
@@ -32,8 +32,7 @@ def build_parser():
 def main(argv):
     args = build_parser().parse_args(argv)
     from . import convert, detect_format, exporter
-    with open(args.input, "rb") as handle:
-        data = handle.read()
+    data = _files.read_file(args.input, "a model file")  # a regular file only
     target = os.path.splitext(args.output)[1].lower()
     if detect_format(data, args.input) is None:          # a .mtm image: export it
         if target == ".mtm":

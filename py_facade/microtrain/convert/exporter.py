@@ -17,10 +17,10 @@ tensors in table order), as ``TrainSession.get_weights()`` returns them.
 """
 
 import os
-import tempfile
 
 import numpy as np
 
+from .. import _files
 from ..nn import image as _image
 from .graph import ConversionError
 
@@ -70,24 +70,16 @@ def export_bytes(model_image_bytes, weights, format, source=None):
 
 
 def export(model_image_bytes, weights, path, format=None, source=None):
-    """Write the file atomically; ``format`` defaults to the extension of ``path``.
-    Returns the format written."""
+    """Write the file as every microtrain output is written (``microtrain._files``:
+    atomically, over a regular file only, through a symbolic link, the mode a new file
+    gets); ``format`` defaults to the extension of ``path``. Returns the format written."""
     if format is None:
         format = _EXTENSIONS.get(os.path.splitext(str(path))[1].lower())
         if format is None:
             raise ValueError("cannot tell the format from %r: give format='tflite', "
                              "'circle' or 'onnx'" % (path,))
     data = export_bytes(model_image_bytes, weights, format, source)
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".export-", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    _files.write_bytes(path, data)  # the one file policy of every output (microtrain._files)
     return format
 
 

@@ -12,7 +12,8 @@ for FULLY_CONNECTED, ``depthwise`` for DEPTHWISE_CONV_2D, ...) wins, then the la
 most often at all; an output with no scope (``Identity``, ``StatefulPartitionedCall:0``)
 takes its weights' layer (``model/dense_9/MatMul``), else the tensor's own name. Keras 3
 scopes every layer as ``<name>_<n>`` (``dense`` in ``sequential_1/dense_1``): in a file where
-every scope has that form, layers take their Keras names and the scopes are aliases.
+every scope has that form and no two scopes lose their numbers to one name, layers take their
+Keras names and the scopes are aliases.
 
 ``train_from`` (where an int8 model's float part begins) is resolved here: an operator index
 of the file, or a name: a layer's (``conv2d_3``), its scope (``model/conv2d_3``) or the full
@@ -115,8 +116,9 @@ def _keras3_suffix(scope):
 
 def source_table(reader):
     """[{"index", "type", "name", "aliases"}] for every operator of the file. Where every
-    scope is of Keras 3's ``<name>_<n>`` form, a layer's name is its Keras name (what
-    ``model.summary()`` shows) and the file's scope name becomes an alias."""
+    scope is of Keras 3's ``<name>_<n>`` form and each Keras name comes from one scope, a
+    layer's name is its Keras name (what ``model.summary()`` shows) and the file's scope
+    name becomes an alias."""
     table, scopes = [], []
     for index in range(reader.graph.OperatorsLength()):
         op = reader.graph.Operators(index)
@@ -133,7 +135,14 @@ def source_table(reader):
         scopes.append(scope)
     named = [(entry, scope) for entry, scope in zip(table, scopes) if scope is not None]
     keras_names = [_keras3_suffix(scope) for _, scope in named]
-    if len(named) >= 2 and all(keras_names):
+    # Keras names are unique in a model: where two scopes would become one name, the file is
+    # Keras 2's with numbered layers (model_4/conv2d_36, model_4/conv2d_37: MLPerf Tiny's
+    # larger ResNet), whose scopes are the names
+    scopes_of = {}
+    for (_, scope), keras_name in zip(named, keras_names):
+        scopes_of.setdefault(keras_name, set()).add(scope)
+    if len(named) >= 2 and all(keras_names) and \
+            all(len(found) == 1 for found in scopes_of.values()):
         for (entry, _), keras_name in zip(named, keras_names):
             entry["aliases"].insert(0, entry["name"])
             entry["name"] = keras_name

@@ -6,9 +6,10 @@
 * Otherwise the file is rewritten through ``tflite_tree`` with the same operators, tensors
   and metadata, and: a weight whose buffer other tensors share (TensorFlow's converter
   stores equal constants once, e.g. zero biases) gets a buffer of its own; a weight that
-  was int8 (a dynamic-range model's) or float16 becomes a float32 tensor (the operators
-  that dequantized it at run time are dropped); a bias the import created (a constant Add
-  folded into a MatMul without one) becomes the operator's bias input.
+  was int8 (a dynamic-range model's, also where it stayed frozen before ``train_from``) or
+  float16 becomes a float32 tensor (the operators that dequantized it at run time are
+  dropped); a bias the import created (a constant Add folded into a MatMul without one)
+  becomes the operator's bias input.
 * An int8 model (``tflite-int8``): the file's int8 operators the import kept are written as
   they are (their tensors, quantization and buffers byte for byte), followed by the image's
   float part as TFLite float operators (``tflite_writer.OpWriter``): a DEQUANTIZE of the
@@ -24,7 +25,7 @@ from .graph import BATCH, ConversionError
 from .tflite_reader import buffer_span, parse
 from .tflite_writer import IDENTIFIERS, OpWriter, _ints
 
-_FLOAT32 = 0
+_FLOAT32, _INT8 = 0, 9
 _NUMPY = {0: "<f4", 2: "<i4", 4: "<i8", 9: "i1"}
 
 
@@ -32,9 +33,10 @@ def _placements(source, weights):
     """[(file tensor, the file op reading it, float32 array, what)] to write, and
     [(file op, array)] of biases the import created."""
     placements, created = [], []
+    graph = parse(source.data).Subgraphs(0)
     for position, (origin, weight) in enumerate(zip(source.origins, weights)):
-        if origin.frozen:
-            continue  # a MUL/SUB constant: never trained, the file holds it as it was
+        if origin.frozen and not _int8_in_file(graph, origin):
+            continue  # never trained (a MUL/SUB constant, a weight before train_from)
         array = origin.to_source(weight)
         if origin.key is None:
             if origin.node is None:
@@ -46,6 +48,16 @@ def _placements(source, weights):
             placements.append((origin.key, getattr(origin, "op", None), array,
                                "weight %d" % position))
     return placements, created
+
+
+def _int8_in_file(graph, origin):
+    """A weight the file holds as int8 (a dynamic-range model's, dequantized at import).
+    Frozen or not, it is written as float32: LiteRT runs an operator with int8 weights and
+    float activations with hybrid kernels, which quantize the activations on the fly, and
+    would not compute the session's floats (on MLPerf Tiny's KWS cut before its Dense:
+    0.02 apart, BUILTIN_REF)."""
+    return isinstance(origin.key, (int, np.integer)) and \
+        graph.Tensors(int(origin.key)).Type() == _INT8
 
 
 def _fold_identities(source, graph):

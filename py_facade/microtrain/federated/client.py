@@ -39,6 +39,9 @@ from .partition import class_ids
 ARRAYS = "arrays"
 METRICS = "metrics"
 CONFIG = "config"
+# the metrics a reply holds, exactly (the server's guard checks them: federated/guard.py)
+TRAIN_METRICS = ("num-examples", "train-loss")
+EVALUATE_METRICS = ("num-examples", "eval-loss", "eval-accuracy")
 
 
 def tensor_key(tensor):
@@ -97,6 +100,8 @@ def simulated_round(task, partition, trained_weights, server_round, settings=Non
         x = x * np.float32(1e30)
     if task.faults.get(partition) == "die":
         os._exit(71)  # the client's process ends mid-round (run in_child), a power cut
+    if task.faults.get(partition) == "raise":
+        raise ZeroDivisionError("client %d divides by zero (fault 'raise')" % partition)
     with TrainSession(task.model) as session:
         local_round.compile_session(session, settings)
         _check_arena(task, session, partition)
@@ -163,6 +168,22 @@ def evaluate_weights(task, trained_weights, x, y):
     return {"loss": float(loss), "accuracy": float(np.mean(predicted == class_ids(y)))}
 
 
+def _huge(arrays, metrics, keys):
+    arrays[keys[0]] = Array(np.full(arrays[keys[0]].shape, 1e300, dtype=np.float64))
+
+
+def _bad_shape(arrays, metrics, keys):
+    arrays[keys[-1]] = Array(np.ones(1, dtype=np.float32))
+
+
+def _many_examples(arrays, metrics, keys):
+    metrics["num-examples"] = 1e308
+
+
+# The faults "huge", "shape" and "examples" (FleetTask): replies the server must refuse.
+_HOSTILE_REPLIES = {"huge": _huge, "shape": _bad_shape, "examples": _many_examples}
+
+
 def _refuse(message, reason):
     return Message(Error(code=ErrorCode.CLIENT_APP_RAISED_EXCEPTION, reason=reason),
                    reply_to=message)
@@ -202,10 +223,16 @@ def client_app(task):
         except (MicrotrainError, ValueError, MemoryError, RuntimeError, OSError) as error:
             return _refuse(message, "client %d, round %d: %s" % (partition, server_round,
                                                                   error))
+        except Exception as error:  # noqa: BLE001 - any failure is this client's, reported
+            return _refuse(message, "client %d, round %d: %s: %s" % (
+                partition, server_round, type(error).__name__, error))
         metrics = MetricRecord({"num-examples": int(examples),
                                 "train-loss": float(logs.get("loss", float("nan")))})
-        return Message(RecordDict({ARRAYS: to_record(keys, update), METRICS: metrics}),
-                       reply_to=message)
+        arrays = to_record(keys, update)
+        hostile = task.faults.get(partition)
+        if hostile in _HOSTILE_REPLIES:
+            _HOSTILE_REPLIES[hostile](arrays, metrics, keys)
+        return Message(RecordDict({ARRAYS: arrays, METRICS: metrics}), reply_to=message)
 
     @app.evaluate()
     def evaluate(message, context):
@@ -216,6 +243,9 @@ def client_app(task):
             result = evaluate_weights(task, weights, x, y)
         except (MicrotrainError, ValueError, RuntimeError) as error:
             return _refuse(message, "client %d: %s" % (partition, error))
+        except Exception as error:  # noqa: BLE001 - any failure is this client's, reported
+            return _refuse(message, "client %d: %s: %s" % (partition, type(error).__name__,
+                                                           error))
         metrics = MetricRecord({"num-examples": len(x), "eval-loss": result["loss"],
                                 "eval-accuracy": result["accuracy"]})
         return Message(RecordDict({METRICS: metrics}), reply_to=message)

@@ -24,7 +24,7 @@ import tempfile
 import numpy as np
 
 from ..micropython_runner.romfs import RunnerError
-from ..micropython_runner.run import run as run_script
+from ..micropython_runner.run import BOARDS as _RUNNER_BOARDS, run as run_script
 from . import local_round
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,6 +91,11 @@ _main()
 
 class DeviceError(RuntimeError):
     """The board did not deliver an update (its emulator died, timed out or failed)."""
+
+
+def boards():
+    """The boards a device client can train on: microtrain micropython's, sorted."""
+    return sorted(_RUNNER_BOARDS)
 
 
 def script_text():

@@ -32,7 +32,8 @@ import zlib
 
 import numpy as np
 
-from .. import config as _config, losses as _losses, optimizers as _optimizers
+from .. import _arguments, _files, config as _config, losses as _losses
+from .. import optimizers as _optimizers
 from . import partition as _partition
 from .task import FleetTask
 
@@ -41,6 +42,11 @@ _QUIET_ENV = {"RAY_DEDUP_LOGS": "0", "RAY_LOG_TO_STDERR": "0", "RAY_DISABLE_IMPO
               "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "0"}
 
 DEFAULT_LEARNING_RATE = 0.05
+# Ray's shared object store. Its default (30% of RAM, 7 GB here) is mapped at start-up,
+# which fails under an address-space limit (docs/hostile_input.md runs fleets under 4 GiB)
+# and is far more than a fleet's messages need: a round moves each client's trained
+# tensors twice (1.4 MB for the digits MLP's 100 clients).
+RAY_OBJECT_STORE_BYTES = 256 << 20
 
 
 class FleetResult:
@@ -52,13 +58,18 @@ class FleetResult:
                    evaluation only) to R
         weights: the final global trained tensors (numpy float32, session order)
         keys:    their ArrayRecord keys ("t<tensor index>")
-        dropped: [(round, partition, reason)] of every dropped reply
+        dropped: [(round, partition, reason)] of every dropped reply (the reason: what the
+                 client raised, or why the server's guard refused its reply)
+        notes:   [(round, text)] about whole rounds: an aggregate that was not taken, a
+                 global model whose evaluation the core refused
         arena_bytes: the arena of one client (the plan's total_bytes)
         seconds: wall time of the whole simulation
     """
 
-    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings):
+    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings,
+                 notes=()):
         self.rounds = rounds
+        self.notes = list(notes)
         self.weights = weights
         self.keys = keys
         self.dropped = dropped
@@ -112,8 +123,10 @@ class FleetResult:
         left.set_title(title or "microtrain fleet")
         left.grid(alpha=0.3)
         figure.tight_layout()
-        figure.savefig(path)
-        plt.close(figure)
+        try:
+            _files.save_figure(figure, path)  # atomically, a regular file only
+        finally:
+            plt.close(figure)
 
 
 def _model_bytes(model):
@@ -121,8 +134,7 @@ def _model_bytes(model):
         return bytes(model)
     if hasattr(model, "to_bytes"):
         return model.to_bytes()
-    with open(model, "rb") as handle:
-        return handle.read()
+    return _files.read_file(model, "a model image")  # a regular file only
 
 
 def make_settings(optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
@@ -166,25 +178,40 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
         flower_log.setLevel(level)
 
 
+def strategy_defaults(name, options=None, proximal_mu=None, learning_rate=None):
+    """The keyword arguments a strategy gets beside ``options``: FedProx's mu (0.01 unless
+    given), and what QFedAvg needs of the fleet (the clients' learning rate, and the name of
+    the loss metric a microtrain client sends)."""
+    options = dict(options or {})
+    if name == "fedprox":
+        options.setdefault("proximal_mu", 0.01 if proximal_mu is None else float(proximal_mu))
+    elif proximal_mu:
+        raise ValueError("proximal_mu is FedProx's: use strategy='fedprox'")
+    if name == "qfedavg":
+        options.setdefault("client_learning_rate", float(learning_rate))
+        options.setdefault("train_loss_key", "train-loss")
+    return options
+
+
 def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
          epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
          fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
          client_cpus, verbose, stream):
-    from flwr.simulation import run_simulation
-    from . import client as _client, server as _server
+    check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
+                    client_cpus)
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
-    options = dict(strategy_options or {})
-    if strategy_name == "fedprox":
-        options.setdefault("proximal_mu", 0.01 if proximal_mu is None else float(proximal_mu))
-    elif proximal_mu:
-        raise ValueError("proximal_mu is FedProx's: use strategy='fedprox'")
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
                              0.0, seed)
+    options = strategy_defaults(strategy_name, strategy_options, proximal_mu,
+                                settings["learning_rate"])
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
-    parts = task.parts()  # checks the split here, before Ray starts
+    task.check()  # the model, settings and data shapes, before Ray starts
+    parts = task.parts()  # and the split
     sizes, held = _partition.describe(parts, task.arrays()["y"])
+    from flwr.simulation import run_simulation  # imports Ray: after the checks
+    from . import client as _client, server as _server
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),
                                            fraction_evaluate=float(fraction_evaluate),
@@ -194,6 +221,7 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                              quiet=not verbose)
     backend_config = {"client_resources": {"num_cpus": float(client_cpus), "num_gpus": 0.0},
                       "init_args": {"num_cpus": int(cpus), "num_gpus": 0,
+                                    "object_store_memory": RAY_OBJECT_STORE_BYTES,
                                     "include_dashboard": False, "log_to_driver": verbose,
                                     "logging_level": logging.INFO if verbose else
                                     logging.ERROR}}
@@ -244,12 +272,14 @@ def _collect(task, recorder, elapsed, stream):
         local_round.compile_session(session, task.settings)
         arena = session.memory_plan()["total_bytes"]
     fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings)
+                        arena, elapsed, task.settings, list(fleet_log.notes))
     if stream is not None:
         stream.write(fleet.table() + "\n")
         for server_round, partition, reason in fleet.dropped:
             stream.write("dropped in round %d: client %s: %s\n" % (server_round, partition,
                                                                    reason))
+        for server_round, text in fleet.notes:
+            stream.write("round %d: %s\n" % (server_round, text))
         stream.write("arena per client: %d bytes; global weights crc32 0x%08x; %.1f s\n"
                      % (arena, fleet.crc32, elapsed))
         stream.flush()
@@ -272,6 +302,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser():
     from .server import STRATEGIES
+    from . import device
+    values = _arguments
     parser = _Parser(prog="microtrain fleet",
                      description="Simulate a fleet of microtrain devices learning together "
                                  "with Flower (its simulation engine and strategies).")
@@ -279,48 +311,92 @@ def _parser():
                                                        "starts from")
     parser.add_argument("--data", required=True,
                         help=".npz with x, y (and x_eval, y_eval for the server's evaluation)")
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--strategy", default="fedavg", choices=sorted(STRATEGIES))
+    parser.add_argument("--clients", type=values.positive_int, default=100)
+    parser.add_argument("--rounds", type=values.positive_int, default=20)
+    parser.add_argument("--strategy", default="fedavg", choices=sorted(STRATEGIES),
+                        help="Flower's strategy (default fedavg; fedmedian, fedtrimmedavg, "
+                             "krum, multikrum or bulyan resist clients that lie)")
     parser.add_argument("--split", default="dirichlet", choices=_partition.METHODS)
-    parser.add_argument("--alpha", type=float, default=0.5, help="Dirichlet concentration")
-    parser.add_argument("--classes-per-client", type=int, default=2,
+    parser.add_argument("--alpha", type=values.positive_float, default=0.5,
+                        help="Dirichlet concentration")
+    parser.add_argument("--classes-per-client", type=values.positive_int, default=2,
                         help="classes each client holds with --split label")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fraction", type=float, default=1.0,
-                        help="fraction of clients sampled per round")
-    parser.add_argument("--epochs", type=int, default=1, help="local epochs per round")
-    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
+    parser.add_argument("--seed", type=values.non_negative_int, default=0)
+    parser.add_argument("--fraction", type=values.share, default=1.0,
+                        help="fraction of clients sampled per round, in (0, 1]")
+    parser.add_argument("--epochs", type=values.positive_int, default=1,
+                        help="local epochs per round")
+    parser.add_argument("--batch-size", type=values.positive_int,
+                        default=_config.DEFAULT_BATCH_SIZE)
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
                         choices=sorted(_optimizers.ALIASES))
-    parser.add_argument("--learning-rate", type=float, default=DEFAULT_LEARNING_RATE)
+    parser.add_argument("--learning-rate", type=values.positive_float,
+                        default=DEFAULT_LEARNING_RATE)
     parser.add_argument("--loss", default="categorical_crossentropy",
                         choices=sorted(_losses.ALIASES))
-    parser.add_argument("--trainable", type=int, default=-1,
+    parser.add_argument("--trainable", type=values.integer(-1), default=-1,
                         help="train the last N ops on the clients (-1: all)")
-    parser.add_argument("--proximal-mu", type=float, default=None,
+    parser.add_argument("--proximal-mu", type=values.non_negative_float, default=None,
                         help="FedProx's mu (with --strategy fedprox; default 0.01)")
-    parser.add_argument("--server-lr", type=float, default=None,
+    parser.add_argument("--server-lr", type=values.positive_float, default=None,
                         help="the server's learning rate (FedAdam/FedAdagrad/FedYogi eta, "
                              "FedAvgM server_learning_rate)")
-    parser.add_argument("--arena", type=int, default=None,
+    parser.add_argument("--arena", type=values.positive_int, default=None,
                         help="the device's arena in bytes (clients whose plan needs more "
                              "refuse)")
-    parser.add_argument("--device-clients", default="",
-                        help="comma-separated clients that train on an emulated board")
-    parser.add_argument("--board", default="mps2-an500",
-                        help="their board (microtrain micropython's: mps2-an500, "
-                             "mps2-an385, unix)")
+    parser.add_argument("--device-clients", type=values.index_list, default=[],
+                        help="comma-separated clients (0 to --clients - 1) that train on an "
+                             "emulated board")
+    parser.add_argument("--board", default="mps2-an500", choices=device.boards(),
+                        help="their board (microtrain micropython's)")
     parser.add_argument("--isolate", action="store_true",
                         help="run each client's round in a process of its own (a client "
                              "whose process dies is dropped, the others go on)")
-    parser.add_argument("--cpus", type=int, default=2, help="CPUs Ray may use")
-    parser.add_argument("--client-cpus", type=float, default=1.0,
-                        help="CPUs per simulated client (fractions run more at once)")
+    parser.add_argument("--cpus", type=values.positive_int, default=2, help="CPUs Ray may use")
+    parser.add_argument("--client-cpus", type=values.positive_float, default=1.0,
+                        help="CPUs per simulated client, at most --cpus (fractions run more "
+                             "at once)")
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
     parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
     return parser
+
+
+def check_arguments(clients, rounds, fraction=1.0, fraction_evaluate=0.0, device=None,
+                    arena_bytes=None, cpus=2, client_cpus=1.0):
+    """Refuse (ValueError) what would make a simulation hang or lie before Ray starts: a
+    fraction outside (0, 1] (Flower would wait for more clients than there are), fewer
+    CPUs than a client needs (Ray would never schedule it), device clients that are not
+    clients, an unknown board, a non-positive arena or round count."""
+    from . import device as _device
+
+    def whole(value, name, low):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
+
+    whole(clients, "clients", 1)
+    whole(rounds, "rounds", 1)
+    whole(cpus, "cpus", 1)
+    if arena_bytes is not None:
+        whole(arena_bytes, "arena_bytes", 1)
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError("fraction must be in (0, 1] (the share of clients sampled per "
+                         "round), got %r" % (fraction,))
+    if not 0.0 <= float(fraction_evaluate) <= 1.0:
+        raise ValueError("fraction_evaluate must be in [0, 1], got %r" % (fraction_evaluate,))
+    if not 0.0 < float(client_cpus) <= cpus:
+        raise ValueError("client_cpus must be in (0, cpus = %d]: a client needing %r CPUs "
+                         "would never be scheduled" % (cpus, client_cpus))
+    if device:
+        board = device.get("board", "mps2-an500")
+        if board not in _device.boards():
+            raise ValueError("unknown board %r for the device clients; the boards are %s"
+                             % (board, ", ".join(_device.boards())))
+        for partition in device.get("partitions", ()):
+            if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)) \
+                    or not 0 <= partition < clients:
+                raise ValueError("device client %r is not a client: there are %d, numbered "
+                                 "0 to %d" % (partition, clients, clients - 1))
 
 
 def _strategy_options(args):
@@ -337,15 +413,26 @@ def _strategy_options(args):
 
 def main(argv=None):
     """``microtrain fleet ...``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    device = None
+    if args.device_clients:
+        device = {"board": args.board, "partitions": args.device_clients}
+    try:
+        check_arguments(args.clients, args.rounds, args.fraction, 0.0, device, args.arena,
+                        args.cpus, args.client_cpus)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.plot:  # refused now, not after the simulation
+        try:
+            _files.check_writable(args.plot)
+        except OSError as error:
+            sys.stderr.write("microtrain fleet: error: %s\n" % error)
+            return 1
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)
     try:
-        device = None
-        if args.device_clients:
-            device = {"board": args.board,
-                      "partitions": [int(p) for p in args.device_clients.split(",") if p]}
         result = run_fleet(args.model, args.data, clients=args.clients, rounds=args.rounds,
                            strategy=args.strategy, split=args.split, alpha=args.alpha,
                            classes_per_client=args.classes_per_client, seed=args.seed,

@@ -10,11 +10,15 @@ fleet of exact clients reproducible and safe, around any strategy:
   ``random`` (Flower's node sampling) is seeded: a seeded fleet gives the same global
   weights run after run, bit for bit.
 * **Guarded replies.** A client that failed (its update refused by the core's numeric guard,
-  its process or emulator dead) replies with an error, which Flower's strategies leave out;
-  ``guarded(...)`` strategies also drop any reply whose arrays are not finite or whose
-  ``num-examples`` is not a positive number, whoever sent it. Each drop is logged with its
-  reason (logger ``microtrain.federated``) and counted per round; the round completes with
-  the others, and nothing non-finite is ever aggregated.
+  its process or emulator dead, an exception) replies with an error, which Flower's
+  strategies leave out; its reason is the client's own exception text
+  (``guard.client_reason``). ``guarded(...)`` strategies also check every other reply
+  against the global model before aggregating (``guard.checked_content``: exactly its
+  tensors, shapes and float32 dtype, finite after the cast; the metrics a client sends;
+  ``num-examples`` from 1 to the client's rows) and drop one that fails, whoever sent it;
+  an aggregate that is not finite is not taken. Each drop is logged with its reason
+  (logger ``microtrain.federated``) and counted per round; the round completes with the
+  others, and nothing non-finite or mis-shaped is ever aggregated.
 * **Traffic.** ``OrderedGrid`` adds up the bytes of the arrays sent to and received from the
   clients, per round.
 """
@@ -23,13 +27,12 @@ import logging
 import random
 import time
 
-import numpy as np
-
 from flwr.app import ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import ServerApp
 from flwr.serverapp import strategy as _strategies
 
-from . import client as _client
+from ..errors import MicrotrainError
+from . import client as _client, guard as _guard
 
 LOG = logging.getLogger("microtrain.federated")
 
@@ -59,11 +62,17 @@ class FleetLog:
         self.replies = {}
         self.dropped = {}
         self.reasons = []
+        self.notes = []
 
     def drop(self, server_round, partition, reason):
         self.dropped[server_round] = self.dropped.get(server_round, 0) + 1
         self.reasons.append((server_round, partition, reason))
         LOG.warning("round %d: client %s dropped: %s", server_round, partition, reason)
+
+    def note(self, server_round, text):
+        """Something about the round as a whole (an aggregate refused, an evaluation)."""
+        self.notes.append((server_round, text))
+        LOG.warning("round %d: %s", server_round, text)
 
 
 class OrderedGrid:
@@ -96,7 +105,7 @@ class OrderedGrid:
                 self.log.replies[server_round] = self.log.replies.get(server_round, 0) + 1
             if reply.has_error():
                 self.log.drop(server_round, self.partitions.get(reply.metadata.src_node_id),
-                              reply.error.reason)
+                              _guard.client_reason(reply.error.reason))
             elif reply.has_content():
                 self.log.bytes_up[server_round] = self.log.bytes_up.get(server_round, 0) + \
                     _array_bytes(reply.content)
@@ -107,45 +116,54 @@ class OrderedGrid:
 
 
 class _GuardedReplies:
-    """Mixed in before a Flower strategy: replies with non-finite arrays or a bad
-    ``num-examples`` are dropped (and logged) before the strategy aggregates."""
+    """Mixed in before a Flower strategy: every reply is checked against the global model
+    (``guard.checked_content``: one array record of exactly the model's tensors, shapes and
+    float32 dtype, finite after the cast; the metrics a client sends; num-examples bounded
+    by the client's rows) and replaced by its checked float32 content, or dropped with its
+    reason, before the strategy aggregates; an aggregate that is not finite is not taken
+    (the global model stays the round's)."""
 
     fleet_log = None
-    partitions = None
+    partitions = None  # node id -> partition id
+    layout = None      # [(key, shape)] of the global model's trained tensors
+    rows = None        # partition id -> rows it holds (num-examples' bound)
 
-    def _screen(self, server_round, replies):
+    def _screen(self, server_round, replies, train):
         kept = []
         for reply in replies:
             if reply.has_error():
                 kept.append(reply)  # the strategy leaves it out; OrderedGrid logged it
                 continue
-            reason = None
-            content = reply.content
-            for record in content.array_records.values():
-                for key, array in record.items():
-                    if not np.all(np.isfinite(array.numpy())):
-                        reason = "tensor %s of its update is not finite" % key
-            for record in content.metric_records.values():
-                examples = record.get("num-examples")
-                if examples is not None and not (examples == examples and 0 < examples
-                                                 < float("inf")):
-                    reason = "num-examples is %r" % (examples,)
-            if reason is None:
-                kept.append(reply)
-            elif self.fleet_log is not None:
-                self.fleet_log.drop(server_round, (self.partitions or {}).get(
-                    reply.metadata.src_node_id), reason)
+            partition = (self.partitions or {}).get(reply.metadata.src_node_id)
+            try:
+                reply.content = _guard.checked_content(
+                    reply, self.layout or [], (self.rows or {}).get(partition), train)
+            except _guard.Refused as refused:
+                if self.fleet_log is not None:
+                    self.fleet_log.drop(server_round, partition, str(refused))
+                continue
+            kept.append(reply)
         return kept
 
     def aggregate_train(self, server_round, replies):
-        return super().aggregate_train(server_round, self._screen(server_round, replies))
+        arrays, metrics = super().aggregate_train(
+            server_round, self._screen(server_round, replies, train=True))
+        problem = _guard.aggregate_problem(arrays, self.layout or [])
+        if problem is not None:
+            if self.fleet_log is not None:
+                self.fleet_log.note(server_round, problem + "; the global model stays as "
+                                    "it was")
+            return None, metrics
+        return arrays, metrics
 
     def aggregate_evaluate(self, server_round, replies):
-        return super().aggregate_evaluate(server_round, self._screen(server_round, replies))
+        return super().aggregate_evaluate(server_round,
+                                          self._screen(server_round, replies, train=False))
 
 
 def guarded(strategy_class):
-    """The Flower strategy class with non-finite replies screened out."""
+    """The Flower strategy class with every reply checked against the global model first
+    (``_GuardedReplies``)."""
     return type("Guarded" + strategy_class.__name__, (_GuardedReplies, strategy_class), {})
 
 
@@ -171,9 +189,9 @@ def discover_partitions(grid, clients, timeout=600.0):
                 for node in nodes]
     partitions = {}
     for reply in grid.send_and_receive(messages, timeout=timeout):
-        if not reply.has_error():
-            partitions[reply.metadata.src_node_id] = int(
-                reply.content[_client.METRICS]["partition-id"])
+        partition = _guard.partition_id(reply, clients)
+        if partition is not None and partition not in partitions.values():
+            partitions[reply.metadata.src_node_id] = partition
     return partitions
 
 
@@ -207,8 +225,9 @@ def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
         fleet_log = FleetLog()
         partitions = discover_partitions(grid, task.clients, timeout)
         ordered = OrderedGrid(grid, partitions, fleet_log)
-        strategy.fleet_log, strategy.partitions = fleet_log, partitions
         layout = _client.trained_layout(task)
+        strategy.fleet_log, strategy.partitions, strategy.layout = fleet_log, partitions, layout
+        strategy.rows = {part: len(rows) for part, rows in enumerate(task.parts())}
         x_eval, y_eval = task.eval_rows()
         evaluations, times = {}, {}
         start = time.perf_counter()
@@ -217,8 +236,13 @@ def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
             times[server_round] = time.perf_counter() - start
             if not evaluate:
                 return None
-            result = _client.evaluate_weights(task, _client.from_record(arrays, layout),
-                                              x_eval, y_eval)
+            try:
+                result = _client.evaluate_weights(task, _client.from_record(arrays, layout),
+                                                  x_eval, y_eval)
+            except (MicrotrainError, ValueError) as error:  # a finite but wild global model
+                fleet_log.note(server_round, "the global model's evaluation was refused: %s"
+                               % error)
+                result = {"loss": float("nan"), "accuracy": float("nan")}
             evaluations[server_round] = result
             return MetricRecord(result)
 

@@ -15,21 +15,20 @@ import os
 
 import numpy as np
 
+from .. import _array_files
 from . import local_round, partition as _partition
 
 _CACHE = {}
+FAULTS = ("nan", "die", "raise", "huge", "shape", "examples")
 
 
 def _load(path):
+    """The arrays of the .npz ``path``, read once per process (``_array_files.load_npz``:
+    a regular file, no pickles, sizes checked before anything is decompressed)."""
     stat = os.stat(path)
     key = (os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
     if key not in _CACHE:
-        with np.load(path) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-        for name in ("x", "y"):
-            if name not in arrays:
-                raise ValueError("%s has no array %r (it needs x and y; x_eval and y_eval "
-                                 "are optional)" % (path, name))
+        arrays = _array_files.load_npz(path, "a fleet data set", required=("x", "y"))
         _CACHE.clear()
         _CACHE[key] = arrays
     return _CACHE[key]
@@ -47,11 +46,14 @@ class FleetTask:
         split, alpha, classes_per_client, split_seed: the partition (``partition.split_labels``)
         arena_bytes: the device's arena (None: exactly what the plan needs); a client whose
                    plan does not fit refuses to train
-        faults:    {partition: "nan" | "die"} clients made to fail, for tests and
-                   demonstrations: "nan" scales the client's inputs to 1e30 so that its
-                   steps overflow (the numeric guard refuses them); "die" ends the process
-                   of the client's round (its forked process, or its board's emulator) in
-                   the middle of the round
+        faults:    {partition: kind} clients made to fail, for tests and demonstrations:
+                   "nan" scales the client's inputs to 1e30 so that its steps overflow (the
+                   numeric guard refuses them); "die" ends the process of the client's round
+                   (its forked process, or its board's emulator) in the middle of the
+                   round; "raise" makes its round raise ZeroDivisionError; and hostile
+                   replies the server's guard must refuse (``guard.py``): "huge" sends its
+                   first tensor as float64 1e300, "shape" its last tensor with shape (1,),
+                   "examples" num-examples 1e308
         isolate:   run every simulated client's round in a forked process of its own, so
                    that a client whose process dies (a crash, a kill) is dropped from the
                    round and its simulation worker carries on. Without it a dying worker
@@ -78,11 +80,50 @@ class FleetTask:
         self.split_seed = int(split_seed)
         self.arena_bytes = arena_bytes
         self.faults = dict(faults or {})
+        for partition, kind in self.faults.items():
+            if kind not in FAULTS:
+                raise ValueError("fault %r of client %r: the faults are %s"
+                                 % (kind, partition, ", ".join(FAULTS)))
         self.device = dict(device) if device else None
         self.isolate = bool(isolate)
 
     def arrays(self):
         return _load(self.data)
+
+    def check(self):
+        """Refuse (ValueError, MicrotrainError) before any simulation starts what would make
+        every client fail: a model the core refuses with these settings, an arena too small
+        for its plan, rows or targets not shaped for it, x_eval without y_eval. Returns the
+        memory plan of one client."""
+        from ..train_session import TrainSession
+        arrays = self.arrays()
+        if ("x_eval" in arrays) != ("y_eval" in arrays):
+            raise ValueError("%s has only one of x_eval and y_eval" % self.data)
+        with TrainSession(self.model) as session:
+            local_round.compile_session(session, self.settings)
+            sample = tuple(session.get_inputs_tensorinfo()[0]["shape"][1:])
+            target = tuple(session.get_outputs_tensorinfo()[0]["shape"][1:])
+            sparse = session.loss.sparse_labels
+            plan = session.memory_plan()
+        if self.arena_bytes is not None and plan["total_bytes"] > int(self.arena_bytes):
+            raise ValueError("the device's arena of %d bytes cannot hold a client's plan of %d "
+                             "bytes (every client would refuse to train)"
+                             % (int(self.arena_bytes), plan["total_bytes"]))
+        for x_name, y_name in (("x", "y"), ("x_eval", "y_eval")):
+            if x_name not in arrays:
+                continue
+            x, y = arrays[x_name], arrays[y_name]
+            if x.dtype.kind not in "fiub" or tuple(x.shape[1:]) != sample or len(x) == 0:
+                raise ValueError("%s: %s is %s %s; the model takes rows of shape %s (N >= 1)"
+                                 % (self.data, x_name, x.dtype, x.shape, sample))
+            wanted = (len(x),) if sparse else (len(x),) + target
+            if y.dtype.kind not in "fiub" or tuple(y.shape) != wanted or \
+                    (sparse and y.dtype.kind not in "iu"):
+                raise ValueError("%s: %s is %s %s; the model's %s needs %s%s"
+                                 % (self.data, y_name, y.dtype, y.shape,
+                                    "sparse labels" if sparse else "output", wanted,
+                                    " integers" if sparse else ""))
+        return plan
 
     def parts(self):
         key = ("parts", self.data, self.clients, self.split, self.alpha,

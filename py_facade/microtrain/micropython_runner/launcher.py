@@ -9,6 +9,7 @@ the files itself, the traceback goes to stderr and the status is the exit status
 
 import os
 
+from .. import _files
 from .romfs import RunnerError
 
 MARK = "\x1e"            # the launcher's record separator: output | traceback | status
@@ -143,13 +144,15 @@ def parse_files(text):
 
 
 def write_files(directory, files):
-    """Write parse_files()'s files below ``directory`` (no path leaves it)."""
+    """Write parse_files()'s files below ``directory`` (no path leaves it), each as every
+    output is written (microtrain._files: atomically, over a regular file only)."""
     for path, data in files.items():
         parts = [p for p in path.split("/") if p and p not in (".", "..")]
+        if not parts:
+            continue
         target = os.path.join(directory, *parts)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as handle:
-            handle.write(data)
+        _files.write_bytes(target, data)
 
 
 def parse_out(item):

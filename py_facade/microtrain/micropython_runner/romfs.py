@@ -8,6 +8,8 @@ images; the command line is microtrain.tools.micropython.
 
 import os
 
+from .. import _files
+
 
 class RunnerError(Exception):
     """The script could not be run (no firmware, bad --data, QEMU missing)."""
@@ -93,8 +95,12 @@ def plan_mounts(data):
         host, sep, guest = item.partition("=")
         if not sep or not host or not guest:
             raise RunnerError("--data takes HOST=GUEST, got %r" % item)
-        if not os.path.isfile(host):
-            raise RunnerError("--data %s: no such file" % host)
+        try:
+            _files.require_regular(host, "a --data file")
+        except _files.NotARegularFileError as error:
+            raise RunnerError("--data %s" % error.strerror)
+        except OSError as error:
+            raise RunnerError("--data %s: %s" % (host, error.strerror or error))
         parts = [p for p in guest.split("/") if p]
         if not guest.startswith("/") or len(parts) < 2 or ".." in parts or "." in parts:
             raise RunnerError("--data %s: the guest path must be absolute and inside a "
@@ -103,13 +109,25 @@ def plan_mounts(data):
     return mounts
 
 
+# What --data may bring, all files together: the boards have 16 MiB of PSRAM for them and the
+# unix port reads each image into its 16 MiB heap. A larger file is refused before it is read.
+DATA_BYTES = 16 << 20
+
+
 def romfs_images(mounts):
     """[(mount point, image bytes)] in mount order."""
     images = []
+    left = DATA_BYTES
     for mount in sorted(mounts):
         files = {}
         for path, host in mounts[mount].items():
-            with open(host, "rb") as handle:
-                files[path] = handle.read()
+            try:
+                files[path] = _files.read_file(host, "a --data file", limit=left)
+            except ValueError:
+                raise RunnerError("--data %s: the --data files hold more than the %d MiB a "
+                                  "board has for them" % (host, DATA_BYTES >> 20))
+            except OSError as error:
+                raise RunnerError("--data %s: %s" % (host, error))
+            left -= len(files[path])
         images.append((mount, build_romfs(files)))
     return images

@@ -1,5 +1,6 @@
 """Running a script on microtrain's MicroPython firmware: where the firmware is (and building
-it), QEMU's command line for the mps2 boards, the raw-REPL conversation over the UART, and
+it), QEMU's command line for the mps2 and RISC-V virt boards, the raw-REPL conversation over
+the UART, and
 the unix port. The command line is microtrain.tools.micropython; the images it mounts come
 from romfs.py, the program it sends from launcher.py.
 """
@@ -12,6 +13,7 @@ import tempfile
 import threading
 import time
 
+from .. import _files
 from .launcher import BLOCK, MARK, launcher, parse_files, parse_out, write_files
 from .romfs import RunnerError, plan_mounts, romfs_images
 
@@ -19,13 +21,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"  # as microtrain firmware uses it
 
-# QEMU machine, firmware file, and where the ROMFS images go (the 16 MiB PSRAM of each board;
-# MicroPython's code, data and heap live in its 4 MiB SSRAM1 at 0).
+# QEMU program, machine and options, firmware file, and where the ROMFS images go: on the mps2
+# boards their 16 MiB PSRAM (MicroPython's code, data and heap live in the 4 MiB SSRAM1 at 0);
+# on RISC-V virt 16 MiB of DRAM at 16 MiB (MicroPython's code, data, heap and stack take the
+# first 12.1 MiB: tools/micropython/build_firmware.sh). MicroPython's exit is a semihosting
+# call on all three. Its VIRT_RV32 startup clears satp, a register of the supervisor mode
+# that the SiFive E31 model lacks: it runs on QEMU's generic rv32 CPU (code for RV32IMAC).
 BOARDS = {
-    "mps2-an500": {"machine": "mps2-an500", "file": "firmware.elf", "data_address": 0x60000000,
-                   "data_bytes": 16 << 20},
-    "mps2-an385": {"machine": "mps2-an385", "file": "firmware.elf", "data_address": 0x21000000,
-                   "data_bytes": 16 << 20},
+    "mps2-an500": {"qemu": "qemu-system-arm", "machine": "mps2-an500", "options": [],
+                   "file": "firmware.elf", "data_address": 0x60000000, "data_bytes": 16 << 20},
+    "mps2-an385": {"qemu": "qemu-system-arm", "machine": "mps2-an385", "options": [],
+                   "file": "firmware.elf", "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "rv32imac-qemu": {"qemu": "qemu-system-riscv32", "machine": "virt",
+                      "options": ["-bios", "none"], "file": "firmware.elf",
+                      "data_address": 0x81000000, "data_bytes": 16 << 20},
     "unix": {"machine": None, "file": "micropython"},
 }
 EXIT_TIMEOUT = 124
@@ -84,8 +93,8 @@ def build_firmware(boards):
 def _qemu_command(board, firmware, images, disk_bytes=0):
     """The QEMU command line, where each image lies, and the RAM disk's address."""
     info = BOARDS[board]
-    command = ["qemu-system-arm", "-machine", info["machine"], "-nographic", "-monitor",
-               "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
+    command = [info["qemu"], "-machine", info["machine"]] + info["options"] + [
+        "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
     address = info["data_address"]
     placed = []
     for path, size in images:
@@ -166,8 +175,10 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
     this process's); ``qemu_args``: more QEMU options (benchmarks add a -plugin)."""
     stdout = stdout or (lambda b: (sys.stdout.buffer.write(b), sys.stdout.buffer.flush()))
     stderr = stderr or (lambda b: (sys.stderr.buffer.write(b), sys.stderr.buffer.flush()))
-    if shutil.which("qemu-system-arm") is None:
-        raise RunnerError("qemu-system-arm is not installed (bash tools/setup_arm.sh)")
+    program = BOARDS[board]["qemu"]
+    if shutil.which(program) is None:
+        raise RunnerError("%s is not installed (bash tools/%s)" % (
+            program, "setup_riscv.sh" if program.endswith("riscv32") else "setup_arm.sh"))
     with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
         files = []
         for index, (mount, image) in enumerate(images):
@@ -255,16 +266,55 @@ def run_unix(firmware, script_name, script_text, args, images, timeout, out=None
                 handle.write(image)
             sources.append((mount, "open(%r, 'rb').read()" % path))
         program = os.path.join(scratch, "launcher.py")
-        guest = None if out is None else \
-            (out[1], "bytearray(%d)" % _RAM_DISK_BYTES, os.path.abspath(out[0]))
+        # MicroPython copies the RAM disk into a folder of ours; the host then writes those
+        # files into the user's folder as every output is written (microtrain._files)
+        copied = os.path.join(scratch, "out")
+        guest = None
+        if out is not None:
+            os.mkdir(copied)
+            guest = (out[1], "bytearray(%d)" % _RAM_DISK_BYTES, copied)
         with open(program, "w") as handle:
             handle.write(launcher("unix", sources, script_name, script_text, args, guest))
         try:
-            return subprocess.run([firmware, "-X", "heapsize=" + heap, program],
-                                  timeout=timeout, stdin=subprocess.DEVNULL).returncode
+            status = subprocess.run([firmware, "-X", "heapsize=" + heap, program],
+                                    timeout=timeout, stdin=subprocess.DEVNULL).returncode
         except subprocess.TimeoutExpired:
             sys.stderr.write("microtrain micropython: timed out after %d s\n" % timeout)
             return EXIT_TIMEOUT
+        if out is not None:
+            write_files(out[0], _files_below(copied))
+        return status
+
+
+def _files_below(directory):
+    """{relative path: bytes} of the regular files below ``directory`` (our own folder)."""
+    files = {}
+    for folder, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(folder, name)
+            files[os.path.relpath(path, directory).replace(os.sep, "/")] = \
+                _files.read_file(path, "a file the script wrote")
+    return files
+
+
+# A script is sent as text inside the launcher and compiled on the board (2 MiB of heap).
+_SCRIPT_BYTES = 1 << 20
+
+
+def _read_script(path, what):
+    return _files.read_file(path, what, limit=_SCRIPT_BYTES)
+
+
+def _regular(path, what, reader=_files.require_regular):
+    """``reader(path, what)`` (microtrain._files: a regular file only, refused before a
+    byte is read), its refusal a RunnerError."""
+    try:
+        return reader(path, what)
+    except _files.NotARegularFileError as error:
+        raise RunnerError(error.strerror)
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise RunnerError("%s %s: %s" % (what, path, reason))
 
 
 def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, **options):
@@ -273,13 +323,19 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, *
     go to run_board (stdout, stderr, qemu_args) on the QEMU boards."""
     if board not in BOARDS:
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        raise RunnerError("timeout must be a positive number of seconds, got %r" % (timeout,))
+    text = _regular(script, "the script", _read_script)
+    try:
+        text = text.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RunnerError("the script %s is not UTF-8 text (%s)" % (script, error))
+    mounts = plan_mounts(data)
     firmware = firmware or firmware_path(board)
     if not os.path.exists(firmware):
         raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
                           "build_firmware.sh %s` (or pass --build)" % (firmware, board))
-    with open(script) as handle:
-        text = handle.read()
-    mounts = plan_mounts(data)
+    _regular(firmware, "the firmware")
     if out is not None:
         out = parse_out(out)
         if out[1] in mounts:

@@ -11,6 +11,7 @@ whole width: the persistent region. Dashed lines mark the arena size and the
 planner's lower bound. matplotlib is optional: ``MissingMatplotlib`` says so.
 """
 
+from .. import _files
 from . import arena
 
 COLOURS = {
@@ -85,6 +86,8 @@ def save(session, path, title=None):
                    % (total, bound, total / bound if bound else float("nan"),
                       "fused" if plan["fused_update"] else "accumulated"), fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    pyplot.close(figure)
+    try:
+        _files.save_figure(figure, path, dpi=110)  # atomically, a regular file only
+    finally:
+        pyplot.close(figure)
     return path

@@ -27,13 +27,13 @@ non-zero exit status (2 for usage errors, 1 for the rest); never a traceback
 """
 
 import os
-import stat
 import sys
 import time
 
 import numpy as np
 
-from .. import data as _data, losses as _losses, ops as _ops
+from .. import _array_files, _files, data as _data, losses as _losses
+from .. import ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
 from ..nn import image as _image
@@ -46,20 +46,19 @@ _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I
 # ---------------------------------------------------------------- helpers
 
 
-def _regular_file(path, what):
-    """Refuse, in one clear line, a path that is missing or not a regular file."""
+def _opened(path, what, opener):
+    """``opener()``, which opens ``path`` through microtrain._files (regular files only,
+    refused before a byte is read), with its refusals worded for the command line."""
     try:
-        mode = os.stat(path).st_mode
+        return opener()
     except FileNotFoundError:
         raise OSError("%s file not found: %s" % (what, path))
+    except IsADirectoryError:
+        raise OSError("%s %s is a directory, not a file" % (what, path))
+    except _files.NotARegularFileError as error:
+        raise OSError("%s %s is %s, not a regular file" % (what, path, error.kind))
     except OSError as error:
         raise OSError("%s file %s cannot be read: %s" % (what, path, error.strerror or error))
-    if stat.S_ISDIR(mode):
-        raise OSError("%s %s is a directory, not a file" % (what, path))
-    if not stat.S_ISREG(mode):
-        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device or socket"
-        raise OSError("%s %s is %s, not a regular file" % (what, path, kind))
-    return path
 
 
 def _model_path(args):
@@ -68,14 +67,14 @@ def _model_path(args):
     path = args.model or args.modelfile
     if not path:
         raise UsageError("%s %s: a MODEL is required" % (PROG, args.command))
-    return _regular_file(path, "model")
+    return _opened(path, "model", lambda: _files.require_regular(path, "a model image"))
 
 
 def _model(path):
     """The .mtm image at ``path`` (bytes), or the ``ConvertedModel`` of a .tflite/.circle/
-    .onnx file (which keeps the file's layer names and what export needs)."""
-    with open(path, "rb") as handle:
-        data = handle.read()
+    .onnx file (which keeps the file's layer names and what export needs); read as every
+    user's file is (microtrain._files: regular files only)."""
+    data = _opened(path, "model", lambda: _files.read_file(path, "a model image"))
     from ..convert import convert, detect_format
     fmt = detect_format(data, path)
     if fmt is not None:
@@ -113,15 +112,15 @@ def _open_session(args):
 
 
 def _read_file(path, sample_shape, dtype, what):
-    _regular_file(path, what)
     if path.endswith(".npy"):
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        array = _opened(path, what, lambda: _array_files.open_npy(path, what))
         if tuple(array.shape[1:]) != tuple(sample_shape):
             raise ValueError("%s %s holds samples of shape %s, the model needs %s"
                              % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))
         return array
     try:
-        return _data.load_raw(path, sample_shape, dtype)
+        return _opened(path, what, lambda: _array_files.open_raw(path, sample_shape, dtype,
+                                                                  what))
     except ValueError as error:
         raise ValueError("%s %s" % (what, error))
 
@@ -204,7 +203,15 @@ def _print_phases(timings, execute_ms, epochs):
 # ---------------------------------------------------------------- commands
 
 
+def _outputs(*paths):
+    """The output files of a command, checked before its work (microtrain._files)."""
+    for path in paths:
+        if path:
+            _files.check_writable(path)
+
+
 def run_train(args):
+    _outputs(args.export, args.checkpoint)
     path, session, optimizer, loss = _open_session(args)
     with session:
         loader = _loader(args, session, loss, shuffle=args.shuffle, seed=args.seed)
@@ -241,6 +248,7 @@ def run_eval(args):
 
 def run_predict(args):
     from ..train_session import TrainSession
+    _outputs(args.output)
     path = _model_path(args)
     with TrainSession(path) as session:
         inputs = session.get_inputs_tensorinfo()
@@ -257,11 +265,11 @@ def run_predict(args):
                                   batch_size=args.batch_size)
         execute_ms = (time.perf_counter() - start) * 1000.0
         first = outputs[0] if isinstance(outputs, list) else outputs
-        if args.output:
+        if args.output:  # atomically, over a regular file only (microtrain._files)
             if args.output.endswith(".npy"):
-                np.save(args.output, first)
+                _files.atomic_write(args.output, lambda writer: np.save(writer, first))
             else:
-                np.ascontiguousarray(first, dtype="<f4").tofile(args.output)
+                _files.write_bytes(args.output, np.ascontiguousarray(first, "<f4").tobytes())
             print("wrote output 0 of %d samples, shape %s, to %s"
                   % (len(first), tuple(first.shape), args.output))
         else:
@@ -294,6 +302,7 @@ def _flags_text(flags):
 
 
 def run_info(args):
+    _outputs(args.plot)
     path, session, optimizer, loss = _open_session(args)
     with session:
         parsed = _image.read_image(session.model_image)
@@ -428,8 +437,9 @@ def _fleet(argv):
 
 
 def _one_line(error):
-    if isinstance(error, OSError) and error.filename and error.strerror:
-        text = "%s: %s" % (error.strerror, error.filename)
+    if isinstance(error, OSError) and error.strerror:
+        text = "%s: %s" % (error.strerror, error.filename) if error.filename and \
+            str(error.filename) not in error.strerror else error.strerror
     elif isinstance(error, KeyError) and error.args:
         text = str(error.args[0])
     else:

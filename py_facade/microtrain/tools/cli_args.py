@@ -6,7 +6,7 @@ bad flag is one line on stderr and exit status 2 (``UsageError``).
 
 import argparse
 
-from .. import config as _config, losses as _losses, metrics as _metrics
+from .. import _arguments, config as _config, losses as _losses, metrics as _metrics
 from .. import optimizers as _optimizers
 
 PROG = "microtrain"
@@ -69,54 +69,12 @@ def _metric_name(text):
     return name
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
-    return value
-
-
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
-    return value
-
-
-def _fraction(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError("expected a number in [0, 1), got %r" % text)
-    return value
-
-
-def _positive_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
-    if not 0.0 <= value < float("inf"):  # also refuses NaN
-        raise argparse.ArgumentTypeError("expected a number >= 0, got %r" % text)
-    return value
+# Numbers in ranges: the command lines' one set (microtrain._arguments).
+_positive_int = _arguments.positive_int
+_non_negative_int = _arguments.non_negative_int
+_fraction = _arguments.fraction
+_positive_float = _arguments.positive_float
+_non_negative_float = _arguments.non_negative_float
 
 
 def _add_proximal(parser, what):

@@ -28,12 +28,13 @@ What it does:
    ``--all-ops`` builds every kernel): each kernel table entry keeps its kernels alive through
    ``--gc-sections``, so a core with every op costs flash the model never uses. Boards: the
    folders of ``boards/`` with a preset (mps2-an385 Cortex-M3, mps2-an386 Cortex-M4F,
-   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium), and the
-   hosted presets host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
-4. With ``--run``: runs the firmware (qemu-system-arm, or qemu-user for ARM Linux), replays
-   the identical sequence of core calls on the host through ctypes (``host_reference``),
-   prints both weight CRCs and returns 0 only if the run exited 0 and every printed bit
-   (per-epoch losses, accuracy counts, weight CRC) equals the host's.
+   mps2-an500 Cortex-M7, mps2-an505 Cortex-M33, mps3-an547 Cortex-M55 with Helium,
+   rv32imac-qemu RISC-V RV32IMAC, rv32imafc-qemu RISC-V RV32IMAFC), and the hosted presets
+   host, arm-linux-gnueabihf, aarch64-linux-gnu (board ``posix``).
+4. With ``--run``: runs the firmware (qemu-system-arm or qemu-system-riscv32, or qemu-user
+   for ARM Linux), replays the identical sequence of core calls on the host through ctypes
+   (``host_reference``), prints both weight CRCs and returns 0 only if the run exited 0 and
+   every printed bit (per-epoch losses, accuracy counts, weight CRC) equals the host's.
 
 Dataset (``.npz``): ``x`` [N, *input shape] and ``y`` [N, *output shape] (one-hot or
 regression targets), or ``y`` [N] integer labels for sparse categorical cross-entropy; for a
@@ -63,7 +64,8 @@ import sys
 
 import numpy as np
 
-from .. import _model_source, config as _config, losses as _losses, ops as _ops
+from .. import _arguments, _files, _model_source, config as _config, losses as _losses
+from .. import ops as _ops
 from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
@@ -110,8 +112,8 @@ def find_source_dir(explicit=None):
 
 def board_presets(source_dir):
     """Names of the configure presets that build firmware (every visible one)."""
-    with open(os.path.join(source_dir, "CMakePresets.json")) as handle:
-        presets = json.load(handle)
+    presets = json.loads(_files.read_file(os.path.join(source_dir, "CMakePresets.json"),
+                                          "CMake's presets").decode("utf-8"))
     return [p["name"] for p in presets["configurePresets"] if not p.get("hidden")]
 
 
@@ -163,7 +165,8 @@ def run(board_info, program="firmware", timeout=300, extra_qemu_args=()):
                                 text=True, timeout=timeout)
     except FileNotFoundError:
         raise FirmwareError("%s is not installed (bash tools/setup_arm.sh installs QEMU and "
-                            "the ARM toolchains)" % command[0]) from None
+                            "the ARM toolchains, bash tools/setup_riscv.sh the RISC-V ones)"
+                            % command[0]) from None
     except subprocess.TimeoutExpired:
         raise FirmwareError("%s did not finish within %d s" % (" ".join(command), timeout)) \
             from None
@@ -242,8 +245,8 @@ def package(model_path, data_path, spec, out_dir, conversion=None):
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
               "ops": op_names, "plan": plan, "host_reference": reference}
-    with open(os.path.join(out_dir, "firmware.json"), "w") as handle:
-        json.dump(record, handle, indent=2)
+    _files.write_bytes(os.path.join(out_dir, "firmware.json"),
+                       json.dumps(record, indent=2).encode("utf-8"))
     return record
 
 
@@ -284,9 +287,9 @@ def _parser():
                     "device; build it for a board and optionally run it under QEMU, or only "
                     "write the C sources (--sources-only).")
     parser.add_argument("--board",
-                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, mps3-an547, "
-                             "host, arm-linux-gnueabihf, aarch64-linux-gnu (not with "
-                             "--sources-only)")
+                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
+                             "mps3-an547, rv32imac-qemu, rv32imafc-qemu, host, "
+                             "arm-linux-gnueabihf, aarch64-linux-gnu (not with --sources-only)")
     parser.add_argument("--model", required=True,
                         help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
                              "(converted as TrainSession converts it)")
@@ -307,17 +310,18 @@ def _parser():
     convert.add_argument("--int8-input", action="store_true",
                          help="the input is the int8 tensor of the leading QUANTIZE: x holds "
                               "int8 values the device need not quantize")
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=_arguments.positive_int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
                         choices=sorted(_optimizers.ALIASES),
                         help="default %s (compile()'s)" % _config.DEFAULT_OPTIMIZER)
-    parser.add_argument("--learning-rate", type=float, default=None,
+    parser.add_argument("--learning-rate", type=_arguments.positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
     parser.add_argument("--loss", default=_config.DEFAULT_LOSS, choices=sorted(_losses.ALIASES),
                         help="default %s (compile()'s)" % _config.DEFAULT_LOSS)
-    parser.add_argument("--batch-size", type=int, default=_config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--num-trainable-ops", type=int, default=-1,
+    parser.add_argument("--batch-size", type=_arguments.positive_int,
+                        default=_config.DEFAULT_BATCH_SIZE)
+    parser.add_argument("--num-trainable-ops", type=_arguments.integer(-1), default=-1,
                         help="train the last N ops (-1: all)")
     parser.add_argument("--sources-only", action="store_true",
                         help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
@@ -326,9 +330,25 @@ def _parser():
                         help="build the core with every op's kernels, not only the model's")
     parser.add_argument("--run", action="store_true",
                         help="run it (QEMU) and compare with the host, bit for bit")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for --run")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=300.0,
+                        help="seconds for --run")
     parser.add_argument("--source-dir", help="the microtrain source tree (found if omitted)")
     return parser
+
+
+def _board_source_dir(parser, args):
+    """The source tree whose presets build ``--board``, checked before anything is read or
+    written: an unknown board is a usage error naming the presets (the one board list)."""
+    try:
+        source_dir = find_source_dir(args.source_dir)
+    except FirmwareError as error:
+        raise FirmwareError("--board %s builds firmware from microtrain's source tree: %s "
+                            "(or use --sources-only)" % (args.board, error))
+    presets = board_presets(source_dir)
+    if args.board not in presets:
+        parser.error("argument --board: unknown board %r; the presets of %s are %s"
+                     % (args.board, source_dir, ", ".join(presets)))
+    return source_dir
 
 
 def main(argv=None):
@@ -342,8 +362,7 @@ def main(argv=None):
     try:
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
                             args.batch_size, args.num_trainable_ops)
-        source_dir = None if args.sources_only else find_source_dir(args.source_dir)
-        os.makedirs(args.out, exist_ok=True)
+        source_dir = None if args.sources_only else _board_source_dir(parser, args)
         conversion = {"train_from": args.train_from, "new_head": args.new_head,
                       "int8_input": args.int8_input}
         record = package(args.model, args.data, spec, args.out, conversion)

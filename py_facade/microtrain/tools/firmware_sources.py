@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 
+from .. import _files
 from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
 from .firmware_training import FirmwareError, accuracy_kind
@@ -137,10 +138,12 @@ void mt_fw_train_config(mt_train_config *cfg);
 
 
 def _write_if_changed(path, text):
-    """Keep the file (and its timestamp: no rebuild) when the text is already there."""
-    if os.path.isfile(path):
-        with open(path) as handle:
-            if handle.read() == text:
-                return
-    with open(path, "w") as handle:
-        handle.write(text)
+    """Keep the file (and its timestamp: no rebuild) when the text is already there; else
+    write it as every output is written (microtrain._files: atomically, a regular file only)."""
+    data = text.encode("utf-8")
+    try:
+        if _files.read_file(path, "a generated source") == data:
+            return
+    except FileNotFoundError:
+        pass
+    _files.write_bytes(path, data)

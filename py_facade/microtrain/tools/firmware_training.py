@@ -11,7 +11,7 @@ import zlib
 
 import numpy as np
 
-from .. import config as _config, losses as _losses, optimizers as _optimizers
+from .. import _array_files, config as _config, losses as _losses, optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
 
@@ -67,12 +67,10 @@ class Dataset:
 
     @classmethod
     def load(cls, path):
-        with np.load(path) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-        for key in ("x", "y"):
-            if key not in arrays:
-                raise FirmwareError("%s has no array %r (it needs x and y; x_eval and y_eval "
-                                    "are optional)" % (path, key))
+        """The rows of an .npz (x, y; optionally x_eval, y_eval), read as
+        ``microtrain._array_files.load_npz`` reads a user's archive (a regular file, no
+        pickles, sizes checked before anything is decompressed)."""
+        arrays = _array_files.load_npz(path, "a firmware data set", required=("x", "y"))
         if ("x_eval" in arrays) != ("y_eval" in arrays):
             raise FirmwareError("%s has only one of x_eval and y_eval" % path)
         return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))

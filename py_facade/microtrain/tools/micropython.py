@@ -9,6 +9,7 @@ $MICROTRAIN_MICROPYTHON_DIR/<board>/; or --firmware):
 
     mps2-an500   Cortex-M7 + FPU under qemu-system-arm   build/micropython/mps2-an500/firmware.elf
     mps2-an385   Cortex-M3 under qemu-system-arm         build/micropython/mps2-an385/firmware.elf
+    rv32imac-qemu  RV32IMAC under qemu-system-riscv32    build/micropython/rv32imac-qemu/firmware.elf
     unix         MicroPython's unix port on the host      build/micropython/unix/micropython
 
 Each has microtrain's pure modules frozen and the native backend ``_microtrain`` built in, so
@@ -18,12 +19,13 @@ Files: every ``--data HOST=GUEST`` copies file HOST to the absolute path GUEST, 
 lie in a directory (``/data/digits.mtm``, not ``/digits.mtm``). The files of each top-level
 directory become one read-only ROMFS image (MicroPython's ``vfs.VfsRom``, 16-byte aligned
 file data, so a file's ``memoryview`` can be read in place) mounted at that directory: on the
-boards QEMU loads the images into PSRAM, which the firmware does not otherwise use; on unix
+boards QEMU loads the images into PSRAM (on RISC-V virt: DRAM), which the firmware does not
+otherwise use; on unix
 they are read from temporary files.
 
 Files back: ``--out HOSTDIR=/out`` gives the script a writable directory ``/out``; what it
 holds when the script ends is copied into HOSTDIR (created if missing). It is a littlefs RAM
-disk of 1 MiB: in PSRAM on the boards, its files sent back over the UART; on the heap on
+disk of 1 MiB: in PSRAM (DRAM) on the boards, its files sent back over the UART; on the heap on
 unix, its files then written to HOSTDIR. (Mounting HOSTDIR as ``vfs.VfsPosix(HOSTDIR)``
 would be simpler on unix, but MicroPython 1.28's VfsPosix with a root builds both paths of
 ``rename`` in one buffer, so the atomic writes of ``save_checkpoint`` fail there.) Close what
@@ -39,6 +41,7 @@ of ``sys.exit(code)``, or 1 after an uncaught exception; 124 when ``--timeout`` 
 import argparse
 import sys
 
+from .. import _arguments
 from ..micropython_runner.romfs import RunnerError
 from ..micropython_runner.run import BOARDS, ENV_FIRMWARE_DIR, build_firmware, run
 
@@ -49,7 +52,7 @@ def _parser():
         usage="microtrain micropython --board BOARD [options] script.py [--data HOST=GUEST "
               "...] [--out HOSTDIR=/GUESTDIR] [args ...]",
         description="Run a MicroPython script on microtrain's MicroPython firmware "
-                    "(QEMU mps2-an500 / mps2-an385, or the unix port).")
+                    "(QEMU mps2-an500 / mps2-an385 / rv32imac-qemu, or the unix port).")
     parser.add_argument("--board", required=True, choices=sorted(BOARDS))
     parser.add_argument("--data", action="append", default=[], metavar="HOST=GUEST",
                         help="put file HOST at GUEST (e.g. /data/x.bin) on the board; "
@@ -63,7 +66,8 @@ def _parser():
     parser.add_argument("--build", action="store_true",
                         help="build or update the firmware first (tools/micropython/"
                              "build_firmware.sh)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds (default 600)")
+    parser.add_argument("--timeout", type=_arguments.positive_float, default=600,
+                        help="seconds (default 600)")
     parser.add_argument("script", help="the script; what follows it, but --data, is its "
                                        "sys.argv[1:]")
     return parser
@@ -112,7 +116,7 @@ def main(argv=None):
             build_firmware([args.board])
         return run(args.board, args.script, args.data, script_args, args.firmware,
                    args.timeout, args.out)
-    except RunnerError as error:
+    except (RunnerError, OSError, ValueError) as error:
         sys.stderr.write("microtrain micropython: %s\n" % error)
         return 2
 

@@ -1,0 +1,96 @@
+"""Values on the command lines of ``microtrain`` and its subcommands (CPython, argparse).
+
+Each function here is an argparse ``type``: it turns the flag's text into a value or raises
+``argparse.ArgumentTypeError`` saying what is expected, which the parser prints in its one
+line after the flag's name ("argument --fraction: expected a number in (0, 1], got '2'").
+So a value out of range is refused while the command line is parsed, before any file is
+read or written. ``tools/cli_args.py``, ``tools/firmware.py``, ``tools/micropython.py``
+and ``federated/fleet.py`` take their numbers from here; docs/hostile_input.md lists the
+ranges.
+"""
+
+import argparse
+import math
+
+
+def _refuse(expected, text):
+    return argparse.ArgumentTypeError("expected %s, got %r" % (expected, text))
+
+
+def integer(low=None, high=None):
+    """An argparse type for an integer in [low, high] (None: unbounded on that side)."""
+    if low is not None and high is not None:
+        expected = "an integer in %d..%d" % (low, high)
+    elif low == 1:
+        expected = "a positive integer"
+    elif low is not None:
+        expected = "an integer >= %d" % low
+    else:
+        expected = "an integer"
+
+    def parse(text):
+        try:
+            value = int(text, 10)
+        except (TypeError, ValueError):
+            raise _refuse(expected, text)
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise _refuse(expected, text)
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def number(low=None, high=None, low_open=False, high_open=False, expected=None):
+    """An argparse type for a finite float in the interval from low to high, each end
+    closed unless ``*_open`` (NaN and infinities are always refused)."""
+    if expected is None:
+        left = "(" if low_open else "["
+        right = ")" if high_open else "]"
+        expected = "a number in %s%s, %s%s" % (left, "-inf" if low is None else "%g" % low,
+                                               "inf" if high is None else "%g" % high, right)
+
+    def parse(text):
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise _refuse(expected, text)
+        if not math.isfinite(value):
+            raise _refuse(expected, text)
+        if low is not None and (value < low or (low_open and value == low)):
+            raise _refuse(expected, text)
+        if high is not None and (value > high or (high_open and value == high)):
+            raise _refuse(expected, text)
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+positive_int = integer(1)
+non_negative_int = integer(0)
+positive_float = number(0.0, low_open=True, expected="a positive number")
+non_negative_float = number(0.0, expected="a number >= 0")
+# a share of something that must keep a part: validation splits
+fraction = number(0.0, 1.0, high_open=True, expected="a number in [0, 1)")
+# a share that must take someone: the clients sampled per round
+share = number(0.0, 1.0, low_open=True, expected="a number in (0, 1]")
+
+
+def index_list(text):
+    """Comma-separated integers >= 0 ("0,3,7"); empty text is the empty list."""
+    values = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        try:
+            value = int(item, 10)
+        except ValueError:
+            raise _refuse("comma-separated integers >= 0 such as 0,3", text)
+        if value < 0:
+            raise _refuse("comma-separated integers >= 0 such as 0,3", text)
+        values.append(value)
+    if len(set(values)) != len(values):
+        raise argparse.ArgumentTypeError("%r names a client twice" % text)
+    return values

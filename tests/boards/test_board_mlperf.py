@@ -1,0 +1,35 @@
+"""The board column of the README's MLPerf Tiny table (benchmarks/mlperf_tiny.py): an
+imported MLPerf Tiny int8 model fine-tunes its own head on the Cortex-M7 of mps2-an500 under
+QEMU with the host's exact bits. One build: the int8 file whose head plans the smallest
+arena (measured: the streaming wake word model, 10,256 bytes), 4 rows at batch 1, one epoch
+of SGD; its int8 DS-CNN runs on the device's int8 kernels, the float Dense trains.
+"""
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from board_setup import BUILD_ROOT, REPO_ROOT
+
+pytest.importorskip("tflite", reason="converting .tflite needs microtrain[convert]")
+
+sys.path.insert(0, os.path.join(REPO_ROOT, "benchmarks"))
+import mlperf_tiny as table  # noqa: E402
+
+BOARD = "mps2-an500"
+
+
+def test_the_smallest_int8_head_fine_tunes_on_the_board_with_the_host_s_bits():
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.fail("not installed: qemu-system-arm / arm-none-eabi-gcc; run "
+                    "`bash tools/setup_arm.sh`", pytrace=False)
+    int8 = [name for name in table.NAMES if table.kind_of(name) == "int8"]
+    name = min(int8, key=lambda n: table.plan(n, table.head_model(n))["bytes"])
+    result = table.board_run(name, BOARD, os.path.join(BUILD_ROOT, "mlperf-tiny"))
+    assert result["fits"] and "error" not in result, result
+    assert result["equal"] and result["crc32"] == result["host_crc32"], result
+    assert result["arena"] + result["stack"] <= result["ram_used"] <= result["ram"]
+    assert table.board_cell(result).startswith("host = device: CRC 0x%08x"
+                                               % result["host_crc32"])
