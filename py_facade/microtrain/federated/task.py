@@ -43,7 +43,11 @@ class FleetTask:
         clients:   number of clients (partitions)
         settings:  ``local_round`` settings (optimizer, learning_rate, loss, batch_size,
                    trainable, epochs, proximal_mu, seed)
-        split, alpha, classes_per_client, split_seed: the partition (``partition.split_labels``)
+        split:     how the rows are partitioned (``partition.split_labels``): "dirichlet"
+                   or "label"
+        alpha:     the Dirichlet concentration of a "dirichlet" split
+        classes_per_client: the classes each client holds in a "label" split
+        split_seed: the seed of the partition
         arena_bytes: the device's arena (None: exactly what the plan needs); a client whose
                    plan does not fit refuses to train
         faults:    {partition: kind} clients made to fail, for tests and demonstrations:
