@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import arm_cost  # noqa: E402  (the plugin build)
+import op_work  # noqa: E402
 
 BOARDS = ("mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547", "rv32imafc-qemu")
 SPEC = dict(epochs=1, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
@@ -74,35 +75,15 @@ def models(work):
     return out
 
 
-def _valid_taps(out_size, kernel, stride, pad, size):
-    """For each output position along one axis, how many taps fall inside the input."""
-    return np.array([sum(0 <= o * stride + k - pad < size for k in range(kernel))
-                     for o in range(out_size)])
-
-
-def _same(size, kernel, stride):
-    out = -(-size // stride)
-    return out, max((out - 1) * stride + kernel - size, 0) // 2
-
-
 def op_macs(image, batch):
-    """[(op index, op type, forward MACs, backward MACs)] for the weighted ops."""
+    """[(op index, op type, forward MACs, backward MACs)] for the float weighted ops (the
+    terms of the reference loops, op_work.py: taps in the padding are not MACs)."""
     rows, first = [], True
     for index, op in enumerate(image.ops):
         if op.op_type not in (_ops.DENSE, _ops.CONV2D, _ops.DEPTHWISE_CONV2D):
             continue
-        if op.op_type == _ops.DENSE:
-            units, inputs = image.tensors[op.inputs[1]].dims
-            forward = batch * inputs * units
-        else:
-            h, w, c = image.tensors[op.inputs[0]].dims
-            oh, ow, oc = image.tensors[op.outputs[0]].dims
-            _, kh, kw, _ = image.tensors[op.inputs[1]].dims
-            sh, sw = op.params[1] & 0xFFFF, op.params[1] >> 16
-            _, pt = _same(h, kh, sh) if oh == -(-h // sh) and kh > 1 else (oh, 0)
-            _, pl = _same(w, kw, sw) if ow == -(-w // sw) and kw > 1 else (ow, 0)
-            taps = int(np.outer(_valid_taps(oh, kh, sh, pt, h), _valid_taps(ow, kw, sw, pl, w)).sum())
-            forward = batch * taps * c * (oc if op.op_type == _ops.CONV2D else 1)
+        _, macs = op_work.op_work(image, op)
+        forward = batch * macs
         rows.append((index, op.op_type, forward, forward * (1 if first else 2)))
         first = False
     return rows
@@ -119,37 +100,55 @@ def symbols(elf, nm):
     return table
 
 
-def profile(board, folder, steps, plugin, work):
-    """{region: instructions per step} of the profile program on one board, and the image."""
-    spec = dict(SPEC)
+PROFILE_PROGRAM = "microtrain_bench_profile"
+
+
+def build_profile(board, folder, steps, work, spec=SPEC, cache=None):
+    """Package ``folder``'s model.mtm and data.npz for one board and build only its profile
+    program (the core with MT_OP_PROFILE; ``cache``: more CMake cache entries). Returns the
+    build's board info, its "bench_profile" the program, and the image as packaged."""
     record = firmware.package(os.path.join(folder, "model.mtm"), os.path.join(folder, "data.npz"),
                               TrainingSpec(**spec), os.path.join(work, "package"))
     build_dir = os.path.join(work, "build")
-    info = firmware.build(firmware.find_source_dir(REPO_ROOT), board, os.path.join(work, "package", "data"),
-                          build_dir, bench_steps=steps)
-    subprocess.run(["cmake", "--build", build_dir, "--target", "microtrain_bench_profile"], check=True,
-                   stdout=subprocess.DEVNULL)
-    elf = os.path.join(build_dir, "boards", "app", "microtrain_bench_profile.elf")
-    table = symbols(elf, info["nm"])
+    info = firmware.build(firmware.find_source_dir(REPO_ROOT), board,
+                          os.path.join(work, "package", "data"), build_dir, bench_steps=steps,
+                          targets=(PROFILE_PROGRAM,), cache=cache)
+    info["bench_profile"] = os.path.join(build_dir, "boards", "app", PROFILE_PROGRAM + ".elf")
+    with open(record["model"], "rb") as handle:
+        return info, _image.read_image(handle.read())
+
+
+def run_profile(info, steps, plugin, rhist=None, program="bench_profile"):
+    """{region: instructions per step} of one run of the profile program (``steps`` train
+    steps); with ``rhist`` a path, the plugin also writes its histogram per region there.
+    ``program``: another program of the build that marks regions as it does (info[program])."""
+    table = symbols(info[program], info["nm"])
     marks, _ = table["mt_fw_profile_marks"]
     mark_fn, mark_size = table["mt_op_profile_mark"]
-    info["bench_profile"] = elf
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "count.txt")
         argument = "%s,out=%s,marks=0x%x,regions=0x400,mark_lo=0x%x,mark_hi=0x%x" % (
             plugin, out, marks, mark_fn & ~1, (mark_fn & ~1) + mark_size)
-        status, text, errors = firmware.run(info, "bench_profile", timeout=900,
+        if rhist:
+            argument += ",rhist=" + rhist
+        status, text, errors = firmware.run(info, program, timeout=900,
                                             extra_qemu_args=["-plugin", argument])
         if status != 0:
-            raise FirmwareError("%s: %s%s" % (board, text, errors))
+            raise FirmwareError("%s: %s%s" % (info["board"], text, errors))
         counts = {}
-        for line in open(out):
-            fields = line.split()
-            if fields[0] == "region":
-                counts[int(fields[1])] = int(fields[2]) / float(steps)
-    with open(record["model"], "rb") as handle:
-        image = _image.read_image(handle.read())
-    return counts, image, info["core"]
+        with open(out) as handle:
+            for line in handle:
+                fields = line.split()
+                if fields[0] == "region":
+                    counts[int(fields[1])] = int(fields[2]) / float(steps)
+    return counts
+
+
+def profile(board, folder, steps, plugin, work):
+    """{region: instructions per step} of the profile program on one board, the image and
+    the board's core."""
+    info, image = build_profile(board, folder, steps, work)
+    return run_profile(info, steps, plugin), image, info["core"]
 
 
 def measure(boards, steps, work_dir):

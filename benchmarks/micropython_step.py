@@ -29,7 +29,7 @@ with open("/data/y.bin", "rb") as handle:
 cfg = config.make_config(optimizers.Adam(learning_rate=0.01),
                          losses.get("categorical_crossentropy"), 16)
 b = loader.load()
-b.open(image, cfg)
+b.open(b.plan(image, cfg))
 b.write_rows(0, 0, 0, x)
 b.write_rows(1, 0, 0, y)
 out = array("f", [0.0])

@@ -95,7 +95,7 @@ def main(argv=None):
     print("pretrained on the host: %s; fine-tuning data: %s" % (model_path, data_path))
     return firmware.main(["--board", args.board, "--model", model_path, "--data", data_path,
                           "--epochs", str(args.epochs), "--out", args.out,
-                          "--num-trainable-ops", "2", "--optimizer", "adam", "--loss", "cce",
+                          "--trainable", "1", "--optimizer", "adam", "--loss", "cce",
                           "--learning-rate", "0.01", "--run"])
 
 

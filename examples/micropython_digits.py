@@ -6,9 +6,9 @@ The same file runs unchanged on CPython (ctypes backend), on microtrain's MicroP
 firmware (native module `_microtrain`: QEMU Cortex-M boards or the unix port) and on
 MicroPython's WebAssembly port over the wasm core:
 
-    microtrain micropython --board mps2-an500 examples/micropython_digits.py 2 \
-        --data digits.mtm=/data/digits.mtm --data digits_x.bin=/data/digits_x.bin \
-        --data digits_y.bin=/data/digits_y.bin --out out=/out --save /out/digits.mtc
+    microtrain micropython --board mps2-an500 --data digits.mtm=/data/digits.mtm \
+        --data digits_x.bin=/data/digits_x.bin --data digits_y.bin=/data/digits_y.bin \
+        --out out=/out examples/micropython_digits.py 2 --save /out/digits.mtc
     node tools/micropython/run.mjs --data digits.mtm=/data/digits.mtm ... \
         examples/micropython_digits.py 2
     python examples/micropython_digits.py 2 --data DIR

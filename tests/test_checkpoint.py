@@ -230,16 +230,37 @@ def test_unknown_version_is_refused(tmp_path):
 
 
 def test_mismatched_checkpoints_are_refused_with_the_reason(tmp_path):
+    """The refusal says which of optimizer, trained set and model differs, and what the
+    checkpoint holds."""
     target = trained_target()
+    tensors = [index for index, _ in target.model_description()["params"]]
+    t = ["t%d" % index for index in tensors]
     other_model = saved_checkpoint(tmp_path, source=model(hidden=10), name="m.bin")
-    refused(target, other_model, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    error = refused(target, other_model, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    assert "it holds trained tensors %s (60 values), %s (10), %s (40), %s (4); this session "\
+        "trains %s (72 values), %s (12), %s (48), %s (4)" % tuple(t + t) in str(error)
     other_optimizer = saved_checkpoint(tmp_path, optimizers.SGD(0.1, momentum=0.9), "o.bin")
     error = refused(target, other_optimizer, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
-    assert "another model, optimizer or trained set" in str(error) or "mismatch" in str(error)
+    assert "another model, optimizer or trained set" in str(error)
+    assert "it was saved with optimizer sgd, this session has adam" in str(error)
+    assert "trained tensors" not in str(error)
     other_set = saved_checkpoint(tmp_path, name="t.bin", num_trainable_ops=2)
-    refused(target, other_set, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    error = refused(target, other_set, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    assert "it holds trained tensors %s (48 values), %s (4); this session trains %s (72 " \
+        "values), %s (12), %s (48), %s (4)" % (t[2], t[3], t[0], t[1], t[2], t[3]) in str(error)
     bias_only = saved_checkpoint(tmp_path, name="b.bin", trainable="bias")
-    refused(target, bias_only, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    error = refused(target, bias_only, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    assert "it holds trained tensors %s (12 values), %s (4)" % (t[1], t[3]) in str(error)
+    plain = session(optimizers.SGD(0.1))
+    error = refused(plain, other_optimizer, tmp_path, _native.MT_ERR_CHECKPOINT_MISMATCH)
+    assert "it stores SGD momentum; this sgd session keeps none" in str(error)
+    reshaped = session(source=microtrain.Sequential(
+        [layers.Dense(12, activation="tanh"), layers.Dense(4), layers.Softmax()],
+        input_shape=(6,), seed=0))
+    error = refused(reshaped, saved_checkpoint(tmp_path, name="g.bin"), tmp_path,
+                    _native.MT_ERR_CHECKPOINT_MISMATCH)
+    assert "it was saved from another model architecture (structure fingerprint 0x" in \
+        str(error)
 
 
 def test_a_checkpoint_fits_any_image_of_the_same_architecture(tmp_path):

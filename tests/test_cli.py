@@ -125,7 +125,8 @@ def test_eval_reports_loss_and_metrics(files):
                  "--load-expected:raw", files / "y.bin", "--loss", "cce", "--metric", "acc",
                  "--metric", "mse", "--batch-size", 7)
     assert result.returncode == 0, result.stderr
-    match = re.search(r"^Evaluate 50 samples - loss: \[0\] ([\d.]+) - categorical_accuracy: "
+    # "acc" is the loss's accuracy (categorical for cce), named as given
+    match = re.search(r"^Evaluate 50 samples - loss: \[0\] ([\d.]+) - acc: "
                       r"\[0\] ([\d.]+) - mse: \[0\] ([\d.]+)$", result.stdout, re.MULTILINE)
     assert match, result.stdout
     session = microtrain.TrainSession(str(files / "model.mtm"))
@@ -307,3 +308,169 @@ def test_one_vocabulary_one_set_of_defaults_and_hints_that_say_what_to_change(fi
                         arguments.loss, arguments.batch_size)
     assert spec.loss.name == "sparse_categorical_crossentropy"
     assert (spec.optimizer.name, spec.batch_size) == ("sgd", 16)
+
+
+def test_flat_rows_for_a_multi_dimensional_input(files, tmp_path):
+    """Raw files hold flat rows; a .npy of flat rows [N, 8] fits a (4, 2) input as well, in
+    the CLI and in the firmware's data set."""
+    model = microtrain.Sequential([layers.Flatten(), layers.Dense(3), layers.Softmax()],
+                                  input_shape=(4, 2), seed=0)
+    model.save(str(tmp_path / "grid.mtm"))
+    flat = np.fromfile(files / "x.bin", "<f4").reshape(50, 8)
+    np.save(tmp_path / "flat.npy", flat)
+    np.save(tmp_path / "shaped.npy", flat.reshape(50, 4, 2))
+    outputs = []
+    for x in (files / "x.bin", tmp_path / "flat.npy", tmp_path / "shaped.npy"):
+        result = run("train", tmp_path / "grid.mtm", "--x", x, "--y", files / "y.bin",
+                     "--epochs", 1, "-v", 2, "--export", tmp_path / ("out_%s.mtm" % x.stem))
+        assert result.returncode == 0, result.stderr
+        outputs.append((tmp_path / ("out_%s.mtm" % x.stem)).read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
+    result = run("train", tmp_path / "grid.mtm", "--x", files / "labels.bin", "--y",
+                 files / "y.bin", "--epochs", 1)
+    assert_one_line_error(result)
+    from microtrain.tools.firmware_training import Dataset
+    y = np.eye(3, dtype="<f4")[np.zeros(50, int)]
+    conformed = Dataset(flat, y).conform((4, 2), (3,), False)
+    assert conformed.x.shape == (50, 4, 2) and np.array_equal(conformed.x.reshape(50, 8), flat)
+
+
+def test_a_checkpoint_is_evaluated_without_its_training_flags_and_inspected(files, tmp_path):
+    """eval --load-checkpoint takes the checkpoint's optimizer and trained set unless they
+    are given; `microtrain info CK` says what a checkpoint holds; a mismatch says which
+    part differs."""
+    for trainable, held in (("1", "trained tensors: t5 (48 values), t6 (3)"),
+                            ("bias", "trained tensors: t2 (16 values), t6 (3)")):
+        ck = tmp_path / ("ck_%s.bin" % trainable)
+        result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                     files / "y.bin", "--loss", "cce", "--optimizer", "adam", "--trainable",
+                     trainable, "--epochs", 2, "-v", 0, "--checkpoint", ck,
+                     "--export", tmp_path / "trained.mtm")
+        assert result.returncode == 0, result.stderr
+        result = run("info", ck)
+        assert result.returncode == 0, result.stderr
+        assert "checkpoint, format version 2" in result.stdout and "CRC valid" in result.stdout
+        assert "optimizer adam, Adam m and v" in result.stdout
+        assert "step 8, epoch 2, learning rate 0.001 (base 0.001)" in result.stdout
+        assert held in result.stdout, result.stdout
+        evaluated = run("eval", files / "model.mtm", "--x", files / "x.bin", "--y",
+                        files / "y.bin", "--loss", "cce", "--load-checkpoint", ck)
+        assert evaluated.returncode == 0, evaluated.stderr
+        reference = run("eval", tmp_path / "trained.mtm", "--x", files / "x.bin", "--y",
+                        files / "y.bin", "--loss", "cce")
+        line = re.compile(r"^Evaluate 50 samples - loss: \[0\] ([\d.]+)$", re.MULTILINE)
+        assert line.search(evaluated.stdout).group(1) == line.search(reference.stdout).group(1)
+    result = run("eval", files / "model.mtm", "--x", files / "x.bin", "--y", files / "y.bin",
+                 "--loss", "cce", "--load-checkpoint", tmp_path / "ck_1.bin", "--optimizer",
+                 "sgd")
+    assert_one_line_error(result, "MT_ERR_CHECKPOINT_MISMATCH",
+                          "it was saved with optimizer adam, this session has sgd")
+    result = run("info", files / "x.bin")
+    assert_one_line_error(result)
+
+
+def run_without(modules, *arguments):
+    """``microtrain ARGUMENTS`` in a Python where importing ``modules`` fails, as on a machine
+    without them."""
+    code = ("import sys\nfor name in %r: sys.modules[name] = None\n"
+            "from microtrain.tools import cli\nsys.exit(cli.main(%r))"
+            % (list(modules), [str(a) for a in arguments]))
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PACKAGE_PARENT, environment.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_fleet_is_listed_and_says_what_it_needs_before_it_starts(files, tmp_path):
+    """microtrain --help lists fleet; without Flower its --help works and a run says how to
+    install it; --plot without matplotlib and a bad --export fail before the simulation."""
+    assert re.search(r"^    fleet +simulate a fleet", run("--help").stdout, re.MULTILINE)
+    result = run_without(["flwr"], "fleet", "--help")
+    assert result.returncode == 0 and "--strategy" in result.stdout, result.stderr
+    arguments = ["fleet", "--model", files / "model.mtm", "--data", files / "none.npz"]
+    result = run_without(["flwr"], *arguments)
+    assert_one_line_error(result, "microtrain fleet needs Flower",
+                          "pip install '.[federated]' in microtrain's source tree")
+    result = run_without(["flwr", "matplotlib"], *arguments, "--plot", tmp_path / "a.png")
+    assert_one_line_error(result, "--plot needs matplotlib", "pip install '.[plot]'")
+    for export, message in (("global.bin", "written as .mtm, .tflite, .circle or .onnx"),
+                            ("no/such/folder/g.mtm", "no folder")):
+        result = run_without(["flwr"], *arguments, "--export", tmp_path / export)
+        assert_one_line_error(result, message)
+
+
+def test_install_hints_name_the_extras_of_pyproject():
+    """microtrain is installed from its source tree: hints say pip install '.[extra]' and
+    name the packages each extra of pyproject.toml holds."""
+    from microtrain import errors
+    root = os.path.dirname(PACKAGE_PARENT)
+    text = open(os.path.join(root, "pyproject.toml")).read()
+    section = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
+    for extra, packages in errors.EXTRAS.items():
+        listed = re.search(r"^%s = \[(.*)\]$" % extra, section, re.MULTILINE).group(1)
+        for name in re.findall(r'"([A-Za-z0-9_.-]+)', listed):
+            assert name in packages, (extra, name, packages)
+        assert errors.install_hint(extra).startswith("pip install '.[%s]' in " % extra)
+    source = "".join(open(os.path.join(folder, name)).read()
+                     for folder, _, names in os.walk(os.path.join(PACKAGE_PARENT, "microtrain"))
+                     for name in names if name.endswith(".py"))
+    assert "pip install 'microtrain[" not in source and "pip install microtrain[" not in source
+
+
+def test_one_spelling_of_what_trains_in_every_command(files, tmp_path):
+    """--trainable (all, bias, N layers with weights, layers by position or name) and onert's
+    --num-of-trainable-ops in train, eval, info, firmware and fleet; the fleet's choice
+    crosses to a device's script and back unchanged."""
+    from microtrain.federated import fleet, local_round
+    from microtrain.tools import firmware
+    for parser in (cli_args_parser("train"), firmware._parser(), fleet._parser()):
+        dests = {}
+        for action in parser._actions:
+            dests.setdefault(action.dest, []).extend(action.option_strings)
+        assert dests["trainable"] == ["--trainable"]
+        assert "--num-of-trainable-ops" in dests["num_trainable_ops"]
+        assert "--num_of_trainable_ops" in dests["num_trainable_ops"]
+    assert fleet._parser().parse_args(["--model", "m", "--data", "d", "--trainable",
+                                       "dense_1,0"]).trainable == ["dense_1", 0]
+    result = run_without(["flwr"], "fleet", "--model", files / "model.mtm", "--data",
+                         files / "none.npz", "--trainable", 1, "--num-of-trainable-ops", 2)
+    assert_one_line_error(result, "give --trainable or --num-of-trainable-ops, not both")
+    for flags in (["--trainable", "-2"], ["--num-of-trainable-ops", "-2"]):
+        result = run("train", files / "model.mtm", "--x", files / "x.bin", "--y",
+                     files / "y.bin", *flags)
+        assert result.returncode == 2 and "expected" in result.stderr, result.stderr
+    for spec in ("all", "bias", 2, -1, [3], ["dense_1", 0]):
+        settings = fleet.make_settings(trainable=spec)
+        assert local_round.settings_from_words(local_round.settings_to_words(settings)) == \
+            settings
+    settings = fleet.make_settings(num_trainable_ops=2)
+    assert local_round.settings_from_words(local_round.settings_to_words(settings)) == settings
+    result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "0,1")
+    assert result.returncode == 2
+    x = np.fromfile(files / "x.bin", "<f4").reshape(50, 8)
+    np.savez(tmp_path / "d.npz", x=x, y=np.fromfile(files / "y.bin", "<f4").reshape(50, 3))
+    for flags, trained in ((["--trainable", "1"], "last 2 ops: layers with weights 1"),
+                           (["--num-of-trainable-ops", "2"], "last 2 ops"),
+                           (["--num-trainable-ops", "2"], "last 2 ops")):  # the old spelling
+        result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                     tmp_path / "d.npz", "--out", tmp_path / "fw", *flags)
+        assert result.returncode == 0, result.stderr
+        record = (tmp_path / "fw" / "firmware.json").read_text()
+        assert '"num_trainable_ops": 2' in record and trained in record, record
+    result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "0,1")
+    assert result.returncode == 2 and "a list of layers needs an op mask" in result.stderr
+
+
+def cli_args_parser(command):
+    from microtrain.tools.cli_args import build_parser
+    parser = build_parser()
+    return [a for a in parser._actions if a.dest == "command"][0].choices[command]
+
+
+def test_help_says_which_model_files_work():
+    for command in ("train", "eval", "info", "predict"):
+        text = " ".join(run(command, "--help").stdout.split())
+        assert "an .mtm image, or a .tflite/.circle/.onnx file" in text, (command, text)

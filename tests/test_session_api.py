@@ -113,7 +113,8 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
              "scratch_bytes")
     assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op",
                                       "reuse_bytes", "lower_bound_bytes", "fused_update",
-                                      "reserved", "int8_activation_bytes"}
+                                      "placement_order", "int8_activation_bytes"}
+    assert plan["placement_order"] in (0, 1, 2, 3)  # the greedy order the planner kept
     assert sum(plan[p] for p in parts) - plan["reuse_bytes"] == plan["total_bytes"]
     assert plan["lower_bound_bytes"] <= plan["total_bytes"]
     assert all(plan[p] % _native.MT_ARENA_ALIGN == 0 for p in parts)
@@ -594,3 +595,62 @@ def test_multi_input_model():
         session.infer([a, b[:2]])
     with pytest.raises(ValueError, match=r"input 1 must have shape \(n, 5\)"):
         session.infer([a, a])
+
+
+def test_flat_rows_where_the_input_has_several_dimensions():
+    """The board and the CLI read flat rows [N, 150]; a session whose input is (10, 5, 3)
+    takes them too (reshaped, a view), with the bits of the shaped rows, and says so when
+    neither layout fits."""
+    def session():
+        model = microtrain.Sequential([layers.Conv2D(4, 3, activation="relu"),
+                                       layers.Flatten(), layers.Dense(3), layers.Softmax()],
+                                      input_shape=(10, 5, 3), seed=0)
+        s = microtrain.TrainSession(model)
+        s.compile("adam", "categorical_crossentropy", batch_size=8)
+        return s
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 10, 5, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)]
+    shaped, flat = session(), session()
+    for _ in range(3):
+        assert shaped.train_step(x, y)["loss"] == flat.train_step(x.reshape(8, 150), y)["loss"]
+    assert shaped.weights_crc32() == flat.weights_crc32()
+    np.testing.assert_array_equal(shaped.predict(x), flat.predict(x.reshape(8, 150)))
+    assert flat.evaluate(x.reshape(8, 150), y) == shaped.evaluate(x, y)
+    with pytest.raises(ValueError, match=r"input 0 must have shape \(n, 10, 5, 3\) or flat rows "
+                                         r"\(n, 150\), got \(8, 149\)"):
+        flat.train_step(x.reshape(8, 150)[:, :149], y)
+
+
+def test_set_weights_takes_the_trained_subset_or_a_dict_by_tensor():
+    """What a fleet sends back (the trained tensors, keyed t<index>) goes into a session as
+    it is: the trained ones in order, or a dict; the frozen weights stay."""
+    session = compiled_classifier(trainable=1)  # the last Dense: weights 2 and 3
+    before = session.get_weights()
+    indices = [index for index, _ in session.model_description()["params"]]
+    trained = session.trained_tensors()
+    assert trained == indices[2:]
+    session.set_weights([before[2] + 1, before[3] + 2])
+    after = session.get_weights()
+    for position, shift in ((0, 0), (1, 0), (2, 1), (3, 2)):
+        np.testing.assert_array_equal(after[position], before[position] + shift)
+    session.set_weights({"t%d" % indices[3]: before[3], indices[0]: before[0] * 2})
+    after = session.get_weights()
+    np.testing.assert_array_equal(after[3], before[3])
+    np.testing.assert_array_equal(after[0], before[0] * 2)
+    np.testing.assert_array_equal(after[2], before[2] + 1)
+    crc = session.weights_crc32()
+    for bad, message in (([before[0]], r"4 weight tensors, got 1 arrays; give all of them, "
+                                       r"the 2 trained ones"),
+                         ({"t99": before[0]}, r"no weight tensor 't99'; its weight tensors "
+                                              r"are t\d+, t\d+, t\d+, t\d+"),
+                         ({indices[1]: before[0]}, r"weight 1 must have shape")):
+        with pytest.raises(ValueError, match=message):
+            session.set_weights(bad)
+    assert session.weights_crc32() == crc
+    fresh = microtrain.TrainSession(classifier())
+    with pytest.raises(ValueError, match="trained ones alone are known after compile"):
+        fresh.set_weights(before[2:])
+    fresh.set_weights({indices[0]: before[0] * 2})  # uncompiled: into the image
+    np.testing.assert_array_equal(fresh.get_weights()[0], before[0] * 2)

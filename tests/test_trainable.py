@@ -2,11 +2,14 @@
 num_trainable_ops), layer lists, op lists, bias-only; frozen weights get no gradient or
 optimizer bytes and never change."""
 
+import re
+
 import numpy as np
 import pytest
 
 import microtrain
 from microtrain import layers, trainable
+from microtrain.backend import _native
 
 
 def model():
@@ -125,10 +128,25 @@ def test_an_image_file_numbers_layers_like_the_model_it_was_saved_from(tmp_path)
 
 
 def test_nothing_trainable():
-    for options in ({"trainable": 0}, {"trainable": []}):
+    """0 and [] compile for inference and evaluation; a training step then says that
+    nothing is trainable, not only the core's MT_ERR_STATE."""
+    x = np.zeros((4, 5), np.float32)
+    y = np.eye(3, dtype=np.float32)[[0, 1, 2, 1]]
+    for options, given in (({"trainable": 0}, "trainable=0"), ({"trainable": []}, "trainable=[]"),
+                           ({"num_trainable_ops": 0}, "num_trainable_ops=0")):
         session = compiled(**options)
         assert session.trained_tensors() == []
         assert session.memory_plan()["gradient_bytes"] == 0
+        assert np.isfinite(session.eval_step(x, y)["loss"][0])
+        message = "nothing is trainable: the session was compiled with %s" % re.escape(given)
+        with pytest.raises(microtrain.MicrotrainError, match=message) as error:
+            session.train_step(x, y)
+        assert error.value.status == _native.MT_ERR_STATE
+        with pytest.raises(microtrain.MicrotrainError, match=message):
+            session.train((x, y), epochs=1, verbose=0)
+        with pytest.raises(microtrain.MicrotrainError, match=message):
+            session.train_step(x, y, update=False)
+        assert session.get_counters()["step"] == 0
 
 
 def test_trainable_argument_errors():

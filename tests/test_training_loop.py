@@ -171,19 +171,28 @@ def test_epochs_continue_the_session_counter():
     assert session.train((x, y), epochs=0, verbose=0).epochs == []
 
 
-def test_output_follows_onert_train_layout(capsys):
+def test_epoch_lines_in_keras_layout_or_onert_trains(capsys):
+    """One line per epoch: Keras's "loss: 0.8164" by default; onert_train's "loss: [0]
+    0.8164" (the output's index; only output 0 has a loss) where asked, as the microtrain
+    command does."""
+    import re
     x, _, y = blobs(20)
     session = compiled()
-    session.train(DataLoader(x, y, batch_size=8), epochs=2, validation_split=0.2, verbose=1)
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2
-    import re
-    pattern = (r"^Epoch (\d)/2 - time: [\d.]+ms/step - loss: \[0\] [\d.]+ - "
-               r"categorical_accuracy: \[0\] [\d.]+ - val_loss: \[0\] [\d.]+ - "
-               r"val_categorical_accuracy: \[0\] [\d.]+$")
-    assert [re.match(pattern, line).group(1) for line in lines] == ["1", "2"]
+    for line_format, tag, epochs in (("keras", "", ["1/2", "2/2"]),
+                                     ("onert_train", r"\[0\] ", ["3/4", "4/4"])):
+        arguments = {} if line_format == "keras" else {"line_format": line_format}
+        session.train(DataLoader(x, y, batch_size=8), epochs=2, validation_split=0.2,
+                      verbose=1, **arguments)
+        lines = capsys.readouterr().out.strip().splitlines()
+        pattern = (r"^Epoch (\d/\d) - time: [\d.]+ms/step - loss: T[\d.]+ - "
+                   r"categorical_accuracy: T[\d.]+ - val_loss: T[\d.]+ - "
+                   r"val_categorical_accuracy: T[\d.]+$").replace("T", tag)
+        assert [getattr(re.match(pattern, line), "group", lambda _: line)(1)
+                for line in lines] == epochs
     session.train(DataLoader(x, y, batch_size=8), epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+    with pytest.raises(ValueError, match="line_format must be 'keras' or 'onert_train'"):
+        session.train((x, y), verbose=0, line_format="tf")
 
 
 def test_progress_bar_on_a_terminal(monkeypatch):
@@ -274,3 +283,39 @@ def test_multi_input_models_train_from_a_list_of_arrays():
                                   outputs)
     assert session.evaluate(DataLoader([a, b], y, batch_size=8))["categorical_accuracy"] == \
         float((outputs.argmax(1) == labels).mean())
+
+
+def test_keras_habits_accuracy_x_y_and_integer_labels():
+    """compile(metrics=["accuracy"]) is the loss's accuracy, named as given; train(x, y,
+    epochs=...) takes Keras's order; integer labels given to cce say to use scce."""
+    x, labels, y = blobs(24)
+    for loss, targets, kind in (("categorical_crossentropy", y, metrics.CategoricalAccuracy),
+                                ("scce", labels, metrics.SparseCategoricalAccuracy),
+                                ("mse", y, metrics.CategoricalAccuracy)):
+        session = compiled(loss, metric_list=("accuracy",))
+        assert [type(m) for m in session.train_metrics] == [kind]
+        history = session.train(x, targets, epochs=2, verbose=0)
+        assert history.epochs == [1, 2] and len(history["accuracy"]) == 2
+        reference = compiled(loss, metric_list=(kind.default_name,))
+        other = reference.train(DataLoader(x, targets, batch_size=8), epochs=2, verbose=0)
+        assert other[kind.default_name] == history["accuracy"]
+        assert other["loss"] == history["loss"]
+    binary = microtrain.TrainSession(microtrain.Sequential(
+        [layers.Dense(1), layers.Sigmoid()], input_shape=(4,), seed=0))
+    binary.compile("sgd", "bce", metrics="acc", batch_size=8)
+    assert type(binary.train_metrics[0]) is metrics.BinaryAccuracy
+    assert binary.train_metrics[0].name == "acc"
+    with pytest.raises(ValueError, match="depends on the loss"):
+        metrics.get("accuracy")
+    session = compiled()
+    with pytest.raises(TypeError, match=r"second argument is the targets y.*epochs=3"):
+        session.train(DataLoader(x, y, batch_size=8), 3)
+    with pytest.raises(ValueError, match="give the targets once"):
+        session.train(DataLoader(x, y, batch_size=8), y)
+    hint = r"integer class labels, which need loss='sparse_categorical_crossentropy'"
+    for targets in (labels, labels.reshape(-1, 1), [int(v) for v in labels[:8]]):
+        with pytest.raises(ValueError, match=hint):
+            session.train_step(x[:8], targets[:8])
+    with pytest.raises(ValueError, match=hint):
+        session.train(x, labels, epochs=1, verbose=0)
+    assert session.get_counters()["step"] == 0

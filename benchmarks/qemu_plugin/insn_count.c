@@ -26,6 +26,13 @@
  * translated twice has two lines; benchmarks/insn_profile.py sums them and maps the addresses
  * to functions). Each translated instruction gets a second inline add, into its own counter.
  *
+ * Histogram per region (where each op's instructions go): with regions and rhist=PATH it
+ * writes to PATH, each time the region changes and at exit, a line "region <r>" (the region
+ * that just ended) and then "<address in hex> <count>" for each instruction address that ran
+ * in that stretch, its executions there (the counters' differences since the last change;
+ * an address translated twice has two lines, stretches of one region several blocks).
+ * benchmarks/arm_int8_ops.py sums them per region and address.
+ *
  * Debian's QEMU 7.2 accepts plugins (API version 1) but ships no qemu-plugin.h, so the few
  * declarations used are written out below from the documented API; QEMU resolves them when
  * it loads this library. Build: cc -shared -fPIC -O2 -o insn_count.so insn_count.c
@@ -110,11 +117,14 @@ static uint64_t regions; /* 0: no regions */
 static uint64_t region_insns[MAX_REGIONS];
 static uint64_t current_region, region_start;
 
+static void write_region_stretch(void);
+
 static void on_region_mark(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
 {
     (void)vcpu, (void)info, (void)userdata;
     if (vaddr < regions_base || vaddr >= regions_base + 4 * regions)
         return;
+    write_region_stretch();
     region_insns[current_region] += executed - region_start;
     region_start = executed;
     current_region = (vaddr - regions_base) / 4;
@@ -127,9 +137,11 @@ typedef struct hist_block {
     struct hist_block *next;
     size_t used;
     uint64_t address[HIST_BLOCK], count[HIST_BLOCK];
+    uint64_t written[HIST_BLOCK]; /* rhist=: count when the last region ended */
 } hist_block;
-static char hist_path[4096];
+static char hist_path[4096], rhist_path[4096];
 static hist_block *hist_blocks;
+static FILE *rhist;
 
 static uint64_t *hist_counter(uint64_t address)
 {
@@ -144,6 +156,22 @@ static uint64_t *hist_counter(uint64_t address)
     return &hist_blocks->count[hist_blocks->used++];
 }
 
+/* rhist=: the executions of each address since the last region change, as the current
+ * region's (the counters already hold the store that ends it, as region_insns does) */
+static void write_region_stretch(void)
+{
+    if (rhist == NULL)
+        return;
+    fprintf(rhist, "region %llu\n", (unsigned long long)current_region);
+    for (hist_block *b = hist_blocks; b; b = b->next)
+        for (size_t i = 0; i < b->used; i++)
+            if (b->count[i] != b->written[i]) {
+                fprintf(rhist, "%llx %llu\n", (unsigned long long)b->address[i],
+                        (unsigned long long)(b->count[i] - b->written[i]));
+                b->written[i] = b->count[i];
+            }
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
@@ -151,7 +179,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &executed, 1);
-        if (hist_path[0]) {
+        if (hist_path[0] || rhist) {
             uint64_t *counter = hist_counter(qemu_plugin_insn_vaddr(insn));
             if (counter)
                 qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, counter, 1);
@@ -182,6 +210,9 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *userdata)
         fprintf(out, "\n");
     }
     if (regions) {
+        write_region_stretch();
+        if (rhist)
+            fclose(rhist);
         region_insns[current_region] += executed - region_start;
         for (uint64_t r = 0; r < regions; r++)
             if (region_insns[r])
@@ -212,6 +243,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
             strcpy(out_path, argv[i] + 4);
         } else if (strncmp(argv[i], "hist=", 5) == 0 && strlen(argv[i] + 5) < sizeof hist_path) {
             strcpy(hist_path, argv[i] + 5);
+        } else if (strncmp(argv[i], "rhist=", 6) == 0 && strlen(argv[i] + 6) < sizeof rhist_path) {
+            strcpy(rhist_path, argv[i] + 6);
         } else if (strncmp(argv[i], "mark=", 5) == 0) {
             mark_address = parse_hex(argv[i] + 5) & ~1ull; /* the Thumb bit off */
             have_mark = 1;
@@ -226,8 +259,19 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
         } else if (strncmp(argv[i], "mark_hi=", 8) == 0) {
             region_fn_hi = parse_hex(argv[i] + 8);
         } else {
-            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, hist=PATH, mark=ADDR, "
-                    "marks=, regions=, mark_lo=, mark_hi=)\n", argv[i]);
+            fprintf(stderr, "insn_count: unknown argument %s (expected out=PATH, hist=PATH, rhist=PATH, "
+                    "mark=ADDR, marks=, regions=, mark_lo=, mark_hi=)\n", argv[i]);
+            return -1;
+        }
+    }
+    if (rhist_path[0]) {
+        if (regions == 0) {
+            fprintf(stderr, "insn_count: rhist= needs the regions (marks=, regions=, mark_lo=, mark_hi=)\n");
+            return -1;
+        }
+        rhist = fopen(rhist_path, "w");
+        if (rhist == NULL) {
+            fprintf(stderr, "insn_count: cannot write %s\n", rhist_path);
             return -1;
         }
     }

@@ -133,7 +133,7 @@ int main(void)
     mt_train_config cfg;
     mt_fw_train_config(&cfg); /* optimizer, loss, batch size, trained ops: as generated */
 
-    mt_memory_plan plan;
+    mt_memory_plan plan; /* the image validated once, here; the plan remembers it */
     check(mt_plan(mt_fw_model, MT_FW_MODEL_BYTES, &cfg, &plan), "mt_plan");
     if (plan.total_bytes != sizeof arena) {
         put("error: mt_plan() asks for ");
@@ -147,9 +147,8 @@ int main(void)
     put_u32((uint32_t)plan.total_bytes);
     put(" arena bytes, as built\n");
 
-    mt_session *s;
-    check(mt_session_init(&s, mt_fw_model, MT_FW_MODEL_BYTES, &cfg, arena, sizeof arena),
-          "mt_session_init");
+    mt_session *s; /* laid out from the plan: the image is not validated or sized again */
+    check(mt_session_init_from_plan(&s, &plan, &cfg, arena, sizeof arena), "mt_session_init_from_plan");
     float *input; /* [B, MT_FW_INPUT_ELEMENTS] inside the arena */
     void *target; /* [B, MT_FW_TARGET_WORDS]: float32 targets or int32 labels */
     int32_t input_count, target_bytes;

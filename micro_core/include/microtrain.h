@@ -4,11 +4,16 @@
  *
  * Three phases, none of which allocates:
  *
- *   1. plan   mt_plan() reads a model image and a training configuration and
- *             reports the exact number of arena bytes the session will use,
- *             broken down by role. It touches no memory but its output.
- *   2. bind   mt_session_init() lays the session out in a caller-provided
- *             arena (16-byte aligned) with the same code that mt_plan() ran.
+ *   1. plan   mt_plan() validates a model image (once: its CRC-32 over every
+ *             byte, its tables, each op's checks) and plans it with a training
+ *             configuration: the exact number of arena bytes the session will
+ *             use, broken down by role, in a plan that also records the image
+ *             and configuration it was made for. It touches no memory but its
+ *             output.
+ *   2. bind   mt_session_init_from_plan() lays the session out in a
+ *             caller-provided arena (16-byte aligned) from that plan, without
+ *             validating or sizing again (mt_session_init() does all three in
+ *             one call, for a caller that keeps no plan).
  *   3. run    mt_session_train_step(), mt_session_eval_step(),
  *             mt_session_infer() read inputs and targets from fixed buffers
  *             inside the arena and never allocate.
@@ -24,7 +29,7 @@
  *   if (mt_plan(image, image_bytes, &cfg, &plan) != MT_OK) return;
  *   static uint8_t arena[ARENA_BYTES] __attribute__((aligned(16)));   // >= plan.total_bytes
  *   mt_session *s;
- *   if (mt_session_init(&s, image, image_bytes, &cfg, arena, sizeof arena) != MT_OK) return;
+ *   if (mt_session_init_from_plan(&s, &plan, &cfg, arena, sizeof arena) != MT_OK) return;
  *
  *   float *x; int32_t x_count;                       // [batch, features...]
  *   void *y; int32_t y_bytes;                        // [batch, outputs...] or [batch] labels
@@ -39,7 +44,9 @@
  * one step (1 <= n <= B), D = elements of one sample of a tensor.
  *
  * Ownership: the caller owns every byte. The model image and the arena must
- * outlive the session; every other pointer is borrowed for the call only.
+ * outlive the session, and the image must stay as it is from mt_plan() on
+ * (but for frozen weights written through mt_session_param()); every other
+ * pointer is borrowed for the call only.
  * Frozen (not trained) weights are read in place from the image, which may sit
  * in flash; trained weights are copied into the arena at init.
  *
@@ -76,8 +83,12 @@ extern "C" {
 
 /** Bumped whenever a struct below or a function signature changes, or functions the bindings
  *  call are added (9: mt_session_train_step_rows and its siblings; 10: mt_model_tensors and
- *  mt_model_ops). */
-#define MT_ABI_VERSION 10u
+ *  mt_model_ops; 11: the plan's binding, mt_session_init_from_plan and mt_session_io). The
+ *  values and struct layouts the bindings mirror are described once, in
+ *  micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
+ *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
+ *  target whose header disagrees with it. */
+#define MT_ABI_VERSION 11u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -359,10 +370,12 @@ MT_API void mt_train_config_init(mt_train_config *cfg);
 /* ------------------------------------------------------------------------- */
 
 /**
- * Arena bytes by role (each piece rounded up to MT_ARENA_ALIGN). Tensors that are never
- * live at the same time share bytes, so
+ * The plan of one image and configuration, as mt_plan() writes it: arena bytes by role (each
+ * piece rounded up to MT_ARENA_ALIGN), and what binds the plan to the image and configuration
+ * it was made for. Tensors that are never live at the same time share bytes, so
  *     total_bytes = metadata + weights + references + gradients + optimizer + activations
  *                   + activation grads + io + scratch - reuse_bytes.
+ * A value: copy it, keep it, hand it to mt_session_init_from_plan(); change nothing in it.
  */
 typedef struct mt_memory_plan {
     size_t total_bytes;           /**< the arena size mt_session_init() needs */
@@ -380,20 +393,38 @@ typedef struct mt_memory_plan {
     int32_t num_trained_params;   /**< tensors the optimizer updates */
     int32_t first_trained_op;     /**< backward stops here; num_ops when nothing trains */
     int32_t fused_update;         /**< 1: weights update during backward (no accumulation) */
-    int32_t reserved;
+    /** The order in which the greedy placement of the shared buffers took them, of the four
+     *  the planner tries (0 largest first, 1 longest-lived, 2 largest size·lifetime, 3 first
+     *  born), the one that gave the smallest region (ABI 11; reserved, 0, before): init from
+     *  the plan places in this order alone. */
+    int32_t placement_order;
     /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
      *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
      *  so this is the working set of their forward; it is part of activation_bytes and of
      *  total_bytes, not added to them. 0 for a model without int8 tensors. */
     size_t int8_activation_bytes;
+    /* The binding (ABI 11): what mt_session_init_from_plan() checks before it trusts the plan.
+     * mt_session_plan() returns a session's plan bound the same way. */
+    const void *image;           /**< the image mt_plan() validated: the address it was given */
+    size_t image_bytes;          /**< the size it was given */
+    uint32_t image_tables_crc32; /**< CRC-32 of the image's header (which holds its CRC-32 of
+                                      every byte, verified by mt_plan()) and tensor, op and io
+                                      tables */
+    uint32_t config_crc32;       /**< CRC-32 of the configuration's values and op mask */
+    uint32_t abi_version;        /**< MT_ABI_VERSION of the library that wrote the plan */
+    uint32_t seal;               /**< CRC-32 of every byte before it: a plan edited since
+                                      mt_plan() wrote it is refused */
 } mt_memory_plan;
 
 /**
- * @brief Compute the exact arena size and its breakdown. Validates image and config.
+ * @brief Validate image and config, and compute the exact arena size and its breakdown: the
+ *        plan mt_session_init_from_plan() lays the session out from. The image is the
+ *        session's from here on: keep it unchanged until the session ends (frozen weights
+ *        written through mt_session_param() aside).
  * @param[in]  image       model image (4-byte aligned), see mt_model_check()
  * @param[in]  image_bytes size of @p image
  * @param[in]  cfg         training configuration
- * @param[out] plan        the byte breakdown
+ * @param[out] plan        the byte breakdown, bound to @p image, @p image_bytes and @p cfg
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad config value), MT_ERR_BAD_MODEL,
  *         MT_ERR_SHAPE (loss does not fit output 0), MT_ERR_UNSUPPORTED (an op this build
  *         lacks, or an arena the planner cannot lay out: its shared buffers past 4 GiB,

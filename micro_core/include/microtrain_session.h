@@ -22,19 +22,50 @@ extern "C" {
 typedef struct mt_session mt_session; /**< opaque; lives at the start of the arena */
 
 /**
- * @brief Bind a session to a caller-provided arena.
+ * @brief Bind a session to a caller-provided arena from the plan mt_plan() wrote for its image
+ *        and configuration: the image is not validated again, nor the arena sized again.
+ *
+ * The plan names its image (plan->image, plan->image_bytes). Init checks, in the size of the
+ * image's header and tables (not of the whole image), that the plan is a plan of this library
+ * sealed as mt_plan() wrote it, that the image's header and tables are those mt_plan()
+ * validated and that @p cfg is the configuration it planned; then it lays the session out
+ * (the planner's build pass: which weights train, lifetimes, placement, the tables), which must
+ * come to the plan's figures. Rule: the image stays as it is from mt_plan() until the session
+ * ends (frozen weights written through mt_session_param() aside), as a running session reads
+ * it in place: a change to its header or tables is refused here, a change to its weight data
+ * or quantization records is not seen. A plan may be used again (another arena, after a
+ * session ends); mt_session_plan() returns a session's plan, bound the same way.
  * @param[out] session     the session (points into @p arena)
- * @param[in]  image       model image; must outlive the session
+ * @param[in]  plan        what mt_plan() (or mt_session_plan()) wrote; may lie anywhere, even
+ *                         in @p arena (it is read first)
+ * @param[in]  cfg         the configuration planned (copied; its op mask is read again)
+ * @param[in]  arena       MT_ARENA_ALIGN-aligned memory; must outlive the session
+ * @param[in]  arena_bytes size of @p arena, >= plan->total_bytes
+ * @return MT_OK, MT_ERR_ARENA_TOO_SMALL, MT_ERR_BAD_ARGUMENT (NULL, misaligned arena; a plan
+ *         that is not one of this library's as it wrote it, or of another image, header or
+ *         tables changed since, or of another configuration), MT_ERR_BAD_MODEL /
+ *         MT_ERR_UNSUPPORTED (the image's header no longer valid).
+ */
+MT_API mt_status mt_session_init_from_plan(mt_session **session, const mt_memory_plan *plan,
+                                           const mt_train_config *cfg, void *arena, size_t arena_bytes);
+
+/**
+ * @brief mt_plan() and mt_session_init_from_plan() in one call, for a caller that keeps no
+ *        plan (a firmware whose arena size the host computed): the image is validated once,
+ *        planned once and laid out; mt_session_plan() then gives the plan.
+ * @param[out] session     the session (points into @p arena)
+ * @param[in]  image       model image; must outlive the session, unchanged (see
+ *                         mt_session_init_from_plan())
  * @param[in]  image_bytes size of @p image
  * @param[in]  cfg         configuration (copied)
  * @param[in]  arena       MT_ARENA_ALIGN-aligned memory; must outlive the session
  * @param[in]  arena_bytes size of @p arena, >= mt_plan().total_bytes
- * @return MT_OK, MT_ERR_ARENA_TOO_SMALL, or any mt_plan() status.
+ * @return MT_OK, MT_ERR_ARENA_TOO_SMALL (nothing written), or any mt_plan() status.
  */
 MT_API mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
                                  const mt_train_config *cfg, void *arena, size_t arena_bytes);
 
-/** @brief The plan the session was laid out with. */
+/** @brief The plan the session was laid out with, bound to its image and configuration. */
 MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
 
 /**
@@ -47,6 +78,16 @@ MT_API mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
  * @param[out] count elements in the buffer (B·D)
  */
 MT_API mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_t *count);
+
+/**
+ * @brief Model input (@p is_output 0) or output (1) number @p position, described as
+ *        mt_model_tensor() describes it (info->index is its tensor index, info->dtype says
+ *        whether an input is int8), from the session's image without validating it again.
+ * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session, NULL @p info, @p is_output not
+ *         0 or 1, @p position out of range).
+ */
+MT_API mt_status mt_session_io(const mt_session *s, int32_t is_output, int32_t position,
+                               mt_tensor_info *info);
 
 /** @brief Output buffer number @p position: [B, D] floats, valid for the rows of the last step. */
 MT_API mt_status mt_session_output(const mt_session *s, int32_t position, const float **data,

@@ -131,7 +131,6 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
     img->bytes = mt_get_u32(p + 8);
     if (img->bytes < MT_IMAGE_HEADER_BYTES || img->bytes > image_bytes) return MT_ERR_BAD_MODEL;
     img->crc32 = mt_get_u32(p + 12);
-    if (mt_crc32_update(0, p + 16, img->bytes - 16u) != img->crc32) return MT_ERR_BAD_MODEL;
 
     img->num_tensors = mt_get_u32(p + 16);
     img->num_ops = mt_get_u32(p + 20);
@@ -176,6 +175,12 @@ static mt_status check_header(mt_image *img, const uint8_t *p, size_t image_byte
         for (int b = a + 1; b < 5; ++b)
             if (start[a] < start[b] + size[b] && start[b] < start[a] + size[a]) return MT_ERR_BAD_MODEL;
     return MT_OK;
+}
+
+/* The header's CRC-32 of bytes 16.. of the image: the one pass over the whole image. */
+static mt_status check_crc(const mt_image *img)
+{
+    return mt_crc32_update(0, img->base + 16, img->bytes - 16u) == img->crc32 ? MT_OK : MT_ERR_BAD_MODEL;
 }
 
 /* A tensor's quantization record (version 3): an I8 tensor has one, an I32 one may (a bias
@@ -359,6 +364,7 @@ mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes,
     if (img == NULL || image == NULL) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
     if (((uintptr_t)image) % 4u) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, -1, 0, -1);
     mt_status st = check_header(img, (const uint8_t *)image, image_bytes);
+    if (st == MT_OK) st = check_crc(img);
     if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     for (uint32_t i = 0; i < img->num_tensors; ++i)
         if ((st = check_tensor(img, i)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)i);
@@ -382,6 +388,12 @@ mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes,
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes)
 {
     return mt_image_open_at(img, image, image_bytes, NULL);
+}
+
+mt_status mt_image_open_header(mt_image *img, const void *image, size_t image_bytes)
+{
+    if (img == NULL || image == NULL || ((uintptr_t)image) % 4u) return MT_ERR_BAD_ARGUMENT;
+    return check_header(img, (const uint8_t *)image, image_bytes);
 }
 
 /* ---- public model queries ---- */
@@ -409,9 +421,7 @@ mt_status mt_model_check(const void *image, size_t image_bytes, mt_model_info *i
     return MT_OK;
 }
 
-/* Tensor index of an opened image as mt_tensor_info: MT_ERR_UNSUPPORTED for a CONST tensor's
- * data past what data_offset holds */
-static mt_status tensor_info_of(const mt_image *img, uint32_t index, mt_tensor_info *info)
+mt_status mt_image_tensor_info(const mt_image *img, uint32_t index, mt_tensor_info *info)
 {
     mt_tensor_desc t;
     mt_image_tensor(img, index, &t);
@@ -463,7 +473,7 @@ mt_status mt_model_tensors(const void *image, size_t image_bytes, int32_t first,
     if (st != MT_OK) return st;
     if (!range_inside(first, count, img.num_tensors)) return MT_ERR_BAD_ARGUMENT;
     for (int32_t k = 0; k < count; ++k)
-        if ((st = tensor_info_of(&img, (uint32_t)(first + k), &infos[k])) != MT_OK) return st;
+        if ((st = mt_image_tensor_info(&img, (uint32_t)(first + k), &infos[k])) != MT_OK) return st;
     return MT_OK;
 }
 

@@ -76,11 +76,19 @@ mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);
  * stored) when an op's check failed, the tensor when a tensor entry, an io entry or an
  * op's operand is at fault; {MT_OK, -1, 0, -1} when nothing did (mt_model_diagnose). */
 mt_status mt_image_open_at(mt_image *img, const void *image, size_t image_bytes, mt_error_detail *where);
+/* The header alone: its fields, and its sections inside the image and disjoint (O(1)); not
+ * the CRC over the whole image, the tables or the ops. For an image mt_image_open() accepted
+ * before and that has not changed since (mt_session_init_from_plan() proves the second by the
+ * plan's binding); the tables may then be read within their sections' bounds. */
+mt_status mt_image_open_header(mt_image *img, const void *image, size_t image_bytes);
 /* Record status and what it concerns in *where (ignored when NULL; op_type is 0 for op -1);
  * returns status, so a check ends with `return mt_fail_at(where, st, ...)`. */
 mt_status mt_fail_at(mt_error_detail *where, mt_status status, int32_t op, int32_t op_type, int32_t tensor);
 
 void mt_image_tensor(const mt_image *img, uint32_t index, mt_tensor_desc *t);
+/* Tensor index of an opened image as mt_tensor_info (mt_model_tensor() without the
+ * validation): MT_ERR_UNSUPPORTED for a CONST tensor's data past what data_offset holds. */
+mt_status mt_image_tensor_info(const mt_image *img, uint32_t index, mt_tensor_info *info);
 void mt_image_op(const mt_image *img, uint32_t index, mt_op_desc *op);
 /* The layer op index belongs to: byte 3 of its entry in version 2, the op's own index in
  * version 1 (where every op is a layer of its own). */

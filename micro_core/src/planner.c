@@ -231,10 +231,106 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
 }
 
-/* where (if not NULL) receives what a failure concerns: the configuration (-1), output 0's
- * tensor for a loss that does not fit it, a tensor too large for the batch. */
-static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena, mt_memory_plan *plan,
-                        mt_session **session, mt_buffer_fn report, void *user, mt_error_detail *where)
+/* The session's records in the persistent region, where the build pass writes them. */
+typedef struct records {
+    mt_session *s;
+    mt_tensor_rt *rt;
+    mt_op_desc *ops;
+    uint16_t *params, *trained;
+    void *target;
+    uint64_t target_bytes;
+    float *scratch;
+} records;
+
+/* The persistent region (what lives across steps; session.h draws it), bump-allocated in b
+ * from b->base. With b->base == NULL only the sizes add up, into *p (the plan); with the arena
+ * the tensor table, the lists and the trained weights (and references) are written as well.
+ * One function for both passes, so the bytes init lays out are the bytes the plan counted. */
+static void persistent_region(const mt_image *img, const mt_train_config *cfg, const graph_facts *f,
+                              const mt_tensor_desc *out_desc, size_t max_scratch, int32_t num_params,
+                              int32_t num_trained, bump *b, mt_memory_plan *p, records *rec)
+{
+    const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
+    const int write = b->base != NULL;
+    memset(p, 0, sizeof *p);
+    rec->s = (mt_session *)take(b, MT_SESSION_RECORD_BYTES, &p->metadata_bytes);
+    rec->rt = (mt_tensor_rt *)take(b, (uint64_t)T * MT_TENSOR_RECORD_BYTES, &p->metadata_bytes);
+    rec->ops = (mt_op_desc *)take(b, (uint64_t)O * MT_OP_RECORD_BYTES, &p->metadata_bytes);
+    rec->params = (uint16_t *)take(b, (uint64_t)num_params * 2u, &p->metadata_bytes);
+    rec->trained = (uint16_t *)take(b, (uint64_t)num_trained * 2u, &p->metadata_bytes);
+    const uint32_t state_arrays = mt_optimizer_state_arrays(cfg->optimizer, cfg->momentum);
+    rec->target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? (uint64_t)B * 4u
+                                                                             : (uint64_t)B * out_desc->count * 4u;
+    rec->target = take_as(b, rec->target_bytes, &p->io_bytes, MT_BUFFER_TARGET, -1);
+    rec->scratch = (float *)take_as(b, max_scratch, &p->scratch_bytes, MT_BUFFER_SCRATCH, -1);
+    size_t persistent_grad = 0, persistent_activations = 0;
+
+    int32_t np = 0, nt = 0;
+    for (uint32_t i = 0; i < T; ++i) {
+        mt_tensor_desc t;
+        mt_image_tensor(img, i, &t);
+        mt_tensor_rt r;
+        memset(&r, 0, sizeof r);
+        r.count = t.count;
+        r.last_dim = t.dims[t.ndim - 1];
+        r.flags = t.flags;
+        r.dtype = t.dtype;
+        memcpy(r.dims, t.dims, sizeof r.dims);
+        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
+        const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
+        if (t.flags & MT_TENSOR_CONST) {
+            if (t.dtype == MT_DTYPE_F32 && write) rec->params[np] = (uint16_t)i;
+            if (t.dtype == MT_DTYPE_F32) ++np;
+            if (bit_get(&f->trained, i)) {
+                r.trained = 1;
+                r.mutable_data = (float *)take_as(b, bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
+                float *reference = cfg->proximal_mu > 0.0f
+                                       ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
+                                                          (int32_t)i)
+                                       : NULL;
+                if (!f->fused_update)
+                    r.grad = (float *)take_as(b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
+                else p->gradient_bytes += mt_plan_round_up(bytes);
+                if (state_arrays)
+                    r.opt_state = (float *)take_as(b, bytes * state_arrays, &p->optimizer_bytes,
+                                                   MT_BUFFER_OPTIMIZER, (int32_t)i);
+                if (write) {
+                    memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
+                    if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
+                    rec->trained[nt] = (uint16_t)i;
+                }
+                ++nt;
+                r.data = r.mutable_data;
+            } else if (write) {
+                r.data = mt_image_const_f32(img, &t);
+            }
+        } else {
+            if (mt_plan_persistent_activation(&t))
+                r.mutable_data = (float *)take_as(b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
+                                                  (int32_t)i);
+            p->activation_bytes += mt_plan_round_up(rows_bytes);
+            if (bit_get(&f->needs_grad, i)) p->activation_grad_bytes += mt_plan_round_up((uint64_t)B * t.count * 4u);
+        }
+        if (write) {
+            grad_schedule(img, f, i, &r);
+            rec->rt[i] = r;
+        }
+    }
+    p->gradient_bytes += persistent_grad;
+}
+
+/* The analysis (configuration, loss, training marks, lifetimes, placement) runs once; then a
+ * sizing pass of the persistent region gives the plan, and, given an arena of at least its
+ * total_bytes (else MT_ERR_ARENA_TOO_SMALL with nothing written), a build pass writes the
+ * session. With a plan given (made by this function for the same image and configuration),
+ * the placement takes the order it kept (one greedy pass instead of five), and its lower bound
+ * and int8 share, figures no layout reads, are its own. where (if not NULL) receives what a
+ * failure concerns: the configuration (-1), output 0's tensor for a loss that does not fit it,
+ * a tensor too large for the batch. */
+static mt_status layout(const mt_image *img, const mt_train_config *cfg, const mt_memory_plan *given,
+                        uint8_t *arena, size_t arena_bytes, mt_memory_plan *plan, mt_session **session,
+                        mt_buffer_fn report, void *user, mt_error_detail *where)
 {
     mt_status st = check_config(cfg);
     if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
@@ -266,11 +362,11 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
 
     lifetimes lt;
     if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
-    uint64_t lower_bound_shared;
-    const uint64_t shared = mt_share_place(&lt.sh, &lower_bound_shared);
+    int32_t order = given ? given->placement_order : 0;
+    const uint64_t shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
     /* the buffers that share bytes are placed at 32-bit offsets: a plan beyond 4 GiB is not
      * too small an arena but one this planner cannot lay out */
-    if (shared == UINT64_MAX) return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
+    if (shared == UINT64_MAX) return mt_fail_at(where, given ? MT_ERR_BAD_ARGUMENT : MT_ERR_UNSUPPORTED, -1, 0, -1);
 
     int32_t num_params = 0, num_trained = 0;
     for (uint32_t i = 0; i < T; ++i) {
@@ -280,76 +376,12 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
         if (bit_get(&f.trained, i)) ++num_trained;
     }
 
-    /* persistent region: what lives across steps, bump-allocated */
+    /* the sizing pass: the persistent region, then the shared region after it */
     mt_memory_plan p;
-    memset(&p, 0, sizeof p);
-    bump b = {arena, 0, report, user, MT_OK, mt_plan_backward_time(O, 0)};
-    mt_session *s = (mt_session *)take(&b, MT_SESSION_RECORD_BYTES, &p.metadata_bytes);
-    mt_tensor_rt *rt = (mt_tensor_rt *)take(&b, (uint64_t)T * MT_TENSOR_RECORD_BYTES, &p.metadata_bytes);
-    mt_op_desc *ops = (mt_op_desc *)take(&b, (uint64_t)O * MT_OP_RECORD_BYTES, &p.metadata_bytes);
-    uint16_t *params = (uint16_t *)take(&b, (uint64_t)num_params * 2u, &p.metadata_bytes);
-    uint16_t *trained_list = (uint16_t *)take(&b, (uint64_t)num_trained * 2u, &p.metadata_bytes);
-    const uint32_t state_arrays = mt_optimizer_state_arrays(cfg->optimizer, cfg->momentum);
-    const uint64_t target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY
-                                      ? (uint64_t)B * 4u
-                                      : (uint64_t)B * out_desc.count * 4u;
-    void *target = take_as(&b, target_bytes, &p.io_bytes, MT_BUFFER_TARGET, -1);
-    float *scratch = (float *)take_as(&b, max_scratch, &p.scratch_bytes, MT_BUFFER_SCRATCH, -1);
-    size_t persistent_grad = 0, persistent_activations = 0;
-
-    int32_t np = 0, nt = 0;
-    for (uint32_t i = 0; i < T; ++i) {
-        mt_tensor_desc t;
-        mt_image_tensor(img, i, &t);
-        mt_tensor_rt r;
-        memset(&r, 0, sizeof r);
-        r.count = t.count;
-        r.last_dim = t.dims[t.ndim - 1];
-        r.flags = t.flags;
-        r.dtype = t.dtype;
-        memcpy(r.dims, t.dims, sizeof r.dims);
-        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
-        const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
-        if (t.flags & MT_TENSOR_CONST) {
-            if (t.dtype == MT_DTYPE_F32 && arena) params[np] = (uint16_t)i;
-            if (t.dtype == MT_DTYPE_F32) ++np;
-            if (bit_get(&f.trained, i)) {
-                r.trained = 1;
-                r.mutable_data = (float *)take_as(&b, bytes, &p.weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
-                /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
-                float *reference = cfg->proximal_mu > 0.0f
-                                       ? (float *)take_as(&b, bytes, &p.reference_bytes, MT_BUFFER_REFERENCE,
-                                                          (int32_t)i)
-                                       : NULL;
-                if (!f.fused_update)
-                    r.grad = (float *)take_as(&b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
-                else p.gradient_bytes += mt_plan_round_up(bytes);
-                if (state_arrays)
-                    r.opt_state = (float *)take_as(&b, bytes * state_arrays, &p.optimizer_bytes,
-                                                   MT_BUFFER_OPTIMIZER, (int32_t)i);
-                if (arena) {
-                    memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
-                    if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
-                    trained_list[nt] = (uint16_t)i;
-                }
-                ++nt;
-                r.data = r.mutable_data;
-            } else if (arena) {
-                r.data = mt_image_const_f32(img, &t);
-            }
-        } else {
-            if (mt_plan_persistent_activation(&t))
-                r.mutable_data = (float *)take_as(&b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
-                                                  (int32_t)i);
-            p.activation_bytes += mt_plan_round_up(rows_bytes);
-            if (bit_get(&f.needs_grad, i)) p.activation_grad_bytes += mt_plan_round_up((uint64_t)B * t.count * 4u);
-        }
-        grad_schedule(img, &f, i, &r);
-        if (arena) rt[i] = r;
-    }
-    p.gradient_bytes += persistent_grad;
-
-    /* shared region after it; pointers from the placement */
+    records rec;
+    const uint16_t end = mt_plan_backward_time(O, 0);
+    bump b = {NULL, 0, report, user, MT_OK, end};
+    persistent_region(img, cfg, &f, &out_desc, max_scratch, num_params, num_trained, &b, &p, &rec);
     const uint64_t shared_base = b.used;
     for (uint32_t i = 0; i < T && report; ++i) {
         if (lt.data[i] != MT_NO_BUFFER) {
@@ -367,7 +399,6 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
         }
     }
     if (b.status != MT_OK) return b.status;
-    uint8_t *shared_region = arena ? arena + shared_base : NULL;
     b.used += shared;
     if (b.used > (uint64_t)(size_t)-1) /* cannot exist on this target */
         return mt_fail_at(where, MT_ERR_UNSUPPORTED, -1, 0, -1);
@@ -375,14 +406,26 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
                      p.activation_bytes + p.activation_grad_bytes + p.io_bytes + p.scratch_bytes;
     p.total_bytes = (size_t)b.used;
     p.reuse_bytes = (size_t)(roles - b.used);
-    p.lower_bound_bytes = (size_t)(shared_base + lower_bound_shared);
-    p.int8_activation_bytes = (size_t)mt_plan_int8_peak(img, &lt, B);
+    p.lower_bound_bytes = given ? given->lower_bound_bytes : (size_t)(shared_base + mt_share_lower_bound(&lt.sh));
+    p.int8_activation_bytes = given ? given->int8_activation_bytes : (size_t)mt_plan_int8_peak(img, &lt, B);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
+    p.placement_order = order;
     *plan = p;
     if (!arena) return MT_OK;
+    if (arena_bytes < p.total_bytes) return MT_ERR_ARENA_TOO_SMALL;
 
+    /* the build pass: the same persistent region, written; gradients, optimizer state and
+     * padding rows start at 0 */
+    memset(arena, 0, p.total_bytes);
+    mt_memory_plan same;
+    bump w = {arena, 0, NULL, NULL, MT_OK, end};
+    persistent_region(img, cfg, &f, &out_desc, max_scratch, num_params, num_trained, &w, &same, &rec);
+    uint8_t *shared_region = arena + shared_base;
+    mt_session *s = rec.s;
+    mt_tensor_rt *rt = rec.rt;
+    mt_op_desc *ops = rec.ops;
     for (uint32_t i = 0; i < T; ++i) {
         if (lt.data[i] != MT_NO_BUFFER) {
             rt[i].mutable_data = (float *)(void *)(shared_region + lt.sh.buf[lt.data[i]].offset);
@@ -405,13 +448,13 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     s->plan = p;
     s->tensors = rt;
     s->ops = ops;
-    s->params = params;
-    s->trained = trained_list;
+    s->params = rec.params;
+    s->trained = rec.trained;
     s->num_params = num_params;
     s->num_trained = num_trained;
-    s->target = target;
-    s->target_bytes = (uint32_t)target_bytes;
-    s->scratch = scratch;
+    s->target = rec.target;
+    s->target_bytes = (uint32_t)rec.target_bytes;
+    s->scratch = rec.scratch;
     s->output_tensor = f.output;
     s->fused_op = f.fused_op;
     s->fusion = f.fusion;
@@ -428,20 +471,25 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, uint8_t
     return MT_OK;
 }
 
-mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
-                         mt_memory_plan *plan, mt_session **session)
+mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan)
 {
-    return layout(img, cfg, arena, plan, session, NULL, NULL, NULL);
+    return layout(img, cfg, NULL, NULL, 0, plan, NULL, NULL, NULL, NULL);
+}
+
+mt_status mt_plan_build(const mt_image *img, const mt_train_config *cfg, const mt_memory_plan *given,
+                        uint8_t *arena, size_t arena_bytes, mt_memory_plan *plan, mt_session **session)
+{
+    return layout(img, cfg, given, arena, arena_bytes, plan, session, NULL, NULL, NULL);
 }
 
 mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user)
 {
     mt_memory_plan plan;
-    return layout(img, cfg, NULL, &plan, NULL, report, user, NULL);
+    return layout(img, cfg, NULL, NULL, 0, &plan, NULL, report, user, NULL);
 }
 
 mt_status mt_plan_diagnose(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where)
 {
     mt_memory_plan plan;
-    return layout(img, cfg, NULL, &plan, NULL, NULL, NULL, where);
+    return layout(img, cfg, NULL, NULL, 0, &plan, NULL, NULL, NULL, where);
 }

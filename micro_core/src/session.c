@@ -1,5 +1,5 @@
 /*
- * Session: plan query, init on a caller's arena, and the steps.
+ * Session: its buffers and the steps (plan and init: session_init.c).
  * A train step reads like the algorithm:
  *     zero_grad → forward → loss (+ its gradient) → backward → optimizer update
  * Every check on caller data happens before anything is written, so a failed
@@ -32,52 +32,6 @@ void mt_train_config_init(mt_train_config *cfg)
     cfg->epsilon = 1e-8f;
     cfg->momentum = 0.0f;
     cfg->weight_decay = 0.0f;
-}
-
-mt_status mt_plan(const void *image, size_t image_bytes, const mt_train_config *cfg,
-                  mt_memory_plan *plan)
-{
-    if (image == NULL || cfg == NULL || plan == NULL) return MT_ERR_BAD_ARGUMENT;
-    mt_image img;
-    mt_status st = mt_image_open(&img, image, image_bytes);
-    if (st != MT_OK) return st;
-    return mt_plan_layout(&img, cfg, NULL, plan, NULL);
-}
-
-mt_status mt_plan_buffers(const void *image, size_t image_bytes, const mt_train_config *cfg,
-                          mt_buffer_fn report, void *user)
-{
-    if (image == NULL || cfg == NULL || report == NULL) return MT_ERR_BAD_ARGUMENT;
-    mt_image img;
-    mt_status st = mt_image_open(&img, image, image_bytes);
-    if (st != MT_OK) return st;
-    return mt_plan_report(&img, cfg, report, user);
-}
-
-mt_status mt_model_diagnose(const void *image, size_t image_bytes, const mt_train_config *cfg,
-                            mt_error_detail *detail)
-{
-    if (detail == NULL) return MT_ERR_BAD_ARGUMENT;
-    mt_fail_at(detail, MT_OK, -1, 0, -1);
-    mt_image img;
-    mt_status st = mt_image_open_at(&img, image, image_bytes, detail);
-    if (st != MT_OK || cfg == NULL) return st;
-    return mt_plan_diagnose(&img, cfg, detail);
-}
-
-mt_status mt_session_init(mt_session **session, const void *image, size_t image_bytes,
-                          const mt_train_config *cfg, void *arena, size_t arena_bytes)
-{
-    if (session == NULL || arena == NULL) return MT_ERR_BAD_ARGUMENT;
-    if (((uintptr_t)arena) % MT_ARENA_ALIGN) return MT_ERR_BAD_ARGUMENT;
-    mt_memory_plan plan;
-    mt_status st = mt_plan(image, image_bytes, cfg, &plan);
-    if (st != MT_OK) return st;
-    if (arena_bytes < plan.total_bytes) return MT_ERR_ARENA_TOO_SMALL;
-    mt_image img;
-    mt_image_open(&img, image, image_bytes); /* validated just above */
-    memset(arena, 0, plan.total_bytes);       /* gradients, optimizer state and padding rows start at 0 */
-    return mt_plan_layout(&img, cfg, (uint8_t *)arena, &plan, session);
 }
 
 void mt_session_note_error(mt_session *s, mt_status st, int32_t op, int32_t tensor)
@@ -127,6 +81,14 @@ mt_status mt_session_output(const mt_session *s, int32_t position, const float *
     *data = t->data;
     *count = (int32_t)(t->count * (uint32_t)s->cfg.batch_size);
     return MT_OK;
+}
+
+mt_status mt_session_io(const mt_session *s, int32_t is_output, int32_t position, mt_tensor_info *info)
+{
+    if (!mt_session_valid(s) || info == NULL || (is_output != 0 && is_output != 1) || position < 0)
+        return MT_ERR_BAD_ARGUMENT;
+    if ((uint32_t)position >= (is_output ? s->img.num_outputs : s->img.num_inputs)) return MT_ERR_BAD_ARGUMENT;
+    return mt_image_tensor_info(&s->img, mt_image_io(&s->img, is_output, (uint32_t)position), info);
 }
 
 mt_status mt_session_target(mt_session *s, void **data, int32_t *bytes)

@@ -2,7 +2,7 @@
  * The session as laid out in the arena, and the planner that lays it out.
  *
  * Arena map (every piece rounded up to MT_ARENA_ALIGN; one planner computes it
- * for mt_plan() with no arena and again for mt_session_init() with one):
+ * for mt_plan() with no arena and for mt_session_init() with one):
  *
  *   +---------------------------+  arena
  *   | mt_session                |  metadata
@@ -94,12 +94,18 @@ static inline int mt_in_arena(const mt_session *s, const void *p, size_t n)
 }
 
 /*
- * Lay out a session. With arena == NULL, only compute plan (the query).
- * With an arena of at least plan->total_bytes (checked by the caller), also
- * build the session in it and return it in *session.
+ * The planner (planner.c). Both run the analysis of img and cfg (which trains, lifetimes,
+ * placement) once. mt_plan_layout() then only sizes: the plan's figures (its binding, the
+ * fields from `image` on, is session_init.c's). mt_plan_build() sizes, and given an arena of
+ * at least the plan's total_bytes (else MT_ERR_ARENA_TOO_SMALL, nothing written) zeroes that
+ * much of it, builds the session there and returns it in *session, with s->plan's figures.
+ * given: NULL, or the plan mt_plan_layout() made for this image and configuration, whose
+ * placement order the build takes instead of trying every order (and whose lower bound and
+ * int8 share it copies); an order that is none of the planner's is MT_ERR_BAD_ARGUMENT.
  */
-mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, uint8_t *arena,
-                         mt_memory_plan *plan, mt_session **session);
+mt_status mt_plan_layout(const mt_image *img, const mt_train_config *cfg, mt_memory_plan *plan);
+mt_status mt_plan_build(const mt_image *img, const mt_train_config *cfg, const mt_memory_plan *given,
+                        uint8_t *arena, size_t arena_bytes, mt_memory_plan *plan, mt_session **session);
 
 /* The same plan, reporting every buffer (mt_plan_buffers()); no arena. */
 mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buffer_fn report, void *user);

@@ -47,7 +47,8 @@ static int live_together(const mt_share_buffer *a, const mt_share_buffer *b)
     return a->start <= b->end && b->start <= a->end;
 }
 
-/* Orders the greedy placement can take buffers in; the planner keeps the best result. */
+/* Orders the greedy placement can take buffers in (mt_memory_plan.placement_order); the
+ * planner keeps the best result. */
 enum { BY_SIZE, BY_LIFETIME, BY_AREA, BY_START, STRATEGIES };
 
 /* Larger key = placed earlier. */
@@ -105,7 +106,14 @@ static uint64_t place_in_order(mt_sharing *sh, int strategy)
     return region;
 }
 
-uint64_t mt_share_place(mt_sharing *sh, uint64_t *lower_bound)
+/* Aliases share their root's bytes. */
+static void place_aliases(mt_sharing *sh)
+{
+    for (uint32_t i = 0; i < sh->count; ++i)
+        if (sh->buf[i].root != i) sh->buf[i].offset = sh->buf[mt_share_root(sh, i)].offset;
+}
+
+uint64_t mt_share_place(mt_sharing *sh, int32_t *order)
 {
     /* Greedy placement is a heuristic: no single order is best for every graph (a long-lived
      * residual branch is best placed first, a big short-lived map by size). Try each order,
@@ -116,12 +124,21 @@ uint64_t mt_share_place(mt_sharing *sh, uint64_t *lower_bound)
         const uint64_t region = place_in_order(sh, strategy);
         if (region < best_region) best_region = region, best = strategy;
     }
-    const uint64_t region = best_region == UINT64_MAX ? UINT64_MAX : place_in_order(sh, best);
-    if (region == UINT64_MAX) return UINT64_MAX;
-    for (uint32_t i = 0; i < sh->count; ++i) /* aliases share their root's bytes */
-        if (sh->buf[i].root != i) sh->buf[i].offset = sh->buf[mt_share_root(sh, i)].offset;
+    *order = best;
+    return best_region == UINT64_MAX ? UINT64_MAX : mt_share_place_in(sh, best);
+}
 
-    /* lower bound: the largest total of root buffers live at one time */
+uint64_t mt_share_place_in(mt_sharing *sh, int32_t order)
+{
+    if (order < 0 || order >= STRATEGIES) return UINT64_MAX;
+    const uint64_t region = place_in_order(sh, order);
+    if (region != UINT64_MAX) place_aliases(sh);
+    return region;
+}
+
+uint64_t mt_share_lower_bound(const mt_sharing *sh)
+{
+    /* the largest total of root buffers live at one time */
     uint64_t most = 0;
     for (uint32_t i = 0; i < sh->count; ++i) {
         if (sh->buf[i].root != i) continue;
@@ -131,6 +148,5 @@ uint64_t mt_share_place(mt_sharing *sh, uint64_t *lower_bound)
             if (sh->buf[j].root == j && sh->buf[j].start <= t && t <= sh->buf[j].end) live += sh->buf[j].bytes;
         if (live > most) most = live;
     }
-    *lower_bound = most;
-    return region;
+    return most;
 }

@@ -38,8 +38,15 @@ void mt_share_touch(mt_sharing *sh, uint16_t id, uint16_t t);
 void mt_share_alias(mt_sharing *sh, uint16_t child, uint16_t root);
 /* Root of id's storage. */
 uint16_t mt_share_root(const mt_sharing *sh, uint16_t id);
-/* Place every root buffer (greedy by size, lowest fitting offset); returns the region's
- * size and the lower bound of any placement through *lower_bound. */
-uint64_t mt_share_place(mt_sharing *sh, uint64_t *lower_bound);
+/* Place every root buffer (greedy, lowest fitting offset) in each order the planner knows,
+ * keep the smallest region and return its size, or UINT64_MAX when it cannot be addressed in
+ * 32 bits; *order receives the order kept (mt_memory_plan.placement_order). */
+uint64_t mt_share_place(mt_sharing *sh, int32_t *order);
+/* The same placement in a given order alone (a plan's: what mt_share_place() kept), or
+ * UINT64_MAX for an order that is none of them. Every order gives a placement in which no two
+ * buffers live at the same time overlap, only of another size. */
+uint64_t mt_share_place_in(mt_sharing *sh, int32_t order);
+/* The lower bound of any placement: the most bytes of root buffers live at one time. */
+uint64_t mt_share_lower_bound(const mt_sharing *sh);
 
 #endif /* MT_SHARING_H */

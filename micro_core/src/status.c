@@ -1,4 +1,7 @@
-/* Status names and ABI facts the bindings check at load time. */
+/* Status names and ABI facts the bindings check at load time; abi_layout.h (generated from
+ * micro_core/abi/microtrain_abi.json) checks the header against that description as this
+ * file compiles. */
+#include "abi_layout.h"
 #include "microtrain.h"
 
 const char *mt_status_str(int status)
@@ -27,15 +30,10 @@ uint32_t mt_abi_version(void)
 size_t mt_struct_size(int which)
 {
     switch (which) {
-    case 0: return sizeof(mt_train_config);
-    case 1: return sizeof(mt_memory_plan);
-    case 2: return sizeof(mt_tensor_info);
-    case 3: return sizeof(mt_model_info);
-    case 4: return sizeof(mt_param_info);
-    case 5: return sizeof(mt_property);
-    case 6: return sizeof(mt_buffer_info);
-    case 7: return sizeof(mt_op_info);
-    case 8: return sizeof(mt_error_detail);
+#define MT_STRUCT_SIZE_CASE(number, type) \
+    case number: return sizeof(type);
+        MT_ABI_STRUCTS(MT_STRUCT_SIZE_CASE)
+#undef MT_STRUCT_SIZE_CASE
     default: return 0;
     }
 }

@@ -24,10 +24,12 @@
 typedef struct _backend_obj_t {
     mp_obj_base_t base;
     mt_session *session;     /* inside the arena; NULL when closed */
-    const uint8_t *image;    /* 4-aligned image bytes, in place or in image_block */
+    const uint8_t *image;    /* 4-aligned image bytes: in image_obj, or in image_block */
     size_t image_bytes;
-    mp_obj_t image_obj;      /* the caller's object read in place (keeps it alive), or NULL */
-    uint8_t *image_block;    /* our aligned copy's heap block, or NULL */
+    mp_obj_t image_obj;      /* the plan's image (the caller's object read in place, or the
+                                plan's aligned bytearray copy), kept alive; or NULL */
+    size_t image_offset;     /* where image starts in image_obj's buffer */
+    uint8_t *image_block;    /* the copy write_param moved the session onto, or NULL */
     size_t image_block_bytes;
     bool image_writable;     /* write_param may change frozen weights in the image */
     uint8_t *arena;          /* MT_ARENA_ALIGN-aligned */
@@ -80,7 +82,6 @@ void mtmod_forget(backend_obj_t *self);
 /* ---- buffers the caller lends: image and arena (backend_buffers.c) */
 
 void mtmod_refuse_overlap(mp_obj_t image, const mp_buffer_info_t *arena);
-void mtmod_own_writable_image(backend_obj_t *self);
 void mtmod_check_lent(backend_obj_t *self, const char *method);
 bool mtmod_lent_moved(backend_obj_t *self);
 

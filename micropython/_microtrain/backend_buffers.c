@@ -5,9 +5,10 @@
  * move to a new heap block and free the old one, which the session would go on reading (the
  * image) and writing (the arena). So:
  *
- *   - a writable image buffer (bytearray, array, a memoryview of one) is copied at open(), so
- *     the script may change or resize it freely; only a read-only one (bytes, a frozen object,
- *     a ROMFS file's memoryview), which cannot change, is read in place;
+ *   - a writable image buffer (bytearray, array, a memoryview of one) is copied by plan()
+ *     into a bytearray the plan holds (backend_open.c's planned_image), so the script may
+ *     change or resize its own freely; only a read-only one (bytes, a frozen object, a ROMFS
+ *     file's memoryview), which cannot change, is read in place;
  *   - every call but open/close/describe/plan first compares the image read in place and the
  *     caller's arena with what open() recorded (address and length): when either moved or
  *     changed size, the module forgets the session without touching its memory and raises
@@ -41,19 +42,12 @@ void mtmod_refuse_overlap(mp_obj_t image, const mp_buffer_info_t *arena) {
     }
 }
 
-/* open(): an image read in place from a writable buffer becomes a 16-aligned copy of ours, so
- * that the script's later changes to its buffer never reach the session. */
-void mtmod_own_writable_image(backend_obj_t *self) {
-    if (self->image_block != NULL || !self->image_writable) {
-        return; /* already our copy, or a read-only buffer that cannot change */
-    }
-    self->image_block_bytes = self->image_bytes + IMAGE_ALIGN - 1;
-    self->image_block = m_new(uint8_t, self->image_block_bytes);
-    uint8_t *copy = (uint8_t *)(((uintptr_t)self->image_block + IMAGE_ALIGN - 1)
-        & ~(uintptr_t)(IMAGE_ALIGN - 1));
-    memcpy(copy, self->image, self->image_bytes);
-    self->image = copy;
-    self->image_obj = MP_OBJ_NULL;
+/* The image still at open()'s address, with its bytes inside the object's buffer: `now` is
+ * that object's buffer as it is (the caller's, or the plan's aligned copy, whose image begins
+ * image_offset bytes in). */
+static bool image_in_place(const backend_obj_t *self, const mp_buffer_info_t *now) {
+    return (const uint8_t *)now->buf + self->image_offset == self->image &&
+        now->len >= self->image_offset && now->len - self->image_offset >= self->image_bytes;
 }
 
 /* Where open() put the session in `buffer`: its MT_ARENA_ALIGN-aligned start and the bytes
@@ -80,7 +74,7 @@ void mtmod_check_lent(backend_obj_t *self, const char *method) {
     mp_buffer_info_t now;
     if (self->image_obj != MP_OBJ_NULL) {
         mp_get_buffer_raise(self->image_obj, &now, MP_BUFFER_READ);
-        if (now.buf != self->image || now.len != self->image_bytes) {
+        if (!image_in_place(self, &now)) {
             moved(self, method, "image buffer", self->image_bytes, self->image, now.len,
                 now.buf);
         }
@@ -105,7 +99,7 @@ bool mtmod_lent_moved(backend_obj_t *self) {
         return false;
     }
     if (self->image_obj != MP_OBJ_NULL && (!mp_get_buffer(self->image_obj, &now,
-        MP_BUFFER_READ) || now.buf != self->image || now.len != self->image_bytes)) {
+        MP_BUFFER_READ) || !image_in_place(self, &now))) {
         return true;
     }
     if (self->arena_obj != MP_OBJ_NULL) {

@@ -4,6 +4,7 @@
  * mt_train_config, the model's description and the memory plan as dicts, and a session
  * opened on the caller's arena or on one heap block.
  */
+#include "abi_fields.h"
 #include "backend.h"
 
 /* The bytes of `image` at a 4-aligned address: in place, or in a 16-aligned copy whose heap
@@ -28,7 +29,7 @@ static const uint8_t *aligned_image(mp_obj_t image, size_t *bytes, uint8_t **blo
     return copy;
 }
 
-enum { FIELD_I32, FIELD_F32, FIELD_MASK };
+enum { FIELD_I32, FIELD_F32, FIELD_MASK, FIELD_SIZE };
 
 typedef struct {
     uint16_t name; /* qstr */
@@ -36,24 +37,12 @@ typedef struct {
     uint8_t offset;
 } config_field;
 
-/* microtrain.backend.CONFIG_FIELDS, field for field. */
+/* microtrain.backend.CONFIG_FIELDS, field for field (abi_fields.h, generated from
+ * micro_core/abi/microtrain_abi.json). */
 static const config_field CONFIG_FIELDS[] = {
-    {MP_QSTR_optimizer, FIELD_I32, offsetof(mt_train_config, optimizer)},
-    {MP_QSTR_loss, FIELD_I32, offsetof(mt_train_config, loss)},
-    {MP_QSTR_reduction, FIELD_I32, offsetof(mt_train_config, reduction)},
-    {MP_QSTR_batch_size, FIELD_I32, offsetof(mt_train_config, batch_size)},
-    {MP_QSTR_num_trainable_ops, FIELD_I32, offsetof(mt_train_config, num_trainable_ops)},
-    {MP_QSTR_biases_only, FIELD_I32, offsetof(mt_train_config, biases_only)},
-    {MP_QSTR_learning_rate, FIELD_F32, offsetof(mt_train_config, learning_rate)},
-    {MP_QSTR_beta1, FIELD_F32, offsetof(mt_train_config, beta1)},
-    {MP_QSTR_beta2, FIELD_F32, offsetof(mt_train_config, beta2)},
-    {MP_QSTR_epsilon, FIELD_F32, offsetof(mt_train_config, epsilon)},
-    {MP_QSTR_momentum, FIELD_F32, offsetof(mt_train_config, momentum)},
-    {MP_QSTR_weight_decay, FIELD_F32, offsetof(mt_train_config, weight_decay)},
-    {MP_QSTR_trainable_op_mask, FIELD_MASK, offsetof(mt_train_config, trainable_op_mask)},
-    {MP_QSTR_accumulate_gradients, FIELD_I32, offsetof(mt_train_config, accumulate_gradients)},
-    {MP_QSTR_guard_gradients, FIELD_I32, offsetof(mt_train_config, guard_gradients)},
-    {MP_QSTR_proximal_mu, FIELD_F32, offsetof(mt_train_config, proximal_mu)},
+#define CONFIG_FIELD(name, kind) {MP_QSTR_##name, FIELD_##kind, offsetof(mt_train_config, name)},
+    MT_ABI_CONFIG_FIELDS(CONFIG_FIELD)
+#undef CONFIG_FIELD
 };
 
 /* An mt_train_config from a config dict: core defaults, then every field the dict has (None
@@ -231,37 +220,48 @@ typedef struct {
     uint8_t is_size;
 } plan_field;
 
-/* microtrain.backend.PLAN_FIELDS, field for field. */
+/* microtrain.backend.PLAN_FIELDS, field for field (abi_fields.h). */
 static const plan_field PLAN_FIELDS[] = {
-    {MP_QSTR_total_bytes, offsetof(mt_memory_plan, total_bytes), 1},
-    {MP_QSTR_metadata_bytes, offsetof(mt_memory_plan, metadata_bytes), 1},
-    {MP_QSTR_weight_bytes, offsetof(mt_memory_plan, weight_bytes), 1},
-    {MP_QSTR_gradient_bytes, offsetof(mt_memory_plan, gradient_bytes), 1},
-    {MP_QSTR_optimizer_bytes, offsetof(mt_memory_plan, optimizer_bytes), 1},
-    {MP_QSTR_reference_bytes, offsetof(mt_memory_plan, reference_bytes), 1},
-    {MP_QSTR_activation_bytes, offsetof(mt_memory_plan, activation_bytes), 1},
-    {MP_QSTR_activation_grad_bytes, offsetof(mt_memory_plan, activation_grad_bytes), 1},
-    {MP_QSTR_io_bytes, offsetof(mt_memory_plan, io_bytes), 1},
-    {MP_QSTR_scratch_bytes, offsetof(mt_memory_plan, scratch_bytes), 1},
-    {MP_QSTR_reuse_bytes, offsetof(mt_memory_plan, reuse_bytes), 1},
-    {MP_QSTR_lower_bound_bytes, offsetof(mt_memory_plan, lower_bound_bytes), 1},
-    {MP_QSTR_num_trained_params, offsetof(mt_memory_plan, num_trained_params), 0},
-    {MP_QSTR_first_trained_op, offsetof(mt_memory_plan, first_trained_op), 0},
-    {MP_QSTR_fused_update, offsetof(mt_memory_plan, fused_update), 0},
-    {MP_QSTR_reserved, offsetof(mt_memory_plan, reserved), 0},
-    {MP_QSTR_int8_activation_bytes, offsetof(mt_memory_plan, int8_activation_bytes), 1},
+#define PLAN_FIGURE(name, kind) {MP_QSTR_##name, offsetof(mt_memory_plan, name), FIELD_##kind == FIELD_SIZE},
+    MT_ABI_PLAN_FIGURES(PLAN_FIGURE)
+#undef PLAN_FIGURE
 };
 
-/* plan(image, config) -> dict */
+/* A plan's image: the caller's object when its bytes are 4-aligned (read in place), else an
+ * aligned copy in a bytearray of 15 bytes more over a heap block (the collector frees it with
+ * the plan); its aligned bytes in *image, their offset in the object's buffer in *offset. */
+static mp_obj_t planned_image(mp_obj_t image_in, const uint8_t **image, size_t *bytes, size_t *offset) {
+    mp_buffer_info_t buffer, writable;
+    mp_get_buffer_raise(image_in, &buffer, MP_BUFFER_READ);
+    *bytes = buffer.len;
+    *offset = 0;
+    /* read in place only what the script cannot change behind the session's back: a
+     * read-only buffer (a frozen bytes object, a ROMFS file's memoryview); a writable one
+     * (a bytearray) is copied like an unaligned one, so growing or editing it later never
+     * reaches the plan or the session */
+    if (((uintptr_t)buffer.buf & 3u) == 0 && !mp_get_buffer(image_in, &writable, MP_BUFFER_WRITE)) {
+        *image = buffer.buf;
+        return image_in;
+    }
+    uint8_t *block = m_new(uint8_t, buffer.len + IMAGE_ALIGN - 1);
+    uint8_t *at = (uint8_t *)(((uintptr_t)block + IMAGE_ALIGN - 1) & ~(uintptr_t)(IMAGE_ALIGN - 1));
+    memcpy(at, buffer.buf, buffer.len);
+    *image = at;
+    *offset = (size_t)(at - block);
+    return mp_obj_new_bytearray_by_ref(buffer.len + IMAGE_ALIGN - 1, block);
+}
+
+/* plan(image, config) -> dict: the figures, and under "binding" (image object, the image's
+ * offset in it, config dict, the C plan's bytes, the caller's image object) what open()
+ * needs. A read-only 4-aligned image is read in place from here on; any other is copied. */
 static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t config) {
     (void)self_in;
     mt_train_config cfg;
     uint8_t mask[MT_MAX_OPS];
     read_config(config, &cfg, mask, "mt_plan");
-    size_t bytes, block_bytes;
-    uint8_t *block;
-    bool writable;
-    const uint8_t *image = aligned_image(image_in, &bytes, &block, &block_bytes, &writable);
+    size_t bytes, offset;
+    const uint8_t *image;
+    mp_obj_t image_obj = planned_image(image_in, &image, &bytes, &offset);
     mt_memory_plan plan;
     int status = mt_plan(image, bytes, &cfg, &plan);
     if (status < 0) {
@@ -269,18 +269,12 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
         if (mt_model_diagnose(image, bytes, &cfg, &found) != status) {
             found.op_index = -1;
         }
-        if (block != NULL) {
-            m_del(uint8_t, block, block_bytes);
-        }
         error_extra extra = {found.op_index, found.op_index >= 0 ? found.op_type : 0, NULL};
         vstr_t none;
         vstr_init(&none, 1);
         nlr_raise(mtmod_make_error(status, "mt_plan", &extra, &none));
     }
-    if (block != NULL) {
-        m_del(uint8_t, block, block_bytes);
-    }
-    mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS));
+    mp_obj_t result = mp_obj_new_dict(MP_ARRAY_SIZE(PLAN_FIELDS) + 1);
     for (size_t i = 0; i < MP_ARRAY_SIZE(PLAN_FIELDS); ++i) {
         const uint8_t *p = (const uint8_t *)&plan + PLAN_FIELDS[i].offset;
         mp_obj_t value;
@@ -295,6 +289,11 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
         }
         store(result, PLAN_FIELDS[i].name, value);
     }
+    /* the caller's buffer rides along too: open() refuses an arena over it as over the
+     * image it reads, so a session never writes the image a script gave (copied or not) */
+    mp_obj_t binding[5] = {image_obj, MP_OBJ_NEW_SMALL_INT(offset), config,
+                           mp_obj_new_bytes((const byte *)&plan, sizeof plan), image_in};
+    store(result, MP_QSTR_binding, mp_obj_new_tuple(5, binding));
     return result;
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mtmod_plan_obj, backend_plan);
@@ -315,6 +314,7 @@ void mtmod_forget(backend_obj_t *self) {
     self->image_block = NULL;
     self->image_block_bytes = 0;
     self->image_obj = MP_OBJ_NULL;
+    self->image_offset = 0;
     self->image = NULL;
     self->image_bytes = 0;
     self->image_writable = false;
@@ -340,43 +340,66 @@ static MP_NORETURN void fail_open(backend_obj_t *self, int status, const char *f
     nlr_raise(mtmod_make_error(status, function, &extra, &none));
 }
 
-/* open(image, config, arena=None) */
+/* open(plan, arena=None): the session laid out from what plan() returned, the image neither
+ * validated nor planned again (mt_session_init_from_plan checks the plan is still its own). */
 static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *kw_args) {
-    enum { ARG_image, ARG_config, ARG_arena };
+    enum { ARG_plan, ARG_arena };
     static const mp_arg_t allowed[] = {
-        {MP_QSTR_image, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
-        {MP_QSTR_config, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
+        {MP_QSTR_plan, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL}},
         {MP_QSTR_arena, MP_ARG_OBJ, {.u_rom_obj = MP_ROM_NONE}},
     };
     mp_arg_val_t args[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos_args + 1, kw_args, MP_ARRAY_SIZE(allowed), allowed, args);
     backend_obj_t *self = MP_OBJ_TO_PTR(pos_args[0]);
-    mtmod_forget(self);
-
-    mt_train_config *cfg = &self->cfg;
-    read_config(args[ARG_config].u_obj, cfg, self->mask, "mt_plan");
+    mp_obj_t plan_in = args[ARG_plan].u_obj;
+    mp_obj_t binding = MP_OBJ_NULL;
+    if (mp_obj_is_type(plan_in, &mp_type_dict)) {
+        mp_map_elem_t *found = mp_map_lookup(mp_obj_dict_get_map(plan_in), MP_OBJ_NEW_QSTR(MP_QSTR_binding),
+            MP_MAP_LOOKUP);
+        if (found != NULL) {
+            binding = found->value;
+        }
+    }
+    size_t parts = 0;
+    mp_obj_t *part = NULL;
+    if (binding != MP_OBJ_NULL && mp_obj_is_type(binding, &mp_type_tuple)) {
+        mp_obj_tuple_get(binding, &parts, &part);
+    }
+    mp_buffer_info_t planned;
+    if (parts != 5 || !mp_get_buffer(part[3], &planned, MP_BUFFER_READ) || planned.len != sizeof(mt_memory_plan)) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open", "open() takes the plan this backend's plan() returned");
+    }
+    mt_memory_plan plan;
+    memcpy(&plan, planned.buf, sizeof plan);
     mp_obj_t arena_in = args[ARG_arena].u_obj;
     mp_buffer_info_t arena_buffer = {0};
     if (arena_in != mp_const_none && !mp_get_buffer(arena_in, &arena_buffer, MP_BUFFER_WRITE)) {
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open",
             "the arena must be a writable buffer such as a bytearray");
     }
+    mtmod_refuse_overlap(part[0], &arena_buffer); /* before anything is written: the image */
+    mtmod_refuse_overlap(part[4], &arena_buffer); /* and the caller's buffer it came from */
+    mtmod_forget(self);
 
-    mtmod_refuse_overlap(args[ARG_image].u_obj, &arena_buffer); /* before any write */
-    self->image = aligned_image(args[ARG_image].u_obj, &self->image_bytes, &self->image_block,
-        &self->image_block_bytes, &self->image_writable);
-    if (self->image_block == NULL) {
-        self->image_obj = args[ARG_image].u_obj;
-    }
-    mtmod_own_writable_image(self); /* a buffer the script can change: our copy instead */
-    mt_memory_plan plan;
-    int status = mt_plan(self->image, self->image_bytes, cfg, &plan);
-    if (status < 0) {
-        fail_open(self, status, "mt_plan");
+    mt_train_config *cfg = &self->cfg;
+    read_config(part[2], cfg, self->mask, "mt_session_init_from_plan");
+    mp_buffer_info_t image_buffer, writable;
+    mp_get_buffer_raise(part[0], &image_buffer, MP_BUFFER_READ);
+    const mp_int_t offset = mp_obj_get_int(part[1]);
+    self->image_obj = part[0];
+    self->image_offset = offset >= 0 ? (size_t)offset : 0;
+    self->image = (const uint8_t *)image_buffer.buf + self->image_offset;
+    self->image_bytes = plan.image_bytes;
+    self->image_writable = mp_get_buffer(part[0], &writable, MP_BUFFER_WRITE);
+    if (offset < 0 || (size_t)offset > image_buffer.len || plan.image_bytes > image_buffer.len - (size_t)offset ||
+        self->image != plan.image) {
+        /* the core reads the image the plan names: it must be the one this object keeps alive */
+        mtmod_forget(self);
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "open", "the plan names an image other than its own");
     }
     if (arena_in == mp_const_none) {
         self->arena_block_bytes = plan.total_bytes + MT_ARENA_ALIGN - 1;
-        self->arena_block = m_new0(uint8_t, self->arena_block_bytes);
+        self->arena_block = m_new(uint8_t, self->arena_block_bytes);
         self->arena = (uint8_t *)(((uintptr_t)self->arena_block + MT_ARENA_ALIGN - 1)
             & ~(uintptr_t)(MT_ARENA_ALIGN - 1));
         self->arena_bytes = plan.total_bytes;
@@ -387,7 +410,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         size_t usable = arena_buffer.len > skipped ? arena_buffer.len - skipped : 0;
         if (usable < plan.total_bytes) {
             mtmod_forget(self);
-            mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init",
+            mtmod_raise_error(MT_ERR_ARENA_TOO_SMALL, "mt_session_init_from_plan",
                 "the arena buffer of %lu bytes holds %lu at %d-byte alignment, the plan needs "
                 "%lu (pass bytearray(%lu))", (unsigned long)arena_buffer.len,
                 (unsigned long)usable, MT_ARENA_ALIGN, (unsigned long)plan.total_bytes,
@@ -398,10 +421,10 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
         self->arena_bytes = usable;
     }
     mt_session *session;
-    status = mt_session_init(&session, self->image, self->image_bytes, cfg, self->arena,
-        self->arena_bytes);
+    /* zeroes the plan's bytes of the arena itself */
+    int status = mt_session_init_from_plan(&session, &plan, cfg, self->arena, self->arena_bytes);
     if (status < 0) {
-        fail_open(self, status, "mt_session_init");
+        fail_open(self, status, "mt_session_init_from_plan");
     }
     self->session = session;
     self->batch_size = cfg->batch_size;
@@ -409,17 +432,12 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     self->numeric_errors_before = 0;
     /* rows are written as floats: an int8 input (image version 3) takes the C API or the
      * ctypes backend, never a float row into its bytes */
-    for (int32_t position = 0;; ++position) {
-        int32_t tensor;
-        mt_tensor_info info;
-        if (mt_model_io(self->image, self->image_bytes, 0, position, &tensor) != MT_OK) {
-            break;
-        }
-        if (mt_model_tensor(self->image, self->image_bytes, tensor, &info) == MT_OK &&
-            info.dtype == MT_DTYPE_I8) {
+    mt_tensor_info info;
+    for (int32_t position = 0; mt_session_io(session, 0, position, &info) == MT_OK; ++position) {
+        if (info.dtype == MT_DTYPE_I8) {
             fail_open(self, MT_ERR_UNSUPPORTED, "mt_session_input");
         }
     }
     return mp_const_none;
 }
-MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 3, backend_open);
+MP_DEFINE_CONST_FUN_OBJ_KW(mtmod_open_obj, 2, backend_open);

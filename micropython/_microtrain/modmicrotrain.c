@@ -4,7 +4,8 @@
  *
  *   import _microtrain
  *   b = _microtrain.Backend()                 # microtrain.backend.loader.load() does this
- *   b.open(image, config, arena=bytearray(plan["total_bytes"] + 15))
+ *   plan = b.plan(image, config)              # the one validation and plan of the image
+ *   b.open(plan, arena=bytearray(plan["total_bytes"] + 15))
  *   b.write_rows(0, 0, 0, x)                  # array('f'), list, memoryview
  *   loss = b.train_step(n)                    # a float (boxed on ports with double floats)
  *   b.train_step(n, out)                      # or into out[0], an array('f'): allocates nothing
@@ -12,8 +13,9 @@
  * One Backend object holds one session:
  *
  *   image  read in place when its buffer is read-only and 4-byte aligned (a frozen bytes
- *          object in flash, a ROMFS file's memoryview), else copied once to a 16-aligned heap
- *          block: a writable buffer (bytearray) is copied, so the script may change or grow it;
+ *          object in flash, a ROMFS file's memoryview), else copied once by plan() into a
+ *          bytearray the plan holds, at a 16-aligned address inside it: a writable buffer
+ *          (bytearray) is copied, so the script may change or grow it;
  *   arena  the caller's writable buffer (aligned inside: pass plan["total_bytes"] + 15 bytes),
  *          or, with arena=None, one heap block allocated per open();
  *   both   referenced from this object, so the garbage collector keeps them while the session

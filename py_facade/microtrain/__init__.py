@@ -47,7 +47,8 @@ if _numpy is not None:
 if _numpy is not None:  # CPython only: MicroPython's import machinery trips on a module
     def __getattr__(name):  # __getattr__ that raises for its submodules (lite, ...)
         """``microtrain.convert`` (callable) and ``microtrain.from_torch`` load on first use:
-        the importers' parsers are optional (``pip install 'microtrain[convert]'``)."""
+        the importers' parsers are optional (the ``convert`` extra: ``pip install
+        '.[convert]'`` in microtrain's source tree)."""
         if name in ("convert", "from_torch"):
             import importlib
             module = importlib.import_module(".convert", __name__)

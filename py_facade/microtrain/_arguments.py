@@ -5,12 +5,14 @@ Each function here is an argparse ``type``: it turns the flag's text into a valu
 line after the flag's name ("argument --fraction: expected a number in (0, 1], got '2'").
 So a value out of range is refused while the command line is parsed, before any file is
 read or written. ``tools/cli_args.py``, ``tools/firmware.py``, ``tools/micropython.py``
-and ``federated/fleet.py`` take their numbers from here; docs/hostile_input.md lists the
-ranges.
+and ``federated/fleet.py`` take their numbers, and the flags of what trains, from here;
+docs/hostile_input.md lists the ranges.
 """
 
 import argparse
 import math
+
+from . import trainable as _trainable
 
 
 def _refuse(expected, text):
@@ -94,3 +96,34 @@ def index_list(text):
     if len(set(values)) != len(values):
         raise argparse.ArgumentTypeError("%r names a client twice" % text)
     return values
+
+
+def trainable_spec(text):
+    """--trainable: all, bias, N (the last N layers with weights) or layers by position or
+    name (``microtrain.trainable.parse_spec``)."""
+    try:
+        return _trainable.parse_spec(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error))
+
+
+def add_trainable(parser):
+    """The two flags of every command that trains (train, eval, info, firmware, fleet):
+    --trainable, compile()'s choice, and onert_train's --num-of-trainable-ops (the last N
+    ops); dest "trainable" and "num_trainable_ops", both None when not given
+    (``trainable_choice`` checks them together)."""
+    parser.add_argument("--trainable", type=trainable_spec, default=None,
+                        help="what trains: all (default), bias, N (the last N layers with "
+                             "weights), or layers by position (the layer column of "
+                             "microtrain info) or name: 3,4 or dense_1")
+    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
+                        dest="num_trainable_ops", type=integer(-1), default=None,
+                        help="onert_train's spelling: train the last N ops (-1 all, 0 none)")
+
+
+def trainable_choice(trainable, num_trainable_ops):
+    """(trainable, num_trainable_ops) for compile() from the two flags; ValueError when both
+    were given."""
+    if num_trainable_ops is not None and trainable is not None:
+        raise ValueError("give --trainable or --num-of-trainable-ops, not both")
+    return trainable, num_trainable_ops

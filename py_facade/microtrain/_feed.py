@@ -84,14 +84,21 @@ def target_value(expecteds):
 
 def float_rows(value, dims, what, batch_size):
     """(n, values, metric rows) of float rows [n, *dims]: an array checked by shape, or a
-    sequence of rows checked row by row (the same rules and messages on every platform)."""
+    sequence of rows checked row by row (the same rules and messages on every platform).
+    Where a sample has more than one dimension, flat rows [n, D] (D the product of dims,
+    the layout of raw files and of the board's rows) are taken too: an array is reshaped
+    (a view, no copy, when it is contiguous), a sequence's rows are flat already."""
     if _is_array(value):
         if value.dtype.kind not in _REAL_KINDS:
             raise ValueError("%s has dtype %s, which cannot be converted to float32"
                              % (what, value.dtype))
+        width = _count(dims)
+        if len(dims) > 1 and len(value.shape) == 2 and value.shape[1] == width:
+            value = value.reshape((value.shape[0],) + tuple(dims))
         if len(value.shape) != 1 + len(dims) or tuple(value.shape[1:]) != tuple(dims):
-            raise ValueError("%s must have shape %s, got %s"
-                             % (what, _shape_text(dims), tuple(value.shape)))
+            flat = " or flat rows (n, %d)" % width if len(dims) > 1 else ""
+            raise ValueError("%s must have shape %s%s, got %s"
+                             % (what, _shape_text(dims), flat, tuple(value.shape)))
         n = check_row_count(value.shape[0], what, batch_size)
         return n, value, value
     width = _count(dims)
@@ -128,6 +135,20 @@ def float_rows(value, dims, what, batch_size):
         flat = _np.frombuffer(flat, dtype=_np.float32).reshape((n,) + tuple(dims))
         return n, flat, flat
     return n, flat, value
+
+
+def looks_like_labels(value):
+    """True for integer class labels: an integer array [n] or [n, 1], or a sequence of ints
+    (what a float loss is given by mistake instead of one-hot rows)."""
+    if _is_array(value):
+        shape = tuple(value.shape)
+        return value.dtype.kind in "iu" and (len(shape) == 1 or (len(shape) == 2 and
+                                                                  shape[1] == 1))
+    try:
+        items = [value[i] for i in range(min(len(value), 8))]
+    except TypeError:
+        return False
+    return bool(items) and all(is_integer(item) for item in items)
 
 
 def label_rows(value, classes, batch_size):

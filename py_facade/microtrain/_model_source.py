@@ -11,6 +11,7 @@ refused by name).
 
 from . import _files
 from .backend import crc32
+from .errors import install_hint
 
 _IMAGE_MAGIC = b"MTM1"
 FOREIGN_EXTENSIONS = (".tflite", ".circle", ".onnx")
@@ -37,14 +38,18 @@ def model_bytes(model):
 
 def _foreign_or_image(data, path):
     """An .mtm image as it is; a .tflite, .circle or .onnx file converted (CPython, with
-    ``pip install microtrain[convert]``); anything else is left for the core to refuse."""
-    foreign = path is not None and str(path).lower().endswith(FOREIGN_EXTENSIONS)
-    if data[:4] == _IMAGE_MAGIC or (not foreign and data[4:8] not in (b"TFL3", b"CIR0")):
+    ``errors.install_hint("convert")``); anything else is left for the core to refuse.
+    Bytes and paths are told apart alike: by ``foreign_reader`` (convert.detect_format:
+    the flatbuffer identifier, the extension, an ONNX ModelProto's fields)."""
+    if data[:4] == _IMAGE_MAGIC:
         return data, None
     if foreign_reader is None:
-        raise ValueError("%s is a .tflite/.circle/.onnx model; reading it needs "
-                         "microtrain.convert, on CPython (pip install 'microtrain[convert]')"
-                         % (path or "the data",))
+        foreign = path is not None and str(path).lower().endswith(FOREIGN_EXTENSIONS)
+        if foreign or data[4:8] in (b"TFL3", b"CIR0"):
+            raise ValueError("%s is a .tflite/.circle/.onnx model; reading it needs "
+                             "microtrain.convert, on CPython (%s)"
+                             % (path or "the data", install_hint("convert")))
+        return data, None
     converted = foreign_reader(data, path)
     return (data, None) if converted is None else converted
 
@@ -52,8 +57,8 @@ def _foreign_or_image(data, path):
 def foreign_file_bytes(image, weights, format, source):
     """The .tflite/.circle/.onnx file of a trained model (see ``foreign_writer``)."""
     if foreign_writer is None:
-        raise ValueError("exporting .%s needs microtrain.convert, on CPython (pip install "
-                         "'microtrain[convert]')" % format)
+        raise ValueError("exporting .%s needs microtrain.convert, on CPython (%s)"
+                         % (format, install_hint("convert")))
     return foreign_writer(image, weights, format, source)
 
 

@@ -8,6 +8,20 @@ the facade detects before calling C (wrong shapes, unknown names) raise the ordi
 """
 
 
+# The optional parts of the package: pyproject.toml's extras and what each installs
+# (tests/test_cli.py checks them against pyproject.toml).
+EXTRAS = {"convert": "onnx flatbuffers tflite",
+          "federated": "'flwr[simulation]>=1.42,<1.43'",
+          "plot": "matplotlib"}
+
+
+def install_hint(extra):
+    """How to add an optional part: microtrain installs from its source tree (it is not on
+    PyPI), with the extra, or its packages alone."""
+    return ("pip install '.[%s]' in microtrain's source tree, or pip install %s"
+            % (extra, EXTRAS[extra]))
+
+
 class MicrotrainError(RuntimeError):
     """A C call returned a negative ``mt_status``.
 

@@ -1,6 +1,8 @@
 """``lite.Session``: the name MicroPython scripts use for ``microtrain.session.Session``.
 
-There is one session class; this module keeps the short import of the examples:
+There is one session class, under three names: ``Session`` (every platform),
+``TrainSession`` (CPython, with numpy views of the arena) and ``lite.Session``, this
+module's, which keeps the short import of the MicroPython examples:
 
     from microtrain import lite, optimizers
     from microtrain.data import DataLoader

@@ -228,20 +228,50 @@ def update_all(metric_list, outputs, expecteds, reset):
     return results
 
 
-def get(identifier):
-    """A Metric from an instance or a name (see ALIASES); a name also names the result."""
+# Keras's "accuracy": which accuracy it is depends on the loss (and the output)
+LOSS_DEPENDENT = ("accuracy", "acc")
+
+
+def accuracy_for(loss, output_dims=None):
+    """The accuracy class Keras's "accuracy" means for ``loss`` (a ``microtrain.losses``
+    object): sparse categorical for integer labels, binary for binary cross-entropy,
+    categorical for categorical cross-entropy; for any other loss, binary when output 0
+    has one value per sample, else categorical."""
+    if loss.sparse_labels:
+        return SparseCategoricalAccuracy
+    if loss.name == "binary_crossentropy":
+        return BinaryAccuracy
+    if loss.name == "categorical_crossentropy":
+        return CategoricalAccuracy
+    count = 1
+    for dim in output_dims or ():
+        count *= dim
+    return BinaryAccuracy if output_dims is not None and count == 1 else CategoricalAccuracy
+
+
+def get(identifier, loss=None, output_dims=None):
+    """A Metric from an instance or a name (see ALIASES); a name also names the result.
+    "accuracy" (or "acc") is resolved from ``loss`` as Keras does (``accuracy_for``) and
+    keeps the name given."""
     if isinstance(identifier, Metric):
         return identifier
     if isinstance(identifier, str) and identifier.lower() in ALIASES:
         return ALIASES[identifier.lower()](name=identifier.lower())
+    if isinstance(identifier, str) and identifier.lower() in LOSS_DEPENDENT:
+        if loss is None:
+            raise ValueError("metric %r depends on the loss: give it to compile(), or name the "
+                             "accuracy (categorical_accuracy, sparse_categorical_accuracy, "
+                             "binary_accuracy)" % identifier)
+        return accuracy_for(loss, output_dims)(name=identifier.lower())
     raise ValueError("unknown metric %r; expected a microtrain.metrics.Metric or one of %s"
-                     % (identifier, ", ".join(sorted(ALIASES))))
+                     % (identifier, ", ".join(sorted(list(ALIASES) + list(LOSS_DEPENDENT)))))
 
 
-def get_list(metrics):
-    """compile()'s metrics argument (None, one name or Metric, or a sequence) as Metrics."""
+def get_list(metrics, loss=None, output_dims=None):
+    """compile()'s metrics argument (None, one name or Metric, or a sequence) as Metrics;
+    ``loss`` and ``output_dims`` resolve "accuracy" (``get``)."""
     if metrics is None:
         return []
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
-    return [get(m) for m in metrics]
+    return [get(m, loss, output_dims) for m in metrics]

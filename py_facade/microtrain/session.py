@@ -64,6 +64,11 @@ def _clone_metric(metric):
 class Session(SessionState, SessionPersistence):
     """A model image and, after ``compile()``, a session of the backend's core.
 
+    One class, three names: ``Session`` runs everywhere (CPython, MicroPython on a board or
+    a JavaScript host); ``TrainSession`` is the same class on CPython with numpy views of
+    the arena added (what the examples and the CLI use there); ``lite.Session`` is this
+    class under the short import MicroPython scripts use (``from microtrain import lite``).
+
     Args:
         model:   a path, bytes, or a built model (``microtrain.Sequential`` / ``Model``,
                  anything with ``to_bytes()``)
@@ -110,6 +115,7 @@ class Session(SessionState, SessionPersistence):
         self._train_metrics = []
         self._eval_metrics = []
         self._trainable_text = None
+        self._trainable_given = None
         self._trained = []
         self._accumulating = False
         self._reset_grad_pending = False
@@ -130,6 +136,16 @@ class Session(SessionState, SessionPersistence):
         if self._inference_only:
             raise RuntimeError("call compile() before %s(): this session was bound for "
                                "inference only" % what)
+
+    def _require_trainable(self, function):
+        """Refuse a step that would update weights when the compiled choice trains none
+        (the core would answer MT_ERR_STATE without saying why)."""
+        if not self._plan["num_trained_params"]:
+            raise MicrotrainError(MT_ERR_STATE, "nothing is trainable: the session was "
+                                  "compiled with %s, which trains no weight (0 and [] mean "
+                                  "inference only); compile again with trainable='all', a "
+                                  "count of layers or the layers to train (microtrain info "
+                                  "lists them)" % self._trainable_given, function)
 
     @property
     def closed(self):
@@ -155,7 +171,9 @@ class Session(SessionState, SessionPersistence):
             optimizer: "sgd", "adam", "adamw" or a ``microtrain.optimizers`` instance
             loss:      a name of ``microtrain.losses.ALIASES`` ("mse", "cce", "scce", ...) or
                        a ``losses`` instance; applied to model output 0
-            metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0
+            metrics:   names or ``microtrain.metrics`` instances, evaluated on output 0;
+                       "accuracy" is the loss's accuracy, as in Keras (sparse categorical
+                       for scce, binary for bce, else categorical)
             batch_size: B, the rows of every buffer; steps take 1..B rows
             trainable: what trains (``microtrain.trainable``): "all" (default), an int N (the
                        last N layers with weights; 0 = inference only), a list of layer
@@ -188,7 +206,7 @@ class Session(SessionState, SessionPersistence):
             start = clock_ms()
             optimizer = _optimizers.get(optimizer)
             loss = _losses.get(loss)
-            metric_list = _metrics.get_list(metrics)
+            metric_list = _metrics.get_list(metrics, loss, self._outputs[0][1])
             self._check_batch_size(batch_size)
             proximal_mu = self._checked_mu(proximal_mu)
             if num_trainable_ops is not None:
@@ -228,6 +246,8 @@ class Session(SessionState, SessionPersistence):
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)
+            self._trainable_given = "num_trainable_ops=%d" % num_trainable_ops if \
+                num_trainable_ops is not None else "trainable=%r" % (trainable,)
             self._trainable_text = _trainable.describe(
                 count, mask, bias_mode, self._layer_ops, op_weights,
                 None if layer_names is None else [n[0] for n in layer_names])
@@ -266,10 +286,16 @@ class Session(SessionState, SessionPersistence):
                              % (_INT32_MAX, batch_size))
 
     def _bind(self, config, arena=None):
-        """Plan ``config`` (a refusal leaves everything as it was), then open a new backend
-        session on the current weights and drop the old one."""
+        """Plan ``config`` on the current weights (a refusal leaves everything as it was), then
+        open a session from that plan and drop the old one: the image is validated and
+        planned once, by the plan; the backend that plans is the one that opens."""
+        image = self._current_image()
+        if not self._compiled or arena is not None:
+            backend = self._backend  # with an arena given, the old session closes first (below)
+        else:
+            backend = self._new_backend()  # the old session stays intact until this one opens
         try:
-            plan = self._backend.plan(self._image, config)
+            plan = backend.plan(image, config)
         except MicrotrainError as error:
             if error.status == _backend.MT_ERR_BAD_ARGUMENT and error.op_index < 0:
                 raise MicrotrainError(error.status, "%s; batch_size %d, %s" % (
@@ -281,19 +307,13 @@ class Session(SessionState, SessionPersistence):
                                       "buffers); use a smaller batch_size or train fewer ops"
                                       % (error.message, config["batch_size"]), error.function)
             raise
-        image = self._current_image()
-        if not self._compiled:
-            backend = self._backend
-        elif arena is None:
-            backend = self._new_backend()  # the old session stays intact until this one opens
-        else:
+        if self._compiled and arena is not None:
             # the caller's arena may be the one the old session lives in: that one goes first
             self._backend.close()
             self._image = image
             self._reset_compiled_state()
-            backend = self._backend
         try:
-            backend.open(image, config, arena)
+            backend.open(plan, arena)
         except MemoryError as error:
             raise MemoryError("the arena of %d bytes that batch_size %d needs cannot be "
                               "allocated (%s); use a smaller batch_size or train fewer ops"
@@ -360,8 +380,17 @@ class Session(SessionState, SessionPersistence):
             if rows != n:
                 raise ValueError("got %d input rows but %d labels" % (n, rows))
         else:
-            rows, flat, metric_rows = _feed.float_rows(expecteds, self._outputs[0][1],
-                                                       "expecteds", self._batch_size)
+            dims = self._outputs[0][1]
+            try:
+                rows, flat, metric_rows = _feed.float_rows(expecteds, dims, "expecteds",
+                                                           self._batch_size)
+            except ValueError as error:
+                if len(dims) == 1 and dims[0] > 1 and _feed.looks_like_labels(expecteds):
+                    raise ValueError("%s: these look like integer class labels, which need "
+                                     "loss='sparse_categorical_crossentropy' ('scce'); "
+                                     "%s takes rows of %d values (one-hot for classes)"
+                                     % (error, self._loss.name, dims[0]))
+                raise
             if rows != n:
                 raise ValueError("got %d input rows but %d expected rows" % (n, rows))
         return flat, metric_rows
@@ -411,6 +440,8 @@ class Session(SessionState, SessionPersistence):
         """
         with self._lock:
             self._require_training("train_step")
+            self._require_trainable("mt_session_train_step" if update else
+                                    "mt_session_accumulate")
             fast = self._fast if update else None
             n = fast.write(inputs, expecteds) if fast is not None else 0
             if n:  # exact float32 arrays: checked and copied by the lean path

@@ -5,10 +5,14 @@ Checkpoints are written and read by the core through the backend, streamed; file
 through ``microtrain._files`` (regular files only, atomic saves). It uses, of the
 ``Session`` it belongs to: ``_lock``, ``_backend``, ``_properties``,
 ``_require_open/_compiled/_training``, ``_image``, ``_source``, ``_current_image()``,
-``get_weights()`` and ``_reset_grad_pending``.
+``get_weights()``, ``_reset_grad_pending``, ``_params``, ``_trained``, ``_optimizer`` and
+``_config``.
 """
 
-from . import _files, _model_source
+from . import _files, _model_source, checkpoint_info as _checkpoint_info
+from .errors import MicrotrainError
+
+MT_ERR_CHECKPOINT_MISMATCH = -9  # microtrain.h
 
 
 class SessionPersistence:
@@ -72,8 +76,8 @@ class SessionPersistence:
         """Restore a checkpoint saved from a session of the same model, optimizer and
         trained set. A refused checkpoint raises MicrotrainError (MT_ERR_BAD_CHECKPOINT:
         corrupt, truncated or impossible contents; MT_ERR_CHECKPOINT_MISMATCH: another
-        model, optimizer or trained set) and changes nothing. Properties are replaced by
-        the checkpoint's."""
+        model, optimizer or trained set, the message saying which and what the checkpoint
+        holds) and changes nothing. Properties are replaced by the checkpoint's."""
         with self._lock:
             self._require_training("load_checkpoint")
             handle, size = _files.open_regular(path, "a checkpoint")
@@ -85,11 +89,31 @@ class SessionPersistence:
                         raise OSError(5, "the checkpoint file shrank while it was read")
                     return data
 
-                loaded = self._backend.checkpoint_load(size, read)
+                try:
+                    loaded = self._backend.checkpoint_load(size, read)
+                except MicrotrainError as error:
+                    if error.status != MT_ERR_CHECKPOINT_MISMATCH:
+                        raise
+                    raise MicrotrainError(error.status, "%s: %s" % (
+                        error.message, self._checkpoint_mismatch(read, size)), error.function)
             finally:
                 handle.close()
             self._properties.replace_all(loaded)
             self._reset_grad_pending = True  # gradients of the old weights are stale
+
+    def _checkpoint_mismatch(self, read, size):
+        """Which of optimizer, trained set and model differs from the checkpoint's."""
+        summary = _checkpoint_info.read_summary(read, size)
+        trained = []
+        for (index, dims, _), flag in zip(self._params, self._trained):
+            if flag:
+                count = 1
+                for dim in dims:
+                    count *= dim
+                trained.append((index, count))
+        state = 0 if self._optimizer.name == "sgd" and not self._config["momentum"] else \
+            (1 if self._optimizer.name == "sgd" else 2)
+        return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state)
 
     def export_model_for_inference(self, path, format=None):
         """Write the model for inference, atomically: an .mtm image with the trained

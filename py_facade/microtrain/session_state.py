@@ -74,26 +74,59 @@ class SessionState:
             return crc
 
     def set_weights(self, weights):
-        """Replace every weight tensor; ``weights`` as get_weights() returns them (arrays of
-        those shapes, or flat sequences). Trained weights go into the arena, frozen ones
-        into the session's image. Everything is checked before anything changes."""
+        """Replace weight tensors (arrays of their shapes, or flat sequences). ``weights``:
+        every tensor, as get_weights() returns them; or, on a compiled session, only the
+        trained ones in that order (``trained_tensors()``: what a fleet's clients send);
+        or a dict {tensor index, or "t<index>" as a fleet's ``keys`` name it: array} that
+        replaces those tensors alone. Trained weights go into the arena, frozen ones into
+        the session's image. Everything is checked before anything changes."""
         with self._lock:
             self._require_open()
-            weights = list(weights)
-            if len(weights) != len(self._params):
-                raise ValueError("the model has %d weight tensors, got %d arrays"
-                                 % (len(self._params), len(weights)))
-            checked = [self._checked_weight(position, value)
-                       for position, value in enumerate(weights)]
+            checked = [(position, self._checked_weight(position, value))
+                       for position, value in self._weight_positions(weights)]
             if self._compiled:
-                for position, flat in enumerate(checked):
+                for position, flat in checked:
                     self._backend.write_param(position, flat)
             else:
                 image = bytearray(self._image)
-                for (_, dims, offset), flat in zip(self._params, checked):
+                for position, flat in checked:
+                    _, dims, offset = self._params[position]
                     image[offset:offset + 4 * _count(dims)] = _le_bytes(flat)
                 _set_image_crc(image)
                 self._image = bytes(image)
+
+    def _weight_positions(self, weights):
+        """[(position in get_weights() order, value)] of set_weights' argument."""
+        if isinstance(weights, dict):
+            by_tensor = {}
+            for position, (index, _, _) in enumerate(self._params):
+                by_tensor[index] = position
+            chosen = []
+            for key, value in weights.items():
+                index = key
+                if isinstance(key, str) and key[1:].isdigit() and key[:1] == "t":
+                    index = int(key[1:])
+                if not is_integer(index) or int(index) not in by_tensor:
+                    raise ValueError("the model has no weight tensor %r; its weight tensors "
+                                     "are %s (tensor indices, or keys t<index>)"
+                                     % (key, ", ".join("t%d" % i for i, _, _ in self._params)))
+                chosen.append((by_tensor[int(index)], value))
+            return chosen
+        weights = list(weights)
+        if len(weights) == len(self._params):
+            return list(enumerate(weights))
+        trained = [position for position, flag in enumerate(self._trained) if flag] \
+            if self._compiled else []
+        if self._compiled and len(weights) == len(trained):
+            return list(zip(trained, weights))
+        if self._compiled:
+            raise ValueError("the model has %d weight tensors, got %d arrays; give all of "
+                             "them, the %d trained ones (trained_tensors(), in get_weights() "
+                             "order) or a dict by tensor" % (len(self._params), len(weights),
+                                                            len(trained)))
+        raise ValueError("the model has %d weight tensors, got %d arrays (the trained ones "
+                         "alone are known after compile(); or give a dict by tensor)"
+                         % (len(self._params), len(weights)))
 
     def set_reference(self):
         """Make the trained weights as they are now the proximal term's reference w_ref
@@ -337,13 +370,14 @@ class SessionState:
 
     # ---------------------------------------------------------------- loop
 
-    def train(self, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
-              callbacks=None, verbose=1, scheduler=None, validation_data=None,
-              on_numeric_error="raise"):
-        """Train for ``epochs`` epochs; a ``History``. See ``microtrain.training.train``."""
+    def train(self, data_loader, expecteds=None, epochs=1, validation_split=0.0,
+              checkpoint_path=None, callbacks=None, verbose=1, scheduler=None,
+              validation_data=None, on_numeric_error="raise", line_format="keras"):
+        """Train for ``epochs`` epochs on a loader, ``(x, y)`` or ``x, y`` as Keras's fit
+        takes them; a ``History``. See ``microtrain.training.train``."""
         return _training.train(self, data_loader, epochs, validation_split, checkpoint_path,
                                callbacks, verbose, scheduler, validation_data,
-                               on_numeric_error)
+                               on_numeric_error, expecteds, line_format)
 
     def evaluate(self, data_loader, expecteds=None):
         """Loss and metrics over a loader or ``x, y``; see ``microtrain.training.evaluate``."""

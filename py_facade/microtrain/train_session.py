@@ -19,7 +19,9 @@ from .session import Session
 
 
 class TrainSession(Session):
-    """A ``Session`` over the ctypes backend, with numpy views of its buffers."""
+    """A ``Session`` over the ctypes backend, with numpy views of its buffers: the CPython
+    name of the one session class (``Session`` is the same on every platform,
+    ``lite.Session`` the same under MicroPython's short import)."""
 
     def _views(self, what):
         self._require_compiled(what)

@@ -158,6 +158,37 @@ def check_selects_weights(mask, has_weights, op_names, unit):
                      % (names, unit, weighted))
 
 
+def parse_spec(text):
+    """A command line's --trainable value: "all", "bias", an int (the last N layers with
+    weights) or a comma-separated list of layer positions or names, in brackets or not
+    ("[3]" is layer 3, "3" the last 3 layers). ValueError names what is accepted."""
+    value = str(text).strip()
+    if value.lower() in ALL or value.lower() in BIASES:
+        return value.lower()
+    try:
+        count = int(value)
+    except ValueError:
+        count = None
+    if count is not None:
+        if count < -1:
+            raise ValueError("expected all, bias, a count of layers with weights (-1: all) or "
+                             "a list of layers, got %r" % text)
+        return count
+    items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
+    if not items or any(not (v.lstrip("-").isdigit() or v[0].isalpha() or v[0] == "_")
+                        for v in items):
+        raise ValueError("expected all, bias, a count of layers with weights or a "
+                         "comma-separated list of layer positions or names, got %r" % text)
+    return [int(v) if v.lstrip("-").isdigit() else v for v in items]
+
+
+def spec_text(spec):
+    """The --trainable value that parse_spec reads back as ``spec``."""
+    if isinstance(spec, (list, tuple)):
+        return "[%s]" % ",".join(str(item) for item in spec)
+    return str(spec)
+
+
 def describe(num_trainable_ops, mask, biases_only, layer_ops=None, op_weights=None,
              layer_labels=None):
     """A short text for tables and logs: "all", "last 2 ops", "ops [3, 4]", "..., biases

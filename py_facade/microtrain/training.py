@@ -2,8 +2,8 @@
 
 The loop uses the session's public methods only (``train_step``, ``eval_step``, ``infer``,
 counters, checkpoints, schedulers, ``train_metrics`` / ``eval_metrics``), plus
-``_require_training`` for the "call compile() before train()" check; ``Session.train`` and
-friends call these functions.
+``_require_training`` / ``_require_trainable`` for the "call compile() before train()" and
+"nothing is trainable" checks; ``Session.train`` and friends call these functions.
 
     history = sess.train(DataLoader(x, y, batch_size=16, shuffle=True, seed=0), epochs=5,
                          validation_split=0.2, checkpoint_path="ck.bin")
@@ -118,18 +118,24 @@ def _call(callbacks, method, *args):
             callback(*args)  # a plain function is an on_epoch_end(epoch, logs) callback
 
 
-def _epoch_line(epoch, total, step_ms, logs, metric_names):
-    """onert_train's layout: Epoch 1/5 - time: 0.120ms/step - loss: [0] 0.1234 - ..."""
-    parts = ["Epoch %d/%d - time: %.3fms/step - loss: [0] %.4f" % (epoch, total, step_ms,
-                                                                   logs["loss"])]
+LINE_FORMATS = ("keras", "onert_train")
+
+
+def _epoch_line(epoch, total, step_ms, logs, metric_names, line_format="keras"):
+    """Epoch 1/5 - time: 0.120ms/step - loss: 0.1234 - categorical_accuracy: 0.9000 - ...
+    ("keras"); "onert_train" names the output of each value as onert_train does
+    (loss: [0] 0.1234): only output 0 has a loss, so it is always [0]."""
+    tag = "[0] " if line_format == "onert_train" else ""
+    parts = ["Epoch %d/%d - time: %.3fms/step - loss: %s%.4f" % (epoch, total, step_ms, tag,
+                                                                 logs["loss"])]
     for name in metric_names:
-        parts.append("%s: [0] %.4f" % (name, logs[name]))
+        parts.append("%s: %s%.4f" % (name, tag, logs[name]))
     if logs.get("numeric_errors"):
         parts.append("numeric_errors: %d" % logs["numeric_errors"])
     if "val_loss" in logs:
-        parts.append("val_loss: [0] %.4f" % logs["val_loss"])
+        parts.append("val_loss: %s%.4f" % (tag, logs["val_loss"]))
         for name in metric_names:
-            parts.append("val_%s: [0] %.4f" % (name, logs["val_" + name]))
+            parts.append("val_%s: %s%.4f" % (name, tag, logs["val_" + name]))
     return " - ".join(parts)
 
 
@@ -206,12 +212,14 @@ def predict(session, data, batch_size=None):
 
 def train(session, data_loader, epochs=1, validation_split=0.0, checkpoint_path=None,
           callbacks=None, verbose=1, scheduler=None, validation_data=None,
-          on_numeric_error="raise"):
+          on_numeric_error="raise", expecteds=None, line_format="keras"):
     """Train ``session`` for ``epochs`` epochs; returns a ``History`` with per-epoch losses,
     metrics and timings.
 
     Args:
-        data_loader: a DataLoader (its batch_size <= the compiled one) or (x, y) arrays
+        data_loader: a DataLoader (its batch_size <= the compiled one), (x, y) arrays, or
+            x with ``expecteds`` y (``Session.train(x, y, epochs=5)``, Keras's order; the
+            rows are taken in order, in batches of the compiled batch size)
         epochs: epochs to run now, continuing the session's epoch counter
         validation_split: fraction of the loader's samples held out for validation
             (``DataLoader.split``); 0 = none
@@ -231,15 +239,29 @@ def train(session, data_loader, epochs=1, validation_split=0.0, checkpoint_path=
             "skip": leave that batch out of the epoch's loss and metrics, count it in
             ``numeric_errors`` and go on. Compile with ``guard_gradients=True`` so that a
             refused step changes nothing.
+        expecteds: the targets when ``data_loader`` is the input rows x
+        line_format: the epoch line's layout: "keras" (loss: 0.1234 - accuracy: 0.9000)
+            or "onert_train" (loss: [0] 0.1234 - ..., the ``microtrain`` command's)
     """
     session._require_training("train")
+    session._require_trainable("mt_session_train_step")
     begin = clock_ms()
+    if is_integer(expecteds):
+        raise TypeError("train()'s second argument is the targets y (train(x, y, "
+                        "epochs=...)), got %r: give the epochs by name, train(loader, "
+                        "epochs=%r)" % (expecteds, expecteds))
+    if expecteds is not None and isinstance(data_loader, DataLoader):
+        raise ValueError("give the targets once: train(x, y), train((x, y)) or "
+                         "train(DataLoader(x, y))")
     if not is_integer(epochs) or epochs < 0:
         raise ValueError("epochs must be a non-negative integer, got %r" % (epochs,))
+    if line_format not in LINE_FORMATS:
+        raise ValueError("line_format must be 'keras' or 'onert_train', got %r"
+                         % (line_format,))
     if on_numeric_error not in ("raise", "stop", "skip"):
         raise ValueError("on_numeric_error must be 'raise', 'stop' or 'skip', got %r"
                          % (on_numeric_error,))
-    loader = _as_loader(session, data_loader, "the training loader")
+    loader = _as_loader(session, data_loader, "the training loader", expecteds)
     if loader.expecteds is None:
         raise ValueError("train() needs expecteds; the loader has none")
     validation = None
@@ -320,7 +342,7 @@ def train(session, data_loader, epochs=1, validation_split=0.0, checkpoint_path=
         history.timings["step_ms"].append(step_ms / max(1, steps))
         history.append(epoch, logs)
         progress.finish(_epoch_line(epoch, last_epoch, step_ms / max(1, steps), logs,
-                                    metric_names))
+                                    metric_names, line_format))
         _call(callbacks, "on_epoch_end", epoch, dict(logs))
         if session.stop_training:
             break

@@ -95,7 +95,7 @@ def generated(tmp_path_factory):
           "--model", model, "--data", data, "--out", out, "--epochs", str(EPOCHS),
           "--optimizer", SPEC["optimizer"], "--learning-rate", str(SPEC["learning_rate"]),
           "--loss", SPEC["loss"], "--batch-size", str(SPEC["batch_size"]),
-          "--num-trainable-ops", str(SPEC["num_trainable_ops"])],
+          "--num-of-trainable-ops", str(SPEC["num_trainable_ops"])],
          "microtrain firmware --sources-only", env=env, cwd=outside)
     assert sorted(os.listdir(out)) == ["data", "firmware.json"]
     with open(os.path.join(out, "firmware.json")) as handle:

@@ -124,7 +124,8 @@ def onnx_model(nodes, input_shape, initializers=()):
         nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, input_shape)],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
         list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]) \
+    # opset 19: AveragePool's dilations (refused by name below) are valid ONNX from 19 on
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]) \
         .SerializeToString()
 
 

@@ -159,6 +159,9 @@ def zoo_graph(name, seed):
             values = rng.uniform(-0.1, 0.1, shape)
         proto.graph.initializer.append(numpy_helper.from_array(values.astype(np.float32),
                                                                node.output[0]))
+        # these graphs are IR version 3, where every initializer is also a graph input
+        proto.graph.input.append(onnx.helper.make_tensor_value_info(
+            node.output[0], onnx.TensorProto.FLOAT, shape))
     del proto.graph.node[:]
     proto.graph.node.extend(kept)
     return proto.SerializeToString()

@@ -1,7 +1,7 @@
 /*
  * session_util.h: helpers shared by the session-level tests (header-only, like mt_test.h).
  *   - sess: a session on a malloc'ed arena of exactly mt_plan()'s total_bytes, pre-filled
- *     with junk (init must not rely on zeroed memory);
+ *     with junk (init must not rely on zeroed memory), laid out from that plan;
  *   - param_data / same_params / same_counters: the weights a session uses (arena copy or
  *     image) and its counters, compared bit for bit; feed_rows: deterministic batches;
  *   - sink / source: memory-backed mt_write_fn / mt_read_fn that record their calls and can
@@ -34,7 +34,7 @@ static inline mt_status sess_open(sess *g, const uint8_t *img, size_t ib, const 
     g->block = (uint8_t *)malloc(g->bytes + MT_ARENA_ALIGN);
     g->arena = g->block + (MT_ARENA_ALIGN - (uintptr_t)g->block % MT_ARENA_ALIGN) % MT_ARENA_ALIGN;
     memset(g->arena, 0x5A, g->bytes);
-    return mt_session_init(&g->s, img, ib, cfg, g->arena, g->bytes);
+    return mt_session_init_from_plan(&g->s, &plan, cfg, g->arena, g->bytes);
 }
 
 /* The weights at position p as the session uses them: its arena copy or the image's. */

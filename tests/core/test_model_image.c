@@ -135,7 +135,7 @@ static void test_both_versions_train_alike(void)
     CHECK_STATUS(sess_open(&s2, v2, b2, &cfg), MT_OK);
     mt_memory_plan p1, p2;
     mt_session_plan(s1.s, &p1), mt_session_plan(s2.s, &p2);
-    CHECK(memcmp(&p1, &p2, sizeof p1) == 0);
+    CHECK(memcmp(&p1, &p2, offsetof(mt_memory_plan, image)) == 0); /* the figures; the binding names each image */
     for (unsigned step = 0; step < 4; ++step) {
         float l1 = 0.0f, l2 = 1.0f;
         feed_rows(s1.s, 0, 3, 50u + step, 3, 2);

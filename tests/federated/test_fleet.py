@@ -22,7 +22,9 @@ outlives the test (checked at the end).
 
 import io
 import os
+import re
 import subprocess
+import sys
 import time
 import zlib
 
@@ -144,11 +146,13 @@ def test_a_fleet_with_a_board_in_the_loop_has_the_simulated_fleets_bits(digits, 
     assert [r["loss"] for r in fleet.rounds] == [r["loss"] for r in short_fleet.rounds]
 
 
-def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(digits,
-                                                                           short_fleet):
+def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(
+        digits, short_fleet, caplog):
     out = io.StringIO()
     fleet = run_fleet(digits["model"], digits["data"], rounds=2, stream=out,
                       faults={2: "nan", 5: "die"}, **FLEET)
+    warned = [r.getMessage() for r in caplog.records if r.name == "microtrain.federated"]
+    assert any("round 1: client 5 dropped" in message for message in warned), warned
     assert all(np.all(np.isfinite(w)) for w in fleet.weights)
     for row in fleet.rounds[1:]:
         assert row["clients"] == 8 and row["dropped"] == 2
@@ -159,6 +163,22 @@ def test_bad_clients_are_dropped_with_their_reason_and_the_rounds_complete(digit
     assert "dropped in round 1: client 5" in out.getvalue()
     assert fleet.crc32 != short_fleet.crc32
     assert fleet.rounds[-1]["accuracy"] > fleet.rounds[0]["accuracy"]
+
+
+def test_run_fleet_keeps_flowers_notices_quiet_and_ours_heard(digits):
+    """In a fresh interpreter (Flower imported by run_fleet itself, which sets its logger to
+    DEBUG on import), run_fleet(stream=...) prints the fleet's lines and its own warnings,
+    not Flower's deprecation of run_simulation nor its "fraction_evaluate is set to 0.0"."""
+    code = ("import sys\nfrom microtrain.federated import run_fleet\n"
+            "run_fleet(%r, %r, clients=2, rounds=1, faults={1: 'nan'}, stream=sys.stdout)"
+            % (digits["model"], digits["data"]))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "dropped in round 1: client 1" in result.stdout
+    assert "round 1: client 1 dropped" in result.stderr  # logger microtrain.federated
+    for noise in ("DEPRECATED", "run_simulation", "fraction_evaluate", "\x1b["):
+        assert noise not in result.stdout + result.stderr, (noise, result.stderr[-2000:])
 
 
 def test_a_dead_board_is_a_dropped_client(digits):
@@ -184,16 +204,59 @@ def test_fedprox_mu_reaches_the_clients_core(digits):
     assert 0 < pulled < moved  # the proximal term holds the update nearer the global model
 
 
+def test_a_fleets_result_is_the_whole_global_model(digits, short_fleet, tmp_path):
+    """result.weights is every tensor, result.crc32 is weights_crc32() of a session holding
+    them, and the result goes into a session (apply) or a file (save) as it is; also when
+    only the last layer trained and travelled (a FleetResult built as run_fleet builds it)."""
+    from microtrain.federated.fleet import FleetResult, make_settings
+    with open(digits["model"], "rb") as handle:
+        image = handle.read()
+    with microtrain.TrainSession(image) as session:
+        short_fleet.apply(session)
+        assert session.weights_crc32() == short_fleet.crc32
+        assert crc(session.get_weights()) == short_fleet.crc32
+    short_fleet.save(str(tmp_path / "global.mtm"))
+    with microtrain.TrainSession(str(tmp_path / "global.mtm")) as saved:
+        assert saved.weights_crc32() == short_fleet.crc32
+    settings = make_settings("sgd", 0.2, "categorical_crossentropy", 16, trainable=1)
+    with microtrain.TrainSession(image) as session:
+        local_round.compile_session(session, settings)
+        frozen = session.get_weights()
+        keys = ["t%d" % t for t in session.trained_tensors()]
+    trained = [frozen[2] + np.float32(0.5), frozen[3] - np.float32(0.25)]
+    result = FleetResult([], trained, keys, [], 0, 0.0, settings, model=image)
+    assert len(result.weights) == 4 and len(result.trained_weights) == 2
+    expected = frozen[:2] + trained
+    assert all(np.array_equal(a, b) for a, b in zip(result.weights, expected))
+    assert result.crc32 == crc(expected)
+    with microtrain.TrainSession(image) as session:
+        result.apply(session)
+        assert session.weights_crc32() == result.crc32
+        session.compile("sgd", "categorical_crossentropy", batch_size=4)
+        session.set_weights(dict(zip(result.keys, result.trained_weights)))
+        assert session.weights_crc32() == result.crc32
+    result.save(str(tmp_path / "last_layer.mtm"))
+    with microtrain.TrainSession(str(tmp_path / "last_layer.mtm")) as saved:
+        assert saved.weights_crc32() == result.crc32
+
+
 def test_the_fleet_command_prints_the_table(digits, tmp_path):
     env = dict(os.environ)
     result = subprocess.run(
         ["python", "-m", "microtrain", "fleet", "--model", digits["model"], "--data",
          digits["data"], "--clients", "4", "--rounds", "1", "--split", "dirichlet",
-         "--alpha", "0.5", "--strategy", "fedavgm", "--seed", "3"],
+         "--alpha", "0.5", "--strategy", "fedavgm", "--seed", "3",
+         "--export", str(tmp_path / "global.mtm")],
         capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "FedAvgM" in result.stdout and "bytes down" in result.stdout
-    assert "global weights crc32 0x" in result.stdout
+    printed = re.search(r"global weights crc32 (0x[0-9a-f]{8})", result.stdout).group(1)
+    with microtrain.TrainSession(str(tmp_path / "global.mtm")) as saved:
+        assert "0x%08x" % saved.weights_crc32() == printed  # the model the table ends on
+    assert "global model: %s (weights crc32 %s)" % (tmp_path / "global.mtm", printed) in \
+        result.stdout
+    for noise in ("DEPRECATED", "fraction_evaluate"):  # Flower's notices: --verbose only
+        assert noise not in result.stdout + result.stderr, result.stderr[-2000:]
     bad = subprocess.run(["python", "-m", "microtrain", "fleet", "--model", digits["model"],
                           "--data", digits["data"], "--strategy", "nope"],
                          capture_output=True, text=True, timeout=60, env=env)

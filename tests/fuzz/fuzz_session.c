@@ -3,7 +3,8 @@
  * Input: an 8-byte configuration prefix (fuzz_models.h, FM_CONFIG_BYTES) then a model image.
  * The image runs as given and with its CRC recomputed. When mt_plan() accepts it and the
  * arena is at most 4 MiB (and the estimated work small, to keep the fuzzer fast), the
- * session is initialised in an exact-size heap arena with guard bytes on both sides, and a
+ * session is initialised from the plan in an exact-size heap arena with guard bytes on both
+ * sides (mt_session_init and init from the plan both refuse one byte short), and a
  * train step, accumulate + optimizer step, eval step, inference, the same three steps on rows
  * read in place from exact-size heap blocks, a checkpoint round trip and an inference export
  * run on deterministic inputs (with a NaN when the prefix asks).
@@ -178,10 +179,12 @@ static void run(const uint8_t *prefix, const uint8_t *img, size_t size)
     uint8_t *arena = block + GUARD;
     mt_session *s = NULL;
     if (arena_bytes >= 1 &&
-        mt_session_init(&s, img, size, &cfg, arena, arena_bytes - 1) != MT_ERR_ARENA_TOO_SMALL)
+        (mt_session_init(&s, img, size, &cfg, arena, arena_bytes - 1) != MT_ERR_ARENA_TOO_SMALL ||
+         mt_session_init_from_plan(&s, &plan, &cfg, arena, arena_bytes - 1) != MT_ERR_ARENA_TOO_SMALL))
         abort();
     check_guards(block, arena_bytes);
-    st = mt_session_init(&s, img, size, &cfg, arena, arena_bytes);
+    /* from the plan: the image validated once, by mt_plan() */
+    st = mt_session_init_from_plan(&s, &plan, &cfg, arena, arena_bytes);
     if (st != MT_OK) abort(); /* the plan said it fits */
     check_guards(block, arena_bytes);
     steps(s, rows, poison, block, arena_bytes, img, size, cfg.batch_size);

@@ -4,7 +4,8 @@ One session fixture builds MicroPython v1.28.0 with microtrain for the unix port
 QEMU boards mps2-an500 (Cortex-M7 + FPU), mps2-an385 (Cortex-M3, soft float) and
 rv32imac-qemu (RISC-V RV32IMAC, soft float) through
 tools/micropython/build_firmware.sh into build/micropython/ (incremental: seconds when
-nothing changed). The source is the vendored tarball when one is found (``shared/vendor/``
+nothing changed); ``firmware_of`` builds one more board (mps3-an547) for the test that
+needs it. The source is the vendored tarball when one is found (``shared/vendor/``
 beside an ancestor of the repository, or $MICROPYTHON_TARBALL), else the script clones tag
 v1.28.0. Missing toolchains or QEMU are an error naming the install script, never a skip.
 
@@ -21,6 +22,21 @@ import pytest
 from mp_setup import BOARDS, ROOT, digits_arrays, vendored_tarball
 
 
+def build(boards):
+    """build_firmware.sh for ``boards``: the firmware's folders, or the test fails."""
+    env = dict(os.environ)
+    tarball = vendored_tarball()
+    if tarball:
+        env["MICROPYTHON_TARBALL"] = tarball
+    result = subprocess.run(["bash", os.path.join(ROOT, "tools", "micropython",
+                                                  "build_firmware.sh")] + list(boards),
+                            env=env, capture_output=True, text=True, timeout=1800)
+    if result.returncode != 0:
+        pytest.fail("building the MicroPython firmware failed:\n%s%s"
+                    % (result.stdout[-3000:], result.stderr[-3000:]), pytrace=False)
+    return {board: os.path.join(ROOT, "build", "micropython", board) for board in boards}
+
+
 @pytest.fixture(scope="session")
 def micropython_firmware():
     """Build (or bring up to date) the firmware images once per test session."""
@@ -31,17 +47,20 @@ def micropython_firmware():
         pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` and `bash "
                     "tools/setup_riscv.sh` (tools/run_tests.sh does)" % ", ".join(missing),
                     pytrace=False)
-    env = dict(os.environ)
-    tarball = vendored_tarball()
-    if tarball:
-        env["MICROPYTHON_TARBALL"] = tarball
-    result = subprocess.run(["bash", os.path.join(ROOT, "tools", "micropython",
-                                                  "build_firmware.sh")] + list(BOARDS),
-                            env=env, capture_output=True, text=True, timeout=1800)
-    if result.returncode != 0:
-        pytest.fail("building the MicroPython firmware failed:\n%s%s"
-                    % (result.stdout[-3000:], result.stderr[-3000:]), pytrace=False)
-    return {board: os.path.join(ROOT, "build", "micropython", board) for board in BOARDS}
+    return build(BOARDS)
+
+
+@pytest.fixture(scope="session")
+def firmware_of():
+    """A function that builds one more board's firmware (those the test command does not
+    build beforehand: MicroPython builds them on first use), once per session."""
+    built = {}
+
+    def firmware(board):
+        if board not in built:
+            built.update(build([board]))
+        return built[board]
+    return firmware
 
 
 @pytest.fixture(scope="session")

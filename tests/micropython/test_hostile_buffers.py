@@ -76,9 +76,9 @@ def tiny(tmp_path_factory):
 @pytest.mark.parametrize("board", BOARDS)
 def test_buffers_changed_behind_the_modules_back_are_caught(board, micropython_firmware, tiny):
     outcome = run_capped(python("-m", "microtrain.tools.micropython", "--board", board,
-                                "--timeout", "300", os.path.join(SCRIPTS,
-                                                                 "backend_lent_buffers.py"),
-                                "--data", "%s=/data/tiny.mtm" % tiny, "/data/tiny.mtm"),
+                                "--timeout", "300", "--data", "%s=/data/tiny.mtm" % tiny,
+                                os.path.join(SCRIPTS, "backend_lent_buffers.py"),
+                                "/data/tiny.mtm"),
                          timeout=400, env=runner_env())
     assert outcome.status == 0, outcome
     assert outcome.peak_bytes < PEAK_LIMIT, outcome

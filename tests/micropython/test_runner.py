@@ -9,7 +9,7 @@ import pytest
 from microtrain.micropython_runner import romfs
 from microtrain.tools import micropython as command
 
-from mp_setup import BOARDS, runner_env
+from mp_setup import BOARDS, ROOT, runner_env
 
 
 def read_varuint(data, at):
@@ -77,13 +77,15 @@ def test_data_goes_into_one_image_per_top_level_directory(tmp_path):
             romfs.plan_mounts([bad])
 
 
-def test_the_script_takes_what_follows_it_but_data_and_out():
+def test_the_script_takes_everything_that_follows_it():
+    """The runner's options come before the script; after it, even --data and --out are the
+    script's (examples/micropython_digits.py takes its own --data)."""
     ours, theirs = command.split_command_line(
-        ["--board", "unix", "--timeout", "5", "s.py", "2", "--data", "a=/d/a", "--lr",
-         "0.1", "--out=o=/out", "--data=b=/d/b"])
-    assert ours == ["--board", "unix", "--timeout", "5", "s.py", "--data", "a=/d/a",
-                    "--out=o=/out", "--data=b=/d/b"]
-    assert theirs == ["2", "--lr", "0.1"]
+        ["--board", "unix", "--data", "a=/d/a", "--out=o=/out", "--timeout", "5", "s.py", "2",
+         "--data", "/d", "--lr", "0.1", "--out=x"])
+    assert ours == ["--board", "unix", "--data", "a=/d/a", "--out=o=/out", "--timeout", "5",
+                    "s.py"]
+    assert theirs == ["2", "--data", "/d", "--lr", "0.1", "--out=x"]
 
 
 @pytest.mark.parametrize("board", BOARDS)
@@ -101,12 +103,12 @@ def test_output_status_traceback_and_files(board, micropython_firmware, tmp_path
         "    raise ValueError('on purpose')\n")
     note = tmp_path / "note.txt"
     note.write_text("hello")
-    base = [sys.executable, "-m", "microtrain", "micropython", "--board", board, str(script),
+    base = [sys.executable, "-m", "microtrain", "micropython", "--board", board,
             "--data", "%s=/data/in/note.txt" % note]
     for mode, status in (("ok", 0), ("exit", 3), ("raise", 1)):
         out = tmp_path / mode
-        result = subprocess.run(base + ["--out", "%s=/out" % out, mode], capture_output=True,
-                                text=True, timeout=120, env=runner_env())
+        result = subprocess.run(base + ["--out", "%s=/out" % out, str(script), mode],
+                                capture_output=True, text=True, timeout=120, env=runner_env())
         assert result.returncode == status, result.stderr
         assert "argv ['probe.py', '%s']" % mode in result.stdout
         assert "data hello" in result.stdout
@@ -126,3 +128,86 @@ def test_a_missing_firmware_names_the_build_script(tmp_path):
                              str(script)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "build_firmware.sh" in result.stderr
+
+
+def test_one_board_list_per_capability():
+    """The MicroPython boards are micropython_runner.run.BOARDS: what build_firmware.sh builds
+    (--list), what `microtrain micropython --board` and `microtrain fleet --board` take, and
+    every Cortex-M board the core runs on (the mps* presets firmware builds for)."""
+    import json
+    from microtrain.micropython_runner import run as runner
+    listed = subprocess.run(["bash", os.path.join(ROOT, "tools", "micropython",
+                                                  "build_firmware.sh"), "--list"],
+                            capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(listed) == sorted(runner.BOARDS)
+    with open(os.path.join(ROOT, "CMakePresets.json")) as handle:
+        presets = [p["name"] for p in json.load(handle)["configurePresets"]
+                   if not p.get("hidden")]
+    cortex_m = [name for name in presets if name.startswith(("mps2-", "mps3-"))]
+    assert len(cortex_m) == 5 and set(cortex_m) <= set(runner.BOARDS)
+    choices = [a.choices for a in command._parser()._actions if a.dest == "board"][0]
+    assert sorted(choices) == sorted(runner.BOARDS)
+    from microtrain.federated import fleet
+    choices = [a.choices for a in fleet._parser()._actions if a.dest == "board"][0]
+    assert sorted(choices) == sorted(runner.BOARDS)
+
+
+def test_a_missing_firmware_is_built_on_first_use(monkeypatch, tmp_path):
+    """In the source tree a board's missing default firmware is built before the run (the
+    extra boards are not built by the test command); a folder given by the environment is
+    never built into."""
+    from microtrain.micropython_runner import run as runner
+    built = []
+    monkeypatch.delenv(runner.ENV_FIRMWARE_DIR, raising=False)
+    monkeypatch.setattr(runner, "firmware_path",
+                        lambda board, directory=None: str(tmp_path / board / "firmware.elf"))
+
+    def build(boards):
+        built.extend(boards)
+        for board in boards:
+            (tmp_path / board).mkdir()
+            (tmp_path / board / "firmware.elf").write_bytes(b"elf")
+
+    monkeypatch.setattr(runner, "build_firmware", build)
+    assert runner.ensure_firmware("mps2-an505") == str(tmp_path / "mps2-an505" / "firmware.elf")
+    assert runner.ensure_firmware("mps2-an505") == str(tmp_path / "mps2-an505" / "firmware.elf")
+    assert built == ["mps2-an505"]  # once
+    monkeypatch.setenv(runner.ENV_FIRMWARE_DIR, str(tmp_path / "elsewhere"))
+    with pytest.raises(romfs.RunnerError, match="no firmware .*build_firmware.sh mps3-an547"):
+        runner.ensure_firmware("mps3-an547")
+    assert built == ["mps2-an505"]
+
+
+def test_offline_the_firmware_build_says_how_to_give_micropythons_source(tmp_path,
+                                                                         monkeypatch):
+    """Without a tarball and without the network, build_firmware.sh ends on a hint naming
+    MICROPYTHON_TARBALL (not on git's "Could not resolve host" alone) and leaves no
+    half-made clone; the runner's build turns its status into one RunnerError."""
+    tree = tmp_path / "tree"
+    (tree / "tools" / "micropython").mkdir(parents=True)
+    script = tree / "tools" / "micropython" / "build_firmware.sh"
+    with open(os.path.join(ROOT, "tools", "micropython", "build_firmware.sh")) as handle:
+        script.write_text(handle.read())
+    (tree / "tools" / "micropython" / "boards").mkdir()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\necho \"fatal: unable to access "
+                              "'https://github.com/micropython/micropython.git/': Could not "
+                              "resolve host: github.com\" >&2\nexit 128\n")
+    (fake / "git").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "MICROPYTHON_TARBALL"}
+    env.update(PATH="%s:%s" % (fake, os.environ["PATH"]), XDG_CACHE_HOME=str(tmp_path / "c"))
+    result = subprocess.run(["bash", str(script), "unix"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 1
+    assert "Could not resolve host" in result.stderr
+    hint = result.stderr[result.stderr.index("Could not resolve host"):]
+    assert "MICROPYTHON_TARBALL=/path/to/micropython-1.28.0.tar.gz" in hint
+    assert not (tree / "build" / "micropython" / "src" / "micropython-1.28.0").exists()
+    from microtrain.micropython_runner import run as runner
+    monkeypatch.delenv("MICROPYTHON_TARBALL", raising=False)
+    for name in ("PATH", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.setenv(runner.ENV_SOURCE_DIR, str(tree))
+    with pytest.raises(romfs.RunnerError, match="failed .*status 1.*MICROPYTHON_TARBALL"):
+        runner.build_firmware(["unix"])

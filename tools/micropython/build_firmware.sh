@@ -4,22 +4,30 @@
 # _microtrain (micropython/_microtrain/, the C core inside) linked through USER_C_MODULES.
 #
 #   bash tools/micropython/build_firmware.sh [--variant full|frozen|bare] [PORT ...]
+#   bash tools/micropython/build_firmware.sh --list       (the ports it builds, one a line)
 #
-#   PORT           output                                         MicroPython port
+#   PORT           output                                         MicroPython port and board
 #   unix           build/micropython/unix/micropython             ports/unix, standard variant
 #   mps2-an500     build/micropython/mps2-an500/firmware.elf      ports/qemu MPS2_AN500 (Cortex-M7, FPv5-D16)
 #   mps2-an385     build/micropython/mps2-an385/firmware.elf      ports/qemu MPS2_AN385 (Cortex-M3, soft float)
 #   rv32imac-qemu  build/micropython/rv32imac-qemu/firmware.elf   ports/qemu VIRT_RV32 (RV32IMAC, soft float)
+#   mps2-an386     build/micropython/mps2-an386/firmware.elf      boards/MPS2_AN386 (Cortex-M4F, FPv4-SP)
+#   mps2-an505     build/micropython/mps2-an505/firmware.elf      boards/MPS2_AN505 (Cortex-M33, FPv5-SP)
+#   mps3-an547     build/micropython/mps3-an547/firmware.elf      boards/MPS3_AN547 (Cortex-M55, Helium)
 #
-# No PORT: all four. --variant (default full) builds, for the README's size comparison,
+# The mps boards are every Cortex-M board the core runs on (boards/ of the repository).
+# boards/<BOARD>/ here holds microtrain's definitions of those ports/qemu lacks or lays out
+# too small (copied into ports/qemu/boards/ before the build); the Python runner's list is
+# microtrain.micropython_runner.run.BOARDS, which tests/micropython checks against --list.
+# No PORT: all of them. --variant (default full) builds, for the README's size comparison,
 # `frozen` (the pure modules, no native module) or `bare` (no microtrain at all) into
 # build/micropython/<port>-<variant>/.
 #
 # The qemu boards use double-precision Python floats (MICROPY_FLOAT_IMPL=double; MPS2_AN385
 # and VIRT_RV32 default to single) so that the training loop's sums are the host's doubles,
 # and a heap of MICROPY_HEAP_SIZE bytes (default 2 MiB of the mps2 boards' 4 MiB code+data
-# RAM, of VIRT_RV32's RAM made 8 MiB below; MicroPython's default of 140 KiB cannot hold the
-# digits data set).
+# RAM, of the AN547's 4 MiB SRAM, of VIRT_RV32's RAM made 8 MiB below; MicroPython's default
+# of 140 KiB cannot hold the digits data set).
 #
 # The qemu builds also enable littlefs (MICROPY_VFS_LFS2=1), in every variant, for the
 # writable RAM disk of `microtrain micropython --out` (a script's checkpoints come back that
@@ -44,16 +52,24 @@ jobs="${MICROTRAIN_JOBS:-2}"
 heap="${MICROPY_HEAP_SIZE:-2097152}"
 variant=full
 ports=()
+# the ports: unix, ports/qemu's own boards microtrain uses, and microtrain's board definitions
+all_ports="unix mps2-an500 mps2-an385 rv32imac-qemu"
+for dir in "$root"/tools/micropython/boards/*/; do
+  [ -d "$dir" ] && all_ports+=" $(basename "$dir" | tr 'A-Z_' 'a-z-')"
+done
 while (($#)); do
   case "$1" in
     --variant) variant="$2"; shift 2 ;;
-    unix|mps2-an500|mps2-an385|rv32imac-qemu) ports+=("$1"); shift ;;
-    -h|--help) sed -n '2,37p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "build_firmware: unknown argument $1 (ports: unix mps2-an500 mps2-an385 rv32imac-qemu)" >&2
-       exit 2 ;;
+    --list) printf '%s\n' $all_ports; exit 0 ;;
+    -h|--help) sed -n '2,44p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -*) echo "build_firmware: unknown option $1 (--variant, --list)" >&2; exit 2 ;;
+    *) case " $all_ports " in
+         *" $1 "*) ports+=("$1"); shift ;;
+         *) echo "build_firmware: unknown port $1 (ports: $all_ports)" >&2; exit 2 ;;
+       esac ;;
   esac
 done
-((${#ports[@]})) || ports=(unix mps2-an500 mps2-an385 rv32imac-qemu)
+((${#ports[@]})) || read -r -a ports <<<"$all_ports"
 case "$variant" in full|frozen|bare) ;; *) echo "build_firmware: --variant full|frozen|bare" >&2; exit 2 ;; esac
 
 # ---- MicroPython's source, once
@@ -89,7 +105,8 @@ if [ ! -e "$src/.microtrain-source" ]; then
       exit 1; }
     tar xzf "$MICROPYTHON_TARBALL" -C "$out/src"
   else
-    echo "build_firmware: cloning MicroPython v1.28.0 from GitHub"
+    echo "build_firmware: no copy of MicroPython v1.28.0's source here (MICROPYTHON_TARBALL," \
+      "$cache/, shared/vendor/); cloning it from GitHub"
     git clone --quiet --depth 1 --branch v1.28.0 https://github.com/micropython/micropython.git "$src" || {
       echo "build_firmware: could not clone MicroPython from GitHub (offline?). Give its source" >&2
       echo "  as a tarball instead: MICROPYTHON_TARBALL=/path/to/$tarball_name bash $0" >&2
@@ -126,9 +143,14 @@ build_port() {
     unix)
       args=(-C "$src/ports/unix" VARIANT=standard MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0
             MICROPY_PY_FFI=0 MICROPY_USE_READLINE=0) ;;
-    mps2-an500|mps2-an385)
-      local board=MPS2_AN500
-      [ "$port" = mps2-an385 ] && board=MPS2_AN385
+    mps*)
+      local board
+      board="$(echo "$port" | tr 'a-z-' 'A-Z_')"
+      if [ -d "$root/tools/micropython/boards/$board" ]; then  # microtrain's definition
+        mkdir -p "$src/ports/qemu/boards/$board"
+        cp -r --preserve=timestamps "$root/tools/micropython/boards/$board/." \
+          "$src/ports/qemu/boards/$board/"
+      fi
       args=(-C "$src/ports/qemu" BOARD="$board" MICROPY_FLOAT_IMPL=double
             MICROPY_HEAP_SIZE="$heap" MICROPY_VFS_LFS2=1
             # littlefs stamps files with mp_hal_time_ns(), which ports/qemu lacks: time 0.

@@ -6,14 +6,15 @@
 // The MicroPython WebAssembly port (npm @micropython/micropython-webassembly-pyscript, see
 // package.json; `npm ci` here installs it) gets the files py_facade/manifest.py lists under
 // /lib/microtrain, the --data files in its filesystem, sys.argv = [script, args...], and
-// the JS module _microtrain_js (microtrain_wasm.mjs) that microtrain.backend.loader.load() finds.
+// the JS module _microtrain_js (py_facade/microtrain/backend/microtrain_wasm.mjs) that
+// microtrain.backend.loader.load() finds.
 // Exit status 1 on an uncaught Python exception (its traceback on stderr).
 
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadMicroPython } from "@micropython/micropython-webassembly-pyscript";
-import { loadCore } from "./microtrain_wasm.mjs";
+import { loadCore } from "../../py_facade/microtrain/backend/microtrain_wasm.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");

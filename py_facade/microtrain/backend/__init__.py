@@ -8,7 +8,7 @@ moves numbers in and out. The implementations:
     numpy arrays for the image and the arena (``TrainSession`` adds numpy views on them);
   * ``microtrain.backend.js_backend`` - MicroPython on a JavaScript host (Node, a browser):
     the core compiled to wasm32 (CMake preset ``wasm32-wasi``) behind the JS module
-    ``_microtrain_js`` (``tools/micropython/microtrain_wasm.mjs``);
+    ``_microtrain_js`` (``microtrain_wasm.mjs`` in this folder);
   * ``_microtrain`` - MicroPython on a board: a native C module of the firmware with the
     core linked in (``micropython/_microtrain/``).
 
@@ -33,15 +33,21 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
                      ("weights": the op reads a TRAINABLE tensor)
     }
         mt_model_check, mt_model_io, mt_model_tensors, mt_model_ops.
-    plan(image, config) -> {field: int for field in PLAN_FIELDS}
-        mt_plan for ``config`` (a dict of CONFIG_FIELDS, built by microtrain.config).
+    plan(image, config) -> plan
+        mt_plan for ``config`` (a dict of CONFIG_FIELDS, built by microtrain.config): the one
+        validation and planning of the image a compile makes. A dict of the PLAN_FIELDS
+        figures (int each) and, under "binding", what open() needs: the image as planned (a
+        copy at an aligned address, or the caller's bytes read in place: a frozen bytes object
+        in flash), the configuration and the C plan, which names that image's address. Valid
+        for open() of the backend object that made it; the image must not change meanwhile.
 
 Session:
 
-    open(image, config, arena=None)
-        mt_plan then mt_session_init. The backend keeps ``image`` alive and unchanged until
-        close() (it may copy it to aligned memory, or read it in place: a frozen bytes object
-        in flash). ``arena``: None (the backend provides plan's total_bytes at 16-byte
+    open(plan, arena=None)
+        mt_session_init_from_plan: the session laid out from ``plan`` without validating or
+        planning the image again (the core checks that the plan is still its image's and
+        configuration's). The backend keeps the plan's image alive and unchanged until
+        close(). ``arena``: None (the backend provides plan's total_bytes at 16-byte
         alignment) or a writable buffer the caller owns, large enough with alignment.
     close()                         forget the session; drop image and arena (idempotent)
 
@@ -111,16 +117,9 @@ MT_ERR_UNSUPPORTED = const(-5)
 MT_ERR_NUMERIC = const(-7)
 MT_ERR_IO = const(-10)
 
-# mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)
-CONFIG_FIELDS = ("optimizer", "loss", "reduction", "batch_size", "num_trainable_ops",
-                 "biases_only", "learning_rate", "beta1", "beta2", "epsilon", "momentum",
-                 "weight_decay", "trainable_op_mask", "accumulate_gradients", "guard_gradients",
-                 "proximal_mu")
-# mt_memory_plan, field for field
-PLAN_FIELDS = ("total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes",
-               "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes",
-               "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params",
-               "first_trained_op", "fused_update", "reserved", "int8_activation_bytes")
+# mt_train_config's fields and mt_memory_plan's figures, field for field (generated from
+# micro_core/abi/microtrain_abi.json by tools/gen_abi.py)
+from ._abi_fields import CONFIG_FIELDS, PLAN_FIELDS  # noqa: E402,F401
 
 
 def crc32(data, crc=0):
@@ -153,7 +152,7 @@ class Backend:
     def plan(self, image, config):
         raise NotImplementedError("plan")
 
-    def open(self, image, config, arena=None):
+    def open(self, plan, arena=None):
         raise NotImplementedError("open")
 
     def close(self):

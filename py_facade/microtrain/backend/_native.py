@@ -255,6 +255,15 @@ mt_session_init = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_session_init_from_plan(mt_session **session, const mt_memory_plan *plan,
+#                                     const mt_train_config *cfg, void *arena, size_t arena_bytes);
+mt_session_init_from_plan = _bind(
+    "mt_session_init_from_plan",
+    [ctypes.POINTER(mt_session_p), ctypes.POINTER(mt_memory_plan), ctypes.POINTER(mt_train_config),
+     ctypes.c_void_p, ctypes.c_size_t],
+    ctypes.c_int,
+)
+
 # mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan);
 mt_session_plan = _bind(
     "mt_session_plan", [mt_session_p, ctypes.POINTER(mt_memory_plan)], ctypes.c_int
@@ -264,6 +273,14 @@ mt_session_plan = _bind(
 mt_session_input = _bind(
     "mt_session_input",
     [mt_session_p, ctypes.c_int32, ctypes.POINTER(_p_float), _p_int32],
+    ctypes.c_int,
+)
+
+# mt_status mt_session_io(const mt_session *s, int32_t is_output, int32_t position,
+#                         mt_tensor_info *info);
+mt_session_io = _bind(
+    "mt_session_io",
+    [mt_session_p, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(mt_tensor_info)],
     ctypes.c_int,
 )
 
@@ -450,8 +467,8 @@ ALL_FUNCTIONS = (
     mt_status_str, mt_crc32_update, mt_abi_version, mt_struct_size, mt_op_name, mt_op_built,
     mt_model_check, mt_model_tensor, mt_model_op, mt_model_tensors, mt_model_ops, mt_model_io,
     mt_model_diagnose,
-    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init, mt_session_plan,
-    mt_session_input, mt_session_output, mt_session_target, mt_session_train_step,
+    mt_train_config_init, mt_plan, mt_plan_buffers, mt_session_init_from_plan, mt_session_init,
+    mt_session_plan, mt_session_input, mt_session_io, mt_session_output, mt_session_target, mt_session_train_step,
     mt_session_zero_grad, mt_session_accumulate, mt_session_optimizer_step, mt_session_eval_step,
     mt_session_infer, mt_session_train_step_rows, mt_session_eval_step_rows,
     mt_session_infer_rows, mt_session_last_error, mt_session_set_learning_rate,

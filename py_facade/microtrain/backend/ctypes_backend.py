@@ -65,6 +65,16 @@ def _error(status, function, detail=None):
     return MicrotrainError(status, _native.status_text(status), function, op_index, op_type)
 
 
+class _Planned:
+    """What plan() bound its C plan to, kept for open(): the aligned image copy whose address
+    the plan names, the configuration and its struct with the mask array the struct borrows."""
+
+    __slots__ = ("image", "config", "struct", "mask", "plan")
+
+    def __init__(self, image, config, struct, mask, plan):
+        self.image, self.config, self.struct, self.mask, self.plan = image, config, struct, mask, plan
+
+
 _F32 = np.dtype(np.float32)
 # Rows of at least this many bytes are read in place rather than copied into the arena:
 # asking numpy for an array's address (x.ctypes.data) takes about 1 us, what copying 32 KB
@@ -223,13 +233,17 @@ class Backend(_Interface):
                 "params": params, "ops": ops}
 
     def plan(self, image, config):
+        """The plan (see the interface): its figures, and under "binding" the aligned image
+        copy it is bound to, the configuration (dict, struct and the mask array the struct
+        borrows) and the C plan, for open()."""
         image = _aligned_image(image)
         struct, mask = struct_config(config)
         plan = _native.mt_memory_plan()
         self._check_model(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
                                           ctypes.byref(plan)), "mt_plan", image, struct)
-        del mask
-        return {name: getattr(plan, name) for name in PLAN_FIELDS}
+        result = {name: getattr(plan, name) for name in PLAN_FIELDS}
+        result["binding"] = _Planned(image, dict(config), struct, mask, plan)
+        return result
 
     def plan_buffers(self, image, config):
         """Every buffer of the plan (``mt_plan_buffers``) as dicts; for the CPython tools."""
@@ -256,35 +270,34 @@ class Backend(_Interface):
 
     # ------------------------------------------------------------ session
 
-    def open(self, image, config, arena=None):
+    def open(self, plan, arena=None):
+        planned = plan.get("binding") if isinstance(plan, dict) else None
+        if not isinstance(planned, _Planned):
+            raise TypeError("open() takes the plan this backend's plan() returned, got %r"
+                            % (type(plan).__name__,))
         self.close()
-        image = _aligned_image(image)
-        struct, mask = struct_config(config)
-        plan = _native.mt_memory_plan()
-        self._check_model(_native.mt_plan(image.ctypes.data, image.size, ctypes.byref(struct),
-                                          ctypes.byref(plan)), "mt_plan", image, struct)
+        image, c_plan, struct = planned.image, planned.plan, planned.struct
         if arena is None:
-            arena = aligned_zeros(plan.total_bytes, _native.MT_ARENA_ALIGN)
+            arena = aligned_zeros(c_plan.total_bytes, _native.MT_ARENA_ALIGN)
         else:
             raw = np.frombuffer(arena, dtype=np.uint8)  # a writable buffer of the caller's
             start = (-raw.ctypes.data) % _native.MT_ARENA_ALIGN
-            if raw.size < start + plan.total_bytes:
+            if raw.size < start + c_plan.total_bytes:
                 raise MicrotrainError(_native.MT_ERR_ARENA_TOO_SMALL, "%s: %d bytes given, %d "
                                       "needed with alignment" % (
                                           _native.status_text(_native.MT_ERR_ARENA_TOO_SMALL),
-                                          raw.size, start + plan.total_bytes),
-                                      "mt_session_init")
-            arena = raw[start:start + plan.total_bytes]
-            arena[:] = 0
+                                          raw.size, start + c_plan.total_bytes),
+                                      "mt_session_init_from_plan")
+            arena = raw[start:start + c_plan.total_bytes]
         session = _native.mt_session_p()
-        self._check_model(_native.mt_session_init(ctypes.byref(session), image.ctypes.data,
-                                                  image.size, ctypes.byref(struct),
-                                                  arena.ctypes.data, arena.size),
-                          "mt_session_init", image, struct)
-        del mask  # borrowed by mt_plan/mt_session_init only
+        # laid out from the plan: the image was validated and planned once, by plan()
+        self._check_model(_native.mt_session_init_from_plan(ctypes.byref(session), ctypes.byref(c_plan),
+                                                            ctypes.byref(struct), arena.ctypes.data,
+                                                            arena.size),
+                          "mt_session_init_from_plan", image, struct)
         self._image, self._arena, self._session = image, arena, session
-        self._config = dict(config)
-        batch = int(config["batch_size"])
+        self._config = dict(planned.config)
+        batch = int(self._config["batch_size"])
         data, count = ctypes.POINTER(ctypes.c_float)(), ctypes.c_int32()
         for getter, views, is_output in ((_native.mt_session_input, self._inputs, 0),
                                          (_native.mt_session_output, self._outputs, 1)):
@@ -292,27 +305,25 @@ class Backend(_Interface):
             while getter(session, position, ctypes.byref(data),
                          ctypes.byref(count)) == _native.MT_OK:
                 # an int8 model input (a quantized image) holds one byte per element
-                dtype = self._io_dtype(image, is_output, position)
+                dtype = self._io_dtype(session, is_output, position)
                 views.append(self._view(self._arena, _address(data),
                                         dtype.itemsize * count.value, dtype).reshape(batch, -1))
                 position += 1
         target, nbytes = ctypes.c_void_p(), ctypes.c_int32()
         self._check(_native.mt_session_target(session, ctypes.byref(target),
                                               ctypes.byref(nbytes)), "mt_session_target")
-        sparse = config["loss"] == _SPARSE_LOSS
+        sparse = self._config["loss"] == _SPARSE_LOSS
         self._target = self._view(self._arena, target.value, nbytes.value,
                                   np.int32 if sparse else np.float32).reshape(batch, -1)
         self._params = self._bind_params()
 
     @staticmethod
-    def _io_dtype(image, is_output, position):
+    def _io_dtype(session, is_output, position):
         """numpy dtype of model input/output ``position``: float32, or int8 for an int8
-        input (image version 3)."""
-        index, info = ctypes.c_int32(), _native.mt_tensor_info()
-        if _native.mt_model_io(image.ctypes.data, image.size, is_output, position,
-                               ctypes.byref(index)) != _native.MT_OK or \
-                _native.mt_model_tensor(image.ctypes.data, image.size, index.value,
-                                        ctypes.byref(info)) != _native.MT_OK:
+        input (image version 3); from the session (mt_session_io), the image not validated
+        again."""
+        info = _native.mt_tensor_info()
+        if _native.mt_session_io(session, is_output, position, ctypes.byref(info)) != _native.MT_OK:
             return np.dtype(np.float32)
         return np.dtype(np.int8) if info.dtype == _native.MT_DTYPE_I8 else np.dtype(np.float32)
 

@@ -21,22 +21,27 @@ Anything else is a ConversionError naming the op, the attribute and what is supp
 
 Only the standard library and numpy are imported here: the parsers (``onnx``,
 ``flatbuffers`` + ``tflite``) load when a file of their format is read or written
-(``pip install 'microtrain[convert]'``). This module is callable: ``microtrain.convert(x)``
+(the ``convert`` extra: ``pip install '.[convert]'`` in microtrain's source tree; microtrain
+is not on PyPI). This module is callable: ``microtrain.convert(x)``
 is ``microtrain.convert.convert(x)``.
 """
 
 import os
+import struct
 import sys
 import types
 
 from .. import _files
-from .graph import ConversionError
+from .graph import CONTRADICTION_ERRORS, ConversionError, CorruptModel
 from .model import ConvertedModel, SourceRecord
 
 __all__ = ["convert", "load_model_bytes", "from_torch", "export", "ConvertedModel",
-           "SourceRecord", "ConversionError", "detect_format", "FORMATS"]
+           "SourceRecord", "ConversionError", "CorruptModel", "detect_format", "FORMATS"]
 
 FORMATS = ("tflite", "circle", "onnx")
+# What a reader may raise on a file that contradicts itself where no check names the part
+# first; the last resort, which the fuzz (tests/convert/fuzz_importers.py) never reaches.
+_READER_ERRORS = CONTRADICTION_ERRORS + (struct.error,)
 _EXTENSIONS = {".tflite": "tflite", ".circle": "circle", ".onnx": "onnx"}
 
 
@@ -54,9 +59,51 @@ def detect_format(data, path=None):
         extension = os.path.splitext(str(path))[1].lower()
         if extension in _EXTENSIONS:
             return _EXTENSIONS[extension]
-    if data[:1] in (b"\x08",):  # ONNX ModelProto starts with ir_version (field 1, varint)
+    if _looks_like_onnx(data):
         return "onnx"
     return None
+
+
+# ModelProto's fields (onnx.proto) and their wire types: 0 varint, 2 length-delimited
+_ONNX_FIELDS = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2, 20: 2, 25: 2, 26: 2}
+_SNIFFED_FIELDS = 4096
+
+
+def _varint(data, position):
+    """(value, next position) of the protobuf varint at ``position``, or (None, None)."""
+    value = 0
+    for shift in range(0, 70, 7):
+        if position >= len(data):
+            return None, None
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+    return None, None
+
+
+def _looks_like_onnx(data):
+    """Whether ``data`` reads as an ONNX ModelProto: every top-level field one the message
+    has, with its wire type, each length inside the data, and a graph among them (its first
+    4096 fields are read; a model has a dozen). Random bytes almost never pass."""
+    data = memoryview(data)
+    position, graph = 0, False
+    for _ in range(_SNIFFED_FIELDS):
+        if position == len(data):
+            return graph
+        key, position = _varint(data, position)
+        if key is None or _ONNX_FIELDS.get(key >> 3) != key & 7:
+            return False
+        value, position = _varint(data, position)
+        if value is None:
+            return False
+        if key & 7 == 2:
+            position += value
+            if position > len(data):
+                return False
+        graph = graph or key >> 3 == 7
+    return graph
 
 
 def _image_magic():
@@ -98,7 +145,10 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
     Raises ConversionError (a ValueError) naming the op, its index, the attribute and
     what is supported when the model holds anything the core cannot run exactly; an
     ONNX model whose external data cannot be read (given as bytes, or the data file
-    missing) is refused the same way.
+    missing) is refused the same way. A hostile or corrupt file is refused by name too,
+    within a memory and time budget (docs/hostile_importers.md): constant folding past
+    its budget, an ONNX graph that is not valid, a .tflite file that contradicts itself
+    (CorruptModel). The image returned is one the core loads.
     """
     data, path = _read(path_or_bytes)
     path = path if path is not None else source_path
@@ -110,11 +160,7 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
     kind = "float"
     if fmt == "tflite":
         from . import tflite_int8, tflite_reader
-        try:
-            kind = tflite_reader.model_kind(data)
-        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
-            raise ConversionError("not a readable .tflite model: truncated or corrupt (%s: %s)"
-                                  % (type(error).__name__, error)) from None
+        kind = _readable(fmt, tflite_reader.model_kind, data)
         if kind == "int8":
             builder, inputs, outputs, extra = _readable(
                 fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
@@ -122,7 +168,7 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
-            image = builder.image()
+            image = _image_of(builder)
             source = SourceRecord("tflite-int8", data, builder.param_origins(), builder.folds,
                                   inputs, outputs, layouts[0], layouts[1], builder.op_sources,
                                   builder.layers(), extra, extra.pop("notes"),
@@ -138,7 +184,7 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         layouts = [[{"shape": builder.tensors[i].dims, "core_shape": builder.tensors[i].dims,
                      "transpose": None} for i in indices]
                    for indices in (builder.inputs, builder.outputs)]
-        image = builder.image()
+        image = _image_of(builder)
         notes = extra.pop("notes")
         source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs,
                               outputs, layouts[0], layouts[1], builder.op_sources,
@@ -161,22 +207,23 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                            builder.tensors[i].dims, "transpose": None}
                           for i in builder.outputs]
     else:
-        from . import onnx_reader
+        from . import onnx_external, onnx_reader
         import onnx
         try:
             proto = onnx.load_model_from_string(data)
         except Exception as error:  # noqa: BLE001 - the protobuf parser's own message
             raise ConversionError("not a readable ONNX model (%s)" % error) from None
-        if _load_external_data(proto, path):
+        if onnx_external.load(proto, path):
             data = proto.SerializeToString()  # export writes one self-contained file
         try:
-            builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(proto)
+            builder, inputs, outputs, input_layouts, output_layouts = onnx_reader.read(
+                proto, len(data))
         except ConversionError:
             raise
-        except Exception as error:  # noqa: BLE001 - a graph that contradicts itself
+        except _READER_ERRORS as error:  # the reader names the node where it can
             raise ConversionError("not a readable ONNX model: inconsistent or corrupt graph "
                                   "(%s: %s)" % (type(error).__name__, error)) from None
-    image = builder.image()
+    image = _image_of(builder)
     source = SourceRecord(fmt, data, builder.param_origins(), builder.folds, inputs, outputs,
                           input_layouts, output_layouts, builder.op_sources, builder.layers(),
                           notes=notes, operators=_operators(builder))
@@ -184,48 +231,47 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
 
 
 def _readable(fmt, function, *args, **kwargs):
-    """``function(*args, **kwargs)``, a ConversionError on bytes the flatbuffers reader
-    cannot follow (its bounds errors) as on anything the reader refuses."""
+    """``function(*args, **kwargs)``: the readers check the whole file first
+    (tflite_checks) and refuse what contradicts itself by name; anything else they raise
+    still becomes a ConversionError (MemoryError and RecursionError are not caught: the
+    budgets exist so that they cannot happen)."""
     try:
         return function(*args, **kwargs)
     except ConversionError:
         raise
-    except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+    except _READER_ERRORS as error:
         raise ConversionError("not a readable .%s model: truncated or corrupt (%s: %s)"
                               % (fmt, type(error).__name__, error)) from None
+
+
+def _image_of(builder):
+    """The builder's .mtm image, checked by the core as a session would check it: a
+    conversion gives an image that loads, or refuses with the reason. The importers refuse
+    what they know the core cannot hold (shapes, params, quantization: graph.py); this
+    catches the rest, naming the source op of the core op at fault."""
+    image = builder.image()
+    try:
+        from ..backend import loader
+        backend = loader.load()
+    except (ImportError, OSError):  # no core library beside the package: nothing to ask
+        return image
+    from ..errors import MicrotrainError
+    try:
+        backend.describe(image)
+    except MicrotrainError as error:
+        op = error.op_index if error.op_index is not None else -1
+        source = builder.op_sources[op] if 0 <= op < len(builder.op_sources) else None
+        raise ConversionError("the core refuses the image this conversion wrote (%s)%s; "
+                              "please report the model: the importer should have refused "
+                              "it by name" % (error.message, "" if source is None else
+                                              ", converted from %s" % source)) from None
+    return image
 
 
 def _operators(builder):
     """The file's operators as the reader named them (TFLite), or None."""
     keys = sorted(key for key in builder.layer_info if isinstance(key, int))
     return [builder.layer_info[key] for key in keys] or None
-
-
-def _load_external_data(proto, path):
-    """Read the tensors an ONNX model keeps in external data files from the directory of
-    ``path`` (as ``onnx.load`` does); True when there were any. onnx refuses locations
-    outside that directory."""
-    from onnx import external_data_helper as helper
-    names = [t.name for t in proto.graph.initializer if helper.uses_external_data(t)]
-    for node in proto.graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t") and helper.uses_external_data(attribute.t):
-                names.append(node.output[0] if node.output else node.name)
-    if not names:
-        return False
-    shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
-    if path is None:
-        raise ConversionError("the model keeps %d tensors (%s) in external data files; give "
-                              "the path of the .onnx file so they are read from beside it"
-                              % (len(names), shown))
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
-    try:
-        helper.load_external_data_for_model(proto, directory)
-    except Exception as error:  # noqa: BLE001 - onnx's own message says which file
-        raise ConversionError("cannot read the external data of %s (tensors %s) from %s: "
-                              "%s: %s" % (path, shown, directory, type(error).__name__,
-                                          error)) from None
-    return True
 
 
 def load_model_bytes(path):

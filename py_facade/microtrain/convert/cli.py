@@ -12,7 +12,8 @@ and exit status 1 (tools/cli.py).
 import argparse
 import os
 
-from .. import _files, ops as _ops
+from .. import _files
+from .. import ops as _ops
 from ..nn import image as _image
 
 
@@ -32,7 +33,7 @@ def build_parser():
 def main(argv):
     args = build_parser().parse_args(argv)
     from . import convert, detect_format, exporter
-    data = _files.read_file(args.input, "a model file")  # a regular file only
+    data = _files.read_file(args.input, "a model")  # a regular file: never a FIFO or device
     target = os.path.splitext(args.output)[1].lower()
     if detect_format(data, args.input) is None:          # a .mtm image: export it
         if target == ".mtm":
@@ -43,7 +44,7 @@ def main(argv):
         print("%s: %s file from %s (%d ops)" % (args.output, fmt, args.input,
                                                 len(parsed.ops)))
         return 0
-    model = convert(data, format=detect_format(data, args.input))
+    model = convert(data, format=detect_format(data, args.input), source_path=args.input)
     if target == ".mtm":
         model.save(args.output)
         written = "%d-byte .mtm image" % len(model.to_bytes())

@@ -18,6 +18,9 @@ BatchNorm, a Mul or an Add by a constant merged into the weight before it) are r
 too: export removes or neutralises them, since their effect now lives in the weights.
 """
 
+import math
+import struct
+
 import numpy as np
 
 from .. import ops as _ops
@@ -30,6 +33,13 @@ _RESHAPES = ("RESHAPE", "EXPAND_DIMS", "SQUEEZE")
 # tell "the batch" (TensorFlow's Shape -> StridedSlice -> Pack, ONNX's Shape -> Gather ->
 # Concat) from a feature dimension. A prime no real model uses as a size.
 BATCH = 1000003
+
+# The core's limits (micro_core/include/microtrain.h): MT_MAX_TENSORS, MT_MAX_OPS,
+# MT_MAX_DIMS, MT_MAX_ELEMENTS (elements of one sample), MT_QUANT_MAX_CHANNELS.
+MAX_TENSORS = 256
+MAX_OPS = 256
+MAX_DIMS = 4
+MAX_ELEMENTS = 1 << 28
 
 
 class ConversionError(ValueError):
@@ -51,6 +61,19 @@ class ConversionError(ValueError):
         if supported:
             text += "; supported: %s" % supported
         ValueError.__init__(self, text)
+
+
+# What Python code raises on data that contradicts itself (a Gather index out of range, a
+# weight of the wrong rank, an attribute of the wrong type): where a check does not name
+# the part first, the op being converted or evaluated is named around it.
+CONTRADICTION_ERRORS = (ValueError, TypeError, IndexError, KeyError, ArithmeticError,
+                        AttributeError)
+
+
+class CorruptModel(ConversionError):
+    """A file that contradicts itself or its format (a NaN quantization scale, a zero point
+    outside int8): refused whatever the conversion's options, never worked around (an int8
+    importer does not move its float part earlier past it)."""
 
 
 def window_count(size, kernel, stride, pad_before, pad_after, ceil_mode=False):
@@ -100,6 +123,42 @@ def count(shape):
     for dim in shape:
         total *= int(dim)
     return total
+
+
+def check_shape(shape, label, what):
+    """A shape the core holds per sample (1 to 4 dims, each >= 1, at most MAX_ELEMENTS
+    elements), or a ConversionError naming ``label``."""
+    shape = tuple(int(d) for d in shape)
+    if not 1 <= len(shape) <= MAX_DIMS or min(shape) < 1:
+        raise ConversionError("%s has shape %r; the core holds 1 to %d dimensions of at "
+                              "least 1" % (what, list(shape), MAX_DIMS), op=label)
+    if count(shape) > MAX_ELEMENTS:
+        raise ConversionError("%s has shape %r: %d elements, more than the core's %d a "
+                              "sample (MT_MAX_ELEMENTS)" % (what, list(shape), count(shape),
+                                                            MAX_ELEMENTS), op=label)
+    return shape
+
+
+def check_quantization(tensor, label):
+    """What the core requires of a quantization record (model_image.c check_quant): scales
+    finite and > 0, int8 zero points in -128..127, int32 and per-channel ones 0."""
+    quant = tensor.quant
+    bad = [float(s) for s in quant.scales if not (math.isfinite(s) and s > 0)]
+    if bad:
+        raise ConversionError("a tensor's quantization scale is %r" % bad[0], op=label,
+                              supported="finite scales > 0")
+    low, high = (-128, 127) if tensor.dtype == _image.DTYPE_I8 else (0, 0)
+    if quant.channels > 1:
+        low, high = 0, 0
+    bad = [int(z) for z in quant.zero_points if not low <= int(z) <= high]
+    if bad:
+        raise ConversionError("a tensor's zero point is %d" % bad[0], op=label,
+                              supported="%d..%d for this tensor (%s)" % (
+                                  low, high, "int8, per tensor" if high else
+                                  "per channel or int32: symmetric"))
+    if quant.channels > 0xFFFF:
+        raise ConversionError("a tensor has %d quantization channels" % quant.channels,
+                              op=label, supported="at most 65535")
 
 
 class Value:
@@ -208,10 +267,20 @@ class Builder:
     # ------------------------------------------------------------ tensors
 
     def _add(self, spec):
+        if len(self.tensors) >= MAX_TENSORS:
+            raise ConversionError("the model needs more than %d tensors; the core holds at "
+                                  "most %d" % (MAX_TENSORS, MAX_TENSORS), op=self._label())
+        check_shape(spec.dims, self._label(), "a tensor")
         self.tensors.append(spec)
         return len(self.tensors) - 1
 
-    def add_input(self, shape, core_shape, perm=None):
+    def _label(self):
+        return None if self.source_node is None else "%s op %s" % (self.where,
+                                                                     self.source_node)
+
+    def add_input(self, shape, core_shape, perm=None, name=None):
+        check_shape(core_shape, "input %s" % (len(self.inputs) if name is None else
+                                              repr(name)), "a sample")
         index = self._add(_image.TensorSpec(core_shape, flags=_image.FLAG_INPUT))
         self.inputs.append(index)
         return Value(shape, index=index, core_shape=core_shape, perm=perm)
@@ -243,7 +312,17 @@ class Builder:
 
     def op(self, op_type, inputs, core_shape, label, params=()):
         """Append a core op reading ``inputs`` (core tensor indices, None for an absent
-        weight) and writing one new activation of ``core_shape``; returns its index."""
+        weight) and writing one new activation of ``core_shape``; returns its index. A
+        shape or a param the image format cannot hold is refused here, naming ``label``."""
+        if len(self.ops) >= MAX_OPS:
+            raise ConversionError("the model needs more than %d ops; the core holds at most "
+                                  "%d" % (MAX_OPS, MAX_OPS), op=label)
+        check_shape(core_shape, label, "its result")
+        for position, param in enumerate(params):
+            if not 0 <= int(param) <= 0xFFFFFFFF:
+                raise ConversionError("parameter %d of the core op is %d, which 32 bits do "
+                                      "not hold (an attribute out of range)"
+                                      % (position, int(param)), op=label)
         output = self._add(_image.TensorSpec(core_shape))
         self.ops.append(_image.OpSpec(op_type, inputs, [output], params))
         self.op_sources.append(label)
@@ -338,8 +417,15 @@ class Builder:
         if value.is_const or value.index in self.inputs:
             raise ConversionError("a model output must be computed by an op the core runs "
                                   "(it is a constant or a model input here)")
-        self.tensors[value.index].flags |= _image.FLAG_OUTPUT
-        self.outputs.append(value.index)
+        index = value.index
+        if index in self.outputs:
+            # a graph output listed twice (ONNX Runtime and LiteRT give it twice): the
+            # image lists each output once, so the second is a RESHAPE copy, same bits
+            index = self.op(_ops.RESHAPE, [index], self.tensors[index].dims,
+                            "output %d (a copy of output %d)"
+                            % (len(self.outputs), self.outputs.index(index)))
+        self.tensors[index].flags |= _image.FLAG_OUTPUT
+        self.outputs.append(index)
 
     def image(self):
         if not self.ops:
@@ -350,7 +436,21 @@ class Builder:
         if self.group_layers:
             for op, number in zip(self.ops, self.layer_numbers()):
                 op.layer = number
-        return _image.write_image(self.tensors, self.ops, self.inputs, self.outputs)
+        for index, tensor in enumerate(self.tensors):
+            if tensor.quant is not None:
+                check_quantization(tensor, self._tensor_label(index))
+        try:
+            return _image.write_image(self.tensors, self.ops, self.inputs, self.outputs)
+        except (ValueError, OverflowError, struct.error) as error:  # what the checks missed
+            raise ConversionError("the model cannot be written as an image (%s)"
+                                  % error) from None
+
+    def _tensor_label(self, index):
+        """Which op of the source a core tensor belongs to, for a message."""
+        for op, label in zip(self.ops, self.op_sources):
+            if index in op.outputs or index in op.inputs:
+                return label
+        return None
 
     def _layer_group(self, key):
         """Ops of consecutive source ops with one layer name make one layer (Keras's Conv1D:

@@ -9,8 +9,28 @@ import math
 
 import numpy as np
 
+from .graph import CorruptModel
+
 INT8_MIN, INT8_MAX = -128, 127
 ADD_LEFT_SHIFT = 20  # TFLite's left_shift of int8 ADD
+
+
+def check_parameters(scales, zero_points, tensor_type, what, label=None):
+    """Quantization parameters as TFLite and the core require them, or a CorruptModel
+    naming ``what``: every scale finite and > 0 (a requantization divides by it); an int8
+    tensor's zero points in -128..127, an int32 one's (a bias) 0."""
+    scales = np.asarray(scales, np.float64).ravel()
+    bad = scales[~(np.isfinite(scales) & (scales > 0))]
+    if bad.size:
+        raise CorruptModel("%s has quantization scale %g" % (what, float(bad[0])), op=label,
+                           supported="finite scales > 0")
+    low, high = {9: (INT8_MIN, INT8_MAX), 2: (0, 0)}.get(int(tensor_type), (None, None))
+    zero_points = np.asarray(zero_points, np.int64).ravel()
+    if low is not None and zero_points.size and (zero_points.min() < low or
+                                                 zero_points.max() > high):
+        wrong = zero_points[(zero_points < low) | (zero_points > high)][0]
+        raise CorruptModel("%s has zero point %d" % (what, int(wrong)), op=label,
+                           supported="%d..%d for its type" % (low, high))
 
 
 def round_half_away(value):

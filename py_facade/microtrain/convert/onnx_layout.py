@@ -91,9 +91,13 @@ class LayoutOps:
     def padding(self, attrs, x, kernel, label, ceil_mode=False):
         """The core's padding code equal to this node's auto_pad/pads/strides."""
         strides = tuple(int(s) for s in attrs.get("strides", (1, 1)))
-        if len(strides) != 2 or min(strides) < 1:
+        if len(strides) != 2 or min(strides) < 1 or max(strides) > 0xFFFF:
             raise ConversionError("strides %r are not two positive integers" % (list(strides),),
-                                  op=label, attribute="strides", supported="[SH, SW] >= 1")
+                                  op=label, attribute="strides",
+                                  supported="[SH, SW] of 1..65535")
+        if len(kernel) != 2 or min(kernel) < 1 or max(kernel) > 0xFFFF:
+            raise ConversionError("kernel %r is not a 2-D window" % (list(kernel),), op=label,
+                                  attribute="kernel_shape", supported="[KH, KW] of 1..65535")
         auto_pad = attrs.get("auto_pad", b"NOTSET")
         auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
         sizes = x.shape[1:]

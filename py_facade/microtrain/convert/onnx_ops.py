@@ -309,12 +309,20 @@ class ComputeOps:
         out_channels, group_in, kh, kw = w.const.shape
         channels = x.shape[0]
         group = attrs.get("group", 1)
+        if group == 1 and group_in != channels:
+            raise ConversionError("W takes %d input channels, the input has %d"
+                                  % (group_in, channels), op=label,
+                                  supported="W of [M, C, KH, KW] for an input of C channels")
         strides, padding, pads = self.padding(attrs, x, (kh, kw), label)
         if padding is None:  # zeros by a PAD op, then the windows of VALID
             x, padding = self.explicit_pads(x, pads, label), _image.PADDING_VALID
         bias_value = None
         if len(inputs) > 2 and inputs[2] is not None:
             bias_value = self.weight_const(inputs[2], label, "B")
+            if bias_value.const.shape != (out_channels,):
+                raise ConversionError("B has shape %r, W %d output channels"
+                                      % (list(bias_value.const.shape), out_channels), op=label,
+                                      supported="B of [M] for W of [M, C, KH, KW]")
         if group == 1:
             op_type, steps = _ops.CONV2D, [("transpose", (0, 2, 3, 1))]
         elif group == channels and out_channels == channels and group_in == 1:

@@ -13,7 +13,9 @@ outputs, shared checks), ``onnx_constants`` evaluates constant subgraphs,
 
 import numpy as np
 
-from .graph import Builder, ConversionError, Origin, Value
+from ..errors import install_hint
+from .budget import MAX_NODES, FoldBudget
+from .graph import CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value
 from .onnx_constants import ConstantFolding
 from .onnx_layout import LayoutOps
 from .onnx_ops import ComputeOps
@@ -37,18 +39,19 @@ def _onnx():
         import onnx
         import onnx.numpy_helper  # noqa: F401
     except ImportError as error:
-        raise ImportError("reading .onnx needs the 'onnx' package: pip install "
-                          "'microtrain[convert]'") from error
+        raise ImportError("reading .onnx needs the 'onnx' package: %s"
+                          % install_hint("convert")) from error
     return onnx
 
 
 class _Reader(ConstantFolding, LayoutOps, ComputeOps):
-    def __init__(self, model):
+    def __init__(self, model, file_bytes):
         self.onnx = _onnx()
         from onnx import numpy_helper
         self.numpy_helper = numpy_helper
         self.model = model
         self.graph = model.graph
+        self.budget = FoldBudget(file_bytes)
         self.opset = 1
         for entry in model.opset_import:
             if entry.domain in ("", "ai.onnx"):
@@ -57,7 +60,8 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
         self.values = {}
         self.initializers = set()
         for tensor in self.graph.initializer:
-            value = Value(tuple(tensor.dims), const=numpy_helper.to_array(tensor))
+            value = Value(tuple(tensor.dims), const=self.tensor_array(
+                tensor, "initializer %r" % tensor.name, folded=False))
             value.const_key = tensor.name
             self.values[tensor.name] = value
             self.initializers.add(tensor.name)
@@ -75,7 +79,14 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
                 continue
             self.add_input(graph_input)
         for index, node in enumerate(self.graph.node):
-            self.node(index, node)
+            try:
+                self.node(index, node)
+            except ConversionError:
+                raise
+            except CONTRADICTION_ERRORS as error:
+                raise ConversionError("the node contradicts its inputs or attributes (%s: %s)"
+                                      % (type(error).__name__, error),
+                                      op=self.label(index, node)) from None
         for graph_output in self.graph.output:
             value = self.values.get(graph_output.name)
             if value is None:
@@ -110,7 +121,8 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
         if not 1 <= len(sample) <= 4:
             raise ConversionError("input %r has %d dimensions besides the batch; the core "
                                   "takes 1 to 4" % (graph_input.name, len(sample)))
-        self.values[graph_input.name] = self.builder.add_input(sample, sample)
+        self.values[graph_input.name] = self.builder.add_input(sample, sample,
+                                                                   name=graph_input.name)
         self.input_layouts.append({"shape": sample, "core_shape": sample, "transpose": None})
 
     def attributes(self, node, label, known):
@@ -124,10 +136,14 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
             attrs[attribute.name] = helper.get_attribute_value(attribute)
         return attrs
 
-    def node(self, index, node):
+    @staticmethod
+    def label(index, node):
         name = " %r" % node.name if node.name else ""
+        return "onnx node %d (%s%s)" % (index, node.op_type, name)
+
+    def node(self, index, node):
         self.builder.source_node = index
-        label = "onnx node %d (%s%s)" % (index, node.op_type, name)
+        label = self.label(index, node)
         if node.domain not in ("", "ai.onnx"):
             raise ConversionError("domain %r is not supported" % node.domain, op=label,
                                   supported="the default ONNX domain")
@@ -152,7 +168,7 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
                                       supported=SUPPORTED_OPS)
             outputs = handler(node, inputs, label)
         for output_name, value in zip(node.output, outputs):
-            if output_name:
+            if output_name and value is not None:
                 self.values[output_name] = value
         for extra in node.output[len(outputs):]:
             if extra and self.consumers.get(extra) or extra in self.graph_outputs:
@@ -194,10 +210,65 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
         name = node.input[0] if name is None else name
         return self.consumers.get(name, 0) == 1 and name not in self.graph_outputs
 
-def read(model):
+def check_graph(model):
+    """Refuse a graph that is not valid ONNX, which would otherwise become some other model:
+    a name written twice (not SSA, told by node), then whatever onnx.checker refuses
+    (nodes out of order, attributes of the wrong type, unknown ops, ...)."""
+    from onnx import checker
+    graph = model.graph
+    if len(graph.node) > MAX_NODES:
+        raise ConversionError("the graph has %d nodes; at most %d are read (the core runs 256 "
+                              "ops)" % (len(graph.node), MAX_NODES))
+    writers = {}
+    for tensor in graph.initializer:
+        writers.setdefault(tensor.name, "initializer %r" % tensor.name)
+    for graph_input in graph.input:
+        writers.setdefault(graph_input.name, "input %r" % graph_input.name)
+    for index, node in enumerate(graph.node):
+        for name in node.output:
+            if not name:
+                continue
+            if name in writers:
+                raise ConversionError("%r is written twice, by %s and by this node: the graph "
+                                      "is not in SSA form, so it is not a valid ONNX model"
+                                      % (name, writers[name]), op=_Reader.label(index, node))
+            writers[name] = _Reader.label(index, node)
+    # the checker wants the main graph's inputs and outputs shaped; ONNX Runtime does not
+    # (exporters leave output shapes out): they get an empty shape field while it checks
+    unshaped = [v for v in list(graph.input) + list(graph.output)
+                if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")]
+    for value_info in unshaped:
+        value_info.type.tensor_type.shape.SetInParent()
+    try:
+        checker.check_model(model)
+    except Exception as error:  # noqa: BLE001 - ValidationError, or too large to check
+        text = " ".join(str(error).split())
+        raise ConversionError("not a valid ONNX model (onnx.checker: %s)"
+                              % (text[:400] + ("..." if len(text) > 400 else "")),
+                              op=_checked_node(graph, text)) from None
+    finally:
+        for value_info in unshaped:
+            value_info.type.tensor_type.ClearField("shape")
+
+
+def _checked_node(graph, text):
+    """The label of the node onnx.checker's message names ("Name: n OpType: Conv"), if any."""
+    import re
+    found = re.search(r"Name: (.*?) OpType: (\S+)", text)
+    if found is None:
+        return None
+    for index, node in enumerate(graph.node):
+        if node.name == found.group(1) and node.op_type == found.group(2):
+            return _Reader.label(index, node)
+    return None
+
+
+def read(model, file_bytes=None):
     """(Builder, input names, output names, input layouts, output layouts) of an ONNX
-    ModelProto."""
-    reader = _Reader(model)
+    ModelProto (``file_bytes``: its file's size, which sets the folding budget; default
+    the model's serialized size)."""
+    check_graph(model)
+    reader = _Reader(model, model.ByteSize() if file_bytes is None else file_bytes)
     builder = reader.run()
     inputs = [i.name for i in model.graph.input if i.name not in reader.initializers]
     outputs = [o.name for o in model.graph.output]

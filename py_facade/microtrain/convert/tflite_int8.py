@@ -33,9 +33,9 @@ from .. import ops as _ops
 from ..nn import image as _image
 from . import int8_quant as _q
 from . import tflite_layers as _layers
-from .graph import ConversionError, Origin, Value, count
+from .graph import ConversionError, CorruptModel, Origin, Value, count
 from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
-from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, _tensor_signature
+from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, _tensor_signature, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
@@ -86,7 +86,7 @@ class Int8Reader(Int8Ops, _Reader):
         last = None
         for index in range(self.graph.OperatorsLength()):
             op = self.graph.Operators(index)
-            shape = _tensor_shape(self.tensor(int(op.OutputsAsNumpy()[0])))
+            shape = _tensor_shape(self.tensor(indices(op, "Outputs")[0]))
             if len(shape) == 4 and self.op_type_name(index) not in ("SHAPE", "QUANTIZE",
                                                                     "DEQUANTIZE"):
                 last = index
@@ -116,8 +116,10 @@ class Int8Reader(Int8Ops, _Reader):
             raise ConversionError("tensor %r has no quantization parameters"
                                   % self.tensor_name(index), op=label)
         zero_points = q.ZeroPointAsNumpy()
-        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) \
-            else np.asarray(zero_points, np.int64)
+        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) or \
+            len(zero_points) == 0 else np.asarray(zero_points, np.int64)
+        _q.check_parameters(scales, zero_points, self.tensor(index).Type(),
+                            "tensor %r" % self.tensor_name(index), label)
         return (np.asarray(scales, np.float32), zero_points, int(q.QuantizedDimension()))
 
     def activation_quant(self, index, label):
@@ -179,8 +181,7 @@ class Int8Reader(Int8Ops, _Reader):
     # ------------------------------------------------------------ import
 
     def run(self):
-        for t in self.graph.InputsAsNumpy():
-            t = int(t)
+        for t in indices(self.graph, "Inputs"):
             tensor = self.tensor(t)
             if tensor.Type() not in (_FLOAT32, _INT8):
                 raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
@@ -191,22 +192,22 @@ class Int8Reader(Int8Ops, _Reader):
                 raise ConversionError("input %r has shape %r: only the batch dimension may "
                                       "be dynamic" % (self.tensor_name(t), signature))
             shape = tuple(_tensor_shape(tensor)[1:])
-            value = self.builder.add_input(shape, shape)
+            value = self.builder.add_input(shape, shape, name=self.tensor_name(t))
             if tensor.Type() == _INT8:
                 self.int8_output(value.index, t, "input")
             self.values[t] = value
         last = self.graph.OperatorsLength() - 1 if self.cut_after is None else self.cut_after
         for index in range(last + 1):
-            self.operator(index)
+            self.convert_operator(index)
         if self.new_head:
             op = self.graph.Operators(self.cut_after)
-            self.builder.mark_output(self.attach_head(self.values[int(op.OutputsAsNumpy()[0])]))
+            self.builder.mark_output(self.attach_head(self.values[indices(op, "Outputs")[0]]))
         else:
-            for t in self.graph.OutputsAsNumpy():
-                value = self.values.get(int(t))
+            for t in indices(self.graph, "Outputs"):
+                value = self.values.get(t)
                 if value is None:
                     raise ConversionError("output %r is never written"
-                                          % self.tensor_name(int(t)))
+                                          % self.tensor_name(t))
                 self.builder.mark_output(self.as_float(value, "output"))
         return self.builder
 
@@ -215,8 +216,8 @@ class Int8Reader(Int8Ops, _Reader):
         name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
         self.builder.source_node = index
-        inputs = [int(t) for t in op.InputsAsNumpy()] if op.InputsLength() else []
-        outputs = [int(t) for t in op.OutputsAsNumpy()]
+        inputs = indices(op, "Inputs")
+        outputs = indices(op, "Outputs")
         for t in outputs:
             if self.tensor(t).Type() not in (_FLOAT32, _INT32, _INT64, _INT8):
                 raise ConversionError("output %r has dtype %s" % (
@@ -240,7 +241,7 @@ class Int8Reader(Int8Ops, _Reader):
                     raise ConversionError("op %s is not supported in the int8 part" % name,
                                           op=label, supported=SUPPORTED_INT8_OPS)
                 result = handler(op, values, inputs, outputs, label)
-            except Int8Unsupported:
+            except (Int8Unsupported, CorruptModel):
                 raise
             except ConversionError as error:
                 raise Int8Unsupported(
@@ -258,16 +259,16 @@ class Int8Reader(Int8Ops, _Reader):
         """What export needs to write the file back (SourceRecord.int8), and the notes."""
         kept = set(self.kept_ops)
         core_to_source = {}
-        for position, t in enumerate(int(t) for t in self.graph.InputsAsNumpy()):
+        for position, t in enumerate(indices(self.graph, "Inputs")):
             core_to_source[self.builder.inputs[position]] = t
         constants = {}
         for index in self.kept_ops:
             op = self.graph.Operators(index)
-            for t in op.OutputsAsNumpy():
-                value = self.values.get(int(t))
+            for t in indices(op, "Outputs"):
+                value = self.values.get(t)
                 if value is not None and not value.is_const and value.index in self.quant:
-                    core_to_source[value.index] = int(t)
-            for t in (op.InputsAsNumpy() if op.InputsLength() else ()):
+                    core_to_source[value.index] = t
+            for t in indices(op, "Inputs"):
                 value = self.values.get(int(t))
                 if int(t) >= 0 and value is not None and value.is_const and \
                         not self.has_data(int(t)):
@@ -374,9 +375,9 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
                                         _layers.describe(reader.table[reader.cut_after])))
         if reader.dequantized_weights:
             details_["notes"].insert(0, hybrid_note(len(reader.dequantized_weights)))
-        names = [reader.tensor_name(int(t)) for t in reader.graph.InputsAsNumpy()]
+        names = [reader.tensor_name(t) for t in indices(reader.graph, "Inputs")]
         outputs = ["new_head"] if new_head else \
-            [reader.tensor_name(int(t)) for t in reader.graph.OutputsAsNumpy()]
+            [reader.tensor_name(t) for t in indices(reader.graph, "Outputs")]
         return builder, names, outputs, details_
     moved = None
     try:
@@ -390,8 +391,8 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
                             float_part)
         builder = reader.run()
     graph = reader.graph
-    input_names = [reader.tensor_name(int(t)) for t in graph.InputsAsNumpy()]
-    output_names = [reader.tensor_name(int(t)) for t in graph.OutputsAsNumpy()] \
+    input_names = [reader.tensor_name(t) for t in indices(graph, "Inputs")]
+    output_names = [reader.tensor_name(t) for t in indices(graph, "Outputs")] \
         if not new_head else ["new_head"]
     if not details:
         return builder, input_names, output_names

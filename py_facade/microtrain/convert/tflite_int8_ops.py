@@ -70,8 +70,8 @@ class Int8Ops:
                 value.const.shape != (channels,):
             raise ConversionError("the bias must be an int32 constant [%d]" % channels,
                                   op=label)
-        scales, _, _ = self.tensor_quant(tflite_index, label)
-        quant = _image.Quantization(scales, np.zeros(len(scales), np.int64), 0)
+        scales, zero_points, _ = self.tensor_quant(tflite_index, label)  # zero points 0
+        quant = _image.Quantization(scales, zero_points, 0)
         return self.add_const(value.const, _image.DTYPE_I32, quant)
 
     def _clamp(self, fused, out_index, label):
@@ -111,7 +111,10 @@ class Int8Ops:
         params = (_q.packed_conv_params(zx, zy, lo, hi),) + \
             _image.spatial_params(None, strides, padding)[1:3] + (0,)
         op_type = _ops.DEPTHWISE_CONV2D_S8 if depthwise else _ops.CONV2D_S8
-        return self._q_out(op_type, [x.index, weight, bias, rq], outputs[0], label, params)
+        shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding, channels,
+                                   outputs[0], label)
+        return self._q_out(op_type, [x.index, weight, bias, rq], outputs[0], label, params,
+                           shape=shape)
 
     def q_CONV_2D(self, op, values, inputs, outputs, label):
         return self._conv(op, values, inputs, outputs, label, False)
@@ -173,9 +176,11 @@ class Int8Ops:
                                   supported="NONE")
         self._same_quant(x, outputs[0], label)
         strides, padding = self._conv_common(options, label, dilations=False)
-        params = _image.spatial_params((options.FilterHeight(), options.FilterWidth()),
-                                       strides, padding)
-        return self._q_out(op_type, [x.index], outputs[0], label, params)
+        kernel = (options.FilterHeight(), options.FilterWidth())
+        shape = self.spatial_shape(x, kernel, strides, padding, x.core_shape[2], outputs[0],
+                                   label)
+        params = _image.spatial_params(kernel, strides, padding)
+        return self._q_out(op_type, [x.index], outputs[0], label, params, shape=shape)
 
     def q_MAX_POOL_2D(self, op, values, inputs, outputs, label):
         return self._q_pool(_ops.MAX_POOL2D_S8, op, values, outputs, label)

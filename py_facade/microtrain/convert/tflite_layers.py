@@ -122,13 +122,9 @@ def source_table(reader):
     table, scopes = [], []
     for index in range(reader.graph.OperatorsLength()):
         op = reader.graph.Operators(index)
-        outputs = [reader.tensor_name(int(t)) for t in op.OutputsAsNumpy()]
-        weights = []
-        if op.InputsLength():
-            for t in op.InputsAsNumpy():
-                t = int(t)
-                if t >= 0 and reader.has_data(t):
-                    weights.append(reader.tensor_name(t))
+        outputs = [reader.tensor_name(t) for t in reader.indices(op, "Outputs")]
+        weights = [reader.tensor_name(t) for t in reader.indices(op, "Inputs")
+                   if t >= 0 and reader.has_data(t)]
         kind = reader.op_type_name(index)
         name, aliases, scope = layer_name(outputs, weights, kind)
         table.append({"index": index, "type": kind, "name": name, "aliases": aliases})

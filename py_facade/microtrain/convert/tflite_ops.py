@@ -43,8 +43,35 @@ class TfliteOps:
             raise ConversionError("dilation %dx%d is not supported" % (
                 options.DilationHFactor(), options.DilationWFactor()), op=label,
                 attribute="dilation_h_factor/dilation_w_factor", supported="1")
+        strides = (options.StrideH(), options.StrideW())
+        if not all(1 <= s <= 0xFFFF for s in strides):
+            raise ConversionError("strides %r" % (list(strides),), op=label,
+                                  attribute="stride_h/stride_w", supported="1..65535")
+        if options.Padding() not in (0, 1):
+            raise ConversionError("padding %d" % options.Padding(), op=label,
+                                  attribute="padding", supported="SAME (0), VALID (1)")
         padding = _image.PADDING_SAME if options.Padding() == 0 else _image.PADDING_VALID
-        return (options.StrideH(), options.StrideW()), padding
+        return strides, padding
+
+    def spatial_shape(self, x, kernel, strides, padding, channels, out_index, label):
+        """The [H, W, C] a window op computes from ``x``; the file's declared output shape
+        must be it (the core plans with its own, so a file that says otherwise is refused
+        here, by name)."""
+        if not all(1 <= k <= 0xFFFF for k in kernel):
+            raise ConversionError("a %r window" % (list(kernel),), op=label,
+                                  supported="1..65535 on each axis")
+        height, width = x.core_shape[0], x.core_shape[1]
+        expected = (_image.spatial_output_size(height, kernel[0], strides[0], padding),
+                    _image.spatial_output_size(width, kernel[1], strides[1], padding),
+                    int(channels))
+        declared = tuple(self.sample_shape(out_index, label))
+        if declared != expected:
+            raise ConversionError("the file declares an output of shape %r; a %dx%d window "
+                                  "with strides %r and %s padding over %dx%d gives %r"
+                                  % (list(declared), kernel[0], kernel[1], list(strides),
+                                     "SAME" if padding == _image.PADDING_SAME else "VALID",
+                                     height, width, list(expected)), op=label)
+        return expected
 
     def _spatial_input(self, value, label):
         x = self.activation_input(value, label)
@@ -53,8 +80,7 @@ class TfliteOps:
                                   "[H, W, C]" % (x.shape,), op=label)
         return x
 
-    def _spatial_output(self, op_type, x, weights, params, label, outputs):
-        out_shape = self.sample_shape(outputs[0], label)
+    def _spatial_output(self, op_type, x, weights, params, label, out_shape):
         index = self.builder.op(op_type, [x.index] + weights, out_shape, label, params)
         return Value(out_shape, index=index, producer=len(self.builder.ops) - 1)
 
@@ -75,7 +101,9 @@ class TfliteOps:
             if len(values) > 2 and values[2] is not None else None
         _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
         params = _image.spatial_params(None, strides, padding, fused)
-        return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
+        shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding, w.const.shape[0],
+                                   outputs[0], label)
+        return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, shape)
 
     def op_DEPTHWISE_CONV_2D(self, op, values, inputs, outputs, label):
         x = self._spatial_input(values[0], label)
@@ -93,7 +121,9 @@ class TfliteOps:
                 if len(values) > 2 and values[2] is not None else None
             _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
             params = _image.spatial_params(None, strides, padding, fused)
-            return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, outputs)
+            shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding,
+                                       w.const.shape[3], outputs[0], label)
+            return self._spatial_output(_ops.CONV2D, x, [weight, bias], params, label, shape)
         if w.const.shape[3] != channels or options.DepthMultiplier() not in (0, 1):
             raise ConversionError("depth multiplier %d (filter %r, %d input channels) is not "
                                   "supported" % (options.DepthMultiplier(),
@@ -105,16 +135,20 @@ class TfliteOps:
             if len(values) > 2 and values[2] is not None else None
         _, fused = self.fused(None, options.FusedActivationFunction(), label, conv=True)
         params = _image.spatial_params(None, strides, padding, fused)
+        shape = self.spatial_shape(x, w.const.shape[1:3], strides, padding, channels,
+                                   outputs[0], label)
         return self._spatial_output(_ops.DEPTHWISE_CONV2D, x, [weight, bias], params, label,
-                                    outputs)
+                                    shape)
 
     def _pool(self, op_type, op, values, outputs, label):
         x = self._spatial_input(values[0], label)
         options = self.options(op, "Pool2DOptions")
         strides, padding = self._conv_common(options, label, dilations=False)
         kernel = (options.FilterHeight(), options.FilterWidth())
+        shape = self.spatial_shape(x, kernel, strides, padding, x.core_shape[2], outputs[0],
+                                   label)
         params = _image.spatial_params(kernel, strides, padding)
-        result = self._spatial_output(op_type, x, [], params, label, outputs)
+        result = self._spatial_output(op_type, x, [], params, label, shape)
         return self.fused(result, options.FusedActivationFunction(), label)[0]
 
     def op_MAX_POOL_2D(self, op, values, inputs, outputs, label):
@@ -171,12 +205,17 @@ class TfliteOps:
                 raise ConversionError("the new shape is computed from run-time data", op=label)
             target = [int(d) for d in np.asarray(target.const).ravel()]
             sample = sample_of_target(target, x.core_shape, label)
-            if sample != declared:
+            if sample != tuple(declared):
                 raise ConversionError("new shape %r gives samples of %r, the file declares %r"
                                       % (target, sample, declared), op=label)
         if not 1 <= len(declared) <= 4:
             raise ConversionError("the result has %d dimensions besides the batch; the core "
                                   "holds 1 to 4" % len(declared), op=label)
+        if count(declared) != count(x.core_shape):
+            raise ConversionError("the file declares a result of shape %r: %d elements a "
+                                  "sample, the input has %d" % (list(declared),
+                                                                count(declared),
+                                                                count(x.core_shape)), op=label)
         index = self.builder.reshape_core(x, declared, label)
         return Value(declared, index=index)
 

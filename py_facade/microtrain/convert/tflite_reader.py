@@ -21,8 +21,13 @@ import numpy as np
 
 from .. import ops as _ops
 from ..nn import image as _image
-from .graph import BATCH, Builder, ConversionError, Origin, Value, apply_steps, count
+from . import tflite_checks
+from .budget import FoldBudget
+from .graph import (BATCH, CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value,
+                    apply_steps, count)
+from .tflite_constants import TfliteFolding
 from .tflite_ops import TfliteOps
+from .tflite_schema import schema as _tflite
 
 _TFLITE_IDENTIFIER = b"TFL3"
 _CIRCLE_IDENTIFIER = b"CIR0"
@@ -52,15 +57,6 @@ SUPPORTED_OPS = ("FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (depth multiplier 
                  "STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST)")
 
 
-def _tflite():
-    try:
-        import tflite
-    except ImportError as error:
-        raise ImportError("reading .tflite/.circle needs the 'tflite' and 'flatbuffers' "
-                          "packages: pip install 'microtrain[convert]'") from error
-    return tflite
-
-
 def _names(enum_class):
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_")}
 
@@ -72,9 +68,26 @@ def file_format(data):
 
 
 def parse(data):
-    """The flatbuffer Model table of a .tflite/.circle file (the tflite package's reader)."""
+    """The flatbuffer Model table of a .tflite/.circle file (the tflite package's reader),
+    after ``tflite_checks.verify`` has checked the whole file (a ConversionError else)."""
     tflite = _tflite()
+    tflite_checks.verify(data)
     return tflite.Model.GetRootAsModel(bytearray(data), 0)
+
+
+def _empty_table():
+    """(bytes, position) of a table with no field: every getter gives the schema default."""
+    if not _EMPTY:
+        import flatbuffers
+        builder = flatbuffers.Builder(16)
+        builder.StartObject(0)
+        builder.Finish(builder.EndObject())
+        data = bytearray(builder.Output())
+        _EMPTY.append((data, flatbuffers.encode.Get(flatbuffers.packer.uoffset, data, 0)))
+    return _EMPTY[0]
+
+
+_EMPTY = []
 
 
 def subgraph_data_format(subgraph):
@@ -84,6 +97,13 @@ def subgraph_data_format(subgraph):
     if not offset:
         return 0
     return subgraph._tab.Get(flatbuffers.number_types.Int8Flags, offset + subgraph._tab.Pos)
+
+
+def indices(table, field):
+    """The tensor indices of an operator's or a subgraph's ``field`` ("Inputs",
+    "Outputs") as ints: [] when the file leaves the vector out."""
+    array = getattr(table, field + "AsNumpy")()
+    return [] if isinstance(array, int) else [int(t) for t in array]
 
 
 def _tensor_shape(tensor):
@@ -132,7 +152,9 @@ def buffer_span(model, data, buffer_index):
     return start, buffer.DataLength()
 
 
-class _Reader(TfliteOps):
+class _Reader(TfliteFolding, TfliteOps):
+    indices = staticmethod(indices)
+
     def __init__(self, data, fmt):
         self.tflite = _tflite()
         self.data = bytes(data)
@@ -147,14 +169,16 @@ class _Reader(TfliteOps):
             raise ConversionError("the circle subgraph is CHANNELS_FIRST; supported: "
                                   "CHANNELS_LAST (NHWC)")
         self.builder = Builder(fmt)
+        self.budget = FoldBudget(len(self.data))
+        self.current_label = None  # the operator being converted, for messages
         self.dequantized_weights = set()  # int8 weights read as floats (dynamic range)
         self.frozen_before = 0  # a float model's train_from: earlier weights stay constants
         self.values = {}
         self.consumers = {}
         for index in range(self.graph.OperatorsLength()):
-            for t in self.graph.Operators(index).InputsAsNumpy():
-                self.consumers[int(t)] = self.consumers.get(int(t), 0) + 1
-        self.graph_outputs = set(int(t) for t in self.graph.OutputsAsNumpy())
+            for t in indices(self.graph.Operators(index), "Inputs"):
+                self.consumers[t] = self.consumers.get(t, 0) + 1
+        self.graph_outputs = set(indices(self.graph, "Outputs"))
 
     # ------------------------------------------------------------ tensors
 
@@ -207,15 +231,17 @@ class _Reader(TfliteOps):
 
     def dequantized_weight(self, index, array):
         """scale · (q - zero point) of an int8 constant (a hybrid model's weight)."""
-        from .int8_quant import dequantize
+        from .int8_quant import check_parameters, dequantize
         q = self.tensor(index).Quantization()
         scales = q.ScaleAsNumpy() if q is not None else 0
         if isinstance(scales, int) or len(scales) == 0:
             raise ConversionError("int8 constant %r has no scale" % self.tensor_name(index),
                                   supported="int8 weights with quantization parameters")
         zero_points = q.ZeroPointAsNumpy()
-        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) \
-            else zero_points
+        zero_points = np.zeros(len(scales), np.int64) if isinstance(zero_points, int) or \
+            len(zero_points) == 0 else zero_points
+        check_parameters(scales, zero_points, _INT8, "int8 constant %r"
+                         % self.tensor_name(index), self.current_label)
         self.dequantized_weights.add(index)
         return dequantize(array, scales, zero_points, int(q.QuantizedDimension()))
 
@@ -246,8 +272,7 @@ class _Reader(TfliteOps):
     # ------------------------------------------------------------ import
 
     def run(self):
-        for position, t in enumerate(self.graph.InputsAsNumpy()):
-            t = int(t)
+        for t in indices(self.graph, "Inputs"):
             tensor = self.tensor(t)
             if tensor.Type() != _FLOAT32:
                 raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
@@ -261,23 +286,37 @@ class _Reader(TfliteOps):
             if not 1 <= len(shape) <= 4:
                 raise ConversionError("input %r has %d dimensions besides the batch; the "
                                       "core takes 1 to 4" % (self.tensor_name(t), len(shape)))
-            self.values[t] = self.builder.add_input(shape, shape)
+            self.values[t] = self.builder.add_input(shape, shape, name=self.tensor_name(t))
         for index in range(self.graph.OperatorsLength()):
-            self.operator(index)
-        for t in self.graph.OutputsAsNumpy():
-            value = self.values.get(int(t))
+            self.convert_operator(index)
+        for t in indices(self.graph, "Outputs"):
+            value = self.values.get(t)
             if value is None:
-                raise ConversionError("output %r is never written" % self.tensor_name(int(t)))
+                raise ConversionError("output %r is never written" % self.tensor_name(t))
             self.builder.mark_output(value)
         return self.builder
+
+    def convert_operator(self, index):
+        """``operator(index)``, with what a handler raises on tensors or options that
+        contradict each other (a weight of the wrong rank) refused as a ConversionError
+        naming the operator."""
+        label = "%s op %d (%s)" % (self.fmt, index, self.op_type_name(index))
+        self.current_label = label
+        try:
+            self.operator(index)
+        except ConversionError:
+            raise
+        except CONTRADICTION_ERRORS as error:
+            raise ConversionError("the operator contradicts its tensors or options (%s: %s)"
+                                  % (type(error).__name__, error), op=label) from None
 
     def operator(self, index):
         op = self.graph.Operators(index)
         name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
         self.builder.source_node = index
-        inputs = [int(t) for t in op.InputsAsNumpy()] if op.InputsLength() else []
-        outputs = [int(t) for t in op.OutputsAsNumpy()]
+        inputs = indices(op, "Inputs")
+        outputs = indices(op, "Outputs")
         for t in outputs:
             tensor = self.tensor(t)
             if tensor.Type() not in (_FLOAT32, _INT32, _INT64):
@@ -307,11 +346,22 @@ class _Reader(TfliteOps):
     # ------------------------------------------------------------ helpers
 
     def options(self, op, cls_name):
+        """The op's builtin options as table ``cls_name``: the schema's defaults where the
+        file has none (LiteRT runs a FULLY_CONNECTED without options so); options of
+        another type are refused rather than read as this one."""
         cls = getattr(self.tflite, cls_name)
         table = op.BuiltinOptions()
+        declared = op.BuiltinOptionsType()
         options = cls()
-        if table is not None:
-            options.Init(table.Bytes, table.Pos)
+        if table is None or declared == 0:
+            options.Init(*_empty_table())
+            return options
+        if declared != getattr(self.tflite.BuiltinOptions, cls_name):
+            kinds = _names(self.tflite.BuiltinOptions)
+            raise ConversionError("its builtin options are %s; it takes %s"
+                                  % (kinds.get(declared, "union member %d" % declared),
+                                     cls_name), op=self.current_label)
+        options.Init(table.Bytes, table.Pos)
         return options
 
     def fused(self, value, act, label, conv=False):
@@ -366,54 +416,12 @@ class _Reader(TfliteOps):
 
     # ------------------------------------------------------------ constant folding
 
-    def fold(self, name, op, values, label):
-        """Evaluate an op whose inputs are all constants (shape arithmetic) with numpy."""
-        arrays = [None if v is None else v.const for v in values]
-        if name == "STRIDED_SLICE":
-            o = self.options(op, "StridedSliceOptions")
-            if o.EllipsisMask() or o.NewAxisMask():
-                raise ConversionError("strided slice with ellipsis/new-axis masks", op=label)
-            data, begin, end, strides = arrays
-            slices = []
-            for axis in range(len(begin)):
-                b = None if o.BeginMask() >> axis & 1 else int(begin[axis])
-                e = None if o.EndMask() >> axis & 1 else int(end[axis])
-                s = int(strides[axis])
-                if o.ShrinkAxisMask() >> axis & 1:
-                    slices.append(int(begin[axis]))
-                else:
-                    slices.append(slice(b, e, s))
-            return [np.asarray(data[tuple(slices)])]
-        if name == "PACK":
-            axis = self.options(op, "PackOptions").Axis()
-            return [np.stack([np.asarray(a) for a in arrays], axis=axis)]
-        if name == "CONCATENATION":
-            axis = self.options(op, "ConcatenationOptions").Axis()
-            return [np.concatenate(arrays, axis=axis)]
-        if name == "RESHAPE":
-            return [np.reshape(arrays[0], [int(d) for d in self._declared(op)])]
-        if name in ("SQUEEZE", "EXPAND_DIMS"):
-            return [np.reshape(arrays[0], self._declared(op))]
-        if name == "CAST":
-            out_type = self.tensor(int(op.OutputsAsNumpy()[0])).Type()
-            return [arrays[0].astype(_NUMPY_TYPES.get(out_type, np.float32))]
-        if name == "DEQUANTIZE":  # a float16 or int8 weight (widened when it was read
-            array = np.asarray(arrays[0])  # by this reader, not by the int8 one's)
-            if array.dtype == np.int8:
-                array = self.dequantized_weight(int(op.InputsAsNumpy()[0]), array)
-            return [np.asarray(array, np.float32)]
-        if name == "GATHER":
-            return [np.take(arrays[0], arrays[1], axis=self.options(op, "GatherOptions")
-                            .Axis())]
-        if name in ("ADD", "SUB", "MUL"):
-            function = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply}[name]
-            return [function(arrays[0], arrays[1])]
-        raise ConversionError("op %s on constants is not folded" % name, op=label,
-                              supported="SHAPE, STRIDED_SLICE, PACK, CONCATENATION, RESHAPE, "
-                              "SQUEEZE, EXPAND_DIMS, CAST, GATHER, ADD, SUB, MUL, DEQUANTIZE")
+    def output_type(self, op):
+        """numpy dtype of an op's first output (float32 for a type shape arithmetic lacks)."""
+        return _NUMPY_TYPES.get(self.tensor(indices(op, "Outputs")[0]).Type(), np.float32)
 
     def _declared(self, op):
-        return _tensor_shape(self.tensor(int(op.OutputsAsNumpy()[0])))
+        return _tensor_shape(self.tensor(indices(op, "Outputs")[0]))
 
 
 def name_layers(reader):
@@ -440,8 +448,8 @@ def read(data, fmt, details=False):
     name_layers(reader)
     builder = reader.run()
     graph = reader.graph
-    input_names = [reader.tensor_name(int(t)) for t in graph.InputsAsNumpy()]
-    output_names = [reader.tensor_name(int(t)) for t in graph.OutputsAsNumpy()]
+    input_names = [reader.tensor_name(t) for t in indices(graph, "Inputs")]
+    output_names = [reader.tensor_name(t) for t in indices(graph, "Outputs")]
     if not details:
         return builder, input_names, output_names
     notes = []

@@ -22,8 +22,9 @@ import sys
 
 import numpy as np
 
+from .budget import MAX_TABLES
 from .graph import ConversionError
-from .tflite_reader import _tflite
+from .tflite_schema import schema as _tflite
 
 # A union's enum where it is not named like the field (QuantizationParameters.details,
 # DimensionMetadata's sparse index vectors).
@@ -32,6 +33,9 @@ _UNION_ENUMS = {"Details": "QuantizationDetails", "ArraySegments": "SparseIndexV
 # Buffers' data: the schema's force_align 16 (the generated StartDataVector aligns to 1).
 _VECTOR_ALIGNMENT = {("Buffer", "Data"): 16}
 _FIELDS = {}
+# A tree may read at most this many times the file's bytes (plus 64 KiB): what a file whose
+# tables and vectors are each named once reads, with room for shared strings.
+READ_FACTOR = 4
 
 
 class Table:
@@ -105,54 +109,104 @@ def _union_type_name(type_name, field, code):
 # ---------------------------------------------------------------------------- reading
 
 
-def _read_table(obj):
+class _Walk:
+    """What reading one file's tree has cost: tables, strings and vector bytes read. Tables
+    and vectors may be shared (an offset is just a number), so a small file could name one
+    large vector from every tensor; the walk refuses past ``limit`` bytes read."""
+
+    def __init__(self, data_bytes):
+        self.limit = READ_FACTOR * data_bytes + (64 << 10)
+        self.read = 0
+
+    def charge(self, count, path):
+        self.read += count + 4
+        if self.read > self.limit:
+            raise ConversionError("the file's tables name the same data over and over (at %s "
+                                  "its tree has read %d bytes, more than %d times the file): "
+                                  "not a file a converter writes" % (path, self.read,
+                                                                     READ_FACTOR))
+
+
+def _read_field(obj, cls, type_name, field, path, walk):
+    """The value of one field (see the module doc), or None when it is absent."""
     import flatbuffers
+    if hasattr(cls, field + "AsNumpy"):          # a vector of scalars
+        is_none = getattr(obj, field + "IsNone", None)
+        array = getattr(obj, field + "AsNumpy")()
+        if (is_none is not None and is_none()) or isinstance(array, int):
+            return None
+        walk.charge(array.nbytes, path)
+        return np.array(array)
+    if hasattr(cls, field + "Length"):           # a vector of tables or strings
+        is_none = getattr(obj, field + "IsNone", None)
+        if is_none is not None and is_none():
+            return None
+        getter = getattr(obj, field)
+        length = getattr(obj, field + "Length")()
+        if length > MAX_TABLES:
+            raise ConversionError("%s holds %d entries; at most %d are read (the core runs "
+                                  "256 ops of 256 tensors)" % (path, length, MAX_TABLES))
+        items = []
+        for j in range(length):
+            item = getter(j)
+            where = "%s[%d]" % (path, j)
+            if isinstance(item, bytes):
+                walk.charge(len(item), where)
+                items.append(item)
+            else:
+                items.append(_read_table(item, where, walk))
+        return items
+    value = getattr(obj, field)()
+    if value is None:
+        return None
+    if isinstance(value, flatbuffers.table.Table):   # a union's value
+        member = _union_type_name(type_name, field, getattr(obj, field + "Type")())
+        union = getattr(_module(member), member)()
+        union.Init(value.Bytes, value.Pos)
+        return _read_table(union, "%s(%s)" % (path, member), walk)
+    if hasattr(value, "_tab"):
+        return _read_table(value, path, walk)
+    if isinstance(value, bytes):
+        walk.charge(len(value), path)
+    return value
+
+
+def _read_table(obj, path, walk):
     type_name = type(obj).__name__
     cls = type(obj)
+    walk.charge(0, path)
     fields = {}
     for field in _field_names(type_name):
-        if hasattr(cls, field + "AsNumpy"):          # a vector of scalars
-            is_none = getattr(obj, field + "IsNone", None)
-            array = getattr(obj, field + "AsNumpy")()
-            if (is_none is not None and is_none()) or isinstance(array, int):
-                continue
-            fields[field] = np.array(array)
-        elif hasattr(cls, field + "Length"):         # a vector of tables or strings
-            is_none = getattr(obj, field + "IsNone", None)
-            if is_none is not None and is_none():
-                continue
-            getter = getattr(obj, field)
-            items = [getter(j) for j in range(getattr(obj, field + "Length")())]
-            fields[field] = [item if isinstance(item, bytes) else _read_table(item)
-                             for item in items]
-        else:
-            value = getattr(obj, field)()
-            if value is None:
-                continue
-            if isinstance(value, flatbuffers.table.Table):   # a union's value
-                member = _union_type_name(type_name, field, getattr(obj, field + "Type")())
-                union = getattr(_module(member), member)()
-                union.Init(value.Bytes, value.Pos)
-                fields[field] = _read_table(union)
-            elif hasattr(value, "_tab"):
-                fields[field] = _read_table(value)
-            else:
-                fields[field] = value
+        where = "%s.%s" % (path, field)
+        try:
+            value = _read_field(obj, cls, type_name, field, where, walk)
+        except ConversionError:
+            raise
+        except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
+            raise ConversionError("the file is truncated or corrupt: %s lies outside it or "
+                                  "is malformed (%s: %s)" % (where, type(error).__name__,
+                                                             error)) from None
+        if value is not None:
+            fields[field] = value
     return Table(type_name, fields)
 
 
-def read(data):
-    """The root ``Table("Model")`` of a .tflite/.circle file's bytes."""
+def read(data, writable=True):
+    """The root ``Table("Model")`` of a .tflite/.circle file's bytes. Every field of every
+    table is read, so a file this returns for has no offset, length or union outside the
+    file; a failure names the field (``Model.Subgraphs[0].Tensors[3].Shape``). ``writable``:
+    refuse a file ``write`` could not rewrite (buffers past the flatbuffer)."""
     tflite = _tflite()
+    if len(data) < 8:
+        raise ConversionError("the file is truncated or corrupt: %d bytes hold no "
+                              "flatbuffer" % len(data))
     try:
         model = tflite.Model.GetRootAs(bytearray(data), 0)
-        tree = _read_table(model)
-    except ConversionError:
-        raise
     except Exception as error:  # noqa: BLE001 - flatbuffers' bounds errors on bad bytes
-        raise ConversionError("the file cannot be read whole (truncated or corrupt: %s: %s)"
-                              % (type(error).__name__, error)) from None
-    for position, buffer in enumerate(tree.get("Buffers", [])):
+        raise ConversionError("the file is truncated or corrupt: its root table lies outside "
+                              "it (%s: %s)" % (type(error).__name__, error)) from None
+    tree = _read_table(model, "Model", _Walk(len(data)))
+    for position, buffer in enumerate(tree.get("Buffers", []) if writable else ()):
         if buffer.get("Offset", 0) > 1:
             raise ConversionError("buffer %d lies past the flatbuffer (TensorFlow's layout of "
                                   "files above 2 GB), which export does not rewrite"

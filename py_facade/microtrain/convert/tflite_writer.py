@@ -15,7 +15,7 @@ from .. import ops as _ops
 from ..nn import image as _image
 from . import tflite_tree as _tree
 from .graph import ConversionError
-from .tflite_reader import _tflite
+from .tflite_schema import schema as _tflite
 from .tflite_tree import Table
 
 IDENTIFIERS = {"tflite": b"TFL3", "circle": b"CIR0"}

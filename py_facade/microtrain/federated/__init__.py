@@ -1,6 +1,7 @@
 """``microtrain.federated``: microtrain clients for Flower, and simulated fleets of them.
 
-CPython only (``pip install microtrain[federated]``: Flower with its Ray simulation engine);
+CPython only (the ``federated`` extra, ``pip install '.[federated]'`` in microtrain's source
+tree: Flower with its Ray simulation engine);
 nothing in the core, the session or MicroPython needs it. Aggregation is Flower's: its own
 strategies (FedAvg, FedAvgM, FedProx, FedAdam, FedMedian, ...) run on the server, and
 microtrain never grows a server of its own.

@@ -13,8 +13,9 @@ as the native module ``_microtrain``), so the board runs the same procedure over
 core with the same float32 arithmetic: its update equals the simulated client's bit for bit
 (``tests/federated/``).
 
-Boards: those of ``microtrain.micropython_runner`` (mps2-an500 Cortex-M7, mps2-an385
-Cortex-M3, or the unix port). A board whose emulator dies, times out or whose script fails
+Boards: those of ``microtrain.micropython_runner.run.BOARDS`` (every Cortex-M board the core
+runs on, under QEMU, or the unix port; ``run_fleet`` builds a missing firmware before the
+simulation starts). A board whose emulator dies, times out or whose script fails
 raises ``DeviceError`` with what it printed: the client then sends no update.
 """
 

@@ -1,12 +1,13 @@
 """A simulated fleet of microtrain devices on Flower's simulation engine (Ray).
 
     microtrain fleet --clients 100 --rounds 20 --model M.mtm --data D.npz \\
-        --strategy fedavg --split dirichlet --alpha 0.5 --seed 0 [--plot accuracy.png]
+        --strategy fedavg --split dirichlet --alpha 0.5 --seed 0 [--export global.mtm] \\
+        [--plot accuracy.png]
 
     from microtrain.federated.fleet import run_fleet
     result = run_fleet("M.mtm", "D.npz", clients=100, rounds=20, strategy="fedavg",
                        split="dirichlet", alpha=0.5, seed=0)
-    print(result.table()); result.weights   # the final global trained tensors
+    print(result.table()); result.save("global.mtm")   # or result.apply(session)
 
 Each virtual device is a microtrain ``ClientApp`` (``microtrain.federated.client``) with its
 own session, laid out in an arena of exactly the size the device would declare (``--arena``
@@ -34,7 +35,10 @@ import numpy as np
 
 from .. import _arguments, _files, config as _config, losses as _losses
 from .. import optimizers as _optimizers
+from ..errors import install_hint
+from ..micropython_runner.romfs import RunnerError
 from . import partition as _partition
+from .strategy_names import STRATEGIES
 from .task import FleetTask
 
 # Flower's simulation engine reads these before it starts Ray.
@@ -50,14 +54,22 @@ RAY_OBJECT_STORE_BYTES = 256 << 20
 
 
 class FleetResult:
-    """What ``run_fleet`` returns.
+    """What ``run_fleet`` returns: the global model and how the rounds went.
+
+        result.save("global.mtm")      # or .tflite/.onnx: the model for inference
+        result.apply(session)          # into a session of the same model
+        result.crc32 == session.weights_crc32()
 
     Attributes:
         rounds:  [{"round", "clients", "dropped", "accuracy", "loss", "train_loss",
                    "bytes_down", "bytes_up", "seconds"}] for rounds 0 (the initial model:
                    evaluation only) to R
-        weights: the final global trained tensors (numpy float32, session order)
+        weights: every weight tensor of the final global model (numpy float32, in
+                 ``get_weights()`` order): the trained ones as the fleet left them, the
+                 frozen ones as the model image holds them
+        trained_weights: the trained tensors alone (what travelled), in that order
         keys:    their ArrayRecord keys ("t<tensor index>")
+        model:   the model image (bytes) every client started from
         dropped: [(round, partition, reason)] of every dropped reply (the reason: what the
                  client raised, or why the server's guard refused its reply)
         notes:   [(round, text)] about whole rounds: an aggregate that was not taken, a
@@ -66,24 +78,63 @@ class FleetResult:
         seconds: wall time of the whole simulation
     """
 
-    def __init__(self, rounds, weights, keys, dropped, arena_bytes, seconds, settings,
-                 notes=()):
+    def __init__(self, rounds, trained_weights, keys, dropped, arena_bytes, seconds, settings,
+                 notes=(), model=None):
         self.rounds = rounds
         self.notes = list(notes)
-        self.weights = weights
+        self.trained_weights = trained_weights
         self.keys = keys
         self.dropped = dropped
         self.arena_bytes = arena_bytes
         self.seconds = seconds
         self.settings = settings
+        self.model = model
+        self._weights = None
+
+    def _session(self):
+        """A session of the fleet's model, compiled as its clients were."""
+        from ..train_session import TrainSession
+        from . import local_round
+        if self.model is None:
+            raise ValueError("this FleetResult holds no model image (model=None): only its "
+                             "trained tensors")
+        session = TrainSession(self.model)
+        try:
+            local_round.compile_session(session, self.settings)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    @property
+    def weights(self):
+        if self._weights is None:
+            with self._session() as session:
+                session.set_weights(self.trained_weights)  # the trained subset, in order
+                self._weights = session.get_weights()
+        return self._weights
 
     @property
     def crc32(self):
-        """zlib.crc32 of the final global trained tensors (float32 little-endian)."""
+        """zlib.crc32 over every weight of the global model (float32 little-endian, in
+        get_weights() order): what ``weights_crc32()`` of a session holding it gives."""
         crc = 0
         for weight in self.weights:
             crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
         return crc & 0xFFFFFFFF
+
+    def apply(self, session):
+        """Put the global model's weights into ``session`` (a session of the same model,
+        compiled or not)."""
+        session.set_weights(self.weights)
+
+    def save(self, path, format=None):
+        """Write the global model for inference, atomically: an .mtm image, or by ``format``
+        or the extension a .tflite / .circle / .onnx file
+        (``Session.export_model_for_inference``)."""
+        with self._session() as session:
+            session.set_weights(self.trained_weights)
+            session.export_model_for_inference(path, format)
 
     @property
     def accuracy(self):
@@ -106,7 +157,7 @@ class FleetResult:
         try:
             import matplotlib
         except ImportError:
-            raise RuntimeError("plotting needs matplotlib: pip install microtrain[plot]")
+            raise RuntimeError("plotting needs matplotlib: %s" % install_hint("plot"))
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         rounds = [row["round"] for row in self.rounds]
@@ -129,6 +180,21 @@ class FleetResult:
             plt.close(figure)
 
 
+class FlowerMissing(ImportError):
+    """Flower (the ``federated`` extra) is not installed."""
+
+
+def require_flower():
+    """Import Flower's logger (it sets itself to DEBUG on import, so it must be imported
+    before its level is lowered; the simulation engine itself is imported after the
+    checks), or raise FlowerMissing saying how to install Flower."""
+    try:
+        import flwr.common.logger  # noqa: F401
+    except ImportError as error:
+        raise FlowerMissing("microtrain fleet needs Flower (%s): %s"
+                            % (error, install_hint("federated")))
+
+
 def _model_bytes(model):
     if isinstance(model, (bytes, bytearray)):
         return bytes(model)
@@ -139,41 +205,56 @@ def _model_bytes(model):
 
 def make_settings(optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
                   loss="categorical_crossentropy", batch_size=_config.DEFAULT_BATCH_SIZE,
-                  trainable=-1, epochs=1, proximal_mu=0.0, seed=0):
-    """The local-round settings (``local_round.SETTING_NAMES``), names checked."""
+                  trainable="all", epochs=1, proximal_mu=0.0, seed=0, num_trainable_ops=None):
+    """The local-round settings (``local_round.SETTING_NAMES``), names checked. What trains
+    is compile()'s ``trainable`` (all, bias, the last N layers with weights, layers by
+    position or name) or onert's ``num_trainable_ops`` (the last N ops), one of them."""
     optimizer = _optimizers.get(optimizer).name
     loss = _losses.get(loss).name
     rate = _optimizers.get(optimizer).get_config()["learning_rate"] if learning_rate is None \
         else float(learning_rate)
-    return {"optimizer": optimizer, "learning_rate": rate, "loss": loss,
-            "batch_size": int(batch_size), "trainable": int(trainable), "epochs": int(epochs),
-            "proximal_mu": float(proximal_mu), "seed": int(seed)}
+    if num_trainable_ops is not None and trainable not in (None, "all"):
+        raise ValueError("give trainable or num_trainable_ops, not both")
+    settings = {"optimizer": optimizer, "learning_rate": rate, "loss": loss,
+                "batch_size": int(batch_size),
+                "trainable": "all" if trainable is None else trainable, "epochs": int(epochs),
+                "proximal_mu": float(proximal_mu), "seed": int(seed)}
+    if num_trainable_ops is not None:
+        settings["num_trainable_ops"] = int(num_trainable_ops)
+    return settings
 
 
 def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dirichlet",
               alpha=0.5, classes_per_client=2, seed=0, epochs=1, batch_size=16,
               optimizer="sgd", learning_rate=DEFAULT_LEARNING_RATE,
-              loss="categorical_crossentropy", trainable=-1, proximal_mu=None, fraction=1.0,
+              loss="categorical_crossentropy", trainable="all", proximal_mu=None, fraction=1.0,
               fraction_evaluate=0.0, strategy_options=None, arena_bytes=None, faults=None,
               device=None, isolate=False, cpus=2, client_cpus=1.0, verbose=False,
-              stream=None):
-    """Run a simulated fleet; returns a ``FleetResult`` (see the module doc). ``strategy``:
-    a name of ``server.STRATEGIES`` or a Flower strategy class; ``proximal_mu`` (FedProx,
-    default 0.01 there) goes to the strategy, which sends it to the clients;
-    ``strategy_options``: more keyword arguments of the strategy (FedAdam's eta, ...);
-    ``faults``/``device``/``isolate``: see ``FleetTask``; ``stream``: where rounds are printed as they
-    end (None: nowhere)."""
+              stream=None, num_trainable_ops=None):
+    """Run a simulated fleet; returns a ``FleetResult`` (see the module doc). What the
+    clients train, and send: ``trainable`` as compile() takes it (all, bias, the last N
+    layers with weights, layers by position or name) or onert's ``num_trainable_ops`` (the
+    last N ops). ``strategy``: a name of ``STRATEGIES`` (strategy_names.py) or a Flower
+    strategy class; ``proximal_mu`` (FedProx, default 0.01 there) goes to the strategy,
+    which sends it to the clients; ``strategy_options``: more keyword arguments of the
+    strategy (FedAdam's eta, ...); ``faults``/``device``/``isolate``: see ``FleetTask``;
+    ``stream``: where rounds are printed as they end (None: nowhere). Flower's own notices
+    (its INFO lines, the deprecation of run_simulation, "fraction_evaluate is set to 0.0":
+    this fleet evaluates on the server on purpose) are shown with ``verbose`` only; the
+    fleet's own warnings (dropped clients, logger ``microtrain.federated``) always are."""
+    require_flower()
     for name, value in _QUIET_ENV.items():
         os.environ.setdefault(name, value)
-    flower_log = logging.getLogger("flwr")
+    flower_log = logging.getLogger("flwr")  # set to DEBUG by Flower's import, done above
     level = flower_log.level
-    if not verbose:  # Flower's INFO lines and its deprecation notice of run_simulation
+    if not verbose:
         flower_log.setLevel(logging.ERROR)
     try:
         return _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client,
                     seed, epochs, batch_size, optimizer, learning_rate, loss, trainable,
                     proximal_mu, fraction, fraction_evaluate, strategy_options, arena_bytes,
-                    faults, device, isolate, cpus, client_cpus, verbose, stream)
+                    faults, device, isolate, cpus, client_cpus, verbose, stream,
+                    num_trainable_ops)
     finally:
         flower_log.setLevel(level)
 
@@ -196,19 +277,22 @@ def strategy_defaults(name, options=None, proximal_mu=None, learning_rate=None):
 def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
          epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
          fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
-         client_cpus, verbose, stream):
+         client_cpus, verbose, stream, num_trainable_ops):
     check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
                     client_cpus)
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
-                             0.0, seed)
+                             0.0, seed, num_trainable_ops)
     options = strategy_defaults(strategy_name, strategy_options, proximal_mu,
                                 settings["learning_rate"])
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
     task.check()  # the model, settings and data shapes, before Ray starts
     parts = task.parts()  # and the split
+    if task.device:  # its firmware, built now if missing (not by the clients, in parallel)
+        from ..micropython_runner.run import ensure_firmware
+        ensure_firmware(task.device.get("board", "mps2-an500"))
     sizes, held = _partition.describe(parts, task.arrays()["y"])
     from flwr.simulation import run_simulation  # imports Ray: after the checks
     from . import client as _client, server as _server
@@ -272,7 +356,7 @@ def _collect(task, recorder, elapsed, stream):
         local_round.compile_session(session, task.settings)
         arena = session.memory_plan()["total_bytes"]
     fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings, list(fleet_log.notes))
+                        arena, elapsed, task.settings, list(fleet_log.notes), task.model)
     if stream is not None:
         stream.write(fleet.table() + "\n")
         for server_round, partition, reason in fleet.dropped:
@@ -301,7 +385,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser():
-    from .server import STRATEGIES
     from . import device
     values = _arguments
     parser = _Parser(prog="microtrain fleet",
@@ -334,8 +417,7 @@ def _parser():
                         default=DEFAULT_LEARNING_RATE)
     parser.add_argument("--loss", default="categorical_crossentropy",
                         choices=sorted(_losses.ALIASES))
-    parser.add_argument("--trainable", type=values.integer(-1), default=-1,
-                        help="train the last N ops on the clients (-1: all)")
+    values.add_trainable(parser)  # what the clients train (and send)
     parser.add_argument("--proximal-mu", type=values.non_negative_float, default=None,
                         help="FedProx's mu (with --strategy fedprox; default 0.01)")
     parser.add_argument("--server-lr", type=values.positive_float, default=None,
@@ -356,9 +438,13 @@ def _parser():
     parser.add_argument("--client-cpus", type=values.positive_float, default=1.0,
                         help="CPUs per simulated client, at most --cpus (fractions run more "
                              "at once)")
+    parser.add_argument("--export", metavar="OUT",
+                        help="write the global model there for inference: an .mtm image, or "
+                             "a .tflite/.circle/.onnx file by its extension")
     parser.add_argument("--plot", help="write accuracy and loss per round to this PNG "
                                        "(needs matplotlib)")
-    parser.add_argument("--verbose", action="store_true", help="Flower's and Ray's logs too")
+    parser.add_argument("--verbose", action="store_true",
+                        help="Flower's and Ray's logs too (their notices included)")
     return parser
 
 
@@ -411,6 +497,22 @@ def _strategy_options(args):
     return options
 
 
+def _check_plot_and_export(args):
+    """What --plot and --export need, checked before the simulation rather than after it:
+    matplotlib, a known extension, writable files (microtrain._files)."""
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise RuntimeError("--plot needs matplotlib: %s" % install_hint("plot"))
+        _files.check_writable(args.plot)
+    if args.export:
+        if not args.export.lower().endswith((".mtm", ".tflite", ".circle", ".onnx")):
+            raise ValueError("--export %s: the global model is written as .mtm, .tflite, "
+                             ".circle or .onnx (by its extension)" % args.export)
+        _files.check_writable(args.export)
+
+
 def main(argv=None):
     """``microtrain fleet ...``; returns the exit status."""
     parser = _parser()
@@ -423,12 +525,14 @@ def main(argv=None):
                         args.cpus, args.client_cpus)
     except ValueError as error:
         parser.error(str(error))
-    if args.plot:  # refused now, not after the simulation
-        try:
-            _files.check_writable(args.plot)
-        except OSError as error:
-            sys.stderr.write("microtrain fleet: error: %s\n" % error)
-            return 1
+    try:  # refused now, not after the simulation
+        _check_plot_and_export(args)
+        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                                   args.num_trainable_ops)
+        require_flower()
+    except (FlowerMissing, RuntimeError, ValueError, OSError) as error:
+        sys.stderr.write("microtrain fleet: error: %s\n" % error)
+        return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)
@@ -438,16 +542,20 @@ def main(argv=None):
                            classes_per_client=args.classes_per_client, seed=args.seed,
                            epochs=args.epochs, batch_size=args.batch_size,
                            optimizer=args.optimizer, learning_rate=args.learning_rate,
-                           loss=args.loss, trainable=args.trainable,
+                           loss=args.loss, trainable=trainable,
+                           num_trainable_ops=num_trainable_ops,
                            proximal_mu=args.proximal_mu, fraction=args.fraction,
                            strategy_options=_strategy_options(args), arena_bytes=args.arena,
                            device=device, isolate=args.isolate, cpus=args.cpus, client_cpus=args.client_cpus,
                            verbose=args.verbose, stream=sys.stdout)
+        if args.export:
+            result.save(args.export)
+            print("global model: %s (weights crc32 0x%08x)" % (args.export, result.crc32))
         if args.plot:
             result.plot(args.plot, "%d clients, %s, %s split" % (args.clients, args.strategy,
                                                                   args.split))
             print("plot: %s" % args.plot)
-    except (ValueError, OSError, RuntimeError) as error:
+    except (ValueError, OSError, RuntimeError, RunnerError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 1
     return 0

@@ -7,8 +7,8 @@ update a board computes is, by construction, the simulated client's procedure ov
 core: same compile, same weights, same batch order, same steps, the same bits.
 
     settings = {"optimizer": "sgd", "learning_rate": 0.05, "loss": "categorical_crossentropy",
-                "batch_size": 16, "trainable": -1, "epochs": 1, "proximal_mu": 0.0,
-                "seed": 0}
+                "batch_size": 16, "trainable": "all", "epochs": 1, "proximal_mu": 0.0,
+                "seed": 0}   # optionally "num_trainable_ops": N instead of trainable
     compile_session(session, settings)
     update, logs = train_round(session, global_trained_weights, x, y, settings,
                                server_round, partition)
@@ -24,11 +24,15 @@ sends no update at all.
 
 from microtrain import _random
 from microtrain import optimizers as _optimizers
+from microtrain import trainable as _trainable
 from microtrain.data import DataLoader
 
+# "trainable" is compile()'s (all, bias, the last N layers with weights, or layers by
+# position or name); "num_trainable_ops", when a setting holds it, is onert's count of ops
+# and replaces it
 SETTING_NAMES = ("optimizer", "learning_rate", "loss", "batch_size", "trainable", "epochs",
                  "proximal_mu", "seed")
-_INTEGER_SETTINGS = ("batch_size", "trainable", "epochs", "seed")
+_INTEGER_SETTINGS = ("batch_size", "epochs", "seed", "num_trainable_ops")
 _FLOAT_SETTINGS = ("learning_rate", "proximal_mu")
 
 
@@ -47,9 +51,11 @@ def optimizer_for(settings):
 def compile_session(session, settings, metrics=()):
     """Compile for local training as the device would: its batch size, what trains, the
     update guard on (a refused step changes nothing) and FedProx's term when μ > 0."""
+    ops = settings.get("num_trainable_ops")
     session.compile(optimizer_for(settings), settings["loss"], metrics=list(metrics),
                     batch_size=int(settings["batch_size"]),
-                    num_trainable_ops=int(settings["trainable"]), guard_gradients=True,
+                    trainable=None if ops is not None else settings["trainable"],
+                    num_trainable_ops=None if ops is None else int(ops), guard_gradients=True,
                     proximal_mu=float(settings["proximal_mu"]))
 
 
@@ -92,8 +98,18 @@ def train_round(session, trained_weights, x, y, settings, server_round, partitio
 
 def settings_to_words(settings):
     """``name=value`` words (the device script's arguments)."""
-    return ["%s=%r" % (name, settings[name]) if name in _FLOAT_SETTINGS
-            else "%s=%s" % (name, settings[name]) for name in SETTING_NAMES]
+    names = list(SETTING_NAMES)
+    if settings.get("num_trainable_ops") is not None:
+        names.append("num_trainable_ops")
+    words = []
+    for name in names:
+        if name in _FLOAT_SETTINGS:
+            words.append("%s=%r" % (name, settings[name]))
+        elif name == "trainable":
+            words.append("trainable=%s" % _trainable.spec_text(settings[name]))
+        else:
+            words.append("%s=%s" % (name, settings[name]))
+    return words
 
 
 def settings_from_words(words):
@@ -101,7 +117,9 @@ def settings_from_words(words):
     settings = {}
     for word in words:
         name, value = word.split("=", 1)
-        if name in _INTEGER_SETTINGS:
+        if name == "trainable":
+            settings[name] = _trainable.parse_spec(value)
+        elif name in _INTEGER_SETTINGS:
             settings[name] = int(value)
         elif name in _FLOAT_SETTINGS:
             settings[name] = float(value)

@@ -33,14 +33,9 @@ from flwr.serverapp import strategy as _strategies
 
 from ..errors import MicrotrainError
 from . import client as _client, guard as _guard
+from .strategy_names import STRATEGIES
 
 LOG = logging.getLogger("microtrain.federated")
-
-# command-line name -> Flower strategy class name
-STRATEGIES = {"fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx",
-              "fedadam": "FedAdam", "fedadagrad": "FedAdagrad", "fedyogi": "FedYogi",
-              "fedmedian": "FedMedian", "fedtrimmedavg": "FedTrimmedAvg", "krum": "Krum",
-              "multikrum": "MultiKrum", "bulyan": "Bulyan", "qfedavg": "QFedAvg"}
 
 
 def _array_bytes(content):

@@ -21,17 +21,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENV_FIRMWARE_DIR = "MICROTRAIN_MICROPYTHON_DIR"
 ENV_SOURCE_DIR = "MICROTRAIN_SOURCE_DIR"  # as microtrain firmware uses it
 
-# QEMU program, machine and options, firmware file, and where the ROMFS images go: on the mps2
-# boards their 16 MiB PSRAM (MicroPython's code, data and heap live in the 4 MiB SSRAM1 at 0);
-# on RISC-V virt 16 MiB of DRAM at 16 MiB (MicroPython's code, data, heap and stack take the
-# first 12.1 MiB: tools/micropython/build_firmware.sh). MicroPython's exit is a semihosting
-# call on all three. Its VIRT_RV32 startup clears satp, a register of the supervisor mode
-# that the SiFive E31 model lacks: it runs on QEMU's generic rv32 CPU (code for RV32IMAC).
+# The boards microtrain's MicroPython firmware runs on (tools/micropython/build_firmware.sh
+# builds each; its --list is this list): every Cortex-M board the core runs on (the mps2 and
+# mps3 presets of CMakePresets.json: Cortex-M3, M4F, M7, M33, M55), RISC-V virt, and
+# MicroPython's unix port. Per board: the QEMU program, machine and options, the firmware
+# file, and where the ROMFS images (and the --out RAM disk) go: 16 MiB of RAM the firmware
+# does not otherwise use. That is the PSRAM of the mps2 boards (MicroPython's code, data and
+# heap live in the 4 MiB SSRAM1: at 0, or at its secure alias 0x10000000 on the AN505), the
+# DDR of the AN547 at its secure alias (code in the ITCM, data and heap in 4 MiB of SRAM at
+# 0x31000000: tools/micropython/boards/MPS3_AN547), and on RISC-V virt 16 MiB of DRAM at
+# 16 MiB (MicroPython's code, data, heap and stack take the first 12.1 MiB:
+# tools/micropython/build_firmware.sh). MicroPython's exit is a semihosting call on all of
+# them. Its VIRT_RV32 startup clears satp, a register of the supervisor mode that the SiFive
+# E31 model lacks: it runs on QEMU's generic rv32 CPU (code for RV32IMAC).
 BOARDS = {
-    "mps2-an500": {"qemu": "qemu-system-arm", "machine": "mps2-an500", "options": [],
-                   "file": "firmware.elf", "data_address": 0x60000000, "data_bytes": 16 << 20},
     "mps2-an385": {"qemu": "qemu-system-arm", "machine": "mps2-an385", "options": [],
                    "file": "firmware.elf", "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "mps2-an386": {"qemu": "qemu-system-arm", "machine": "mps2-an386", "options": [],
+                   "file": "firmware.elf", "data_address": 0x21000000, "data_bytes": 16 << 20},
+    "mps2-an500": {"qemu": "qemu-system-arm", "machine": "mps2-an500", "options": [],
+                   "file": "firmware.elf", "data_address": 0x60000000, "data_bytes": 16 << 20},
+    "mps2-an505": {"qemu": "qemu-system-arm", "machine": "mps2-an505", "options": [],
+                   "file": "firmware.elf", "data_address": 0x80000000, "data_bytes": 16 << 20},
+    "mps3-an547": {"qemu": "qemu-system-arm", "machine": "mps3-an547", "options": [],
+                   "file": "firmware.elf", "data_address": 0x70000000, "data_bytes": 16 << 20},
     "rv32imac-qemu": {"qemu": "qemu-system-riscv32", "machine": "virt",
                       "options": ["-bios", "none"], "file": "firmware.elf",
                       "data_address": 0x81000000, "data_bytes": 16 << 20},
@@ -82,12 +95,44 @@ def firmware_path(board, firmware_dir=None):
 
 
 def build_firmware(boards):
-    """Run tools/micropython/build_firmware.sh for ``boards`` (incremental)."""
+    """Run tools/micropython/build_firmware.sh for ``boards`` (incremental); RunnerError when
+    it fails (its own messages, printed above, say why: offline, no toolchain, ...)."""
     source = source_dir()
     if source is None:
-        raise RunnerError("--build needs microtrain's source tree (tools/micropython/"
-                          "build_firmware.sh); set %s" % ENV_SOURCE_DIR)
-    subprocess.run(["bash", os.path.join(source, _BUILD_SCRIPT)] + list(boards), check=True)
+        raise RunnerError("building the firmware needs microtrain's source tree (tools/"
+                          "micropython/build_firmware.sh); set %s" % ENV_SOURCE_DIR)
+    command = ["bash", os.path.join(source, _BUILD_SCRIPT)] + list(boards)
+    status = subprocess.run(command).returncode
+    if status != 0:
+        raise RunnerError("building the MicroPython firmware for %s failed (build_firmware.sh "
+                          "exited with status %d; its messages are above). Offline, give "
+                          "MicroPython's source as MICROPYTHON_TARBALL=/path/to/"
+                          "micropython-1.28.0.tar.gz" % (", ".join(boards), status))
+
+
+def ensure_firmware(board, firmware=None, build=False):
+    """The firmware file of ``board``: ``firmware`` if given, else the default one
+    (``firmware_path``), which is built first when missing (or, with ``build``, brought up
+    to date) if this is microtrain's source tree; RunnerError when there is none."""
+    if board not in BOARDS:
+        raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
+    if firmware:
+        if not os.path.exists(firmware):
+            raise RunnerError("no firmware %s (tools/micropython/build_firmware.sh %s builds "
+                              "microtrain's)" % (firmware, board))
+        return firmware
+    path = firmware_path(board)
+    explicit = os.environ.get(ENV_FIRMWARE_DIR)
+    if build or (not os.path.exists(path) and not explicit and source_dir() is not None):
+        if not os.path.exists(path):
+            sys.stderr.write("microtrain micropython: building the firmware of %s first (once; "
+                             "a minute or two)\n" % board)
+            sys.stderr.flush()
+        build_firmware([board])
+    if not os.path.exists(path):
+        raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
+                          "build_firmware.sh %s` in microtrain's source tree" % (path, board))
+    return path
 
 
 def _qemu_command(board, firmware, images, disk_bytes=0):
@@ -320,7 +365,8 @@ def _regular(path, what, reader=_files.require_regular):
 def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, **options):
     """Run ``script`` (a path) on ``board`` with the ``--data`` files (["HOST=GUEST"]) and
     ``out`` ("HOSTDIR=/GUESTDIR" or None); returns the script's exit status. ``options``
-    go to run_board (stdout, stderr, qemu_args) on the QEMU boards."""
+    go to run_board (stdout, stderr, qemu_args) on the QEMU boards. A board's missing
+    default firmware is built first (``ensure_firmware``)."""
     if board not in BOARDS:
         raise RunnerError("unknown board %r (%s)" % (board, ", ".join(sorted(BOARDS))))
     if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
@@ -331,10 +377,7 @@ def run(board, script, data=(), args=(), firmware=None, timeout=600, out=None, *
     except UnicodeDecodeError as error:
         raise RunnerError("the script %s is not UTF-8 text (%s)" % (script, error))
     mounts = plan_mounts(data)
-    firmware = firmware or firmware_path(board)
-    if not os.path.exists(firmware):
-        raise RunnerError("no firmware %s; build it with `bash tools/micropython/"
-                          "build_firmware.sh %s` (or pass --build)" % (firmware, board))
+    firmware = ensure_firmware(board, firmware)
     _regular(firmware, "the firmware")
     if out is not None:
         out = parse_out(out)

@@ -166,6 +166,10 @@ def spatial_params(kernel, strides, padding, fused=FUSED_NONE):
     holds them, a byte each); ``fused`` the activation of a convolution (FUSED_*), FUSED_NONE
     for pools.
     """
+    for what, pair in (("kernel", kernel), ("strides", strides)):
+        if pair is not None and not all(1 <= int(v) <= 0xFFFF for v in pair):
+            raise ValueError("%s %r: each must be 1..65535 (16 bits of a param)"
+                             % (what, list(pair)))
     packed_kernel = 0 if kernel is None else int(kernel[0]) | int(kernel[1]) << 16
     packed_strides = int(strides[0]) | int(strides[1]) << 16
     if isinstance(padding, (tuple, list)):

@@ -12,6 +12,7 @@ planner's lower bound. matplotlib is optional: ``MissingMatplotlib`` says so.
 """
 
 from .. import _files
+from ..errors import install_hint
 from . import arena
 
 COLOURS = {
@@ -32,8 +33,8 @@ def _pyplot():
         matplotlib.use("Agg")  # files only: no display needed
         import matplotlib.pyplot as pyplot
     except ImportError:
-        raise MissingMatplotlib("drawing the arena needs matplotlib: pip install matplotlib "
-                                "(or microtrain[plot])") from None
+        raise MissingMatplotlib("drawing the arena needs matplotlib: %s"
+                                % install_hint("plot")) from None
     return pyplot
 
 

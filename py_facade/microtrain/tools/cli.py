@@ -5,8 +5,10 @@
         --validation-split 0.2 --metric categorical_accuracy --num-of-trainable-ops -1 \\
         --checkpoint CK [--load-checkpoint CK] [--export OUT.mtm]
     microtrain eval MODEL --load-input:raw X.bin --load-expected:raw Y.bin [--load-checkpoint CK]
+        (with a checkpoint, its optimizer and trained set unless given)
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--proximal-mu 0.01] [--plot arena.png]
+    microtrain info CK                 (what a checkpoint holds)
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
@@ -32,8 +34,8 @@ import time
 
 import numpy as np
 
-from .. import _array_files, _files, data as _data, losses as _losses
-from .. import ops as _ops
+from .. import _arguments, _array_files, _files, checkpoint_info as _checkpoint_info
+from .. import config as _config, data as _data, losses as _losses, ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
 from ..nn import image as _image
@@ -82,26 +84,70 @@ def _model(path):
     return data
 
 
-def _open_session(args):
+def _checkpoint_summary(path):
+    """What the checkpoint at ``path`` holds (checkpoint_info.read_summary)."""
+    handle, size = _opened(path, "checkpoint",
+                           lambda: _files.open_regular(path, "a checkpoint"))
+    with handle:
+        def read(offset, count):
+            handle.seek(offset)
+            return handle.read(count)
+
+        try:
+            return _checkpoint_info.read_summary(read, size)
+        except ValueError as error:
+            raise ValueError("checkpoint %s: %s" % (path, error))
+
+
+def _checkpoint_layers(session, summary):
+    """(layer positions, biases_only) whose training gives exactly the checkpoint's trained
+    tensors: what an evaluation compiles so that the checkpoint fits without the training
+    flags it was saved with."""
+    wanted = [index for index, _ in summary["records"]]
+    parsed = _image.read_image(session.model_image)
+    layer_of = [op["layer"] for op in session.model_description()["ops"]]
+    layers = sorted({layer_of[number] for number, op in enumerate(parsed.ops)
+                     if any(i in wanted for i in op.inputs if i is not None)})
+    biases_only = all(len(parsed.tensors[i].dims) == 1 for i in wanted) and \
+        any(len(parsed.tensors[i].dims) > 1 for number, op in enumerate(parsed.ops)
+            if layer_of[number] in layers for i in op.inputs
+            if i is not None and parsed.tensors[i].flags & _image.FLAG_TRAINABLE)
+    return layers, biases_only
+
+
+def _open_session(args, checkpoint=None):
+    """The session of the command's model, compiled from its flags; ``checkpoint`` (a
+    summary) fills in the optimizer and the trained set when the flags do not give them."""
     from ..train_session import TrainSession
     path = _model_path(args)
     session = TrainSession(_model(path))
-    optimizer = _optimizers.get(args.optimizer)
+    try:
+        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                                   args.num_trainable_ops)
+    except ValueError as error:
+        raise UsageError(str(error))
+    biases_only = args.biases_only
+    name = args.optimizer or _config.DEFAULT_OPTIMIZER
+    if checkpoint is not None:
+        if args.optimizer is None:
+            name = checkpoint["optimizer"]
+        if args.trainable is None and args.num_trainable_ops is None:
+            trainable, fit_biases = _checkpoint_layers(session, checkpoint)
+            biases_only = biases_only or fit_biases
+    optimizer = _optimizers.get(name)
+    if checkpoint is not None and args.optimizer is None and checkpoint["state_arrays"] == 1:
+        optimizer = _optimizers.SGD(momentum=0.9)  # any momentum keeps the state's size
     if args.learning_rate is not None:
         config = optimizer.get_config()
         config["learning_rate"] = args.learning_rate
         optimizer = type(optimizer)(**config)
     loss = _losses.get(args.loss)
     loss = type(loss)(reduction=args.reduction)
-    if args.num_trainable_ops is not None and args.trainable is not None:
-        raise UsageError("give --trainable or --num-of-trainable-ops, not both")
-    if args.num_trainable_ops is not None and args.num_trainable_ops < -1:
-        raise UsageError("--num-of-trainable-ops must be >= -1")
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
     try:
         session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
-                        trainable=args.trainable, num_trainable_ops=args.num_trainable_ops,
-                        biases_only=args.biases_only,
+                        trainable=trainable, num_trainable_ops=num_trainable_ops,
+                        biases_only=biases_only,
                         accumulate_gradients=getattr(args, "accumulate_gradients", False),
                         proximal_mu=getattr(args, "proximal_mu", 0.0))
     except ValueError as error:
@@ -114,6 +160,9 @@ def _open_session(args):
 def _read_file(path, sample_shape, dtype, what):
     if path.endswith(".npy"):
         array = _opened(path, what, lambda: _array_files.open_npy(path, what))
+        width = int(np.prod(sample_shape, dtype=np.int64))
+        if len(sample_shape) > 1 and array.ndim == 2 and array.shape[1] == width:
+            array = array.reshape((len(array),) + tuple(sample_shape))  # flat rows, as raw
         if tuple(array.shape[1:]) != tuple(sample_shape):
             raise ValueError("%s %s holds samples of shape %s, the model needs %s"
                              % (what, path, tuple(array.shape[1:]), tuple(sample_shape)))
@@ -221,7 +270,8 @@ def run_train(args):
         _print_parameters(args, session, optimizer, loss)
         history = session.train(loader, epochs=args.epochs,
                                 validation_split=args.validation_split,
-                                checkpoint_path=args.checkpoint, verbose=args.verbose)
+                                checkpoint_path=args.checkpoint, verbose=args.verbose,
+                                line_format="onert_train")
         if args.export:
             session.export_model_for_inference(args.export)
             print("exported %s" % args.export)
@@ -230,7 +280,9 @@ def run_train(args):
 
 
 def run_eval(args):
-    path, session, optimizer, loss = _open_session(args)
+    # evaluation updates nothing: a checkpoint's optimizer and trained set need no flags
+    summary = _checkpoint_summary(args.load_checkpoint) if args.load_checkpoint else None
+    path, session, optimizer, loss = _open_session(args, summary)
     with session:
         loader = _loader(args, session, loss)
         if args.load_checkpoint:
@@ -303,6 +355,13 @@ def _flags_text(flags):
 
 def run_info(args):
     _outputs(args.plot)
+    path = _model_path(args)
+    handle, _ = _opened(path, "model", lambda: _files.open_regular(path, "a model image"))
+    with handle:
+        checkpoint = _checkpoint_info.is_checkpoint(handle.read(4))
+    if checkpoint:
+        print("%s: %s" % (path, "\n".join(_checkpoint_info.describe(_checkpoint_summary(path)))))
+        return 0
     path, session, optimizer, loss = _open_session(args)
     with session:
         parsed = _image.read_image(session.model_image)
@@ -425,10 +484,9 @@ def _firmware(argv):
 
 def _fleet(argv):
     try:
-        from ..federated import fleet
+        from ..federated import fleet  # Flower itself is imported (and checked) by main()
     except ImportError as error:
-        _error("microtrain fleet needs Flower: pip install microtrain[federated] (%s)"
-               % _one_line(error))
+        _error("microtrain.federated could not be imported: %s" % _one_line(error))
         return 2
     return int(fleet.main(list(argv)) or 0)
 

@@ -16,7 +16,6 @@ _ONERT_LOSSES = {"1": "mse", "2": "categorical_crossentropy"}
 _ONERT_OPTIMIZERS = {"1": "sgd", "2": "adam"}
 _ONERT_REDUCTIONS = {"1": "mean", "2": "sum"}  # sum_over_batch_size, sum
 _ONERT_METRICS = {"0": "categorical_accuracy", "-1": None}
-_SHORT_METRICS = {"accuracy": "categorical_accuracy", "acc": "categorical_accuracy"}
 
 
 class UsageError(Exception):
@@ -62,11 +61,11 @@ def _metric_name(text):
     key = text.strip().lower()
     if key in _ONERT_METRICS:
         return _ONERT_METRICS[key]
-    name = _SHORT_METRICS.get(key, key)
-    if name not in _metrics.ALIASES:
-        raise argparse.ArgumentTypeError("unknown metric %r (%s, or onert's 0)"
-                                         % (text, ", ".join(sorted(_metrics.ALIASES))))
-    return name
+    if key not in _metrics.ALIASES and key not in _metrics.LOSS_DEPENDENT:
+        raise argparse.ArgumentTypeError(
+            "unknown metric %r (%s, or onert's 0)"
+            % (text, ", ".join(sorted(list(_metrics.ALIASES) + list(_metrics.LOSS_DEPENDENT)))))
+    return key  # "accuracy" is resolved from the loss by compile(), as in Keras
 
 
 # Numbers in ranges: the command lines' one set (microtrain._arguments).
@@ -83,41 +82,24 @@ def _add_proximal(parser, what):
                         help="FedProx's proximal term mu/2 |w - w_ref|^2 (0: none); " + what)
 
 
-def _trainable_spec(text):
-    """"all", "bias", an int (the last N layers with weights) or a comma-separated list of
-    layer positions or names (an imported .tflite's: dense_1)."""
-    value = text.strip()
-    if value.lower() in ("all", "bias", "biases", "biases_only"):
-        return value.lower()
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
-    if not items or any(not (v.lstrip("-").isdigit() or v[0].isalpha() or v[0] == "_")
-                        for v in items):
-        raise argparse.ArgumentTypeError("expected all, bias, a count of layers with weights "
-                                         "or a comma-separated list of layer positions or "
-                                         "names, got %r" % text)
-    return [int(v) if v.lstrip("-").isdigit() else v for v in items]
-
-
 # ---------------------------------------------------------------- parser
 
 
 def _add_model(parser):
-    parser.add_argument("model", nargs="?", metavar="MODEL", help="model image (.mtm)")
+    parser.add_argument("model", nargs="?", metavar="MODEL",
+                        help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
+                        "(converted as it is read)")
     parser.add_argument("--modelfile", "--model", dest="modelfile", metavar="MODEL",
-                        help="model image, as onert_train's --modelfile")
+                        help="the model, as onert_train's --modelfile")
 
 
 def _add_compile(parser, default_loss):
     parser.add_argument("--batch-size", "--batch_size", dest="batch_size", type=_positive_int,
                         default=_config.DEFAULT_BATCH_SIZE,
                         help="rows per step (default %d, as compile())" % _config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--optimizer", type=_optimizer_name, default=_config.DEFAULT_OPTIMIZER,
-                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s"
-                        % _config.DEFAULT_OPTIMIZER)
+    parser.add_argument("--optimizer", type=_optimizer_name, default=None,
+                        help="sgd, adam, adamw (onert: 1 = sgd, 2 = adam); default %s (eval "
+                        "with --load-checkpoint: the checkpoint's)" % _config.DEFAULT_OPTIMIZER)
     parser.add_argument("--learning-rate", "--learning_rate", "--lr", dest="learning_rate",
                         type=_positive_float, default=None,
                         help="default: the optimizer's (sgd 0.01, adam 0.001)")
@@ -127,12 +109,7 @@ def _add_compile(parser, default_loss):
     parser.add_argument("--loss-reduction-type", "--loss_reduction_type", "--reduction",
                         dest="reduction", type=_reduction_name, default="mean",
                         help="mean or sum (onert: 1 = sum over batch size, 2 = sum)")
-    parser.add_argument("--num-of-trainable-ops", "--num_of_trainable_ops",
-                        dest="num_trainable_ops", type=int, default=None,
-                        help="train the last N ops (-1 all, 0 none)")
-    parser.add_argument("--trainable", type=_trainable_spec, default=None,
-                        help="all, bias, N (the last N layers with weights) or layers 3,4 "
-                        "by position (the layer column of microtrain info) or name")
+    _arguments.add_trainable(parser)
     parser.add_argument("--biases-only", "--biases_only", dest="biases_only",
                         action="store_true", help="train only the biases of the trained ops")
 
@@ -147,8 +124,9 @@ def _add_data(parser, required):
     parser.add_argument("--data-length", "--data_length", dest="data_length",
                         type=_positive_int, default=None, help="use the first N samples")
     parser.add_argument("--metric", dest="metrics", action="append", type=_metric_name,
-                        default=None, help="categorical_accuracy, sparse_categorical_accuracy, "
-                        "binary_accuracy, mse, mae (onert: 0); repeatable")
+                        default=None, help="accuracy (the loss's, as in Keras), categorical_accuracy, "
+                        "sparse_categorical_accuracy, binary_accuracy, mse, mae (onert: 0); "
+                        "repeatable")
     parser.add_argument("--load-checkpoint", "--load_checkpoint", dest="load_checkpoint",
                         metavar="CK", help="start from this checkpoint")
 
@@ -214,4 +192,7 @@ def build_parser():
                         "microtrain convert --help)", add_help=False)
     commands.add_parser("micropython", add_help=False,
                         help="run a script on MicroPython (see microtrain micropython --help)")
+    commands.add_parser("fleet", add_help=False,
+                        help="simulate a fleet of devices learning together with Flower (see "
+                        "microtrain fleet --help; the federated extra)")
     return parser

@@ -126,11 +126,14 @@ def _run_checked(command, what, cwd=None, quiet=True):
                                ":\n" + result.stdout if quiet else ""))
 
 
-def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
+def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None, targets=None,
+          cache=None):
     """Configure preset ``board`` in ``build_dir`` on the generated data and build the
     firmware and benchmark programs; return microtrain_board.json (paths, how to run).
     ``ops``: the op names to build kernels for (CMake's MT_OPS, e.g. ["dense", "relu",
-    "softmax"]); None builds every op."""
+    "softmax"]); None builds every op. ``targets``: the CMake targets to build instead of
+    the three programs (benchmarks/arm_ops.py: microtrain_bench_profile); ``cache``: more
+    cache entries for the configure step, {name: value}."""
     if board not in board_presets(source_dir):
         raise FirmwareError("unknown board %r; the presets are %s"
                             % (board, ", ".join(board_presets(source_dir))))
@@ -140,9 +143,10 @@ def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None):
         configure.append("-DMT_BENCH_STEPS=%d" % bench_steps)
     # always given, so a build folder reused with another choice does not keep the old one
     configure.append("-DMT_OPS=" + ";".join(ops or ()))
+    configure += ["-D%s=%s" % item for item in sorted((cache or {}).items())]
     _run_checked(configure, "configuring preset %s" % board, cwd=source_dir)
-    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target",
-                  "microtrain_firmware", "microtrain_bench", "microtrain_bench_base"],
+    targets = targets or ("microtrain_firmware", "microtrain_bench", "microtrain_bench_base")
+    _run_checked(["cmake", "--build", os.path.abspath(build_dir), "--target"] + list(targets),
                  "building %s" % board)
     with open(os.path.join(build_dir, "microtrain_board.json")) as handle:
         return json.load(handle)
@@ -230,6 +234,7 @@ def package(model_path, data_path, spec, out_dir, conversion=None):
         spec.compile(session)
         plan = session.memory_plan()
         config = session.config  # what the generated C sets, field for field
+        session_trainable = session.trainable_description()
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
                                session.get_outputs_tensorinfo()[0]["shape"][1:],
                                spec.loss.sparse_labels, int8_input(model_bytes))
@@ -243,7 +248,8 @@ def package(model_path, data_path, spec, out_dir, conversion=None):
                                  if v not in (None, False)),
               "epochs": spec.epochs, "batch_size": spec.batch_size,
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
-              "loss": spec.loss.name, "num_trainable_ops": spec.num_trainable_ops,
+              "loss": spec.loss.name, "trainable": session_trainable,
+              "num_trainable_ops": config["num_trainable_ops"],
               "ops": op_names, "plan": plan, "host_reference": reference}
     _files.write_bytes(os.path.join(out_dir, "firmware.json"),
                        json.dumps(record, indent=2).encode("utf-8"))
@@ -280,16 +286,22 @@ def _classes(text):
     return int(text)
 
 
+def _preset_names():
+    """The boards firmware builds for, as the source tree's presets list them (the one list)."""
+    try:
+        return ", ".join(board_presets(find_source_dir()))
+    except (FirmwareError, OSError, ValueError):
+        return "mps2-an385, mps2-an500, ... (the source tree was not found)"
+
+
 def _parser():
     parser = _Parser(
         prog="microtrain firmware",
         description="Package a model image and a dataset into firmware that fine-tunes on the "
                     "device; build it for a board and optionally run it under QEMU, or only "
                     "write the C sources (--sources-only).")
-    parser.add_argument("--board",
-                        help="a CMake preset: mps2-an385, mps2-an386, mps2-an500, mps2-an505, "
-                             "mps3-an547, rv32imac-qemu, rv32imafc-qemu, host, "
-                             "arm-linux-gnueabihf, aarch64-linux-gnu (not with --sources-only)")
+    parser.add_argument("--board", help="a configure preset of the source tree's "
+                        "CMakePresets.json: %s (not with --sources-only)" % _preset_names())
     parser.add_argument("--model", required=True,
                         help="the model: an .mtm image, or a .tflite/.circle/.onnx file "
                              "(converted as TrainSession converts it)")
@@ -321,8 +333,10 @@ def _parser():
                         help="default %s (compile()'s)" % _config.DEFAULT_LOSS)
     parser.add_argument("--batch-size", type=_arguments.positive_int,
                         default=_config.DEFAULT_BATCH_SIZE)
-    parser.add_argument("--num-trainable-ops", type=_arguments.integer(-1), default=-1,
-                        help="train the last N ops (-1: all)")
+    _arguments.add_trainable(parser)
+    parser.add_argument("--num-trainable-ops", dest="num_trainable_ops",
+                        type=_arguments.integer(-1),
+                        help=argparse.SUPPRESS)  # the earlier spelling, kept for scripts
     parser.add_argument("--sources-only", action="store_true",
                         help="only plan and write <out>/data/mt_firmware_data.{c,h} and "
                              "<out>/firmware.json: no build, no toolchain, no source tree")
@@ -360,8 +374,10 @@ def main(argv=None):
     if not args.sources_only and not args.board:
         parser.error("--board is required (or --sources-only to only write the C sources)")
     try:
+        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                                   args.num_trainable_ops)
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
-                            args.batch_size, args.num_trainable_ops)
+                            args.batch_size, num_trainable_ops, trainable)
         source_dir = None if args.sources_only else _board_source_dir(parser, args)
         conversion = {"train_from": args.train_from, "new_head": args.new_head,
                       "int8_input": args.int8_input}

@@ -58,7 +58,8 @@ def _c_config_lines(config):
         elif name == "trainable_op_mask":
             if value is not None:  # the firmware has no such array
                 raise FirmwareError("a trainable op mask is set; the firmware generator "
-                                    "supports --num-trainable-ops only")
+                                    "takes --trainable all, bias or N, or "
+                                    "--num-of-trainable-ops")
         else:
             lines.append("    cfg->%s = %d;" % (name, value))
     return "\n".join(lines)

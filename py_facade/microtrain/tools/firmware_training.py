@@ -32,11 +32,13 @@ class FirmwareError(Exception):
 class TrainingSpec:
     """What the firmware and the host replay both run: configuration and epochs. Names and
     defaults are compile()'s (``microtrain.config``): SGD, MSE, batch 16, the optimizer's
-    own learning rate."""
+    own learning rate, everything trains. What trains is compile()'s ``trainable`` (all,
+    bias, the last N layers with weights; not a list of layers: the example firmware has no
+    op mask) or onert's ``num_trainable_ops`` (the last N ops), one of them."""
 
     def __init__(self, epochs=3, optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
                  loss=_config.DEFAULT_LOSS, batch_size=_config.DEFAULT_BATCH_SIZE,
-                 num_trainable_ops=-1):
+                 num_trainable_ops=None, trainable=None):
         if int(epochs) < 1:
             raise ValueError("epochs must be at least 1, got %r" % (epochs,))
         self.epochs = int(epochs)
@@ -47,11 +49,18 @@ class TrainingSpec:
             self.optimizer = type(self.optimizer)(**settings)
         self.loss = _losses.get(loss)
         self.batch_size = int(batch_size)
-        self.num_trainable_ops = int(num_trainable_ops)
+        if num_trainable_ops is not None and trainable is not None:
+            raise ValueError("give trainable or num_trainable_ops, not both")
+        if isinstance(trainable, (list, tuple)):
+            raise ValueError("the example firmware trains all, bias, the last N layers with "
+                             "weights or the last N ops; a list of layers needs an op mask it "
+                             "does not have (got trainable %r)" % (trainable,))
+        self.num_trainable_ops = None if num_trainable_ops is None else int(num_trainable_ops)
+        self.trainable = trainable
 
     def compile(self, session):
         session.compile(optimizer=self.optimizer, loss=self.loss, batch_size=self.batch_size,
-                        num_trainable_ops=self.num_trainable_ops)
+                        trainable=self.trainable, num_trainable_ops=self.num_trainable_ops)
 
 
 # ------------------------------------------------------------------ dataset
@@ -76,12 +85,15 @@ class Dataset:
         return cls(arrays["x"], arrays["y"], arrays.get("x_eval"), arrays.get("y_eval"))
 
     def conform(self, input_dims, output_dims, sparse_labels, int8_input=False):
-        """Check shapes against the model and convert to float32 rows / int32 labels; the
-        rows of an int8 input (a quantized image) stay int8, any length (the C sources hold
+        """Check shapes against the model and convert to float32 rows / int32 labels (flat
+        rows [N, D] are taken for a multi-dimensional input); the rows of an int8 input (a quantized image) stay int8, any length (the C sources hold
         them back to back)."""
         def rows(x, y, what):
             x = np.asarray(x)
             y = np.asarray(y)
+            width = int(np.prod(input_dims, dtype=np.int64))
+            if len(input_dims) > 1 and x.ndim == 2 and x.shape[1] == width:
+                x = x.reshape((len(x),) + tuple(input_dims))  # flat rows, as the C sources
             if x.ndim < 1 or tuple(x.shape[1:]) != tuple(input_dims) or len(x) == 0:
                 raise FirmwareError("%s x has shape %s; the model takes (N, %s), N >= 1"
                                     % (what, x.shape, ", ".join(map(str, input_dims))))

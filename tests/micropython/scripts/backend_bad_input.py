@@ -31,7 +31,7 @@ def case(name, call):
 
 def opened(arena=None):
     b = loader.load()
-    b.open(image, cfg, arena)
+    b.open(b.plan(image, cfg), arena)
     return b
 
 
@@ -72,7 +72,7 @@ with open(sys.argv[2], "rb") as handle:
     sparse_image = handle.read()
 scfg = config.make_config(optimizers.SGD(learning_rate=0.01), losses.get("scce"), 4)
 s = loader.load()
-s.open(sparse_image, scfg)
+s.open(s.plan(sparse_image, scfg))
 s.write_rows(0, 0, 0, x)
 s.write_rows(1, 0, 0, array("i", [0, 1, 7, 2]))
 case("label out of range", lambda: s.train_step(4))

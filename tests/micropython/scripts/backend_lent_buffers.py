@@ -39,7 +39,7 @@ def fact(name, value):
 
 def opened(source, arena=None):
     b = loader.load()
-    b.open(source, cfg, arena)
+    b.open(b.plan(source, cfg), arena)
     b.write_rows(0, 0, 0, x)
     b.write_rows(1, 0, 0, y)
     return b
@@ -51,7 +51,7 @@ def losses_of(b, steps=3):
 
 reference = losses_of(opened(image))
 
-# The image: a writable buffer is the session's own copy from open() on.
+# The image: a writable buffer is the plan's own copy from plan() on.
 grown = bytearray(image)
 b = opened(grown)
 grown.extend(bytes(4096))  # moves it, and frees the old block...
@@ -120,8 +120,12 @@ case("rows from a generator that grows the arena",
 both = bytearray(len(image) + total + 64)
 both[:len(image)] = image
 before = bytes(both)
-case("an arena over the image", lambda: loader.load().open(memoryview(both)[:len(image)], cfg,
-                                                            memoryview(both)[16:]))
+def open_over_the_image():
+    b = loader.load()
+    b.open(b.plan(memoryview(both)[:len(image)], cfg), memoryview(both)[16:])
+
+
+case("an arena over the image", open_over_the_image)
 fact("image bytes intact after the refused open", bytes(both) == before)
 image_view = memoryview(both)[:len(image)]
 b = opened(image_view, memoryview(both)[len(image):])
@@ -141,7 +145,7 @@ case("epoch 2**70", lambda: b.set_epoch(1 << 70))
 case("checkpoint size -1", lambda: b.checkpoint_load(-1, lambda offset, count: b""))
 case("n a float", lambda: b.train_step(4.0))
 s = loader.load()
-s.open(image, config.make_config(optimizers.SGD(learning_rate=0.1), losses.get("scce"), 4))
+s.open(s.plan(image, config.make_config(optimizers.SGD(learning_rate=0.1), losses.get("scce"), 4)))
 case("label 2**64 + 1", lambda: s.write_rows(1, 0, 0, [0, (1 << 64) + 1, 0, 0]))
 fact("still trains after all that", losses_of(opened(image)) == reference)
 print("survived")

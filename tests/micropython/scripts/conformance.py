@@ -90,7 +90,8 @@ configs = [
                                 biases_only=1)),
 ]
 for name, cfg in configs:
-    show("plan " + name, b.plan(image, cfg))
+    plan = b.plan(image, cfg)
+    show("plan " + name, dict((field, plan[field]) for field in backend.PLAN_FIELDS))
 
 # An op the core does not know: every backend's error names it the same way.
 bad = bytearray(image)
@@ -102,7 +103,7 @@ for shift in range(4):
     bad[12 + shift] = (crc >> (8 * shift)) & 0xFF
 for name, call in (("describe", lambda: b.describe(bytes(bad))),
                    ("plan", lambda: b.plan(bytes(bad), configs[0][1])),
-                   ("open", lambda: b.open(bytes(bad), configs[0][1]))):
+                   ("open", lambda: b.open(b.plan(bytes(bad), configs[0][1])))):
     try:
         call()
         print("bad op", name, "accepted")
@@ -111,7 +112,7 @@ for name, call in (("describe", lambda: b.describe(bytes(bad))),
                                 str(error)])
 
 cfg = configs[1][1]
-b.open(bytearray(image), cfg)  # a writable image: frozen weights change in it
+b.open(b.plan(bytearray(image), cfg))  # a writable image: frozen weights change in it
 show("trained", b.trained())
 b.write_rows(0, 0, 0, flat_x[:24])
 b.write_rows(1, 0, 0, flat_y[:9])

@@ -1,6 +1,7 @@
 // microtrain's backend interface (py_facade/microtrain/backend/__init__.py) on the core compiled
 // to wasm32 (CMake preset wasm32-wasi), for MicroPython running in JavaScript.
 //
+//   import { loadCore } from ".../microtrain/backend/microtrain_wasm.mjs";
 //   const core = await loadCore("build/presets/wasm32-wasi/micro_core/microtrain.wasm");
 //   mp.registerJsModule("_microtrain_js", core.module(mp));
 //   # MicroPython: microtrain.backend.js_backend wraps _microtrain_js.create()
@@ -9,8 +10,12 @@
 // like a firmware's RAM: the core never allocates, so this file places everything from
 // __heap_base up and grows memory to fit:
 //
-//   __heap_base | scratch: out-params, config, mask | image (16-aligned) | arena (16-aligned)
-//               | transfer area (checkpoints, export, properties), placed after the arena per call
+//   __heap_base | scratch: out-params, config, plan, mask | image (16-aligned) | arena (16-aligned)
+//               | transfer area (probes, checkpoints, export, properties), placed after all per call
+//
+// The structs' wasm32 offsets come from microtrain_wasm_abi.mjs (generated from
+// micro_core/abi/microtrain_abi.json by tools/gen_abi.py); every size is compared with
+// mt_struct_size() when an instance starts. Checkpoints and export: microtrain_wasm_checkpoints.mjs.
 //
 // JavaScript exceptions do not become Python exceptions, so no method throws for a failing
 // core call: each sets `status` (an mt_status, 0 when fine), `message`, `function` and, when
@@ -18,36 +23,22 @@
 // MicrotrainError from them.
 
 import { readFile } from "node:fs/promises";
+import { MT, MT_ABI_VERSION, PLAN_FIELDS, STRUCTS } from "./microtrain_wasm_abi.mjs";
+import { checkpointMethods } from "./microtrain_wasm_checkpoints.mjs";
 
-const MT_ABI_VERSION = 10;
-const ARENA_ALIGN = 16;
-const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, op mask
-const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS = 256) in scratch
+export const ARENA_ALIGN = MT.MT_ARENA_ALIGN;
+const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, mt_memory_plan, op mask
+const ERROR_OFFSET = 192;           // mt_error_detail in scratch
+const CONFIG_OFFSET = 256;          // mt_train_config in scratch
+const PLAN_OFFSET = 384;            // mt_memory_plan in scratch
+const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS) in scratch
 const PAGE = 65536;
 const KIND_INPUT = 0;
 const KIND_TARGET = 1;
-const PROPERTY_INT = 1, PROPERTY_FLOAT = 2, PROPERTY_STRING = 3;
 
-// wasm32 layouts of the public structs (checked against mt_struct_size at load).
-const STRUCT_SIZES = { 0: 64, 1: 68, 2: 44, 3: 32, 4: 24, 5: 40, 7: 64, 8: 16 };
-const CONFIG_OFFSETS = {
-  optimizer: [0, "i32"], loss: [4, "i32"], reduction: [8, "i32"], batch_size: [12, "i32"],
-  num_trainable_ops: [16, "i32"], biases_only: [20, "i32"], learning_rate: [24, "f32"],
-  beta1: [28, "f32"], beta2: [32, "f32"], epsilon: [36, "f32"], momentum: [40, "f32"],
-  weight_decay: [44, "f32"], accumulate_gradients: [52, "i32"], guard_gradients: [56, "i32"],
-  proximal_mu: [60, "f32"],
-};
-const CONFIG_MASK_OFFSET = 48;
-const PLAN_FIELDS = [
-  "total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes",
-  "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes",
-  "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "reserved",
-  "int8_activation_bytes",
-];
+export const alignUp = (value, alignment) => Math.ceil(value / alignment) * alignment;
 
-const alignUp = (value, alignment) => Math.ceil(value / alignment) * alignment;
-
-class CoreError extends Error {
+export class CoreError extends Error {
   constructor(status, message, fn) {
     super(message);
     this.status = status;
@@ -55,14 +46,18 @@ class CoreError extends Error {
   }
 }
 
+const GETTERS = { i32: "getInt32", u32: "getUint32", f32: "getFloat32", f64: "getFloat64", i64: "getBigInt64" };
+const SETTERS = { i32: "setInt32", u32: "setUint32", f32: "setFloat32", f64: "setFloat64", i64: "setBigInt64" };
+
 class WasmBackend {
   constructor(wasmModule, toJs) {
     this.instance = new WebAssembly.Instance(wasmModule, {});
     this.core = this.instance.exports;
     this.toJs = toJs;
     this.scratch = alignUp(this.core.__heap_base.value, ARENA_ALIGN);
-    this.image = 0;
+    this.image = 0;                 // the session's image, or a pending plan's
     this.imageBytes = 0;
+    this.probeEnd = 0;              // end of an image a plan placed past a session's memory
     this.arenaEnd = 0;
     this.session = 0;
     this.status = 0;
@@ -74,9 +69,9 @@ class WasmBackend {
     if (this.core.mt_abi_version() !== MT_ABI_VERSION) {
       throw new Error(`microtrain.wasm has ABI ${this.core.mt_abi_version()}, this file ${MT_ABI_VERSION}`);
     }
-    for (const [which, size] of Object.entries(STRUCT_SIZES)) {
-      if (this.core.mt_struct_size(Number(which)) !== size) {
-        throw new Error(`struct ${which}: ${this.core.mt_struct_size(Number(which))} bytes in microtrain.wasm, ${size} here`);
+    for (const [name, { which, size }] of Object.entries(STRUCTS)) {
+      if (this.core.mt_struct_size(which) !== size) {
+        throw new Error(`${name}: ${this.core.mt_struct_size(which)} bytes in microtrain.wasm, ${size} here`);
       }
     }
   }
@@ -85,6 +80,18 @@ class WasmBackend {
 
   view() { return new DataView(this.core.memory.buffer); }
   bytes(pointer, length) { return new Uint8Array(this.core.memory.buffer, pointer, length); }
+
+  // Field `field` of the struct `struct` at `base` (element `index` of an array field).
+  get(base, struct, field, index = 0) {
+    const [offset, kind] = STRUCTS[struct].fields[field];
+    const width = kind === "f64" || kind === "i64" ? 8 : 4;
+    return this.view()[GETTERS[kind]](base + offset + width * index, true);
+  }
+
+  set(base, struct, field, value) {
+    const [offset, kind] = STRUCTS[struct].fields[field];
+    this.view()[SETTERS[kind]](base + offset, value, true);
+  }
 
   reserve(end) {
     const memory = this.core.memory;
@@ -107,45 +114,45 @@ class WasmBackend {
     return value instanceof Uint8Array ? value : Uint8Array.from(value);
   }
 
-  // The image at a 16-aligned address after the scratch area; a probe (describe, plan) while
-  // a session is open goes to the transfer area instead, so the session's image and arena
-  // stay as they are. Returns [address, bytes].
-  placeImage(image, probe = false) {
+  // The image of a plan at a 16-aligned address after the scratch area; past everything when a
+  // session is open, so the session's image and arena stay as they are. Returns [address, bytes].
+  placePlannedImage(image) {
     const bytes = this.asBytes(image);
-    const at = probe && this.session ? this.transfer(bytes.length)
-                                     : alignUp(this.scratch + SCRATCH_BYTES, ARENA_ALIGN);
+    const at = this.session ? this.transfer(bytes.length) : alignUp(this.scratch + SCRATCH_BYTES, ARENA_ALIGN);
     this.reserve(at + bytes.length);
     this.bytes(at, bytes.length).set(bytes);
-    if (!(probe && this.session)) {
+    if (this.session) {
+      this.probeEnd = at + bytes.length;
+    } else {
       this.image = at;
       this.imageBytes = bytes.length;
     }
     return [at, bytes.length];
   }
 
-  // A transfer area of `length` bytes after everything else, for one call.
+  // A transfer area of `length` bytes after everything else (the session's image and arena, a
+  // planned image), for one call.
   transfer(length) {
-    const start = alignUp(Math.max(this.arenaEnd, this.image + this.imageBytes), ARENA_ALIGN);
+    const end = Math.max(this.arenaEnd, this.image + this.imageBytes, this.probeEnd, this.scratch + SCRATCH_BYTES);
+    const start = alignUp(end, ARENA_ALIGN);
     this.reserve(start + length);
     return start;
   }
 
-  writeConfig(config) {
-    const cfg = this.toJs(config);
-    const pointer = this.scratch + 256;
+  // The configuration (a JS object of CONFIG_FIELDS) as an mt_train_config in scratch.
+  writeConfig(cfg) {
+    const pointer = this.scratch + CONFIG_OFFSET;
     this.core.mt_train_config_init(pointer);
-    const view = this.view();
-    for (const [name, [offset, type]] of Object.entries(CONFIG_OFFSETS)) {
-      if (cfg[name] === undefined || cfg[name] === null) continue;
-      if (type === "i32") view.setInt32(pointer + offset, Number(cfg[name]), true);
-      else view.setFloat32(pointer + offset, Number(cfg[name]), true);
+    for (const name of Object.keys(STRUCTS.mt_train_config.fields)) {
+      if (name === "trainable_op_mask" || cfg[name] === undefined || cfg[name] === null) continue;
+      this.set(pointer, "mt_train_config", name, Number(cfg[name]));
     }
     const mask = cfg.trainable_op_mask;
     if (mask !== undefined && mask !== null) {
-      const bytes = this.bytes(this.scratch + MASK_OFFSET, 256);
+      const bytes = this.bytes(this.scratch + MASK_OFFSET, MT.MT_MAX_OPS);
       bytes.fill(0);
       mask.forEach((bit, op) => { bytes[op] = bit ? 1 : 0; });
-      view.setInt32(pointer + CONFIG_MASK_OFFSET, this.scratch + MASK_OFFSET, true);
+      this.set(pointer, "mt_train_config", "trainable_op_mask", this.scratch + MASK_OFFSET);
     }
     return pointer;
   }
@@ -171,8 +178,10 @@ class WasmBackend {
   // The op a failure concerns, from mt_model_diagnose / mt_session_last_error when present.
   noteOp(error) {
     if (!(error instanceof CoreError)) return;
-    const detail = this.scratch + 192;   // mt_error_detail (16 bytes)
-    if (error.fn.startsWith("mt_session_") || error.fn.startsWith("mt_checkpoint")) {
+    const detail = this.scratch + ERROR_OFFSET;
+    const ofSession = (error.fn.startsWith("mt_session_") || error.fn.startsWith("mt_checkpoint")) &&
+                      error.fn !== "mt_session_init_from_plan";
+    if (ofSession) {
       if (!this.session) return;
       this.core.mt_session_last_error(this.session, detail);
     } else {
@@ -180,15 +189,14 @@ class WasmBackend {
       if (!image) return;
       this.core.mt_model_diagnose(image, imageBytes, this.lastConfig || 0, detail);
     }
-    const v = this.view();
-    if (v.getInt32(detail, true) === error.status) {
-      this.op_index = v.getInt32(detail + 4, true);
-      this.op_type = v.getInt32(detail + 8, true);
+    if (this.get(detail, "mt_error_detail", "status") === error.status) {
+      this.op_index = this.get(detail, "mt_error_detail", "op_index");
+      this.op_type = this.get(detail, "mt_error_detail", "op_type");
     }
   }
 
   requireSession() {
-    if (!this.session) throw new CoreError(-4, "the backend has no session: call open() first", "open");
+    if (!this.session) throw new CoreError(MT.MT_ERR_STATE, "the backend has no session: call open() first", "open");
   }
 
   // ------------------------------------------------------------ model
@@ -196,29 +204,33 @@ class WasmBackend {
   describe(image) {
     return this.guard(() => {
       this.lastConfig = 0;
-      const [image_, imageBytes] = this.placeImage(image, true);
+      const bytes = this.asBytes(image);
+      const image_ = this.transfer(bytes.length);   // past a session's and a plan's memory
+      this.bytes(image_, bytes.length).set(bytes);
+      const imageBytes = bytes.length;
       this.probe = [image_, imageBytes];
-      const info = this.scratch;          // mt_model_info (32 bytes)
+      const info = this.scratch;          // mt_model_info
       const index = this.scratch + 128;
       this.check(this.core.mt_model_check(image_, imageBytes, info), "mt_model_check");
-      const view = this.view();
-      const numTensors = view.getInt32(info + 4, true);
-      const numOps = view.getInt32(info + 8, true);
+      const numTensors = this.get(info, "mt_model_info", "num_tensors");
+      const numOps = this.get(info, "mt_model_info", "num_ops");
       // the whole tables in one call each, past the probed image (a call per entry validated
-      // the whole image per entry): mt_tensor_info 44 bytes, mt_op_info 64
+      // the whole image per entry)
+      const tensorBytes = STRUCTS.mt_tensor_info.size, opBytes = STRUCTS.mt_op_info.size;
       const tensors = alignUp(image_ + imageBytes, ARENA_ALIGN);
-      const opTable = alignUp(tensors + 44 * numTensors, ARENA_ALIGN);
-      this.reserve(opTable + 64 * numOps);
+      const opTable = alignUp(tensors + tensorBytes * numTensors, ARENA_ALIGN);
+      this.reserve(opTable + opBytes * numOps);
       this.check(this.core.mt_model_tensors(image_, imageBytes, 0, numTensors, tensors), "mt_model_tensors");
       this.check(this.core.mt_model_ops(image_, imageBytes, 0, numOps, opTable), "mt_model_ops");
       const readTensor = (i) => {
-        const tensor = tensors + 44 * i;
-        const v = this.view();
-        const ndim = v.getInt32(tensor + 12, true);
+        const tensor = tensors + tensorBytes * i;
         const dims = [];
-        for (let d = 0; d < ndim; d++) dims.push(v.getInt32(tensor + 16 + 4 * d, true));
-        return { dims, dtype: v.getInt32(tensor + 4, true), flags: v.getInt32(tensor + 8, true),
-                 offset: v.getInt32(tensor + 40, true) };
+        for (let d = 0; d < this.get(tensor, "mt_tensor_info", "ndim"); d++) {
+          dims.push(this.get(tensor, "mt_tensor_info", "dims", d));
+        }
+        return { dims, dtype: this.get(tensor, "mt_tensor_info", "dtype"),
+                 flags: this.get(tensor, "mt_tensor_info", "flags"),
+                 offset: this.get(tensor, "mt_tensor_info", "data_offset") };
       };
       const io = (isOutput, count) => {
         const entries = [];
@@ -233,63 +245,74 @@ class WasmBackend {
       const trainable = new Set();
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
-        if ((t.flags & 1) && t.dtype === 1) {      // CONST, F32
-          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: Boolean(t.flags & 2) });
-          if (t.flags & 2) trainable.add(i);
+        const isTrainable = Boolean(t.flags & MT.MT_TENSOR_TRAINABLE);
+        if ((t.flags & MT.MT_TENSOR_CONST) && t.dtype === MT.MT_DTYPE_F32) {
+          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable });
+          if (isTrainable) trainable.add(i);
         }
       }
       const ops = [];
       for (let o = 0; o < numOps; o++) {
-        const op = opTable + 64 * o;
-        const v = this.view();
+        const op = opTable + opBytes * o;
+        const field = (name, index) => this.get(op, "mt_op_info", name, index);
         const inputs = [], outputs = [];
-        for (let k = 0; k < v.getInt32(op + 8, true); k++) inputs.push(v.getInt32(op + 16 + 4 * k, true));
-        for (let k = 0; k < v.getInt32(op + 12, true); k++) outputs.push(v.getInt32(op + 32 + 4 * k, true));
-        ops.push({ type: v.getInt32(op + 4, true), layer: v.getInt32(op + 56, true), inputs, outputs,
+        for (let k = 0; k < field("num_inputs"); k++) inputs.push(field("inputs", k));
+        for (let k = 0; k < field("num_outputs"); k++) outputs.push(field("outputs", k));
+        ops.push({ type: field("type"), layer: field("layer"), inputs, outputs,
                    weights: inputs.some((i) => trainable.has(i)) });
       }
-      return { num_ops: numOps, num_tensors: numTensors, inputs: io(0, view.getInt32(info + 12, true)),
-               outputs: io(1, view.getInt32(info + 16, true)), params, ops };
+      return { num_ops: numOps, num_tensors: numTensors,
+               inputs: io(0, this.get(info, "mt_model_info", "num_inputs")),
+               outputs: io(1, this.get(info, "mt_model_info", "num_outputs")), params, ops };
     });
   }
 
+  // The plan: its figures, and under `binding` what open() needs (the image's place, the C
+  // plan's bytes, the configuration). Valid for open() of this backend object.
   plan(image, config) {
     return this.guard(() => {
-      const [image_, imageBytes] = this.placeImage(image, true);
+      const [image_, imageBytes] = this.placePlannedImage(image);
       this.probe = [image_, imageBytes];
-      const plan = this.scratch;          // mt_memory_plan (68 bytes)
-      this.lastConfig = this.writeConfig(config);
+      const cfg = this.toJs(config);
+      const plan = this.scratch + PLAN_OFFSET;
+      this.lastConfig = this.writeConfig(cfg);
       this.check(this.core.mt_plan(image_, imageBytes, this.lastConfig, plan), "mt_plan");
-      const view = this.view();
       const result = {};
-      PLAN_FIELDS.forEach((name, i) => { result[name] = view.getInt32(plan + 4 * i, true); });
+      for (const name of PLAN_FIELDS) result[name] = this.get(plan, "mt_memory_plan", name);
+      result.binding = { owner: this, image: image_, imageBytes,
+                         plan: this.bytes(plan, STRUCTS.mt_memory_plan.size).slice(), config: cfg };
       return result;
     });
   }
 
   // ------------------------------------------------------------ session
 
-  open(image, config) {
+  open(binding) {
     return this.guard(() => {
+      if (!binding || binding.owner !== this) {
+        throw new CoreError(MT.MT_ERR_BAD_ARGUMENT, "open() takes a plan this backend's plan() made", "open");
+      }
       this.session = 0;
       this.probe = null;
-      this.placeImage(image);
-      const cfgPointer = this.writeConfig(config);
+      this.probeEnd = 0;
+      this.image = binding.image;
+      this.imageBytes = binding.imageBytes;
+      const cfgPointer = this.writeConfig(binding.config);
       this.lastConfig = cfgPointer;
-      const planPointer = this.scratch;
-      this.check(this.core.mt_plan(this.image, this.imageBytes, cfgPointer, planPointer), "mt_plan");
-      const totalBytes = this.view().getUint32(planPointer, true);
+      const planPointer = this.scratch + PLAN_OFFSET;
+      this.bytes(planPointer, binding.plan.length).set(binding.plan);
+      const totalBytes = this.get(planPointer, "mt_memory_plan", "total_bytes");
       const arena = alignUp(this.image + this.imageBytes, ARENA_ALIGN);
       this.reserve(arena + totalBytes);
-      this.bytes(arena, totalBytes).fill(0);
       this.arena = arena;
       this.arenaBytes = totalBytes;
       this.arenaEnd = arena + totalBytes;
       const sessionOut = this.scratch + 128;
-      this.check(this.core.mt_session_init(sessionOut, this.image, this.imageBytes, cfgPointer,
-                                           arena, totalBytes), "mt_session_init");
+      // laid out from the plan: the image was validated and planned once, by plan()
+      this.check(this.core.mt_session_init_from_plan(sessionOut, planPointer, cfgPointer, arena, totalBytes),
+                 "mt_session_init_from_plan");
       this.session = this.view().getUint32(sessionOut, true);
-      this.batchSize = this.view().getInt32(cfgPointer + 12, true);
+      this.batchSize = this.get(cfgPointer, "mt_train_config", "batch_size");
       const buffers = (getter) => {
         const list = [];
         for (let p = 0; getter(this.session, p, this.scratch, this.scratch + 4) === 0; p++) {
@@ -300,18 +323,18 @@ class WasmBackend {
       };
       this.inputs = buffers(this.core.mt_session_input);
       // rows are written as floats: an int8 input (image version 3: B·D bytes) is refused
-      for (let p = 0; this.core.mt_model_io(this.image, this.imageBytes, 0, p, this.scratch) === 0; p++) {
-        const tensor = this.view().getInt32(this.scratch, true);
-        if (this.core.mt_model_tensor(this.image, this.imageBytes, tensor, this.scratch + 8) === 0 &&
-            this.view().getInt32(this.scratch + 12, true) === 3) {
-          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; use the ctypes backend or the C API");
+      const info = this.scratch + 8;      // mt_tensor_info, from the session (no validation)
+      for (let p = 0; this.core.mt_session_io(this.session, 0, p, info) === 0; p++) {
+        if (this.get(info, "mt_tensor_info", "dtype") === MT.MT_DTYPE_I8) {
+          throw new Error("input " + p + " is int8 (a quantized image): the wasm backend writes float rows; " +
+                          "use the ctypes backend or the C API");
         }
       }
       this.outputs = buffers(this.core.mt_session_output);
       this.check(this.core.mt_session_target(this.session, this.scratch, this.scratch + 4), "mt_session_target");
       const v = this.view();
       this.target = { pointer: v.getUint32(this.scratch, true), count: v.getInt32(this.scratch + 4, true) / 4 };
-      this.sparse = this.toJs(config).loss === 3;
+      this.sparse = binding.config.loss === MT.MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY;
       return null;
     });
   }
@@ -320,6 +343,7 @@ class WasmBackend {
     this.session = 0;
     this.inputs = this.outputs = this.target = null;
     this.arenaEnd = 0;
+    this.probeEnd = 0;
     return null;
   }
 
@@ -393,13 +417,12 @@ class WasmBackend {
     const count = this.scratch;
     this.check(this.core.mt_session_param_count(this.session, count), "mt_session_param_count");
     const list = [];
-    const info = this.scratch + 64;      // mt_param_info (24 bytes)
+    const info = this.scratch + 64;      // mt_param_info
     for (let p = 0; p < this.view().getInt32(count, true); p++) {
       this.check(this.core.mt_session_param(this.session, p, info), "mt_session_param");
-      const v = this.view();
-      const trained = v.getInt32(info + 8, true);
-      list.push({ pointer: v.getUint32(info + (trained ? 16 : 20), true), count: v.getInt32(info + 4, true),
-                  trained: Boolean(trained) });
+      const trained = this.get(info, "mt_param_info", "trained");
+      list.push({ pointer: this.get(info, "mt_param_info", trained ? "data" : "image_data"),
+                  count: this.get(info, "mt_param_info", "count"), trained: Boolean(trained) });
     }
     return list;
   }
@@ -492,104 +515,9 @@ class WasmBackend {
       return Number(this.view().getBigInt64(this.scratch, true));
     });
   }
-
-  // ------------------------------------------------------------ checkpoints and export
-
-  // properties: [[name, kind, value], ...] with int values as decimal strings (64-bit safe).
-  // Lays out the mt_property array (40 bytes each on wasm32) and its strings; returns
-  // [pointer, count, bytes used].
-  placeProperties(properties, start) {
-    const list = this.toJs(properties);
-    const encoder = new TextEncoder();
-    const structs = alignUp(start, 8);
-    let strings = structs + 40 * list.length;
-    const need = strings + list.reduce((sum, [name, kind, value]) =>
-      sum + encoder.encode(name).length + 1 + (kind === PROPERTY_STRING ? encoder.encode(value).length + 1 : 0), 0);
-    this.reserve(need);
-    const cString = (text) => {
-      const bytes = encoder.encode(text);
-      this.bytes(strings, bytes.length).set(bytes);
-      this.bytes(strings + bytes.length, 1)[0] = 0;
-      const pointer = strings;
-      strings += bytes.length + 1;
-      return pointer;
-    };
-    list.forEach(([name, kind, value], k) => {
-      const entry = structs + 40 * k;
-      this.bytes(entry, 40).fill(0);
-      const v = this.view();
-      v.setUint32(entry, cString(name), true);
-      v.setInt32(entry + 4, kind, true);
-      if (kind === PROPERTY_INT) v.setBigInt64(entry + 16, BigInt(value), true);
-      else if (kind === PROPERTY_FLOAT) v.setFloat64(entry + 24, Number(value), true);
-      else v.setUint32(entry + 32, cString(value), true);
-    });
-    return [structs, list.length, need - start];
-  }
-
-  checkpoint_bytes(includeOptimizer, properties) {
-    return this.guard(() => {
-      this.requireSession();
-      const [pointer, count] = this.placeProperties(properties, this.transfer(0));
-      this.check(this.core.mt_checkpoint_bytes(this.session, includeOptimizer ? 1 : 0, pointer, count,
-                                               this.scratch), "mt_checkpoint_bytes");
-      return this.view().getUint32(this.scratch, true);
-    });
-  }
-
-  checkpoint_save(includeOptimizer, properties) {
-    return this.guard(() => {
-      this.requireSession();
-      const start = this.transfer(0);
-      const [pointer, count, used] = this.placeProperties(properties, start);
-      this.check(this.core.mt_checkpoint_bytes(this.session, includeOptimizer ? 1 : 0, pointer, count,
-                                               this.scratch), "mt_checkpoint_bytes");
-      const size = this.view().getUint32(this.scratch, true);
-      const out = alignUp(start + used, ARENA_ALIGN);
-      this.reserve(out + size);
-      this.check(this.core.mt_checkpoint_save_buffer(this.session, includeOptimizer ? 1 : 0, pointer, count,
-                                                     out, size, this.scratch), "mt_checkpoint_save");
-      return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
-    });
-  }
-
-  // Returns [[name, kind, value], ...] (int values as decimal strings).
-  checkpoint_load(data) {
-    return this.guard(() => {
-      this.requireSession();
-      const bytes = this.asBytes(data);
-      const at = this.transfer(2 * bytes.length + 16);
-      this.bytes(at, bytes.length).set(bytes);
-      const props = alignUp(at + bytes.length, ARENA_ALIGN);
-      this.check(this.core.mt_wasm_checkpoint_load(this.session, at, bytes.length, props, bytes.length,
-                                                   this.scratch), "mt_checkpoint_load");
-      const used = this.view().getUint32(this.scratch, true);
-      const decoder = new TextDecoder();
-      const result = [];
-      for (let p = props; p < props + used;) {
-        const v = this.view();
-        const kind = v.getUint8(p), nameBytes = v.getUint8(p + 1), valueBytes = v.getUint16(p + 2, true);
-        const name = decoder.decode(this.bytes(p + 4, nameBytes));
-        const value = p + 4 + nameBytes;
-        if (kind === PROPERTY_INT) result.push([name, kind, v.getBigInt64(value, true).toString()]);
-        else if (kind === PROPERTY_FLOAT) result.push([name, kind, v.getFloat64(value, true)]);
-        else result.push([name, kind, decoder.decode(this.bytes(value, valueBytes))]);
-        p = value + valueBytes;
-      }
-      return result;
-    });
-  }
-
-  export_image() {
-    return this.guard(() => {
-      this.requireSession();
-      const out = this.transfer(this.imageBytes);
-      this.check(this.core.mt_session_export_image_buffer(this.session, out, this.imageBytes, this.scratch),
-                 "mt_session_export_image");
-      return this.bytes(out, this.view().getUint32(this.scratch, true)).slice();
-    });
-  }
 }
+
+Object.assign(WasmBackend.prototype, checkpointMethods);
 
 // The compiled module, and the object to register under "_microtrain_js".
 export async function loadCore(wasmPath) {
