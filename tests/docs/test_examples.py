@@ -27,8 +27,9 @@ def environment(tmp_path):
     wrapper = bin_dir / "microtrain"
     wrapper.write_text('#!/bin/sh\nexec "%s" -m microtrain "$@"\n' % sys.executable)
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
-    python = bin_dir / "python"
-    python.symlink_to(sys.executable)
+    python = bin_dir / "python"  # this interpreter (its venv: a symlink would lose it)
+    python.write_text('#!/bin/sh\nexec "%s" "$@"\n' % sys.executable)
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
