@@ -21,6 +21,7 @@ package("microtrain", files=(
     "_model_source.py",
     "_platform.py",
     "_random.py",
+    "_shapes.py",
     "backend/__init__.py",
     "backend/_abi_fields.py",
     "backend/js_backend.py",

@@ -98,6 +98,11 @@ def test_a_description_that_disagrees_with_the_header_fails_the_build(tmp_path):
 
     assert "mt_abi_check_MT_ERR_IO" in drifted(renumber_a_status)
 
+    def change_a_constant(copy):  # a macro in the header: checked by its name, not its value
+        next(c for c in copy["constants"] if c["name"] == "MT_MAX_OPS")["value"] += 1
+
+    assert "mt_abi_check_MT_MAX_OPS" in drifted(change_a_constant)
+
     def retype_a_callback(copy):
         copy["callbacks"][0]["params"][2] = "uint32_t"
 

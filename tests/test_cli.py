@@ -384,14 +384,18 @@ def run_without(modules, *arguments):
 
 def test_fleet_is_listed_and_says_what_it_needs_before_it_starts(files, tmp_path):
     """microtrain --help lists fleet; without Flower its --help works and a run says how to
-    install it; --plot without matplotlib and a bad --export fail before the simulation."""
+    install it, on either engine; --plot without matplotlib and a bad --export fail before
+    the simulation."""
     assert re.search(r"^    fleet +simulate a fleet", run("--help").stdout, re.MULTILINE)
     result = run_without(["flwr"], "fleet", "--help")
     assert result.returncode == 0 and "--strategy" in result.stdout, result.stderr
+    result = run_without(["flwr"], "fleet", "--deployment", "--help")
+    assert result.returncode == 0 and "--round-timeout" in result.stdout, result.stderr
     arguments = ["fleet", "--model", files / "model.mtm", "--data", files / "none.npz"]
-    result = run_without(["flwr"], *arguments)
-    assert_one_line_error(result, "microtrain fleet needs Flower",
-                          "pip install '.[federated]' in microtrain's source tree")
+    for engine in ([], ["--deployment"]):  # the simulation, Flower's deployment engine
+        result = run_without(["flwr"], *arguments, *engine)
+        assert_one_line_error(result, "microtrain fleet needs Flower",
+                              "pip install '.[federated]' in microtrain's source tree")
     result = run_without(["flwr", "matplotlib"], *arguments, "--plot", tmp_path / "a.png")
     assert_one_line_error(result, "--plot needs matplotlib", "pip install '.[plot]'")
     for export, message in (("global.bin", "written as .mtm, .tflite, .circle or .onnx"),
@@ -404,7 +408,8 @@ def test_install_hints_name_the_extras_of_pyproject():
     """microtrain is installed from its source tree: hints say pip install '.[extra]' and
     name the packages each extra of pyproject.toml holds."""
     from microtrain import errors
-    root = os.path.dirname(PACKAGE_PARENT)
+    # the source tree these tests belong to (the package may be installed in site-packages)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     text = open(os.path.join(root, "pyproject.toml")).read()
     section = text.split("[project.optional-dependencies]")[1].split("\n[")[0]
     for extra, packages in errors.EXTRAS.items():

@@ -19,7 +19,7 @@ The rules:
     to ``convert``. Backends import nothing above ``backend/`` but ``errors``, ``ops`` and
     ``properties`` (the checkpoint properties' kinds and limits), the bottom layer;
   * the model builder (``nn/``) imports no session, converter or tool: of the runtime only
-    the op codes, the seeds and the file rules (``BUILDER_NEEDS``).
+    the op codes, the seeds, the file rules and the element count (``BUILDER_NEEDS``).
 """
 
 import ast
@@ -47,7 +47,7 @@ LAYERS = (
     ("package facade", ("microtrain", "microtrain.__main__")),
 )
 # What nn/ may import beside itself: a built model is bytes, written without a session.
-BUILDER_NEEDS = ("microtrain.ops", "microtrain._random", "microtrain._files")
+BUILDER_NEEDS = ("microtrain.ops", "microtrain._random", "microtrain._files", "microtrain._shapes")
 
 
 class ImportGraphError(Exception):

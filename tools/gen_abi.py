@@ -112,6 +112,13 @@ def struct_named(abi, name):
     raise KeyError(name)
 
 
+def x_macro(name, rows):
+    """C lines defining the X-macro list ``name(X)``: ``X(row)`` for each row, one a line."""
+    lines = ["#define %s(X) \\" % name] + ["    X(%s) \\" % row for row in rows]
+    lines[-1] = lines[-1][:-2]
+    return lines
+
+
 # ------------------------------------------------------------------ Python: ctypes mirror
 
 def ctypes_type(c_type, abi):
@@ -154,19 +161,30 @@ def write_ctypes(abi):
     out += ["}", "", "# mt_op_type: microtrain.ops holds the one Python copy of the op table",
             "OP_NAMES = _ops.DISPLAY_NAMES", "", "# which argument of mt_struct_size()"]
     out += ["%s = %d" % (struct_constant(s), s["which"]) for s in abi["structs"]]
+    out += ["", "", "# Every field of the structs, each struct's in order: (struct, field, ctypes type)",
+            "_FIELDS = ("]
     for struct in abi["structs"]:
-        out += ["", "", "class %s(ctypes.Structure):" % struct["name"], "    _fields_ = ["]
         for field in struct["fields"]:
+            if field["type"] not in SCALARS and field["type"] not in POINTERS:
+                raise ValueError("microtrain_abi.json: %s.%s is a %s; the mirrors are made from "
+                                 "one table before any of them exists, so a field cannot name a "
+                                 "struct type" % (struct["name"], field["name"], field["type"]))
             spelled = ctypes_type(field["type"], abi)
             if "count" in field:
                 spelled = "%s * %d" % (spelled, field["count"])
-            line = "        (%r, %s)," % (field["name"], spelled)
+            line = "    (%r, %r, %s)," % (struct["name"], field["name"], spelled)
             if field.get("doc") and len(line) + 4 + len(field["doc"]) <= 100:
                 line += "  # " + field["doc"]
             elif field.get("doc"):
-                out.append("        # " + field["doc"])
+                out.append("    # " + field["doc"])
             out.append(line)
-        out.append("    ]")
+    out += [")", "", "",
+            "def _mirror(name):",
+            '    """The ctypes.Structure of struct ``name``: its rows of _FIELDS, in order."""',
+            "    fields = [(field, spelled) for struct, field, spelled in _FIELDS if struct == name]",
+            '    return type(name, (ctypes.Structure,), {"_fields_": fields})',
+            "", ""]
+    out += ["%s = _mirror(%r)" % (s["name"], s["name"]) for s in abi["structs"]]
     out += ["", "", "# mt_struct_size(which) -> the mirror it must equal", "STRUCT_MIRRORS = {"]
     out += ["    %s: %s," % (struct_constant(s), s["name"]) for s in abi["structs"]]
     out += ["}", "",
@@ -216,24 +234,33 @@ def js_kind(c_type):
 
 def write_js(abi):
     out = ["// " + BANNER,
-           "// The wasm32 layout (ILP32) of microtrain.h's structs: each field as [byte offset, DataView",
-           "// kind, count]; microtrain_wasm.mjs reads and writes the core's structs through it and",
-           "// compares every size with mt_struct_size() when a module loads.",
+           "// The wasm32 layout (ILP32) of microtrain.h's structs, as two tables and the one loop",
+           "// that indexes them: STRUCTS.<struct> = { which, size, fields: { <field>: [byte",
+           "// offset, DataView kind, count] } }. microtrain_wasm.mjs reads and writes the core's",
+           "// structs through it and compares every size with mt_struct_size() when a module loads.",
            "",
            "export const MT_ABI_VERSION = %d;" % abi["abi_version"],
            "",
            "export const MT = {"]
     values = [(c["name"], c["value"]) for c in abi["constants"]] + all_values(abi)
-    out += ["  %s: %d," % (name, value) for name, value in values] + ["};", "", "export const STRUCTS = {"]
+    out += ["  %s: %d," % (name, value) for name, value in values] + ["};", ""]
+    out += ["// [struct, which (mt_struct_size's argument), size in bytes]", "const SIZES = ["]
+    out += ['  ["%s", %d, %d],' % (struct["name"], struct["which"], layout(struct, "ilp32")[1])
+            for struct in abi["structs"]]
+    out += ["];", "", "// [struct, field, byte offset, DataView kind, count], each struct's fields in order",
+            "const FIELDS = ["]
     for struct in abi["structs"]:
-        placed, size = layout(struct, "ilp32")
-        out.append("  %s: { which: %d, size: %d, fields: {" % (struct["name"], struct["which"], size))
-        for field, offset, _ in placed:
-            out.append("    %s: [%d, %r, %d]," % (field["name"], offset, js_kind(field["type"]),
-                                                 field.get("count", 1)))
-        out.append("  } },")
+        for field, offset, _ in layout(struct, "ilp32")[0]:
+            out.append('  ["%s", "%s", %d, "%s", %d],' % (struct["name"], field["name"], offset,
+                                                         js_kind(field["type"]), field.get("count", 1)))
     plan = figure_fields(struct_named(abi, "mt_memory_plan"))
-    out += ["};", "",
+    out += ["];", "",
+            "export const STRUCTS = {};",
+            "for (const [name, which, size] of SIZES) STRUCTS[name] = { which, size, fields: {} };",
+            "for (const [struct, field, offset, kind, count] of FIELDS) {",
+            "  STRUCTS[struct].fields[field] = [offset, kind, count];",
+            "}",
+            "",
             "// mt_memory_plan's figures, in order (the binding follows them)",
             "export const PLAN_FIELDS = [" + ", ".join('"%s"' % name for name in plan) + "];", ""]
     return "\n".join(out)
@@ -254,12 +281,10 @@ def write_micropython(abi):
             ("MT_ABI_CONFIG_FIELDS", "mt_train_config", struct_named(abi, "mt_train_config")["fields"]),
             ("MT_ABI_PLAN_FIGURES", "mt_memory_plan",
              [f for f in struct_named(abi, "mt_memory_plan")["fields"] if not f.get("binding")])):
-        out.append("#define %s(X) \\" % macro)
         for field in fields:
             if field["type"] not in kinds:
                 raise ValueError("%s.%s: no MicroPython kind for %s" % (struct, field["name"], field["type"]))
-            out.append("    X(%s, %s) \\" % (field["name"], kinds[field["type"]]))
-        out[-1] = out[-1][:-2]
+        out += x_macro(macro, ["%s, %s" % (field["name"], kinds[field["type"]]) for field in fields])
         out.append("")
     out += ["#endif /* MICROTRAIN_ABI_FIELDS_H */", ""]
     return "\n".join(out)
@@ -298,30 +323,44 @@ def write_c_check(abi):
            "                             offsetof(mt_abi_int64_in_a_struct, x) == 8 &&",
            "                             offsetof(mt_abi_double_in_a_struct, x) == 8);",
            "",
-           "MT_ABI_CHECK(version, MT_ABI_VERSION == %du);" % abi["abi_version"]]
-    for constant in abi["constants"]:
-        out.append("MT_ABI_CHECK(%s, %s == %d);" % (constant["name"], constant["name"], constant["value"]))
-    for name, value in all_values(abi):
-        out.append("MT_ABI_CHECK(%s, %s == %d);" % (name, name, value))
+           "MT_ABI_CHECK(version, MT_ABI_VERSION == %du);" % abi["abi_version"],
+           "",
+           "/* every constant and enum value: X(name, value) */"]
+    values = [(c["name"], c["value"]) for c in abi["constants"]] + all_values(abi)
+    out += x_macro("MT_ABI_VALUES", ["%s, %d" % (name, value) for name, value in values])
+    # pasted here, not through MT_ABI_CHECK: a constant's name is a macro, which an argument
+    # passed on would expand before the paste named the check after it
+    out += ["#define MT_ABI_CHECK_VALUE(name, value) \\",
+            "    typedef char mt_abi_check_##name[(name) == (value) ? 1 : -1];",
+            "MT_ABI_VALUES(MT_ABI_CHECK_VALUE)",
+            "",
+            "/* every struct's size: X(struct, LP64 bytes, ILP32 bytes) */"]
+    sizes, fields = [], []
     for struct in abi["structs"]:
-        name = struct["name"]
         lp64, lp64_size = layout(struct, "lp64")
         ilp32, ilp32_size = layout(struct, "ilp32")
-        out += ["", "MT_ABI_CHECK(%s, sizeof(%s) == MT_ABI_AT(%d, %d));" % (name, name, lp64_size, ilp32_size)]
-        for (field, o64, s64), (_, o32, s32) in zip(lp64, ilp32):
-            member = field["name"]
-            out.append("MT_ABI_CHECK(%s_%s," % (name, member))
-            out.append("             offsetof(%s, %s) == MT_ABI_AT(%d, %d) &&" % (name, member, o64, o32))
-            out.append("                 sizeof(((%s *)0)->%s) == MT_ABI_AT(%d, %d));" % (name, member, s64, s32))
+        sizes.append("%s, %d, %d" % (struct["name"], lp64_size, ilp32_size))
+        fields += ["%s, %s, %d, %d, %d, %d" % (struct["name"], field["name"], o64, s64, o32, s32)
+                   for (field, o64, s64), (_, o32, s32) in zip(lp64, ilp32)]
+    out += x_macro("MT_ABI_SIZES", sizes)
+    out += ["#define MT_ABI_CHECK_SIZE(type, lp64, ilp32) MT_ABI_CHECK(type, sizeof(type) == MT_ABI_AT(lp64, ilp32));",
+            "MT_ABI_SIZES(MT_ABI_CHECK_SIZE)",
+            "",
+            "/* every field's offset and size: X(struct, field, LP64 offset, LP64 bytes, ILP32 offset,",
+            " * ILP32 bytes) */"]
+    out += x_macro("MT_ABI_FIELDS", fields)
+    out += ["#define MT_ABI_CHECK_FIELD(type, field, offset64, bytes64, offset32, bytes32) \\",
+            "    MT_ABI_CHECK(type##_##field, offsetof(type, field) == MT_ABI_AT(offset64, offset32) && \\",
+            "                                     sizeof(((type *)0)->field) == MT_ABI_AT(bytes64, bytes32));",
+            "MT_ABI_FIELDS(MT_ABI_CHECK_FIELD)"]
     out += ["", "/* callbacks: a second declaration of an object of the described type must agree with the",
             " * first, of the header's type (C99 6.7p4), or the build fails */"]
     for callback in abi["callbacks"]:
         check = "mt_abi_check_" + callback["name"]
         out.append("extern %s %s;" % (callback["name"], check))
         out.append("extern mt_status (*%s)(%s);" % (check, ", ".join(callback["params"])))
-    out += ["", "/* mt_struct_size(which): X(which, struct) */", "#define MT_ABI_STRUCTS(X) \\"]
-    out += ["    X(%d, %s) \\" % (s["which"], s["name"]) for s in abi["structs"]]
-    out[-1] = out[-1][:-2]
+    out += ["", "/* mt_struct_size(which): X(which, struct) */"]
+    out += x_macro("MT_ABI_STRUCTS", ["%d, %s" % (s["which"], s["name"]) for s in abi["structs"]])
     out += ["", "#endif /* MT_ABI_LAYOUT_H */", ""]
     return "\n".join(out)
 

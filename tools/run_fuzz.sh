@@ -52,7 +52,7 @@ common="-g -O1 -ffp-contract=off -Wall -Wextra -Imicro_core/include -Imicro_core
 cores="$(nproc 2>/dev/null || echo 1)"
 objs=()
 compile_failed=0
-for src in micro_core/src/*.c micro_core/src/ops/*.c micro_core/src/ops/fast/*.c micro_core/src/ops/x86/*.c micro_core/src/ops/arm/*.c tests/core/image_builder.c tests/fuzz/fuzz_models.c; do
+for src in micro_core/src/*.c micro_core/src/*/*.c micro_core/src/ops/*/*.c tests/core/image_builder.c tests/fuzz/fuzz_models.c; do
   obj="$out/obj/$(echo "$src" | tr / _).o"
   std=-std=c99
   [[ "$src" == tests/* ]] && std=-std=c11

@@ -8,17 +8,7 @@
 # A missing QEMU or toolchain is installed here, never skipped by the tests.
 set -euo pipefail
 
-apt_packages=()
-need() { # need PROGRAM_OR_FILE PACKAGE...
-  local probe="$1"
-  shift
-  if [[ "$probe" == /* ]]; then
-    [ -e "$probe" ] && return 0
-  else
-    command -v "$probe" >/dev/null && return 0
-  fi
-  apt_packages+=("$@")
-}
+source "$(dirname "${BASH_SOURCE[0]}")/apt_needs.sh"
 need arm-none-eabi-gcc gcc-arm-none-eabi
 need /usr/lib/arm-none-eabi/newlib/thumb/v7-m/nofp/libc_nano.a libnewlib-arm-none-eabi
 need qemu-system-arm qemu-system-arm
@@ -28,13 +18,7 @@ need arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
 need /usr/arm-linux-gnueabihf/include/stdio.h libc6-dev-armhf-cross
 need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
 need /usr/aarch64-linux-gnu/include/stdio.h libc6-dev-arm64-cross
-if ((${#apt_packages[@]})); then
-  # shellcheck disable=SC2207
-  apt_packages=($(printf '%s\n' "${apt_packages[@]}" | sort -u))
-  echo "setup_arm: installing ${apt_packages[*]}"
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_packages[@]}"
-fi
+install_needed setup_arm
 
 [ "${1:-}" = "--no-pytest" ] && exit 0
 

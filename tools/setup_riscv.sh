@@ -8,22 +8,8 @@
 # A missing QEMU or toolchain is installed here, never skipped by the tests.
 set -euo pipefail
 
-apt_packages=()
-need() { # need PROGRAM_OR_FILE PACKAGE...
-  local probe="$1"
-  shift
-  if [[ "$probe" == /* ]]; then
-    [ -e "$probe" ] && return 0
-  else
-    command -v "$probe" >/dev/null && return 0
-  fi
-  apt_packages+=("$@")
-}
+source "$(dirname "${BASH_SOURCE[0]}")/apt_needs.sh"
 need riscv64-unknown-elf-gcc gcc-riscv64-unknown-elf
 need /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs picolibc-riscv64-unknown-elf
 need qemu-system-riscv32 qemu-system-misc
-if ((${#apt_packages[@]})); then
-  echo "setup_riscv: installing ${apt_packages[*]}"
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_packages[@]}"
-fi
+install_needed setup_riscv

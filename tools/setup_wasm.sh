@@ -7,16 +7,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-apt_packages=()
-command -v clang-14 >/dev/null || apt_packages+=(clang-14)
-command -v wasm-ld-14 >/dev/null || apt_packages+=(lld-14)
-[ -f /usr/include/wasm32-wasi/stdlib.h ] || apt_packages+=(wasi-libc)
-command -v node >/dev/null || apt_packages+=(nodejs)
-command -v npm >/dev/null || apt_packages+=(npm)
-if ((${#apt_packages[@]})); then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_packages[@]}"
-fi
+source "$root/tools/apt_needs.sh"
+need clang-14 clang-14
+need wasm-ld-14 lld-14
+need /usr/include/wasm32-wasi/stdlib.h wasi-libc
+need node nodejs
+need npm npm
+install_needed setup_wasm
 
 port="$root/tools/micropython/node_modules/@micropython/micropython-webassembly-pyscript"
 if [ ! -f "$port/micropython.mjs" ]; then

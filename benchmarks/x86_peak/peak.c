@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "microtrain.h"
 #include "ops/kernel.h"
+#include "select/kernels.h"
 
 static double now(void)
 {
@@ -131,11 +133,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < B * U; ++i) counted += dy[i] != 0.0f;
     for (int r = 0; r < repeats; ++r) {
         double t = now();
-        mt_dense_f32_forward_selected(x, w, bias, y, B, I, U);
+        mt_kernel_dense_f32_forward(x, w, bias, y, B, I, U, MT_FUSED_NONE);
         double dt = now() - t;
         forward = dt < forward ? dt : forward;
         t = now();
-        mt_dense_f32_backward_fresh(x, w, dy, NULL, dw, NULL, B, I, U, 1);
+        mt_kernel_dense_f32_backward(x, w, dy, NULL, dw, NULL, B, I, U, 1);
         dt = now() - t;
         weight_grad = dt < weight_grad ? dt : weight_grad;
     }

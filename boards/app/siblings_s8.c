@@ -1,10 +1,10 @@
 /*
- * The int8 half of the sibling test: the int8 Conv2D, DepthwiseConv2D (whole, and one output
- * row read from a ring of rows, as the fused expansion feeds it), pointwise and FullyConnected
- * siblings (ops/fast/conv_s8_fast.c, dense_s8_fast.c: Helium, the DSP extension or portable
- * C) beside the reference kernels, every output byte equal. The device's sibling test
- * (siblings.c) runs it on every board, the Cortex-M3 included (its adapters call these
- * siblings too), and the host's (tests/core/test_int8_siblings.c) on the host.
+ * The sibling cases of the int8 rows: Conv2D, DepthwiseConv2D (whole, and one output row read
+ * from a ring of rows, as the fused expansion feeds it), the pointwise Conv2D and
+ * FullyConnected (the portable siblings, ops/portable/<src>_portable.c, whose products are
+ * Helium, the DSP extension's or C: s8_dot.h) beside the reference kernels, every output byte
+ * equal (siblings.h). Every column names these siblings, the Cortex-M3's included, so every
+ * board runs them, and the host at each of its x86 levels (tests/core/test_int8_siblings.c).
  *
  * Three kinds of data: all of int8 at random, requantized to spread the outputs; small
  * values (|x - zx| <= 3, |W| <= 3) with a requantization of exactly 1 (multiplier 2^30, shift
@@ -18,16 +18,13 @@
  * scales in double, as LiteRT's reference does) against C's double arithmetic
  * (siblings_s8_fc.c).
  */
-#include "siblings_s8.h"
-
 #include <string.h>
 
-#include "siblings_s8_fc.h"
-
-#include "ops/fast/fast.h"
-#include "ops/fast/s8_dot.h"
+#include "ops/portable/s8_dot.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
+#include "siblings.h"
+#include "siblings_s8_fc.h"
 
 enum { S8_RANDOM, S8_SMALL, S8_EXTREME, S8_KINDS };
 
@@ -121,7 +118,9 @@ static int s8_geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t
            mt_spatial_axis(W, KW, SW, padding, &g->OW, &g->PL) == MT_OK;
 }
 
-static void conv_cases(s8_check_fn check)
+/* Conv2D (pointwise 0) or the pointwise kernel on the 1 x 1 shapes (1), against Conv2D's
+ * reference */
+static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int pointwise)
 {
     static const uint32_t shapes[][9] = {/* H, W, C, OC, KH, KW, SH, SW, padding */
                                          {8, 8, 3, 8, 3, 3, 2, 2, MT_PADDING_SAME},
@@ -144,7 +143,7 @@ static void conv_cases(s8_check_fn check)
                                          {7, 6, 2, 5, 2, 3, 2, 2, MT_PADDING_SAME},
                                          {5, 5, 4, 3, 2, 2, 1, 1, MT_PADDING_SAME},
                                          {3, 130, 1, 2, 3, 3, 1, 1, MT_PADDING_SAME},
-                                         /* windows past MT_S8_WINDOW_BYTES (conv_s8_fast.c): by kernel rows */
+                                         /* windows past MT_S8_WINDOW_BYTES (conv_s8_portable.c): by kernel rows */
                                          {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
@@ -161,18 +160,19 @@ static void conv_cases(s8_check_fn check)
             const int32_t *b = s8_requant(kind, g.OC, K, bias, rq);
             const uint32_t packed = s8_packed((int32_t)zx, (int32_t)(s8_next() % 41u) - 20, (int)(s & 1u));
             memset(y0, 0x55, ny), memset(y1, 0x2a, ny);
-            mt_op_conv2d_s8_forward(x, w, b, rq, y0, B, &g, packed);
-            mt_op_conv2d_s8_forward_fast(x, w, b, rq, y1, B, &g, packed);
-            check(memcmp(y0, y1, ny) == 0, "int8 Conv2D");
-            if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1) { /* the fused expansion's kernel */
-                memset(y1, 0x2a, ny);
-                mt_op_conv2d_s8_pointwise_fast(x, w, b, rq, y1, B * g.H * g.W, g.C, g.OC, packed);
+            mt_op_conv2d_s8_forward_ref(x, w, b, rq, y0, B, &g, packed);
+            if (!pointwise) {
+                column->conv2d_s8_forward(x, w, b, rq, y1, B, &g, packed);
+                check(memcmp(y0, y1, ny) == 0, "int8 Conv2D");
+            } else if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1) { /* the fused expansion's kernel */
+                column->conv2d_s8_pointwise(x, w, b, rq, y1, B * g.H * g.W, g.C, g.OC, packed);
                 check(memcmp(y0, y1, ny) == 0, "int8 pointwise Conv2D");
             }
         }
 }
 
-static void depthwise_cases(s8_check_fn check)
+/* DepthwiseConv2D whole (rows 0) or one output row at a time from a ring (1) */
+static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, int rows)
 {
     static const uint32_t shapes[][8] = {/* H, W, C, KH, KW, SH, SW, padding */
                                          {8, 8, 8, 3, 3, 1, 1, MT_PADDING_SAME},
@@ -197,9 +197,12 @@ static void depthwise_cases(s8_check_fn check)
             const int32_t *b = s8_requant(kind, g.C, g.KH * g.KW, bias, rq);
             const uint32_t packed = s8_packed(zx, (int32_t)(s8_next() % 41u) - 20, (int)(s & 1u));
             memset(y0, 0x55, ny), memset(y1, 0x2a, ny);
-            mt_op_depthwise_conv2d_s8_forward(x, w, b, rq, y0, B, &g, packed);
-            mt_op_depthwise_conv2d_s8_forward_fast(x, w, b, rq, y1, B, &g, packed);
-            check(memcmp(y0, y1, ny) == 0, "int8 DepthwiseConv2D");
+            mt_op_depthwise_conv2d_s8_forward_ref(x, w, b, rq, y0, B, &g, packed);
+            if (!rows) {
+                column->depthwise_conv2d_s8_forward(x, w, b, rq, y1, B, &g, packed);
+                check(memcmp(y0, y1, ny) == 0, "int8 DepthwiseConv2D");
+                continue;
+            }
             /* sample 1's rows through a ring of KH slots, filled as the fused expansion fills it:
              * row r in slot r mod KH, each row once, before the first output row that reads it */
             const int8_t *x1 = x + (size_t)g.H * row;
@@ -209,14 +212,14 @@ static void depthwise_cases(s8_check_fn check)
             for (uint32_t oh = 0; oh < g.OH; ++oh) {
                 for (; (int64_t)next <= (int64_t)oh * g.SH - g.PT + g.KH - 1 && next < g.H; ++next)
                     memcpy(ring + (size_t)(next % g.KH) * row, x1 + (size_t)next * row, row);
-                mt_op_depthwise_conv2d_s8_row_fast(ring, g.KH, w, b, rq, y1 + oh * out_row, oh, &g, packed);
+                column->depthwise_conv2d_s8_row(ring, g.KH, w, b, rq, y1 + oh * out_row, oh, &g, packed);
             }
             check(memcmp(y0 + (size_t)g.OH * out_row, y1, (size_t)g.OH * out_row) == 0,
                   "int8 DepthwiseConv2D rows from a ring");
         }
 }
 
-static void dense_cases(s8_check_fn check)
+static void dense_cases(const mt_kernel_table *column, s8_check_fn check)
 {
     static const uint32_t shapes[][3] = {/* B, D, U */ {1, 1, 1}, {2, 7, 3}, {3, 16, 4}, {2, 33, 9}, {1, 100, 10},
                                          {4, 5, 17}, {2, 64, 2},
@@ -229,8 +232,8 @@ static void dense_cases(s8_check_fn check)
             const int32_t *b = s8_fc_requant(kind, U, D, bias, rq);
             const uint32_t packed = s8_packed(zx, (int32_t)(s8_next() % 41u) - 20, (int)(s & 1u));
             memset(y0, 0x55, (size_t)B * U), memset(y1, 0x2a, (size_t)B * U);
-            mt_op_dense_s8_forward(x, w, b, rq, y0, B, D, U, packed);
-            mt_op_dense_s8_forward_fast(x, w, b, rq, y1, B, D, U, packed);
+            mt_op_dense_s8_forward_ref(x, w, b, rq, y0, B, D, U, packed);
+            column->dense_s8_forward(x, w, b, rq, y1, B, D, U, packed);
             check(memcmp(y0, y1, (size_t)B * U) == 0, "int8 FullyConnected");
         }
 }
@@ -239,7 +242,7 @@ static void dense_cases(s8_check_fn check)
  * the four lanes, rescalings as TFLite makes them (each input's multiplier below one half,
  * shifts of -1 to -3; the output's shift in [-12, -1]) or, in the second check, with left
  * shifts on all three */
-static void add_cases(s8_check_fn check)
+static void add_cases(const mt_kernel_table *column, s8_check_fn check)
 {
     static const uint32_t lengths[] = {1, 3, 4, 5, 8, 13, 64, 99};
     for (int shifted = 0; shifted < 2; ++shifted) {
@@ -261,8 +264,8 @@ static void add_cases(s8_check_fn check)
                                               : (uint32_t)(uint8_t)zy | (uint32_t)100 << 8; /* a ReLU's */
                 s8_fill(x, N, kind, za), s8_fill(w, N, kind, zb);
                 memset(y0, 0x55, N + 4), memset(y1, 0x55, N + 4);
-                mt_op_add_s8_forward(x, w, y0, N, rq_, zp, range);
-                mt_op_add_s8_forward_fast(x, w, y1, N, rq_, zp, range);
+                mt_op_add_s8_forward_ref(x, w, y0, N, rq_, zp, range);
+                column->add_s8_forward(x, w, y1, N, rq_, zp, range);
                 same &= memcmp(y0, y1, N + 4) == 0; /* and nothing written past N */
             }
         check(same, shifted ? "int8 Add with left shifts" : "int8 Add");
@@ -271,7 +274,7 @@ static void add_cases(s8_check_fn check)
 
 /* The int8 MEAN beside its reference: pixels P from 1 to 49, channels around the four lanes,
  * random zero points, multipliers and shifts of both signs (1/P folded in as TFLite folds it) */
-static void mean_cases(s8_check_fn check)
+static void mean_cases(const mt_kernel_table *column, s8_check_fn check)
 {
     static const uint32_t shapes[][2] = {/* P, C */ {1, 1}, {4, 3}, {16, 4}, {9, 7}, {49, 32}, {16, 33}};
     const uint32_t B = 2;
@@ -285,8 +288,8 @@ static void mean_cases(s8_check_fn check)
             const uint32_t zp = (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8;
             s8_fill(x, (size_t)B * P * C, kind, zx);
             memset(y0, 0x55, (size_t)B * C + 4), memset(y1, 0x55, (size_t)B * C + 4);
-            mt_op_mean_s8_forward(x, y0, B, P, C, zp, multiplier, shift);
-            mt_op_mean_s8_forward_fast(x, y1, B, P, C, zp, multiplier, shift);
+            mt_op_mean_s8_forward_ref(x, y0, B, P, C, zp, multiplier, shift);
+            column->mean_s8_forward(x, y1, B, P, C, zp, multiplier, shift);
             same &= memcmp(y0, y1, (size_t)B * C + 4) == 0; /* and nothing written past B·C */
         }
     check(same, "int8 Mean");
@@ -372,24 +375,43 @@ static void requant_cases(s8_check_fn check)
     check(same, "int8 requantization of random runs");
 }
 
-static s8_check_fn s8_report;
-static unsigned s8_checks;
-
-static void s8_count(int ok, const char *what)
+void mt_sib_case_conv2d_s8_forward(const mt_kernel_table *column)
 {
-    ++s8_checks;
-    s8_report(ok, what);
+    conv_cases(column, mt_sib_check, 0);
 }
 
-unsigned s8_sibling_cases(s8_check_fn check)
+void mt_sib_case_conv2d_s8_pointwise(const mt_kernel_table *column)
 {
-    s8_report = check, s8_checks = 0;
-    conv_cases(s8_count);
-    depthwise_cases(s8_count);
-    dense_cases(s8_count);
-    s8_fc_rounding_cases(s8_count);
-    add_cases(s8_count);
-    mean_cases(s8_count);
-    requant_cases(s8_count);
-    return s8_checks;
+    conv_cases(column, mt_sib_check, 1);
+}
+
+void mt_sib_case_depthwise_conv2d_s8_forward(const mt_kernel_table *column)
+{
+    depthwise_cases(column, mt_sib_check, 0);
+}
+
+void mt_sib_case_depthwise_conv2d_s8_row(const mt_kernel_table *column)
+{
+    depthwise_cases(column, mt_sib_check, 1);
+}
+
+/* FullyConnected; its requantization (LiteRT's double scaling, ops/quant.h's mt_q_fc_scale)
+ * against C's double arithmetic, alone and over the runs its portable kernel takes
+ * (siblings_s8_fc.c); and the requantization of runs the pointwise and copied-window
+ * convolutions take on this target */
+void mt_sib_case_dense_s8_forward(const mt_kernel_table *column)
+{
+    dense_cases(column, mt_sib_check);
+    s8_fc_rounding_cases(mt_sib_check);
+    requant_cases(mt_sib_check);
+}
+
+void mt_sib_case_add_s8_forward(const mt_kernel_table *column)
+{
+    add_cases(column, mt_sib_check);
+}
+
+void mt_sib_case_mean_s8_forward(const mt_kernel_table *column)
+{
+    mean_cases(column, mt_sib_check);
 }

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "ops/fast/s8_dot.h"
+#include "ops/portable/s8_dot.h"
 #include "ops/quant.h"
 
 int32_t s8_fc_by_double(int32_t acc, double e)

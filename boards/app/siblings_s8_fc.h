@@ -1,12 +1,13 @@
 /* FullyConnected's requantization (ops/quant.h's mt_q_fc_scale) against C's double arithmetic:
- * shared by the sibling cases (siblings_s8.c, on the host and every board) and the host's
+ * shared by the sibling cases (siblings_s8.c's FullyConnected row, on the host and every board) and the host's
  * exhaustive test (tests/core/test_int8_quant.c). */
 #ifndef MT_BOARD_SIBLINGS_S8_FC_H
 #define MT_BOARD_SIBLINGS_S8_FC_H
 
 #include <stdint.h>
 
-#include "siblings_s8.h"
+/* counts a pass, or reports the failure (the sibling walk's mt_sib_check, a test's own) */
+typedef void (*s8_check_fn)(int ok, const char *what);
 
 /* LiteRT's reference FullyConnected written out in double: int32(round(double(acc) · e)),
  * round half away from zero, INT32_MIN where the value does not fit (x86-64's conversion) */

@@ -4,12 +4,10 @@
 #     <ops>         a list of op names (the `name` column of the .def: "dense;relu;softmax"),
 #                   or empty for every op
 #     <sources_var> set to the absolute paths of the op sources those ops need:
-#                   src/ops/<source>.c of each, and src/ops/fast/<source>_fast.c (optimized
-#                   siblings), src/ops/x86/<source>_x86.c and <source>_backward_x86.c
-#                   with their AVX2 builds <...>_x86_avx2.c (x86-64 siblings chosen at run
-#                   time) and src/ops/arm/<source>_mve.c and <source>_backward_mve.c (Helium
-#                   siblings chosen at build time) where they exist, each empty on other
-#                   targets; each file once
+#                   src/ops/<source>.c of each (its reference kernels and adapter), and the
+#                   files of its kernel families where they exist (MT_KERNEL_FAMILIES below:
+#                   portable/, x86/, mve/, dsp/), each empty on the targets whose column
+#                   (src/select/) does not name its kernels; each file once
 #     <config_dir>  gets mt_ops_config.h, which defines MT_OP_BUILT_<NAME> to 1 or 0 for
 #                   every op of the .def; src/ops/registry.c reads it when MT_OPS_CONFIG is
 #                   defined, and leaves the kernels of the 0 ones out of its table
@@ -49,6 +47,12 @@ function(mt_ops_sources sources_var ops config_dir)
     # re-configure when the op table changes
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${MT_OPS_DEF_FILE}")
   endif()
+  # The kernel families an op's source may have beside its reference, folder:suffix, in the
+  # order they are compiled: src/ops/<folder>/<source>_<suffix>.c and <source>_backward_<suffix>.c
+  # (micro_core/src/select/kernels.def names the kernels; a target's column picks them). x86:
+  # one source in AVX-512's lanes, _avx2.c its AVX2 build. A new target's family is one entry.
+  set(MT_KERNEL_FAMILIES portable:portable x86:avx512 x86:avx2 mve:mve dsp:dsp)
+
   mt_ops_read_def()
   if("${ops}" STREQUAL "")
     set(selected ${MT_OP_NAMES})
@@ -79,21 +83,18 @@ function(mt_ops_sources sources_var ops config_dir)
       set(built 1)
       set(source "${MT_OP_SOURCE_${name}}")
       list(APPEND sources "${MT_OPS_SOURCE_DIR}/${source}.c")
-      if(EXISTS "${MT_OPS_SOURCE_DIR}/fast/${source}_fast.c")
-        list(APPEND sources "${MT_OPS_SOURCE_DIR}/fast/${source}_fast.c")
-      endif()
-      # x86-64 siblings, chosen at run time, and Helium (MVE) ones, chosen at build time;
-      # each compiles to nothing on other targets
+      # the kernel families beside the reference (MT_KERNEL_FAMILIES), each file empty off
+      # the targets whose column names its kernels (src/select/)
       foreach(part "" "_backward")
-        if(EXISTS "${MT_OPS_SOURCE_DIR}/x86/${source}${part}_x86.c")
-          list(APPEND sources "${MT_OPS_SOURCE_DIR}/x86/${source}${part}_x86.c"
-                              "${MT_OPS_SOURCE_DIR}/x86/${source}${part}_x86_avx2.c")
-        endif()
-      endforeach()
-      foreach(part "" "_backward")
-        if(EXISTS "${MT_OPS_SOURCE_DIR}/arm/${source}${part}_mve.c")
-          list(APPEND sources "${MT_OPS_SOURCE_DIR}/arm/${source}${part}_mve.c")
-        endif()
+        foreach(family IN LISTS MT_KERNEL_FAMILIES)
+          string(REPLACE ":" ";" family "${family}") # folder:suffix
+          list(GET family 0 folder)
+          list(GET family 1 suffix)
+          set(file "${MT_OPS_SOURCE_DIR}/${folder}/${source}${part}_${suffix}.c")
+          if(EXISTS "${file}")
+            list(APPEND sources "${file}")
+          endif()
+        endforeach()
       endforeach()
     else()
       set(built 0)

@@ -29,340 +29,174 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
 MT_ABI_CHECK(version, MT_ABI_VERSION == 11u);
-MT_ABI_CHECK(MT_ARENA_ALIGN, MT_ARENA_ALIGN == 16);
-MT_ABI_CHECK(MT_MAX_DIMS, MT_MAX_DIMS == 4);
-MT_ABI_CHECK(MT_MAX_TENSORS, MT_MAX_TENSORS == 256);
-MT_ABI_CHECK(MT_MAX_OPS, MT_MAX_OPS == 256);
-MT_ABI_CHECK(MT_MAX_BATCH_SIZE, MT_MAX_BATCH_SIZE == 65535);
-MT_ABI_CHECK(MT_MAX_ELEMENTS, MT_MAX_ELEMENTS == 268435456);
-MT_ABI_CHECK(MT_PROPERTY_MAX_NAME, MT_PROPERTY_MAX_NAME == 63);
-MT_ABI_CHECK(MT_PROPERTY_MAX_STRING, MT_PROPERTY_MAX_STRING == 255);
-MT_ABI_CHECK(MT_OK, MT_OK == 0);
-MT_ABI_CHECK(MT_ERR_BAD_ARGUMENT, MT_ERR_BAD_ARGUMENT == -1);
-MT_ABI_CHECK(MT_ERR_BAD_MODEL, MT_ERR_BAD_MODEL == -2);
-MT_ABI_CHECK(MT_ERR_SHAPE, MT_ERR_SHAPE == -3);
-MT_ABI_CHECK(MT_ERR_STATE, MT_ERR_STATE == -4);
-MT_ABI_CHECK(MT_ERR_UNSUPPORTED, MT_ERR_UNSUPPORTED == -5);
-MT_ABI_CHECK(MT_ERR_ARENA_TOO_SMALL, MT_ERR_ARENA_TOO_SMALL == -6);
-MT_ABI_CHECK(MT_ERR_NUMERIC, MT_ERR_NUMERIC == -7);
-MT_ABI_CHECK(MT_ERR_BAD_CHECKPOINT, MT_ERR_BAD_CHECKPOINT == -8);
-MT_ABI_CHECK(MT_ERR_CHECKPOINT_MISMATCH, MT_ERR_CHECKPOINT_MISMATCH == -9);
-MT_ABI_CHECK(MT_ERR_IO, MT_ERR_IO == -10);
-MT_ABI_CHECK(MT_DTYPE_F32, MT_DTYPE_F32 == 1);
-MT_ABI_CHECK(MT_DTYPE_I32, MT_DTYPE_I32 == 2);
-MT_ABI_CHECK(MT_DTYPE_I8, MT_DTYPE_I8 == 3);
-MT_ABI_CHECK(MT_TENSOR_CONST, MT_TENSOR_CONST == 1);
-MT_ABI_CHECK(MT_TENSOR_TRAINABLE, MT_TENSOR_TRAINABLE == 2);
-MT_ABI_CHECK(MT_TENSOR_INPUT, MT_TENSOR_INPUT == 4);
-MT_ABI_CHECK(MT_TENSOR_OUTPUT, MT_TENSOR_OUTPUT == 8);
-MT_ABI_CHECK(MT_PADDING_VALID, MT_PADDING_VALID == 0);
-MT_ABI_CHECK(MT_PADDING_SAME, MT_PADDING_SAME == 1);
-MT_ABI_CHECK(MT_FUSED_NONE, MT_FUSED_NONE == 0);
-MT_ABI_CHECK(MT_FUSED_RELU, MT_FUSED_RELU == 1);
-MT_ABI_CHECK(MT_FUSED_RELU6, MT_FUSED_RELU6 == 2);
-MT_ABI_CHECK(MT_OPTIMIZER_SGD, MT_OPTIMIZER_SGD == 0);
-MT_ABI_CHECK(MT_OPTIMIZER_ADAM, MT_OPTIMIZER_ADAM == 1);
-MT_ABI_CHECK(MT_OPTIMIZER_ADAMW, MT_OPTIMIZER_ADAMW == 2);
-MT_ABI_CHECK(MT_LOSS_MSE, MT_LOSS_MSE == 0);
-MT_ABI_CHECK(MT_LOSS_MAE, MT_LOSS_MAE == 1);
-MT_ABI_CHECK(MT_LOSS_CATEGORICAL_CROSSENTROPY, MT_LOSS_CATEGORICAL_CROSSENTROPY == 2);
-MT_ABI_CHECK(MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY == 3);
-MT_ABI_CHECK(MT_LOSS_BINARY_CROSSENTROPY, MT_LOSS_BINARY_CROSSENTROPY == 4);
-MT_ABI_CHECK(MT_REDUCTION_MEAN, MT_REDUCTION_MEAN == 0);
-MT_ABI_CHECK(MT_REDUCTION_SUM, MT_REDUCTION_SUM == 1);
-MT_ABI_CHECK(MT_BUFFER_METADATA, MT_BUFFER_METADATA == 0);
-MT_ABI_CHECK(MT_BUFFER_WEIGHT, MT_BUFFER_WEIGHT == 1);
-MT_ABI_CHECK(MT_BUFFER_GRADIENT, MT_BUFFER_GRADIENT == 2);
-MT_ABI_CHECK(MT_BUFFER_OPTIMIZER, MT_BUFFER_OPTIMIZER == 3);
-MT_ABI_CHECK(MT_BUFFER_ACTIVATION, MT_BUFFER_ACTIVATION == 4);
-MT_ABI_CHECK(MT_BUFFER_TARGET, MT_BUFFER_TARGET == 5);
-MT_ABI_CHECK(MT_BUFFER_SCRATCH, MT_BUFFER_SCRATCH == 6);
-MT_ABI_CHECK(MT_BUFFER_REFERENCE, MT_BUFFER_REFERENCE == 7);
-MT_ABI_CHECK(MT_PROPERTY_INT, MT_PROPERTY_INT == 1);
-MT_ABI_CHECK(MT_PROPERTY_FLOAT, MT_PROPERTY_FLOAT == 2);
-MT_ABI_CHECK(MT_PROPERTY_STRING, MT_PROPERTY_STRING == 3);
 
-MT_ABI_CHECK(mt_train_config, sizeof(mt_train_config) == MT_ABI_AT(72, 64));
-MT_ABI_CHECK(mt_train_config_optimizer,
-             offsetof(mt_train_config, optimizer) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_train_config *)0)->optimizer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_loss,
-             offsetof(mt_train_config, loss) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_train_config *)0)->loss) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_reduction,
-             offsetof(mt_train_config, reduction) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_train_config *)0)->reduction) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_batch_size,
-             offsetof(mt_train_config, batch_size) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_train_config *)0)->batch_size) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_num_trainable_ops,
-             offsetof(mt_train_config, num_trainable_ops) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_train_config *)0)->num_trainable_ops) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_biases_only,
-             offsetof(mt_train_config, biases_only) == MT_ABI_AT(20, 20) &&
-                 sizeof(((mt_train_config *)0)->biases_only) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_learning_rate,
-             offsetof(mt_train_config, learning_rate) == MT_ABI_AT(24, 24) &&
-                 sizeof(((mt_train_config *)0)->learning_rate) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_beta1,
-             offsetof(mt_train_config, beta1) == MT_ABI_AT(28, 28) &&
-                 sizeof(((mt_train_config *)0)->beta1) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_beta2,
-             offsetof(mt_train_config, beta2) == MT_ABI_AT(32, 32) &&
-                 sizeof(((mt_train_config *)0)->beta2) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_epsilon,
-             offsetof(mt_train_config, epsilon) == MT_ABI_AT(36, 36) &&
-                 sizeof(((mt_train_config *)0)->epsilon) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_momentum,
-             offsetof(mt_train_config, momentum) == MT_ABI_AT(40, 40) &&
-                 sizeof(((mt_train_config *)0)->momentum) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_weight_decay,
-             offsetof(mt_train_config, weight_decay) == MT_ABI_AT(44, 44) &&
-                 sizeof(((mt_train_config *)0)->weight_decay) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_trainable_op_mask,
-             offsetof(mt_train_config, trainable_op_mask) == MT_ABI_AT(48, 48) &&
-                 sizeof(((mt_train_config *)0)->trainable_op_mask) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_train_config_accumulate_gradients,
-             offsetof(mt_train_config, accumulate_gradients) == MT_ABI_AT(56, 52) &&
-                 sizeof(((mt_train_config *)0)->accumulate_gradients) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_guard_gradients,
-             offsetof(mt_train_config, guard_gradients) == MT_ABI_AT(60, 56) &&
-                 sizeof(((mt_train_config *)0)->guard_gradients) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_train_config_proximal_mu,
-             offsetof(mt_train_config, proximal_mu) == MT_ABI_AT(64, 60) &&
-                 sizeof(((mt_train_config *)0)->proximal_mu) == MT_ABI_AT(4, 4));
+/* every constant and enum value: X(name, value) */
+#define MT_ABI_VALUES(X) \
+    X(MT_ARENA_ALIGN, 16) \
+    X(MT_MAX_DIMS, 4) \
+    X(MT_MAX_TENSORS, 256) \
+    X(MT_MAX_OPS, 256) \
+    X(MT_MAX_BATCH_SIZE, 65535) \
+    X(MT_MAX_ELEMENTS, 268435456) \
+    X(MT_PROPERTY_MAX_NAME, 63) \
+    X(MT_PROPERTY_MAX_STRING, 255) \
+    X(MT_OK, 0) \
+    X(MT_ERR_BAD_ARGUMENT, -1) \
+    X(MT_ERR_BAD_MODEL, -2) \
+    X(MT_ERR_SHAPE, -3) \
+    X(MT_ERR_STATE, -4) \
+    X(MT_ERR_UNSUPPORTED, -5) \
+    X(MT_ERR_ARENA_TOO_SMALL, -6) \
+    X(MT_ERR_NUMERIC, -7) \
+    X(MT_ERR_BAD_CHECKPOINT, -8) \
+    X(MT_ERR_CHECKPOINT_MISMATCH, -9) \
+    X(MT_ERR_IO, -10) \
+    X(MT_DTYPE_F32, 1) \
+    X(MT_DTYPE_I32, 2) \
+    X(MT_DTYPE_I8, 3) \
+    X(MT_TENSOR_CONST, 1) \
+    X(MT_TENSOR_TRAINABLE, 2) \
+    X(MT_TENSOR_INPUT, 4) \
+    X(MT_TENSOR_OUTPUT, 8) \
+    X(MT_PADDING_VALID, 0) \
+    X(MT_PADDING_SAME, 1) \
+    X(MT_FUSED_NONE, 0) \
+    X(MT_FUSED_RELU, 1) \
+    X(MT_FUSED_RELU6, 2) \
+    X(MT_OPTIMIZER_SGD, 0) \
+    X(MT_OPTIMIZER_ADAM, 1) \
+    X(MT_OPTIMIZER_ADAMW, 2) \
+    X(MT_LOSS_MSE, 0) \
+    X(MT_LOSS_MAE, 1) \
+    X(MT_LOSS_CATEGORICAL_CROSSENTROPY, 2) \
+    X(MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY, 3) \
+    X(MT_LOSS_BINARY_CROSSENTROPY, 4) \
+    X(MT_REDUCTION_MEAN, 0) \
+    X(MT_REDUCTION_SUM, 1) \
+    X(MT_BUFFER_METADATA, 0) \
+    X(MT_BUFFER_WEIGHT, 1) \
+    X(MT_BUFFER_GRADIENT, 2) \
+    X(MT_BUFFER_OPTIMIZER, 3) \
+    X(MT_BUFFER_ACTIVATION, 4) \
+    X(MT_BUFFER_TARGET, 5) \
+    X(MT_BUFFER_SCRATCH, 6) \
+    X(MT_BUFFER_REFERENCE, 7) \
+    X(MT_PROPERTY_INT, 1) \
+    X(MT_PROPERTY_FLOAT, 2) \
+    X(MT_PROPERTY_STRING, 3)
+#define MT_ABI_CHECK_VALUE(name, value) \
+    typedef char mt_abi_check_##name[(name) == (value) ? 1 : -1];
+MT_ABI_VALUES(MT_ABI_CHECK_VALUE)
 
-MT_ABI_CHECK(mt_memory_plan, sizeof(mt_memory_plan) == MT_ABI_AT(152, 92));
-MT_ABI_CHECK(mt_memory_plan_total_bytes,
-             offsetof(mt_memory_plan, total_bytes) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_memory_plan *)0)->total_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_metadata_bytes,
-             offsetof(mt_memory_plan, metadata_bytes) == MT_ABI_AT(8, 4) &&
-                 sizeof(((mt_memory_plan *)0)->metadata_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_weight_bytes,
-             offsetof(mt_memory_plan, weight_bytes) == MT_ABI_AT(16, 8) &&
-                 sizeof(((mt_memory_plan *)0)->weight_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_gradient_bytes,
-             offsetof(mt_memory_plan, gradient_bytes) == MT_ABI_AT(24, 12) &&
-                 sizeof(((mt_memory_plan *)0)->gradient_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_optimizer_bytes,
-             offsetof(mt_memory_plan, optimizer_bytes) == MT_ABI_AT(32, 16) &&
-                 sizeof(((mt_memory_plan *)0)->optimizer_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_reference_bytes,
-             offsetof(mt_memory_plan, reference_bytes) == MT_ABI_AT(40, 20) &&
-                 sizeof(((mt_memory_plan *)0)->reference_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_activation_bytes,
-             offsetof(mt_memory_plan, activation_bytes) == MT_ABI_AT(48, 24) &&
-                 sizeof(((mt_memory_plan *)0)->activation_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_activation_grad_bytes,
-             offsetof(mt_memory_plan, activation_grad_bytes) == MT_ABI_AT(56, 28) &&
-                 sizeof(((mt_memory_plan *)0)->activation_grad_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_io_bytes,
-             offsetof(mt_memory_plan, io_bytes) == MT_ABI_AT(64, 32) &&
-                 sizeof(((mt_memory_plan *)0)->io_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_scratch_bytes,
-             offsetof(mt_memory_plan, scratch_bytes) == MT_ABI_AT(72, 36) &&
-                 sizeof(((mt_memory_plan *)0)->scratch_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_reuse_bytes,
-             offsetof(mt_memory_plan, reuse_bytes) == MT_ABI_AT(80, 40) &&
-                 sizeof(((mt_memory_plan *)0)->reuse_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_lower_bound_bytes,
-             offsetof(mt_memory_plan, lower_bound_bytes) == MT_ABI_AT(88, 44) &&
-                 sizeof(((mt_memory_plan *)0)->lower_bound_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_num_trained_params,
-             offsetof(mt_memory_plan, num_trained_params) == MT_ABI_AT(96, 48) &&
-                 sizeof(((mt_memory_plan *)0)->num_trained_params) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_first_trained_op,
-             offsetof(mt_memory_plan, first_trained_op) == MT_ABI_AT(100, 52) &&
-                 sizeof(((mt_memory_plan *)0)->first_trained_op) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_fused_update,
-             offsetof(mt_memory_plan, fused_update) == MT_ABI_AT(104, 56) &&
-                 sizeof(((mt_memory_plan *)0)->fused_update) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_placement_order,
-             offsetof(mt_memory_plan, placement_order) == MT_ABI_AT(108, 60) &&
-                 sizeof(((mt_memory_plan *)0)->placement_order) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_int8_activation_bytes,
-             offsetof(mt_memory_plan, int8_activation_bytes) == MT_ABI_AT(112, 64) &&
-                 sizeof(((mt_memory_plan *)0)->int8_activation_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image,
-             offsetof(mt_memory_plan, image) == MT_ABI_AT(120, 68) &&
-                 sizeof(((mt_memory_plan *)0)->image) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image_bytes,
-             offsetof(mt_memory_plan, image_bytes) == MT_ABI_AT(128, 72) &&
-                 sizeof(((mt_memory_plan *)0)->image_bytes) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_memory_plan_image_tables_crc32,
-             offsetof(mt_memory_plan, image_tables_crc32) == MT_ABI_AT(136, 76) &&
-                 sizeof(((mt_memory_plan *)0)->image_tables_crc32) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_config_crc32,
-             offsetof(mt_memory_plan, config_crc32) == MT_ABI_AT(140, 80) &&
-                 sizeof(((mt_memory_plan *)0)->config_crc32) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_abi_version,
-             offsetof(mt_memory_plan, abi_version) == MT_ABI_AT(144, 84) &&
-                 sizeof(((mt_memory_plan *)0)->abi_version) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_memory_plan_seal,
-             offsetof(mt_memory_plan, seal) == MT_ABI_AT(148, 88) &&
-                 sizeof(((mt_memory_plan *)0)->seal) == MT_ABI_AT(4, 4));
+/* every struct's size: X(struct, LP64 bytes, ILP32 bytes) */
+#define MT_ABI_SIZES(X) \
+    X(mt_train_config, 72, 64) \
+    X(mt_memory_plan, 152, 92) \
+    X(mt_tensor_info, 44, 44) \
+    X(mt_model_info, 32, 32) \
+    X(mt_param_info, 32, 24) \
+    X(mt_property, 40, 40) \
+    X(mt_buffer_info, 40, 32) \
+    X(mt_op_info, 64, 64) \
+    X(mt_error_detail, 16, 16)
+#define MT_ABI_CHECK_SIZE(type, lp64, ilp32) MT_ABI_CHECK(type, sizeof(type) == MT_ABI_AT(lp64, ilp32));
+MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
 
-MT_ABI_CHECK(mt_tensor_info, sizeof(mt_tensor_info) == MT_ABI_AT(44, 44));
-MT_ABI_CHECK(mt_tensor_info_index,
-             offsetof(mt_tensor_info, index) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_tensor_info *)0)->index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_dtype,
-             offsetof(mt_tensor_info, dtype) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_tensor_info *)0)->dtype) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_flags,
-             offsetof(mt_tensor_info, flags) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_tensor_info *)0)->flags) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_ndim,
-             offsetof(mt_tensor_info, ndim) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_tensor_info *)0)->ndim) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_dims,
-             offsetof(mt_tensor_info, dims) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_tensor_info *)0)->dims) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_tensor_info_count,
-             offsetof(mt_tensor_info, count) == MT_ABI_AT(32, 32) &&
-                 sizeof(((mt_tensor_info *)0)->count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_producer,
-             offsetof(mt_tensor_info, producer) == MT_ABI_AT(36, 36) &&
-                 sizeof(((mt_tensor_info *)0)->producer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_tensor_info_data_offset,
-             offsetof(mt_tensor_info, data_offset) == MT_ABI_AT(40, 40) &&
-                 sizeof(((mt_tensor_info *)0)->data_offset) == MT_ABI_AT(4, 4));
-
-MT_ABI_CHECK(mt_model_info, sizeof(mt_model_info) == MT_ABI_AT(32, 32));
-MT_ABI_CHECK(mt_model_info_version,
-             offsetof(mt_model_info, version) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_model_info *)0)->version) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_tensors,
-             offsetof(mt_model_info, num_tensors) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_model_info *)0)->num_tensors) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_ops,
-             offsetof(mt_model_info, num_ops) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_model_info *)0)->num_ops) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_inputs,
-             offsetof(mt_model_info, num_inputs) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_model_info *)0)->num_inputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_outputs,
-             offsetof(mt_model_info, num_outputs) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_model_info *)0)->num_outputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_num_params,
-             offsetof(mt_model_info, num_params) == MT_ABI_AT(20, 20) &&
-                 sizeof(((mt_model_info *)0)->num_params) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_param_count,
-             offsetof(mt_model_info, param_count) == MT_ABI_AT(24, 24) &&
-                 sizeof(((mt_model_info *)0)->param_count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_model_info_crc32,
-             offsetof(mt_model_info, crc32) == MT_ABI_AT(28, 28) &&
-                 sizeof(((mt_model_info *)0)->crc32) == MT_ABI_AT(4, 4));
-
-MT_ABI_CHECK(mt_param_info, sizeof(mt_param_info) == MT_ABI_AT(32, 24));
-MT_ABI_CHECK(mt_param_info_tensor_index,
-             offsetof(mt_param_info, tensor_index) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_param_info *)0)->tensor_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_count,
-             offsetof(mt_param_info, count) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_param_info *)0)->count) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_trained,
-             offsetof(mt_param_info, trained) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_param_info *)0)->trained) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_reserved,
-             offsetof(mt_param_info, reserved) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_param_info *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_param_info_data,
-             offsetof(mt_param_info, data) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_param_info *)0)->data) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_param_info_image_data,
-             offsetof(mt_param_info, image_data) == MT_ABI_AT(24, 20) &&
-                 sizeof(((mt_param_info *)0)->image_data) == MT_ABI_AT(8, 4));
-
-MT_ABI_CHECK(mt_property, sizeof(mt_property) == MT_ABI_AT(40, 40));
-MT_ABI_CHECK(mt_property_name,
-             offsetof(mt_property, name) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_property *)0)->name) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_property_type,
-             offsetof(mt_property, type) == MT_ABI_AT(8, 4) &&
-                 sizeof(((mt_property *)0)->type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_property_reserved,
-             offsetof(mt_property, reserved) == MT_ABI_AT(12, 8) &&
-                 sizeof(((mt_property *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_property_int_value,
-             offsetof(mt_property, int_value) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_property *)0)->int_value) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_property_float_value,
-             offsetof(mt_property, float_value) == MT_ABI_AT(24, 24) &&
-                 sizeof(((mt_property *)0)->float_value) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_property_str_value,
-             offsetof(mt_property, str_value) == MT_ABI_AT(32, 32) &&
-                 sizeof(((mt_property *)0)->str_value) == MT_ABI_AT(8, 4));
-
-MT_ABI_CHECK(mt_buffer_info, sizeof(mt_buffer_info) == MT_ABI_AT(40, 32));
-MT_ABI_CHECK(mt_buffer_info_kind,
-             offsetof(mt_buffer_info, kind) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_buffer_info *)0)->kind) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_tensor_index,
-             offsetof(mt_buffer_info, tensor_index) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_buffer_info *)0)->tensor_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_start,
-             offsetof(mt_buffer_info, start) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_buffer_info *)0)->start) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_end,
-             offsetof(mt_buffer_info, end) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_buffer_info *)0)->end) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_in_place_of,
-             offsetof(mt_buffer_info, in_place_of) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_buffer_info *)0)->in_place_of) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_reserved,
-             offsetof(mt_buffer_info, reserved) == MT_ABI_AT(20, 20) &&
-                 sizeof(((mt_buffer_info *)0)->reserved) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_buffer_info_offset,
-             offsetof(mt_buffer_info, offset) == MT_ABI_AT(24, 24) &&
-                 sizeof(((mt_buffer_info *)0)->offset) == MT_ABI_AT(8, 4));
-MT_ABI_CHECK(mt_buffer_info_bytes,
-             offsetof(mt_buffer_info, bytes) == MT_ABI_AT(32, 28) &&
-                 sizeof(((mt_buffer_info *)0)->bytes) == MT_ABI_AT(8, 4));
-
-MT_ABI_CHECK(mt_op_info, sizeof(mt_op_info) == MT_ABI_AT(64, 64));
-MT_ABI_CHECK(mt_op_info_index,
-             offsetof(mt_op_info, index) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_op_info *)0)->index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_type,
-             offsetof(mt_op_info, type) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_op_info *)0)->type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_num_inputs,
-             offsetof(mt_op_info, num_inputs) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_op_info *)0)->num_inputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_num_outputs,
-             offsetof(mt_op_info, num_outputs) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_op_info *)0)->num_outputs) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_inputs,
-             offsetof(mt_op_info, inputs) == MT_ABI_AT(16, 16) &&
-                 sizeof(((mt_op_info *)0)->inputs) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_op_info_outputs,
-             offsetof(mt_op_info, outputs) == MT_ABI_AT(32, 32) &&
-                 sizeof(((mt_op_info *)0)->outputs) == MT_ABI_AT(8, 8));
-MT_ABI_CHECK(mt_op_info_params,
-             offsetof(mt_op_info, params) == MT_ABI_AT(40, 40) &&
-                 sizeof(((mt_op_info *)0)->params) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_op_info_layer,
-             offsetof(mt_op_info, layer) == MT_ABI_AT(56, 56) &&
-                 sizeof(((mt_op_info *)0)->layer) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_op_info_reserved,
-             offsetof(mt_op_info, reserved) == MT_ABI_AT(60, 60) &&
-                 sizeof(((mt_op_info *)0)->reserved) == MT_ABI_AT(4, 4));
-
-MT_ABI_CHECK(mt_error_detail, sizeof(mt_error_detail) == MT_ABI_AT(16, 16));
-MT_ABI_CHECK(mt_error_detail_status,
-             offsetof(mt_error_detail, status) == MT_ABI_AT(0, 0) &&
-                 sizeof(((mt_error_detail *)0)->status) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_op_index,
-             offsetof(mt_error_detail, op_index) == MT_ABI_AT(4, 4) &&
-                 sizeof(((mt_error_detail *)0)->op_index) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_op_type,
-             offsetof(mt_error_detail, op_type) == MT_ABI_AT(8, 8) &&
-                 sizeof(((mt_error_detail *)0)->op_type) == MT_ABI_AT(4, 4));
-MT_ABI_CHECK(mt_error_detail_tensor_index,
-             offsetof(mt_error_detail, tensor_index) == MT_ABI_AT(12, 12) &&
-                 sizeof(((mt_error_detail *)0)->tensor_index) == MT_ABI_AT(4, 4));
+/* every field's offset and size: X(struct, field, LP64 offset, LP64 bytes, ILP32 offset,
+ * ILP32 bytes) */
+#define MT_ABI_FIELDS(X) \
+    X(mt_train_config, optimizer, 0, 4, 0, 4) \
+    X(mt_train_config, loss, 4, 4, 4, 4) \
+    X(mt_train_config, reduction, 8, 4, 8, 4) \
+    X(mt_train_config, batch_size, 12, 4, 12, 4) \
+    X(mt_train_config, num_trainable_ops, 16, 4, 16, 4) \
+    X(mt_train_config, biases_only, 20, 4, 20, 4) \
+    X(mt_train_config, learning_rate, 24, 4, 24, 4) \
+    X(mt_train_config, beta1, 28, 4, 28, 4) \
+    X(mt_train_config, beta2, 32, 4, 32, 4) \
+    X(mt_train_config, epsilon, 36, 4, 36, 4) \
+    X(mt_train_config, momentum, 40, 4, 40, 4) \
+    X(mt_train_config, weight_decay, 44, 4, 44, 4) \
+    X(mt_train_config, trainable_op_mask, 48, 8, 48, 4) \
+    X(mt_train_config, accumulate_gradients, 56, 4, 52, 4) \
+    X(mt_train_config, guard_gradients, 60, 4, 56, 4) \
+    X(mt_train_config, proximal_mu, 64, 4, 60, 4) \
+    X(mt_memory_plan, total_bytes, 0, 8, 0, 4) \
+    X(mt_memory_plan, metadata_bytes, 8, 8, 4, 4) \
+    X(mt_memory_plan, weight_bytes, 16, 8, 8, 4) \
+    X(mt_memory_plan, gradient_bytes, 24, 8, 12, 4) \
+    X(mt_memory_plan, optimizer_bytes, 32, 8, 16, 4) \
+    X(mt_memory_plan, reference_bytes, 40, 8, 20, 4) \
+    X(mt_memory_plan, activation_bytes, 48, 8, 24, 4) \
+    X(mt_memory_plan, activation_grad_bytes, 56, 8, 28, 4) \
+    X(mt_memory_plan, io_bytes, 64, 8, 32, 4) \
+    X(mt_memory_plan, scratch_bytes, 72, 8, 36, 4) \
+    X(mt_memory_plan, reuse_bytes, 80, 8, 40, 4) \
+    X(mt_memory_plan, lower_bound_bytes, 88, 8, 44, 4) \
+    X(mt_memory_plan, num_trained_params, 96, 4, 48, 4) \
+    X(mt_memory_plan, first_trained_op, 100, 4, 52, 4) \
+    X(mt_memory_plan, fused_update, 104, 4, 56, 4) \
+    X(mt_memory_plan, placement_order, 108, 4, 60, 4) \
+    X(mt_memory_plan, int8_activation_bytes, 112, 8, 64, 4) \
+    X(mt_memory_plan, image, 120, 8, 68, 4) \
+    X(mt_memory_plan, image_bytes, 128, 8, 72, 4) \
+    X(mt_memory_plan, image_tables_crc32, 136, 4, 76, 4) \
+    X(mt_memory_plan, config_crc32, 140, 4, 80, 4) \
+    X(mt_memory_plan, abi_version, 144, 4, 84, 4) \
+    X(mt_memory_plan, seal, 148, 4, 88, 4) \
+    X(mt_tensor_info, index, 0, 4, 0, 4) \
+    X(mt_tensor_info, dtype, 4, 4, 4, 4) \
+    X(mt_tensor_info, flags, 8, 4, 8, 4) \
+    X(mt_tensor_info, ndim, 12, 4, 12, 4) \
+    X(mt_tensor_info, dims, 16, 16, 16, 16) \
+    X(mt_tensor_info, count, 32, 4, 32, 4) \
+    X(mt_tensor_info, producer, 36, 4, 36, 4) \
+    X(mt_tensor_info, data_offset, 40, 4, 40, 4) \
+    X(mt_model_info, version, 0, 4, 0, 4) \
+    X(mt_model_info, num_tensors, 4, 4, 4, 4) \
+    X(mt_model_info, num_ops, 8, 4, 8, 4) \
+    X(mt_model_info, num_inputs, 12, 4, 12, 4) \
+    X(mt_model_info, num_outputs, 16, 4, 16, 4) \
+    X(mt_model_info, num_params, 20, 4, 20, 4) \
+    X(mt_model_info, param_count, 24, 4, 24, 4) \
+    X(mt_model_info, crc32, 28, 4, 28, 4) \
+    X(mt_param_info, tensor_index, 0, 4, 0, 4) \
+    X(mt_param_info, count, 4, 4, 4, 4) \
+    X(mt_param_info, trained, 8, 4, 8, 4) \
+    X(mt_param_info, reserved, 12, 4, 12, 4) \
+    X(mt_param_info, data, 16, 8, 16, 4) \
+    X(mt_param_info, image_data, 24, 8, 20, 4) \
+    X(mt_property, name, 0, 8, 0, 4) \
+    X(mt_property, type, 8, 4, 4, 4) \
+    X(mt_property, reserved, 12, 4, 8, 4) \
+    X(mt_property, int_value, 16, 8, 16, 8) \
+    X(mt_property, float_value, 24, 8, 24, 8) \
+    X(mt_property, str_value, 32, 8, 32, 4) \
+    X(mt_buffer_info, kind, 0, 4, 0, 4) \
+    X(mt_buffer_info, tensor_index, 4, 4, 4, 4) \
+    X(mt_buffer_info, start, 8, 4, 8, 4) \
+    X(mt_buffer_info, end, 12, 4, 12, 4) \
+    X(mt_buffer_info, in_place_of, 16, 4, 16, 4) \
+    X(mt_buffer_info, reserved, 20, 4, 20, 4) \
+    X(mt_buffer_info, offset, 24, 8, 24, 4) \
+    X(mt_buffer_info, bytes, 32, 8, 28, 4) \
+    X(mt_op_info, index, 0, 4, 0, 4) \
+    X(mt_op_info, type, 4, 4, 4, 4) \
+    X(mt_op_info, num_inputs, 8, 4, 8, 4) \
+    X(mt_op_info, num_outputs, 12, 4, 12, 4) \
+    X(mt_op_info, inputs, 16, 16, 16, 16) \
+    X(mt_op_info, outputs, 32, 8, 32, 8) \
+    X(mt_op_info, params, 40, 16, 40, 16) \
+    X(mt_op_info, layer, 56, 4, 56, 4) \
+    X(mt_op_info, reserved, 60, 4, 60, 4) \
+    X(mt_error_detail, status, 0, 4, 0, 4) \
+    X(mt_error_detail, op_index, 4, 4, 4, 4) \
+    X(mt_error_detail, op_type, 8, 4, 8, 4) \
+    X(mt_error_detail, tensor_index, 12, 4, 12, 4)
+#define MT_ABI_CHECK_FIELD(type, field, offset64, bytes64, offset32, bytes32) \
+    MT_ABI_CHECK(type##_##field, offsetof(type, field) == MT_ABI_AT(offset64, offset32) && \
+                                     sizeof(((type *)0)->field) == MT_ABI_AT(bytes64, bytes32));
+MT_ABI_FIELDS(MT_ABI_CHECK_FIELD)
 
 /* callbacks: a second declaration of an object of the described type must agree with the
  * first, of the header's type (C99 6.7p4), or the build fails */

@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "float_bits.h"
-#include "ops/arm/mve.h"
-#include "ops/x86/x86.h"
+#include "select/kernels.h"
 
 /* 2^n for -126 <= n <= 127, exactly. */
 static float pow2i(int n)
@@ -73,18 +72,10 @@ float mt_expf(float x)
     return p * pow2i(n);
 }
 
-void mt_expf_shifted(const float *x, float m, float *out, uint32_t n)
+/* out[j] = mt_expf(x[j] - m): the reference of select/kernels.def's expf_shifted_f32, whose x86
+ * and Helium kernels take sixteen and four lanes at a time (the same bits) */
+void mt_expf_shifted_ref(const float *x, float m, float *out, uint32_t n)
 {
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_expf_shifted, x, m, out, n);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_expf_shifted_mve(x, m, out, n); /* four lanes, the same bits */
-    return;
-#endif
     for (uint32_t j = 0; j < n; ++j) out[j] = mt_expf(x[j] - m);
 }
 
@@ -93,7 +84,7 @@ float mt_softmax_row(const float *x, float *y, uint32_t n, float *max)
     float m = x[0];
     for (uint32_t j = 1; j < n; ++j)
         if (x[j] > m) m = x[j];
-    mt_expf_shifted(x, m, y, n);
+    mt_kernel_expf_shifted_f32(x, m, y, n);
     float sum = 0.0f;
     for (uint32_t j = 0; j < n; ++j) sum += y[j];
     const float inv = 1.0f / sum;

@@ -11,9 +11,6 @@
 #include <stdint.h>
 
 float mt_expf(float x);
-/* out[j] = mt_expf(x[j] - m) for j < n (sixteen at a time where the CPU has AVX-512 or AVX2,
- * four with Helium: the same bits) */
-void mt_expf_shifted(const float *x, float m, float *out, uint32_t n);
 /* One row of a softmax, y = e^(x - m) / Σ e^(x - m) with m the largest x (the first of
  * equals), the sum from 0 in ascending order; returns the sum and sets *max to m. The Softmax
  * op and the softmax + cross-entropy loss (which also needs log Σ) both call it, so the loss

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "microtrain.h"
+#include "select/kernels.h"
 
 /* The element functions are inlined into their loops: called per element, they reloaded
  * every parameter and spent a call on each (about 70 instructions an Adam element on a
@@ -100,8 +101,8 @@ static sgd_params sgd_params_for(float lr, float momentum, float weight_decay, f
     return p;
 }
 
-void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay, float grad_scale, mt_proximal prox)
+void mt_sgd_update_f32_ref(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
+                           float weight_decay, float grad_scale, mt_proximal prox)
 {
     const sgd_params p = sgd_params_for(lr, momentum, weight_decay, grad_scale, prox.mu);
     const float *ref = reference_of(prox);
@@ -116,8 +117,8 @@ void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr,
     }
 }
 
-int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
-                                float momentum, float weight_decay, float grad_scale, mt_proximal prox)
+int mt_sgd_update_is_finite_f32_ref(const float *w, const float *g, const float *buf, size_t N, float lr,
+                                    float momentum, float weight_decay, float grad_scale, mt_proximal prox)
 {
     const sgd_params p = sgd_params_for(lr, momentum, weight_decay, grad_scale, prox.mu);
     const float *ref = reference_of(prox);
@@ -289,10 +290,10 @@ MT_ELEMENT uint32_t adam_guard_loop(const mt_adam_params *p, const float *w, con
     return bad;
 }
 
-void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
-                        float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                        mt_proximal prox)
+void mt_adam_update_f32_ref(float *w, const float *g, float *m, float *v, size_t N, float lr,
+                            float beta1, float beta2, float epsilon, float weight_decay,
+                            int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                            mt_proximal prox)
 {
     const mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);
@@ -316,10 +317,10 @@ int mt_adam_within_limits(const mt_adam_params *p, const float *w, const float *
     return (over & 0x80000000u) == 0;
 }
 
-int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
-                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                                 mt_proximal prox)
+int mt_adam_update_is_finite_f32_ref(const float *w, const float *g, const float *m, const float *v, size_t N,
+                                     float lr, float beta1, float beta2, float epsilon, float weight_decay,
+                                     int decoupled, double beta1_power, double beta2_power, float grad_scale,
+                                     mt_proximal prox)
 {
     mt_adam_params p = mt_adam_params_for(lr, beta1, beta2, epsilon, weight_decay, decoupled, beta1_power,
                                           beta2_power, grad_scale, prox.mu);

@@ -9,6 +9,11 @@
  * code (same operations, same order), so its answer is about the exact bits the update
  * would store. The session calls it before an update to refuse one that would write a
  * NaN or infinity (a huge learning rate overflows lr·g, or Adam's lr / (1 - β1^t)).
+ *
+ * The updates and guards are rows of the kernel table (select/kernels.def: mt_sgd_update_f32,
+ * mt_sgd_update_is_finite_f32, mt_adam_update_f32, mt_adam_update_is_finite_f32, each with the
+ * parameters below): the references, _ref, are optimizers.c's; their x86 and Helium siblings
+ * live beside it in optimizers/; the session calls the build's column's (mt_kernel_...).
  */
 #ifndef MT_OPTIMIZERS_H
 #define MT_OPTIMIZERS_H
@@ -27,29 +32,17 @@ typedef struct mt_proximal {
     float mu;
 } mt_proximal;
 
-/* g is first multiplied by grad_scale (1/rows for MEAN reduction of accumulated sums); buf may
- * be NULL when momentum == 0 (plain SGD keeps no state).
+/* SGD: g is first multiplied by grad_scale (1/rows for MEAN reduction of accumulated sums);
+ * buf may be NULL when momentum == 0 (plain SGD keeps no state).
  * g' = g·scale + μ·(w − ref) + wd·w;  momentum > 0: buf = momentum·buf + g';
- * w -= lr·(momentum > 0 ? buf : g') */
-void mt_sgd_update_f32(float *w, const float *g, float *buf, size_t N, float lr, float momentum,
-                       float weight_decay, float grad_scale, mt_proximal prox);
-int mt_sgd_update_is_finite_f32(const float *w, const float *g, const float *buf, size_t N, float lr,
-                                float momentum, float weight_decay, float grad_scale, mt_proximal prox);
-
-/* Adam (decoupled = 0, L2 decay added to g) or AdamW (decoupled = 1, w *= 1 - lr·wd),
+ * w -= lr·(momentum > 0 ? buf : g')
+ *
+ * Adam (decoupled = 0, L2 decay added to g) or AdamW (decoupled = 1, w *= 1 - lr·wd),
  * at step t >= 1 with beta1_power = β1^t and beta2_power = β2^t (the caller keeps
  * these running products, in double as PyTorch computes its bias corrections):
  * m = lerp(m, g, 1-β1)  (= β1 m + (1-β1) g, evaluated as PyTorch's lerp);  v = β2 v + (1-β2) g²;
  * w -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + ε);  g is first multiplied by grad_scale
  * and gets the proximal term μ·(w − ref) (of w before AdamW's decay) */
-void mt_adam_update_f32(float *w, const float *g, float *m, float *v, size_t N, float lr,
-                        float beta1, float beta2, float epsilon, float weight_decay,
-                        int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                        mt_proximal prox);
-int mt_adam_update_is_finite_f32(const float *w, const float *g, const float *m, const float *v, size_t N,
-                                 float lr, float beta1, float beta2, float epsilon, float weight_decay,
-                                 int decoupled, double beta1_power, double beta2_power, float grad_scale,
-                                 mt_proximal prox);
 
 /* Adam's per-call constants, computed once for the portable update and for its x86 and Helium
  * siblings (the same floats from the same doubles): the bias corrections, 1 - β, AdamW's

@@ -11,9 +11,7 @@
 #include "losses.h"
 #include "microtrain.h"
 #include "mt_math.h"
-#include "ops/arm/mve.h"
 #include "ops/ops.h"
-#include "ops/x86/x86.h"
 #include "optimizers.h"
 #include "session.h"
 
@@ -170,7 +168,7 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
             continue;
         }
         const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
-        mt_grad_clear_f32(t->grad, elements); /* many floats a store on the FPU cores (ops/shared.c) */
+        mt_kernel_grad_clear_f32(t->grad, elements); /* many floats a store on the FPU cores */
     }
 }
 
@@ -195,40 +193,20 @@ static void begin_update(mt_session *s)
 }
 
 /* The numeric guard: 1 when t's gradient is finite and its update at the given β powers
- * would leave every weight and optimizer state element finite. Writes nothing. */
+ * would leave every weight and optimizer state element finite. Writes nothing. The guard and
+ * the update are the build's column's (select/kernels.h): vectors on x86-64 and Helium. */
 static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float grad_scale, double beta1_power,
                             double beta2_power)
 {
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
-#if MT_X86_KERNELS
-    if (prox.mu == 0.0f && mt_x86_vector()) { /* the same check, sixteen elements at a time */
-        if (c->optimizer == MT_OPTIMIZER_SGD)
-            return MT_X86_CALL(mt_sgd_update_is_finite_f32, t->data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                                      c->momentum, c->weight_decay, grad_scale);
-        return MT_X86_CALL(mt_adam_update_is_finite_f32, t->data, t->grad, t->opt_state, t->opt_state + t->count,
-                                                   t->count, s->learning_rate, c->beta1, c->beta2, c->epsilon,
-                                                   c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
-                                                   beta1_power, beta2_power, grad_scale);
-    }
-#endif
-#if MT_MVE_KERNELS
-    if (prox.mu == 0.0f && c->optimizer == MT_OPTIMIZER_SGD) /* four at a time (shared_mve.c) */
-        return mt_sgd_update_is_finite_f32_mve(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                               c->momentum, c->weight_decay, grad_scale);
-    if (prox.mu == 0.0f) /* Adam's moments four at a time */
-        return mt_adam_update_is_finite_f32_mve(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                                s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                                                c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
-                                                grad_scale);
-#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        return mt_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                           c->momentum, c->weight_decay, grad_scale, prox);
-    return mt_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                        s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                                        c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
-                                        grad_scale, prox);
+        return mt_kernel_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+                                                  c->momentum, c->weight_decay, grad_scale, prox);
+    return mt_kernel_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                               c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
+                                               grad_scale, prox);
 }
 
 /* Apply t's update at the session's β powers (begin_update() has run for this step). */
@@ -236,40 +214,14 @@ static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
     const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
-#if MT_X86_KERNELS
-    if (prox.mu == 0.0f && mt_x86_vector()) { /* the same bits, sixteen elements at a time (ops/x86/x86.h) */
-        if (c->optimizer == MT_OPTIMIZER_SGD)
-            MT_X86_CALL(mt_sgd_update_f32, t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                     c->momentum, c->weight_decay, grad_scale);
-        else
-            MT_X86_CALL(mt_adam_update_f32, t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                      s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                                      c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power,
-                                      grad_scale);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    if (prox.mu == 0.0f && c->optimizer == MT_OPTIMIZER_SGD) { /* the same bits (shared_mve.c) */
-        mt_sgd_update_f32_mve(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
-                              c->weight_decay, grad_scale);
-        return;
-    }
-    if (prox.mu == 0.0f) {
-        mt_adam_update_f32_mve(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                               c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale);
-        return;
-    }
-#endif
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        mt_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
-                          c->weight_decay, grad_scale, prox);
+        mt_kernel_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
+                                 c->weight_decay, grad_scale, prox);
     else
-        mt_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                           s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                           c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
-                           prox);
+        mt_kernel_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+                                  s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+                                  c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
+                                  prox);
 }
 
 /* The scale that turns summed gradients into the configured reduction. */

@@ -1,15 +1,13 @@
 # _microtrain for MicroPython's CMake-based ports (rp2, esp32, ...):
 #   make USER_C_MODULES=<microtrain>/micropython/micropython.cmake
 # The same module and core as micropython.mk (the make-based ports): the module's sources
-# (modmicrotrain.c says which holds what) and every source of micro_core/src, its ops and
-# their optimized siblings in ops/fast/, ops/x86/ and ops/arm/ (each empty off its target).
+# (modmicrotrain.c says which holds what) and every source of micro_core/src and its folders:
+# the ops and every kernel family in ops/<family>/ and optimizers/ (each empty off its target).
 get_filename_component(MICROTRAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
 file(GLOB MICROTRAIN_CORE_SOURCES CONFIGURE_DEPENDS
     ${MICROTRAIN_ROOT}/micro_core/src/*.c
-    ${MICROTRAIN_ROOT}/micro_core/src/ops/*.c
-    ${MICROTRAIN_ROOT}/micro_core/src/ops/fast/*.c
-    ${MICROTRAIN_ROOT}/micro_core/src/ops/x86/*.c
-    ${MICROTRAIN_ROOT}/micro_core/src/ops/arm/*.c)
+    ${MICROTRAIN_ROOT}/micro_core/src/*/*.c
+    ${MICROTRAIN_ROOT}/micro_core/src/ops/*/*.c)
 
 add_library(usermod_microtrain INTERFACE)
 target_sources(usermod_microtrain INTERFACE

@@ -1,16 +1,14 @@
 # _microtrain for MicroPython's make-based ports (unix, qemu, stm32, ...):
 #   make USER_C_MODULES=<microtrain>/micropython ...
-# The native module and the whole C core (micro_core/src with every op and its optimized
-# siblings in ops/fast/, ops/x86/ and ops/arm/ (each empty where its target is not), by
-# wildcard so that a new core file needs no edit here) are compiled
+# The native module and the whole C core (micro_core/src with its folders: every op, and every
+# kernel family in ops/<family>/ and optimizers/, each empty where its target is not; by
+# wildcard so that a new core file or family needs no edit here) are compiled
 # into the firmware. Without MT_OPS_CONFIG the op registry has every op of microtrain_ops.def.
 MICROTRAIN_MOD_DIR := $(USERMOD_DIR)
 MICROTRAIN_ROOT := $(abspath $(MICROTRAIN_MOD_DIR)/../..)
 MICROTRAIN_CORE_C := $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/*.c) \
-                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/*.c) \
-                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/fast/*.c) \
-                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/x86/*.c) \
-                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/arm/*.c)
+                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/*/*.c) \
+                     $(wildcard $(MICROTRAIN_ROOT)/micro_core/src/ops/*/*.c)
 
 # The module's own sources, one per responsibility (modmicrotrain.c says which holds what):
 # compiled and scanned for qstrs.

@@ -24,6 +24,7 @@ except ImportError:  # MicroPython
     _np = None
 
 from ._platform import is_integer
+from ._shapes import element_count
 
 _REAL_KINDS = "biuf"  # bool, signed, unsigned, float: converted to float32 on copy
 _INT32_MIN = -2147483648
@@ -32,13 +33,6 @@ _INT32_MAX = 2147483647
 
 def _shape_text(dims):
     return "(n, %s)" % ", ".join(str(d) for d in dims)
-
-
-def _count(dims):
-    total = 1
-    for dim in dims:
-        total *= dim
-    return total
 
 
 def _is_array(value):
@@ -92,7 +86,7 @@ def float_rows(value, dims, what, batch_size):
         if value.dtype.kind not in _REAL_KINDS:
             raise ValueError("%s has dtype %s, which cannot be converted to float32"
                              % (what, value.dtype))
-        width = _count(dims)
+        width = element_count(dims)
         if len(dims) > 1 and len(value.shape) == 2 and value.shape[1] == width:
             value = value.reshape((value.shape[0],) + tuple(dims))
         if len(value.shape) != 1 + len(dims) or tuple(value.shape[1:]) != tuple(dims):
@@ -101,7 +95,7 @@ def float_rows(value, dims, what, batch_size):
                              % (what, _shape_text(dims), flat, tuple(value.shape)))
         n = check_row_count(value.shape[0], what, batch_size)
         return n, value, value
-    width = _count(dims)
+    width = element_count(dims)
     try:
         if value is None or isinstance(value, (int, float, str, bytes)):
             raise TypeError

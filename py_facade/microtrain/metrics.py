@@ -9,6 +9,8 @@ it the same rules run on plain lists of rows (``[[0.1, 0.9], ...]``) with loops.
 Both paths break argmax ties toward the lowest index.
 """
 
+from ._shapes import element_count
+
 try:
     import numpy as _np
 except ImportError:  # MicroPython: plain Python fallback below
@@ -82,7 +84,47 @@ class Metric:
         return "%s(name=%r)" % (type(self).__name__, self.name)
 
 
-class CategoricalAccuracy(Metric):
+class _Streamed(Metric):
+    """A built-in metric: numpy arrays in one vectorised pass (``_numpy_sums``: the step's
+    total and count), plain sequences row by row (``_add_row``), the same sums either way."""
+
+    def update_state(self, outputs, expecteds):
+        if _use_numpy(outputs, expecteds):
+            total, count = self._numpy_sums(outputs, expecteds)
+            self._total += total
+            self._count += count
+            return
+        _check_same_length(outputs, expecteds)
+        for output_row, expected_row in zip(outputs, expecteds):
+            self._add_row(output_row, expected_row)
+
+
+class _PerRow(_Streamed):
+    """A hit (1) or a miss (0) per row: ``_hit(output_row, expected)``."""
+
+    def _add_row(self, output_row, expected):
+        if self._hit(output_row, expected):
+            self._total += 1.0
+        self._count += 1
+
+
+class _PerElement(_Streamed):
+    """A score per element of rows shaped like the output: ``_scores`` (numpy, every element
+    at once) and ``_score`` (one element) compute the same value."""
+
+    def _numpy_sums(self, outputs, expecteds):
+        outputs, expecteds = _numpy_pair(outputs, expecteds)
+        scores = self._scores(outputs, expecteds)
+        return float(scores.sum()), int(scores.size)
+
+    def _add_row(self, output_row, expected_row):
+        _check_same_length(output_row, expected_row)
+        for output, expected in zip(output_row, expected_row):
+            self._total += self._score(output, expected)
+            self._count += 1
+
+
+class CategoricalAccuracy(_PerRow):
     """Fraction of rows whose output argmax equals the one-hot target's argmax."""
 
     default_name = "categorical_accuracy"
@@ -93,22 +135,17 @@ class CategoricalAccuracy(Metric):
             raise ValueError("metric %r needs at least 2 classes in the last output "
                              "dimension, the output has shape %r" % (self.name, output_shape))
 
-    def update_state(self, outputs, expecteds):
-        if _use_numpy(outputs, expecteds):
-            outputs, expecteds = _numpy_pair(outputs, expecteds)
-            predicted = outputs.reshape(-1, outputs.shape[-1]).argmax(axis=1)
-            actual = expecteds.reshape(-1, expecteds.shape[-1]).argmax(axis=1)
-            self._total += float((predicted == actual).sum())
-            self._count += int(predicted.shape[0])
-            return
-        _check_same_length(outputs, expecteds)
-        for output_row, expected_row in zip(outputs, expecteds):
-            if _argmax(output_row) == _argmax(expected_row):
-                self._total += 1.0
-            self._count += 1
+    def _numpy_sums(self, outputs, expecteds):
+        outputs, expecteds = _numpy_pair(outputs, expecteds)
+        predicted = outputs.reshape(-1, outputs.shape[-1]).argmax(axis=1)
+        actual = expecteds.reshape(-1, expecteds.shape[-1]).argmax(axis=1)
+        return float((predicted == actual).sum()), int(predicted.shape[0])
+
+    def _hit(self, output_row, expected_row):
+        return _argmax(output_row) == _argmax(expected_row)
 
 
-class SparseCategoricalAccuracy(Metric):
+class SparseCategoricalAccuracy(_PerRow):
     """Fraction of rows whose output argmax equals the integer label."""
 
     default_name = "sparse_categorical_accuracy"
@@ -122,24 +159,19 @@ class SparseCategoricalAccuracy(Metric):
             raise ValueError("metric %r needs a 1-D output of at least 2 classes, the output "
                              "has shape %r" % (self.name, output_shape))
 
-    def update_state(self, outputs, expecteds):
-        if _use_numpy(outputs, expecteds):
-            outputs = _np.asarray(outputs)
-            labels = _np.asarray(expecteds).reshape(-1)
-            if outputs.ndim != 2 or outputs.shape[0] != labels.shape[0]:
-                raise ValueError("outputs of shape %s do not match %d labels"
-                                 % (outputs.shape, labels.shape[0]))
-            self._total += float((outputs.argmax(axis=1) == labels).sum())
-            self._count += int(labels.shape[0])
-            return
-        _check_same_length(outputs, expecteds)
-        for output_row, label in zip(outputs, expecteds):
-            if _argmax(output_row) == int(label):
-                self._total += 1.0
-            self._count += 1
+    def _numpy_sums(self, outputs, expecteds):
+        outputs = _np.asarray(outputs)
+        labels = _np.asarray(expecteds).reshape(-1)
+        if outputs.ndim != 2 or outputs.shape[0] != labels.shape[0]:
+            raise ValueError("outputs of shape %s do not match %d labels"
+                             % (outputs.shape, labels.shape[0]))
+        return float((outputs.argmax(axis=1) == labels).sum()), int(labels.shape[0])
+
+    def _hit(self, output_row, label):
+        return _argmax(output_row) == int(label)
 
 
-class BinaryAccuracy(Metric):
+class BinaryAccuracy(_PerElement):
     """Fraction of elements where output and target fall on the same side of ``threshold``."""
 
     default_name = "binary_accuracy"
@@ -148,62 +180,37 @@ class BinaryAccuracy(Metric):
         self.threshold = float(threshold)
         Metric.__init__(self, name)
 
-    def update_state(self, outputs, expecteds):
-        threshold = self.threshold
-        if _use_numpy(outputs, expecteds):
-            outputs, expecteds = _numpy_pair(outputs, expecteds)
-            agree = (outputs > threshold) == (expecteds > threshold)
-            self._total += float(agree.sum())
-            self._count += int(agree.size)
-            return
-        _check_same_length(outputs, expecteds)
-        for output_row, expected_row in zip(outputs, expecteds):
-            _check_same_length(output_row, expected_row)
-            for output, expected in zip(output_row, expected_row):
-                if (output > threshold) == (expected > threshold):
-                    self._total += 1.0
-                self._count += 1
+    def _scores(self, outputs, expecteds):
+        return (outputs > self.threshold) == (expecteds > self.threshold)
+
+    def _score(self, output, expected):
+        return 1.0 if (output > self.threshold) == (expected > self.threshold) else 0.0
 
 
-class MeanSquaredError(Metric):
+class MeanSquaredError(_PerElement):
     """Mean over every element of (output - target)^2."""
 
     default_name = "mean_squared_error"
 
-    def update_state(self, outputs, expecteds):
-        if _use_numpy(outputs, expecteds):
-            outputs, expecteds = _numpy_pair(outputs, expecteds)
-            difference = outputs.astype(_np.float64) - expecteds
-            self._total += float((difference * difference).sum())
-            self._count += int(difference.size)
-            return
-        _check_same_length(outputs, expecteds)
-        for output_row, expected_row in zip(outputs, expecteds):
-            _check_same_length(output_row, expected_row)
-            for output, expected in zip(output_row, expected_row):
-                difference = float(output) - float(expected)
-                self._total += difference * difference
-                self._count += 1
+    def _scores(self, outputs, expecteds):
+        difference = outputs.astype(_np.float64) - expecteds
+        return difference * difference
+
+    def _score(self, output, expected):
+        difference = float(output) - float(expected)
+        return difference * difference
 
 
-class MeanAbsoluteError(Metric):
+class MeanAbsoluteError(_PerElement):
     """Mean over every element of |output - target|."""
 
     default_name = "mean_absolute_error"
 
-    def update_state(self, outputs, expecteds):
-        if _use_numpy(outputs, expecteds):
-            outputs, expecteds = _numpy_pair(outputs, expecteds)
-            difference = outputs.astype(_np.float64) - expecteds
-            self._total += float(_np.abs(difference).sum())
-            self._count += int(difference.size)
-            return
-        _check_same_length(outputs, expecteds)
-        for output_row, expected_row in zip(outputs, expecteds):
-            _check_same_length(output_row, expected_row)
-            for output, expected in zip(output_row, expected_row):
-                self._total += abs(float(output) - float(expected))
-                self._count += 1
+    def _scores(self, outputs, expecteds):
+        return _np.abs(outputs.astype(_np.float64) - expecteds)
+
+    def _score(self, output, expected):
+        return abs(float(output) - float(expected))
 
 
 ALIASES = {
@@ -243,10 +250,9 @@ def accuracy_for(loss, output_dims=None):
         return BinaryAccuracy
     if loss.name == "categorical_crossentropy":
         return CategoricalAccuracy
-    count = 1
-    for dim in output_dims or ():
-        count *= dim
-    return BinaryAccuracy if output_dims is not None and count == 1 else CategoricalAccuracy
+    if output_dims is not None and element_count(output_dims) == 1:
+        return BinaryAccuracy
+    return CategoricalAccuracy
 
 
 def get(identifier, loss=None, output_dims=None):

@@ -34,7 +34,8 @@ from . import backend as _backend
 from .backend import loader as _backend_loader
 from ._model_source import model_bytes
 from .session_persistence import SessionPersistence
-from .session_state import INFERENCE_BATCH_SIZE, SessionState, _count
+from ._shapes import element_count
+from .session_state import INFERENCE_BATCH_SIZE, SessionState
 from ._platform import SessionLock, clock_ms, is_integer
 from .backend import KIND_INPUT, KIND_TARGET, MT_ERR_NUMERIC, MT_ERR_STATE
 from .errors import MicrotrainError
@@ -409,7 +410,7 @@ class Session(SessionState, SessionPersistence):
         dims = self._outputs[position][1]
         if hasattr(flat, "reshape"):
             return flat.reshape((n,) + dims)
-        width = _count(dims)
+        width = element_count(dims)
         return [flat[i * width:(i + 1) * width] for i in range(n)]
 
     def _update_metrics(self, metric_list, n, targets, reset):
@@ -541,7 +542,7 @@ class Session(SessionState, SessionPersistence):
             pieces = [[] for _ in self._outputs]
             for start in range(0, total, self._batch_size):
                 for position, flat in enumerate(values):
-                    width = _count(self._inputs[position][1])
+                    width = element_count(self._inputs[position][1])
                     stop = min(total, start + self._batch_size)
                     chunk = flat[start:stop] if hasattr(flat, "shape") else \
                         flat[start * width:stop * width]

@@ -10,6 +10,7 @@ through ``microtrain._files`` (regular files only, atomic saves). It uses, of th
 """
 
 from . import _files, _model_source, checkpoint_info as _checkpoint_info
+from ._shapes import element_count
 from .errors import MicrotrainError
 
 MT_ERR_CHECKPOINT_MISMATCH = -9  # microtrain.h
@@ -107,10 +108,7 @@ class SessionPersistence:
         trained = []
         for (index, dims, _), flag in zip(self._params, self._trained):
             if flag:
-                count = 1
-                for dim in dims:
-                    count *= dim
-                trained.append((index, count))
+                trained.append((index, element_count(dims)))
         state = 0 if self._optimizer.name == "sgd" and not self._config["momentum"] else \
             (1 if self._optimizer.name == "sgd" else 2)
         return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state)

@@ -13,6 +13,7 @@ It is a part of one class, split off by responsibility to keep files short. It u
 from . import _random, ops as _ops, schedules as _schedules, training as _training
 from ._model_source import _le_bytes, _set_image_crc
 from ._platform import is_integer
+from ._shapes import element_count
 from .backend import crc32
 
 try:
@@ -23,13 +24,6 @@ except ImportError:  # MicroPython
 INFERENCE_BATCH_SIZE = 16
 _INT64_MAX = 9223372036854775807
 _FLOAT32_MAX = 3.4028234663852886e38
-
-
-def _count(dims):
-    total = 1
-    for dim in dims:
-        total *= dim
-    return total
 
 
 class SessionState:
@@ -55,7 +49,7 @@ class SessionState:
             return weights
 
     def _image_param(self, offset, dims):
-        data = self._image[offset:offset + 4 * _count(dims)]
+        data = self._image[offset:offset + 4 * element_count(dims)]
         if _np is not None:
             return _np.frombuffer(data, dtype="<f4").copy()
         from array import array
@@ -70,7 +64,7 @@ class SessionState:
                 return int(self._backend.weights_crc32())
             crc = 0
             for _, dims, offset in self._params:
-                crc = crc32(self._image[offset:offset + 4 * _count(dims)], crc)
+                crc = crc32(self._image[offset:offset + 4 * element_count(dims)], crc)
             return crc
 
     def set_weights(self, weights):
@@ -91,7 +85,7 @@ class SessionState:
                 image = bytearray(self._image)
                 for position, flat in checked:
                     _, dims, offset = self._params[position]
-                    image[offset:offset + 4 * _count(dims)] = _le_bytes(flat)
+                    image[offset:offset + 4 * element_count(dims)] = _le_bytes(flat)
                 _set_image_crc(image)
                 self._image = bytes(image)
 
@@ -156,9 +150,9 @@ class SessionState:
             return flat
         from array import array as _array
         flat = _array("f", value)
-        if len(flat) != _count(dims):
+        if len(flat) != element_count(dims):
             raise ValueError("weight %d must have %d values (shape %s), got %d"
-                             % (position, _count(dims), dims, len(flat)))
+                             % (position, element_count(dims), dims, len(flat)))
         for item in flat:
             if item != item or item in (float("inf"), float("-inf")):
                 raise ValueError("weight %d contains NaN or infinity" % position)

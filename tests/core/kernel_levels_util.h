@@ -1,12 +1,12 @@
 /*
- * The levels of kernels an op adapter can take, for tests that run their cases at each one
- * this machine has: 0 the portable kernels, then on x86-64 the AVX2 and AVX-512 builds
- * (ops/x86/x86.h). Header-only, as the other *_util.h.
+ * The levels of kernels the entries of the kernel table take, for tests that run their cases
+ * at each one this machine has: 0 the portable column, then on x86-64 the AVX2 and AVX-512
+ * columns (select/x86_64.h). Header-only, as the other *_util.h.
  */
 #ifndef MT_KERNEL_LEVELS_UTIL_H
 #define MT_KERNEL_LEVELS_UTIL_H
 
-#include "ops/x86/x86.h"
+#include "select/target.h"
 
 #define MT_KERNEL_LEVELS 3
 

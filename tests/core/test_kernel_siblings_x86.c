@@ -1,9 +1,9 @@
 /*
- * The x86-64 kernels chosen at run time (ops/x86/) against their references, bit for bit, at
- * every level the CPU has (AVX-512 and AVX2, or AVX2 alone): Dense (dense, behind a ReLU, at
- * every offset from a cache line), exp, the SGD and Adam updates and their guards, ReLU and the
- * all-finite test. The spatial kernels' x86 path runs in test_kernel_siblings.c with the
- * portable one. A build without x86 kernels has nothing to run here.
+ * The x86-64 columns of the kernel table (select/x86_64.h) against the references, bit for bit,
+ * at every level the CPU has (AVX-512 and AVX2, or AVX2 alone), on the edges of their own:
+ * Dense (dense, behind a ReLU, at every offset from a cache line), exp, the SGD and Adam
+ * updates and their guards, ReLU and the all-finite test. Every column's cases, the x86 ones
+ * included, run in test_kernel_siblings.c. A build without x86 kernels has nothing to run here.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +17,13 @@
 #include "ops/ops.h"
 #include "ops/x86/x86.h"
 #include "optimizers.h"
+#include "select/tables.h"
 #include "siblings_util.h"
 
 #if MT_X86_KERNELS
+/* the column under test */
+static const mt_kernel_table *k86;
+
 #define CANARY 16 /* floats past an x86 kernel's output that it must leave alone */
 
 /* n floats, then CANARY of a pattern no kernel writes */
@@ -89,8 +93,8 @@ static void check_dense_x86_at(uint32_t B, uint32_t I, uint32_t U, unsigned seed
             if (k % I % 3 != 0) w[k] = tiny();
     }
     for (int with_bias = 0; with_bias < 2; ++with_bias) {
-        mt_op_dense_f32_forward(x, w, with_bias ? bias : NULL, y0, B, I, U);
-        X86(mt_op_dense_f32_forward)(x, w, with_bias ? bias : NULL, y1, B, I, U);
+        mt_op_dense_f32_forward_ref(x, w, with_bias ? bias : NULL, y0, B, I, U, MT_FUSED_NONE);
+        k86->dense_f32_forward(x, w, with_bias ? bias : NULL, y1, B, I, U, MT_FUSED_NONE);
         CHECK(same_bits(y0, y1, ny) && canary_intact(y1, ny));
     }
     float *dx0 = malloc(sizeof(float) * nx), *dw0 = malloc(sizeof(float) * nw), *db0 = malloc(sizeof(float) * U);
@@ -101,18 +105,18 @@ static void check_dense_x86_at(uint32_t B, uint32_t I, uint32_t U, unsigned seed
     }
     float *dx1 = with_canary(nx), *dw1 = with_canary(nw), *db1 = with_canary(U);
     memcpy(dx1, dx0, sizeof(float) * nx), memcpy(dw1, dw0, sizeof(float) * nw), memcpy(db1, db0, sizeof(float) * U);
-    mt_op_dense_f32_backward(x, w, dy, dx0, dw0, db0, B, I, U);
-    X86(mt_op_dense_f32_backward)(x, w, dy, dx1, dw1, db1, B, I, U, 0);
+    mt_op_dense_f32_backward_ref(x, w, dy, dx0, dw0, db0, B, I, U, 0);
+    k86->dense_f32_backward(x, w, dy, dx1, dw1, db1, B, I, U, 0);
     CHECK(same_bits(dx0, dx1, nx) && canary_intact(dx1, nx));
     CHECK(same_bits(dw0, dw1, nw) && canary_intact(dw1, nw));
     CHECK(same_bits(db0, db1, U) && canary_intact(db1, U));
-    mt_op_dense_f32_backward(x, w, dy, NULL, dw0, NULL, B, I, U);
-    X86(mt_op_dense_f32_backward)(x, w, dy, NULL, dw1, NULL, B, I, U, 0);
+    mt_op_dense_f32_backward_ref(x, w, dy, NULL, dw0, NULL, B, I, U, 0);
+    k86->dense_f32_backward(x, w, dy, NULL, dw1, NULL, B, I, U, 0);
     CHECK(same_bits(dw0, dw1, nw));
     /* dw_zero: what the reference adds to a zeroed dW, whatever dW held */
     memset(dw0, 0, sizeof(float) * nw), fill(dw1, nw, 7.0f);
-    mt_op_dense_f32_backward(x, w, dy, dx0, dw0, NULL, B, I, U);
-    X86(mt_op_dense_f32_backward)(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
+    mt_op_dense_f32_backward_ref(x, w, dy, dx0, dw0, NULL, B, I, U, 0);
+    k86->dense_f32_backward(x, w, dy, dx1, dw1, NULL, B, I, U, 1);
     CHECK(same_bits(dx0, dx1, nx));
     CHECK(same_bits(dw0, dw1, nw) && canary_intact(dw1, nw));
     free(x_block), free(w_block), free(bias), free(dy), free(y0), free(y1);
@@ -124,7 +128,7 @@ static void check_dense_x86(uint32_t B, uint32_t I, uint32_t U, unsigned seed, i
     check_dense_x86_at(B, I, U, seed, dy_kind, 0u);
 }
 
-/* mt_expf_shifted's x86 kernel against mt_expf, bit for bit: a sweep of exponents, the edges of
+/* mt_expf_shifted_ref's x86 kernel against mt_expf, bit for bit: a sweep of exponents, the edges of
  * the vector path (overflow, 2^n at the normal range's ends, subnormal results, underflow to
  * 0), NaN and infinities, with shifts m and lengths that leave partial vectors */
 static void check_exp_x86(void)
@@ -136,7 +140,7 @@ static void check_exp_x86(void)
     int bad = 0;
     for (uint32_t step = 0; step < 4000; ++step) {
         for (uint32_t j = 0; j < 61; ++j) x[j] = -110.0f + (float)(step * 61 + j) * (200.0f / (4000.0f * 61.0f));
-        X86(mt_expf_shifted)(x, 0.0f, out, 61);
+        k86->expf_shifted_f32(x, 0.0f, out, 61);
         for (uint32_t j = 0; j < 61; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j])}, 1);
     }
     for (size_t j = 0; j < sizeof edges / sizeof edges[0]; ++j) x[j] = edges[j];
@@ -144,7 +148,7 @@ static void check_exp_x86(void)
     for (uint32_t n = 1; n <= 24; ++n)
         for (int shift = 0; shift < 3; ++shift) {
             const float m = shift == 0 ? 0.0f : (shift == 1 ? 1.5f : -2.25f);
-            X86(mt_expf_shifted)(x, m, out, n);
+            k86->expf_shifted_f32(x, m, out, n);
             for (uint32_t j = 0; j < n; ++j) bad += !same_bits(&out[j], &(float){mt_expf(x[j] - m)}, 1);
         }
     CHECK(bad == 0);
@@ -176,10 +180,10 @@ static void check_adam_guard_edges(void)
             w[at] = cases[c][0], g[at] = cases[c][1], s[at] = cases[c][2], s[N + at] = cases[c][3];
             for (int variant = 0; variant < 3; ++variant) { /* Adam, AdamW with decay, plain Adam */
                 const float wd = variant < 2 ? 0.01f : 0.0f;
-                CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4],
-                                                                 wd, variant == 1, 0.81, 0.998, 1.0f),
-                             mt_adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], wd,
-                                                          variant == 1, 0.81, 0.998, 1.0f, none));
+                CHECK_EQ_INT(k86->adam_update_is_finite_f32(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], wd,
+                                                            variant == 1, 0.81, 0.998, 1.0f, none),
+                             mt_adam_update_is_finite_f32_ref(w, g, s, s + N, N, 0.01f, 0.9f, 0.999f, cases[c][4], wd,
+                                                              variant == 1, 0.81, 0.998, 1.0f, none));
             }
         }
 }
@@ -202,8 +206,9 @@ static void check_sgd_guard_edges(void)
             fill(w, N, 1.0f), fill(g, N, 1.0f), fill(buf, N, 0.1f);
             w[at] = cases[c][0], g[at] = cases[c][1], buf[at] = cases[c][2];
             for (int momentum = 0; momentum < 2; ++momentum)
-                CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f),
-                             mt_sgd_update_is_finite_f32(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f, none));
+                CHECK_EQ_INT(
+                    k86->sgd_update_is_finite_f32(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f, none),
+                    mt_sgd_update_is_finite_f32_ref(w, g, buf, N, 0.1f, momentum ? 0.9f : 0.0f, 0.0f, 0.25f, none));
         }
 }
 
@@ -226,20 +231,20 @@ static void check_optimizers_x86_at(size_t N, unsigned seed, uint32_t shift, siz
         memcpy(w2, w0, sizeof(float) * N), memcpy(s2, s0, sizeof(float) * 2 * N);
         const float wd = variant & 1 ? 0.01f : 0.0f;
         if (variant < 2) {
-            CHECK_EQ_INT(X86(mt_sgd_update_is_finite_f32)(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f),
-                         mt_sgd_update_is_finite_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
-            mt_sgd_update_f32(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
-            X86(mt_sgd_update_f32)(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f);
+            CHECK_EQ_INT(k86->sgd_update_is_finite_f32(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none),
+                         mt_sgd_update_is_finite_f32_ref(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none));
+            mt_sgd_update_f32_ref(w1, g, s1, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
+            k86->sgd_update_f32(w2, g, s2, N, 0.1f, variant ? 0.9f : 0.0f, wd, 0.25f, none);
         } else {
             const float beta1 = variant >= 4 ? 0.3f : 0.9f;
-            CHECK_EQ_INT(X86(mt_adam_update_is_finite_f32)(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
-                                                             variant == 5, 0.81, 0.998, 0.5f),
-                         mt_adam_update_is_finite_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
-                                                      variant == 5, 0.81, 0.998, 0.5f, none));
-            mt_adam_update_f32(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f,
-                               none);
-            X86(mt_adam_update_f32)(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
-                                      0.5f);
+            CHECK_EQ_INT(k86->adam_update_is_finite_f32(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                        variant == 5, 0.81, 0.998, 0.5f, none),
+                         mt_adam_update_is_finite_f32_ref(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd,
+                                                          variant == 5, 0.81, 0.998, 0.5f, none));
+            mt_adam_update_f32_ref(w1, g, s1, s1 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998, 0.5f,
+                                   none);
+            k86->adam_update_f32(w2, g, s2, s2 + N, N, 0.01f, beta1, 0.999f, 1e-8f, wd, variant == 5, 0.81, 0.998,
+                                 0.5f, none);
         }
         CHECK(same_bits(w1, w2, N));
         CHECK(same_bits(s1, s2, 2 * N));
@@ -261,24 +266,27 @@ static void check_elementwise_x86(size_t N, unsigned seed)
     float *dy = malloc(sizeof(float) * N), *dx0 = malloc(sizeof(float) * N);
     fill(x, N, 1.0f), fill(dy, N, 1.0f), fill(dx0, N, 1.0f);
     for (size_t i = 0; i < N; i += 5) x[i] = i % 15 == 0 ? -0.0f : (i % 10 == 0 ? NAN : 0.0f), dx0[i] = -0.0f;
-    mt_op_relu_f32_forward(x, y0, N);
-    X86(mt_op_relu_f32_forward)(x, y1, N);
+    mt_op_relu_f32_forward_ref(x, y0, N);
+    k86->relu_f32_forward(x, y1, N);
     CHECK(same_bits(y0, y1, N));
     float *dx1 = copy_of(dx0, N);
-    mt_op_relu_f32_backward(y0, dy, dx0, N);
-    X86(mt_op_relu_f32_backward)(y0, dy, dx1, N);
+    mt_op_relu_f32_backward_ref(y0, dy, dx0, N);
+    k86->relu_f32_backward(y0, dy, dx1, N);
     CHECK(same_bits(dx0, dx1, N));
-    CHECK_EQ_INT(X86(mt_all_finitef)(dy, N), mt_all_finitef(dy, N));
+    /* the x86 kernels' own all-finite test (ops/x86/x86.h), the column's build */
+    int (*const all_finite)(const float *, size_t) =
+        k86->x86_level == MT_X86_AVX512 ? mt_all_finitef_avx512 : mt_all_finitef_avx2;
+    CHECK_EQ_INT(all_finite(dy, N), mt_all_finitef(dy, N));
     dy[N - 1] = INFINITY;
-    CHECK_EQ_INT(X86(mt_all_finitef)(dy, N), 0);
+    CHECK_EQ_INT(all_finite(dy, N), 0);
     CHECK_EQ_INT(mt_all_finitef(dy, N), 0);
     free(x), free(y0), free(y1), free(dy), free(dx0), free(dx1);
 }
 
-/* every x86 level this CPU has (AVX-512 and AVX2, or AVX2 alone), each against the reference */
-static void check_x86_level(int level)
+/* an x86 column (AVX-512 or AVX2) against the reference */
+static void check_x86_column(const mt_kernel_table *k)
 {
-    x86_level = level;
+    k86 = k;
     static const uint32_t dense[][3] = {{1, 1, 1},  {3, 5, 2},   {32, 16, 32}, {1, 16, 32}, {32, 784, 128},
                                         {7, 33, 17}, {9, 100, 40}, {2, 257, 3},  {16, 64, 10}, {11, 48, 24}, {12, 24, 9},
                                         {13, 70, 50}, {4, 40, 30}, {5, 130, 22},  /* partial third and fourth vectors */
@@ -325,6 +333,7 @@ static void check_x86_level(int level)
     for (size_t n = 1; n < 90; n += 11) check_elementwise_x86(n, 60u + (unsigned)n);
 }
 
+/* every x86 column whose level this CPU has (AVX-512 and AVX2, or AVX2 alone) */
 static void check_x86(void)
 {
     const int cpu = mt_x86_cpu_level();
@@ -332,9 +341,11 @@ static void check_x86(void)
         printf("test_kernel_siblings_x86: this CPU has neither AVX-512F nor AVX2: no x86 kernel was run\n");
         return;
     }
-    if (cpu >= MT_X86_AVX512) check_x86_level(MT_X86_AVX512);
-    else printf("test_kernel_siblings_x86: this CPU has no AVX-512F: the AVX2 build of the x86 kernels was run\n");
-    check_x86_level(MT_X86_AVX2);
+    if (cpu < MT_X86_AVX512)
+        printf("test_kernel_siblings_x86: this CPU has no AVX-512F: the AVX2 build of the x86 kernels was run\n");
+    for (size_t c = 0; c < MT_KERNEL_COLUMNS; ++c)
+        if (mt_kernel_columns[c]->x86_level >= MT_X86_AVX2 && mt_kernel_columns[c]->x86_level <= cpu)
+            check_x86_column(mt_kernel_columns[c]);
     /* the dispatch can be forced to each level the CPU has, and back */
     CHECK_EQ_INT(mt_x86_set_level(MT_X86_AVX2), MT_X86_AVX2);
     CHECK_EQ_INT(mt_x86_set_level(MT_X86_PORTABLE), MT_X86_PORTABLE);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "microtrain.h"
 #include "mt_test.h"
 #include "ops/ops.h"
 
@@ -84,8 +85,8 @@ typedef struct dense_ctx {
 static double dense_objective(void *p)
 {
     dense_ctx *c = (dense_ctx *)p;
-    mt_op_dense_f32_forward(c->x, c->w, c->b, c->y, (uint32_t)c->B, (uint32_t)c->I,
-                            (uint32_t)c->U);
+    mt_op_dense_f32_forward_ref(c->x, c->w, c->b, c->y, (uint32_t)c->B, (uint32_t)c->I,
+                                (uint32_t)c->U, MT_FUSED_NONE);
     return dot_r(c->y, c->r, c->B * c->U);
 }
 
@@ -108,7 +109,7 @@ static void test_dense(int B, int I, int U, int with_bias)
     dense_ctx c = { x, w, with_bias ? b : NULL, y, r, B, I, U };
 
     /* forward: y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u] */
-    mt_op_dense_f32_forward(x, w, c.b, y, (uint32_t)B, (uint32_t)I, (uint32_t)U);
+    mt_op_dense_f32_forward_ref(x, w, c.b, y, (uint32_t)B, (uint32_t)I, (uint32_t)U, MT_FUSED_NONE);
     for (int bb = 0; bb < B; bb++)
         for (int u = 0; u < U; u++) {
             double s = with_bias ? (double)b[u] : 0.0;
@@ -118,8 +119,8 @@ static void test_dense(int B, int I, int U, int with_bias)
         }
 
     /* backward with dy = r against finite differences of L */
-    mt_op_dense_f32_backward(x, w, r, dx, dw, with_bias ? db : NULL, (uint32_t)B, (uint32_t)I,
-                             (uint32_t)U);
+    mt_op_dense_f32_backward_ref(x, w, r, dx, dw, with_bias ? db : NULL, (uint32_t)B, (uint32_t)I,
+                                 (uint32_t)U, 0);
     gradcheck("x", x, nx, dx, dense_objective, &c);
     gradcheck("W", w, nw, dw, dense_objective, &c);
     if (with_bias)
@@ -132,15 +133,15 @@ static void test_dense(int B, int I, int U, int with_bias)
     memcpy(gx, g0x, sizeof(float) * (size_t)nx);
     memcpy(gw, g0w, sizeof(float) * (size_t)nw);
     memcpy(gb, g0b, sizeof(float) * (size_t)U);
-    mt_op_dense_f32_backward(x, w, r, gx, gw, with_bias ? gb : NULL, (uint32_t)B, (uint32_t)I,
-                             (uint32_t)U);
+    mt_op_dense_f32_backward_ref(x, w, r, gx, gw, with_bias ? gb : NULL, (uint32_t)B, (uint32_t)I,
+                                 (uint32_t)U, 0);
     float *g1x = malloc(sizeof(float) * (size_t)nx), *g1w = malloc(sizeof(float) * (size_t)nw);
     float *g1b = malloc(sizeof(float) * (size_t)U);
     memcpy(g1x, gx, sizeof(float) * (size_t)nx);
     memcpy(g1w, gw, sizeof(float) * (size_t)nw);
     memcpy(g1b, gb, sizeof(float) * (size_t)U);
-    mt_op_dense_f32_backward(x, w, r, gx, gw, with_bias ? gb : NULL, (uint32_t)B, (uint32_t)I,
-                             (uint32_t)U);
+    mt_op_dense_f32_backward_ref(x, w, r, gx, gw, with_bias ? gb : NULL, (uint32_t)B, (uint32_t)I,
+                                 (uint32_t)U, 0);
     check_accumulates("x", g0x, g1x, gx, nx);
     check_accumulates("W", g0w, g1w, gw, nw);
     if (with_bias)
@@ -152,11 +153,11 @@ static void test_dense(int B, int I, int U, int with_bias)
     /* NULL gradients are skipped; the ones given get the same bits as in the full call */
     float *sx = calloc((size_t)nx, sizeof(float)), *sw = calloc((size_t)nw, sizeof(float));
     float *sb = calloc((size_t)U, sizeof(float));
-    mt_op_dense_f32_backward(x, w, r, NULL, sw, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U);
-    mt_op_dense_f32_backward(x, w, r, sx, NULL, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U);
+    mt_op_dense_f32_backward_ref(x, w, r, NULL, sw, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U, 0);
+    mt_op_dense_f32_backward_ref(x, w, r, sx, NULL, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U, 0);
     if (with_bias)
-        mt_op_dense_f32_backward(x, w, r, NULL, NULL, sb, (uint32_t)B, (uint32_t)I, (uint32_t)U);
-    mt_op_dense_f32_backward(x, w, r, NULL, NULL, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U);
+        mt_op_dense_f32_backward_ref(x, w, r, NULL, NULL, sb, (uint32_t)B, (uint32_t)I, (uint32_t)U, 0);
+    mt_op_dense_f32_backward_ref(x, w, r, NULL, NULL, NULL, (uint32_t)B, (uint32_t)I, (uint32_t)U, 0);
     for (int i = 0; i < nx; i++)
         CHECK_BITS_EQ(sx[i], dx[i]);
     for (int i = 0; i < nw; i++)
@@ -182,7 +183,7 @@ typedef struct act_ctx {
 static void act_forward(const act_ctx *c, const float *x, float *y)
 {
     switch (c->op) {
-    case RELU: mt_op_relu_f32_forward(x, y, (size_t)c->n); break;
+    case RELU: mt_op_relu_f32_forward_ref(x, y, (size_t)c->n); break;
     case SIGMOID: mt_op_sigmoid_f32_forward(x, y, (size_t)c->n); break;
     case TANH: mt_op_tanh_f32_forward(x, y, (size_t)c->n); break;
     default: mt_op_softmax_f32_forward(x, y, (uint32_t)c->R, (uint32_t)c->C); break;
@@ -193,7 +194,7 @@ static void act_forward(const act_ctx *c, const float *x, float *y)
 static void act_backward(const act_ctx *c, const float *dy, float *dx)
 {
     switch (c->op) {
-    case RELU: mt_op_relu_f32_backward(c->x, dy, dx, (size_t)c->n); break;
+    case RELU: mt_op_relu_f32_backward_ref(c->x, dy, dx, (size_t)c->n); break;
     case SIGMOID: mt_op_sigmoid_f32_backward(c->y, dy, dx, (size_t)c->n); break;
     case TANH: mt_op_tanh_f32_backward(c->y, dy, dx, (size_t)c->n); break;
     default: mt_op_softmax_f32_backward(c->y, dy, dx, (uint32_t)c->R, (uint32_t)c->C); break;
@@ -293,8 +294,8 @@ static void test_relu_exact(void)
     const float x[4] = { -2.f, -1e-30f, 1e-30f, 3.f };
     const float dy[4] = { 5.f, 5.f, 5.f, 5.f };
     float y[4], dx[4] = { 0 };
-    mt_op_relu_f32_forward(x, y, 4);
-    mt_op_relu_f32_backward(x, dy, dx, 4);
+    mt_op_relu_f32_forward_ref(x, y, 4);
+    mt_op_relu_f32_backward_ref(x, dy, dx, 4);
     CHECK_BITS_EQ(y[0], 0.f);
     CHECK_BITS_EQ(y[2], 1e-30f);
     CHECK_BITS_EQ(y[3], 3.f);
@@ -359,10 +360,10 @@ static void layout_backward(const layout_ctx *c, float *da, float *db)
     case MUL_CHANNEL: mt_op_mul_f32_backward(c->b, 0, 1, c->r, da, R, C); break;
     case MUL_SCALAR_FIRST: mt_op_mul_f32_backward(c->b, 0, 0, c->r, da, R, C); break;
     case SUB_SAME:
-        mt_op_add_f32_accumulate(c->r, da, N);
+        mt_op_add_f32_accumulate_ref(c->r, da, N);
         if (db) mt_op_sub_f32_backward(c->r, db, N);
         break;
-    case SUB_CHANNEL: mt_op_add_f32_accumulate(c->r, da, N); break;
+    case SUB_CHANNEL: mt_op_add_f32_accumulate_ref(c->r, da, N); break;
     default: mt_op_sub_f32_backward(c->r, da, N); break;
     }
 }

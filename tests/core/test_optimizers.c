@@ -22,6 +22,7 @@
 #include "microtrain.h"
 #include "mt_test.h"
 #include "optimizers.h"
+#include "select/kernels.h"
 
 #define NW 37 /* odd, so unrolled variants must handle a tail */
 #define STEPS 6
@@ -52,7 +53,7 @@ static void test_sgd(float lr, float momentum, float wd)
     for (int t = 1; t <= STEPS; t++) {
         draw(g, NW, -2.f, 2.f);
         /* plain SGD keeps no state: the trainer passes no buffer */
-        mt_sgd_update_f32(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd, 1.0f, NO_PROX);
+        mt_sgd_update_f32_ref(w, g, momentum > 0.f ? buf : NULL, NW, lr, momentum, wd, 1.0f, NO_PROX);
         for (int i = 0; i < NW; i++) {
             double gp = (double)g[i] + (double)wd * rw[i];
             if (momentum > 0.f) {
@@ -80,7 +81,7 @@ static void test_adam(float lr, float b1, float b2, float eps, float wd, int dec
             g[0] = 0.f, g[1] = 1e-6f; /* v ≈ 0: ε, not sqrt(v), dominates the denominator */
         /* the caller keeps β^t as running products in double, like PyTorch */
         double b1t = pow((double)b1, t), b2t = pow((double)b2, t);
-        mt_adam_update_f32(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t, 1.0f, NO_PROX);
+        mt_adam_update_f32_ref(w, g, m, v, NW, lr, b1, b2, eps, wd, decoupled, b1t, b2t, 1.0f, NO_PROX);
         double bc1 = 1.0 - b1t, bc2 = 1.0 - b2t;
         for (int i = 0; i < NW; i++) {
             double gp = g[i];
@@ -107,8 +108,8 @@ static void test_adam_first_step_is_sign(void)
 {
     float w[4] = { 0.f, 0.f, 0.f, 0.f }, g[4] = { 3.f, -1e-3f, 50.f, -0.5f };
     float m[4] = { 0 }, v[4] = { 0 };
-    mt_adam_update_f32(w, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-8f, 0.f, 0, (double)0.9f,
-                       (double)0.999f, 1.0f, NO_PROX);
+    mt_adam_update_f32_ref(w, g, m, v, 4, 0.01f, 0.9f, 0.999f, 1e-8f, 0.f, 0, (double)0.9f,
+                           (double)0.999f, 1.0f, NO_PROX);
     for (int i = 0; i < 4; i++)
         CHECK_NEAR(w[i], -0.01 * g[i] / (fabs(g[i]) + 1e-8), 1e-9);
 }
@@ -136,16 +137,16 @@ static void guard_case(int optimizer, float lr, float momentum, float wd, float 
     memcpy(w0, w, sizeof w), memcpy(m0, m, sizeof m), memcpy(v0, v, sizeof v);
     int ok;
     if (optimizer == MT_OPTIMIZER_SGD) {
-        ok = mt_sgd_update_is_finite_f32(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
+        ok = mt_sgd_update_is_finite_f32_ref(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
         CHECK(memcmp(w, w0, sizeof w) == 0 && memcmp(m, m0, sizeof m) == 0);
-        mt_sgd_update_f32(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
+        mt_sgd_update_f32_ref(w, g, momentum > 0.f ? m : NULL, NW, lr, momentum, wd, 0.5f, NO_PROX);
     } else {
         const int decoupled = optimizer == MT_OPTIMIZER_ADAMW;
         const double b1t = 0.9, b2t = 0.999; /* step 1: step_size = lr / 0.1 */
-        ok = mt_adam_update_is_finite_f32(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t,
-                                          0.5f, NO_PROX);
+        ok = mt_adam_update_is_finite_f32_ref(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t,
+                                              0.5f, NO_PROX);
         CHECK(memcmp(w, w0, sizeof w) == 0 && memcmp(m, m0, sizeof m) == 0 && memcmp(v, v0, sizeof v) == 0);
-        mt_adam_update_f32(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t, 0.5f, NO_PROX);
+        mt_adam_update_f32_ref(w, g, m, v, NW, lr, 0.9f, 0.999f, 1e-8f, wd, decoupled, b1t, b2t, 0.5f, NO_PROX);
     }
     const int finite = all_finite(g, NW) && all_finite(w, NW) && all_finite(m, NW) &&
                        (optimizer == MT_OPTIMIZER_SGD || all_finite(v, NW));
@@ -214,9 +215,9 @@ static int limits_case(float lr, float beta1, float beta2, float eps, float scal
             within = 0;
         }
         CHECK_EQ_INT(mt_adam_within_limits(&p, a[3], a[0], a[1], a[2], NW), within);
-        const int ok = mt_adam_update_is_finite_f32(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t,
-                                                    b2t, scale, NO_PROX);
-        mt_adam_update_f32(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, NO_PROX);
+        const int ok = mt_adam_update_is_finite_f32_ref(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t,
+                                                        b2t, scale, NO_PROX);
+        mt_adam_update_f32_ref(a[3], a[0], a[1], a[2], NW, lr, beta1, beta2, eps, 0.0f, 0, b1t, b2t, scale, NO_PROX);
         const int finite = all_finite(a[0], NW) && all_finite(a[3], NW) && all_finite(a[1], NW) && all_finite(a[2], NW);
         if (!CHECK_EQ_INT(ok, finite) || (within && !CHECK(finite)))
             printf("    lr %g, beta1 %g, beta2 %g, eps %g, scale %g, edge %d\n", (double)lr, (double)beta1,

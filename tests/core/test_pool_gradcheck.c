@@ -18,7 +18,7 @@ typedef struct pool_ctx {
 static void pool_fwd(const pool_ctx *c, float *y)
 {
     const uint32_t B = (uint32_t)c->B;
-    if (c->mode == MAX) mt_op_max_pool2d_f32_forward(c->x, y, B, &c->g);
+    if (c->mode == MAX) mt_op_max_pool2d_f32_forward_ref(c->x, y, B, &c->g);
     else if (c->mode == AVG) mt_op_average_pool2d_f32_forward(c->x, y, B, &c->g);
     else mt_op_global_average_pool_f32_forward(c->x, y, B, c->g.H * c->g.W, c->g.C);
 }
@@ -26,7 +26,7 @@ static void pool_fwd(const pool_ctx *c, float *y)
 static void pool_bwd(const pool_ctx *c, float *dx)
 {
     const uint32_t B = (uint32_t)c->B;
-    if (c->mode == MAX) mt_op_max_pool2d_f32_backward(c->x, c->y, c->r, dx, B, &c->g);
+    if (c->mode == MAX) mt_op_max_pool2d_f32_backward_ref(c->x, c->y, c->r, dx, B, &c->g);
     else if (c->mode == AVG) mt_op_average_pool2d_f32_backward(c->r, dx, B, &c->g);
     else mt_op_global_average_pool_f32_backward(c->r, dx, B, c->g.H * c->g.W, c->g.C);
 }

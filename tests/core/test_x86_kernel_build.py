@@ -41,12 +41,15 @@ def _first_include(path):
 
 
 def test_every_kernel_file_includes_the_optimize_header_first():
-    sources = sorted(glob.glob(os.path.join(X86, "*.c")))
-    assert len(sources) >= 14
+    # the x86 family's files: ops/x86/ and the optimizers' x86 kernels beside optimizers.c
+    sources = sorted(glob.glob(os.path.join(X86, "*.c")) + glob.glob(os.path.join(SRC, "optimizers", "*_avx*.c")))
+    assert len(sources) >= 18
     for path in sources:
         name = os.path.basename(path)
-        if name.endswith("_avx2.c"):  # the AVX2 build of <name>.c: the header comes with it
-            assert _first_include(path) == '"%s"' % name.replace("_avx2.c", ".c"), name
+        twin = name.replace("_avx2.c", "_avx512.c")
+        if name.endswith("_avx2.c") and os.path.exists(os.path.join(os.path.dirname(path), twin)):
+            # the AVX2 build of <name>_avx512.c: the header comes with it
+            assert _first_include(path) == '"%s"' % twin, name
         else:
             assert _first_include(path) == '"ops/x86/optimize.h"', name
 
@@ -59,7 +62,7 @@ def _text_bytes(source, level, tmp_path, extra=()):
 
 
 def test_a_kernel_file_compiles_at_o3_at_any_level(tmp_path):
-    source = os.path.join(X86, "exp_x86_avx2.c")
+    source = os.path.join(X86, "exp_avx2.c")
     o3 = _text_bytes(source, "O3", tmp_path)
     for level in ("O0", "O2", "Os"):
         assert _text_bytes(source, level, tmp_path) <= 1.25 * o3, level
@@ -78,11 +81,12 @@ def _fma_count(path):
 # the files whose float arithmetic must never be fused (the exponentials, the optimizers and
 # their x86 siblings, the losses, the activations, the shared kernels) and the layer kernels,
 # which fuse every term of their sums (micro_core/src/mt_fma.h)
-NEVER_FUSED = ["ops/x86/exp_x86.c", "ops/x86/exp_x86_avx2.c", "ops/x86/shared_x86.c",
-               "ops/x86/shared_x86_avx2.c", "ops/x86/pooling_x86.c", "ops/x86/s8_x86.c", "mt_math.c",
+NEVER_FUSED = ["ops/x86/exp_avx512.c", "ops/x86/exp_avx2.c", "ops/x86/gradient_avx512.c",
+               "ops/x86/gradient_avx2.c", "ops/x86/activations_avx512.c", "optimizers/optimizers_avx512.c",
+               "optimizers/optimizers_avx2.c", "ops/x86/pooling_avx512.c", "ops/x86/s8_avx2.c", "mt_math.c",
                "optimizers.c", "losses.c", "ops/activations.c", "ops/shared.c"]
-FUSED = ["ops/x86/dense_x86.c", "ops/x86/dense_x86_avx2.c", "ops/x86/conv2d_x86.c",
-         "ops/x86/depthwise_conv2d_x86.c"]
+FUSED = ["ops/x86/dense_avx512.c", "ops/x86/dense_avx2.c", "ops/x86/conv2d_avx512.c",
+         "ops/x86/depthwise_conv2d_avx512.c"]
 
 
 def _object(source, tmp_path, flags=CORE_FLAGS):
@@ -101,4 +105,4 @@ def test_only_the_layer_kernels_fuse(tmp_path):
         assert _fma_count(_object(name, tmp_path)) > 0, name
     # the check sees what it looks for: contracted, the exponentials' polynomial uses FMA
     flags = [f for f in CORE_FLAGS if f != "-ffp-contract=off"] + ["-ffp-contract=fast"]
-    assert _fma_count(_object("ops/x86/exp_x86.c", tmp_path, flags)) > 0
+    assert _fma_count(_object("ops/x86/exp_avx512.c", tmp_path, flags)) > 0

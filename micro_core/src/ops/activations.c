@@ -3,20 +3,18 @@
 #include <string.h>
 
 #include "mt_math.h"
-#include "ops/arm/mve.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
-#include "ops/x86/x86.h"
 
 /* written as x < 0 ? 0 : x so that NaN propagates (as in PyTorch) and the
  * non-finite loss it causes stops the step, instead of silently becoming 0 */
-void mt_op_relu_f32_forward(const float *x, float *y, size_t N)
+void mt_op_relu_f32_forward_ref(const float *x, float *y, size_t N)
 {
     for (size_t i = 0; i < N; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
 /* dx += dy · [y > 0]  (y > 0 exactly where x > 0; the subgradient at 0 is 0, as in PyTorch) */
-void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N)
+void mt_op_relu_f32_backward_ref(const float *y, const float *dy, float *dx, size_t N)
 {
     /* a select, not a branch, so compilers vectorize it; where y <= 0, dx keeps its bits
      * (dx + 0 would turn -0 into +0) */
@@ -101,34 +99,13 @@ static mt_status leaky_relu_check(const mt_image *img, const mt_op_desc *op)
 static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_relu_f32_forward, X->data, Y->mutable_data, N_ELEMS);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_relu_f32_forward_mve(X->data, Y->mutable_data, N_ELEMS);
-#else
-    mt_op_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
-#endif
+    mt_kernel_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
 }
 
 static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    if (!X->grad) return;
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_relu_f32_backward, Y->data, Y->grad, X->grad, N_ELEMS);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_relu_f32_backward_mve(Y->data, Y->grad, X->grad, N_ELEMS);
-#else
-    mt_op_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
-#endif
+    if (X->grad) mt_kernel_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
 }
 
 static void relu6_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

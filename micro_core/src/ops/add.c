@@ -1,4 +1,4 @@
-/* Add: y = a + b (same shapes; residual branches);  da += dy, db += dy (mt_op_add_f32_accumulate, shared.c) */
+/* Add: y = a + b (same shapes; residual branches);  da += dy, db += dy (mt_kernel_add_f32_accumulate) */
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -38,7 +38,7 @@ static void add_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     /* a and b may be the same tensor (x + x): each term still adds its dy */
     for (int k = 0; k < 2; ++k) {
         mt_tensor_rt *x = &t[op->inputs[k]];
-        if (x->grad) mt_op_add_f32_accumulate(dy, x->grad, N);
+        if (x->grad) mt_kernel_add_f32_accumulate(dy, x->grad, N);
     }
 }
 

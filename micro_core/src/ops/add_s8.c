@@ -8,11 +8,10 @@
  * 2·max(sa, sb) / (2^L · sy), then (L, 0). params[0] = za | zb << 8 | zy << 16,
  * params[1] = act_min | act_max << 8 (signed bytes). Inference only.
  */
-#include "ops/fast/fast.h"
 #include "ops/quant.h"
 
-void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
-                          uint32_t zero_points, uint32_t range)
+void mt_op_add_s8_forward_ref(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
+                              uint32_t zero_points, uint32_t range)
 {
     const int32_t za = mt_q_param_byte(zero_points, 0), zb = mt_q_param_byte(zero_points, 1);
     const int32_t zy = mt_q_param_byte(zero_points, 2);
@@ -68,8 +67,8 @@ static void add_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
 {
     (void)scratch;
     const mt_tensor_rt *a = &t[op->inputs[0]];
-    mt_op_add_s8_forward_fast(mt_q_s8(a), mt_q_s8(&t[op->inputs[1]]), mt_q_s8_out(&t[op->outputs[0]]),
-                              (size_t)n * a->count, mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
+    mt_kernel_add_s8_forward(mt_q_s8(a), mt_q_s8(&t[op->inputs[1]]), mt_q_s8_out(&t[op->outputs[0]]),
+                             (size_t)n * a->count, mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
 }
 
 const mt_op_kernel mt_kernel_add_s8 = {add_s8_check, mt_no_scratch, add_s8_forward, NULL, NULL, 0};

@@ -131,7 +131,7 @@ static void sub_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     (void)scratch;
     binary_view v;
     view_of(op, t, n, &v);
-    if (v.a->grad) mt_op_add_f32_accumulate(v.y->grad, v.a->grad, v.R * v.C);
+    if (v.a->grad) mt_kernel_add_f32_accumulate(v.y->grad, v.a->grad, v.R * v.C);
     if (v.b->grad) mt_op_sub_f32_backward(v.y->grad, v.b->grad, v.R * v.C);
 }
 

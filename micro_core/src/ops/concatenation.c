@@ -42,8 +42,8 @@ static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
         mt_tensor_rt *x = &t[op->inputs[k]];
         if (x->grad)
             for (uint32_t r = 0; r < rows; ++r)
-                mt_op_add_f32_accumulate(y->grad + (size_t)r * C + offset, x->grad + (size_t)r * x->last_dim,
-                                         x->last_dim);
+                mt_kernel_add_f32_accumulate(y->grad + (size_t)r * C + offset, x->grad + (size_t)r * x->last_dim,
+                                             x->last_dim);
         offset += x->last_dim;
     }
 }

@@ -5,15 +5,12 @@
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
 #include "mt_fma.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
-#include "ops/x86/x86.h"
 
 #if MT_REFERENCE_KERNELS
-void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                              const mt_spatial *g)
+void mt_op_conv2d_f32_forward_ref(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                  const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -21,16 +18,11 @@ void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias,
                 float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
                 for (uint32_t oc = 0; oc < g->OC; ++oc) {
                     float acc = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                        const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                        for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
                     }
                     yp[oc] = bias ? acc + bias[oc] : acc;
                 }
@@ -45,8 +37,8 @@ void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias,
  *   db[oc]          += Σ_{b,oh,ow} dz[b,oh,ow,oc]
  * dW and db are summed into a register in a fixed order (b, oh, ow) before the +=.
  */
-void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy, float *dx,
-                               float *dw, float *dbias, uint32_t B, const mt_spatial *g)
+void mt_op_conv2d_f32_backward_ref(const float *x, const float *w, const float *y, float *dy, float *dx,
+                                   float *dw, float *dbias, uint32_t B, const mt_spatial *g)
 {
     mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * g->OC);
     if (dx) {
@@ -54,19 +46,14 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
             for (uint32_t oh = 0; oh < g->OH; ++oh)
                 for (uint32_t ow = 0; ow < g->OW; ++ow) {
                     const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) {
-                                float acc = 0.0f;
-                                for (uint32_t oc = 0; oc < g->OC; ++oc)
-                                    acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
-                                dxp[c] += acc;
-                            }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                        for (uint32_t c = 0; c < g->C; ++c) {
+                            float acc = 0.0f;
+                            for (uint32_t oc = 0; oc < g->OC; ++oc)
+                                acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
+                            dxp[c] += acc;
                         }
                     }
                 }
@@ -77,21 +64,16 @@ void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, f
                 for (uint32_t kw = 0; kw < g->KW; ++kw)
                     for (uint32_t c = 0; c < g->C; ++c) {
                         float acc = 0.0f;
+                        int32_t ih, iw;
                         for (uint32_t b = 0; b < B; ++b)
-                            for (uint32_t oh = 0; oh < g->OH; ++oh) {
-                                int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                                if (ih < 0) continue;
-                                for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                                    int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                                    if (iw < 0) continue;
-                                    acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
-                                                 x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
-                                }
+                            MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw) {
+                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->OC + oc],
+                                             x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
                             }
                         dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
                     }
     }
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, (size_t)B * g->OH * g->OW, g->OC);
 }
 #endif /* MT_REFERENCE_KERNELS */
 
@@ -122,33 +104,10 @@ static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
 #define CONV_AS_DENSE 1
 #endif
 
+#if CONV_AS_DENSE
 static int pointwise(const mt_spatial *g)
 {
-    return CONV_AS_DENSE && g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
-}
-
-#if CONV_AS_DENSE
-/* The forward of a pointwise Conv2D over P pixels: Dense, then the fused activation, the
- * reference's bits. The portable siblings apply the activation as they store each output
- * (no second pass over y); x86 and Helium builds run their Dense and activation kernels. */
-void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
-                                   uint32_t C, uint32_t OC, uint32_t activation)
-{
-#if MT_SCALAR_SIBLINGS && !MT_MVE_KERNELS
-#if MT_X86_KERNELS
-    if (!mt_x86_vector())
-#endif
-    {
-        mt_op_dense_f32_forward_blocked_act(x, w, bias, y, P, C, OC, activation);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_dense_f32_forward_mve(x, w, bias, y, P, C, OC, activation); /* the activation as it stores */
-#else
-    mt_dense_f32_forward_selected(x, w, bias, y, P, C, OC);
-    mt_fused_activation_forward_selected(activation, y, (size_t)P * OC);
-#endif
+    return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
 }
 #endif
 
@@ -157,25 +116,16 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-    if (pointwise(&v.g)) {
-        const size_t pixels = (size_t)n * v.g.H * v.g.W;
-        mt_pointwise_forward_selected(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data,
-                                      (uint32_t)pixels, v.g.C, v.g.OC, v.g.activation);
-        return;
-    }
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_conv2d_f32_forward, v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
+    const float *bias = v.b ? v.b->data : NULL;
+#if CONV_AS_DENSE
+    if (pointwise(&v.g)) { /* Dense over the pixels, the activation applied as it stores */
+        const uint32_t pixels = n * v.g.H * v.g.W;
+        mt_kernel_dense_f32_forward(v.x->data, v.w->data, bias, v.y->mutable_data, pixels, v.g.C, v.g.OC,
+                                    v.g.activation);
         return;
     }
 #endif
-#if MT_MVE_KERNELS
-    mt_op_conv2d_f32_forward_mve(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-#else
-    mt_op_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-#endif
+    mt_kernel_conv2d_f32_forward(v.x->data, v.w->data, bias, v.y->mutable_data, n, &v.g);
 }
 
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -183,38 +133,17 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-    if (pointwise(&v.g)) {
-        const size_t pixels = (size_t)n * v.g.H * v.g.W;
-#if MT_MVE_KERNELS
-        if (v.g.OC >= 4) { /* the activation's derivative and dbias in one Helium pass */
-            mt_mve_relu_bias(v.g.activation, v.y->data, v.y->grad, v.b ? v.b->grad : NULL, pixels, v.g.OC);
-            mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad, NULL,
-                                           (uint32_t)pixels, v.g.C, v.g.OC);
-            return;
-        }
-#endif
-        mt_fused_activation_backward_selected(v.g.activation, v.y->data, v.y->grad, pixels * v.g.OC);
-        mt_dense_f32_backward_selected(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad,
-                                       v.b ? v.b->grad : NULL, (uint32_t)pixels, v.g.C, v.g.OC);
-        return;
-    }
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_conv2d_f32_backward, v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                                     v.b ? v.b->grad : NULL, n, &v.g);
+    float *dbias = v.b ? v.b->grad : NULL;
+#if CONV_AS_DENSE
+    if (pointwise(&v.g)) { /* dz and the bias gradient in one pass, then Dense's dx and dW */
+        const uint32_t pixels = n * v.g.H * v.g.W;
+        mt_kernel_activation_bias_f32_backward(v.g.activation, v.y->data, v.y->grad, dbias, pixels, v.g.OC);
+        mt_kernel_dense_f32_backward(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad, NULL, pixels, v.g.C,
+                                     v.g.OC, 0);
         return;
     }
 #endif
-#if MT_MVE_KERNELS
-    mt_op_conv2d_f32_backward_mve(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                                  v.b ? v.b->grad : NULL, n, &v.g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                              v.b ? v.b->grad : NULL, n, &v.g);
-#else
-    mt_op_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                              v.b ? v.b->grad : NULL, n, &v.g);
-#endif
+    mt_kernel_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad, dbias, n, &v.g);
 }
 
 /* dW needs x; a fused activation's derivative needs y */

@@ -14,14 +14,15 @@
  * params[2] padding (spatial.h), params[3] = 0: the fused activation is the clamp range.
  * Inference only: no backward.
  */
-#include "ops/fast/fast.h"
+#include <string.h>
+
 #include "ops/ops.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 
 #if MT_REFERENCE_KERNELS
-void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                             int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                 int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t b = 0; b < B; ++b)
@@ -46,8 +47,8 @@ void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bi
             }
 }
 
-void mt_op_depthwise_conv2d_s8_row(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
-                                   const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g, uint32_t packed)
+void mt_op_depthwise_conv2d_s8_row_ref(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
+                                       const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t ow = 0; ow < g->OW; ++ow)
@@ -68,13 +69,23 @@ void mt_op_depthwise_conv2d_s8_row(const int8_t *x, uint32_t ring, const int8_t 
         }
 }
 
-void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                       int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
+/* the pointwise Conv2D's reference: P pixels as one row of a 1 x 1 Conv2D at stride 1 */
+void mt_op_conv2d_s8_pointwise_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
+                                   uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
+    mt_op_conv2d_s8_forward_ref(x, w, bias, rq, y, 1, &g, packed);
+}
+
+void mt_op_depthwise_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                           int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
-            mt_op_depthwise_conv2d_s8_row(x + (size_t)b * g->H * g->W * g->C, 0, w, bias, rq,
-                                          y + ((size_t)b * g->OH + oh) * g->OW * g->C, oh, g, packed);
+            mt_op_depthwise_conv2d_s8_row_ref(x + (size_t)b * g->H * g->W * g->C, 0, w, bias, rq,
+                                              y + ((size_t)b * g->OH + oh) * g->OW * g->C, oh, g, packed);
 }
 #endif
 
@@ -106,11 +117,11 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
         for (uint32_t oh = 0; oh < g.OH; ++oh) {
             const int64_t last = (int64_t)oh * g.SH - g.PT + g.KH - 1;
             for (; (int64_t)next <= last && next < g.H; ++next)
-                mt_op_conv2d_s8_pointwise_fast(xb + (size_t)next * g.W * C, mt_q_s8(we), be, rqe,
-                                               ring + (size_t)(next % g.KH) * g.W * CE, g.W, C, CE,
-                                               expand->params[0]);
-            mt_op_depthwise_conv2d_s8_row_fast(ring, g.KH, mt_q_s8(wd), bd, rqd, yb + (size_t)oh * g.OW * CE, oh,
-                                               &g, dw->params[0]);
+                mt_kernel_conv2d_s8_pointwise(xb + (size_t)next * g.W * C, mt_q_s8(we), be, rqe,
+                                              ring + (size_t)(next % g.KH) * g.W * CE, g.W, C, CE,
+                                              expand->params[0]);
+            mt_kernel_depthwise_conv2d_s8_row(ring, g.KH, mt_q_s8(wd), bd, rqd, yb + (size_t)oh * g.OW * CE, oh,
+                                              &g, dw->params[0]);
         }
     }
 }
@@ -162,11 +173,11 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
     g.activation = MT_FUSED_NONE;
     if (depthwise)
-        mt_op_depthwise_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                                               mt_q_s8_out(y), n, &g, op->params[0]);
+        mt_kernel_depthwise_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                                              mt_q_s8_out(y), n, &g, op->params[0]);
     else
-        mt_op_conv2d_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y),
-                                     n, &g, op->params[0]);
+        mt_kernel_conv2d_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y),
+                                    n, &g, op->params[0]);
 }
 
 static void conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

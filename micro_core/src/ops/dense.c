@@ -6,16 +6,19 @@
 #include <string.h>
 
 #include "mt_fma.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
-#include "ops/x86/x86.h"
+#include "ops/spatial.h"
 
 /* y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u], summed from +0 in ascending i, each term a fused
- * multiply-add (mt_fma.h), bias added last. */
-void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
-                             uint32_t B, uint32_t I, uint32_t U)
+ * multiply-add (mt_fma.h), bias added last. Its own function, not inlined: the loops then keep
+ * the registers they had before the activation joined the slot (on the Cortex-M3, whose every
+ * term is a call, one more live value costs a spill per term). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dense_forward_rows(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                               uint32_t I, uint32_t U)
 {
     for (uint32_t b = 0; b < B; ++b) {
         const float *xb = x + (size_t)b * I;
@@ -29,16 +32,29 @@ void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, 
     }
 }
 
+/* y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]): the sums above, then the fused activation (Conv2D's
+ * 1 x 1 layers run Dense with theirs; the op itself has none). Always compiled: the Helium
+ * kernel computes its edges with it. */
+void mt_op_dense_f32_forward_ref(const float *x, const float *w, const float *bias, float *y, uint32_t B,
+                                 uint32_t I, uint32_t U, uint32_t act)
+{
+    dense_forward_rows(x, w, bias, y, B, I, U);
+    mt_fused_activation_forward(act, y, (size_t)B * U);
+}
+
 #if MT_REFERENCE_KERNELS
 /*
  * dx[b,i]   += Σ_u dy[b,u]·W[u,i]
- * dW[u,i]   += Σ_b dy[b,u]·x[b,i]
+ * dW[u,i]    = (dw_zero ? 0 : dW[u,i]) + Σ_b dy[b,u]·x[b,i]
  * dbias[u]  += Σ_b dy[b,u]
  * Each sum runs in ascending order of its index over the B valid rows only,
  * so padded rows of a partial batch contribute nothing.
  */
-void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
-                              float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U)
+#if defined(__GNUC__)
+__attribute__((noinline)) /* as dense_forward_rows: the memset's values live apart */
+#endif
+static void dense_backward_sums(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                float *dbias, uint32_t B, uint32_t I, uint32_t U)
 {
     if (dx) {
         for (uint32_t b = 0; b < B; ++b) {
@@ -61,19 +77,21 @@ void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, f
             }
         }
     }
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, B, U);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, B, U);
+}
+
+void mt_op_dense_f32_backward_ref(const float *x, const float *w, const float *dy, float *dx, float *dw,
+                                  float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
+{
+    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
+    dense_backward_sums(x, w, dy, dx, dw, dbias, B, I, U);
 }
 #endif /* MT_REFERENCE_KERNELS */
 
 /* ---- graph adapter ----
- * Kernel slots: on x86-64 with AVX-512 or AVX2 (checked at run time, ops/x86/x86.h) the x86
- * siblings; elsewhere the portable siblings of ops/fast/dense_fast.c. Both compute the
- * reference's exact bits (test_kernel_siblings.c runs every slot the machine has), and
- * scratch_bytes is the same on every target (the portable backward's row accumulators; the
- * x86 kernels use none), so a plan made on the host holds on the device. A target with
- * kernels of its own picks its slot here at compile time, by its feature macros; the
- * reference kernels above stay what every slot is tested against.
- */
+ * The kernels are the build's column's (mt_kernel_dense_f32_*, select/kernels.h): each computes
+ * the reference's exact bits, and scratch_bytes is the same on every target, so a plan made on
+ * the host holds on the device. */
 
 static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
 {
@@ -91,6 +109,14 @@ static mt_status dense_check(const mt_image *img, const mt_op_desc *op)
     return mt_check_bias(img, op, w.dims[0]);
 }
 
+/* I floats of scratch, though no backward kernel uses it any more (the portable one's row
+ * accumulators once did): kept, so that every plan and arena size stays what it was */
+size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U)
+{
+    (void)B, (void)U;
+    return (size_t)I * sizeof(float);
+}
+
 static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
 {
     mt_tensor_desc w;
@@ -98,58 +124,13 @@ static size_t dense_scratch(const mt_image *img, const mt_op_desc *op, uint32_t 
     return mt_op_dense_f32_scratch_bytes(batch, w.dims[1], w.dims[0]);
 }
 
-/* The Dense kernels this build selects (x86: at run time), shared with Conv2D's 1 x 1 case. */
-void mt_dense_f32_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                   uint32_t I, uint32_t U)
-{
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_dense_f32_forward, x, w, bias, y, B, I, U);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_dense_f32_forward_mve(x, w, bias, y, B, I, U, MT_FUSED_NONE);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_dense_f32_forward_blocked(x, w, bias, y, B, I, U);
-#else
-    mt_op_dense_f32_forward(x, w, bias, y, B, I, U);
-#endif
-}
-
-void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                    float *dbias, uint32_t B, uint32_t I, uint32_t U)
-{
-    mt_dense_f32_backward_fresh(x, w, dy, dx, dw, dbias, B, I, U, 0);
-}
-
-void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                 float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero)
-{
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_dense_f32_backward, x, w, dy, dx, dw, dbias, B, I, U, dw_zero);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_dense_f32_backward_mve(x, w, dy, dx, dw, dbias, B, I, U, dw_zero); /* writes dW as 0 + Σ */
-#else
-    if (dw && dw_zero) memset(dw, 0, (size_t)U * I * sizeof(float));
-#if MT_SCALAR_SIBLINGS
-    mt_op_dense_f32_backward_rows(x, w, dy, dx, dw, dbias, B, I, U, NULL); /* the blocked loops take no scratch */
-#else
-    mt_op_dense_f32_backward(x, w, dy, dx, dw, dbias, B, I, U);
-#endif
-#endif
-}
-
 static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_dense_f32_forward_selected(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count);
+    mt_kernel_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count,
+                                MT_FUSED_NONE);
 }
 
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -160,8 +141,8 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     const mt_tensor_rt *y = &t[op->outputs[0]];
     const int fresh = w->grad_fresh;
     w->grad_fresh = 0;
-    mt_dense_f32_backward_fresh(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                y->count, fresh);
+    mt_kernel_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
+                                 y->count, fresh);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */

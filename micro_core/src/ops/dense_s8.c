@@ -9,13 +9,12 @@
  *   (ops/quant.h's mt_q_fc_scale: the product rounded to double, round() half away from zero)
  * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24. Inference only.
  */
-#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/quant.h"
 
 #if MT_REFERENCE_KERNELS
-void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
-                            uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
+void mt_op_dense_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
+                                uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t b = 0; b < B; ++b) {
@@ -57,8 +56,8 @@ static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
-    mt_op_dense_s8_forward_fast(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                                mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+    mt_kernel_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                               mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
 }
 
 const mt_op_kernel mt_kernel_dense_s8 = {dense_s8_check, mt_no_scratch, dense_s8_forward, NULL, NULL, 0};

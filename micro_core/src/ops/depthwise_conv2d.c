@@ -4,15 +4,12 @@
  *   y[b,oh,ow,c] = act( Σ_{kh,kw} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[0,kh,kw,c] + b[c] )
  */
 #include "mt_fma.h"
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
-#include "ops/x86/x86.h"
 
 #if MT_REFERENCE_KERNELS
-void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y,
-                                        uint32_t B, const mt_spatial *g)
+void mt_op_depthwise_conv2d_f32_forward_ref(const float *x, const float *w, const float *bias, float *y,
+                                            uint32_t B, const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -20,15 +17,10 @@ void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const fl
                 float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
                 for (uint32_t c = 0; c < g->C; ++c) {
                     float acc = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            acc = mt_fmaf(x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c],
-                                         w[((size_t)kh * g->KW + kw) * g->C + c], acc);
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        acc = mt_fmaf(x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c],
+                                     w[((size_t)kh * g->KW + kw) * g->C + c], acc);
                     }
                     yp[c] = bias ? acc + bias[c] : acc;
                 }
@@ -42,9 +34,9 @@ void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const fl
  *   dW[0,kh,kw,c] += Σ_{b,oh,ow} dz[b,oh,ow,c] · x[b, tap, tap, c]
  *   db[c]         += Σ_{b,oh,ow} dz[b,oh,ow,c]
  */
-void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy,
-                                         float *dx, float *dw, float *dbias, uint32_t B,
-                                         const mt_spatial *g)
+void mt_op_depthwise_conv2d_f32_backward_ref(const float *x, const float *w, const float *y, float *dy,
+                                             float *dx, float *dw, float *dbias, uint32_t B,
+                                             const mt_spatial *g)
 {
     mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * g->C);
     if (dx) {
@@ -52,16 +44,11 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
             for (uint32_t oh = 0; oh < g->OH; ++oh)
                 for (uint32_t ow = 0; ow < g->OW; ++ow) {
                     const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            const float *wp = w + ((size_t)kh * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], wp[c], dxp[c]);
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                        const float *wp = w + ((size_t)kh * g->KW + kw) * g->C;
+                        for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], wp[c], dxp[c]);
                     }
                 }
     }
@@ -70,21 +57,16 @@ void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const f
             for (uint32_t kw = 0; kw < g->KW; ++kw)
                 for (uint32_t c = 0; c < g->C; ++c) {
                     float acc = 0.0f;
+                    int32_t ih, iw;
                     for (uint32_t b = 0; b < B; ++b)
-                        for (uint32_t oh = 0; oh < g->OH; ++oh) {
-                            int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                            if (ih < 0) continue;
-                            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                                int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                                if (iw < 0) continue;
-                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c],
-                                             x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
-                            }
+                        MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw) {
+                            acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c],
+                                         x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c], acc);
                         }
                     dw[((size_t)kh * g->KW + kw) * g->C + c] += acc;
                 }
     }
-    if (dbias) mt_op_bias_f32_backward(dy, dbias, (size_t)B * g->OH * g->OW, g->C);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, (size_t)B * g->OH * g->OW, g->C);
 }
 #endif /* MT_REFERENCE_KERNELS */
 
@@ -107,20 +89,8 @@ static void depthwise_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_depthwise_conv2d_f32_forward, v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_depthwise_conv2d_f32_forward_mve(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_depthwise_conv2d_f32_forward_fast(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
-                                       &v.g);
-#else
-    mt_op_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n, &v.g);
-#endif
+    mt_kernel_depthwise_conv2d_f32_forward(v.x->data, v.w->data, v.b ? v.b->data : NULL, v.y->mutable_data, n,
+                                           &v.g);
 }
 
 static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -128,23 +98,8 @@ static void depthwise_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
     (void)scratch;
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_depthwise_conv2d_f32_backward, v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                                     v.b ? v.b->grad : NULL, n, &v.g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_depthwise_conv2d_f32_backward_mve(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
+    mt_kernel_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
                                             v.b ? v.b->grad : NULL, n, &v.g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_depthwise_conv2d_f32_backward_fast(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                                        v.b ? v.b->grad : NULL, n, &v.g);
-#else
-    mt_op_depthwise_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad,
-                              v.b ? v.b->grad : NULL, n, &v.g);
-#endif
 }
 
 /* dW needs x; a fused activation's derivative needs y */

@@ -60,15 +60,8 @@ typedef struct mt_op_kernel {
  * 0 + Σ in the pass that computes Σ saves a pass over the gradient) */
 #define MT_KERNEL_ZEROES_WEIGHT_GRAD 2u
 
-/* The Dense kernels this build selects (ops/dense.c), shared with Conv2D's 1 x 1 case:
- * ops/ops.h's mt_op_dense_f32_forward / _backward parameters and bits. */
-void mt_dense_f32_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                                   uint32_t I, uint32_t U);
-void mt_dense_f32_backward_selected(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                    float *dbias, uint32_t B, uint32_t I, uint32_t U);
-/* The same with dW zeroed first (dw_zero != 0): dW = 0 + Σ, in one pass where the kernel can */
-void mt_dense_f32_backward_fresh(const float *x, const float *w, const float *dy, float *dx, float *dw,
-                                 float *dbias, uint32_t B, uint32_t I, uint32_t U, int dw_zero);
+/* The scratch Dense's backward is planned with: I floats (ops/dense.c) */
+size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
 
 /* The kernel of an op type, or NULL if this build does not know it. */
 const mt_op_kernel *mt_op_kernel_for(uint32_t type);

@@ -6,7 +6,12 @@
  * Gradients are prefixed d. Backward *accumulates* (+=) into every gradient it
  * is given; a NULL gradient pointer means "not needed" and is skipped.
  * Reduction order is fixed (ascending index) so every target computes the same bits.
- * Optimized siblings with the same bits live in ops/fast/ (fast.h).
+ *
+ * The kernels that have siblings (the same bits, faster, on some hardware) are rows of the
+ * kernel table, select/kernels.def, which holds their math: their references are
+ * mt_..._ref, and an op adapter calls the row's entry mt_kernel_<slot> (select/kernels.h,
+ * included here), which is the kernel this build's column selects. The ops below have only
+ * their reference.
  */
 #ifndef MT_OPS_H
 #define MT_OPS_H
@@ -14,41 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 1: compile the reference kernels that an optimized sibling replaces in the op adapters
- * (Dense backward, Conv2D, DepthwiseConv2D). Host and ARM Linux builds keep them: the tests
- * hold every sibling to them. Bare-metal builds (CMake, system Generic) set 0: a firmware
- * never calls them, and the core's flash stays within budget. Kernels that a sibling still
- * calls (Dense forward for its edges) are always compiled. */
-#ifndef MT_REFERENCE_KERNELS
-#define MT_REFERENCE_KERNELS 1
-#endif
+#include "select/kernels.h"
 
-/* 1: the op adapters call the portable siblings of ops/fast/ (register-blocked for scalar
- * FPUs). A core without an FPU (Cortex-M3, RISC-V without F: every float operation is a
- * libgcc call) gains nothing from them and keeps the smaller reference kernels (and compiles
- * the siblings out). */
-#if (defined(__arm__) && !defined(__ARM_FP) && !defined(__linux__)) || \
-    (defined(__riscv) && !defined(__riscv_flen))
-#define MT_SCALAR_SIBLINGS 0
-#undef MT_REFERENCE_KERNELS
-#define MT_REFERENCE_KERNELS 1
-#else
-#define MT_SCALAR_SIBLINGS 1
-#endif
-
-/* Dense: y[b,u] = Σ_i x[b,i]·W[u,i] + bias[u]   (W is [U, I] like torch.nn.Linear) */
-void mt_op_dense_f32_forward(const float *x, const float *w, const float *bias, float *y,
-                             uint32_t B, uint32_t I, uint32_t U);
-/* dx[b,i] += Σ_u dy[b,u]·W[u,i];  dW[u,i] += Σ_b dy[b,u]·x[b,i];  dbias[u] += Σ_b dy[b,u] */
-void mt_op_dense_f32_backward(const float *x, const float *w, const float *dy, float *dx,
-                              float *dw, float *dbias, uint32_t B, uint32_t I, uint32_t U);
-
-/* Bias gradient of Dense and the convolutions (shared.c): dbias[c] += Σ_p dy[p, c] over P positions */
-void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C);
-
-/* ReLU: y = max(x, 0);  dx += dy · [y > 0] */
-void mt_op_relu_f32_forward(const float *x, float *y, size_t N);
-void mt_op_relu_f32_backward(const float *y, const float *dy, float *dx, size_t N);
+/* Bias gradient of Dense and the convolutions (shared.c): dbias[c] += Σ_p dy[p, c] over P
+ * positions, each sum from +0 in ascending p (the x86 kernels' own: ops/x86/x86.h) */
+void mt_op_bias_f32_backward_ref(const float *dy, float *dbias, size_t P, uint32_t C);
 
 /* ReLU6: y = min(max(x, 0), 6);  dx += dy · [0 < y < 6] */
 void mt_op_relu6_f32_forward(const float *x, float *y, size_t N);
@@ -72,27 +47,13 @@ void mt_op_softmax_f32_forward(const float *x, float *y, uint32_t R, uint32_t C)
 void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint32_t R,
                                 uint32_t C);
 
-/* Add: y = a + b;  da += dy, db += dy (the accumulate, in shared.c, serves Reshape/Concatenation too) */
+/* Add: y = a + b;  da += dy, db += dy (mt_kernel_add_f32_accumulate, which serves Reshape,
+ * Concatenation and Pad too) */
 void mt_op_add_f32_forward(const float *a, const float *b, float *y, size_t N);
-void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N);
-/* p[0..n) = +0.0f: a gradient's clear before its first writer adds to it (the session's) */
-void mt_grad_clear_f32(float *p, size_t n);
 
 /* Spatial ops over NHWC samples; g describes shapes, strides and padding (spatial.h).
- * Convolution backward first masks dy in place by the fused activation's derivative. */
+ * (Conv2D, DepthwiseConv2D and MaxPool2D: select/kernels.def.) */
 struct mt_spatial;
-void mt_op_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y, uint32_t B,
-                              const struct mt_spatial *g);
-void mt_op_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy, float *dx,
-                               float *dw, float *dbias, uint32_t B, const struct mt_spatial *g);
-void mt_op_depthwise_conv2d_f32_forward(const float *x, const float *w, const float *bias, float *y,
-                                        uint32_t B, const struct mt_spatial *g);
-void mt_op_depthwise_conv2d_f32_backward(const float *x, const float *w, const float *y, float *dy,
-                                         float *dx, float *dw, float *dbias, uint32_t B,
-                                         const struct mt_spatial *g);
-void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
-void mt_op_max_pool2d_f32_backward(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                   const struct mt_spatial *g);
 void mt_op_average_pool2d_f32_forward(const float *x, float *y, uint32_t B, const struct mt_spatial *g);
 void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, const struct mt_spatial *g);
 /* Global average pool over P = H·W positions of C channels */
@@ -117,7 +78,7 @@ void mt_op_mul_f32_backward(const float *other, uint32_t o_row, uint32_t o_col, 
                             size_t R, uint32_t C);
 void mt_op_sub_f32_forward(const float *a, uint32_t a_row, uint32_t a_col, const float *b, uint32_t b_row,
                            uint32_t b_col, float *y, size_t R, uint32_t C);
-/* dx -= dy (the subtrahend's gradient; the minuend's is mt_op_add_f32_accumulate) */
+/* dx -= dy (the subtrahend's gradient; the minuend's is mt_kernel_add_f32_accumulate) */
 void mt_op_sub_f32_backward(const float *dy, float *dx, size_t N);
 
 /* Transpose of each sample: x of dims X[0..3] (leading dims 1 when the sample has fewer),

@@ -30,8 +30,8 @@ void mt_op_pad_f32_backward(const float *dy, float *dx, uint32_t B, uint32_t H, 
     const size_t row = (size_t)W * C, out_row = (size_t)OW * C;
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t h = 0; h < H; ++h)
-            mt_op_add_f32_accumulate(dy + ((size_t)b * OH + top + h) * out_row + (size_t)left * C,
-                                     dx + ((size_t)b * H + h) * row, row);
+            mt_kernel_add_f32_accumulate(dy + ((size_t)b * OH + top + h) * out_row + (size_t)left * C,
+                                         dx + ((size_t)b * H + h) * row, row);
 }
 
 /* ---- graph adapter ---- */

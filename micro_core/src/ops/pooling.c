@@ -2,15 +2,12 @@
  * Pooling over NHWC windows: MaxPool2D, AveragePool2D, GlobalAveragePool.
  *   x [B, H, W, C] -> y [B, OH, OW, C]  (global: y [B, C])
  */
-#include "ops/arm/mve.h"
-#include "ops/fast/fast.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
-#include "ops/x86/x86.h"
 
 #if MT_REFERENCE_KERNELS
 /* y = max over the in-bounds window; padding never wins (TFLite and PyTorch agree). */
-void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
+void mt_op_max_pool2d_f32_forward_ref(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -18,17 +15,12 @@ void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt
                 for (uint32_t c = 0; c < g->C; ++c) {
                     int first = 1;
                     float m = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                            if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
-                                m = v;
-                                first = 0;
-                            }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                        if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
+                            m = v;
+                            first = 0;
                         }
                     }
                     y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = m;
@@ -36,8 +28,8 @@ void mt_op_max_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt
 }
 
 /* dx at the window's first maximum += dy (PyTorch routes ties to the first index scanned). */
-void mt_op_max_pool2d_f32_backward(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
-                                   const mt_spatial *g)
+void mt_op_max_pool2d_f32_backward_ref(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
+                                       const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -81,14 +73,9 @@ void mt_op_average_pool2d_f32_forward(const float *x, float *y, uint32_t B, cons
                 const float count = (float)window_count(oh, ow, g);
                 for (uint32_t c = 0; c < g->C; ++c) {
                     float acc = 0.0f;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
                     }
                     y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = acc / count;
                 }
@@ -104,14 +91,9 @@ void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, c
                 const float count = (float)window_count(oh, ow, g);
                 for (uint32_t c = 0; c < g->C; ++c) {
                     const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
-                        }
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
                     }
                 }
             }
@@ -162,19 +144,7 @@ static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     mt_spatial g;
     pool_geometry(op, t, &g);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_max_pool2d_f32_forward, t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_max_pool2d_f32_forward_mve(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_max_pool2d_f32_forward_fast(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#else
-    mt_op_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-#endif
+    mt_kernel_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
 }
 
 static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -184,19 +154,7 @@ static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     if (!x->grad) return;
     mt_spatial g;
     pool_geometry(op, t, &g);
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_op_max_pool2d_f32_backward, x->data, y->data, y->grad, x->grad, n, &g);
-        return;
-    }
-#endif
-#if MT_MVE_KERNELS
-    mt_op_max_pool2d_f32_backward_mve(x->data, y->data, y->grad, x->grad, n, &g);
-#elif MT_SCALAR_SIBLINGS
-    mt_op_max_pool2d_f32_backward_fast(x->data, y->data, y->grad, x->grad, n, &g);
-#else
-    mt_op_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
-#endif
+    mt_kernel_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
 }
 
 static void average_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -13,7 +13,6 @@
  *            params[0] = zx | zy << 8, params[1] = multiplier, params[2] = shift (i32).
  * Inference only.
  */
-#include "ops/fast/fast.h"
 #include "ops/quant.h"
 #include "ops/spatial.h"
 
@@ -67,8 +66,8 @@ static inline int8_t mean_output(int32_t sum, uint32_t zx_sum, int32_t m, int32_
     return mt_q_clamp(mt_q_multiply((int32_t)((uint32_t)sum - zx_sum), m, s) + zy, -128, 127);
 }
 
-void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
-                           int32_t multiplier, int32_t shift)
+void mt_op_mean_s8_forward_ref(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
+                               int32_t multiplier, int32_t shift)
 {
     const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
     int32_t m, s;
@@ -156,8 +155,8 @@ static void mean_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
-    mt_op_mean_s8_forward_fast(mt_q_s8(x), mt_q_s8_out(&t[op->outputs[0]]), n, x->dims[0] * x->dims[1], x->dims[2],
-                               op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
+    mt_kernel_mean_s8_forward(mt_q_s8(x), mt_q_s8_out(&t[op->outputs[0]]), n, x->dims[0] * x->dims[1], x->dims[2],
+                              op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
 }
 
 const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward, NULL, NULL, 0};

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "ops/kernel.h"
+#include "select/kernels.h"
 
 /* Most a shift may be either way (QuantizeMultiplier's output range). */
 #define MT_QUANT_MIN_SHIFT (-31)
@@ -289,34 +290,19 @@ static inline const int32_t *mt_q_s32(const mt_tensor_rt *t)
 }
 
 /* ---- reference kernels of the int8 ops (their math: the comment atop each source file) ----
- * Conv2D, DepthwiseConv2D and FullyConnected have siblings (ops/fast/fast.h) that the op
- * adapters call on every target: their references are compiled where MT_REFERENCE_KERNELS
- * (ops/ops.h) is 1, for the tests. */
+ * Conv2D, DepthwiseConv2D (whole, and one output row), the pointwise Conv2D, FullyConnected,
+ * Add and Mean have siblings that the op adapters call on every target: they are rows of the
+ * kernel table (select/kernels.def, their parameters), their references mt_op_..._ref, compiled
+ * where MT_REFERENCE_KERNELS (select/target.h) is 1, for the tests. */
 
 struct mt_spatial;
 /* quantize.c: y = clamp(round(x / scale) + zp);  y = scale · (x - zp) */
 void mt_op_quantize_f32_s8(const float *x, int8_t *y, size_t N, float scale, int32_t zero_point);
 void mt_op_dequantize_s8_f32(const int8_t *x, float *y, size_t N, float scale, int32_t zero_point);
-/* conv_s8.c: packed = zx | zy << 8 | act_min << 16 | act_max << 24; rq [OC, 2] */
-void mt_op_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                             int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
-void mt_op_depthwise_conv2d_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                       int8_t *y, uint32_t B, const struct mt_spatial *g, uint32_t packed);
-/* conv_s8.c: output row oh of one sample of the depthwise, y [OW, C]; the sample's input row
- * ih is at x + (ring ? ih % ring : ih)·W·C (ring: the fused expansion's KH rows, below) */
-void mt_op_depthwise_conv2d_s8_row(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
-                                   const int32_t *rq, int8_t *y, uint32_t oh, const struct mt_spatial *g,
-                                   uint32_t packed);
 /* conv_s8.c: a pointwise CONV2D_S8 (`expand`) computed row by row inside the depthwise `dw`
  * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
                                        uint32_t n);
-/* dense_s8.c: x [B, D], W [U, D], rq [U, 2] */
-void mt_op_dense_s8_forward(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
-                            uint32_t B, uint32_t D, uint32_t U, uint32_t packed);
-/* add_s8.c: rq [4, 2]; zero_points = za | zb << 8 | zy << 16; range = min | max << 8 */
-void mt_op_add_s8_forward(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
-                          uint32_t zero_points, uint32_t range);
 /* pooling_s8.c */
 void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
 void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
@@ -331,8 +317,6 @@ static inline void mt_q_mean_scale(uint32_t P, int32_t multiplier, int32_t shift
     *s = shift - k;
 }
 
-void mt_op_mean_s8_forward(const int8_t *x, int8_t *y, uint32_t B, uint32_t P, uint32_t C, uint32_t zero_points,
-                           int32_t multiplier, int32_t shift);
 /* shape_s8.c: [H, W, C] padded by before[d] and out[d] - in[d] - before[d] after */
 void mt_op_pad_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const uint32_t in[3], const uint32_t out[3],
                           const uint32_t before[3], int8_t value);

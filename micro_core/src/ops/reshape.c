@@ -23,7 +23,7 @@ static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
 {
     (void)scratch;
     mt_tensor_rt *x = &t[op->inputs[0]];
-    if (x->grad) mt_op_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
+    if (x->grad) mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
 }
 
 const mt_op_kernel mt_kernel_reshape = {reshape_check, mt_no_scratch, reshape_forward,

@@ -7,15 +7,13 @@
  */
 #include <string.h>
 
-#include "ops/arm/mve.h"
-#include "ops/fast/vfp_gradient.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
 /* dbias[c] += Σ_p dy[p, c] over P positions (rows, or rows × pixels), summed in ascending p
  * into a register before the += (the order every target repeats). Shared by Dense and the
  * convolutions. */
-void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C)
+void mt_op_bias_f32_backward_ref(const float *dy, float *dbias, size_t P, uint32_t C)
 {
     uint32_t c = 0;
     for (; c + 4 <= C; c += 4) { /* four channels side by side: each its own sum, in ascending p */
@@ -31,35 +29,18 @@ void mt_op_bias_f32_backward(const float *dy, float *dbias, size_t P, uint32_t C
     }
 }
 
-/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too):
- * eight at a time in Helium (shared_mve.c) or in the scalar FPU's VLDM / VADD / VSTM blocks
- * (vfp_gradient.h), the same additions, so the same bits */
-void mt_op_add_f32_accumulate(const float *dy, float *dx, size_t N)
+/* dx[i] += dy[i] (Add's backward for each operand; Reshape's, Concatenation's and Pad's too).
+ * The FPU cores' and Helium's kernels: ops/dsp/gradient_dsp.c, ops/mve/gradient_mve.c. */
+void mt_op_add_f32_accumulate_ref(const float *dy, float *dx, size_t N)
 {
-#if MT_MVE_KERNELS
-    mt_mve_add_accumulate(dy, dx, N);
-#else
-    size_t i = 0;
-#if MT_VFP_SCALAR
-    i = mt_vfp_add_blocks(dy, dx, N);
-#endif
-    for (; i < N; ++i) dx[i] += dy[i];
-#endif
+    for (size_t i = 0; i < N; ++i) dx[i] += dy[i];
 }
 
 /* p[0..n) = +0.0f (a step clears every activation gradient it writes: 167 KB a step for the
- * 8 x 8 CNN of benchmarks/arm_ops.py): four floats a VSTRW in Helium (shared_mve.c), sixteen a
- * VSTMIA on the other FPU cores (vfp_gradient.h), where newlib-nano's memset stores one */
-void mt_grad_clear_f32(float *p, size_t n)
+ * 8 x 8 CNN of benchmarks/arm_ops.py; ops/dsp/ and ops/mve/ store many floats at a time) */
+void mt_grad_clear_f32_ref(float *p, size_t n)
 {
-#if MT_MVE_KERNELS
-    mt_mve_clear_f32(p, n);
-#elif MT_VFP_SCALAR
-    p = mt_vfp_clear_blocks(p, n);
-    for (size_t i = 0; i < n % 16u; ++i) p[i] = 0.0f;
-#else
     memset(p, 0, n * sizeof(float));
-#endif
 }
 
 /* ---- shared pieces of the graph adapters ---- */

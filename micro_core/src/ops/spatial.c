@@ -1,5 +1,5 @@
 #include "ops/spatial.h"
-#include "ops/x86/x86.h"
+#include "ops/ops.h"
 
 mt_status mt_spatial_axis(uint32_t in, uint32_t k, uint32_t stride, uint32_t padding, uint32_t *out,
                           uint32_t *pad_before)
@@ -130,28 +130,6 @@ void mt_spatial_tap_range(uint32_t o, uint32_t stride, uint32_t pad, uint32_t K,
     *k1 = end < (int64_t)K ? (end > (int64_t)*k0 ? (uint32_t)end : *k0) : K;
 }
 
-void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N)
-{
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_fused_activation_forward, activation, y, N);
-        return;
-    }
-#endif
-    mt_fused_activation_forward(activation, y, N);
-}
-
-void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N)
-{
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) {
-        MT_X86_CALL(mt_fused_activation_backward, activation, y, dy, N);
-        return;
-    }
-#endif
-    mt_fused_activation_backward(activation, y, dy, N);
-}
-
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N)
 {
     if (activation == MT_FUSED_NONE) return;
@@ -192,4 +170,11 @@ void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v)
     v->b = mt_bias_of(op, t);
     v->y = &t[op->outputs[0]];
     mt_spatial_runtime(op, v->x, v->y, v->w->dims[1], v->w->dims[2], &v->g);
+}
+
+/* dz = dy·act'(y) in place, then dbias[c] += Σ_p dz[p, c] (select/kernels.def) */
+void mt_activation_bias_f32_backward_ref(uint32_t act, const float *y, float *dy, float *dbias, size_t P, uint32_t C)
+{
+    mt_fused_activation_backward(act, y, dy, P * C);
+    if (dbias) mt_op_bias_f32_backward_ref(dy, dbias, P, C);
 }

@@ -24,9 +24,29 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
     return (i < 0 || i >= (int64_t)size) ? -1 : (int32_t)i;
 }
 
+/* The loops every window op writes, as one statement: the statement after the macro runs once
+ * for each in-bounds tap (kh, kw) of output (oh, ow), kh then kw ascending (the reference's
+ * order), with ih, iw its input row and column (>= 0). The macro declares kh and kw; ih and iw
+ * are the caller's int32_t (`int32_t ih, iw;` before it); `continue` goes on to the next tap.
+ * The loops and tests as they were written out, `continue` on a tap in the padding (the
+ * Cortex-M3, which runs the reference kernels, runs the same instructions). */
+#define MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw)                                          \
+    for (uint32_t kh = 0; kh < (g)->KH; ++kh)                                                   \
+        if (((ih) = mt_spatial_tap((oh), kh, (g)->SH, (g)->PT, (g)->H)) < 0) continue; else     \
+            for (uint32_t kw = 0; kw < (g)->KW; ++kw)                                           \
+                if (((iw) = mt_spatial_tap((ow), kw, (g)->SW, (g)->PL, (g)->W)) < 0) continue; else
+
+/* The same the other way round (the weight gradients): each output (oh, ow) whose tap (kh, kw)
+ * is in bounds, oh then ow ascending; the macro declares oh and ow. */
+#define MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw)                                       \
+    for (uint32_t oh = 0; oh < (g)->OH; ++oh)                                                   \
+        if (((ih) = mt_spatial_tap(oh, (kh), (g)->SH, (g)->PT, (g)->H)) < 0) continue; else     \
+            for (uint32_t ow = 0; ow < (g)->OW; ++ow)                                           \
+                if (((iw) = mt_spatial_tap(ow, (kw), (g)->SW, (g)->PL, (g)->W)) < 0) continue; else
+
 /* A pool of 2 x 2 windows at stride 2 that all lie inside the input (VALID, or SAME on even
  * sizes): the taps of output (oh, ow) are input pixels (2·oh, 2·ow) and their right, lower and
- * lower-right neighbours, with no geometry to find per window (pooling_fast.c, pooling_mve.c). */
+ * lower-right neighbours, with no geometry to find per window (pooling_portable.c, pooling_mve.c). */
 static inline int mt_spatial_windows_2x2(const mt_spatial *g)
 {
     return g->KH == 2 && g->KW == 2 && g->SH == 2 && g->SW == 2 && g->PT == 0 && g->PL == 0 &&
@@ -89,16 +109,11 @@ typedef struct mt_conv_view {
 } mt_conv_view;
 void mt_conv_runtime(const mt_op_desc *op, mt_tensor_rt *t, mt_conv_view *v);
 
-/* Fused activation on y in place, and its derivative applied to dy in place
- * (dy is the output's own gradient, dead after this op's backward). The _selected forms
- * run the AVX-512 siblings where the CPU has them (the same bits). */
-void mt_fused_activation_forward_selected(uint32_t activation, float *y, size_t N);
-void mt_fused_activation_backward_selected(uint32_t activation, const float *y, float *dy, size_t N);
+/* Fused activation on y in place, and its derivative applied to dy in place (dy is the
+ * output's own gradient, dead after this op's backward): the references (the x86 kernels have
+ * their own, ops/x86/x86.h; a layer's dz and bias gradient together is a slot of the kernel
+ * table, mt_kernel_activation_bias_f32_backward). */
 void mt_fused_activation_forward(uint32_t activation, float *y, size_t N);
-/* A pointwise Conv2D's forward over P pixels (ops/conv2d.c, where the build has Dense): Dense
- * [P, C] x [OC, C], then the fused activation, with the bits of the two */
-void mt_pointwise_forward_selected(const float *x, const float *w, const float *bias, float *y, uint32_t P,
-                                   uint32_t C, uint32_t OC, uint32_t activation);
 void mt_fused_activation_backward(uint32_t activation, const float *y, float *dy, size_t N);
 
 #endif /* MT_OPS_SPATIAL_H */

@@ -125,140 +125,127 @@ MT_STRUCT_OP_INFO = 7
 MT_STRUCT_ERROR_DETAIL = 8
 
 
-class mt_train_config(ctypes.Structure):
-    _fields_ = [
-        ('optimizer', ctypes.c_int32),  # mt_optimizer
-        ('loss', ctypes.c_int32),  # mt_loss, applied to output 0
-        ('reduction', ctypes.c_int32),  # mt_reduction
-        ('batch_size', ctypes.c_int32),  # B
-        ('num_trainable_ops', ctypes.c_int32),  # train the last N ops; -1 all, 0 none
-        ('biases_only', ctypes.c_int32),
-        ('learning_rate', ctypes.c_float),
-        ('beta1', ctypes.c_float),
-        ('beta2', ctypes.c_float),
-        ('epsilon', ctypes.c_float),
-        ('momentum', ctypes.c_float),
-        ('weight_decay', ctypes.c_float),
-        # one byte per op, or NULL; borrowed by mt_plan() and init only
-        ('trainable_op_mask', ctypes.POINTER(ctypes.c_uint8)),
-        # 0: fused updates; 1: gradients kept for mt_session_accumulate()
-        ('accumulate_gradients', ctypes.c_int32),
-        ('guard_gradients', ctypes.c_int32),  # 1: check every update before any weight changes
-        ('proximal_mu', ctypes.c_float),  # FedProx's mu (0: off)
-    ]
+# Every field of the structs, each struct's in order: (struct, field, ctypes type)
+_FIELDS = (
+    ('mt_train_config', 'optimizer', ctypes.c_int32),  # mt_optimizer
+    ('mt_train_config', 'loss', ctypes.c_int32),  # mt_loss, applied to output 0
+    ('mt_train_config', 'reduction', ctypes.c_int32),  # mt_reduction
+    ('mt_train_config', 'batch_size', ctypes.c_int32),  # B
+    # train the last N ops; -1 all, 0 none
+    ('mt_train_config', 'num_trainable_ops', ctypes.c_int32),
+    ('mt_train_config', 'biases_only', ctypes.c_int32),
+    ('mt_train_config', 'learning_rate', ctypes.c_float),
+    ('mt_train_config', 'beta1', ctypes.c_float),
+    ('mt_train_config', 'beta2', ctypes.c_float),
+    ('mt_train_config', 'epsilon', ctypes.c_float),
+    ('mt_train_config', 'momentum', ctypes.c_float),
+    ('mt_train_config', 'weight_decay', ctypes.c_float),
+    # one byte per op, or NULL; borrowed by mt_plan() and init only
+    ('mt_train_config', 'trainable_op_mask', ctypes.POINTER(ctypes.c_uint8)),
+    # 0: fused updates; 1: gradients kept for mt_session_accumulate()
+    ('mt_train_config', 'accumulate_gradients', ctypes.c_int32),
+    # 1: check every update before any weight changes
+    ('mt_train_config', 'guard_gradients', ctypes.c_int32),
+    ('mt_train_config', 'proximal_mu', ctypes.c_float),  # FedProx's mu (0: off)
+    ('mt_memory_plan', 'total_bytes', ctypes.c_size_t),  # the arena size init needs
+    ('mt_memory_plan', 'metadata_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'weight_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'gradient_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'optimizer_bytes', ctypes.c_size_t),
+    # the proximal term's copy of the trained weights
+    ('mt_memory_plan', 'reference_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'activation_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'activation_grad_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'io_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'scratch_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'reuse_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'lower_bound_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'num_trained_params', ctypes.c_int32),
+    ('mt_memory_plan', 'first_trained_op', ctypes.c_int32),
+    ('mt_memory_plan', 'fused_update', ctypes.c_int32),
+    # the greedy order the planner kept (0 size .. 3 start)
+    ('mt_memory_plan', 'placement_order', ctypes.c_int32),
+    ('mt_memory_plan', 'int8_activation_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'image', ctypes.c_void_p),  # the image mt_plan() validated
+    ('mt_memory_plan', 'image_bytes', ctypes.c_size_t),
+    ('mt_memory_plan', 'image_tables_crc32', ctypes.c_uint32),  # its header and tables
+    ('mt_memory_plan', 'config_crc32', ctypes.c_uint32),
+    ('mt_memory_plan', 'abi_version', ctypes.c_uint32),
+    ('mt_memory_plan', 'seal', ctypes.c_uint32),  # CRC-32 of every byte before it
+    ('mt_tensor_info', 'index', ctypes.c_int32),
+    ('mt_tensor_info', 'dtype', ctypes.c_int32),  # mt_dtype
+    ('mt_tensor_info', 'flags', ctypes.c_int32),  # MT_TENSOR_*
+    ('mt_tensor_info', 'ndim', ctypes.c_int32),
+    ('mt_tensor_info', 'dims', ctypes.c_int32 * 4),  # one sample's shape for activations
+    ('mt_tensor_info', 'count', ctypes.c_int32),
+    # the op writing it, -1 for inputs and constants
+    ('mt_tensor_info', 'producer', ctypes.c_int32),
+    # CONST: its data's byte offset in the image, else -1
+    ('mt_tensor_info', 'data_offset', ctypes.c_int32),
+    ('mt_model_info', 'version', ctypes.c_int32),
+    ('mt_model_info', 'num_tensors', ctypes.c_int32),
+    ('mt_model_info', 'num_ops', ctypes.c_int32),
+    ('mt_model_info', 'num_inputs', ctypes.c_int32),
+    ('mt_model_info', 'num_outputs', ctypes.c_int32),
+    ('mt_model_info', 'num_params', ctypes.c_int32),
+    ('mt_model_info', 'param_count', ctypes.c_int32),
+    ('mt_model_info', 'crc32', ctypes.c_uint32),
+    ('mt_param_info', 'tensor_index', ctypes.c_int32),
+    ('mt_param_info', 'count', ctypes.c_int32),
+    ('mt_param_info', 'trained', ctypes.c_int32),
+    ('mt_param_info', 'reserved', ctypes.c_int32),
+    ('mt_param_info', 'data', ctypes.POINTER(ctypes.c_float)),  # arena copy when trained, else NULL
+    # the weights as stored in the image
+    ('mt_param_info', 'image_data', ctypes.POINTER(ctypes.c_float)),
+    ('mt_property', 'name', ctypes.c_char_p),  # NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes
+    ('mt_property', 'type', ctypes.c_int32),  # MT_PROPERTY_*
+    ('mt_property', 'reserved', ctypes.c_int32),
+    ('mt_property', 'int_value', ctypes.c_int64),
+    ('mt_property', 'float_value', ctypes.c_double),
+    # NUL-terminated, <= MT_PROPERTY_MAX_STRING bytes
+    ('mt_property', 'str_value', ctypes.c_char_p),
+    ('mt_buffer_info', 'kind', ctypes.c_int32),  # MT_BUFFER_*
+    ('mt_buffer_info', 'tensor_index', ctypes.c_int32),  # -1 for metadata, target, scratch
+    ('mt_buffer_info', 'start', ctypes.c_int32),  # lifetime over the step's schedule, inclusive
+    ('mt_buffer_info', 'end', ctypes.c_int32),
+    # tensor whose bytes it overwrites in place, or -1
+    ('mt_buffer_info', 'in_place_of', ctypes.c_int32),
+    ('mt_buffer_info', 'reserved', ctypes.c_int32),
+    ('mt_buffer_info', 'offset', ctypes.c_size_t),  # from the arena's start
+    ('mt_buffer_info', 'bytes', ctypes.c_size_t),
+    ('mt_op_info', 'index', ctypes.c_int32),
+    ('mt_op_info', 'type', ctypes.c_int32),  # mt_op_type (microtrain.ops)
+    ('mt_op_info', 'num_inputs', ctypes.c_int32),
+    ('mt_op_info', 'num_outputs', ctypes.c_int32),
+    # tensor indices, -1: absent optional input / unused
+    ('mt_op_info', 'inputs', ctypes.c_int32 * 4),
+    ('mt_op_info', 'outputs', ctypes.c_int32 * 2),  # tensor indices, -1: unused
+    ('mt_op_info', 'params', ctypes.c_uint32 * 4),
+    ('mt_op_info', 'layer', ctypes.c_int32),  # the op's layer (its own index in a version 1 image)
+    ('mt_op_info', 'reserved', ctypes.c_int32),
+    # the failure described; MT_OK when there is none
+    ('mt_error_detail', 'status', ctypes.c_int32),
+    ('mt_error_detail', 'op_index', ctypes.c_int32),  # the op it concerns, or -1
+    ('mt_error_detail', 'op_type', ctypes.c_int32),  # that op's mt_op_type (as stored), or 0
+    ('mt_error_detail', 'tensor_index', ctypes.c_int32),  # the tensor it concerns, or -1
+)
 
 
-class mt_memory_plan(ctypes.Structure):
-    _fields_ = [
-        ('total_bytes', ctypes.c_size_t),  # the arena size init needs
-        ('metadata_bytes', ctypes.c_size_t),
-        ('weight_bytes', ctypes.c_size_t),
-        ('gradient_bytes', ctypes.c_size_t),
-        ('optimizer_bytes', ctypes.c_size_t),
-        ('reference_bytes', ctypes.c_size_t),  # the proximal term's copy of the trained weights
-        ('activation_bytes', ctypes.c_size_t),
-        ('activation_grad_bytes', ctypes.c_size_t),
-        ('io_bytes', ctypes.c_size_t),
-        ('scratch_bytes', ctypes.c_size_t),
-        ('reuse_bytes', ctypes.c_size_t),
-        ('lower_bound_bytes', ctypes.c_size_t),
-        ('num_trained_params', ctypes.c_int32),
-        ('first_trained_op', ctypes.c_int32),
-        ('fused_update', ctypes.c_int32),
-        # the greedy order the planner kept (0 size .. 3 start)
-        ('placement_order', ctypes.c_int32),
-        ('int8_activation_bytes', ctypes.c_size_t),
-        ('image', ctypes.c_void_p),  # the image mt_plan() validated
-        ('image_bytes', ctypes.c_size_t),
-        ('image_tables_crc32', ctypes.c_uint32),  # its header and tables
-        ('config_crc32', ctypes.c_uint32),
-        ('abi_version', ctypes.c_uint32),
-        ('seal', ctypes.c_uint32),  # CRC-32 of every byte before it
-    ]
+def _mirror(name):
+    """The ctypes.Structure of struct ``name``: its rows of _FIELDS, in order."""
+    fields = [(field, spelled) for struct, field, spelled in _FIELDS if struct == name]
+    return type(name, (ctypes.Structure,), {"_fields_": fields})
 
 
-class mt_tensor_info(ctypes.Structure):
-    _fields_ = [
-        ('index', ctypes.c_int32),
-        ('dtype', ctypes.c_int32),  # mt_dtype
-        ('flags', ctypes.c_int32),  # MT_TENSOR_*
-        ('ndim', ctypes.c_int32),
-        ('dims', ctypes.c_int32 * 4),  # one sample's shape for activations
-        ('count', ctypes.c_int32),
-        ('producer', ctypes.c_int32),  # the op writing it, -1 for inputs and constants
-        ('data_offset', ctypes.c_int32),  # CONST: its data's byte offset in the image, else -1
-    ]
-
-
-class mt_model_info(ctypes.Structure):
-    _fields_ = [
-        ('version', ctypes.c_int32),
-        ('num_tensors', ctypes.c_int32),
-        ('num_ops', ctypes.c_int32),
-        ('num_inputs', ctypes.c_int32),
-        ('num_outputs', ctypes.c_int32),
-        ('num_params', ctypes.c_int32),
-        ('param_count', ctypes.c_int32),
-        ('crc32', ctypes.c_uint32),
-    ]
-
-
-class mt_param_info(ctypes.Structure):
-    _fields_ = [
-        ('tensor_index', ctypes.c_int32),
-        ('count', ctypes.c_int32),
-        ('trained', ctypes.c_int32),
-        ('reserved', ctypes.c_int32),
-        ('data', ctypes.POINTER(ctypes.c_float)),  # arena copy when trained, else NULL
-        ('image_data', ctypes.POINTER(ctypes.c_float)),  # the weights as stored in the image
-    ]
-
-
-class mt_property(ctypes.Structure):
-    _fields_ = [
-        ('name', ctypes.c_char_p),  # NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes
-        ('type', ctypes.c_int32),  # MT_PROPERTY_*
-        ('reserved', ctypes.c_int32),
-        ('int_value', ctypes.c_int64),
-        ('float_value', ctypes.c_double),
-        ('str_value', ctypes.c_char_p),  # NUL-terminated, <= MT_PROPERTY_MAX_STRING bytes
-    ]
-
-
-class mt_buffer_info(ctypes.Structure):
-    _fields_ = [
-        ('kind', ctypes.c_int32),  # MT_BUFFER_*
-        ('tensor_index', ctypes.c_int32),  # -1 for metadata, target, scratch
-        ('start', ctypes.c_int32),  # lifetime over the step's schedule, inclusive
-        ('end', ctypes.c_int32),
-        ('in_place_of', ctypes.c_int32),  # tensor whose bytes it overwrites in place, or -1
-        ('reserved', ctypes.c_int32),
-        ('offset', ctypes.c_size_t),  # from the arena's start
-        ('bytes', ctypes.c_size_t),
-    ]
-
-
-class mt_op_info(ctypes.Structure):
-    _fields_ = [
-        ('index', ctypes.c_int32),
-        ('type', ctypes.c_int32),  # mt_op_type (microtrain.ops)
-        ('num_inputs', ctypes.c_int32),
-        ('num_outputs', ctypes.c_int32),
-        ('inputs', ctypes.c_int32 * 4),  # tensor indices, -1: absent optional input / unused
-        ('outputs', ctypes.c_int32 * 2),  # tensor indices, -1: unused
-        ('params', ctypes.c_uint32 * 4),
-        ('layer', ctypes.c_int32),  # the op's layer (its own index in a version 1 image)
-        ('reserved', ctypes.c_int32),
-    ]
-
-
-class mt_error_detail(ctypes.Structure):
-    _fields_ = [
-        ('status', ctypes.c_int32),  # the failure described; MT_OK when there is none
-        ('op_index', ctypes.c_int32),  # the op it concerns, or -1
-        ('op_type', ctypes.c_int32),  # that op's mt_op_type (as stored), or 0
-        ('tensor_index', ctypes.c_int32),  # the tensor it concerns, or -1
-    ]
+mt_train_config = _mirror('mt_train_config')
+mt_memory_plan = _mirror('mt_memory_plan')
+mt_tensor_info = _mirror('mt_tensor_info')
+mt_model_info = _mirror('mt_model_info')
+mt_param_info = _mirror('mt_param_info')
+mt_property = _mirror('mt_property')
+mt_buffer_info = _mirror('mt_buffer_info')
+mt_op_info = _mirror('mt_op_info')
+mt_error_detail = _mirror('mt_error_detail')
 
 
 # mt_struct_size(which) -> the mirror it must equal

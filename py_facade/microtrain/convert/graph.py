@@ -161,6 +161,27 @@ def check_quantization(tensor, label):
                               op=label, supported="at most 65535")
 
 
+def activation_value(value, label, what="input"):
+    """``value`` when the core computes it at run time (an op's activation operand), or a
+    ConversionError naming ``label``: the core runs no op on a constant."""
+    if value is None or value.is_const:
+        raise ConversionError("the %s is a constant; the core runs ops on activations"
+                              % what, op=label)
+    return value
+
+
+def float32_const(value, label, what):
+    """``value`` when it is a float32 constant (what a core weight is made of), or a
+    ConversionError naming ``label``."""
+    if value is None or not value.is_const:
+        raise ConversionError("the %s is computed at run time; the core takes weights "
+                              "as constants" % what, op=label)
+    if value.const.dtype != np.float32:
+        raise ConversionError("the %s has dtype %s" % (what, value.const.dtype), op=label,
+                              supported="float32")
+    return value
+
+
 class Value:
     """One source tensor: a constant or an activation (see the module docstring)."""
 

@@ -1,7 +1,7 @@
 """``ConvertedModel``: the ``.mtm`` image of an imported model, with what export needs."""
 
-from .. import _files
 from ..nn import image as _image
+from ..nn.model import ImageModel
 
 
 class SourceRecord:
@@ -88,7 +88,7 @@ class Layer(list):
         return "Layer(%r, %s%s: ops %s)" % (self.name, self.type, where, list(self))
 
 
-class ConvertedModel:
+class ConvertedModel(ImageModel):
     """An imported model: ``to_bytes()`` is the ``.mtm`` image ``TrainSession`` takes.
 
     Layout at the API: the image takes inputs and gives outputs as the source's runtime
@@ -131,15 +131,6 @@ class ConvertedModel:
     def output_shapes(self):
         parsed = _image.read_image(self._image)
         return [parsed.tensors[i].dims for i in parsed.outputs]
-
-    def to_bytes(self):
-        """The ``.mtm`` model image."""
-        return self._image
-
-    def save(self, path):
-        """Write the ``.mtm`` image to ``path``, atomically (``microtrain._files``:
-        only a regular file is replaced; a failure leaves the previous file)."""
-        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """The image's weights in ``mt_session_param`` order (copies)."""

@@ -11,11 +11,10 @@ outputs, shared checks), ``onnx_constants`` evaluates constant subgraphs,
 ``onnx_ops`` the ops that compute.
 """
 
-import numpy as np
-
 from ..errors import install_hint
 from .budget import MAX_NODES, FoldBudget
-from .graph import CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value
+from .graph import (CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value,
+                    activation_value, float32_const)
 from .onnx_constants import ConstantFolding
 from .onnx_layout import LayoutOps
 from .onnx_ops import ComputeOps
@@ -175,20 +174,8 @@ class _Reader(ConstantFolding, LayoutOps, ComputeOps):
                 raise ConversionError("output %r is used; the core computes only the first "
                                       "output" % extra, op=label)
 
-    def activation(self, value, label, what="input"):
-        if value is None or value.is_const:
-            raise ConversionError("the %s is a constant; the core runs ops on activations"
-                                  % what, op=label)
-        return value
-
-    def weight_const(self, value, label, what):
-        if value is None or not value.is_const:
-            raise ConversionError("the %s is computed at run time; the core takes weights "
-                                  "as constants" % what, op=label)
-        if value.const.dtype != np.float32:
-            raise ConversionError("the %s has dtype %s" % (what, value.const.dtype), op=label,
-                                  supported="float32")
-        return value
+    activation = staticmethod(activation_value)
+    weight_const = staticmethod(float32_const)
 
     def add_weight(self, value, steps, node_index=None):
         array = value.const

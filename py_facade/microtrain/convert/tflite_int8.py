@@ -35,7 +35,7 @@ from . import int8_quant as _q
 from . import tflite_layers as _layers
 from .graph import ConversionError, CorruptModel, Origin, Value, count
 from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
-from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, _tensor_signature, indices
+from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
@@ -182,18 +182,9 @@ class Int8Reader(Int8Ops, _Reader):
 
     def run(self):
         for t in indices(self.graph, "Inputs"):
-            tensor = self.tensor(t)
-            if tensor.Type() not in (_FLOAT32, _INT8):
-                raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
-                                      _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                                      supported="float32 or int8 inputs")
-            signature = _tensor_signature(tensor)
-            if any(d < 1 for d in signature[1:]):
-                raise ConversionError("input %r has shape %r: only the batch dimension may "
-                                      "be dynamic" % (self.tensor_name(t), signature))
-            shape = tuple(_tensor_shape(tensor)[1:])
+            shape = self.input_sample_shape(t, (_FLOAT32, _INT8), "float32 or int8 inputs")
             value = self.builder.add_input(shape, shape, name=self.tensor_name(t))
-            if tensor.Type() == _INT8:
+            if self.tensor(t).Type() == _INT8:
                 self.int8_output(value.index, t, "input")
             self.values[t] = value
         last = self.graph.OperatorsLength() - 1 if self.cut_after is None else self.cut_after

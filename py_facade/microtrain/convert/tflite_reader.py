@@ -24,7 +24,7 @@ from ..nn import image as _image
 from . import tflite_checks
 from .budget import FoldBudget
 from .graph import (BATCH, CONTRADICTION_ERRORS, Builder, ConversionError, Origin, Value,
-                    apply_steps, count)
+                    activation_value, apply_steps, count, float32_const)
 from .tflite_constants import TfliteFolding
 from .tflite_ops import TfliteOps
 from .tflite_schema import schema as _tflite
@@ -271,18 +271,23 @@ class _Reader(TfliteFolding, TfliteOps):
 
     # ------------------------------------------------------------ import
 
+    def input_sample_shape(self, t, types, supported):
+        """One sample's shape of graph input ``t``, whose type must be one of ``types``
+        (``supported`` names them) and whose dimensions past the batch must be known."""
+        tensor = self.tensor(t)
+        if tensor.Type() not in types:
+            raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
+                                  _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
+                                  supported=supported)
+        signature = _tensor_signature(tensor)
+        if any(d < 1 for d in signature[1:]):
+            raise ConversionError("input %r has shape %r: only the batch dimension may "
+                                  "be dynamic" % (self.tensor_name(t), signature))
+        return tuple(_tensor_shape(tensor)[1:])
+
     def run(self):
         for t in indices(self.graph, "Inputs"):
-            tensor = self.tensor(t)
-            if tensor.Type() != _FLOAT32:
-                raise ConversionError("input %r has dtype %s" % (self.tensor_name(t),
-                                      _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                                      supported="float32 inputs")
-            signature = _tensor_signature(tensor)
-            if any(d < 1 for d in signature[1:]):
-                raise ConversionError("input %r has shape %r: only the batch dimension may "
-                                      "be dynamic" % (self.tensor_name(t), signature))
-            shape = tuple(_tensor_shape(tensor)[1:])
+            shape = self.input_sample_shape(t, (_FLOAT32,), "float32 inputs")
             if not 1 <= len(shape) <= 4:
                 raise ConversionError("input %r has %d dimensions besides the batch; the "
                                       "core takes 1 to 4" % (self.tensor_name(t), len(shape)))
@@ -378,21 +383,12 @@ class _Reader(TfliteFolding, TfliteOps):
             return value, 0
         return self.builder.activation(_FUSED_TO_OP[act], value, label), 0
 
-    def activation_input(self, value, label, what="input"):
-        if value is None or value.is_const:
-            raise ConversionError("the %s is a constant; the core runs ops on activations"
-                                  % what, op=label)
-        return value
+    activation_input = staticmethod(activation_value)
 
     def weight(self, value, label, what, shape=None, steps=()):
         """A core weight of the constant ``value`` (``steps``: graph.apply_steps from the
         file's array to the core's)."""
-        if value is None or not value.is_const:
-            raise ConversionError("the %s is computed at run time; the core takes weights "
-                                  "as constants" % what, op=label)
-        if value.const.dtype != np.float32:
-            raise ConversionError("the %s has dtype %s" % (what, value.const.dtype), op=label,
-                                  supported="float32")
+        float32_const(value, label, what)
         if shape is not None and tuple(value.const.shape) != tuple(shape):
             raise ConversionError("the %s has shape %r, expected %r"
                                   % (what, list(value.const.shape), list(shape)), op=label)

@@ -18,7 +18,13 @@ microtrain never grows a server of its own.
 * ``server``: the ``ServerApp`` over Flower's strategies, with seeded, ordered replies (the
   same global weights run after run) and a guard that drops non-finite updates;
 * ``partition``: seeded non-IID splits (by label, by Dirichlet α);
-* ``fleet``: ``run_fleet`` and the ``microtrain fleet`` command on Flower's simulation engine.
+* ``fleet``: ``run_fleet`` and the ``microtrain fleet`` command on Flower's simulation engine;
+* ``flower_app``: the same fleet as a Flower App (``examples/flower_app``, ``flwr run``);
+* ``deployment``: ``run_deployment`` and ``microtrain fleet --deployment`` on Flower's
+  deployment engine (a SuperLink and SuperNodes on 127.0.0.1; ``processes`` owns them);
+* ``serial_protocol``, ``gateway``, ``board_agent``, ``board_emulator``: a board on a
+  serial line behind a gateway SuperNode — the frames, the gateway's round, the board's
+  side (MicroPython), and a QEMU board with its UART on a TCP socket.
 """
 
 from .task import FleetTask

@@ -9,8 +9,9 @@ client's partition (``local_round.train_round``) and replies with the trained te
 (frozen ones never change, so they never travel), the number of examples
 (``num-examples``, the weight Flower's strategies use) and the training loss. FedProx's
 ``proximal-mu`` in the message's config turns on the core's proximal term. A client whose
-partition is on an emulated board trains there (``microtrain.federated.device``) and its
-reply is the same, bit for bit.
+partition is on an emulated board trains there (``microtrain.federated.device``), and a
+gateway SuperNode's (``board=...`` in its node config) on its board over a serial line
+(``microtrain.federated.gateway``); the reply is the same, bit for bit.
 
 On an *evaluate* message it evaluates the global model on its own rows (loss, accuracy,
 num-examples). On a *query* message it tells its partition id (the server orders nodes and
@@ -33,7 +34,7 @@ from flwr.common.constant import ErrorCode
 
 from ..errors import MicrotrainError
 from ..train_session import TrainSession
-from . import local_round
+from . import gateway, local_round
 from .partition import class_ids
 
 ARRAYS = "arrays"
@@ -190,14 +191,21 @@ def _refuse(message, reason):
 
 
 def client_app(task):
-    """The Flower ``ClientApp`` of a fleet's microtrain clients."""
+    """The Flower ``ClientApp`` of a fleet's microtrain clients. ``task``: a ``FleetTask``,
+    or a function of the message's ``Context`` returning one (a Flower App's clients
+    build it from the run config: ``microtrain.federated.flower_app``). A node whose
+    config names a board (``board="tcp:HOST:PORT"`` or a serial device: a gateway
+    SuperNode) has the board train each round (``microtrain.federated.gateway``)."""
     app = ClientApp()
-    layout_cache = []
+    layouts = {}
 
-    def layout():
-        if not layout_cache:
-            layout_cache.append(trained_layout(task))
-        return layout_cache[0]
+    def task_of(context):
+        return task(context) if callable(task) else task
+
+    def layout(current):
+        if id(current) not in layouts:
+            layouts[id(current)] = (current, trained_layout(current))
+        return layouts[id(current)][1]
 
     @app.train()
     def train(message, context):
@@ -205,18 +213,25 @@ def client_app(task):
         config = message.content.get(CONFIG)
         server_round = int(config["server-round"]) if config and "server-round" in config \
             else 0
-        keys = [key for key, _ in layout()]
         try:
-            weights = from_record(message.content[ARRAYS], layout())
-            settings = settings_for(task, config)
-            if task.device_for(partition):
-                update, logs, examples = device_round(task, partition, weights, server_round,
-                                                      settings)
-            elif task.isolate or task.faults.get(partition) == "die":
-                update, logs, examples = in_child(simulated_round, task, partition, weights,
-                                                  server_round, settings)
+            current = task_of(context)  # a Flower App's: checked as it is built
+            keys = [key for key, _ in layout(current)]
+            weights = from_record(message.content[ARRAYS], layout(current))
+            settings = settings_for(current, config)
+            board = gateway.node_board(context.node_config)
+            if board is not None:
+                address, frame_timeout, round_timeout = board
+                update, logs, examples = gateway.board_round(
+                    current, address, partition, weights, server_round, settings,
+                    frame_timeout, round_timeout)
+            elif current.device_for(partition):
+                update, logs, examples = device_round(current, partition, weights,
+                                                      server_round, settings)
+            elif current.isolate or current.faults.get(partition) == "die":
+                update, logs, examples = in_child(simulated_round, current, partition,
+                                                  weights, server_round, settings)
             else:
-                update, logs, examples = simulated_round(task, partition, weights,
+                update, logs, examples = simulated_round(current, partition, weights,
                                                          server_round, settings)
             if not all(np.all(np.isfinite(w)) for w in update):
                 raise ValueError("the update is not finite")
@@ -229,7 +244,7 @@ def client_app(task):
         metrics = MetricRecord({"num-examples": int(examples),
                                 "train-loss": float(logs.get("loss", float("nan")))})
         arrays = to_record(keys, update)
-        hostile = task.faults.get(partition)
+        hostile = current.faults.get(partition)
         if hostile in _HOSTILE_REPLIES:
             _HOSTILE_REPLIES[hostile](arrays, metrics, keys)
         return Message(RecordDict({ARRAYS: arrays, METRICS: metrics}), reply_to=message)
@@ -238,9 +253,10 @@ def client_app(task):
     def evaluate(message, context):
         partition = int(context.node_config["partition-id"])
         try:
-            weights = from_record(message.content[ARRAYS], layout())
-            x, y = task.rows(partition)
-            result = evaluate_weights(task, weights, x, y)
+            current = task_of(context)
+            weights = from_record(message.content[ARRAYS], layout(current))
+            x, y = current.rows(partition)
+            result = evaluate_weights(current, weights, x, y)
         except (MicrotrainError, ValueError, RuntimeError) as error:
             return _refuse(message, "client %d: %s" % (partition, error))
         except Exception as error:  # noqa: BLE001 - any failure is this client's, reported

@@ -99,6 +99,15 @@ def boards():
     return sorted(_RUNNER_BOARDS)
 
 
+def row_files(x, y):
+    """{"x.bin", "y.bin"}: a client's rows as a board reads them: x float32, y int32
+    labels ([N] integers) or float32 targets, little-endian, row after row."""
+    y = np.asarray(y)
+    labels = y.ndim == 1 and y.dtype.kind in "iu"
+    return {"x.bin": np.ascontiguousarray(x, dtype="<f4").tobytes(),
+            "y.bin": np.ascontiguousarray(y, dtype="<i4" if labels else "<f4").tobytes()}
+
+
 def script_text():
     with open(os.path.join(_HERE, "local_round.py")) as handle:
         return handle.read() + _MAIN
@@ -109,13 +118,10 @@ def run_round(board, image, settings, trained_weights, x, y, server_round, parti
     """One client round on ``board``; returns (update: float32 arrays shaped like
     ``trained_weights``, logs {"loss", "arena"})."""
     with tempfile.TemporaryDirectory(prefix="microtrain-device-") as folder:
-        files = {"model.mtm": bytes(image),
-                 "global.bin": b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
-                                        for w in trained_weights),
-                 "x.bin": np.ascontiguousarray(x, dtype="<f4").tobytes(),
-                 "y.bin": (np.ascontiguousarray(y, dtype="<i4") if np.asarray(y).ndim == 1
-                           and np.asarray(y).dtype.kind in "iu"
-                           else np.ascontiguousarray(y, dtype="<f4")).tobytes()}
+        files = dict(row_files(x, y), **{
+            "model.mtm": bytes(image),
+            "global.bin": b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
+                                   for w in trained_weights)})
         data = []
         for name, blob in files.items():
             path = os.path.join(folder, name)

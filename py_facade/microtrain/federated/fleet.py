@@ -1,8 +1,9 @@
-"""A simulated fleet of microtrain devices on Flower's simulation engine (Ray).
+"""A fleet of microtrain devices learning together on Flower: its simulation engine (Ray)
+here, its deployment engine with ``--deployment`` (``microtrain.federated.deployment``).
 
     microtrain fleet --clients 100 --rounds 20 --model M.mtm --data D.npz \\
         --strategy fedavg --split dirichlet --alpha 0.5 --seed 0 [--export global.mtm] \\
-        [--plot accuracy.png]
+        [--plot accuracy.png] [--deployment]
 
     from microtrain.federated.fleet import run_fleet
     result = run_fleet("M.mtm", "D.npz", clients=100, rounds=20, strategy="fedavg",
@@ -18,18 +19,22 @@ global model is evaluated on the held-out rows (``x_eval``/``y_eval`` of the .np
 training rows) and a table prints accuracy, loss, clients heard, clients dropped and the
 bytes sent and received. ``--device-clients 0,3 --board mps2-an500`` trains those clients on
 MicroPython firmware under QEMU instead. The same seed gives the same global weights, bit
-for bit (``FleetResult.crc32``).
+for bit (``FleetResult.crc32``), on either engine.
 
-Ray gets ``--cpus`` CPUs (default 2) and each client ``--client-cpus`` of them, so as many
-clients train at once as that allows; the simulation shuts Ray down when it ends.
+Both engines share this module's checks and setup: ``check_arguments`` (before anything
+starts), ``prepare`` (the task, checked, and the guarded strategy: the deployment's
+ServerApp and ClientApps build theirs with it too), ``describe`` (the line before the
+table) and ``result.finish`` (the table and the last line); ``main(engine=)`` is the command
+line of both. Ray gets ``--cpus`` CPUs (default 2) and each client ``--client-cpus`` of them,
+so as many clients train at once as that allows; the simulation shuts Ray down when it ends.
 """
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 import time
-import zlib
 
 import numpy as np
 
@@ -38,8 +43,9 @@ from .. import optimizers as _optimizers
 from ..errors import install_hint
 from ..micropython_runner.romfs import RunnerError
 from . import partition as _partition
+from .result import FleetResult, finish  # noqa: F401 - FleetResult: what run_fleet returns
 from .strategy_names import STRATEGIES
-from .task import FleetTask
+from .task import BOARD_FAULTS, FleetTask
 
 # Flower's simulation engine reads these before it starts Ray.
 _QUIET_ENV = {"RAY_DEDUP_LOGS": "0", "RAY_LOG_TO_STDERR": "0", "RAY_DISABLE_IMPORT_WARNING": "1",
@@ -51,133 +57,6 @@ DEFAULT_LEARNING_RATE = 0.05
 # and is far more than a fleet's messages need: a round moves each client's trained
 # tensors twice (1.4 MB for the digits MLP's 100 clients).
 RAY_OBJECT_STORE_BYTES = 256 << 20
-
-
-class FleetResult:
-    """What ``run_fleet`` returns: the global model and how the rounds went.
-
-        result.save("global.mtm")      # or .tflite/.onnx: the model for inference
-        result.apply(session)          # into a session of the same model
-        result.crc32 == session.weights_crc32()
-
-    Attributes:
-        rounds:  [{"round", "clients", "dropped", "accuracy", "loss", "train_loss",
-                   "bytes_down", "bytes_up", "seconds"}] for rounds 0 (the initial model:
-                   evaluation only) to R
-        weights: every weight tensor of the final global model (numpy float32, in
-                 ``get_weights()`` order): the trained ones as the fleet left them, the
-                 frozen ones as the model image holds them
-        trained_weights: the trained tensors alone (what travelled), in that order
-        keys:    their ArrayRecord keys ("t<tensor index>")
-        model:   the model image (bytes) every client started from
-        dropped: [(round, partition, reason)] of every dropped reply (the reason: what the
-                 client raised, or why the server's guard refused its reply)
-        notes:   [(round, text)] about whole rounds: an aggregate that was not taken, a
-                 global model whose evaluation the core refused
-        arena_bytes: the arena of one client (the plan's total_bytes)
-        seconds: wall time of the whole simulation
-    """
-
-    def __init__(self, rounds, trained_weights, keys, dropped, arena_bytes, seconds, settings,
-                 notes=(), model=None):
-        self.rounds = rounds
-        self.notes = list(notes)
-        self.trained_weights = trained_weights
-        self.keys = keys
-        self.dropped = dropped
-        self.arena_bytes = arena_bytes
-        self.seconds = seconds
-        self.settings = settings
-        self.model = model
-        self._weights = None
-
-    def _session(self):
-        """A session of the fleet's model, compiled as its clients were."""
-        from ..train_session import TrainSession
-        from . import local_round
-        if self.model is None:
-            raise ValueError("this FleetResult holds no model image (model=None): only its "
-                             "trained tensors")
-        session = TrainSession(self.model)
-        try:
-            local_round.compile_session(session, self.settings)
-        except BaseException:
-            session.close()
-            raise
-        return session
-
-    @property
-    def weights(self):
-        if self._weights is None:
-            with self._session() as session:
-                session.set_weights(self.trained_weights)  # the trained subset, in order
-                self._weights = session.get_weights()
-        return self._weights
-
-    @property
-    def crc32(self):
-        """zlib.crc32 over every weight of the global model (float32 little-endian, in
-        get_weights() order): what ``weights_crc32()`` of a session holding it gives."""
-        crc = 0
-        for weight in self.weights:
-            crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
-        return crc & 0xFFFFFFFF
-
-    def apply(self, session):
-        """Put the global model's weights into ``session`` (a session of the same model,
-        compiled or not)."""
-        session.set_weights(self.weights)
-
-    def save(self, path, format=None):
-        """Write the global model for inference, atomically: an .mtm image, or by ``format``
-        or the extension a .tflite / .circle / .onnx file
-        (``Session.export_model_for_inference``)."""
-        with self._session() as session:
-            session.set_weights(self.trained_weights)
-            session.export_model_for_inference(path, format)
-
-    @property
-    def accuracy(self):
-        return self.rounds[-1]["accuracy"]
-
-    def table(self):
-        """The per-round table the command prints."""
-        head = ("round", "clients", "dropped", "accuracy", "loss", "train loss",
-                "bytes down", "bytes up", "seconds")
-        lines = ["%5s %7s %7s %8s %7s %10s %11s %11s %8s" % head]
-        for row in self.rounds:
-            train = "-" if row["train_loss"] is None else "%.4f" % row["train_loss"]
-            lines.append("%5d %7d %7d %8.4f %7.4f %10s %11d %11d %8.2f" % (
-                row["round"], row["clients"], row["dropped"], row["accuracy"], row["loss"],
-                train, row["bytes_down"], row["bytes_up"], row["seconds"]))
-        return "\n".join(lines)
-
-    def plot(self, path, title=None):
-        """Accuracy (and loss) per round as a PNG (needs matplotlib)."""
-        try:
-            import matplotlib
-        except ImportError:
-            raise RuntimeError("plotting needs matplotlib: %s" % install_hint("plot"))
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        rounds = [row["round"] for row in self.rounds]
-        figure, left = plt.subplots(figsize=(6, 3.4), dpi=100)
-        left.plot(rounds, [row["accuracy"] for row in self.rounds], "o-", color="tab:blue",
-                  label="accuracy")
-        left.set_xlabel("round")
-        left.set_ylabel("accuracy (held-out rows)", color="tab:blue")
-        left.set_ylim(0, 1)
-        right = left.twinx()
-        right.plot(rounds, [row["loss"] for row in self.rounds], "s--", color="tab:red",
-                   label="loss", markersize=3)
-        right.set_ylabel("loss", color="tab:red")
-        left.set_title(title or "microtrain fleet")
-        left.grid(alpha=0.3)
-        figure.tight_layout()
-        try:
-            _files.save_figure(figure, path)  # atomically, a regular file only
-        finally:
-            plt.close(figure)
 
 
 class FlowerMissing(ImportError):
@@ -237,7 +116,8 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
     last N ops). ``strategy``: a name of ``STRATEGIES`` (strategy_names.py) or a Flower
     strategy class; ``proximal_mu`` (FedProx, default 0.01 there) goes to the strategy,
     which sends it to the clients; ``strategy_options``: more keyword arguments of the
-    strategy (FedAdam's eta, ...); ``faults``/``device``/``isolate``: see ``FleetTask``;
+    strategy (FedAdam's eta, ...); ``faults``/``device``/``isolate``: see ``FleetTask``
+    (a board's faults, "hang" and "reset", are a deployment's: ``run_deployment``);
     ``stream``: where rounds are printed as they end (None: nowhere). Flower's own notices
     (its INFO lines, the deprecation of run_simulation, "fraction_evaluate is set to 0.0":
     this fleet evaluates on the server on purpose) are shown with ``verbose`` only; the
@@ -245,18 +125,27 @@ def run_fleet(model, data, clients=100, rounds=20, strategy="fedavg", split="dir
     require_flower()
     for name, value in _QUIET_ENV.items():
         os.environ.setdefault(name, value)
-    flower_log = logging.getLogger("flwr")  # set to DEBUG by Flower's import, done above
-    level = flower_log.level
-    if not verbose:
-        flower_log.setLevel(logging.ERROR)
-    try:
+    with flower_quiet(verbose):
         return _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client,
                     seed, epochs, batch_size, optimizer, learning_rate, loss, trainable,
                     proximal_mu, fraction, fraction_evaluate, strategy_options, arena_bytes,
                     faults, device, isolate, cpus, client_cpus, verbose, stream,
                     num_trainable_ops)
+
+
+@contextlib.contextmanager
+def flower_quiet(verbose=False):
+    """``with flower_quiet(verbose):`` Flower's logger shows errors only inside (unless
+    ``verbose``), its level restored after. Flower sets it to DEBUG on import: import
+    Flower first (``require_flower``)."""
+    logger = logging.getLogger("flwr")
+    level = logger.level
+    if not verbose:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
     finally:
-        flower_log.setLevel(level)
+        logger.setLevel(level)
 
 
 def strategy_defaults(name, options=None, proximal_mu=None, learning_rate=None):
@@ -274,12 +163,55 @@ def strategy_defaults(name, options=None, proximal_mu=None, learning_rate=None):
     return options
 
 
-def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
-         epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
-         fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
-         client_cpus, verbose, stream, num_trainable_ops):
-    check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
-                    client_cpus)
+def check_arguments(clients, rounds, fraction=1.0, fraction_evaluate=0.0, device=None,
+                    arena_bytes=None, cpus=2, client_cpus=1.0):
+    """Refuse (ValueError) what would make a simulation hang or lie before Ray starts: a
+    fraction outside (0, 1] (Flower would wait for more clients than there are), fewer
+    CPUs than a client needs (Ray would never schedule it), device clients that are not
+    clients, an unknown board, a non-positive arena or round count."""
+    from . import device as _device
+
+    def whole(value, name, low):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
+
+    whole(clients, "clients", 1)
+    whole(rounds, "rounds", 1)
+    whole(cpus, "cpus", 1)
+    if arena_bytes is not None:
+        whole(arena_bytes, "arena_bytes", 1)
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError("fraction must be in (0, 1] (the share of clients sampled per "
+                         "round), got %r" % (fraction,))
+    if not 0.0 <= float(fraction_evaluate) <= 1.0:
+        raise ValueError("fraction_evaluate must be in [0, 1], got %r" % (fraction_evaluate,))
+    if not 0.0 < float(client_cpus) <= cpus:
+        raise ValueError("client_cpus must be in (0, cpus = %d]: a client needing %r CPUs "
+                         "would never be scheduled" % (cpus, client_cpus))
+    if device:
+        board = device.get("board", "mps2-an500")
+        if board not in _device.boards():
+            raise ValueError("unknown board %r for the device clients; the boards are %s"
+                             % (board, ", ".join(_device.boards())))
+        for partition in device.get("partitions", ()):
+            if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)) \
+                    or not 0 <= partition < clients:
+                raise ValueError("device client %r is not a client: there are %d, numbered "
+                                 "0 to %d" % (partition, clients, clients - 1))
+
+
+def prepare(model, data, clients, strategy="fedavg", split="dirichlet", alpha=0.5,
+            classes_per_client=2, seed=0, epochs=1, batch_size=16, optimizer="sgd",
+            learning_rate=DEFAULT_LEARNING_RATE, loss="categorical_crossentropy",
+            trainable="all", proximal_mu=None, fraction=1.0, fraction_evaluate=0.0,
+            strategy_options=None, arena_bytes=None, faults=None, device=None, isolate=False,
+            num_trainable_ops=None):
+    """(task, strategy) of a fleet: its ``FleetTask``, checked (the model, settings, data
+    shapes and split: ``FleetTask.check``), and its guarded Flower strategy with its
+    defaults (``strategy_defaults``), before an engine starts. Both engines use it:
+    ``run_fleet`` (simulation) and ``microtrain.federated.deployment`` (its ServerApp and
+    ClientApps build theirs from the run config with it). ``check_arguments`` is the
+    caller's, as is building a device's firmware (once, not in every client)."""
     image = _model_bytes(model)
     strategy_name = strategy.lower() if isinstance(strategy, str) else strategy
     settings = make_settings(optimizer, learning_rate, loss, batch_size, trainable, epochs,
@@ -288,18 +220,47 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                                 settings["learning_rate"])
     task = FleetTask(image, data, clients, settings, split, alpha, classes_per_client, seed,
                      arena_bytes, faults, device, isolate)
-    task.check()  # the model, settings and data shapes, before Ray starts
-    parts = task.parts()  # and the split
-    if task.device:  # its firmware, built now if missing (not by the clients, in parallel)
-        from ..micropython_runner.run import ensure_firmware
-        ensure_firmware(task.device.get("board", "mps2-an500"))
-    sizes, held = _partition.describe(parts, task.arrays()["y"])
-    from flwr.simulation import run_simulation  # imports Ray: after the checks
-    from . import client as _client, server as _server
+    task.check()  # the model, settings and data shapes, before an engine starts
+    task.parts()  # and the split
+    from . import server as _server  # Flower's strategies: after the checks
     min_nodes = max(1, min(2, int(clients)))
     fleet_strategy = _server.make_strategy(strategy_name, fraction_train=float(fraction),
                                            fraction_evaluate=float(fraction_evaluate),
                                            min_nodes=min_nodes, **options)
+    return task, fleet_strategy
+
+
+def describe(task, strategy, rounds):
+    """The fleet's line before its table: clients, split, strategy, rounds, seed."""
+    sizes, held = _partition.describe(task.parts(), task.arrays()["y"])
+    return ("%d clients (%s split, %d to %d rows, %.1f classes each on average), %s, %d "
+            "rounds, seed %d" % (task.clients, task.split, min(sizes), max(sizes),
+                                 float(np.mean(held)),
+                                 strategy.__class__.__name__[len("Guarded"):], rounds,
+                                 task.split_seed))
+
+
+def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_client, seed,
+         epochs, batch_size, optimizer, learning_rate, loss, trainable, proximal_mu, fraction,
+         fraction_evaluate, strategy_options, arena_bytes, faults, device, isolate, cpus,
+         client_cpus, verbose, stream, num_trainable_ops):
+    check_arguments(clients, rounds, fraction, fraction_evaluate, device, arena_bytes, cpus,
+                    client_cpus)
+    boards = sorted(p for p, kind in (faults or {}).items() if kind in BOARD_FAULTS)
+    if boards:
+        raise ValueError("the faults %s of clients %s are a gateway board's: they need "
+                         "run_deployment and those clients as device clients"
+                         % ("/".join(BOARD_FAULTS), boards))
+    task, fleet_strategy = prepare(model, data, clients, strategy, split, alpha,
+                                   classes_per_client, seed, epochs, batch_size, optimizer,
+                                   learning_rate, loss, trainable, proximal_mu, fraction,
+                                   fraction_evaluate, strategy_options, arena_bytes, faults,
+                                   device, isolate, num_trainable_ops)
+    if task.device:  # its firmware, built now if missing (not by the clients, in parallel)
+        from ..micropython_runner.run import ensure_firmware
+        ensure_firmware(task.device.get("board", "mps2-an500"))
+    from flwr.simulation import run_simulation  # imports Ray: after the checks
+    from . import client as _client, server as _server
     recorder = {}
     app = _server.server_app(task, fleet_strategy, int(rounds), seed=seed, recorder=recorder,
                              quiet=not verbose)
@@ -310,10 +271,7 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
                                     "logging_level": logging.INFO if verbose else
                                     logging.ERROR}}
     if stream is not None:
-        stream.write("fleet: %d clients (%s split, %d to %d rows, %.1f classes each on "
-                     "average), %s, %d rounds, seed %d\n"
-                     % (clients, split, min(sizes), max(sizes), float(np.mean(held)),
-                        fleet_strategy.__class__.__name__[len("Guarded"):], rounds, seed))
+        stream.write("fleet: %s\n" % describe(task, fleet_strategy, rounds))
         stream.flush()
     start = time.perf_counter()
     run_simulation(server_app=app, client_app=_client.client_app(task),
@@ -323,56 +281,11 @@ def _run(model, data, clients, rounds, strategy, split, alpha, classes_per_clien
     if "result" not in recorder:
         raise RuntimeError("the simulation ended before the server finished (see Flower's "
                            "log above; run with verbose=True for more)")
-    return _collect(task, recorder, elapsed, stream)
-
-
-def _collect(task, recorder, elapsed, stream):
-    from . import client as _client
-    from ..train_session import TrainSession
-    from . import local_round
-    result, fleet_log = recorder["result"], recorder["log"]
-    evaluations, times = recorder["evaluations"], recorder["times"]
+    result = recorder["result"]
     layout = _client.trained_layout(task)
-    rows = []
-    previous = 0.0
-    for server_round in sorted(evaluations):
-        metrics = result.train_metrics_clientapp.get(server_round)
-        train_loss = None
-        if metrics is not None and "train-loss" in metrics:
-            train_loss = float(metrics["train-loss"])
-        seconds = times.get(server_round, 0.0)
-        replies = fleet_log.replies.get(server_round, 0)
-        dropped = fleet_log.dropped.get(server_round, 0)
-        rows.append({"round": server_round, "clients": replies - dropped, "dropped": dropped,
-                     "accuracy": evaluations[server_round]["accuracy"],
-                     "loss": evaluations[server_round]["loss"], "train_loss": train_loss,
-                     "bytes_down": fleet_log.bytes_down.get(server_round, 0),
-                     "bytes_up": fleet_log.bytes_up.get(server_round, 0),
-                     "seconds": seconds - previous})
-        previous = seconds
     weights = _client.from_record(result.arrays, layout) if len(result.arrays) else \
-        _client.from_record(_server_initial(task), layout)
-    with TrainSession(task.model) as session:
-        local_round.compile_session(session, task.settings)
-        arena = session.memory_plan()["total_bytes"]
-    fleet = FleetResult(rows, weights, [key for key, _ in layout], list(fleet_log.reasons),
-                        arena, elapsed, task.settings, list(fleet_log.notes), task.model)
-    if stream is not None:
-        stream.write(fleet.table() + "\n")
-        for server_round, partition, reason in fleet.dropped:
-            stream.write("dropped in round %d: client %s: %s\n" % (server_round, partition,
-                                                                   reason))
-        for server_round, text in fleet.notes:
-            stream.write("round %d: %s\n" % (server_round, text))
-        stream.write("arena per client: %d bytes; global weights crc32 0x%08x; %.1f s\n"
-                     % (arena, fleet.crc32, elapsed))
-        stream.flush()
-    return fleet
-
-
-def _server_initial(task):
-    from . import server as _server
-    return _server.initial_arrays(task)
+        _client.from_record(_server.initial_arrays(task), layout)
+    return finish(task, _server.summarize(recorder), weights, elapsed, stream)
 
 
 # ------------------------------------------------------------------ command line
@@ -389,7 +302,8 @@ def _parser():
     values = _arguments
     parser = _Parser(prog="microtrain fleet",
                      description="Simulate a fleet of microtrain devices learning together "
-                                 "with Flower (its simulation engine and strategies).")
+                                 "with Flower (its simulation engine and strategies), or "
+                                 "deploy it on this machine (--deployment).")
     parser.add_argument("--model", required=True, help="the .mtm model image every client "
                                                        "starts from")
     parser.add_argument("--data", required=True,
@@ -445,56 +359,26 @@ def _parser():
                                        "(needs matplotlib)")
     parser.add_argument("--verbose", action="store_true",
                         help="Flower's and Ray's logs too (their notices included)")
+    deployment = parser.add_argument_group(
+        "deployment", "Flower's deployment engine instead of its simulation: a SuperLink and "
+        "one SuperNode per client as processes on 127.0.0.1, the app run with `flwr run` "
+        "(microtrain.federated.deployment); --device-clients then become gateway "
+        "SuperNodes, each talking to its emulated board over the board's UART")
+    deployment.add_argument("--deployment", action="store_true",
+                            help="run the fleet through Flower's deployment engine")
+    deployment.add_argument("--round-timeout", type=values.positive_float, default=600.0,
+                            help="seconds a round waits for replies (a silent SuperNode is "
+                                 "dropped)")
+    deployment.add_argument("--board-timeout", type=values.positive_float, default=300.0,
+                            help="seconds a board has for its whole round")
+    deployment.add_argument("--frame-timeout", type=values.positive_float, default=5.0,
+                            help="seconds a frame on a board's link has to arrive whole")
+    deployment.add_argument("--tls", metavar="DIR",
+                            help="TLS: DIR holds ca.crt, server.crt (for 127.0.0.1) and "
+                                 "server.key (default: --insecure, plain HTTP on loopback)")
+    deployment.add_argument("--logs", metavar="DIR",
+                            help="keep the SuperLink's, SuperNodes' and boards' logs in DIR")
     return parser
-
-
-def check_arguments(clients, rounds, fraction=1.0, fraction_evaluate=0.0, device=None,
-                    arena_bytes=None, cpus=2, client_cpus=1.0):
-    """Refuse (ValueError) what would make a simulation hang or lie before Ray starts: a
-    fraction outside (0, 1] (Flower would wait for more clients than there are), fewer
-    CPUs than a client needs (Ray would never schedule it), device clients that are not
-    clients, an unknown board, a non-positive arena or round count."""
-    from . import device as _device
-
-    def whole(value, name, low):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError("%s must be an integer >= %d, got %r" % (name, low, value))
-
-    whole(clients, "clients", 1)
-    whole(rounds, "rounds", 1)
-    whole(cpus, "cpus", 1)
-    if arena_bytes is not None:
-        whole(arena_bytes, "arena_bytes", 1)
-    if not 0.0 < float(fraction) <= 1.0:
-        raise ValueError("fraction must be in (0, 1] (the share of clients sampled per "
-                         "round), got %r" % (fraction,))
-    if not 0.0 <= float(fraction_evaluate) <= 1.0:
-        raise ValueError("fraction_evaluate must be in [0, 1], got %r" % (fraction_evaluate,))
-    if not 0.0 < float(client_cpus) <= cpus:
-        raise ValueError("client_cpus must be in (0, cpus = %d]: a client needing %r CPUs "
-                         "would never be scheduled" % (cpus, client_cpus))
-    if device:
-        board = device.get("board", "mps2-an500")
-        if board not in _device.boards():
-            raise ValueError("unknown board %r for the device clients; the boards are %s"
-                             % (board, ", ".join(_device.boards())))
-        for partition in device.get("partitions", ()):
-            if isinstance(partition, bool) or not isinstance(partition, (int, np.integer)) \
-                    or not 0 <= partition < clients:
-                raise ValueError("device client %r is not a client: there are %d, numbered "
-                                 "0 to %d" % (partition, clients, clients - 1))
-
-
-def _strategy_options(args):
-    options = {}
-    if args.server_lr is not None:
-        if args.strategy in ("fedadam", "fedadagrad", "fedyogi"):
-            options["eta"] = args.server_lr
-        elif args.strategy == "fedavgm":
-            options["server_learning_rate"] = args.server_lr
-        else:
-            raise ValueError("--server-lr is for fedadam, fedadagrad, fedyogi and fedavgm")
-    return options
 
 
 def _check_plot_and_export(args):
@@ -513,41 +397,84 @@ def _check_plot_and_export(args):
         _files.check_writable(args.export)
 
 
-def main(argv=None):
-    """``microtrain fleet ...``; returns the exit status."""
+def strategy_options(strategy, server_lr=None):
+    """The strategy's keyword arguments of ``--server-lr``."""
+    options = {}
+    if server_lr is not None:
+        if strategy in ("fedadam", "fedadagrad", "fedyogi"):
+            options["eta"] = server_lr
+        elif strategy == "fedavgm":
+            options["server_learning_rate"] = server_lr
+        else:
+            raise ValueError("--server-lr is for fedadam, fedadagrad, fedyogi and fedavgm")
+    return options
+
+
+def fleet_arguments(args):
+    """The keyword arguments of ``run_fleet`` (and ``prepare``, ``run_deployment``) that the
+    command's options give, common to both engines; ValueError for options that cannot go
+    together (--trainable with --num-of-trainable-ops, --server-lr with another strategy)."""
+    trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
+                                                               args.num_trainable_ops)
+    return dict(model=args.model, data=args.data, clients=args.clients, rounds=args.rounds,
+                strategy=args.strategy, split=args.split, alpha=args.alpha,
+                classes_per_client=args.classes_per_client, seed=args.seed,
+                epochs=args.epochs, batch_size=args.batch_size, optimizer=args.optimizer,
+                learning_rate=args.learning_rate, loss=args.loss, trainable=trainable,
+                num_trainable_ops=num_trainable_ops, proximal_mu=args.proximal_mu,
+                fraction=args.fraction,
+                strategy_options=strategy_options(args.strategy, args.server_lr),
+                arena_bytes=args.arena, device=_device(args), isolate=args.isolate)
+
+
+def _device(args):
+    """The device clients of --device-clients and --board (None: none)."""
+    if not args.device_clients:
+        return None
+    return {"board": args.board, "partitions": list(args.device_clients)}
+
+
+def _simulation(args, arguments):
+    return run_fleet(cpus=args.cpus, client_cpus=args.client_cpus, verbose=args.verbose,
+                     stream=sys.stdout, **arguments)
+
+
+def main(argv=None, engine=None):
+    """``microtrain fleet ...``; returns the exit status. ``engine(args, arguments)`` runs
+    the fleet (``arguments``: ``fleet_arguments(args)``) and returns its ``FleetResult``:
+    Flower's simulation engine by default; ``microtrain fleet --deployment`` passes its
+    deployment engine (``microtrain.federated.deployment.main``). Either way the arguments
+    are checked, and --plot and --export too, before it starts."""
     parser = _parser()
     args = parser.parse_args(argv)
-    device = None
-    if args.device_clients:
-        device = {"board": args.board, "partitions": args.device_clients}
+    if args.deployment and engine is None:
+        sys.stderr.write("microtrain fleet: error: --deployment runs as `microtrain fleet "
+                         "--deployment` (microtrain.federated.deployment.main)\n")
+        return 2
+    device = _device(args)
     try:
-        check_arguments(args.clients, args.rounds, args.fraction, 0.0, device, args.arena,
-                        args.cpus, args.client_cpus)
+        if args.deployment:  # no Ray: its CPU options do not apply
+            check_arguments(args.clients, args.rounds, args.fraction, 0.0, device, args.arena)
+        else:
+            check_arguments(args.clients, args.rounds, args.fraction, 0.0, device, args.arena,
+                            args.cpus, args.client_cpus)
     except ValueError as error:
         parser.error(str(error))
-    try:  # refused now, not after the simulation
+    try:  # refused now, not after the fleet ran
         _check_plot_and_export(args)
-        trainable, num_trainable_ops = _arguments.trainable_choice(args.trainable,
-                                                                   args.num_trainable_ops)
+        arguments = fleet_arguments(args)
         require_flower()
-    except (FlowerMissing, RuntimeError, ValueError, OSError) as error:
+    except OSError as error:  # an output that cannot be written: 1, as in every command
+        sys.stderr.write("microtrain fleet: error: %s\n" % error)
+        return 1
+    except (FlowerMissing, RuntimeError, ValueError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 2
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("microtrain.federated").addHandler(handler)
     try:
-        result = run_fleet(args.model, args.data, clients=args.clients, rounds=args.rounds,
-                           strategy=args.strategy, split=args.split, alpha=args.alpha,
-                           classes_per_client=args.classes_per_client, seed=args.seed,
-                           epochs=args.epochs, batch_size=args.batch_size,
-                           optimizer=args.optimizer, learning_rate=args.learning_rate,
-                           loss=args.loss, trainable=trainable,
-                           num_trainable_ops=num_trainable_ops,
-                           proximal_mu=args.proximal_mu, fraction=args.fraction,
-                           strategy_options=_strategy_options(args), arena_bytes=args.arena,
-                           device=device, isolate=args.isolate, cpus=args.cpus, client_cpus=args.client_cpus,
-                           verbose=args.verbose, stream=sys.stdout)
+        result = (engine or _simulation)(args, arguments)
         if args.export:
             result.save(args.export)
             print("global model: %s (weights crc32 0x%08x)" % (args.export, result.crc32))
@@ -558,6 +485,9 @@ def main(argv=None):
     except (ValueError, OSError, RuntimeError, RunnerError) as error:
         sys.stderr.write("microtrain fleet: error: %s\n" % error)
         return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("microtrain fleet: interrupted\n")
+        return 130
     return 0
 
 

@@ -7,8 +7,8 @@ fleet of exact clients reproducible and safe, around any strategy:
   arrive in whatever order the workers finish; floating-point sums depend on that order.
   Before the first round the server asks every node its partition id (a *query* message),
   then ``OrderedGrid`` lists nodes and returns replies sorted by partition, and Python's
-  ``random`` (Flower's node sampling) is seeded: a seeded fleet gives the same global
-  weights run after run, bit for bit.
+  ``random`` (Flower's node sampling) is seeded before each round's sampling: a seeded
+  fleet gives the same global weights run after run, on either engine, bit for bit.
 * **Guarded replies.** A client that failed (its update refused by the core's numeric guard,
   its process or emulator dead, an exception) replies with an error, which Flower's
   strategies leave out; its reason is the client's own exception text
@@ -33,6 +33,7 @@ from flwr.serverapp import strategy as _strategies
 
 from ..errors import MicrotrainError
 from . import client as _client, guard as _guard
+from .result import weights_crc32
 from .strategy_names import STRATEGIES
 
 LOG = logging.getLogger("microtrain.federated")
@@ -90,16 +91,29 @@ class OrderedGrid:
             server_round = _round_of(message)
             self.log.bytes_down[server_round] = self.log.bytes_down.get(server_round, 0) + \
                 _array_bytes(message.content)
-        round_of = {m.metadata.message_id: _round_of(m) for m in messages}
         replies = list(self._grid.send_and_receive(messages, timeout=timeout))
         replies.sort(key=lambda m: self._key(m.metadata.src_node_id))
+        # Flower gives each message its id as it sends it (on these very objects)
+        round_of = {m.metadata.message_id: _round_of(m) for m in messages}
+        node_of = {m.metadata.message_id: m.metadata.dst_node_id for m in messages}
+        answered = set(reply.metadata.reply_to_message_id for reply in replies)
+        for message in messages:  # silent past the timeout: its node died or hangs
+            if message.metadata.message_id not in answered:
+                server_round = _round_of(message)
+                if message.metadata.message_type == MessageType.TRAIN:
+                    self.log.replies[server_round] = self.log.replies.get(server_round,
+                                                                          0) + 1
+                self.log.drop(server_round, self.partitions.get(message.metadata.dst_node_id),
+                              "no reply within the round's timeout (%g s)" % timeout)
         for reply in replies:
             server_round = round_of.get(reply.metadata.reply_to_message_id,
                                         max(round_of.values() or [0]))
             if reply.metadata.message_type == MessageType.TRAIN:
                 self.log.replies[server_round] = self.log.replies.get(server_round, 0) + 1
-            if reply.has_error():
-                self.log.drop(server_round, self.partitions.get(reply.metadata.src_node_id),
+            if reply.has_error():  # the SuperLink's own (node unavailable) come from it
+                node = node_of.get(reply.metadata.reply_to_message_id,
+                                   reply.metadata.src_node_id)
+                self.log.drop(server_round, self.partitions.get(node),
                               _guard.client_reason(reply.error.reason))
             elif reply.has_content():
                 self.log.bytes_up[server_round] = self.log.bytes_up.get(server_round, 0) + \
@@ -156,10 +170,30 @@ class _GuardedReplies:
                                           self._screen(server_round, replies, train=False))
 
 
+class _SeededSampling:
+    """Mixed in before a Flower strategy: the nodes of round r are sampled right after
+    seeding Python's ``random`` (Flower's sampler: ``random.sample`` of the nodes, which
+    OrderedGrid lists in partition order) with (seed, r, phase). Flower's own code draws
+    from the same ``random`` between rounds (its HTTP retries' jitter in a deployment's
+    ServerApp, its simulation's threads), so one seed at the start would sample other
+    nodes on another engine, or on a busier host."""
+
+    sampling_seed = 0
+
+    def configure_train(self, server_round, arrays, config, grid):
+        random.seed("%d/%d/train" % (self.sampling_seed, server_round))
+        return super().configure_train(server_round, arrays, config, grid)
+
+    def configure_evaluate(self, server_round, arrays, config, grid):
+        random.seed("%d/%d/evaluate" % (self.sampling_seed, server_round))
+        return super().configure_evaluate(server_round, arrays, config, grid)
+
+
 def guarded(strategy_class):
     """The Flower strategy class with every reply checked against the global model first
-    (``_GuardedReplies``)."""
-    return type("Guarded" + strategy_class.__name__, (_GuardedReplies, strategy_class), {})
+    (``_GuardedReplies``) and its node sampling seeded per round (``_SeededSampling``)."""
+    return type("Guarded" + strategy_class.__name__,
+                (_GuardedReplies, _SeededSampling, strategy_class), {})
 
 
 def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, **options):
@@ -174,78 +208,128 @@ def make_strategy(name, fraction_train=1.0, fraction_evaluate=0.0, min_nodes=2, 
                          min_available_nodes=min_nodes, **options)
 
 
-def discover_partitions(grid, clients, timeout=600.0):
-    """{node id: partition id} of every node, asked with a query message."""
+def discover_partitions(grid, clients, timeout=600.0, batch=None):
+    """{node id: partition id} of every node, asked with a query message; ``batch``:
+    how many nodes to ask at once (None: all). A node whose answer is not a partition of
+    the fleet, or names one another node holds, is left out (``guard.partition_id``): its
+    replies come last, bounded as a stranger's. On a deployment every message starts a
+    ClientApp process, and a few dozen starting at once on a small host can each take
+    longer than Flower's 30 s task claim: asking in batches keeps that herd small."""
     deadline = time.monotonic() + timeout
     while len(list(grid.get_node_ids())) < clients and time.monotonic() < deadline:
         time.sleep(0.2)
-    nodes = list(grid.get_node_ids())
-    messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
-                for node in nodes]
+    nodes = sorted(grid.get_node_ids())
+    size = int(batch) if batch else max(1, len(nodes))
     partitions = {}
-    for reply in grid.send_and_receive(messages, timeout=timeout):
-        partition = _guard.partition_id(reply, clients)
-        if partition is not None and partition not in partitions.values():
-            partitions[reply.metadata.src_node_id] = partition
+    for start in range(0, len(nodes), size):
+        messages = [Message(RecordDict(), dst_node_id=node, message_type=MessageType.QUERY)
+                    for node in nodes[start:start + size]]
+        for reply in grid.send_and_receive(messages, timeout=timeout):
+            partition = _guard.partition_id(reply, clients)
+            if partition is not None and partition not in partitions.values():
+                partitions[reply.metadata.src_node_id] = partition
     return partitions
 
 
-def initial_arrays(task):
-    """The trained tensors of the task's model image: round 1's global model."""
+def _image_weights(task):
+    """(every weight of the task's model image in get_weights() order, the positions of
+    the trained ones among them)."""
     from ..train_session import TrainSession
     from . import local_round
     with TrainSession(task.model) as session:
         local_round.compile_session(session, task.settings)
-        weights = session.get_weights()
-        positions = local_round.trained_positions(session)
+        return session.get_weights(), local_round.trained_positions(session)
+
+
+def initial_arrays(task):
+    """The trained tensors of the task's model image: round 1's global model."""
+    weights, positions = _image_weights(task)
     layout = _client.trained_layout(task)
     return _client.to_record([key for key, _ in layout], [weights[p] for p in positions])
 
 
+def run_server(grid, task, strategy, rounds, seed=0, recorder=None, evaluate=True,
+               timeout=3600.0, train_config=None, quiet=False, query_batch=None):
+    """The server's work on ``grid``: ``strategy`` (a guarded Flower strategy) for
+    ``rounds`` rounds, the global model evaluated on the task's held-out rows before round
+    1 and after each (a global model whose evaluation the core refuses is noted, its loss
+    and accuracy NaN). ``timeout``: how long a round waits for replies (a client silent
+    past it is dropped). ``recorder`` (a dict) receives "result" (Flower's Result), "log"
+    (FleetLog), "evaluations" {round: {loss, accuracy}}, "times" {round: seconds since
+    start}, "crcs" {round: crc32 of the whole global model, as ``FleetResult.crc32``} and
+    "partitions". ``quiet``: Flower's own log shows errors only (drops are logged by this
+    module); ``query_batch``: ``discover_partitions``' batch."""
+    recorder = {} if recorder is None else recorder
+    random.seed(seed)  # Flower samples nodes with Python's random
+    if quiet:  # the simulation engine has set Flower's log level by now
+        logging.getLogger("flwr").setLevel(logging.ERROR)
+    fleet_log = FleetLog()
+    partitions = discover_partitions(grid, task.clients, timeout, query_batch)
+    ordered = OrderedGrid(grid, partitions, fleet_log)
+    layout = _client.trained_layout(task)
+    strategy.fleet_log, strategy.partitions, strategy.layout = fleet_log, partitions, layout
+    strategy.rows = {part: len(rows) for part, rows in enumerate(task.parts())}
+    strategy.sampling_seed = int(seed)
+    x_eval, y_eval = task.eval_rows()
+    model_weights, positions = _image_weights(task)
+    evaluations, times, crcs = {}, {}, {}
+    start = time.perf_counter()
+
+    def evaluate_fn(server_round, arrays):
+        times[server_round] = time.perf_counter() - start
+        weights = _client.from_record(arrays, layout)
+        whole = list(model_weights)  # the frozen tensors stay the image's
+        for position, weight in zip(positions, weights):
+            whole[position] = weight
+        crcs[server_round] = weights_crc32(whole)
+        if not evaluate:
+            return None
+        try:
+            result = _client.evaluate_weights(task, weights, x_eval, y_eval)
+        except (MicrotrainError, ValueError) as error:  # a finite but wild global model
+            fleet_log.note(server_round, "the global model's evaluation was refused: %s"
+                           % error)
+            result = {"loss": float("nan"), "accuracy": float("nan")}
+        evaluations[server_round] = result
+        return MetricRecord(result)
+
+    recorder.update({"log": fleet_log, "evaluations": evaluations, "times": times,
+                     "crcs": crcs, "partitions": partitions})
+    config = ConfigRecord(dict(train_config or {}))
+    recorder["result"] = strategy.start(grid=ordered, initial_arrays=initial_arrays(task),
+                                        num_rounds=rounds, timeout=timeout,
+                                        train_config=config, evaluate_fn=evaluate_fn)
+    return recorder
+
+
 def server_app(task, strategy, rounds, seed=0, recorder=None, evaluate=True,
                timeout=3600.0, train_config=None, quiet=False):
-    """The ``ServerApp``: ``strategy`` (a guarded Flower strategy) for ``rounds`` rounds,
-    the global model evaluated on the task's held-out rows before round 1 and after each.
-    ``recorder`` (a dict) receives "result" (Flower's Result), "log" (FleetLog),
-    "evaluations" {round: {loss, accuracy}} and "times" {round: seconds since start}.
-    ``quiet``: Flower's own log shows errors only (drops are logged by this module)."""
+    """The ``ServerApp`` of ``run_server`` (see there) over the grid Flower gives it."""
     recorder = {} if recorder is None else recorder
     app = ServerApp()
 
     @app.main()
     def main(grid, context):
-        random.seed(seed)  # Flower samples nodes with Python's random
-        if quiet:  # the simulation engine has set Flower's log level by now
-            logging.getLogger("flwr").setLevel(logging.ERROR)
-        fleet_log = FleetLog()
-        partitions = discover_partitions(grid, task.clients, timeout)
-        ordered = OrderedGrid(grid, partitions, fleet_log)
-        layout = _client.trained_layout(task)
-        strategy.fleet_log, strategy.partitions, strategy.layout = fleet_log, partitions, layout
-        strategy.rows = {part: len(rows) for part, rows in enumerate(task.parts())}
-        x_eval, y_eval = task.eval_rows()
-        evaluations, times = {}, {}
-        start = time.perf_counter()
-
-        def evaluate_fn(server_round, arrays):
-            times[server_round] = time.perf_counter() - start
-            if not evaluate:
-                return None
-            try:
-                result = _client.evaluate_weights(task, _client.from_record(arrays, layout),
-                                                  x_eval, y_eval)
-            except (MicrotrainError, ValueError) as error:  # a finite but wild global model
-                fleet_log.note(server_round, "the global model's evaluation was refused: %s"
-                               % error)
-                result = {"loss": float("nan"), "accuracy": float("nan")}
-            evaluations[server_round] = result
-            return MetricRecord(result)
-
-        recorder.update({"log": fleet_log, "evaluations": evaluations, "times": times,
-                         "partitions": partitions})
-        config = ConfigRecord(dict(train_config or {}))
-        recorder["result"] = strategy.start(grid=ordered, initial_arrays=initial_arrays(task),
-                                            num_rounds=rounds, timeout=timeout,
-                                            train_config=config, evaluate_fn=evaluate_fn)
+        run_server(grid, task, strategy, rounds, seed, recorder, evaluate, timeout,
+                   train_config, quiet)
 
     return app
+
+
+def summarize(recorder):
+    """What a server run recorded, as plain data (JSON-able once its int keys become
+    strings): evaluations, times, crcs, train_losses {round: ...}; replies, dropped,
+    bytes_down, bytes_up {round: count}; reasons [[round, partition, reason]]; notes
+    [[round, text]]."""
+    fleet_log, result = recorder["log"], recorder.get("result")
+    train_losses = {}
+    if result is not None:
+        for server_round, metrics in result.train_metrics_clientapp.items():
+            if "train-loss" in metrics:
+                train_losses[int(server_round)] = float(metrics["train-loss"])
+    return {"evaluations": dict(recorder["evaluations"]), "times": dict(recorder["times"]),
+            "crcs": dict(recorder["crcs"]), "train_losses": train_losses,
+            "replies": dict(fleet_log.replies), "dropped": dict(fleet_log.dropped),
+            "bytes_down": dict(fleet_log.bytes_down), "bytes_up": dict(fleet_log.bytes_up),
+            "reasons": [list(reason) for reason in fleet_log.reasons],
+            "notes": [list(note) for note in fleet_log.notes]}

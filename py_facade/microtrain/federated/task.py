@@ -19,7 +19,9 @@ from .. import _array_files
 from . import local_round, partition as _partition
 
 _CACHE = {}
-FAULTS = ("nan", "die", "raise", "huge", "shape", "examples")
+# a gateway board's faults (a deployment's device clients: ``gateway.board_round``)
+BOARD_FAULTS = ("hang", "reset")
+FAULTS = ("nan", "die", "raise", "huge", "shape", "examples") + BOARD_FAULTS
 
 
 def _load(path):
@@ -57,7 +59,8 @@ class FleetTask:
                    round; "raise" makes its round raise ZeroDivisionError; and hostile
                    replies the server's guard must refuse (``guard.py``): "huge" sends its
                    first tensor as float64 1e300, "shape" its last tensor with shape (1,),
-                   "examples" num-examples 1e308
+                   "examples" num-examples 1e308; a gateway board's (a deployment's device
+                   clients): "hang" (it stops answering) and "reset" (it resets mid-round)
         isolate:   run every simulated client's round in a forked process of its own, so
                    that a client whose process dies (a crash, a kill) is dropped from the
                    round and its simulation worker carries on. Without it a dying worker

@@ -135,11 +135,13 @@ def ensure_firmware(board, firmware=None, build=False):
     return path
 
 
-def _qemu_command(board, firmware, images, disk_bytes=0):
-    """The QEMU command line, where each image lies, and the RAM disk's address."""
+def qemu_command(board, firmware, images, disk_bytes=0, serial="stdio"):
+    """The QEMU command line, where each image lies, and the RAM disk's address.
+    ``images``: [(path, size)] loaded back to back into the board's PSRAM; ``serial``:
+    QEMU's -serial backend of the UART (stdio, or e.g. tcp:127.0.0.1:PORT,server=on)."""
     info = BOARDS[board]
     command = [info["qemu"], "-machine", info["machine"]] + info["options"] + [
-        "-nographic", "-monitor", "null", "-semihosting", "-serial", "stdio", "-kernel", firmware]
+        "-nographic", "-monitor", "null", "-semihosting", "-serial", serial, "-kernel", firmware]
     address = info["data_address"]
     placed = []
     for path, size in images:
@@ -231,8 +233,8 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
             with open(path, "wb") as handle:
                 handle.write(image)
             files.append((path, len(image)))
-        command, placed, disk = _qemu_command(board, firmware, files,
-                                              _RAM_DISK_BYTES if out else 0)
+        command, placed, disk = qemu_command(board, firmware, files,
+                                             _RAM_DISK_BYTES if out else 0)
         command += list(qemu_args)
         sources = [(mount, "uctypes.bytearray_at(0x%x, %d)" % place)
                    for (mount, _), place in zip(images, placed)]

@@ -10,7 +10,7 @@ listed by ``get_weights()`` like every constant but never trained.
 import numpy as np
 
 from .. import ops as _ops
-from ._base import Layer, _as_float32_array
+from ._base import Layer, _as_float32_array, _emit_chain
 
 
 def _non_negative(value):
@@ -141,12 +141,7 @@ class _Binary(Layer):
             output = builder.add_activation(shape)
             builder.add_op(self.OP_TYPE, [inputs, constant], [output])
             return output
-        total = inputs[0]
-        for other in inputs[1:]:
-            output = builder.add_activation(shape)
-            builder.add_op(self.OP_TYPE, [total, other], [output])
-            total = output
-        return total
+        return _emit_chain(builder, self.OP_TYPE, inputs, shape)
 
     def __repr__(self):
         if self.constant is None:

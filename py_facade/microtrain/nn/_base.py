@@ -18,11 +18,15 @@ ACTIVATION_OPS = {
 }
 
 
-def _element_count(shape):
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
+def _emit_chain(builder, op_type, tensors, shape):
+    """((t0 op t1) op t2) ...: one two-input ``op_type`` op per tensor after the first, each
+    output of ``shape``; the last output (``tensors[0]`` itself when it is alone)."""
+    total = tensors[0]
+    for other in tensors[1:]:
+        output = builder.add_activation(shape)
+        builder.add_op(op_type, [total, other], [output])
+        total = output
+    return total
 
 
 def _check_activation(activation):

@@ -26,6 +26,8 @@ import zlib
 
 import numpy as np
 
+from .._shapes import element_count
+
 MAGIC = b"MTM1"
 VERSION = 2              # what write_image writes for a float model
 VERSION_QUANTIZED = 3    # ... and for a model with quantized tensors
@@ -132,10 +134,7 @@ class TensorSpec:
 
     @property
     def count(self):
-        count = 1
-        for dim in self.dims:
-            count *= dim
-        return count
+        return element_count(self.dims)
 
     def __repr__(self):
         return "TensorSpec(dims=%r, flags=%d, dtype=%d)" % (self.dims, self.flags, self.dtype)

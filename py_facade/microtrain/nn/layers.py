@@ -19,8 +19,9 @@ import numpy as np
 
 from . import image as _image
 from .. import ops as _ops
+from .._shapes import element_count
 from ._base import (ACTIVATION_OPS, Layer, _Weighted, _as_float32_array, _check_activation,
-                          _element_count, _is_positive_int)
+                    _emit_chain, _is_positive_int)
 from ._arithmetic_layers import Multiply, Permute, Subtract, ZeroPadding2D
 from ._spatial_layers import (AveragePool2D, Conv2D, DepthwiseConv2D, GlobalAveragePool,
                               MaxPool2D)
@@ -137,7 +138,7 @@ class Dense(_Weighted):
         return weight, self._initial_bias(self.bias, self.units, bound, rng)
 
     def _initial(self, input_shape, rng):
-        return self.initial_weights(_element_count(input_shape), rng)
+        return self.initial_weights(element_count(input_shape), rng)
 
     def _emit_ops(self, builder, input_tensor, input_shape, weight_tensor, bias_tensor):
         output = builder.add_activation((self.units,))
@@ -166,9 +167,9 @@ class Reshape(Layer):
         self.target_shape = tuple(int(d) for d in target_shape)
 
     def output_shape(self, input_shape):
-        if _element_count(self.target_shape) != _element_count(input_shape):
+        if element_count(self.target_shape) != element_count(input_shape):
             raise ValueError("cannot reshape a sample of shape %r (%d elements) to %r"
-                             % (tuple(input_shape), _element_count(input_shape),
+                             % (tuple(input_shape), element_count(input_shape),
                                 self.target_shape))
         return self.target_shape
 
@@ -188,7 +189,7 @@ class Flatten(Reshape):
         self.target_shape = None
 
     def output_shape(self, input_shape):
-        return (_element_count(input_shape),)
+        return (element_count(input_shape),)
 
     def __repr__(self):
         return "Flatten()"
@@ -209,13 +210,7 @@ class Add(Layer):
         return shapes[0]
 
     def emit(self, builder, input_tensors, input_shapes, rng):
-        shape = self.output_shape(input_shapes)
-        total = input_tensors[0]
-        for other in input_tensors[1:]:
-            output = builder.add_activation(shape)
-            builder.add_op(_ops.ADD, [total, other], [output])
-            total = output
-        return total
+        return _emit_chain(builder, _ops.ADD, input_tensors, self.output_shape(input_shapes))
 
 
 class Concatenate(Layer):

@@ -99,7 +99,21 @@ def _batch_norm_folds(nodes, outputs):
     return folds
 
 
-class Model:
+class ImageModel:
+    """What a model object does with its ``.mtm`` image ``self._image`` (a built ``Model``,
+    an imported ``convert.ConvertedModel``): give the bytes, save them."""
+
+    def to_bytes(self):
+        """The ``.mtm`` model image."""
+        return self._image
+
+    def save(self, path):
+        """Write the ``.mtm`` image to ``path``, atomically (``microtrain._files``:
+        only a regular file is replaced; a failure leaves the previous file)."""
+        _files.atomic_write(path, lambda writer: writer.write(self._image))
+
+
+class Model(ImageModel):
     """A graph of layers from ``microtrain.Input`` tensors to outputs, frozen into a model
     image at construction.
 
@@ -183,15 +197,6 @@ class Model:
     def output_shape(self):
         """The shape of one sample of output 0."""
         return self.output_shapes[0]
-
-    def to_bytes(self):
-        """The ``.mtm`` model image."""
-        return self._image
-
-    def save(self, path):
-        """Write the model image to ``path``, atomically (``microtrain._files``:
-        only a regular file is replaced; a failure leaves the previous file)."""
-        _files.atomic_write(path, lambda writer: writer.write(self._image))
 
     def get_weights(self):
         """Initial weights in layer order, each layer's weight then bias (copies)."""

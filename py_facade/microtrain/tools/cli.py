@@ -12,7 +12,7 @@
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
     microtrain micropython ...         (a script on MicroPython firmware, .tools.micropython)
-    microtrain fleet ...               (a simulated fleet with Flower, microtrain.federated)
+    microtrain fleet ...               (Flower: a simulated fleet, or --deployment)
 
 Defaults are compile()'s (SGD, MSE, batch 16) and loss names are ``microtrain.losses``'
 (mse, mae, cce, scce, bce or full names). Flags follow onert_train (``--load_input:raw``, ``--batch_size``, ``--epoch``,
@@ -484,7 +484,10 @@ def _firmware(argv):
 
 def _fleet(argv):
     try:
-        from ..federated import fleet  # Flower itself is imported (and checked) by main()
+        if "--deployment" in argv:  # Flower's deployment engine, the same command line
+            from ..federated import deployment as fleet
+        else:
+            from ..federated import fleet  # Flower itself is imported (and checked) by main()
     except ImportError as error:
         _error("microtrain.federated could not be imported: %s" % _one_line(error))
         return 2

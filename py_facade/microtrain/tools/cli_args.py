@@ -193,6 +193,6 @@ def build_parser():
     commands.add_parser("micropython", add_help=False,
                         help="run a script on MicroPython (see microtrain micropython --help)")
     commands.add_parser("fleet", add_help=False,
-                        help="simulate a fleet of devices learning together with Flower (see "
-                        "microtrain fleet --help; the federated extra)")
+                        help="simulate a fleet of devices learning together with Flower, or "
+                        "deploy it here (see microtrain fleet --help; the federated extra)")
     return parser

@@ -1,5 +1,5 @@
 /*
- * Helpers of the x86 kernels (included by ops/x86/ *_x86.c only, inside MT_X86_KERNELS), which
+ * Helpers of the x86 kernels (included by ops/x86/ *_avx512.c only, inside MT_X86_KERNELS), which
  * are written in AVX-512's 16-lane vocabulary and built twice (ops/x86/x86.h): for AVX-512F,
  * and with MT_X86_SHIM_AVX2 defined (ops/x86/<name>_avx2.c) for AVX2 over avx2_shim.h.
  * MT_X86_NAME(name) is a kernel's exported name in the build at hand: name_avx512 or name_avx2.
@@ -81,8 +81,8 @@ MT_AVX512_INLINE void mt_transpose16(__m512 r[16])
 }
 #endif
 
-/* Whether a group of rn rows of a Dense gradient takes the sparse blocks (dense_x86.c,
- * dense_avx2.h): the terms that count (the set bits of masks) are at most eighths / 8 of its
+/* Whether a group of rn rows of a Dense gradient takes the sparse blocks (dense_avx512.c,
+ * dense_avx2_native.h): the terms that count (the set bits of masks) are at most eighths / 8 of its
  * J x rn, and m (J rows of I floats) holds no infinity or NaN, looked at once a call
  * (*m_finite: -1 not yet, then the answer) */
 MT_AVX512_INLINE int mt_sparse_pays(const uint64_t *masks, uint32_t rn, uint32_t J, uint32_t eighths, const float *m,
@@ -96,7 +96,7 @@ MT_AVX512_INLINE int mt_sparse_pays(const uint64_t *masks, uint32_t rn, uint32_t
 }
 
 /*
- * The sparse blocks' one exception (dense_x86.c, dense_avx2.h): a sum that skips the terms
+ * The sparse blocks' one exception (dense_avx512.c, dense_avx2_native.h): a sum that skips the terms
  * g·m with g = ±0 (m finite) has the full sum's bits unless it ends -0. A fused term rounds to
  * -0 when its exact value a·b + s lies in (-2^-150, 0), and from such a -0 a skipped term's
  * +0 makes the full sum +0 (-0 + +0 = +0) where the skipping one stays -0; elsewhere the two

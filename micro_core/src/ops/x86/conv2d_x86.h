@@ -1,5 +1,5 @@
 /*
- * What the AVX-512 Conv2D kernels share (conv2d_x86.c: forward; conv2d_backward_x86.c: the
+ * What the AVX-512 Conv2D kernels share (conv2d_avx512.c: forward; conv2d_backward_avx512.c: the
  * gradients); ops/x86/x86.h says how they keep the reference's bits. Conv2D is Dense over
  * image patches: with k = (kh, kw, c) and K = KH·KW·C, W is [OC, K] (OHWI), and the output
  * pixel p reads x at tap k, or nothing when the tap falls in the padding (the reference skips

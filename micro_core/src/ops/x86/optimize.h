@@ -1,6 +1,6 @@
 /*
  * Included first by every kernel file of ops/x86/: they raise themselves to -O3 whatever the
- * build type, as the Helium files of ops/arm/ raise themselves to -O2. Their blocks keep 12 to
+ * build type, as the Helium files of ops/mve/ raise themselves to -O2. Their blocks keep 12 to
  * 16 sums in registers through loops over small arrays of vectors, and only -O3 unrolls those
  * loops completely; at -O2 (RelWithDebInfo: the host preset, which the C tests use), -Os or
  * -O0 the sums live on the stack, and MLP 784-128-10's step took 600 to 1000 us where -O3

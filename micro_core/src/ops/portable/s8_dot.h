@@ -1,0 +1,640 @@
+/*
+ * The inner products of the int8 siblings (conv_s8_portable.c, dense_s8_portable.c): a run of n
+ * int8 inputs x against up to four int8 weight rows,
+ *
+ *   acc[r] += Σ_{i<n} w[r·ws + i] · (x[i] - zx)          r < R <= MT_S8_ROWS
+ *
+ * which is the reference kernels' term (TFLite's W·(x - zx), weight zero point 0). Integer
+ * sums are exact in any order (ops/quant.h), so each build takes the fastest form it has:
+ *
+ *   Helium (Cortex-M55): 16 lanes a vector. VMLADAVA.S8 adds the 16 products W·x to a
+ *     scalar, VADDVA.S8 adds the 16 weights, and the run's total is Σ W·x - zx·Σ W
+ *     (x - zx does not fit an int8 lane). Two rows at a time: each accumulator needs an
+ *     even-numbered general-purpose register.
+ *   DSP extension (Cortex-M4F, M7, M33): four bytes a word. SXTB16 spreads bytes 0 and 2
+ *     (and, rotated, 1 and 3) into two int16 halves, SSUB16 subtracts zx from both (x - zx is
+ *     in [-255, 255]), and SMLAD adds both products of a pair to the sum: 5 instructions per
+ *     4 x values, then 5 per weight row for 4 MACs. The words are read unaligned (LDR), as
+ *     CMSIS-NN does.
+ *   Elsewhere (Cortex-M3, x86, wasm): one x - zx per input, shared by the rows' MACs.
+ * mt_s8_dense_rows (FullyConnected, pointwise and copied-window convolutions) needs no zx per
+ * term: Σ W·(x - zx) = Σ W·x - zx·Σ W, so each sum starts from bias - zx·Σ W (Σ W once per row
+ * block) and mt_s8_dot4_pixels adds Σ W·x: two rows against two pixels in assembly on the DSP
+ * cores, four rows a pixel by VMLADAVA on Helium (a row of up to 16 inputs held in a vector
+ * register), and on x86-64 with AVX2 VPMADDWD (ops/x86/s8_avx2.c, with the requantization's
+ * form, chosen at run time). Where the reference's int32 sum would overflow (undefined in C), these forms wrap
+ * modulo 2^32 (uint32 arithmetic, SMLAD, VMLADAVA): equal to it wherever it is defined, and
+ * no target traps.
+ */
+#ifndef MT_OPS_FAST_S8_DOT_H
+#define MT_OPS_FAST_S8_DOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ops/quant.h"
+
+#if defined(__ARM_FEATURE_MVE) && !defined(MT_NO_MVE_KERNELS)
+#include <arm_mve.h>
+#define MT_S8_MVE 1
+#define MT_S8_ROWS 2u
+#else
+#define MT_S8_MVE 0
+#define MT_S8_ROWS 4u
+#endif
+#if !MT_S8_MVE && defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)
+#define MT_S8_DSP 1
+#else
+#define MT_S8_DSP 0
+#endif
+#if MT_S8_DSP || defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+#include "ops/x86/x86.h"
+#if MT_X86_KERNELS
+#include "ops/x86/s8_avx2.h"
+#endif
+
+#if MT_S8_MVE
+/* Σ W·(x - zx) = Σ W·x - zx·Σ W, in uint32 (wrapping) arithmetic */
+static inline int32_t mt_s8_centered(int32_t wx, int32_t wsum, int32_t zx)
+{
+    return (int32_t)((uint32_t)wx - (uint32_t)zx * (uint32_t)wsum);
+}
+
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
+{
+    int32_t wx0 = 0, ws0 = 0, wx1 = 0, ws1 = 0;
+    const int8_t *w1 = w + (R > 1 ? ws : 0); /* R = 1: row 1 repeats row 0, its sums unused */
+    for (int32_t left = (int32_t)n; left > 0; left -= 16, x += 16, w += 16, w1 += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)left); /* lanes past the run load 0 */
+        const int8x16_t xv = vldrbq_z_s8(x, p), a = vldrbq_z_s8(w, p), b = vldrbq_z_s8(w1, p);
+        wx0 = vmladavaq_s8(wx0, xv, a), ws0 = vaddvaq_s8(ws0, a);
+        wx1 = vmladavaq_s8(wx1, xv, b), ws1 = vaddvaq_s8(ws1, b);
+    }
+    acc[0] = (int32_t)((uint32_t)acc[0] + (uint32_t)mt_s8_centered(wx0, ws0, zx));
+    if (R > 1) acc[1] = (int32_t)((uint32_t)acc[1] + (uint32_t)mt_s8_centered(wx1, ws1, zx));
+}
+
+/* acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i] for n pixels j, four rows D bytes apart
+ * (no zero point: the caller's start holds -zx·Σ W). A row of up to 16 inputs (a small
+ * window's, a narrow pointwise layer's) keeps the four rows' weights in vector registers
+ * across the pixels: a pixel is one predicated load of x (the lanes past D load 0) and four
+ * VMLADAVA, 16 MACs each, where the two-row form spent about 25 instructions a pixel pair of
+ * rows, Σ W and the zero point included. Longer rows: 16 inputs at a time, x's vector loaded
+ * once for the four rows, the whole vectors unpredicated (ten instructions for 64 MACs, where
+ * a predicate for every vector and the rows' addresses recomputed took 32), then one
+ * predicated vector for the rest. Sums wrap, as VMLADAVA's. */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
+{
+    const int32_t s0 = start[0], s1 = start[1], s2 = start[2], s3 = start[3];
+    if (D <= 16u) {
+        const mve_pred16_t p = vctp8q((uint32_t)D);
+        const int8x16_t w0 = vldrbq_z_s8(w, p), w1 = vldrbq_z_s8(w + D, p), w2 = vldrbq_z_s8(w + 2 * D, p),
+                        w3 = vldrbq_z_s8(w + 3 * D, p);
+        for (uint32_t j = 0; j < n; ++j, x += D, acc += 4) {
+            const int8x16_t xv = vldrbq_z_s8(x, p);
+            acc[0] = vmladavaq_s8(s0, xv, w0), acc[1] = vmladavaq_s8(s1, xv, w1);
+            acc[2] = vmladavaq_s8(s2, xv, w2), acc[3] = vmladavaq_s8(s3, xv, w3);
+        }
+        return;
+    }
+    const uint32_t whole = (uint32_t)(D / 16u), tail = (uint32_t)(D % 16u);
+    const mve_pred16_t p = vctp8q(tail); /* the last D mod 16 inputs; lanes past them load 0 */
+    for (uint32_t j = 0; j < n; ++j, x += D, acc += 4) {
+        int32_t a0 = s0, a1 = s1, a2 = s2, a3 = s3;
+        const int8_t *xp = x, *w0 = w, *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
+        for (uint32_t k = whole; k; --k) { /* unpredicated: five loads with writeback, four VMLADAVA */
+            const int8x16_t xv = vld1q_s8(xp);
+            a0 = vmladavaq_s8(a0, xv, vld1q_s8(w0)), a1 = vmladavaq_s8(a1, xv, vld1q_s8(w1));
+            a2 = vmladavaq_s8(a2, xv, vld1q_s8(w2)), a3 = vmladavaq_s8(a3, xv, vld1q_s8(w3));
+            xp += 16, w0 += 16, w1 += 16, w2 += 16, w3 += 16;
+        }
+        if (tail) {
+            const int8x16_t xv = vldrbq_z_s8(xp, p);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, p)), a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, p));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, p)), a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, p));
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* Σ_{i<n} w[i] (wrapping): VADDVA.S8 adds 16 at a time, the whole vectors unpredicated (a
+ * load with writeback and a VADDVA), then one predicated vector */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    int32_t sum = 0;
+    for (uint32_t k = n / 16u; k; --k, w += 16) sum = vaddvaq_s8(sum, vld1q_s8(w));
+    if (n % 16u) sum = vaddvaq_s8(sum, vldrbq_z_s8(w, vctp8q(n % 16u)));
+    return (uint32_t)sum;
+}
+#elif MT_S8_DSP
+static inline uint32_t mt_s8_word(const int8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v); /* one LDR: these cores load unaligned words */
+    return v;
+}
+
+/* zx in both int16 halves, for SSUB16 */
+static inline int16x2_t mt_s8_pair(int32_t zx)
+{
+    return (int16x2_t)(((uint32_t)zx & 0xffffu) | ((uint32_t)zx << 16));
+}
+
+/* bytes 1 and 3 of v sign-extended into the halves: one SXTB16 with ROR #8 (GCC's __sxtb16 of
+ * a rotated word compiles to a separate MOV ROR) */
+static inline __attribute__((always_inline)) int16x2_t mt_s8_odd(uint32_t v)
+{
+    int16x2_t r;
+    __asm("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+/* acc += Σ of one weight row's four products with x's halves xe (bytes 0, 2) and xo (1, 3) */
+static inline __attribute__((always_inline)) int32_t mt_s8_smlad4(uint32_t ww, int16x2_t xe, int16x2_t xo, int32_t acc)
+{
+    acc = __smlad(xe, __sxtb16(ww), acc);
+    return __smlad(xo, mt_s8_odd(ww), acc);
+}
+
+/* One weight row's turn of mt_s8_dot4_pixels: wt = the row's word (addressed by `load`), then
+ * a += xe·W's bytes 0, 2 + xo·W's bytes 1, 3 */
+#define MT_S8_ROW(a, load)                                                                                        \
+    load "\n\tsxtb16 %[t], %[wt]\n\tsmlad %[" a "], %[xe], %[t], %[" a "]\n\t"                               \
+         "sxtb16 %[wt], %[wt], ror #8\n\tsmlad %[" a "], %[xo], %[wt], %[" a "]\n\t"
+
+/* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
+ * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
+ * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
+ * rows' sums start at start0 and start1. */
+typedef struct mt_s8_dot2x2 {
+    const int8_t *x;       /*  0 */
+    const int8_t *w;       /*  4 */
+    uint32_t D;            /*  8 */
+    uint32_t pairs;        /* 12: counted down */
+    int32_t *acc;          /* 16: moved on */
+    int32_t start0, start1; /* 20, 24 */
+} mt_s8_dot2x2;
+/* mt_s8_dot2x2_run reads mt_s8_dot2x2 at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
+                                          offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
+                                          offsetof(mt_s8_dot2x2, start1) == 24
+                                      ? 1
+                                      : -1];
+
+/* For each pixel pair j, j + 1 and k, p in {0, 1}:
+ *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·x[(j + p)·D + i]
+ * Both pixels' x words are spread once for both rows and each weight word once for both
+ * pixels: 22 instructions a turn of 16 MACs, where four rows against one pixel take 27 (there
+ * a weight word serves one pixel, and rows 2 and 3 cost an address add each). The 14
+ * registers of the turn (r0 x, r1 W, r2 D, r3 the words left, r4-r7 the sums of (row 0, pixel
+ * 0), (1, 0), (0, 1), (1, 1), r8-r11 the pixels' halves, r12 and lr a weight word and half) are
+ * more than GCC gives an asm statement: a naked function that saves the AAPCS callee registers,
+ * with p on the stack. Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2x2 *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r4, r5, [r12, #20]\n\t"
+                   "mov r6, r4\n\t"
+                   "mov r7, r5\n\t"
+                   "lsrs r3, r2, #2\n\t"
+                   "2:\n\t"
+                   "ldr r8, [r0, r2]\n\t"        /* pixel 1's word */
+                   "ldr r9, [r0], #4\n\t"        /* pixel 0's */
+                   "sxtb16 r10, r9\n\t"
+                   "sxtb16 r9, r9, ror #8\n\t"
+                   "sxtb16 r11, r8\n\t"
+                   "sxtb16 r8, r8, ror #8\n\t"
+                   "ldr r12, [r1, r2]\n\t"       /* row 1's word */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r5, r10, lr, r5\n\t"
+                   "smlad r7, r11, lr, r7\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r5, r9, r12, r5\n\t"
+                   "smlad r7, r8, r12, r7\n\t"
+                   "ldr r12, [r1], #4\n\t"       /* row 0's */
+                   "sxtb16 lr, r12\n\t"
+                   "smlad r4, r10, lr, r4\n\t"
+                   "smlad r6, r11, lr, r6\n\t"
+                   "sxtb16 r12, r12, ror #8\n\t"
+                   "smlad r4, r9, r12, r4\n\t"
+                   "smlad r6, r8, r12, r6\n\t"
+                   "subs r3, r3, #1\n\t"
+                   "bne 2b\n\t"
+                   "add r0, r0, r2\n\t"          /* x: past pixel 0 (D), past pixel 1 */
+                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte */
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #16]\n\t"
+                   "add lr, lr, #32\n\t"
+                   "str lr, [r12, #16]\n\t"
+                   "ldr lr, [r12, #12]\n\t"
+                   "subs lr, lr, #1\n\t"
+                   "str lr, [r12, #12]\n\t"
+                   "bne 1b\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+
+/* acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i] for n pixels j (no zero point: the
+ * caller's start holds -zx·Σ W), four rows D bytes apart, D >= 4. Where D is a multiple of 4,
+ * pixel pairs go through mt_s8_dot2x2_run; the rest (an odd last pixel, or every pixel of a D
+ * with 1-3 inputs past its words, such as a first layer's 27) four rows against one pixel:
+ * the words in an assembly loop, 27 instructions a turn of 16 MACs, then the last 1-3 inputs.
+ * Not inlined: the C form of that loop with zx left GCC two registers short and spilled 8 a
+ * turn; this one needs 12 (4 sums, x, row 0, the stride, the count, 4 temporaries), which
+ * GCC finds even where PIC or a frame pointer holds one, and the loop over the pixels is here
+ * too (from the caller, each pixel's call reloaded some 40 instructions of its state). */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
+{
+    const uint32_t words = (uint32_t)(D / 4u), tail = (uint32_t)(D & 3u);
+    if (tail == 0 && n >= 2) { /* pixel pairs two rows at a time (mt_s8_dot2x2_run), the odd one below */
+        for (uint32_t r = 0; r < 4; r += 2) {
+            mt_s8_dot2x2 p = {x, w + r * D, (uint32_t)D, n / 2u, acc + r, start[r], start[r + 1]};
+            mt_s8_dot2x2_run(&p);
+        }
+        const uint32_t done = n & ~1u;
+        x += done * D, acc += 4 * done, n -= done;
+    }
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
+        int32_t a0 = start[0], a1 = start[1], a2 = start[2], a3 = start[3];
+        const int8_t *xp = x, *wp = w;
+        uint32_t k = words, xe, xo, wt, t;
+        __asm volatile("1:\n\t"
+                       "ldr %[xo], [%[x]], #4\n\t"
+                       "sxtb16 %[xe], %[xo]\n\t"
+                       "sxtb16 %[xo], %[xo], ror #8\n\t"
+                       MT_S8_ROW("a1", "ldr %[wt], [%[w], %[ws]]")
+                       MT_S8_ROW("a2", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt]]")
+                       MT_S8_ROW("a3", "add %[wt], %[w], %[ws], lsl #1\n\tldr %[wt], [%[wt], %[ws]]")
+                       MT_S8_ROW("a0", "ldr %[wt], [%[w]], #4")
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b"
+                       : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(xp), [w] "+r"(wp),
+                         [n] "+r"(k), [xe] "=&r"(xe), [xo] "=&r"(xo), [wt] "=&r"(wt), [t] "=&r"(t)
+                       : [ws] "r"(D)
+                       : "cc", "memory");
+        for (uint32_t i = 0; i < tail; ++i) { /* xp and wp are past the words; sums wrap, as SMLAD's */
+            const uint32_t xv = (uint32_t)(int32_t)xp[i];
+            a0 = (int32_t)((uint32_t)a0 + (uint32_t)(int32_t)wp[i] * xv);
+            a1 = (int32_t)((uint32_t)a1 + (uint32_t)(int32_t)wp[D + i] * xv);
+            a2 = (int32_t)((uint32_t)a2 + (uint32_t)(int32_t)wp[2 * D + i] * xv);
+            a3 = (int32_t)((uint32_t)a3 + (uint32_t)(int32_t)wp[3 * D + i] * xv);
+        }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+#undef MT_S8_ROW
+
+/* Σ_{i<n} w[i] (wrapping): bytes + 128 are unsigned, and USADA8 adds four of them a word
+ * (|w + 128 - 0|), where a byte a turn took five instructions */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    uint32_t sum = 0u - 128u * (n & ~3u);
+    for (const int8_t *end = w + (n & ~3u); w != end; w += 4) sum = __usada8(mt_s8_word(w) ^ 0x80808080u, 0u, sum);
+    for (uint32_t i = 0; i < (n & 3u); ++i) sum += (uint32_t)(int32_t)w[i];
+    return sum;
+}
+
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
+{
+    const int16x2_t zz = mt_s8_pair(zx);
+    const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
+    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
+    uint32_t i = 0;
+    if (R == 4)
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t xw = mt_s8_word(x + i);
+            const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+            a0 = mt_s8_smlad4(mt_s8_word(w + i), xe, xo, a0);
+            a1 = mt_s8_smlad4(mt_s8_word(w1 + i), xe, xo, a1);
+            a2 = mt_s8_smlad4(mt_s8_word(w2 + i), xe, xo, a2);
+            a3 = mt_s8_smlad4(mt_s8_word(w3 + i), xe, xo, a3);
+        }
+    else
+        for (; i + 4 <= n; i += 4) {
+            const uint32_t xw = mt_s8_word(x + i);
+            const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
+            a0 = mt_s8_smlad4(mt_s8_word(w + i), xe, xo, a0);
+            if (R > 1) a1 = mt_s8_smlad4(mt_s8_word(w1 + i), xe, xo, a1);
+            if (R > 2) a2 = mt_s8_smlad4(mt_s8_word(w2 + i), xe, xo, a2);
+        }
+    for (; i < n; ++i) { /* the run's last 1-3 inputs */
+        const int32_t xv = (int32_t)x[i] - zx; /* sums wrap, as SMLAD's */
+        a0 = (int32_t)((uint32_t)a0 + (uint32_t)((int32_t)w[i] * xv));
+        if (R > 1) a1 = (int32_t)((uint32_t)a1 + (uint32_t)((int32_t)w1[i] * xv));
+        if (R > 2) a2 = (int32_t)((uint32_t)a2 + (uint32_t)((int32_t)w2[i] * xv));
+        if (R > 3) a3 = (int32_t)((uint32_t)a3 + (uint32_t)((int32_t)w3[i] * xv));
+    }
+    acc[0] = a0;
+    if (R > 1) acc[1] = a1;
+    if (R > 2) acc[2] = a2;
+    if (R > 3) acc[3] = a3;
+}
+#else
+static inline __attribute__((always_inline)) void mt_s8_dot(const int8_t *x, const int8_t *w, size_t ws, uint32_t n,
+                                                            int32_t zx, uint32_t R, int32_t *acc)
+{
+    const int8_t *w1 = w + ws, *w2 = w + 2 * ws, *w3 = w + 3 * ws;
+    int32_t a0 = acc[0], a1 = R > 1 ? acc[1] : 0, a2 = R > 2 ? acc[2] : 0, a3 = R > 3 ? acc[3] : 0;
+    if (R == 4)
+        for (uint32_t i = 0; i < n; ++i) {
+            const int32_t xv = (int32_t)x[i] - zx;
+            a0 += (int32_t)w[i] * xv, a1 += (int32_t)w1[i] * xv;
+            a2 += (int32_t)w2[i] * xv, a3 += (int32_t)w3[i] * xv;
+        }
+    else
+        for (uint32_t i = 0; i < n; ++i) {
+            const int32_t xv = (int32_t)x[i] - zx;
+            a0 += (int32_t)w[i] * xv;
+            if (R > 1) a1 += (int32_t)w1[i] * xv;
+            if (R > 2) a2 += (int32_t)w2[i] * xv;
+        }
+    acc[0] = a0;
+    if (R > 1) acc[1] = a1;
+    if (R > 2) acc[2] = a2;
+    if (R > 3) acc[3] = a3;
+}
+
+/* mt_s8_dot4_pixels's portable form: acc[4·j + r] = start[r] + Σ_{i<D} W[r, i]·x[j·D + i], no
+ * zero point (start holds -zx·Σ W), so a term is two loads and a multiply-accumulate. Not
+ * inlined: in mt_s8_dense_rows's registers the four row pointers went through the stack
+ * (the M3's turn of 4 MACs took 18 instructions). Sums wrap, as the DSP forms' do. On x86-64
+ * with AVX2, ops/x86/s8_avx2.c's form instead. */
+static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x, const int8_t *w, size_t D,
+                                                                uint32_t n, const int32_t start[4], int32_t *acc)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
+        mt_s8_dot4_pixels_avx2(x, w, D, n, start, acc);
+        return;
+    }
+#endif
+    const int8_t *w1 = w + D, *w2 = w + 2 * D, *w3 = w + 3 * D;
+    for (uint32_t j = 0; j < n; ++j, acc += 4, x += D) {
+        uint32_t a0 = (uint32_t)start[0], a1 = (uint32_t)start[1], a2 = (uint32_t)start[2], a3 = (uint32_t)start[3];
+        for (size_t i = 0; i < D; ++i) {
+            const int32_t xv = x[i];
+            a0 += (uint32_t)(w[i] * xv), a1 += (uint32_t)(w1[i] * xv);
+            a2 += (uint32_t)(w2[i] * xv), a3 += (uint32_t)(w3[i] * xv);
+        }
+        acc[0] = (int32_t)a0, acc[1] = (int32_t)a1, acc[2] = (int32_t)a2, acc[3] = (int32_t)a3;
+    }
+}
+
+/* Σ_{i<n} w[i] (wrapping) */
+static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
+{
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < n; ++i) sum += (uint32_t)(int32_t)w[i];
+    return sum;
+}
+#endif
+
+/* The shortest weight row (D) mt_s8_dot4_pixels takes: the DSP form's assembly loop runs at
+ * least one word */
+#if MT_S8_DSP
+#define MT_S8_MIN_ROW 4u
+#else
+#define MT_S8_MIN_ROW 1u
+#endif
+
+/* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
+static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *bias, const int32_t *rq, uint32_t oc,
+                                                                 uint32_t R, mt_q_requant q[4])
+{
+#if MT_S8_MVE
+    /* the four channels as lanes (lane r >= R: channel oc, as below): mt_q_requant_of's fields
+     * from two gathers of rq (and one of bias), scattered into q's four entries. 1 << (right - 1)
+     * is VSHL of 1 by right - 1, which for right = 0 shifts right by one: 0, as half must be.
+     * About 20 instructions where four calls of mt_q_requant_of took 72 (the fused expansion
+     * makes these a row at a time). */
+    const uint32x4_t lane = vidupq_n_u32(0u, 1), ch = vpselq_u32(lane, vdupq_n_u32(0u), vctp32q(R));
+    const uint32x4_t pair = vshlq_n_u32(ch, 1); /* rq's word index of each lane's multiplier */
+    const int32x4_t shift = vldrwq_gather_shifted_offset_s32(rq + 2 * oc + 1, pair), zero = vdupq_n_s32(0);
+    const int32x4_t right = vmaxq_s32(vnegq_s32(shift), zero);
+    const uint32x4_t at = vmulq_n_u32(lane, (uint32_t)sizeof(mt_q_requant));
+    int32_t *base = (int32_t *)(void *)q;
+    vstrwq_scatter_offset_s32(base + offsetof(mt_q_requant, bias) / 4, at,
+                              bias ? vldrwq_gather_shifted_offset_s32(bias + oc, ch) : zero);
+    vstrwq_scatter_offset_s32(base + offsetof(mt_q_requant, multiplier) / 4, at,
+                              vldrwq_gather_shifted_offset_s32(rq + 2 * oc, pair));
+    vstrwq_scatter_offset_s32(base + offsetof(mt_q_requant, left) / 4, at, vmaxq_s32(shift, zero));
+    vstrwq_scatter_offset_s32(base + offsetof(mt_q_requant, right) / 4, at, right);
+    vstrwq_scatter_offset_s32(base + offsetof(mt_q_requant, half) / 4, at,
+                              vshlq_s32(vdupq_n_s32(1), vsubq_n_s32(right, 1)));
+#else
+    for (uint32_t r = 0; r < 4; ++r) q[r] = mt_q_requant_of(bias, rq, oc + (r < R ? r : 0));
+#endif
+}
+
+/* v in [-128, 127]: one SSAT where the core saturates (ACLE), else the clamp */
+static inline int32_t mt_s8_saturate(int32_t v)
+{
+#if defined(__ARM_FEATURE_SAT)
+    return __ssat(v, 8);
+#else
+    return mt_q_clamp(v, -128, 127);
+#endif
+}
+
+/* Pixels whose sums wait for their requantization (4 channels each: 256 bytes of stack) */
+#define MT_S8_RUN 16u
+
+#if MT_S8_MVE
+/* mt_q_scale(a, q) in four lanes, each with its own constants: lv = q.left, mv = q.multiplier,
+ * rv = -q.right (shifted: some lane's left shift is not 0; why these are gemmlowp's steps:
+ * mt_s8_requant_block below); the requantization's, and the int8 Add's (add_s8_portable.c) */
+static inline __attribute__((always_inline)) int32x4_t mt_s8_scale_lanes(int32x4_t a, int32x4_t lv, int32x4_t mv,
+                                                                         int32x4_t rv, const int shifted)
+{
+    const int32x4_t h = vqrdmulhq_s32(shifted ? vshlq_s32(a, lv) : a, mv);
+    return vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(vandq_s32(h, rv), 31)), rv);
+}
+
+/* mt_s8_requant_block's loop (shifted, all: some lane's left shift is not 0, every lane is
+ * stored; constants where it is inlined) */
+static inline __attribute__((always_inline)) void mt_s8_requant_lanes(const int32_t *acc, uint32_t n, int32x4_t mv,
+                                                                       int32x4_t lv, int32x4_t rv, mt_q_params p,
+                                                                       int8_t *y, size_t ys, mve_pred16_t lanes,
+                                                                       const int shifted, const int all)
+{
+    const int32x4_t lo = vdupq_n_s32(p.act_min), hi = vdupq_n_s32(p.act_max);
+    for (uint32_t j = 0; j < n; ++j, acc += 4, y += ys) {
+        const int32x4_t rounded = mt_s8_scale_lanes(vld1q_s32(acc), lv, mv, rv, shifted);
+        const int32x4_t v = vminq_s32(vmaxq_s32(vaddq_n_s32(rounded, p.y_zp), lo), hi);
+        if (all) vstrbq_s32(y, v);
+        else vstrbq_p_s32(y, v, lanes);
+    }
+}
+
+/* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
+ * channels, in Helium: a pixel's four channels are a vector's lanes, each with its own
+ * multiplier and shifts, and its R bytes one VSTRB (predicated where R < 4). VQRDMULH is gemmlowp's
+ * doubling high multiply exactly ((2·a·b + 2^31) >> 32, saturating only INT32_MIN², which a
+ * multiplier >= 0 never meets); VRSHL by -e rounds ties up, so a negative value first loses 1
+ * (the lanes with e > 0 only: x & -e has x's sign bit there, 0 where e = 0), which makes the
+ * ties go away from zero as gemmlowp's rounding shift does (floor((h + 2^(e-1) - [h < 0]) / 2^e),
+ * mt_q_scale). The loop: a load, eight of arithmetic, the store, the pointer's step and the loop
+ * end for four outputs (four channels: no store predicate; no left shift: no VSHL), where the
+ * scalar run takes fifteen for one; the constants are three gathers from q. */
+static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                  const mt_q_requant q[4], mt_q_params p, int8_t *y,
+                                                                  size_t ys)
+{
+    /* the four channels' constants, one gather each from q's array (20 bytes an entry) */
+    const uint32x4_t at = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)sizeof(mt_q_requant));
+    const int32_t *base = (const int32_t *)(const void *)q;
+    const int32x4_t mv = vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, multiplier) / 4, at);
+    const int32x4_t lv = vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, left) / 4, at);
+    const int32x4_t rv = vnegq_s32(vldrwq_gather_offset_s32(base + offsetof(mt_q_requant, right) / 4, at));
+    /* the common runs: four channels (no store predicate), no left shift (no VSHL): the
+     * loop's fifteen instructions for four outputs become twelve */
+    const int shifted = vmaxvq_u32(0u, vreinterpretq_u32_s32(lv)) != 0u;
+    const mve_pred16_t lanes = vctp32q(R);
+    if (R == 4 && !shifted) mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 0, 1);
+    else if (R == 4) mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 1);
+    else mt_s8_requant_lanes(acc, n, mv, lv, rv, p, y, ys, lanes, 1, 0);
+}
+#else
+/* y[j·ys] for n pixels of one channel from their sums a[4·j], the bias included: rz is
+ * c.right == 0 and full is [lo, hi] = [-128, 127] (the common activation range: none or a
+ * ReLU/ReLU6 whose zero is -128), both constants where the block below calls this, so the
+ * loop tests neither per output */
+static inline __attribute__((always_inline)) void mt_s8_requant_run(const int32_t *a, uint32_t n, mt_q_requant c,
+                                                                    mt_q_params p, int8_t *y, size_t ys, int rz,
+                                                                    int full)
+{
+    for (uint32_t j = 0; j < n; ++j, a += 4, y += ys) {
+        const int32_t v = mt_q_scale_known(*a, c, rz) + p.y_zp;
+        *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, p.act_min, p.act_max));
+    }
+}
+
+/* y[j·ys + r] = the requantization of acc[4·j + r] (its bias included) for n pixels and R
+ * channels: a channel at a time, its constants in registers over the pixels (four channels'
+ * did not fit: each output reloaded them). Not inlined, for the registers. */
+static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                  const mt_q_requant q[4], mt_q_params p, int8_t *y,
+                                                                  size_t ys)
+{
+#if MT_X86_KERNELS
+    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
+        mt_s8_requant_block_avx2(acc, n, R, q, p, y, ys);
+        return;
+    }
+#endif
+    const int full = p.act_min == -128 && p.act_max == 127;
+    for (uint32_t r = 0; r < R; ++r) {
+        if (q[r].right == 0) {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 0);
+        } else {
+            if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 1);
+            else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 0);
+        }
+    }
+}
+#endif
+
+/* y[j·ys] for n pixels of one unit from their sums a[4·j], the bias included (+ zy wraps, as
+ * LiteRT's int32 add): wide is c.wide (E >= 1), full the clamp [-128, 127], both constants
+ * where mt_s8_fc_requant_block calls this */
+static inline __attribute__((always_inline)) void mt_s8_fc_requant_run(const int32_t *a, uint32_t n, mt_q_fc c,
+                                                                       mt_q_params p, int8_t *y, size_t ys,
+                                                                       const int wide, const int full)
+{
+    for (uint32_t j = 0; j < n; ++j, a += 4, y += ys) {
+        const int32_t scaled = wide ? mt_q_fc_scale_wide(*a, c) : mt_q_fc_scale_narrow(*a, c);
+        const int32_t v = (int32_t)((uint32_t)scaled + (uint32_t)p.y_zp);
+        *y = (int8_t)(full ? mt_s8_saturate(v) : mt_q_clamp(v, p.act_min, p.act_max));
+    }
+}
+
+/* FullyConnected's requantization of a run (DENSE_S8: mt_q_fc_scale, LiteRT's reference
+ * FullyConnected's double scaling): y[j·ys + r] for n pixels and R units from their sums
+ * acc[4·j + r] (bias included), a unit at a time with its constants in registers. Scalar code
+ * on every target, where Conv2D's gemmlowp rounding has Helium and AVX2 lanes: the 32 x 64-bit
+ * products have none here, and an output's requantization is small beside the D MACs of its
+ * sum. */
+static __attribute__((noinline, unused)) void mt_s8_fc_requant_block(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                     const mt_q_fc q[4], mt_q_params p, int8_t *y,
+                                                                     size_t ys)
+{
+    const int full = p.act_min == -128 && p.act_max == 127;
+    for (uint32_t r = 0; r < R; ++r) {
+        if (q[r].wide) mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 1, 0);
+        else if (full) mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 1);
+        else mt_s8_fc_requant_run(acc + r, n, q[r], p, y + r, ys, 0, 0);
+    }
+}
+
+/* The requantization of a run of mt_s8_dense_rows: FullyConnected's (fc) or Conv2D's */
+static inline __attribute__((always_inline)) void mt_s8_rows_requant(const int32_t *acc, uint32_t n, uint32_t R,
+                                                                     const mt_q_requant q[4], const mt_q_fc f[4],
+                                                                     mt_q_params p, int8_t *y, size_t ys, const int fc)
+{
+    if (fc) mt_s8_fc_requant_block(acc, n, R, f, p, y, ys);
+    else mt_s8_requant_block(acc, n, R, q, p, y, ys);
+}
+
+/* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
+ * pixels): four units at a time over every row (the last 1-3 by mt_s8_dot, MT_S8_ROWS at a
+ * time), each row's inputs read once for them, each sum started from its bias. fc (a constant
+ * where it is inlined): rq holds FullyConnected's double scales (mt_q_fc_of) and the sums are
+ * requantized as LiteRT's reference FullyConnected does, else Conv2D's (multiplier, shift)
+ * pairs with gemmlowp's rounding. */
+static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    int32_t acc[4 * MT_S8_RUN];
+    for (uint32_t u = 0; u < U; u += 4) {
+        const uint32_t R = U - u < 4 ? U - u : 4;
+        mt_q_requant q[4];
+        mt_q_fc f[4];
+        int32_t start[4];
+        if (fc) {
+            for (uint32_t r = 0; r < 4; ++r) f[r] = mt_q_fc_of(bias, rq, u + (r < R ? r : 0)), start[r] = f[r].bias;
+        } else {
+            mt_s8_requants(bias, rq, u, R, q);
+            for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
+        }
+        const int8_t *xb = x, *wu = w + (size_t)u * D;
+        int8_t *yb = y + u;
+        if (R == 4 && D >= MT_S8_MIN_ROW) { /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
+            for (uint32_t r = 0; r < 4; ++r)
+                start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
+            for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
+                const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
+                mt_s8_dot4_pixels(xb, wu, D, n, start, acc);
+                xb += (size_t)n * D;
+                mt_s8_rows_requant(acc, n, 4, q, f, p, yb, U, fc);
+            }
+            continue;
+        }
+        for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
+            const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
+            for (uint32_t j = 0; j < n; ++j, xb += D) {
+                int32_t *a = acc + 4 * j;
+                a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
+                for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
+                    mt_s8_dot(xb, wu + (size_t)r * D, D, D, p.x_zp, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
+            }
+            mt_s8_rows_requant(acc, n, R, q, f, p, yb, U, fc);
+        }
+    }
+}
+
+#endif /* MT_OPS_FAST_S8_DOT_H */

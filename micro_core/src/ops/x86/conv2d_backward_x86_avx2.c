@@ -1,3 +1,0 @@
-/* The AVX2 build of conv2d_backward_x86.c: the same kernels over avx2_shim.h (ops/x86/x86.h) */
-#define MT_X86_SHIM_AVX2 1
-#include "conv2d_backward_x86.c"
