@@ -3,7 +3,7 @@
     python benchmarks/mlperf_tiny.py [--markdown] [--readme] [--inputs 200] [--no-board]
                                      [--board mps2-an500] [--model FILE ...] [--json OUT]
 
-Every reference .tflite of tests/convert/fixtures/mlperf_tiny (SOURCE.md: what mlcommons/tiny
+Every reference .tflite of examples/models/mlperf_tiny (SOURCE.md: what mlcommons/tiny
 ships, float32, full int8 and dynamic-range), one row each:
 
 imports   ``microtrain.convert(file)``: yes, or the ConversionError's text.
@@ -60,7 +60,7 @@ sys.path.insert(0, CONVERT_TESTS)
 import int8_compare  # noqa: E402
 import peers  # noqa: E402
 
-FIXTURES = os.path.join(CONVERT_TESTS, "fixtures", "mlperf_tiny")
+FIXTURES = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny")
 README = os.path.join(REPO_ROOT, "README.md")
 IMPORTERS_DOC = os.path.join(REPO_ROOT, "docs", "importers.md")
 BEGIN, END = "<!-- mlperf-table:begin -->", "<!-- mlperf-table:end -->"

@@ -18,7 +18,8 @@ from microtrain.tools import firmware
 pytest.importorskip("tflite", reason="converting .tflite needs microtrain[convert]")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KWS = os.path.join(HERE, "convert", "fixtures", "mlperf_tiny", "kws_ref_model.tflite")
+KWS = os.path.join(os.path.dirname(HERE), "examples", "models", "mlperf_tiny",
+                   "kws_ref_model.tflite")
 
 
 def keyword_rows(folder, rows=6, classes=5, seed=0):

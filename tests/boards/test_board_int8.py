@@ -64,7 +64,7 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
     y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 10)]
     np.savez(os.path.join(folder, "keywords.npz"), x=x[:6], y=y[:6], x_eval=x[6:],
              y_eval=y[6:])
-    model = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "mlperf_tiny",
+    model = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny",
                          "kws_ref_model.tflite")
     losses, stdout = run_cli_firmware(
         "mps2-an500", model, os.path.join(folder, "keywords.npz"),

@@ -10,6 +10,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
+# MLPerf Tiny's reference files live with the examples, which the docs use too
+MLPERF_TINY = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "models",
+                           "mlperf_tiny")
 RTOL = 1e-5
 ATOL = 1e-6
 

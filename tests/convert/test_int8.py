@@ -59,7 +59,8 @@ def test_mobilenet_v2_backbone_matches_litert_bit_for_bit():
     assert output_equal
 
 
-MLPERF = os.path.join(HERE, "fixtures", "mlperf_tiny")
+MLPERF = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "models",
+                      "mlperf_tiny")
 
 
 def test_mlperf_tiny_autoencoder_matches_litert_on_200_random_inputs():

@@ -199,7 +199,7 @@ MLPERF = [("ad01_fp32.tflite", 1e-4), ("pretrainedResnet.tflite", 1e-3),
 
 
 def mlperf(name):
-    return peers.fixture(os.path.join("mlperf_tiny", name))
+    return os.path.join(peers.MLPERF_TINY, name)
 
 
 def partial_train(model, xs, ys, learning_rate, first_op):

@@ -22,8 +22,9 @@ page):
                                   itself, the board tests, ...). Counted and reported.
 
 Any other block (```text, ```c without a directive, a table in a fence) is prose. A page may
-also name files from examples/ it needs before its first block: ``<!-- example: uses
-examples/digits_cnn.py -->`` copies them into the folder.
+also name files from examples/ it needs, anywhere on it (before the block that needs them
+reads best): ``<!-- example: uses examples/digits_cnn.py -->`` copies them into the folder
+before the first block runs.
 """
 
 import os
@@ -68,6 +69,8 @@ def read_page(path):
         line = text.count("\n", 0, match.start()) + 1
         before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         directive = _DIRECTIVE.search(before)
+        if directive and directive.group("kind") == "uses":
+            directive = None  # the page's files (read below), not a way to run this block
         language = match.group("info").strip().split(" ")[0].lower()
         blocks.append(Block(path, line, language, match.group("body"),
                             directive.group("kind") if directive else "",
