@@ -48,6 +48,7 @@ class Optimizer:
     name = None
 
     def get_config(self):
+        """The optimizer's settings as a dict of its constructor's arguments."""
         raise NotImplementedError("%s does not define get_config()" % type(self).__name__)
 
     def __repr__(self):

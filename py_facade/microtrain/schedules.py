@@ -60,6 +60,7 @@ class LRScheduler:
         self.initial_lr = _check_rate("initial_lr", initial_lr, True)
 
     def factor(self, step):
+        """The multiplier of ``initial_lr`` after ``step`` optimizer steps (float)."""
         raise NotImplementedError("%s does not define factor()" % type(self).__name__)
 
     def learning_rate(self, step):

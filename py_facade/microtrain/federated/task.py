@@ -95,6 +95,9 @@ class FleetTask:
         self.isolate = bool(isolate)
 
     def arrays(self):
+        """The data set's arrays (``x``, ``y`` and the optional ``x_eval``, ``y_eval``), read once
+        per process and checked as ``microtrain._array_files`` reads every .npz.
+        """
         return _load(self.data)
 
     def check(self):
@@ -133,6 +136,9 @@ class FleetTask:
         return plan
 
     def parts(self):
+        """Every client's row indices into ``x``: the seeded split (``split``, ``alpha``,
+        ``classes_per_client``), the same in every process for the same settings.
+        """
         key = ("parts", self.data, self.clients, self.split, self.alpha,
                self.classes_per_client, self.split_seed)
         if key not in _CACHE:
@@ -152,6 +158,9 @@ class FleetTask:
         return x, y
 
     def eval_rows(self):
+        """(x, y) the server evaluates the global model on: ``x_eval``/``y_eval`` if the data set
+        holds them, else every row; float32 rows, float32 targets or int32 labels.
+        """
         arrays = self.arrays()
         x = arrays.get("x_eval", arrays["x"])
         y = arrays.get("y_eval", arrays["y"])
