@@ -32,6 +32,8 @@ import sys
 from microtrain.tools import firmware
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "docs"))
+import readme_tables  # noqa: E402
 DOCS_PAGE = os.path.join(REPO_ROOT, "docs", "guides", "boards.md")  # where --write puts the table
 BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547",
           "rv32imac-qemu", "rv32imafc-qemu")
@@ -153,6 +155,7 @@ def main(argv=None):
     print(table)
     if args.write:
         replace_in_page(DOCS_PAGE, table)
+        readme_tables.write()  # the README's short table is cut from the page's
     return 0
 
 

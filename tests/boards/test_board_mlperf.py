@@ -1,4 +1,4 @@
-"""The board column of the README's MLPerf Tiny table (benchmarks/mlperf_tiny.py): an
+"""The board column of the MLPerf Tiny table (docs/importers.md) (benchmarks/mlperf_tiny.py): an
 imported MLPerf Tiny int8 model fine-tunes its own head on the Cortex-M7 of mps2-an500 under
 QEMU with the host's exact bits. One build: the int8 file whose head plans the smallest
 arena (measured: the streaming wake word model, 10,256 bytes), 4 rows at batch 1, one epoch
