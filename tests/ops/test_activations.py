@@ -20,7 +20,8 @@ LAYERS = {"relu": layers.ReLU, "sigmoid": layers.Sigmoid, "tanh": layers.Tanh}
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_relu_sigmoid_tanh_match_torch(name):
     x = sample((3, 10), scale=3.0)
-    check_op(lambda feeds: LAYERS[name]()(feeds[0]), lambda xs, ps: TORCH_FUNCTIONS[name](xs[0]), [x])
+    check_op(lambda feeds: LAYERS[name]()(feeds[0]),
+             lambda xs, ps: TORCH_FUNCTIONS[name](xs[0]), [x])
 
 
 @pytest.mark.parametrize("name", ["relu6", "leaky_0.2", "leaky_0"])
