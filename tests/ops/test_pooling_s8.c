@@ -1,14 +1,51 @@
 /*
- * The int8 pools (ops/pooling_s8.c): MEAN's reference (mt_op_mean_s8_forward_ref) against
- * TFLite's formula, rounding half away from zero. Its siblings: the kernel table's int8 cases
+ * The int8 pools (ops/pooling_s8.c): MAX_POOL2D_S8 against the window's maximum and
+ * AVERAGE_POOL2D_S8 against the in-bounds mean rounded half away from zero (exact integer
+ * arithmetic), VALID and SAME; MEAN's reference (mt_op_mean_s8_forward_ref) against TFLite's
+ * formula. Its siblings: the kernel table's int8 cases
  * (boards/app/siblings_s8.c, run by tests/core/test_int8_siblings.c); LiteRT's own kernels:
  * tests/ops/test_pooling_s8.py.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
-#include "mt_test.h"
+#include "gradcheck_util.h"
 #include "ops/quant.h"
 #include "select/kernels.h"
+
+/* The windows of g over x, each in-bounds element once: the maximum, and the sum's mean with
+ * ties away from zero, round(s / n) = sign(s) · floor((2|s| + n) / 2n). */
+static void test_pools_s8(int B, int H, int W, int C, int K, int S, int same)
+{
+    mt_spatial g;
+    if (!make_geom(&g, H, W, C, C, K, K, S, S, same, 0)) return;
+    const int nx = B * H * W * C, ny = B * (int)(g.OH * g.OW) * C;
+    int8_t *x = malloc((size_t)nx), *ymax = malloc((size_t)ny), *yavg = malloc((size_t)ny);
+    for (int i = 0; i < nx; i++) x[i] = (int8_t)(mt_test_rand_u32() >> 24);
+    mt_op_max_pool2d_s8_forward(x, ymax, (uint32_t)B, &g);
+    mt_op_average_pool2d_s8_forward(x, yavg, (uint32_t)B, &g);
+    int bad_max = 0, bad_avg = 0, ties = 0;
+    for (int b = 0, k = 0; b < B; b++)
+        for (int oh = 0; oh < (int)g.OH; oh++)
+            for (int ow = 0; ow < (int)g.OW; ow++)
+                for (int c = 0; c < C; c++, k++) {
+                    int best = -129, sum = 0, n = 0;
+                    for (int ih = oh * S - (int)g.PT; ih < oh * S - (int)g.PT + K; ih++)
+                        for (int iw = ow * S - (int)g.PL; iw < ow * S - (int)g.PL + K; iw++) {
+                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                            const int v = x[((b * H + ih) * W + iw) * C + c];
+                            best = v > best ? v : best, sum += v, n++;
+                        }
+                    const int mag = (2 * abs(sum) + n) / (2 * n);
+                    ties += 2 * (abs(sum) % n) == n;
+                    bad_max += ymax[k] != best;
+                    bad_avg += yavg[k] != (sum < 0 ? -mag : mag);
+                }
+    CHECK_EQ_INT(bad_max, 0);
+    CHECK_EQ_INT(bad_avg, 0);
+    CHECK(K == 1 || ties > 0); /* sums at x.5 of their count: the rounding is exercised */
+    free(x), free(ymax), free(yavg);
+}
 
 static void test_mean(void)
 {
@@ -41,5 +78,9 @@ static void test_mean(void)
 int main(void)
 {
     test_mean();
+    mt_test_seed(20240613u);
+    test_pools_s8(2, 6, 6, 3, 2, 2, 0);
+    test_pools_s8(2, 7, 5, 4, 3, 2, 1); /* SAME: edge windows count fewer elements */
+    test_pools_s8(1, 5, 5, 2, 3, 1, 1);
     return MT_TEST_END();
 }

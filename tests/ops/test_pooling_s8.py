@@ -1,5 +1,6 @@
-"""AVERAGE_POOL2D_S8 and MEAN_S8 (ops/pooling_s8.c) against LiteRT's reference kernels at
-exact ties (int8_rules.py): half away from zero."""
+"""MAX_POOL2D_S8, AVERAGE_POOL2D_S8 and MEAN_S8 (ops/pooling_s8.c) against LiteRT's reference
+kernels (int8_rules.py): the window's maximum, and the averages at exact ties, half away from
+zero."""
 
 import os
 import sys
@@ -59,3 +60,25 @@ def test_average_pool_and_mean_round_half_away_from_zero():
         np.testing.assert_array_equal(theirs, rule)
         assert np.count_nonzero(sums % 4 == 2) > 5  # ties of sum / 4 among them
         assert_core_matches(data, pixels)
+
+
+def test_max_pool_is_the_windows_maximum():
+    """MAX_POOL_2D 2x2 VALID and 3x3 SAME (padded positions never win), every int8 value"""
+    image = image_of_every_int8(4, 6)
+    for size, stride, padding in ((2, 2, 1), (3, 1, 0)):
+        g = Graph()
+        x = g.tensor((1, 16, 16, 4), INT8, scale=0.5, zero_point=-3)
+        out = 8 if stride == 2 else 16
+        y = g.tensor((1, out, out, 4), INT8, scale=0.5, zero_point=-3)
+        g.op("MAX_POOL_2D", [x], [y], ("Pool2DOptions", {
+            "Padding": padding, "StrideH": stride, "StrideW": stride, "FilterHeight": size,
+            "FilterWidth": size, "FusedActivationFunction": 0}))
+        data = g.finish([x], [y])
+        theirs = run_reference(data, [image])[0]
+        padded = np.pad(image[0], ((1, 1), (1, 1), (0, 0)), constant_values=-128) \
+            if padding == 0 else image[0]
+        rule = np.array([[padded[oh * stride:oh * stride + size,
+                                 ow * stride:ow * stride + size].max((0, 1))
+                          for ow in range(out)] for oh in range(out)])
+        np.testing.assert_array_equal(theirs[0], rule)
+        assert_core_matches(data, image)

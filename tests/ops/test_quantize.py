@@ -25,3 +25,19 @@ def test_quantize_rounds_the_float_quotient_half_away_from_zero():
         rule = [clamp(half_away(float(v)) + zp) for v in quotients]
         np.testing.assert_array_equal(theirs, rule)
         assert_core_matches(data, values)
+
+
+def test_dequantize_is_the_scaled_difference_bit_for_bit():
+    """DEQUANTIZE int8 -> float: scale · (q - zp) in float32, every int8 value, the float
+    output's bits against LiteRT's"""
+    for scale, zp in ((0.5, 3), (0.1, -128), (3e-3, 127)):
+        g = Graph()
+        x = g.tensor((1, 256), INT8, scale=scale, zero_point=zp)
+        y = g.tensor((1, 256), FLOAT32)
+        g.op("DEQUANTIZE", [x], [y])
+        data = g.finish([x], [y])
+        values = ALL_INT8.astype(np.int8)[None]
+        theirs = run_reference(data, [values])[0].reshape(-1)
+        rule = np.float32(scale) * (ALL_INT8 - zp).astype(np.float32)
+        np.testing.assert_array_equal(theirs.view(np.uint32), rule.view(np.uint32))
+        assert_core_matches(data, values)
