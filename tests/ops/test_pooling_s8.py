@@ -12,19 +12,25 @@ from int8_rules import (  # noqa: E402
     INT32, INT8, assert_core_matches, clamp, gemmlowp, Graph, image_of_every_int8, q, run_reference)
 
 
+def pool_model(kind, size, stride, padding):
+    """x int8 [1, 16, 16, 4] -> the pool ``kind`` (padding 1 VALID, 0 SAME) -> y, one scale and
+    zero point; (the .tflite, y's height and width)"""
+    g = Graph()
+    x = g.tensor((1, 16, 16, 4), INT8, scale=0.5, zero_point=-3)
+    out = -(-16 // stride)
+    y = g.tensor((1, out, out, 4), INT8, scale=0.5, zero_point=-3)
+    g.op(kind, [x], [y], ("Pool2DOptions", {
+        "Padding": padding, "StrideH": stride, "StrideW": stride, "FilterHeight": size,
+        "FilterWidth": size, "FusedActivationFunction": 0}))
+    return g.finish([x], [y]), out
+
+
 def test_average_pool_and_mean_round_half_away_from_zero():
     """AVERAGE_POOL_2D: (sum ± count/2) / count truncated, counts 4 (2x2 VALID) and 4, 6, 9
     (3x3 SAME); MEAN over H and W: gemmlowp with 1/P folded into the multiplier, P = 4"""
     image = image_of_every_int8(4, 3)
     for size, stride, padding in ((2, 2, 1), (3, 1, 0)):
-        g = Graph()
-        x = g.tensor((1, 16, 16, 4), INT8, scale=0.5, zero_point=-3)
-        out = 8 if stride == 2 else 16
-        y = g.tensor((1, out, out, 4), INT8, scale=0.5, zero_point=-3)
-        g.op("AVERAGE_POOL_2D", [x], [y], ("Pool2DOptions", {
-            "Padding": padding, "StrideH": stride, "StrideW": stride, "FilterHeight": size,
-            "FilterWidth": size, "FusedActivationFunction": 0}))
-        data = g.finish([x], [y])
+        data, out = pool_model("AVERAGE_POOL_2D", size, stride, padding)
         theirs = run_reference(data, [image])[0].astype(np.int64)
         padded = np.pad(image[0].astype(np.int64), ((1, 1), (1, 1), (0, 0))) if padding == 0 \
             else image[0].astype(np.int64)
@@ -66,14 +72,7 @@ def test_max_pool_is_the_windows_maximum():
     """MAX_POOL_2D 2x2 VALID and 3x3 SAME (padded positions never win), every int8 value"""
     image = image_of_every_int8(4, 6)
     for size, stride, padding in ((2, 2, 1), (3, 1, 0)):
-        g = Graph()
-        x = g.tensor((1, 16, 16, 4), INT8, scale=0.5, zero_point=-3)
-        out = 8 if stride == 2 else 16
-        y = g.tensor((1, out, out, 4), INT8, scale=0.5, zero_point=-3)
-        g.op("MAX_POOL_2D", [x], [y], ("Pool2DOptions", {
-            "Padding": padding, "StrideH": stride, "StrideW": stride, "FilterHeight": size,
-            "FilterWidth": size, "FusedActivationFunction": 0}))
-        data = g.finish([x], [y])
+        data, out = pool_model("MAX_POOL_2D", size, stride, padding)
         theirs = run_reference(data, [image])[0]
         padded = np.pad(image[0], ((1, 1), (1, 1), (0, 0)), constant_values=-128) \
             if padding == 0 else image[0]
