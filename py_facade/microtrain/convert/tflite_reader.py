@@ -315,7 +315,10 @@ class _Reader(TfliteFolding, TfliteOps):
             raise ConversionError("the operator contradicts its tensors or options (%s: %s)"
                                   % (type(error).__name__, error), op=label) from None
 
-    def operator(self, index):
+    def operator_start(self, index, dtypes, supported):
+        """(op, name, label, inputs, outputs, input values) of operator ``index``, which
+        becomes the builder's source node; an output of a dtype not in ``dtypes`` is refused
+        (``supported`` says which are)."""
         op = self.graph.Operators(index)
         name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
@@ -323,12 +326,16 @@ class _Reader(TfliteFolding, TfliteOps):
         inputs = indices(op, "Inputs")
         outputs = indices(op, "Outputs")
         for t in outputs:
-            tensor = self.tensor(t)
-            if tensor.Type() not in (_FLOAT32, _INT32, _INT64):
+            kind = self.tensor(t).Type()
+            if kind not in dtypes:
                 raise ConversionError("output %r has dtype %s" % (
-                    self.tensor_name(t), _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                    op=label, supported="float32 (int32/int64 shape arithmetic)")
-        values = [self.value(t, label) for t in inputs]
+                    self.tensor_name(t), _TYPE_NAMES.get(kind, kind)), op=label,
+                    supported=supported)
+        return op, name, label, inputs, outputs, [self.value(t, label) for t in inputs]
+
+    def operator(self, index):
+        op, name, label, inputs, outputs, values = self.operator_start(
+            index, (_FLOAT32, _INT32, _INT64), "float32 (int32/int64 shape arithmetic)")
         if all(v is None or v.is_const for v in values) and name not in ("SHAPE",):
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
