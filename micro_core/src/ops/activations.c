@@ -71,12 +71,6 @@ void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t 
 
 /* ---- graph adapters ---- */
 
-static mt_status unary_check(const mt_image *img, const mt_op_desc *op)
-{
-    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    return mt_check_unary_f32(img, op, 0);
-}
-
 static float alpha_of(const mt_op_desc *op)
 {
     float alpha;
@@ -160,13 +154,13 @@ static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
 #undef Y
 #undef N_ELEMS
 
-const mt_op_kernel mt_kernel_relu = {unary_check, mt_no_scratch, relu_forward, relu_backward,
+const mt_op_kernel mt_kernel_relu = {mt_check_plain_unary_f32, mt_no_scratch, relu_forward, relu_backward,
                                      mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_relu6 = {unary_check, mt_no_scratch, relu6_forward, relu6_backward,
+const mt_op_kernel mt_kernel_relu6 = {mt_check_plain_unary_f32, mt_no_scratch, relu6_forward, relu6_backward,
                                       mt_reads_output, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_leaky_relu = {leaky_relu_check, mt_no_scratch, leaky_relu_forward,
                                            leaky_relu_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_sigmoid = {unary_check, mt_no_scratch, sigmoid_forward,
+const mt_op_kernel mt_kernel_sigmoid = {mt_check_plain_unary_f32, mt_no_scratch, sigmoid_forward,
                                         sigmoid_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_tanh = {unary_check, mt_no_scratch, tanh_forward, tanh_backward,
+const mt_op_kernel mt_kernel_tanh = {mt_check_plain_unary_f32, mt_no_scratch, tanh_forward, tanh_backward,
                                      mt_reads_output, MT_KERNEL_IN_PLACE};
