@@ -33,7 +33,7 @@ from .. import ops as _ops
 from ..nn import image as _image
 from . import int8_quant as _q
 from . import tflite_layers as _layers
-from .graph import ConversionError, CorruptModel, Origin, Value, count
+from .graph import ConversionError, CorruptModel, Origin, Value
 from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
 from .tflite_reader import _Reader, _tensor_shape, indices
 
@@ -229,12 +229,7 @@ class Int8Reader(Int8Ops, _Reader):
                     "%s; the float part may begin at or before it (train_from=%d)"
                     % (error, index), index) from None
             self.kept_ops.append(index)
-        self.set_output(outputs[0], result)
-        if not result.is_const:
-            expected = self.sample_shape(outputs[0], label)
-            if count(expected) != count(result.core_shape):
-                raise ConversionError("computed sample shape %r, the file declares %r"
-                                      % (result.core_shape, expected), op=label)
+        self.operator_output(outputs[0], result, label)
 
     def export_details(self):
         """What export needs to write the file back (SourceRecord.int8), and the notes."""

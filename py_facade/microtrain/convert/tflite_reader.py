@@ -333,6 +333,16 @@ class _Reader(TfliteFolding, TfliteOps):
                     supported=supported)
         return op, name, label, inputs, outputs, [self.value(t, label) for t in inputs]
 
+    def operator_output(self, tensor, result, label):
+        """``result`` becomes the value of the operator's output ``tensor``; an activation's
+        element count must be the one the file declares."""
+        self.set_output(tensor, result)
+        if not result.is_const:
+            expected = self.sample_shape(tensor, label)
+            if count(expected) != count(result.core_shape):
+                raise ConversionError("computed sample shape %r, the file declares %r"
+                                      % (result.core_shape, expected), op=label)
+
     def operator(self, index):
         op, name, label, inputs, outputs, values = self.operator_start(
             index, (_FLOAT32, _INT32, _INT64), "float32 (int32/int64 shape arithmetic)")
@@ -348,12 +358,7 @@ class _Reader(TfliteFolding, TfliteOps):
             raise ConversionError("op %s is not supported" % name, op=label,
                                   supported=SUPPORTED_OPS)
         result = handler(op, values, inputs, outputs, label)
-        self.set_output(outputs[0], result)
-        if not result.is_const:
-            expected = self.sample_shape(outputs[0], label)
-            if count(expected) != count(result.core_shape):
-                raise ConversionError("computed sample shape %r, the file declares %r"
-                                      % (result.core_shape, expected), op=label)
+        self.operator_output(outputs[0], result, label)
 
     # ------------------------------------------------------------ helpers
 
