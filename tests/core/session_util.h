@@ -2,8 +2,9 @@
  * session_util.h: helpers shared by the session-level tests (header-only, like mt_test.h).
  *   - sess: a session on a malloc'ed arena of exactly mt_plan()'s total_bytes, pre-filled
  *     with junk (init must not rely on zeroed memory), laid out from that plan;
- *   - param_data / same_params / same_counters: the weights a session uses (arena copy or
- *     image) and its counters, compared bit for bit; feed_rows: deterministic batches;
+ *   - param_data / weights_finite / same_params / same_counters: the weights a session uses
+ *     (arena copy or image), finite, and its counters, compared bit for bit; feed_rows:
+ *     deterministic batches;
  *   - sink / source: memory-backed mt_write_fn / mt_read_fn that record their calls and can
  *     fail on a chosen call, for checkpoints and exported images.
  */
@@ -45,6 +46,19 @@ static inline const float *param_data(mt_session *s, int p, int32_t *count)
         return NULL;
     *count = info.count;
     return info.trained ? info.data : info.image_data;
+}
+
+/* Every weight the session uses is finite. */
+static inline int weights_finite(mt_session *s)
+{
+    int32_t n = 0, count = 0;
+    mt_session_param_count(s, &n);
+    for (int p = 0; p < n; p++) {
+        const float *w = param_data(s, p, &count);
+        for (int i = 0; w && i < count; i++)
+            if (!isfinite(w[i])) return 0;
+    }
+    return 1;
 }
 
 /* Every weight of a and b equal bit for bit. */
