@@ -85,18 +85,28 @@ static inline int same_counters(const mt_session *a, const mt_session *b)
     return sa == sb && ea == eb && memcmp(&la, &lb, sizeof la) == 0;
 }
 
-/* Rows first..first+rows-1 of input 0 (in features, uniform in [-1, 1)) and of the float
- * targets (out values, uniform in [0, 1)), drawn from seed with mt_test.h's generator. */
-static inline void feed_rows(mt_session *s, int first, int rows, unsigned seed, int in, int out)
+/* Rows first..first+rows-1 of input 0 (in features, uniform in [-1, 1)), drawn from seed
+ * with mt_test.h's generator; returns the session's target buffer (its bytes in *tb), which
+ * the caller fills from the generator next. */
+static inline void *feed_inputs(mt_session *s, int first, int rows, unsigned seed, int in, int32_t *tb)
 {
     float *x;
     void *t;
-    int32_t count, tb;
+    int32_t count;
     mt_test_seed(seed);
     mt_session_input(s, 0, &x, &count);
-    mt_session_target(s, &t, &tb);
+    mt_session_target(s, &t, tb);
     for (int i = 0; i < rows * in && (first * in + i) < count; i++)
         x[first * in + i] = mt_test_uniform(-1.f, 1.f);
+    return t;
+}
+
+/* feed_inputs, and rows first..first+rows-1 of the float targets (out values, uniform in
+ * [0, 1)). */
+static inline void feed_rows(mt_session *s, int first, int rows, unsigned seed, int in, int out)
+{
+    int32_t tb;
+    void *t = feed_inputs(s, first, rows, seed, in, &tb);
     for (int i = 0; i < rows * out && 4 * (first * out + i) < tb; i++)
         ((float *)t)[first * out + i] = mt_test_uniform(0.f, 1.f);
 }
