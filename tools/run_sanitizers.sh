@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The C tests and the Python tests under AddressSanitizer + UndefinedBehaviorSanitizer.
-#   1. build micro_core and tests/core with -fsanitize=address,undefined
+#   1. build micro_core, tests/core and tests/ops with -fsanitize=address,undefined
 #      -fno-sanitize-recover=all (any report aborts the test) in build/sanitize, run ctest;
 #   2. run the Python tests once against that build's libmicrotrain.so (MICROTRAIN_LIB), with
 #      the ASan runtime preloaded into CPython (LD_PRELOAD; detect_leaks=0 because CPython and

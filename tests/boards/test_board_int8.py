@@ -17,7 +17,8 @@ import pytest
 
 import microtrain
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, run_cli_firmware
+from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, fine_tune_three_epochs,
+                         run_cli_firmware, save_digits_rows)
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
@@ -35,18 +36,13 @@ def int8_inputs():
     x = (digits.data[keep] / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
     y = np.eye(5, dtype=np.float32)[digits.target[keep] - 5][:120]
     microtrain.convert(BACKBONE, new_head=5).save(os.path.join(folder, "digits_int8.mtm"))
-    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
-             y_eval=y[100:])
+    save_digits_rows(folder, x, y)
     return folder
 
 
 @pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(int8_inputs, "digits_int8.mtm"),
-        os.path.join(int8_inputs, "digits.npz"), os.path.join(int8_inputs, board),
-        "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5")
-    assert len(losses) == 3 and losses[-1] < losses[0], stdout
+    fine_tune_three_epochs(board, int8_inputs, "digits_int8.mtm", "sgd", "0.5")
 
 
 def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():

@@ -21,6 +21,19 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
+def sessions_of_path_and_bytes(name):
+    """(bytes of the fixture ``name``, a session opened from its path, one from its bytes),
+    their weights asserted equal"""
+    import microtrain
+    path = fixture(name)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    by_path, by_bytes = microtrain.TrainSession(path), microtrain.TrainSession(data)
+    for a, b in zip(by_path.get_weights(), by_bytes.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    return data, by_path, by_bytes
+
+
 def fixtures(extension):
     return sorted(n for n in os.listdir(FIXTURES) if n.endswith(extension))
 

@@ -236,6 +236,13 @@ void fm_decode_config(const uint8_t *p, mt_train_config *cfg, int32_t *rows, int
     cfg->learning_rate = lr[p[7] % 4];
 }
 
+mt_status fm_plan(const uint8_t *prefix, const uint8_t *img, size_t size, mt_train_config *cfg, int32_t *rows,
+                  int *poison, mt_memory_plan *plan)
+{
+    fm_decode_config(prefix, cfg, rows, poison);
+    return mt_plan(img, size, cfg, plan);
+}
+
 void fm_encode_config(uint8_t *p, int optimizer, int loss, int batch, int trainable_ops)
 {
     memset(p, 0, FM_CONFIG_BYTES);

@@ -36,12 +36,18 @@ def tiny(tmp_path_factory):
                       (str(folder / "deep.mtm"), "/data/deep.mtm")]}
 
 
+def run_tiny_script(board, script, tiny, *args):
+    """The output of tests/micropython/scripts/``script`` run on ``board`` with the tiny
+    models in /data, which must exit 0"""
+    status, output, errors = run_micropython(board, os.path.join(SCRIPTS, script),
+                                             tiny["files"], *args)
+    assert status == 0, errors[-3000:]
+    return output
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_a_thousand_steps_leave_mem_free_unchanged(board, micropython_firmware, tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_steps_allocate_nothing.py"), tiny["files"],
-        "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_steps_allocate_nothing.py", tiny, "/data/tiny.mtm")
     assert "native backend True" in output
     assert "steps allocate 0 bytes" in output, output
     assert "eval steps allocate 0 bytes" in output, output
@@ -54,10 +60,8 @@ def test_a_thousand_steps_leave_mem_free_unchanged(board, micropython_firmware, 
 @pytest.mark.parametrize("board", BOARDS)
 def test_bad_input_raises_microtrain_error_and_the_script_goes_on(board, micropython_firmware,
                                                                     tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_bad_input.py"), tiny["files"],
-        "/data/tiny.mtm", "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_bad_input.py", tiny, "/data/tiny.mtm",
+                             "/data/tiny.mtm")
     cases = dict(re.findall(r"^case (.+?): (.*)$", output, re.MULTILINE))
     assert "no error" not in cases.values(), output
     expected = {
@@ -139,10 +143,7 @@ def test_every_backend_method_gives_the_ctypes_backend_bits(board, micropython_f
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_an_aligned_read_only_image_is_read_in_place(board, micropython_firmware, tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_image_in_place.py"), tiny["files"],
-        "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_image_in_place.py", tiny, "/data/tiny.mtm")
     assert "in place: open allocates 0 bytes" in output
     assert "in place: plan allocates less than the image: True" in output
     assert "unaligned: plan allocates at least the image: True" in output

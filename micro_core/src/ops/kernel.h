@@ -76,6 +76,8 @@ size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch);
 
 /* Dense and convolutions: the optional bias (input 2) is absent, or CONST f32 [units]. */
 mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
+/* The same for a bias of `dtype` (mt_dtype): the int8 ops' int32 biases (mt_q_check_bias). */
+mt_status mt_check_bias_of(const mt_image *img, const mt_op_desc *op, uint32_t units, uint8_t dtype);
 /* ... and its runtime tensor, or NULL when absent */
 const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t);
 
@@ -86,7 +88,21 @@ int mt_params_zero(const mt_op_desc *op);
  * rows side by side along the last dimension, value_bytes bytes per value. */
 void mt_concat_last_dim(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, size_t value_bytes);
 
+/* Concatenation's check, float and int8 alike: 2..4 inputs and no params, each input of y's
+ * rank and leading dimensions and no constant, the last dimensions summing to y's; `input_ok`
+ * says whether an input may join y (its dtype, its quantization), MT_ERR_SHAPE if not. */
+typedef int (*mt_concat_input_ok)(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y);
+mt_status mt_check_concat_last_dim(const mt_image *img, const mt_op_desc *op, mt_concat_input_ok input_ok);
+
+/* One f32 input that is no constant and one f32 output, read into x and y. */
+mt_status mt_unary_f32_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *y);
+
 /* Shared check for one-input one-output elementwise ops (same element count, f32). */
 mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape);
+
+/* The whole check of such an op without params (every params word zero): ReLU, ReLU6,
+ * Sigmoid, Tanh, Reshape (same element count); Softmax (_shaped: the same shape too). */
+mt_status mt_check_plain_unary_f32(const mt_image *img, const mt_op_desc *op);
+mt_status mt_check_plain_unary_f32_shaped(const mt_image *img, const mt_op_desc *op);
 
 #endif /* MT_OPS_KERNEL_H */

@@ -84,12 +84,7 @@ mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, 
 
 mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
 {
-    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
-    mt_tensor_desc b;
-    mt_image_tensor(img, op->inputs[2], &b);
-    if (b.dtype != MT_DTYPE_I32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
-    return MT_OK;
+    return mt_check_bias_of(img, op, units, MT_DTYPE_I32);
 }
 
 mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp)

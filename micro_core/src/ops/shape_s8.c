@@ -37,24 +37,14 @@ static void reshape_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
 
 /* ---- CONCATENATION_S8 ---- */
 
+static int same_quant(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y)
+{
+    return mt_q_same_quant(img, x, y) == MT_OK;
+}
+
 static mt_status concatenation_s8_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs < 2 || op->num_outputs != 1 || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    mt_tensor_desc y;
-    mt_image_tensor(img, op->outputs[0], &y);
-    uint32_t channels = 0;
-    for (int k = 0; k < op->num_inputs; ++k) {
-        if (op->inputs[k] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
-        mt_tensor_desc x;
-        mt_image_tensor(img, op->inputs[k], &x);
-        if (x.ndim != y.ndim) return MT_ERR_SHAPE;
-        if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
-        if (mt_q_same_quant(img, &x, &y) != MT_OK) return MT_ERR_SHAPE;
-        for (int d = 0; d + 1 < y.ndim; ++d)
-            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
-        channels += x.dims[x.ndim - 1];
-    }
-    return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
+    return mt_check_concat_last_dim(img, op, same_quant);
 }
 
 static void concatenation_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -33,9 +33,9 @@ from .. import ops as _ops
 from ..nn import image as _image
 from . import int8_quant as _q
 from . import tflite_layers as _layers
-from .graph import ConversionError, CorruptModel, Origin, Value, count
+from .graph import ConversionError, CorruptModel, Origin, Value
 from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
-from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, indices
+from .tflite_reader import _Reader, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
@@ -203,19 +203,9 @@ class Int8Reader(Int8Ops, _Reader):
         return self.builder
 
     def operator(self, index):
-        op = self.graph.Operators(index)
-        name = self.op_type_name(index)
-        label = "%s op %d (%s)" % (self.fmt, index, name)
-        self.builder.source_node = index
-        inputs = indices(op, "Inputs")
-        outputs = indices(op, "Outputs")
-        for t in outputs:
-            if self.tensor(t).Type() not in (_FLOAT32, _INT32, _INT64, _INT8):
-                raise ConversionError("output %r has dtype %s" % (
-                    self.tensor_name(t), _TYPE_NAMES.get(self.tensor(t).Type(),
-                                                         self.tensor(t).Type())),
-                    op=label, supported="int8, float32 (int32/int64 shape arithmetic)")
-        values = [self.value(t, label) for t in inputs]
+        op, name, label, inputs, outputs, values = self.operator_start(
+            index, (_FLOAT32, _INT32, _INT64, _INT8),
+            "int8, float32 (int32/int64 shape arithmetic)")
         if all(v is None or v.is_const for v in values) and name != "SHAPE":
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
@@ -239,12 +229,7 @@ class Int8Reader(Int8Ops, _Reader):
                     "%s; the float part may begin at or before it (train_from=%d)"
                     % (error, index), index) from None
             self.kept_ops.append(index)
-        self.set_output(outputs[0], result)
-        if not result.is_const:
-            expected = self.sample_shape(outputs[0], label)
-            if count(expected) != count(result.core_shape):
-                raise ConversionError("computed sample shape %r, the file declares %r"
-                                      % (result.core_shape, expected), op=label)
+        self.operator_output(outputs[0], result, label)
 
     def export_details(self):
         """What export needs to write the file back (SourceRecord.int8), and the notes."""
