@@ -72,18 +72,18 @@ static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
  * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
  * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
  * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
- * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
- * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Not where a
+ * gradient passes through the depthwise: its backward reads the whole expansion (its mask).
  */
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
 {
-    (void)f;
     if (o + 1u >= img->num_ops) return 0;
     mt_op_desc a, b;
     mt_image_op(img, o, &a);
     mt_image_op(img, o + 1u, &b);
     if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
         return 0;
+    if (mt_plan_backward_runs(f, &b, o + 1u)) return 0; /* its backward reads the whole expansion */
     mt_tensor_desc w, t, dw;
     mt_image_tensor(img, a.inputs[1], &w);
     mt_image_tensor(img, a.outputs[0], &t);
@@ -178,6 +178,23 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
             mt_share_alias(&lt->sh, lt->data[y], lt->data[x]);
     }
     return MT_OK;
+}
+
+/* The output channels of an int8 weight that an int8 op's backward reads dequantized (Conv2D,
+ * DepthwiseConv2D, FullyConnected whose backward runs; ops/quant_grad.h), else 0: the planner
+ * decodes its scales for that backward, one f32 a channel (mt_q_weight_scales). */
+uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (op.type != MT_OP_CONV2D_S8 && op.type != MT_OP_DEPTHWISE_CONV2D_S8 && op.type != MT_OP_DENSE_S8) continue;
+        if (op.inputs[1] != index || !mt_plan_backward_runs(f, &op, o)) continue;
+        mt_tensor_desc w;
+        mt_image_tensor(img, index, &w);
+        return op.type == MT_OP_DEPTHWISE_CONV2D_S8 ? w.dims[3] : w.dims[0];
+    }
+    return 0;
 }
 
 /* The int8 part's share of the activations: the most bytes of int8 activations live at once
