@@ -1,0 +1,201 @@
+"""A float layer trained inside an int8 model, the int8 operators after it frozen and the
+gradient passing through them (``convert(..., train_from=X, int8_after=True)``; the core's
+int8 backward, docs/model_format.md "Gradients through int8 ops"):
+
+* against PyTorch: a hand-built int8 graph (QUANTIZE, Conv2D, DepthwiseConv2D with a fused
+  ReLU, Add, AveragePool, FullyConnected, DEQUANTIZE) whose Conv2D trains; PyTorch runs the
+  same layers fake-quantized (``torch.fake_quantize_per_tensor_affine`` on every int8
+  activation, with the clamp range of the op's fused activation, and the weights as
+  ``scale · W_q``) and its autograd gives the trained weight's gradient, which equals the
+  core's within float rounding (the sums' orders differ);
+* MLPerf Tiny's keyword spotter trained from its fourth pointwise Conv2D (op 6 of the file):
+  the depthwise, Conv2D, pool, Flatten and FullyConnected after it stay int8, the loss falls.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import ops as _ops
+from microtrain.convert import ConversionError
+from microtrain.nn import image as _image
+from microtrain.tools import arena
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+pytest.importorskip("tflite")
+
+KWS = os.path.join(HERE, "fixtures", "mlperf_tiny", "kws_ref_model.tflite")
+FLOAT32, INT32, INT8 = 0, 2, 9
+
+
+def op_types(model):
+    return [op.op_type for op in _image.read_image(model._image).ops]
+
+
+def trained_gradients(session):
+    """The gradients of the trained weights, from their buffers in the arena (accumulated
+    gradients: each weight keeps its own)."""
+    trained = session.trained_tensors()
+    buffers = {b["tensor"]: b for b in arena.plan_buffers(session)
+               if b["kind"] == "gradient" and b["tensor"] in trained}
+    grads = []
+    for tensor, weight in zip(trained, session.get_weights()):
+        start = buffers[tensor]["offset"]
+        raw = session._backend._arena[start:start + 4 * weight.size]
+        grads.append(raw.view(np.float32).reshape(weight.shape).copy())
+    return grads
+
+
+# ---------------------------------------------------------------- the hand-built graph
+
+# per-tensor (scale, zero point) of the activations; the depthwise's ReLU clamps at its zero point
+Q_IN, Q_CONV, Q_DW, Q_ADD, Q_FC = (0.05, 3), (0.06, -2), (0.05, -20), (0.07, 4), (0.08, 5)
+
+
+def build_graph(seed=0):
+    """x f32 [5, 5, 2] -> QUANTIZE -> Conv2D 3x3 (3) -> Depthwise 3x3 + ReLU -> Add(dw, conv)
+    -> AveragePool 2x2 -> FullyConnected (4) -> DEQUANTIZE; the int8 weights and int32 biases
+    with their scales (per channel, per tensor for the FullyConnected)."""
+    from tflite_int8_builder import Graph
+
+    rng = np.random.default_rng(seed)
+    g, p = Graph(), {}
+    p["w1"] = rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)
+    p["s1"] = rng.uniform(0.004, 0.008, 3).astype(np.float32)
+    p["b1"] = rng.integers(-300, 300, 3).astype(np.int32)
+    p["w2"] = rng.integers(-127, 128, (1, 3, 3, 3)).astype(np.int8)
+    p["s2"] = rng.uniform(0.006, 0.012, 3).astype(np.float32)
+    p["b2"] = rng.integers(-300, 300, 3).astype(np.int32)
+    p["w3"] = rng.integers(-127, 128, (4, 12)).astype(np.int8)
+    p["s3"] = np.float32(0.01)
+    p["b3"] = rng.integers(-300, 300, 4).astype(np.int32)
+    conv = {"Padding": 0, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1, "DilationWFactor": 1}
+    x = g.tensor((1, 5, 5, 2), FLOAT32)
+    q = g.tensor((1, 5, 5, 2), INT8, scale=Q_IN[0], zero_point=Q_IN[1])
+    g.op("QUANTIZE", [x], [q])
+    w1 = g.tensor((3, 3, 3, 2), INT8, data=p["w1"], scale=p["s1"], axis=0)
+    b1 = g.tensor((3,), INT32, data=p["b1"], scale=p["s1"] * np.float32(Q_IN[0]), axis=0)
+    c1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_CONV[0], zero_point=Q_CONV[1])
+    g.op("CONV_2D", [q, w1, b1], [c1], ("Conv2DOptions", dict(conv, FusedActivationFunction=0)))
+    w2 = g.tensor((1, 3, 3, 3), INT8, data=p["w2"], scale=p["s2"], axis=3)
+    b2 = g.tensor((3,), INT32, data=p["b2"], scale=p["s2"] * np.float32(Q_CONV[0]), axis=0)
+    d1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_DW[0], zero_point=Q_DW[1])
+    g.op("DEPTHWISE_CONV_2D", [c1, w2, b2], [d1],
+         ("DepthwiseConv2DOptions", dict(conv, Padding=0, DepthMultiplier=1,
+                                         FusedActivationFunction=1)))  # SAME, ReLU
+    a1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_ADD[0], zero_point=Q_ADD[1])
+    g.op("ADD", [d1, c1], [a1], ("AddOptions", {"FusedActivationFunction": 0}))
+    p1 = g.tensor((1, 2, 2, 3), INT8, scale=Q_ADD[0], zero_point=Q_ADD[1])
+    g.op("AVERAGE_POOL_2D", [a1], [p1], ("Pool2DOptions", {
+        "Padding": 1, "StrideH": 2, "StrideW": 2, "FilterHeight": 2, "FilterWidth": 2,
+        "FusedActivationFunction": 0}))
+    w3 = g.tensor((4, 12), INT8, data=p["w3"], scale=p["s3"])
+    b3 = g.tensor((4,), INT32, data=p["b3"], scale=p["s3"] * np.float32(Q_ADD[0]))
+    f1 = g.tensor((1, 4), INT8, scale=Q_FC[0], zero_point=Q_FC[1])
+    g.op("FULLY_CONNECTED", [p1, w3, b3], [f1], ("FullyConnectedOptions", {}))
+    y = g.tensor((1, 4), FLOAT32)
+    g.op("DEQUANTIZE", [f1], [y])
+    return g.finish([x], [y]), p
+
+
+def torch_fake_quantized(p, x, dy):
+    """The graph's float reading, every int8 activation fake-quantized, in PyTorch: the
+    gradient of sum(dy · y) with respect to the Conv2D's dequantized weight."""
+    import torch
+    import torch.nn.functional as F
+
+    def fq(v, q, lo=-128, hi=127):
+        return torch.fake_quantize_per_tensor_affine(v, q[0], q[1], lo, hi)
+
+    def deq(w, s, axis):
+        shape = [1] * w.ndim
+        shape[axis] = -1
+        return torch.tensor(w.astype(np.float32)) * torch.tensor(np.asarray(s, np.float32)).reshape(shape)
+
+    w1 = deq(p["w1"], p["s1"], 0).permute(0, 3, 1, 2).clone().requires_grad_(True)
+    b1 = torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0])))
+    w2 = deq(p["w2"], p["s2"], 3).permute(3, 0, 1, 2)
+    b2 = torch.tensor(p["b2"].astype(np.float32) * (p["s2"] * np.float32(Q_CONV[0])))
+    w3 = deq(p["w3"], np.atleast_1d(p["s3"]), 0)
+    b3 = torch.tensor(p["b3"].astype(np.float32) * (p["s3"] * np.float32(Q_ADD[0])))
+    xq = fq(torch.tensor(x).permute(0, 3, 1, 2), Q_IN)
+    c1 = fq(F.conv2d(F.pad(xq, (0, 0, 0, 0)), w1, b1, padding=1), Q_CONV)
+    d1 = fq(F.conv2d(c1, w2, b2, padding=1, groups=3), Q_DW, Q_DW[1], 127)  # ReLU: the clamp
+    a1 = fq(d1 + c1, Q_ADD)
+    p1 = fq(F.avg_pool2d(a1, 2, 2), Q_ADD)
+    flat = p1.permute(0, 2, 3, 1).reshape(len(x), -1)
+    y = fq(flat @ w3.T + b3, Q_FC)
+    (y * torch.tensor(dy)).sum().backward()
+    return y.detach().numpy(), w1.grad.permute(0, 2, 3, 1).numpy()
+
+
+def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8_ops():
+    pytest.importorskip("torch")
+    data, p = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_after=True)
+    kinds = op_types(model)
+    assert kinds == [_ops.QUANTIZE, _ops.DEQUANTIZE, _ops.CONV2D, _ops.QUANTIZE,
+                     _ops.DEPTHWISE_CONV2D_S8, _ops.ADD_S8, _ops.AVERAGE_POOL2D_S8,
+                     _ops.DENSE_S8, _ops.DEQUANTIZE], kinds
+    rng = np.random.default_rng(5)
+    n = 4
+    x = rng.uniform(-4.0, 4.0, (n, 5, 5, 2)).astype(np.float32)
+    target = rng.uniform(-2.0, 2.0, (n, 4)).astype(np.float32)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(1.0), microtrain.losses.MeanSquaredError("sum"),
+                        batch_size=n, accumulate_gradients=True)
+        assert session.memory_plan()["first_trained_op"] == 2
+        session.train_step(x, target, update=False)
+        y = session.output_buffer()[:n].copy()
+        core_w, core_b = trained_gradients(session)
+    # the loss's gradient at the core's outputs: MSE "sum" adds a row's squares, and the step
+    # averages its rows
+    dy = 2.0 * (y - target) / n
+    torch_y, torch_w = torch_fake_quantized(p, x, dy)
+    # the forwards agree within two LSBs (integer requantization against float rounding,
+    # layer after layer) ...
+    assert np.max(np.abs(torch_y - y)) <= 2.01 * Q_FC[0]
+    # ... and the gradients within the float sums' rounding
+    assert np.any(core_w != 0)
+    np.testing.assert_allclose(core_w, torch_w, rtol=1e-4, atol=1e-5 * np.max(np.abs(torch_w)))
+
+
+# ---------------------------------------------------------------- MLPerf Tiny's keyword spotter
+
+
+def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone():
+    model = microtrain.convert(KWS, train_from=6, int8_after=True)
+    kinds = op_types(model)
+    float_at = kinds.index(_ops.CONV2D)
+    assert kinds[float_at - 1] == _ops.DEQUANTIZE and kinds[float_at + 1] == _ops.QUANTIZE
+    assert kinds[float_at + 2:] == [_ops.DEPTHWISE_CONV2D_S8, _ops.CONV2D_S8,
+                                    _ops.AVERAGE_POOL2D_S8, _ops.RESHAPE_S8, _ops.DENSE_S8,
+                                    _ops.DEQUANTIZE, _ops.SOFTMAX]
+    assert any("stay int8" in note for note in model.source.notes)
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (4, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 4)]
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.Adam(0.001), "categorical_crossentropy",
+                        batch_size=4)
+        plan = session.memory_plan()
+        print("keyword spotter, trained from op 6 of the file at batch 4: %d bytes "
+              "(%d of activations' gradients, %d of int8 activations)"
+              % (plan["total_bytes"], plan["activation_grad_bytes"],
+                 plan["int8_activation_bytes"]))
+        assert plan["num_trained_params"] == 2 and plan["first_trained_op"] == float_at
+        losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(5)]
+    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+
+
+def test_int8_after_needs_train_from_and_an_int8_model():
+    with pytest.raises(ConversionError, match="int8_after"):
+        microtrain.convert(KWS, int8_after=True)
+    with pytest.raises(ConversionError, match="int8_after"):
+        microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), train_from=0,
+                           int8_after=True)
