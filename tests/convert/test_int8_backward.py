@@ -115,7 +115,8 @@ def torch_fake_quantized(p, x, dy):
     def deq(w, s, axis):
         shape = [1] * w.ndim
         shape[axis] = -1
-        return torch.tensor(w.astype(np.float32)) * torch.tensor(np.asarray(s, np.float32)).reshape(shape)
+        scales = torch.tensor(np.asarray(s, np.float32)).reshape(shape)
+        return torch.tensor(w.astype(np.float32)) * scales
 
     w1 = deq(p["w1"], p["s1"], 0).permute(0, 3, 1, 2).clone().requires_grad_(True)
     b1 = torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0])))
@@ -199,3 +200,30 @@ def test_int8_after_needs_train_from_and_an_int8_model():
     with pytest.raises(ConversionError, match="int8_after"):
         microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), train_from=0,
                            int8_after=True)
+
+
+def test_an_int8_op_without_backward_after_train_from_is_refused_by_name():
+    """A PAD between the trained Conv2D and the output: the core's PAD_S8 passes no gradient,
+    so the import stops there, naming that operator of the file and what is supported."""
+    from tflite_int8_builder import Graph
+
+    g = Graph()
+    x = g.tensor((1, 4, 4, 2), FLOAT32)
+    q = g.tensor((1, 4, 4, 2), INT8, scale=0.05, zero_point=3)
+    g.op("QUANTIZE", [x], [q])
+    w = g.tensor((2, 1, 1, 2), INT8, data=[[3, -4], [5, 6]], scale=[0.01, 0.02], axis=0)
+    c = g.tensor((1, 4, 4, 2), INT8, scale=0.04, zero_point=-1)
+    g.op("CONV_2D", [q, w, -1], [c], ("Conv2DOptions", {
+        "Padding": 1, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1, "DilationWFactor": 1}))
+    pads = g.tensor((4, 2), INT32, data=[[0, 0], [1, 1], [1, 1], [0, 0]])
+    p = g.tensor((1, 6, 6, 2), INT8, scale=0.04, zero_point=-1)
+    g.op("PAD", [c, pads], [p])
+    y = g.tensor((1, 6, 6, 2), FLOAT32)
+    g.op("DEQUANTIZE", [p], [y])
+    data = g.finish([x], [y])
+    microtrain.convert(data, train_from=2)  # the float part from the PAD on: fine
+    with pytest.raises(ConversionError) as error:
+        microtrain.convert(data, train_from=1, int8_after=True)
+    message = str(error.value)
+    assert "op 2 (PAD" in message and "PAD_S8 passes no gradient" in message, message
+    assert "train from after that operator" in message, message

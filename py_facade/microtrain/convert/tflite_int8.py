@@ -45,6 +45,8 @@ from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+# the int8 ops without a backward (micro_core/docs/model_format.md, "Gradients through int8 ops")
+NO_INT8_BACKWARD = {_ops.CONCATENATION_S8: "CONCATENATION_S8", _ops.PAD_S8: "PAD_S8"}
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
@@ -230,7 +232,32 @@ class Int8Reader(Int8Ops, _Reader):
                     raise ConversionError("output %r is never written"
                                           % self.tensor_name(t))
                 self.builder.mark_output(self.as_float(value, "output"))
+        if self.int8_after:
+            self.check_gradient_path()
         return self.builder
+
+    def check_gradient_path(self):
+        """int8_after: every int8 op a gradient must pass from the trained operator to the
+        output has a backward in the core (CONCATENATION_S8 and PAD_S8 have none), else the
+        import is refused naming that operator of the file, not left to fail at compile."""
+        downstream = set()
+        for k, spec in enumerate(self.builder.ops):
+            node = self.builder.op_nodes[k]
+            reached = node == self.float_start or any(i in downstream for i in spec.inputs)
+            if not reached:
+                continue
+            if spec.op_type in NO_INT8_BACKWARD:
+                raise ConversionError(
+                    "%s lies between train_from (%s) and the output, and the core's %s passes "
+                    "no gradient" % (_layers.describe(self.table[node]),
+                                     _layers.describe(self.table[self.float_start]),
+                                     NO_INT8_BACKWARD[spec.op_type]),
+                    attribute="train_from",
+                    supported="int8 ops with a backward after train_from (QUANTIZE, DEQUANTIZE, "
+                    "CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MAX_POOL_2D, "
+                    "AVERAGE_POOL_2D, MEAN, RESHAPE); train from after that operator, or "
+                    "without int8_after")
+            downstream.update(spec.outputs)
 
     def operator(self, index):
         op = self.graph.Operators(index)
