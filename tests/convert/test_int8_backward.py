@@ -8,8 +8,9 @@ int8 backward, docs/model_format.md "Gradients through int8 ops"):
   activation, with the clamp range of the op's fused activation, and the weights as
   ``scale · W_q``) and its autograd gives the trained weight's gradient, which equals the
   core's within float rounding (the sums' orders differ);
-* MLPerf Tiny's keyword spotter trained from its fourth pointwise Conv2D (op 6 of the file):
-  the depthwise, Conv2D, pool, Flatten and FullyConnected after it stay int8, the loss falls.
+* MLPerf Tiny's keyword spotter trained from its third pointwise Conv2D (op 4 of the file):
+  the two depthwise-separable blocks, pool, Flatten and FullyConnected after it stay int8,
+  the loss falls.
 """
 
 import os
@@ -109,7 +110,11 @@ def torch_fake_quantized(p, x, dy):
     import torch
     import torch.nn.functional as F
 
+    cut = []  # per fake quantization: how many values its clamp cut (their gradient: 0)
+
     def fq(v, q, lo=-128, hi=127):
+        level = torch.round(v.detach() / q[0]) + q[1]
+        cut.append(int(((level < lo) | (level > hi)).sum()))
         return torch.fake_quantize_per_tensor_affine(v, q[0], q[1], lo, hi)
 
     def deq(w, s, axis):
@@ -132,7 +137,7 @@ def torch_fake_quantized(p, x, dy):
     flat = p1.permute(0, 2, 3, 1).reshape(len(x), -1)
     y = fq(flat @ w3.T + b3, Q_FC)
     (y * torch.tensor(dy)).sum().backward()
-    return y.detach().numpy(), w1.grad.permute(0, 2, 3, 1).numpy()
+    return y.detach().numpy(), w1.grad.permute(0, 2, 3, 1).numpy(), cut
 
 
 def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8_ops():
@@ -157,7 +162,10 @@ def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8
     # the loss's gradient at the core's outputs: MSE "sum" adds a row's squares, and the step
     # averages its rows
     dy = 2.0 * (y - target) / n
-    torch_y, torch_w = torch_fake_quantized(p, x, dy)
+    torch_y, torch_w, cut = torch_fake_quantized(p, x, dy)
+    # the clamps cut values on the way (the masks matter): QUANTIZE, Conv2D, the ReLU, Add
+    print("values cut by each fake quantization:", cut)
+    assert cut[2] > 0 and sum(cut) > cut[2]
     # the forwards agree within two LSBs (integer requantization against float rounding,
     # layer after layer) ...
     assert np.max(np.abs(torch_y - y)) <= 2.01 * Q_FC[0]
@@ -170,14 +178,25 @@ def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8
 
 
 def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone():
-    model = microtrain.convert(KWS, train_from=6, int8_after=True)
+    """Trained from its third pointwise Conv2D (op 4 of the file): two depthwise-separable
+    blocks, the pool, Flatten and FullyConnected after it stay int8. The planner streams a
+    frozen pointwise Conv2D into the depthwise after it (a ring of KH rows), but not one
+    the gradient passes through: that depthwise's backward reads the whole expansion."""
+    model = microtrain.convert(KWS, train_from=4, int8_after=True)
     kinds = op_types(model)
     float_at = kinds.index(_ops.CONV2D)
     assert kinds[float_at - 1] == _ops.DEQUANTIZE and kinds[float_at + 1] == _ops.QUANTIZE
     assert kinds[float_at + 2:] == [_ops.DEPTHWISE_CONV2D_S8, _ops.CONV2D_S8,
+                                    _ops.DEPTHWISE_CONV2D_S8, _ops.CONV2D_S8,
                                     _ops.AVERAGE_POOL2D_S8, _ops.RESHAPE_S8, _ops.DENSE_S8,
                                     _ops.DEQUANTIZE, _ops.SOFTMAX]
     assert any("stay int8" in note for note in model.source.notes)
+    image = _image.read_image(model._image)
+    ops = image.ops
+    expansions = [(k, ops[k].outputs[0]) for k in range(len(ops) - 1)  # pointwise -> depthwise
+                  if ops[k].op_type == _ops.CONV2D_S8 and
+                  tuple(image.tensors[ops[k].inputs[1]].dims[1:3]) == (1, 1) and
+                  ops[k + 1].op_type == _ops.DEPTHWISE_CONV2D_S8]
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (4, 49, 10, 1)).astype(np.int8)
     y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 4)]
@@ -185,11 +204,15 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone():
         session.compile(microtrain.optimizers.Adam(0.001), "categorical_crossentropy",
                         batch_size=4)
         plan = session.memory_plan()
-        print("keyword spotter, trained from op 6 of the file at batch 4: %d bytes "
+        print("keyword spotter, trained from op 4 of the file at batch 4: %d bytes "
               "(%d of activations' gradients, %d of int8 activations)"
               % (plan["total_bytes"], plan["activation_grad_bytes"],
                  plan["int8_activation_bytes"]))
         assert plan["num_trained_params"] == 2 and plan["first_trained_op"] == float_at
+        sizes = {b["tensor"]: b["bytes"] for b in arena.plan_buffers(session)
+                 if b["kind"] == "activation"}
+        streamed = [sizes[t] < 4 * 25 * 5 * 64 for k, t in expansions]
+        assert streamed == [k < float_at for k, t in expansions] and True in streamed
         losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(5)]
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
 
