@@ -336,7 +336,7 @@ class Int8Reader(Int8Ops, _Reader):
                          % (int(self.new_head), _layers.describe(self.table[self.cut_after])))
         return {"kept_ops": list(self.kept_ops), "core_to_source": core_to_source,
                 "constants": constants, "op_nodes": list(self.builder.op_nodes),
-                "float_start": self.float_start,
+                "float_start": self.float_start, "int8_after": bool(self.int8_after),
                 "cut_after": self.cut_after, "notes": notes}
 
     # ------------------------------------------------------------ the float part
