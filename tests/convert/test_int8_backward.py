@@ -254,3 +254,56 @@ def test_an_int8_op_without_backward_after_train_from_is_refused_by_name():
     message = str(error.value)
     assert "op 2 (PAD" in message and "PAD_S8 passes no gradient" in message, message
     assert "train from after that operator" in message, message
+
+
+def _shared_weight_image(shared):
+    """x f32 [8] -> Dense 8x8 (trained) -> QUANTIZE [1, 1, 8] -> a 1x1 Conv2D of one output
+    channel and a 1x1 depthwise of eight, both reading the per-tensor int8 weight W [1, 1, 1, 8]
+    (``shared``; else each its own copy) -> the depthwise's output dequantized is output 0."""
+    rng = np.random.default_rng(2)
+    qx, qy = _image.Quantization([0.05], [3]), _image.Quantization([0.02], [-4])
+    w = rng.integers(-127, 128, (1, 1, 1, 8)).astype(np.int8)
+    weight = _image.Quantization([0.01], [0])
+    rq = np.array([[int(round(0.8 * 2 ** 31)), -5]], np.int32)  # sx·sw/sy = 0.025 = 0.8·2^-5
+    packed = 3 | ((-4) & 0xFF) << 8 | 0x80 << 16 | 0x7F << 24
+    tensors = [
+        _image.TensorSpec((8,), flags=_image.FLAG_INPUT),
+        _image.TensorSpec((8, 8), flags=_image.FLAG_CONST | _image.FLAG_TRAINABLE,
+                          data=rng.standard_normal((8, 8)).astype(np.float32)),
+        _image.TensorSpec((8,)),
+        _image.TensorSpec((1, 1, 8), dtype=_image.DTYPE_I8, quant=qx),
+        _image.TensorSpec((1, 1, 1, 8), flags=_image.FLAG_CONST, dtype=_image.DTYPE_I8,
+                          data=w, quant=weight),
+        _image.TensorSpec((1, 2), flags=_image.FLAG_CONST, dtype=_image.DTYPE_I32, data=rq),
+        _image.TensorSpec((8, 2), flags=_image.FLAG_CONST, dtype=_image.DTYPE_I32,
+                          data=np.repeat(rq, 8, 0)),
+        _image.TensorSpec((1, 1, 1), dtype=_image.DTYPE_I8, quant=qy),
+        _image.TensorSpec((1, 1, 8), dtype=_image.DTYPE_I8, quant=qy),
+        _image.TensorSpec((8,), flags=_image.FLAG_OUTPUT),
+        _image.TensorSpec((1, 1, 1, 8), flags=_image.FLAG_CONST, dtype=_image.DTYPE_I8,
+                          data=w, quant=weight),
+    ]
+    conv = (packed, 1 | 1 << 16, 0, 0)
+    ops = [_image.OpSpec(_ops.DENSE, [0, 1, None], [2]),
+           _image.OpSpec(_ops.QUANTIZE, [2], [3], (_image.f32_bits(0.05), 3)),
+           _image.OpSpec(_ops.CONV2D_S8, [3, 4, None, 5], [7], conv),
+           _image.OpSpec(_ops.DEPTHWISE_CONV2D_S8, [3, 4 if shared else 10, None, 6], [8], conv),
+           _image.OpSpec(_ops.DEQUANTIZE, [8], [9], (_image.f32_bits(0.02), (-4) & 0xFFFFFFFF))]
+    return _image.write_image(tensors, ops, [0], [9])
+
+
+def test_a_weight_two_int8_backwards_read_gets_the_channels_of_both():
+    """The planner decodes an int8 weight's scales once, for the most channels any backward
+    reading it indexes: the depthwise's gradient is the same whether it shares the Conv2D's
+    per-tensor weight or has its own copy."""
+    x = np.random.default_rng(4).uniform(-0.5, 0.5, (2, 8)).astype(np.float32)
+    target = np.zeros((2, 8), np.float32)
+    grads = []
+    for shared in (True, False):
+        with microtrain.TrainSession(_shared_weight_image(shared)) as session:
+            session.compile(microtrain.optimizers.SGD(1.0), "mse", batch_size=2,
+                            accumulate_gradients=True)
+            session.train_step(x, target, update=False)
+            grads.append(trained_gradients(session)[0])
+    assert np.any(grads[1] != 0)
+    np.testing.assert_array_equal(grads[0], grads[1])
