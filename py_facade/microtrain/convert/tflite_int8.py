@@ -45,8 +45,6 @@ from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
-# the int8 ops without a backward (micro_core/docs/model_format.md, "Gradients through int8 ops")
-NO_INT8_BACKWARD = {_ops.CONCATENATION_S8: "CONCATENATION_S8", _ops.PAD_S8: "PAD_S8"}
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
@@ -246,12 +244,12 @@ class Int8Reader(Int8Ops, _Reader):
             reached = node == self.float_start or any(i in downstream for i in spec.inputs)
             if not reached:
                 continue
-            if spec.op_type in NO_INT8_BACKWARD:
+            if spec.op_type in _ops.NO_BACKWARD:
                 raise ConversionError(
                     "%s lies between train_from (%s) and the output, and the core's %s passes "
                     "no gradient" % (_layers.describe(self.table[node]),
                                      _layers.describe(self.table[self.float_start]),
-                                     NO_INT8_BACKWARD[spec.op_type]),
+                                     _ops.display_name(spec.op_type)),
                     attribute="train_from",
                     supported="int8 ops with a backward after train_from (QUANTIZE, DEQUANTIZE, "
                     "CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MAX_POOL_2D, "
