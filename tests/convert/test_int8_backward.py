@@ -181,8 +181,8 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
     """Trained from its third pointwise Conv2D (op 4 of the file): two depthwise-separable
     blocks, the pool, Flatten and FullyConnected after it stay int8. The planner streams a
     frozen pointwise Conv2D into the depthwise after it (a ring of KH rows), but not one
-    the gradient passes through: that depthwise's backward reads the whole expansion. Its
-    export to .tflite is refused (the writer puts the float part after the int8 one)."""
+    the gradient passes through: that depthwise's backward reads the whole expansion. The
+    fine-tuned model exports to a .tflite LiteRT runs to the session's outputs."""
     model = microtrain.convert(KWS, train_from=4, int8_after=True)
     kinds = op_types(model)
     float_at = kinds.index(_ops.CONV2D)
@@ -214,10 +214,24 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
                  if b["kind"] == "activation"}
         streamed = [sizes[t] < 4 * 25 * 5 * 64 for k, t in expansions]
         assert streamed == [k < float_at for k, t in expansions] and True in streamed
+        before = session.infer(x)[0]
         losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(5)]
-        with pytest.raises(ConversionError, match="int8_after"):  # not yet: said, not wrong
-            session.export_model_for_inference(str(tmp_path / "kws.tflite"))
-        assert not os.path.exists(str(tmp_path / "kws.tflite"))
+        outputs = session.infer(x)[0]
+        assert np.max(np.abs(outputs - before)) > 1e-3  # what the export must carry
+        session.export_model_for_inference(str(tmp_path / "kws.tflite"))
+    # LiteRT's reference kernels run the export: the file's int8 operators, the trained
+    # Conv2D in float between them, its output quantized into the file's int8 tensor
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    interpreter = Interpreter(model_path=str(tmp_path / "kws.tflite"),
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    interpreter.allocate_tensors()
+    given, got = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
+    rows = []
+    for row in x:
+        interpreter.set_tensor(given["index"], row[None])
+        interpreter.invoke()
+        rows.append(interpreter.get_tensor(got["index"]).reshape(-1))
+    np.testing.assert_allclose(np.array(rows), outputs, rtol=1e-5, atol=1e-6)
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
 
 

@@ -54,12 +54,6 @@ def export_bytes(model_image_bytes, weights, format, source=None):
             raise ConversionError("a model imported from a .tflite with an int8 part or a new "
                                   "head exports as .tflite (its kept operators are the "
                                   "file's), not .%s" % format)
-        if source.int8.get("int8_after"):
-            raise ConversionError("a model imported with int8_after (a float operator between "
-                                  "int8 ones) does not export to .tflite yet: the writer "
-                                  "puts the float part after the file's int8 operators",
-                                  supported="exporting a model whose float part runs to the "
-                                  "output (convert without int8_after)")
         from . import tflite_write_back
         return tflite_write_back.write_back(source, weights, format, model_image_bytes)
     if source is not None and source.format == format:

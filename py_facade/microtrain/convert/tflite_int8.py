@@ -52,6 +52,7 @@ class Int8Reader(Int8Ops, _Reader):
         _Reader.__init__(self, data, fmt)
         self.int8_after = int8_after  # the ops after train_from stay int8 (see the module doc)
         self.requantized = {}  # core index of a float activation -> its int8 Value
+        self.requantized_source = {}  # core index of that int8 Value -> the file's tensor
         self.float_part = float_part
         self.float_model = float_model  # a float (or dynamic-range) file cut or frozen
         self.train_from = train_from
@@ -180,6 +181,7 @@ class Int8Reader(Int8Ops, _Reader):
             self.requantized[value.index] = Value(value.shape, index=index,
                                                   core_shape=value.core_shape,
                                                   producer=len(self.builder.ops) - 1)
+            self.requantized_source[index] = tflite_index  # export writes the file's tensor
         return self.requantized[value.index]
 
     def runs_int8(self, index, name):
@@ -321,6 +323,7 @@ class Int8Reader(Int8Ops, _Reader):
                 if int(t) >= 0 and value is not None and value.is_const and \
                         not self.has_data(int(t)):
                     constants[int(t)] = np.asarray(value.const)
+        core_to_source.update(self.requantized_source)  # int8_after: written by a QUANTIZE
         first = "the float part begins at %s" % _layers.describe(
             self.table[self.float_start]) if self.float_start < len(self.table) else \
             "every operator of the file is kept as int8"
@@ -334,7 +337,8 @@ class Int8Reader(Int8Ops, _Reader):
                          % (int(self.new_head), _layers.describe(self.table[self.cut_after])))
         return {"kept_ops": list(self.kept_ops), "core_to_source": core_to_source,
                 "constants": constants, "op_nodes": list(self.builder.op_nodes),
-                "float_start": self.float_start, "int8_after": bool(self.int8_after),
+                "float_start": self.float_start,
+                "requantized": sorted(self.requantized_source),
                 "cut_after": self.cut_after, "notes": notes}
 
     # ------------------------------------------------------------ the float part
