@@ -238,6 +238,8 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
 def test_int8_after_needs_train_from_and_an_int8_model():
     with pytest.raises(ConversionError, match="int8_after"):
         microtrain.convert(KWS, int8_after=True)
+    with pytest.raises(ConversionError, match=r"op 9 \(AVERAGE_POOL_2D .* has no weights"):
+        microtrain.convert(KWS, train_from=9, int8_after=True)  # the one that would train
     with pytest.raises(ConversionError, match="int8_after"):
         microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), train_from=0,
                            int8_after=True)

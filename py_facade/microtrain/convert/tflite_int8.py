@@ -71,6 +71,12 @@ class Int8Reader(Int8Ops, _Reader):
                 self.frozen_before = _layers.resolve_start(self.table, train_from)
         else:
             self.float_start = self._float_start()
+        if int8_after and self.op_type_name(self.float_start) not in WEIGHTED_OPS:
+            raise ConversionError("%s has no weights, and with int8_after it is the one "
+                                  "operator that trains" % _layers.describe(
+                                      self.table[self.float_start]), attribute="train_from",
+                                  supported="train_from a FULLY_CONNECTED, CONV_2D or "
+                                  "DEPTHWISE_CONV_2D with int8_after")
         self.cut_after = self._cut_after() if new_head else None
 
     # ------------------------------------------------------------ the plan of the import
