@@ -14,7 +14,8 @@
  * the mask is 1 exactly where the forward's clamp left its requantized value unchanged, so a
  * backward recomputes that value from the int8 input it keeps (backward_reads: input 0, and
  * Add's both) and needs no mask stored, and an output that lies on a bound is told apart from
- * one that was cut to it.
+ * one that was cut to it. PyTorch rounds v / sy in float instead (LiteRT's integers here), so
+ * the two masks differ only where the two roundings straddle a bound.
  *
  * Gradients of int8 activations are f32, one per element in the activation's own layout
  * ([B, count] as the int8 values), with respect to the dequantized value x (not x_q): what
