@@ -319,6 +319,7 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
         session.export_model_for_inference(str(tmp_path / "kws.tflite"))
     # LiteRT's reference kernels run the export: the file's int8 operators, the trained
     # Conv2D in float between them, its output quantized into the file's int8 tensor
+    pytest.importorskip("ai_edge_litert")
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
     interpreter = Interpreter(model_path=str(tmp_path / "kws.tflite"),
                               experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
