@@ -119,7 +119,7 @@ void mt_op_max_pool2d_s8_backward(const int8_t *x, const float *dy, float *dx, u
                 }
 }
 
-static void average_pool2d_s8_backward_kernel(const float *dy, float *dx, uint32_t B, const mt_spatial *g)
+void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, const mt_spatial *g)
 {
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -202,7 +202,7 @@ static void pool_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     mt_spatial g;
     mt_spatial_runtime(op, x, y, op->params[0] & 0xFFFFu, op->params[0] >> 16, &g);
     if (is_max) mt_op_max_pool2d_s8_backward(mt_q_s8(x), y->grad, x->grad, n, &g);
-    else average_pool2d_s8_backward_kernel(y->grad, x->grad, n, &g);
+    else mt_op_average_pool2d_s8_backward(y->grad, x->grad, n, &g);
 }
 
 static void max_pool2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

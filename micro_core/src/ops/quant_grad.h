@@ -85,6 +85,7 @@ void mt_op_add_s8_backward(const int8_t *a, const int8_t *b, float *dy, float *d
 /* pooling_s8.c */
 void mt_op_max_pool2d_s8_backward(const int8_t *x, const float *dy, float *dx, uint32_t B,
                                   const struct mt_spatial *g);
+void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, const struct mt_spatial *g);
 void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C,
                             uint32_t zero_points, int32_t multiplier, int32_t shift);
 /* quantize.c: QUANTIZE dx += dy where -128 <= round(x / scale) + zp <= 127 */
