@@ -88,7 +88,7 @@ extern "C" {
  *  micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 11u
+#define MT_ABI_VERSION 12u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -334,8 +334,10 @@ typedef struct mt_train_config {
      *  num_trainable_ops. Borrowed: read by mt_plan()/mt_session_init() only. */
     const uint8_t *trainable_op_mask;
     /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
-     *  gradients never need to be live all at once); 1: keep gradients for
-     *  mt_session_accumulate() / mt_session_optimizer_step(). */
+     *  gradients never need to be live all at once; a weight read by one Dense alone and
+     *  larger than a tile of 4 KiB even gets its gradient a block of output rows at a time,
+     *  one tile of it in the arena: mt_memory_plan.tiled_updates); 1: keep gradients for
+     *  mt_session_accumulate() / mt_session_optimizer_step(). Both give the same bits. */
     int32_t accumulate_gradients;
     /** The numeric guard never lets an update write a NaN or infinity: an update is refused
      *  (MT_ERR_NUMERIC, counted in mt_session_numeric_errors()) when its gradient has one or
@@ -345,7 +347,10 @@ typedef struct mt_train_config {
      *  step leaves weights, optimizer state, step counter and Adam's bias correction exactly
      *  as they were. This needs all gradients at once and so the accumulate_gradients memory
      *  layout. 0 (with fused updates): each tensor's update is checked just before it is
-     *  applied; a refused one stops the step there. The tensors updated before it in that
+     *  applied; a refused one stops the step there. A tensor updated in tiles is checked
+     *  whole too: every tile's gradient is computed and checked before the first tile is
+     *  applied, then computed again for its update (the same bits), so none of its elements
+     *  changes when it is refused. The tensors updated before it in that
      *  step keep their update, and the step counter and bias correction have advanced with
      *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
@@ -398,6 +403,14 @@ typedef struct mt_memory_plan {
      *  born), the one that gave the smallest region (ABI 11; reserved, 0, before): init from
      *  the plan places in this order alone. */
     int32_t placement_order;
+    /** Trained weights updated in tiles (ABI 12): with fused updates, a weight read by one
+     *  Dense alone gets its gradient a block of output rows at a time, each block computed,
+     *  guarded and applied before the next (one tile: weight_tile_bytes, counted in
+     *  gradient_bytes instead of the whole gradient); the same bits as the whole gradient.
+     *  0 with accumulate_gradients or guard_gradients (they keep every gradient whole). */
+    int32_t tiled_updates;
+    /** The largest such tile, in bytes (ABI 12); 0 when tiled_updates is 0. */
+    int32_t weight_tile_bytes;
     /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
      *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
      *  so this is the working set of their forward; it is part of activation_bytes and of

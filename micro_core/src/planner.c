@@ -289,9 +289,13 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                                        ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
                                                           (int32_t)i)
                                        : NULL;
+                const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
+                r.tiled = tile != 0;
                 if (!f->fused_update)
                     r.grad = (float *)take_as(b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
-                else p->gradient_bytes += mt_plan_round_up(bytes);
+                else p->gradient_bytes += tile ? tile : mt_plan_round_up(bytes);
+                if (tile) ++p->tiled_updates;
+                if ((int32_t)tile > p->weight_tile_bytes) p->weight_tile_bytes = (int32_t)tile;
                 if (state_arrays)
                     r.opt_state = (float *)take_as(b, bytes * state_arrays, &p->optimizer_bytes,
                                                    MT_BUFFER_OPTIMIZER, (int32_t)i);

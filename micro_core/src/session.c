@@ -13,6 +13,7 @@
 #include "mt_math.h"
 #include "ops/ops.h"
 #include "optimizers.h"
+#include "plan_graph.h"
 #include "session.h"
 
 void mt_train_config_init(mt_train_config *cfg)
@@ -192,34 +193,66 @@ static void begin_update(mt_session *s)
     s->beta2_power = beta2_power;
 }
 
-/* The numeric guard: 1 when t's gradient is finite and its update at the given β powers
- * would leave every weight and optimizer state element finite. Writes nothing. The guard and
- * the update are the build's column's (select/kernels.h): vectors on x86-64 and Helium. */
-static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float grad_scale, double beta1_power,
+/* A block of trained weight t to update: elements [first, first + count) of t and of its
+ * optimizer state and reference, and their gradient (t->grad + first, or a tile's). */
+typedef struct update_block {
+    mt_tensor_rt *t;
+    size_t first, count;
+    const float *grad;
+} update_block;
+
+static update_block whole_tensor(mt_tensor_rt *t)
+{
+    const update_block b = {t, 0, t->count, t->grad};
+    return b;
+}
+
+/* The block's proximal term: its part of the reference (NULL when the term is off). */
+static mt_proximal proximal_of(const mt_session *s, const update_block *b)
+{
+    const float *ref = mt_reference_of(s, b->t);
+    const mt_proximal prox = {ref ? ref + b->first : NULL, s->cfg.proximal_mu};
+    return prox;
+}
+
+/* Optimizer state array k (SGD's momentum: 0; Adam's m: 0, v: 1) of the block, or NULL. */
+static float *state_of(const update_block *b, uint32_t k)
+{
+    return b->t->opt_state ? b->t->opt_state + (size_t)k * b->t->count + b->first : NULL;
+}
+
+/* The numeric guard: 1 when the block's gradient is finite and its update at the given β
+ * powers would leave every weight and optimizer state element finite. Writes nothing. The
+ * guard and the update are the build's column's (select/kernels.h): vectors on x86-64 and
+ * Helium. Each element's update depends on that element alone (and on per-step constants),
+ * so a block's answer is the AND of its elements' and a tensor's the AND of its blocks'. */
+static int update_is_finite(const mt_session *s, const update_block *b, float grad_scale, double beta1_power,
                             double beta2_power)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+    const mt_proximal prox = proximal_of(s, b);
+    const float *w = b->t->data + b->first;
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        return mt_kernel_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
+        return mt_kernel_sgd_update_is_finite_f32(w, b->grad, state_of(b, 0), b->count, s->learning_rate,
                                                   c->momentum, c->weight_decay, grad_scale, prox);
-    return mt_kernel_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
+    return mt_kernel_adam_update_is_finite_f32(w, b->grad, state_of(b, 0), state_of(b, 1), b->count,
                                                s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                                c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
                                                grad_scale, prox);
 }
 
-/* Apply t's update at the session's β powers (begin_update() has run for this step). */
-static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
+/* Apply the block's update at the session's β powers (begin_update() has run for this step). */
+static void apply_update(mt_session *s, const update_block *b, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+    const mt_proximal prox = proximal_of(s, b);
+    float *w = b->t->mutable_data + b->first;
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        mt_kernel_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
+        mt_kernel_sgd_update_f32(w, b->grad, state_of(b, 0), b->count, s->learning_rate, c->momentum,
                                  c->weight_decay, grad_scale, prox);
     else
-        mt_kernel_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                  s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+        mt_kernel_adam_update_f32(w, b->grad, state_of(b, 0), state_of(b, 1), b->count, s->learning_rate,
+                                  c->beta1, c->beta2, c->epsilon, c->weight_decay,
                                   c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
                                   prox);
 }
@@ -244,6 +277,39 @@ static int repeats_earlier_input(const mt_op_desc *op, int k)
  * its op's backward has already used the old value for dx. Each update is checked just
  * before it (guard_gradients = 0): a refused one stops the step there; the counters advance
  * with the step's first applied update, so a step refused before any update changes none. */
+/*
+ * The update of trained weight t, input 1 of op o, in tiles (t->tiled; plan_lifetimes.c):
+ * t->grad holds one tile of R output rows, and the op's backward has computed everything but
+ * t's gradient (dx from the old weights, the bias's gradient). Each tile's gradient is the
+ * elements' sums of the whole gradient, in their order, so each block's guard answer and
+ * update are the whole tensor's, block by block. The guard keeps its whole-tensor meaning:
+ * every tile is computed and checked first, then (all finite) computed again and applied,
+ * so a refused update changes none of t's elements, as without tiles. A tensor of one tile
+ * is never tiled: the planner keeps its gradient whole.
+ */
+static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t n, float grad_scale,
+                                 double beta1_power, double beta2_power, int *begun)
+{
+    const mt_op_desc *op = &s->ops[o];
+    const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
+    const uint32_t rows = t->dims[0], row = t->count / rows;
+    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size);
+    for (int pass = 0; pass < 2; ++pass) { /* 0: guard every tile; 1: apply every tile */
+        for (uint32_t first = 0; first < rows; first += tile_rows) {
+            const uint32_t r = rows - first < tile_rows ? rows - first : tile_rows;
+            const update_block b = {t, (size_t)first * row, (size_t)r * row, t->grad};
+            tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
+            if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+                s->numeric_errors += 1; /* stop before it: none of t's elements changed */
+                return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[1]);
+            }
+            if (pass == 1) apply_update(s, &b, grad_scale);
+        }
+        if (pass == 0 && !*begun) begin_update(s), *begun = 1;
+    }
+    return MT_OK;
+}
+
 static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
 {
     int begun = 0;
@@ -263,13 +329,21 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
             mt_tensor_rt *t = &s->tensors[op->inputs[k]];
             if (t->update_after != o) continue;
-            if (!update_is_finite(s, t, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (t->tiled) {
+                PROFILE(3u + 3u * o);
+                const mt_status st = update_in_tiles(s, o, t, n, grad_scale, beta1_power, beta2_power, &begun);
+                PROFILE(0u);
+                if (st != MT_OK) return st;
+                continue;
+            }
+            const update_block b = whole_tensor(t);
+            if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_update(s, t, grad_scale);
+            apply_update(s, &b, grad_scale);
             PROFILE(0u);
         }
     }
@@ -341,13 +415,17 @@ mt_status mt_session_optimizer_step(mt_session *s)
     double beta1_power, beta2_power;
     next_powers(s, &beta1_power, &beta2_power);
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
-        if (!update_is_finite(s, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power)) {
+        const update_block b = whole_tensor(&s->tensors[s->trained[k]]);
+        if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
-    for (int32_t k = 0; k < s->num_trained; ++k) apply_update(s, &s->tensors[s->trained[k]], grad_scale);
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        const update_block b = whole_tensor(&s->tensors[s->trained[k]]);
+        apply_update(s, &b, grad_scale);
+    }
     return MT_OK;
 }
 
