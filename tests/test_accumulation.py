@@ -175,9 +175,9 @@ def test_fused_updates_give_the_same_bits_in_less_memory(optimizer):
 
 
 def wide_model(frozen_first):
-    """Dense(40) over 48 features (W [40, 48], 7,680 bytes) and Dense(10) over 40: the first
-    is larger than a 4 KiB tile; frozen_first leaves it out of training."""
-    model = microtrain.Sequential([layers.Dense(40, activation="relu"), layers.Dense(10),
+    """Dense(96) over 48 features (W [96, 48], 18,432 bytes: updated in tiles) and Dense(10)
+    over 96 (3,840 bytes: whole); frozen_first leaves the first out of training."""
+    model = microtrain.Sequential([layers.Dense(96, activation="relu"), layers.Dense(10),
                                    layers.Softmax()], input_shape=(48,), seed=3)
     return model, ([1] if frozen_first else None)
 
@@ -204,12 +204,12 @@ def test_updates_in_tiles_give_the_buffered_bits_in_less_memory(optimizer, froze
     for a, b in zip(tiled.get_weights(), kept.get_weights()):
         np.testing.assert_array_equal(a, b)
     plan, kept_plan = tiled.memory_plan(), kept.memory_plan()
-    # W1 in tiles of 18 rows of 48 + 8 floats; W2 [10, 40] is smaller than a tile
+    # W1 in tiles of 18 rows of 48 + 8 floats; W2 [10, 96] is under 16 KiB, whole
     assert plan["tiled_updates"] == (0 if frozen_first else 1)
     assert plan["weight_tile_bytes"] == (0 if frozen_first else 18 * (48 + 8) * 4)
     assert kept_plan["tiled_updates"] == kept_plan["weight_tile_bytes"] == 0
     if not frozen_first:
-        assert plan["gradient_bytes"] == kept_plan["gradient_bytes"] - 40 * 48 * 4 + 18 * 56 * 4
+        assert plan["gradient_bytes"] == kept_plan["gradient_bytes"] - 96 * 48 * 4 + 18 * 56 * 4
 
 
 def test_accumulation_needs_accumulate_gradients_at_compile():

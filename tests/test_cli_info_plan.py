@@ -45,7 +45,7 @@ def test_info_reports_lower_bound_ratio_reuse_and_update_mode(cnn_path, capsys):
     accumulate = plan_rows(capsys.readouterr().out)
     assert accumulate["update mode"] == "accumulate"
     assert int(accumulate["total"]) > total  # gradients persist
-    assert "weights updated in tiles" not in rows  # Dense [10, 8]: smaller than one tile
+    assert "weights updated in tiles" not in rows  # Dense [10, 8]: under 16 KiB, whole
 
     assert cli.main(["info", cnn_path, "--batch-size", "8", "--optimizer", "adam",
                      "--loss", "scce", "--trainable", "1"]) == 0  # the last layer with
@@ -99,9 +99,9 @@ def test_plan_buffers_cover_the_arena_without_overlap_in_time(cnn_path):
 
 
 def test_info_reports_the_weights_updated_in_tiles(tmp_path, capsys):
-    # Dense(48) over 64 features: W [48, 64], 12,288 bytes, is updated in tiles of the most
+    # Dense(80) over 64 features: W [80, 64], 20,480 bytes, is updated in tiles of the most
     # whole rows whose dW and dy columns fit 4 KiB: 14 rows of 64 + 8 floats, 4,032 bytes
-    model = microtrain.Sequential([layers.Dense(48), layers.Softmax()], input_shape=(64,), seed=0)
+    model = microtrain.Sequential([layers.Dense(80), layers.Softmax()], input_shape=(64,), seed=0)
     path = str(tmp_path / "wide.mtm")
     model.save(path)
     args = ["info", path, "--batch-size", "8", "--optimizer", "sgd", "--loss", "scce"]

@@ -334,9 +334,9 @@ typedef struct mt_train_config {
      *  num_trainable_ops. Borrowed: read by mt_plan()/mt_session_init() only. */
     const uint8_t *trainable_op_mask;
     /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
-     *  gradients never need to be live all at once; a weight read by one Dense alone and
-     *  larger than a tile of 4 KiB even gets its gradient a block of output rows at a time,
-     *  one tile of it in the arena: mt_memory_plan.tiled_updates); 1: keep gradients for
+     *  gradients never need to be live all at once; a weight of 16 KiB or more read by one
+     *  Dense alone even gets its gradient a block of output rows at a time, one tile of at
+     *  most 4 KiB (or one row) in the arena: mt_memory_plan.tiled_updates); 1: keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). Both give the same bits. */
     int32_t accumulate_gradients;
     /** The numeric guard never lets an update write a NaN or infinity: an update is refused
@@ -403,10 +403,11 @@ typedef struct mt_memory_plan {
      *  born), the one that gave the smallest region (ABI 11; reserved, 0, before): init from
      *  the plan places in this order alone. */
     int32_t placement_order;
-    /** Trained weights updated in tiles (ABI 12): with fused updates, a weight read by one
-     *  Dense alone gets its gradient a block of output rows at a time, each block computed,
-     *  guarded and applied before the next (one tile: weight_tile_bytes, counted in
-     *  gradient_bytes instead of the whole gradient); the same bits as the whole gradient.
+    /** Trained weights updated in tiles (ABI 12): with fused updates, a weight of 16 KiB or
+     *  more read by one Dense alone gets its gradient a block of output rows at a time (one
+     *  tile: weight_tile_bytes, counted in gradient_bytes instead of the whole gradient;
+     *  every block computed and guarded, then each computed again and applied); the same
+     *  bits as the whole gradient, at the cost of computing its dW twice.
      *  0 with accumulate_gradients or guard_gradients (they keep every gradient whole). */
     int32_t tiled_updates;
     /** The largest such tile, in bytes (ABI 12); 0 when tiled_updates is 0. */

@@ -62,10 +62,16 @@ uint32_t mt_plan_round_up(uint64_t bytes)
  * dW and what computing it reads besides) fit MT_WEIGHT_TILE_BYTES, and at least one row:
  * 4 KiB, 1.6 % of a 256 KB part, yet tiles of many rows for most layers (each tile costs a
  * call of the backward kernel, of the guard and of the update: a few hundred instructions
- * against the rows' thousands of elements). A fixed number, so that a plan made on the host
- * holds on every target.
+ * against the rows' thousands of elements).
+ * Tiles cost time: the guard keeps its whole-tensor meaning, so each tile's dW is computed
+ * twice (checked, then applied), B multiply-adds per element more. Tiling the digits
+ * example's 4 KiB W1 (batch 16, Adam) would save 256 bytes for +28 % instructions per step on
+ * the Cortex-M7 and +25 % on the M55 (benchmarks/arm_cost.py), so only a gradient of at least
+ * MT_TILED_MIN_BYTES is tiled: it saves three quarters of its bytes or more. Fixed numbers,
+ * so that a plan made on the host holds on every target.
  */
 #define MT_WEIGHT_TILE_BYTES 4096u
+#define MT_TILED_MIN_BYTES (4u * MT_WEIGHT_TILE_BYTES)
 
 uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B)
 {
@@ -73,6 +79,7 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
     if (tiling == NULL || op->num_inputs < 2 || op->inputs[1] == MT_NO_TENSOR) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, op->inputs[1], &w);
+    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0;
     const uint32_t U = w.dims[0];
     const uint64_t per_row = tiling->tile_floats(img, op, B, 1u);
     uint32_t rows = (uint32_t)(MT_WEIGHT_TILE_BYTES / 4u / per_row);
@@ -85,8 +92,8 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
 
 /* Bytes of the one tile trained weight `index` is updated in, or 0 when its gradient is whole:
  * fused updates only (accumulation keeps every gradient; the guard checks them all at once),
- * a weight read by one op alone, as its input 1 alone, an op with a tiling whose tile is
- * smaller than the weight. */
+ * a weight of at least MT_TILED_MIN_BYTES read by one op alone, as its input 1 alone, an op
+ * with a tiling whose tile is smaller than the weight. */
 uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
 {
     if (!f->fused_update || !bit_get(&f->trained, index)) return 0;

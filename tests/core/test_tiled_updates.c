@@ -1,20 +1,22 @@
 /*
- * test_tiled_updates: a trained Dense weight larger than one tile (4 KiB) is updated a block
- * of output rows at a time with fused updates (plan_lifetimes.c, session.c update_in_tiles).
+ * test_tiled_updates: a trained Dense weight of 16 KiB or more is updated a block of output
+ * rows at a time (tiles of 4 KiB) with fused updates (plan_lifetimes.c, session.c
+ * update_in_tiles).
  *
  *   - bits: a fused step with tiles equals the buffered step (accumulate_gradients = 1:
  *     zero_grad + accumulate + optimizer_step, whole gradients) bit for bit, loss and every
  *     weight, over three steps (momentum and Adam's moments carry over), for SGD, SGD with
  *     momentum and decay, Adam with the proximal term, AdamW; whole and partial batches, MEAN
- *     and SUM; an MLP, the same with its first layer frozen, and a CNN (Conv2D into two
- *     Dense); at every kernel level this machine runs (portable, AVX2, AVX-512);
+ *     and SUM; an MLP whose second Dense is tiled and first is not (the dx below the tiled
+ *     layer comes from its old weights), the same with its first layer frozen, and a CNN
+ *     (Conv2D into two Dense, the first tiled); at every kernel level this machine runs
+ *     (portable, AVX2, AVX-512);
  *   - the plan: which weights are tiled (tiled_updates), each one's gradient buffer one tile
  *     of the most whole rows whose dW and dy columns fit 4096 bytes (mt_plan_buffers and
- *     gradient_bytes, recomputed here from that rule), the whole gradient where the tile
- *     would not be smaller, none with accumulation or the guard;
- *   - the guard: an update that would overflow in the last tile of W1 only refuses the step
- *     before any element of W1 changes (the earlier tiles included), as without tiles: the
- *     weights updated before W1 in the step (W2, b2) keep their update, b1 is not reached.
+ *     gradient_bytes, recomputed here from that rule), the whole gradient for a weight under
+ *     16 KiB or where the tile would not be smaller, none with accumulation or the guard;
+ *   - the guard: an update that would overflow in the last tile of W2 alone refuses the step
+ *     before any element of W2 changes (its earlier tiles included), as without tiles.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,21 +29,19 @@
 #include "session_util.h"
 
 #define TILE_BYTES 4096u
+#define TILED_MIN_BYTES 16384u
 
 /* The tile rule of plan_lifetimes.c, written again: the most whole rows R whose dW rows and
- * dy columns, R·(I + B) floats, fit TILE_BYTES, at least one; 0 (whole gradient) when that
- * tile holds every row or is not smaller than the weight. Bytes rounded to 16. */
+ * dy columns, R·(I + B) floats, fit TILE_BYTES, at least one; 0 (whole gradient) for a weight
+ * under TILED_MIN_BYTES or when that tile holds every row or is not smaller than the weight.
+ * Bytes rounded to 16. */
 static size_t tile_bytes(uint32_t units, uint32_t in, uint32_t batch)
 {
+    if (units * in * 4u < TILED_MIN_BYTES) return 0;
     uint32_t rows = TILE_BYTES / 4u / (in + batch);
     if (rows == 0) rows = 1;
     if (rows >= units || rows * (in + batch) >= units * in) return 0;
     return ((size_t)rows * (in + batch) * 4u + 15u) & ~(size_t)15u;
-}
-
-static size_t round16(size_t bytes)
-{
-    return (bytes + 15u) & ~(size_t)15u;
 }
 
 typedef struct model {
@@ -57,30 +57,30 @@ static uint8_t *mlp(int frozen_first, size_t *bytes)
 {
     ib_mlp_spec spec;
     ib_mlp_defaults(&spec);
-    spec.in = 40, spec.hidden = 60, spec.out = 24; /* W1 [60, 40]: 9,600 bytes; W2 [24, 60]: 5,760 */
-    spec.hidden_act = MT_OP_TANH;
+    spec.in = 16, spec.hidden = 64, spec.out = 64; /* W1 [64, 16]: 4,096 bytes; W2 [64, 64]: 16,384 */
+    spec.hidden_act = MT_OP_RELU;
     spec.frozen_first = frozen_first;
     return ib_build_mlp(&spec, bytes);
 }
 
-/* x[6,6,2] -> Conv 3x3x8 VALID relu [4,4,8] -> Dense 20 (W [20, 128]: 10,240 bytes) -> ReLU
+/* x[6,6,2] -> Conv 3x3x8 VALID relu [4,4,8] -> Dense 40 (W [40, 128]: 20,480 bytes) -> ReLU
  * -> Dense 12 -> Softmax, cross-entropy */
 static uint8_t *cnn(size_t *bytes)
 {
     static ib_model m;
-    static float w[4096];
+    static float w[6000];
     ib_init(&m);
     mt_test_seed(2024u);
-    for (int i = 0; i < 4096; i++) w[i] = mt_test_uniform(-0.3f, 0.3f);
+    for (int i = 0; i < 6000; i++) w[i] = mt_test_uniform(-0.3f, 0.3f);
     const int flags = MT_TENSOR_CONST | MT_TENSOR_TRAINABLE;
     const int32_t xd[3] = {6, 6, 2}, cw[4] = {8, 3, 3, 2}, c8[1] = {8}, yd[3] = {4, 4, 8};
-    const int32_t d1[2] = {20, 128}, u20[1] = {20}, d2[2] = {12, 20}, u12[1] = {12};
+    const int32_t d1[2] = {40, 128}, u40[1] = {40}, d2[2] = {12, 40}, u12[1] = {12};
     int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
     int k = ib_tensor(&m, MT_DTYPE_F32, flags, 4, cw, w), kb = ib_tensor(&m, MT_DTYPE_F32, flags, 1, c8, w + 200);
     int y = ib_tensor(&m, MT_DTYPE_F32, 0, 3, yd, NULL);
-    int w1 = ib_tensor(&m, MT_DTYPE_F32, flags, 2, d1, w + 300), b1 = ib_tensor(&m, MT_DTYPE_F32, flags, 1, u20, w);
-    int h = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u20, NULL), a = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u20, NULL);
-    int w2 = ib_tensor(&m, MT_DTYPE_F32, flags, 2, d2, w + 3000), b2 = ib_tensor(&m, MT_DTYPE_F32, flags, 1, u12, w + 50);
+    int w1 = ib_tensor(&m, MT_DTYPE_F32, flags, 2, d1, w + 300), b1 = ib_tensor(&m, MT_DTYPE_F32, flags, 1, u40, w);
+    int h = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u40, NULL), a = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u40, NULL);
+    int w2 = ib_tensor(&m, MT_DTYPE_F32, flags, 2, d2, w + 5500), b2 = ib_tensor(&m, MT_DTYPE_F32, flags, 1, u12, w + 50);
     int z = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u12, NULL), p = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, 1, u12, NULL);
     const int conv_in[3] = {x, k, kb}, d1_in[3] = {y, w1, b1}, d2_in[3] = {a, w2, b2};
     ib_spatial_params(&m, ib_op(&m, MT_OP_CONV2D, 3, conv_in, 1, &y), 0, 0, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU);
@@ -189,19 +189,19 @@ static mt_status note_gradient(void *user, const mt_buffer_info *b)
 static void test_plan_holds_one_tile(const model *mlp_model)
 {
     /* MLP tensors: x 0, W1 1, b1 2, h 3, a 4, W2 5, b2 6, z 7 */
-    const size_t t1 = tile_bytes(60, 40, BATCH), t2 = tile_bytes(24, 60, BATCH);
-    CHECK(t1 != 0 && t2 != 0 && t1 <= TILE_BYTES && t2 <= TILE_BYTES);
+    const size_t t2 = tile_bytes(64, 64, BATCH);
+    CHECK(tile_bytes(64, 16, BATCH) == 0 && t2 != 0 && t2 <= TILE_BYTES);
     mt_train_config cfg = config_for(mlp_model, 0, MT_REDUCTION_MEAN, 0);
     mt_memory_plan plan;
     gradient_buffers g;
     memset(&g, 0, sizeof g);
     CHECK_STATUS(mt_plan(mlp_model->img, mlp_model->bytes, &cfg, &plan), MT_OK);
     CHECK_STATUS(mt_plan_buffers(mlp_model->img, mlp_model->bytes, &cfg, note_gradient, &g), MT_OK);
-    CHECK_EQ_INT(plan.tiled_updates, 2);
-    CHECK_EQ_INT(plan.weight_tile_bytes, (long long)(t1 > t2 ? t1 : t2));
-    CHECK_EQ_INT(g.bytes[1], t1);
+    CHECK_EQ_INT(plan.tiled_updates, 1);
+    CHECK_EQ_INT(plan.weight_tile_bytes, t2);
+    CHECK_EQ_INT(g.bytes[1], 64 * 16 * 4); /* W1: whole, under 16 KiB */
     CHECK_EQ_INT(g.bytes[5], t2);
-    CHECK_EQ_INT(plan.gradient_bytes, t1 + t2 + round16(60 * 4) + round16(24 * 4));
+    CHECK_EQ_INT(plan.gradient_bytes, 64 * 16 * 4 + 64 * 4 + t2 + 64 * 4);
 
     /* accumulation, and the guard, keep every gradient whole */
     for (int mode = 0; mode < 2; mode++) {
@@ -211,37 +211,43 @@ static void test_plan_holds_one_tile(const model *mlp_model)
         CHECK_STATUS(mt_plan(mlp_model->img, mlp_model->bytes, &whole, &plan), MT_OK);
         CHECK_EQ_INT(plan.tiled_updates, 0);
         CHECK_EQ_INT(plan.weight_tile_bytes, 0);
-        CHECK_EQ_INT(plan.gradient_bytes, (60 * 40 + 60 + 24 * 60 + 24) * 4);
+        CHECK_EQ_INT(plan.gradient_bytes, (64 * 16 + 64 + 64 * 64 + 64) * 4);
     }
 
-    /* at least one row, even past 4 KiB; and a tile not smaller than its weight is none: at
-     * batch 2000, W1's one row (40 + 2000 floats) is smaller than W1 (2,400), W2's (60 + 2000)
-     * is not smaller than W2 (1,440), whose gradient stays whole */
-    cfg.batch_size = 2000;
-    CHECK_EQ_INT(tile_bytes(60, 40, 2000), 4u * (40 + 2000));
-    CHECK_EQ_INT(tile_bytes(24, 60, 2000), 0);
+    /* at least one row, even past 4 KiB; and no tile that is not smaller than its weight:
+     * at batch 3000 one row of W2 is 64 + 3000 floats, fewer than W2's 4,096; at 4100 not */
+    cfg.batch_size = 3000;
+    CHECK_EQ_INT(tile_bytes(64, 64, 3000), 4u * (64 + 3000));
     CHECK_STATUS(mt_plan(mlp_model->img, mlp_model->bytes, &cfg, &plan), MT_OK);
     CHECK_EQ_INT(plan.tiled_updates, 1);
-    CHECK_EQ_INT(plan.weight_tile_bytes, 4u * (40 + 2000));
-    CHECK_EQ_INT(plan.gradient_bytes, 4u * (40 + 2000) + round16(60 * 4) + 24 * 60 * 4 + round16(24 * 4));
+    CHECK_EQ_INT(plan.weight_tile_bytes, 4u * (64 + 3000));
+    cfg.batch_size = 4100;
+    CHECK_EQ_INT(tile_bytes(64, 64, 4100), 0);
+    CHECK_STATUS(mt_plan(mlp_model->img, mlp_model->bytes, &cfg, &plan), MT_OK);
+    CHECK_EQ_INT(plan.tiled_updates, 0);
+    CHECK_EQ_INT(plan.gradient_bytes, (64 * 16 + 64 + 64 * 64 + 64) * 4);
 }
 
 /* ---- the guard ---- */
 
 static void test_guard_refuses_before_any_tile(const model *mlp_model)
 {
-    /* SGD with decay: w - lr·(g + wd·w) = w·(1 - lr·wd) - lr·g. One weight of W1's last row at
-     * 3e38 (its unit's tanh saturates, so the loss stays finite) gives 3e38·(1 - 2.5) = -4.5e38:
-     * the last tile's update overflows, every other element's is finite. */
+    /* SGD with decay: w - lr·(g + wd·w) = w·(1 - lr·wd) - lr·g. Hidden unit 63 is dead on
+     * every row (b1[63] = -1000: ReLU gives 0), so W2[63][63] = 1e38 changes no output and
+     * gets a zero gradient, and its update 1e38·(1 - 5·0.9) = -3.5e38 overflows: the last
+     * tile of W2 is refused, every other element's update is finite. W2's op is the first
+     * backward, so nothing at all is updated. */
     mt_train_config cfg = config_for(mlp_model, 0, MT_REDUCTION_MEAN, 0);
-    cfg.learning_rate = 5.0f, cfg.weight_decay = 0.5f;
+    cfg.learning_rate = 5.0f, cfg.weight_decay = 0.9f;
     sess a;
     CHECK_STATUS(sess_open(&a, mlp_model->img, mlp_model->bytes, &cfg), MT_OK);
-    mt_param_info w1;
-    CHECK_STATUS(mt_session_param(a.s, 0, &w1), MT_OK);
-    CHECK(w1.trained && w1.count == 60 * 40);
-    w1.data[59 * 40 + 3] = 3e38f;
-    float before[4][2400];
+    mt_param_info b1, w2;
+    CHECK_STATUS(mt_session_param(a.s, 1, &b1), MT_OK);
+    CHECK_STATUS(mt_session_param(a.s, 2, &w2), MT_OK);
+    CHECK(b1.trained && b1.count == 64 && w2.trained && w2.count == 64 * 64);
+    b1.data[63] = -1000.0f;
+    w2.data[63 * 64 + 63] = 1e38f;
+    float before[4][4096];
     int32_t counts[4];
     for (int p = 0; p < 4; p++) {
         const float *w = param_data(a.s, p, &counts[p]); /* sets counts[p] first */
@@ -252,29 +258,33 @@ static void test_guard_refuses_before_any_tile(const model *mlp_model)
     feed(a.s, mlp_model, BATCH, 5u);
     CHECK_STATUS(mt_session_train_step(a.s, BATCH, &loss), MT_ERR_NUMERIC);
     CHECK(isfinite(loss));
-    int64_t errors = 0, step = 0;
+    int64_t errors = 0, step = -1;
     mt_session_numeric_errors(a.s, &errors);
     mt_session_counters(a.s, &step, NULL);
     CHECK_EQ_INT(errors, 1);
-    CHECK_EQ_INT(step, 1); /* W2 and b2 took this step's update */
+    CHECK_EQ_INT(step, 0);
     mt_error_detail where;
     mt_session_last_error(a.s, &where);
-    CHECK_EQ_INT(where.op_index, 0);
-    CHECK_EQ_INT(where.tensor_index, 1);
+    CHECK_EQ_INT(where.op_index, 2);
+    CHECK_EQ_INT(where.tensor_index, 5);
     int32_t n;
-    /* no element of W1 changed, not even its first tiles', whose updates were finite */
-    CHECK(memcmp(param_data(a.s, 0, &n), before[0], 4u * (size_t)counts[0]) == 0);
-    CHECK(memcmp(param_data(a.s, 1, &n), before[1], 4u * (size_t)counts[1]) == 0); /* b1: not reached */
-    CHECK(memcmp(param_data(a.s, 2, &n), before[2], 4u * (size_t)counts[2]) != 0); /* W2 */
-    CHECK(memcmp(param_data(a.s, 3, &n), before[3], 4u * (size_t)counts[3]) != 0); /* b2 */
+    /* no element of W2 changed, not even its first tiles', whose updates were finite */
+    for (int p = 0; p < 4; p++) CHECK(memcmp(param_data(a.s, p, &n), before[p], 4u * (size_t)counts[p]) == 0);
+
+    /* at a rate that overflows nothing, the same batch updates every tile, the first and last */
+    CHECK_STATUS(mt_session_set_learning_rate(a.s, 0.01f), MT_OK);
+    CHECK_STATUS(mt_session_train_step(a.s, BATCH, &loss), MT_OK);
+    const float *w = param_data(a.s, 2, &n);
+    CHECK(memcmp(w, before[2], 4u * 8u * 64u) != 0);
+    CHECK(memcmp(w + 56 * 64, before[2] + 56 * 64, 4u * 8u * 64u) != 0);
     free(a.block);
 }
 
 int main(void)
 {
     model models[3] = {
-        {"mlp", NULL, 0, 40, 24, MT_LOSS_MSE, 2},
-        {"mlp, first layer frozen", NULL, 0, 40, 24, MT_LOSS_MSE, 1},
+        {"mlp", NULL, 0, 16, 64, MT_LOSS_MSE, 1},
+        {"mlp, first layer frozen", NULL, 0, 16, 64, MT_LOSS_MSE, 1},
         {"cnn", NULL, 0, 72, 12, MT_LOSS_CATEGORICAL_CROSSENTROPY, 1},
     };
     models[0].img = mlp(0, &models[0].bytes);
