@@ -97,6 +97,9 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
 uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
 {
     if (!f->fused_update || !bit_get(&f->trained, index)) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, index, &w);
+    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0; /* before the walk over the ops */
     int32_t reader = -1;
     for (uint32_t o = 0; o < img->num_ops; ++o) {
         mt_op_desc op;

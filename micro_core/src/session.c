@@ -193,32 +193,27 @@ static void begin_update(mt_session *s)
     s->beta2_power = beta2_power;
 }
 
-/* A block of trained weight t to update: elements [first, first + count) of t and of its
- * optimizer state and reference, and their gradient (t->grad + first, or a tile's). */
+/* A block of a trained weight to update, its pointers resolved once: elements [first,
+ * first + count) of the weight, of its optimizer state and reference, and their gradient. */
 typedef struct update_block {
-    mt_tensor_rt *t;
-    size_t first, count;
-    const float *grad;
+    float *w;         /* the arena's copy of the weights */
+    const float *g;   /* their gradient (t->grad, or a tile's) */
+    float *m, *v;     /* optimizer state: SGD's momentum in m, Adam's m and v; NULL when none */
+    const float *ref; /* the proximal term's reference, NULL when the term is off */
+    size_t count;
 } update_block;
 
-static update_block whole_tensor(mt_tensor_rt *t)
+static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t count, const float *grad,
+                     update_block *b)
 {
-    const update_block b = {t, 0, t->count, t->grad};
-    return b;
-}
-
-/* The block's proximal term: its part of the reference (NULL when the term is off). */
-static mt_proximal proximal_of(const mt_session *s, const update_block *b)
-{
-    const float *ref = mt_reference_of(s, b->t);
-    const mt_proximal prox = {ref ? ref + b->first : NULL, s->cfg.proximal_mu};
-    return prox;
-}
-
-/* Optimizer state array k (SGD's momentum: 0; Adam's m: 0, v: 1) of the block, or NULL. */
-static float *state_of(const update_block *b, uint32_t k)
-{
-    return b->t->opt_state ? b->t->opt_state + (size_t)k * b->t->count + b->first : NULL;
+    const float *ref = mt_reference_of(s, t);
+    const int adam = s->cfg.optimizer != MT_OPTIMIZER_SGD;
+    b->w = t->mutable_data + first;
+    b->g = grad;
+    b->m = t->opt_state ? t->opt_state + first : NULL;
+    b->v = t->opt_state && adam ? t->opt_state + t->count + first : NULL;
+    b->ref = ref ? ref + first : NULL;
+    b->count = count;
 }
 
 /* The numeric guard: 1 when the block's gradient is finite and its update at the given β
@@ -230,13 +225,12 @@ static int update_is_finite(const mt_session *s, const update_block *b, float gr
                             double beta2_power)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = proximal_of(s, b);
-    const float *w = b->t->data + b->first;
+    const mt_proximal prox = {b->ref, c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        return mt_kernel_sgd_update_is_finite_f32(w, b->grad, state_of(b, 0), b->count, s->learning_rate,
-                                                  c->momentum, c->weight_decay, grad_scale, prox);
-    return mt_kernel_adam_update_is_finite_f32(w, b->grad, state_of(b, 0), state_of(b, 1), b->count,
-                                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+        return mt_kernel_sgd_update_is_finite_f32(b->w, b->g, b->m, b->count, s->learning_rate, c->momentum,
+                                                  c->weight_decay, grad_scale, prox);
+    return mt_kernel_adam_update_is_finite_f32(b->w, b->g, b->m, b->v, b->count, s->learning_rate, c->beta1,
+                                               c->beta2, c->epsilon, c->weight_decay,
                                                c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
                                                grad_scale, prox);
 }
@@ -245,16 +239,14 @@ static int update_is_finite(const mt_session *s, const update_block *b, float gr
 static void apply_update(mt_session *s, const update_block *b, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = proximal_of(s, b);
-    float *w = b->t->mutable_data + b->first;
+    const mt_proximal prox = {b->ref, c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        mt_kernel_sgd_update_f32(w, b->grad, state_of(b, 0), b->count, s->learning_rate, c->momentum,
-                                 c->weight_decay, grad_scale, prox);
+        mt_kernel_sgd_update_f32(b->w, b->g, b->m, b->count, s->learning_rate, c->momentum, c->weight_decay,
+                                 grad_scale, prox);
     else
-        mt_kernel_adam_update_f32(w, b->grad, state_of(b, 0), state_of(b, 1), b->count, s->learning_rate,
-                                  c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                                  c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
-                                  prox);
+        mt_kernel_adam_update_f32(b->w, b->g, b->m, b->v, b->count, s->learning_rate, c->beta1, c->beta2,
+                                  c->epsilon, c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
+                                  s->beta1_power, s->beta2_power, grad_scale, prox);
 }
 
 /* The scale that turns summed gradients into the configured reduction. */
@@ -297,7 +289,8 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
     for (int pass = 0; pass < 2; ++pass) { /* 0: guard every tile; 1: apply every tile */
         for (uint32_t first = 0; first < rows; first += tile_rows) {
             const uint32_t r = rows - first < tile_rows ? rows - first : tile_rows;
-            const update_block b = {t, (size_t)first * row, (size_t)r * row, t->grad};
+            update_block b;
+            block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
             tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
             if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
                 s->numeric_errors += 1; /* stop before it: none of t's elements changed */
@@ -336,7 +329,8 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
                 if (st != MT_OK) return st;
                 continue;
             }
-            const update_block b = whole_tensor(t);
+            update_block b;
+            block_of(s, t, 0, t->count, t->grad, &b);
             if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
@@ -415,7 +409,9 @@ mt_status mt_session_optimizer_step(mt_session *s)
     double beta1_power, beta2_power;
     next_powers(s, &beta1_power, &beta2_power);
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
-        const update_block b = whole_tensor(&s->tensors[s->trained[k]]);
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        update_block b;
+        block_of(s, t, 0, t->count, t->grad, &b);
         if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
@@ -423,7 +419,9 @@ mt_status mt_session_optimizer_step(mt_session *s)
     }
     begin_update(s);
     for (int32_t k = 0; k < s->num_trained; ++k) {
-        const update_block b = whole_tensor(&s->tensors[s->trained[k]]);
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        update_block b;
+        block_of(s, t, 0, t->count, t->grad, &b);
         apply_update(s, &b, grad_scale);
     }
     return MT_OK;
