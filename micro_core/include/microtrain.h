@@ -335,8 +335,9 @@ typedef struct mt_train_config {
     const uint8_t *trainable_op_mask;
     /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
      *  gradients never need to be live all at once; a weight of 16 KiB or more read by one
-     *  Dense alone even gets its gradient a block of output rows at a time, one tile of at
-     *  most 4 KiB (or one row) in the arena: mt_memory_plan.tiled_updates); 1: keep gradients for
+     *  Dense or Conv2D alone even gets its gradient a block of output rows at a time, one
+     *  tile of at most 4 KiB (or one row) in the arena: mt_memory_plan.tiled_updates); 1:
+     *  keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). Both give the same bits. */
     int32_t accumulate_gradients;
     /** The numeric guard never lets an update write a NaN or infinity: an update is refused
@@ -404,7 +405,8 @@ typedef struct mt_memory_plan {
      *  the plan places in this order alone. */
     int32_t placement_order;
     /** Trained weights updated in tiles (ABI 12): with fused updates, a weight of 16 KiB or
-     *  more read by one Dense alone gets its gradient a block of output rows at a time (one
+     *  more read by one Dense or Conv2D alone gets its gradient a block of output rows
+     *  (units, output channels) at a time (one
      *  tile: weight_tile_bytes, counted in gradient_bytes instead of the whole gradient;
      *  every block computed and guarded, then each computed again and applied); the same
      *  bits as the whole gradient, at the cost of computing its dW twice.

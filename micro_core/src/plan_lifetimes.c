@@ -56,7 +56,9 @@ uint32_t mt_plan_round_up(uint64_t bytes)
 /*
  * Updates in tiles. A trained weight's gradient, with fused updates, is otherwise a buffer as
  * large as the weight, alive during its op's backward; where the op computes each output row
- * of dW as a sum of its own (Dense: dW[u,:] = Σ_b dy[b,u]·x[b,:]), the session computes and
+ * of dW as a sum of its own (Dense: dW[u,:] = Σ_b dy[b,u]·x[b,:]; Conv2D: dW[oc,...] over the
+ * batch and the output pixels; not DepthwiseConv2D, whose [1, KH, KW, C] weights have one
+ * row, and whose gradients are small), the session computes and
  * applies it a block of rows at a time (session.c, update_in_tiles), so the layer costs its
  * weights and optimizer state plus one tile. A tile is the most whole rows whose floats (their
  * dW and what computing it reads besides) fit MT_WEIGHT_TILE_BYTES, and at least one row:

@@ -163,7 +163,7 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
     for (int k = 0; k < count; ++k) {
         if (tensors[k] == MT_NO_TENSOR) continue;
         mt_tensor_rt *t = &s->tensors[tensors[k]];
-        if (t->grad == NULL || t->grad_zero_at != at) continue;
+        if (t->grad == NULL || t->grad_zero_at != at || t->tiled) continue; /* a tile: written whole */
         if (writer_zeroes_weight && k == 1 && (t->flags & MT_TENSOR_CONST)) {
             t->grad_fresh = 1;
             continue;

@@ -1,15 +1,16 @@
 /*
- * test_tiled_updates: a trained Dense weight of 16 KiB or more is updated a block of output
- * rows at a time (tiles of 4 KiB) with fused updates (plan_lifetimes.c, session.c
- * update_in_tiles).
+ * test_tiled_updates: a trained Dense or Conv2D weight of 16 KiB or more is updated a block of
+ * output rows (units, output channels) at a time, tiles of 4 KiB, with fused updates
+ * (plan_lifetimes.c, session.c update_in_tiles).
  *
  *   - bits: a fused step with tiles equals the buffered step (accumulate_gradients = 1:
  *     zero_grad + accumulate + optimizer_step, whole gradients) bit for bit, loss and every
  *     weight, over three steps (momentum and Adam's moments carry over), for SGD, SGD with
  *     momentum and decay, Adam with the proximal term, AdamW; whole and partial batches, MEAN
  *     and SUM; an MLP whose second Dense is tiled and first is not (the dx below the tiled
- *     layer comes from its old weights), the same with its first layer frozen, and a CNN
- *     (Conv2D into two Dense, the first tiled); at every kernel level this machine runs
+ *     layer comes from its old weights), the same with its first layer frozen, a CNN (Conv2D
+ *     into two Dense, the first tiled), a tiled 3x3 Conv2D, and a tiled 1x1 Conv2D (Dense
+ *     over the pixels) over a trained 3x3 one; at every kernel level this machine runs
  *     (portable, AVX2, AVX-512);
  *   - the plan: which weights are tiled (tiled_updates), each one's gradient buffer one tile
  *     of the most whole rows whose dW and dy columns fit 4096 bytes (mt_plan_buffers and
@@ -87,6 +88,48 @@ static uint8_t *cnn(size_t *bytes)
     ib_op(&m, MT_OP_DENSE, 3, d1_in, 1, &h);
     ib_op(&m, MT_OP_RELU, 1, &h, 1, &a);
     ib_op(&m, MT_OP_DENSE, 3, d2_in, 1, &z);
+    ib_op(&m, MT_OP_SOFTMAX, 1, &z, 1, &p);
+    ib_input(&m, x);
+    ib_output(&m, p);
+    return ib_build(&m, bytes);
+}
+
+/* A trainable CONST tensor of uniform [-0.2, 0.2) weights */
+static int param(ib_model *m, int ndim, const int32_t *dims, int count)
+{
+    static float w[IB_MAX_FLOATS];
+    for (int i = 0; i < count; i++) w[i] = mt_test_uniform(-0.2f, 0.2f);
+    return ib_tensor(m, MT_DTYPE_F32, MT_TENSOR_CONST | MT_TENSOR_TRAINABLE, ndim, dims, w);
+}
+
+/* x[S,S,C] -> Conv KxKx64 SAME relu (W [64, K, K, C]) -> [then, pointwise: Conv 1x1x64 relu
+ * (W [64, 1, 1, 64])] -> GlobalAveragePool -> Dense 5 -> Softmax, cross-entropy */
+static uint8_t *conv_net(int S, int C, int K, int pointwise, size_t *bytes)
+{
+    static ib_model m;
+    ib_init(&m);
+    mt_test_seed(777u + (unsigned)K);
+    const int32_t xd[3] = {S, S, C}, wd[4] = {64, K, K, C}, pd[4] = {64, 1, 1, 64}, c64[1] = {64};
+    const int32_t yd[3] = {S, S, 64}, dd[2] = {5, 64}, c5[1] = {5};
+    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
+    int w = param(&m, 4, wd, 64 * K * K * C), b = param(&m, 1, c64, 64);
+    int y = ib_tensor(&m, MT_DTYPE_F32, 0, 3, yd, NULL);
+    const int conv_in[3] = {x, w, b};
+    ib_spatial_params(&m, ib_op(&m, MT_OP_CONV2D, 3, conv_in, 1, &y), 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
+    if (pointwise) {
+        int pw = param(&m, 4, pd, 64 * 64), pb = param(&m, 1, c64, 64);
+        int py = ib_tensor(&m, MT_DTYPE_F32, 0, 3, yd, NULL);
+        const int pw_in[3] = {y, pw, pb};
+        ib_spatial_params(&m, ib_op(&m, MT_OP_CONV2D, 3, pw_in, 1, &py), 0, 0, 1, 1, MT_PADDING_VALID,
+                          MT_FUSED_RELU);
+        y = py;
+    }
+    int g = ib_tensor(&m, MT_DTYPE_F32, 0, 1, c64, NULL);
+    ib_op(&m, MT_OP_GLOBAL_AVERAGE_POOL, 1, &y, 1, &g);
+    int dw = param(&m, 2, dd, 5 * 64), db = param(&m, 1, c5, 5);
+    int z = ib_tensor(&m, MT_DTYPE_F32, 0, 1, c5, NULL), p = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, 1, c5, NULL);
+    const int dense_in[3] = {g, dw, db};
+    ib_op(&m, MT_OP_DENSE, 3, dense_in, 1, &z);
     ib_op(&m, MT_OP_SOFTMAX, 1, &z, 1, &p);
     ib_input(&m, x);
     ib_output(&m, p);
@@ -282,17 +325,24 @@ static void test_guard_refuses_before_any_tile(const model *mlp_model)
 
 int main(void)
 {
-    model models[3] = {
+    model models[5] = {
         {"mlp", NULL, 0, 16, 64, MT_LOSS_MSE, 1},
         {"mlp, first layer frozen", NULL, 0, 16, 64, MT_LOSS_MSE, 1},
         {"cnn", NULL, 0, 72, 12, MT_LOSS_CATEGORICAL_CROSSENTROPY, 1},
+        /* Conv 3x3x64 over 8 channels: W 18,432 bytes, tiles of 4 channels (72 + 5·36 floats each) */
+        {"conv 3x3 tiled", NULL, 0, 6 * 6 * 8, 5, MT_LOSS_CATEGORICAL_CROSSENTROPY, 1},
+        /* Conv 3x3x64 over 4 (9,216 bytes, whole) into Conv 1x1x64 (16,384 bytes, tiled as Dense
+         * over the pixels: 9 channels of 64 + 5·16 floats a tile) */
+        {"conv 1x1 tiled over conv", NULL, 0, 4 * 4 * 4, 5, MT_LOSS_CATEGORICAL_CROSSENTROPY, 1},
     };
     models[0].img = mlp(0, &models[0].bytes);
     models[1].img = mlp(1, &models[1].bytes);
     models[2].img = cnn(&models[2].bytes);
-    test_tiled_equals_buffered(models, 3);
+    models[3].img = conv_net(6, 8, 3, 0, &models[3].bytes);
+    models[4].img = conv_net(4, 4, 3, 1, &models[4].bytes);
+    test_tiled_equals_buffered(models, 5);
     test_plan_holds_one_tile(&models[0]);
     test_guard_refuses_before_any_tile(&models[0]);
-    for (int k = 0; k < 3; k++) free(models[k].img);
+    for (int k = 0; k < 5; k++) free(models[k].img);
     return MT_TEST_END();
 }

@@ -168,7 +168,7 @@ static uint32_t dense_tile_floats(const mt_image *img, const mt_op_desc *op, uin
     return rows * (w.dims[1] + batch);
 }
 
-static void dense_grad_rows(const mt_op_desc *op, const mt_tensor_rt *t, uint32_t n, uint32_t first,
+static void dense_grad_rows(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first,
                             uint32_t rows, float *tile)
 {
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *y = &t[op->outputs[0]];

@@ -75,14 +75,17 @@ uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs);
 uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs);
 
 /* An op whose trained weight (input 1) can be updated in tiles: blocks of its output rows
- * (dims[0]: Dense's units), each row's gradient a sum of its own (ops/dense.c). */
+ * (dims[0]: Dense's units, Conv2D's output channels), each row's gradient a sum of its own
+ * (ops/dense.c, ops/conv2d.c). */
 typedef struct mt_weight_tiling {
     /* floats a tile of `rows` output rows takes at batch size `batch`: the rows of dW and
-     * whatever else computing them needs (Dense: the rows' dy columns, B·rows floats) */
+     * whatever else computing them needs (the rows' dy columns: B·rows floats for Dense,
+     * B·OH·OW·rows for Conv2D) */
     uint32_t (*tile_floats)(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows);
     /* dW[first .. first + rows) over rows 0..n-1 of the batch, written (0 + Σ, the sums and
-     * order of the op's backward) to tile[0 .. rows · row elements) */
-    void (*grad_rows)(const mt_op_desc *op, const mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+     * order of the op's backward) to tile[0 .. rows · row elements), after the op's backward
+     * (which leaves a tiled weight's gradient alone and has masked dy by its activation) */
+    void (*grad_rows)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
                       float *tile);
 } mt_weight_tiling;
 

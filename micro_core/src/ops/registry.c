@@ -45,9 +45,10 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type)
 
 /* Ops whose weight gradient can be computed in blocks of output rows (kernel.h); the same
  * folding as above leaves an op out of the build unreferenced. */
-extern const mt_weight_tiling mt_weight_tiling_dense;
+extern const mt_weight_tiling mt_weight_tiling_dense, mt_weight_tiling_conv2d;
 static const mt_weight_tiling *const tiling_table[] = {
     [MT_OP_DENSE] = MT_BUILT(DENSE) ? &mt_weight_tiling_dense : NULL,
+    [MT_OP_CONV2D] = MT_BUILT(CONV2D) ? &mt_weight_tiling_conv2d : NULL,
 };
 
 const mt_weight_tiling *mt_weight_tiling_for(uint32_t type)
