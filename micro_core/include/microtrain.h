@@ -336,7 +336,8 @@ typedef struct mt_train_config {
     /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
      *  gradients never need to be live all at once; a weight of 16 KiB or more read by one
      *  Dense or Conv2D alone even gets its gradient a block of output rows at a time, one
-     *  tile of at most 4 KiB (or one row) in the arena: mt_memory_plan.tiled_updates); 1:
+     *  tile of at most 4 KiB (or one row) in the arena, where that makes the arena smaller:
+     *  mt_memory_plan.tiled_updates); 1:
      *  keep gradients for
      *  mt_session_accumulate() / mt_session_optimizer_step(). Both give the same bits. */
     int32_t accumulate_gradients;
@@ -409,8 +410,10 @@ typedef struct mt_memory_plan {
      *  (units, output channels) at a time (one
      *  tile: weight_tile_bytes, counted in gradient_bytes instead of the whole gradient;
      *  every block computed and guarded, then each computed again and applied); the same
-     *  bits as the whole gradient, at the cost of computing its dW twice.
-     *  0 with accumulate_gradients or guard_gradients (they keep every gradient whole). */
+     *  bits as the whole gradient, at the cost of computing its dW twice. Only where the
+     *  arena is smaller so (the whole gradient may share bytes with activations dead by
+     *  then, an int8 backbone's); 0 with accumulate_gradients or guard_gradients (they keep
+     *  every gradient whole). */
     int32_t tiled_updates;
     /** The largest such tile, in bytes (ABI 12); 0 when tiled_updates is 0. */
     int32_t weight_tile_bytes;

@@ -41,6 +41,7 @@ typedef struct graph_facts {
     int32_t fused_op, fusion;
     uint32_t output;
     int fused_update;
+    int tiles; /* 1: weights the rule allows are updated in tiles (mt_plan_weight_tile_bytes) */
 } graph_facts;
 
 uint16_t mt_plan_forward_time(uint32_t o);

@@ -93,12 +93,13 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
 }
 
 /* Bytes of the one tile trained weight `index` is updated in, or 0 when its gradient is whole:
- * fused updates only (accumulation keeps every gradient; the guard checks them all at once),
- * a weight of at least MT_TILED_MIN_BYTES read by one op alone, as its input 1 alone, an op
- * with a tiling whose tile is smaller than the weight. */
+ * tiles on (the planner keeps them where they make the arena smaller), fused updates only
+ * (accumulation keeps every gradient; the guard checks them all at once), a weight of at least
+ * MT_TILED_MIN_BYTES read by one op alone, as its input 1 alone, an op with a tiling whose
+ * tile is smaller than the weight. */
 uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
 {
-    if (!f->fused_update || !bit_get(&f->trained, index)) return 0;
+    if (!f->tiles || !f->fused_update || !bit_get(&f->trained, index)) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, index, &w);
     if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0; /* before the walk over the ops */

@@ -15,7 +15,8 @@
  *   - the plan: which weights are tiled (tiled_updates), each one's gradient buffer one tile
  *     of the most whole rows whose dW and dy columns fit 4096 bytes (mt_plan_buffers and
  *     gradient_bytes, recomputed here from that rule), the whole gradient for a weight under
- *     16 KiB or where the tile would not be smaller, none with accumulation or the guard;
+ *     16 KiB or where the tile would not be smaller, none with accumulation or the guard,
+ *     none where the whole gradient shares bytes that tiles would leave unused anyway;
  *   - the guard: an update that would overflow in the last tile of W2 alone refuses the step
  *     before any element of W2 changes (its earlier tiles included), as without tiles.
  */
@@ -271,6 +272,46 @@ static void test_plan_holds_one_tile(const model *mlp_model)
     CHECK_EQ_INT(plan.gradient_bytes, (64 * 16 + 64 + 64 * 64 + 64) * 4);
 }
 
+/* x[32,32,4] -> Conv 3x3x16 SAME (frozen) [32,32,16] -> GlobalAveragePool -> Dense 256
+ * (W [256, 16], 16,384 bytes: tiles allowed), MSE. The conv's output (65,536 bytes at batch 1)
+ * is dead by the Dense's backward, whose whole gradient takes its bytes: tiles would make the
+ * arena no smaller, so the planner keeps the whole gradient (and its one dW pass). */
+static void test_tiles_only_where_they_make_the_arena_smaller(void)
+{
+    static ib_model m;
+    ib_init(&m);
+    mt_test_seed(99u);
+    const int32_t xd[3] = {32, 32, 4}, wd[4] = {16, 3, 3, 4}, c16[1] = {16}, yd[3] = {32, 32, 16};
+    const int32_t dd[2] = {256, 16}, c256[1] = {256};
+    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
+    int w = param(&m, 4, wd, 16 * 9 * 4), b = param(&m, 1, c16, 16);
+    int y = ib_tensor(&m, MT_DTYPE_F32, 0, 3, yd, NULL), g = ib_tensor(&m, MT_DTYPE_F32, 0, 1, c16, NULL);
+    const int conv_in[3] = {x, w, b};
+    ib_spatial_params(&m, ib_op(&m, MT_OP_CONV2D, 3, conv_in, 1, &y), 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
+    ib_op(&m, MT_OP_GLOBAL_AVERAGE_POOL, 1, &y, 1, &g);
+    int dw = param(&m, 2, dd, 256 * 16), db = param(&m, 1, c256, 256);
+    int z = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, 1, c256, NULL);
+    const int dense_in[3] = {g, dw, db};
+    ib_op(&m, MT_OP_DENSE, 3, dense_in, 1, &z);
+    ib_input(&m, x);
+    ib_output(&m, z);
+    size_t bytes;
+    uint8_t *img = ib_build(&m, &bytes);
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    cfg.num_trainable_ops = 1;
+    mt_memory_plan plan;
+    CHECK_STATUS(mt_plan(img, bytes, &cfg, &plan), MT_OK);
+    CHECK(tile_bytes(256, 16, 1) != 0); /* allowed by the rule */
+    CHECK_EQ_INT(plan.tiled_updates, 0);
+    CHECK_EQ_INT(plan.gradient_bytes, (256 * 16 + 256) * 4);
+    /* and a session laid out from that plan trains with whole gradients */
+    sess a;
+    CHECK_STATUS(sess_open(&a, img, bytes, &cfg), MT_OK);
+    CHECK_STATUS(mt_session_train_step(a.s, 1, NULL), MT_OK);
+    free(a.block), free(img);
+}
+
 /* ---- the guard ---- */
 
 static void test_guard_refuses_before_any_tile(const model *mlp_model)
@@ -342,6 +383,7 @@ int main(void)
     models[4].img = conv_net(4, 4, 3, 1, &models[4].bytes);
     test_tiled_equals_buffered(models, 5);
     test_plan_holds_one_tile(&models[0]);
+    test_tiles_only_where_they_make_the_arena_smaller();
     test_guard_refuses_before_any_tile(&models[0]);
     for (int k = 0; k < 5; k++) free(models[k].img);
     return MT_TEST_END();
