@@ -17,6 +17,7 @@
  *     gradient_bytes, recomputed here from that rule), the whole gradient for a weight under
  *     16 KiB or where the tile would not be smaller, none with accumulation or the guard,
  *     none where the whole gradient shares bytes that tiles would leave unused anyway;
+ *   - a checkpoint of a session with tiles loads into another, both then step alike;
  *   - the guard: an update that would overflow in the last tile of W2 alone refuses the step
  *     before any element of W2 changes (its earlier tiles included), as without tiles.
  */
@@ -27,6 +28,7 @@
 #include "image_builder.h"
 #include "kernel_levels_util.h"
 #include "microtrain.h"
+#include "microtrain_checkpoint.h"
 #include "mt_test.h"
 #include "session_util.h"
 
@@ -312,6 +314,33 @@ static void test_tiles_only_where_they_make_the_arena_smaller(void)
     free(a.block), free(img);
 }
 
+/* A checkpoint of a session with tiles loads into another and both train on with the same
+ * bits: loading clears no fused gradient (a tile is not the weight's size). */
+static void test_checkpoint_round_trip_with_tiles(const model *mlp_model)
+{
+    mt_train_config cfg = config_for(mlp_model, 2, MT_REDUCTION_MEAN, 0); /* Adam, proximal */
+    sess a, b;
+    CHECK_STATUS(sess_open(&a, mlp_model->img, mlp_model->bytes, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&b, mlp_model->img, mlp_model->bytes, &cfg), MT_OK);
+    mt_memory_plan plan;
+    CHECK_STATUS(mt_session_plan(b.s, &plan), MT_OK);
+    CHECK_EQ_INT(plan.tiled_updates, 1);
+    for (int step = 0; step < 2; step++) {
+        feed(a.s, mlp_model, BATCH, 40u + (unsigned)step);
+        CHECK_STATUS(mt_session_train_step(a.s, BATCH, NULL), MT_OK);
+    }
+    static uint8_t checkpoint[200000];
+    size_t written = 0;
+    CHECK_STATUS(mt_checkpoint_save_buffer(a.s, 1, NULL, 0, checkpoint, sizeof checkpoint, &written), MT_OK);
+    CHECK_STATUS(mt_checkpoint_load_buffer(b.s, checkpoint, written, NULL, NULL), MT_OK);
+    float la = 1.f, lb = 2.f;
+    feed(a.s, mlp_model, BATCH, 50u), feed(b.s, mlp_model, BATCH, 50u);
+    CHECK_STATUS(mt_session_train_step(a.s, BATCH, &la), MT_OK);
+    CHECK_STATUS(mt_session_train_step(b.s, BATCH, &lb), MT_OK);
+    CHECK(memcmp(&la, &lb, sizeof la) == 0 && same_params(a.s, b.s) && same_counters(a.s, b.s));
+    free(a.block), free(b.block);
+}
+
 /* ---- the guard ---- */
 
 static void test_guard_refuses_before_any_tile(const model *mlp_model)
@@ -384,6 +413,7 @@ int main(void)
     test_tiled_equals_buffered(models, 5);
     test_plan_holds_one_tile(&models[0]);
     test_tiles_only_where_they_make_the_arena_smaller();
+    test_checkpoint_round_trip_with_tiles(&models[0]);
     test_guard_refuses_before_any_tile(&models[0]);
     for (int k = 0; k < 5; k++) free(models[k].img);
     return MT_TEST_END();
