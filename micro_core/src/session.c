@@ -263,12 +263,6 @@ static int repeats_earlier_input(const mt_op_desc *op, int k)
     return 0;
 }
 
-/* Backward from the last op down to the first trained one; ops whose outputs carry
- * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss.
- * With fused updates, a weight is updated as soon as its last gradient term is added:
- * its op's backward has already used the old value for dx. Each update is checked just
- * before it (guard_gradients = 0): a refused one stops the step there; the counters advance
- * with the step's first applied update, so a step refused before any update changes none. */
 /*
  * The update of trained weight t, input 1 of op o, in tiles (t->tiled; plan_lifetimes.c):
  * t->grad holds one tile of R output rows, and the op's backward has computed everything but
@@ -303,6 +297,12 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
     return MT_OK;
 }
 
+/* Backward from the last op down to the first trained one; ops whose outputs carry
+ * no gradient (nothing trained upstream) are skipped, as is the op fused into the loss.
+ * With fused updates, a weight is updated as soon as its last gradient term is added:
+ * its op's backward has already used the old value for dx. Each update is checked just
+ * before it (guard_gradients = 0): a refused one stops the step there; the counters advance
+ * with the step's first applied update, so a step refused before any update changes none. */
 static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
 {
     int begun = 0;
