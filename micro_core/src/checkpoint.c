@@ -391,7 +391,9 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
             if (reference && (st = fetch_floats(r, off, reference, t->count)) != MT_OK) return st;
             off += 4u * t->count;
         }
-        memset(t->grad, 0, 4u * t->count);
+        /* accumulated gradients start again; fused ones (a tile, for a weight updated in
+         * tiles) are zeroed by every step before their first writer */
+        if (!s->plan.fused_update) memset(t->grad, 0, 4u * t->count);
     }
     s->accumulated_rows = 0;
     s->step = c->step;

@@ -32,6 +32,9 @@ typedef struct mt_tensor_rt {
     uint8_t trained : 1;    /* a weight the optimizer updates */
     uint8_t grad_fresh : 1; /* grad is due to be zeroed and its first writer (a kernel with
                                MT_KERNEL_ZEROES_WEIGHT_GRAD) does it: 0 + Σ, not grad + Σ */
+    uint8_t tiled : 1;      /* a trained weight updated in tiles (mt_weight_tile_rows): grad is
+                               one tile, the backward of its op leaves it alone and the session
+                               computes and applies it a block of output rows at a time */
 } mt_tensor_rt;
 
 #define MT_AT_LOSS 0xFFFEu
@@ -70,6 +73,24 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type);
 uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs);
 /* ... that read only their saved output (activations, softmax) */
 uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs);
+
+/* An op whose trained weight (input 1) can be updated in tiles: blocks of its output rows
+ * (dims[0]: Dense's units, Conv2D's output channels), each row's gradient a sum of its own
+ * (ops/dense.c, ops/conv2d.c). */
+typedef struct mt_weight_tiling {
+    /* floats a tile of `rows` output rows takes at batch size `batch`: the rows of dW and
+     * whatever else computing them needs (the rows' dy columns: B·rows floats for Dense,
+     * B·OH·OW·rows for Conv2D) */
+    uint32_t (*tile_floats)(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows);
+    /* dW[first .. first + rows) over rows 0..n-1 of the batch, written (0 + Σ, the sums and
+     * order of the op's backward) to tile[0 .. rows · row elements), after the op's backward
+     * (which leaves a tiled weight's gradient alone and has masked dy by its activation) */
+    void (*grad_rows)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+                      float *tile);
+} mt_weight_tiling;
+
+/* The tiling of an op type, or NULL: its weight gradient is computed whole (registry.c). */
+const mt_weight_tiling *mt_weight_tiling_for(uint32_t type);
 
 /* scratch_bytes() of ops that need none */
 size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch);

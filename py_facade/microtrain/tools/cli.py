@@ -420,11 +420,16 @@ def run_info(args):
             rows.append(("of which int8 activations, at most", plan["int8_activation_bytes"]))
         rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
         rows.append(("update mode", summary["update"]))
+        if plan.get("tiled_updates"):
+            rows.append(("weights updated in tiles", plan["tiled_updates"]))
+            rows.append(("largest tile", plan["weight_tile_bytes"]))
         print(_table(("role", "bytes"), rows))
-        print("update mode %s: %s" % (summary["update"], "each weight is updated as soon as "
-                                      "its gradient is complete" if summary["update"] ==
-                                      "fused" else "gradients are kept until the optimizer "
-                                      "step"))
+        print("update mode %s: %s" % (summary["update"], {
+            "fused": "each weight is updated as soon as its gradient is complete",
+            "fused, tiled": "each weight is updated as soon as its gradient is complete; "
+                            "the largest, a block of output rows at a time (one tile of "
+                            "gradient, the same bits)",
+            "accumulate": "gradients are kept until the optimizer step"}[summary["update"]]))
         print("trained tensors: %d; backward stops at op %d"
               % (plan["num_trained_params"], plan["first_trained_op"]))
         if args.plot:
