@@ -157,7 +157,9 @@ typedef struct mt_error_detail {
 
 /** Element types. MT_DTYPE_I8 (image version 3) is a quantized tensor: it carries a
  *  quantization record (scale, zero point; per channel for weights, docs/model_format.md)
- *  and is read and written only by the int8 inference ops, which have no backward. */
+ *  and is read and written only by the int8 ops. Its gradient, where one passes through
+ *  the int8 ops (a float layer trained inside an int8 model), is f32, with respect to the
+ *  dequantized value (docs/model_format.md, "Gradients through int8 ops"). */
 typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2, MT_DTYPE_I8 = 3 } mt_dtype;
 
 /** Tensor flags in the model image. */
@@ -399,8 +401,9 @@ typedef struct mt_memory_plan {
      *  the plan places in this order alone. */
     int32_t placement_order;
     /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
-     *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
-     *  so this is the working set of their forward; it is part of activation_bytes and of
+     *  the step, int8 model inputs included. Frozen int8 layers that no gradient passes
+     *  through keep nothing for a backward (this is then the working set of their forward;
+     *  one a gradient passes through keeps its int8 input until its backward); it is part of activation_bytes and of
      *  total_bytes, not added to them. 0 for a model without int8 tensors. */
     size_t int8_activation_bytes;
     /* The binding (ABI 11): what mt_session_init_from_plan() checks before it trusts the plan.

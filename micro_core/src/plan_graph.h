@@ -51,6 +51,7 @@ int mt_plan_backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o
 uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op);
 uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
+uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index);
 mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B);
 

@@ -1,9 +1,10 @@
 /*
  * Lifetimes of the buffers that do not live across steps (activations, their gradients,
  * fused weight gradients), and how they share bytes: the planner's second half
- * (planner.c lays the arena out from what this computes). Frozen int8 layers keep nothing
- * for a backward: their outputs live until their last reader's forward, and a pointwise int8
- * expansion read only by the depthwise after it is streamed into it (a ring of KH rows).
+ * (planner.c lays the arena out from what this computes). Frozen int8 layers that no gradient
+ * passes through keep nothing for a backward: their outputs live until their last reader's
+ * forward, and a pointwise int8 expansion read only by the depthwise after it is streamed into
+ * it (a ring of KH rows). One a gradient passes through keeps what its backward_reads names.
  */
 #include "ops/kernel.h"
 #include "plan_graph.h"
@@ -72,18 +73,18 @@ static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
  * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
  * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
  * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
- * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
- * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Not where a
+ * gradient passes through the depthwise: its backward reads the whole expansion (its mask).
  */
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
 {
-    (void)f;
     if (o + 1u >= img->num_ops) return 0;
     mt_op_desc a, b;
     mt_image_op(img, o, &a);
     mt_image_op(img, o + 1u, &b);
     if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
         return 0;
+    if (mt_plan_backward_runs(f, &b, o + 1u)) return 0; /* its backward reads the whole expansion */
     mt_tensor_desc w, t, dw;
     mt_image_tensor(img, a.inputs[1], &w);
     mt_image_tensor(img, a.outputs[0], &t);
@@ -180,9 +181,30 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
     return MT_OK;
 }
 
+/* The output channels of an int8 weight that an int8 op's backward reads dequantized (Conv2D,
+ * DepthwiseConv2D, FullyConnected whose backward runs; ops/quant_grad.h), else 0: the planner
+ * decodes its scales for that backward, one f32 a channel (mt_q_weight_scales). A weight two
+ * such ops share (a per-tensor one may be read as [1, KH, KW, C] by both a Conv2D and a
+ * depthwise) gets the most channels either reads. */
+uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    uint32_t channels = 0;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (op.type != MT_OP_CONV2D_S8 && op.type != MT_OP_DEPTHWISE_CONV2D_S8 && op.type != MT_OP_DENSE_S8) continue;
+        if (op.inputs[1] != index || !mt_plan_backward_runs(f, &op, o)) continue;
+        mt_tensor_desc w;
+        mt_image_tensor(img, index, &w);
+        const uint32_t read = op.type == MT_OP_DEPTHWISE_CONV2D_S8 ? w.dims[3] : w.dims[0];
+        if (read > channels) channels = read;
+    }
+    return channels;
+}
+
 /* The int8 part's share of the activations: the most bytes of int8 activations live at once
- * over the step (persistent int8 inputs always; the others over their lifetimes). Frozen int8
- * layers keep nothing for a backward, so this is their forward's working set. */
+ * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
+ * the backward of an int8 op a gradient passes through when it reads them). */
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
     uint64_t persistent = 0, peak = 0;

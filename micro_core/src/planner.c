@@ -13,11 +13,15 @@
  *     trained op because nothing before it has such a gradient.
  *   - when the loss is fused with the final Softmax/Sigmoid, the model output
  *     needs no gradient: the loss writes the logits' gradient directly.
- *   - frozen int8 layers (inference-only ops) keep nothing for a backward: their outputs live
- *     until their last reader's forward; an int8 model input is consumed by the step; a
- *     pointwise int8 expansion read only by the depthwise after it is streamed into it
- *     (stream_of: a ring of KH rows instead of the whole tensor). A gradient that would have
- *     to pass through an inference-only op is refused (MT_ERR_UNSUPPORTED naming it).
+ *   - frozen int8 layers that no gradient passes through keep nothing for a backward: their
+ *     outputs live until their last reader's forward; an int8 model input is consumed by the
+ *     step; a pointwise int8 expansion read only by the depthwise after it is streamed into it
+ *     (stream_of: a ring of KH rows instead of the whole tensor). Where a gradient passes
+ *     through an int8 op (a float layer trained inside an int8 model, ops/quant_grad.h), the
+ *     op keeps its int8 input until its backward (backward_reads: the STE mask is recomputed
+ *     from it), its output's gradient is f32, and its int8 weight gets its scales decoded (one
+ *     f32 a channel, counted as metadata). A gradient that would have to pass through an op
+ *     without a backward (CONCATENATION_S8, PAD_S8) is refused (MT_ERR_UNSUPPORTED naming it).
  */
 #include <math.h>
 #include <string.h>
@@ -305,6 +309,16 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             } else if (write) {
                 r.data = mt_image_const_f32(img, &t);
             }
+            const uint32_t channels = t.dtype == MT_DTYPE_I8 ? mt_plan_int8_weight_channels(img, f, i) : 0u;
+            if (channels) { /* an int8 backward's weight scales (mt_q_weight_scales) */
+                r.opt_state = (float *)take_as(b, (uint64_t)channels * 4u, &p->metadata_bytes, MT_BUFFER_METADATA,
+                                               (int32_t)i);
+                if (write) {
+                    mt_quant q;
+                    mt_image_quant(img, &t, &q); /* an I8 tensor has one; per tensor or `channels` */
+                    for (uint32_t c = 0; c < channels; ++c) r.opt_state[c] = mt_quant_scale(&q, q.channels == 1 ? 0 : c);
+                }
+            }
         } else {
             if (mt_plan_persistent_activation(&t))
                 r.mutable_data = (float *)take_as(b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
@@ -351,9 +365,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     size_t max_scratch;
     int32_t no_backward;
     mark_training(img, cfg, &f, &max_scratch, &no_backward);
-    /* a gradient would have to pass through an inference-only op (the int8 ops, QUANTIZE,
-     * DEQUANTIZE): train only ops after it (the float head), or keep the weights before it
-     * frozen. Named by mt_model_diagnose() as that op. */
+    /* a gradient would have to pass through an op without a backward (CONCATENATION_S8,
+     * PAD_S8): train only ops after it, or keep the weights before it frozen. Named by
+     * mt_model_diagnose() as that op. */
     if (no_backward >= 0) {
         mt_op_desc op;
         mt_image_op(img, (uint32_t)no_backward, &op);

@@ -68,3 +68,41 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
         "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
         "--loss", "categorical_crossentropy")
     assert len(losses) == 2 and "accuracy" in stdout, stdout
+
+
+# M3 (no FPU: the reference kernels), M7 (the FPU's kernels), M55 (Helium)
+INT8_BACKWARD_BOARDS = ("mps2-an385", "mps2-an500", "mps3-an547")
+
+
+@pytest.fixture(scope="module")
+def kws_inside_inputs():
+    pytest.importorskip("tflite")
+    folder = os.path.join(BUILD_ROOT, "int8_backward")
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(7)
+    x = rng.integers(-128, 128, (6, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 6)]
+    np.savez(os.path.join(folder, "keywords.npz"), x=x[:4], y=y[:4], x_eval=x[4:],
+             y_eval=y[4:])
+    model = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny",
+                         "kws_ref_model.tflite")
+    microtrain.convert(model, train_from=6, int8_after=True).save(
+        os.path.join(folder, "kws_inside.mtm"))
+    return folder
+
+
+@pytest.mark.parametrize("board", INT8_BACKWARD_BOARDS)
+def test_keyword_spotter_trains_inside_its_int8_backbone_bit_identical_to_host(
+        board, kws_inside_inputs):
+    """The keyword spotter trained from its fourth pointwise Conv2D (op 6 of the file,
+    ``convert(..., train_from=6, int8_after=True)``): the depthwise, Conv2D, pool, Flatten and
+    FullyConnected after it stay int8 and pass the gradient back (the int8 backward kernels,
+    the QUANTIZE after the float layer, the DEQUANTIZE before the Softmax) on the device;
+    the losses, accuracy counts and weight CRC equal the host's."""
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(kws_inside_inputs, "kws_inside.mtm"),
+        os.path.join(kws_inside_inputs, "keywords.npz"),
+        os.path.join(kws_inside_inputs, board), "--epochs", "2", "--batch-size", "2",
+        "--optimizer", "adam", "--learning-rate", "0.001", "--loss",
+        "categorical_crossentropy")
+    assert len(losses) == 2 and losses[-1] < losses[0], stdout

@@ -1,14 +1,15 @@
 /*
  * QUANTIZE and DEQUANTIZE (ops/quantize.c): TFLite's AffineQuantize (round half away from zero,
  * saturation, NaN as an x86 conversion gives it) on chosen values and against its long form on
- * every tie and its neighbours; DEQUANTIZE's scale · (q - zero_point). LiteRT's own kernels:
- * tests/ops/test_quantize.py.
+ * every tie and its neighbours; DEQUANTIZE's scale · (q - zero_point); QUANTIZE's backward, the
+ * straight-through mask. LiteRT's own kernels: tests/ops/test_quantize.py.
  */
 #include <math.h>
 #include <stdint.h>
 
 #include "mt_test.h"
 #include "ops/quant.h"
+#include "ops/quant_grad.h"
 
 static void test_quantize_dequantize(void)
 {
@@ -76,9 +77,40 @@ static void test_quantize_against_long_form(void)
     CHECK(n == 3 * 4401 + 12); /* every value above was tried */
 }
 
+/* QUANTIZE's backward (ops/quant_grad.h, the straight-through estimator): dx = dy where
+ * round(x / s) + zp lies in [-128, 127], 0 where the clamp cut it, on a value drawn inside
+ * each integer's rounding interval (no tie) from k = -135 to 134; the forward agrees on k */
+static void check_quantize_backward(void)
+{
+    enum { N = 270 };
+    static float x[N], dy[N], dx[N];
+    static int8_t q[N];
+    const float s = 0.037f;
+    const int32_t zp = -11;
+    for (int i = 0; i < N; ++i) {
+        const int k = -135 + i; /* round(x / s) + zp = k: -135 .. 134 */
+        x[i] = s * ((float)(k - zp) + mt_test_uniform(-0.3f, 0.3f));
+        dy[i] = mt_test_uniform(-1.0f, 1.0f);
+        dx[i] = 0.0f;
+    }
+    mt_op_quantize_f32_s8(x, q, N, s, zp);
+    mt_op_quantize_f32_s8_backward(x, dy, dx, N, s, zp);
+    int wrong = 0;
+    for (int i = 0; i < N; ++i) {
+        const int k = -135 + i, passes = k >= -128 && k <= 127;
+        wrong += dx[i] != (passes ? dy[i] : 0.0f);
+        if (passes) wrong += q[i] != k; /* the forward agrees on the value */
+    }
+    CHECK_EQ_INT(wrong, 0);
+}
+
 int main(void)
 {
     test_quantize_dequantize();
     test_quantize_against_long_form();
+    /* where the generator stood when one program ran every int8 op's backward: the case draws
+     * the numbers it always did */
+    mt_test_seed(155517941u);
+    check_quantize_backward();
     return MT_TEST_END();
 }

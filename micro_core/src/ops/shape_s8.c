@@ -8,7 +8,8 @@
  *                     with the zero point (the quantized 0.0, TFLite's default pad value);
  *                     params[0] = t | b << 16, params[1] = l | r << 16, params[2] = f | k << 16,
  *                     params[3] = the zero point (its byte)
- * Inference only.
+ * RESHAPE_S8 has a backward: dx += dy (f32 gradients, ops/quant_grad.h); CONCATENATION_S8
+ * and PAD_S8 are inference only.
  */
 #include <string.h>
 
@@ -33,6 +34,13 @@ static void reshape_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
     const mt_tensor_rt *x = &t[op->inputs[0]];
     int8_t *y = mt_q_s8_out(&t[op->outputs[0]]);
     if (y != mt_q_s8(x)) memcpy(y, mt_q_s8(x), (size_t)n * x->count); /* else planned in place */
+}
+
+static void reshape_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
 }
 
 /* ---- CONCATENATION_S8 ---- */
@@ -98,8 +106,8 @@ static void pad_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
                          (int8_t)mt_q_param_byte(op->params[3], 0));
 }
 
-const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, NULL,
-                                           NULL, MT_KERNEL_IN_PLACE};
+const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, reshape_s8_backward,
+                                           mt_reads_nothing, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_concatenation_s8 = {concatenation_s8_check, mt_no_scratch, concatenation_s8_forward,
                                                  NULL, NULL, 0};
 const mt_op_kernel mt_kernel_pad_s8 = {pad_s8_check, mt_no_scratch, pad_s8_forward, NULL, NULL, 0};
