@@ -27,6 +27,8 @@ from microtrain.tools import arena
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from gradient_buffers import trained_gradients  # noqa: E402
 
 pytest.importorskip("tflite")
 
@@ -37,20 +39,6 @@ FLOAT32, INT32, INT8 = 0, 2, 9
 
 def op_types(model):
     return [op.op_type for op in _image.read_image(model._image).ops]
-
-
-def trained_gradients(session):
-    """The gradients of the trained weights, from their buffers in the arena (accumulated
-    gradients: each weight keeps its own)."""
-    trained = session.trained_tensors()
-    buffers = {b["tensor"]: b for b in arena.plan_buffers(session)
-               if b["kind"] == "gradient" and b["tensor"] in trained}
-    grads = []
-    for tensor, weight in zip(trained, session.get_weights()):
-        start = buffers[tensor]["offset"]
-        raw = session._backend._arena[start:start + 4 * weight.size]
-        grads.append(raw.view(np.float32).reshape(weight.shape).copy())
-    return grads
 
 
 # ---------------------------------------------------------------- the hand-built graph
