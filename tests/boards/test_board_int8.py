@@ -22,6 +22,21 @@ from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, fine_tune_thr
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
+KWS = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny", "kws_ref_model.tflite")
+
+
+def keyword_rows(name, rows, train_rows, seed):
+    """BUILD_ROOT/name/keywords.npz: ``rows`` random int8 rows of the keyword spotter's input
+    (49 x 10 x 1) and one-hot targets of its 12 classes, the first ``train_rows`` to train on,
+    the rest to evaluate; returns the folder."""
+    folder = os.path.join(BUILD_ROOT, name)
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (rows, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, rows)]
+    np.savez(os.path.join(folder, "keywords.npz"), x=x[:train_rows], y=y[:train_rows],
+             x_eval=x[train_rows:], y_eval=y[train_rows:])
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +68,9 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
     12-class head: the C sources hold the rows back to back, the device copies each batch's
     rows from there, and the losses, accuracy counts and weight CRC equal the host's."""
     pytest.importorskip("tflite")
-    folder = os.path.join(BUILD_ROOT, "int8_kws")
-    os.makedirs(folder, exist_ok=True)
-    rng = np.random.default_rng(3)
-    x = rng.integers(-128, 128, (10, 49, 10, 1)).astype(np.int8)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 10)]
-    np.savez(os.path.join(folder, "keywords.npz"), x=x[:6], y=y[:6], x_eval=x[6:],
-             y_eval=y[6:])
-    model = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny",
-                         "kws_ref_model.tflite")
+    folder = keyword_rows("int8_kws", 10, 6, seed=3)
     losses, stdout = run_cli_firmware(
-        "mps2-an500", model, os.path.join(folder, "keywords.npz"),
+        "mps2-an500", KWS, os.path.join(folder, "keywords.npz"),
         os.path.join(folder, "mps2-an500"), "--train-from", "8", "--epochs", "2",
         "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
         "--loss", "categorical_crossentropy")
@@ -77,16 +84,8 @@ INT8_BACKWARD_BOARDS = ("mps2-an385", "mps2-an500", "mps3-an547")
 @pytest.fixture(scope="module")
 def kws_inside_inputs():
     pytest.importorskip("tflite")
-    folder = os.path.join(BUILD_ROOT, "int8_backward")
-    os.makedirs(folder, exist_ok=True)
-    rng = np.random.default_rng(7)
-    x = rng.integers(-128, 128, (6, 49, 10, 1)).astype(np.int8)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 6)]
-    np.savez(os.path.join(folder, "keywords.npz"), x=x[:4], y=y[:4], x_eval=x[4:],
-             y_eval=y[4:])
-    model = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny",
-                         "kws_ref_model.tflite")
-    microtrain.convert(model, train_from=6, int8_after=True).save(
+    folder = keyword_rows("int8_backward", 6, 4, seed=7)
+    microtrain.convert(KWS, train_from=6, int8_after=True).save(
         os.path.join(folder, "kws_inside.mtm"))
     return folder
 

@@ -27,6 +27,8 @@ from microtrain.tools import arena
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from gradient_buffers import trained_gradients  # noqa: E402
 
 pytest.importorskip("tflite")
 
@@ -39,24 +41,46 @@ def op_types(model):
     return [op.op_type for op in _image.read_image(model._image).ops]
 
 
-def trained_gradients(session):
-    """The gradients of the trained weights, from their buffers in the arena (accumulated
-    gradients: each weight keeps its own)."""
-    trained = session.trained_tensors()
-    buffers = {b["tensor"]: b for b in arena.plan_buffers(session)
-               if b["kind"] == "gradient" and b["tensor"] in trained}
-    grads = []
-    for tensor, weight in zip(trained, session.get_weights()):
-        start = buffers[tensor]["offset"]
-        raw = session._backend._arena[start:start + 4 * weight.size]
-        grads.append(raw.view(np.float32).reshape(weight.shape).copy())
-    return grads
-
-
 # ---------------------------------------------------------------- the hand-built graph
 
 # per-tensor (scale, zero point) of the activations; the depthwise's ReLU clamps at its zero point
 Q_IN, Q_CONV, Q_DW, Q_ADD, Q_FC = (0.05, 3), (0.06, -2), (0.05, -20), (0.07, 4), (0.08, 5)
+CONV_SAME = {"Padding": 0, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1, "DilationWFactor": 1}
+POOL_2X2 = {"Padding": 1, "StrideH": 2, "StrideW": 2, "FilterHeight": 2, "FilterWidth": 2,
+            "FusedActivationFunction": 0}
+
+
+def quantized_conv(g, p, rng, size):
+    """The graphs' start: x f32 [1, size, size, 2] -> QUANTIZE -> Conv2D 3x3 SAME (3
+    channels) -> c1; its weights drawn from rng into p (w1, s1, b1); returns (x, c1)."""
+    p["w1"] = rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)
+    p["s1"] = rng.uniform(0.004, 0.008, 3).astype(np.float32)
+    p["b1"] = rng.integers(-300, 300, 3).astype(np.int32)
+    x = g.tensor((1, size, size, 2), FLOAT32)
+    q = g.tensor((1, size, size, 2), INT8, scale=Q_IN[0], zero_point=Q_IN[1])
+    g.op("QUANTIZE", [x], [q])
+    w1 = g.tensor((3, 3, 3, 2), INT8, data=p["w1"], scale=p["s1"], axis=0)
+    b1 = g.tensor((3,), INT32, data=p["b1"], scale=p["s1"] * np.float32(Q_IN[0]), axis=0)
+    c1 = g.tensor((1, size, size, 3), INT8, scale=Q_CONV[0], zero_point=Q_CONV[1])
+    g.op("CONV_2D", [q, w1, b1], [c1],
+         ("Conv2DOptions", dict(CONV_SAME, FusedActivationFunction=0)))
+    return x, c1
+
+
+def fully_connected_head(g, p, rng, x, features, n, q_features):
+    """The graphs' end: features int8 (n values, quantized as q_features) -> FullyConnected
+    (4) -> DEQUANTIZE -> y; its weights drawn from rng into p (w3 [4, n], s3, b3); returns
+    the finished graph of input x."""
+    p["w3"] = rng.integers(-127, 128, (4, n)).astype(np.int8)
+    p["s3"] = np.float32(0.01)
+    p["b3"] = rng.integers(-300, 300, 4).astype(np.int32)
+    w3 = g.tensor((4, n), INT8, data=p["w3"], scale=p["s3"])
+    b3 = g.tensor((4,), INT32, data=p["b3"], scale=p["s3"] * np.float32(q_features[0]))
+    f1 = g.tensor((1, 4), INT8, scale=Q_FC[0], zero_point=Q_FC[1])
+    g.op("FULLY_CONNECTED", [features, w3, b3], [f1], ("FullyConnectedOptions", {}))
+    y = g.tensor((1, 4), FLOAT32)
+    g.op("DEQUANTIZE", [f1], [y])
+    return g.finish([x], [y])
 
 
 def build_graph(seed=0):
@@ -67,42 +91,54 @@ def build_graph(seed=0):
 
     rng = np.random.default_rng(seed)
     g, p = Graph(), {}
-    p["w1"] = rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)
-    p["s1"] = rng.uniform(0.004, 0.008, 3).astype(np.float32)
-    p["b1"] = rng.integers(-300, 300, 3).astype(np.int32)
+    x, c1 = quantized_conv(g, p, rng, 5)
     p["w2"] = rng.integers(-127, 128, (1, 3, 3, 3)).astype(np.int8)
     p["s2"] = rng.uniform(0.006, 0.012, 3).astype(np.float32)
     p["b2"] = rng.integers(-300, 300, 3).astype(np.int32)
-    p["w3"] = rng.integers(-127, 128, (4, 12)).astype(np.int8)
-    p["s3"] = np.float32(0.01)
-    p["b3"] = rng.integers(-300, 300, 4).astype(np.int32)
-    conv = {"Padding": 0, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1, "DilationWFactor": 1}
-    x = g.tensor((1, 5, 5, 2), FLOAT32)
-    q = g.tensor((1, 5, 5, 2), INT8, scale=Q_IN[0], zero_point=Q_IN[1])
-    g.op("QUANTIZE", [x], [q])
-    w1 = g.tensor((3, 3, 3, 2), INT8, data=p["w1"], scale=p["s1"], axis=0)
-    b1 = g.tensor((3,), INT32, data=p["b1"], scale=p["s1"] * np.float32(Q_IN[0]), axis=0)
-    c1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_CONV[0], zero_point=Q_CONV[1])
-    g.op("CONV_2D", [q, w1, b1], [c1], ("Conv2DOptions", dict(conv, FusedActivationFunction=0)))
     w2 = g.tensor((1, 3, 3, 3), INT8, data=p["w2"], scale=p["s2"], axis=3)
     b2 = g.tensor((3,), INT32, data=p["b2"], scale=p["s2"] * np.float32(Q_CONV[0]), axis=0)
     d1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_DW[0], zero_point=Q_DW[1])
     g.op("DEPTHWISE_CONV_2D", [c1, w2, b2], [d1],
-         ("DepthwiseConv2DOptions", dict(conv, Padding=0, DepthMultiplier=1,
+         ("DepthwiseConv2DOptions", dict(CONV_SAME, DepthMultiplier=1,
                                          FusedActivationFunction=1)))  # SAME, ReLU
     a1 = g.tensor((1, 5, 5, 3), INT8, scale=Q_ADD[0], zero_point=Q_ADD[1])
     g.op("ADD", [d1, c1], [a1], ("AddOptions", {"FusedActivationFunction": 0}))
     p1 = g.tensor((1, 2, 2, 3), INT8, scale=Q_ADD[0], zero_point=Q_ADD[1])
-    g.op("AVERAGE_POOL_2D", [a1], [p1], ("Pool2DOptions", {
-        "Padding": 1, "StrideH": 2, "StrideW": 2, "FilterHeight": 2, "FilterWidth": 2,
-        "FusedActivationFunction": 0}))
-    w3 = g.tensor((4, 12), INT8, data=p["w3"], scale=p["s3"])
-    b3 = g.tensor((4,), INT32, data=p["b3"], scale=p["s3"] * np.float32(Q_ADD[0]))
-    f1 = g.tensor((1, 4), INT8, scale=Q_FC[0], zero_point=Q_FC[1])
-    g.op("FULLY_CONNECTED", [p1, w3, b3], [f1], ("FullyConnectedOptions", {}))
-    y = g.tensor((1, 4), FLOAT32)
-    g.op("DEQUANTIZE", [f1], [y])
-    return g.finish([x], [y]), p
+    g.op("AVERAGE_POOL_2D", [a1], [p1], ("Pool2DOptions", POOL_2X2))
+    return fully_connected_head(g, p, rng, x, p1, 12, Q_ADD), p
+
+
+def fake_quantizer():
+    """(fq, cut): fq(v, (scale, zero point), lo, hi) fake-quantizes v in PyTorch as the int8
+    op's requantization does, and appends to cut how many values its clamp cut (their
+    gradient: 0)."""
+    import torch
+
+    cut = []
+
+    def fq(v, q, lo=-128, hi=127):
+        level = torch.round(v.detach() / q[0]) + q[1]
+        cut.append(int(((level < lo) | (level > hi)).sum()))
+        return torch.fake_quantize_per_tensor_affine(v, q[0], q[1], lo, hi)
+    return fq, cut
+
+
+def dequantized(w, s, axis):
+    """int8 weights w times their scales s (one per index of ``axis``), a torch tensor."""
+    import torch
+
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    scales = torch.tensor(np.asarray(s, np.float32)).reshape(shape)
+    return torch.tensor(w.astype(np.float32)) * scales
+
+
+def trained_conv(p):
+    """The trained Conv2D's dequantized weight (OIHW, requiring its gradient) and bias."""
+    import torch
+
+    w1 = dequantized(p["w1"], p["s1"], 0).permute(0, 3, 1, 2).clone().requires_grad_(True)
+    return w1, torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0])))
 
 
 def torch_fake_quantized(p, x, dy):
@@ -111,24 +147,11 @@ def torch_fake_quantized(p, x, dy):
     import torch
     import torch.nn.functional as F
 
-    cut = []  # per fake quantization: how many values its clamp cut (their gradient: 0)
-
-    def fq(v, q, lo=-128, hi=127):
-        level = torch.round(v.detach() / q[0]) + q[1]
-        cut.append(int(((level < lo) | (level > hi)).sum()))
-        return torch.fake_quantize_per_tensor_affine(v, q[0], q[1], lo, hi)
-
-    def deq(w, s, axis):
-        shape = [1] * w.ndim
-        shape[axis] = -1
-        scales = torch.tensor(np.asarray(s, np.float32)).reshape(shape)
-        return torch.tensor(w.astype(np.float32)) * scales
-
-    w1 = deq(p["w1"], p["s1"], 0).permute(0, 3, 1, 2).clone().requires_grad_(True)
-    b1 = torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0])))
-    w2 = deq(p["w2"], p["s2"], 3).permute(3, 0, 1, 2)
+    fq, cut = fake_quantizer()
+    w1, b1 = trained_conv(p)
+    w2 = dequantized(p["w2"], p["s2"], 3).permute(3, 0, 1, 2)
     b2 = torch.tensor(p["b2"].astype(np.float32) * (p["s2"] * np.float32(Q_CONV[0])))
-    w3 = deq(p["w3"], np.atleast_1d(p["s3"]), 0)
+    w3 = dequantized(p["w3"], np.atleast_1d(p["s3"]), 0)
     b3 = torch.tensor(p["b3"].astype(np.float32) * (p["s3"] * np.float32(Q_ADD[0])))
     xq = fq(torch.tensor(x).permute(0, 3, 1, 2), Q_IN)
     c1 = fq(F.conv2d(F.pad(xq, (0, 0, 0, 0)), w1, b1, padding=1), Q_CONV)
@@ -141,6 +164,32 @@ def torch_fake_quantized(p, x, dy):
     return y.detach().numpy(), w1.grad.permute(0, 2, 3, 1).numpy(), cut
 
 
+def core_gradient_step(model, seed, size, n=4):
+    """n random rows x [n, size, size, 2] and targets [n, 4] (from ``seed``), one step of MSE
+    "sum" accumulated, not applied: (x, the core's outputs y, its trained gradients, dy: the
+    loss's gradient at y, as the step averages its rows, the memory plan)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-4.0, 4.0, (n, size, size, 2)).astype(np.float32)
+    target = rng.uniform(-2.0, 2.0, (n, 4)).astype(np.float32)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(1.0), microtrain.losses.MeanSquaredError("sum"),
+                        batch_size=n, accumulate_gradients=True)
+        plan = session.memory_plan()
+        session.train_step(x, target, update=False)
+        y = session.output_buffer()[:n].copy()
+        grads = trained_gradients(session)
+    return x, y, grads, 2.0 * (y - target) / n, plan
+
+
+def assert_core_matches_torch(y, core_w, torch_y, torch_w):
+    """The forwards agree within two LSBs of the output (integer requantization against float
+    rounding, layer after layer), the trained weight's gradients within the float sums'
+    rounding (their orders differ)."""
+    assert np.max(np.abs(torch_y - y)) <= 2.01 * Q_FC[0]
+    assert np.any(core_w != 0)
+    np.testing.assert_allclose(core_w, torch_w, rtol=1e-4, atol=1e-5 * np.max(np.abs(torch_w)))
+
+
 def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8_ops():
     pytest.importorskip("torch")
     data, p = build_graph()
@@ -149,30 +198,13 @@ def test_the_trained_conv_gets_pytorchs_fake_quantized_gradient_through_the_int8
     assert kinds == [_ops.QUANTIZE, _ops.DEQUANTIZE, _ops.CONV2D, _ops.QUANTIZE,
                      _ops.DEPTHWISE_CONV2D_S8, _ops.ADD_S8, _ops.AVERAGE_POOL2D_S8,
                      _ops.DENSE_S8, _ops.DEQUANTIZE], kinds
-    rng = np.random.default_rng(5)
-    n = 4
-    x = rng.uniform(-4.0, 4.0, (n, 5, 5, 2)).astype(np.float32)
-    target = rng.uniform(-2.0, 2.0, (n, 4)).astype(np.float32)
-    with microtrain.TrainSession(model) as session:
-        session.compile(microtrain.optimizers.SGD(1.0), microtrain.losses.MeanSquaredError("sum"),
-                        batch_size=n, accumulate_gradients=True)
-        assert session.memory_plan()["first_trained_op"] == 2
-        session.train_step(x, target, update=False)
-        y = session.output_buffer()[:n].copy()
-        core_w, core_b = trained_gradients(session)
-    # the loss's gradient at the core's outputs: MSE "sum" adds a row's squares, and the step
-    # averages its rows
-    dy = 2.0 * (y - target) / n
+    x, y, (core_w, core_b), dy, plan = core_gradient_step(model, 5, 5)
+    assert plan["first_trained_op"] == 2
     torch_y, torch_w, cut = torch_fake_quantized(p, x, dy)
     # the clamps cut values on the way (the masks matter): QUANTIZE, Conv2D, the ReLU, Add
     print("values cut by each fake quantization:", cut)
     assert cut[2] > 0 and sum(cut) > cut[2]
-    # the forwards agree within two LSBs (integer requantization against float rounding,
-    # layer after layer) ...
-    assert np.max(np.abs(torch_y - y)) <= 2.01 * Q_FC[0]
-    # ... and the gradients within the float sums' rounding
-    assert np.any(core_w != 0)
-    np.testing.assert_allclose(core_w, torch_w, rtol=1e-4, atol=1e-5 * np.max(np.abs(torch_w)))
+    assert_core_matches_torch(y, core_w, torch_y, torch_w)
 
 
 Q_MEAN = (0.03, 1)  # a finer scale than the pool's: half the means saturate
@@ -185,53 +217,22 @@ def build_pool_graph(seed=1):
 
     rng = np.random.default_rng(seed)
     g, p = Graph(), {}
-    p["w1"] = rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)
-    p["s1"] = rng.uniform(0.004, 0.008, 3).astype(np.float32)
-    p["b1"] = rng.integers(-300, 300, 3).astype(np.int32)
-    p["w3"] = rng.integers(-127, 128, (4, 3)).astype(np.int8)
-    p["s3"] = np.float32(0.01)
-    p["b3"] = rng.integers(-300, 300, 4).astype(np.int32)
-    x = g.tensor((1, 6, 6, 2), FLOAT32)
-    q = g.tensor((1, 6, 6, 2), INT8, scale=Q_IN[0], zero_point=Q_IN[1])
-    g.op("QUANTIZE", [x], [q])
-    w1 = g.tensor((3, 3, 3, 2), INT8, data=p["w1"], scale=p["s1"], axis=0)
-    b1 = g.tensor((3,), INT32, data=p["b1"], scale=p["s1"] * np.float32(Q_IN[0]), axis=0)
-    c1 = g.tensor((1, 6, 6, 3), INT8, scale=Q_CONV[0], zero_point=Q_CONV[1])
-    g.op("CONV_2D", [q, w1, b1], [c1], ("Conv2DOptions", {
-        "Padding": 0, "StrideH": 1, "StrideW": 1, "DilationHFactor": 1, "DilationWFactor": 1,
-        "FusedActivationFunction": 0}))
+    x, c1 = quantized_conv(g, p, rng, 6)
     m1 = g.tensor((1, 3, 3, 3), INT8, scale=Q_CONV[0], zero_point=Q_CONV[1])
-    g.op("MAX_POOL_2D", [c1], [m1], ("Pool2DOptions", {
-        "Padding": 1, "StrideH": 2, "StrideW": 2, "FilterHeight": 2, "FilterWidth": 2,
-        "FusedActivationFunction": 0}))
+    g.op("MAX_POOL_2D", [c1], [m1], ("Pool2DOptions", POOL_2X2))
     axes = g.tensor((2,), INT32, data=[1, 2])
     mean = g.tensor((1, 3), INT8, scale=Q_MEAN[0], zero_point=Q_MEAN[1])
     g.op("MEAN", [m1, axes], [mean], ("ReducerOptions", {"KeepDims": False}))
-    w3 = g.tensor((4, 3), INT8, data=p["w3"], scale=p["s3"])
-    b3 = g.tensor((4,), INT32, data=p["b3"], scale=p["s3"] * np.float32(Q_MEAN[0]))
-    f1 = g.tensor((1, 4), INT8, scale=Q_FC[0], zero_point=Q_FC[1])
-    g.op("FULLY_CONNECTED", [mean, w3, b3], [f1], ("FullyConnectedOptions", {}))
-    y = g.tensor((1, 4), FLOAT32)
-    g.op("DEQUANTIZE", [f1], [y])
-    return g.finish([x], [y]), p
+    return fully_connected_head(g, p, rng, x, mean, 3, Q_MEAN), p
 
 
 def torch_pool_graph(p, x, dy):
     import torch
     import torch.nn.functional as F
 
-    cut = []
-
-    def fq(v, q, lo=-128, hi=127):
-        level = torch.round(v.detach() / q[0]) + q[1]
-        cut.append(int(((level < lo) | (level > hi)).sum()))
-        return torch.fake_quantize_per_tensor_affine(v, q[0], q[1], lo, hi)
-
-    w1 = (torch.tensor(p["w1"].astype(np.float32)) *
-          torch.tensor(p["s1"]).reshape(-1, 1, 1, 1)).permute(0, 3, 1, 2)
-    w1 = w1.clone().requires_grad_(True)
-    b1 = torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0])))
-    w3 = torch.tensor(p["w3"].astype(np.float32)) * torch.tensor(p["s3"])
+    fq, cut = fake_quantizer()
+    w1, b1 = trained_conv(p)
+    w3 = dequantized(p["w3"], np.atleast_1d(p["s3"]), 0)
     b3 = torch.tensor(p["b3"].astype(np.float32) * (p["s3"] * np.float32(Q_MEAN[0])))
     xq = fq(torch.tensor(x).permute(0, 3, 1, 2), Q_IN)
     c1 = fq(F.conv2d(xq, w1, b1, padding=1), Q_CONV)
@@ -254,23 +255,11 @@ def test_max_pool_and_mean_pass_pytorchs_gradient_too():
     model = microtrain.convert(data, train_from=1, int8_after=True)
     assert op_types(model)[4:] == [_ops.MAX_POOL2D_S8, _ops.MEAN_S8, _ops.DENSE_S8,
                                    _ops.DEQUANTIZE]
-    rng = np.random.default_rng(6)
-    n = 4
-    x = rng.uniform(-4.0, 4.0, (n, 6, 6, 2)).astype(np.float32)
-    target = rng.uniform(-2.0, 2.0, (n, 4)).astype(np.float32)
-    with microtrain.TrainSession(model) as session:
-        session.compile(microtrain.optimizers.SGD(1.0), microtrain.losses.MeanSquaredError("sum"),
-                        batch_size=n, accumulate_gradients=True)
-        session.train_step(x, target, update=False)
-        y = session.output_buffer()[:n].copy()
-        core_w = trained_gradients(session)[0]
-    dy = 2.0 * (y - target) / n
+    x, y, grads, dy, _ = core_gradient_step(model, 6, 6)
     torch_y, torch_w, cut = torch_pool_graph(p, x, dy)
     print("values cut by each fake quantization:", cut)
     assert cut[2] > 0  # the mean's clamp
-    assert np.max(np.abs(torch_y - y)) <= 2.01 * Q_FC[0]
-    assert np.any(core_w != 0)
-    np.testing.assert_allclose(core_w, torch_w, rtol=1e-4, atol=1e-5 * np.max(np.abs(torch_w)))
+    assert_core_matches_torch(y, grads[0], torch_y, torch_w)
 
 
 # ---------------------------------------------------------------- MLPerf Tiny's keyword spotter

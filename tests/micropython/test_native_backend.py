@@ -17,14 +17,15 @@ from microtrain import layers
 
 from mp_setup import BOARDS, SCRIPTS, run_micropython
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from small_models import saved_classifier  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """A 8 -> 4 relu -> 3 softmax model, and the same one for sparse labels."""
     folder = tmp_path_factory.mktemp("tiny")
-    model = microtrain.Sequential([layers.Dense(4, activation="relu"), layers.Dense(3),
-                                   layers.Softmax()], input_shape=(8,), seed=1)
-    model.save(str(folder / "tiny.mtm"))
+    saved_classifier(folder / "tiny.mtm", 4, seed=1)
     # and one with more tensors (41) and ops (20) than a describe chunk holds (16)
     stack = []
     for _ in range(9):
@@ -160,9 +161,7 @@ SHARED = os.path.join(os.path.dirname(SCRIPTS), "..", "scripts", "shared_behavio
 def shared_model(tmp_path_factory):
     """The model of tests/test_shared_behaviour.py, and the ctypes backend's transcript."""
     folder = tmp_path_factory.mktemp("shared")
-    model = str(folder / "model.mtm")
-    microtrain.Sequential([layers.Dense(5, activation="relu"), layers.Dense(2),
-                           layers.Softmax()], input_shape=(3,), seed=0).save(model)
+    model = saved_classifier(folder / "model.mtm", 5, classes=2, features=3)
     host_dir = folder / "host"
     host_dir.mkdir()
     host = subprocess.run([sys.executable, SHARED, model, str(host_dir)], capture_output=True,

@@ -10,12 +10,15 @@ divides by the in-bounds count, computed by pooling a padded tensor of ones).
 
 Op tests read gradients straight from the arena: with accumulate_gradients the
 core keeps every weight gradient in its own buffer (located with
-``microtrain.tools.arena.plan_buffers``) after ``train_step(..., update=False)``. The
-op's input comes from a bias-free Dense on a one-hot input (x_i = W[:, i] exactly),
-so the gradient of that Dense weight is the gradient of the op's input.
+``microtrain.tools.arena.plan_buffers``; tests/gradient_buffers.py reads them) after
+``train_step(..., update=False)``. The op's input comes from a bias-free Dense on a one-hot
+input (x_i = W[:, i] exactly), so the gradient of that Dense weight is the gradient of the
+op's input.
 """
 
 import math
+import os
+import sys
 
 import numpy as np
 import torch
@@ -23,7 +26,9 @@ import torch.nn.functional as F
 
 import microtrain
 from microtrain import layers, losses, optimizers
-from microtrain.tools import arena
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gradient_buffers import trained_gradients  # noqa: E402
 
 RTOL = 1e-5
 ATOL = 1e-6
@@ -116,15 +121,7 @@ def core_op_gradients(build, inputs, target, trainable_count):
                         batch_size=n, accumulate_gradients=True)
         session.train_step(np.eye(n, dtype=np.float32), target, update=False)
         output = session.output_buffer()[:n].copy()
-        weights = session.get_weights()
-        trained = session.trained_tensors()
-        gradient_buffers = {b["tensor"]: b for b in arena.plan_buffers(session)
-                            if b["kind"] == "gradient" and b["tensor"] in trained}
-        grads = []
-        for tensor, weight in zip(trained, weights):
-            buffer = gradient_buffers[tensor]
-            raw = session._backend._arena[buffer["offset"]:buffer["offset"] + 4 * weight.size]
-            grads.append(raw.view(np.float32).reshape(weight.shape).copy())
+        grads = trained_gradients(session)
     input_grads = [g.T.reshape(a.shape) for g, a in zip(grads[:len(inputs)], inputs)]
     own = grads[len(inputs):]
     assert len(own) == trainable_count
