@@ -1,6 +1,6 @@
 """Cost of each int8 layer on the Cortex-M and RISC-V boards, in instructions per MAC.
 
-    python benchmarks/arm_int8_ops.py [--boards mps2-an385,...] [--markdown] [--readme]
+    python benchmarks/arm_int8_ops.py [--boards mps2-an385,...] [--markdown] [--write]
     python benchmarks/arm_int8_ops.py --mobilenet [--boards mps2-an500,mps3-an547]
 
 The int8 sibling of arm_ops.py, with its plumbing: for each board, boards/app/bench.c's
@@ -20,8 +20,8 @@ Work (op_work.py): a weighted op's multiply-accumulates, counted from the refere
 Backward (the input gradient dX of an int8 op, which has no backward yet): the region
 2 + 3·op, shown where it ran. --mobilenet profiles benchmarks/mbv2_int8.py's model instead
 (the head step of the int8 MobileNetV2, its expansions streamed into their depthwise ops)
-and sums the layers of each kind. --readme writes the table between the markers
-<!-- arm-int8-ops:begin --> and <!-- arm-int8-ops:end --> of README.md and of DOCS (every
+and sums the layers of each kind. --write writes the table between the markers
+<!-- arm-int8-ops:begin --> and <!-- arm-int8-ops:end --> of SUMMARY_PAGE and of DOCS (every
 board of BOARDS measured). Needs the ARM and RISC-V toolchains and QEMU (bash
 tools/setup_arm.sh, tools/setup_riscv.sh); building the seven boards takes a few minutes.
 """
@@ -65,6 +65,7 @@ FAMILIES_NOTE = FAMILIES + ": the first table has their totals, within a few per
 FAMILIES_NOTE_MOBILENET = FAMILIES + ": `--mobilenet` prints theirs, within a few percent of\nthose below."
 BEGIN, END = "<!-- arm-int8-ops:begin -->", "<!-- arm-int8-ops:end -->"
 DOCS = os.path.join(REPO_ROOT, "docs", "int8_cost.md")
+SUMMARY_PAGE = os.path.join(REPO_ROOT, "docs", "performance.md")  # the short table
 
 # Where an instruction's executions go, decided by the innermost function of its inline chain
 # that one of these patterns names (first pattern first); helpers that serve several of them
@@ -362,13 +363,13 @@ def render(header, lines, markdown, numeric_from=1):
                      for line in [header] + lines)
 
 
-def readme_block(results):
+def summary_block(results):
     header, lines = layer_table(results, readme_only=True)
     return "\n".join([
         BEGIN,
         "Forward instructions per MAC (Add: per output element, Mean: per input element) of",
         "each int8 kind at a MobileNetV2-w0.35 128×128 layer's shape, counted by the QEMU plugin",
-        "(`python benchmarks/arm_int8_ops.py --readme`; every layer, the split of each count and",
+        "(`python benchmarks/arm_int8_ops.py --write`; every layer, the split of each count and",
         "CMSIS-NN's and TinyEngine's figures beside them: `docs/int8_cost.md`):",
         "",
         render(header, lines, True, numeric_from=4),
@@ -383,7 +384,7 @@ def docs_block(results):
     parts = [BEGIN,
              "Every layer of `benchmarks/int8_zoo.py`, forward instructions per MAC (per element",
              "for Add and Mean), one train step of batch 1 (`python benchmarks/arm_int8_ops.py",
-             "--readme`):", "", render(header, lines, True, numeric_from=4), ""]
+             "--write`):", "", render(header, lines, True, numeric_from=4), ""]
     parts += [FAMILIES_NOTE, ""]
     for board in [b for b in SPLIT_BOARDS if b in results]:
         header, lines = split_table(results[board])
@@ -426,10 +427,11 @@ def main(argv=None):
     parser.add_argument("--mobilenet", action="store_true",
                         help="profile the int8 MobileNetV2 head step (mbv2_int8.py's model)")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--readme", action="store_true",
-                        help="write the tables into README.md and %s" % os.path.relpath(DOCS, REPO_ROOT))
+    parser.add_argument("--write", action="store_true",
+                        help="write the tables into %s and %s" % (os.path.relpath(SUMMARY_PAGE, REPO_ROOT),
+                                                                os.path.relpath(DOCS, REPO_ROOT)))
     parser.add_argument("--json", help="also write the measurements to this file")
-    parser.add_argument("--from-json", help="print (and with --readme write) the measurements "
+    parser.add_argument("--from-json", help="print (and with --write write) the measurements "
                         "a --json run saved, without building or running anything")
     args = parser.parse_args(argv)
     if args.steps < 1:
@@ -448,7 +450,7 @@ def main(argv=None):
             "%s (%s): %d instructions of int8 ops\n%s" % (b, results[b]["core"], results[b]["total"],
                                                          render(*split_table(results[b], True), False))
             for b in _boards(results)))
-        if args.readme:
+        if args.write:
             replace_block(DOCS, mobilenet_block(results), "<!-- arm-int8-mobilenet:begin -->",
                           "<!-- arm-int8-mobilenet:end -->")
         return 0
@@ -457,11 +459,11 @@ def main(argv=None):
     for board in _boards(results):
         print("\n%s (%s): instructions per unit by what they were spent on" % (board, results[board]["core"]))
         print(render(*split_table(results[board]), markdown=args.markdown))
-    if args.readme:
+    if args.write:
         missing = [b for b in BOARDS if b not in results]
         if missing:
-            parser.error("--readme needs every board of the table (missing: %s)" % ", ".join(missing))
-        replace_block(os.path.join(REPO_ROOT, "README.md"), readme_block(results))
+            parser.error("--write needs every board of the table (missing: %s)" % ", ".join(missing))
+        replace_block(SUMMARY_PAGE, summary_block(results))
         replace_block(DOCS, docs_block(results))
     return 0
 

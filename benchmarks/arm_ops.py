@@ -1,6 +1,7 @@
 """Cost of every op of a train step on the Cortex-M and RISC-V boards, in executed instructions.
 
     python benchmarks/arm_ops.py [--steps 2] [--boards mps2-an386,...] [--markdown]
+        [--plot docs/arm_ops_per_mac.png]
 
 The successor of arm_cost.py per op. For each board it builds boards/app/bench.c's profile
 program (microtrain_bench_profile: the core compiled with MT_OP_PROFILE, whose step marks
@@ -202,6 +203,41 @@ def summary(rows):
     return worst
 
 
+def plot(rows, path):
+    """Instructions per MAC of each weighted op of the CNN, forward and backward, a group of
+    bars per op and a bar per board (matplotlib; docs/performance.md shows it)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    weighted = [r for r in rows if r["macs"] and r["model"] == "CNN"]
+    boards = list(dict.fromkeys(r["board"] for r in weighted))
+    ops = list(dict.fromkeys("%d %s" % (r["op"], r["type"]) for r in weighted))
+    figure, panels = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    width = 0.8 / max(len(boards), 1)
+    for axes, (title, column, index) in zip(panels, (("forward", "forward", 0),
+                                                     ("backward", "backward", 1))):
+        for k, board in enumerate(boards):
+            values = []
+            for op in ops:
+                found = [r for r in weighted if r["board"] == board
+                         and "%d %s" % (r["op"], r["type"]) == op]
+                values.append(found[0][column] / found[0]["macs"][index] if found else 0.0)
+            core = next(r["core"] for r in weighted if r["board"] == board)
+            axes.bar([i + (k - (len(boards) - 1) / 2) * width for i in range(len(ops))],
+                     values, width, label="%s (%s)" % (board, core))
+        axes.set_xticks(range(len(ops)))
+        axes.set_xticklabels(ops, rotation=20, ha="right", fontsize=8)
+        axes.set_title(title, fontsize=10)
+        axes.grid(axis="y", linewidth=0.3)
+    panels[0].set_ylabel("instructions per MAC")
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8)
+    figure.suptitle("The CNN's weighted ops, every op trained, Adam, batch %d "
+                    "(QEMU's instruction counts)" % SPEC["batch_size"], fontsize=10)
+    figure.tight_layout(rect=(0, 0.12, 1, 0.94))
+    figure.savefig(path, dpi=110)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2)
@@ -210,8 +246,14 @@ def main(argv=None):
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--weighted", action="store_true",
                         help="only the ops with MACs (Dense, Conv2D, DepthwiseConv2D)")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="draw the CNN's instructions per MAC per op and board into this file")
     args = parser.parse_args(argv)
+    if args.plot:
+        import matplotlib  # noqa: F401  (fail now, not after measuring: pip install '.[plot]')
     rows = measure([b for b in args.boards.split(",") if b], args.steps, args.work_dir)
+    if args.plot:
+        plot(rows, args.plot)
     if args.weighted:
         rows = [r for r in rows if r["macs"]]
     print("instructions per train step and per MAC, every op trained, Adam, batch %d"

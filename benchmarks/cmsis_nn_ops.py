@@ -35,6 +35,7 @@ import int8_zoo  # noqa: E402
 import op_work  # noqa: E402
 
 from microtrain import ops as _ops  # noqa: E402
+from microtrain._shapes import element_count as _count  # noqa: E402
 from microtrain.nn import image as _image  # noqa: E402
 from microtrain.tools import firmware  # noqa: E402
 from microtrain.tools.firmware_training import TrainingSpec  # noqa: E402
@@ -83,13 +84,6 @@ def arena_bytes(image, layers):
         second = _count(image.tensors[op.inputs[0]].dims) if op.op_type == _ops.ADD_S8 else 0
         most = max(most, n + weights + second + 12 * oc + 8192 + 64 * 16)
     return (most + 15) // 16 * 16 + 4096
-
-
-def _count(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 def header(image, layers):

@@ -309,7 +309,12 @@ def main():
         lines.append((row["client"], row["clients"], "%.2f" % row["round_s"],
                       "%.1f" % row["total_s"], "%.0f" % row["peak_mib"], client_text,
                       "%.3f" % row["accuracy"]))
-    if args.markdown:
+    print_table(header, lines, args.markdown)
+
+
+def print_table(header, lines, markdown):
+    """The rows under their header: a Markdown table, or columns separated by two spaces"""
+    if markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
         for line in lines:

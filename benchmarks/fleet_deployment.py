@@ -48,26 +48,10 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "py_facade"))
+from fleet import prepare, print_table  # noqa: E402 (the digits task, the table)
 
 LEARNING_RATE = 0.2
 BATCH = 16
-
-
-def prepare(folder):
-    from sklearn.datasets import load_digits
-    import microtrain
-    from microtrain import layers
-    data = load_digits()
-    x = (data.data / 16.0).astype(np.float32)
-    y = np.eye(10, dtype=np.float32)[data.target]
-    order = np.random.default_rng(0).permutation(len(x))
-    x, y = x[order], y[order]
-    path = os.path.join(folder, "digits.npz")
-    np.savez(path, x=x[:1500], y=y[:1500], x_eval=x[1500:], y_eval=y[1500:])
-    image = os.path.join(folder, "digits.mtm")
-    microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
-                           layers.Softmax()], input_shape=(64,), seed=0).save(image)
-    return image, path
 
 
 def fleet_arguments(image, data, clients, sampled):
@@ -137,7 +121,7 @@ def main():
                  % (max(args.clients), need, available))
     rows = []
     with tempfile.TemporaryDirectory(prefix="fleet-deployment-bench-") as folder:
-        image, data = prepare(folder)
+        image, data, _ = prepare(folder)
         for clients in args.clients:
             for engine in ("simulation", "deployment"):
                 if args.only and engine != args.only:
@@ -156,14 +140,7 @@ def main():
                       "%.0f" % row["total_s"], "%.0f" % row["payload"],
                       "-" if row["wire"] is None else "%.0f" % row["wire"],
                       "0x%08x" % row["crc32"]))
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for line in lines:
-            print("| " + " | ".join(str(c) for c in line) + " |")
-    else:
-        for line in [header] + lines:
-            print("  ".join(str(c) for c in line))
+    print_table(header, lines, args.markdown)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Arena bytes against the planner's lower bound on a small model zoo.
 
-    python benchmarks/memory_plan.py [--batch-size 16]
+    python benchmarks/memory_plan.py [--batch-size 16] [--plot docs/memory_plan.png]
 
 For every model (digits MLP, digits CNN, a residual DAG CNN, a keyword-spotting
 style CNN over a 49x10 MFCC "image", a MobileNet-style stack of depthwise-separable
@@ -8,7 +8,8 @@ blocks) and every training choice (all layers, the last N layers, biases only; f
 updates or accumulated gradients), prints the arena the core plans, its lower bound
 (the most bytes live at once over the train step's schedule), their ratio, and the
 breakdown by role. Exits with status 1 if any ratio exceeds 1.10 (issue 4's target).
-A plan only: nothing is trained, so it runs in about a second.
+A plan only: nothing is trained, so it runs in about a second. ``--plot`` draws each fused
+plan's bytes by role as stacked bars (matplotlib; the docs' memory page shows it).
 """
 
 import argparse
@@ -111,11 +112,52 @@ def plan_zoo(batch_size):
     return rows
 
 
+ROLES = (("weights", 5), ("gradients", 6), ("optimizer state", 7), ("activations", 8),
+         ("activation gradients", 9))
+
+
+def plot(rows, path, batch_size):
+    """One panel per model: each training choice's fused plan as bars stacked by role, what
+    sharing lifetimes saves drawn below zero, and the arena as a mark."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    models = [name for name, _ in ZOO]
+    figure, panels = plt.subplots(1, len(models), figsize=(3.0 * len(models), 4.2))
+    for axes, model in zip(panels, models):
+        fused = [r for r in rows if r[0] == model and r[1].endswith("fused")]
+        bottom = [0.0] * len(fused)
+        for name, column in ROLES:
+            values = [r[column] / 1024 for r in fused]
+            axes.bar(range(len(fused)), values, bottom=bottom, label=name)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        axes.bar(range(len(fused)), [-r[10] / 1024 for r in fused], color="0.75",
+                 label="shared lifetimes (saved)")
+        axes.plot(range(len(fused)), [r[2] / 1024 for r in fused], "k_", markersize=16,
+                  label="arena")
+        axes.axhline(0, color="k", linewidth=0.5)
+        axes.set_xticks(range(len(fused)))
+        axes.set_xticklabels([r[1].split(",")[0] for r in fused], rotation=45, ha="right",
+                             fontsize=8)
+        axes.set_title(model, fontsize=9)
+    panels[0].set_ylabel("KiB")
+    handles, labels = panels[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    figure.suptitle("Arena by role (Adam, batch %d, fused updates)" % batch_size, fontsize=10)
+    figure.tight_layout(rect=(0, 0.07, 1, 0.95))
+    figure.savefig(path, dpi=110)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--plot", metavar="PNG", help="draw the plans by role into this file")
     args = parser.parse_args(argv)
+    if args.plot:
+        import matplotlib  # noqa: F401  (fail now, not after planning: pip install '.[plot]')
     rows = plan_zoo(args.batch_size)
+    if args.plot:
+        plot(rows, args.plot, args.batch_size)
     headers = ("model", "trainable, update", "arena", "lower_bound", "ratio", "weights",
                "gradients", "optimizer", "activations", "act_grads", "reuse")
     text = [tuple(str(v) if not isinstance(v, float) else "%.3f" % v for v in row)

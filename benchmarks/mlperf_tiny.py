@@ -1,9 +1,9 @@
-"""MLPerf Tiny's reference models through microtrain: the README's table, measured.
+"""MLPerf Tiny's reference models through microtrain: docs/importers.md's table, measured.
 
-    python benchmarks/mlperf_tiny.py [--markdown] [--readme] [--inputs 200] [--no-board]
+    python benchmarks/mlperf_tiny.py [--markdown] [--write] [--inputs 200] [--no-board]
                                      [--board mps2-an500] [--model FILE ...] [--json OUT]
 
-Every reference .tflite of tests/convert/fixtures/mlperf_tiny (SOURCE.md: what mlcommons/tiny
+Every reference .tflite of examples/models/mlperf_tiny (SOURCE.md: what mlcommons/tiny
 ships, float32, full int8 and dynamic-range), one row each:
 
 imports   ``microtrain.convert(file)``: yes, or the ConversionError's text.
@@ -60,8 +60,10 @@ sys.path.insert(0, CONVERT_TESTS)
 import int8_compare  # noqa: E402
 import peers  # noqa: E402
 
-FIXTURES = os.path.join(CONVERT_TESTS, "fixtures", "mlperf_tiny")
-README = os.path.join(REPO_ROOT, "README.md")
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "docs"))
+import readme_tables  # noqa: E402
+
+FIXTURES = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny")
 IMPORTERS_DOC = os.path.join(REPO_ROOT, "docs", "importers.md")
 BEGIN, END = "<!-- mlperf-table:begin -->", "<!-- mlperf-table:end -->"
 
@@ -514,7 +516,8 @@ def replace_block(text, table, where):
     return head + BEGIN + "\n" + table + "\n" + END + tail
 
 
-def write_blocks(table, paths=(README, IMPORTERS_DOC)):
+def write_blocks(table, paths=(IMPORTERS_DOC,)):
+    """The table into docs/importers.md, then the README's short one cut from it."""
     for path in paths:
         with open(path) as handle:
             text = handle.read()
@@ -523,6 +526,7 @@ def write_blocks(table, paths=(README, IMPORTERS_DOC)):
             with open(path + ".tmp", "w") as handle:
                 handle.write(updated)
             os.replace(path + ".tmp", path)
+    readme_tables.write()
 
 
 def main(argv=None):
@@ -535,12 +539,13 @@ def main(argv=None):
     parser.add_argument("--no-board", action="store_true", help="no firmware, no QEMU")
     parser.add_argument("--work-dir", default=os.path.join(REPO_ROOT, "build", "mlperf-tiny"))
     parser.add_argument("--markdown", action="store_true", help="print the table")
-    parser.add_argument("--readme", action="store_true",
-                        help="write the table into README.md and docs/importers.md")
+    parser.add_argument("--write", action="store_true",
+                        help="write the table into docs/importers.md (and the README's short "
+                             "one, tools/docs/readme_tables.py)")
     parser.add_argument("--json", help="write the measurements to this file")
     args = parser.parse_args(argv)
-    if args.readme and (args.model or args.no_board):
-        parser.error("--readme writes the whole table: leave out --model and --no-board")
+    if args.write and (args.model or args.no_board):
+        parser.error("--write writes the whole table: leave out --model and --no-board")
     board = None if args.no_board else args.board
     rows = []
     for name in args.model or NAMES:
@@ -551,9 +556,9 @@ def main(argv=None):
     table = markdown(rows, board)
     if args.markdown:
         print(table)
-    if args.readme:
+    if args.write:
         write_blocks(table)
-        print("wrote the table into %s and %s" % (README, IMPORTERS_DOC))
+        print("wrote the table into %s and README.md's summary" % IMPORTERS_DOC)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=2, default=str)

@@ -19,6 +19,7 @@ package("microtrain", files=(
     "_feed.py",
     "_files.py",
     "_model_source.py",
+    "_named.py",
     "_platform.py",
     "_random.py",
     "_shapes.py",

@@ -10,7 +10,8 @@ memory it should not.
 import numpy as np
 
 import microtrain
-from microtrain import layers, optimizers
+from microtrain import optimizers
+from small_models import classifier
 
 BATCH = 8
 FEATURES = 10
@@ -19,8 +20,7 @@ CLASSES = 4
 
 def model(seed=0):
     """10 -> 16 relu -> 4 softmax."""
-    return microtrain.Sequential([layers.Dense(16, activation="relu"), layers.Dense(CLASSES),
-                                  layers.Softmax()], input_shape=(FEATURES,), seed=seed)
+    return classifier(16, CLASSES, FEATURES, seed)
 
 
 def session(loss="categorical_crossentropy", **options):

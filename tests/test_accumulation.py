@@ -174,6 +174,44 @@ def test_fused_updates_give_the_same_bits_in_less_memory(optimizer):
     assert fused_plan["total_bytes"] <= kept_plan["total_bytes"]
 
 
+def wide_model(frozen_first):
+    """Dense(96) over 48 features (W [96, 48], 18,432 bytes: updated in tiles) and Dense(10)
+    over 96 (3,840 bytes: whole); frozen_first leaves the first out of training."""
+    model = microtrain.Sequential([layers.Dense(96, activation="relu"), layers.Dense(10),
+                                   layers.Softmax()], input_shape=(48,), seed=3)
+    return model, ([1] if frozen_first else None)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", optimizers.SGD(0.05, momentum=0.9,
+                                                            weight_decay=0.01),
+                                       optimizers.Adam(0.01), optimizers.AdamW(0.01)])
+@pytest.mark.parametrize("frozen_first", [False, True])
+def test_updates_in_tiles_give_the_buffered_bits_in_less_memory(optimizer, frozen_first):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((17, 48)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 17)]
+    sessions = []
+    for accumulate in (False, True):
+        model, trainable = wide_model(frozen_first)
+        s = microtrain.TrainSession(model)
+        s.compile(optimizer, "categorical_crossentropy", batch_size=8, trainable=trainable,
+                  accumulate_gradients=accumulate)
+        sessions.append(s)
+    tiled, kept = sessions
+    for start in (0, 8, 16):  # the last batch is partial: one row
+        assert tiled.train_step(x[start:start + 8], y[start:start + 8])["loss"] == \
+            kept.train_step(x[start:start + 8], y[start:start + 8])["loss"]
+    for a, b in zip(tiled.get_weights(), kept.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    plan, kept_plan = tiled.memory_plan(), kept.memory_plan()
+    # W1 in tiles of 18 rows of 48 + 8 floats; W2 [10, 96] is under 16 KiB, whole
+    assert plan["tiled_updates"] == (0 if frozen_first else 1)
+    assert plan["weight_tile_bytes"] == (0 if frozen_first else 18 * (48 + 8) * 4)
+    assert kept_plan["tiled_updates"] == kept_plan["weight_tile_bytes"] == 0
+    if not frozen_first:
+        assert plan["gradient_bytes"] == kept_plan["gradient_bytes"] - 96 * 48 * 4 + 18 * 56 * 4
+
+
 def test_accumulation_needs_accumulate_gradients_at_compile():
     x, y = data(4)
     fused = session(4, accumulate_gradients=False)

@@ -15,6 +15,7 @@ import microtrain
 import microtrain.tools
 from microtrain import layers
 from microtrain.tools import cli
+from small_models import saved_classifier
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(microtrain.__file__)))
 
@@ -32,9 +33,7 @@ def run(*arguments, cwd=None):
 def files(tmp_path_factory):
     """A 8 -> 16 -> 3 softmax classifier and 50 raw samples of three clusters."""
     directory = tmp_path_factory.mktemp("cli")
-    model = microtrain.Sequential([layers.Dense(16, activation="relu"), layers.Dense(3),
-                                   layers.Softmax()], input_shape=(8,), seed=0)
-    model.save(str(directory / "model.mtm"))
+    saved_classifier(directory / "model.mtm", 16)
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 3, 50)
     x = (np.eye(3, 8)[labels] * 2 + 0.5 * rng.standard_normal((50, 8))).astype("<f4")
@@ -240,9 +239,7 @@ def test_bad_arguments_and_files_give_one_line(files, tmp_path):
 
 
 def test_checkpoint_of_another_model_is_refused_in_one_line(files, tmp_path):
-    other = microtrain.Sequential([layers.Dense(5, activation="relu"), layers.Dense(3),
-                                   layers.Softmax()], input_shape=(8,), seed=0)
-    other.save(str(tmp_path / "other.mtm"))
+    saved_classifier(tmp_path / "other.mtm", 5)
     result = run("train", tmp_path / "other.mtm", "--x", files / "x.bin", "--y",
                  files / "y.bin", "--epochs", 1, "--checkpoint", tmp_path / "other.ck",
                  "--loss", "cce")

@@ -45,6 +45,7 @@ def test_info_reports_lower_bound_ratio_reuse_and_update_mode(cnn_path, capsys):
     accumulate = plan_rows(capsys.readouterr().out)
     assert accumulate["update mode"] == "accumulate"
     assert int(accumulate["total"]) > total  # gradients persist
+    assert "weights updated in tiles" not in rows  # Dense [10, 8]: under 16 KiB, whole
 
     assert cli.main(["info", cnn_path, "--batch-size", "8", "--optimizer", "adam",
                      "--loss", "scce", "--trainable", "1"]) == 0  # the last layer with
@@ -95,3 +96,21 @@ def test_plan_buffers_cover_the_arena_without_overlap_in_time(cnn_path):
             overlap_time = a["start"] <= b["end"] and b["start"] <= a["end"]
             if overlap_bytes and overlap_time:
                 assert b["in_place_of"] == a["tensor"] or a["in_place_of"] == b["tensor"]
+
+
+def test_info_reports_the_weights_updated_in_tiles(tmp_path, capsys):
+    # Dense(80) over 64 features: W [80, 64], 20,480 bytes, is updated in tiles of the most
+    # whole rows whose dW and dy columns fit 4 KiB: 14 rows of 64 + 8 floats, 4,032 bytes
+    model = microtrain.Sequential([layers.Dense(80), layers.Softmax()], input_shape=(64,), seed=0)
+    path = str(tmp_path / "wide.mtm")
+    model.save(path)
+    args = ["info", path, "--batch-size", "8", "--optimizer", "sgd", "--loss", "scce"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    rows = plan_rows(out)
+    assert int(rows["weights updated in tiles"]) == 1
+    assert int(rows["largest tile"]) == 14 * (64 + 8) * 4
+    assert "update mode fused, tiled:" in out
+    assert cli.main(args + ["--accumulate-gradients"]) == 0
+    rows = plan_rows(capsys.readouterr().out)
+    assert rows["update mode"] == "accumulate" and "weights updated in tiles" not in rows

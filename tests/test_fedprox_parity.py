@@ -24,6 +24,16 @@ from test_parity_torch import (ARCHITECTURES, BATCH_SIZE, RTOL, ATOL, batches, m
 MU = 0.5
 
 
+def both_models(architecture):
+    """(the torch model, microtrain's with its weights, x, targets, the torch model's weights)
+    of one of test_parity_torch's architectures"""
+    sizes, activations, kind = ARCHITECTURES[architecture]
+    torch_model = make_torch_model(sizes, activations)
+    mt_model = make_microtrain_model(sizes, activations, torch_model)
+    x, target = make_data(sizes, kind)
+    return torch_model, mt_model, x, target, global_weights(torch_model)
+
+
 def global_weights(torch_model):
     """The round's global model: the initial weights moved by a seeded perturbation."""
     rng = np.random.default_rng(7)
@@ -74,11 +84,7 @@ CASES = [optimizers.SGD(learning_rate=0.1),
 @pytest.mark.parametrize("optimizer", CASES, ids=["sgd", "sgd_momentum_decay", "adam",
                                                   "adamw"])
 def test_fedprox_training_matches_torch(optimizer):
-    sizes, activations, kind = ARCHITECTURES["classifier"]
-    torch_model = make_torch_model(sizes, activations)
-    mt_model = make_microtrain_model(sizes, activations, torch_model)
-    x, labels = make_data(sizes, kind)
-    start = global_weights(torch_model)
+    torch_model, mt_model, x, labels, start = both_models("classifier")
     mt_losses, mt_weights = train_microtrain_fedprox(
         mt_model, "sparse_categorical_crossentropy", optimizer, x, labels, start, MU)
     torch_losses, torch_weights = train_torch_fedprox(
@@ -98,11 +104,7 @@ def test_fedprox_training_matches_torch(optimizer):
 
 
 def test_fedprox_with_only_the_last_layer_trained_matches_torch():
-    sizes, activations, kind = ARCHITECTURES["classifier"]
-    torch_model = make_torch_model(sizes, activations)
-    mt_model = make_microtrain_model(sizes, activations, torch_model)
-    x, labels = make_data(sizes, kind)
-    start = global_weights(torch_model)
+    torch_model, mt_model, x, labels, start = both_models("classifier")
     optimizer = optimizers.SGD(learning_rate=0.1, momentum=0.9)
     mt_losses, mt_weights = train_microtrain_fedprox(
         mt_model, "sparse_categorical_crossentropy", optimizer, x, labels, start, MU,
@@ -121,11 +123,7 @@ def test_fedprox_with_only_the_last_layer_trained_matches_torch():
 
 def test_one_step_gradient_of_the_proximal_objective_matches_autograd():
     """(w0 − w1) / lr of one plain SGD step is the gradient of loss + μ/2‖w − w_ref‖²."""
-    sizes, activations, kind = ARCHITECTURES["regression"]
-    torch_model = make_torch_model(sizes, activations)
-    mt_model = make_microtrain_model(sizes, activations, torch_model)
-    x, y = make_data(sizes, kind)
-    reference = global_weights(torch_model)
+    torch_model, mt_model, x, y, reference = both_models("regression")
     moved = [w + np.float32(0.3) for w in reference]  # w ≠ w_ref
     rate = 0.5
     with microtrain.TrainSession(mt_model) as session:
@@ -171,11 +169,7 @@ def test_fedprox_client_resumed_from_a_checkpoint_takes_the_same_steps(tmp_path)
     """A checkpoint with optimizer state keeps the reference (format version 3): a client
     resumed mid-round, whatever its own reference was, continues bit for bit like the one
     that never stopped; a session without the term loads it too."""
-    sizes, activations, kind = ARCHITECTURES["classifier"]
-    torch_model = make_torch_model(sizes, activations)
-    mt_model = make_microtrain_model(sizes, activations, torch_model)
-    x, labels = make_data(sizes, kind)
-    start = global_weights(torch_model)
+    torch_model, mt_model, x, labels, start = both_models("classifier")
     path = str(tmp_path / "client.ckpt")
     steps = list(batches())
     optimizer = optimizers.SGD(learning_rate=0.05, momentum=0.9)

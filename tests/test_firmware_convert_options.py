@@ -1,8 +1,8 @@
-"""`microtrain firmware` on an imported int8 model: --train-from, --new-head and --int8-input
-convert the file as ``microtrain.convert`` does with the options of the same names, and int8
-input rows of any length (MLPerf Tiny's keyword spotter: 49 x 10 x 1 = 490 bytes) are packed
-back to back into the C sources (--sources-only: no toolchain). The same firmware built and
-run under QEMU: tests/boards/test_board_int8.py.
+"""`microtrain firmware` on an imported int8 model: --train-from, --new-head, --int8-after and
+--int8-input convert the file as ``microtrain.convert`` does with the options of the same
+names, and int8 input rows of any length (MLPerf Tiny's keyword spotter: 49 x 10 x 1 = 490
+bytes) are packed back to back into the C sources (--sources-only: no toolchain). The same
+firmware built and run under QEMU: tests/boards/test_board_int8.py.
 """
 
 import json
@@ -18,7 +18,8 @@ from microtrain.tools import firmware
 pytest.importorskip("tflite", reason="converting .tflite needs microtrain[convert]")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KWS = os.path.join(HERE, "convert", "fixtures", "mlperf_tiny", "kws_ref_model.tflite")
+KWS = os.path.join(os.path.dirname(HERE), "examples", "models", "mlperf_tiny",
+                   "kws_ref_model.tflite")
 
 
 def keyword_rows(folder, rows=6, classes=5, seed=0):
@@ -48,9 +49,10 @@ def sources_only(tmp_path, data, *options):
 @pytest.mark.parametrize("options,convert_options", [
     (["--new-head", "5"], {"new_head": 5}),
     (["--train-from", "dense", "--new-head", "5"], {"train_from": "dense", "new_head": 5}),
+    (["--train-from", "6", "--int8-after"], {"train_from": 6, "int8_after": True}),
 ])
 def test_int8_model_options_and_490_byte_rows(tmp_path, options, convert_options):
-    data, x = keyword_rows(tmp_path)
+    data, x = keyword_rows(tmp_path, classes=convert_options.get("new_head", 12))
     status, out = sources_only(tmp_path, data, *options)
     assert status == 0
     with open(os.path.join(out, "firmware.json")) as handle:

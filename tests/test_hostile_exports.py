@@ -196,7 +196,11 @@ def test_convert_refusals_in_a_capped_process_leave_the_folder_as_it_was(sources
 # Modules that write only into a TemporaryDirectory of their own (the images, launcher and
 # files a MicroPython run needs), never a path a user gave.
 SCRATCH_WRITERS = ("_files.py", os.path.join("micropython_runner", "run.py"),
-                   os.path.join("federated", "device.py"))
+                   os.path.join("federated", "device.py"),
+                   # the deployment's spec, Flower config and facts go into its mkdtemp
+                   # folder, the board's ROMFS images into the emulator's
+                   os.path.join("federated", "deployment.py"),
+                   os.path.join("federated", "board_emulator.py"))
 
 
 def test_every_output_goes_through_the_one_writer():

@@ -176,9 +176,9 @@ def fake_results(image, layers):
                                                           "rv32imafc"))}
 
 
-def test_readme_block_replaces_only_its_markers(zoo, tmp_path):
+def test_summary_block_replaces_only_its_markers(zoo, tmp_path):
     _, image, layers = zoo
-    block = arm_int8_ops.readme_block(fake_results(image, layers))
+    block = arm_int8_ops.summary_block(fake_results(image, layers))
     table = [line for line in block.splitlines() if line.startswith("| ")]
     assert table[0].split(" | ")[4:] == ["M3", "M4F", "M7", "M33", "M55", "rv32imac",
                                          "rv32imafc |"]
@@ -187,7 +187,7 @@ def test_readme_block_replaces_only_its_markers(zoo, tmp_path):
     assert "DepthwiseConv2D 3×3 stride 2 | block_3_depthwise | 32×32×48 → 16×16×48" in block
     assert "Mean | global_average_pooling2d | 4×4×1280 → 1280 | element" in block
     assert all(line.count("10.00") == 7 for line in table[1:])
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "performance.md"
     readme.write_text("before\n%s\nold table\n%s\nafter\n" % (arm_int8_ops.BEGIN,
                                                              arm_int8_ops.END))
     arm_int8_ops.replace_block(str(readme), block)

@@ -14,15 +14,16 @@ import os
 import re
 import shutil
 import subprocess
-import zlib
+import sys
 
-import numpy as np
 import pytest
 
 import microtrain
-from microtrain import DataLoader, layers, optimizers
+from microtrain import DataLoader, optimizers
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "micropython"))
+from mp_setup import weights_crc32, write_digits  # noqa: E402 (the firmware tests' own)
 RUNNER = os.path.join(ROOT, "tools", "micropython")
 WASM = os.path.join(ROOT, "build", "presets", "wasm32-wasi", "micro_core", "microtrain.wasm")
 PORT = os.path.join(RUNNER, "node_modules", "@micropython",
@@ -66,20 +67,9 @@ def run_micropython(runner, script, data, *args):
 
 @pytest.fixture(scope="module")
 def digits(tmp_path_factory):
-    """The model image the CPython builder writes and the digits rows as raw float32 files."""
-    from sklearn.datasets import load_digits
-    folder = tmp_path_factory.mktemp("micropython_digits")
-    data = load_digits()
-    x = (data.data / 16.0).astype("<f4")
-    y = np.eye(10, dtype="<f4")[data.target]
-    x.tofile(str(folder / "digits_x.bin"))
-    y.tofile(str(folder / "digits_y.bin"))
-    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
-                                   layers.Softmax()], input_shape=(64,), seed=0)
-    model.save(str(folder / "digits.mtm"))
-    files = [(str(folder / name), "/data/" + name)
-             for name in ("digits.mtm", "digits_x.bin", "digits_y.bin")]
-    return {"x": x, "y": y, "image": str(folder / "digits.mtm"), "files": files}
+    """The model image the CPython builder writes and the digits rows as raw float32 files
+    (the MicroPython firmware tests' own, tests/micropython/mp_setup.py)."""
+    return write_digits(tmp_path_factory.mktemp("micropython_digits"))
 
 
 def host_run(digits):
@@ -89,9 +79,7 @@ def host_run(digits):
                      metrics=["categorical_accuracy"], batch_size=16)
         loader = DataLoader(digits["x"], digits["y"], batch_size=16, shuffle=True, seed=0)
         history = sess.train(loader, epochs=EPOCHS, verbose=0)
-        blob = b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
-                        for w in sess.get_weights())
-        return {"crc32": zlib.crc32(blob) & 0xFFFFFFFF, "losses": history.history["loss"],
+        return {"crc32": weights_crc32(sess), "losses": history.history["loss"],
                 "steps": sess.get_counters()["step"],
                 "arena": sess.memory_plan()["total_bytes"]}
 

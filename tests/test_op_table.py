@@ -50,6 +50,15 @@ def test_ops_py_has_exactly_the_codes_and_names_of_the_def():
     assert constants == {upper for _, upper, _, _ in rows}
 
 
+def test_the_ops_without_backward_are_the_defs():
+    """ops.NO_BACKWARD (what the importer refuses a gradient through) is the .def's rows
+    marked "inference only"."""
+    with open(DEF_PATH, encoding="utf-8") as handle:
+        marked = [ROW.match(line).group(2) for line in handle
+                  if line.startswith("MT_OP(") and line.rstrip().endswith("inference only */")]
+    assert marked and tuple(getattr(ops, upper) for upper in marked) == ops.NO_BACKWARD
+
+
 def test_mt_op_name_and_mt_op_built_agree_with_the_def():
     rows = def_rows()
     known = {code for code, _, _, _ in rows}

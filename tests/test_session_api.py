@@ -113,14 +113,16 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
              "scratch_bytes")
     assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op",
                                       "reuse_bytes", "lower_bound_bytes", "fused_update",
-                                      "placement_order", "int8_activation_bytes"}
+                                      "placement_order", "int8_activation_bytes",
+                                      "tiled_updates", "weight_tile_bytes"}
     assert plan["placement_order"] in (0, 1, 2, 3)  # the greedy order the planner kept
     assert sum(plan[p] for p in parts) - plan["reuse_bytes"] == plan["total_bytes"]
     assert plan["lower_bound_bytes"] <= plan["total_bytes"]
     assert all(plan[p] % _native.MT_ARENA_ALIGN == 0 for p in parts)
     weight_bytes = 4 * (16 * 10 + 16 + 4 * 16 + 4)
     assert weight_bytes <= plan["weight_bytes"] < weight_bytes + 4 * 16
-    assert plan["gradient_bytes"] == plan["weight_bytes"]
+    assert plan["gradient_bytes"] == plan["weight_bytes"]  # W [10, 16]: smaller than a tile
+    assert plan["tiled_updates"] == plan["weight_tile_bytes"] == 0
     assert plan["optimizer_bytes"] == 2 * plan["weight_bytes"]  # Adam: m and v
     assert plan["reference_bytes"] == 0  # no proximal term
     assert plan["io_bytes"] >= BATCH * 4 * 4

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The C tests and the Python tests under AddressSanitizer + UndefinedBehaviorSanitizer.
-#   1. build micro_core and tests/core with -fsanitize=address,undefined
+#   1. build micro_core, tests/core and tests/ops with -fsanitize=address,undefined
 #      -fno-sanitize-recover=all (any report aborts the test) in build/sanitize, run ctest;
 #   2. run the Python tests once against that build's libmicrotrain.so (MICROTRAIN_LIB), with
 #      the ASan runtime preloaded into CPython (LD_PRELOAD; detect_leaks=0 because CPython and
@@ -49,10 +49,13 @@ set +e
 # kernels the C tests and the parity tests already run under ASan) are left to the plain run,
 # to keep the suite short, and so are the x86 kernels' build checks (they run gcc and objdump,
 # which would inherit the preloaded runtime, and test no code of the library at run time).
+# The docs' examples (tests/docs) run the guides' stories end to end: the same calls the
+# tests above make, plus firmware builds, QEMU and mkdocs; they are left to the plain run too.
 PYTHONPATH="$root/py_facade${PYTHONPATH:+:$PYTHONPATH}" MICROTRAIN_LIB="$lib" LD_PRELOAD="$asan_rt" \
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:alloc_dealloc_mismatch=0:detect_odr_violation=0:allocator_may_return_null=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-  python -m pytest -q -p no:cacheprovider tests --ignore=tests/boards --ignore=tests/micropython --ignore=tests/federated -k "not info_plot and not soak and not demo and not real_world_style and not from_torch and not onert and not x86_kernel_build" 2>&1 | tee "$log"
+  python -m pytest -q -p no:cacheprovider tests --ignore=tests/boards --ignore=tests/micropython --ignore=tests/federated \
+    --ignore=tests/docs -k "not info_plot and not soak and not demo and not real_world_style and not from_torch and not onert and not x86_kernel_build" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 if grep -qE "ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer" "$log"; then

@@ -45,7 +45,7 @@ command -v make >/dev/null || { apt-get update && apt-get install -y --no-instal
 bash tools/micropython/build_firmware.sh
 
 cd "$root"
-python -m pytest -q tests
+python -m pytest -q --durations=30 tests  # the slowest 30: where the budget goes
 
 bash tools/run_sanitizers.sh
 # A fixed seed: a slower CI machine explores a prefix of the same sequence a developer ran.

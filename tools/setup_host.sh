@@ -31,7 +31,9 @@ case "$_mt_extra" in
               "onnxruntime==1.32.0" "ai-edge-litert==2.3.0" "onert==0.1.0"
           # microtrain.federated (tests/federated): Flower and its Ray simulation engine; it
           # pulls no torch, so the PyTorch 2.13 above stays
-          python -m pip install -q "flwr[simulation]==1.42.0" ;;
+          python -m pip install -q "flwr[simulation]==1.42.0"
+          # the documentation site (mkdocs.yml), built with --strict by the test command
+          python -m pip install -q "mkdocs==1.6.1" "mkdocs-material==9.8.2" "mkdocstrings-python==2.0.11" ;;
   --demo) python -m pip install -q "scikit-learn>=1.0" ;;
 esac
 # Contributors' commit-msg hook (tools/git-hooks: a subject of at most 72 characters, a blank

@@ -1,8 +1,8 @@
 """Flash and RAM of the core and of the example firmware on every bare-metal board.
 
     python tools/size_table.py              print the Markdown table
-    python tools/size_table.py --readme     also replace it in README.md (between the
-                                            size-table markers)
+    python tools/size_table.py --write      also replace it in docs/guides/boards.md
+                                            (between the size-table markers)
 
 Builds each bare-metal preset (MinSizeRel, -Os; the Cortex-M and RISC-V boards) on the
 digits example of examples/firmware_digits.py (the demo's fine-tuning: last Dense + Softmax
@@ -32,11 +32,14 @@ import sys
 from microtrain.tools import firmware
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools", "docs"))
+import readme_tables  # noqa: E402
+DOCS_PAGE = os.path.join(REPO_ROOT, "docs", "guides", "boards.md")  # where --write puts the table
 BOARDS = ("mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps3-an547",
           "rv32imac-qemu", "rv32imafc-qemu")
 SPEC = dict(epochs=3, optimizer="adam", learning_rate=0.01, loss="categorical_crossentropy",
             batch_size=16, num_trainable_ops=2)
-BEGIN = "<!-- size-table:begin (tools/size_table.py --readme) -->"
+BEGIN = "<!-- size-table:begin (tools/size_table.py --write) -->"
 END = "<!-- size-table:end -->"
 KINDS = ("text", "rodata", "data", "bss")
 MLP_OPS = ("dense", "relu", "softmax")  # the ops of the digits MLP (MT_OPS)
@@ -104,7 +107,7 @@ def format_table(record, rows):
                  "the %d-byte model image and the dataset; its .bss is the %d-byte arena "
                  "(mt_plan's figure for batch %d, last Dense + Softmax trained); the stack "
                  "(16 KiB in memory.ld) comes on top. Regenerate with "
-                 "`python tools/size_table.py --readme`."
+                 "`python tools/size_table.py --write`."
                  % (model_bytes, record["plan"]["total_bytes"], record["batch_size"]))
     return "\n".join(lines)
 
@@ -130,27 +133,29 @@ def _mlp_note(rows):
                "are the same" if same else "differ"))
 
 
-def replace_in_readme(readme_path, table):
-    with open(readme_path) as handle:
+def replace_in_page(path, table):
+    with open(path) as handle:
         text = handle.read()
     if BEGIN not in text or END not in text:
-        raise SystemExit("%s has no size-table markers (%s ... %s)" % (readme_path, BEGIN, END))
+        raise SystemExit("%s has no size-table markers (%s ... %s)" % (path, BEGIN, END))
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    with open(readme_path, "w") as handle:
+    with open(path, "w") as handle:
         handle.write(head + BEGIN + "\n" + table + "\n" + END + tail)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--readme", action="store_true", help="update the table in README.md")
+    parser.add_argument("--write", action="store_true",
+                        help="update the table in %s" % os.path.relpath(DOCS_PAGE, REPO_ROOT))
     parser.add_argument("--work-dir", default=os.path.join(REPO_ROOT, "build", "size-table"))
     args = parser.parse_args(argv)
     record, rows = measure(args.work_dir)
     table = format_table(record, rows)
     print(table)
-    if args.readme:
-        replace_in_readme(os.path.join(REPO_ROOT, "README.md"), table)
+    if args.write:
+        replace_in_page(DOCS_PAGE, table)
+        readme_tables.write()  # the README's short table is cut from the page's
     return 0
 
 

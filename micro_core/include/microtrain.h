@@ -88,7 +88,7 @@ extern "C" {
  *  micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 11u
+#define MT_ABI_VERSION 12u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -157,7 +157,9 @@ typedef struct mt_error_detail {
 
 /** Element types. MT_DTYPE_I8 (image version 3) is a quantized tensor: it carries a
  *  quantization record (scale, zero point; per channel for weights, docs/model_format.md)
- *  and is read and written only by the int8 inference ops, which have no backward. */
+ *  and is read and written only by the int8 ops. Its gradient, where one passes through
+ *  the int8 ops (a float layer trained inside an int8 model), is f32, with respect to the
+ *  dequantized value (docs/model_format.md, "Gradients through int8 ops"). */
 typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2, MT_DTYPE_I8 = 3 } mt_dtype;
 
 /** Tensor flags in the model image. */
@@ -334,8 +336,12 @@ typedef struct mt_train_config {
      *  num_trainable_ops. Borrowed: read by mt_plan()/mt_session_init() only. */
     const uint8_t *trainable_op_mask;
     /** 0: apply each weight's update as soon as its gradient is complete (fused update: the
-     *  gradients never need to be live all at once); 1: keep gradients for
-     *  mt_session_accumulate() / mt_session_optimizer_step(). */
+     *  gradients never need to be live all at once; a weight of 16 KiB or more read by one
+     *  Dense or Conv2D alone even gets its gradient a block of output rows at a time, one
+     *  tile of at most 4 KiB (or one row) in the arena, where that makes the arena smaller:
+     *  mt_memory_plan.tiled_updates); 1:
+     *  keep gradients for
+     *  mt_session_accumulate() / mt_session_optimizer_step(). Both give the same bits. */
     int32_t accumulate_gradients;
     /** The numeric guard never lets an update write a NaN or infinity: an update is refused
      *  (MT_ERR_NUMERIC, counted in mt_session_numeric_errors()) when its gradient has one or
@@ -345,7 +351,10 @@ typedef struct mt_train_config {
      *  step leaves weights, optimizer state, step counter and Adam's bias correction exactly
      *  as they were. This needs all gradients at once and so the accumulate_gradients memory
      *  layout. 0 (with fused updates): each tensor's update is checked just before it is
-     *  applied; a refused one stops the step there. The tensors updated before it in that
+     *  applied; a refused one stops the step there. A tensor updated in tiles is checked
+     *  whole too: every tile's gradient is computed and checked before the first tile is
+     *  applied, then computed again for its update (the same bits), so none of its elements
+     *  changes when it is refused. The tensors updated before it in that
      *  step keep their update, and the step counter and bias correction have advanced with
      *  the first of them; a step refused before its first update changes none of these. */
     int32_t guard_gradients;
@@ -398,9 +407,22 @@ typedef struct mt_memory_plan {
      *  born), the one that gave the smallest region (ABI 11; reserved, 0, before): init from
      *  the plan places in this order alone. */
     int32_t placement_order;
+    /** Trained weights updated in tiles (ABI 12): with fused updates, a weight of 16 KiB or
+     *  more read by one Dense or Conv2D alone gets its gradient a block of output rows
+     *  (units, output channels) at a time (one
+     *  tile: weight_tile_bytes, counted in gradient_bytes instead of the whole gradient;
+     *  every block computed and guarded, then each computed again and applied); the same
+     *  bits as the whole gradient, at the cost of computing its dW twice. Only where the
+     *  arena is smaller so (the whole gradient may share bytes with activations dead by
+     *  then, an int8 backbone's); 0 with accumulate_gradients or guard_gradients (they keep
+     *  every gradient whole). */
+    int32_t tiled_updates;
+    /** The largest such tile, in bytes (ABI 12); 0 when tiled_updates is 0. */
+    int32_t weight_tile_bytes;
     /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
-     *  the step, int8 model inputs included. Frozen int8 layers keep nothing for a backward,
-     *  so this is the working set of their forward; it is part of activation_bytes and of
+     *  the step, int8 model inputs included. Frozen int8 layers that no gradient passes
+     *  through keep nothing for a backward (this is then the working set of their forward;
+     *  one a gradient passes through keeps its int8 input until its backward); it is part of activation_bytes and of
      *  total_bytes, not added to them. 0 for a model without int8 tensors. */
     size_t int8_activation_bytes;
     /* The binding (ABI 11): what mt_session_init_from_plan() checks before it trusts the plan.

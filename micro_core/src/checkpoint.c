@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "microtrain.h"
+#include "float_bits.h"
 #include "le_bytes.h"
 #include "mt_math.h"
 #include "optimizers.h"
@@ -28,36 +29,6 @@
 #define CK_RECORD_HEADER_BYTES 8u
 #define CK_PROPERTY_HEADER_BYTES 8u
 #define CHUNK 64u
-
-/* ---- float bit patterns ---- */
-
-static uint32_t f32_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static uint64_t f64_bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    return u;
-}
-
-static double bits_f64(uint64_t u)
-{
-    double x;
-    memcpy(&x, &u, 8);
-    return x;
-}
 
 static uint32_t pad4(uint32_t n)
 {
@@ -154,7 +125,7 @@ static void emit_floats(writer *w, const float *x, uint32_t count)
     uint32_t done = 0;
     while (done < count) {
         uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
-        for (uint32_t i = 0; i < n; ++i) mt_put_u32(buf + 4 * i, f32_bits(x[done + i]));
+        for (uint32_t i = 0; i < n; ++i) mt_put_u32(buf + 4 * i, mt_f32_bits(x[done + i]));
         emit(w, buf, 4u * n);
         done += n;
     }
@@ -184,10 +155,10 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
     mt_put_u32(h + 28, (uint32_t)num_properties);
     mt_put_u64(h + 32, (uint64_t)s->step);
     mt_put_u64(h + 40, (uint64_t)s->epoch);
-    mt_put_u32(h + 48, f32_bits(s->learning_rate));
-    mt_put_u32(h + 52, f32_bits(s->base_learning_rate));
-    mt_put_u64(h + 56, f64_bits(state_arrays ? s->beta1_power : 1.0));
-    mt_put_u64(h + 64, f64_bits(state_arrays ? s->beta2_power : 1.0));
+    mt_put_u32(h + 48, mt_f32_bits(s->learning_rate));
+    mt_put_u32(h + 52, mt_f32_bits(s->base_learning_rate));
+    mt_put_u64(h + 56, mt_f64_bits(state_arrays ? s->beta1_power : 1.0));
+    mt_put_u64(h + 64, mt_f64_bits(state_arrays ? s->beta2_power : 1.0));
     mt_put_u32(h + 72, reference);
 
     writer w = {write, user, 0, MT_OK};
@@ -214,7 +185,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
         emit(&w, p->name, name_bytes);
         uint8_t v[8];
         if (p->type == MT_PROPERTY_INT) mt_put_u64(v, (uint64_t)p->int_value);
-        if (p->type == MT_PROPERTY_FLOAT) mt_put_u64(v, f64_bits(p->float_value));
+        if (p->type == MT_PROPERTY_FLOAT) mt_put_u64(v, mt_f64_bits(p->float_value));
         emit(&w, p->type == MT_PROPERTY_STRING ? (const void *)p->str_value : (const void *)v, value_bytes);
         const uint8_t zeros[4] = {0};
         emit(&w, zeros, pad4(name_bytes + value_bytes) - (name_bytes + value_bytes));
@@ -273,10 +244,10 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     c->num_properties = mt_get_u32(h + 28);
     c->step = (int64_t)mt_get_u64(h + 32);
     c->epoch = (int64_t)mt_get_u64(h + 40);
-    c->learning_rate = bits_f32(mt_get_u32(h + 48));
-    c->base_learning_rate = bits_f32(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
-    c->beta1_power = bits_f64(mt_get_u64(h + 56));
-    c->beta2_power = bits_f64(mt_get_u64(h + 64));
+    c->learning_rate = mt_f32_from_bits(mt_get_u32(h + 48));
+    c->base_learning_rate = mt_f32_from_bits(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
+    c->beta1_power = mt_f64_from_bits(mt_get_u64(h + 56));
+    c->beta2_power = mt_f64_from_bits(mt_get_u64(h + 64));
     c->reference_arrays = c->version == CK_VERSION_REFERENCE ? mt_get_u32(h + 72) : 0u;
     if (c->total != size) return MT_ERR_BAD_CHECKPOINT;
     if (c->version == 1 ? mt_get_u32(h + 52) != 0
@@ -310,7 +281,7 @@ static mt_status check_floats(const reader *r, uint32_t offset, uint32_t count, 
         mt_status st = fetch(r, offset + 4u * done, buf, 4u * n);
         if (st != MT_OK) return st;
         for (uint32_t i = 0; i < n; ++i) {
-            const float x = bits_f32(mt_get_u32(buf + 4 * i));
+            const float x = mt_f32_from_bits(mt_get_u32(buf + 4 * i));
             if (!mt_isfinitef(x) || (nonnegative && x < 0.0f)) return MT_ERR_BAD_CHECKPOINT;
         }
         done += n;
@@ -391,7 +362,7 @@ static mt_status fetch_floats(const reader *r, uint32_t offset, float *x, uint32
     mt_status st = fetch(r, offset, x, 4u * count);
     if (st != MT_OK) return st;
     uint8_t *bytes = (uint8_t *)x;
-    for (uint32_t i = 0; i < count; ++i) x[i] = bits_f32(mt_get_u32(bytes + 4 * i));
+    for (uint32_t i = 0; i < count; ++i) x[i] = mt_f32_from_bits(mt_get_u32(bytes + 4 * i));
     return MT_OK;
 }
 
@@ -420,7 +391,9 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
             if (reference && (st = fetch_floats(r, off, reference, t->count)) != MT_OK) return st;
             off += 4u * t->count;
         }
-        memset(t->grad, 0, 4u * t->count);
+        /* accumulated gradients start again; fused ones (a tile, for a weight updated in
+         * tiles) are zeroed by every step before their first writer */
+        if (!s->plan.fused_update) memset(t->grad, 0, 4u * t->count);
     }
     s->accumulated_rows = 0;
     s->step = c->step;
@@ -451,7 +424,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
         } else {
             if ((st = fetch(r, value_at, v, 8)) != MT_OK) return st;
             if (p.type == MT_PROPERTY_INT) p.int_value = (int64_t)mt_get_u64(v);
-            else p.float_value = bits_f64(mt_get_u64(v));
+            else p.float_value = mt_f64_from_bits(mt_get_u64(v));
         }
         off += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
         if (on_property && (st = on_property(property_user, &p)) != MT_OK) return st;
@@ -485,7 +458,7 @@ static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8
         const float *w = s->tensors[s->trained[k]].data;
         for (uint32_t b = lo; b < hi; ++b) {
             const uint32_t rel = b - start;
-            out[b - from] = (uint8_t)(f32_bits(w[rel / 4]) >> (8 * (rel % 4)));
+            out[b - from] = (uint8_t)(mt_f32_bits(w[rel / 4]) >> (8 * (rel % 4)));
         }
     }
 }

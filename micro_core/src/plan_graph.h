@@ -41,6 +41,7 @@ typedef struct graph_facts {
     int32_t fused_op, fusion;
     uint32_t output;
     int fused_update;
+    int tiles; /* 1: weights the rule allows are updated in tiles (mt_plan_weight_tile_bytes) */
 } graph_facts;
 
 uint16_t mt_plan_forward_time(uint32_t o);
@@ -51,6 +52,9 @@ int mt_plan_backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o
 uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op);
 uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
+uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index);
+uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B);
+uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B);
 mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B);
 

@@ -1,9 +1,10 @@
 /*
  * Lifetimes of the buffers that do not live across steps (activations, their gradients,
  * fused weight gradients), and how they share bytes: the planner's second half
- * (planner.c lays the arena out from what this computes). Frozen int8 layers keep nothing
- * for a backward: their outputs live until their last reader's forward, and a pointwise int8
- * expansion read only by the depthwise after it is streamed into it (a ring of KH rows).
+ * (planner.c lays the arena out from what this computes). Frozen int8 layers that no gradient
+ * passes through keep nothing for a backward: their outputs live until their last reader's
+ * forward, and a pointwise int8 expansion read only by the depthwise after it is streamed into
+ * it (a ring of KH rows). One a gradient passes through keeps what its backward_reads names.
  */
 #include "ops/kernel.h"
 #include "plan_graph.h"
@@ -53,6 +54,74 @@ uint32_t mt_plan_round_up(uint64_t bytes)
     return (uint32_t)((bytes + (MT_ARENA_ALIGN - 1u)) & ~(uint64_t)(MT_ARENA_ALIGN - 1u));
 }
 
+/*
+ * Updates in tiles. A trained weight's gradient, with fused updates, is otherwise a buffer as
+ * large as the weight, alive during its op's backward; where the op computes each output row
+ * of dW as a sum of its own (Dense: dW[u,:] = Σ_b dy[b,u]·x[b,:]; Conv2D: dW[oc,...] over the
+ * batch and the output pixels; not DepthwiseConv2D, whose [1, KH, KW, C] weights have one
+ * row, and whose gradients are small), the session computes and
+ * applies it a block of rows at a time (session.c, update_in_tiles), so the layer costs its
+ * weights and optimizer state plus one tile. A tile is the most whole rows whose floats (their
+ * dW and what computing it reads besides) fit MT_WEIGHT_TILE_BYTES, and at least one row:
+ * 4 KiB, 1.6 % of a 256 KB part, yet tiles of many rows for most layers (each tile costs a
+ * call of the backward kernel, of the guard and of the update: a few hundred instructions
+ * against the rows' thousands of elements).
+ * Tiles cost time: the guard keeps its whole-tensor meaning, so each tile's dW is computed
+ * twice (checked, then applied), B multiply-adds per element more. Tiling the digits
+ * example's 4 KiB W1 (batch 16, Adam) would save 256 bytes for +28 % instructions per step on
+ * the Cortex-M7 and +25 % on the M55 (benchmarks/arm_cost.py), so only a gradient of at least
+ * MT_TILED_MIN_BYTES is tiled: it saves three quarters of its bytes or more. Fixed numbers,
+ * so that a plan made on the host holds on every target.
+ */
+#define MT_WEIGHT_TILE_BYTES 4096u
+#define MT_TILED_MIN_BYTES (4u * MT_WEIGHT_TILE_BYTES)
+
+uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B)
+{
+    const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
+    if (tiling == NULL || op->num_inputs < 2 || op->inputs[1] == MT_NO_TENSOR) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0;
+    const uint32_t U = w.dims[0];
+    const uint64_t per_row = tiling->tile_floats(img, op, B, 1u);
+    uint32_t rows = (uint32_t)(MT_WEIGHT_TILE_BYTES / 4u / per_row);
+    if (rows == 0) rows = 1;
+    while (rows > 1 && (uint64_t)tiling->tile_floats(img, op, B, rows) * 4u > MT_WEIGHT_TILE_BYTES) --rows;
+    /* a tile as large as the weight saves nothing: the whole gradient, as without tiles */
+    if (rows >= U || (uint64_t)tiling->tile_floats(img, op, B, rows) >= w.count) return 0;
+    return rows;
+}
+
+/* Bytes of the one tile trained weight `index` is updated in, or 0 when its gradient is whole:
+ * tiles on (the planner keeps them where they make the arena smaller), fused updates only
+ * (accumulation keeps every gradient; the guard checks them all at once), a weight of at least
+ * MT_TILED_MIN_BYTES read by one op alone, as its input 1 alone, an op with a tiling whose
+ * tile is smaller than the weight. */
+uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
+{
+    if (!f->tiles || !f->fused_update || !bit_get(&f->trained, index)) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, index, &w);
+    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0; /* before the walk over the ops */
+    int32_t reader = -1;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int k = 0; k < op.num_inputs; ++k) {
+            if (op.inputs[k] != index) continue;
+            if (reader >= 0 || k != 1) return 0;
+            reader = (int32_t)o;
+        }
+    }
+    if (reader < 0) return 0;
+    mt_op_desc op;
+    mt_image_op(img, (uint32_t)reader, &op);
+    if (!mt_plan_backward_runs(f, &op, (uint32_t)reader)) return 0;
+    const uint32_t rows = mt_weight_tile_rows(img, &op, B);
+    return rows ? mt_plan_round_up((uint64_t)mt_weight_tiling_for(op.type)->tile_floats(img, &op, B, rows) * 4u) : 0u;
+}
+
 /* Does any op but `except` read tensor index? */
 static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
 {
@@ -72,18 +141,18 @@ static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
  * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
  * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
  * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
- * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Frozen ops only
- * (int8 ops never carry gradients, so nothing reads the expansion in a backward).
+ * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Not where a
+ * gradient passes through the depthwise: its backward reads the whole expansion (its mask).
  */
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
 {
-    (void)f;
     if (o + 1u >= img->num_ops) return 0;
     mt_op_desc a, b;
     mt_image_op(img, o, &a);
     mt_image_op(img, o + 1u, &b);
     if (a.type != MT_OP_CONV2D_S8 || b.type != MT_OP_DEPTHWISE_CONV2D_S8 || b.inputs[0] != a.outputs[0])
         return 0;
+    if (mt_plan_backward_runs(f, &b, o + 1u)) return 0; /* its backward reads the whole expansion */
     mt_tensor_desc w, t, dw;
     mt_image_tensor(img, a.inputs[1], &w);
     mt_image_tensor(img, a.outputs[0], &t);
@@ -100,7 +169,8 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
  *   gradient of an activation: from its first writer (the loss, or the backward of
  *     its last consumer) to its producer's backward, which reads it;
  *   gradient of a trained weight (fused update only): from the backward of its last
- *     consumer to that of its first, after which the update applies it.
+ *     consumer to that of its first, after which the update applies it; one tile of it
+ *     for a weight updated in tiles (mt_plan_weight_tile_bytes), over its op's backward.
  * Then element-wise ops whose input dies at that op run in place.
  */
 mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt)
@@ -115,7 +185,8 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
         const uint32_t grad_bytes = mt_plan_round_up((uint64_t)B * t.count * 4u); /* gradients are f32 */
         if (t.flags & MT_TENSOR_CONST) {
             if (f->fused_update && bit_get(&f->trained, i)) {
-                lt->grad[i] = mt_share_add(&lt->sh, mt_plan_round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
+                const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
+                lt->grad[i] = mt_share_add(&lt->sh, tile ? tile : mt_plan_round_up((uint64_t)t.count * 4u), 0xFFFFu, 0);
                 if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
             }
             continue;
@@ -180,9 +251,30 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
     return MT_OK;
 }
 
+/* The output channels of an int8 weight that an int8 op's backward reads dequantized (Conv2D,
+ * DepthwiseConv2D, FullyConnected whose backward runs; ops/quant_grad.h), else 0: the planner
+ * decodes its scales for that backward, one f32 a channel (mt_q_weight_scales). A weight two
+ * such ops share (a per-tensor one may be read as [1, KH, KW, C] by both a Conv2D and a
+ * depthwise) gets the most channels either reads. */
+uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    uint32_t channels = 0;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (op.type != MT_OP_CONV2D_S8 && op.type != MT_OP_DEPTHWISE_CONV2D_S8 && op.type != MT_OP_DENSE_S8) continue;
+        if (op.inputs[1] != index || !mt_plan_backward_runs(f, &op, o)) continue;
+        mt_tensor_desc w;
+        mt_image_tensor(img, index, &w);
+        const uint32_t read = op.type == MT_OP_DEPTHWISE_CONV2D_S8 ? w.dims[3] : w.dims[0];
+        if (read > channels) channels = read;
+    }
+    return channels;
+}
+
 /* The int8 part's share of the activations: the most bytes of int8 activations live at once
- * over the step (persistent int8 inputs always; the others over their lifetimes). Frozen int8
- * layers keep nothing for a backward, so this is their forward's working set. */
+ * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
+ * the backward of an int8 op a gradient passes through when it reads them). */
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
     uint64_t persistent = 0, peak = 0;

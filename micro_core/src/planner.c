@@ -13,11 +13,15 @@
  *     trained op because nothing before it has such a gradient.
  *   - when the loss is fused with the final Softmax/Sigmoid, the model output
  *     needs no gradient: the loss writes the logits' gradient directly.
- *   - frozen int8 layers (inference-only ops) keep nothing for a backward: their outputs live
- *     until their last reader's forward; an int8 model input is consumed by the step; a
- *     pointwise int8 expansion read only by the depthwise after it is streamed into it
- *     (stream_of: a ring of KH rows instead of the whole tensor). A gradient that would have
- *     to pass through an inference-only op is refused (MT_ERR_UNSUPPORTED naming it).
+ *   - frozen int8 layers that no gradient passes through keep nothing for a backward: their
+ *     outputs live until their last reader's forward; an int8 model input is consumed by the
+ *     step; a pointwise int8 expansion read only by the depthwise after it is streamed into it
+ *     (stream_of: a ring of KH rows instead of the whole tensor). Where a gradient passes
+ *     through an int8 op (a float layer trained inside an int8 model, ops/quant_grad.h), the
+ *     op keeps its int8 input until its backward (backward_reads: the STE mask is recomputed
+ *     from it), its output's gradient is f32, and its int8 weight gets its scales decoded (one
+ *     f32 a channel, counted as metadata). A gradient that would have to pass through an op
+ *     without a backward (CONCATENATION_S8, PAD_S8) is refused (MT_ERR_UNSUPPORTED naming it).
  */
 #include <math.h>
 #include <string.h>
@@ -231,6 +235,17 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
 }
 
+/* 1 when some trained weight would be updated in tiles with tiles on. */
+static int tiles_possible(const mt_image *img, graph_facts *f, uint32_t B)
+{
+    const int tiles = f->tiles;
+    int any = 0;
+    f->tiles = 1;
+    for (uint32_t i = 0; i < img->num_tensors && !any; ++i) any = mt_plan_weight_tile_bytes(img, f, i, B) != 0;
+    f->tiles = tiles;
+    return any;
+}
+
 /* The session's records in the persistent region, where the build pass writes them. */
 typedef struct records {
     mt_session *s;
@@ -289,9 +304,13 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                                        ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
                                                           (int32_t)i)
                                        : NULL;
+                const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
+                r.tiled = tile != 0;
                 if (!f->fused_update)
                     r.grad = (float *)take_as(b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
-                else p->gradient_bytes += mt_plan_round_up(bytes);
+                else p->gradient_bytes += tile ? tile : mt_plan_round_up(bytes);
+                if (tile) ++p->tiled_updates;
+                if ((int32_t)tile > p->weight_tile_bytes) p->weight_tile_bytes = (int32_t)tile;
                 if (state_arrays)
                     r.opt_state = (float *)take_as(b, bytes * state_arrays, &p->optimizer_bytes,
                                                    MT_BUFFER_OPTIMIZER, (int32_t)i);
@@ -304,6 +323,16 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 r.data = r.mutable_data;
             } else if (write) {
                 r.data = mt_image_const_f32(img, &t);
+            }
+            const uint32_t channels = t.dtype == MT_DTYPE_I8 ? mt_plan_int8_weight_channels(img, f, i) : 0u;
+            if (channels) { /* an int8 backward's weight scales (mt_q_weight_scales) */
+                r.opt_state = (float *)take_as(b, (uint64_t)channels * 4u, &p->metadata_bytes, MT_BUFFER_METADATA,
+                                               (int32_t)i);
+                if (write) {
+                    mt_quant q;
+                    mt_image_quant(img, &t, &q); /* an I8 tensor has one; per tensor or `channels` */
+                    for (uint32_t c = 0; c < channels; ++c) r.opt_state[c] = mt_quant_scale(&q, q.channels == 1 ? 0 : c);
+                }
             }
         } else {
             if (mt_plan_persistent_activation(&t))
@@ -351,19 +380,39 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     size_t max_scratch;
     int32_t no_backward;
     mark_training(img, cfg, &f, &max_scratch, &no_backward);
-    /* a gradient would have to pass through an inference-only op (the int8 ops, QUANTIZE,
-     * DEQUANTIZE): train only ops after it (the float head), or keep the weights before it
-     * frozen. Named by mt_model_diagnose() as that op. */
+    /* a gradient would have to pass through an op without a backward (CONCATENATION_S8,
+     * PAD_S8): train only ops after it, or keep the weights before it frozen. Named by
+     * mt_model_diagnose() as that op. */
     if (no_backward >= 0) {
         mt_op_desc op;
         mt_image_op(img, (uint32_t)no_backward, &op);
         return mt_fail_at(where, MT_ERR_UNSUPPORTED, no_backward, op.type, -1);
     }
 
+    /* Tiles, where the rule allows them, only when they make the shared region smaller: a
+     * weight's gradient often shares its bytes with activations dead by its backward (an int8
+     * backbone's), and tiles then cost their second dW for nothing. Planned without tiles
+     * first, then with them; kept if smaller, else planned again without. A given plan says
+     * which it chose (tiled_updates). */
     lifetimes lt;
-    if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     int32_t order = given ? given->placement_order : 0;
-    const uint64_t shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
+    uint64_t shared;
+    f.tiles = given ? given->tiled_updates != 0 : 0;
+    if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+    shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
+    if (!given && f.fused_update && tiles_possible(img, &f, B)) {
+        const uint64_t whole = shared;
+        const int32_t whole_order = order;
+        f.tiles = 1;
+        if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+        shared = mt_share_place(&lt.sh, &order);
+        if (shared >= whole) { /* no smaller: whole gradients, as planned first */
+            f.tiles = 0;
+            if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+            order = whole_order;
+            shared = mt_share_place_in(&lt.sh, order);
+        }
+    }
     /* the buffers that share bytes are placed at 32-bit offsets: a plan beyond 4 GiB is not
      * too small an arena but one this planner cannot lay out */
     if (shared == UINT64_MAX) return mt_fail_at(where, given ? MT_ERR_BAD_ARGUMENT : MT_ERR_UNSUPPORTED, -1, 0, -1);

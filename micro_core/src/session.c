@@ -13,6 +13,7 @@
 #include "mt_math.h"
 #include "ops/ops.h"
 #include "optimizers.h"
+#include "plan_graph.h"
 #include "session.h"
 
 void mt_train_config_init(mt_train_config *cfg)
@@ -162,7 +163,7 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
     for (int k = 0; k < count; ++k) {
         if (tensors[k] == MT_NO_TENSOR) continue;
         mt_tensor_rt *t = &s->tensors[tensors[k]];
-        if (t->grad == NULL || t->grad_zero_at != at) continue;
+        if (t->grad == NULL || t->grad_zero_at != at || t->tiled) continue; /* a tile: written whole */
         if (writer_zeroes_weight && k == 1 && (t->flags & MT_TENSOR_CONST)) {
             t->grad_fresh = 1;
             continue;
@@ -192,36 +193,60 @@ static void begin_update(mt_session *s)
     s->beta2_power = beta2_power;
 }
 
-/* The numeric guard: 1 when t's gradient is finite and its update at the given β powers
- * would leave every weight and optimizer state element finite. Writes nothing. The guard and
- * the update are the build's column's (select/kernels.h): vectors on x86-64 and Helium. */
-static int update_is_finite(const mt_session *s, const mt_tensor_rt *t, float grad_scale, double beta1_power,
+/* A block of a trained weight to update, its pointers resolved once: elements [first,
+ * first + count) of the weight, of its optimizer state and reference, and their gradient. */
+typedef struct update_block {
+    float *w;         /* the arena's copy of the weights */
+    const float *g;   /* their gradient (t->grad, or a tile's) */
+    float *m, *v;     /* optimizer state: SGD's momentum in m, Adam's m and v; NULL when none */
+    const float *ref; /* the proximal term's reference, NULL when the term is off */
+    size_t count;
+} update_block;
+
+static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t count, const float *grad,
+                     update_block *b)
+{
+    const float *ref = mt_reference_of(s, t);
+    const int adam = s->cfg.optimizer != MT_OPTIMIZER_SGD;
+    b->w = t->mutable_data + first;
+    b->g = grad;
+    b->m = t->opt_state ? t->opt_state + first : NULL;
+    b->v = t->opt_state && adam ? t->opt_state + t->count + first : NULL;
+    b->ref = ref ? ref + first : NULL;
+    b->count = count;
+}
+
+/* The numeric guard: 1 when the block's gradient is finite and its update at the given β
+ * powers would leave every weight and optimizer state element finite. Writes nothing. The
+ * guard and the update are the build's column's (select/kernels.h): vectors on x86-64 and
+ * Helium. Each element's update depends on that element alone (and on per-step constants),
+ * so a block's answer is the AND of its elements' and a tensor's the AND of its blocks'. */
+static int update_is_finite(const mt_session *s, const update_block *b, float grad_scale, double beta1_power,
                             double beta2_power)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+    const mt_proximal prox = {b->ref, c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        return mt_kernel_sgd_update_is_finite_f32(t->data, t->grad, t->opt_state, t->count, s->learning_rate,
-                                                  c->momentum, c->weight_decay, grad_scale, prox);
-    return mt_kernel_adam_update_is_finite_f32(t->data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                               s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
+        return mt_kernel_sgd_update_is_finite_f32(b->w, b->g, b->m, b->count, s->learning_rate, c->momentum,
+                                                  c->weight_decay, grad_scale, prox);
+    return mt_kernel_adam_update_is_finite_f32(b->w, b->g, b->m, b->v, b->count, s->learning_rate, c->beta1,
+                                               c->beta2, c->epsilon, c->weight_decay,
                                                c->optimizer == MT_OPTIMIZER_ADAMW, beta1_power, beta2_power,
                                                grad_scale, prox);
 }
 
-/* Apply t's update at the session's β powers (begin_update() has run for this step). */
-static void apply_update(mt_session *s, mt_tensor_rt *t, float grad_scale)
+/* Apply the block's update at the session's β powers (begin_update() has run for this step). */
+static void apply_update(mt_session *s, const update_block *b, float grad_scale)
 {
     const mt_train_config *c = &s->cfg;
-    const mt_proximal prox = {mt_reference_of(s, t), c->proximal_mu};
+    const mt_proximal prox = {b->ref, c->proximal_mu};
     if (c->optimizer == MT_OPTIMIZER_SGD)
-        mt_kernel_sgd_update_f32(t->mutable_data, t->grad, t->opt_state, t->count, s->learning_rate, c->momentum,
-                                 c->weight_decay, grad_scale, prox);
+        mt_kernel_sgd_update_f32(b->w, b->g, b->m, b->count, s->learning_rate, c->momentum, c->weight_decay,
+                                 grad_scale, prox);
     else
-        mt_kernel_adam_update_f32(t->mutable_data, t->grad, t->opt_state, t->opt_state + t->count, t->count,
-                                  s->learning_rate, c->beta1, c->beta2, c->epsilon, c->weight_decay,
-                                  c->optimizer == MT_OPTIMIZER_ADAMW, s->beta1_power, s->beta2_power, grad_scale,
-                                  prox);
+        mt_kernel_adam_update_f32(b->w, b->g, b->m, b->v, b->count, s->learning_rate, c->beta1, c->beta2,
+                                  c->epsilon, c->weight_decay, c->optimizer == MT_OPTIMIZER_ADAMW,
+                                  s->beta1_power, s->beta2_power, grad_scale, prox);
 }
 
 /* The scale that turns summed gradients into the configured reduction. */
@@ -236,6 +261,40 @@ static int repeats_earlier_input(const mt_op_desc *op, int k)
     for (int j = 0; j < k; ++j)
         if (op->inputs[j] == op->inputs[k]) return 1;
     return 0;
+}
+
+/*
+ * The update of trained weight t, input 1 of op o, in tiles (t->tiled; plan_lifetimes.c):
+ * t->grad holds one tile of R output rows, and the op's backward has computed everything but
+ * t's gradient (dx from the old weights, the bias's gradient). Each tile's gradient is the
+ * elements' sums of the whole gradient, in their order, so each block's guard answer and
+ * update are the whole tensor's, block by block. The guard keeps its whole-tensor meaning:
+ * every tile is computed and checked first, then (all finite) computed again and applied,
+ * so a refused update changes none of t's elements, as without tiles. A tensor of one tile
+ * is never tiled: the planner keeps its gradient whole.
+ */
+static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t n, float grad_scale,
+                                 double beta1_power, double beta2_power, int *begun)
+{
+    const mt_op_desc *op = &s->ops[o];
+    const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
+    const uint32_t rows = t->dims[0], row = t->count / rows;
+    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size);
+    for (int pass = 0; pass < 2; ++pass) { /* 0: guard every tile; 1: apply every tile */
+        for (uint32_t first = 0; first < rows; first += tile_rows) {
+            const uint32_t r = rows - first < tile_rows ? rows - first : tile_rows;
+            update_block b;
+            block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
+            tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
+            if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+                s->numeric_errors += 1; /* stop before it: none of t's elements changed */
+                return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[1]);
+            }
+            if (pass == 1) apply_update(s, &b, grad_scale);
+        }
+        if (pass == 0 && !*begun) begin_update(s), *begun = 1;
+    }
+    return MT_OK;
 }
 
 /* Backward from the last op down to the first trained one; ops whose outputs carry
@@ -263,13 +322,22 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
             if (op->inputs[k] == MT_NO_TENSOR || repeats_earlier_input(op, k)) continue;
             mt_tensor_rt *t = &s->tensors[op->inputs[k]];
             if (t->update_after != o) continue;
-            if (!update_is_finite(s, t, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (t->tiled) {
+                PROFILE(3u + 3u * o);
+                const mt_status st = update_in_tiles(s, o, t, n, grad_scale, beta1_power, beta2_power, &begun);
+                PROFILE(0u);
+                if (st != MT_OK) return st;
+                continue;
+            }
+            update_block b;
+            block_of(s, t, 0, t->count, t->grad, &b);
+            if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_update(s, t, grad_scale);
+            apply_update(s, &b, grad_scale);
             PROFILE(0u);
         }
     }
@@ -341,13 +409,21 @@ mt_status mt_session_optimizer_step(mt_session *s)
     double beta1_power, beta2_power;
     next_powers(s, &beta1_power, &beta2_power);
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
-        if (!update_is_finite(s, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power)) {
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        update_block b;
+        block_of(s, t, 0, t->count, t->grad, &b);
+        if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
-    for (int32_t k = 0; k < s->num_trained; ++k) apply_update(s, &s->tensors[s->trained[k]], grad_scale);
+    for (int32_t k = 0; k < s->num_trained; ++k) {
+        mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        update_block b;
+        block_of(s, t, 0, t->count, t->grad, &b);
+        apply_update(s, &b, grad_scale);
+    }
     return MT_OK;
 }
 

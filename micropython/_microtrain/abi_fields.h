@@ -40,6 +40,8 @@
     X(first_trained_op, I32) \
     X(fused_update, I32) \
     X(placement_order, I32) \
+    X(tiled_updates, I32) \
+    X(weight_tile_bytes, I32) \
     X(int8_activation_bytes, SIZE)
 
 #endif /* MICROTRAIN_ABI_FIELDS_H */

@@ -77,6 +77,10 @@ size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t
 
 /* ---- open and close (backend_open.c) */
 
+/* The fields of a backend with no session, image or arena (a new one's, a closed one's);
+ * frees nothing. */
+void mtmod_set_closed(backend_obj_t *self);
+/* Frees the heap blocks the backend owns, then mtmod_set_closed(). */
 void mtmod_forget(backend_obj_t *self);
 
 /* ---- buffers the caller lends: image and arena (backend_buffers.c) */

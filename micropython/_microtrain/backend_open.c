@@ -31,16 +31,20 @@ static const uint8_t *aligned_image(mp_obj_t image, size_t *bytes, uint8_t **blo
 
 enum { FIELD_I32, FIELD_F32, FIELD_MASK, FIELD_SIZE };
 
+/* A field of a struct the bindings mirror (mt_train_config, mt_memory_plan): its Python name,
+ * its kind (FIELD_*) and where it is in the struct. */
 typedef struct {
     uint16_t name; /* qstr */
     uint8_t kind;
     uint8_t offset;
-} config_field;
+} abi_field;
+
+#define ABI_FIELD(type, name, kind) {MP_QSTR_##name, FIELD_##kind, offsetof(type, name)},
 
 /* microtrain.backend.CONFIG_FIELDS, field for field (abi_fields.h, generated from
  * micro_core/abi/microtrain_abi.json). */
-static const config_field CONFIG_FIELDS[] = {
-#define CONFIG_FIELD(name, kind) {MP_QSTR_##name, FIELD_##kind, offsetof(mt_train_config, name)},
+static const abi_field CONFIG_FIELDS[] = {
+#define CONFIG_FIELD(name, kind) ABI_FIELD(mt_train_config, name, kind)
     MT_ABI_CONFIG_FIELDS(CONFIG_FIELD)
 #undef CONFIG_FIELD
 };
@@ -61,7 +65,7 @@ static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
         }
         qstr name = mp_obj_str_get_qstr(map->table[slot].key);
         mp_obj_t value = map->table[slot].value;
-        const config_field *field = NULL;
+        const abi_field *field = NULL;
         for (size_t i = 0; i < MP_ARRAY_SIZE(CONFIG_FIELDS); ++i) {
             if (CONFIG_FIELDS[i].name == name) {
                 field = &CONFIG_FIELDS[i];
@@ -214,15 +218,9 @@ static mp_obj_t backend_describe(mp_obj_t self_in, mp_obj_t image_in) {
 }
 MP_DEFINE_CONST_FUN_OBJ_2(mtmod_describe_obj, backend_describe);
 
-typedef struct {
-    uint16_t name; /* qstr */
-    uint8_t offset;
-    uint8_t is_size;
-} plan_field;
-
-/* microtrain.backend.PLAN_FIELDS, field for field (abi_fields.h). */
-static const plan_field PLAN_FIELDS[] = {
-#define PLAN_FIGURE(name, kind) {MP_QSTR_##name, offsetof(mt_memory_plan, name), FIELD_##kind == FIELD_SIZE},
+/* microtrain.backend.PLAN_FIELDS, field for field (abi_fields.h): SIZE (size_t) or I32. */
+static const abi_field PLAN_FIELDS[] = {
+#define PLAN_FIGURE(name, kind) ABI_FIELD(mt_memory_plan, name, kind)
     MT_ABI_PLAN_FIGURES(PLAN_FIGURE)
 #undef PLAN_FIGURE
 };
@@ -278,7 +276,7 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
     for (size_t i = 0; i < MP_ARRAY_SIZE(PLAN_FIELDS); ++i) {
         const uint8_t *p = (const uint8_t *)&plan + PLAN_FIELDS[i].offset;
         mp_obj_t value;
-        if (PLAN_FIELDS[i].is_size) {
+        if (PLAN_FIELDS[i].kind == FIELD_SIZE) {
             size_t v;
             memcpy(&v, p, sizeof v);
             value = mp_obj_new_int_from_uint(v);
@@ -298,14 +296,8 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mtmod_plan_obj, backend_plan);
 
-void mtmod_forget(backend_obj_t *self) {
+void mtmod_set_closed(backend_obj_t *self) {
     self->session = NULL;
-    if (self->arena_block != NULL) {
-        m_del(uint8_t, self->arena_block, self->arena_block_bytes);
-    }
-    if (self->image_block != NULL) {
-        m_del(uint8_t, self->image_block, self->image_block_bytes);
-    }
     self->arena_block = NULL;
     self->arena_block_bytes = 0;
     self->arena_obj = MP_OBJ_NULL;
@@ -318,6 +310,17 @@ void mtmod_forget(backend_obj_t *self) {
     self->image = NULL;
     self->image_bytes = 0;
     self->image_writable = false;
+}
+
+void mtmod_forget(backend_obj_t *self) {
+    self->session = NULL;
+    if (self->arena_block != NULL) {
+        m_del(uint8_t, self->arena_block, self->arena_block_bytes);
+    }
+    if (self->image_block != NULL) {
+        m_del(uint8_t, self->image_block, self->image_block_bytes);
+    }
+    mtmod_set_closed(self);
 }
 
 /* close(): forget the session; drop image and arena (idempotent) */

@@ -161,20 +161,23 @@ static mp_obj_t backend_set_learning_rate(mp_obj_t self_in, mp_obj_t rate) {
 }
 MP_DEFINE_CONST_FUN_OBJ_2(mtmod_set_learning_rate_obj, backend_set_learning_rate);
 
-static mp_obj_t backend_get_learning_rate(mp_obj_t self_in) {
-    backend_obj_t *self = mtmod_session_of(self_in, "mt_session_get_learning_rate");
+/* a rate the session reports through `read` (the core's function named `function`) */
+static mp_obj_t read_rate(mp_obj_t self_in, mt_status (*read)(const mt_session *, float *),
+    const char *function) {
+    backend_obj_t *self = mtmod_session_of(self_in, function);
     float rate;
-    mtmod_check(mt_session_get_learning_rate(self->session, &rate), "mt_session_get_learning_rate");
+    mtmod_check(read(self->session, &rate), function);
     return mp_obj_new_float_from_f(rate);
+}
+
+static mp_obj_t backend_get_learning_rate(mp_obj_t self_in) {
+    return read_rate(self_in, mt_session_get_learning_rate, "mt_session_get_learning_rate");
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_get_learning_rate_obj, backend_get_learning_rate);
 
 static mp_obj_t backend_base_learning_rate(mp_obj_t self_in) {
-    backend_obj_t *self = mtmod_session_of(self_in, "mt_session_get_base_learning_rate");
-    float rate;
-    mtmod_check(mt_session_get_base_learning_rate(self->session, &rate),
+    return read_rate(self_in, mt_session_get_base_learning_rate,
         "mt_session_get_base_learning_rate");
-    return mp_obj_new_float_from_f(rate);
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_base_learning_rate_obj, backend_base_learning_rate);
 

@@ -197,6 +197,7 @@ class DataLoader:
 
     @property
     def num_samples(self):
+        """How many rows the loader holds (before batching; ``len()`` is the batches)."""
         return self._count
 
     def _subset(self, indices):

@@ -13,8 +13,10 @@ Per-sample losses follow Keras / onert:
 step, ``"sum"`` adds them. When the model ends in Softmax (Sigmoid) the core
 fuses it with (sparse) categorical (binary) cross-entropy and works from the
 logits, as torch's log_softmax / binary_cross_entropy_with_logits do.
-Pure Python, no imports, so MicroPython can run it.
+Pure Python (its one import: get's lookup, _named.py), so MicroPython can run it.
 """
+
+from ._named import from_name
 
 REDUCTIONS = ("mean", "sum")
 
@@ -74,9 +76,4 @@ ALIASES = {
 
 def get(identifier):
     """A Loss from an instance or a name (see ALIASES) with reduction "mean"."""
-    if isinstance(identifier, Loss):
-        return identifier
-    if isinstance(identifier, str) and identifier.lower() in ALIASES:
-        return ALIASES[identifier.lower()]()
-    raise ValueError("unknown loss %r; expected a microtrain.losses.Loss or one of %s"
-                     % (identifier, ", ".join(sorted(ALIASES))))
+    return from_name(identifier, Loss, ALIASES, "loss", "a microtrain.losses.Loss")

@@ -61,6 +61,7 @@ class Metric:
         self.reset_state()
 
     def reset_state(self):
+        """Forget every update: ``result()`` is 0.0 until the next ``update_state``."""
         self._total = 0.0
         self._count = 0
 
@@ -71,6 +72,9 @@ class Metric:
         return self._total / self._count
 
     def update_state(self, outputs, expecteds):
+        """Add a batch: ``outputs`` as the model gives them, ``expecteds`` the targets
+        (rows shaped like the outputs, or labels for a sparse loss).
+        """
         raise NotImplementedError("%s does not define update_state()" % type(self).__name__)
 
     def check_compatible(self, output_shape, sparse_labels):

@@ -74,10 +74,14 @@ DISPLAY_NAMES = {
     PAD_S8: "Pad int8",
 }
 
-# ops that run forward only (int8 inference): the planner refuses a gradient through them
+# the int8 ops and the float/int8 boundary: nothing of theirs trains, and a new .tflite file
+# has no writer for them (an int8 model exports through its own file's operators)
 INFERENCE_ONLY = (QUANTIZE, DEQUANTIZE, CONV2D_S8, DEPTHWISE_CONV2D_S8, DENSE_S8, ADD_S8,
                   AVERAGE_POOL2D_S8, MAX_POOL2D_S8, MEAN_S8, RESHAPE_S8, CONCATENATION_S8,
                   PAD_S8)
+# ... of which these pass no gradient (no backward: the planner refuses a gradient through
+# them; the others' is the straight-through estimator, docs/model_format.md)
+NO_BACKWARD = (CONCATENATION_S8, PAD_S8)
 
 
 def name(code):

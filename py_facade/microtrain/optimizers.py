@@ -1,8 +1,8 @@
 """Optimizer settings for ``TrainSession.compile``.
 
 These objects only carry hyper-parameters; the update itself runs in the C core
-with PyTorch's formulas (micro_core/src/optimizers.h). Pure Python, no imports,
-so MicroPython can run it.
+with PyTorch's formulas (micro_core/src/optimizers.h). Pure Python (its one import: get's
+lookup, _named.py), so MicroPython can run it.
 
     SGD:   g' = g + weight_decay * w
            momentum > 0: buf = momentum * buf + g'  (buf starts at g' like torch)
@@ -14,6 +14,8 @@ so MicroPython can run it.
 Adam's epsilon defaults to PyTorch's 1e-8 (Keras uses 1e-7): the core is
 checked against PyTorch, and a script moved from torch.optim keeps its numbers.
 """
+
+from ._named import from_name
 
 
 def _check_range(name, value, low, high, low_inclusive, high_inclusive):
@@ -48,6 +50,7 @@ class Optimizer:
     name = None
 
     def get_config(self):
+        """The optimizer's settings as a dict of its constructor's arguments."""
         raise NotImplementedError("%s does not define get_config()" % type(self).__name__)
 
     def __repr__(self):
@@ -103,9 +106,4 @@ ALIASES = {"sgd": SGD, "adam": Adam, "adamw": AdamW}
 
 def get(identifier):
     """An Optimizer from an instance or a name ("sgd", "adam", "adamw") with defaults."""
-    if isinstance(identifier, Optimizer):
-        return identifier
-    if isinstance(identifier, str) and identifier.lower() in ALIASES:
-        return ALIASES[identifier.lower()]()
-    raise ValueError("unknown optimizer %r; expected an Optimizer or one of %s"
-                     % (identifier, ", ".join(sorted(ALIASES))))
+    return from_name(identifier, Optimizer, ALIASES, "optimizer", "an Optimizer")

@@ -52,6 +52,16 @@ def _check_rate(name, value, allow_none):
     return rate
 
 
+
+def _check_warmup(warmup_step_count, total_step_count):
+    """(warmup, total) step counts, checked: whole, not negative, the warmup within the total"""
+    warmup = _check_count("warmup_step_count", warmup_step_count, 0)
+    total = _check_count("total_step_count", total_step_count, 0)
+    if warmup > total:
+        raise ValueError("warmup_step_count (%d) exceeds total_step_count (%d)"
+                         % (warmup_step_count, total_step_count))
+    return warmup, total
+
 class LRScheduler:
     """Base class: subclasses define ``factor(step)``; ``initial_lr`` None = take the
     session's learning rate when the scheduler is registered."""
@@ -60,6 +70,7 @@ class LRScheduler:
         self.initial_lr = _check_rate("initial_lr", initial_lr, True)
 
     def factor(self, step):
+        """The multiplier of ``initial_lr`` after ``step`` optimizer steps (float)."""
         raise NotImplementedError("%s does not define factor()" % type(self).__name__)
 
     def learning_rate(self, step):
@@ -84,11 +95,8 @@ class LinearLRScheduler(LRScheduler):
 
     def __init__(self, warmup_step_count, total_step_count, initial_lr=None):
         LRScheduler.__init__(self, initial_lr)
-        self.warmup_step_count = _check_count("warmup_step_count", warmup_step_count, 0)
-        self.total_step_count = _check_count("total_step_count", total_step_count, 0)
-        if self.warmup_step_count > self.total_step_count:
-            raise ValueError("warmup_step_count (%d) exceeds total_step_count (%d)"
-                             % (warmup_step_count, total_step_count))
+        self.warmup_step_count, self.total_step_count = _check_warmup(warmup_step_count,
+                                                                      total_step_count)
 
     def factor(self, step):
         warmup = f32(self.warmup_step_count)
@@ -114,11 +122,8 @@ class CosineLRScheduler(LRScheduler):
 
     def __init__(self, warmup_step_count, total_step_count, initial_lr=None, min_lr=0.0):
         LRScheduler.__init__(self, initial_lr)
-        self.warmup_step_count = _check_count("warmup_step_count", warmup_step_count, 0)
-        self.total_step_count = _check_count("total_step_count", total_step_count, 0)
-        if self.warmup_step_count > self.total_step_count:
-            raise ValueError("warmup_step_count (%d) exceeds total_step_count (%d)"
-                             % (warmup_step_count, total_step_count))
+        self.warmup_step_count, self.total_step_count = _check_warmup(warmup_step_count,
+                                                                      total_step_count)
         self.min_lr = _check_rate("min_lr", min_lr, False)
 
     def factor(self, step):

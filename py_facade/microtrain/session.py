@@ -150,6 +150,7 @@ class Session(SessionState, SessionPersistence):
 
     @property
     def closed(self):
+        """Whether ``close()`` has run: a closed session refuses every call but ``close()``."""
         return self._closed
 
     def __enter__(self):

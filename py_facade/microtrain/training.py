@@ -61,6 +61,7 @@ class History:
         self.numeric_error = None
 
     def append(self, epoch, logs):
+        """Record epoch ``epoch``'s logs ({name: value}): ``history[name]`` gains the value."""
         self.epochs.append(epoch)
         for name, value in logs.items():
             self.history.setdefault(name, []).append(value)

@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD_ROOT = os.path.join(REPO_ROOT, "build", "board-tests")
@@ -54,6 +56,24 @@ def load_example_module():
 
 # A line of the CLI firmware's device transcript (microtrain firmware --run).
 FIRMWARE_EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
+
+
+def save_digits_rows(folder, x, y):
+    """folder/digits.npz: 100 training rows (6 batches of 16 and a partial one of 4), the rest
+    to evaluate"""
+    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
+             y_eval=y[100:])
+
+
+def fine_tune_three_epochs(board, folder, model_file, optimizer, learning_rate):
+    """run_cli_firmware on folder/``model_file`` and folder/digits.npz, 3 epochs of batches of
+    16, whose losses must fall; returns the stdout"""
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(folder, model_file), os.path.join(folder, "digits.npz"),
+        os.path.join(folder, board), "--epochs", "3", "--batch-size", "16", "--optimizer",
+        optimizer, "--learning-rate", learning_rate)
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout
+    return stdout
 
 
 def run_cli_firmware(board, model, data, out, *options):

@@ -17,7 +17,7 @@ import pytest
 import microtrain
 from microtrain import layers
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, run_cli_firmware
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, fine_tune_three_epochs, save_digits_rows
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +34,13 @@ def cnn_inputs():
          layers.Conv2D(8, 3, activation="relu"), layers.GlobalAveragePool(),
          layers.Dense(10), layers.Softmax()], input_shape=(8, 8, 1), seed=0)
     model.save(os.path.join(folder, "cnn.mtm"))
-    # 100 training rows: 6 batches of 16 and a partial one of 4
-    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
-             y_eval=y[100:])
+    save_digits_rows(folder, x, y)
     return folder
 
 
 @pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_cnn_fine_tunes_bit_identical_to_host(board, cnn_inputs):
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(cnn_inputs, "cnn.mtm"), os.path.join(cnn_inputs, "digits.npz"),
-        os.path.join(cnn_inputs, board),
-        "--epochs", "3", "--batch-size", "16", "--optimizer", "adam", "--learning-rate", "0.02")
-    assert len(losses) == 3 and losses[-1] < losses[0], stdout
+    fine_tune_three_epochs(board, cnn_inputs, "cnn.mtm", "adam", "0.02")
     header = os.path.join(cnn_inputs, board, "build", "micro_core", "ops_config", "microtrain_core",
                           "mt_ops_config.h")
     with open(header) as handle:

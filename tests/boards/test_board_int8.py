@@ -17,10 +17,26 @@ import pytest
 
 import microtrain
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, run_cli_firmware
+from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, fine_tune_three_epochs,
+                         run_cli_firmware, save_digits_rows)
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
+KWS = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny", "kws_ref_model.tflite")
+
+
+def keyword_rows(name, rows, train_rows, seed):
+    """BUILD_ROOT/name/keywords.npz: ``rows`` random int8 rows of the keyword spotter's input
+    (49 x 10 x 1) and one-hot targets of its 12 classes, the first ``train_rows`` to train on,
+    the rest to evaluate; returns the folder."""
+    folder = os.path.join(BUILD_ROOT, name)
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (rows, 49, 10, 1)).astype(np.int8)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, rows)]
+    np.savez(os.path.join(folder, "keywords.npz"), x=x[:train_rows], y=y[:train_rows],
+             x_eval=x[train_rows:], y_eval=y[train_rows:])
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -35,18 +51,13 @@ def int8_inputs():
     x = (digits.data[keep] / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
     y = np.eye(5, dtype=np.float32)[digits.target[keep] - 5][:120]
     microtrain.convert(BACKBONE, new_head=5).save(os.path.join(folder, "digits_int8.mtm"))
-    np.savez(os.path.join(folder, "digits.npz"), x=x[:100], y=y[:100], x_eval=x[100:],
-             y_eval=y[100:])
+    save_digits_rows(folder, x, y)
     return folder
 
 
 @pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(int8_inputs, "digits_int8.mtm"),
-        os.path.join(int8_inputs, "digits.npz"), os.path.join(int8_inputs, board),
-        "--epochs", "3", "--batch-size", "16", "--optimizer", "sgd", "--learning-rate", "0.5")
-    assert len(losses) == 3 and losses[-1] < losses[0], stdout
+    fine_tune_three_epochs(board, int8_inputs, "digits_int8.mtm", "sgd", "0.5")
 
 
 def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
@@ -57,18 +68,40 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
     12-class head: the C sources hold the rows back to back, the device copies each batch's
     rows from there, and the losses, accuracy counts and weight CRC equal the host's."""
     pytest.importorskip("tflite")
-    folder = os.path.join(BUILD_ROOT, "int8_kws")
-    os.makedirs(folder, exist_ok=True)
-    rng = np.random.default_rng(3)
-    x = rng.integers(-128, 128, (10, 49, 10, 1)).astype(np.int8)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 10)]
-    np.savez(os.path.join(folder, "keywords.npz"), x=x[:6], y=y[:6], x_eval=x[6:],
-             y_eval=y[6:])
-    model = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "mlperf_tiny",
-                         "kws_ref_model.tflite")
+    folder = keyword_rows("int8_kws", 10, 6, seed=3)
     losses, stdout = run_cli_firmware(
-        "mps2-an500", model, os.path.join(folder, "keywords.npz"),
+        "mps2-an500", KWS, os.path.join(folder, "keywords.npz"),
         os.path.join(folder, "mps2-an500"), "--train-from", "8", "--epochs", "2",
         "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
         "--loss", "categorical_crossentropy")
     assert len(losses) == 2 and "accuracy" in stdout, stdout
+
+
+# M3 (no FPU: the reference kernels), M7 (the FPU's kernels), M55 (Helium)
+INT8_BACKWARD_BOARDS = ("mps2-an385", "mps2-an500", "mps3-an547")
+
+
+@pytest.fixture(scope="module")
+def kws_inside_inputs():
+    pytest.importorskip("tflite")
+    folder = keyword_rows("int8_backward", 6, 4, seed=7)
+    microtrain.convert(KWS, train_from=6, int8_after=True).save(
+        os.path.join(folder, "kws_inside.mtm"))
+    return folder
+
+
+@pytest.mark.parametrize("board", INT8_BACKWARD_BOARDS)
+def test_keyword_spotter_trains_inside_its_int8_backbone_bit_identical_to_host(
+        board, kws_inside_inputs):
+    """The keyword spotter trained from its fourth pointwise Conv2D (op 6 of the file,
+    ``convert(..., train_from=6, int8_after=True)``): the depthwise, Conv2D, pool, Flatten and
+    FullyConnected after it stay int8 and pass the gradient back (the int8 backward kernels,
+    the QUANTIZE after the float layer, the DEQUANTIZE before the Softmax) on the device;
+    the losses, accuracy counts and weight CRC equal the host's."""
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(kws_inside_inputs, "kws_inside.mtm"),
+        os.path.join(kws_inside_inputs, "keywords.npz"),
+        os.path.join(kws_inside_inputs, board), "--epochs", "2", "--batch-size", "2",
+        "--optimizer", "adam", "--learning-rate", "0.001", "--loss",
+        "categorical_crossentropy")
+    assert len(losses) == 2 and losses[-1] < losses[0], stdout

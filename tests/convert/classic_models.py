@@ -13,20 +13,7 @@ identity) and in eval mode.
 import torch
 from torch import nn
 
-from torch_models import _randomise
-
-
-class Fire(nn.Module):
-    def __init__(self, channels, squeeze, expand1, expand3):
-        super().__init__()
-        self.squeeze = nn.Sequential(nn.Conv2d(channels, squeeze, 1), nn.ReLU(inplace=True))
-        self.expand1 = nn.Sequential(nn.Conv2d(squeeze, expand1, 1), nn.ReLU(inplace=True))
-        self.expand3 = nn.Sequential(nn.Conv2d(squeeze, expand3, 3, padding=1),
-                                     nn.ReLU(inplace=True))
-
-    def forward(self, x):
-        h = self.squeeze(x)
-        return torch.cat([self.expand1(h), self.expand3(h)], 1)
+from torch_models import Fire, _randomise
 
 
 class SqueezeNet11(nn.Module):
@@ -38,10 +25,9 @@ class SqueezeNet11(nn.Module):
         pool = dict(kernel_size=3, stride=2, ceil_mode=True)
         self.features = nn.Sequential(
             nn.Conv2d(3, 64, 3, stride=2), nn.ReLU(inplace=True), nn.MaxPool2d(**pool),
-            Fire(64, 16, 64, 64), Fire(128, 16, 64, 64), nn.MaxPool2d(**pool),
-            Fire(128, 32, 128, 128), Fire(256, 32, 128, 128), nn.MaxPool2d(**pool),
-            Fire(256, 48, 192, 192), Fire(384, 48, 192, 192), Fire(384, 64, 256, 256),
-            Fire(512, 64, 256, 256))
+            Fire(64, 16, 64), Fire(128, 16, 64), nn.MaxPool2d(**pool),
+            Fire(128, 32, 128), Fire(256, 32, 128), nn.MaxPool2d(**pool),
+            Fire(256, 48, 192), Fire(384, 48, 192), Fire(384, 64, 256), Fire(512, 64, 256))
         self.classifier = nn.Sequential(nn.Dropout(0.5), nn.Conv2d(512, classes, 1),
                                         nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d((1, 1)))
 

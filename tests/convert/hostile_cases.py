@@ -258,14 +258,20 @@ def tflite_input_index_minus_five():
     return g.finish([x], [y])
 
 
+def conv_3x3(height, width, output_shape, options):
+    """x [1, height, width, 1] -> CONV_2D of two 3x3 filters of ones, no bias -> y of the
+    declared ``output_shape``, the operator's builtin ``options`` as given"""
+    g = Graph()
+    x = g.tensor((1, height, width, 1), FLOAT32)
+    w = g.tensor((2, 3, 3, 1), FLOAT32, data=np.ones((2, 3, 3, 1)))
+    y = g.tensor(output_shape, FLOAT32)
+    g.op("CONV_2D", [x, w, -1], [y], options)
+    return g.finish([x], [y])
+
+
 def tflite_wrong_options():
     """A CONV_2D whose builtin options are AddOptions."""
-    g = Graph()
-    x = g.tensor((1, 4, 4, 1), FLOAT32)
-    w = g.tensor((2, 3, 3, 1), FLOAT32, data=np.ones((2, 3, 3, 1)))
-    y = g.tensor((1, 2, 2, 2), FLOAT32)
-    g.op("CONV_2D", [x, w, -1], [y], ("AddOptions", {"FusedActivationFunction": 3}))
-    return g.finish([x], [y])
+    return conv_3x3(4, 4, (1, 2, 2, 2), ("AddOptions", {"FusedActivationFunction": 3}))
 
 
 def tflite_stride_past_16_bits():
@@ -281,13 +287,8 @@ def tflite_stride_past_16_bits():
 
 def tflite_conv_output_lies():
     """A CONV_2D whose declared output shape is not what its window computes."""
-    g = Graph()
-    x = g.tensor((1, 8, 8, 1), FLOAT32)
-    w = g.tensor((2, 3, 3, 1), FLOAT32, data=np.ones((2, 3, 3, 1)))
-    y = g.tensor((1, 3, 5, 2), FLOAT32)
-    g.op("CONV_2D", [x, w, -1], [y], ("Conv2DOptions", {"Padding": 1, "StrideW": 1,
-                                                       "StrideH": 1}))
-    return g.finish([x], [y])
+    return conv_3x3(8, 8, (1, 3, 5, 2), ("Conv2DOptions", {"Padding": 1, "StrideW": 1,
+                                                           "StrideH": 1}))
 
 
 def tflite_hybrid_scale_nan():

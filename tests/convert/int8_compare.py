@@ -74,9 +74,11 @@ def litert_tensors(data, rows, tflite_indices):
     return {t: np.array(v) for t, v in result.items()}
 
 
-def compare(data, rows, **options):
-    """(output_equal, [(label, equal, elements, differing)]): the model's float output's bits
-    and every int8 activation, microtrain's against LiteRT's reference kernels."""
+def _run_both(data, rows, **options):
+    """(graph, the model's output tensor, LiteRT's tensors, the activations' report, the core's
+    float output): every int8 activation compared a chunk of them at a time, then the model as
+    it is (no extra readers: the planner fuses pointwise expansions into their depthwise
+    convolutions)."""
     import microtrain
     from microtrain.convert.tflite_reader import parse
     everything = int8_activations(data, **options)
@@ -92,10 +94,15 @@ def compare(data, rows, **options):
         mapping = everything[start:start + CHUNK]
         image = image_with_outputs(data, mapping, **options)
         report += _compare_chunk(image, mapping, rows, reference, tflite_out)
-    # the model as it is (no extra readers: the planner fuses pointwise expansions into their
-    # depthwise convolutions): its float output's bits
     with microtrain.TrainSession(image_with_outputs(data, [], **options)) as session:
         ours = np.asarray(session.infer([rows])[0], np.float32)
+    return graph, model_output, reference, report, ours
+
+
+def compare(data, rows, **options):
+    """(output_equal, [(label, equal, elements, differing)]): the model's float output's bits
+    and every int8 activation, microtrain's against LiteRT's reference kernels."""
+    graph, model_output, reference, report, ours = _run_both(data, rows, **options)
     theirs = reference[model_output]
     if theirs.dtype == np.int8:  # an int8 output: the importer dequantizes it, one to one
         scale, zero_point = graph.Tensors(model_output).Quantization().ScaleAsNumpy()[0], \
@@ -137,21 +144,7 @@ def measure(data, rows, **options):
     compare()), "ours": microtrain's float output, "theirs": LiteRT's (BUILTIN_REF) output
     as floats, an int8 one dequantized as the core would}. ``train_from``: the float part
     begins at that operator (its int8 ops' activations are not compared)."""
-    import microtrain
-    from microtrain.convert.tflite_reader import parse
-    everything = int8_activations(data, **options)
-    graph = parse(data).Subgraphs(0)
-    tflite_out = {core: int(graph.Operators(node).OutputsAsNumpy()[0])
-                  for core, node, _ in everything}
-    model_output = int(graph.OutputsAsNumpy()[0])
-    reference = litert_tensors(data, rows, sorted(set(tflite_out.values()) | {model_output}))
-    report = []
-    for start in range(0, len(everything), CHUNK):
-        mapping = everything[start:start + CHUNK]
-        report += _compare_chunk(image_with_outputs(data, mapping, **options), mapping, rows,
-                                 reference, tflite_out)
-    with microtrain.TrainSession(image_with_outputs(data, [], **options)) as session:
-        ours = np.asarray(session.infer([rows])[0], np.float32)
+    graph, model_output, reference, report, ours = _run_both(data, rows, **options)
     theirs = reference[model_output]
     if theirs.dtype == np.int8:
         quant = graph.Tensors(model_output).Quantization()

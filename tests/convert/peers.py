@@ -10,12 +10,28 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
+# MLPerf Tiny's reference files live with the examples, which the docs use too
+MLPERF_TINY = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "models",
+                           "mlperf_tiny")
 RTOL = 1e-5
 ATOL = 1e-6
 
 
 def fixture(name):
     return os.path.join(FIXTURES, name)
+
+
+def sessions_of_path_and_bytes(name):
+    """(bytes of the fixture ``name``, a session opened from its path, one from its bytes),
+    their weights asserted equal"""
+    import microtrain
+    path = fixture(name)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    by_path, by_bytes = microtrain.TrainSession(path), microtrain.TrainSession(data)
+    for a, b in zip(by_path.get_weights(), by_bytes.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    return data, by_path, by_bytes
 
 
 def fixtures(extension):

@@ -59,7 +59,8 @@ def test_mobilenet_v2_backbone_matches_litert_bit_for_bit():
     assert output_equal
 
 
-MLPERF = os.path.join(HERE, "fixtures", "mlperf_tiny")
+MLPERF = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "models",
+                      "mlperf_tiny")
 
 
 def test_mlperf_tiny_autoencoder_matches_litert_on_200_random_inputs():
@@ -153,9 +154,10 @@ def test_new_head_cuts_after_the_backbone_and_train_from_moves_the_float_start()
         microtrain.convert(os.path.join(HERE, "fixtures", "tf_mlp.tflite"), int8_input=True)
 
 
-def _float_then_int8_image():
+def _float_then_int8_image(blocked=False):
     """input f32[4] -> Dense (trainable) -> QUANTIZE -> DEQUANTIZE -> Dense -> output: a
-    gradient to the first Dense would have to pass through the int8 boundary."""
+    gradient to the first Dense passes through the int8 boundary (straight through, in
+    [-128, 127]); ``blocked`` puts a PAD_S8 between them, an int8 op without a backward."""
     q = _image.Quantization([0.05], [3])
     rng = np.random.default_rng(0)
     tensors = [
@@ -163,7 +165,7 @@ def _float_then_int8_image():
         _image.TensorSpec((4, 4), flags=_image.FLAG_CONST | _image.FLAG_TRAINABLE,
                           data=rng.standard_normal((4, 4)).astype(np.float32)),
         _image.TensorSpec((4,)),
-        _image.TensorSpec((4,), dtype=_image.DTYPE_I8, quant=q),
+        _image.TensorSpec((1, 1, 4) if blocked else (4,), dtype=_image.DTYPE_I8, quant=q),
         _image.TensorSpec((4,)),
         _image.TensorSpec((2, 4), flags=_image.FLAG_CONST | _image.FLAG_TRAINABLE,
                           data=rng.standard_normal((2, 4)).astype(np.float32)),
@@ -174,23 +176,42 @@ def _float_then_int8_image():
            _image.OpSpec(_ops.QUANTIZE, [2], [3], params),
            _image.OpSpec(_ops.DEQUANTIZE, [3], [4], params),
            _image.OpSpec(_ops.DENSE, [4, 5, None], [6])]
+    if blocked:
+        tensors.append(_image.TensorSpec((1, 1, 4), dtype=_image.DTYPE_I8, quant=q))
+        ops[2:2] = [_image.OpSpec(_ops.PAD_S8, [3], [7], (0, 0, 0, 3))]
+        ops[3] = _image.OpSpec(_ops.DEQUANTIZE, [7], [4], params)
     return _image.write_image(tensors, ops, [0], [6])
 
 
-def test_the_planner_refuses_a_gradient_through_an_int8_op_and_names_it():
-    image = _float_then_int8_image()
+def test_the_planner_refuses_a_gradient_through_an_int8_op_without_backward_and_names_it():
+    image = _float_then_int8_image(blocked=True)
     assert _image.read_image(image).header.version == 3
     with microtrain.TrainSession(image) as session:
         with pytest.raises(MicrotrainError) as error:
             session.compile("sgd", "mse", batch_size=2)  # every op trains
         assert error.value.status == -5 and error.value.op_index == 2
-        assert "dequantize" in str(error.value)
+        assert "pad_s8" in str(error.value)
     with microtrain.TrainSession(image) as session:  # the last layer alone: fine
         session.compile("sgd", "mse", batch_size=2, trainable=1)
         x = np.ones((2, 4), np.float32)
         before = session.infer(x)[0]
         session.train_step(x, np.zeros((2, 2), np.float32))
         assert not np.array_equal(session.infer(x)[0], before)
+
+
+def test_a_gradient_passes_through_quantize_and_dequantize():
+    """QUANTIZE's straight-through gradient (0 where round(x / s) + zp left [-128, 127]) and
+    DEQUANTIZE's identity let the Dense before them train: its weight moves, the loss falls."""
+    image = _float_then_int8_image()
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-0.3, 0.3, (2, 4)).astype(np.float32)
+    y = np.array([[0.5, -0.5], [-0.2, 0.3]], np.float32)
+    with microtrain.TrainSession(image) as session:
+        session.compile(microtrain.optimizers.SGD(0.05), "mse", batch_size=2)
+        first = session.get_weights()[0].copy()
+        losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(8)]
+        assert not np.array_equal(session.get_weights()[0], first)
+    assert losses[-1] < losses[0]
 
 
 def test_quantization_records_round_trip_and_the_core_refuses_bad_ones():

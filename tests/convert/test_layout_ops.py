@@ -2,7 +2,7 @@
 they come from: PyTorch graphs exported to ONNX (TorchScript and torch.export exporters)
 against ONNX Runtime, and .tflite files holding those ops against LiteRT. Forward within
 rtol 1e-5 (absolute floor 1e-6); the ops' gradients are checked against finite differences
-(tests/core) and PyTorch (tests/test_parity_cnn.py).
+and PyTorch (tests/ops/test_pad.c, test_pad.py, ...: one C and one Python file per op).
 """
 
 import os

@@ -1,5 +1,5 @@
-"""Every column of the README's MLPerf Tiny table, per model, as benchmarks/mlperf_tiny.py
-measures it (the same functions): the file imports; its int8 activations are LiteRT's
+"""Every column of the MLPerf Tiny table (docs/importers.md; the README shows a summary),
+per model, as benchmarks/mlperf_tiny.py measures it (the same functions): the file imports; its int8 activations are LiteRT's
 reference kernels' bits on 200 inputs over the whole int8 range (float files: its outputs
 within float rounding); the model's own head fine-tunes; the arena of the head and of the
 last block are plans that train exactly the layers the table names; the fine-tuned model
@@ -137,13 +137,12 @@ def test_export_round_trip(name, tmp_path):
         assert result["int8_ops_kept"] > 0 and result["int8_ops_equal"]
 
 
-def test_the_readme_block_is_replaced_whole_and_only_between_its_markers():
+def test_the_table_block_is_replaced_whole_and_only_between_its_markers():
     text = "intro\n%s\nold | table\n%s\nafter\n" % (table.BEGIN, table.END)
     assert table.replace_block(text, "| new |", "README.md") == \
         "intro\n%s\n| new |\n%s\nafter\n" % (table.BEGIN, table.END)
     for broken in ("no markers", table.END + table.BEGIN, table.BEGIN * 2 + table.END):
         with pytest.raises(ValueError, match="needs one"):
             table.replace_block(broken, "| new |", "README.md")
-    for path in (table.README, table.IMPORTERS_DOC):  # the committed documents have them
-        with open(path) as handle:
-            table.replace_block(handle.read(), "", path)
+    with open(table.IMPORTERS_DOC) as handle:  # the committed page has them
+        table.replace_block(handle.read(), "", table.IMPORTERS_DOC)

@@ -1,4 +1,4 @@
-"""MLPerf Tiny's reference .tflite files (fixtures/mlperf_tiny, SOURCE.md) as a user takes
+"""MLPerf Tiny's reference .tflite files (examples/models/mlperf_tiny, SOURCE.md) as a user takes
 them: every full-int8 classifier fine-tunes from a layer before its Flatten, the model's
 own head trains by default, and what trains is what the file's layer names say.
 """
@@ -19,7 +19,7 @@ import peers  # noqa: E402
 
 pytest.importorskip("tflite")
 
-MLPERF = os.path.join(peers.FIXTURES, "mlperf_tiny")
+MLPERF = peers.MLPERF_TINY
 
 # (file, the last convolution before the Flatten, its operator index, classes)
 INT8_CLASSIFIERS = [

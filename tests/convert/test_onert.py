@@ -43,10 +43,11 @@ import pytest
 
 import microtrain
 from microtrain.convert import exporter
-from microtrain.tools import arena
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import peers  # noqa: E402
+from gradient_buffers import trained_gradients  # noqa: E402
 
 pytest.importorskip("onert")
 if "libasan" in os.environ.get("LD_PRELOAD", ""):  # tools/run_sanitizers.sh
@@ -75,19 +76,6 @@ def microtrain_train(model, xs, ys, optimizer, learning_rate):
         return losses, session.get_weights()
 
 
-def core_gradients(session):
-    """The weight gradients the core left in the arena (accumulate_gradients keeps each in
-    a buffer of its own), in get_weights() order."""
-    trained = session.trained_tensors()
-    buffers = {b["tensor"]: b for b in arena.plan_buffers(session) if b["kind"] == "gradient"}
-    grads = []
-    for tensor, weight in zip(trained, session.get_weights()):
-        start = buffers[tensor]["offset"]
-        raw = session._backend._arena[start:start + 4 * weight.size]
-        grads.append(raw.view(np.float32).reshape(weight.shape).copy())
-    return grads
-
-
 def onert_formula_adam(model, xs, ys, learning_rate, beta1=0.9, beta2=0.999,
                        epsilon=1e-7 * BATCH):
     """(per-step losses, weights) of Adam as onert 0.1.0 computes it (TensorFlow's
@@ -108,7 +96,7 @@ def onert_formula_adam(model, xs, ys, learning_rate, beta1=0.9, beta2=0.999,
             losses.append(session.train_step(xs[rows], ys[rows], update=False)["loss"][0])
             beta1_power, beta2_power = f32(beta1 ** (k + 1)), f32(beta2 ** (k + 1))
             alpha = f32(learning_rate) * np.sqrt(f32(1) - beta2_power) / (f32(1) - beta1_power)
-            for w, g, mi, vi in zip(weights, core_gradients(session), m, v):
+            for w, g, mi, vi in zip(weights, trained_gradients(session), m, v):
                 mi += (g - mi) * (f32(1) - f32(beta1))
                 vi += (g * g - vi) * (f32(1) - f32(beta2))
                 w -= (mi * alpha) / (np.sqrt(vi) + f32(epsilon))
@@ -199,7 +187,7 @@ MLPERF = [("ad01_fp32.tflite", 1e-4), ("pretrainedResnet.tflite", 1e-3),
 
 
 def mlperf(name):
-    return peers.fixture(os.path.join("mlperf_tiny", name))
+    return os.path.join(peers.MLPERF_TINY, name)
 
 
 def partial_train(model, xs, ys, learning_rate, first_op):

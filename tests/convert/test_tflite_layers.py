@@ -20,7 +20,7 @@ pytest.importorskip("tflite")
 
 
 def mlperf(name):
-    return os.path.join(peers.FIXTURES, "mlperf_tiny", name)
+    return os.path.join(peers.MLPERF_TINY, name)
 
 
 def test_fused_tensorflow_names_read_back_to_the_layer():

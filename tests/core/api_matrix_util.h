@@ -87,6 +87,16 @@ static inline size_t plan_bytes(const mt_train_config *cfg)
     return plan.total_bytes;
 }
 
+/* A session of the model in a guarded arena of its planned size, which becomes `current`. */
+static inline mt_session *guarded_session(const mt_train_config *cfg, guarded *g)
+{
+    mt_session *s = NULL;
+    *g = guarded_new(plan_bytes(cfg));
+    current = g;
+    CALL(mt_session_init(&s, image, image_bytes, cfg, g->arena, g->bytes), MT_OK);
+    return s;
+}
+
 static inline void fill(mt_session *s)
 {
     float *x;

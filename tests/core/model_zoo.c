@@ -43,6 +43,26 @@ static int op3(ib_model *m, int type, int a, int b, int c, int y)
     return ib_op(m, type, c < 0 && type != MT_OP_CONV2D && type != MT_OP_DEPTHWISE_CONV2D ? 2 : 3, in, 1, &y);
 }
 
+/* a model's start: its builder reset, the weights' seed, and one NHWC input x[h,w,c] */
+static int begin(ib_model *m, uint32_t seed, int32_t h, int32_t w, int32_t c)
+{
+    ib_init(m);
+    mt_test_seed(seed);
+    const int32_t xd[3] = { h, w, c };
+    int x = ib_tensor(m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
+    ib_input(m, x);
+    return x;
+}
+
+/* Conv2D or DepthwiseConv2D (bias b, or -1 for none) of x into a new activation [h,w,c] */
+static int conv(ib_model *m, int type, int x, int w, int b, int32_t h, int32_t wd, int32_t c, int32_t stride,
+                uint32_t padding, uint32_t fused)
+{
+    int y = activation(m, 3, h, wd, c);
+    ib_spatial_params(m, op3(m, type, x, w, b, y), 0, 0, stride, stride, padding, fused);
+    return y;
+}
+
 /* ... -> GAP -> Dense(classes) -> Softmax (the output) */
 static void head(ib_model *m, int feature_map, int channels, int classes)
 {
@@ -60,19 +80,13 @@ static void head(ib_model *m, int feature_map, int channels, int classes)
 uint8_t *mz_digits_cnn(size_t *bytes)
 {
     static ib_model m;
-    ib_init(&m);
-    mt_test_seed(31337u);
-    const int32_t xd[3] = { 8, 8, 1 };
-    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
-    ib_input(&m, x);
+    int x = begin(&m, 31337u, 8, 8, 1);
     int w1 = weights(&m, 4, 8, 3, 3, 1, 0.6f), b1 = weights(&m, 1, 8, 0, 0, 0, 0.1f);
-    int y1 = activation(&m, 3, 8, 8, 8);
-    ib_spatial_params(&m, op3(&m, MT_OP_CONV2D, x, w1, b1, y1), 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
+    int y1 = conv(&m, MT_OP_CONV2D, x, w1, b1, 8, 8, 8, 1, MT_PADDING_SAME, MT_FUSED_RELU);
     int y2 = activation(&m, 3, 4, 4, 8);
     ib_spatial_params(&m, op1(&m, MT_OP_MAX_POOL2D, y1, y2), 2, 2, 2, 2, MT_PADDING_VALID, 0);
     int w2 = weights(&m, 4, 16, 3, 3, 8, 0.3f), b2 = weights(&m, 1, 16, 0, 0, 0, 0.1f);
-    int y3 = activation(&m, 3, 2, 2, 16);
-    ib_spatial_params(&m, op3(&m, MT_OP_CONV2D, y2, w2, b2, y3), 0, 0, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU);
+    int y3 = conv(&m, MT_OP_CONV2D, y2, w2, b2, 2, 2, 16, 1, MT_PADDING_VALID, MT_FUSED_RELU);
     head(&m, y3, 16, 10);
     return ib_build(&m, bytes);
 }
@@ -82,19 +96,12 @@ uint8_t *mz_digits_cnn(size_t *bytes)
 uint8_t *mz_residual_dag(size_t *bytes)
 {
     static ib_model m;
-    ib_init(&m);
-    mt_test_seed(4242u);
-    const int32_t xd[3] = { 6, 6, 2 };
-    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
-    ib_input(&m, x);
+    int x = begin(&m, 4242u, 6, 6, 2);
     /* biases near 1 and 2 keep most pre-activations away from the kinks, not all of them */
     int w1 = weights(&m, 4, 4, 3, 3, 2, 0.5f), b1 = weights_at(&m, 1, 4, 0, 0, 0, 1.0f, 0.1f);
-    int y1 = activation(&m, 3, 6, 6, 4);
-    ib_spatial_params(&m, op3(&m, MT_OP_CONV2D, x, w1, b1, y1), 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
+    int y1 = conv(&m, MT_OP_CONV2D, x, w1, b1, 6, 6, 4, 1, MT_PADDING_SAME, MT_FUSED_RELU);
     int w2 = weights(&m, 4, 1, 3, 3, 4, 0.5f), b2 = weights_at(&m, 1, 4, 0, 0, 0, 2.0f, 0.1f);
-    int y2 = activation(&m, 3, 6, 6, 4);
-    ib_spatial_params(&m, op3(&m, MT_OP_DEPTHWISE_CONV2D, y1, w2, b2, y2), 0, 0, 1, 1, MT_PADDING_SAME,
-                      MT_FUSED_RELU6);
+    int y2 = conv(&m, MT_OP_DEPTHWISE_CONV2D, y1, w2, b2, 6, 6, 4, 1, MT_PADDING_SAME, MT_FUSED_RELU6);
     int y3 = activation(&m, 3, 6, 6, 4), y4 = activation(&m, 3, 6, 6, 8);
     op3(&m, MT_OP_ADD, y1, y2, -1, y3);
     op3(&m, MT_OP_CONCATENATION, y3, y1, -1, y4);
@@ -118,11 +125,7 @@ static uint32_t perm3(uint32_t p0, uint32_t p1, uint32_t p2)
 uint8_t *mz_layout_graph(size_t *bytes)
 {
     static ib_model m;
-    ib_init(&m);
-    mt_test_seed(5151u);
-    const int32_t xd[3] = { 3, 6, 6 };
-    int x = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_INPUT, 3, xd, NULL);
-    ib_input(&m, x);
+    int x = begin(&m, 5151u, 3, 6, 6);
     int t0 = activation(&m, 3, 6, 6, 3);
     ib_op_params(&m, op1(&m, MT_OP_TRANSPOSE, x, t0), perm3(1, 2, 0), 0, 0, 0);
     int centred = activation(&m, 3, 6, 6, 3), scaled = activation(&m, 3, 6, 6, 3);
@@ -131,11 +134,9 @@ uint8_t *mz_layout_graph(size_t *bytes)
     int padded = activation(&m, 3, 7, 7, 3);
     ib_op_params(&m, op1(&m, MT_OP_PAD, scaled, padded), 1u, 1u << 16, 0, 0);
     int w1 = weights(&m, 4, 4, 3, 3, 3, 0.5f), b1 = weights_at(&m, 1, 4, 0, 0, 0, 1.0f, 0.1f);
-    int y1 = activation(&m, 3, 3, 3, 4);
-    ib_spatial_params(&m, op3(&m, MT_OP_CONV2D, padded, w1, b1, y1), 0, 0, 2, 2, MT_PADDING_VALID, MT_FUSED_RELU);
+    int y1 = conv(&m, MT_OP_CONV2D, padded, w1, b1, 3, 3, 4, 2, MT_PADDING_VALID, MT_FUSED_RELU);
     int w2 = weights(&m, 4, 1, 3, 3, 4, 0.5f);
-    int y2 = activation(&m, 3, 3, 3, 4);
-    ib_spatial_params(&m, op3(&m, MT_OP_DEPTHWISE_CONV2D, y1, w2, -1, y2), 0, 0, 1, 1, MT_PADDING_SAME, 0);
+    int y2 = conv(&m, MT_OP_DEPTHWISE_CONV2D, y1, w2, -1, 3, 3, 4, 1, MT_PADDING_SAME, 0);
     int product = activation(&m, 3, 3, 3, 4), difference = activation(&m, 3, 3, 3, 4);
     op3(&m, MT_OP_MUL, y1, y2, -1, product);
     op3(&m, MT_OP_SUB, product, y1, -1, difference);

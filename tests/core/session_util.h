@@ -2,8 +2,9 @@
  * session_util.h: helpers shared by the session-level tests (header-only, like mt_test.h).
  *   - sess: a session on a malloc'ed arena of exactly mt_plan()'s total_bytes, pre-filled
  *     with junk (init must not rely on zeroed memory), laid out from that plan;
- *   - param_data / same_params / same_counters: the weights a session uses (arena copy or
- *     image) and its counters, compared bit for bit; feed_rows: deterministic batches;
+ *   - param_data / weights_finite / same_params / same_counters: the weights a session uses
+ *     (arena copy or image), finite, and its counters, compared bit for bit; feed_rows:
+ *     deterministic batches;
  *   - sink / source: memory-backed mt_write_fn / mt_read_fn that record their calls and can
  *     fail on a chosen call, for checkpoints and exported images.
  */
@@ -47,6 +48,19 @@ static inline const float *param_data(mt_session *s, int p, int32_t *count)
     return info.trained ? info.data : info.image_data;
 }
 
+/* Every weight the session uses is finite. */
+static inline int weights_finite(mt_session *s)
+{
+    int32_t n = 0, count = 0;
+    mt_session_param_count(s, &n);
+    for (int p = 0; p < n; p++) {
+        const float *w = param_data(s, p, &count);
+        for (int i = 0; w && i < count; i++)
+            if (!isfinite(w[i])) return 0;
+    }
+    return 1;
+}
+
 /* Every weight of a and b equal bit for bit. */
 static inline int same_params(mt_session *a, mt_session *b)
 {
@@ -71,18 +85,28 @@ static inline int same_counters(const mt_session *a, const mt_session *b)
     return sa == sb && ea == eb && memcmp(&la, &lb, sizeof la) == 0;
 }
 
-/* Rows first..first+rows-1 of input 0 (in features, uniform in [-1, 1)) and of the float
- * targets (out values, uniform in [0, 1)), drawn from seed with mt_test.h's generator. */
-static inline void feed_rows(mt_session *s, int first, int rows, unsigned seed, int in, int out)
+/* Rows first..first+rows-1 of input 0 (in features, uniform in [-1, 1)), drawn from seed
+ * with mt_test.h's generator; returns the session's target buffer (its bytes in *tb), which
+ * the caller fills from the generator next. */
+static inline void *feed_inputs(mt_session *s, int first, int rows, unsigned seed, int in, int32_t *tb)
 {
     float *x;
     void *t;
-    int32_t count, tb;
+    int32_t count;
     mt_test_seed(seed);
     mt_session_input(s, 0, &x, &count);
-    mt_session_target(s, &t, &tb);
+    mt_session_target(s, &t, tb);
     for (int i = 0; i < rows * in && (first * in + i) < count; i++)
         x[first * in + i] = mt_test_uniform(-1.f, 1.f);
+    return t;
+}
+
+/* feed_inputs, and rows first..first+rows-1 of the float targets (out values, uniform in
+ * [0, 1)). */
+static inline void feed_rows(mt_session *s, int first, int rows, unsigned seed, int in, int out)
+{
+    int32_t tb;
+    void *t = feed_inputs(s, first, rows, seed, in, &tb);
     for (int i = 0; i < rows * out && 4 * (first * out + i) < tb; i++)
         ((float *)t)[first * out + i] = mt_test_uniform(0.f, 1.f);
 }

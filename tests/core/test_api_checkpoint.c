@@ -30,10 +30,8 @@ static void test_checkpoint_calls(void)
 {
     mt_train_config cfg;
     config(&cfg);
-    guarded g = guarded_new(plan_bytes(&cfg));
-    current = &g;
-    mt_session *s;
-    CALL(mt_session_init(&s, image, image_bytes, &cfg, g.arena, g.bytes), MT_OK);
+    guarded g;
+    mt_session *s = guarded_session(&cfg, &g);
     static mem m;
     size_t bytes;
     CALL(mt_checkpoint_bytes(s, 1, NULL, 0, NULL), MT_ERR_BAD_ARGUMENT);
@@ -133,10 +131,8 @@ static void test_storage_calls(void)
 {
     mt_train_config cfg;
     config(&cfg);
-    guarded g = guarded_new(plan_bytes(&cfg));
-    current = &g;
-    mt_session *s;
-    CALL(mt_session_init(&s, image, image_bytes, &cfg, g.arena, g.bytes), MT_OK);
+    guarded g;
+    mt_session *s = guarded_session(&cfg, &g);
     mt_flash fl = {no_erase, no_program, blank_read, NULL, 256, 4, {0, 4096}, 4096};
     mt_storage_info info;
     CALL(mt_storage_scan(&fl, &info), MT_OK);

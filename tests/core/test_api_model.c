@@ -28,6 +28,17 @@ static void test_library_queries(void)
     mt_train_config_init(NULL); /* documented: ignored */
 }
 
+/* What the per-entry model queries (mt_model_tensor, mt_model_op) refuse alike: no image, no
+ * output, an image cut short (BAD_MODEL), and each index of the array `bad` (BAD_ARGUMENT). */
+#define CHECK_ENTRY_QUERY_REFUSALS(query, out, bad)                                          \
+    do {                                                                                     \
+        CALL(query(NULL, image_bytes, 0, &(out)), MT_ERR_BAD_ARGUMENT);                      \
+        CALL(query(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);                       \
+        CALL(query(image, 10, 0, &(out)), MT_ERR_BAD_MODEL);                                 \
+        for (size_t k = 0; k < sizeof(bad) / sizeof *(bad); ++k)                             \
+            CALL(query(image, image_bytes, (bad)[k], &(out)), MT_ERR_BAD_ARGUMENT);          \
+    } while (0)
+
 static void test_model_queries(void)
 {
     mt_model_info info;
@@ -39,12 +50,8 @@ static void test_model_queries(void)
     CALL(mt_model_check(image, 63, &info), MT_ERR_BAD_MODEL);
     CALL(mt_model_check(image, image_bytes - 1, &info), MT_ERR_BAD_MODEL);
     CALL(mt_model_check(image, SIZE_MAX, &info), MT_OK); /* the header's own size governs */
-    CALL(mt_model_tensor(NULL, image_bytes, 0, &t), MT_ERR_BAD_ARGUMENT);
-    CALL(mt_model_tensor(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
-    CALL(mt_model_tensor(image, 10, 0, &t), MT_ERR_BAD_MODEL);
     const int32_t bad_index[] = {-1, 8, 1000, INT32_MAX, INT32_MIN};
-    for (size_t k = 0; k < sizeof bad_index / sizeof *bad_index; ++k)
-        CALL(mt_model_tensor(image, image_bytes, bad_index[k], &t), MT_ERR_BAD_ARGUMENT);
+    CHECK_ENTRY_QUERY_REFUSALS(mt_model_tensor, t, bad_index);
     CALL(mt_model_io(NULL, image_bytes, 0, 0, &index), MT_ERR_BAD_ARGUMENT);
     CALL(mt_model_io(image, image_bytes, 0, 0, NULL), MT_ERR_BAD_ARGUMENT);
     CALL(mt_model_io(image, image_bytes, 2, 0, &index), MT_ERR_BAD_ARGUMENT);
@@ -54,12 +61,8 @@ static void test_model_queries(void)
     CALL(mt_model_io(image, image_bytes, 1, INT32_MAX, &index), MT_ERR_BAD_ARGUMENT);
     CALL(mt_model_io(image, image_bytes, 1, 0, &index), MT_OK);
     mt_op_info op;
-    CALL(mt_model_op(NULL, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT);
-    CALL(mt_model_op(image, image_bytes, 0, NULL), MT_ERR_BAD_ARGUMENT);
-    CALL(mt_model_op(image, 10, 0, &op), MT_ERR_BAD_MODEL);
     const int32_t bad_op[] = {-1, 3, 256, INT32_MAX, INT32_MIN};
-    for (size_t k = 0; k < sizeof bad_op / sizeof *bad_op; ++k)
-        CALL(mt_model_op(image, image_bytes, bad_op[k], &op), MT_ERR_BAD_ARGUMENT);
+    CHECK_ENTRY_QUERY_REFUSALS(mt_model_op, op, bad_op);
     CALL(mt_model_op(image, image_bytes, 2, &op), MT_OK);
     CALL(mt_model_op(image + 2, image_bytes, 0, &op), MT_ERR_BAD_ARGUMENT); /* misaligned */
     for (int32_t type = -2; type <= 300; ++type) {

@@ -143,10 +143,8 @@ static void test_session_calls(void)
 {
     mt_train_config cfg;
     config(&cfg);
-    guarded g = guarded_new(plan_bytes(&cfg));
-    current = &g;
-    mt_session *s = NULL;
-    CALL(mt_session_init(&s, image, image_bytes, &cfg, g.arena, g.bytes), MT_OK);
+    guarded g;
+    mt_session *s = guarded_session(&cfg, &g);
     fill(s);
 
     float *x;
@@ -229,10 +227,8 @@ static void test_modes_and_state(void)
     /* fused updates (the default): no separate accumulate / optimizer step */
     mt_train_config_init(&cfg);
     cfg.batch_size = B;
-    guarded g = guarded_new(plan_bytes(&cfg));
-    current = &g;
-    mt_session *s;
-    CALL(mt_session_init(&s, image, image_bytes, &cfg, g.arena, g.bytes), MT_OK);
+    guarded g;
+    mt_session *s = guarded_session(&cfg, &g);
     fill(s);
     CALL(mt_session_train_step(s, B, &value), MT_OK);
     CALL(mt_session_zero_grad(s), MT_ERR_STATE);

@@ -110,19 +110,6 @@ static int refused(sess *t, const uint8_t *ck, size_t size, mt_status want)
     return st == want && memcmp(before, t->arena, t->bytes) == 0;
 }
 
-static int weights_finite(mt_session *s)
-{
-    int32_t n = 0, count = 0;
-    mt_session_param_count(s, &n);
-    for (int p = 0; p < n; p++) {
-        const float *w = param_data(s, p, &count);
-        for (int i = 0; w && i < count; i++)
-            if (!isfinite(w[i]))
-                return 0;
-    }
-    return 1;
-}
-
 /* ---- lying values ------------------------------------------------------------------------- */
 
 static void test_lying_values(int optimizer, float momentum)

@@ -238,27 +238,37 @@ static void test_random_bits(void)
     CHECK_EQ_INT(bad, 0);
 }
 
-/* c of the opposite sign and near |a·b|: the leading bits cancel, down to exact zeros. */
-static void test_cancellation(void)
+/* N_RANDOM cases, each (a, b, c) drawn by `draw`, against the reference */
+static void check_random_cases(void (*draw)(uint32_t abc[3]))
 {
     int bad = 0;
     for (uint32_t i = 0; i < N_RANDOM; ++i) {
-        int ea, eb;
-        split_exp(1 + (int)(rnd() % 253u), &ea, &eb);
-        const uint32_t a = rnd_with_exp(ea), b = rnd_with_exp(eb);
-        const uint32_t p = mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b)));
-        uint32_t c = p ^ SIGN;                   /* -round(a·b) */
-        const uint32_t r = rnd();
-        if (r % 4u == 1u)
-            c += (r >> 8) % 9u - 4u;             /* a few ulps off */
-        else if (r % 4u == 2u)
-            c = (c & 0xFF800000u) | (r >> 9);    /* same exponent, any fraction */
-        else if (r % 4u == 3u)
-            c = ((c & 0xFF800000u) - ((r >> 8 & 1u) << 23)) | (rnd() & 0x7FFFFFu); /* one below */
-        bad += wrong(a, b, c);
+        uint32_t abc[3];
+        draw(abc);
+        bad += wrong(abc[0], abc[1], abc[2]);
     }
     CHECK_EQ_INT(bad, 0);
 }
+
+/* c of the opposite sign and near |a·b|: the leading bits cancel, down to exact zeros. */
+static void cancellation_case(uint32_t abc[3])
+{
+    int ea, eb;
+    split_exp(1 + (int)(rnd() % 253u), &ea, &eb);
+    const uint32_t a = rnd_with_exp(ea), b = rnd_with_exp(eb);
+    const uint32_t p = mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b)));
+    uint32_t c = p ^ SIGN;                   /* -round(a·b) */
+    const uint32_t r = rnd();
+    if (r % 4u == 1u)
+        c += (r >> 8) % 9u - 4u;             /* a few ulps off */
+    else if (r % 4u == 2u)
+        c = (c & 0xFF800000u) | (r >> 9);    /* same exponent, any fraction */
+    else if (r % 4u == 3u)
+        c = ((c & 0xFF800000u) - ((r >> 8 & 1u) << 23)) | (rnd() & 0x7FFFFFu); /* one below */
+    abc[0] = a, abc[1] = b, abc[2] = c;
+}
+
+static void test_cancellation(void) { check_random_cases(cancellation_case); }
 
 /* c far below a·b (sticky bits), and c = m - a·b exactly for the midpoint m between the two
  * floats around a·b (exact ties) and its one-ulp neighbours (just off the tie). */
@@ -317,116 +327,110 @@ static uint32_t odd_of_length(int len)
  * next to c = n·2^-149 (any subnormal n): the 2^x, 40 or more bits under the rounding bit, is
  * all that separates c - a·b from a midpoint (found by the final shift's sticky bit, not by the
  * alignment's; in double arithmetic the sum rounds onto that midpoint). */
-static void test_midpoint_plus_tiny(void)
+static void midpoint_plus_tiny_case(uint32_t abc[3])
 {
-    int bad = 0;
-    for (uint32_t i = 0; i < N_RANDOM; ++i) {
-        const uint32_t r = rnd();
-        uint32_t a, b, c;
-        if ((r & 3u) == 3u) {
-            const int A = 20 + (int)(r >> 2 & 3u), u = (int)(r >> 4 & 3u);
-            const int sa = -2 * A - u - 1 - (int)(rnd() % 60u); /* then b's exponent >= -149 */
-            a = mt_f32_bits((float)ldexp(ldexp(1.0, A) + 1.0, sa)) | (r >> 6 & 1u) << 31;
-            b = mt_f32_bits((float)ldexp(ldexp(1.0, A) - 1.0, -150 - u - 2 * A - sa)) |
-                (r >> 7 & 1u) << 31;
-            /* c a few smallest subnormals, or any subnormal: the midpoint of c's binade then
-             * has a double's low 29 fraction bits all zero (mt_fmaf_via_double's subnormal test) */
-            c = ((r >> 8 & 1u) ? (r >> 9) % 8u : rnd() & 0x7FFFFFu) | (r >> 12 & 1u) << 31;
-        } else if (r & 1u) {
-            uint32_t q1, q2;
-            uint64_t q;
-            do {
-                const int len1 = 2 + (int)(rnd() % 23u);
-                q1 = odd_of_length(len1);
-                q2 = odd_of_length(25 - len1 + (int)(rnd() & 1u));
-                q = (uint64_t)q1 * q2;
-            } while (q >> 24 != 1u);
-            const int x = -100 + (int)(rnd() % 180u), s = (int)(rnd() % 40u) - 20; /* b < 2^124 */
-            a = mt_f32_bits((float)ldexp((double)q1, s)) | (r & SIGN);
-            b = mt_f32_bits((float)ldexp((double)q2, x - s)) | (r << 1 & SIGN);
-            /* a·b = q·2^x, its last bit at 2^x: c = 0, or c below that bit */
-            const int ec = x + 126 - (int)(rnd() % 40u); /* 2^(x-1) and below */
-            c = (r >> 2 & 7u) == 0 ? (r & SIGN)
-                : ec >= 1           ? rnd_with_exp(ec)
-                                    : (rnd() & (SIGN | 0xFFFu));
-        } else {
-            const int j = 13 + (int)(r >> 1 & 7u);               /* 13..20 */
-            const uint32_t q = (rnd() & ((1u << 12) - 1u)) | 1u; /* odd, < 2^12 <= 2^j */
-            const double qj = ldexp(1.0, j) + ((r & 16u) ? 1.0 : -1.0);
-            const int s = (int)(r >> 5 & 31u);
-            a = mt_f32_bits((float)ldexp((double)q, -60 - s)) | (r & SIGN);
-            b = mt_f32_bits((float)ldexp(qj, -90 + s - j)) | (r << 1 & SIGN);
-            c = (r >> 10 & 3u) ? (r >> 12 & SIGN) : (((r >> 13) % 5u) | (r >> 14 & SIGN));
-        }
-        bad += wrong(a, b, c);
+    const uint32_t r = rnd();
+    uint32_t a, b, c;
+    if ((r & 3u) == 3u) {
+        const int A = 20 + (int)(r >> 2 & 3u), u = (int)(r >> 4 & 3u);
+        const int sa = -2 * A - u - 1 - (int)(rnd() % 60u); /* then b's exponent >= -149 */
+        a = mt_f32_bits((float)ldexp(ldexp(1.0, A) + 1.0, sa)) | (r >> 6 & 1u) << 31;
+        b = mt_f32_bits((float)ldexp(ldexp(1.0, A) - 1.0, -150 - u - 2 * A - sa)) |
+            (r >> 7 & 1u) << 31;
+        /* c a few smallest subnormals, or any subnormal: the midpoint of c's binade then
+         * has a double's low 29 fraction bits all zero (mt_fmaf_via_double's subnormal test) */
+        c = ((r >> 8 & 1u) ? (r >> 9) % 8u : rnd() & 0x7FFFFFu) | (r >> 12 & 1u) << 31;
+    } else if (r & 1u) {
+        uint32_t q1, q2;
+        uint64_t q;
+        do {
+            const int len1 = 2 + (int)(rnd() % 23u);
+            q1 = odd_of_length(len1);
+            q2 = odd_of_length(25 - len1 + (int)(rnd() & 1u));
+            q = (uint64_t)q1 * q2;
+        } while (q >> 24 != 1u);
+        const int x = -100 + (int)(rnd() % 180u), s = (int)(rnd() % 40u) - 20; /* b < 2^124 */
+        a = mt_f32_bits((float)ldexp((double)q1, s)) | (r & SIGN);
+        b = mt_f32_bits((float)ldexp((double)q2, x - s)) | (r << 1 & SIGN);
+        /* a·b = q·2^x, its last bit at 2^x: c = 0, or c below that bit */
+        const int ec = x + 126 - (int)(rnd() % 40u); /* 2^(x-1) and below */
+        c = (r >> 2 & 7u) == 0 ? (r & SIGN)
+            : ec >= 1           ? rnd_with_exp(ec)
+                                : (rnd() & (SIGN | 0xFFFu));
+    } else {
+        const int j = 13 + (int)(r >> 1 & 7u);               /* 13..20 */
+        const uint32_t q = (rnd() & ((1u << 12) - 1u)) | 1u; /* odd, < 2^12 <= 2^j */
+        const double qj = ldexp(1.0, j) + ((r & 16u) ? 1.0 : -1.0);
+        const int s = (int)(r >> 5 & 31u);
+        a = mt_f32_bits((float)ldexp((double)q, -60 - s)) | (r & SIGN);
+        b = mt_f32_bits((float)ldexp(qj, -90 + s - j)) | (r << 1 & SIGN);
+        c = (r >> 10 & 3u) ? (r >> 12 & SIGN) : (((r >> 13) % 5u) | (r >> 14 & SIGN));
     }
-    CHECK_EQ_INT(bad, 0);
+    abc[0] = a, abc[1] = b, abc[2] = c;
 }
+
+static void test_midpoint_plus_tiny(void) { check_random_cases(midpoint_plus_tiny_case); }
 
 /* a·b near or below 2^-126, c a subnormal, a tiny normal, ±0 or near -a·b; and exact ties at
  * the subnormal precision: a·b = q·2^(-150-t) for an odd q, c = 0 or a few units of 2^-149. */
-static void test_subnormal_results(void)
+static void subnormal_results_case(uint32_t abc[3])
 {
-    int bad = 0;
-    for (uint32_t i = 0; i < N_RANDOM; ++i) {
-        const uint32_t r = rnd();
-        uint32_t a, b, c;
-        if (r & 1u) {
-            int ea, eb;
-            split_exp(-30 + (int)(rnd() % 36u), &ea, &eb); /* a·b in [2^-157, 2^-121) */
-            a = rnd_with_exp(ea);
-            b = rnd_with_exp(eb);
-            if (r & 2u) /* c a subnormal or the smallest normals */
-                c = (rnd() & (SIGN | 0x7FFFFFu)) | (r >> 2 & 1u) << 23;
-            else if (r & 4u) /* c near -a·b */
-                c = (mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b))) ^ SIGN) +
-                    (r >> 3) % 5u - 2u;
-            else
-                c = r & 8u ? SIGN : 0u;
-        } else {
-            const double q1 = (double)((rnd() & 0xFFFu) | 1u), q2 = (double)((rnd() & 0xFFFu) | 1u);
-            const int t = (int)(r >> 1 & 7u), s = (int)(r >> 4 & 31u);
-            a = mt_f32_bits((float)ldexp(q1, -60 - s)) | (r & SIGN);
-            b = mt_f32_bits((float)ldexp(q2, -90 + s - t));
-            c = (r >> 9 & 3u) == 0 ? (r & SIGN) : ((r >> 11) % 7u) | (r << 1 & SIGN);
-        }
-        bad += wrong(a, b, c);
+    const uint32_t r = rnd();
+    uint32_t a, b, c;
+    if (r & 1u) {
+        int ea, eb;
+        split_exp(-30 + (int)(rnd() % 36u), &ea, &eb); /* a·b in [2^-157, 2^-121) */
+        a = rnd_with_exp(ea);
+        b = rnd_with_exp(eb);
+        if (r & 2u) /* c a subnormal or the smallest normals */
+            c = (rnd() & (SIGN | 0x7FFFFFu)) | (r >> 2 & 1u) << 23;
+        else if (r & 4u) /* c near -a·b */
+            c = (mt_f32_bits((float)((double)mt_f32_from_bits(a) * (double)mt_f32_from_bits(b))) ^ SIGN) +
+                (r >> 3) % 5u - 2u;
+        else
+            c = r & 8u ? SIGN : 0u;
+    } else {
+        const double q1 = (double)((rnd() & 0xFFFu) | 1u), q2 = (double)((rnd() & 0xFFFu) | 1u);
+        const int t = (int)(r >> 1 & 7u), s = (int)(r >> 4 & 31u);
+        a = mt_f32_bits((float)ldexp(q1, -60 - s)) | (r & SIGN);
+        b = mt_f32_bits((float)ldexp(q2, -90 + s - t));
+        c = (r >> 9 & 3u) == 0 ? (r & SIGN) : ((r >> 11) % 7u) | (r << 1 & SIGN);
     }
-    CHECK_EQ_INT(bad, 0);
+    abc[0] = a, abc[1] = b, abc[2] = c;
 }
+
+static void test_subnormal_results(void) { check_random_cases(subnormal_results_case); }
 
 /* a·b around FLT_MAX (beyond it too, with c bringing the sum back), c large of either sign;
  * and exact ties at FLT_MAX + half an ulp: (2k+1)·2^103 + (FLT_MAX - k·2^104). */
-static void test_overflow_boundary(void)
+static void overflow_boundary_case(uint32_t abc[3])
 {
-    int bad = 0;
-    for (uint32_t i = 0; i < N_RANDOM; ++i) {
-        const uint32_t r = rnd();
-        uint32_t a, b, c;
-        if (r & 1u) {
-            int ea, eb;
-            split_exp(248 + (int)(rnd() % 10u), &ea, &eb);
-            a = rnd_with_exp(ea);
-            b = rnd_with_exp(eb);
-            if (r & 2u)
-                c = rnd_with_exp(236 + (int)(rnd() % 19u));
-            else
-                c = (FLT_MAX_BITS - (r >> 3) % 4u) | (r << 29 & SIGN);
-        } else {
-            const uint32_t k = r >> 8 & 0xFFFu;
-            const int s = (int)(r >> 1 & 31u);
-            a = mt_f32_bits((float)ldexp((double)(2 * k + 1), 50 + s));
-            b = mt_f32_bits((float)ldexp(1.0, 53 - s));
-            c = FLT_MAX_BITS - k + (r >> 6 & 3u) - 1u; /* the tie, or 1 ulp below, 1 or 2 above */
-            if (r >> 20 & 1u) { /* the mirror image: negative */
-                a ^= SIGN;
-                c ^= SIGN;
-            }
+    const uint32_t r = rnd();
+    uint32_t a, b, c;
+    if (r & 1u) {
+        int ea, eb;
+        split_exp(248 + (int)(rnd() % 10u), &ea, &eb);
+        a = rnd_with_exp(ea);
+        b = rnd_with_exp(eb);
+        if (r & 2u)
+            c = rnd_with_exp(236 + (int)(rnd() % 19u));
+        else
+            c = (FLT_MAX_BITS - (r >> 3) % 4u) | (r << 29 & SIGN);
+    } else {
+        const uint32_t k = r >> 8 & 0xFFFu;
+        const int s = (int)(r >> 1 & 31u);
+        a = mt_f32_bits((float)ldexp((double)(2 * k + 1), 50 + s));
+        b = mt_f32_bits((float)ldexp(1.0, 53 - s));
+        c = FLT_MAX_BITS - k + (r >> 6 & 3u) - 1u; /* the tie, or 1 ulp below, 1 or 2 above */
+        if (r >> 20 & 1u) { /* the mirror image: negative */
+            a ^= SIGN;
+            c ^= SIGN;
         }
-        bad += wrong(a, b, c);
     }
-    CHECK_EQ_INT(bad, 0);
+    abc[0] = a, abc[1] = b, abc[2] = c;
 }
+
+static void test_overflow_boundary(void) { check_random_cases(overflow_boundary_case); }
 
 int main(void)
 {

@@ -2,13 +2,14 @@
  * The integer arithmetic of the int8 ops (micro_core/src/ops/quant.h) on the values where
  * TFLite's reference kernels are easiest to get wrong: the saturating doubling high multiply,
  * rounding ties (gemmlowp rounds x.5 up in the high multiply and away from zero in the
- * rounding shift), left shifts, and QUANTIZE's rounding and saturation. The int8 siblings'
+ * rounding shift) and left shifts; QUANTIZE's rounding and saturation and MEAN's division are
+ * their ops' tests (tests/ops/test_quantize.c, test_pooling_s8.c). The int8 siblings'
  * requantization of whole runs (each build's vector form) is held to mt_q_requantize by the
  * sibling cases (boards/app/siblings_s8.c), on the host and on every board. FullyConnected's
  * scaling in double (mt_q_fc_scale) is held to C's double arithmetic here on millions of scales
  * and sums (the board cases, boards/app/siblings_s8_fc.c, run fewer). The whole kernels are
- * compared with LiteRT's bit for bit in tests/convert/test_int8.py and
- * tests/convert/test_int8_rounding.py.
+ * compared with LiteRT's bit for bit in tests/convert/test_int8.py and, at ties, in each op's
+ * tests/ops/test_<source>.py.
  */
 #include <math.h>
 #include <stdint.h>
@@ -195,100 +196,6 @@ static void test_multiply(void)
     CHECK_EQ_INT(mt_q_param_byte(0x80FF7F01u, 3), -128);
 }
 
-static void test_quantize_dequantize(void)
-{
-    const float x[8] = {0.25f, -0.25f, 0.75f, -0.75f, 1000.0f, -1000.0f, NAN, 0.0f};
-    int8_t q[8];
-    mt_op_quantize_f32_s8(x, q, 8, 0.5f, 3);
-    CHECK_EQ_INT(q[0], 4);    /* 0.5 rounds away from zero: 1 + 3 */
-    CHECK_EQ_INT(q[1], 2);    /* -1 + 3 */
-    CHECK_EQ_INT(q[2], 5);    /* 1.5 -> 2 */
-    CHECK_EQ_INT(q[3], 1);    /* -1.5 -> -2 */
-    CHECK_EQ_INT(q[4], 127);  /* saturates */
-    CHECK_EQ_INT(q[5], -128);
-    CHECK_EQ_INT(q[6], -128); /* NaN: what an x86 conversion gives TFLite */
-    CHECK_EQ_INT(q[7], 3);
-    float y[8];
-    mt_op_dequantize_s8_f32(q, y, 8, 0.5f, 3);
-    CHECK(y[0] == 0.5f && y[1] == -0.5f && y[4] == 62.0f && y[5] == -65.5f && y[7] == 0.0f);
-}
-
-/* TFLite's AffineQuantize step by step: std::round (half away from zero) of x / scale, then
- * the conversion to int32 (saturating; NaN: INT32_MIN, an x86 conversion's), + zp in 64 bits,
- * the int8 clamp */
-static int8_t quantize_long_form(float x, float scale, int32_t zp)
-{
-    const float v = x / scale;
-    int64_t r;
-    if (v != v) r = INT32_MIN;
-    else if (v >= 2147483648.0f) r = INT32_MAX;
-    else if (v <= -2147483648.0f) r = INT32_MIN;
-    else {
-        const double d = (double)v; /* d ± 0.5 is exact in double */
-        r = (int64_t)(d >= 0.0 ? floor(d + 0.5) : ceil(d - 0.5)); /* ties away from zero */
-    }
-    r += zp;
-    return (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);
-}
-
-/* mt_op_quantize_f32_s8 against the long form: every tie and its neighbours up to ±1100, the
- * int8 clamp's edges at every zero point, huge values, infinities and NaN, at several scales
- * and zero points including the ends of int8 */
-static void test_quantize_against_long_form(void)
-{
-    static const float scales[] = {1.0f, 0.5f, 0.1f, 3.0f, 1e-8f};
-    static const int32_t zps[] = {-128, -5, 0, 3, 127};
-    enum { N = 14000 };
-    static float xs[N];
-    static int8_t got[N];
-    int bad = 0, n = 0;
-    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; ++si) {
-        const float sc = scales[si];
-        n = 0;
-        for (int k = -2200; k <= 2200; ++k) { /* k / 2: every half, then its neighbours */
-            const float v = (float)k * 0.5f;
-            xs[n++] = v * sc, xs[n++] = nextafterf(v, -INFINITY) * sc, xs[n++] = nextafterf(v, INFINITY) * sc;
-        }
-        const float special[] = {NAN, -NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 2147483648.0f * sc,
-                                 -2147483648.0f * sc, 1023.5f * sc, -1023.5f * sc, 1024.5f * sc, -1024.5f * sc};
-        for (size_t j = 0; j < sizeof special / sizeof special[0]; ++j) xs[n++] = special[j];
-        for (size_t zi = 0; zi < sizeof zps / sizeof zps[0]; ++zi) {
-            mt_op_quantize_f32_s8(xs, got, (size_t)n, sc, zps[zi]);
-            for (int i = 0; i < n; ++i) bad += got[i] != quantize_long_form(xs[i], sc, zps[zi]);
-        }
-    }
-    CHECK_EQ_INT(bad, 0);
-    CHECK(n == 3 * 4401 + 12); /* every value above was tried */
-}
-
-static void test_mean(void)
-{
-    /* 4 positions, 2 channels; sx / sy = 1 (multiplier 2^30, shift 1), zero points 0 and 0 */
-    const int8_t x[8] = {1, -1, 2, -2, 3, -3, 5, -4};
-    int8_t y[2];
-    mt_op_mean_s8_forward_ref(x, y, 1, 4, 2, 0u, 1 << 30, 1);
-    CHECK_EQ_INT(y[0], 3);  /* 11 / 4 = 2.75 */
-    CHECK_EQ_INT(y[1], -3); /* -10 / 4 = -2.5: away from zero */
-
-    /* two samples of 7 positions and 11 channels (two blocks of four and three alone) against
-     * TFLite's formula written out a channel at a time, on random bytes and zero points */
-    enum { B = 2, P = 7, C = 11 };
-    int8_t xs[B * P * C], ys[B * C];
-    uint32_t r = 77u;
-    for (size_t i = 0; i < sizeof xs; ++i) r = r * 1664525u + 1013904223u, xs[i] = (int8_t)(r >> 24);
-    const int32_t zx = -5, zy = 9, multiplier = 1518500250, shift = -1;
-    mt_op_mean_s8_forward_ref(xs, ys, B, P, C, (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8, multiplier, shift);
-    const int32_t k = 2, m = (int32_t)(((int64_t)multiplier << k) / P); /* floor(log2(7)) = 2 */
-    int same = 1;
-    for (int b = 0; b < B; ++b)
-        for (int c = 0; c < C; ++c) {
-            int32_t sum = 0;
-            for (int p = 0; p < P; ++p) sum += xs[(b * P + p) * C + c];
-            same &= ys[b * C + c] == mt_q_clamp(mt_q_multiply(sum - zx * P, m, shift - k) + zy, -128, 127);
-        }
-    CHECK(same);
-}
-
 static int32_t fc_scale(int32_t acc, double e)
 {
     int32_t rq[2];
@@ -297,8 +204,8 @@ static int32_t fc_scale(int32_t acc, double e)
 }
 
 /* The rule LiteRT's reference FullyConnected computes, on the cases that tell it from the
- * others (each value measured against LiteRT 2.3.0's BUILTIN_REF: tests/convert/
- * test_int8_rounding.py): ties away from zero, where gemmlowp's high multiply rounds -1.5 up
+ * others (each value measured against LiteRT 2.3.0's BUILTIN_REF: tests/ops/
+ * test_dense_s8.py): ties away from zero, where gemmlowp's high multiply rounds -1.5 up
  * to -1; the product's rounding to double; the overflow of E > 1 (x86-64's INT32_MIN) and
  * the wrap of + zy */
 static void test_fc_scale(void)
@@ -407,8 +314,5 @@ int main(void)
     test_scale_sign_from_sum();
     test_rounding_divide_by_pot();
     test_multiply();
-    test_quantize_dequantize();
-    test_quantize_against_long_form();
-    test_mean();
     return MT_TEST_END();
 }

@@ -118,21 +118,38 @@ static void test_data_offsets(void)
     free(img);
 }
 
+/* The MLP written as version 1 and as version 2, each checked, and an Adam session of each. */
+typedef struct two_versions {
+    size_t b1, b2;
+    uint8_t *v1, *v2;
+    mt_model_info i1, i2;
+    sess s1, s2;
+} two_versions;
+
+static void open_both_versions(two_versions *t, int32_t batch)
+{
+    t->v1 = mlp(1, &t->b1), t->v2 = mlp(2, &t->b2);
+    CHECK_STATUS(mt_model_check(t->v1, t->b1, &t->i1), MT_OK);
+    CHECK_STATUS(mt_model_check(t->v2, t->b2, &t->i2), MT_OK);
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    cfg.optimizer = MT_OPTIMIZER_ADAM, cfg.batch_size = batch;
+    CHECK_STATUS(sess_open(&t->s1, t->v1, t->b1, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&t->s2, t->v2, t->b2, &cfg), MT_OK);
+}
+
+static void close_both_versions(two_versions *t)
+{
+    free(t->s1.block), free(t->s2.block), free(t->v1), free(t->v2);
+}
+
 /* The same model as version 1 and 2: same plan, same training, bit for bit. */
 static void test_both_versions_train_alike(void)
 {
-    size_t b1, b2;
-    uint8_t *v1 = mlp(1, &b1), *v2 = mlp(2, &b2);
-    mt_model_info i1, i2;
-    CHECK_STATUS(mt_model_check(v1, b1, &i1), MT_OK);
-    CHECK_STATUS(mt_model_check(v2, b2, &i2), MT_OK);
-    CHECK(i1.version == 1 && i2.version == 2 && b1 == b2);
-    mt_train_config cfg;
-    mt_train_config_init(&cfg);
-    cfg.optimizer = MT_OPTIMIZER_ADAM, cfg.batch_size = 3;
-    sess s1, s2;
-    CHECK_STATUS(sess_open(&s1, v1, b1, &cfg), MT_OK);
-    CHECK_STATUS(sess_open(&s2, v2, b2, &cfg), MT_OK);
+    two_versions t;
+    open_both_versions(&t, 3);
+    CHECK(t.i1.version == 1 && t.i2.version == 2 && t.b1 == t.b2);
+    sess s1 = t.s1, s2 = t.s2;
     mt_memory_plan p1, p2;
     mt_session_plan(s1.s, &p1), mt_session_plan(s2.s, &p2);
     CHECK(memcmp(&p1, &p2, offsetof(mt_memory_plan, image)) == 0); /* the figures; the binding names each image */
@@ -145,25 +162,17 @@ static void test_both_versions_train_alike(void)
         CHECK_BITS_EQ(l1, l2);
     }
     CHECK(same_params(s1.s, s2.s));
-    free(s1.block), free(s2.block), free(v1), free(v2);
+    close_both_versions(&t);
 }
 
 /* Layers are not architecture: the version 1 and 2 images of one model (2 writes op layers
  * in byte 3 of op entries) have one fingerprint and take each other's checkpoints. */
 static void test_checkpoints_fit_both_versions(void)
 {
-    size_t b1, b2;
-    uint8_t *v1 = mlp(1, &b1), *v2 = mlp(2, &b2);
-    mt_model_info i1, i2;
-    CHECK_STATUS(mt_model_check(v1, b1, &i1), MT_OK);
-    CHECK_STATUS(mt_model_check(v2, b2, &i2), MT_OK);
-    CHECK(i1.crc32 != i2.crc32); /* the bytes differ ... */
-    mt_train_config cfg;
-    mt_train_config_init(&cfg);
-    cfg.optimizer = MT_OPTIMIZER_ADAM, cfg.batch_size = 2;
-    sess s1, s2;
-    CHECK_STATUS(sess_open(&s1, v1, b1, &cfg), MT_OK);
-    CHECK_STATUS(sess_open(&s2, v2, b2, &cfg), MT_OK);
+    two_versions t;
+    open_both_versions(&t, 2);
+    CHECK(t.i1.crc32 != t.i2.crc32); /* the bytes differ ... */
+    sess s1 = t.s1, s2 = t.s2;
     feed_rows(s1.s, 0, 2, 900u, 3, 2);
     CHECK_STATUS(mt_session_train_step(s1.s, 2, NULL), MT_OK);
     sink *k = sink_new(); /* ... the checkpoint of one loads into the other */
@@ -171,7 +180,8 @@ static void test_checkpoints_fit_both_versions(void)
     source r = {k->data, k->size, 0, -1, 0, MT_OK};
     CHECK_STATUS(mt_checkpoint_load(s2.s, k->size, source_read, &r, NULL, NULL), MT_OK);
     CHECK(same_params(s1.s, s2.s) && same_counters(s1.s, s2.s));
-    free(s1.block), free(s2.block), free(k), free(v1), free(v2);
+    free(k);
+    close_both_versions(&t);
 }
 
 int main(void)

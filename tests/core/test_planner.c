@@ -45,13 +45,8 @@ static void configure(mt_train_config *cfg, const model *m, int optimizer, int a
 /* Deterministic rows: inputs in [-1, 1), a label or a one-hot row per sample. */
 static void feed(mt_session *s, const model *m, int rows, unsigned seed)
 {
-    float *x;
-    void *t;
-    int32_t count, bytes;
-    mt_test_seed(seed);
-    mt_session_input(s, 0, &x, &count);
-    mt_session_target(s, &t, &bytes);
-    for (int i = 0; i < rows * m->in; i++) x[i] = mt_test_uniform(-1.0f, 1.0f);
+    int32_t bytes;
+    void *t = feed_inputs(s, 0, rows, seed, m->in, &bytes);
     for (int r = 0; r < rows; r++) {
         int label = (int)(mt_test_rand_u32() % (unsigned)m->out);
         if (m->sparse) {

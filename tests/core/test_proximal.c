@@ -9,7 +9,7 @@
  *   - the gradient, against central finite differences of J: with SGD (lr 1, no momentum or
  *     decay) and accumulated gradients, one optimizer step moves w by exactly its effective
  *     gradient ∇L + μ·(w − w_ref); J is evaluated in double from eval_step's MEAN loss plus
- *     the proximal sum (same tolerance argument as test_ops_gradcheck.c);
+ *     the proximal sum (same tolerance argument as tests/ops/test_dense.c);
  *   - at the reference the term adds an exact zero: right after mt_session_set_reference() a
  *     step equals, bit for bit, the step of a twin session without the term, for SGD with
  *     momentum and decay, Adam and AdamW, in the fused and the accumulate layout;

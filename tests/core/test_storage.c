@@ -268,6 +268,25 @@ static void nested(nor *f, const mt_flash *fl, const uint8_t *before, mt_session
     CHECK_EQ_INT(bad, 0);
 }
 
+/* After a swept save: the flash as it was before it, rebooted, the save made uncut (and, where
+ * `saved` is given, loaded back as that state); then `before` is that flash and `next` the
+ * trainer's state `steps` steps later, what the next swept save writes. */
+static void commit_then_train(nor *f, mt_flash *fl, uint8_t *before, mt_session *trainer, const state *saved,
+                              int steps, state *next)
+{
+    static state got;
+    memcpy(f->mem, before, FLASH_BYTES);
+    reboot(f);
+    CHECK_STATUS(mt_storage_save(trainer, 1, &prop, 1, fl), MT_OK);
+    if (saved) {
+        CHECK_STATUS(load_fresh(fl, &got), MT_OK);
+        CHECK(same(&got, saved));
+    }
+    memcpy(before, f->mem, FLASH_BYTES);
+    train(trainer, steps);
+    capture(trainer, next);
+}
+
 static void test_power_cuts(size_t sector, size_t unit, size_t slot_sectors)
 {
     printf("geometry: sector %zu, program unit %zu, slot %zu sectors\n", sector, unit, slot_sectors);
@@ -290,23 +309,11 @@ static void test_power_cuts(size_t sector, size_t unit, size_t slot_sectors)
     sweep(&f, &fl, before, trainer, NULL, &a, "first save (blank flash)");
 
     /* A committed (slot A); save B cut everywhere: A or B */
-    memcpy(f.mem, before, FLASH_BYTES);
-    reboot(&f);
-    CHECK_STATUS(mt_storage_save(trainer, 1, &prop, 1, &fl), MT_OK);
-    memcpy(before, f.mem, FLASH_BYTES);
-    train(trainer, 3);
-    capture(trainer, &b);
+    commit_then_train(&f, &fl, before, trainer, NULL, 3, &b);
     sweep(&f, &fl, before, trainer, &a, &b, "second save (into slot B)");
 
     /* A and B committed; save C (into slot A, overwriting A) cut everywhere: B or C */
-    memcpy(f.mem, before, FLASH_BYTES);
-    reboot(&f);
-    CHECK_STATUS(mt_storage_save(trainer, 1, &prop, 1, &fl), MT_OK);
-    CHECK_STATUS(load_fresh(&fl, &got), MT_OK);
-    CHECK(same(&got, &b));
-    memcpy(before, f.mem, FLASH_BYTES);
-    train(trainer, 1);
-    capture(trainer, &c);
+    commit_then_train(&f, &fl, before, trainer, &b, 1, &c);
     sweep(&f, &fl, before, trainer, &b, &c, "third save (into slot A)");
 
     /* nested cuts from the two-checkpoint state: B survives until C is committed */

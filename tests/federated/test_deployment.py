@@ -43,7 +43,6 @@ pytest.importorskip("flwr", reason="microtrain.federated needs Flower: pip insta
                                    "microtrain[federated] (tools/setup_host.sh --test)")
 
 import microtrain  # noqa: E402
-from microtrain import layers  # noqa: E402
 from microtrain.federated import client, flower_app, gateway, processes  # noqa: E402
 from microtrain.federated.board_emulator import EmulatedBoard  # noqa: E402
 from microtrain.federated.deployment import DeploymentError, run_deployment  # noqa: E402
@@ -102,24 +101,6 @@ def assert_nothing_left(result, ray=False):
     flower = [entry for entry in listening if not ray or "flower-" in entry[1]]
     assert flower and all(host == "127.0.0.1" for _, _, host, _ in flower), listening
     assert not set(port for _, _, _, port in listening) & listening_ports()
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    from sklearn.datasets import load_digits
-    folder = tmp_path_factory.mktemp("deployment")
-    data = load_digits()
-    x = (data.data / 16.0).astype(np.float32)
-    y = np.eye(10, dtype=np.float32)[data.target]
-    order = np.random.default_rng(0).permutation(len(x))
-    x, y = x[order], y[order]
-    path = str(folder / "digits.npz")
-    np.savez(path, x=x[:1500], y=y[:1500], x_eval=x[1500:], y_eval=y[1500:])
-    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
-                                   layers.Softmax()], input_shape=(64,), seed=0)
-    image = str(folder / "digits.mtm")
-    model.save(image)
-    return {"data": path, "model": image, "folder": folder}
 
 
 @pytest.fixture(scope="module")

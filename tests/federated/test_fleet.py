@@ -35,7 +35,7 @@ pytest.importorskip("flwr", reason="microtrain.federated needs Flower: pip insta
                                    "microtrain[federated] (tools/setup_host.sh --test)")
 
 import microtrain  # noqa: E402
-from microtrain import DataLoader, layers, optimizers  # noqa: E402
+from microtrain import DataLoader, optimizers  # noqa: E402
 from microtrain.federated import client, local_round  # noqa: E402
 from microtrain.federated.fleet import run_fleet  # noqa: E402
 from microtrain.federated.task import FleetTask  # noqa: E402
@@ -50,24 +50,6 @@ FLEET = dict(clients=10, split="label", classes_per_client=3, optimizer="sgd",
 def crc(weights):
     return zlib.crc32(b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
                                for w in weights)) & 0xFFFFFFFF
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    from sklearn.datasets import load_digits
-    folder = tmp_path_factory.mktemp("fleet")
-    data = load_digits()
-    x = (data.data / 16.0).astype(np.float32)
-    y = np.eye(10, dtype=np.float32)[data.target]
-    order = np.random.default_rng(0).permutation(len(x))
-    x, y = x[order], y[order]
-    path = str(folder / "digits.npz")
-    np.savez(path, x=x[:1500], y=y[:1500], x_eval=x[1500:], y_eval=y[1500:])
-    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
-                                   layers.Softmax()], input_shape=(64,), seed=0)
-    image = str(folder / "digits.mtm")
-    model.save(image)
-    return {"data": path, "model": image, "folder": folder}
 
 
 @pytest.fixture(scope="module")

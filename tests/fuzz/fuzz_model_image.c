@@ -22,6 +22,15 @@ static int known_status(mt_status st)
     return st <= MT_OK && st >= MT_ERR_IO;
 }
 
+/* Index i of a table of n entries, queried with status st: 1 for an entry (0 <= i < n), whose
+ * answer the caller checks; 0 for one past either end (-1, n), which must have been refused. */
+static int is_entry(mt_status st, int32_t i, int32_t n)
+{
+    if (i >= 0 && i < n) return 1;
+    if (st != MT_ERR_BAD_ARGUMENT) abort();
+    return 0;
+}
+
 static void run(const uint8_t *img, size_t size)
 {
     mt_model_info info;
@@ -50,10 +59,7 @@ static void run(const uint8_t *img, size_t size)
     for (int32_t i = -1; i <= info.num_tensors; ++i) {
         mt_tensor_info t;
         st = mt_model_tensor(img, size, i, &t);
-        if (i < 0 || i == info.num_tensors) {
-            if (st != MT_ERR_BAD_ARGUMENT) abort();
-            continue;
-        }
+        if (!is_entry(st, i, info.num_tensors)) continue;
         if (st != MT_OK || t.ndim < 1 || t.ndim > MT_MAX_DIMS || t.count < 1) abort();
         if (t.producer < -1 || t.producer >= info.num_ops) abort();
         if (t.flags & MT_TENSOR_TRAINABLE) ++params;
@@ -83,10 +89,7 @@ static void run(const uint8_t *img, size_t size)
     for (int32_t o = -1; o <= info.num_ops; ++o) {
         mt_op_info op;
         st = mt_model_op(img, size, o, &op);
-        if (o < 0 || o == info.num_ops) {
-            if (st != MT_ERR_BAD_ARGUMENT) abort();
-            continue;
-        }
+        if (!is_entry(st, o, info.num_ops)) continue;
         if (st != MT_OK || op.index != o || mt_op_name(op.type) == NULL) abort();
         if (op.num_inputs < 1 || op.num_inputs > 4 || op.num_outputs < 1 || op.num_outputs > 2) abort();
         for (int k = 0; k < 4; ++k)
@@ -103,8 +106,8 @@ static void run(const uint8_t *img, size_t size)
         for (int32_t k = -1; k <= n; ++k) {
             int32_t index = -1;
             st = mt_model_io(img, size, out, k, &index);
-            if ((k < 0 || k == n) != (st == MT_ERR_BAD_ARGUMENT)) abort();
-            if (st == MT_OK && (index < 0 || index >= info.num_tensors)) abort();
+            if (!is_entry(st, k, n)) continue;
+            if (st == MT_ERR_BAD_ARGUMENT || (st == MT_OK && (index < 0 || index >= info.num_tensors))) abort();
         }
     }
     mt_train_config cfg;

@@ -40,7 +40,41 @@ static int op1(ib_model *m, int type, int x, int w, int b, int y)
     return ib_op(m, type, n, in, 1, &y);
 }
 
+/* a new activation y[d0,d1,d2] (flags: MT_TENSOR_OUTPUT or 0) written by op type(x, w, b) */
+static int layer(ib_model *m, int type, int x, int w, int b, int flags, int ndim, int32_t d0, int32_t d1,
+                 int32_t d2)
+{
+    int y = act(m, flags, ndim, d0, d1, d2);
+    op1(m, type, x, w, b, y);
+    return y;
+}
+
+static int unary(ib_model *m, int type, int x, int flags, int ndim, int32_t d0, int32_t d1, int32_t d2)
+{
+    return layer(m, type, x, -2, -2, flags, ndim, d0, d1, d2);
+}
+
+/* a convolution (w, b: its weights, b = -1 for none; pool = 0) or a pooling (w = b = -2, a
+ * pool x pool window) of x into a new activation y[h,wd,c] */
+static int spatial(ib_model *m, int type, int x, int w, int b, int32_t h, int32_t wd, int32_t c, uint32_t pool,
+                   uint32_t stride, uint32_t padding, uint32_t fused)
+{
+    int y = act(m, 0, 3, h, wd, c);
+    ib_spatial_params(m, op1(m, type, x, w, b, y), pool, pool, stride, stride, padding, fused);
+    return y;
+}
+
 #define T MT_TENSOR_TRAINABLE
+
+/* the classifiers' last layers: Dense(W[units, in], and b[units] if `bias`) of x, then the
+ * unary out_op (Softmax, Sigmoid) into the model's output [units] */
+static void dense_head(ib_model *m, int x, int32_t in, int32_t units, int bias, int out_op)
+{
+    int w = weight(m, T, 2, units, in, 0, 0);
+    int b = bias ? weight(m, T, 1, units, 0, 0, 0) : -1;
+    int z = layer(m, MT_OP_DENSE, x, w, b, 0, 1, units, 0, 0);
+    ib_output(m, unary(m, out_op, z, MT_TENSOR_OUTPUT, 1, units, 0, 0));
+}
 
 /* conv: x[6,6,2] -> Conv2D(W[4,3,3,2], b; SAME, stride 1, ReLU) -> [6,6,4]
  *   -> DepthwiseConv2D(W[1,3,3,4], b; VALID, ReLU6) -> [4,4,4] -> MaxPool 2x2/2 -> [2,2,4]
@@ -49,27 +83,14 @@ static void conv_a(ib_model *m)
 {
     int x = act(m, MT_TENSOR_INPUT, 3, 6, 6, 2);
     int w1 = weight(m, T, 4, 4, 3, 3, 2), b1 = weight(m, T, 1, 4, 0, 0, 0);
-    int c1 = act(m, 0, 3, 6, 6, 4);
-    int o = op1(m, MT_OP_CONV2D, x, w1, b1, c1);
-    ib_spatial_params(m, o, 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
+    int c1 = spatial(m, MT_OP_CONV2D, x, w1, b1, 6, 6, 4, 0, 1, MT_PADDING_SAME, MT_FUSED_RELU);
     int w2 = weight(m, T, 4, 1, 3, 3, 4), b2 = weight(m, 0, 1, 4, 0, 0, 0);
-    int c2 = act(m, 0, 3, 4, 4, 4);
-    o = op1(m, MT_OP_DEPTHWISE_CONV2D, c1, w2, b2, c2);
-    ib_spatial_params(m, o, 0, 0, 1, 1, MT_PADDING_VALID, MT_FUSED_RELU6);
-    int p = act(m, 0, 3, 2, 2, 4);
-    o = op1(m, MT_OP_MAX_POOL2D, c2, -2, -2, p);
-    ib_spatial_params(m, o, 2, 2, 2, 2, MT_PADDING_VALID, 0);
-    int r6 = act(m, 0, 3, 2, 2, 4);
-    op1(m, MT_OP_RELU6, p, -2, -2, r6);
-    int flat = act(m, 0, 1, 16, 0, 0);
-    op1(m, MT_OP_RESHAPE, r6, -2, -2, flat);
-    int w3 = weight(m, T, 2, 3, 16, 0, 0), b3 = weight(m, T, 1, 3, 0, 0, 0);
-    int z = act(m, 0, 1, 3, 0, 0);
-    op1(m, MT_OP_DENSE, flat, w3, b3, z);
-    int y = act(m, MT_TENSOR_OUTPUT, 1, 3, 0, 0);
-    op1(m, MT_OP_SOFTMAX, z, -2, -2, y);
+    int c2 = spatial(m, MT_OP_DEPTHWISE_CONV2D, c1, w2, b2, 4, 4, 4, 0, 1, MT_PADDING_VALID, MT_FUSED_RELU6);
+    int p = spatial(m, MT_OP_MAX_POOL2D, c2, -2, -2, 2, 2, 4, 2, 2, MT_PADDING_VALID, 0);
+    int r6 = unary(m, MT_OP_RELU6, p, 0, 3, 2, 2, 4);
+    int flat = unary(m, MT_OP_RESHAPE, r6, 0, 1, 16, 0, 0);
     ib_input(m, x);
-    ib_output(m, y);
+    dense_head(m, flat, 16, 3, 1, MT_OP_SOFTMAX);
 }
 
 /* conv: x[5,5,3] -> Conv2D(W[2,2,2,3], no bias; SAME, stride 2) -> [3,3,2]
@@ -79,27 +100,17 @@ static void conv_b(ib_model *m)
 {
     int x = act(m, MT_TENSOR_INPUT, 3, 5, 5, 3);
     int w1 = weight(m, T, 4, 2, 2, 2, 3);
-    int c1 = act(m, 0, 3, 3, 3, 2);
-    int o = op1(m, MT_OP_CONV2D, x, w1, -1, c1);
-    ib_spatial_params(m, o, 0, 0, 2, 2, MT_PADDING_SAME, MT_FUSED_NONE);
-    int p = act(m, 0, 3, 3, 3, 2);
-    o = op1(m, MT_OP_AVERAGE_POOL2D, c1, -2, -2, p);
-    ib_spatial_params(m, o, 2, 2, 1, 1, MT_PADDING_SAME, 0);
+    int c1 = spatial(m, MT_OP_CONV2D, x, w1, -1, 3, 3, 2, 0, 2, MT_PADDING_SAME, MT_FUSED_NONE);
+    int p = spatial(m, MT_OP_AVERAGE_POOL2D, c1, -2, -2, 3, 3, 2, 2, 1, MT_PADDING_SAME, 0);
     int l = act(m, 0, 3, 3, 3, 2);
-    o = op1(m, MT_OP_LEAKY_RELU, p, -2, -2, l);
+    int o = op1(m, MT_OP_LEAKY_RELU, p, -2, -2, l);
     float alpha = 0.1f;
     uint32_t bits;
     memcpy(&bits, &alpha, 4);
     ib_op_params(m, o, bits, 0, 0, 0);
-    int g = act(m, 0, 1, 2, 0, 0);
-    op1(m, MT_OP_GLOBAL_AVERAGE_POOL, l, -2, -2, g);
-    int w2 = weight(m, T, 2, 2, 2, 0, 0);
-    int z = act(m, 0, 1, 2, 0, 0);
-    op1(m, MT_OP_DENSE, g, w2, -1, z);
-    int y = act(m, MT_TENSOR_OUTPUT, 1, 2, 0, 0);
-    op1(m, MT_OP_SIGMOID, z, -2, -2, y);
+    int g = unary(m, MT_OP_GLOBAL_AVERAGE_POOL, l, 0, 1, 2, 0, 0);
     ib_input(m, x);
-    ib_output(m, y);
+    dense_head(m, g, 2, 2, 0, MT_OP_SIGMOID);
 }
 
 /* residual + concat, two inputs:
@@ -112,27 +123,21 @@ static void residual(ib_model *m)
     const int in2[2] = {a, b};
     ib_op(m, MT_OP_CONCATENATION, 2, in2, 1, &cat);
     int w = weight(m, T, 2, 7, 7, 0, 0), bias = weight(m, T, 1, 7, 0, 0, 0);
-    int h = act(m, 0, 1, 7, 0, 0);
-    op1(m, MT_OP_DENSE, cat, w, bias, h);
-    int r = act(m, 0, 1, 7, 0, 0);
-    op1(m, MT_OP_RELU, h, -2, -2, r);
+    int h = layer(m, MT_OP_DENSE, cat, w, bias, 0, 1, 7, 0, 0);
+    int r = unary(m, MT_OP_RELU, h, 0, 1, 7, 0, 0);
     int s = act(m, 0, 1, 7, 0, 0);
     const int add_in[2] = {r, h};
     ib_op(m, MT_OP_ADD, 2, add_in, 1, &s);
-    int t = act(m, 0, 1, 7, 0, 0);
-    op1(m, MT_OP_TANH, s, -2, -2, t);
+    int t = unary(m, MT_OP_TANH, s, 0, 1, 7, 0, 0);
     int wa = weight(m, 0, 2, 2, 4, 0, 0);
-    int a2 = act(m, 0, 1, 2, 0, 0);
-    op1(m, MT_OP_DENSE, a, wa, -1, a2);
+    int a2 = layer(m, MT_OP_DENSE, a, wa, -1, 0, 1, 2, 0, 0);
     int cat2 = act(m, 0, 1, 9, 0, 0);
     const int in3[2] = {t, a2};
     ib_op(m, MT_OP_CONCATENATION, 2, in3, 1, &cat2);
     int w2 = weight(m, T, 2, 2, 9, 0, 0);
-    int y = act(m, MT_TENSOR_OUTPUT, 1, 2, 0, 0);
-    op1(m, MT_OP_DENSE, cat2, w2, -1, y);
     ib_input(m, a);
     ib_input(m, b);
-    ib_output(m, y);
+    ib_output(m, layer(m, MT_OP_DENSE, cat2, w2, -1, MT_TENSOR_OUTPUT, 1, 2, 0, 0));
 }
 
 /* 2-D activations: x[2,3] -> Reshape [3,2] -> Softmax (over the last dim) [3,2] -> Reshape [6]
@@ -140,19 +145,11 @@ static void residual(ib_model *m)
 static void reshapes(ib_model *m)
 {
     int x = act(m, MT_TENSOR_INPUT, 2, 2, 3, 0);
-    int r = act(m, 0, 2, 3, 2, 0);
-    op1(m, MT_OP_RESHAPE, x, -2, -2, r);
-    int sm = act(m, 0, 2, 3, 2, 0);
-    op1(m, MT_OP_SOFTMAX, r, -2, -2, sm);
-    int f = act(m, 0, 1, 6, 0, 0);
-    op1(m, MT_OP_RESHAPE, sm, -2, -2, f);
-    int w = weight(m, T, 2, 4, 6, 0, 0), b = weight(m, T, 1, 4, 0, 0, 0);
-    int z = act(m, 0, 1, 4, 0, 0);
-    op1(m, MT_OP_DENSE, f, w, b, z);
-    int y = act(m, MT_TENSOR_OUTPUT, 1, 4, 0, 0);
-    op1(m, MT_OP_SIGMOID, z, -2, -2, y);
+    int r = unary(m, MT_OP_RESHAPE, x, 0, 2, 3, 2, 0);
+    int sm = unary(m, MT_OP_SOFTMAX, r, 0, 2, 3, 2, 0);
+    int f = unary(m, MT_OP_RESHAPE, sm, 0, 1, 6, 0, 0);
     ib_input(m, x);
-    ib_output(m, y);
+    dense_head(m, f, 6, 4, 1, MT_OP_SIGMOID);
 }
 
 /* layout: x[3,4,4] (NCHW) -> Transpose [4,4,3] -> Sub c[3] (frozen) -> Mul s[1] (frozen)
@@ -171,22 +168,15 @@ static void layout(ib_model *m)
     int padded = act(m, 0, 3, 5, 5, 3);
     ib_op_params(m, op1(m, MT_OP_PAD, scaled, -2, -2, padded), 1u, 1u << 16, 0, 0);
     int w = weight(m, T, 4, 2, 3, 3, 3), b = weight(m, T, 1, 2, 0, 0, 0);
-    int a = act(m, 0, 3, 2, 2, 2);
-    ib_spatial_params(m, op1(m, MT_OP_CONV2D, padded, w, b, a), 0, 0, 2, 2, MT_PADDING_VALID, MT_FUSED_RELU);
+    int a = spatial(m, MT_OP_CONV2D, padded, w, b, 2, 2, 2, 0, 2, MT_PADDING_VALID, MT_FUSED_RELU);
     int squared = act(m, 0, 3, 2, 2, 2), diff = act(m, 0, 3, 2, 2, 2), swapped = act(m, 0, 3, 2, 2, 2);
     const int sq_in[2] = {a, a}, diff_in[2] = {squared, a};
     ib_op(m, MT_OP_MUL, 2, sq_in, 1, &squared);
     ib_op(m, MT_OP_SUB, 2, diff_in, 1, &diff);
     ib_op_params(m, op1(m, MT_OP_TRANSPOSE, diff, -2, -2, swapped), 1u | 0u << 4 | 2u << 8, 0, 0, 0);
-    int flat = act(m, 0, 1, 8, 0, 0);
-    op1(m, MT_OP_RESHAPE, swapped, -2, -2, flat);
-    int w2 = weight(m, T, 2, 3, 8, 0, 0);
-    int z = act(m, 0, 1, 3, 0, 0);
-    op1(m, MT_OP_DENSE, flat, w2, -1, z);
-    int y = act(m, MT_TENSOR_OUTPUT, 1, 3, 0, 0);
-    op1(m, MT_OP_SOFTMAX, z, -2, -2, y);
+    int flat = unary(m, MT_OP_RESHAPE, swapped, 0, 1, 8, 0, 0);
     ib_input(m, x);
-    ib_output(m, y);
+    dense_head(m, flat, 8, 3, 0, MT_OP_SOFTMAX);
 }
 
 uint8_t *fm_build(int which, size_t *image_bytes, const char **name, int *loss)
@@ -234,6 +224,13 @@ void fm_decode_config(const uint8_t *p, mt_train_config *cfg, int32_t *rows, int
     *poison = (p[6] & 0x80) != 0;
     static const float lr[4] = {0.1f, 0.01f, 0.001f, 0.0001f};
     cfg->learning_rate = lr[p[7] % 4];
+}
+
+mt_status fm_plan(const uint8_t *prefix, const uint8_t *img, size_t size, mt_train_config *cfg, int32_t *rows,
+                  int *poison, mt_memory_plan *plan)
+{
+    fm_decode_config(prefix, cfg, rows, poison);
+    return mt_plan(img, size, cfg, plan);
 }
 
 void fm_encode_config(uint8_t *p, int optimizer, int loss, int batch, int trainable_ops)

@@ -32,6 +32,9 @@ uint8_t *fm_build(int which, size_t *image_bytes, const char **name, int *loss);
 #define FM_CONFIG_BYTES 8
 void fm_decode_config(const uint8_t *prefix, mt_train_config *cfg, int32_t *rows, int *poison);
 void fm_encode_config(uint8_t *prefix, int optimizer, int loss, int batch, int trainable_ops);
+/* fm_decode_config, then mt_plan of the image under that configuration: its status */
+mt_status fm_plan(const uint8_t *prefix, const uint8_t *img, size_t size, mt_train_config *cfg, int32_t *rows,
+                  int *poison, mt_memory_plan *plan);
 
 /* The fixed model of the checkpoint harness (model 0) and its four configurations:
  * 0 SGD, 1 SGD + momentum (1 state array), 2 Adam, 3 AdamW (2 state arrays); batch 2. */

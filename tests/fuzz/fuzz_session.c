@@ -163,9 +163,8 @@ static void run(const uint8_t *prefix, const uint8_t *img, size_t size)
     mt_train_config cfg;
     int32_t rows;
     int poison;
-    fm_decode_config(prefix, &cfg, &rows, &poison);
     mt_memory_plan plan;
-    mt_status st = mt_plan(img, size, &cfg, &plan);
+    mt_status st = fm_plan(prefix, img, size, &cfg, &rows, &poison, &plan);
     if (!known_status(st)) abort();
     mt_error_detail detail; /* the plan's validation again, telling where */
     if (mt_model_diagnose(img, size, &cfg, &detail) != st || detail.status != st) abort();

@@ -95,9 +95,8 @@ int main(int argc, char **argv)
             mt_train_config cfg;
             int32_t rows;
             int poison;
-            fm_decode_config(prefix, &cfg, &rows, &poison);
             mt_memory_plan plan;
-            mt_status st = mt_plan(img, bytes, &cfg, &plan);
+            mt_status st = fm_plan(prefix, img, bytes, &cfg, &rows, &poison, &plan);
             if (st != MT_OK) {
                 fprintf(stderr, "gen_corpus: %s with %s does not plan (%s)\n", name, opt_names[opt],
                         mt_status_str(st));

@@ -19,7 +19,7 @@ import subprocess
 
 import pytest
 
-from mp_setup import BOARDS, ROOT, digits_arrays, vendored_tarball
+from mp_setup import BOARDS, ROOT, vendored_tarball, write_digits
 
 
 def build(boards):
@@ -65,18 +65,5 @@ def firmware_of():
 
 @pytest.fixture(scope="session")
 def digits(tmp_path_factory):
-    """The digits model image the CPython builder writes and the rows as raw float32
-    files; ``files``: the (host, guest) pairs the example reads from /data."""
-    import microtrain
-    from microtrain import layers
-    folder = tmp_path_factory.mktemp("mp_digits")
-    x, y, labels = digits_arrays()
-    x.tofile(str(folder / "digits_x.bin"))
-    y.tofile(str(folder / "digits_y.bin"))
-    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
-                                   layers.Softmax()], input_shape=(64,), seed=0)
-    model.save(str(folder / "digits.mtm"))
-    files = [(str(folder / name), "/data/" + name)
-             for name in ("digits.mtm", "digits_x.bin", "digits_y.bin")]
-    return {"x": x, "y": y, "labels": labels, "folder": str(folder),
-            "image": str(folder / "digits.mtm"), "files": files}
+    """The digits model image and rows the scripts read (mp_setup.write_digits)."""
+    return write_digits(tmp_path_factory.mktemp("mp_digits"))

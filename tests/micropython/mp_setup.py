@@ -63,6 +63,24 @@ def digits_arrays():
     return x, y, data.target.astype("<i4")
 
 
+def write_digits(folder):
+    """The digits model image the CPython builder writes and the rows as raw float32 files,
+    in ``folder`` (a pathlib.Path); ``files``: the (host, guest) pairs the example reads from
+    /data."""
+    import microtrain
+    from microtrain import layers
+    x, y, labels = digits_arrays()
+    x.tofile(str(folder / "digits_x.bin"))
+    y.tofile(str(folder / "digits_y.bin"))
+    model = microtrain.Sequential([layers.Dense(32, activation="relu"), layers.Dense(10),
+                                   layers.Softmax()], input_shape=(64,), seed=0)
+    model.save(str(folder / "digits.mtm"))
+    files = [(str(folder / name), "/data/" + name)
+             for name in ("digits.mtm", "digits_x.bin", "digits_y.bin")]
+    return {"x": x, "y": y, "labels": labels, "folder": str(folder),
+            "image": str(folder / "digits.mtm"), "files": files}
+
+
 def weights_crc32(session):
     blob = b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
                     for w in session.get_weights())

@@ -19,13 +19,11 @@ import sys
 
 import pytest
 
-import microtrain
-from microtrain import layers
-
 from mp_setup import BOARDS, SCRIPTS, runner_env
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from hostile_process import PEAK_LIMIT, python, run_capped  # noqa: E402
+from small_models import saved_classifier  # noqa: E402
 
 STATE = "call not valid in the session's current state [MT_ERR_STATE]: "
 MOVED = STATE + "the arena buffer changed after open()"
@@ -67,10 +65,7 @@ FACTS = ("an image bytearray grown after open() trains as before",
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lent")
-    microtrain.Sequential([layers.Dense(4, activation="relu"), layers.Dense(3),
-                           layers.Softmax()], input_shape=(8,), seed=1).save(
-        str(folder / "tiny.mtm"))
-    return str(folder / "tiny.mtm")
+    return saved_classifier(folder / "tiny.mtm", 4, seed=1)
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -17,14 +17,15 @@ from microtrain import layers
 
 from mp_setup import BOARDS, SCRIPTS, run_micropython
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from small_models import saved_classifier  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """A 8 -> 4 relu -> 3 softmax model, and the same one for sparse labels."""
     folder = tmp_path_factory.mktemp("tiny")
-    model = microtrain.Sequential([layers.Dense(4, activation="relu"), layers.Dense(3),
-                                   layers.Softmax()], input_shape=(8,), seed=1)
-    model.save(str(folder / "tiny.mtm"))
+    saved_classifier(folder / "tiny.mtm", 4, seed=1)
     # and one with more tensors (41) and ops (20) than a describe chunk holds (16)
     stack = []
     for _ in range(9):
@@ -36,12 +37,18 @@ def tiny(tmp_path_factory):
                       (str(folder / "deep.mtm"), "/data/deep.mtm")]}
 
 
+def run_tiny_script(board, script, tiny, *args):
+    """The output of tests/micropython/scripts/``script`` run on ``board`` with the tiny
+    models in /data, which must exit 0"""
+    status, output, errors = run_micropython(board, os.path.join(SCRIPTS, script),
+                                             tiny["files"], *args)
+    assert status == 0, errors[-3000:]
+    return output
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_a_thousand_steps_leave_mem_free_unchanged(board, micropython_firmware, tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_steps_allocate_nothing.py"), tiny["files"],
-        "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_steps_allocate_nothing.py", tiny, "/data/tiny.mtm")
     assert "native backend True" in output
     assert "steps allocate 0 bytes" in output, output
     assert "eval steps allocate 0 bytes" in output, output
@@ -54,10 +61,8 @@ def test_a_thousand_steps_leave_mem_free_unchanged(board, micropython_firmware, 
 @pytest.mark.parametrize("board", BOARDS)
 def test_bad_input_raises_microtrain_error_and_the_script_goes_on(board, micropython_firmware,
                                                                     tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_bad_input.py"), tiny["files"],
-        "/data/tiny.mtm", "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_bad_input.py", tiny, "/data/tiny.mtm",
+                             "/data/tiny.mtm")
     cases = dict(re.findall(r"^case (.+?): (.*)$", output, re.MULTILINE))
     assert "no error" not in cases.values(), output
     expected = {
@@ -139,10 +144,7 @@ def test_every_backend_method_gives_the_ctypes_backend_bits(board, micropython_f
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_an_aligned_read_only_image_is_read_in_place(board, micropython_firmware, tiny):
-    status, output, errors = run_micropython(
-        board, os.path.join(SCRIPTS, "backend_image_in_place.py"), tiny["files"],
-        "/data/tiny.mtm")
-    assert status == 0, errors[-3000:]
+    output = run_tiny_script(board, "backend_image_in_place.py", tiny, "/data/tiny.mtm")
     assert "in place: open allocates 0 bytes" in output
     assert "in place: plan allocates less than the image: True" in output
     assert "unaligned: plan allocates at least the image: True" in output
@@ -159,9 +161,7 @@ SHARED = os.path.join(os.path.dirname(SCRIPTS), "..", "scripts", "shared_behavio
 def shared_model(tmp_path_factory):
     """The model of tests/test_shared_behaviour.py, and the ctypes backend's transcript."""
     folder = tmp_path_factory.mktemp("shared")
-    model = str(folder / "model.mtm")
-    microtrain.Sequential([layers.Dense(5, activation="relu"), layers.Dense(2),
-                           layers.Softmax()], input_shape=(3,), seed=0).save(model)
+    model = saved_classifier(folder / "model.mtm", 5, classes=2, features=3)
     host_dir = folder / "host"
     host_dir.mkdir()
     host = subprocess.run([sys.executable, SHARED, model, str(host_dir)], capture_output=True,

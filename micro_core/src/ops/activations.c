@@ -71,12 +71,6 @@ void mt_op_tanh_f32_backward(const float *y, const float *dy, float *dx, size_t 
 
 /* ---- graph adapters ---- */
 
-static mt_status unary_check(const mt_image *img, const mt_op_desc *op)
-{
-    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    return mt_check_unary_f32(img, op, 0);
-}
-
 static float alpha_of(const mt_op_desc *op)
 {
     float alpha;
@@ -96,29 +90,25 @@ static mt_status leaky_relu_check(const mt_image *img, const mt_op_desc *op)
 #define Y (&t[op->outputs[0]])
 #define N_ELEMS ((size_t)n * X->count)
 
-static void relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    mt_kernel_relu_f32_forward(X->data, Y->mutable_data, N_ELEMS);
-}
+/* An elementwise op's adapters: y = f(x) over the batch's elements, and dx += f'(x)·dy read
+ * from y (every op here: its derivative is a function of its output) */
+#define ELEMENTWISE_ADAPTERS(name, forward_kernel, backward_kernel)                                \
+    static void name##_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)  \
+    {                                                                                              \
+        (void)scratch;                                                                             \
+        forward_kernel(X->data, Y->mutable_data, N_ELEMS);                                         \
+    }                                                                                              \
+    static void name##_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch) \
+    {                                                                                              \
+        (void)scratch;                                                                             \
+        if (X->grad) backward_kernel(Y->data, Y->grad, X->grad, N_ELEMS);                          \
+    }
 
-static void relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    if (X->grad) mt_kernel_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
-}
-
-static void relu6_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    mt_op_relu6_f32_forward(X->data, Y->mutable_data, N_ELEMS);
-}
-
-static void relu6_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    if (X->grad) mt_op_relu6_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
-}
+ELEMENTWISE_ADAPTERS(relu, mt_kernel_relu_f32_forward, mt_kernel_relu_f32_backward)
+ELEMENTWISE_ADAPTERS(relu6, mt_op_relu6_f32_forward, mt_op_relu6_f32_backward)
+ELEMENTWISE_ADAPTERS(sigmoid, mt_op_sigmoid_f32_forward, mt_op_sigmoid_f32_backward)
+ELEMENTWISE_ADAPTERS(tanh, mt_op_tanh_f32_forward, mt_op_tanh_f32_backward)
+#undef ELEMENTWISE_ADAPTERS
 
 static void leaky_relu_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
@@ -132,41 +122,17 @@ static void leaky_relu_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t 
     if (X->grad) mt_op_leaky_relu_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS, alpha_of(op));
 }
 
-static void sigmoid_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    mt_op_sigmoid_f32_forward(X->data, Y->mutable_data, N_ELEMS);
-}
-
-static void sigmoid_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    if (X->grad) mt_op_sigmoid_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
-}
-
-static void tanh_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    mt_op_tanh_f32_forward(X->data, Y->mutable_data, N_ELEMS);
-}
-
-static void tanh_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    if (X->grad) mt_op_tanh_f32_backward(Y->data, Y->grad, X->grad, N_ELEMS);
-}
-
 #undef X
 #undef Y
 #undef N_ELEMS
 
-const mt_op_kernel mt_kernel_relu = {unary_check, mt_no_scratch, relu_forward, relu_backward,
+const mt_op_kernel mt_kernel_relu = {mt_check_plain_unary_f32, mt_no_scratch, relu_forward, relu_backward,
                                      mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_relu6 = {unary_check, mt_no_scratch, relu6_forward, relu6_backward,
+const mt_op_kernel mt_kernel_relu6 = {mt_check_plain_unary_f32, mt_no_scratch, relu6_forward, relu6_backward,
                                       mt_reads_output, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_leaky_relu = {leaky_relu_check, mt_no_scratch, leaky_relu_forward,
                                            leaky_relu_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_sigmoid = {unary_check, mt_no_scratch, sigmoid_forward,
+const mt_op_kernel mt_kernel_sigmoid = {mt_check_plain_unary_f32, mt_no_scratch, sigmoid_forward,
                                         sigmoid_backward, mt_reads_output, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_tanh = {unary_check, mt_no_scratch, tanh_forward, tanh_backward,
+const mt_op_kernel mt_kernel_tanh = {mt_check_plain_unary_f32, mt_no_scratch, tanh_forward, tanh_backward,
                                      mt_reads_output, MT_KERNEL_IN_PLACE};

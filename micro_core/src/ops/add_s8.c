@@ -6,9 +6,13 @@
  *   y  = clamp(MultiplyByQuantizedMultiplierSmallerThanOneExp(a' + b', rq[2]) + zy, min, max)
  * rq [4, 2] int32: (multiplier, shift) of sa / (2·max(sa, sb)), sb / (2·max(sa, sb)) and
  * 2·max(sa, sb) / (2^L · sy), then (L, 0). params[0] = za | zb << 8 | zy << 16,
- * params[1] = act_min | act_max << 8 (signed bytes). Inference only.
+ * params[1] = act_min | act_max << 8 (signed bytes).
+ *
+ * Backward (ops/quant_grad.h): y = FQ(a + b) in the float reading, so both operands take the
+ * output's gradient where the forward's clamp left the rescaled sum as it was:
+ *   da += dy · mask,  db += dy · mask,  mask = [act_min <= requant(a' + b') + zy <= act_max]
  */
-#include "ops/quant.h"
+#include "ops/quant_grad.h"
 
 void mt_op_add_s8_forward_ref(const int8_t *a, const int8_t *b, int8_t *y, size_t N, const int32_t *rq,
                               uint32_t zero_points, uint32_t range)
@@ -25,6 +29,25 @@ void mt_op_add_s8_forward_ref(const int8_t *a, const int8_t *b, int8_t *y, size_
         const int32_t sb = (int32_t)((uint32_t)((int32_t)b[i] - zb) << left);
         const int32_t raw = mt_q_scale(sa, qa) + mt_q_scale(sb, qb);
         y[i] = mt_q_clamp(mt_q_scale(raw, qy) + zy, lo, hi);
+    }
+}
+
+void mt_op_add_s8_backward(const int8_t *a, const int8_t *b, float *dy, float *da, float *db, size_t N,
+                           const int32_t *rq, uint32_t zero_points, uint32_t range)
+{
+    const int32_t za = mt_q_param_byte(zero_points, 0), zb = mt_q_param_byte(zero_points, 1);
+    const int32_t zy = mt_q_param_byte(zero_points, 2);
+    const int32_t lo = mt_q_param_byte(range, 0), hi = mt_q_param_byte(range, 1);
+    const int left = (int)rq[6];
+    const mt_q_requant qa = mt_q_requant_of(NULL, rq, 0), qb = mt_q_requant_of(NULL, rq, 1);
+    const mt_q_requant qy = mt_q_requant_of(NULL, rq, 2);
+    for (size_t i = 0; i < N; ++i) {
+        const int32_t sa = (int32_t)((uint32_t)((int32_t)a[i] - za) << left);
+        const int32_t sb = (int32_t)((uint32_t)((int32_t)b[i] - zb) << left);
+        const int32_t raw = mt_q_scale(sa, qa) + mt_q_scale(sb, qb);
+        if (!mt_q_unsaturated(raw, qy, zy, lo, hi)) dy[i] = 0.0f;
+        if (da) da[i] += dy[i];
+        if (db) db[i] += dy[i];
     }
 }
 
@@ -71,4 +94,14 @@ static void add_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
                              (size_t)n * a->count, mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
 }
 
-const mt_op_kernel mt_kernel_add_s8 = {add_s8_check, mt_no_scratch, add_s8_forward, NULL, NULL, 0};
+static void add_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *a = &t[op->inputs[0]], *b = &t[op->inputs[1]];
+    /* x + x: one tensor, one gradient, both terms added to it */
+    mt_op_add_s8_backward(mt_q_s8(a), mt_q_s8(b), t[op->outputs[0]].grad, a->grad, b->grad, (size_t)n * a->count,
+                          mt_q_s32(&t[op->inputs[2]]), op->params[0], op->params[1]);
+}
+
+const mt_op_kernel mt_kernel_add_s8 = {add_s8_check, mt_no_scratch, add_s8_forward, add_s8_backward,
+                                       mt_q_reads_inputs_0_1, 0};

@@ -6,24 +6,15 @@
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
+static int both_f32(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y)
+{
+    (void)img;
+    return x->dtype == MT_DTYPE_F32 && y->dtype == MT_DTYPE_F32;
+}
+
 static mt_status concat_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs < 2 || op->num_outputs != 1 || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    mt_tensor_desc y;
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
-    uint32_t channels = 0;
-    for (int k = 0; k < op->num_inputs; ++k) {
-        if (op->inputs[k] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
-        mt_tensor_desc x;
-        mt_image_tensor(img, op->inputs[k], &x);
-        if (x.dtype != MT_DTYPE_F32 || x.ndim != y.ndim) return MT_ERR_SHAPE;
-        if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
-        for (int d = 0; d + 1 < y.ndim; ++d)
-            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
-        channels += x.dims[x.ndim - 1];
-    }
-    return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
+    return mt_check_concat_last_dim(img, op, both_f32);
 }
 
 static void concat_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

@@ -4,6 +4,8 @@
  *   y[b,oh,ow,oc] = act( Σ_{kh,kw,c} x[b, oh·SH + kh - PT, ow·SW + kw - PL, c] · W[oc,kh,kw,c] + b[oc] )
  * Out-of-bounds input positions are the zero padding and are skipped.
  */
+#include <string.h>
+
 #include "mt_fma.h"
 #include "ops/ops.h"
 #include "ops/spatial.h"
@@ -134,16 +136,17 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     mt_conv_view v;
     mt_conv_runtime(op, t, &v);
     float *dbias = v.b ? v.b->grad : NULL;
+    float *dw = v.w->tiled ? NULL : v.w->grad; /* tiled: conv2d_grad_rows, after this dx and dz */
 #if CONV_AS_DENSE
     if (pointwise(&v.g)) { /* dz and the bias gradient in one pass, then Dense's dx and dW */
         const uint32_t pixels = n * v.g.H * v.g.W;
         mt_kernel_activation_bias_f32_backward(v.g.activation, v.y->data, v.y->grad, dbias, pixels, v.g.OC);
-        mt_kernel_dense_f32_backward(v.x->data, v.w->data, v.y->grad, v.x->grad, v.w->grad, NULL, pixels, v.g.C,
-                                     v.g.OC, 0);
+        mt_kernel_dense_f32_backward(v.x->data, v.w->data, v.y->grad, v.x->grad, dw, NULL, pixels, v.g.C, v.g.OC,
+                                     0);
         return;
     }
 #endif
-    mt_kernel_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, v.w->grad, dbias, n, &v.g);
+    mt_kernel_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, dw, dbias, n, &v.g);
 }
 
 /* dW needs x; a fused activation's derivative needs y */
@@ -154,3 +157,43 @@ static uint32_t conv2d_reads(const mt_op_desc *op, uint32_t grad_inputs)
 
 const mt_op_kernel mt_kernel_conv2d = {conv2d_check, mt_no_scratch, conv2d_forward,
                                        conv2d_backward, conv2d_reads, 0};
+
+/* ---- dW in tiles (kernel.h, mt_weight_tiling) ----
+ * A tile of R output channels: dW[oc0 .. oc0 + R) [R, KH, KW, C], then dz's channels
+ * oc0 .. oc0 + R of every output pixel, copied [B·OH·OW, R] (dz: dy masked in place by the
+ * fused activation's derivative, which the op's backward has done). The block is then a
+ * convolution of R output channels without activation (a 1 x 1 one Dense over the pixels, as
+ * conv2d_backward computes it): dW[oc,kh,kw,c] = 0 + Σ_{b,oh,ow} dz·x, the very sum in the
+ * very order the whole layer's backward computes (every sibling has the reference's bits at
+ * every shape). */
+static uint32_t conv2d_tile_floats(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows)
+{
+    mt_tensor_desc w, y;
+    mt_image_tensor(img, op->inputs[1], &w);
+    mt_image_tensor(img, op->outputs[0], &y);
+    return rows * (w.count / w.dims[0] + batch * y.dims[0] * y.dims[1]);
+}
+
+static void conv2d_grad_rows(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+                             float *tile)
+{
+    mt_conv_view v;
+    mt_conv_runtime(op, t, &v);
+    const size_t K = (size_t)v.g.KH * v.g.KW * v.g.C, pixels = (size_t)n * v.g.OH * v.g.OW;
+    float *dz = tile + rows * K;
+    for (size_t p = 0; p < pixels; ++p)
+        memcpy(dz + p * rows, v.y->grad + p * v.g.OC + first, rows * sizeof(float));
+    const float *w = v.w->data + first * K;
+#if CONV_AS_DENSE
+    if (pointwise(&v.g)) {
+        mt_kernel_dense_f32_backward(v.x->data, w, dz, NULL, tile, NULL, (uint32_t)pixels, v.g.C, rows, 1);
+        return;
+    }
+#endif
+    mt_spatial g = v.g;
+    g.OC = rows, g.activation = MT_FUSED_NONE; /* dz is masked already */
+    memset(tile, 0, rows * K * sizeof(float)); /* the kernel adds: 0 + Σ, as into the zeroed gradient */
+    mt_kernel_conv2d_f32_backward(v.x->data, w, v.y->data, dz, NULL, tile, NULL, n, &g);
+}
+
+const mt_weight_tiling mt_weight_tiling_conv2d = {conv2d_tile_floats, conv2d_grad_rows};

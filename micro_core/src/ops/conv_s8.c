@@ -12,12 +12,19 @@
  * Out-of-bounds taps are skipped (the padding's real value is 0, which is zx).
  * params[0] = zx | zy << 8 | act_min << 16 | act_max << 24 (signed bytes), params[1] strides,
  * params[2] padding (spatial.h), params[3] = 0: the fused activation is the clamp range.
- * Inference only: no backward.
+ *
+ * Backward (ops/quant_grad.h: the straight-through estimator of fake quantization), with
+ * w = sw[oc]·W[oc,kh,kw,c] dequantized per use:
+ *   dv[oc] = dy[oc] · [act_min <= requant(acc[oc]) + zy <= act_max]    (acc recomputed from x)
+ *   dx[tap, c] += Σ_oc dv[oc] · w    (Conv2D: each sum from +0 by ascending oc, then added, as
+ *                                     the float Conv2D's reference: its bits on w)
+ *   dx[tap, c] += dv[c] · w          (Depthwise: a fused multiply-add into dx, as the float one)
+ * for every in-bounds tap of every output, outputs in order; the int8 weights never train.
  */
 #include <string.h>
 
 #include "ops/ops.h"
-#include "ops/quant.h"
+#include "ops/quant_grad.h"
 #include "ops/spatial.h"
 
 #if MT_REFERENCE_KERNELS
@@ -126,6 +133,87 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
     }
 }
 
+/* ---- backward (the straight-through estimator, ops/quant_grad.h) ---- */
+
+/* The forward's sum of output channel oc at (b, oh, ow): Σ W·(x - zx) over the in-bounds taps
+ * (Conv2D: every input channel; depthwise: channel oc alone) */
+static int32_t conv_s8_sum(const int8_t *x, const int8_t *w, uint32_t b, uint32_t oh, uint32_t ow, uint32_t oc,
+                           const mt_spatial *g, int32_t x_zp, int depthwise)
+{
+    int32_t acc = 0, ih, iw;
+    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+        const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+        if (depthwise) {
+            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + oc] * ((int32_t)xp[oc] - x_zp);
+        } else {
+            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - x_zp);
+        }
+    }
+    return acc;
+}
+
+/* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place) */
+static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, float *dy,
+                         uint32_t B, const mt_spatial *g, uint32_t packed, int depthwise)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+                for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                    const int32_t acc = conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, depthwise);
+                    if (!mt_q_unsaturated(acc, mt_q_requant_of(bias, rq, oc), p.y_zp, p.act_min, p.act_max))
+                        dyp[oc] = 0.0f;
+                }
+            }
+}
+
+void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
+                              const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
+                              uint32_t packed)
+{
+    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
+    if (!dx) return;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+                int32_t ih, iw;
+                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                    for (uint32_t c = 0; c < g->C; ++c) {
+                        float acc = 0.0f;
+                        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                            const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
+                            acc = mt_fmaf(dyp[oc], wd, acc);
+                        }
+                        dxp[c] += acc;
+                    }
+                }
+            }
+}
+
+void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
+                                        const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
+                                        uint32_t packed)
+{
+    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+    if (!dx) return;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+                int32_t ih, iw;
+                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                    const int8_t *wp = w + ((size_t)kh * g->KW + kw) * g->C;
+                    for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], w_scale[c] * (float)wp[c], dxp[c]);
+                }
+            }
+}
+
 /* ---- graph adapters ---- */
 
 /* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
@@ -195,6 +283,36 @@ static void depthwise_conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, u
         s8_conv_forward(op, t, 1, n);
 }
 
-const mt_op_kernel mt_kernel_conv2d_s8 = {conv2d_s8_check, mt_no_scratch, conv2d_s8_forward, NULL, NULL, 0};
+static void s8_conv_backward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise, uint32_t n)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    g.activation = MT_FUSED_NONE;
+    if (depthwise)
+        mt_op_depthwise_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias,
+                                           mt_q_s32(&t[op->inputs[3]]), y->grad, x->grad, n, &g, op->params[0]);
+    else
+        mt_op_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                                 y->grad, x->grad, n, &g, op->params[0]);
+}
+
+static void conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    s8_conv_backward(op, t, 0, n);
+}
+
+static void depthwise_conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    s8_conv_backward(op, t, 1, n);
+}
+
+const mt_op_kernel mt_kernel_conv2d_s8 = {conv2d_s8_check, mt_no_scratch, conv2d_s8_forward, conv2d_s8_backward,
+                                          mt_q_reads_input, 0};
 const mt_op_kernel mt_kernel_depthwise_conv2d_s8 = {depthwise_conv2d_s8_check, mt_no_scratch,
-                                                    depthwise_conv2d_s8_forward, NULL, NULL, 0};
+                                                    depthwise_conv2d_s8_forward, depthwise_conv2d_s8_backward,
+                                                    mt_q_reads_input, 0};

@@ -141,8 +141,9 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     const mt_tensor_rt *y = &t[op->outputs[0]];
     const int fresh = w->grad_fresh;
     w->grad_fresh = 0;
-    mt_kernel_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->grad, b ? b->grad : NULL, n, x->count,
-                                 y->count, fresh);
+    /* a weight updated in tiles gets its dW from dense_grad_rows, after this dx (from the old W) */
+    mt_kernel_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->tiled ? NULL : w->grad,
+                                 b ? b->grad : NULL, n, x->count, y->count, fresh);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */
@@ -154,3 +155,27 @@ static uint32_t dense_reads(const mt_op_desc *op, uint32_t grad_inputs)
 
 const mt_op_kernel mt_kernel_dense = {dense_check, dense_scratch, dense_forward,
                                       dense_backward, dense_reads, MT_KERNEL_ZEROES_WEIGHT_GRAD};
+
+/* ---- dW in tiles (kernel.h, mt_weight_tiling) ----
+ * A tile of R units: dW[u0 .. u0 + R) [R, I], then dy's columns u0 .. u0 + R of the n rows,
+ * copied side by side [n, R], so the backward kernel computes the block as a Dense of R units:
+ * dW[u,i] = 0 + Σ_b dy[b,u]·x[b,i] in ascending b, the very sum the whole layer's backward
+ * computes for that element (every sibling has the reference's bits at every shape). */
+static uint32_t dense_tile_floats(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows)
+{
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    return rows * (w.dims[1] + batch);
+}
+
+static void dense_grad_rows(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first,
+                            uint32_t rows, float *tile)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *y = &t[op->outputs[0]];
+    const uint32_t I = x->count, U = y->count;
+    float *dy = tile + (size_t)rows * I;
+    for (uint32_t b = 0; b < n; ++b) memcpy(dy + (size_t)b * rows, y->grad + (size_t)b * U + first, rows * sizeof(float));
+    mt_kernel_dense_f32_backward(x->data, w->data + (size_t)first * I, dy, NULL, tile, NULL, n, I, rows, 1);
+}
+
+const mt_weight_tiling mt_weight_tiling_dense = {dense_tile_floats, dense_grad_rows};

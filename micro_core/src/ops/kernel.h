@@ -32,6 +32,9 @@ typedef struct mt_tensor_rt {
     uint8_t trained : 1;    /* a weight the optimizer updates */
     uint8_t grad_fresh : 1; /* grad is due to be zeroed and its first writer (a kernel with
                                MT_KERNEL_ZEROES_WEIGHT_GRAD) does it: 0 + Σ, not grad + Σ */
+    uint8_t tiled : 1;      /* a trained weight updated in tiles (mt_weight_tile_rows): grad is
+                               one tile, the backward of its op leaves it alone and the session
+                               computes and applies it a block of output rows at a time */
 } mt_tensor_rt;
 
 #define MT_AT_LOSS 0xFFFEu
@@ -71,11 +74,31 @@ uint32_t mt_reads_nothing(const mt_op_desc *op, uint32_t grad_inputs);
 /* ... that read only their saved output (activations, softmax) */
 uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs);
 
+/* An op whose trained weight (input 1) can be updated in tiles: blocks of its output rows
+ * (dims[0]: Dense's units, Conv2D's output channels), each row's gradient a sum of its own
+ * (ops/dense.c, ops/conv2d.c). */
+typedef struct mt_weight_tiling {
+    /* floats a tile of `rows` output rows takes at batch size `batch`: the rows of dW and
+     * whatever else computing them needs (the rows' dy columns: B·rows floats for Dense,
+     * B·OH·OW·rows for Conv2D) */
+    uint32_t (*tile_floats)(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows);
+    /* dW[first .. first + rows) over rows 0..n-1 of the batch, written (0 + Σ, the sums and
+     * order of the op's backward) to tile[0 .. rows · row elements), after the op's backward
+     * (which leaves a tiled weight's gradient alone and has masked dy by its activation) */
+    void (*grad_rows)(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+                      float *tile);
+} mt_weight_tiling;
+
+/* The tiling of an op type, or NULL: its weight gradient is computed whole (registry.c). */
+const mt_weight_tiling *mt_weight_tiling_for(uint32_t type);
+
 /* scratch_bytes() of ops that need none */
 size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch);
 
 /* Dense and convolutions: the optional bias (input 2) is absent, or CONST f32 [units]. */
 mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
+/* The same for a bias of `dtype` (mt_dtype): the int8 ops' int32 biases (mt_q_check_bias). */
+mt_status mt_check_bias_of(const mt_image *img, const mt_op_desc *op, uint32_t units, uint8_t dtype);
 /* ... and its runtime tensor, or NULL when absent */
 const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t);
 
@@ -86,7 +109,21 @@ int mt_params_zero(const mt_op_desc *op);
  * rows side by side along the last dimension, value_bytes bytes per value. */
 void mt_concat_last_dim(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, size_t value_bytes);
 
+/* Concatenation's check, float and int8 alike: 2..4 inputs and no params, each input of y's
+ * rank and leading dimensions and no constant, the last dimensions summing to y's; `input_ok`
+ * says whether an input may join y (its dtype, its quantization), MT_ERR_SHAPE if not. */
+typedef int (*mt_concat_input_ok)(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y);
+mt_status mt_check_concat_last_dim(const mt_image *img, const mt_op_desc *op, mt_concat_input_ok input_ok);
+
+/* One f32 input that is no constant and one f32 output, read into x and y. */
+mt_status mt_unary_f32_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *y);
+
 /* Shared check for one-input one-output elementwise ops (same element count, f32). */
 mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape);
+
+/* The whole check of such an op without params (every params word zero): ReLU, ReLU6,
+ * Sigmoid, Tanh, Reshape (same element count); Softmax (_shaped: the same shape too). */
+mt_status mt_check_plain_unary_f32(const mt_image *img, const mt_op_desc *op);
+mt_status mt_check_plain_unary_f32_shaped(const mt_image *img, const mt_op_desc *op);
 
 #endif /* MT_OPS_KERNEL_H */

@@ -41,13 +41,10 @@ void mt_op_pad_f32_backward(const float *dy, float *dx, uint32_t B, uint32_t H, 
 
 static mt_status pad_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[2] != 0 || op->params[3] != 0)
-        return MT_ERR_BAD_MODEL;
+    if (op->params[2] != 0 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    const mt_status st = mt_unary_f32_operands(img, op, &x, &y);
+    if (st != MT_OK) return st;
     if (x.ndim != 3 || y.ndim != 3) return MT_ERR_SHAPE;
     /* 64-bit sums: a corrupt image's pads never wrap around to the right size */
     const uint64_t oh = (uint64_t)LOW(op->params[0]) + x.dims[0] + HIGH(op->params[0]);

@@ -11,9 +11,15 @@
  *            as TFLite folds it: k = min(floor(log2 P), 32, 31 + shift),
  *            M' = (multiplier · 2^k) / P (integer division), s' = shift - k.
  *            params[0] = zx | zy << 8, params[1] = multiplier, params[2] = shift (i32).
- * Inference only.
+ *
+ * Backward (ops/quant_grad.h: the straight-through estimator; gradients are f32, with respect
+ * to the dequantized values), as the float pools':
+ *   MAX_POOL2D_S8      dx at the window's first maximum (in scan order) += dy
+ *   AVERAGE_POOL2D_S8  dx[tap] += dy / count for every in-bounds tap (an average of int8
+ *                      values never leaves [-128, 127]: nothing is cut)
+ *   MEAN_S8            dx[b,p,c] += dv[b,c] / P, dv = dy · [-128 <= requant(Σ - zx·P) + zy <= 127]
  */
-#include "ops/quant.h"
+#include "ops/quant_grad.h"
 #include "ops/spatial.h"
 
 void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const mt_spatial *g)
@@ -94,6 +100,63 @@ void mt_op_mean_s8_forward_ref(const int8_t *x, int8_t *y, uint32_t B, uint32_t 
     }
 }
 
+/* ---- backward ---- */
+
+void mt_op_max_pool2d_s8_backward(const int8_t *x, const float *dy, float *dx, uint32_t B, const mt_spatial *g)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow)
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    int32_t best = -129, ih, iw;
+                    size_t first = 0;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c;
+                        if (x[i] > best) best = x[i], first = i;
+                    }
+                    /* best > -129: SAME padding never puts a window wholly outside (spatial.c) */
+                    dx[first] += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c];
+                }
+}
+
+void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, const mt_spatial *g)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t oh = 0; oh < g->OH; ++oh)
+            for (uint32_t ow = 0; ow < g->OW; ++ow) {
+                uint32_t rows = 0, cols = 0;
+                for (uint32_t kh = 0; kh < g->KH; ++kh) rows += mt_spatial_tap(oh, kh, g->SH, g->PT, g->H) >= 0;
+                for (uint32_t kw = 0; kw < g->KW; ++kw) cols += mt_spatial_tap(ow, kw, g->SW, g->PL, g->W) >= 0;
+                const float count = (float)(rows * cols);
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
+                    int32_t ih, iw;
+                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                        dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
+                    }
+                }
+            }
+}
+
+void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C,
+                            uint32_t zero_points, int32_t multiplier, int32_t shift)
+{
+    const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
+    int32_t m, s;
+    mt_q_mean_scale(P, multiplier, shift, &m, &s);
+    const uint32_t zx_sum = (uint32_t)zx * P;
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t c = 0; c < C; ++c) {
+            int32_t sum = 0;
+            for (uint32_t p = 0; p < P; ++p) sum += x[((size_t)b * P + p) * C + c];
+            const int32_t v = mt_q_multiply((int32_t)((uint32_t)sum - zx_sum), m, s) + zy; /* mean_output's */
+            if (v < -128 || v > 127) dy[(size_t)b * C + c] = 0.0f;
+        }
+    for (uint32_t b = 0; b < B; ++b)
+        for (uint32_t p = 0; p < P; ++p)
+            for (uint32_t c = 0; c < C; ++c) dx[((size_t)b * P + p) * C + c] += dy[(size_t)b * C + c] / (float)P;
+}
+
 /* ---- graph adapters ---- */
 
 static mt_status pool_s8_check(const mt_image *img, const mt_op_desc *op)
@@ -132,6 +195,28 @@ static void average_pool2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uin
     pool_s8_forward(op, t, n, 0);
 }
 
+static void pool_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, int is_max)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    const mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, op->params[0] & 0xFFFFu, op->params[0] >> 16, &g);
+    if (is_max) mt_op_max_pool2d_s8_backward(mt_q_s8(x), y->grad, x->grad, n, &g);
+    else mt_op_average_pool2d_s8_backward(y->grad, x->grad, n, &g);
+}
+
+static void max_pool2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    pool_s8_backward(op, t, n, 1);
+}
+
+static void average_pool2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    pool_s8_backward(op, t, n, 0);
+}
+
 static mt_status mean_s8_check(const mt_image *img, const mt_op_desc *op)
 {
     if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
@@ -159,7 +244,17 @@ static void mean_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
                               op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
 }
 
-const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward, NULL, NULL, 0};
+static void mean_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_op_mean_s8_backward(mt_q_s8(x), t[op->outputs[0]].grad, x->grad, n, x->dims[0] * x->dims[1], x->dims[2],
+                           op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
+}
+
+const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward,
+                                              max_pool2d_s8_backward, mt_q_reads_input, 0};
 const mt_op_kernel mt_kernel_average_pool2d_s8 = {pool_s8_check, mt_no_scratch, average_pool2d_s8_forward,
-                                                  NULL, NULL, 0};
-const mt_op_kernel mt_kernel_mean_s8 = {mean_s8_check, mt_no_scratch, mean_s8_forward, NULL, NULL, 0};
+                                                  average_pool2d_s8_backward, mt_reads_nothing, 0};
+const mt_op_kernel mt_kernel_mean_s8 = {mean_s8_check, mt_no_scratch, mean_s8_forward, mean_s8_backward,
+                                        mt_q_reads_input, 0};

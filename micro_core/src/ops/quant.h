@@ -197,7 +197,7 @@ static inline int8_t mt_q_output(int32_t acc, const int32_t *bias, const int32_t
  * E >= 1 (k < 53, "wide") keeps m and k: r = (top + 2^(k-33) + c) >> (k - 32) with c <= 1,
  * and the int32 conversion's overflow.
  * tests/core/test_int8_quant.c holds both to double arithmetic (ties, the rounding of the
- * product, every exponent); tests/convert/test_int8_rounding.py to LiteRT.
+ * product, every exponent); tests/ops/test_dense_s8.py to LiteRT.
  */
 typedef struct mt_q_fc {
     int32_t bias;         /* 0 when none */

@@ -3,7 +3,7 @@
  * quantization records and requantization tables. Always built, like shared.c, so that any
  * selection of int8 ops (CMake's MT_OPS) links.
  */
-#include "ops/quant.h"
+#include "ops/quant_grad.h"
 
 mt_status mt_q_per_tensor(const mt_image *img, const mt_tensor_desc *t, float *scale, int32_t *zero_point)
 {
@@ -84,12 +84,7 @@ mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, 
 
 mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
 {
-    if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
-    mt_tensor_desc b;
-    mt_image_tensor(img, op->inputs[2], &b);
-    if (b.dtype != MT_DTYPE_I32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
-    if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
-    return MT_OK;
+    return mt_check_bias_of(img, op, units, MT_DTYPE_I32);
 }
 
 mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp)
@@ -97,4 +92,16 @@ mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp)
     if (mt_q_param_byte(packed, 0) != x_zp || mt_q_param_byte(packed, 1) != y_zp) return MT_ERR_BAD_MODEL;
     if (mt_q_param_byte(packed, 2) > mt_q_param_byte(packed, 3)) return MT_ERR_BAD_MODEL;
     return MT_OK;
+}
+
+uint32_t mt_q_reads_input(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return 1u; /* input 0: the int8 values its mask is recomputed from */
+}
+
+uint32_t mt_q_reads_inputs_0_1(const mt_op_desc *op, uint32_t grad_inputs)
+{
+    (void)op, (void)grad_inputs;
+    return 3u; /* Add's two operands, whichever needs the gradient */
 }

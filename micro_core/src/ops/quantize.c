@@ -4,12 +4,17 @@
  *   QUANTIZE    y = clamp(round(x / scale) + zero_point, -128, 127)   round: half away from 0
  *   DEQUANTIZE  y = scale · (x - zero_point)
  * params[0] = scale as f32 bits, params[1] = zero point (as i32), equal to the int8 tensor's
- * quantization record. Both are inference ops: no backward (the planner refuses a gradient
- * through them; a float head after DEQUANTIZE trains, the int8 part before it stays frozen).
+ * quantization record.
+ *
+ * Backward (ops/quant_grad.h: an int8 activation's gradient is f32, with respect to its
+ * dequantized value), so a float layer inside an int8 model trains through the int8 ops after it:
+ *   QUANTIZE    dx += dy where -128 <= round(x / scale) + zp <= 127 (the forward's value before
+ *               its clamp: torch.fake_quantize_per_tensor_affine's straight-through gradient)
+ *   DEQUANTIZE  dx += dy
  */
 #include <string.h>
 
-#include "ops/quant.h"
+#include "ops/quant_grad.h"
 
 static float param_f32(uint32_t bits)
 {
@@ -38,6 +43,15 @@ void mt_op_quantize_f32_s8(const float *x, int8_t *y, size_t N, float scale, int
     for (size_t i = 0; i < N; ++i) {
         const int64_t q = (int64_t)round_to_i32(x[i] / scale) + zero_point;
         y[i] = (int8_t)(q < -128 ? -128 : (q > 127 ? 127 : q));
+    }
+}
+
+void mt_op_quantize_f32_s8_backward(const float *x, const float *dy, float *dx, size_t N, float scale,
+                                    int32_t zero_point)
+{
+    for (size_t i = 0; i < N; ++i) {
+        const int64_t q = (int64_t)round_to_i32(x[i] / scale) + zero_point; /* as the forward */
+        if (q >= -128 && q <= 127) dx[i] += dy[i];
     }
 }
 
@@ -93,6 +107,22 @@ static void dequantize_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
                             param_f32(op->params[0]), (int32_t)op->params[1]);
 }
 
-/* inference only: no scratch, no backward (the planner refuses a gradient through them) */
-const mt_op_kernel mt_kernel_quantize = {quantize_check, mt_no_scratch, quantize_forward, NULL, NULL, 0};
-const mt_op_kernel mt_kernel_dequantize = {dequantize_check, mt_no_scratch, dequantize_forward, NULL, NULL, 0};
+static void quantize_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_op_quantize_f32_s8_backward(x->data, t[op->outputs[0]].grad, x->grad, (size_t)n * x->count,
+                                   param_f32(op->params[0]), (int32_t)op->params[1]);
+}
+
+static void dequantize_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
+}
+
+const mt_op_kernel mt_kernel_quantize = {quantize_check, mt_no_scratch, quantize_forward, quantize_backward,
+                                         mt_q_reads_input, 0};
+const mt_op_kernel mt_kernel_dequantize = {dequantize_check, mt_no_scratch, dequantize_forward, dequantize_backward,
+                                           mt_reads_nothing, 0};

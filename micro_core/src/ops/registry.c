@@ -43,6 +43,19 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type)
     return type < OP_TABLE_SIZE ? op_table[type].kernel : NULL;
 }
 
+/* Ops whose weight gradient can be computed in blocks of output rows (kernel.h); the same
+ * folding as above leaves an op out of the build unreferenced. */
+extern const mt_weight_tiling mt_weight_tiling_dense, mt_weight_tiling_conv2d;
+static const mt_weight_tiling *const tiling_table[] = {
+    [MT_OP_DENSE] = MT_BUILT(DENSE) ? &mt_weight_tiling_dense : NULL,
+    [MT_OP_CONV2D] = MT_BUILT(CONV2D) ? &mt_weight_tiling_conv2d : NULL,
+};
+
+const mt_weight_tiling *mt_weight_tiling_for(uint32_t type)
+{
+    return type < sizeof tiling_table / sizeof tiling_table[0] ? tiling_table[type] : NULL;
+}
+
 const char *mt_op_name(int32_t op_type)
 {
     return op_type >= 0 && (uint32_t)op_type < OP_TABLE_SIZE ? op_table[op_type].name : NULL;

@@ -4,12 +4,6 @@
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
-static mt_status reshape_check(const mt_image *img, const mt_op_desc *op)
-{
-    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    return mt_check_unary_f32(img, op, 0);
-}
-
 static void reshape_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -26,5 +20,5 @@ static void reshape_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     if (x->grad) mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
 }
 
-const mt_op_kernel mt_kernel_reshape = {reshape_check, mt_no_scratch, reshape_forward,
+const mt_op_kernel mt_kernel_reshape = {mt_check_plain_unary_f32, mt_no_scratch, reshape_forward,
                                         reshape_backward, mt_reads_nothing, MT_KERNEL_IN_PLACE};

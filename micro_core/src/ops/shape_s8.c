@@ -8,7 +8,8 @@
  *                     with the zero point (the quantized 0.0, TFLite's default pad value);
  *                     params[0] = t | b << 16, params[1] = l | r << 16, params[2] = f | k << 16,
  *                     params[3] = the zero point (its byte)
- * Inference only.
+ * RESHAPE_S8 has a backward: dx += dy (f32 gradients, ops/quant_grad.h); CONCATENATION_S8
+ * and PAD_S8 are inference only.
  */
 #include <string.h>
 
@@ -35,26 +36,23 @@ static void reshape_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n
     if (y != mt_q_s8(x)) memcpy(y, mt_q_s8(x), (size_t)n * x->count); /* else planned in place */
 }
 
+static void reshape_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+{
+    (void)scratch;
+    const mt_tensor_rt *x = &t[op->inputs[0]];
+    mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
+}
+
 /* ---- CONCATENATION_S8 ---- */
+
+static int same_quant(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y)
+{
+    return mt_q_same_quant(img, x, y) == MT_OK;
+}
 
 static mt_status concatenation_s8_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs < 2 || op->num_outputs != 1 || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    mt_tensor_desc y;
-    mt_image_tensor(img, op->outputs[0], &y);
-    uint32_t channels = 0;
-    for (int k = 0; k < op->num_inputs; ++k) {
-        if (op->inputs[k] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
-        mt_tensor_desc x;
-        mt_image_tensor(img, op->inputs[k], &x);
-        if (x.ndim != y.ndim) return MT_ERR_SHAPE;
-        if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
-        if (mt_q_same_quant(img, &x, &y) != MT_OK) return MT_ERR_SHAPE;
-        for (int d = 0; d + 1 < y.ndim; ++d)
-            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
-        channels += x.dims[x.ndim - 1];
-    }
-    return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
+    return mt_check_concat_last_dim(img, op, same_quant);
 }
 
 static void concatenation_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -108,8 +106,8 @@ static void pad_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
                          (int8_t)mt_q_param_byte(op->params[3], 0));
 }
 
-const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, NULL,
-                                           NULL, MT_KERNEL_IN_PLACE};
+const mt_op_kernel mt_kernel_reshape_s8 = {reshape_s8_check, mt_no_scratch, reshape_s8_forward, reshape_s8_backward,
+                                           mt_reads_nothing, MT_KERNEL_IN_PLACE};
 const mt_op_kernel mt_kernel_concatenation_s8 = {concatenation_s8_check, mt_no_scratch, concatenation_s8_forward,
                                                  NULL, NULL, 0};
 const mt_op_kernel mt_kernel_pad_s8 = {pad_s8_check, mt_no_scratch, pad_s8_forward, NULL, NULL, 0};

@@ -51,14 +51,19 @@ size_t mt_no_scratch(const mt_image *img, const mt_op_desc *op, uint32_t batch)
     return 0; /* the reference kernels accumulate in registers */
 }
 
-mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+mt_status mt_check_bias_of(const mt_image *img, const mt_op_desc *op, uint32_t units, uint8_t dtype)
 {
     if (op->num_inputs < 3 || op->inputs[2] == MT_NO_TENSOR) return MT_OK;
     mt_tensor_desc b;
     mt_image_tensor(img, op->inputs[2], &b);
-    if (b.dtype != MT_DTYPE_F32 || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
+    if (b.dtype != dtype || !(b.flags & MT_TENSOR_CONST)) return MT_ERR_SHAPE;
     if (b.ndim != 1 || b.dims[0] != units) return MT_ERR_SHAPE;
     return MT_OK;
+}
+
+mt_status mt_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units)
+{
+    return mt_check_bias_of(img, op, units, MT_DTYPE_F32);
 }
 
 const mt_tensor_rt *mt_bias_of(const mt_op_desc *op, const mt_tensor_rt *t)
@@ -99,14 +104,21 @@ int mt_params_zero(const mt_op_desc *op)
     return (op->params[0] | op->params[1] | op->params[2] | op->params[3]) == 0;
 }
 
-mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape)
+mt_status mt_unary_f32_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *y)
 {
     if (op->num_inputs != 1 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    mt_image_tensor(img, op->inputs[0], x);
+    mt_image_tensor(img, op->outputs[0], y);
+    if (x->dtype != MT_DTYPE_F32 || y->dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
+    if (x->flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED; /* constant folding is the converter's job */
+    return MT_OK;
+}
+
+mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same_shape)
+{
     mt_tensor_desc x, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED; /* constant folding is the converter's job */
+    const mt_status st = mt_unary_f32_operands(img, op, &x, &y);
+    if (st != MT_OK) return st;
     if (x.count != y.count) return MT_ERR_SHAPE;
     if (same_shape) {
         if (x.ndim != y.ndim) return MT_ERR_SHAPE;
@@ -114,4 +126,35 @@ mt_status mt_check_unary_f32(const mt_image *img, const mt_op_desc *op, int same
             if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
     }
     return MT_OK;
+}
+
+mt_status mt_check_concat_last_dim(const mt_image *img, const mt_op_desc *op, mt_concat_input_ok input_ok)
+{
+    if (op->num_inputs < 2 || op->num_outputs != 1 || !mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    mt_tensor_desc y;
+    mt_image_tensor(img, op->outputs[0], &y);
+    uint32_t channels = 0;
+    for (int k = 0; k < op->num_inputs; ++k) {
+        if (op->inputs[k] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+        mt_tensor_desc x;
+        mt_image_tensor(img, op->inputs[k], &x);
+        if (!input_ok(img, &x, &y) || x.ndim != y.ndim) return MT_ERR_SHAPE;
+        if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+        for (int d = 0; d + 1 < y.ndim; ++d)
+            if (x.dims[d] != y.dims[d]) return MT_ERR_SHAPE;
+        channels += x.dims[x.ndim - 1];
+    }
+    return channels == y.dims[y.ndim - 1] ? MT_OK : MT_ERR_SHAPE;
+}
+
+mt_status mt_check_plain_unary_f32(const mt_image *img, const mt_op_desc *op)
+{
+    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    return mt_check_unary_f32(img, op, 0);
+}
+
+mt_status mt_check_plain_unary_f32_shaped(const mt_image *img, const mt_op_desc *op)
+{
+    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
+    return mt_check_unary_f32(img, op, 1);
 }

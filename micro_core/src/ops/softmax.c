@@ -22,12 +22,6 @@ void mt_op_softmax_f32_backward(const float *y, const float *dy, float *dx, uint
     }
 }
 
-static mt_status softmax_check(const mt_image *img, const mt_op_desc *op)
-{
-    if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
-    return mt_check_unary_f32(img, op, 1);
-}
-
 static void softmax_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
@@ -46,5 +40,5 @@ static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, x->last_dim);
 }
 
-const mt_op_kernel mt_kernel_softmax = {softmax_check, mt_no_scratch, softmax_forward,
+const mt_op_kernel mt_kernel_softmax = {mt_check_plain_unary_f32_shaped, mt_no_scratch, softmax_forward,
                                         softmax_backward, mt_reads_output, 1};

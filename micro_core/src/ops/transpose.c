@@ -66,13 +66,10 @@ static uint32_t axis_of(const mt_op_desc *op, int k)
 
 static mt_status transpose_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs != 1 || op->num_outputs != 1 || op->params[1] || op->params[2] || op->params[3])
-        return MT_ERR_BAD_MODEL;
+    if (op->params[1] || op->params[2] || op->params[3]) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.dtype != MT_DTYPE_F32 || y.dtype != MT_DTYPE_F32) return MT_ERR_SHAPE;
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    const mt_status st = mt_unary_f32_operands(img, op, &x, &y);
+    if (st != MT_OK) return st;
     if (x.ndim != y.ndim) return MT_ERR_SHAPE;
     const int n = x.ndim;
     if ((op->params[0] >> (4 * n)) != 0) return MT_ERR_BAD_MODEL; /* n <= 4: a shift of at most 16 */

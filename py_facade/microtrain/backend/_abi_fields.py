@@ -15,5 +15,6 @@ PLAN_FIELDS = (
     'total_bytes', 'metadata_bytes', 'weight_bytes', 'gradient_bytes', 'optimizer_bytes',
     'reference_bytes', 'activation_bytes', 'activation_grad_bytes', 'io_bytes',
     'scratch_bytes', 'reuse_bytes', 'lower_bound_bytes', 'num_trained_params',
-    'first_trained_op', 'fused_update', 'placement_order', 'int8_activation_bytes',
+    'first_trained_op', 'fused_update', 'placement_order', 'tiled_updates',
+    'weight_tile_bytes', 'int8_activation_bytes',
 )

@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 11
+MT_ABI_VERSION = 12
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -165,6 +165,10 @@ _FIELDS = (
     ('mt_memory_plan', 'fused_update', ctypes.c_int32),
     # the greedy order the planner kept (0 size .. 3 start)
     ('mt_memory_plan', 'placement_order', ctypes.c_int32),
+    # trained weights updated in tiles of output rows
+    ('mt_memory_plan', 'tiled_updates', ctypes.c_int32),
+    # the largest such tile (in gradient_bytes)
+    ('mt_memory_plan', 'weight_tile_bytes', ctypes.c_int32),
     ('mt_memory_plan', 'int8_activation_bytes', ctypes.c_size_t),
     ('mt_memory_plan', 'image', ctypes.c_void_p),  # the image mt_plan() validated
     ('mt_memory_plan', 'image_bytes', ctypes.c_size_t),

@@ -484,20 +484,18 @@ class Backend(_Interface):
         self._check(_native.mt_session_set_learning_rate(self._session, rate),
                     "mt_session_set_learning_rate")
 
-    def get_learning_rate(self):
+    def _read_value(self, function, ctype):
+        """The one value ``function`` (``mt_session_<name>(s, ctype *out)``) writes."""
         self._require_session()
-        value = ctypes.c_float()
-        self._check(_native.mt_session_get_learning_rate(self._session, ctypes.byref(value)),
-                    "mt_session_get_learning_rate")
+        value = ctype()
+        self._check(getattr(_native, function)(self._session, ctypes.byref(value)), function)
         return value.value
 
+    def get_learning_rate(self):
+        return self._read_value("mt_session_get_learning_rate", ctypes.c_float)
+
     def base_learning_rate(self):
-        self._require_session()
-        value = ctypes.c_float()
-        self._check(_native.mt_session_get_base_learning_rate(self._session,
-                                                              ctypes.byref(value)),
-                    "mt_session_get_base_learning_rate")
-        return value.value
+        return self._read_value("mt_session_get_base_learning_rate", ctypes.c_float)
 
     def set_reference(self):
         self._require_session()
@@ -516,11 +514,7 @@ class Backend(_Interface):
                     "mt_session_set_epoch")
 
     def numeric_errors(self):
-        self._require_session()
-        count = ctypes.c_int64()
-        self._check(_native.mt_session_numeric_errors(self._session, ctypes.byref(count)),
-                    "mt_session_numeric_errors")
-        return count.value
+        return self._read_value("mt_session_numeric_errors", ctypes.c_int64)
 
     # ------------------------------------------------------------ checkpoints and export
 

@@ -119,7 +119,7 @@ def _read(path_or_bytes):
 
 
 def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
-            int8_input=False, head_seed=0):
+            int8_input=False, head_seed=0, int8_after=False):
     """Import a model file into a ``ConvertedModel``.
 
     Args:
@@ -139,6 +139,10 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                     attach mean -> Dense(new_head) -> Softmax (weights from head_seed)
         int8_input: (int8 models) the model input is the int8 tensor of the leading
                     QUANTIZE (the caller quantizes), so no float copy of the input is held
+        int8_after: (int8 models, with train_from) the operator train_from names alone
+                    runs in float and trains; the int8 operators after it stay int8 and
+                    frozen, the gradient passing through them to it (the core's int8
+                    backward: docs/model_format.md, "Gradients through int8 ops")
     A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
     model, its weights dequantized (``model.source.notes`` says so).
 
@@ -156,7 +160,11 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
     if fmt not in FORMATS:
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
-    int8_options = train_from is not None or new_head is not None or int8_input
+    int8_options = train_from is not None or new_head is not None or int8_input or int8_after
+    if int8_after and (train_from is None or new_head is not None):
+        raise ConversionError("int8_after keeps the operators after train_from int8; it "
+                              "needs train_from and no new_head", attribute="int8_after",
+                              supported="convert(path, train_from=<op>, int8_after=True)")
     kind = "float"
     if fmt == "tflite":
         from . import tflite_int8, tflite_reader
@@ -164,7 +172,7 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         if kind == "int8":
             builder, inputs, outputs, extra = _readable(
                 fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
-                details=True)
+                details=True, int8_after=int8_after)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
@@ -174,6 +182,10 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   builder.layers(), extra, extra.pop("notes"),
                                   _operators(builder))
             return ConvertedModel(image, source)
+    if int8_after:
+        raise ConversionError("int8_after applies to int8 .tflite models; this is a %s %s "
+                              "model" % (kind, fmt), attribute="int8_after",
+                              supported="a full-integer (int8) .tflite file")
     if fmt == "tflite" and (train_from is not None or new_head is not None):
         # a float (or dynamic-range) file: weights before train_from stay constants, a new
         # head replaces the model's after its last [H, W, C] activation

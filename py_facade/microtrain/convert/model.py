@@ -103,22 +103,30 @@ class ConvertedModel(ImageModel):
 
     @property
     def format(self):
+        """The source file's format: "onnx", "tflite" or "circle"."""
         return self.source.format
 
     @property
     def input_names(self):
+        """The source graph's input names, in the image's input order."""
         return list(self.source.input_names)
 
     @property
     def output_names(self):
+        """The source graph's output names, in the image's output order."""
         return list(self.source.output_names)
 
     @property
     def input_layouts(self):
+        """Per input, how the source lays out a sample against the core: {"shape": the
+        source's sample shape, "core_shape": the image's, "transpose": numpy axes or None};
+        the session converts at its API.
+        """
         return list(self.source.input_layouts)
 
     @property
     def output_layouts(self):
+        """Per output, how the source lays out a sample against the core (as ``input_layouts``)."""
         return list(self.source.output_layouts)
 
     @property
@@ -129,6 +137,7 @@ class ConvertedModel(ImageModel):
 
     @property
     def output_shapes(self):
+        """One sample's shape of each output in the image (the core's layout)."""
         parsed = _image.read_image(self._image)
         return [parsed.tensors[i].dims for i in parsed.outputs]
 

@@ -17,6 +17,12 @@ is the caller's choice:
 * ``train_from="block_15"`` or ``train_from=57``: the float part begins at that operator of
   the file, by index or by layer name (tflite_layers: ``block_15`` is the first layer of
   Keras's block 15), so the last blocks train too;
+* ``train_from=X, int8_after=True``: operator X alone runs in float (its weights dequantized,
+  trained); the int8 operators after it stay int8 and frozen (a QUANTIZE with the file's
+  parameters turns X's output back into the int8 tensor the file has), the gradient passing
+  through them to X (the core's int8 backward, the straight-through estimator of fake
+  quantization); an operator after X that the core has no int8 op for (the final SOFTMAX)
+  runs in float after a DEQUANTIZE;
 * ``new_head=n``: the model is cut after its last spatial ([H, W, C]) activation and a new
   head is attached: mean over H and W, DEQUANTIZE (int8 mean first: 1/HW of the floats),
   Dense(n) (Glorot-uniform weights from ``head_seed``, zero bias) and Softmax;
@@ -33,17 +39,20 @@ from .. import ops as _ops
 from ..nn import image as _image
 from . import int8_quant as _q
 from . import tflite_layers as _layers
-from .graph import ConversionError, CorruptModel, Origin, Value, count
+from .graph import ConversionError, CorruptModel, Origin, Value
 from .tflite_int8_ops import SUPPORTED_INT8_OPS, Int8Ops, Int8Unsupported
-from .tflite_reader import _Reader, _TYPE_NAMES, _tensor_shape, indices
+from .tflite_reader import _Reader, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
-                 head_seed=0, float_part=True, float_model=False):
+                 head_seed=0, float_part=True, float_model=False, int8_after=False):
         _Reader.__init__(self, data, fmt)
+        self.int8_after = int8_after  # the ops after train_from stay int8 (see the module doc)
+        self.requantized = {}  # core index of a float activation -> its int8 Value
+        self.requantized_source = {}  # core index of that int8 Value -> the file's tensor
         self.float_part = float_part
         self.float_model = float_model  # a float (or dynamic-range) file cut or frozen
         self.train_from = train_from
@@ -62,6 +71,12 @@ class Int8Reader(Int8Ops, _Reader):
                 self.frozen_before = _layers.resolve_start(self.table, train_from)
         else:
             self.float_start = self._float_start()
+        if int8_after and self.op_type_name(self.float_start) not in WEIGHTED_OPS:
+            raise ConversionError("%s has no weights, and with int8_after it is the one "
+                                  "operator that trains" % _layers.describe(
+                                      self.table[self.float_start]), attribute="train_from",
+                                  supported="train_from a FULLY_CONNECTED, CONV_2D or "
+                                  "DEPTHWISE_CONV_2D with int8_after")
         self.cut_after = self._cut_after() if new_head else None
 
     # ------------------------------------------------------------ the plan of the import
@@ -159,6 +174,29 @@ class Int8Reader(Int8Ops, _Reader):
                                                   producer=len(self.builder.ops) - 1)
         return self.dequantized[value.index]
 
+    def as_int8(self, value, tflite_index, label):
+        """The int8 Value of float activation ``value`` that the file holds as int8 tensor
+        ``tflite_index`` (one QUANTIZE with the file's parameters per activation)."""
+        if value is None or value.is_const or self.is_int8(value):
+            return value
+        if value.index not in self.requantized:
+            scale, zero_point = self.activation_quant(tflite_index, label)
+            index = self.builder.op(_ops.QUANTIZE, [value.index], value.core_shape, label,
+                                    (_image.f32_bits(scale), zero_point & 0xFFFFFFFF))
+            self.int8_output(index, tflite_index, label)
+            self.requantized[value.index] = Value(value.shape, index=index,
+                                                  core_shape=value.core_shape,
+                                                  producer=len(self.builder.ops) - 1)
+            self.requantized_source[index] = tflite_index  # export writes the file's tensor
+        return self.requantized[value.index]
+
+    def runs_int8(self, index, name):
+        """Does operator ``index`` (of type ``name``) run as an int8 op?"""
+        if index < self.float_start:
+            return True
+        return self.int8_after and index > self.float_start and \
+            getattr(self, "q_" + name, None) is not None and name not in ("QUANTIZE", "DEQUANTIZE")
+
     def float_const(self, tflite_index, value, label):
         """The float weight of an int8 constant, or of an int32 one with quantization
         parameters (a bias): scale · (q - zero point). Other constants (a Reshape's int32
@@ -200,22 +238,37 @@ class Int8Reader(Int8Ops, _Reader):
                     raise ConversionError("output %r is never written"
                                           % self.tensor_name(t))
                 self.builder.mark_output(self.as_float(value, "output"))
+        if self.int8_after:
+            self.check_gradient_path()
         return self.builder
 
+    def check_gradient_path(self):
+        """int8_after: every int8 op a gradient must pass from the trained operator to the
+        output has a backward in the core (CONCATENATION_S8 and PAD_S8 have none), else the
+        import is refused naming that operator of the file, not left to fail at compile."""
+        downstream = set()
+        for k, spec in enumerate(self.builder.ops):
+            node = self.builder.op_nodes[k]
+            reached = node == self.float_start or any(i in downstream for i in spec.inputs)
+            if not reached:
+                continue
+            if spec.op_type in _ops.NO_BACKWARD:
+                raise ConversionError(
+                    "%s lies between train_from (%s) and the output, and the core's %s passes "
+                    "no gradient" % (_layers.describe(self.table[node]),
+                                     _layers.describe(self.table[self.float_start]),
+                                     _ops.display_name(spec.op_type)),
+                    attribute="train_from",
+                    supported="int8 ops with a backward after train_from (QUANTIZE, DEQUANTIZE, "
+                    "CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, MAX_POOL_2D, "
+                    "AVERAGE_POOL_2D, MEAN, RESHAPE); train from after that operator, or "
+                    "without int8_after")
+            downstream.update(spec.outputs)
+
     def operator(self, index):
-        op = self.graph.Operators(index)
-        name = self.op_type_name(index)
-        label = "%s op %d (%s)" % (self.fmt, index, name)
-        self.builder.source_node = index
-        inputs = indices(op, "Inputs")
-        outputs = indices(op, "Outputs")
-        for t in outputs:
-            if self.tensor(t).Type() not in (_FLOAT32, _INT32, _INT64, _INT8):
-                raise ConversionError("output %r has dtype %s" % (
-                    self.tensor_name(t), _TYPE_NAMES.get(self.tensor(t).Type(),
-                                                         self.tensor(t).Type())),
-                    op=label, supported="int8, float32 (int32/int64 shape arithmetic)")
-        values = [self.value(t, label) for t in inputs]
+        op, name, label, inputs, outputs, values = self.operator_start(
+            index, (_FLOAT32, _INT32, _INT64, _INT8),
+            "int8, float32 (int32/int64 shape arithmetic)")
         if all(v is None or v.is_const for v in values) and name != "SHAPE":
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
@@ -223,10 +276,12 @@ class Int8Reader(Int8Ops, _Reader):
             return
         if name in ("SHAPE", "STRIDED_SLICE", "PACK"):
             result = getattr(self, "op_" + name)(op, values, inputs, outputs, label)
-        elif index >= self.float_start:
+        elif not self.runs_int8(index, name):
             result = self.float_op(name, op, values, inputs, outputs, label)
         else:
             handler = getattr(self, "q_" + name, None)
+            if index > self.float_start:  # int8_after: the trained op's output, int8 again
+                values = [self.as_int8(v, t, label) for v, t in zip(values, inputs)]
             try:
                 if handler is None:
                     raise ConversionError("op %s is not supported in the int8 part" % name,
@@ -239,12 +294,7 @@ class Int8Reader(Int8Ops, _Reader):
                     "%s; the float part may begin at or before it (train_from=%d)"
                     % (error, index), index) from None
             self.kept_ops.append(index)
-        self.set_output(outputs[0], result)
-        if not result.is_const:
-            expected = self.sample_shape(outputs[0], label)
-            if count(expected) != count(result.core_shape):
-                raise ConversionError("computed sample shape %r, the file declares %r"
-                                      % (result.core_shape, expected), op=label)
+        self.operator_output(outputs[0], result, label)
 
     def export_details(self):
         """What export needs to write the file back (SourceRecord.int8), and the notes."""
@@ -264,17 +314,22 @@ class Int8Reader(Int8Ops, _Reader):
                 if int(t) >= 0 and value is not None and value.is_const and \
                         not self.has_data(int(t)):
                     constants[int(t)] = np.asarray(value.const)
+        core_to_source.update(self.requantized_source)  # int8_after: written by a QUANTIZE
         first = "the float part begins at %s" % _layers.describe(
             self.table[self.float_start]) if self.float_start < len(self.table) else \
             "every operator of the file is kept as int8"
         notes = ["int8 model: %d operators kept as int8 (frozen, LiteRT's reference kernels' "
                  "bits); %s" % (len(kept), first)]
+        if self.int8_after:
+            notes.append("the int8 operators after it stay int8 and frozen; the gradient "
+                         "passes through them (straight-through estimator)")
         if self.new_head:
             notes.append("a new head (mean, Dense(%d), Softmax) follows %s"
                          % (int(self.new_head), _layers.describe(self.table[self.cut_after])))
         return {"kept_ops": list(self.kept_ops), "core_to_source": core_to_source,
                 "constants": constants, "op_nodes": list(self.builder.op_nodes),
                 "float_start": self.float_start,
+                "requantized": sorted(self.requantized_source),
                 "cut_after": self.cut_after, "notes": notes}
 
     # ------------------------------------------------------------ the float part
@@ -338,7 +393,7 @@ class Int8Reader(Int8Ops, _Reader):
 
 
 def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, head_seed=0,
-         float_part=True, details=False, float_model=False):
+         float_part=True, details=False, float_model=False, int8_after=False):
     """(Builder, input names, output names) of an int8 .tflite file (see the module doc).
     ``float_part=False`` keeps every op as the file has it (nothing trains: the model as
     LiteRT runs it). ``details`` adds a dict of what export needs (SourceRecord.int8) and
@@ -352,7 +407,7 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
         raise ConversionError("int8_input takes the int8 tensor of an int8 model's leading "
                               "QUANTIZE; this model's input is float", attribute="int8_input")
     reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part,
-                        float_model)
+                        float_model, int8_after)
     if float_model:
         from .tflite_reader import hybrid_note
         builder = reader.run()

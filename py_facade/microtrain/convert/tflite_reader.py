@@ -315,7 +315,10 @@ class _Reader(TfliteFolding, TfliteOps):
             raise ConversionError("the operator contradicts its tensors or options (%s: %s)"
                                   % (type(error).__name__, error), op=label) from None
 
-    def operator(self, index):
+    def operator_start(self, index, dtypes, supported):
+        """(op, name, label, inputs, outputs, input values) of operator ``index``, which
+        becomes the builder's source node; an output of a dtype not in ``dtypes`` is refused
+        (``supported`` says which are)."""
         op = self.graph.Operators(index)
         name = self.op_type_name(index)
         label = "%s op %d (%s)" % (self.fmt, index, name)
@@ -323,12 +326,26 @@ class _Reader(TfliteFolding, TfliteOps):
         inputs = indices(op, "Inputs")
         outputs = indices(op, "Outputs")
         for t in outputs:
-            tensor = self.tensor(t)
-            if tensor.Type() not in (_FLOAT32, _INT32, _INT64):
+            kind = self.tensor(t).Type()
+            if kind not in dtypes:
                 raise ConversionError("output %r has dtype %s" % (
-                    self.tensor_name(t), _TYPE_NAMES.get(tensor.Type(), tensor.Type())),
-                    op=label, supported="float32 (int32/int64 shape arithmetic)")
-        values = [self.value(t, label) for t in inputs]
+                    self.tensor_name(t), _TYPE_NAMES.get(kind, kind)), op=label,
+                    supported=supported)
+        return op, name, label, inputs, outputs, [self.value(t, label) for t in inputs]
+
+    def operator_output(self, tensor, result, label):
+        """``result`` becomes the value of the operator's output ``tensor``; an activation's
+        element count must be the one the file declares."""
+        self.set_output(tensor, result)
+        if not result.is_const:
+            expected = self.sample_shape(tensor, label)
+            if count(expected) != count(result.core_shape):
+                raise ConversionError("computed sample shape %r, the file declares %r"
+                                      % (result.core_shape, expected), op=label)
+
+    def operator(self, index):
+        op, name, label, inputs, outputs, values = self.operator_start(
+            index, (_FLOAT32, _INT32, _INT64), "float32 (int32/int64 shape arithmetic)")
         if all(v is None or v.is_const for v in values) and name not in ("SHAPE",):
             folded = self.fold(name, op, values, label)
             for t, array in zip(outputs, folded):
@@ -341,12 +358,7 @@ class _Reader(TfliteFolding, TfliteOps):
             raise ConversionError("op %s is not supported" % name, op=label,
                                   supported=SUPPORTED_OPS)
         result = handler(op, values, inputs, outputs, label)
-        self.set_output(outputs[0], result)
-        if not result.is_const:
-            expected = self.sample_shape(outputs[0], label)
-            if count(expected) != count(result.core_shape):
-                raise ConversionError("computed sample shape %r, the file declares %r"
-                                      % (result.core_shape, expected), op=label)
+        self.operator_output(outputs[0], result, label)
 
     # ------------------------------------------------------------ helpers
 

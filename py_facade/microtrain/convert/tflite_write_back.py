@@ -11,9 +11,10 @@
   dropped); a bias the import created (a constant Add folded into a MatMul without one)
   becomes the operator's bias input.
 * An int8 model (``tflite-int8``): the file's int8 operators the import kept are written as
-  they are (their tensors, quantization and buffers byte for byte), followed by the image's
-  float part as TFLite float operators (``tflite_writer.OpWriter``): a DEQUANTIZE of the
-  int8 activation, then the trained layers. LiteRT runs it; its int8 tensors are the
+  they are (their tensors, quantization and buffers byte for byte), and the image's float
+  part as TFLite float operators (``tflite_writer.OpWriter``): a DEQUANTIZE of the int8
+  activation, then the trained layers, in the image's order (with ``int8_after``, a float
+  operator between int8 ones, its output quantized into the file's int8 tensor again). LiteRT runs it; its int8 tensors are the
   session's, bit for bit (BUILTIN_REF), its float head within float rounding.
 """
 
@@ -213,16 +214,24 @@ def write_int8(source, weights, fmt, image):
                     raise ConversionError("tensor %d, computed at import, has a type export "
                                           "does not write" % t)
                 tensors[t]["Buffer"] = _tree.add_buffer(tree, array.astype(dtype).tobytes())
-    graph["Operators"] = [operators[index] for index in kept]
+    graph["Operators"] = []
     parsed = _image.read_image(image)
     writer = OpWriter(tree, parsed, dict(zip(parsed.const_f32_tensors(), weights)),
                       tensor_of=info["core_to_source"],
                       names=_float_names(source, parsed, tensors),
                       batch=_batch(graph, tensors))
-    kept_set = set(kept)
+    # the image's order: a kept operator as the file has it (at its first core op), a float
+    # op as TFLite's; a QUANTIZE that turns a float op's output back into the file's int8
+    # tensor (int8_after: the float op between int8 ones) writes that very tensor
+    kept_set, written = set(kept), set()
+    requantized = {parsed.ops[k].outputs[0] for k in range(len(parsed.ops))} & \
+        set(info.get("requantized", ()))
     for index, node in enumerate(info["op_nodes"]):
-        if node is None or node not in kept_set:
+        if parsed.ops[index].outputs[0] in requantized or node is None or node not in kept_set:
             writer.add_op(index)
+        elif node not in written:
+            graph["Operators"].append(operators[node])
+            written.add(node)
     outputs = [writer.tensor(o) for o in parsed.outputs]
     graph["Outputs"] = _ints(outputs)
     for signature in tree.get("SignatureDefs", []):

@@ -28,6 +28,7 @@ except (ImportError, NotImplementedError):  # the board: top-level modules of it
     import serial_protocol as proto
 
 from microtrain import lite
+from microtrain._shapes import element_count as _count
 
 try:  # CPython (tests): its sessions take shaped arrays
     import numpy as _numpy
@@ -44,13 +45,6 @@ def _values(data, typecode):
         values.frombytes(bytes(data))
         return values
     return array(typecode, data)      # MicroPython: a bytes initializer is the raw values
-
-
-def _count(shape):
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
 
 
 def _rows(values, width):

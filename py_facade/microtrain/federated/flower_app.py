@@ -28,7 +28,7 @@ import numpy as np
 
 from flwr.serverapp import ServerApp
 
-from .. import trainable as _trainable
+from .. import _files, trainable as _trainable
 from . import client as _client, fleet as _fleet, server as _server
 
 # key: default. Numbers < 0 (proximal-mu, server-lr) and 0 (arena, query-batch) mean
@@ -173,9 +173,7 @@ def _serve(grid, context):
 
 def _write_atomically(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".part", "wb") as handle:
-        handle.write(data)
-    os.replace(path + ".part", path)
+    _files.write_bytes(path, data)
 
 
 def write_results(folder, task, recorder):
@@ -260,6 +258,5 @@ def pyproject_text():
 def write_app(folder):
     """Write the Flower App (its pyproject.toml) into ``folder``; returns the folder."""
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "pyproject.toml"), "w") as handle:
-        handle.write(pyproject_text())
+    _files.write_bytes(os.path.join(folder, "pyproject.toml"), pyproject_text().encode())
     return folder

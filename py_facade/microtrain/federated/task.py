@@ -45,7 +45,11 @@ class FleetTask:
         clients:   number of clients (partitions)
         settings:  ``local_round`` settings (optimizer, learning_rate, loss, batch_size,
                    trainable, epochs, proximal_mu, seed)
-        split, alpha, classes_per_client, split_seed: the partition (``partition.split_labels``)
+        split:     how the rows are partitioned (``partition.split_labels``): "dirichlet"
+                   or "label"
+        alpha:     the Dirichlet concentration of a "dirichlet" split
+        classes_per_client: the classes each client holds in a "label" split
+        split_seed: the seed of the partition
         arena_bytes: the device's arena (None: exactly what the plan needs); a client whose
                    plan does not fit refuses to train
         faults:    {partition: kind} clients made to fail, for tests and demonstrations:
@@ -91,6 +95,9 @@ class FleetTask:
         self.isolate = bool(isolate)
 
     def arrays(self):
+        """The data set's arrays (``x``, ``y`` and the optional ``x_eval``, ``y_eval``), read once
+        per process and checked as ``microtrain._array_files`` reads every .npz.
+        """
         return _load(self.data)
 
     def check(self):
@@ -129,6 +136,9 @@ class FleetTask:
         return plan
 
     def parts(self):
+        """Every client's row indices into ``x``: the seeded split (``split``, ``alpha``,
+        ``classes_per_client``), the same in every process for the same settings.
+        """
         key = ("parts", self.data, self.clients, self.split, self.alpha,
                self.classes_per_client, self.split_seed)
         if key not in _CACHE:
@@ -148,6 +158,9 @@ class FleetTask:
         return x, y
 
     def eval_rows(self):
+        """(x, y) the server evaluates the global model on: ``x_eval``/``y_eval`` if the data set
+        holds them, else every row; float32 rows, float32 targets or int32 labels.
+        """
         arrays = self.arrays()
         x = arrays.get("x_eval", arrays["x"])
         y = arrays.get("y_eval", arrays["y"])

@@ -227,12 +227,7 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
         raise RunnerError("%s is not installed (bash tools/%s)" % (
             program, "setup_riscv.sh" if program.endswith("riscv32") else "setup_arm.sh"))
     with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
-        files = []
-        for index, (mount, image) in enumerate(images):
-            path = os.path.join(scratch, "romfs%d.img" % index)
-            with open(path, "wb") as handle:
-                handle.write(image)
-            files.append((path, len(image)))
+        files = _write_images(scratch, images)
         command, placed, disk = qemu_command(board, firmware, files,
                                              _RAM_DISK_BYTES if out else 0)
         command += list(qemu_args)
@@ -302,16 +297,23 @@ def run_board(board, firmware, script_name, script_text, args, images, timeout, 
             process.wait()
 
 
+def _write_images(scratch, images):
+    """Each (mount, bytes) image's bytes in a file of the scratch folder: [(path, size)]"""
+    files = []
+    for index, (_, image) in enumerate(images):
+        path = os.path.join(scratch, "romfs%d.img" % index)
+        with open(path, "wb") as handle:
+            handle.write(image)
+        files.append((path, len(image)))
+    return files
+
+
 def run_unix(firmware, script_name, script_text, args, images, timeout, out=None,
              heap=_UNIX_HEAP):
     """Run on the unix port (output passes straight through); returns its exit status."""
     with tempfile.TemporaryDirectory(prefix="microtrain-mp-") as scratch:
-        sources = []
-        for index, (mount, image) in enumerate(images):
-            path = os.path.join(scratch, "romfs%d.img" % index)
-            with open(path, "wb") as handle:
-                handle.write(image)
-            sources.append((mount, "open(%r, 'rb').read()" % path))
+        sources = [(mount, "open(%r, 'rb').read()" % path)
+                   for (mount, _), (path, _) in zip(images, _write_images(scratch, images))]
         program = os.path.join(scratch, "launcher.py")
         # MicroPython copies the RAM disk into a folder of ours; the host then writes those
         # files into the user's folder as every output is written (microtrain._files)

@@ -53,6 +53,7 @@ class ZeroPadding2D(Layer):
         return (input_shape[0] + top + bottom, input_shape[1] + left + right, input_shape[2])
 
     def params(self):
+        """PAD's params: (top | bottom << 16, left | right << 16)."""
         (top, bottom), (left, right) = self.padding
         return (top | bottom << 16, left | right << 16)
 

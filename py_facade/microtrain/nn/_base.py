@@ -123,9 +123,19 @@ class Layer:
     MERGES = False
 
     def output_shape(self, input_shape):
+        """The shape of one sample of this layer's output, given one sample's input shape
+        (a tuple without the batch dimension); the default keeps the shape.
+        """
         return tuple(input_shape)
 
     def emit(self, builder, input_tensor, input_shape, rng):
+        """Add this layer's ops (and weights) to ``builder`` and return its output tensor.
+
+        Called once per layer while a model's image is built: ``input_tensor`` is the
+        builder's tensor id of the input, ``input_shape`` one sample's shape, ``rng`` the
+        seeded ``numpy.random.Generator`` for initial weights. A merging layer
+        (``MERGES = True``) gets lists of tensors and shapes instead.
+        """
         raise NotImplementedError("%s does not define emit()" % type(self).__name__)
 
     def __call__(self, inputs):

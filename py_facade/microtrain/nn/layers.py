@@ -36,6 +36,7 @@ class _Activation(Layer):
     OP_TYPE = None
 
     def params(self):
+        """The op's integer parameters in the image (none for a plain activation)."""
         return ()
 
     def emit(self, builder, input_tensor, input_shape, rng):

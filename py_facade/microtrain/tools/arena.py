@@ -38,4 +38,12 @@ def summary(plan):
     return {"total": plan["total_bytes"], "lower_bound": bound,
             "ratio": plan["total_bytes"] / bound if bound else float("nan"),
             "reuse": plan["reuse_bytes"],
-            "update": "fused" if plan["fused_update"] else "accumulate"}
+            "update": update_mode(plan)}
+
+
+def update_mode(plan):
+    """How the weights update: "accumulate", "fused", or "fused, tiled" where some weights
+    get their gradient a block of output rows at a time (``tiled_updates``)."""
+    if not plan["fused_update"]:
+        return "accumulate"
+    return "fused, tiled" if plan.get("tiled_updates") else "fused"

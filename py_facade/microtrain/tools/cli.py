@@ -198,13 +198,18 @@ def _check_labels(labels, classes, path):
                      % (path, classes, int(labels.min()), int(labels.max())))
 
 
-def _loader(args, session, loss, shuffle=False, seed=None):
+def _input_arrays(args, session):
+    """One float32 array of samples per model input, from the --load-input files"""
     inputs = session.get_inputs_tensorinfo()
     if len(args.inputs) != len(inputs):
         raise UsageError("the model has %d input(s), got %d --load-input file(s)"
                          % (len(inputs), len(args.inputs)))
-    arrays = [_read_file(path, info["shape"][1:], "<f4", "input")
-              for path, info in zip(args.inputs, inputs)]
+    return [_read_file(path, info["shape"][1:], "<f4", "input")
+            for path, info in zip(args.inputs, inputs)]
+
+
+def _loader(args, session, loss, shuffle=False, seed=None):
+    arrays = _input_arrays(args, session)
     output = session.get_outputs_tensorinfo()[0]
     if loss.sparse_labels:
         expected = _read_file(args.expected, (), "<i4", "expected")
@@ -303,12 +308,7 @@ def run_predict(args):
     _outputs(args.output)
     path = _model_path(args)
     with TrainSession(path) as session:
-        inputs = session.get_inputs_tensorinfo()
-        if len(args.inputs) != len(inputs):
-            raise UsageError("the model has %d input(s), got %d --load-input file(s)"
-                             % (len(inputs), len(args.inputs)))
-        arrays = [_read_file(name, info["shape"][1:], "<f4", "input")
-                  for name, info in zip(args.inputs, inputs)]
+        arrays = _input_arrays(args, session)
         if len({len(a) for a in arrays}) != 1:
             raise ValueError("the input files hold %s samples"
                              % "/".join(str(len(a)) for a in arrays))
@@ -420,11 +420,16 @@ def run_info(args):
             rows.append(("of which int8 activations, at most", plan["int8_activation_bytes"]))
         rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
         rows.append(("update mode", summary["update"]))
+        if plan.get("tiled_updates"):
+            rows.append(("weights updated in tiles", plan["tiled_updates"]))
+            rows.append(("largest tile", plan["weight_tile_bytes"]))
         print(_table(("role", "bytes"), rows))
-        print("update mode %s: %s" % (summary["update"], "each weight is updated as soon as "
-                                      "its gradient is complete" if summary["update"] ==
-                                      "fused" else "gradients are kept until the optimizer "
-                                      "step"))
+        print("update mode %s: %s" % (summary["update"], {
+            "fused": "each weight is updated as soon as its gradient is complete",
+            "fused, tiled": "each weight is updated as soon as its gradient is complete; "
+                            "the largest, a block of output rows at a time (one tile of "
+                            "gradient, the same bits)",
+            "accumulate": "gradients are kept until the optimizer step"}[summary["update"]]))
         print("trained tensors: %d; backward stops at op %d"
               % (plan["num_trained_params"], plan["first_trained_op"]))
         if args.plot:

@@ -11,10 +11,10 @@ a device, build it for a board, and run it under QEMU against the host.
 What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
-   .mtm; an int8 .tflite with ``--train-from``, ``--new-head`` and ``--int8-input``, the
-   options of ``microtrain.convert``) and plans the arena with the host library for it and
-   the training configuration (``mt_plan`` is target-independent: the host's figure is the
-   device's, exactly).
+   .mtm; an int8 .tflite with ``--train-from`` (``--int8-after``), ``--new-head`` and
+   ``--int8-input``, the options of ``microtrain.convert``) and plans the arena with the
+   host library for it and the training configuration (``mt_plan`` is target-independent:
+   the host's figure is the device's, exactly).
 2. Writes ``<out>/data/mt_firmware_data.c`` and ``.h``: the model image as a const array
    (flash), the dataset rows as float32 bit patterns, ``MT_FW_ARENA_BYTES`` and the
    configuration as C, and ``<out>/firmware.json`` (the plan, the training settings and
@@ -206,8 +206,8 @@ def bits_to_float(bits):
 def read_model(model_path, conversion=None):
     """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
     a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
-    ``train_from``, ``new_head``, ``int8_input`` of ``microtrain.convert``, None where not
-    given), the foreign file converted with them."""
+    ``train_from``, ``new_head``, ``int8_input``, ``int8_after`` of ``microtrain.convert``, None
+    where not given), the foreign file converted with them."""
     options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
     if not options:
         return _model_source.model_bytes(model_path)
@@ -319,6 +319,9 @@ def _parser():
     convert.add_argument("--new-head", type=_classes, metavar="CLASSES",
                          help="cut after the last [H, W, C] activation and attach mean -> "
                               "Dense(CLASSES) -> Softmax")
+    convert.add_argument("--int8-after", action="store_true",
+                         help="with --train-from: that operator alone trains in float, the "
+                              "int8 operators after it stay int8 and pass the gradient back")
     convert.add_argument("--int8-input", action="store_true",
                          help="the input is the int8 tensor of the leading QUANTIZE: x holds "
                               "int8 values the device need not quantize")
@@ -380,7 +383,7 @@ def main(argv=None):
                             args.batch_size, num_trainable_ops, trainable)
         source_dir = None if args.sources_only else _board_source_dir(parser, args)
         conversion = {"train_from": args.train_from, "new_head": args.new_head,
-                      "int8_input": args.int8_input}
+                      "int8_input": args.int8_input, "int8_after": args.int8_after}
         record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"

@@ -1,65 +1,17 @@
 /*
- * Conv2D and DepthwiseConv2D (ops.h, spatial.h) against double references and central finite
- * differences (gradcheck_util.h): strides 1/2, VALID/SAME incl. asymmetric SAME padding, bias
- * or not, fused NONE/RELU/RELU6; and mt_spatial_axis's TFLite output sizes and pad-before
- * values. The other spatial and graph-shaping kernels: test_pool_gradcheck.c,
- * test_activation_gradcheck.c, test_add_concat_gradcheck.c.
+ * conv_gradcheck_util.h: Conv2D and DepthwiseConv2D (ops.h, spatial.h) against double references
+ * and central finite differences, what test_conv2d.c and test_depthwise_conv2d.c share: strides
+ * 1/2, VALID/SAME incl. asymmetric SAME padding, bias or not, fused NONE/RELU/RELU6, every
+ * gradient, accumulation, NULL gradients skipped.
  *
  * Kinks are kept out of every difference by construction: a fused activation's
  * pre-activations z are redrawn until every |z - kink| exceeds the most one perturbation can
  * move z (h·max|operand| + slack).
  */
+#ifndef CONV_GRADCHECK_UTIL_H
+#define CONV_GRADCHECK_UTIL_H
+
 #include "gradcheck_util.h"
-
-/* ---- geometry ------------------------------------------------------------------------------- */
-
-static void test_spatial_axis_table(void)
-{
-    static const struct { uint32_t in, k, s, pad; int status; uint32_t out, before; } cases[] = {
-        { 5, 3, 1, MT_PADDING_VALID, MT_OK, 3, 0 },  { 5, 3, 2, MT_PADDING_VALID, MT_OK, 2, 0 },
-        { 6, 3, 2, MT_PADDING_VALID, MT_OK, 2, 0 },  { 7, 2, 3, MT_PADDING_VALID, MT_OK, 2, 0 },
-        { 3, 3, 1, MT_PADDING_VALID, MT_OK, 1, 0 },  { 8, 1, 3, MT_PADDING_VALID, MT_OK, 3, 0 },
-        { 5, 2, 2, MT_PADDING_SAME, MT_OK, 3, 0 },   /* P = 1: nothing before, one after */
-        { 6, 3, 2, MT_PADDING_SAME, MT_OK, 3, 0 },   /* P = 1: asymmetric as in TFLite */
-        { 5, 3, 1, MT_PADDING_SAME, MT_OK, 5, 1 },   { 5, 3, 2, MT_PADDING_SAME, MT_OK, 3, 1 },
-        { 4, 4, 1, MT_PADDING_SAME, MT_OK, 4, 1 },   /* P = 3: one before, two after */
-        { 7, 3, 3, MT_PADDING_SAME, MT_OK, 3, 1 },   { 8, 2, 2, MT_PADDING_SAME, MT_OK, 4, 0 },
-        { 3, 1, 2, MT_PADDING_SAME, MT_OK, 2, 0 },   { 1, 3, 1, MT_PADDING_SAME, MT_OK, 1, 1 },
-        { 2, 5, 1, MT_PADDING_SAME, MT_OK, 2, 2 },   /* K > I is fine under SAME */
-        /* invalid: K > I under VALID, an empty window, stride 0, an unknown padding */
-        { 2, 3, 1, MT_PADDING_VALID, MT_ERR_SHAPE, 0, 0 }, { 1, 2, 1, MT_PADDING_VALID, MT_ERR_SHAPE, 0, 0 },
-        { 5, 0, 1, MT_PADDING_VALID, MT_ERR_SHAPE, 0, 0 }, { 5, 0, 1, MT_PADDING_SAME, MT_ERR_SHAPE, 0, 0 },
-        { 5, 3, 0, MT_PADDING_VALID, MT_ERR_SHAPE, 0, 0 }, { 5, 3, 0, MT_PADDING_SAME, MT_ERR_SHAPE, 0, 0 },
-        { 5, 3, 1, 2, MT_ERR_BAD_MODEL, 0, 0 },            { 5, 3, 2, 7, MT_ERR_BAD_MODEL, 0, 0 },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        uint32_t out = 12345, before = 12345;
-        mt_status st = mt_spatial_axis(cases[i].in, cases[i].k, cases[i].s, cases[i].pad, &out, &before);
-        if (!CHECK_STATUS(st, cases[i].status))
-            printf("    case %u (in %u, k %u, s %u, pad %u)\n", (unsigned)i, cases[i].in, cases[i].k,
-                   cases[i].s, cases[i].pad);
-        if (cases[i].status == MT_OK && (!CHECK_EQ_INT(out, cases[i].out) || !CHECK_EQ_INT(before, cases[i].before)))
-            printf("    case %u\n", (unsigned)i);
-    }
-    /* a sweep against the formula, with the window count never empty */
-    for (int in = 1; in <= 9; in++)
-        for (int k = 1; k <= 5; k++)
-            for (int s = 1; s <= 3; s++)
-                for (int same = 0; same <= 1; same++) {
-                    uint32_t out, before;
-                    int eo, eb;
-                    mt_status st = mt_spatial_axis((uint32_t)in, (uint32_t)k, (uint32_t)s, (uint32_t)same, &out, &before);
-                    if (!same && k > in) {
-                        CHECK_STATUS(st, MT_ERR_SHAPE);
-                        continue;
-                    }
-                    ref_axis(in, k, s, same, &eo, &eb);
-                    if (!CHECK_STATUS(st, MT_OK) || !CHECK_EQ_INT(out, eo) || !CHECK_EQ_INT(before, eb))
-                        printf("    in %d k %d s %d same %d\n", in, k, s, same);
-                    CHECK((int)before < k); /* the first window reaches the input */
-                    CHECK((int64_t)(out - 1) * s - (int64_t)before < in); /* and the last one */
-                }
-}
 
 /* ---- Conv2D and DepthwiseConv2D ------------------------------------------------------------- */
 
@@ -71,7 +23,7 @@ typedef struct conv_ctx {
 } conv_ctx;
 
 /* z (pre-activation) in double, straight from the definition; optionally Σ|terms| for tolerances. */
-static double ref_conv_z(const conv_ctx *c, int bb, int oh, int ow, int oc, double *abs_sum)
+static inline double ref_conv_z(const conv_ctx *c, int bb, int oh, int ow, int oc, double *abs_sum)
 {
     const mt_spatial *g = &c->g;
     double z = c->bias ? c->bias[oc] : 0.0, a = fabs(z);
@@ -94,28 +46,28 @@ static double ref_conv_z(const conv_ctx *c, int bb, int oh, int ow, int oc, doub
     return z;
 }
 
-static double act_ref(int act, double z)
+static inline double act_ref(int act, double z)
 {
     if (act == MT_FUSED_NONE) return z;
     z = z < 0 ? 0 : z;
     return (act == MT_FUSED_RELU6 && z > 6) ? 6 : z;
 }
 
-static void conv_fwd(const conv_ctx *c, float *y)
+static inline void conv_fwd(const conv_ctx *c, float *y)
 {
     (c->dw ? mt_op_depthwise_conv2d_f32_forward_ref : mt_op_conv2d_f32_forward_ref)(c->x, c->w, c->bias, y,
                                                                                     (uint32_t)c->B, &c->g);
 }
 
 /* dy is copied from r first: the kernel masks it in place by the activation's derivative. */
-static void conv_bwd(conv_ctx *c, float *dx, float *dw, float *db)
+static inline void conv_bwd(conv_ctx *c, float *dx, float *dw, float *db)
 {
     memcpy(c->tmp, c->r, sizeof(float) * (size_t)c->ny);
     (c->dw ? mt_op_depthwise_conv2d_f32_backward_ref : mt_op_conv2d_f32_backward_ref)(c->x, c->w, c->y, c->tmp, dx, dw,
                                                                                       db, (uint32_t)c->B, &c->g);
 }
 
-static double conv_objective(void *p)
+static inline double conv_objective(void *p)
 {
     conv_ctx *c = (conv_ctx *)p;
     static float y[MAXE];
@@ -124,7 +76,7 @@ static double conv_objective(void *p)
 }
 
 /* Smallest distance of any pre-activation to a kink of act (0, and 6 for ReLU6). */
-static double kink_distance(const conv_ctx *c)
+static inline double kink_distance(const conv_ctx *c)
 {
     const mt_spatial *g = &c->g;
     double d = 1e30;
@@ -138,7 +90,7 @@ static double kink_distance(const conv_ctx *c)
     return d;
 }
 
-static void test_conv_case(int dw, int B, int H, int W, int C, int OC, int KH, int KW, int SH, int SW,
+static inline void test_conv_case(int dw, int B, int H, int W, int C, int OC, int KH, int KW, int SH, int SW,
                            int same, int act, int with_bias)
 {
     static conv_ctx c;
@@ -205,7 +157,8 @@ static void test_conv_case(int dw, int B, int H, int W, int C, int OC, int KH, i
     CHECK(memcmp(s[2], db, sizeof(float) * (size_t)n[2]) == 0);
 }
 
-static void test_convolutions(void)
+/* The cases of both ops; depthwise takes OC = C. */
+static inline void check_convolutions(int dw)
 {
     /* B, H, W, C, OC, KH, KW, SH, SW, same, act, bias */
     static const int cases[][12] = {
@@ -220,21 +173,14 @@ static void test_convolutions(void)
         { 2, 4, 4, 3, 2, 4, 4, 1, 1, 1, MT_FUSED_NONE, 0 },  /* P = 3: 1 before, 2 after */
         { 2, 7, 7, 1, 3, 3, 3, 2, 2, 1, MT_FUSED_RELU6, 0 },
     };
-    for (int dw = 0; dw <= 1; dw++)
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            const int *k = cases[i];
-            int before = mt_test_passed_ + mt_test_failed_, failed = mt_test_failed_;
-            test_conv_case(dw, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11]);
-            if (mt_test_failed_ != failed)
-                printf("    ^ %s case %u (%d checks)\n", dw ? "depthwise" : "conv2d", (unsigned)i,
-                       mt_test_passed_ + mt_test_failed_ - before);
-        }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int *k = cases[i];
+        int before = mt_test_passed_ + mt_test_failed_, failed = mt_test_failed_;
+        test_conv_case(dw, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9], k[10], k[11]);
+        if (mt_test_failed_ != failed)
+            printf("    ^ %s case %u (%d checks)\n", dw ? "depthwise" : "conv2d", (unsigned)i,
+                   mt_test_passed_ + mt_test_failed_ - before);
+    }
 }
 
-int main(void)
-{
-    mt_test_seed(20240611u);
-    test_spatial_axis_table();
-    test_convolutions();
-    return MT_TEST_END();
-}
+#endif /* CONV_GRADCHECK_UTIL_H */
