@@ -367,13 +367,15 @@ static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 #endif
 
 /* The fewest x rows (pixels, a FullyConnected's batch) over which mt_s8_dense_rows sums each
- * weight row once (Σ W, then mt_s8_dot4_pixels without zx) rather than subtracting zx from
- * every input (mt_s8_dot, the rows sharing each x - zx). Σ W costs about 2 instructions a
- * weight on the DSP cores (USADA8) and 4 on the M3 and RISC-V (a byte a turn), once a call; zx
- * in the products about 0.4 a MAC on the DSP cores (two SSUB16 a word, and the C loop spills)
- * and 0.25 elsewhere, every row: a FullyConnected at batch 1 (1280 -> 1000) spent more on
- * Σ W than on its products. Helium adds its Σ W in the products' loop (VADDVA), and AVX2 has
- * its own form: there Σ W always. */
+ * weight row once (Σ W, then mt_s8_dot4_pixels without zx) rather than taking zx into the
+ * products (mt_s8_dot: the rows sharing each x - zx; four rows on Helium: mt_s8_dot4_centered,
+ * Σ W by VADDVA beside the products). Σ W costs about 2 instructions a weight on the DSP cores
+ * (USADA8), 4 on the M3 and RISC-V (a byte a turn) and 0.2 on Helium, once a call; zx in the
+ * products about 0.4 a MAC more on the DSP cores (mt_s8_dot4_zx_run's 28 instructions for 16
+ * MACs against the 22 of mt_s8_dot2x2_run's pixel pairs), 0.25 on the scalar cores and 0.06 on
+ * Helium (four VADDVA for 64 MACs), every row: a FullyConnected at batch 1 (1280 -> 1000)
+ * spent more on Σ W than on its products. AVX2 has its own form (ops/x86/s8_avx2.c): there
+ * Σ W always. */
 #if MT_X86_KERNELS
 #define MT_S8_SUM_ROWS 1u
 #elif MT_S8_MVE
