@@ -9,8 +9,8 @@
  * rescaling a' = scale((a - za)·2^L, qa) depends on its byte alone: 256 values. Past
  * ADD_TABLE_MIN elements each input's 256 rescalings are made once, by the reference's
  * mt_q_scale, into a table on the stack (1 KB each), and an element is two byte loads, two
- * table loads, the add and the output's rescaling (mt_q_scale_known: an SMLAL and four
- * shifts and adds), the clamp and the store: about 21 instructions where the three
+ * table loads, the add and the output's rescaling (mt_q_scale_known: three instructions, an
+ * SMLAL and a shift), the clamp and the store: about 21 instructions where the three
  * rescalings took 81 on the M3 and M7. Every entry is the reference's value for its byte, so
  * every output is the reference's, ties included. Shorter runs take the reference itself (the
  * tables cost about 6000 instructions to make).
