@@ -34,6 +34,7 @@ class SessionPersistence:
             return self._properties.get(name, *default)
 
     def remove_property(self, name):
+        """Remove the property ``name`` (added, or loaded from a checkpoint; KeyError if absent)."""
         with self._lock:
             self._require_open()
             self._properties.remove(name)

@@ -206,6 +206,7 @@ class SessionState:
 
     @property
     def batch_size(self):
+        """The batch size the session was compiled with (the rows of every step)."""
         with self._lock:
             self._require_open()
             return self._batch_size
@@ -282,6 +283,9 @@ class SessionState:
     # ---------------------------------------------------------------- hyper-parameters, counters
 
     def set_learning_rate(self, learning_rate):
+        """Set the optimizer's learning rate for the next steps (a finite float32 >= 0; a
+        registered scheduler sets it again at its next step).
+        """
         with self._lock:
             self._require_training("set_learning_rate")
             value = float(learning_rate)
@@ -291,6 +295,7 @@ class SessionState:
             self._backend.set_learning_rate(value)
 
     def get_learning_rate(self):
+        """The learning rate the next step uses (float32, as the core holds it)."""
         with self._lock:
             self._require_training("get_learning_rate")
             return self._backend.get_learning_rate()
@@ -303,6 +308,7 @@ class SessionState:
             return {"step": int(step), "epoch": int(epoch)}
 
     def set_epoch(self, epoch):
+        """Set the epoch counter (an integer in [0, 2**63)) that schedules and checkpoints read."""
         with self._lock:
             self._require_compiled("set_epoch")
             if not is_integer(epoch) or not 0 <= epoch <= _INT64_MAX:

@@ -34,7 +34,7 @@ def resolve(dotted):
 def public_members(obj):
     """(qualified name, member) of what the reference shows under ``obj``: a module's public
     names defined in it (or listed in ``__all__``), a class's public methods and properties
-    defined on it."""
+    defined on it or on the package's classes it derives from."""
     if inspect.ismodule(obj):
         names = getattr(obj, "__all__", None)
         if names is None:
@@ -47,13 +47,20 @@ def public_members(obj):
             if inspect.isclass(member):
                 yield from public_members(member)
     elif inspect.isclass(obj):
-        for name, member in vars(obj).items():
-            if name.startswith("_"):
+        # the class's own members and those of the package's classes it is made of (the
+        # session's mixins: the reference renders Session with its inherited members)
+        seen = set()
+        for owner in obj.__mro__:
+            if not owner.__module__.startswith("microtrain"):
                 continue
-            if isinstance(member, (staticmethod, classmethod)):
-                member = member.__func__
-            if inspect.isfunction(member) or isinstance(member, property):
-                yield "%s.%s" % (obj.__qualname__, name), member
+            for name, member in vars(owner).items():
+                if name.startswith("_") or name in seen:
+                    continue
+                seen.add(name)
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if inspect.isfunction(member) or isinstance(member, property):
+                    yield "%s.%s" % (owner.__qualname__, name), member
 
 
 def undocumented():
