@@ -305,7 +305,7 @@ static int requant_block_matches(const int32_t *sums, uint32_t n, uint32_t R, co
     const mt_q_params p = mt_q_unpack(packed);
     mt_q_requant q[4];
     mt_s8_requants(bias_, rq_, 0, R, q);
-    int32_t acc[4 * MT_S8_RUN];
+    int32_t acc[4 * MT_S8_RUN] = {0}; /* lanes past n unread; -O1 cannot tell */
     int8_t out[MT_S8_RUN * 5];
     memset(out, 0x5a, sizeof out);
     for (uint32_t j = 0; j < n; ++j) /* lanes past R: channel 0's, as mt_s8_requants makes them */
