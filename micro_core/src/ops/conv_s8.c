@@ -19,7 +19,13 @@
  *   dx[tap, c] += Σ_oc dv[oc] · w    (Conv2D: each sum from +0 by ascending oc, then added, as
  *                                     the float Conv2D's reference: its bits on w)
  *   dx[tap, c] += dv[c] · w          (Depthwise: a fused multiply-add into dx, as the float one)
- * for every in-bounds tap of every output, outputs in order; the int8 weights never train.
+ * for every in-bounds tap of every output, outputs in order. Trained in place (the gradients
+ * of the real weight w and bias sx·sw[oc]·b), with x = sx·(x_q - zx) dequantized per use:
+ *   dW[oc,kh,kw,c] += Σ_{b, outputs (oh,ow) whose tap (kh,kw) is in bounds} dv[oc] · x[tap, c]
+ *                     (Depthwise: dW[0,kh,kw,c] with dv[c])
+ *   db[oc]         += Σ_{b,oh,ow} dv[oc]
+ * each sum from +0 over b, then the outputs in order, then added: the float ops' reference
+ * backward, whose bits on the dequantized input these are.
  */
 #include <string.h>
 
@@ -170,11 +176,39 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
             }
 }
 
+/* dW += Σ dv·x and db += Σ dv (the comment atop): Conv2D's weight [OC, KH, KW, C], the
+ * depthwise one's [1, KH, KW, C] (its channel oc = c) */
+static void conv_s8_weight_grads(const int8_t *x, const float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
+                                 uint32_t packed, int depthwise)
+{
+    const int32_t zx = mt_q_unpack(packed).x_zp;
+    const uint32_t OC = depthwise ? 1u : g->OC, YC = depthwise ? g->C : g->OC; /* weight rows; dy's channels */
+    if (d->dw)
+        for (uint32_t oc = 0; oc < OC; ++oc)
+            for (uint32_t kh = 0; kh < g->KH; ++kh)
+                for (uint32_t kw = 0; kw < g->KW; ++kw)
+                    for (uint32_t c = 0; c < g->C; ++c) {
+                        const uint32_t channel = depthwise ? c : oc;
+                        float acc = 0.0f;
+                        int32_t ih, iw;
+                        for (uint32_t b = 0; b < B; ++b)
+                            MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw) {
+                                const int32_t xq = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * YC + channel],
+                                              d->x_scale * (float)(xq - zx), acc);
+                            }
+                        d->dw[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
+                    }
+    if (d->db) mt_op_bias_f32_backward_ref(dy, d->db, (size_t)B * g->OH * g->OW, YC);
+}
+
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                              const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
+                              const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
+    conv_s8_weight_grads(x, dy, d, B, g, packed, 0);
+    float *dx = d->dx;
     if (!dx) return;
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -196,10 +230,12 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
 }
 
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                                        const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
-                                        uint32_t packed)
+                                        const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
+                                        const mt_spatial *g, uint32_t packed)
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+    conv_s8_weight_grads(x, dy, d, B, g, packed, 1);
+    float *dx = d->dx;
     if (!dx) return;
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
@@ -291,12 +327,13 @@ static void s8_conv_backward(const mt_op_desc *op, mt_tensor_rt *t, int depthwis
     mt_spatial g;
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
     g.activation = MT_FUSED_NONE;
+    const mt_q_grads d = mt_q_grads_of(op, t);
     if (depthwise)
         mt_op_depthwise_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias,
-                                           mt_q_s32(&t[op->inputs[3]]), y->grad, x->grad, n, &g, op->params[0]);
+                                           mt_q_s32(&t[op->inputs[3]]), y->grad, &d, n, &g, op->params[0]);
     else
         mt_op_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                                 y->grad, x->grad, n, &g, op->params[0]);
+                                 y->grad, &d, n, &g, op->params[0]);
 }
 
 static void conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
