@@ -239,7 +239,11 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     mt_status st = check_quant(img, &t);
     if (st != MT_OK) return st;
     if (t.flags & ~known) return MT_ERR_BAD_MODEL;
-    if ((t.flags & MT_TENSOR_TRAINABLE) && (!(t.flags & MT_TENSOR_CONST) || t.dtype != MT_DTYPE_F32))
+    /* TRAINABLE: a CONST f32 weight, or an int8 weight or int32 bias with its quantization
+     * record (an int8 layer trained in place: plan_qas.c says which ops may read it) */
+    mt_quant tq;
+    if ((t.flags & MT_TENSOR_TRAINABLE) &&
+        (!(t.flags & MT_TENSOR_CONST) || (t.dtype != MT_DTYPE_F32 && !mt_image_quant(img, &t, &tq))))
         return MT_ERR_BAD_MODEL;
     if (t.flags & MT_TENSOR_CONST) {
         if (t.flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) return MT_ERR_BAD_MODEL;

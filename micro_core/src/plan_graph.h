@@ -58,4 +58,13 @@ uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, ui
 mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B);
 
+/* plan_qas.c: int8 layers trained in place. The check refuses (MT_ERR_UNSUPPORTED, *op and
+ * *tensor naming it) a trained quantized tensor that is no int8 op's weight or bias alone, or
+ * an optimizer other than SGD (without weight decay or proximal term). record_floats: the
+ * floats of a quantized tensor's decoded record (0: none), which record_write fills. */
+mt_status mt_plan_qas_check(const mt_image *img, const mt_train_config *cfg, const graph_facts *f, int32_t *op,
+                            int32_t *tensor);
+uint32_t mt_plan_q_record_floats(const mt_image *img, const graph_facts *f, uint32_t index);
+void mt_plan_q_record_write(const mt_image *img, uint32_t index, uint32_t floats, int trained, float *record);
+
 #endif /* MT_PLAN_GRAPH_H */

@@ -12,6 +12,7 @@
 #include "microtrain.h"
 #include "mt_math.h"
 #include "ops/ops.h"
+#include "ops/quant_grad.h"
 #include "optimizers.h"
 #include "plan_graph.h"
 #include "session.h"
@@ -249,6 +250,35 @@ static void apply_update(mt_session *s, const update_block *b, float grad_scale)
                                   s->beta1_power, s->beta2_power, grad_scale, prox);
 }
 
+/* A trained int8 weight or int32 bias (an int8 layer trained in place) takes the QAS update
+ * (ops/qas.c; the planner allowed SGD alone): input k of op o. */
+static void qas_view(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, mt_qas_tensor *v)
+{
+    mt_qas_tensor_of(&s->ops[o], k, t, t->grad, s->cfg.momentum, v);
+}
+
+/* The guard and the update of trained tensor t, input k of op o, whatever its dtype */
+static int tensor_update_is_finite(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
+                                   float grad_scale, double beta1_power, double beta2_power)
+{
+    if (t->dtype == MT_DTYPE_F32) return update_is_finite(s, b, grad_scale, beta1_power, beta2_power);
+    mt_qas_tensor v;
+    qas_view(s, o, k, t, &v);
+    return mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+}
+
+static void apply_tensor_update(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
+                                float grad_scale)
+{
+    if (t->dtype == MT_DTYPE_F32) {
+        apply_update(s, b, grad_scale);
+        return;
+    }
+    mt_qas_tensor v;
+    qas_view(s, o, k, t, &v);
+    mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+}
+
 /* The scale that turns summed gradients into the configured reduction. */
 static float grad_scale_for(const mt_session *s, int64_t rows)
 {
@@ -331,13 +361,13 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
             }
             update_block b;
             block_of(s, t, 0, t->count, t->grad, &b);
-            if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (!tensor_update_is_finite(s, o, k, t, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_update(s, &b, grad_scale);
+            apply_tensor_update(s, o, k, t, &b, grad_scale);
             PROFILE(0u);
         }
     }
@@ -392,12 +422,13 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     return MT_OK;
 }
 
-/* The first op reading weight tensor `tensor` (what an error about it names), or -1. */
-static int32_t reader_of(const mt_session *s, uint16_t tensor)
+/* The first op reading weight tensor `tensor` (what an error about it names; a quantized one's
+ * only reader, plan_qas.c), or -1, and the input it reads it as (*input). */
+static int32_t reader_of(const mt_session *s, uint16_t tensor, int *input)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o)
         for (int k = 0; k < s->ops[o].num_inputs; ++k)
-            if (s->ops[o].inputs[k] == tensor) return (int32_t)o;
+            if (s->ops[o].inputs[k] == tensor) return *input = k, (int32_t)o;
     return -1;
 }
 
@@ -412,9 +443,11 @@ mt_status mt_session_optimizer_step(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         update_block b;
         block_of(s, t, 0, t->count, t->grad, &b);
-        if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+        int input = 0;
+        const int32_t o = reader_of(s, s->trained[k], &input);
+        if (!tensor_update_is_finite(s, (uint32_t)o, input, t, &b, grad_scale, beta1_power, beta2_power)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
-            return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
+            return step_failed(s, MT_ERR_NUMERIC, o, (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
@@ -422,7 +455,9 @@ mt_status mt_session_optimizer_step(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         update_block b;
         block_of(s, t, 0, t->count, t->grad, &b);
-        apply_update(s, &b, grad_scale);
+        int input = 0;
+        const int32_t o = reader_of(s, s->trained[k], &input);
+        apply_tensor_update(s, (uint32_t)o, input, t, &b, grad_scale);
     }
     return MT_OK;
 }

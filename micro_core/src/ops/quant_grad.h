@@ -78,8 +78,9 @@ static inline const float *mt_q_weight_scales(const mt_tensor_rt *w)
     return w->opt_state;
 }
 
-/* Floats of an int8 weight's or an int32 bias's decoded record before its momentum: the
- * weight's `channels` scales and sx, the bias's `channels` scales sx·sw[c] */
+/* Floats of a trained int8 weight's or int32 bias's decoded record before its momentum: the
+ * weight's `channels` scales and sx, the bias's `channels` scales sx·sw[c] (a frozen int8
+ * weight's record is its scales alone: no weight gradient reads sx) */
 static inline uint32_t mt_q_record_floats(uint8_t dtype, uint32_t channels)
 {
     return dtype == MT_DTYPE_I8 ? channels + 1u : channels;
@@ -133,7 +134,7 @@ int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum
 /* The view of trained weight t, input k (1: weight, 2: bias) of `op`, with gradient g */
 void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
                       mt_qas_tensor *v);
-/* round half to even of v, saturated to [lo, hi] (lo, hi integers, |lo|, |hi| < 2^62) */
+/* round half to even of v (never NaN: the guard sees to it), saturated to [lo, hi] (|lo|, |hi| < 2^62) */
 int64_t mt_qas_round(double v, int64_t lo, int64_t hi);
 /* add_s8.c: da += dy·mask, db += dy·mask (either may be NULL) */
 void mt_op_add_s8_backward(const int8_t *a, const int8_t *b, float *dy, float *da, float *db, size_t N,
