@@ -1,0 +1,285 @@
+"""Int8 layers trained in place (``convert(..., train_from=X, int8_train=True)``): the int8
+weights and int32 biases of the Conv2D, DepthwiseConv2D and FullyConnected operators from X on
+stay int8 in the arena and are updated with quantization-aware scaling (ops/qas.c,
+docs/guides/int8.md "Training int8 layers in place"):
+
+* the gradients of the real weights sw[c]·W_q and biases sx·sw[c]·b_q against PyTorch's
+  autograd of the same layers fake-quantized (tests/convert/test_int8_backward.py's graph),
+  within float rounding (the sums' orders differ; bit for bit against the float ops' reference
+  backward: tests/ops/test_conv_s8.c, test_dense_s8.c);
+* the QAS step against NumPy, bit for bit, from the core's own gradients: plain SGD and
+  momentum over two steps, accumulated and applied (optimizer_step) as well as fused into
+  the backward (train_step), which give the same bits;
+* the trained model exported to .tflite, run by LiteRT's reference kernels to the session's
+  outputs exactly; the refusals (Adam, weight decay, an option without train_from).
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import ops as _ops
+from microtrain.convert import ConversionError
+from microtrain.nn import image as _image
+from microtrain.tools import arena
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_int8_backward import (KWS, Q_ADD, Q_CONV, Q_DW, Q_FC, Q_IN,  # noqa: E402
+                                build_graph, dequantized, fake_quantizer)
+
+pytest.importorskip("tflite")
+
+TRAINED_OPS = (_ops.CONV2D_S8, _ops.DEPTHWISE_CONV2D_S8, _ops.DENSE_S8)
+
+
+def trained_layers(model):
+    """[(op, weight tensor, bias tensor)] of the int8 ops whose weights train in place"""
+    image = _image.read_image(model._image)
+    return [(op, op.inputs[1], op.inputs[2]) for op in image.ops
+            if op.op_type in TRAINED_OPS and
+            image.tensors[op.inputs[1]].flags & _image.FLAG_TRAINABLE]
+
+
+def arena_tensor(session, tensor, kind, dtype, count):
+    """A copy of ``tensor``'s buffer of ``kind`` ("weight", "gradient", "optimizer") in the
+    session's arena, ``count`` values of ``dtype`` from its start."""
+    offsets = {b["tensor"]: b["offset"] for b in arena.plan_buffers(session)
+               if b["kind"] == kind}
+    size = np.dtype(dtype).itemsize * count
+    return session._backend._arena[offsets[tensor]:offsets[tensor] + size].view(dtype).copy()
+
+
+def rows(seed, n=4):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-4.0, 4.0, (n, 5, 5, 2)).astype(np.float32),
+            rng.uniform(-2.0, 2.0, (n, 4)).astype(np.float32))
+
+
+# ---------------------------------------------------------------- gradients against PyTorch
+
+def torch_gradients(p, x, dy):
+    """PyTorch's gradients of sum(dy · y) in the three weighted layers' dequantized weights
+    and real biases, every int8 activation fake-quantized (test_int8_backward's graph)."""
+    import torch
+    import torch.nn.functional as F
+
+    fq, _ = fake_quantizer()
+
+    def leaf(value):
+        return value.clone().requires_grad_(True)
+
+    w1 = leaf(dequantized(p["w1"], p["s1"], 0).permute(0, 3, 1, 2))
+    b1 = leaf(torch.tensor(p["b1"].astype(np.float32) * (p["s1"] * np.float32(Q_IN[0]))))
+    w2 = leaf(dequantized(p["w2"], p["s2"], 3).permute(3, 0, 1, 2))
+    b2 = leaf(torch.tensor(p["b2"].astype(np.float32) * (p["s2"] * np.float32(Q_CONV[0]))))
+    w3 = leaf(dequantized(p["w3"], np.atleast_1d(p["s3"]), 0))
+    b3 = leaf(torch.tensor(p["b3"].astype(np.float32) * (p["s3"] * np.float32(Q_ADD[0]))))
+    xq = fq(torch.tensor(x).permute(0, 3, 1, 2), Q_IN)
+    c1 = fq(F.conv2d(xq, w1, b1, padding=1), Q_CONV)
+    d1 = fq(F.conv2d(c1, w2, b2, padding=1, groups=3), Q_DW, Q_DW[1], 127)
+    a1 = fq(d1 + c1, Q_ADD)
+    p1 = litert_average_pool(a1, Q_ADD)
+    y = fq(p1.permute(0, 2, 3, 1).reshape(len(x), -1) @ w3.T + b3, Q_FC)
+    (y * torch.tensor(dy)).sum().backward()
+    return [w1.grad.permute(0, 2, 3, 1).numpy(), b1.grad.numpy(),
+            w2.grad.permute(1, 2, 3, 0).numpy(), b2.grad.numpy(), w3.grad.numpy(),
+            b3.grad.numpy()]
+
+
+def litert_average_pool(a, q):
+    """A 2x2 average pool of the fake-quantized a as LiteRT's int8 kernel rounds it (the
+    sum of the int8 values, then half away from zero), its gradient the float pool's (the
+    straight-through estimator): the FullyConnected after it reads these values, so its
+    weight gradient needs them exact, where fake quantization's half-to-even rounding would
+    differ at every tie."""
+    import torch
+    import torch.nn.functional as F
+
+    average = F.avg_pool2d(a, 2, 2)
+    sums = np.rint(average.detach().double().numpy() * 4.0 / q[0]) + 4 * q[1]  # Σ q, exact
+    levels = np.where(sums > 0, np.trunc((sums + 2) / 4), np.trunc((sums - 2) / 4))
+    exact = torch.tensor(((levels - q[1]) * q[0]).astype(np.float32))
+    return average + (exact - average).detach()
+
+
+def test_int8_weights_get_pytorchs_fake_quantized_gradients():
+    pytest.importorskip("torch")
+    data, p = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_train=True)
+    kinds = [op.op_type for op in _image.read_image(model._image).ops]
+    assert kinds == [_ops.QUANTIZE, _ops.CONV2D_S8, _ops.DEPTHWISE_CONV2D_S8, _ops.ADD_S8,
+                     _ops.AVERAGE_POOL2D_S8, _ops.DENSE_S8, _ops.DEQUANTIZE], kinds
+    layers = trained_layers(model)
+    assert len(layers) == 3
+    x, target = rows(5)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(1.0), microtrain.losses.MeanSquaredError("sum"),
+                        batch_size=4, accumulate_gradients=True)
+        plan = session.memory_plan()
+        assert plan["num_trained_params"] == 6 and plan["first_trained_op"] == 1
+        print("layers trained in int8:", plan["int8_trained_layers"])
+        assert len(plan["int8_trained_layers"]) == 3
+        session.train_step(x, target, update=False)
+        y = session.output_buffer()[:4].copy()
+        image = _image.read_image(model._image)
+        core = []
+        for _, w, b in layers:
+            for t in (w, b):
+                dims = image.tensors[t].dims
+                core.append(arena_tensor(session, t, "gradient", np.float32,
+                                         int(np.prod(dims))).reshape(dims))
+    expected = torch_gradients(p, x, 2.0 * (y - target) / 4)  # MSE: 2(y - t) / D, D = 4
+    for name, got, want in zip(("w1", "b1", "w2", "b2", "w3", "b3"), core, expected):
+        assert np.any(got != 0), name
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.max(np.abs(want)),
+                                   err_msg=name)
+
+
+# ---------------------------------------------------------------- the QAS step against NumPy
+
+def qas_numpy(q, g, scales, channel_of, lr, momentum, grad_scale, buf):
+    """ops/qas.c's step in NumPy: d = g·grad_scale; momentum: buf = μ·buf + d, d = buf;
+    q <- sat(round_half_even(double(q) - double(lr·(d / s)))), each float op in float32"""
+    f32 = np.float32
+    d = (g.reshape(-1) * f32(grad_scale)).astype(f32)
+    if momentum > 0:
+        buf = (f32(momentum) * buf + d).astype(f32)
+        d = buf
+    step = (f32(lr) * (d / scales[channel_of]).astype(f32)).astype(f32)
+    value = np.rint(q.reshape(-1).astype(np.float64) - step.astype(np.float64))
+    info = np.iinfo(q.dtype)
+    low = -127 if q.dtype == np.int8 else info.min
+    return np.clip(value, low, info.max).astype(q.dtype).reshape(q.shape), buf
+
+
+def channels_of(op_type, dims, bias):
+    """The scale index of each element (ops/qas.c: mt_qas_tensor_of)"""
+    count = int(np.prod(dims))
+    if bias:
+        return np.arange(count)
+    if op_type == _ops.DEPTHWISE_CONV2D_S8:
+        return np.arange(count) % dims[3]
+    return np.arange(count) // (count // dims[0])
+
+
+def record_scales(image, op, tensor, bias):
+    """A trained tensor's scales: the weight's sw[c], the bias's sx·sw[c] (as the file holds
+    them), a per-tensor scale repeated"""
+    t = image.tensors[tensor]
+    channels = len(channels_of(op.op_type, t.dims, True)) if bias else \
+        (t.dims[3] if op.op_type == _ops.DEPTHWISE_CONV2D_S8 else t.dims[0])
+    return np.broadcast_to(np.asarray(t.quant.scales, np.float32), (channels,)).copy()
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_the_qas_step_is_numpys_bit_for_bit(momentum):
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_train=True)
+    image = _image.read_image(model._image)
+    layers = trained_layers(model)
+    lr = 0.05
+    tensors = [(op, t, k == 1) for op, w, b in layers for k, t in enumerate((w, b))]
+    with microtrain.TrainSession(model) as session, \
+            microtrain.TrainSession(model) as fused:
+        session.compile(microtrain.optimizers.SGD(lr, momentum=momentum), "mse", batch_size=4,
+                        accumulate_gradients=True)
+        fused.compile(microtrain.optimizers.SGD(lr, momentum=momentum), "mse", batch_size=4)
+        assert fused.memory_plan()["fused_update"] == 1
+        bufs = {t: np.zeros(int(np.prod(image.tensors[t].dims)), np.float32)
+                for _, t, _ in tensors}
+        changed = 0
+        for step in range(2):
+            x, target = rows(10 + step)
+            session.train_step(x, target, update=False)
+            before, grads = {}, {}
+            for op, t, bias in tensors:
+                dims, count = image.tensors[t].dims, int(np.prod(image.tensors[t].dims))
+                dtype = np.int32 if bias else np.int8
+                before[t] = arena_tensor(session, t, "weight", dtype, count).reshape(dims)
+                grads[t] = arena_tensor(session, t, "gradient", np.float32, count)
+            session.optimizer_step()
+            session.lazy_reset_grad()  # the next step accumulates from 0
+            fused.train_step(x, target)
+            for op, t, bias in tensors:
+                dims, count = image.tensors[t].dims, int(np.prod(image.tensors[t].dims))
+                dtype = np.int32 if bias else np.int8
+                after = arena_tensor(session, t, "weight", dtype, count).reshape(dims)
+                want, bufs[t] = qas_numpy(before[t], grads[t], record_scales(image, op, t, bias),
+                                          channels_of(op.op_type, dims, bias), lr, momentum,
+                                          np.float32(1.0) / np.float32(4), bufs[t])
+                np.testing.assert_array_equal(after, want, err_msg="tensor %d, step %d" % (t, step))
+                np.testing.assert_array_equal(
+                    arena_tensor(fused, t, "weight", dtype, count).reshape(dims), after)
+                changed += int(np.count_nonzero(after != before[t]))
+        assert changed > 20  # the steps move weights: the comparison is of updates
+
+
+# ---------------------------------------------------------------- export and refusals
+
+def test_a_model_trained_in_place_exports_to_litert_bit_for_bit(tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_train=True)
+    x, target = rows(7)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(0.05), "mse", batch_size=4)
+        before = session.infer(x)[0]
+        for _ in range(3):
+            session.train_step(x, target)
+        outputs = session.infer(x)[0]
+        assert np.any(outputs != before)
+        session.export_model_for_inference(str(tmp_path / "trained.tflite"))
+    interpreter = Interpreter(model_path=str(tmp_path / "trained.tflite"),
+                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    interpreter.allocate_tensors()
+    given, got = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
+    litert = []
+    for row in x:
+        interpreter.set_tensor(given["index"], row[None])
+        interpreter.invoke()
+        litert.append(interpreter.get_tensor(got["index"]).reshape(-1))
+    np.testing.assert_array_equal(np.array(litert), outputs)
+
+
+def test_int8_training_refuses_what_qas_does_not_compute():
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_train=True)
+    with microtrain.TrainSession(model) as session:
+        with pytest.raises(ValueError, match="int8 weights in place.*SGD"):
+            session.compile("adam", "mse", batch_size=2)
+        with pytest.raises(ValueError, match="weight_decay 0.01"):
+            session.compile(microtrain.optimizers.SGD(0.1, weight_decay=0.01), "mse",
+                            batch_size=2)
+        with pytest.raises(ValueError, match="proximal_mu"):
+            session.compile("sgd", "mse", batch_size=2, proximal_mu=0.1)
+        session.compile("sgd", "mse", batch_size=2)  # what it supports
+        with pytest.raises(microtrain.MicrotrainError, match="UNSUPPORTED|unsupported"):
+            session.checkpoint_bytes()
+    with pytest.raises(ConversionError, match="int8_train"):
+        microtrain.convert(data, int8_train=True)
+    with pytest.raises(ConversionError, match="int8_train"):
+        microtrain.convert(data, train_from=1, int8_train=True, int8_after=True)
+
+
+def test_keyword_spotter_trains_its_last_layers_in_int8():
+    """MLPerf Tiny's keyword spotter from its last pointwise Conv2D: the Conv2D and the
+    FullyConnected train in int8 (1 byte a weight), the loss falls."""
+    model = microtrain.convert(KWS, train_from="conv2d_4", int8_train=True)
+    assert "trained in place" in model.source.notes[0]
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (8, 49, 10, 1)).astype(np.float32)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 8)]
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(0.002), "categorical_crossentropy",
+                        batch_size=8)
+        plan = session.memory_plan()
+        print("keyword spotter trained in int8 from conv2d_4: %d bytes, weights %d"
+              % (plan["total_bytes"], plan["weight_bytes"]))
+        assert len(plan["int8_trained_layers"]) == 2
+        losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(6)]
+    assert losses[-1] < losses[0], losses
