@@ -257,6 +257,20 @@ static void qas_view(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, mt
     mt_qas_tensor_of(&s->ops[o], k, t, t->grad, s->cfg.momentum, v);
 }
 
+/* ... rows first .. first + rows of its weight (input 1 of a Conv2D or FullyConnected, whose
+ * rows are its output channels), the gradient the tile t->grad holds */
+static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t first, uint32_t rows,
+                     mt_qas_tensor *v)
+{
+    qas_view(s, o, 1, t, v);
+    const size_t start = (size_t)first * v->inner;
+    v->q = (int8_t *)v->q + start;
+    v->buf = v->buf ? v->buf + start : NULL;
+    v->scale += first;
+    v->N = (size_t)rows * v->inner;
+    v->channels = rows;
+}
+
 /* The guard and the update of trained tensor t, input k of op o, whatever its dtype */
 static int tensor_update_is_finite(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
                                    float grad_scale, double beta1_power, double beta2_power)
@@ -316,11 +330,17 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
             update_block b;
             block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
             tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
-            if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+            mt_qas_tensor v; /* an int8 layer trained in place: rows first .. first + r */
+            if (t->dtype != MT_DTYPE_F32) qas_rows(s, o, t, first, r, &v);
+            const int finite = t->dtype != MT_DTYPE_F32
+                                   ? mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale)
+                                   : update_is_finite(s, &b, grad_scale, beta1_power, beta2_power);
+            if (pass == 0 && !finite) {
                 s->numeric_errors += 1; /* stop before it: none of t's elements changed */
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[1]);
             }
-            if (pass == 1) apply_update(s, &b, grad_scale);
+            if (pass == 1 && t->dtype != MT_DTYPE_F32) mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+            else if (pass == 1) apply_update(s, &b, grad_scale);
         }
         if (pass == 0 && !*begun) begin_update(s), *begun = 1;
     }

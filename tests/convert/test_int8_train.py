@@ -283,3 +283,30 @@ def test_keyword_spotter_trains_its_last_layers_in_int8():
         assert len(plan["int8_trained_layers"]) == 2
         losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(6)]
     assert losses[-1] < losses[0], losses
+
+
+def test_tiled_int8_updates_are_the_whole_gradients_bits():
+    """A Conv2D of 64 x 64 int8 weights (MLPerf Tiny's keyword spotter's last pointwise one)
+    trained in place with fused updates is updated in tiles of output channels (its f32
+    gradient is never whole): the same bits as the accumulated step's whole gradient."""
+    model = microtrain.convert(KWS, train_from="conv2d_4", int8_train=True)
+    image = _image.read_image(model._image)
+    conv = [w for op, w, _ in trained_layers(model) if op.op_type == _ops.CONV2D_S8][0]
+    count = int(np.prod(image.tensors[conv].dims))
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, (2, 49, 10, 1)).astype(np.float32)
+    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 2)]
+    with microtrain.TrainSession(model) as tiled, microtrain.TrainSession(model) as whole:
+        for session, accumulate in ((tiled, False), (whole, True)):
+            session.compile(microtrain.optimizers.SGD(0.01, momentum=0.5),
+                            "categorical_crossentropy", batch_size=2,
+                            accumulate_gradients=accumulate)
+        plan = tiled.memory_plan()
+        assert plan["tiled_updates"] >= 1 and plan["gradient_bytes"] < 4 * count
+        start = arena_tensor(tiled, conv, "weight", np.int8, count)
+        for _ in range(2):
+            tiled.train_step(x, y)
+            whole.train_step(x, y)
+            np.testing.assert_array_equal(arena_tensor(tiled, conv, "weight", np.int8, count),
+                                          arena_tensor(whole, conv, "weight", np.int8, count))
+        assert np.count_nonzero(arena_tensor(tiled, conv, "weight", np.int8, count) != start) > 100

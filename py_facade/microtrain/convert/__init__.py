@@ -165,9 +165,9 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
     int8_options = train_from is not None or new_head is not None or int8_input or int8_after
-    if int8_train and (train_from is None or new_head is not None or int8_after):
+    if int8_train and (train_from is None or int8_after):
         raise ConversionError("int8_train trains the int8 operators from train_from on in "
-                              "place; it needs train_from, and neither new_head nor int8_after",
+                              "place; it needs train_from, and not int8_after",
                               attribute="int8_train",
                               supported="convert(path, train_from=<op>, int8_train=True)")
     if int8_after and (train_from is None or new_head is not None):
