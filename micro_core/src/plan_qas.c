@@ -18,22 +18,16 @@
 #include "plan_graph.h"
 
 /* The one op reading quantized tensor `index` as its weight or bias (*k: 1 or 2), or -1 when
- * another op or another input reads it */
+ * another op or another input reads it, or an op that is no weighted int8 one */
 static int32_t qas_reader(const mt_image *img, uint32_t index, int *k)
 {
-    int32_t reader = -1;
-    for (uint32_t o = 0; o < img->num_ops; ++o) {
-        mt_op_desc op;
-        mt_image_op(img, o, &op);
-        for (int i = 0; i < op.num_inputs; ++i) {
-            if (op.inputs[i] != index) continue;
-            const int weighted = op.type == MT_OP_CONV2D_S8 || op.type == MT_OP_DEPTHWISE_CONV2D_S8 ||
-                                 op.type == MT_OP_DENSE_S8;
-            if (reader >= 0 || !weighted || (i != 1 && i != 2)) return -1;
-            reader = (int32_t)o, *k = i;
-        }
-    }
-    return reader;
+    const int32_t reader = mt_plan_only_reader(img, index, k);
+    if (reader < 0 || (*k != 1 && *k != 2)) return -1;
+    mt_op_desc op;
+    mt_image_op(img, (uint32_t)reader, &op);
+    const int weighted =
+        op.type == MT_OP_CONV2D_S8 || op.type == MT_OP_DEPTHWISE_CONV2D_S8 || op.type == MT_OP_DENSE_S8;
+    return weighted ? reader : -1;
 }
 
 mt_status mt_plan_qas_check(const mt_image *img, const mt_train_config *cfg, const graph_facts *f, int32_t *op_out,

@@ -29,7 +29,8 @@ from microtrain.tools import arena
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_int8_backward import (KWS, Q_ADD, Q_CONV, Q_DW, Q_FC, Q_IN,  # noqa: E402
-                                build_graph, dequantized, fake_quantizer)
+                                build_graph, dequantized, fake_quantizer, keyword_batch,
+                                litert_rows)
 
 pytest.importorskip("tflite")
 
@@ -221,8 +222,6 @@ def test_the_qas_step_is_numpys_bit_for_bit(momentum):
 # ---------------------------------------------------------------- export and refusals
 
 def test_a_model_trained_in_place_exports_to_litert_bit_for_bit(tmp_path):
-    pytest.importorskip("ai_edge_litert")
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
     data, _ = build_graph()
     model = microtrain.convert(data, train_from=1, int8_train=True)
     x, target = rows(7)
@@ -234,16 +233,7 @@ def test_a_model_trained_in_place_exports_to_litert_bit_for_bit(tmp_path):
         outputs = session.infer(x)[0]
         assert np.any(outputs != before)
         session.export_model_for_inference(str(tmp_path / "trained.tflite"))
-    interpreter = Interpreter(model_path=str(tmp_path / "trained.tflite"),
-                              experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-    interpreter.allocate_tensors()
-    given, got = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
-    litert = []
-    for row in x:
-        interpreter.set_tensor(given["index"], row[None])
-        interpreter.invoke()
-        litert.append(interpreter.get_tensor(got["index"]).reshape(-1))
-    np.testing.assert_array_equal(np.array(litert), outputs)
+    np.testing.assert_array_equal(litert_rows(str(tmp_path / "trained.tflite"), x), outputs)
 
 
 def test_int8_training_refuses_what_qas_does_not_compute():
@@ -271,16 +261,10 @@ def test_keyword_spotter_trains_its_last_layers_in_int8():
     FullyConnected train in int8 (1 byte a weight), the loss falls."""
     model = microtrain.convert(KWS, train_from="conv2d_4", int8_train=True)
     assert "trained in place" in model.source.notes[0]
-    rng = np.random.default_rng(3)
-    x = rng.integers(-128, 128, (8, 49, 10, 1)).astype(np.float32)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 8)]
+    x, y = keyword_batch(3, 8)
     with microtrain.TrainSession(model) as session:
-        session.compile(microtrain.optimizers.SGD(0.002), "categorical_crossentropy",
-                        batch_size=8)
-        plan = session.memory_plan()
-        print("keyword spotter trained in int8 from conv2d_4: %d bytes, weights %d"
-              % (plan["total_bytes"], plan["weight_bytes"]))
-        assert len(plan["int8_trained_layers"]) == 2
+        session.compile(microtrain.optimizers.SGD(0.002), "cce", batch_size=8)
+        assert session.memory_plan()["int8_trained_layers"] == ["conv2d_4", "dense"]
         losses = [float(session.train_step(x, y)["loss"][0]) for _ in range(6)]
     assert losses[-1] < losses[0], losses
 
@@ -293,9 +277,7 @@ def test_tiled_int8_updates_are_the_whole_gradients_bits():
     image = _image.read_image(model._image)
     conv = [w for op, w, _ in trained_layers(model) if op.op_type == _ops.CONV2D_S8][0]
     count = int(np.prod(image.tensors[conv].dims))
-    rng = np.random.default_rng(4)
-    x = rng.integers(-128, 128, (2, 49, 10, 1)).astype(np.float32)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 2)]
+    x, y = keyword_batch(4, 2)
     with microtrain.TrainSession(model) as tiled, microtrain.TrainSession(model) as whole:
         for session, accumulate in ((tiled, False), (whole, True)):
             session.compile(microtrain.optimizers.SGD(0.01, momentum=0.5),
