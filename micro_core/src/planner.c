@@ -301,6 +301,10 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             if (bit_get(&f->trained, i)) {
                 r.trained = 1;
                 r.mutable_data = (float *)take_as(b, bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* an int8 weight's float master copy: the very next piece (mt_q_master_of) */
+                float *master = (t.flags & MT_TENSOR_MASTER)
+                                    ? (float *)take_as(b, grad_bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i)
+                                    : NULL;
                 /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
                 float *reference = cfg->proximal_mu > 0.0f
                                        ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
@@ -319,6 +323,7 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 if (write) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
                     if (record) mt_plan_q_record_write(img, i, record, 1, r.opt_state);
+                    for (uint32_t e = 0; master && e < t.count; ++e) master[e] = (float)((const int8_t *)r.mutable_data)[e];
                     if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
                     rec->trained[nt] = (uint16_t)i;
                 }

@@ -266,6 +266,7 @@ static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t 
     const size_t start = (size_t)first * v->inner;
     v->q = (int8_t *)v->q + start;
     v->buf = v->buf ? v->buf + start : NULL;
+    v->master = v->master ? v->master + start : NULL;
     v->scale += first;
     v->N = (size_t)rows * v->inner;
     v->channels = rows;

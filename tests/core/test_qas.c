@@ -32,7 +32,7 @@ static void check_step(void)
      *   -127 - 4·0.125 = -127.5 -> -127 (saturated);  0 - 4·0.125 = -0.5 -> 0 (tie to even: vanishes);
      *   10 - 4·0.375 = 8.5 -> 8 */
     const float g[6] = {0.25f, -0.25f, -1.0f, 0.125f, 0.125f, 0.375f};
-    mt_qas_tensor t = {w, MT_DTYPE_I8, g, NULL, sw, 6, 3, 2};
+    mt_qas_tensor t = {w, MT_DTYPE_I8, g, NULL, NULL, sw, 6, 3, 2};
     CHECK(mt_qas_sgd_update_is_finite(&t, 1.0f, 0.0f, 1.0f));
     mt_qas_sgd_update(&t, 1.0f, 0.0f, 1.0f);
     const int8_t want[6] = {2, -2, 127, -127, 0, 8};
@@ -41,7 +41,7 @@ static void check_step(void)
     /* the depthwise layout: element i scales with channel i % C (inner 1) */
     int8_t d[4] = {0, 0, 0, 0};
     const float gd[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-    mt_qas_tensor td = {d, MT_DTYPE_I8, gd, NULL, sw, 4, 1, 2};
+    mt_qas_tensor td = {d, MT_DTYPE_I8, gd, NULL, NULL, sw, 4, 1, 2};
     mt_qas_sgd_update(&td, 1.0f, 0.0f, 1.0f);
     CHECK(d[0] == -2 && d[1] == -4 && d[2] == -2 && d[3] == -4);
 
@@ -49,7 +49,7 @@ static void check_step(void)
     int32_t b[2] = {1000000, INT32_MAX - 5};
     const float sb[2] = {1e-3f, 1e-3f};
     const float gb[2] = {0.5f, -1.0f};
-    mt_qas_tensor tb = {b, MT_DTYPE_I32, gb, NULL, sb, 2, 1, 2};
+    mt_qas_tensor tb = {b, MT_DTYPE_I32, gb, NULL, NULL, sb, 2, 1, 2};
     mt_qas_sgd_update(&tb, 1.0f, 0.0f, 1.0f);
     const double step0 = (double)(1.0f * (0.5f / 1e-3f));
     CHECK_EQ_INT(b[0], (int64_t)llround(1000000.0 - step0));
@@ -59,7 +59,7 @@ static void check_step(void)
     int8_t m[1] = {0};
     float buf[1] = {0.0f};
     const float gm[1] = {1.0f}, sm[1] = {0.125f};
-    mt_qas_tensor tm = {m, MT_DTYPE_I8, gm, buf, sm, 1, 1, 1};
+    mt_qas_tensor tm = {m, MT_DTYPE_I8, gm, buf, NULL, sm, 1, 1, 1};
     mt_qas_sgd_update(&tm, 0.1f, 0.5f, 0.5f);
     const float d1 = 1.0f * 0.5f, buf1 = 0.5f * 0.0f + d1;
     CHECK_BITS_EQ(buf[0], buf1);
@@ -70,12 +70,36 @@ static void check_step(void)
     CHECK_EQ_INT(m[0], -1); /* 0 - 0.1·(0.75 / 0.125) = -0.6 -> -1 */
 }
 
+/* Steps of 0.3 of a quantization step: without a master copy they vanish (0 - 0.3 rounds to
+ * 0 every time), with one they accumulate: m = -0.3, -0.6, -0.9, ... and W_q = round(m);
+ * the master copy saturates at -127 as the weight does */
+static void check_master(void)
+{
+    int8_t plain[1] = {0}, kept[2] = {0, -126};
+    float master[2] = {0.0f, -126.0f};
+    const float g[2] = {0.3f, 2.0f}, s[1] = {1.0f};
+    mt_qas_tensor tp = {plain, MT_DTYPE_I8, g, NULL, NULL, s, 1, 1, 1};
+    mt_qas_tensor tk = {kept, MT_DTYPE_I8, g, NULL, master, s, 2, 2, 1};
+    const int8_t want[4] = {0, -1, -1, -1}; /* round(-0.3), round(-0.6), round(-0.9), round(-1.2) */
+    for (int step = 0; step < 4; ++step) {
+        mt_qas_sgd_update(&tp, 1.0f, 0.0f, 1.0f);
+        mt_qas_sgd_update(&tk, 1.0f, 0.0f, 1.0f);
+        CHECK_EQ_INT(plain[0], 0);
+        CHECK_EQ_INT(kept[0], want[step]);
+    }
+    float m = 0.0f;
+    for (int step = 0; step < 4; ++step) m = m - 0.3f;
+    CHECK_BITS_EQ(master[0], m);
+    CHECK_BITS_EQ(master[1], -127.0f); /* clamped: -126 - 8 */
+    CHECK_EQ_INT(kept[1], -127);
+}
+
 static void check_guard(void)
 {
     int8_t w[2] = {1, 2};
     const float s[1] = {1e-30f};
     float g[2] = {1.0f, NAN};
-    mt_qas_tensor t = {w, MT_DTYPE_I8, g, NULL, s, 2, 2, 1};
+    mt_qas_tensor t = {w, MT_DTYPE_I8, g, NULL, NULL, s, 2, 2, 1};
     CHECK(!mt_qas_sgd_update_is_finite(&t, 1.0f, 0.0f, 1.0f)); /* a NaN gradient */
     g[1] = 1.0f;
     CHECK(!mt_qas_sgd_update_is_finite(&t, 1e10f, 0.0f, 1.0f)); /* lr·(g / s) overflows */
@@ -89,6 +113,7 @@ int main(void)
 {
     check_round();
     check_step();
+    check_master();
     check_guard();
     return MT_TEST_END();
 }

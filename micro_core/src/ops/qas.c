@@ -14,6 +14,11 @@
  * the grid: QAS makes the int8 update follow the float one. The int32 bias likewise, with its
  * scale sx·sw[c]. Momentum is PyTorch's, on the real gradient: buf = μ·buf + d, d = buf.
  *
+ * Optional float master weights (MT_TENSOR_MASTER, int8 weights only: an int32 bias's steps are
+ * fine already, its scale sx·sw[c] being small): the step applies to a float copy m, in W_q's
+ * units, clamped to [−127, 127], and W_q is m rounded half to even, so steps smaller than half a
+ * quantization step accumulate instead of vanishing; 4 bytes a weight more.
+ *
  * Exactness: the float steps are IEEE single operations in a fixed order (d = g·grad_scale,
  * buf = μ·buf + d, r = d / s, δ = lr·r), then double(W_q) − double(δ) is exact for an int8
  * W_q and rounded once for an int32 one, the rounding is half to even by integer arithmetic
@@ -59,7 +64,12 @@ void mt_qas_sgd_update(const mt_qas_tensor *t, float lr, float momentum, float g
         float buf = 0.0f;
         const double step = (double)qas_step(t, i, lr, momentum, grad_scale, &buf);
         if (momentum > 0.0f) t->buf[i] = buf;
-        if (t->dtype == MT_DTYPE_I8) {
+        if (t->master) { /* m ← clamp(m − δ), then the weight is m's rounding */
+            float m = t->master[i] - (float)step;
+            m = m < -127.0f ? -127.0f : (m > 127.0f ? 127.0f : m);
+            t->master[i] = m;
+            ((int8_t *)t->q)[i] = (int8_t)mt_qas_round((double)m, -127, 127);
+        } else if (t->dtype == MT_DTYPE_I8) {
             int8_t *q = (int8_t *)t->q;
             q[i] = (int8_t)mt_qas_round((double)q[i] - step, -127, 127);
         } else {
@@ -98,4 +108,5 @@ void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float 
         v->channels = t->dims[0], v->inner = t->count / t->dims[0];
     }
     v->buf = momentum > 0.0f ? t->opt_state + mt_q_record_floats(t->dtype, v->channels) : NULL;
+    v->master = mt_q_master_of(t);
 }

@@ -116,12 +116,15 @@ mt_q_grads mt_q_grads_of(const mt_op_desc *op, const mt_tensor_rt *t);
  * scale[(i / inner) % channels]. With d = g·grad_scale, momentum > 0: buf = momentum·buf + d,
  * d = buf (PyTorch's SGD), then (quantization-aware scaling, tiny-training):
  *   q ← sat(round_half_even(double(q) − double(lr·(d / scale))))
- * sat: [−127, 127] for int8, int32's range for int32. */
+ * sat: [−127, 127] for int8, int32's range for int32. With a master copy m (float, in W_q's
+ * units, from W_q at init): m ← clamp(m − lr·(d / scale), −127, 127) in float, and
+ * q ← round_half_even(m): steps smaller than half a quantization step accumulate in m. */
 typedef struct mt_qas_tensor {
     void *q;
     uint8_t dtype;
     const float *g;
     float *buf;
+    float *master; /* an int8 weight's float master copy (MT_TENSOR_MASTER), else NULL */
     const float *scale;
     size_t N;
     uint32_t inner, channels;
@@ -134,6 +137,15 @@ int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum
 /* The view of trained weight t, input k (1: weight, 2: bias) of `op`, with gradient g */
 void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
                       mt_qas_tensor *v);
+/* The float master copy of trained int8 weight t (MT_TENSOR_MASTER), laid out by the planner
+ * as the piece right after the weight, or NULL */
+static inline float *mt_q_master_of(const mt_tensor_rt *t)
+{
+    if (!(t->flags & MT_TENSOR_MASTER) || !t->trained) return NULL;
+    const size_t bytes = ((size_t)t->count + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
+    return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
+}
+
 /* round half to even of v (never NaN: the guard sees to it), saturated to [lo, hi] (|lo|, |hi| < 2^62) */
 int64_t mt_qas_round(double v, int64_t lo, int64_t hi);
 /* add_s8.c: da += dy·mask, db += dy·mask (either may be NULL) */

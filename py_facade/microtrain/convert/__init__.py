@@ -119,7 +119,8 @@ def _read(path_or_bytes):
 
 
 def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
-            int8_input=False, head_seed=0, int8_after=False, int8_train=False):
+            int8_input=False, head_seed=0, int8_after=False, int8_train=False,
+            int8_master_weights=False):
     """Import a model file into a ``ConvertedModel``.
 
     Args:
@@ -147,6 +148,9 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                     int8 and their int8 weights and int32 biases train in place (1 byte a
                     weight in the arena, per-channel scales fixed; SGD with quantization-
                     aware scaling: docs/guides/int8.md, "Training int8 layers in place")
+        int8_master_weights: (with int8_train) those int8 weights keep a float master copy
+                    in the arena (4 bytes a weight more) that the update changes, the weight
+                    its rounding, so steps under half a quantization step accumulate
     A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
     model, its weights dequantized (``model.source.notes`` says so).
 
@@ -170,6 +174,12 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                               "place; it needs train_from, and not int8_after",
                               attribute="int8_train",
                               supported="convert(path, train_from=<op>, int8_train=True)")
+    if int8_master_weights and not int8_train:
+        raise ConversionError("int8_master_weights keeps float copies of the int8 weights "
+                              "int8_train trains in place; it needs int8_train=True",
+                              attribute="int8_master_weights",
+                              supported="convert(path, train_from=<op>, int8_train=True, "
+                              "int8_master_weights=True)")
     if int8_after and (train_from is None or new_head is not None):
         raise ConversionError("int8_after keeps the operators after train_from int8; it "
                               "needs train_from and no new_head", attribute="int8_after",
@@ -181,7 +191,8 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         if kind == "int8":
             builder, inputs, outputs, extra = _readable(
                 fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
-                details=True, int8_after=int8_after, int8_train=int8_train)
+                details=True, int8_after=int8_after,
+                int8_train="master" if int8_master_weights else int8_train)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]

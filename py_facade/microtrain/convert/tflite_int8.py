@@ -56,7 +56,8 @@ class Int8Reader(Int8Ops, _Reader):
                  int8_train=False):
         _Reader.__init__(self, data, fmt)
         self.int8_after = int8_after  # the ops after train_from stay int8 (see the module doc)
-        self.int8_train = int8_train  # ... from train_from on, their weights trained in place
+        self.int8_train = bool(int8_train)  # ... from train_from on, their weights trained in place
+        self.int8_master = int8_train == "master"  # ... with float master copies
         self.trains_in_place = False  # the int8 op being read has trainable weights
         self.trained_in_place = {}  # core index of such a weight -> (file tensor, axes order)
         self.requantized = {}  # core index of a float activation -> its int8 Value
@@ -162,8 +163,11 @@ class Int8Reader(Int8Ops, _Reader):
         self.quant[core_index] = (scale, zero_point)
 
     def add_const(self, array, dtype, quant=None, trainable=False):
-        """A constant; ``trainable``: an int8 weight or int32 bias trained in place"""
+        """A constant; ``trainable``: an int8 weight or int32 bias trained in place (an int8
+        weight with its float master copy where int8_master_weights asks)"""
         flags = _image.FLAG_CONST | (_image.FLAG_TRAINABLE if trainable else 0)
+        if trainable and self.int8_master and dtype == _image.DTYPE_I8:
+            flags |= _image.FLAG_MASTER
         spec = _image.TensorSpec(np.shape(array), flags=flags, dtype=dtype,
                                  data=np.ascontiguousarray(array), quant=quant)
         return self.builder._add(spec)
@@ -347,7 +351,8 @@ class Int8Reader(Int8Ops, _Reader):
                          "passes through them (straight-through estimator)")
         if self.int8_train:
             notes.append("the int8 operators from it on stay int8; their int8 weights and "
-                         "int32 biases train in place (SGD with quantization-aware scaling)")
+                         "int32 biases train in place (SGD with quantization-aware scaling%s)"
+                         % ("; float master copies of the weights" if self.int8_master else ""))
         if self.new_head:
             notes.append("a new head (mean, Dense(%d), Softmax) follows %s"
                          % (int(self.new_head), _layers.describe(self.table[self.cut_after])))
@@ -420,6 +425,7 @@ class Int8Reader(Int8Ops, _Reader):
 
 def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, head_seed=0,
          float_part=True, details=False, float_model=False, int8_after=False, int8_train=False):
+    # int8_train: False, True, or "master" (int8_master_weights: float master copies)
     """(Builder, input names, output names) of an int8 .tflite file (see the module doc).
     ``float_part=False`` keeps every op as the file has it (nothing trains: the model as
     LiteRT runs it). ``details`` adds a dict of what export needs (SourceRecord.int8) and
