@@ -262,6 +262,22 @@ def test_int8_training_refuses_what_qas_does_not_compute():
         microtrain.convert(data, train_from=1, int8_train=True, int8_after=True)
 
 
+def test_the_core_refuses_what_the_facade_would():
+    """The planner's own refusal (plan_qas.c), for a caller that is not the facade: Adam
+    on an int8 layer trained in place is MT_ERR_UNSUPPORTED naming that layer's op."""
+    from microtrain import config as _config, losses, optimizers
+    from microtrain.backend import ctypes_backend
+    data, _ = build_graph()
+    image = microtrain.convert(data, train_from=1, int8_train=True)._image
+    backend = ctypes_backend.Backend()
+    adam = _config.make_config(optimizers.Adam(), losses.MeanSquaredError(), 2)
+    with pytest.raises(microtrain.MicrotrainError, match=r"op 1 \(conv2d_s8\)") as refused:
+        backend.plan(image, adam)
+    assert refused.value.status == -5 and refused.value.op_index == 1  # MT_ERR_UNSUPPORTED
+    sgd = _config.make_config(optimizers.SGD(), losses.MeanSquaredError(), 2)
+    assert backend.plan(image, sgd)["num_trained_params"] == 6
+
+
 def test_keyword_spotter_trains_its_last_layers_in_int8():
     """MLPerf Tiny's keyword spotter from its last pointwise Conv2D: the Conv2D and the
     FullyConnected train in int8 (1 byte a weight), the loss falls."""
