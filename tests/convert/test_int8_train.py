@@ -404,3 +404,35 @@ def test_master_weights_accumulate_the_steps_rounding_drops():
         print("weights moved over 3 steps: %d with master copies, %d without"
               % (moved, moved_without))
         assert moved > moved_without
+
+
+def round16(n):
+    return (n + 15) // 16 * 16
+
+
+@pytest.mark.parametrize("momentum,master", [(0.0, False), (0.9, True)])
+def test_the_plan_counts_a_byte_a_weight(momentum, master):
+    """Each int8 weight trained in place takes round16(count) bytes of the arena (a bias
+    4 a value), its float master copy 4 a weight, its record (the scales, and sx after a
+    weight's) plus momentum's 4 a value under optimizer state: buffer by buffer, as
+    ``memory_plan()`` adds them up."""
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=1, int8_train=True, int8_master_weights=master)
+    image = _image.read_image(model._image)
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(0.1, momentum=momentum), "mse", batch_size=2)
+        plan = session.memory_plan()
+        buffers = arena.plan_buffers(session)
+    weight_bytes, optimizer_bytes = 0, 0
+    for op, w, b in trained_layers(model):
+        channels = image.tensors[b].dims[0]
+        for t, width, record in ((w, 1, channels + 1), (b, 4, channels)):
+            count = int(np.prod(image.tensors[t].dims))
+            sizes = [x["bytes"] for x in buffers if x["tensor"] == t and x["kind"] == "weight"]
+            want = [round16(width * count)] + ([round16(4 * count)] if master and width == 1
+                                               else [])
+            assert sizes == want, (t, sizes, want)
+            weight_bytes += sum(want)
+            optimizer_bytes += round16(4 * record + (4 * count if momentum else 0))
+    assert plan["weight_bytes"] == weight_bytes
+    assert plan["optimizer_bytes"] == optimizer_bytes
