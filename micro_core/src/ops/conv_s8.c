@@ -32,26 +32,24 @@ void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t
                                  int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    int32_t acc = 0;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
-                        }
-                    }
-                    yp[oc] = mt_q_output(acc, bias, rq, oc, p.y_zp, p.act_min, p.act_max);
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            int32_t acc = 0;
+            for (uint32_t kh = 0; kh < g->KH; ++kh) {
+                const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                if (ih < 0) continue;
+                for (uint32_t kw = 0; kw < g->KW; ++kw) {
+                    const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                    if (iw < 0) continue;
+                    const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                    const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                    for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
                 }
             }
+            yp[oc] = mt_q_output(acc, bias, rq, oc, p.y_zp, p.act_min, p.act_max);
+        }
+    }
 }
 
 void mt_op_depthwise_conv2d_s8_row_ref(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
@@ -158,16 +156,14 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
                          uint32_t B, const mt_spatial *g, uint32_t packed, int depthwise)
 {
     const mt_q_params p = mt_q_unpack(packed);
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    const int32_t acc = conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, depthwise);
-                    if (!mt_q_unsaturated(acc, mt_q_requant_of(bias, rq, oc), p.y_zp, p.act_min, p.act_max))
-                        dyp[oc] = 0.0f;
-                }
-            }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            const int32_t acc = conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, depthwise);
+            if (!mt_q_unsaturated(acc, mt_q_requant_of(bias, rq, oc), p.y_zp, p.act_min, p.act_max))
+                dyp[oc] = 0.0f;
+        }
+    }
 }
 
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
@@ -176,23 +172,21 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
     if (!dx) return;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                int32_t ih, iw;
-                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                    for (uint32_t c = 0; c < g->C; ++c) {
-                        float acc = 0.0f;
-                        for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                            const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
-                            acc = mt_fmaf(dyp[oc], wd, acc);
-                        }
-                        dxp[c] += acc;
-                    }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        int32_t ih, iw;
+        MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) {
+                float acc = 0.0f;
+                for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                    const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
+                    acc = mt_fmaf(dyp[oc], wd, acc);
                 }
+                dxp[c] += acc;
             }
+        }
+    }
 }
 
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
@@ -201,17 +195,15 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
     if (!dx) return;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                int32_t ih, iw;
-                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                    const int8_t *wp = w + ((size_t)kh * g->KW + kw) * g->C;
-                    for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], w_scale[c] * (float)wp[c], dxp[c]);
-                }
-            }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+        int32_t ih, iw;
+        MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+            const int8_t *wp = w + ((size_t)kh * g->KW + kw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], w_scale[c] * (float)wp[c], dxp[c]);
+        }
+    }
 }
 
 /* ---- graph adapters ---- */
