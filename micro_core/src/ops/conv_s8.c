@@ -27,6 +27,27 @@
 #include "ops/quant_grad.h"
 #include "ops/spatial.h"
 
+/* The sum of output channel oc at (b, oh, ow) before the bias and the rescaling: Σ W·(x - zx)
+ * over the in-bounds taps (Conv2D: every input channel; depthwise: channel oc alone). The
+ * reference Conv2D's forward, and what the backward recomputes for its mask (inlined into
+ * both: the mask's loop stays as it was, the int8 backward's counts are benchmark figures). */
+static inline __attribute__((always_inline)) int32_t conv_s8_sum(const int8_t *x, const int8_t *w, uint32_t b,
+                                                                  uint32_t oh, uint32_t ow, uint32_t oc,
+                                                                  const mt_spatial *g, int32_t x_zp, int depthwise)
+{
+    int32_t acc = 0, ih, iw;
+    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+        const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+        if (depthwise) {
+            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + oc] * ((int32_t)xp[oc] - x_zp);
+        } else {
+            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - x_zp);
+        }
+    }
+    return acc;
+}
+
 #if MT_REFERENCE_KERNELS
 void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                  int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
@@ -34,21 +55,9 @@ void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t
     const mt_q_params p = mt_q_unpack(packed);
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
         int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-        for (uint32_t oc = 0; oc < g->OC; ++oc) {
-            int32_t acc = 0;
-            for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                if (ih < 0) continue;
-                for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                    const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                    if (iw < 0) continue;
-                    const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                    const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                    for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
-                }
-            }
-            yp[oc] = mt_q_output(acc, bias, rq, oc, p.y_zp, p.act_min, p.act_max);
-        }
+        for (uint32_t oc = 0; oc < g->OC; ++oc)
+            yp[oc] = mt_q_output(conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, 0), bias, rq, oc, p.y_zp, p.act_min,
+                                 p.act_max);
     }
 }
 
@@ -132,24 +141,6 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
 }
 
 /* ---- backward (the straight-through estimator, ops/quant_grad.h) ---- */
-
-/* The forward's sum of output channel oc at (b, oh, ow): Σ W·(x - zx) over the in-bounds taps
- * (Conv2D: every input channel; depthwise: channel oc alone) */
-static int32_t conv_s8_sum(const int8_t *x, const int8_t *w, uint32_t b, uint32_t oh, uint32_t ow, uint32_t oc,
-                           const mt_spatial *g, int32_t x_zp, int depthwise)
-{
-    int32_t acc = 0, ih, iw;
-    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-        const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-        if (depthwise) {
-            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + oc] * ((int32_t)xp[oc] - x_zp);
-        } else {
-            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - x_zp);
-        }
-    }
-    return acc;
-}
 
 /* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place) */
 static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, float *dy,

@@ -26,16 +26,10 @@ void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const m
 {
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
         for (uint32_t c = 0; c < g->C; ++c) {
-            int32_t best = -128;
-            for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                if (ih < 0) continue;
-                for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                    const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                    if (iw < 0) continue;
-                    const int32_t v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                    if (v > best) best = v;
-                }
+            int32_t best = -128, ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                const int32_t v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                if (v > best) best = v;
             }
             y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = (int8_t)best;
         }
@@ -45,16 +39,10 @@ void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, con
 {
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
         for (uint32_t c = 0; c < g->C; ++c) {
-            int32_t acc = 0, count = 0;
-            for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                if (ih < 0) continue;
-                for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                    const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                    if (iw < 0) continue;
-                    acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                    ++count;
-                }
+            int32_t acc = 0, count = 0, ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                ++count;
             }
             /* count >= 1: SAME padding never puts a window wholly outside (spatial.c) */
             acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
