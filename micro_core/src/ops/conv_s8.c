@@ -202,25 +202,17 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
 /* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
 static mt_status s8_conv_check(const mt_image *img, const mt_op_desc *op, int depthwise)
 {
-    if (op->num_inputs != 4 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
-    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    if (op->params[3] != 0) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, w, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->inputs[1], &w);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    mt_status st = mt_q_weighted_operands(img, op, &x, &w, &y);
+    if (st != MT_OK) return st;
     if (w.ndim != 4 || x.ndim != 3) return MT_ERR_SHAPE;
     const uint32_t OC = depthwise ? w.dims[3] : w.dims[0];
     if (w.dims[3] != x.dims[2] || (depthwise && w.dims[0] != 1)) return MT_ERR_SHAPE;
-    mt_status st = mt_q_check_weight(img, op->inputs[1], 4, depthwise ? 3u : 0u, OC);
-    if (st != MT_OK) return st;
+    if ((st = mt_q_check_weight(img, op->inputs[1], 4, depthwise ? 3u : 0u, OC)) != MT_OK) return st;
     mt_spatial g;
     if ((st = mt_spatial_check_dtype(op, &x, &y, w.dims[1], w.dims[2], OC, MT_DTYPE_I8, &g)) != MT_OK) return st;
-    float sx, sy;
-    int32_t zx, zy;
-    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
-        return MT_ERR_SHAPE;
-    if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
+    if ((st = mt_q_check_packed(img, &x, &y, op->params[0])) != MT_OK) return st;
     if ((st = mt_q_check_bias(img, op, OC)) != MT_OK) return st;
     return mt_q_check_requant(img, op->inputs[3], OC);
 }
