@@ -203,15 +203,18 @@ typedef struct update_block {
     size_t count;
 } update_block;
 
-static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t count, const float *grad,
-                     update_block *b)
+/* Elements [first, first + count) of the weight (and reference), whose optimizer state is at
+ * [state_first, ...) of each array: the same place for a whole weight, the runs of a sparse
+ * update's part back to back (session.h, mt_weight_part). */
+static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t state_first, size_t count,
+                     const float *grad, update_block *b)
 {
     const float *ref = mt_reference_of(s, t);
     const int adam = s->cfg.optimizer != MT_OPTIMIZER_SGD;
     b->w = t->mutable_data + first;
     b->g = grad;
-    b->m = t->opt_state ? t->opt_state + first : NULL;
-    b->v = t->opt_state && adam ? t->opt_state + t->count + first : NULL;
+    b->m = t->opt_state ? t->opt_state + state_first : NULL;
+    b->v = t->opt_state && adam ? t->opt_state + mt_part_elements(mt_weight_part_of(s, t)) + state_first : NULL;
     b->ref = ref ? ref + first : NULL;
     b->count = count;
 }
@@ -249,6 +252,25 @@ static void apply_update(mt_session *s, const update_block *b, float grad_scale)
                                   s->beta1_power, s->beta2_power, grad_scale, prox);
 }
 
+/* The update of trained weight t from its whole-layout gradient t->grad, over the runs of its
+ * trained part (all of it for a whole weight): check_only 1 answers whether every run's
+ * update is finite (update_is_finite, at the given β powers), writing nothing; 0 applies it
+ * and answers 1. Each element's update depends on that element alone, so run by run is
+ * element by element the whole tensor's update. */
+static int update_part(mt_session *s, mt_tensor_rt *t, float grad_scale, double beta1_power, double beta2_power,
+                       int check_only)
+{
+    const mt_weight_part p = mt_weight_part_of(s, t);
+    for (uint32_t j = 0; j < p.blocks; ++j) {
+        update_block b;
+        const size_t first = (size_t)j * p.stride;
+        block_of(s, t, first, (size_t)j * p.len, p.len, t->grad + first, &b);
+        if (!check_only) apply_update(s, &b, grad_scale);
+        else if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) return 0;
+    }
+    return 1;
+}
+
 /* The scale that turns summed gradients into the configured reduction. */
 static float grad_scale_for(const mt_session *s, int64_t rows)
 {
@@ -278,13 +300,14 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
 {
     const mt_op_desc *op = &s->ops[o];
     const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
-    const uint32_t rows = t->dims[0], row = t->count / rows;
-    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size);
+    const uint32_t row = t->count / t->dims[0];
+    const uint32_t rows = mt_part_elements(mt_weight_part_of(s, t)) / row; /* a sparse update: its first k */
+    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size, rows);
     for (int pass = 0; pass < 2; ++pass) { /* 0: guard every tile; 1: apply every tile */
         for (uint32_t first = 0; first < rows; first += tile_rows) {
             const uint32_t r = rows - first < tile_rows ? rows - first : tile_rows;
             update_block b;
-            block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
+            block_of(s, t, (size_t)first * row, (size_t)first * row, (size_t)r * row, t->grad, &b);
             tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
             if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
                 s->numeric_errors += 1; /* stop before it: none of t's elements changed */
@@ -329,15 +352,13 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
                 if (st != MT_OK) return st;
                 continue;
             }
-            update_block b;
-            block_of(s, t, 0, t->count, t->grad, &b);
-            if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (!update_part(s, t, grad_scale, beta1_power, beta2_power, 1)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_update(s, &b, grad_scale);
+            update_part(s, t, grad_scale, beta1_power, beta2_power, 0);
             PROFILE(0u);
         }
     }
@@ -410,20 +431,14 @@ mt_status mt_session_optimizer_step(mt_session *s)
     next_powers(s, &beta1_power, &beta2_power);
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        update_block b;
-        block_of(s, t, 0, t->count, t->grad, &b);
-        if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+        if (!update_part(s, t, grad_scale, beta1_power, beta2_power, 1)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
-    for (int32_t k = 0; k < s->num_trained; ++k) {
-        mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        update_block b;
-        block_of(s, t, 0, t->count, t->grad, &b);
-        apply_update(s, &b, grad_scale);
-    }
+    for (int32_t k = 0; k < s->num_trained; ++k)
+        update_part(s, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power, 0);
     return MT_OK;
 }
 
