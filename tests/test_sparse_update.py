@@ -10,6 +10,7 @@ layer, and the scheme's JSON.
 
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -175,3 +176,49 @@ def test_garbled_scheme_json_is_refused(text, message):
 def test_plain_json_mapping_reads_as_a_scheme():
     scheme = SparseScheme.from_json('{"4": "all", "2": 0.25}')
     assert scheme.items() == [(4, "all"), (2, 0.25)]
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_info_budget_prints_the_scheme_and_its_plan(tmp_path, capsys):
+    from microtrain.tools import cli
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    assert cli.main(["info", path, "--budget", "12000", "--batch-size", "1", "--loss",
+                     "cce"]) == 0
+    out = capsys.readouterr().out
+    scheme = SparseScheme.from_json(out.split("scheme: ")[1].strip())
+    with microtrain.TrainSession(path) as session:
+        session.compile(loss="cce", batch_size=1, trainable=scheme)
+        total = session.memory_plan()["total_bytes"]
+        assert total == scheme.total_bytes <= 12000
+        assert "total" in out and str(total) in out
+        for row in session.memory_plan()["layers"]:  # the table: layer, trains, bytes
+            assert re.search(r"(?m)^%s +%s +%d$" % (re.escape(row["label"]), row["trains"],
+                                                    row["bytes"]), out)
+    saved = tmp_path / "scheme.json"
+    saved.write_text(scheme.to_json())
+    assert cli.main(["info", path, "--trainable-scheme", str(saved), "--batch-size", "1",
+                     "--loss", "cce"]) == 0
+    assert "scheme: %s" % scheme.to_json() in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--budget", "-5"], "--budget: expected a positive integer"),
+    (["--budget", "100", "--batch-size", "1"], "--budget: a budget of 100 bytes fits no "
+                                               "sparse update"),
+    (["--budget", "9000", "--trainable", "2"], "leave out --trainable"),
+    (["--trainable-scheme", "GARBLED"], "--trainable-scheme .*this is not JSON"),
+    (["--trainable-scheme", "RANGE"], "--trainable-scheme .*layer 2 \\(Conv2D\\) has 12 output"),
+    (["--trainable-scheme", "MISSING"], "--trainable-scheme .*No such file"),
+])
+def test_info_hostile_sparse_flags_exit_2(tmp_path, capsys, flags, message):
+    from microtrain.tools import cli
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    (tmp_path / "GARBLED").write_text("{layers: [")
+    (tmp_path / "RANGE").write_text('{"2": 13}')
+    flags = [str(tmp_path / f) if f in ("GARBLED", "RANGE", "MISSING") else f for f in flags]
+    assert cli.main(["info", path] + flags) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "Traceback" not in err and len(err.splitlines()) == 1

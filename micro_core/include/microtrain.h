@@ -372,9 +372,11 @@ typedef struct mt_train_config {
      *  weights; 0 its bias (its 1-D weights) only; k > 0 its bias and the weights of its first
      *  k output channels: rows 0..k-1 of a Dense's [U, I] weight or a Conv2D's [OC, KH, KW, C],
      *  channels 0..k-1 of a DepthwiseConv2D's [1, KH, KW, C] (k = the channel count is all).
-     *  Gradient and optimizer state exist for the trained channels only (a Dense's or Conv2D's
-     *  gradient, with fused updates, a tile of its trained rows); the other channels keep their
-     *  bits. The arena holds the whole weight (the kernels read one array), so frozen channels
+     *  Optimizer state exists for the trained channels only, and so, with fused updates, does
+     *  a Dense's or Conv2D's gradient: tiles of its first k rows, only those computed, where a
+     *  tile (the rows' dW and their dy columns) is smaller than the whole dW; a small layer's
+     *  (and a DepthwiseConv2D's) whole dW otherwise. The other channels keep their bits.
+     *  The arena holds the whole weight (the kernels read one array), so frozen channels
      *  still cost their arena bytes. Which ops train is still the mask's or num_trainable_ops'.
      *  Refused by mt_plan(): a value below -1, k greater than the op's channel count
      *  (MT_ERR_BAD_ARGUMENT), k > 0 on an op that is not a float Dense, Conv2D or

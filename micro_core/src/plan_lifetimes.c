@@ -77,9 +77,11 @@ uint32_t mt_plan_round_up(uint64_t bytes)
 #define MT_TILED_MIN_BYTES (4u * MT_WEIGHT_TILE_BYTES)
 
 /* trained_rows: the rows whose gradient is needed, dims[0] for a whole weight. The first k
- * rows of a sparse update (plan_sparse.c) are always tiled, whatever the weight's size: the
- * op's backward would otherwise compute every row's gradient into a buffer of the whole
- * weight's size; their tile is at most k rows. */
+ * rows of a sparse update (plan_sparse.c) are tiled whatever the weight's size, in tiles of
+ * at most k rows, so that only their gradient is computed and held, where that tile is
+ * smaller than the whole gradient: a tile also holds its rows' dy columns (B·OH·OW floats a
+ * row of a Conv2D), more than a small layer's whole dW, which the op's backward then
+ * computes whole (its other rows unused: the update reads the first k). */
 uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B, uint32_t trained_rows)
 {
     const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
@@ -93,7 +95,10 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
     uint32_t rows = (uint32_t)(MT_WEIGHT_TILE_BYTES / 4u / per_row);
     if (rows == 0) rows = 1;
     while (rows > 1 && (uint64_t)tiling->tile_floats(img, op, B, rows) * 4u > MT_WEIGHT_TILE_BYTES) --rows;
-    if (part) return rows < trained_rows ? rows : trained_rows;
+    if (part) {
+        if (rows > trained_rows) rows = trained_rows;
+        return (uint64_t)tiling->tile_floats(img, op, B, rows) < w.count ? rows : 0u;
+    }
     /* a tile as large as the weight saves nothing: the whole gradient, as without tiles */
     if (rows >= U || (uint64_t)tiling->tile_floats(img, op, B, rows) >= w.count) return 0;
     return rows;
@@ -109,7 +114,7 @@ uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, ui
     if (!f->fused_update || !bit_get(&f->trained, index)) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, index, &w);
-    const uint32_t trained_rows = mt_plan_trained_rows(img, f, index); /* the first k: tiled always */
+    const uint32_t trained_rows = mt_plan_trained_rows(img, f, index); /* the first k: tiled where smaller */
     if (trained_rows == w.dims[0] && (!f->tiles || (uint64_t)w.count * 4u < MT_TILED_MIN_BYTES))
         return 0; /* before the walk over the ops */
     int32_t reader = -1;

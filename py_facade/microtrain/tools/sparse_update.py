@@ -10,7 +10,7 @@ binds), so the budget holds for the arena the session takes; the scheme records 
 planned for (batch size, optimizer, loss) and holds for a compile() with the same.
 """
 
-from .. import ops as _ops, optimizers as _optimizers, losses as _losses
+from .. import _files, ops as _ops, optimizers as _optimizers, losses as _losses
 from .._platform import is_integer
 from ..session import Session
 from ..sparse_scheme import SparseScheme
@@ -117,3 +117,31 @@ def _choose(session, budget, batch_size, optimizer, loss):
     return SparseScheme(chosen, budget_bytes=budget, total_bytes=used, batch_size=batch_size,
                         optimizer=_name(optimizer, _optimizers.get),
                         loss=_name(loss, _losses.get))
+
+
+def scheme_from_flags(session, budget, scheme_path, trainable, num_trainable_ops, batch_size,
+                      optimizer, loss):
+    """The sparse scheme the command-line flags --budget / --trainable-scheme choose for
+    ``session`` (None when neither is given). ValueError, naming the flag, for a scheme file
+    that is not one, for either beside --trainable / --num-of-trainable-ops or the other, and
+    for a budget nothing fits."""
+    if budget is None and scheme_path is None:
+        return None
+    if budget is not None and scheme_path is not None:
+        raise ValueError("give --budget or --trainable-scheme, not both")
+    if trainable is not None or num_trainable_ops is not None:
+        raise ValueError("--budget and --trainable-scheme choose what trains: leave out "
+                         "--trainable and --num-of-trainable-ops")
+    if scheme_path is not None:
+        try:
+            scheme = SparseScheme.from_json(
+                _files.read_file(scheme_path, "a sparse scheme").decode("utf-8"))
+            # planned once here, so that a layer it names wrongly is this flag's error
+            session.plan_memory(optimizer, loss, batch_size, scheme)
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError("--trainable-scheme %s: %s" % (scheme_path, error))
+        return scheme
+    try:
+        return sparse_update(session, budget, batch_size, optimizer, loss)
+    except ValueError as error:
+        raise ValueError("--budget: %s" % error)
