@@ -24,6 +24,7 @@ from ._platform import is_integer
 
 CHANNEL_OPS = (_ops.DENSE, _ops.CONV2D, _ops.DEPTHWISE_CONV2D)
 _WORDS = ("all", "bias")
+_PLANNED = ("budget_bytes", "total_bytes", "batch_size", "optimizer", "loss")
 
 
 class SparseScheme(object):
@@ -49,20 +50,19 @@ class SparseScheme(object):
                                  % (pair,))
             pairs.append((pair[0], pair[1]))
         self.layers = pairs
-        self.budget_bytes = budget_bytes
-        self.total_bytes = total_bytes
-        self.batch_size = batch_size
-        self.optimizer = optimizer
-        self.loss = loss
+        for name, value in zip(_PLANNED, (budget_bytes, total_bytes, batch_size, optimizer,
+                                          loss)):  # what to_dict writes beside the layers
+            setattr(self, name, value)
 
     def items(self):
         """The (layer, what it trains) pairs, in order."""
         return list(self.layers)
 
     def to_dict(self):
-        return {"layers": [[layer, value] for layer, value in self.layers],
-                "budget_bytes": self.budget_bytes, "total_bytes": self.total_bytes,
-                "batch_size": self.batch_size, "optimizer": self.optimizer, "loss": self.loss}
+        data = {"layers": [[layer, value] for layer, value in self.layers]}
+        for name in _PLANNED:
+            data[name] = getattr(self, name)
+        return data
 
     def to_json(self):
         """The scheme as JSON text (``from_json`` reads it back)."""
@@ -82,7 +82,7 @@ class SparseScheme(object):
             raise ValueError("a sparse scheme's JSON is an object with a \"layers\" list of "
                              "[layer, value] pairs (or a {layer: value} object)")
         extra = {}
-        for key in ("budget_bytes", "total_bytes", "batch_size", "optimizer", "loss"):
+        for key in _PLANNED:
             extra[key] = data.get(key)
         layers = []
         for pair in data["layers"]:

@@ -57,6 +57,8 @@ static uint8_t *model(size_t *bytes)
     int y2 = ib_tensor(&m, MT_DTYPE_F32, 0, 3, a48, NULL), g = ib_tensor(&m, MT_DTYPE_F32, 0, 1, c48, NULL);
     int h = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u100, NULL), a = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u100, NULL);
     int z = ib_tensor(&m, MT_DTYPE_F32, 0, 1, u6, NULL), p = ib_tensor(&m, MT_DTYPE_F32, MT_TENSOR_OUTPUT, 1, u6, NULL);
+    ib_input(&m, x);
+    ib_output(&m, p);
     const int in0[3] = {x, k0, b0}, in1[3] = {y0, k1, b1}, in2[3] = {y1, k2, b2};
     const int in4[3] = {g, w3, b3}, in6[3] = {a, w4, b4};
     ib_spatial_params(&m, ib_op(&m, MT_OP_CONV2D, 3, in0, 1, &y0), 0, 0, 1, 1, MT_PADDING_SAME, MT_FUSED_RELU);
@@ -68,8 +70,6 @@ static uint8_t *model(size_t *bytes)
     ib_op(&m, MT_OP_RELU, 1, &h, 1, &a);
     ib_op(&m, MT_OP_DENSE, 3, in6, 1, &z);
     ib_op(&m, MT_OP_SOFTMAX, 1, &z, 1, &p);
-    ib_input(&m, x);
-    ib_output(&m, p);
     return ib_build(&m, bytes);
 }
 
@@ -97,28 +97,31 @@ static int element_trains(int scheme, int param, int32_t i)
     }
 }
 
-static const struct {
+/* SGD, SGD with momentum and decay, Adam with the proximal term, AdamW */
+typedef struct optimizer_case {
     int optimizer;
-    float momentum, weight_decay, mu;
-} OPTIMIZERS[] = {
-    {MT_OPTIMIZER_SGD, 0.0f, 0.0f, 0.0f},
-    {MT_OPTIMIZER_SGD, 0.9f, 0.01f, 0.0f},
-    {MT_OPTIMIZER_ADAM, 0.0f, 0.0f, 0.05f},
-    {MT_OPTIMIZER_ADAMW, 0.0f, 0.01f, 0.0f},
+    float momentum, weight_decay, mu, learning_rate;
+} optimizer_case;
+
+static const optimizer_case OPTIMIZERS[] = {
+    {MT_OPTIMIZER_SGD, 0.0f, 0.0f, 0.0f, 0.1f},
+    {MT_OPTIMIZER_SGD, 0.9f, 0.01f, 0.0f, 0.1f},
+    {MT_OPTIMIZER_ADAM, 0.0f, 0.0f, 0.05f, 0.02f},
+    {MT_OPTIMIZER_ADAMW, 0.0f, 0.01f, 0.0f, 0.02f},
 };
 
+/* scheme's configuration (sparse: with its channel counts; else every weight of the ops it
+ * trains), optimizer case o */
 static mt_train_config config_for(int scheme, int o, int accumulate, int sparse)
 {
+    const optimizer_case *c = &OPTIMIZERS[o];
     mt_train_config cfg;
     mt_train_config_init(&cfg);
-    cfg.optimizer = OPTIMIZERS[o].optimizer;
-    cfg.momentum = OPTIMIZERS[o].momentum;
-    cfg.weight_decay = OPTIMIZERS[o].weight_decay;
-    cfg.proximal_mu = OPTIMIZERS[o].mu;
-    cfg.learning_rate = cfg.optimizer == MT_OPTIMIZER_SGD ? 0.1f : 0.02f;
     cfg.loss = MT_LOSS_CATEGORICAL_CROSSENTROPY;
     cfg.batch_size = BATCH;
     cfg.accumulate_gradients = accumulate;
+    cfg.optimizer = c->optimizer, cfg.learning_rate = c->learning_rate;
+    cfg.momentum = c->momentum, cfg.weight_decay = c->weight_decay, cfg.proximal_mu = c->mu;
     if (scheme == 1) cfg.trainable_op_mask = LAST_THREE;
     if (sparse) cfg.trainable_op_channels = SCHEMES[scheme];
     return cfg;
