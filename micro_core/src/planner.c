@@ -6,8 +6,11 @@
  * What needs memory:
  *   - an op trains when trainable_op_mask selects it, or else when it is one of
  *     the last num_trainable_ops ops. A weight is *trained* when it is TRAINABLE,
- *     read by a training op and, with biases_only, 1-D; it gets an arena copy, a
- *     gradient and optimizer state. Every other weight is read in place from the image.
+ *     read by a training op and, with biases_only or a channel count of 0
+ *     (trainable_op_channels), 1-D; it gets an arena copy, a gradient and optimizer
+ *     state. Every other weight is read in place from the image. With a channel count
+ *     k, the weight's first k output channels train (plan_sparse.c): optimizer state
+ *     for them only, a gradient of their rows only where a tile of them is smaller.
  *   - an activation needs a gradient when it depends on a trained weight
  *     (computed forward over the op list); backward stops at the first
  *     trained op because nothing before it has such a gradient.
