@@ -59,6 +59,7 @@ class SparseScheme(object):
         return list(self.layers)
 
     def to_dict(self):
+        """{"layers": [[layer, value], ...], and what it was planned for} (``to_json``'s)."""
         data = {"layers": [[layer, value] for layer, value in self.layers]}
         for name in _PLANNED:
             data[name] = getattr(self, name)
