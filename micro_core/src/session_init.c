@@ -7,7 +7,7 @@
  *   image, image_bytes   the address and size mt_plan() was given
  *   image_tables_crc32   CRC-32 of the header (whose CRC-32 of the whole image mt_plan()
  *                        verified) and of the tensor, op and io tables: what the layout reads
- *   config_crc32         CRC-32 of the configuration's values and its op mask
+ *   config_crc32         CRC-32 of the configuration's values, its op mask and channel counts
  *   abi_version          the library's MT_ABI_VERSION
  *   seal                 CRC-32 of every byte before it, from MT_PLAN_SEAL_SEED
  *

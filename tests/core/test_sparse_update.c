@@ -18,7 +18,8 @@
  *     itself (mt_session_init_from_plan) alike;
  *   - a checkpoint of a sparse Adam session loads into another; both then step alike;
  *   - refusals: a value below -1 and k beyond the channels (MT_ERR_BAD_ARGUMENT), k on an op
- *     without a weight of channels (MT_ERR_UNSUPPORTED), each naming its op.
+ *     without a weight of channels (MT_ERR_UNSUPPORTED), each naming its op; a plan made for
+ *     other channel counts, or none, refused by mt_session_init_from_plan (the config CRC).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -322,6 +323,22 @@ static void test_refusals(const uint8_t *img, size_t bytes)
     refused(img, bytes, 4, 101, MT_ERR_BAD_ARGUMENT);  /* Dense: 100 units */
     refused(img, bytes, 5, 1, MT_ERR_UNSUPPORTED);     /* ReLU: no weight */
     refused(img, bytes, 3, 1, MT_ERR_UNSUPPORTED);     /* GAP */
+    /* a plan is bound to its channel counts (the config's CRC): another's init refuses it */
+    int32_t other[NUM_OPS];
+    memcpy(other, SCHEMES[0], sizeof other);
+    other[4] = 36;
+    mt_train_config planned = config_for(0, 0, 0, 1), changed = planned, without = planned;
+    changed.trainable_op_channels = other;
+    without.trainable_op_channels = NULL;
+    mt_memory_plan plan;
+    CHECK_STATUS(mt_plan(img, bytes, &planned, &plan), MT_OK);
+    uint8_t *arena = (uint8_t *)malloc(plan.total_bytes + MT_ARENA_ALIGN);
+    uint8_t *aligned = arena + (MT_ARENA_ALIGN - (uintptr_t)arena % MT_ARENA_ALIGN) % MT_ARENA_ALIGN;
+    mt_session *s = NULL;
+    CHECK_STATUS(mt_session_init_from_plan(&s, &plan, &changed, aligned, plan.total_bytes), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init_from_plan(&s, &plan, &without, aligned, plan.total_bytes), MT_ERR_BAD_ARGUMENT);
+    CHECK_STATUS(mt_session_init_from_plan(&s, &plan, &planned, aligned, plan.total_bytes), MT_OK);
+    free(arena);
     /* k = C is the whole weight: the same plan as -1 */
     int32_t all[NUM_OPS] = {8, 8, 48, -1, 100, -1, 6, -1};
     mt_train_config a = config_for(0, 2, 0, 0), b = config_for(0, 2, 0, 0);
