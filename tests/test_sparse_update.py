@@ -23,7 +23,7 @@ from microtrain import layers
 from microtrain.sparse_scheme import SparseScheme
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops"))
-from op_parity import to_nchw, to_nhwc  # noqa: E402
+from op_parity import to_nchw  # noqa: E402
 
 BATCH = 3
 

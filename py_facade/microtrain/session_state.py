@@ -6,8 +6,10 @@ It is a part of one class, split off by responsibility to keep files short. It u
 ``_compiled``, ``_image``, ``_params`` [(tensor, dims, image offset)], ``_inputs`` /
 ``_outputs`` [(tensor, dims)], ``_ops`` [(type, layer, has weights)], ``_layer_ops``,
 ``_plan``, ``_config``, ``_batch_size``, ``_loss``, ``_train_metrics`` / ``_eval_metrics``,
-``_trained``, ``_trainable_text``, ``_scheme_layers``, ``_op_facts``, ``_layer_names()``, ``_timings``, ``_scheduler``, ``_current_image()`` and
-``_bind_for_inference()`` — each set up by ``Session.__init__`` / ``compile``.
+``_trained``, ``_trainable_text``, ``_scheme_layers``, ``_op_facts``, ``_timings``,
+``_scheduler``, ``_layer_names()``, ``_new_backend()``, ``_check_batch_size()``,
+``_current_image()`` and ``_bind_for_inference()`` — each set up by ``Session.__init__`` /
+``compile``.
 """
 
 from . import _random, ops as _ops, schedules as _schedules, training as _training

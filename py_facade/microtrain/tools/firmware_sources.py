@@ -12,7 +12,7 @@ import numpy as np
 from .. import _files
 from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
-from .firmware_training import FirmwareError, accuracy_kind
+from .firmware_training import accuracy_kind
 
 _FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay",
                  "proximal_mu")
