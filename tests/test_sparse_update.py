@@ -222,3 +222,35 @@ def test_info_hostile_sparse_flags_exit_2(tmp_path, capsys, flags, message):
     assert cli.main(["info", path] + flags) == 2
     err = capsys.readouterr().err
     assert re.search(message, err) and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_firmware_sources_train_the_budget_s_scheme(tmp_path, capsys):
+    """`microtrain firmware --budget`: the generated configuration holds the scheme's op
+    mask and channel counts, and the record its plan; hostile flags exit 2."""
+    from microtrain.tools import firmware
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    x, y = batch()
+    np.savez(str(tmp_path / "d.npz"), x=x, y=y)
+    common = ["--sources-only", "--model", path, "--data", str(tmp_path / "d.npz"),
+              "--batch-size", "1", "--loss", "cce", "--out", str(tmp_path / "fw")]
+    assert firmware.main(common + ["--budget", "20000"]) == 0
+    scheme = microtrain.sparse_update(path, 20000, batch_size=1, loss="cce")
+    with microtrain.TrainSession(path) as session:
+        session.compile(loss="cce", batch_size=1, trainable=scheme)
+        config = session.config
+    source = (tmp_path / "fw" / "data" / "mt_firmware_data.c").read_text()
+    for name, c_type in (("trainable_op_mask", "uint8_t"), ("trainable_op_channels", "int32_t")):
+        short = {"trainable_op_mask": "mask", "trainable_op_channels": "channels"}[name]
+        values = ", ".join("%d" % v for v in config[name])
+        assert "static const %s %s[%d] = {%s};" % (c_type, short, len(config[name]),
+                                                   values) in source
+        assert "cfg->%s = %s;" % (name, short) in source
+    record = json.loads((tmp_path / "fw" / "firmware.json").read_text())
+    assert record["plan"]["total_bytes"] == scheme.total_bytes <= 20000
+    capsys.readouterr()
+    from microtrain.tools import cli
+    assert cli.main(["firmware"] + common + ["--budget", "0"]) == 2
+    assert "--budget: expected a positive integer" in capsys.readouterr().err
+    assert cli.main(["firmware"] + common + ["--budget", "100"]) == 2
+    assert "--budget: a budget of 100 bytes fits no sparse update" in capsys.readouterr().err
