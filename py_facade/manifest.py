@@ -42,6 +42,7 @@ package("microtrain", files=(
     "session.py",
     "session_persistence.py",
     "session_state.py",
+    "sparse_scheme.py",
     "train_session.py",
     "trainable.py",
     "training.py",

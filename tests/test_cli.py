@@ -462,8 +462,16 @@ def test_one_spelling_of_what_trains_in_every_command(files, tmp_path):
         record = (tmp_path / "fw" / "firmware.json").read_text()
         assert '"num_trainable_ops": 2' in record and trained in record, record
     result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
-                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "0,1")
-    assert result.returncode == 2 and "a list of layers needs an op mask" in result.stderr
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "1")
+    assert result.returncode == 0, result.stderr  # a list of layers: the firmware's op mask
+    source = (tmp_path / "fw" / "data" / "mt_firmware_data.c").read_text()
+    assert "cfg->trainable_op_mask = mask;" not in source
+    result = run("firmware", "--sources-only", "--model", files / "model.mtm", "--data",
+                 tmp_path / "d.npz", "--out", tmp_path / "fw", "--trainable", "[1]")
+    assert result.returncode == 0, result.stderr
+    source = (tmp_path / "fw" / "data" / "mt_firmware_data.c").read_text()
+    assert "static const uint8_t mask[4] = {0, 0, 1, 0};" in source
+    assert "cfg->trainable_op_mask = mask;" in source
 
 
 def cli_args_parser(command):

@@ -138,3 +138,33 @@ def test_micropython_sees_core_errors_and_the_state_machine(runner, digits, tmp_
     assert "too many rows:" in result.stdout
     assert "loss True" in result.stdout
     assert "after close: this Session is closed" in result.stdout
+
+
+SPARSE_SCRIPT = """
+import sys
+from microtrain import lite, optimizers
+sess = lite.Session(open(sys.argv[1], "rb").read())
+sess.compile(optimizers.Adam(learning_rate=0.01), "categorical_crossentropy", batch_size=4,
+             trainable={0: 8, 1: "bias"})
+rows = [[((r * 64 + c) % 17) / 17.0 for c in range(64)] for r in range(4)]
+targets = [[1.0 if c == r else 0.0 for c in range(10)] for r in range(4)]
+for step in range(3):
+    sess.train_step(rows, targets)
+plan = sess.memory_plan()
+print("sparse", sess.weights_crc32(), plan["total_bytes"], plan["optimizer_bytes"],
+      [row["trains"] for row in plan["layers"]])
+"""
+
+
+def test_a_sparse_scheme_under_micropython_matches_the_host(runner, digits, tmp_path):
+    """A sparse update (the hidden Dense's first 8 units, the last Dense's bias) through the
+    wasm backend's trainable_op_channels: the host's weights and plan, bit for bit."""
+    script = tmp_path / "sparse.py"
+    script.write_text(SPARSE_SCRIPT)
+    result = run_micropython(runner, str(script), digits["files"][:1], "/data/digits.mtm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    host = subprocess.run([sys.executable, str(script), digits["image"]], capture_output=True,
+                          text=True, timeout=300)
+    assert host.returncode == 0, host.stderr
+    assert result.stdout.strip() == host.stdout.strip()
+    assert "['8 of 32 channels', 'bias']" in host.stdout

@@ -62,6 +62,7 @@ POINTERS = {
     "const float *": "ctypes.POINTER(ctypes.c_float)",
     "const char *": "ctypes.c_char_p",
     "const uint8_t *": "ctypes.POINTER(ctypes.c_uint8)",
+    "const int32_t *": "ctypes.POINTER(ctypes.c_int32)",
 }
 MODELS = {"lp64": 8, "ilp32": 4}  # bytes of a pointer and of size_t
 
@@ -219,7 +220,8 @@ def write_fields(abi):
                       BANNER,
                       '"""',
                       "",
-                      "# mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op)",
+                      "# mt_train_config, field for field (trainable_op_mask: None or a list of 0/1 per op;",
+                      "# trainable_op_channels: None or a list of int32 per op)",
                       "CONFIG_FIELDS = ("] + names(config) + [")",
                       "# mt_memory_plan's figures, field for field (the binding that follows them is the",
                       "# backend's business)",
@@ -269,11 +271,12 @@ def write_js(abi):
 # ------------------------------------------------------------------ C: the MicroPython module's tables
 
 def write_micropython(abi):
-    kinds = {"int32_t": "I32", "float": "F32", "const uint8_t *": "MASK", "size_t": "SIZE"}
+    kinds = {"int32_t": "I32", "float": "F32", "const uint8_t *": "MASK", "const int32_t *": "CHANNELS",
+             "size_t": "SIZE"}
     out = ["/* " + BANNER,
            " * X-macro lists of mt_train_config's fields and mt_memory_plan's figures, in order, for the",
            " * module's config reader and plan dict (backend_open.c): X(name, kind), kind one of I32,",
-           " * F32, MASK (the op mask), SIZE (size_t). */",
+           " * F32, MASK (the op mask), CHANNELS (the per-op channel counts), SIZE (size_t). */",
            "#ifndef MICROTRAIN_ABI_FIELDS_H",
            "#define MICROTRAIN_ABI_FIELDS_H",
            ""]

@@ -83,12 +83,13 @@ extern "C" {
 
 /** Bumped whenever a struct below or a function signature changes, or functions the bindings
  *  call are added (9: mt_session_train_step_rows and its siblings; 10: mt_model_tensors and
- *  mt_model_ops; 11: the plan's binding, mt_session_init_from_plan and mt_session_io). The
+ *  mt_model_ops; 11: the plan's binding, mt_session_init_from_plan and mt_session_io; 13:
+ *  mt_train_config.trainable_op_channels). The
  *  values and struct layouts the bindings mirror are described once, in
  *  micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 12u
+#define MT_ABI_VERSION 13u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -369,6 +370,22 @@ typedef struct mt_train_config {
      *  at init, then whatever mt_session_set_reference() copies (the global model of a
      *  federated round). Checkpoints do not hold it. */
     float proximal_mu;
+    /** Sparse update (tiny-training's, Lin et al. 2022): NULL (every trained op trains all its
+     *  weights), or one int32 per op (num_ops) saying what a trained op trains: -1 all its
+     *  weights; 0 its bias (its 1-D weights) only; k > 0 its bias and the weights of its first
+     *  k output channels: rows 0..k-1 of a Dense's [U, I] weight or a Conv2D's [OC, KH, KW, C],
+     *  channels 0..k-1 of a DepthwiseConv2D's [1, KH, KW, C] (k = the channel count is all).
+     *  Optimizer state exists for the trained channels only, and so, with fused updates, does
+     *  a Dense's or Conv2D's gradient: tiles of its first k rows, only those computed, where a
+     *  tile (the rows' dW and their dy columns) is smaller than the whole dW; a small layer's
+     *  (and a DepthwiseConv2D's) whole dW otherwise. The other channels keep their bits.
+     *  The arena holds the whole weight (the kernels read one array), so frozen channels
+     *  still cost their arena bytes. Which ops train is still the mask's or num_trainable_ops'.
+     *  Refused by mt_plan(): a value below -1, k greater than the op's channel count
+     *  (MT_ERR_BAD_ARGUMENT), k > 0 on an op that is not a float Dense, Conv2D or
+     *  DepthwiseConv2D or whose weight another op reads too (MT_ERR_UNSUPPORTED);
+     *  mt_model_diagnose() names the op. Borrowed: read by mt_plan()/mt_session_init() only. */
+    const int32_t *trainable_op_channels;
 } mt_train_config;
 
 /**

@@ -28,7 +28,7 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_int64_in_a_struct, x) == 8 &&
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
-MT_ABI_CHECK(version, MT_ABI_VERSION == 12u);
+MT_ABI_CHECK(version, MT_ABI_VERSION == 13u);
 
 /* every constant and enum value: X(name, value) */
 #define MT_ABI_VALUES(X) \
@@ -91,7 +91,7 @@ MT_ABI_VALUES(MT_ABI_CHECK_VALUE)
 
 /* every struct's size: X(struct, LP64 bytes, ILP32 bytes) */
 #define MT_ABI_SIZES(X) \
-    X(mt_train_config, 72, 64) \
+    X(mt_train_config, 80, 68) \
     X(mt_memory_plan, 160, 100) \
     X(mt_tensor_info, 44, 44) \
     X(mt_model_info, 32, 32) \
@@ -122,6 +122,7 @@ MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
     X(mt_train_config, accumulate_gradients, 56, 4, 52, 4) \
     X(mt_train_config, guard_gradients, 60, 4, 56, 4) \
     X(mt_train_config, proximal_mu, 64, 4, 60, 4) \
+    X(mt_train_config, trainable_op_channels, 72, 8, 64, 4) \
     X(mt_memory_plan, total_bytes, 0, 8, 0, 4) \
     X(mt_memory_plan, metadata_bytes, 8, 8, 4, 4) \
     X(mt_memory_plan, weight_bytes, 16, 8, 8, 4) \

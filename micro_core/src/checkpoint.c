@@ -141,6 +141,31 @@ static void emit_floats(writer *w, const float *x, uint32_t count)
     }
 }
 
+/* count zero floats */
+static void emit_zeros(writer *w, uint32_t count)
+{
+    static const uint8_t zeros[CHUNK];
+    while (count > 0) {
+        const uint32_t n = count < CHUNK / 4 ? count : CHUNK / 4;
+        emit(w, zeros, 4u * n);
+        count -= n;
+    }
+}
+
+/* The optimizer state of trained weight t in the weight's layout, array by array: a sparse
+ * update's state holds its trained channels only (session.h, mt_weight_part), and the
+ * checkpoint has zeros where the frozen ones are, so a checkpoint's records are the same
+ * for every part (a state that starts at 0, as a frozen channel's would). */
+static void emit_state(writer *w, const mt_session *s, const mt_tensor_rt *t, uint32_t arrays)
+{
+    const mt_weight_part p = mt_weight_part_of(s, t);
+    for (uint32_t a = 0; a < arrays; ++a)
+        for (uint32_t j = 0; j < p.blocks; ++j) {
+            emit_floats(w, t->opt_state + (size_t)a * mt_part_elements(p) + (size_t)j * p.len, p.len);
+            emit_zeros(w, p.stride - p.len);
+        }
+}
+
 mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
                              const mt_property *properties, int32_t num_properties,
                              mt_write_fn write, void *user)
@@ -180,7 +205,7 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
         mt_put_u32(r + 4, t->count);
         emit(&w, r, sizeof r);
         emit_floats(&w, t->data, t->count);
-        emit_floats(&w, t->opt_state, t->count * state_arrays);
+        emit_state(&w, s, t, state_arrays);
         if (reference) emit_floats(&w, mt_reference_of(s, t), t->count);
     }
     for (int32_t k = 0; k < num_properties; ++k) {
@@ -391,11 +416,17 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
         off += CK_RECORD_HEADER_BYTES;
         if ((st = fetch_floats(r, off, t->mutable_data, t->count)) != MT_OK) return st;
         off += 4u * t->count;
-        if (c->state_arrays) {
-            if ((st = fetch_floats(r, off, t->opt_state, t->count * arrays)) != MT_OK) return st;
+        const mt_weight_part p = mt_weight_part_of(s, t);
+        if (c->state_arrays) { /* the trained part of each array in the weight's layout (emit_state) */
+            for (uint32_t a = 0; a < arrays; ++a)
+                for (uint32_t j = 0; j < p.blocks; ++j) {
+                    float *state = t->opt_state + (size_t)a * mt_part_elements(p) + (size_t)j * p.len;
+                    if ((st = fetch_floats(r, off + 4u * (a * t->count + j * p.stride), state, p.len)) != MT_OK)
+                        return st;
+                }
             off += 4u * t->count * arrays;
         } else if (arrays) {
-            memset(t->opt_state, 0, 4u * t->count * arrays);
+            memset(t->opt_state, 0, 4u * mt_part_elements(p) * arrays);
         }
         if (c->reference_arrays) {
             float *reference = mt_reference_of(s, t);

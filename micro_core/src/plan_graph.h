@@ -42,6 +42,7 @@ typedef struct graph_facts {
     uint32_t output;
     int fused_update;
     int tiles; /* 1: weights the rule allows are updated in tiles (mt_plan_weight_tile_bytes) */
+    const int32_t *channels; /* the configuration's trainable_op_channels (plan_sparse.c) */
 } graph_facts;
 
 uint16_t mt_plan_forward_time(uint32_t o);
@@ -53,7 +54,7 @@ uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op);
 uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
 uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index);
-uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B);
+uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B, uint32_t trained_rows);
 /* The one op that reads tensor `index`, through one input (*input), or -1 when none or more
  * than one read it (a weight updated in tiles, an int8 layer trained in place) */
 int32_t mt_plan_only_reader(const mt_image *img, uint32_t index, int *input);
@@ -69,5 +70,16 @@ mt_status mt_plan_qas_check(const mt_image *img, const mt_train_config *cfg, con
                             int32_t *tensor);
 uint32_t mt_plan_q_record_floats(const mt_image *img, const graph_facts *f, uint32_t index);
 void mt_plan_q_record_write(const mt_image *img, uint32_t index, uint32_t floats, int trained, float *record);
+
+/* Sparse update (plan_sparse.c). mt_plan_check_channels: the configuration's channel counts
+ * are ones this model can train (a status naming the op through where otherwise).
+ * mt_plan_op_trains_weight: whether op o, when it trains, trains its trainable weight t (its
+ * bias only with biases_only or a channel count of 0). mt_plan_part_code: what of trained
+ * weight index trains (session.h, mt_weight_part_from). mt_plan_trained_rows: the output rows
+ * of weight index whose gradient is needed (dims[0] unless its first k rows train). */
+mt_status mt_plan_check_channels(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where);
+int mt_plan_op_trains_weight(const mt_train_config *cfg, uint32_t o, const mt_tensor_desc *t);
+uint32_t mt_plan_part_code(const mt_image *img, const int32_t *channels, uint32_t index);
+uint32_t mt_plan_trained_rows(const mt_image *img, const graph_facts *f, uint32_t index);
 
 #endif /* MT_PLAN_GRAPH_H */

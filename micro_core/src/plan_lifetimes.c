@@ -76,18 +76,29 @@ uint32_t mt_plan_round_up(uint64_t bytes)
 #define MT_WEIGHT_TILE_BYTES 4096u
 #define MT_TILED_MIN_BYTES (4u * MT_WEIGHT_TILE_BYTES)
 
-uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B)
+/* trained_rows: the rows whose gradient is needed, dims[0] for a whole weight. The first k
+ * rows of a sparse update (plan_sparse.c) are tiled whatever the weight's size, in tiles of
+ * at most k rows, so that only their gradient is computed and held, where that tile is
+ * smaller than the whole gradient: a tile also holds its rows' dy columns (B·OH·OW floats a
+ * row of a Conv2D), more than a small layer's whole dW, which the op's backward then
+ * computes whole (its other rows unused: the update reads the first k). */
+uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B, uint32_t trained_rows)
 {
     const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
     if (tiling == NULL || op->num_inputs < 2 || op->inputs[1] == MT_NO_TENSOR) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, op->inputs[1], &w);
-    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0;
     const uint32_t U = w.dims[0];
+    const int part = trained_rows < U;
+    if (!part && (uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0;
     const uint64_t per_row = tiling->tile_floats(img, op, B, 1u);
     uint32_t rows = (uint32_t)(MT_WEIGHT_TILE_BYTES / 4u / per_row);
     if (rows == 0) rows = 1;
     while (rows > 1 && (uint64_t)tiling->tile_floats(img, op, B, rows) * 4u > MT_WEIGHT_TILE_BYTES) --rows;
+    if (part) {
+        if (rows > trained_rows) rows = trained_rows;
+        return (uint64_t)tiling->tile_floats(img, op, B, rows) < w.count ? rows : 0u;
+    }
     /* a tile as large as the weight saves nothing: the whole gradient, as without tiles */
     if (rows >= U || (uint64_t)tiling->tile_floats(img, op, B, rows) >= w.count) return 0;
     return rows;
@@ -115,17 +126,19 @@ int32_t mt_plan_only_reader(const mt_image *img, uint32_t index, int *input)
  * tile is smaller than the weight. */
 uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
 {
-    if (!f->tiles || !f->fused_update || !bit_get(&f->trained, index)) return 0;
+    if (!f->fused_update || !bit_get(&f->trained, index)) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, index, &w);
-    if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0; /* before the walk over the ops */
+    const uint32_t trained_rows = mt_plan_trained_rows(img, f, index); /* the first k: tiled where smaller */
+    if (trained_rows == w.dims[0] && (!f->tiles || (uint64_t)w.count * 4u < MT_TILED_MIN_BYTES))
+        return 0; /* before the walk over the ops */
     int input = 0;
     const int32_t reader = mt_plan_only_reader(img, index, &input);
     if (reader < 0 || input != 1) return 0;
     mt_op_desc op;
     mt_image_op(img, (uint32_t)reader, &op);
     if (!mt_plan_backward_runs(f, &op, (uint32_t)reader)) return 0;
-    const uint32_t rows = mt_weight_tile_rows(img, &op, B);
+    const uint32_t rows = mt_weight_tile_rows(img, &op, B, trained_rows);
     return rows ? mt_plan_round_up((uint64_t)mt_weight_tiling_for(op.type)->tile_floats(img, &op, B, rows) * 4u) : 0u;
 }
 

@@ -6,8 +6,11 @@
  * What needs memory:
  *   - an op trains when trainable_op_mask selects it, or else when it is one of
  *     the last num_trainable_ops ops. A weight is *trained* when it is TRAINABLE,
- *     read by a training op and, with biases_only, 1-D; it gets an arena copy, a
- *     gradient and optimizer state. Every other weight is read in place from the image.
+ *     read by a training op and, with biases_only or a channel count of 0
+ *     (trainable_op_channels), 1-D; it gets an arena copy, a gradient and optimizer
+ *     state. Every other weight is read in place from the image. With a channel count
+ *     k, the weight's first k output channels train (plan_sparse.c): optimizer state
+ *     for them only, a gradient of their rows only where a tile of them is smaller.
  *   - an activation needs a gradient when it depends on a trained weight
  *     (computed forward over the op list); backward stops at the first
  *     trained op because nothing before it has such a gradient.
@@ -174,7 +177,7 @@ static void mark_training(const mt_image *img, const mt_train_config *cfg, graph
             if (op.inputs[i] == MT_NO_TENSOR) continue;
             mt_tensor_desc t;
             mt_image_tensor(img, op.inputs[i], &t);
-            if (op_trains && (t.flags & MT_TENSOR_TRAINABLE) && (!cfg->biases_only || t.ndim == 1)) {
+            if (op_trains && (t.flags & MT_TENSOR_TRAINABLE) && mt_plan_op_trains_weight(cfg, o, &t)) {
                 bit_set(&f->trained, op.inputs[i]);
                 bit_set(&f->needs_grad, op.inputs[i]);
                 if (o < f->first_trained) f->first_trained = o;
@@ -235,15 +238,22 @@ static void grad_schedule(const mt_image *img, const graph_facts *f, uint32_t in
     if (r->grad_zero_at == MT_NEVER) r->grad_zero_at = (uint16_t)mt_image_producer(img, index);
 }
 
-/* 1 when some trained weight would be updated in tiles with tiles on. */
+/* Trained weights updated in tiles with tiles on or off (the first k rows of a sparse update
+ * are tiled either way: plan_sparse.c). */
+static int32_t tiled_weights(const mt_image *img, graph_facts *f, uint32_t B, int tiles)
+{
+    const int was = f->tiles;
+    int32_t count = 0;
+    f->tiles = tiles;
+    for (uint32_t i = 0; i < img->num_tensors; ++i) count += mt_plan_weight_tile_bytes(img, f, i, B) != 0;
+    f->tiles = was;
+    return count;
+}
+
+/* 1 when some trained weight would be updated in tiles with tiles on only. */
 static int tiles_possible(const mt_image *img, graph_facts *f, uint32_t B)
 {
-    const int tiles = f->tiles;
-    int any = 0;
-    f->tiles = 1;
-    for (uint32_t i = 0; i < img->num_tensors && !any; ++i) any = mt_plan_weight_tile_bytes(img, f, i, B) != 0;
-    f->tiles = tiles;
-    return any;
+    return tiled_weights(img, f, B, 1) > tiled_weights(img, f, B, 0);
 }
 
 /* The session's records in the persistent region, where the build pass writes them. */
@@ -252,6 +262,7 @@ typedef struct records {
     mt_tensor_rt *rt;
     mt_op_desc *ops;
     uint16_t *params, *trained;
+    uint32_t *parts; /* per tensor, mt_plan_part_code; NULL when every trained weight is whole */
     void *target;
     uint64_t target_bytes;
     float *scratch;
@@ -273,6 +284,10 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
     rec->ops = (mt_op_desc *)take(b, (uint64_t)O * MT_OP_RECORD_BYTES, &p->metadata_bytes);
     rec->params = (uint16_t *)take(b, (uint64_t)num_params * 2u, &p->metadata_bytes);
     rec->trained = (uint16_t *)take(b, (uint64_t)num_trained * 2u, &p->metadata_bytes);
+    int any_part = 0;
+    for (uint32_t i = 0; i < T && f->channels; ++i)
+        any_part |= bit_get(&f->trained, i) && mt_plan_part_code(img, f->channels, i) != 0;
+    rec->parts = any_part ? (uint32_t *)take(b, (uint64_t)T * 4u, &p->metadata_bytes) : NULL;
     const uint32_t state_arrays = mt_optimizer_state_arrays(cfg->optimizer, cfg->momentum);
     rec->target_bytes = cfg->loss == MT_LOSS_SPARSE_CATEGORICAL_CROSSENTROPY ? (uint64_t)B * 4u
                                                                              : (uint64_t)B * out_desc->count * 4u;
@@ -317,9 +332,15 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 else p->gradient_bytes += tile ? tile : mt_plan_round_up(grad_bytes);
                 if (tile) ++p->tiled_updates;
                 if ((int32_t)tile > p->weight_tile_bytes) p->weight_tile_bytes = (int32_t)tile;
-                if (state_arrays || record) /* a quantized one: its scales, then its momentum */
-                    r.opt_state = (float *)take_as(b, record * 4u + grad_bytes * state_arrays, &p->optimizer_bytes,
-                                                   MT_BUFFER_OPTIMIZER, (int32_t)i);
+                /* a sparse update's state: its trained channels only (session.h, mt_weight_part);
+                 * a quantized weight (trained whole: plan_sparse.c refuses its channels) takes its
+                 * record of scales first, then its momentum */
+                const uint32_t part = mt_plan_part_code(img, f->channels, i);
+                const mt_weight_part wp = mt_weight_part_from(part, t.count, t.dims[0], t.dims[t.ndim - 1]);
+                if (write && rec->parts) rec->parts[i] = part;
+                if (state_arrays || record)
+                    r.opt_state = (float *)take_as(b, record * 4u + (uint64_t)mt_part_elements(wp) * 4u * state_arrays,
+                                                   &p->optimizer_bytes, MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (write) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
                     if (record) mt_plan_q_record_write(img, i, record, 1, r.opt_state);
@@ -366,11 +387,14 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
 {
     mt_status st = check_config(cfg);
     if (st != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+    if ((st = mt_plan_check_channels(img, cfg, where)) != MT_OK) return st;
 
     const uint32_t T = img->num_tensors, O = img->num_ops, B = (uint32_t)cfg->batch_size;
     graph_facts f;
     f.output = mt_image_io(img, 1, 0);
     f.fused_update = cfg->accumulate_gradients == 0 && cfg->guard_gradients == 0;
+    f.channels = cfg->trainable_op_channels;
+    f.tiles = 0;
     mt_tensor_desc out_desc;
     mt_image_tensor(img, f.output, &out_desc);
     if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)f.output);
@@ -406,7 +430,8 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     lifetimes lt;
     int32_t order = given ? given->placement_order : 0;
     uint64_t shared;
-    f.tiles = given ? given->tiled_updates != 0 : 0;
+    /* a given plan counts the sparse update's tiles, which come without tiles on, too */
+    f.tiles = given ? given->tiled_updates > tiled_weights(img, &f, B, 0) : 0;
     if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
     if (!given && f.fused_update && tiles_possible(img, &f, B)) {
@@ -503,6 +528,8 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     s->img = *img;
     s->cfg = *cfg;
     s->cfg.trainable_op_mask = NULL; /* borrowed for this call only */
+    s->cfg.trainable_op_channels = NULL; /* ... as is this; its parts are in weight_parts */
+    s->weight_parts = rec.parts;
     s->plan = p;
     s->tensors = rt;
     s->ops = ops;

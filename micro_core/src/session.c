@@ -204,15 +204,18 @@ typedef struct update_block {
     size_t count;
 } update_block;
 
-static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t count, const float *grad,
-                     update_block *b)
+/* Elements [first, first + count) of the weight (and reference), whose optimizer state is at
+ * [state_first, ...) of each array: the same place for a whole weight, the runs of a sparse
+ * update's part back to back (session.h, mt_weight_part). */
+static void block_of(const mt_session *s, mt_tensor_rt *t, size_t first, size_t state_first, size_t count,
+                     const float *grad, update_block *b)
 {
     const float *ref = mt_reference_of(s, t);
     const int adam = s->cfg.optimizer != MT_OPTIMIZER_SGD;
     b->w = t->mutable_data + first;
     b->g = grad;
-    b->m = t->opt_state ? t->opt_state + first : NULL;
-    b->v = t->opt_state && adam ? t->opt_state + t->count + first : NULL;
+    b->m = t->opt_state ? t->opt_state + state_first : NULL;
+    b->v = t->opt_state && adam ? t->opt_state + mt_part_elements(mt_weight_part_of(s, t)) + state_first : NULL;
     b->ref = ref ? ref + first : NULL;
     b->count = count;
 }
@@ -272,26 +275,31 @@ static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t 
     v->channels = rows;
 }
 
-/* The guard and the update of trained tensor t, input k of op o, whatever its dtype */
-static int tensor_update_is_finite(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
-                                   float grad_scale, double beta1_power, double beta2_power)
+/* The update of trained tensor t, input k of op o, from its whole-layout gradient t->grad:
+ * check_only 1 answers whether the update is finite (update_is_finite, at the given β powers),
+ * writing nothing; 0 applies it and answers 1. A float weight is updated over the runs of its
+ * trained part (all of it for a whole weight); each element's update depends on that element
+ * alone, so run by run is element by element the whole tensor's update. An int8 weight or int32
+ * bias (an int8 layer trained in place, always whole: plan_sparse.c) takes the QAS update. */
+static int update_part(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, float grad_scale, double beta1_power,
+                       double beta2_power, int check_only)
 {
-    if (t->dtype == MT_DTYPE_F32) return update_is_finite(s, b, grad_scale, beta1_power, beta2_power);
-    mt_qas_tensor v;
-    qas_view(s, o, k, t, &v);
-    return mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale);
-}
-
-static void apply_tensor_update(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
-                                float grad_scale)
-{
-    if (t->dtype == MT_DTYPE_F32) {
-        apply_update(s, b, grad_scale);
-        return;
+    if (t->dtype != MT_DTYPE_F32) {
+        mt_qas_tensor v;
+        qas_view(s, o, k, t, &v);
+        if (check_only) return mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+        mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+        return 1;
     }
-    mt_qas_tensor v;
-    qas_view(s, o, k, t, &v);
-    mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+    const mt_weight_part p = mt_weight_part_of(s, t);
+    for (uint32_t j = 0; j < p.blocks; ++j) {
+        update_block b;
+        const size_t first = (size_t)j * p.stride;
+        block_of(s, t, first, (size_t)j * p.len, p.len, t->grad + first, &b);
+        if (!check_only) apply_update(s, &b, grad_scale);
+        else if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) return 0;
+    }
+    return 1;
 }
 
 /* The scale that turns summed gradients into the configured reduction. */
@@ -323,13 +331,14 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
 {
     const mt_op_desc *op = &s->ops[o];
     const mt_weight_tiling *tiling = mt_weight_tiling_for(op->type);
-    const uint32_t rows = t->dims[0], row = t->count / rows;
-    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size);
+    const uint32_t row = t->count / t->dims[0];
+    const uint32_t rows = mt_part_elements(mt_weight_part_of(s, t)) / row; /* a sparse update: its first k */
+    const uint32_t tile_rows = mt_weight_tile_rows(&s->img, op, (uint32_t)s->cfg.batch_size, rows);
     for (int pass = 0; pass < 2; ++pass) { /* 0: guard every tile; 1: apply every tile */
         for (uint32_t first = 0; first < rows; first += tile_rows) {
             const uint32_t r = rows - first < tile_rows ? rows - first : tile_rows;
             update_block b;
-            block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
+            block_of(s, t, (size_t)first * row, (size_t)first * row, (size_t)r * row, t->grad, &b);
             tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
             mt_qas_tensor v; /* an int8 layer trained in place: rows first .. first + r */
             if (t->dtype != MT_DTYPE_F32) qas_rows(s, o, t, first, r, &v);
@@ -380,15 +389,13 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
                 if (st != MT_OK) return st;
                 continue;
             }
-            update_block b;
-            block_of(s, t, 0, t->count, t->grad, &b);
-            if (!tensor_update_is_finite(s, o, k, t, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (!update_part(s, o, k, t, grad_scale, beta1_power, beta2_power, 1)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_tensor_update(s, o, k, t, &b, grad_scale);
+            update_part(s, o, k, t, grad_scale, beta1_power, beta2_power, 0);
             PROFILE(0u);
         }
     }
@@ -462,23 +469,18 @@ mt_status mt_session_optimizer_step(mt_session *s)
     next_powers(s, &beta1_power, &beta2_power);
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        update_block b;
-        block_of(s, t, 0, t->count, t->grad, &b);
         int input = 0;
         const int32_t o = reader_of(s, s->trained[k], &input);
-        if (!tensor_update_is_finite(s, (uint32_t)o, input, t, &b, grad_scale, beta1_power, beta2_power)) {
+        if (!update_part(s, (uint32_t)o, input, t, grad_scale, beta1_power, beta2_power, 1)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, o, (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
     for (int32_t k = 0; k < s->num_trained; ++k) {
-        mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        update_block b;
-        block_of(s, t, 0, t->count, t->grad, &b);
         int input = 0;
         const int32_t o = reader_of(s, s->trained[k], &input);
-        apply_tensor_update(s, (uint32_t)o, input, t, &b, grad_scale);
+        update_part(s, (uint32_t)o, input, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power, 0);
     }
     return MT_OK;
 }

@@ -51,6 +51,8 @@ struct mt_session {
     mt_op_desc *ops;
     uint16_t *params;  /* CONST f32 tensors, table order */
     uint16_t *trained; /* the subset the optimizer updates */
+    uint32_t *weight_parts; /* per tensor, what of a trained weight trains (mt_weight_part_of),
+                               or NULL when every trained weight trains whole */
     int32_t num_params;
     int32_t num_trained;
     void *target;
@@ -70,6 +72,43 @@ struct mt_session {
     double beta2_power;
     mt_error_detail last_error; /* the last failing step call (mt_session_last_error) */
 };
+
+/*
+ * Sparse update (mt_train_config.trainable_op_channels): the trained part of a weight is
+ * `blocks` runs of `len` elements, run j starting at element j·stride. The first k output
+ * rows of a Dense's [U, I] or a Conv2D's [OC, KH, KW, C] weight are one run of k·(count/U);
+ * the first k channels of a DepthwiseConv2D's [1, KH, KW, C] are KH·KW runs of k, stride C. A
+ * whole weight is one run of count. The optimizer state holds the runs back to back
+ * (blocks·len elements an array); the gradient and the weight keep the weight's layout. A
+ * part is coded in one uint32 (planner: mt_plan_part_code): 0 whole, else k, with
+ * MT_PART_LAST_AXIS set when the channels are the last dimension.
+ */
+#define MT_PART_LAST_AXIS 0x80000000u
+
+typedef struct mt_weight_part {
+    uint32_t blocks, len, stride;
+} mt_weight_part;
+
+static inline mt_weight_part mt_weight_part_from(uint32_t code, uint32_t count, uint32_t rows, uint32_t last_dim)
+{
+    mt_weight_part p = {1u, count, count};
+    const uint32_t k = code & ~MT_PART_LAST_AXIS;
+    if (code == 0) return p;
+    if (code & MT_PART_LAST_AXIS) {
+        p.blocks = count / last_dim;
+        p.len = k;
+        p.stride = last_dim;
+    } else {
+        p.len = k * (count / rows);
+    }
+    return p;
+}
+
+/* Elements of a part: the optimizer state's length per array. */
+static inline uint32_t mt_part_elements(mt_weight_part p)
+{
+    return p.blocks * p.len;
+}
 
 /* A session mt_session_init() built and nothing has invalidated since. */
 static inline int mt_session_valid(const mt_session *s)
@@ -120,6 +159,13 @@ static inline float *mt_reference_of(const mt_session *s, const mt_tensor_rt *t)
     if (s->cfg.proximal_mu <= 0.0f || !t->trained) return NULL;
     const size_t bytes = ((size_t)t->count * 4u + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
     return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
+}
+
+/* The trained part of weight t (a tensor of s). */
+static inline mt_weight_part mt_weight_part_of(const mt_session *s, const mt_tensor_rt *t)
+{
+    const uint32_t code = s->weight_parts ? s->weight_parts[t - s->tensors] : 0u;
+    return mt_weight_part_from(code, t->count, t->dims[0], t->last_dim);
 }
 
 /* Record a failing step call for mt_session_last_error(): status st, op index op (-1: none;

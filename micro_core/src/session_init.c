@@ -7,7 +7,7 @@
  *   image, image_bytes   the address and size mt_plan() was given
  *   image_tables_crc32   CRC-32 of the header (whose CRC-32 of the whole image mt_plan()
  *                        verified) and of the tensor, op and io tables: what the layout reads
- *   config_crc32         CRC-32 of the configuration's values and its op mask
+ *   config_crc32         CRC-32 of the configuration's values, its op mask and channel counts
  *   abi_version          the library's MT_ABI_VERSION
  *   seal                 CRC-32 of every byte before it, from MT_PLAN_SEAL_SEED
  *
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "microtrain.h"
+#include "le_bytes.h"
 #include "session.h"
 
 #define MT_PLAN_SEAL_SEED 0x6D74706Cu /* "mtpl": a zeroed plan does not seal to 0 */
@@ -41,8 +42,9 @@ static uint32_t tables_crc32(const mt_image *img)
     return mt_crc32_update(crc, img->base + img->io_offset, 2u * (img->num_inputs + img->num_outputs));
 }
 
-/* CRC-32 of every value of cfg (floats as their bits) and, when it has one, its op mask
- * (num_ops bytes, as the planner reads them). */
+/* CRC-32 of every value of cfg (floats as their bits) and, when it has them, its op mask
+ * (num_ops bytes, as the planner reads them) and its channel counts (num_ops int32, their
+ * little-endian bytes; a configuration without them has the CRC it had before they existed). */
 static uint32_t config_crc32(const mt_train_config *cfg, uint32_t num_ops)
 {
     uint32_t words[16];
@@ -59,7 +61,13 @@ static uint32_t config_crc32(const mt_train_config *cfg, uint32_t num_ops)
     words[8] = cfg->trainable_op_mask != NULL;
     memcpy(words + 9, floats, sizeof floats);
     uint32_t crc = mt_crc32_update(0, words, sizeof words);
-    return cfg->trainable_op_mask ? mt_crc32_update(crc, cfg->trainable_op_mask, num_ops) : crc;
+    if (cfg->trainable_op_mask) crc = mt_crc32_update(crc, cfg->trainable_op_mask, num_ops);
+    for (uint32_t o = 0; cfg->trainable_op_channels && o < num_ops; ++o) {
+        uint8_t bytes[4];
+        mt_put_u32(bytes, (uint32_t)cfg->trainable_op_channels[o]);
+        crc = mt_crc32_update(crc, bytes, 4);
+    }
+    return crc;
 }
 
 static uint32_t seal_of(const mt_memory_plan *plan)

@@ -40,8 +40,9 @@ typedef struct _backend_obj_t {
     int32_t batch_size;      /* B */
     int32_t sparse;          /* targets are int32 labels */
     int64_t numeric_errors_before; /* a replaced session's count (backend_weights.c) */
-    mt_train_config cfg;     /* as opened; trainable_op_mask points at mask */
+    mt_train_config cfg;     /* as opened; trainable_op_mask points at mask, */
     uint8_t mask[MT_MAX_OPS];
+    int32_t channels[MT_MAX_OPS]; /* ... trainable_op_channels at channels */
 } backend_obj_t;
 
 /* ---- errors (backend_errors.c): MicrotrainError from a failing status */

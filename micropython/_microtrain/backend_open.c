@@ -29,7 +29,7 @@ static const uint8_t *aligned_image(mp_obj_t image, size_t *bytes, uint8_t **blo
     return copy;
 }
 
-enum { FIELD_I32, FIELD_F32, FIELD_MASK, FIELD_SIZE };
+enum { FIELD_I32, FIELD_F32, FIELD_MASK, FIELD_CHANNELS, FIELD_SIZE };
 
 /* A field of a struct the bindings mirror (mt_train_config, mt_memory_plan): its Python name,
  * its kind (FIELD_*) and where it is in the struct. */
@@ -50,9 +50,10 @@ static const abi_field CONFIG_FIELDS[] = {
 };
 
 /* An mt_train_config from a config dict: core defaults, then every field the dict has (None
- * keeps the default). The trainable op mask goes to `mask` (MT_MAX_OPS bytes, the caller's),
- * which the config borrows. Unknown fields raise. */
-static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
+ * keeps the default). The trainable op mask goes to `mask` (MT_MAX_OPS bytes, the caller's)
+ * and the per-op channel counts to `channels` (MT_MAX_OPS int32, the caller's), which the
+ * config borrows. Unknown fields raise. */
+static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask, int32_t *channels,
     const char *function) {
     if (!mp_obj_is_type(config, &mp_type_dict)) {
         mp_raise_TypeError(MP_ERROR_TEXT("config must be a dict (microtrain.config.make_config)"));
@@ -90,8 +91,15 @@ static void read_config(mp_obj_t config, mt_train_config *cfg, uint8_t *mask,
             mp_obj_get_array(value, &count, &bits);
             if (count > MT_MAX_OPS) {
                 mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                    "trainable_op_mask has %lu entries; a model has at most %d ops",
-                    (unsigned long)count, MT_MAX_OPS);
+                    "%q has %lu entries; a model has at most %d ops",
+                    name, (unsigned long)count, MT_MAX_OPS);
+            }
+            if (field->kind == FIELD_CHANNELS) { /* -1 all, 0 bias only, k channels */
+                for (size_t op = 0; op < MT_MAX_OPS; ++op) {
+                    channels[op] = op < count ? mtmod_get_i32(bits[op], qstr_str(name), function) : -1;
+                }
+                cfg->trainable_op_channels = channels;
+                continue;
             }
             memset(mask, 0, MT_MAX_OPS);
             for (size_t op = 0; op < count; ++op) {
@@ -256,7 +264,8 @@ static mp_obj_t backend_plan(mp_obj_t self_in, mp_obj_t image_in, mp_obj_t confi
     (void)self_in;
     mt_train_config cfg;
     uint8_t mask[MT_MAX_OPS];
-    read_config(config, &cfg, mask, "mt_plan");
+    int32_t channels[MT_MAX_OPS];
+    read_config(config, &cfg, mask, channels, "mt_plan");
     size_t bytes, offset;
     const uint8_t *image;
     mp_obj_t image_obj = planned_image(image_in, &image, &bytes, &offset);
@@ -385,7 +394,7 @@ static mp_obj_t backend_open(size_t n_args, const mp_obj_t *pos_args, mp_map_t *
     mtmod_forget(self);
 
     mt_train_config *cfg = &self->cfg;
-    read_config(part[2], cfg, self->mask, "mt_session_init_from_plan");
+    read_config(part[2], cfg, self->mask, self->channels, "mt_session_init_from_plan");
     mp_buffer_info_t image_buffer, writable;
     mp_get_buffer_raise(part[0], &image_buffer, MP_BUFFER_READ);
     const mp_int_t offset = mp_obj_get_int(part[1]);

@@ -15,6 +15,7 @@ from .data import DataLoader
 from .errors import MicrotrainError
 from .schedules import CosineLRScheduler, LinearLRScheduler, StepLRScheduler
 from .session import Session
+from .sparse_scheme import SparseScheme
 from .train_session import TrainSession
 from .training import History
 
@@ -26,6 +27,7 @@ if _numpy is not None:
     from .nn import layers
     from .nn.functional import Input
     from .nn.model import Model, Sequential
+    from .tools.sparse_update import sparse_update
 
     def _read_foreign(data, path):
         from . import convert  # imported on first use: the parsers are an optional extra
@@ -61,4 +63,4 @@ __version__ = "0.1.0"
 __all__ = ["Session", "TrainSession", "Sequential", "Model", "Input", "DataLoader", "History",
            "layers", "optimizers", "losses", "metrics", "schedules", "data",
            "LinearLRScheduler", "CosineLRScheduler", "StepLRScheduler", "set_seed",
-           "MicrotrainError", "__version__"]
+           "MicrotrainError", "SparseScheme", "sparse_update", "__version__"]

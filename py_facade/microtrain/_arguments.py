@@ -121,6 +121,19 @@ def add_trainable(parser):
                         help="onert_train's spelling: train the last N ops (-1 all, 0 none)")
 
 
+def add_sparse_update(parser):
+    """The flags that choose a sparse update (info, firmware): --budget B, a scheme
+    ``microtrain.sparse_update`` picks under B arena bytes, or --trainable-scheme FILE, one
+    saved as JSON (SparseScheme.to_json); dest "budget" and "trainable_scheme"."""
+    parser.add_argument("--budget", type=positive_int, default=None, metavar="BYTES",
+                        help="train the sparse update microtrain.sparse_update picks for an "
+                             "arena of at most BYTES (at --batch-size, --optimizer, --loss)")
+    parser.add_argument("--trainable-scheme", "--trainable_scheme", dest="trainable_scheme",
+                        default=None, metavar="SCHEME.json",
+                        help="train this sparse scheme (JSON: SparseScheme.to_json, or "
+                             "{layer: \"bias\" | \"all\" | channels | fraction})")
+
+
 def trainable_choice(trainable, num_trainable_ops):
     """(trainable, num_trainable_ops) for compile() from the two flags; ValueError when both
     were given."""

@@ -27,10 +27,12 @@ MAX_OPS = 256               # MT_MAX_OPS
 
 def make_config(optimizer, loss, batch_size, num_trainable_ops=-1, trainable_op_mask=None,
                 biases_only=0, accumulate_gradients=False, guard_gradients=False,
-                proximal_mu=0.0):
+                proximal_mu=0.0, trainable_op_channels=None):
     """The config dict of ``microtrain.backend.CONFIG_FIELDS`` for ``microtrain.optimizers``
     and ``microtrain.losses`` objects; integers must already be in range (``Session.compile``
-    checks them). ``proximal_mu``: FedProx's μ (0 = no proximal term)."""
+    checks them). ``proximal_mu``: FedProx's μ (0 = no proximal term).
+    ``trainable_op_channels``: None, or per op -1 (all), 0 (bias only) or k (the first k output
+    channels): the sparse update of ``microtrain.sparse``."""
     config = {"optimizer": OPTIMIZER_CODES[optimizer.name], "loss": LOSS_CODES[loss.name],
               "reduction": REDUCTION_CODES[loss.reduction], "batch_size": int(batch_size),
               "num_trainable_ops": int(num_trainable_ops), "biases_only": 1 if biases_only else 0,
@@ -42,4 +44,6 @@ def make_config(optimizer, loss, batch_size, num_trainable_ops=-1, trainable_op_
     for field, value in optimizer.get_config().items():
         config[field] = value
     config["proximal_mu"] = float(proximal_mu)
+    config["trainable_op_channels"] = None if trainable_op_channels is None else \
+        [int(k) for k in trainable_op_channels]
     return config

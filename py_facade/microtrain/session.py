@@ -99,6 +99,7 @@ class Session(SessionState, SessionPersistence):
         self._int8_weighted = [bool(op["weights"]) and
                                not any(int(i) in float_trainable for i in op["inputs"])
                                for op in info["ops"]]
+        self._op_facts = _trainable.op_facts(info["ops"], info["params"])
         self._layer_ops = []
         for index, (_, layer, _) in enumerate(self._ops):
             while len(self._layer_ops) <= layer:
@@ -123,6 +124,7 @@ class Session(SessionState, SessionPersistence):
         self._eval_metrics = []
         self._trainable_text = None
         self._trainable_given = None
+        self._scheme_layers = None  # a sparse scheme's rows (sparse_scheme.resolve)
         self._trained = []
         self._accumulating = False
         self._reset_grad_pending = False
@@ -187,7 +189,8 @@ class Session(SessionState, SessionPersistence):
                        last N layers with weights; 0 = inference only), a list of layer
                        positions (``model.layers`` of a built model, ``self.layers``, the
                        layer column of ``microtrain info``) or of names (an imported
-                       model's: ``self.layers[i].name``), or "bias"
+                       model's: ``self.layers[i].name``), "bias", or a sparse scheme
+                       {layer: "bias" | "all" | k channels | fraction} (``sparse_update``)
             num_trainable_ops: onert's num_of_trainable_ops: the last N ops (-1 all)
             biases_only: train only the 1-D weights (biases) of the chosen ops
             accumulate_gradients: keep weight gradients between calls so that
@@ -217,27 +220,8 @@ class Session(SessionState, SessionPersistence):
             metric_list = _metrics.get_list(metrics, loss, self._outputs[0][1])
             self._check_batch_size(batch_size)
             proximal_mu = self._checked_mu(proximal_mu)
-            if num_trainable_ops is not None:
-                if trainable is not None:
-                    raise ValueError("give trainable or num_trainable_ops, not both")
-                if not is_integer(num_trainable_ops) or not -1 <= num_trainable_ops <= \
-                        _INT32_MAX:
-                    raise ValueError("num_trainable_ops must be an integer >= -1 (-1 = all "
-                                     "ops), got %r" % (num_trainable_ops,))
-                trainable = int(num_trainable_ops)
-            op_weights = [weights for _, _, weights in self._ops]
-            layer_names = self._layer_names()
-            if num_trainable_ops is not None:  # onert's count of ops
-                count, mask, bias_mode = _trainable.resolve(trainable, len(self._ops),
-                                                            self._layer_ops, biases_only)
-            else:
-                count, mask, bias_mode = _trainable.resolve(
-                    trainable, len(self._ops), self._layer_ops, biases_only, op_weights,
-                    layer_names)
-            if mask is not None and any(mask):
-                _trainable.check_selects_weights(
-                    mask, op_weights,
-                    [_trainable.op_label(op_type) for op_type, _, _ in self._ops], "layer")
+            chosen = _trainable.choose(trainable, num_trainable_ops, biases_only, self._ops,
+                                       self._layer_ops, self._layer_names(), self._op_facts)
             output_dims = self._outputs[0][1]
             if loss.sparse_labels and (len(output_dims) != 1 or output_dims[0] < 2):
                 raise ValueError("sparse categorical cross-entropy needs a 1-D output of at "
@@ -249,17 +233,16 @@ class Session(SessionState, SessionPersistence):
                     raise ValueError("two metrics are named %r; give them distinct names"
                                      % metric.name)
                 names.append(metric.name)
-            config = _config.make_config(optimizer, loss, batch_size, count, mask, bias_mode,
-                                         accumulate_gradients, guard_gradients, proximal_mu)
+            config = _config.make_config(optimizer, loss, batch_size, chosen["count"],
+                                         chosen["mask"], chosen["biases_only"],
+                                         accumulate_gradients, guard_gradients, proximal_mu,
+                                         chosen["channels"])
             self._check_int8_training(config)
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)
-            self._trainable_given = "num_trainable_ops=%d" % num_trainable_ops if \
-                num_trainable_ops is not None else "trainable=%r" % (trainable,)
-            self._trainable_text = _trainable.describe(
-                count, mask, bias_mode, self._layer_ops, op_weights,
-                None if layer_names is None else [n[0] for n in layer_names])
+            self._trainable_given, self._trainable_text = chosen["given"], chosen["text"]
+            self._scheme_layers = chosen["layers"]
             self._train_metrics = metric_list
             self._eval_metrics = [_clone_metric(m) for m in metric_list]
             self._fast = None

@@ -6,15 +6,19 @@ It is a part of one class, split off by responsibility to keep files short. It u
 ``_compiled``, ``_image``, ``_params`` [(tensor, dims, image offset)], ``_inputs`` /
 ``_outputs`` [(tensor, dims)], ``_ops`` [(type, layer, has weights)], ``_layer_ops``,
 ``_plan``, ``_config``, ``_batch_size``, ``_loss``, ``_train_metrics`` / ``_eval_metrics``,
-``_trained``, ``_trainable_text``, ``_timings``, ``_scheduler``, ``_current_image()`` and
-``_bind_for_inference()`` — each set up by ``Session.__init__`` / ``compile``.
+``_trained``, ``_trainable_text``, ``_scheme_layers``, ``_op_facts``, ``_timings``,
+``_scheduler``, ``_layer_names()``, ``_new_backend()``, ``_check_batch_size()``,
+``_current_image()`` and ``_bind_for_inference()`` — each set up by ``Session.__init__`` /
+``compile``.
 """
 
 from . import _random, ops as _ops, schedules as _schedules, training as _training
+from . import config as _config, losses as _losses, optimizers as _optimizers
+from . import sparse_scheme as _sparse, trainable as _trainable
 from ._model_source import _le_bytes, _set_image_crc
 from ._platform import is_integer
 from ._shapes import element_count
-from .backend import crc32
+from .backend import PLAN_FIELDS, crc32
 
 try:
     import numpy as _np
@@ -161,13 +165,23 @@ class SessionState:
     # ---------------------------------------------------------------- information
 
     def memory_plan(self):
-        """The arena's byte breakdown (fields of mt_memory_plan) as a dict, and under
+        """The arena's byte breakdown (fields of mt_memory_plan) as a dict; under
         "int8_trained_layers" the layers whose int8 weights train in place (their names, or
-        layer positions for a model without names)."""
+        layer positions for a model without names). Compiled with a sparse scheme, also
+        "layers": per layer with weights, what it trains ("none", "bias", "all", "k of C
+        channels") and "bytes", those of its trained weights, their gradient and optimizer
+        state (None on a backend that cannot list the arena's buffers)."""
         with self._lock:
             self._require_compiled("memory_plan")
             plan = dict(self._plan)
             plan["int8_trained_layers"] = self._int8_trained_layers(self._config)
+            if self._scheme_layers is not None:
+                listing = getattr(self._backend, "plan_buffers", None)
+                buffers = listing(self._image, self._config) if listing is not None else None
+                plan["layers"] = _sparse.plan_rows(
+                    self._scheme_layers, self._layer_ops, self._op_facts, buffers,
+                    lambda layer: _trainable.layer_label(layer, self._layer_ops, self._ops,
+                                                         self._layer_names()))
             return plan
 
     def _int8_trained_layers(self, config):
@@ -198,6 +212,24 @@ class SessionState:
                 "proximal term (or convert without int8_train to train those layers in float)"
                 % (layers[0], self._describe_optimizer(config), config["weight_decay"],
                    config["proximal_mu"]))
+
+    def plan_memory(self, optimizer="sgd", loss="mse", batch_size=16, trainable=None,
+                    accumulate_gradients=False):
+        """``memory_plan()``'s figures for ``compile()`` with these arguments, planned by the
+        core on another backend object: nothing is bound, this session is unchanged (what
+        ``microtrain.sparse_update`` weighs schemes with). Raises as compile() would."""
+        with self._lock:
+            self._require_open()
+            self._check_batch_size(batch_size)
+            chosen = _trainable.choose(trainable, None, False, self._ops, self._layer_ops,
+                                       self._layer_names(), self._op_facts)
+            config = _config.make_config(_optimizers.get(optimizer), _losses.get(loss),
+                                         batch_size, chosen["count"], chosen["mask"],
+                                         chosen["biases_only"], accumulate_gradients,
+                                         trainable_op_channels=chosen["channels"])
+            self._check_int8_training(config)
+            plan = self._new_backend().plan(self._current_image(), config)
+            return dict((name, int(plan[name])) for name in PLAN_FIELDS)
 
     def _tensorinfo(self, ios):
         dtype = _np.dtype(_np.float32) if _np is not None else "float32"

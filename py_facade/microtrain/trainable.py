@@ -20,12 +20,17 @@ choice into the three fields of ``mt_train_config``: ``num_trainable_ops``,
                            positions mix
     "bias" / "biases_only" every op trains, but only its 1-D weights (biases)
 
-``biases_only=True`` combines bias-only training with any other choice. Frozen
+    {layer: "bias" | "all" | k | fraction}
+                           a sparse scheme (``microtrain.sparse_scheme``): per layer named,
+                           its bias, all its weights or its first k output channels; the
+                           others frozen (``microtrain.sparse_update`` picks one)
+
+``biases_only=True`` combines bias-only training with any choice but a scheme. Frozen
 weights stay in the image (flash on a device): they cost no arena bytes, no
 gradient bytes and no optimizer state; backward stops at the first trained op.
 """
 
-from . import ops as _ops
+from . import ops as _ops, sparse_scheme as _sparse
 from ._platform import is_integer
 
 _INT32_MAX = 2147483647
@@ -225,3 +230,76 @@ def describe(num_trainable_ops, mask, biases_only, layer_ops=None, op_weights=No
     if biases_only:
         text += ", biases only"
     return text
+
+
+def op_facts(ops, params):
+    """Per op of a ``backend.describe()`` answer's "ops", what a sparse scheme needs: (op type,
+    dims of its trainable weight of rank >= 2 (input 1 first) or None, 1 when it has a
+    trainable 1-D weight, its trainable tensors)."""
+    dims = {}
+    for param in params:
+        if param["trainable"]:
+            dims[int(param["tensor"])] = tuple(param["dims"])
+    facts = []
+    for op in ops:
+        inputs = [i for i in op["inputs"] if i is not None and i >= 0 and i in dims]
+        inputs.sort(key=lambda i: 0 if len(op["inputs"]) > 1 and i == op["inputs"][1] else 1)
+        weight = [dims[i] for i in inputs if len(dims[i]) >= 2]
+        facts.append((int(op["type"]), weight[0] if weight else None,
+                      1 if any(len(dims[i]) == 1 for i in inputs) else 0, inputs))
+    return facts
+
+
+def layer_label(position, layer_ops, ops, layer_names):
+    """A layer as messages name it: "3 (conv2d_5)", or its first op's type without names."""
+    if layer_names is not None and layer_names[position]:
+        return "%d (%s)" % (position, layer_names[position][0])
+    first = layer_ops[position]
+    return "%d (%s)" % (position, op_label(ops[first[0]][0]) if first else "no op")
+
+
+def choose(trainable, num_trainable_ops, biases_only, ops, layer_ops, layer_names, facts):
+    """What ``compile(trainable=, num_trainable_ops=, biases_only=)`` trains, as a dict:
+    "count", "mask", "biases_only", "channels" (the fields of mt_train_config), "layers" (a
+    scheme's rows: ``sparse_scheme.resolve``, else None), "given" (the argument, for
+    messages) and "text" (``describe``). ``ops``: per op (type, layer, has weights);
+    ``facts``: ``op_facts``."""
+    op_weights = [weights for _, _, weights in ops]
+    channels = rows = None
+    if num_trainable_ops is not None:  # onert's count of ops
+        if trainable is not None:
+            raise ValueError("give trainable or num_trainable_ops, not both")
+        if not _is_int(num_trainable_ops) or not -1 <= num_trainable_ops <= _INT32_MAX:
+            raise ValueError("num_trainable_ops must be an integer >= -1 (-1 = all ops), got %r"
+                             % (num_trainable_ops,))
+        count, mask, bias_mode = resolve(int(num_trainable_ops), len(ops), layer_ops, biases_only)
+        given = "num_trainable_ops=%d" % num_trainable_ops
+    elif _sparse.is_scheme(trainable):
+        if biases_only:
+            raise ValueError("biases_only does not combine with a sparse scheme: give its "
+                             "layers 'bias'")
+
+        def find(key):
+            return _indices([key], len(layer_ops), "layers", layer_names)[0]
+
+        def label(position):
+            return layer_label(position, layer_ops, ops, layer_names)
+
+        mask, channels, rows = _sparse.resolve(trainable, layer_ops, facts, find, label)
+        count, bias_mode = -1, 0
+        given = "trainable=%s" % (_sparse.SparseScheme(trainable).to_json(),)
+    else:
+        count, mask, bias_mode = resolve(trainable, len(ops), layer_ops, biases_only,
+                                         op_weights, layer_names)
+        given = "trainable=%r" % (trainable,)
+    if mask is not None and any(mask) and rows is None:
+        check_selects_weights(mask, op_weights, [op_label(t) for t, _, _ in ops], "layer")
+    if rows is not None:
+        text = "sparse: " + (", ".join(
+            "layer %s %s" % (layer_label(row["layer"], layer_ops, ops, layer_names),
+                             _sparse.row_text(row)) for row in rows) or "none")
+    else:
+        text = describe(count, mask, bias_mode, layer_ops, op_weights,
+                        None if layer_names is None else [n[0] for n in layer_names])
+    return {"count": count, "mask": mask, "biases_only": bias_mode, "channels": channels,
+            "layers": rows, "given": given, "text": text}

@@ -9,6 +9,11 @@ gradient is one tile in the arena (session.c update_in_tiles), so the device run
 path through its own convolution, Dense and optimizer kernels. `microtrain firmware --run`
 builds, runs under QEMU and replays on the host through ctypes: per-epoch losses and the
 weight CRC must match.
+
+A sparse update on the Cortex-M7 (mps2-an500), in the same build folder (only the data
+source is rebuilt): the second Conv2D's first quarter of its channels (8 of 32, tiles of 3),
+the Dense 20's first 5 units (tiles of 1), the last Dense whole, the first Conv2D's bias
+(--trainable-scheme, the op mask and channel counts in the generated configuration).
 """
 
 import os
@@ -51,4 +56,26 @@ def test_tiled_updates_fine_tune_bit_identical_to_host(board, tiled_inputs):
         board, os.path.join(tiled_inputs, "tiled.mtm"), os.path.join(tiled_inputs, "digits.npz"),
         os.path.join(tiled_inputs, board),
         "--epochs", "2", "--batch-size", "8", "--optimizer", "adam", "--learning-rate", "0.01")
+    assert len(losses) == 2 and losses[-1] < losses[0], stdout
+
+
+def test_sparse_update_fine_tunes_bit_identical_to_host(tiled_inputs):
+    board = "mps2-an500"
+    if board not in BARE_METAL_BOARDS:
+        pytest.skip("%s is not among this machine's boards (board_setup)" % board)
+    scheme = microtrain.SparseScheme({2: 0.25, 4: 5, 5: "all", 0: "bias"})
+    path = os.path.join(tiled_inputs, "scheme.json")
+    with open(path, "w") as handle:
+        handle.write(scheme.to_json())
+    with microtrain.TrainSession(os.path.join(tiled_inputs, "tiled.mtm")) as session:
+        session.compile("adam", "categorical_crossentropy", batch_size=8, trainable=scheme)
+        plan = session.memory_plan()
+    assert plan["tiled_updates"] == 2, plan  # the parts in tiles on the device too
+    assert [row["trains"] for row in plan["layers"]] == [
+        "bias", "8 of 32 channels", "5 of 20 channels", "all"]
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(tiled_inputs, "tiled.mtm"), os.path.join(tiled_inputs, "digits.npz"),
+        os.path.join(tiled_inputs, board),
+        "--epochs", "2", "--batch-size", "8", "--optimizer", "adam", "--learning-rate", "0.01",
+        "--trainable-scheme", path)
     assert len(losses) == 2 and losses[-1] < losses[0], stdout

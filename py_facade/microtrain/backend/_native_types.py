@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 12
+MT_ABI_VERSION = 13
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -148,6 +148,8 @@ _FIELDS = (
     # 1: check every update before any weight changes
     ('mt_train_config', 'guard_gradients', ctypes.c_int32),
     ('mt_train_config', 'proximal_mu', ctypes.c_float),  # FedProx's mu (0: off)
+    # one int32 per op, or NULL: -1 all, 0 bias only, k > 0 the first k output channels; borrowed like the mask
+    ('mt_train_config', 'trainable_op_channels', ctypes.POINTER(ctypes.c_int32)),
     ('mt_memory_plan', 'total_bytes', ctypes.c_size_t),  # the arena size init needs
     ('mt_memory_plan', 'metadata_bytes', ctypes.c_size_t),
     ('mt_memory_plan', 'weight_bytes', ctypes.c_size_t),

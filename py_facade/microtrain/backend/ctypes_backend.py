@@ -42,19 +42,25 @@ def _address(pointer):
 
 
 def struct_config(config):
-    """An mt_train_config from a config dict, and the mask array it borrows (keep it alive
-    as long as the struct is used)."""
+    """An mt_train_config from a config dict, and the arrays it borrows (the op mask, the
+    per-op channel counts; keep them alive as long as the struct is used)."""
     struct = _native.mt_train_config()
     _native.mt_train_config_init(ctypes.byref(struct))
-    mask = None
+    borrowed = []
     for field, value in config.items():
         if field == "trainable_op_mask":
             if value is not None:
                 mask = (ctypes.c_uint8 * max(1, len(value)))(*value)
+                borrowed.append(mask)
                 struct.trainable_op_mask = ctypes.cast(mask, ctypes.POINTER(ctypes.c_uint8))
+        elif field == "trainable_op_channels":
+            if value is not None:
+                channels = (ctypes.c_int32 * max(1, len(value)))(*value)
+                borrowed.append(channels)
+                struct.trainable_op_channels = ctypes.cast(channels, ctypes.POINTER(ctypes.c_int32))
         else:
             setattr(struct, field, value)
-    return struct, mask
+    return struct, borrowed
 
 
 def _error(status, function, detail=None):

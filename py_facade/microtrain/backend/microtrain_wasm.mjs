@@ -27,11 +27,12 @@ import { MT, MT_ABI_VERSION, PLAN_FIELDS, STRUCTS } from "./microtrain_wasm_abi.
 import { checkpointMethods } from "./microtrain_wasm_checkpoints.mjs";
 
 export const ARENA_ALIGN = MT.MT_ARENA_ALIGN;
-const SCRATCH_BYTES = 1024;         // out-params, mt_train_config, mt_memory_plan, op mask
+const SCRATCH_BYTES = 2048;         // out-params, mt_train_config, mt_memory_plan, op mask, channels
 const ERROR_OFFSET = 192;           // mt_error_detail in scratch
 const CONFIG_OFFSET = 256;          // mt_train_config in scratch
 const PLAN_OFFSET = 384;            // mt_memory_plan in scratch
 const MASK_OFFSET = 512;            // trainable_op_mask bytes (MT_MAX_OPS) in scratch
+const CHANNELS_OFFSET = 1024;       // trainable_op_channels int32 (MT_MAX_OPS) in scratch
 const PAGE = 65536;
 const KIND_INPUT = 0;
 const KIND_TARGET = 1;
@@ -144,7 +145,8 @@ class WasmBackend {
     const pointer = this.scratch + CONFIG_OFFSET;
     this.core.mt_train_config_init(pointer);
     for (const name of Object.keys(STRUCTS.mt_train_config.fields)) {
-      if (name === "trainable_op_mask" || cfg[name] === undefined || cfg[name] === null) continue;
+      if (name === "trainable_op_mask" || name === "trainable_op_channels" || cfg[name] === undefined ||
+          cfg[name] === null) continue;
       this.set(pointer, "mt_train_config", name, Number(cfg[name]));
     }
     const mask = cfg.trainable_op_mask;
@@ -153,6 +155,12 @@ class WasmBackend {
       bytes.fill(0);
       mask.forEach((bit, op) => { bytes[op] = bit ? 1 : 0; });
       this.set(pointer, "mt_train_config", "trainable_op_mask", this.scratch + MASK_OFFSET);
+    }
+    const channels = cfg.trainable_op_channels;
+    if (channels !== undefined && channels !== null) {
+      const view = new DataView(this.core.memory.buffer, this.scratch + CHANNELS_OFFSET, 4 * MT.MT_MAX_OPS);
+      for (let op = 0; op < MT.MT_MAX_OPS; ++op) view.setInt32(4 * op, op < channels.length ? channels[op] : -1, true);
+      this.set(pointer, "mt_train_config", "trainable_op_channels", this.scratch + CHANNELS_OFFSET);
     }
     return pointer;
   }

@@ -4,7 +4,7 @@
 // offset, DataView kind, count] } }. microtrain_wasm.mjs reads and writes the core's
 // structs through it and compares every size with mt_struct_size() when a module loads.
 
-export const MT_ABI_VERSION = 12;
+export const MT_ABI_VERSION = 13;
 
 export const MT = {
   MT_ARENA_ALIGN: 16,
@@ -64,7 +64,7 @@ export const MT = {
 
 // [struct, which (mt_struct_size's argument), size in bytes]
 const SIZES = [
-  ["mt_train_config", 0, 64],
+  ["mt_train_config", 0, 68],
   ["mt_memory_plan", 1, 100],
   ["mt_tensor_info", 2, 44],
   ["mt_model_info", 3, 32],
@@ -93,6 +93,7 @@ const FIELDS = [
   ["mt_train_config", "accumulate_gradients", 52, "i32", 1],
   ["mt_train_config", "guard_gradients", 56, "i32", 1],
   ["mt_train_config", "proximal_mu", 60, "f32", 1],
+  ["mt_train_config", "trainable_op_channels", 64, "u32", 1],
   ["mt_memory_plan", "total_bytes", 0, "u32", 1],
   ["mt_memory_plan", "metadata_bytes", 4, "u32", 1],
   ["mt_memory_plan", "weight_bytes", 8, "u32", 1],

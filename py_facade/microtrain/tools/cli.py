@@ -8,6 +8,7 @@
         (with a checkpoint, its optimizer and trained set unless given)
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--proximal-mu 0.01] [--plot arena.png]
+        [--budget BYTES | --trainable-scheme SCHEME.json]   (a sparse update)
     microtrain info CK                 (what a checkpoint holds)
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
@@ -39,7 +40,7 @@ from .. import config as _config, data as _data, losses as _losses, ops as _ops
 from .. import optimizers as _optimizers
 from ..errors import MicrotrainError
 from ..nn import image as _image
-from . import arena as _arena
+from . import arena as _arena, sparse_update as _sparse_update
 from .cli_args import PROG, UsageError, build_parser
 
 _DTYPE_NAMES = {_image.DTYPE_F32: "f32", _image.DTYPE_I32: "i32", _image.DTYPE_I8: "i8"}
@@ -144,6 +145,14 @@ def _open_session(args, checkpoint=None):
     loss = _losses.get(args.loss)
     loss = type(loss)(reduction=args.reduction)
     metrics = [m for m in (getattr(args, "metrics", None) or []) if m is not None]
+    try:  # info's --budget / --trainable-scheme: a sparse update
+        args.scheme = _sparse_update.scheme_from_flags(
+            session, getattr(args, "budget", None), getattr(args, "trainable_scheme", None),
+            args.trainable, args.num_trainable_ops, args.batch_size, optimizer, loss)
+    except ValueError as error:
+        session.close()
+        raise UsageError(str(error))
+    trainable = trainable if args.scheme is None else args.scheme
     try:
         session.compile(optimizer, loss, metrics=metrics, batch_size=args.batch_size,
                         trainable=trainable, num_trainable_ops=num_trainable_ops,
@@ -433,6 +442,13 @@ def run_info(args):
             "accumulate": "gradients are kept until the optimizer step"}[summary["update"]]))
         print("trained tensors: %d; backward stops at op %d"
               % (plan["num_trained_params"], plan["first_trained_op"]))
+        if "layers" in plan:  # a sparse update: what each layer trains and costs
+            print("\nSparse update%s" % ("" if args.budget is None else
+                                          " (budget %d bytes)" % args.budget))
+            print(_table(("layer", "trains", "bytes"), [
+                (row["label"], row["trains"], "-" if row["bytes"] is None else row["bytes"])
+                for row in plan["layers"]]))
+            print("scheme: %s" % args.scheme)
         if args.plot:
             from . import arena_plot
             arena_plot.save(session, args.plot)

@@ -170,6 +170,7 @@ def build_parser():
                       dest="accumulate_gradients", action="store_true",
                       help="plan gradients kept for accumulation instead of fused updates")
     _add_proximal(info, "plans its reference copy of the trained weights")
+    _arguments.add_sparse_update(info)
     info.add_argument("--plot", metavar="OUT.png",
                       help="draw the arena over the train step's schedule (needs matplotlib)")
 

@@ -6,6 +6,9 @@ a device, build it for a board, and run it under QEMU against the host.
     microtrain firmware --sources-only --model M.mtm --data D.npz --epochs 3 --out build/fw
     microtrain firmware --board mps2-an500 --model kws_int8.tflite --new-head 5 \\
         --data keywords.npz --out build/kws --run       (an int8 backbone, a new float head)
+    microtrain firmware --board mps2-an500 --model M.mtm --data D.npz --budget 262144 \
+        --batch-size 1 --out build/fw --run   (a sparse update that fits; or --trainable-scheme
+                                              SCHEME.json, one saved: SparseScheme.to_json)
     python -m microtrain.tools.firmware ...            (the same, without the console script)
 
 What it does:
@@ -71,6 +74,7 @@ from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
 
+from . import sparse_update as _sparse_update
 from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources
 from .firmware_training import (Dataset, FirmwareError, TrainingSpec, host_reference,
                                 int8_input)
@@ -344,6 +348,7 @@ def _parser():
     parser.add_argument("--batch-size", type=_arguments.positive_int,
                         default=_config.DEFAULT_BATCH_SIZE)
     _arguments.add_trainable(parser)
+    _arguments.add_sparse_update(parser)
     parser.add_argument("--num-trainable-ops", dest="num_trainable_ops",
                         type=_arguments.integer(-1),
                         help=argparse.SUPPRESS)  # the earlier spelling, kept for scripts
@@ -393,6 +398,11 @@ def main(argv=None):
                       "int8_input": args.int8_input, "int8_after": args.int8_after,
                       "int8_train": args.int8_train,
                       "int8_master_weights": args.int8_master_weights}
+        if args.budget is not None or args.trainable_scheme is not None:  # a sparse update
+            with TrainSession(read_model(args.model, conversion)[0]) as session:
+                spec.trainable = _sparse_update.scheme_from_flags(
+                    session, args.budget, args.trainable_scheme, trainable, num_trainable_ops,
+                    spec.batch_size, spec.optimizer, spec.loss)
         record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _files
 from ..backend import CONFIG_FIELDS
 from ..nn import image as _image
-from .firmware_training import FirmwareError, accuracy_kind
+from .firmware_training import accuracy_kind
 
 _FLOAT_FIELDS = ("learning_rate", "beta1", "beta2", "epsilon", "momentum", "weight_decay",
                  "proximal_mu")
@@ -46,6 +46,11 @@ def _f32(value):
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
 
+# the config's per-op arrays: the op mask, a sparse update's channel counts
+_ARRAY_FIELDS = {"trainable_op_mask": ("uint8_t", "mask"),
+                 "trainable_op_channels": ("int32_t", "channels")}
+
+
 def _c_config_lines(config):
     """Assignments reproducing ``config`` (a compiled session's config dict) field by field,
     floats as exact float32 hex literals."""
@@ -55,11 +60,12 @@ def _c_config_lines(config):
         if name in _FLOAT_FIELDS:
             value = _f32(value)
             lines.append("    cfg->%s = %sf; /* %r */" % (name, value.hex(), value))
-        elif name == "trainable_op_mask":
-            if value is not None:  # the firmware has no such array
-                raise FirmwareError("a trainable op mask is set; the firmware generator "
-                                    "takes --trainable all, bias or N, or "
-                                    "--num-of-trainable-ops")
+        elif name in _ARRAY_FIELDS:  # borrowed arrays: static, in flash, for the config's life
+            if value is not None:
+                c_type, short = _ARRAY_FIELDS[name]
+                lines.append("    static const %s %s[%d] = {%s};"
+                             % (c_type, short, len(value), ", ".join("%d" % v for v in value)))
+                lines.append("    cfg->%s = %s;" % (name, short))
         else:
             lines.append("    cfg->%s = %d;" % (name, value))
     return "\n".join(lines)

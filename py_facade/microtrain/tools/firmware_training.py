@@ -33,8 +33,9 @@ class TrainingSpec:
     """What the firmware and the host replay both run: configuration and epochs. Names and
     defaults are compile()'s (``microtrain.config``): SGD, MSE, batch 16, the optimizer's
     own learning rate, everything trains. What trains is compile()'s ``trainable`` (all,
-    bias, the last N layers with weights; not a list of layers: the example firmware has no
-    op mask) or onert's ``num_trainable_ops`` (the last N ops), one of them."""
+    bias, the last N layers with weights, a list of layers, a sparse scheme: the firmware
+    gets the op mask and channel counts as the host compiled them) or onert's
+    ``num_trainable_ops`` (the last N ops), one of them."""
 
     def __init__(self, epochs=3, optimizer=_config.DEFAULT_OPTIMIZER, learning_rate=None,
                  loss=_config.DEFAULT_LOSS, batch_size=_config.DEFAULT_BATCH_SIZE,
@@ -51,10 +52,6 @@ class TrainingSpec:
         self.batch_size = int(batch_size)
         if num_trainable_ops is not None and trainable is not None:
             raise ValueError("give trainable or num_trainable_ops, not both")
-        if isinstance(trainable, (list, tuple)):
-            raise ValueError("the example firmware trains all, bias, the last N layers with "
-                             "weights or the last N ops; a list of layers needs an op mask it "
-                             "does not have (got trainable %r)" % (trainable,))
         self.num_trainable_ops = None if num_trainable_ops is None else int(num_trainable_ops)
         self.trainable = trainable
 

@@ -235,4 +235,14 @@ sparse.compile(optimizers.SGD(learning_rate=0.1), "scce", metrics=["sparse_categ
 result = sparse.train_step(rows[:4], [0, 1, 2, 1])
 show("sparse", [result["loss"], result["metrics"], sparse.weights_crc32()])
 sparse.close()
+
+partial = lite.Session(image)  # a sparse update: the hidden Dense's first 2 units, a bias
+partial.compile(optimizers.Adam(learning_rate=0.01), "cce", batch_size=4,
+                trainable={0: 2, 1: "bias"})
+for step in range(3):
+    partial.train_step(rows[:4], targets[:4])
+plan = partial.memory_plan()
+show("sparse update", [partial.weights_crc32(), plan["total_bytes"], plan["optimizer_bytes"],
+                       [row["trains"] for row in plan["layers"]]])
+partial.close()
 print("done")

@@ -1,0 +1,84 @@
+/*
+ * Sparse update (mt_train_config.trainable_op_channels; tiny-training, Lin et al. 2022): per
+ * op, -1 trains all its weights, 0 its bias only, k > 0 its bias and its first k output
+ * channels. The planner asks this file whether a configuration's channel counts make sense
+ * and what part of each trained weight trains (session.h, mt_weight_part).
+ */
+#include "plan_graph.h"
+#include "session.h"
+
+/* The output channels of op's weight (input 1) and whether they are its last dimension, or
+ * 0 when the op has no float weight of channels: only Dense and Conv2D (rows: dims[0]) and
+ * DepthwiseConv2D (channels last) train a part of theirs. */
+static uint32_t weight_channels(const mt_image *img, const mt_op_desc *op, int *last_axis)
+{
+    *last_axis = op->type == MT_OP_DEPTHWISE_CONV2D;
+    if (op->type != MT_OP_DENSE && op->type != MT_OP_CONV2D && op->type != MT_OP_DEPTHWISE_CONV2D) return 0;
+    if (op->num_inputs < 2 || op->inputs[1] == MT_NO_TENSOR) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    if (w.dtype != MT_DTYPE_F32 || !(w.flags & MT_TENSOR_TRAINABLE) || w.ndim < 2) return 0;
+    return *last_axis ? w.dims[w.ndim - 1] : w.dims[0];
+}
+
+/* Does an op other than `except` read tensor index? */
+static int read_elsewhere(const mt_image *img, uint32_t index, uint32_t except)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int i = 0; i < op.num_inputs; ++i)
+            if (op.inputs[i] == index && (o != except || i != 1)) return 1;
+    }
+    return 0;
+}
+
+mt_status mt_plan_check_channels(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where)
+{
+    const int32_t *channels = cfg->trainable_op_channels;
+    if (channels == NULL) return MT_OK;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (channels[o] < -1) return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, (int32_t)o, op.type, -1);
+        if (channels[o] <= 0) continue;
+        int last_axis;
+        const uint32_t C = weight_channels(img, &op, &last_axis);
+        /* an op without a float weight of channels, or one whose weight another op reads
+         * (its gradient would have terms outside this op's rows) */
+        if (C == 0 || read_elsewhere(img, op.inputs[1], o))
+            return mt_fail_at(where, MT_ERR_UNSUPPORTED, (int32_t)o, op.type, C ? (int32_t)op.inputs[1] : -1);
+        if ((uint32_t)channels[o] > C)
+            return mt_fail_at(where, MT_ERR_BAD_ARGUMENT, (int32_t)o, op.type, (int32_t)op.inputs[1]);
+    }
+    return MT_OK;
+}
+
+int mt_plan_op_trains_weight(const mt_train_config *cfg, uint32_t o, const mt_tensor_desc *t)
+{
+    if (cfg->biases_only && t->ndim != 1) return 0;
+    return cfg->trainable_op_channels == NULL || cfg->trainable_op_channels[o] != 0 || t->ndim == 1;
+}
+
+uint32_t mt_plan_part_code(const mt_image *img, const int32_t *channels, uint32_t index)
+{
+    if (channels == NULL) return 0;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (channels[o] <= 0 || op.num_inputs < 2 || op.inputs[1] != index) continue;
+        int last_axis;
+        const uint32_t C = weight_channels(img, &op, &last_axis);
+        if ((uint32_t)channels[o] >= C) return 0; /* all of them: the whole weight */
+        return (uint32_t)channels[o] | (last_axis ? MT_PART_LAST_AXIS : 0u);
+    }
+    return 0;
+}
+
+uint32_t mt_plan_trained_rows(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    mt_tensor_desc w;
+    mt_image_tensor(img, index, &w);
+    const uint32_t code = mt_plan_part_code(img, f->channels, index);
+    return code == 0 || (code & MT_PART_LAST_AXIS) ? w.dims[0] : code;
+}

@@ -1,0 +1,256 @@
+"""Sparse update from Python: ``compile(trainable={layer: "bias" | "all" | k | fraction})``
+(microtrain.sparse_scheme) and ``microtrain.sparse_update`` (tools/sparse_update.py).
+
+The core's bits (a part's channels equal a full update's, frozen ones unchanged, every
+optimizer, tiles, checkpoints, refusals) are tests/core/test_sparse_update.c's; here: the
+same through the facade on a small CNN, the trained channels' gradient against PyTorch, the
+picked scheme's plan against the planner and the budget, the facade's refusals naming the
+layer, and the scheme's JSON.
+"""
+
+import json
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import microtrain
+from microtrain import layers
+from microtrain.sparse_scheme import SparseScheme
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops"))
+from op_parity import to_nchw  # noqa: E402
+
+BATCH = 3
+
+
+def cnn():
+    """x [6,6,3] -> Conv 3x3x8 same relu -> DepthwiseConv 3x3 same relu -> Conv 1x1x12 relu
+    -> GlobalAveragePool -> Dense 5 -> Softmax; layers 0..5"""
+    return microtrain.Sequential([
+        layers.Conv2D(8, 3, padding="same", activation="relu"),
+        layers.DepthwiseConv2D(3, padding="same", activation="relu"),
+        layers.Conv2D(12, 1, activation="relu"), layers.GlobalAveragePool(), layers.Dense(5),
+        layers.Softmax()], input_shape=(6, 6, 3), seed=3)
+
+
+SCHEME = {0: "bias", 1: 0.5, 2: 5, 4: "all"}
+# per weight (conv W, b, depthwise W, b, pointwise W, b, dense W, b): which elements train
+TRAINS = [lambda w: np.zeros(w.shape, bool),                      # conv 0: bias only
+          lambda w: np.ones(w.shape, bool),
+          lambda w: np.arange(w.size).reshape(w.shape) % 8 < 4,   # depthwise: channels 0..3
+          lambda w: np.ones(w.shape, bool),
+          lambda w: np.arange(w.shape[0])[:, None, None, None] < 5 + 0 * w,  # rows 0..4
+          lambda w: np.ones(w.shape, bool),
+          lambda w: np.ones(w.shape, bool), lambda w: np.ones(w.shape, bool)]
+
+
+def batch(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (BATCH, 6, 6, 3)).astype(np.float32)
+    y = np.eye(5, dtype=np.float32)[rng.integers(0, 5, BATCH)]
+    return x, y
+
+
+def compiled(trainable, optimizer="sgd"):
+    session = microtrain.TrainSession(cnn())
+    session.compile(optimizer=optimizer, loss="cce", batch_size=BATCH, trainable=trainable)
+    return session
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_scheme_step_equals_the_full_step_on_trained_channels(optimizer):
+    """One step from the same weights: the trained channels' bits are those of the step
+    training the same layers whole; the frozen channels keep their bits."""
+    x, y = batch()
+    with compiled(SCHEME, optimizer) as sparse, compiled([0, 1, 2, 4], optimizer) as full:
+        before = sparse.get_weights()
+        sparse.train_step([x], [y])
+        full.train_step([x], [y])
+        for trains, w0, ws, wf in zip(TRAINS, before, sparse.get_weights(), full.get_weights()):
+            mask = trains(w0)
+            assert np.array_equal(ws[mask].view(np.uint32), wf[mask].view(np.uint32))
+            assert np.array_equal(ws[~mask].view(np.uint32), w0[~mask].view(np.uint32))
+            assert not mask.any() or not np.array_equal(ws[mask], w0[mask])
+
+
+def test_trained_channels_gradient_equals_torch():
+    """SGD at lr 1 over a MEAN loss: the trained channels move by -dL/dW, which PyTorch's
+    autograd computes for the same CNN."""
+    x, y = batch(1)
+    model = cnn()
+    weights = model.get_weights()
+    with microtrain.TrainSession(model) as session:
+        session.compile(optimizer=microtrain.optimizers.SGD(learning_rate=1.0), loss="cce",
+                        batch_size=BATCH, trainable=SCHEME)
+        session.train_step([x], [y])
+        moved = [w0 - w1 for w0, w1 in zip(weights, session.get_weights())]
+    params = [torch.tensor(w, requires_grad=True) for w in weights]
+    k0, b0, k1, b1, k2, b2, w3, b3 = params
+    t = to_nchw(torch.from_numpy(x))
+    t = F.relu(F.conv2d(t, k0.permute(0, 3, 1, 2), b0, padding=1))
+    t = F.relu(F.conv2d(t, k1.permute(3, 0, 1, 2), b1, padding=1, groups=8))
+    t = F.relu(F.conv2d(t, k2.permute(0, 3, 1, 2), b2))
+    logits = F.linear(t.mean(dim=(2, 3)), w3, b3)
+    loss = -(torch.from_numpy(y) * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
+    loss.backward()
+    for trains, w0, step, param in zip(TRAINS, weights, moved, params):
+        mask = trains(w0)
+        np.testing.assert_allclose(step[mask], param.grad.numpy()[mask], rtol=1e-4, atol=1e-6)
+        assert not step[~mask].any()
+
+
+def test_memory_plan_lists_what_each_layer_trains():
+    with compiled(SCHEME, "adam") as session:
+        rows = session.memory_plan()["layers"]
+        assert [(r["layer"], r["trains"]) for r in rows] == [
+            (0, "bias"), (1, "4 of 8 channels"), (2, "5 of 12 channels"), (4, "all")]
+        assert all(r["bytes"] > 0 for r in rows)
+        with compiled({0: "bias", 1: "all", 2: "all", 4: "all"}, "adam") as whole:
+            full = whole.memory_plan()
+        plan = session.memory_plan()
+        assert plan["optimizer_bytes"] < full["optimizer_bytes"]
+        assert plan["weight_bytes"] == full["weight_bytes"]  # the arena keeps whole weights
+        assert session.trainable_description().startswith("sparse: layer 0 (Conv2D) bias")
+
+
+@pytest.mark.parametrize("budget", [9000, 12000, 20000])
+def test_sparse_update_fits_the_budget_by_the_planner(budget):
+    scheme = microtrain.sparse_update(cnn(), budget, batch_size=1, optimizer="adam", loss="cce")
+    assert scheme.total_bytes <= budget
+    with microtrain.TrainSession(cnn()) as session:
+        session.compile(optimizer="adam", loss="cce", batch_size=1, trainable=scheme)
+        assert session.memory_plan()["total_bytes"] == scheme.total_bytes
+        assert session.plan_memory(optimizer="adam", loss="cce", batch_size=1,
+                                   trainable=scheme)["total_bytes"] == scheme.total_bytes
+    assert SparseScheme.from_json(str(scheme)) == scheme
+    assert json.loads(scheme.to_json())["budget_bytes"] == budget
+
+
+def test_sparse_update_starts_with_the_last_biases():
+    """tiny-training's order: the last layer's bias is the first choice."""
+    with microtrain.TrainSession(cnn()) as session:
+        smallest = session.plan_memory("sgd", "cce", 1, {4: "bias"})["total_bytes"]
+    scheme = microtrain.sparse_update(cnn(), smallest, batch_size=1, loss="cce")
+    assert scheme.items() == [(4, "bias")]
+    with pytest.raises(ValueError, match="the smallest, layer 4's bias, needs %d bytes"
+                       % smallest):
+        microtrain.sparse_update(cnn(), smallest - 1, batch_size=1, loss="cce")
+
+
+@pytest.mark.parametrize("scheme, message", [
+    ({9: "bias"}, "the model has 6 layers"),
+    ({2: 13}, "layer 2 \\(Conv2D\\) has 12 output channels; 13 is out of range"),
+    ({2: 0}, "0 is out of range"),
+    ({1: 1.5}, "layer 1 \\(DepthwiseConv2D\\): a fraction of its channels is in \\(0, 1\\]"),
+    ({1: 0.0}, "got 0.0"),
+    ({3: "bias"}, "layer 3 \\(GlobalAveragePool\\) has no trainable weight"),
+    ({4: "some"}, "layer 4 \\(Dense\\): what it trains is 'all', 'bias'"),
+])
+def test_bad_schemes_name_the_layer(scheme, message):
+    with microtrain.TrainSession(cnn()) as session:
+        with pytest.raises(ValueError, match=message):
+            session.compile(loss="cce", trainable=scheme)
+
+
+@pytest.mark.parametrize("budget", [0, -5, 1.5, True, "big"])
+def test_a_budget_is_a_positive_integer(budget):
+    with pytest.raises(ValueError, match="budget_bytes is the arena's bytes at most"):
+        microtrain.sparse_update(cnn(), budget)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "this is not JSON"),
+    ("[1, 2]", "an object with a \"layers\" list"),
+    ('{"layers": [[1]]}', "lists \\(layer, what it trains\\) pairs"),
+])
+def test_garbled_scheme_json_is_refused(text, message):
+    with pytest.raises(ValueError, match=message):
+        SparseScheme.from_json(text)
+
+
+def test_plain_json_mapping_reads_as_a_scheme():
+    scheme = SparseScheme.from_json('{"4": "all", "2": 0.25}')
+    assert scheme.items() == [(4, "all"), (2, 0.25)]
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_info_budget_prints_the_scheme_and_its_plan(tmp_path, capsys):
+    from microtrain.tools import cli
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    assert cli.main(["info", path, "--budget", "12000", "--batch-size", "1", "--loss",
+                     "cce"]) == 0
+    out = capsys.readouterr().out
+    scheme = SparseScheme.from_json(out.split("scheme: ")[1].strip())
+    with microtrain.TrainSession(path) as session:
+        session.compile(loss="cce", batch_size=1, trainable=scheme)
+        total = session.memory_plan()["total_bytes"]
+        assert total == scheme.total_bytes <= 12000
+        assert "total" in out and str(total) in out
+        for row in session.memory_plan()["layers"]:  # the table: layer, trains, bytes
+            assert re.search(r"(?m)^%s +%s +%d$" % (re.escape(row["label"]), row["trains"],
+                                                    row["bytes"]), out)
+    saved = tmp_path / "scheme.json"
+    saved.write_text(scheme.to_json())
+    assert cli.main(["info", path, "--trainable-scheme", str(saved), "--batch-size", "1",
+                     "--loss", "cce"]) == 0
+    assert "scheme: %s" % scheme.to_json() in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--budget", "-5"], "--budget: expected a positive integer"),
+    (["--budget", "100", "--batch-size", "1"], "--budget: a budget of 100 bytes fits no "
+                                               "sparse update"),
+    (["--budget", "9000", "--trainable", "2"], "leave out --trainable"),
+    (["--trainable-scheme", "GARBLED"], "--trainable-scheme .*this is not JSON"),
+    (["--trainable-scheme", "RANGE"], "--trainable-scheme .*layer 2 \\(Conv2D\\) has 12 output"),
+    (["--trainable-scheme", "MISSING"], "--trainable-scheme .*No such file"),
+])
+def test_info_hostile_sparse_flags_exit_2(tmp_path, capsys, flags, message):
+    from microtrain.tools import cli
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    (tmp_path / "GARBLED").write_text("{layers: [")
+    (tmp_path / "RANGE").write_text('{"2": 13}')
+    flags = [str(tmp_path / f) if f in ("GARBLED", "RANGE", "MISSING") else f for f in flags]
+    assert cli.main(["info", path] + flags) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_firmware_sources_train_the_budget_s_scheme(tmp_path, capsys):
+    """`microtrain firmware --budget`: the generated configuration holds the scheme's op
+    mask and channel counts, and the record its plan; hostile flags exit 2."""
+    from microtrain.tools import firmware
+    path = str(tmp_path / "cnn.mtm")
+    cnn().save(path)
+    x, y = batch()
+    np.savez(str(tmp_path / "d.npz"), x=x, y=y)
+    common = ["--sources-only", "--model", path, "--data", str(tmp_path / "d.npz"),
+              "--batch-size", "1", "--loss", "cce", "--out", str(tmp_path / "fw")]
+    assert firmware.main(common + ["--budget", "20000"]) == 0
+    scheme = microtrain.sparse_update(path, 20000, batch_size=1, loss="cce")
+    with microtrain.TrainSession(path) as session:
+        session.compile(loss="cce", batch_size=1, trainable=scheme)
+        config = session.config
+    source = (tmp_path / "fw" / "data" / "mt_firmware_data.c").read_text()
+    for name, c_type in (("trainable_op_mask", "uint8_t"), ("trainable_op_channels", "int32_t")):
+        short = {"trainable_op_mask": "mask", "trainable_op_channels": "channels"}[name]
+        values = ", ".join("%d" % v for v in config[name])
+        assert "static const %s %s[%d] = {%s};" % (c_type, short, len(config[name]),
+                                                   values) in source
+        assert "cfg->%s = %s;" % (name, short) in source
+    record = json.loads((tmp_path / "fw" / "firmware.json").read_text())
+    assert record["plan"]["total_bytes"] == scheme.total_bytes <= 20000
+    capsys.readouterr()
+    from microtrain.tools import cli
+    assert cli.main(["firmware"] + common + ["--budget", "0"]) == 2
+    assert "--budget: expected a positive integer" in capsys.readouterr().err
+    assert cli.main(["firmware"] + common + ["--budget", "100"]) == 2
+    assert "--budget: a budget of 100 bytes fits no sparse update" in capsys.readouterr().err
