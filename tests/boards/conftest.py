@@ -19,7 +19,7 @@ import pytest
 from microtrain.tools import firmware
 
 from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, HERE, HOSTED_BOARDS, REPO_ROOT,
-                         REQUIRED_PROGRAMS, SPEC, load_example_module)
+                         REQUIRED_PROGRAMS, SPEC, build_lock, load_example_module)
 
 
 @pytest.fixture(scope="session")
@@ -30,8 +30,9 @@ def firmware_package():
         pytest.fail("not installed: %s; run `bash tools/setup_arm.sh` and `bash "
                     "tools/setup_riscv.sh` (tools/run_tests.sh does)"
                     % ", ".join(missing), pytrace=False)
-    record, data_dir = load_example_module().package_example(
-        os.path.join(BUILD_ROOT, "package"), **SPEC)
+    with build_lock("package"):
+        record, data_dir = load_example_module().package_example(
+            os.path.join(BUILD_ROOT, "package"), **SPEC)
     return {"record": record, "data_dir": data_dir}
 
 
@@ -39,9 +40,10 @@ def firmware_package():
 def board_builds(firmware_package):
     """Build every preset once; {preset: microtrain_board.json}."""
     source = firmware.find_source_dir(REPO_ROOT)
-    return {name: firmware.build(source, name, firmware_package["data_dir"],
-                                 os.path.join(BUILD_ROOT, name))
-            for name in BARE_METAL_BOARDS + HOSTED_BOARDS}
+    with build_lock("boards"):
+        return {name: firmware.build(source, name, firmware_package["data_dir"],
+                                     os.path.join(BUILD_ROOT, name))
+                for name in BARE_METAL_BOARDS + HOSTED_BOARDS}
 
 
 # ---- pytest-embedded's option fixtures, taken from the board's build instead of the CLI.

@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from board_setup import BUILD_ROOT, REPO_ROOT, SPEC, load_example_module  # noqa: E402
+from board_setup import BUILD_ROOT, REPO_ROOT, SPEC, build_lock, load_example_module  # noqa: E402
 
 Fault = collections.namedtuple("Fault", "name board path snippet replacement breaks")
 
@@ -85,8 +85,9 @@ def copy_tree():
 def package_data():
     """The example firmware's generated data (the board tests' package, made if missing)."""
     data = os.path.join(BUILD_ROOT, "package", "data")
-    if not os.path.exists(os.path.join(data, "mt_firmware_data.c")):
-        load_example_module().package_example(os.path.join(BUILD_ROOT, "package"), **SPEC)
+    with build_lock("package"):
+        if not os.path.exists(os.path.join(data, "mt_firmware_data.c")):
+            load_example_module().package_example(os.path.join(BUILD_ROOT, "package"), **SPEC)
     return data
 
 

@@ -2,6 +2,7 @@
 every output a page shows is what its block prints (tests/docs/markdown_examples.py says how
 blocks are marked). A page that cannot run here marks its blocks with the reason."""
 
+import contextlib
 import glob
 import os
 import stat
@@ -11,6 +12,7 @@ import pytest
 
 import microtrain
 
+from machine_wide import fleet_exclusive
 from markdown_examples import REPO_ROOT, Page, PageRun, matches, read_page, Block
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(microtrain.__file__)))
@@ -46,7 +48,11 @@ def test_page_examples_run(page, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     micropython = [MICROPYTHON_UNIX] if os.access(MICROPYTHON_UNIX, os.X_OK) else None
-    report = PageRun(parsed, str(work), environment(tmp_path), micropython).run()
+    with open(page) as handle:  # a page that starts fleets waits for the fleet tests' census
+        text = handle.read()
+    fleets = any(word in text for word in ("microtrain fleet", "microtrain.federated", "run_fleet"))
+    with fleet_exclusive() if fleets else contextlib.nullcontext():
+        report = PageRun(parsed, str(work), environment(tmp_path), micropython).run()
     runnable = [b for b in parsed.blocks if b.language in ("python", "sh", "bash", "console")]
     # every runnable block was run, continued, or skipped with its reason
     accounted = report["ran"] + len(report["skipped"]) + sum(1 for b in runnable if b.directive == "continue")

@@ -5,6 +5,16 @@ MLP the fleets train (64 -> Dense 32 ReLU -> Dense 10 -> Softmax)."""
 import numpy as np
 import pytest
 
+from machine_wide import fleet_exclusive
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_fleet_module_at_a_time():
+    """These modules check machine-wide that no fleet process is left: one at a time, before
+    their own module fixtures take that census (tests/machine_wide.py)."""
+    with fleet_exclusive():
+        yield
+
 
 @pytest.fixture(scope="module")
 def digits(tmp_path_factory):

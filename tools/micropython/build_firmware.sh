@@ -72,6 +72,12 @@ done
 ((${#ports[@]})) || read -r -a ports <<<"$all_ports"
 case "$variant" in full|frozen|bare) ;; *) echo "build_firmware: --variant full|frozen|bare" >&2; exit 2 ;; esac
 
+# One build at a time in build/micropython (two test workers, or a user's two shells, would
+# otherwise unpack and make into the same trees): the second waits, then finds them built.
+mkdir -p "$out"
+exec 9>"$out/.build-lock"
+flock 9
+
 # ---- MicroPython's source, once
 tarball_name=micropython-1.28.0.tar.gz
 tarball_sha256=91c86ac1d48be2ac53a402bb7f26462d2a09382cde434f8def085e333ce93dee
