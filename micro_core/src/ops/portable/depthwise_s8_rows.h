@@ -11,6 +11,9 @@
 
 #include "ops/portable/s8_dot.h"
 #include "ops/spatial.h"
+#if MT_S8_DSP
+#include "ops/dsp/depthwise_s8_dsp.h"
+#endif
 
 /* The in-bounds input rows of one depthwise output row: row k (< count) at
  * base + ((first + k) mod ring)·bytes, or base + (first + k)·bytes when ring is 0 */
@@ -340,6 +343,11 @@ typedef struct dw_group {
     dw_interior d;
     int interior;
     uint32_t kh0, count;
+#if MT_S8_DSP
+    mt_s8_dw3_weights k3[4]; /* the planes' form: each channel's weights and start (made: 1) */
+    int made;
+    struct dw3_planes *planes; /* their slots: the caller's, reset for each group */
+#endif
 } dw_group;
 
 static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, uint32_t c, uint32_t n)
@@ -347,13 +355,99 @@ static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, u
     mt_s8_requants(bias, rq, c, n, grp->q);
     for (uint32_t r = 0; r < 4; ++r) grp->start[r] = grp->q[r].bias;
     grp->interior = 0, grp->kh0 = 0, grp->count = UINT32_MAX;
+#if MT_S8_DSP
+    grp->made = 0, grp->planes = NULL;
+#endif
 }
+
+#if MT_S8_DSP
+/* The planes' slots (ops/dsp/depthwise_s8_dsp.h) of one channel group: their bytes and the
+ * input row each holds (at channel c; NULL: a row of the padding; valid 0: nothing yet). A
+ * row's address names it: within a call of a kernel no two input rows share one. */
+typedef struct dw3_planes {
+    int8_t bytes[MT_DW3_PLANE_BYTES];
+    const int8_t *holds[3];
+    int valid[3];
+} dw3_planes;
+
+/* The planes for a new channel group: nothing held */
+static void dw3_attach(dw_group *grp, dw3_planes *planes)
+{
+    planes->valid[0] = planes->valid[1] = planes->valid[2] = 0;
+    grp->planes = planes;
+}
+
+/* Whether the planes' form takes channels c..c+n-1 of g: four of them, a 3 x 3 kernel at
+ * stride 1, rows of planes that fit MT_DW3_PLANE_BYTES, padding of at most a word a side */
+static int dw3_applies(const mt_spatial *g, uint32_t n)
+{
+    const uint32_t Wp = g->OW + 3u;
+    return n == 4 && g->KH == 3 && g->KW == 3 && g->SH == 1 && g->SW == 1 && 12u * Wp <= MT_DW3_PLANE_BYTES &&
+           g->PL <= 4u && Wp >= g->PL + g->W && Wp - g->PL - g->W <= 4u;
+}
+
+/* Output row r's four channels from c in the planes' form: each kernel row's input row (a row
+ * in the padding: zx) found in a slot, or copied into one that no other kernel row of this
+ * output row needs (at stride 1 the next output row needs two of the three again: a whole
+ * tensor copies each input row once); the runs' weights follow the slots' order. Then runs of
+ * MT_S8_RUN outputs, each channel's sums two a turn (an odd run's last turn makes one sum
+ * more, at acc[4·run], unread), requantized as the four-channel form's are. */
+static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c, mt_q_params p,
+                    int8_t *y)
+{
+    const uint32_t Wp = g->OW + 3u; /* the last turn of an odd row reads columns OW - 1..OW + 2 */
+    dw3_planes *planes = grp->planes;
+    if (!grp->made) {
+        for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_weights_of(&grp->k3[k], w + c + k, g->C, grp->start[k], p.x_zp);
+        grp->made = 1;
+    }
+    const int8_t *rows[3] = {NULL, NULL, NULL};
+    uint32_t slot = r->rows.first;
+    for (uint32_t k = 0; k < r->rows.count; ++k) {
+        rows[r->kh0 + k] = r->rows.base + (size_t)slot * r->rows.bytes + c;
+        if (++slot == r->rows.ring) slot = 0;
+    }
+    uint32_t kernel_row[3];
+    int used[3] = {0, 0, 0}, found[3] = {0, 0, 0};
+    for (uint32_t k = 0; k < 3; ++k)
+        for (uint32_t j = 0; j < 3; ++j)
+            if (!used[j] && planes->valid[j] && planes->holds[j] == rows[k]) {
+                kernel_row[j] = k, used[j] = found[k] = 1;
+                break;
+            }
+    for (uint32_t k = 0; k < 3; ++k)
+        for (uint32_t j = 0; !found[k] && j < 3; ++j)
+            if (!used[j]) {
+                mt_s8_dw3_slot(rows[k], g->W, g->C, g->PL, Wp, (int8_t)p.x_zp, planes->bytes + 4u * j * Wp);
+                planes->holds[j] = rows[k], planes->valid[j] = 1;
+                kernel_row[j] = k, used[j] = found[k] = 1;
+            }
+    mt_s8_dw3 run[4];
+    for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], kernel_row);
+    int32_t sums[4 * MT_S8_RUN];
+    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
+        const uint32_t n = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
+        for (uint32_t k = 0; k < 4; ++k) {
+            run[k].x = planes->bytes + k * Wp + ow0, run[k].stride = 4u * Wp;
+            run[k].acc = sums + k, run[k].pairs = (n + 1u) / 2u;
+            mt_s8_dw3_run(&run[k]);
+        }
+        mt_s8_requant_block(sums, n, 4, grp->q, p, y + (size_t)ow0 * g->C + c, g->C);
+    }
+}
+#endif
 
 /* Output row r's channels c..c+n-1 with the group's constants, the interior weights made
  * only where the row's kernel rows differ from those they were made for */
 static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c,
                          uint32_t n, mt_q_params p, int8_t *y)
 {
+#if MT_S8_DSP
+    if (dw3_applies(g, n)) {
+        dw3_row(grp, r, w, g, c, p, y);
+        return;
+    }
+#endif
     const int inside = n == 4 && r->inside1 > r->inside0;
     if (inside && (r->kh0 != grp->kh0 || r->rows.count != grp->count)) {
         grp->interior = dw_interior_weights(&grp->d, w, g, r->kh0, r->rows.count, c, p.x_zp, grp->start);
