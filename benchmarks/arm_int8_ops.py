@@ -78,7 +78,7 @@ CATEGORIES = (
     ("zero point (Σ W)", r"^mt_s8_(sum|centered)$"),
     ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_run$"),
     ("depthwise edges", r"^dw_(sums|tap)$"),
-    ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_slot|memcpy|memset)$"),
+    ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_(slot|copy_run)|memcpy|memset)$"),
 )
 WINDOWS = "window copies"  # a Conv2D's (im2col), a depthwise's planes; elsewhere a memcpy is setup
 SETUP = "loops and setup"

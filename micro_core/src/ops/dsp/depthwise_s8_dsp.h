@@ -25,7 +25,6 @@
 #ifndef MT_OPS_DSP_DEPTHWISE_S8_DSP_H
 #define MT_OPS_DSP_DEPTHWISE_S8_DSP_H
 
-#include <arm_acle.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -98,21 +97,77 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dw3_run(mt_s8_dw3 *p 
                    "pop {r4-r11, pc}\n\t");
 }
 
-/* v's bytes 1 and 3 into bytes 0 and 2, zero-extended (UXTB16 with ROR #8) */
-static inline __attribute__((always_inline)) uint32_t mt_s8_dw3_odd_bytes(uint32_t v)
+/* Four channels' rows of a slot from `quads` x 4 input pixels (mt_s8_dw3_slot): x at pixel u's
+ * channel c (C bytes a pixel), d at channel 0's row at column u, channel r's r·Wp further. */
+typedef struct mt_s8_dw3_copy {
+    const int8_t *x; /*  0 */
+    uint32_t C;      /*  4 */
+    int8_t *d;       /*  8 */
+    uint32_t Wp;     /* 12 */
+    uint32_t quads;  /* 16: >= 1 */
+} mt_s8_dw3_copy;
+/* mt_s8_dw3_copy_run reads mt_s8_dw3_copy at these offsets (a negative size otherwise) */
+typedef char mt_s8_dw3_copy_offsets[offsetof(mt_s8_dw3_copy, C) == 4 && offsetof(mt_s8_dw3_copy, d) == 8 &&
+                                            offsetof(mt_s8_dw3_copy, Wp) == 12 &&
+                                            offsetof(mt_s8_dw3_copy, quads) == 16
+                                        ? 1
+                                        : -1];
+
+/* A turn: four pixels' words a, b, e, f of four channels (bytes a0..a3: pixel u's channels
+ * 0-3), transposed in registers into four channels' words of four pixels: PKHBT and PKHTB make
+ * (a0 a1 e0 e1), (a2 a3 e2 e3), (b0 b1 f0 f1), (b2 b3 f2 f3), then UXTB16 (rotated for bytes
+ * 1, 3) and a mask interleave their bytes: 28 instructions for 16 bytes, where GCC's C of it
+ * took 40 (its offsets reloaded from the stack). Registers: r0 x, r1 C, r2 d (channel 0's),
+ * r3 Wp, r4 channel 3's row (d + 3·Wp), r5 the turns left, r6-r12 the words. Unaligned
+ * LDR and STR, as these cores allow. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dw3_copy_run(mt_s8_dw3_copy *p __attribute__((unused)))
 {
-    uint32_t r;
-    __asm("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-    return r;
+    __asm volatile("push {r4-r11}\n\t"
+                   "ldr r5, [r0, #16]\n\t"
+                   "ldrd r2, r3, [r0, #8]\n\t"
+                   "ldrd r0, r1, [r0, #0]\n\t"
+                   "add r4, r2, r3\n\t"
+                   "add r4, r4, r3, lsl #1\n\t"
+                   "1:\n\t"
+                   "ldr r6, [r0]\n\t"                /* a: pixel u */
+                   "ldr r7, [r0, r1]\n\t"            /* b: u + 1 */
+                   "add r0, r0, r1, lsl #1\n\t"
+                   "ldr r8, [r0]\n\t"                /* e: u + 2 */
+                   "ldr r9, [r0, r1]\n\t"            /* f: u + 3 */
+                   "add r0, r0, r1, lsl #1\n\t"
+                   "pkhbt r10, r6, r8, lsl #16\n\t"  /* a0 a1 e0 e1 */
+                   "pkhtb r8, r8, r6, asr #16\n\t"   /* a2 a3 e2 e3 */
+                   "pkhbt r6, r7, r9, lsl #16\n\t"   /* b0 b1 f0 f1 */
+                   "pkhtb r9, r9, r7, asr #16\n\t"   /* b2 b3 f2 f3 */
+                   "uxtb16 r11, r10\n\t"             /* a0 .. e0 .. */
+                   "uxtb16 r12, r6\n\t"              /* b0 .. f0 .. */
+                   "orr r11, r11, r12, lsl #8\n\t"   /* channel 0: a0 b0 e0 f0 */
+                   "uxtb16 r10, r10, ror #8\n\t"     /* a1 .. e1 .. */
+                   "and r6, r6, #0xff00ff00\n\t"     /* .. b1 .. f1 */
+                   "orr r10, r10, r6\n\t"            /* channel 1 */
+                   "uxtb16 r12, r8\n\t"
+                   "uxtb16 r7, r9\n\t"
+                   "orr r12, r12, r7, lsl #8\n\t"    /* channel 2 */
+                   "uxtb16 r8, r8, ror #8\n\t"
+                   "and r9, r9, #0xff00ff00\n\t"
+                   "orr r8, r8, r9\n\t"              /* channel 3 */
+                   "str r10, [r2, r3]\n\t"
+                   "str r12, [r2, r3, lsl #1]\n\t"
+                   "str r11, [r2], #4\n\t"           /* d on four columns */
+                   "str r8, [r4], #4\n\t"
+                   "subs r5, r5, #1\n\t"
+                   "bne 1b\n\t"
+                   "pop {r4-r11}\n\t"
+                   "bx lr\n\t");
 }
 
 /* One slot of the planes (the layout atop this file): d[r·Wp + u] = channel c + r of an input
  * row at padded column u, for r < 4; row at channel c of its pixel 0, or NULL for a row in the
  * padding (all zx). W input columns, C bytes a pixel, the first at padded column PL <= 4, and
  * at most 4 columns of padding after them (Wp - PL - W <= 4, Wp >= 4). Four pixels at a time
- * are a 4 x 4 byte transpose in registers (four words of four channels in, four of four pixels
- * out), the rest a byte at a time; the padding is a word of zx at each end of a row, stored
- * first and partly overwritten (GCC made byte loops for it into calls to memset). */
+ * are a 4 x 4 byte transpose (mt_s8_dw3_copy_run), the rest a byte at a time; the padding is a
+ * word of zx at each end of a row, stored first and partly overwritten (GCC made byte loops
+ * for it into calls to memset). */
 static __attribute__((noinline)) void mt_s8_dw3_slot(const int8_t *row, uint32_t W, size_t C, uint32_t PL,
                                                      uint32_t Wp, int8_t zx, int8_t *d)
 {
@@ -122,20 +177,12 @@ static __attribute__((noinline)) void mt_s8_dw3_slot(const int8_t *row, uint32_t
     }
     const uint32_t z4 = (uint8_t)zx * 0x01010101u;
     for (uint32_t r = 0; r < 4; ++r) memcpy(d + r * Wp, &z4, 4), memcpy(d + r * Wp + Wp - 4, &z4, 4);
-    const int8_t *s = row;
-    int8_t *o = d + PL;
-    for (uint32_t n = W / 4u; n; --n, s += 4 * C, o += 4) {
-        uint32_t a, b, e, f; /* pixels u..u+3, channels 0-3 a word each */
-        memcpy(&a, s, 4), memcpy(&b, s + C, 4), memcpy(&e, s + 2 * C, 4), memcpy(&f, s + 3 * C, 4);
-        /* bytes (a0 a1 e0 e1), (a2 a3 e2 e3), (b0 b1 f0 f1), (b2 b3 f2 f3): PKHBT, PKHTB */
-        const uint32_t t0 = (a & 0xffffu) | (e << 16), t1 = (a >> 16) | (e & 0xffff0000u);
-        const uint32_t t2 = (b & 0xffffu) | (f << 16), t3 = (b >> 16) | (f & 0xffff0000u);
-        /* channel r's four pixels: bytes r of a, b, e, f */
-        const uint32_t p0 = __uxtb16(t0) | __uxtb16(t2) << 8, p1 = mt_s8_dw3_odd_bytes(t0) | (t2 & 0xff00ff00u);
-        const uint32_t p2 = __uxtb16(t1) | __uxtb16(t3) << 8, p3 = mt_s8_dw3_odd_bytes(t1) | (t3 & 0xff00ff00u);
-        memcpy(o, &p0, 4), memcpy(o + Wp, &p1, 4), memcpy(o + 2 * Wp, &p2, 4), memcpy(o + 3 * Wp, &p3, 4);
+    if (W >= 4u) {
+        mt_s8_dw3_copy q = {row, (uint32_t)C, d + PL, Wp, W / 4u};
+        mt_s8_dw3_copy_run(&q);
     }
-    for (uint32_t u = W & ~3u; u < W; ++u, s += C, ++o)
+    const int8_t *s = row + (size_t)(W & ~3u) * C;
+    for (int8_t *o = d + PL + (W & ~3u); o < d + PL + W; ++o, s += C)
         o[0] = s[0], o[Wp] = s[1], o[2 * Wp] = s[2], o[3 * Wp] = s[3];
 }
 
