@@ -9,6 +9,10 @@
 #ifndef MT_OPS_PORTABLE_S8_REQUANT_H
 #define MT_OPS_PORTABLE_S8_REQUANT_H
 
+#if MT_S8_DSP
+#include "ops/dsp/s8_requant_dsp.h"
+#endif
+
 /* The requantizations of output channels oc..oc+R-1, made once for a loop over their outputs */
 static inline __attribute__((always_inline)) void mt_s8_requants(const int32_t *bias, const int32_t *rq, uint32_t oc,
                                                                  uint32_t R, mt_q_requant q[4])
@@ -138,6 +142,17 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
     for (uint32_t r = 0; r < R; ++r) {
         const int form = mt_q_right_form(q[r]);
         if (form == MT_Q_RIGHT_TWO) {
+#if MT_S8_DSP
+            if (full && n >= 2) { /* pairs in assembly (ops/dsp/s8_requant_dsp.h), an odd last one here */
+                mt_s8_requant2 two = {acc + r, y + r, (uint32_t)ys, n / 2u, q[r].multiplier, q[r].half >> 1,
+                                      (uint32_t)q[r].right - 1u, p.y_zp};
+                mt_s8_requant2_run(&two);
+                if (n & 1u)
+                    mt_s8_requant_run(acc + r + 4 * (n - 1), 1, q[r], p, y + r + (size_t)(n - 1) * ys, ys, MT_Q_RIGHT_TWO,
+                                      1);
+                continue;
+            }
+#endif
             if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 1);
             else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 0);
         } else if (form == MT_Q_RIGHT_ZERO) {
