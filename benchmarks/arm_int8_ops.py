@@ -76,7 +76,7 @@ CATEGORIES = (
     ("requantization", r"requant|^mt_q_(scale|clamp|fc_|high_mul|doubling|rounding|multiply|"
                        r"output)|^mt_s8_(saturate|scale_lanes)$"),
     ("zero point (Σ W)", r"^mt_s8_(sum|centered)$"),
-    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_run$"),
+    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_(run|channel)$"),
     ("depthwise edges", r"^dw_(sums|tap)$"),
     ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_(slot|copy_run)|memcpy|memset)$"),
 )

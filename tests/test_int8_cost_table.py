@@ -123,6 +123,7 @@ def test_zoo_trains_on_the_host(zoo):
     (["copy_run", "conv_windows"], "window copies"),
     (["memset"], "window copies"),
     (["mt_s8_dw3_run"], "products"),
+    (["mt_s8_dw3_channel", "dw3_row"], "products"),
     (["mt_s8_dw3_slot", "dw3_row"], "window copies"),
     (["mt_s8_dw3_copy_run"], "window copies"),
     (["mt_spatial_tap", "mt_spatial_in_bounds"], "loops and setup"),

@@ -29,9 +29,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The planes' bytes (three slots of four channels' rows of Wp = OW + 3 columns): rows of up
- * to 82 outputs take this form, wider ones the four-channel one */
+/* The planes' bytes (three slots of four channels' rows of Wp = OW + MT_DW3_PAD_COLS columns:
+ * the last turn of an odd row reads columns OW - 1..OW + 2): rows of up to 82 outputs take
+ * this form, wider ones the four-channel one */
 #define MT_DW3_PLANE_BYTES 1020u
+#define MT_DW3_PAD_COLS 3u
 
 /* One channel's run: x at its slot 0's row, column of the run's first output (slots 1 and 2
  * stride and 2·stride bytes on: 4·Wp); with k_j the kernel row slot j holds, w02[j] =
@@ -213,6 +215,22 @@ static inline void mt_s8_dw3_slots(mt_s8_dw3 *run, const mt_s8_dw3_weights *k, c
     run->w02[0] = k->w02[kernel_row[0]], run->w02[1] = k->w02[kernel_row[1]], run->w02[2] = k->w02[kernel_row[2]];
     run->w1 = k->w1[kernel_row[0]] | (uint32_t)k->w1[kernel_row[1]] << 16, run->w21 = k->w1[kernel_row[2]];
     run->start = k->start;
+}
+
+/* Whether mt_s8_dw3_slot can make a slot: padding of at most a word on each side */
+static inline int mt_s8_dw3_fits(uint32_t W, size_t C, uint32_t PL, uint32_t Wp)
+{
+    (void)C;
+    return PL <= 4u && Wp - PL - W <= 4u;
+}
+
+/* acc[4·j] for n outputs of one channel from its plane's slot 0 at x (slots stride bytes
+ * apart), with the run's weights (mt_s8_dw3_slots): two a turn, so an odd n's last turn makes
+ * one sum more, at acc[4·n] (the caller's runs are even but for a row's last) */
+static inline void mt_s8_dw3_channel(mt_s8_dw3 *run, const int8_t *x, size_t stride, uint32_t n, int32_t *acc)
+{
+    run->x = x, run->stride = (uint32_t)stride, run->acc = acc, run->pairs = (n + 1u) / 2u;
+    mt_s8_dw3_run(run);
 }
 
 #endif /* MT_OPS_DSP_DEPTHWISE_S8_DSP_H */

@@ -255,14 +255,14 @@ void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, cons
 {
     const mt_q_params p = mt_q_unpack(packed);
     const dw_row r = dw_row_of(x, ring, oh, g, dw_inside_of(g));
-#if MT_S8_DSP
+#if MT_DW3
     dw3_planes planes;
 #endif
     for (uint32_t c = 0; c < g->C; c += 4) { /* four channels outside: their requantization stays */
         const uint32_t n = g->C - c < 4 ? g->C - c : 4;
         dw_group grp;
         dw_group_of(&grp, bias, rq, c, n);
-#if MT_S8_DSP
+#if MT_DW3
         dw3_attach(&grp, &planes);
 #endif
         dw_group_row(&grp, &r, w, g, c, n, p, y);
@@ -280,7 +280,7 @@ void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w
     const mt_q_params p = mt_q_unpack(packed);
     const size_t sample = (size_t)g->H * g->W * g->C, out_row = (size_t)g->OW * g->C;
     const dw_inside in = dw_inside_of(g);
-#if MT_S8_DSP
+#if MT_DW3
     dw3_planes planes;
 #endif
     for (uint32_t b = 0; b < B; ++b)
@@ -288,7 +288,7 @@ void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w
             const uint32_t n = g->C - c < 4 ? g->C - c : 4;
             dw_group grp;
             dw_group_of(&grp, bias, rq, c, n);
-#if MT_S8_DSP
+#if MT_DW3
             dw3_attach(&grp, &planes);
 #endif
             for (uint32_t oh = 0; oh < g->OH; ++oh) {

@@ -11,8 +11,16 @@
 
 #include "ops/portable/s8_dot.h"
 #include "ops/spatial.h"
+/* The channel planes' 3 x 3 stride-1 form (dw3_*): its copies and products in the family's
+ * instructions */
 #if MT_S8_DSP
 #include "ops/dsp/depthwise_s8_dsp.h"
+#define MT_DW3 1
+#elif MT_S8_MVE
+#include "ops/mve/depthwise_s8_mve.h"
+#define MT_DW3 1
+#else
+#define MT_DW3 0
 #endif
 
 /* The in-bounds input rows of one depthwise output row: row k (< count) at
@@ -343,7 +351,7 @@ typedef struct dw_group {
     dw_interior d;
     int interior;
     uint32_t kh0, count;
-#if MT_S8_DSP
+#if MT_DW3
     mt_s8_dw3_weights k3[4]; /* the planes' form: each channel's weights and start (made: 1) */
     int made;
     struct dw3_planes *planes; /* their slots: the caller's, reset for each group */
@@ -355,13 +363,17 @@ static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, u
     mt_s8_requants(bias, rq, c, n, grp->q);
     for (uint32_t r = 0; r < 4; ++r) grp->start[r] = grp->q[r].bias;
     grp->interior = 0, grp->kh0 = 0, grp->count = UINT32_MAX;
-#if MT_S8_DSP
+#if MT_DW3
     grp->made = 0, grp->planes = NULL;
 #endif
 }
 
-#if MT_S8_DSP
-/* The planes' slots (ops/dsp/depthwise_s8_dsp.h) of one channel group: their bytes and the
+#if MT_DW3
+/* Outputs a channel's run of the planes' form: twice MT_S8_RUN (512 bytes of sums), as a call
+ * a channel and its requantization's setup took a fifth of the products' instructions */
+#define DW3_RUN (2u * MT_S8_RUN)
+
+/* The planes' slots (ops/dsp/depthwise_s8_dsp.h, ops/mve/depthwise_s8_mve.h) of one channel group: their bytes and the
  * input row each holds (at channel c; NULL: a row of the padding; valid 0: nothing yet). A
  * row's address names it: within a call of a kernel no two input rows share one. */
 typedef struct dw3_planes {
@@ -378,24 +390,25 @@ static void dw3_attach(dw_group *grp, dw3_planes *planes)
 }
 
 /* Whether the planes' form takes channels c..c+n-1 of g: four of them, a 3 x 3 kernel at
- * stride 1, rows of planes that fit MT_DW3_PLANE_BYTES, padding of at most a word a side */
+ * stride 1, rows of Wp = OW + MT_DW3_PAD_COLS columns that fit MT_DW3_PLANE_BYTES, and the
+ * family's limits (mt_s8_dw3_fits: the padding, the pixel size) */
 static int dw3_applies(const mt_spatial *g, uint32_t n)
 {
-    const uint32_t Wp = g->OW + 3u;
+    const uint32_t Wp = g->OW + MT_DW3_PAD_COLS;
     return n == 4 && g->KH == 3 && g->KW == 3 && g->SH == 1 && g->SW == 1 && 12u * Wp <= MT_DW3_PLANE_BYTES &&
-           g->PL <= 4u && Wp >= g->PL + g->W && Wp - g->PL - g->W <= 4u;
+           Wp >= g->PL + g->W && mt_s8_dw3_fits(g->W, g->C, g->PL, Wp);
 }
 
 /* Output row r's four channels from c in the planes' form: each kernel row's input row (a row
  * in the padding: zx) found in a slot, or copied into one that no other kernel row of this
  * output row needs (at stride 1 the next output row needs two of the three again: a whole
  * tensor copies each input row once); the runs' weights follow the slots' order. Then runs of
- * MT_S8_RUN outputs, each channel's sums two a turn (an odd run's last turn makes one sum
- * more, at acc[4·run], unread), requantized as the four-channel form's are. */
+ * DW3_RUN outputs, each channel's sums by the family's mt_s8_dw3_channel, requantized as the
+ * four-channel form's are. */
 static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c, mt_q_params p,
                     int8_t *y)
 {
-    const uint32_t Wp = g->OW + 3u; /* the last turn of an odd row reads columns OW - 1..OW + 2 */
+    const uint32_t Wp = g->OW + MT_DW3_PAD_COLS;
     dw3_planes *planes = grp->planes;
     if (!grp->made) {
         for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_weights_of(&grp->k3[k], w + c + k, g->C, grp->start[k], p.x_zp);
@@ -424,14 +437,11 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
             }
     mt_s8_dw3 run[4];
     for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], kernel_row);
-    int32_t sums[4 * MT_S8_RUN];
-    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
-        const uint32_t n = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
-        for (uint32_t k = 0; k < 4; ++k) {
-            run[k].x = planes->bytes + k * Wp + ow0, run[k].stride = 4u * Wp;
-            run[k].acc = sums + k, run[k].pairs = (n + 1u) / 2u;
-            mt_s8_dw3_run(&run[k]);
-        }
+    int32_t sums[4 * DW3_RUN];
+    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += DW3_RUN) {
+        const uint32_t n = g->OW - ow0 < DW3_RUN ? g->OW - ow0 : DW3_RUN;
+        for (uint32_t k = 0; k < 4; ++k)
+            mt_s8_dw3_channel(&run[k], planes->bytes + k * Wp + ow0, 4u * Wp, n, sums + k);
         mt_s8_requant_block(sums, n, 4, grp->q, p, y + (size_t)ow0 * g->C + c, g->C);
     }
 }
@@ -442,7 +452,7 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
 static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c,
                          uint32_t n, mt_q_params p, int8_t *y)
 {
-#if MT_S8_DSP
+#if MT_DW3
     if (dw3_applies(g, n)) {
         dw3_row(grp, r, w, g, c, p, y);
         return;
