@@ -25,6 +25,11 @@
  * further): rows of up to 79 outputs take this form, wider ones the four-channel one */
 #define MT_DW3_PLANE_BYTES 1020u
 #define MT_DW3_PAD_COLS 6u
+/* The narrowest row the row-a-call form (the fused expansion's) takes the planes for: its
+ * three copies a row and setup cost what the products gain up to 32 outputs (the MobileNetV2
+ * step's 12 streamed stride-1 pairs: 10.02M instructions with the planes for the 32-wide
+ * block, 10.02M without, 12.07M with them at every width) */
+#define MT_DW3_ROW_MIN 33u
 
 /* One channel's weights (w: W [3, 3, C] at the channel), w[kh][kw], and the sums' start,
  * bias - zx·Σ W over the nine taps (wrapping) */

@@ -263,7 +263,7 @@ void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, cons
         dw_group grp;
         dw_group_of(&grp, bias, rq, c, n);
 #if MT_DW3
-        dw3_attach(&grp, &planes);
+        dw3_attach(&grp, &planes, 0);
 #endif
         dw_group_row(&grp, &r, w, g, c, n, p, y);
     }
@@ -289,7 +289,7 @@ void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w
             dw_group grp;
             dw_group_of(&grp, bias, rq, c, n);
 #if MT_DW3
-            dw3_attach(&grp, &planes);
+            dw3_attach(&grp, &planes, 1);
 #endif
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
                 const dw_row r = dw_row_of(x + b * sample, 0, oh, g, in);

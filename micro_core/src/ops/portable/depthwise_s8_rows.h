@@ -355,6 +355,7 @@ typedef struct dw_group {
     mt_s8_dw3_weights k3[4]; /* the planes' form: each channel's weights and start (made: 1) */
     int made;
     struct dw3_planes *planes; /* their slots: the caller's, reset for each group */
+    uint32_t min_ow;           /* the narrowest output row the planes' form takes */
 #endif
 } dw_group;
 
@@ -382,20 +383,23 @@ typedef struct dw3_planes {
     int valid[3];
 } dw3_planes;
 
-/* The planes for a new channel group: nothing held */
-static void dw3_attach(dw_group *grp, dw3_planes *planes)
+/* The planes for a new channel group: nothing held. whole: the group's output rows are a
+ * whole tensor's, in order (each input row copied once), else one row a call (the fused
+ * expansion's: three rows copied for each), whose copies and setup cost more than the
+ * products gain in rows narrower than MT_DW3_ROW_MIN outputs */
+static void dw3_attach(dw_group *grp, dw3_planes *planes, int whole)
 {
     planes->valid[0] = planes->valid[1] = planes->valid[2] = 0;
-    grp->planes = planes;
+    grp->planes = planes, grp->min_ow = whole ? 1u : MT_DW3_ROW_MIN;
 }
 
 /* Whether the planes' form takes channels c..c+n-1 of g: four of them, a 3 x 3 kernel at
  * stride 1, rows of Wp = OW + MT_DW3_PAD_COLS columns that fit MT_DW3_PLANE_BYTES, and the
  * family's limits (mt_s8_dw3_fits: the padding, the pixel size) */
-static int dw3_applies(const mt_spatial *g, uint32_t n)
+static int dw3_applies(const dw_group *grp, const mt_spatial *g, uint32_t n)
 {
     const uint32_t Wp = g->OW + MT_DW3_PAD_COLS;
-    return n == 4 && g->KH == 3 && g->KW == 3 && g->SH == 1 && g->SW == 1 && 12u * Wp <= MT_DW3_PLANE_BYTES &&
+    return n == 4 && g->OW >= grp->min_ow && g->KH == 3 && g->KW == 3 && g->SH == 1 && g->SW == 1 && 12u * Wp <= MT_DW3_PLANE_BYTES &&
            Wp >= g->PL + g->W && mt_s8_dw3_fits(g->W, g->C, g->PL, Wp);
 }
 
@@ -453,7 +457,7 @@ static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const 
                          uint32_t n, mt_q_params p, int8_t *y)
 {
 #if MT_DW3
-    if (dw3_applies(g, n)) {
+    if (dw3_applies(grp, g, n)) {
         dw3_row(grp, r, w, g, c, p, y);
         return;
     }
