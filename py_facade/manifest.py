@@ -16,6 +16,7 @@ metadata(description="microtrain: on-device training API over a static-memory C 
 
 package("microtrain", files=(
     "__init__.py",
+    "_const.py",
     "_feed.py",
     "_files.py",
     "_model_source.py",

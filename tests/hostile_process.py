@@ -9,6 +9,7 @@ folder holds (names, kinds, modes, link targets, contents), so a test can say th
 command lost, replaced and left behind nothing.
 """
 
+import dataclasses
 import hashlib
 import os
 import resource
@@ -26,13 +27,13 @@ PEAK_LIMIT = 1 << 30
 TIMEOUT = 60.0
 
 
+@dataclasses.dataclass(repr=False)
 class Outcome:
-    def __init__(self, status, stdout, stderr, seconds, peak_bytes):
-        self.status = status
-        self.stdout = stdout
-        self.stderr = stderr
-        self.seconds = seconds
-        self.peak_bytes = peak_bytes
+    status: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_bytes: int
 
     def __repr__(self):
         return ("Outcome(status %r, %.1f s, peak %d MiB)\nstdout: %s\nstderr: %s"

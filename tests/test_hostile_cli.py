@@ -61,6 +61,14 @@ def microtrain_command(folder, *arguments, **options):
     return outcome
 
 
+def refused_case(folder, case, status):
+    """Runs a case of a table of refusals, (arguments, words the error names), and checks it
+    was refused cleanly with ``status``; returns the outcome and its stderr lines."""
+    arguments, words = case
+    outcome = microtrain_command(folder, *arguments)
+    return outcome, assert_clean_refusal(outcome, status, words)
+
+
 FIFO_CASES = {
     "firmware --data": (["firmware", "--sources-only", "--model", "m.mtm", "--data", "pipe",
                          "--out", "out"], 2),
@@ -127,9 +135,7 @@ ARGUMENT_CASES = {
 
 @pytest.mark.parametrize("case", sorted(ARGUMENT_CASES))
 def test_a_bad_argument_is_refused_while_parsing(folder, case):
-    arguments, words = ARGUMENT_CASES[case]
-    outcome = microtrain_command(folder, *arguments)
-    lines = assert_clean_refusal(outcome, 2, words)
+    outcome, lines = refused_case(folder, ARGUMENT_CASES[case], 2)
     assert len(lines) <= 3, outcome  # argparse's usage lines at most, then the error
 
 
@@ -169,9 +175,7 @@ OUTPUT_CASES = {
 @pytest.mark.parametrize("case", sorted(OUTPUT_CASES))
 def test_an_output_that_cannot_be_written_is_refused_before_the_work(folder, case):
     """Training, a fleet or a plot is not run only to fail at its last write."""
-    arguments, words = OUTPUT_CASES[case]
-    outcome = microtrain_command(folder, *arguments)
-    assert_clean_refusal(outcome, 1, words)
+    outcome, _ = refused_case(folder, OUTPUT_CASES[case], 1)
     assert outcome.stdout == "", outcome  # nothing ran: no epochs, tables or rounds
 
 

@@ -16,8 +16,9 @@ The rules:
     model builder, importer or host tool: a session reads a .tflite/.circle/.onnx file
     through ``_model_source.foreign_reader``, which the package's ``__init__`` (the
     facade, the top layer) plugs in on CPython, so that path is no arrow from the runtime
-    to ``convert``. Backends import nothing above ``backend/`` but ``errors``, ``ops`` and
-    ``properties`` (the checkpoint properties' kinds and limits), the bottom layer;
+    to ``convert``. Backends import nothing above ``backend/`` but ``errors``, ``ops``,
+    ``properties`` (the checkpoint properties' kinds and limits) and ``_const``
+    (MicroPython's ``const``), the bottom layer;
   * the model builder (``nn/``) imports no session, converter or tool: of the runtime only
     the op codes, the seeds, the file rules and the element count (``BUILDER_NEEDS``).
 """
@@ -35,8 +36,8 @@ PACKAGE = os.path.dirname(os.path.abspath(microtrain.__file__))
 # the modules named, and the modules inside the packages named; "runtime" is every top-level
 # module no other layer names.
 LAYERS = (
-    ("errors, op codes, property kinds", ("microtrain.errors", "microtrain.ops",
-                                          "microtrain.properties")),
+    ("errors, op codes, property kinds, const", ("microtrain.errors", "microtrain.ops",
+                                                 "microtrain.properties", "microtrain._const")),
     ("backend", ("microtrain.backend",)),
     ("runtime", ()),
     ("nn", ("microtrain.nn",)),

@@ -109,13 +109,20 @@ static const int32_t zero_points[] = {-128, 0, 7, 127};
 static int8_t x[S8_X], w[S8_W], y0[S8_Y], y1[S8_Y], ring[S8_X];
 static int32_t bias[64], rq[128];
 
-static int s8_geometry(uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t KH, uint32_t KW, uint32_t SH,
-                       uint32_t SW, uint32_t padding, mt_spatial *g)
+/* The geometry of a row of a shape table: H, W, C, OC, KH, KW, SH, SW, padding (a depthwise
+ * table has no OC column: OC is C). A row whose geometry the core refuses is a failed check
+ * named `what` (the tables hold none). */
+static int s8_geometry(const uint32_t *v, int depthwise, s8_check_fn check, const char *what, mt_spatial *g)
 {
+    const uint32_t *k = v + (depthwise ? 3 : 4); /* KH, KW, SH, SW, padding */
     memset(g, 0, sizeof *g);
-    g->H = H, g->W = W, g->C = C, g->OC = OC, g->KH = KH, g->KW = KW, g->SH = SH, g->SW = SW;
-    return mt_spatial_axis(H, KH, SH, padding, &g->OH, &g->PT) == MT_OK &&
-           mt_spatial_axis(W, KW, SW, padding, &g->OW, &g->PL) == MT_OK;
+    g->H = v[0], g->W = v[1], g->C = v[2], g->OC = depthwise ? v[2] : v[3];
+    g->KH = k[0], g->KW = k[1], g->SH = k[2], g->SW = k[3];
+    if (mt_spatial_axis(g->H, g->KH, g->SH, k[4], &g->OH, &g->PT) == MT_OK &&
+        mt_spatial_axis(g->W, g->KW, g->SW, k[4], &g->OW, &g->PL) == MT_OK)
+        return 1;
+    check(0, what);
+    return 0;
 }
 
 /* Conv2D (pointwise 0) or the pointwise kernel on the 1 x 1 shapes (1), against Conv2D's
@@ -148,12 +155,8 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
-            const uint32_t *v = shapes[s];
             mt_spatial g;
-            if (!s8_geometry(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], &g)) {
-                check(0, "int8 conv geometry");
-                continue;
-            }
+            if (!s8_geometry(shapes[s], 0, check, "int8 conv geometry", &g)) continue;
             const uint32_t K = g.KH * g.KW * g.C, zx = (uint32_t)zero_points[(s + (uint32_t)kind) % 4];
             const size_t nx = (size_t)B * g.H * g.W * g.C, ny = (size_t)B * g.OH * g.OW * g.OC;
             s8_fill(x, nx, kind, (int32_t)zx), s8_fill(w, (size_t)g.OC * K, kind == S8_SMALL ? S8_SMALL : kind, 0);
@@ -195,12 +198,8 @@ static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, in
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
-            const uint32_t *v = shapes[s];
             mt_spatial g;
-            if (!s8_geometry(v[0], v[1], v[2], v[2], v[3], v[4], v[5], v[6], v[7], &g)) {
-                check(0, "int8 depthwise geometry");
-                continue;
-            }
+            if (!s8_geometry(shapes[s], 1, check, "int8 depthwise geometry", &g)) continue;
             const int32_t zx = zero_points[(s + (uint32_t)kind + 1u) % 4];
             const size_t row = (size_t)g.W * g.C, nx = (size_t)B * g.H * row, ny = (size_t)B * g.OH * g.OW * g.C;
             s8_fill(x, nx, kind, zx), s8_fill(w, (size_t)g.KH * g.KW * g.C, kind, 0);

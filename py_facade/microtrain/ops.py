@@ -7,11 +7,7 @@ this module says the same. Names are the core's (``mt_op_name``): lower case, as
 the layer-style spellings the tools print.
 """
 
-try:
-    from micropython import const
-except ImportError:  # CPython
-    def const(value):
-        return value
+from ._const import const
 
 DENSE = const(1)
 RELU = const(2)

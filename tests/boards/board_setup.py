@@ -58,6 +58,21 @@ def load_example_module():
 FIRMWARE_EPOCH = re.compile(r"epoch (\d+)  train loss (\S+)")
 
 
+def digits_folder(name, rows, first_class=0):
+    """(folder, x, y): BUILD_ROOT/name (made if missing), and the first ``rows`` of sklearn's
+    digits of class first_class or above, as 8x8x1 images in [0, 1], y one-hot over those
+    classes (class first_class is column 0)"""
+    from sklearn.datasets import load_digits
+
+    folder = os.path.join(BUILD_ROOT, name)
+    os.makedirs(folder, exist_ok=True)
+    digits = load_digits()
+    keep = digits.target >= first_class
+    x = (digits.data[keep] / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:rows]
+    y = np.eye(10 - first_class, dtype=np.float32)[digits.target[keep] - first_class][:rows]
+    return folder, x, y
+
+
 def save_digits_rows(folder, x, y):
     """folder/digits.npz: 100 training rows (6 batches of 16 and a partial one of 4), the rest
     to evaluate"""

@@ -11,24 +11,17 @@ kernels of the model's ops and no others.
 import os
 import re
 
-import numpy as np
 import pytest
 
 import microtrain
 from microtrain import layers
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, fine_tune_three_epochs, save_digits_rows
+from board_setup import BARE_METAL_BOARDS, digits_folder, fine_tune_three_epochs, save_digits_rows
 
 
 @pytest.fixture(scope="module")
 def cnn_inputs():
-    from sklearn.datasets import load_digits
-
-    folder = os.path.join(BUILD_ROOT, "cnn")
-    os.makedirs(folder, exist_ok=True)
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
-    y = np.eye(10, dtype=np.float32)[digits.target][:120]
+    folder, x, y = digits_folder("cnn", 120)
     model = microtrain.Sequential(
         [layers.Conv2D(4, 3, padding="same", activation="relu"), layers.MaxPool2D(2),
          layers.Conv2D(8, 3, activation="relu"), layers.GlobalAveragePool(),

@@ -17,8 +17,8 @@ import pytest
 
 import microtrain
 
-from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, fine_tune_three_epochs,
-                         run_cli_firmware, save_digits_rows)
+from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, digits_folder,
+                         fine_tune_three_epochs, run_cli_firmware, save_digits_rows)
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
                         "digits_backbone_int8.tflite")
@@ -42,14 +42,7 @@ def keyword_rows(name, rows, train_rows, seed):
 @pytest.fixture(scope="module")
 def int8_inputs():
     pytest.importorskip("tflite")
-    from sklearn.datasets import load_digits
-
-    folder = os.path.join(BUILD_ROOT, "int8")
-    os.makedirs(folder, exist_ok=True)
-    digits = load_digits()
-    keep = digits.target >= 5
-    x = (digits.data[keep] / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:120]
-    y = np.eye(5, dtype=np.float32)[digits.target[keep] - 5][:120]
+    folder, x, y = digits_folder("int8", 120, first_class=5)
     microtrain.convert(BACKBONE, new_head=5).save(os.path.join(folder, "digits_int8.mtm"))
     save_digits_rows(folder, x, y)
     return folder

@@ -19,20 +19,14 @@ import pytest
 import microtrain
 from microtrain import layers
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, run_cli_firmware
+from board_setup import BARE_METAL_BOARDS, digits_folder, run_cli_firmware
 
 BOARDS = [b for b in ("mps2-an385", "mps2-an500", "mps3-an547") if b in BARE_METAL_BOARDS]
 
 
 @pytest.fixture(scope="module")
 def tiled_inputs():
-    from sklearn.datasets import load_digits
-
-    folder = os.path.join(BUILD_ROOT, "tiled")
-    os.makedirs(folder, exist_ok=True)
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32).reshape(-1, 8, 8, 1)[:54]
-    y = np.eye(10, dtype=np.float32)[digits.target][:54]
+    folder, x, y = digits_folder("tiled", 54)
     model = microtrain.Sequential(
         [layers.Conv2D(16, 3, padding="same", activation="relu"), layers.MaxPool2D(2),
          layers.Conv2D(32, 3, padding="same", activation="relu"), layers.Flatten(),

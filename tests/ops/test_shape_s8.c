@@ -59,6 +59,12 @@ static void check_reshape_s8(void)
     memcpy(y, x, sizeof x);
     k->forward(&op, t, NB, NULL);
     CHECK(memcmp(x, y, sizeof x) == 0);
+
+    /* An input no trained op writes (a frozen branch beside a trained one) has no gradient
+     * buffer: the backward leaves it alone rather than writing through NULL. */
+    s8_tensor(&t[0], x, NULL, 1, R, C);
+    s8_tensor(&t[1], y, dy, 1, C, R);
+    k->backward(&op, t, NB, NULL);
 }
 
 /* y [.., 2 + 3 + 1] = a [.., 2] | b [.., 3] | c [.., 1], rows of both samples */

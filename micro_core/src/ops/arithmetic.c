@@ -99,12 +99,16 @@ static void view_of(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, binary_vi
     steps_of(v->b, v->C, &v->b_row, &v->b_col);
 }
 
-static void mul_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+/* Mul and Sub read their operands alike; the op's type picks the elementwise kernel */
+static void binary_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     binary_view v;
     view_of(op, t, n, &v);
-    mt_op_mul_f32_forward(v.a->data, v.a_row, v.a_col, v.b->data, v.b_row, v.b_col, v.y->mutable_data, v.R, v.C);
+    if (op->type == MT_OP_MUL)
+        mt_op_mul_f32_forward(v.a->data, v.a_row, v.a_col, v.b->data, v.b_row, v.b_col, v.y->mutable_data, v.R, v.C);
+    else
+        mt_op_sub_f32_forward(v.a->data, v.a_row, v.a_col, v.b->data, v.b_row, v.b_col, v.y->mutable_data, v.R, v.C);
 }
 
 /* Only an activation has a gradient, so dx is always of y's shape. a and b may be the same
@@ -116,14 +120,6 @@ static void mul_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, floa
     view_of(op, t, n, &v);
     if (v.a->grad) mt_op_mul_f32_backward(v.b->data, v.b_row, v.b_col, v.y->grad, v.a->grad, v.R, v.C);
     if (v.b->grad) mt_op_mul_f32_backward(v.a->data, v.a_row, v.a_col, v.y->grad, v.b->grad, v.R, v.C);
-}
-
-static void sub_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    binary_view v;
-    view_of(op, t, n, &v);
-    mt_op_sub_f32_forward(v.a->data, v.a_row, v.a_col, v.b->data, v.b_row, v.b_col, v.y->mutable_data, v.R, v.C);
 }
 
 static void sub_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -142,7 +138,7 @@ static uint32_t mul_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return ((grad_inputs & 1u) ? 2u : 0u) | ((grad_inputs & 2u) ? 1u : 0u);
 }
 
-const mt_op_kernel mt_kernel_mul = {binary_check, mt_no_scratch, mul_forward, mul_backward,
+const mt_op_kernel mt_kernel_mul = {binary_check, mt_no_scratch, binary_forward, mul_backward,
                                     mul_reads, MT_KERNEL_IN_PLACE};
-const mt_op_kernel mt_kernel_sub = {binary_check, mt_no_scratch, sub_forward, sub_backward,
+const mt_op_kernel mt_kernel_sub = {binary_check, mt_no_scratch, binary_forward, sub_backward,
                                     mt_reads_nothing, MT_KERNEL_IN_PLACE};

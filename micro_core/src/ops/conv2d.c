@@ -14,21 +14,19 @@
 void mt_op_conv2d_f32_forward_ref(const float *x, const float *w, const float *bias, float *y, uint32_t B,
                                   const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    float acc = 0.0f;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                        const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                        for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
-                    }
-                    yp[oc] = bias ? acc + bias[oc] : acc;
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            float acc = 0.0f;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                const float *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+                for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
             }
+            yp[oc] = bias ? acc + bias[oc] : acc;
+        }
+    }
     mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
 }
 
@@ -44,21 +42,19 @@ void mt_op_conv2d_f32_backward_ref(const float *x, const float *w, const float *
 {
     mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * g->OC);
     if (dx) {
-        for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t oh = 0; oh < g->OH; ++oh)
-                for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                    const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                        for (uint32_t c = 0; c < g->C; ++c) {
-                            float acc = 0.0f;
-                            for (uint32_t oc = 0; oc < g->OC; ++oc)
-                                acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
-                            dxp[c] += acc;
-                        }
-                    }
+        MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+            const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                for (uint32_t c = 0; c < g->C; ++c) {
+                    float acc = 0.0f;
+                    for (uint32_t oc = 0; oc < g->OC; ++oc)
+                        acc = mt_fmaf(dyp[oc], w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c], acc);
+                    dxp[c] += acc;
                 }
+            }
+        }
     }
     if (dw) {
         for (uint32_t oc = 0; oc < g->OC; ++oc)

@@ -27,31 +27,38 @@
 #include "ops/quant_grad.h"
 #include "ops/spatial.h"
 
+/* The sum of output channel oc at (b, oh, ow) before the bias and the rescaling: Σ W·(x - zx)
+ * over the in-bounds taps (Conv2D: every input channel; depthwise: channel oc alone). The
+ * reference Conv2D's forward, and what the backward recomputes for its mask (inlined into
+ * both: the mask's loop stays as it was, the int8 backward's counts are benchmark figures). */
+static inline __attribute__((always_inline)) int32_t conv_s8_sum(const int8_t *x, const int8_t *w, uint32_t b,
+                                                                  uint32_t oh, uint32_t ow, uint32_t oc,
+                                                                  const mt_spatial *g, int32_t x_zp, int depthwise)
+{
+    int32_t acc = 0, ih, iw;
+    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+        const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+        if (depthwise) {
+            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + oc] * ((int32_t)xp[oc] - x_zp);
+        } else {
+            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - x_zp);
+        }
+    }
+    return acc;
+}
+
 #if MT_REFERENCE_KERNELS
 void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                  int8_t *y, uint32_t B, const mt_spatial *g, uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    int32_t acc = 0;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-                            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - p.x_zp);
-                        }
-                    }
-                    yp[oc] = mt_q_output(acc, bias, rq, oc, p.y_zp, p.act_min, p.act_max);
-                }
-            }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        int8_t *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc)
+            yp[oc] = mt_q_output(conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, 0), bias, rq, oc, p.y_zp, p.act_min,
+                                 p.act_max);
+    }
 }
 
 void mt_op_depthwise_conv2d_s8_row_ref(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
@@ -135,39 +142,19 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
 
 /* ---- backward (the straight-through estimator, ops/quant_grad.h) ---- */
 
-/* The forward's sum of output channel oc at (b, oh, ow): Σ W·(x - zx) over the in-bounds taps
- * (Conv2D: every input channel; depthwise: channel oc alone) */
-static int32_t conv_s8_sum(const int8_t *x, const int8_t *w, uint32_t b, uint32_t oh, uint32_t ow, uint32_t oc,
-                           const mt_spatial *g, int32_t x_zp, int depthwise)
-{
-    int32_t acc = 0, ih, iw;
-    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-        const int8_t *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-        if (depthwise) {
-            acc += (int32_t)w[((size_t)kh * g->KW + kw) * g->C + oc] * ((int32_t)xp[oc] - x_zp);
-        } else {
-            const int8_t *wp = w + (((size_t)oc * g->KH + kh) * g->KW + kw) * g->C;
-            for (uint32_t c = 0; c < g->C; ++c) acc += (int32_t)wp[c] * ((int32_t)xp[c] - x_zp);
-        }
-    }
-    return acc;
-}
-
 /* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place) */
 static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, float *dy,
                          uint32_t B, const mt_spatial *g, uint32_t packed, int depthwise)
 {
     const mt_q_params p = mt_q_unpack(packed);
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    const int32_t acc = conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, depthwise);
-                    if (!mt_q_unsaturated(acc, mt_q_requant_of(bias, rq, oc), p.y_zp, p.act_min, p.act_max))
-                        dyp[oc] = 0.0f;
-                }
-            }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            const int32_t acc = conv_s8_sum(x, w, b, oh, ow, oc, g, p.x_zp, depthwise);
+            if (!mt_q_unsaturated(acc, mt_q_requant_of(bias, rq, oc), p.y_zp, p.act_min, p.act_max))
+                dyp[oc] = 0.0f;
+        }
+    }
 }
 
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
@@ -176,23 +163,21 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
     if (!dx) return;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
-                int32_t ih, iw;
-                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                    for (uint32_t c = 0; c < g->C; ++c) {
-                        float acc = 0.0f;
-                        for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                            const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
-                            acc = mt_fmaf(dyp[oc], wd, acc);
-                        }
-                        dxp[c] += acc;
-                    }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        int32_t ih, iw;
+        MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) {
+                float acc = 0.0f;
+                for (uint32_t oc = 0; oc < g->OC; ++oc) {
+                    const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
+                    acc = mt_fmaf(dyp[oc], wd, acc);
                 }
+                dxp[c] += acc;
             }
+        }
+    }
 }
 
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
@@ -201,17 +186,15 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
     if (!dx) return;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                int32_t ih, iw;
-                MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                    float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                    const int8_t *wp = w + ((size_t)kh * g->KW + kw) * g->C;
-                    for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], w_scale[c] * (float)wp[c], dxp[c]);
-                }
-            }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+        int32_t ih, iw;
+        MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+            const int8_t *wp = w + ((size_t)kh * g->KW + kw) * g->C;
+            for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], w_scale[c] * (float)wp[c], dxp[c]);
+        }
+    }
 }
 
 /* ---- graph adapters ---- */
@@ -219,25 +202,17 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
 /* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
 static mt_status s8_conv_check(const mt_image *img, const mt_op_desc *op, int depthwise)
 {
-    if (op->num_inputs != 4 || op->num_outputs != 1 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
-    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    if (op->params[3] != 0) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, w, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->inputs[1], &w);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
+    mt_status st = mt_q_weighted_operands(img, op, &x, &w, &y);
+    if (st != MT_OK) return st;
     if (w.ndim != 4 || x.ndim != 3) return MT_ERR_SHAPE;
     const uint32_t OC = depthwise ? w.dims[3] : w.dims[0];
     if (w.dims[3] != x.dims[2] || (depthwise && w.dims[0] != 1)) return MT_ERR_SHAPE;
-    mt_status st = mt_q_check_weight(img, op->inputs[1], 4, depthwise ? 3u : 0u, OC);
-    if (st != MT_OK) return st;
+    if ((st = mt_q_check_weight(img, op->inputs[1], 4, depthwise ? 3u : 0u, OC)) != MT_OK) return st;
     mt_spatial g;
     if ((st = mt_spatial_check_dtype(op, &x, &y, w.dims[1], w.dims[2], OC, MT_DTYPE_I8, &g)) != MT_OK) return st;
-    float sx, sy;
-    int32_t zx, zy;
-    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
-        return MT_ERR_SHAPE;
-    if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
+    if ((st = mt_q_check_packed(img, &x, &y, op->params[0])) != MT_OK) return st;
     if ((st = mt_q_check_bias(img, op, OC)) != MT_OK) return st;
     return mt_q_check_requant(img, op->inputs[3], OC);
 }

@@ -61,22 +61,13 @@ void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_sc
 
 static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
 {
-    if (op->num_inputs != 4 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
     if (op->params[1] != 0 || op->params[2] != 0 || op->params[3] != 0) return MT_ERR_BAD_MODEL;
-    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
     mt_tensor_desc x, w, y;
-    mt_image_tensor(img, op->inputs[0], &x);
-    mt_image_tensor(img, op->inputs[1], &w);
-    mt_image_tensor(img, op->outputs[0], &y);
-    if (x.flags & MT_TENSOR_CONST) return MT_ERR_UNSUPPORTED;
-    if (w.ndim != 2 || w.dims[1] != x.count || y.count != w.dims[0]) return MT_ERR_SHAPE;
-    mt_status st = mt_q_check_weight(img, op->inputs[1], 2, 0, w.dims[0]);
+    mt_status st = mt_q_weighted_operands(img, op, &x, &w, &y);
     if (st != MT_OK) return st;
-    float sx, sy;
-    int32_t zx, zy;
-    if (mt_q_per_tensor(img, &x, &sx, &zx) != MT_OK || mt_q_per_tensor(img, &y, &sy, &zy) != MT_OK)
-        return MT_ERR_SHAPE;
-    if ((st = mt_q_check_packed(op->params[0], zx, zy)) != MT_OK) return st;
+    if (w.ndim != 2 || w.dims[1] != x.count || y.count != w.dims[0]) return MT_ERR_SHAPE;
+    if ((st = mt_q_check_weight(img, op->inputs[1], 2, 0, w.dims[0])) != MT_OK) return st;
+    if ((st = mt_q_check_packed(img, &x, &y, op->params[0])) != MT_OK) return st;
     if ((st = mt_q_check_bias(img, op, w.dims[0])) != MT_OK) return st;
     return mt_q_check_fc_requant(img, op->inputs[3], w.dims[0]);
 }

@@ -11,20 +11,18 @@
 void mt_op_depthwise_conv2d_f32_forward_ref(const float *x, const float *w, const float *bias, float *y,
                                             uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    float acc = 0.0f;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        acc = mt_fmaf(x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c],
-                                     w[((size_t)kh * g->KW + kw) * g->C + c], acc);
-                    }
-                    yp[c] = bias ? acc + bias[c] : acc;
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+        for (uint32_t c = 0; c < g->C; ++c) {
+            float acc = 0.0f;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                acc = mt_fmaf(x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c],
+                             w[((size_t)kh * g->KW + kw) * g->C + c], acc);
             }
+            yp[c] = bias ? acc + bias[c] : acc;
+        }
+    }
     mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->C);
 }
 
@@ -40,17 +38,15 @@ void mt_op_depthwise_conv2d_f32_backward_ref(const float *x, const float *w, con
 {
     mt_fused_activation_backward(g->activation, y, dy, (size_t)B * g->OH * g->OW * g->C);
     if (dx) {
-        for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t oh = 0; oh < g->OH; ++oh)
-                for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                    const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-                        const float *wp = w + ((size_t)kh * g->KW + kw) * g->C;
-                        for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], wp[c], dxp[c]);
-                    }
-                }
+        MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+            const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                const float *wp = w + ((size_t)kh * g->KW + kw) * g->C;
+                for (uint32_t c = 0; c < g->C; ++c) dxp[c] = mt_fmaf(dyp[c], wp[c], dxp[c]);
+            }
+        }
     }
     if (dw) {
         for (uint32_t kh = 0; kh < g->KH; ++kh)

@@ -9,49 +9,45 @@
 /* y = max over the in-bounds window; padding never wins (TFLite and PyTorch agree). */
 void mt_op_max_pool2d_f32_forward_ref(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow)
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    int first = 1;
-                    float m = 0.0f;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                        if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
-                            m = v;
-                            first = 0;
-                        }
-                    }
-                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = m;
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            int first = 1;
+            float m = 0.0f;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                float v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                if (first || v > m || v != v) { /* NaN wins, as in PyTorch */
+                    m = v;
+                    first = 0;
                 }
+            }
+            y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = m;
+        }
 }
 
 /* dx at the window's first maximum += dy (PyTorch routes ties to the first index scanned). */
 void mt_op_max_pool2d_f32_backward_ref(const float *x, const float *y, const float *dy, float *dx, uint32_t B,
                                        const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow)
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    const size_t o = (((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c;
-                    const float m = y[o];
-                    int done = 0;
-                    for (uint32_t kh = 0; kh < g->KH && !done; ++kh) {
-                        int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW && !done; ++kw) {
-                            int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c;
-                            if (x[i] == m || (x[i] != x[i] && m != m)) {
-                                dx[i] += dy[o];
-                                done = 1;
-                            }
-                        }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            const size_t o = (((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c;
+            const float m = y[o];
+            int done = 0;
+            for (uint32_t kh = 0; kh < g->KH && !done; ++kh) {
+                int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
+                if (ih < 0) continue;
+                for (uint32_t kw = 0; kw < g->KW && !done; ++kw) {
+                    int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
+                    if (iw < 0) continue;
+                    const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c;
+                    if (x[i] == m || (x[i] != x[i] && m != m)) {
+                        dx[i] += dy[o];
+                        done = 1;
                     }
                 }
+            }
+        }
 }
 #endif /* MT_REFERENCE_KERNELS */
 
@@ -67,36 +63,32 @@ static uint32_t window_count(uint32_t oh, uint32_t ow, const mt_spatial *g)
 /* y = (Σ in-bounds x) / count  (TFLite's SAME average; PyTorch count_include_pad=False) */
 void mt_op_average_pool2d_f32_forward(const float *x, float *y, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float count = (float)window_count(oh, ow, g);
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    float acc = 0.0f;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                    }
-                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = acc / count;
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float count = (float)window_count(oh, ow, g);
+        for (uint32_t c = 0; c < g->C; ++c) {
+            float acc = 0.0f;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
             }
+            y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = acc / count;
+        }
+    }
 }
 
 /* dx[tap] += dy / count for every in-bounds tap of the window */
 void mt_op_average_pool2d_f32_backward(const float *dy, float *dx, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                const float count = (float)window_count(oh, ow, g);
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
-                    }
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float count = (float)window_count(oh, ow, g);
+        for (uint32_t c = 0; c < g->C; ++c) {
+            const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
             }
+        }
+    }
 }
 
 /* y[b,c] = (1/P) Σ_p x[b,p,c], P = H·W positions */
@@ -139,40 +131,28 @@ static void pool_geometry(const mt_op_desc *op, const mt_tensor_rt *t, mt_spatia
                        op->params[0] >> 16, g);
 }
 
-static void max_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+/* MaxPool2D and AveragePool2D share their check, geometry and operands; the op's type picks the
+ * kernel (the max's backward routes dy to the window's first maximum, so it also reads x and y) */
+static void pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     mt_spatial g;
     pool_geometry(op, t, &g);
-    mt_kernel_max_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
+    const float *x = t[op->inputs[0]].data;
+    float *y = t[op->outputs[0]].mutable_data;
+    if (op->type == MT_OP_MAX_POOL2D) mt_kernel_max_pool2d_f32_forward(x, y, n, &g);
+    else mt_op_average_pool2d_f32_forward(x, y, n, &g);
 }
 
-static void max_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+static void pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *y = &t[op->outputs[0]];
     if (!x->grad) return;
     mt_spatial g;
     pool_geometry(op, t, &g);
-    mt_kernel_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
-}
-
-static void average_pool_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    mt_spatial g;
-    pool_geometry(op, t, &g);
-    mt_op_average_pool2d_f32_forward(t[op->inputs[0]].data, t[op->outputs[0]].mutable_data, n, &g);
-}
-
-static void average_pool_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    const mt_tensor_rt *x = &t[op->inputs[0]], *y = &t[op->outputs[0]];
-    if (!x->grad) return;
-    mt_spatial g;
-    pool_geometry(op, t, &g);
-    mt_op_average_pool2d_f32_backward(y->grad, x->grad, n, &g);
+    if (op->type == MT_OP_MAX_POOL2D) mt_kernel_max_pool2d_f32_backward(x->data, y->data, y->grad, x->grad, n, &g);
+    else mt_op_average_pool2d_f32_backward(y->grad, x->grad, n, &g);
 }
 
 static mt_status global_pool_check(const mt_image *img, const mt_op_desc *op)
@@ -211,9 +191,9 @@ static uint32_t max_pool_reads(const mt_op_desc *op, uint32_t grad_inputs)
     return 1u | MT_READS_OUTPUT;
 }
 
-const mt_op_kernel mt_kernel_max_pool2d = {pool_check, mt_no_scratch, max_pool_forward,
-                                           max_pool_backward, max_pool_reads, 0};
-const mt_op_kernel mt_kernel_average_pool2d = {pool_check, mt_no_scratch,
-                                               average_pool_forward, average_pool_backward, mt_reads_nothing, 0};
+const mt_op_kernel mt_kernel_max_pool2d = {pool_check, mt_no_scratch, pool_forward, pool_backward, max_pool_reads,
+                                           0};
+const mt_op_kernel mt_kernel_average_pool2d = {pool_check, mt_no_scratch, pool_forward, pool_backward,
+                                               mt_reads_nothing, 0};
 const mt_op_kernel mt_kernel_global_average_pool = {global_pool_check, mt_no_scratch,
                                                     global_pool_forward, global_pool_backward, mt_reads_nothing, 0};

@@ -24,46 +24,30 @@
 
 void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow)
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    int32_t best = -128;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            const int32_t v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                            if (v > best) best = v;
-                        }
-                    }
-                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = (int8_t)best;
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            int32_t best = -128, ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                const int32_t v = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                if (v > best) best = v;
+            }
+            y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = (int8_t)best;
+        }
 }
 
 void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow)
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    int32_t acc = 0, count = 0;
-                    for (uint32_t kh = 0; kh < g->KH; ++kh) {
-                        const int32_t ih = mt_spatial_tap(oh, kh, g->SH, g->PT, g->H);
-                        if (ih < 0) continue;
-                        for (uint32_t kw = 0; kw < g->KW; ++kw) {
-                            const int32_t iw = mt_spatial_tap(ow, kw, g->SW, g->PL, g->W);
-                            if (iw < 0) continue;
-                            acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
-                            ++count;
-                        }
-                    }
-                    /* count >= 1: SAME padding never puts a window wholly outside (spatial.c) */
-                    acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
-                    y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = mt_q_clamp(acc, -128, 127);
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            int32_t acc = 0, count = 0, ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                acc += x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                ++count;
+            }
+            /* count >= 1: SAME padding never puts a window wholly outside (spatial.c) */
+            acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+            y[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] = mt_q_clamp(acc, -128, 127);
+        }
 }
 
 /* One channel's mean from the sum of its inputs: TFLite's (sum - zx·P)·M·2^s + zy, clamped */
@@ -104,38 +88,34 @@ void mt_op_mean_s8_forward_ref(const int8_t *x, int8_t *y, uint32_t B, uint32_t 
 
 void mt_op_max_pool2d_s8_backward(const int8_t *x, const float *dy, float *dx, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow)
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    int32_t best = -129, ih, iw;
-                    size_t first = 0;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c;
-                        if (x[i] > best) best = x[i], first = i;
-                    }
-                    /* best > -129: SAME padding never puts a window wholly outside (spatial.c) */
-                    dx[first] += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c];
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)
+        for (uint32_t c = 0; c < g->C; ++c) {
+            int32_t best = -129, ih, iw;
+            size_t first = 0;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                const size_t i = (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c;
+                if (x[i] > best) best = x[i], first = i;
+            }
+            /* best > -129: SAME padding never puts a window wholly outside (spatial.c) */
+            dx[first] += dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c];
+        }
 }
 
 void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, const mt_spatial *g)
 {
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t oh = 0; oh < g->OH; ++oh)
-            for (uint32_t ow = 0; ow < g->OW; ++ow) {
-                uint32_t rows = 0, cols = 0;
-                for (uint32_t kh = 0; kh < g->KH; ++kh) rows += mt_spatial_tap(oh, kh, g->SH, g->PT, g->H) >= 0;
-                for (uint32_t kw = 0; kw < g->KW; ++kw) cols += mt_spatial_tap(ow, kw, g->SW, g->PL, g->W) >= 0;
-                const float count = (float)(rows * cols);
-                for (uint32_t c = 0; c < g->C; ++c) {
-                    const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
-                    int32_t ih, iw;
-                    MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
-                        dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
-                    }
-                }
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        uint32_t rows = 0, cols = 0;
+        for (uint32_t kh = 0; kh < g->KH; ++kh) rows += mt_spatial_tap(oh, kh, g->SH, g->PT, g->H) >= 0;
+        for (uint32_t kw = 0; kw < g->KW; ++kw) cols += mt_spatial_tap(ow, kw, g->SW, g->PL, g->W) >= 0;
+        const float count = (float)(rows * cols);
+        for (uint32_t c = 0; c < g->C; ++c) {
+            const float share = dy[(((size_t)b * g->OH + oh) * g->OW + ow) * g->C + c] / count;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                dx[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c] += share;
             }
+        }
+    }
 }
 
 void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C,
@@ -173,48 +153,28 @@ static mt_status pool_s8_check(const mt_image *img, const mt_op_desc *op)
     return mt_q_same_quant(img, &x, &y);
 }
 
-static void pool_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, int is_max)
+/* MaxPool2D and AveragePool2D (int8) share their check, geometry and operands; the op's type
+ * picks the kernel */
+static void pool_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
+    (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
     mt_tensor_rt *y = &t[op->outputs[0]];
     mt_spatial g;
     mt_spatial_runtime(op, x, y, op->params[0] & 0xFFFFu, op->params[0] >> 16, &g);
-    if (is_max) mt_op_max_pool2d_s8_forward(mt_q_s8(x), mt_q_s8_out(y), n, &g);
+    if (op->type == MT_OP_MAX_POOL2D_S8) mt_op_max_pool2d_s8_forward(mt_q_s8(x), mt_q_s8_out(y), n, &g);
     else mt_op_average_pool2d_s8_forward(mt_q_s8(x), mt_q_s8_out(y), n, &g);
 }
 
-static void max_pool2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
+static void pool_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    pool_s8_forward(op, t, n, 1);
-}
-
-static void average_pool2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    pool_s8_forward(op, t, n, 0);
-}
-
-static void pool_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, int is_max)
-{
     const mt_tensor_rt *x = &t[op->inputs[0]];
     const mt_tensor_rt *y = &t[op->outputs[0]];
     mt_spatial g;
     mt_spatial_runtime(op, x, y, op->params[0] & 0xFFFFu, op->params[0] >> 16, &g);
-    if (is_max) mt_op_max_pool2d_s8_backward(mt_q_s8(x), y->grad, x->grad, n, &g);
+    if (op->type == MT_OP_MAX_POOL2D_S8) mt_op_max_pool2d_s8_backward(mt_q_s8(x), y->grad, x->grad, n, &g);
     else mt_op_average_pool2d_s8_backward(y->grad, x->grad, n, &g);
-}
-
-static void max_pool2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    pool_s8_backward(op, t, n, 1);
-}
-
-static void average_pool2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
-{
-    (void)scratch;
-    pool_s8_backward(op, t, n, 0);
 }
 
 static mt_status mean_s8_check(const mt_image *img, const mt_op_desc *op)
@@ -252,9 +212,9 @@ static void mean_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
                            op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
 }
 
-const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, max_pool2d_s8_forward,
-                                              max_pool2d_s8_backward, mt_q_reads_input, 0};
-const mt_op_kernel mt_kernel_average_pool2d_s8 = {pool_s8_check, mt_no_scratch, average_pool2d_s8_forward,
-                                                  average_pool2d_s8_backward, mt_reads_nothing, 0};
+const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, pool_s8_forward, pool_s8_backward,
+                                              mt_q_reads_input, 0};
+const mt_op_kernel mt_kernel_average_pool2d_s8 = {pool_s8_check, mt_no_scratch, pool_s8_forward, pool_s8_backward,
+                                                  mt_reads_nothing, 0};
 const mt_op_kernel mt_kernel_mean_s8 = {mean_s8_check, mt_no_scratch, mean_s8_forward, mean_s8_backward,
                                         mt_q_reads_input, 0};

@@ -358,8 +358,12 @@ mt_status mt_q_check_weight(const mt_image *img, uint32_t index, uint32_t ndim, 
 mt_status mt_q_check_fc_requant(const mt_image *img, uint32_t index, uint32_t rows);
 /* The optional int32 bias (input 2): absent, or CONST I32 [units]. */
 mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t units);
-/* Packed activation params (in_zp | out_zp << 8 | act_min << 16 | act_max << 24) agree with
- * x's and y's zero points, and act_min <= act_max. */
-mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp);
+/* The weighted int8 ops' (Conv2D, DepthwiseConv2D, FullyConnected) operands: inputs x, W,
+ * the optional bias and rq, W and rq present, one output y; x an activation (not CONST). */
+mt_status mt_q_weighted_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *w,
+                                 mt_tensor_desc *y);
+/* x and y are quantized per tensor, and the packed activation params (in_zp | out_zp << 8 |
+ * act_min << 16 | act_max << 24) agree with their zero points, act_min <= act_max. */
+mt_status mt_q_check_packed(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y, uint32_t packed);
 
 #endif /* MT_OPS_QUANT_H */

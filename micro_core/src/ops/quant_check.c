@@ -87,8 +87,23 @@ mt_status mt_q_check_bias(const mt_image *img, const mt_op_desc *op, uint32_t un
     return mt_check_bias_of(img, op, units, MT_DTYPE_I32);
 }
 
-mt_status mt_q_check_packed(uint32_t packed, int32_t x_zp, int32_t y_zp)
+mt_status mt_q_weighted_operands(const mt_image *img, const mt_op_desc *op, mt_tensor_desc *x, mt_tensor_desc *w,
+                                 mt_tensor_desc *y)
 {
+    if (op->num_inputs != 4 || op->num_outputs != 1) return MT_ERR_BAD_MODEL;
+    if (op->inputs[1] == MT_NO_TENSOR || op->inputs[3] == MT_NO_TENSOR) return MT_ERR_BAD_MODEL;
+    mt_image_tensor(img, op->inputs[0], x);
+    mt_image_tensor(img, op->inputs[1], w);
+    mt_image_tensor(img, op->outputs[0], y);
+    return (x->flags & MT_TENSOR_CONST) ? MT_ERR_UNSUPPORTED : MT_OK;
+}
+
+mt_status mt_q_check_packed(const mt_image *img, const mt_tensor_desc *x, const mt_tensor_desc *y, uint32_t packed)
+{
+    float sx, sy;
+    int32_t x_zp, y_zp;
+    if (mt_q_per_tensor(img, x, &sx, &x_zp) != MT_OK || mt_q_per_tensor(img, y, &sy, &y_zp) != MT_OK)
+        return MT_ERR_SHAPE;
     if (mt_q_param_byte(packed, 0) != x_zp || mt_q_param_byte(packed, 1) != y_zp) return MT_ERR_BAD_MODEL;
     if (mt_q_param_byte(packed, 2) > mt_q_param_byte(packed, 3)) return MT_ERR_BAD_MODEL;
     return MT_OK;

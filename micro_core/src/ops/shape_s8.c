@@ -40,7 +40,8 @@ static void reshape_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t 
 {
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
-    mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
+    /* No gradient wanted where the input comes from no trained op (as the float RESHAPE). */
+    if (x->grad) mt_kernel_add_f32_accumulate(t[op->outputs[0]].grad, x->grad, (size_t)n * x->count);
 }
 
 /* ---- CONCATENATION_S8 ---- */

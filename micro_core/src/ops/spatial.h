@@ -36,6 +36,14 @@ static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, ui
             for (uint32_t kw = 0; kw < (g)->KW; ++kw)                                           \
                 if (((iw) = mt_spatial_tap((ow), kw, (g)->SW, (g)->PL, (g)->W)) < 0) continue; else
 
+/* Every output pixel (oh, ow) of every sample b < B, in the order the references' sums run:
+ * b, then oh, then ow ascending (a weight gradient summed over the pixels gets its bits from
+ * this order); the macro declares b, oh and ow. */
+#define MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow)                                                  \
+    for (uint32_t b = 0; b < (B); ++b)                                                          \
+        for (uint32_t oh = 0; oh < (g)->OH; ++oh)                                               \
+            for (uint32_t ow = 0; ow < (g)->OW; ++ow)
+
 /* The same the other way round (the weight gradients): each output (oh, ow) whose tap (kh, kw)
  * is in bounds, oh then ow ascending; the macro declares oh and ow. */
 #define MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw)                                       \

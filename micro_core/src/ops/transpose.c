@@ -19,42 +19,42 @@ static void strides_for(const uint32_t X[4], const uint32_t perm[4], size_t stri
     for (int k = 0; k < 4; ++k) stride[k] = xs[perm[k]], Y[k] = X[perm[k]];
 }
 
-void mt_op_transpose_f32_forward(const float *x, float *y, uint32_t B, const uint32_t X[4],
-                                 const uint32_t perm[4])
+/* Walks y in order, each sample at a time, with the offset of the same element in x: the
+ * forward copies it (y[o] = x[j]), the backward adds the gradient back (dx[j] += dy[o]); the
+ * pairs (o, j) are the same both ways. from/to: x/y forward, dy/dx backward. Inlined into
+ * both, so each has its own loop without the test of the direction. */
+static inline __attribute__((always_inline)) void transpose_pairs(const float *from, float *to, uint32_t B,
+                                                                  const uint32_t X[4], const uint32_t perm[4],
+                                                                  int backward)
 {
     size_t s[4];
     uint32_t Y[4];
     strides_for(X, perm, s, Y);
     const size_t count = (size_t)X[0] * X[1] * X[2] * X[3];
     for (uint32_t b = 0; b < B; ++b) {
-        const float *xb = x + (size_t)b * count;
-        float *yb = y + (size_t)b * count;
+        const size_t at = (size_t)b * count;
         size_t o = 0;
         for (uint32_t i0 = 0; i0 < Y[0]; ++i0)
             for (uint32_t i1 = 0; i1 < Y[1]; ++i1)
                 for (uint32_t i2 = 0; i2 < Y[2]; ++i2)
-                    for (uint32_t i3 = 0; i3 < Y[3]; ++i3)
-                        yb[o++] = xb[i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3]];
+                    for (uint32_t i3 = 0; i3 < Y[3]; ++i3, ++o) {
+                        const size_t j = at + i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3];
+                        if (backward) to[j] += from[at + o];
+                        else to[at + o] = from[j];
+                    }
     }
+}
+
+void mt_op_transpose_f32_forward(const float *x, float *y, uint32_t B, const uint32_t X[4],
+                                 const uint32_t perm[4])
+{
+    transpose_pairs(x, y, B, X, perm, 0);
 }
 
 void mt_op_transpose_f32_backward(const float *dy, float *dx, uint32_t B, const uint32_t X[4],
                                   const uint32_t perm[4])
 {
-    size_t s[4];
-    uint32_t Y[4];
-    strides_for(X, perm, s, Y);
-    const size_t count = (size_t)X[0] * X[1] * X[2] * X[3];
-    for (uint32_t b = 0; b < B; ++b) {
-        float *dxb = dx + (size_t)b * count;
-        const float *dyb = dy + (size_t)b * count;
-        size_t o = 0;
-        for (uint32_t i0 = 0; i0 < Y[0]; ++i0)
-            for (uint32_t i1 = 0; i1 < Y[1]; ++i1)
-                for (uint32_t i2 = 0; i2 < Y[2]; ++i2)
-                    for (uint32_t i3 = 0; i3 < Y[3]; ++i3)
-                        dxb[i0 * s[0] + i1 * s[1] + i2 * s[2] + i3 * s[3]] += dyb[o++];
-    }
+    transpose_pairs(dy, dx, B, X, perm, 1);
 }
 
 /* ---- graph adapter ---- */

@@ -100,11 +100,7 @@ Result mappings may be anything read with ``[name]`` (a JS object proxy is fine)
 code copies what it keeps.
 """
 
-try:
-    from micropython import const
-except ImportError:  # CPython
-    def const(value):
-        return value
+from .._const import const
 
 KIND_INPUT = const(0)
 KIND_TARGET = const(1)

@@ -150,15 +150,8 @@ class Backend(_Interface):
     """One C session over a numpy-owned image copy and arena (see ``microtrain.backend``)."""
 
     def __init__(self):
-        self._image = None
-        self._arena = None
-        self._session = None
-        self._config = None
-        self._inputs = []
-        self._outputs = []
-        self._target = None
-        self._params = []   # per weight: (numpy view of its float32 data, trained)
         self._loss = ctypes.c_float()
+        self.close()  # no session yet: every other field as close() leaves it
 
     # ------------------------------------------------------------ errors
 
@@ -358,7 +351,8 @@ class Backend(_Interface):
         self._arena = None
         self._image = None
         self._config = None
-        self._inputs, self._outputs, self._target, self._params = [], [], None, []
+        self._inputs, self._outputs, self._target = [], [], None
+        self._params = []  # per weight: (numpy view of its float32 data, trained)
 
     # ------------------------------------------------------------ rows
 

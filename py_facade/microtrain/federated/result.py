@@ -3,6 +3,7 @@ how its rounds went) and ``finish``, which makes it of a server's summary and pr
 table both ``microtrain fleet`` and ``microtrain fleet --deployment`` end with.
 """
 
+import dataclasses
 import zlib
 
 import numpy as np
@@ -20,6 +21,7 @@ def weights_crc32(weights):
     return crc & 0xFFFFFFFF
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class FleetResult:
     """What ``run_fleet`` returns: the global model and how the rounds went.
 
@@ -46,17 +48,18 @@ class FleetResult:
         seconds: wall time of the whole run (simulation or deployment)
     """
 
-    def __init__(self, rounds, trained_weights, keys, dropped, arena_bytes, seconds, settings,
-                 notes=(), model=None):
-        self.rounds = rounds
-        self.notes = list(notes)
-        self.trained_weights = trained_weights
-        self.keys = keys
-        self.dropped = dropped
-        self.arena_bytes = arena_bytes
-        self.seconds = seconds
-        self.settings = settings
-        self.model = model
+    rounds: list
+    trained_weights: list
+    keys: list
+    dropped: list
+    arena_bytes: int
+    seconds: float
+    settings: object
+    notes: list = ()
+    model: bytes = None
+
+    def __post_init__(self):
+        self.notes = list(self.notes)
         self._weights = None
 
     def _session(self):

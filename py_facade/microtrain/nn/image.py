@@ -21,6 +21,7 @@ The reader is for tests and tools: it checks the structure enough to parse, not
 everything the C validator checks.
 """
 
+import dataclasses
 import struct
 import zlib
 
@@ -368,16 +369,16 @@ class ImageTensor:
         self.data_bytes = data_bytes
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class ModelImage:
     """A parsed ``.mtm`` image: header, tensors, ops, io lists and access to CONST data."""
 
-    def __init__(self, buffer, header, tensors, ops, inputs, outputs):
-        self.buffer = buffer
-        self.header = header
-        self.tensors = tensors
-        self.ops = ops
-        self.inputs = inputs
-        self.outputs = outputs
+    buffer: object
+    header: object
+    tensors: list
+    ops: list
+    inputs: list
+    outputs: list
 
     def tensor_data(self, index):
         """A read-only numpy copy of CONST tensor ``index``'s data, in its declared shape."""
