@@ -165,9 +165,12 @@ typedef enum mt_dtype { MT_DTYPE_F32 = 1, MT_DTYPE_I32 = 2, MT_DTYPE_I8 = 3 } mt
 /** Tensor flags in the model image. */
 enum {
     MT_TENSOR_CONST = 1u,     /**< data stored in the image */
-    MT_TENSOR_TRAINABLE = 2u, /**< a CONST f32 tensor the optimizer may update */
+    MT_TENSOR_TRAINABLE = 2u, /**< a CONST tensor the optimizer may update: f32, or an int8 weight or
+                                   int32 bias of an int8 layer trained in place */
     MT_TENSOR_INPUT = 4u,     /**< model input, filled by the caller */
-    MT_TENSOR_OUTPUT = 8u     /**< model output */
+    MT_TENSOR_OUTPUT = 8u,    /**< model output */
+    MT_TENSOR_MASTER = 16u    /**< a TRAINABLE int8 weight that keeps a float master copy in the
+                                   arena, which the update changes; the weight is its rounding */
 };
 
 /** Op types in the model image, MT_OP_<NAME> = code, one per row of microtrain_ops.def

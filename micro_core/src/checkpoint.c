@@ -73,12 +73,22 @@ static mt_status property_value_bytes(const mt_property *p, uint32_t *name_bytes
     }
 }
 
+/* 1 when an int8 layer trains in place (a trained int8 weight or int32 bias): the format's
+ * records are f32 weights, so such a session has no checkpoint (MT_ERR_UNSUPPORTED) */
+static int trains_quantized(const mt_session *s)
+{
+    for (int32_t k = 0; k < s->num_trained; ++k)
+        if (s->tensors[s->trained[k]].dtype != MT_DTYPE_F32) return 1;
+    return 0;
+}
+
 mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
                               const mt_property *properties, int32_t num_properties, size_t *bytes)
 {
     if (!mt_session_valid(s) || bytes == NULL || num_properties < 0 ||
         (num_properties > 0 && properties == NULL) || (include_optimizer != 0 && include_optimizer != 1))
         return MT_ERR_BAD_ARGUMENT;
+    if (trains_quantized(s)) return MT_ERR_UNSUPPORTED;
     const uint64_t per_element =
         4u * (1u + state_arrays_of(s, include_optimizer) + reference_arrays_of(s, include_optimizer));
     uint64_t total = CK_HEADER_BYTES + CK_TRAILER_BYTES;
@@ -306,6 +316,7 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
 {
     uint8_t buf[CK_HEADER_BYTES];
     mt_status st;
+    if (trains_quantized(s)) return MT_ERR_UNSUPPORTED;
     if (r->size < CK_HEADER_BYTES + CK_TRAILER_BYTES) return MT_ERR_BAD_CHECKPOINT;
     if ((st = fetch(r, 0, buf, CK_HEADER_BYTES)) != MT_OK) return st;
     if ((st = parse_header(buf, r->size, c)) != MT_OK) return st;
@@ -455,10 +466,14 @@ static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8
         mt_image_tensor(&s->img, s->trained[k], &d);
         const uint32_t start = s->img.data_offset + d.data_offset, end = start + d.data_bytes;
         const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
-        const float *w = s->tensors[s->trained[k]].data;
-        for (uint32_t b = lo; b < hi; ++b) {
+        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        for (uint32_t b = lo; b < hi; ++b) { /* little-endian, as the image holds them */
             const uint32_t rel = b - start;
-            out[b - from] = (uint8_t)(mt_f32_bits(w[rel / 4]) >> (8 * (rel % 4)));
+            uint32_t bits;
+            if (t->dtype == MT_DTYPE_I8) bits = ((const uint8_t *)(const void *)t->data)[rel];
+            else if (t->dtype == MT_DTYPE_I32) bits = (uint32_t)((const int32_t *)(const void *)t->data)[rel / 4];
+            else bits = mt_f32_bits(t->data[rel / 4]);
+            out[b - from] = (uint8_t)(bits >> (t->dtype == MT_DTYPE_I8 ? 0 : 8 * (rel % 4)));
         }
     }
 }

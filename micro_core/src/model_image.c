@@ -217,7 +217,7 @@ static mt_status check_quant(const mt_image *img, const mt_tensor_desc *t)
 static mt_status check_tensor(const mt_image *img, uint32_t index)
 {
     const uint8_t *e = img->base + img->tensors_offset + index * MT_IMAGE_ENTRY_BYTES;
-    const uint16_t known = MT_TENSOR_CONST | MT_TENSOR_TRAINABLE | MT_TENSOR_INPUT | MT_TENSOR_OUTPUT;
+    const uint16_t known = MT_TENSOR_CONST | MT_TENSOR_TRAINABLE | MT_TENSOR_INPUT | MT_TENSOR_OUTPUT | MT_TENSOR_MASTER;
     mt_tensor_desc t;
     uint8_t ndim = e[1];
     if (e[0] != MT_DTYPE_F32 && e[0] != MT_DTYPE_I32 && !(e[0] == MT_DTYPE_I8 && img->version >= 3u))
@@ -239,7 +239,14 @@ static mt_status check_tensor(const mt_image *img, uint32_t index)
     mt_status st = check_quant(img, &t);
     if (st != MT_OK) return st;
     if (t.flags & ~known) return MT_ERR_BAD_MODEL;
-    if ((t.flags & MT_TENSOR_TRAINABLE) && (!(t.flags & MT_TENSOR_CONST) || t.dtype != MT_DTYPE_F32))
+    /* TRAINABLE: a CONST f32 weight, or an int8 weight or int32 bias with its quantization
+     * record (an int8 layer trained in place: plan_qas.c says which ops may read it) */
+    mt_quant tq;
+    if ((t.flags & MT_TENSOR_TRAINABLE) &&
+        (!(t.flags & MT_TENSOR_CONST) || (t.dtype != MT_DTYPE_F32 && !mt_image_quant(img, &t, &tq))))
+        return MT_ERR_BAD_MODEL;
+    /* MASTER: a TRAINABLE int8 weight's float master copy (ops/qas.c) */
+    if ((t.flags & MT_TENSOR_MASTER) && (!(t.flags & MT_TENSOR_TRAINABLE) || t.dtype != MT_DTYPE_I8))
         return MT_ERR_BAD_MODEL;
     if (t.flags & MT_TENSOR_CONST) {
         if (t.flags & (MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) return MT_ERR_BAD_MODEL;

@@ -54,8 +54,20 @@ uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
 uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index);
 uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B);
+/* The one op that reads tensor `index`, through one input (*input), or -1 when none or more
+ * than one read it (a weight updated in tiles, an int8 layer trained in place) */
+int32_t mt_plan_only_reader(const mt_image *img, uint32_t index, int *input);
 uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B);
 mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t B, lifetimes *lt);
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B);
+
+/* plan_qas.c: int8 layers trained in place. The check refuses (MT_ERR_UNSUPPORTED, *op and
+ * *tensor naming it) a trained quantized tensor that is no int8 op's weight or bias alone, or
+ * an optimizer other than SGD (without weight decay or proximal term). record_floats: the
+ * floats of a quantized tensor's decoded record (0: none), which record_write fills. */
+mt_status mt_plan_qas_check(const mt_image *img, const mt_train_config *cfg, const graph_facts *f, int32_t *op,
+                            int32_t *tensor);
+uint32_t mt_plan_q_record_floats(const mt_image *img, const graph_facts *f, uint32_t index);
+void mt_plan_q_record_write(const mt_image *img, uint32_t index, uint32_t floats, int trained, float *record);
 
 #endif /* MT_PLAN_GRAPH_H */

@@ -93,6 +93,21 @@ uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t
     return rows;
 }
 
+int32_t mt_plan_only_reader(const mt_image *img, uint32_t index, int *input)
+{
+    int32_t reader = -1;
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        for (int k = 0; k < op.num_inputs; ++k) {
+            if (op.inputs[k] != index) continue;
+            if (reader >= 0) return -1;
+            reader = (int32_t)o, *input = k;
+        }
+    }
+    return reader;
+}
+
 /* Bytes of the one tile trained weight `index` is updated in, or 0 when its gradient is whole:
  * tiles on (the planner keeps them where they make the arena smaller), fused updates only
  * (accumulation keeps every gradient; the guard checks them all at once), a weight of at least
@@ -104,17 +119,9 @@ uint32_t mt_plan_weight_tile_bytes(const mt_image *img, const graph_facts *f, ui
     mt_tensor_desc w;
     mt_image_tensor(img, index, &w);
     if ((uint64_t)w.count * 4u < MT_TILED_MIN_BYTES) return 0; /* before the walk over the ops */
-    int32_t reader = -1;
-    for (uint32_t o = 0; o < img->num_ops; ++o) {
-        mt_op_desc op;
-        mt_image_op(img, o, &op);
-        for (int k = 0; k < op.num_inputs; ++k) {
-            if (op.inputs[k] != index) continue;
-            if (reader >= 0 || k != 1) return 0;
-            reader = (int32_t)o;
-        }
-    }
-    if (reader < 0) return 0;
+    int input = 0;
+    const int32_t reader = mt_plan_only_reader(img, index, &input);
+    if (reader < 0 || input != 1) return 0;
     mt_op_desc op;
     mt_image_op(img, (uint32_t)reader, &op);
     if (!mt_plan_backward_runs(f, &op, (uint32_t)reader)) return 0;

@@ -291,7 +291,9 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
         r.flags = t.flags;
         r.dtype = t.dtype;
         memcpy(r.dims, t.dims, sizeof r.dims);
-        const uint64_t bytes = (uint64_t)t.count * 4u; /* trained weights are f32 */
+        const uint64_t bytes = (uint64_t)t.count * mt_dtype_bytes(t.dtype); /* int8 trained in place: 1 */
+        const uint64_t grad_bytes = (uint64_t)t.count * 4u;               /* gradients are f32 */
+        const uint32_t record = mt_plan_q_record_floats(img, f, i); /* an int8 weight's scales */
         const uint64_t rows_bytes = (uint64_t)B * t.count * mt_dtype_bytes(t.dtype);
         if (t.flags & MT_TENSOR_CONST) {
             if (t.dtype == MT_DTYPE_F32 && write) rec->params[np] = (uint16_t)i;
@@ -299,6 +301,10 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             if (bit_get(&f->trained, i)) {
                 r.trained = 1;
                 r.mutable_data = (float *)take_as(b, bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* an int8 weight's float master copy: the very next piece (mt_q_master_of) */
+                float *master = (t.flags & MT_TENSOR_MASTER)
+                                    ? (float *)take_as(b, grad_bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i)
+                                    : NULL;
                 /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
                 float *reference = cfg->proximal_mu > 0.0f
                                        ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
@@ -307,15 +313,17 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
                 r.tiled = tile != 0;
                 if (!f->fused_update)
-                    r.grad = (float *)take_as(b, bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
-                else p->gradient_bytes += tile ? tile : mt_plan_round_up(bytes);
+                    r.grad = (float *)take_as(b, grad_bytes, &persistent_grad, MT_BUFFER_GRADIENT, (int32_t)i);
+                else p->gradient_bytes += tile ? tile : mt_plan_round_up(grad_bytes);
                 if (tile) ++p->tiled_updates;
                 if ((int32_t)tile > p->weight_tile_bytes) p->weight_tile_bytes = (int32_t)tile;
-                if (state_arrays)
-                    r.opt_state = (float *)take_as(b, bytes * state_arrays, &p->optimizer_bytes,
+                if (state_arrays || record) /* a quantized one: its scales, then its momentum */
+                    r.opt_state = (float *)take_as(b, record * 4u + grad_bytes * state_arrays, &p->optimizer_bytes,
                                                    MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (write) {
                     memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
+                    if (record) mt_plan_q_record_write(img, i, record, 1, r.opt_state);
+                    for (uint32_t e = 0; master && e < t.count; ++e) master[e] = (float)((const int8_t *)r.mutable_data)[e];
                     if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
                     rec->trained[nt] = (uint16_t)i;
                 }
@@ -324,15 +332,10 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             } else if (write) {
                 r.data = mt_image_const_f32(img, &t);
             }
-            const uint32_t channels = t.dtype == MT_DTYPE_I8 ? mt_plan_int8_weight_channels(img, f, i) : 0u;
-            if (channels) { /* an int8 backward's weight scales (mt_q_weight_scales) */
-                r.opt_state = (float *)take_as(b, (uint64_t)channels * 4u, &p->metadata_bytes, MT_BUFFER_METADATA,
+            if (record && !r.trained) { /* a frozen int8 backward's weight scales (mt_q_weight_scales) */
+                r.opt_state = (float *)take_as(b, (uint64_t)record * 4u, &p->metadata_bytes, MT_BUFFER_METADATA,
                                                (int32_t)i);
-                if (write) {
-                    mt_quant q;
-                    mt_image_quant(img, &t, &q); /* an I8 tensor has one; per tensor or `channels` */
-                    for (uint32_t c = 0; c < channels; ++c) r.opt_state[c] = mt_quant_scale(&q, q.channels == 1 ? 0 : c);
-                }
+                if (write) mt_plan_q_record_write(img, i, record, 0, r.opt_state);
             }
         } else {
             if (mt_plan_persistent_activation(&t))
@@ -387,6 +390,12 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
         mt_op_desc op;
         mt_image_op(img, (uint32_t)no_backward, &op);
         return mt_fail_at(where, MT_ERR_UNSUPPORTED, no_backward, op.type, -1);
+    }
+    int32_t qas_op = -1, qas_tensor = -1; /* an int8 layer trained in place that cannot be */
+    if ((st = mt_plan_qas_check(img, cfg, &f, &qas_op, &qas_tensor)) != MT_OK) {
+        mt_op_desc op;
+        if (qas_op >= 0) mt_image_op(img, (uint32_t)qas_op, &op);
+        return mt_fail_at(where, st, qas_op, qas_op >= 0 ? op.type : 0, qas_tensor);
     }
 
     /* Tiles, where the rule allows them, only when they make the shared region smaller: a

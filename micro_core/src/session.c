@@ -12,6 +12,7 @@
 #include "microtrain.h"
 #include "mt_math.h"
 #include "ops/ops.h"
+#include "ops/quant_grad.h"
 #include "optimizers.h"
 #include "plan_graph.h"
 #include "session.h"
@@ -249,6 +250,50 @@ static void apply_update(mt_session *s, const update_block *b, float grad_scale)
                                   s->beta1_power, s->beta2_power, grad_scale, prox);
 }
 
+/* A trained int8 weight or int32 bias (an int8 layer trained in place) takes the QAS update
+ * (ops/qas.c; the planner allowed SGD alone): input k of op o. */
+static void qas_view(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, mt_qas_tensor *v)
+{
+    mt_qas_tensor_of(&s->ops[o], k, t, t->grad, s->cfg.momentum, v);
+}
+
+/* ... rows first .. first + rows of its weight (input 1 of a Conv2D or FullyConnected, whose
+ * rows are its output channels), the gradient the tile t->grad holds */
+static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t first, uint32_t rows,
+                     mt_qas_tensor *v)
+{
+    qas_view(s, o, 1, t, v);
+    const size_t start = (size_t)first * v->inner;
+    v->q = (int8_t *)v->q + start;
+    v->buf = v->buf ? v->buf + start : NULL;
+    v->master = v->master ? v->master + start : NULL;
+    v->scale += first;
+    v->N = (size_t)rows * v->inner;
+    v->channels = rows;
+}
+
+/* The guard and the update of trained tensor t, input k of op o, whatever its dtype */
+static int tensor_update_is_finite(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
+                                   float grad_scale, double beta1_power, double beta2_power)
+{
+    if (t->dtype == MT_DTYPE_F32) return update_is_finite(s, b, grad_scale, beta1_power, beta2_power);
+    mt_qas_tensor v;
+    qas_view(s, o, k, t, &v);
+    return mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+}
+
+static void apply_tensor_update(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, const update_block *b,
+                                float grad_scale)
+{
+    if (t->dtype == MT_DTYPE_F32) {
+        apply_update(s, b, grad_scale);
+        return;
+    }
+    mt_qas_tensor v;
+    qas_view(s, o, k, t, &v);
+    mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+}
+
 /* The scale that turns summed gradients into the configured reduction. */
 static float grad_scale_for(const mt_session *s, int64_t rows)
 {
@@ -286,11 +331,17 @@ static mt_status update_in_tiles(mt_session *s, uint32_t o, mt_tensor_rt *t, uin
             update_block b;
             block_of(s, t, (size_t)first * row, (size_t)r * row, t->grad, &b);
             tiling->grad_rows(op, s->tensors, n, first, r, t->grad);
-            if (pass == 0 && !update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+            mt_qas_tensor v; /* an int8 layer trained in place: rows first .. first + r */
+            if (t->dtype != MT_DTYPE_F32) qas_rows(s, o, t, first, r, &v);
+            const int finite = t->dtype != MT_DTYPE_F32
+                                   ? mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale)
+                                   : update_is_finite(s, &b, grad_scale, beta1_power, beta2_power);
+            if (pass == 0 && !finite) {
                 s->numeric_errors += 1; /* stop before it: none of t's elements changed */
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[1]);
             }
-            if (pass == 1) apply_update(s, &b, grad_scale);
+            if (pass == 1 && t->dtype != MT_DTYPE_F32) mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
+            else if (pass == 1) apply_update(s, &b, grad_scale);
         }
         if (pass == 0 && !*begun) begin_update(s), *begun = 1;
     }
@@ -331,13 +382,13 @@ static mt_status backward(mt_session *s, uint32_t n, float grad_scale)
             }
             update_block b;
             block_of(s, t, 0, t->count, t->grad, &b);
-            if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
+            if (!tensor_update_is_finite(s, o, k, t, &b, grad_scale, beta1_power, beta2_power)) { /* stop before it */
                 s->numeric_errors += 1;
                 return step_failed(s, MT_ERR_NUMERIC, (int32_t)o, (int32_t)op->inputs[k]);
             }
             if (!begun) begin_update(s), begun = 1;
             PROFILE(3u + 3u * o);
-            apply_update(s, &b, grad_scale);
+            apply_tensor_update(s, o, k, t, &b, grad_scale);
             PROFILE(0u);
         }
     }
@@ -392,12 +443,13 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     return MT_OK;
 }
 
-/* The first op reading weight tensor `tensor` (what an error about it names), or -1. */
-static int32_t reader_of(const mt_session *s, uint16_t tensor)
+/* The first op reading weight tensor `tensor` (what an error about it names; a quantized one's
+ * only reader, plan_qas.c), or -1, and the input it reads it as (*input). */
+static int32_t reader_of(const mt_session *s, uint16_t tensor, int *input)
 {
     for (uint32_t o = 0; o < s->img.num_ops; ++o)
         for (int k = 0; k < s->ops[o].num_inputs; ++k)
-            if (s->ops[o].inputs[k] == tensor) return (int32_t)o;
+            if (s->ops[o].inputs[k] == tensor) return *input = k, (int32_t)o;
     return -1;
 }
 
@@ -412,9 +464,11 @@ mt_status mt_session_optimizer_step(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         update_block b;
         block_of(s, t, 0, t->count, t->grad, &b);
-        if (!update_is_finite(s, &b, grad_scale, beta1_power, beta2_power)) {
+        int input = 0;
+        const int32_t o = reader_of(s, s->trained[k], &input);
+        if (!tensor_update_is_finite(s, (uint32_t)o, input, t, &b, grad_scale, beta1_power, beta2_power)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
-            return step_failed(s, MT_ERR_NUMERIC, reader_of(s, s->trained[k]), (int32_t)s->trained[k]);
+            return step_failed(s, MT_ERR_NUMERIC, o, (int32_t)s->trained[k]);
         }
     }
     begin_update(s);
@@ -422,7 +476,9 @@ mt_status mt_session_optimizer_step(mt_session *s)
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         update_block b;
         block_of(s, t, 0, t->count, t->grad, &b);
-        apply_update(s, &b, grad_scale);
+        int input = 0;
+        const int32_t o = reader_of(s, s->trained[k], &input);
+        apply_tensor_update(s, (uint32_t)o, input, t, &b, grad_scale);
     }
     return MT_OK;
 }

@@ -93,6 +93,12 @@ class Session(SessionState, SessionPersistence):
                         for p in info["params"]]
         self._ops = [(int(op["type"]), int(op["layer"]), bool(op["weights"]))
                      for op in info["ops"]]
+        # ops whose trainable weights are int8/int32 (an int8 layer trained in place): none
+        # of their TRAINABLE inputs is a float weight
+        float_trainable = set(int(p["tensor"]) for p in info["params"] if p["trainable"])
+        self._int8_weighted = [bool(op["weights"]) and
+                               not any(int(i) in float_trainable for i in op["inputs"])
+                               for op in info["ops"]]
         self._layer_ops = []
         for index, (_, layer, _) in enumerate(self._ops):
             while len(self._layer_ops) <= layer:
@@ -245,6 +251,7 @@ class Session(SessionState, SessionPersistence):
                 names.append(metric.name)
             config = _config.make_config(optimizer, loss, batch_size, count, mask, bias_mode,
                                          accumulate_gradients, guard_gradients, proximal_mu)
+            self._check_int8_training(config)
             self._bind(config, arena)
             self._optimizer, self._loss = optimizer, loss
             self._accumulating = bool(accumulate_gradients)

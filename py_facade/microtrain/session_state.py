@@ -161,10 +161,43 @@ class SessionState:
     # ---------------------------------------------------------------- information
 
     def memory_plan(self):
-        """The arena's byte breakdown (fields of mt_memory_plan) as a dict."""
+        """The arena's byte breakdown (fields of mt_memory_plan) as a dict, and under
+        "int8_trained_layers" the layers whose int8 weights train in place (their names, or
+        layer positions for a model without names)."""
         with self._lock:
             self._require_compiled("memory_plan")
-            return dict(self._plan)
+            plan = dict(self._plan)
+            plan["int8_trained_layers"] = self._int8_trained_layers(self._config)
+            return plan
+
+    def _int8_trained_layers(self, config):
+        """The layers (names, else positions) whose int8 weights train under ``config``:
+        an int8 op with trainable weights that the configuration trains."""
+        mask, count = config["trainable_op_mask"], config["num_trainable_ops"]
+        names = self._layer_names()
+        layers = []
+        for o, (_, layer, _) in enumerate(self._ops):
+            trains = mask[o] if mask is not None else count < 0 or o >= len(self._ops) - count
+            name = layer if names is None else names[layer][0]
+            if trains and self._int8_weighted[o] and name not in layers:
+                layers.append(name)
+        return layers
+
+    def _check_int8_training(self, config):
+        """Refuse, before the core does, an update an int8 layer trained in place has not:
+        SGD (with momentum) is what ops/qas.c computes."""
+        layers = self._int8_trained_layers(config)
+        if not layers:
+            return
+        if config["optimizer"] != 0 or config["weight_decay"] != 0.0 or \
+                config["proximal_mu"] != 0.0:
+            raise ValueError(
+                "layer %r trains its int8 weights in place, whose update is SGD with "
+                "quantization-aware scaling; got %s with weight_decay %r and proximal_mu %r. "
+                "Supported: optimizers.SGD(learning_rate, momentum) without weight decay or "
+                "proximal term (or convert without int8_train to train those layers in float)"
+                % (layers[0], self._describe_optimizer(config), config["weight_decay"],
+                   config["proximal_mu"]))
 
     def _tensorinfo(self, ios):
         dtype = _np.dtype(_np.float32) if _np is not None else "float32"

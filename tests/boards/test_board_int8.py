@@ -98,3 +98,23 @@ def test_keyword_spotter_trains_inside_its_int8_backbone_bit_identical_to_host(
         "--optimizer", "adam", "--learning-rate", "0.001", "--loss",
         "categorical_crossentropy")
     assert len(losses) == 2 and losses[-1] < losses[0], stdout
+
+
+@pytest.mark.parametrize("master", [False, True], ids=["in_place", "in_place_master"])
+@pytest.mark.parametrize("board", INT8_BACKWARD_BOARDS)
+def test_int8_layers_trained_in_place_bit_identical_to_host(board, master, int8_inputs):
+    """The digits backbone trained from its depthwise convolution in int8, in place
+    (``convert(..., new_head=5, train_from="dw", int8_train=True)``): the depthwise's and the
+    pointwise Conv2D's int8 weights and int32 biases take the QAS update (their gradients from
+    the int8 backward, the rounding half to even, a tile of output channels at a time where
+    the planner tiles; with ``int8_master_weights``, through float master copies), the new
+    float head trains after them. The losses, accuracy counts and the head's weight CRC
+    (which every int8 update before it changes) equal the host's."""
+    name = "digits_int8_in_place%s.mtm" % ("_master" if master else "")
+    microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True,
+                       int8_master_weights=master).save(os.path.join(int8_inputs, name))
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
+        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+        "--optimizer", "sgd", "--learning-rate", "0.1")
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout

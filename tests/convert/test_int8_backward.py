@@ -286,9 +286,7 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
                   if ops[k].op_type == _ops.CONV2D_S8 and
                   tuple(image.tensors[ops[k].inputs[1]].dims[1:3]) == (1, 1) and
                   ops[k + 1].op_type == _ops.DEPTHWISE_CONV2D_S8]
-    rng = np.random.default_rng(3)
-    x = rng.integers(-128, 128, (4, 49, 10, 1)).astype(np.int8)
-    y = np.eye(12, dtype=np.float32)[rng.integers(0, 12, 4)]
+    x, y = keyword_batch(3, 4)
     with microtrain.TrainSession(model) as session:
         session.compile(microtrain.optimizers.Adam(0.001), "categorical_crossentropy",
                         batch_size=4)
@@ -309,9 +307,25 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
         session.export_model_for_inference(str(tmp_path / "kws.tflite"))
     # LiteRT's reference kernels run the export: the file's int8 operators, the trained
     # Conv2D in float between them, its output quantized into the file's int8 tensor
+    rows = litert_rows(str(tmp_path / "kws.tflite"), x)
+    np.testing.assert_allclose(rows, outputs, rtol=1e-5, atol=1e-6)
+    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+
+
+def keyword_batch(seed, n):
+    """n random int8 rows of the keyword spotter's input (49 x 10 x 1) and one-hot targets
+    of its 12 classes, drawn from ``seed``"""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (n, 49, 10, 1)).astype(np.int8)
+    return x, np.eye(12, dtype=np.float32)[rng.integers(0, 12, n)]
+
+
+def litert_rows(path, x):
+    """The .tflite file at ``path`` run by LiteRT's reference kernels on each row of x (one
+    at a time): its first output, [rows, values]"""
     pytest.importorskip("ai_edge_litert")
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    interpreter = Interpreter(model_path=str(tmp_path / "kws.tflite"),
+    interpreter = Interpreter(model_path=path,
                               experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     interpreter.allocate_tensors()
     given, got = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
@@ -320,8 +334,7 @@ def test_keyword_spotter_trains_a_conv_inside_its_int8_backbone(tmp_path):
         interpreter.set_tensor(given["index"], row[None])
         interpreter.invoke()
         rows.append(interpreter.get_tensor(got["index"]).reshape(-1))
-    np.testing.assert_allclose(np.array(rows), outputs, rtol=1e-5, atol=1e-6)
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+    return np.array(rows)
 
 
 def test_int8_after_needs_train_from_and_an_int8_model():

@@ -22,6 +22,11 @@
  *              differences are 0 or jumps), so the STE gradient is the gradient of this linear
  *              function with the mask held at the forward's. PyTorch's fake-quant autograd is
  *              the other reference (tests/convert/test_int8_backward.py).
+ *
+ * The weight's and bias's gradients (an int8 layer trained in place) likewise: dW and db bit
+ * for bit against the float op's reference backward on the dequantized input and the masked
+ * dy, their += (the second call adds the same sums again), and the surrogate's central finite
+ * differences with respect to the real weights w = sw[c]·W_q and biases sx·sw[c]·b_q.
  */
 #ifndef INT8_GRADCHECK_UTIL_H
 #define INT8_GRADCHECK_UTIL_H
@@ -74,6 +79,7 @@ typedef struct layer {
     float sw[64], sx, sy;
     int32_t zx, zy;
     float xd[MAXE], wd[MAXE], r_masked[MAXE]; /* dequantized input and weights; masked dy */
+    float bd[64]; /* the real biases sx·sw[c]·b[c] */
 } layer;
 
 static inline uint32_t in_count(const layer *l)
@@ -115,26 +121,39 @@ static inline void forward_s8(const layer *l, int8_t *y, int32_t lo, int32_t hi)
         mt_kernel_dense_s8_forward(l->x, l->w, l->bias, l->rq, y, l->B, l->D, l->U, packed);
 }
 
-static inline void backward_s8(const layer *l, float *dy, float *dx)
+/* dx, dw, db: += the input's, the real weight's and the real bias's gradients (NULL: none) */
+static inline void backward_s8_all(const layer *l, float *dy, float *dx, float *dw, float *db)
 {
     const uint32_t packed = packed_of(l->zx, l->zy, LO, HI);
+    const mt_q_grads d = {dx, dw, db, l->sx};
     if (l->kind == LAYER_CONV2D)
-        mt_op_conv2d_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, dx, l->B, &l->g, packed);
+        mt_op_conv2d_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, &d, l->B, &l->g, packed);
     else if (l->kind == LAYER_DEPTHWISE)
-        mt_op_depthwise_conv2d_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, dx, l->B, &l->g, packed);
+        mt_op_depthwise_conv2d_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, &d, l->B, &l->g, packed);
     else
-        mt_op_dense_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, dx, l->B, l->D, l->U, packed);
+        mt_op_dense_s8_backward(l->x, l->w, l->sw, l->bias, l->rq, dy, &d, l->B, l->D, l->U, packed);
 }
 
-/* The float op's reference backward on the dequantized weights (activation none: dy as given) */
-static inline void backward_f32(layer *l, float *dy, float *dx)
+static inline void backward_s8(const layer *l, float *dy, float *dx)
+{
+    backward_s8_all(l, dy, dx, NULL, NULL);
+}
+
+/* The float op's reference backward on the dequantized input and weights (activation none:
+ * dy as given); dw, db += as the int8 one's */
+static inline void backward_f32_all(layer *l, float *dy, float *dx, float *dw, float *db)
 {
     if (l->kind == LAYER_CONV2D)
-        mt_op_conv2d_f32_backward_ref(NULL, l->wd, NULL, dy, dx, NULL, NULL, l->B, &l->g);
+        mt_op_conv2d_f32_backward_ref(l->xd, l->wd, NULL, dy, dx, dw, db, l->B, &l->g);
     else if (l->kind == LAYER_DEPTHWISE)
-        mt_op_depthwise_conv2d_f32_backward_ref(NULL, l->wd, NULL, dy, dx, NULL, NULL, l->B, &l->g);
+        mt_op_depthwise_conv2d_f32_backward_ref(l->xd, l->wd, NULL, dy, dx, dw, db, l->B, &l->g);
     else
-        mt_op_dense_f32_backward_ref(NULL, l->wd, dy, dx, NULL, NULL, l->B, l->D, l->U, 0);
+        mt_op_dense_f32_backward_ref(l->xd, l->wd, dy, dx, dw, db, l->B, l->D, l->U, 0);
+}
+
+static inline void backward_f32(layer *l, float *dy, float *dx)
+{
+    backward_f32_all(l, dy, dx, NULL, NULL);
 }
 
 /* L(xd) = Σ_o r_masked[o] · z_o, z the float layer on the dequantized values, in double, its
@@ -146,7 +165,7 @@ static inline double surrogate(void *ctx)
     if (l->kind == LAYER_DENSE) {
         for (uint32_t b = 0; b < l->B; ++b)
             for (uint32_t u = 0; u < l->U; ++u) {
-                double z = (double)l->bias[u] * l->sx * l->sw[u];
+                double z = l->bd[u];
                 for (uint32_t d = 0; d < l->D; ++d) z += (double)l->wd[u * l->D + d] * l->xd[b * l->D + d];
                 total += (double)l->r_masked[b * l->U + u] * z;
             }
@@ -157,7 +176,7 @@ static inline double surrogate(void *ctx)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             for (uint32_t ow = 0; ow < g->OW; ++ow)
                 for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    double z = (double)l->bias[oc] * l->sx * l->sw[oc];
+                    double z = l->bd[oc];
                     for (uint32_t kh = 0; kh < g->KH; ++kh)
                         for (uint32_t kw = 0; kw < g->KW; ++kw) {
                             const long ih = (long)(oh * g->SH + kh) - (long)g->PT;
@@ -189,6 +208,7 @@ static inline void make_layer(layer *l, enum layer_kind kind)
     for (uint32_t c = 0; c < C; ++c) {
         l->sw[c] = mt_test_uniform(0.7f, 1.3f) * (float)(typical * l->sy / l->sx);
         l->bias[c] = (int32_t)(mt_test_rand_u32() % 4001u) - 2000;
+        l->bd[c] = (float)((double)l->bias[c] * l->sx * l->sw[c]);
         const double m = (double)l->sx * (double)l->sw[c] / (double)l->sy;
         if (kind == LAYER_DENSE) { /* FullyConnected: E's binary64 bits (low word, high word) */
             uint64_t bits;
@@ -200,6 +220,51 @@ static inline void make_layer(layer *l, enum layer_kind kind)
     }
     for (uint32_t i = 0; i < in_count(l); ++i) l->xd[i] = l->sx * (float)((int32_t)l->x[i] - l->zx);
     for (uint32_t i = 0; i < weight_count(l); ++i) l->wd[i] = l->sw[weight_channel(l, i)] * (float)l->w[i];
+}
+
+/* The weight's and bias's gradients of layer l (its dy before the mask: r): bit for bit the
+ * float reference's on the dequantized input, accumulating, and the surrogate's finite
+ * differences in the real weights and biases */
+static inline void check_weight_grads(layer *l, const char *name, const float *r)
+{
+    static float dy[MAXE], dy_f32[MAXE], dw[MAXE], dw_f32[MAXE], dw_once[MAXE];
+    float db[64], db_f32[64], db_once[64];
+    const uint32_t N = out_count(l), WN = weight_count(l), C = channels(l);
+    memcpy(dy, r, N * sizeof(float));
+    fill(dw, (int)WN, -0.5f, 0.5f); /* it adds */
+    fill(db, (int)C, -0.5f, 0.5f);
+    memcpy(dw_f32, dw, WN * sizeof(float));
+    memcpy(db_f32, db, C * sizeof(float));
+    backward_s8_all(l, dy, NULL, dw, db);
+    memcpy(dy_f32, dy, N * sizeof(float)); /* masked */
+    backward_f32_all(l, dy_f32, NULL, dw_f32, db_f32);
+    int differ = 0;
+    for (uint32_t i = 0; i < WN; ++i) differ += memcmp(&dw[i], &dw_f32[i], sizeof(float)) != 0;
+    for (uint32_t c = 0; c < C; ++c) differ += memcmp(&db[c], &db_f32[c], sizeof(float)) != 0;
+    if (!CHECK_EQ_INT(differ, 0)) printf("    %s: dW or db differs from the float reference's bits\n", name);
+
+    /* from 0, then once more: the second call adds the same sums */
+    memset(dw_once, 0, sizeof dw_once);
+    memset(db_once, 0, sizeof db_once);
+    memcpy(dy, r, N * sizeof(float));
+    backward_s8_all(l, dy, NULL, dw_once, db_once);
+    memcpy(dw, dw_once, WN * sizeof(float));
+    memcpy(db, db_once, C * sizeof(float));
+    memcpy(dy, r, N * sizeof(float));
+    backward_s8_all(l, dy, NULL, dw, db);
+    int not_added = 0;
+    for (uint32_t i = 0; i < WN; ++i) not_added += dw[i] != dw_once[i] + dw_once[i];
+    for (uint32_t c = 0; c < C; ++c) not_added += db[c] != db_once[c] + db_once[c];
+    CHECK_EQ_INT(not_added, 0);
+    int nonzero = 0;
+    for (uint32_t i = 0; i < WN; ++i) nonzero += dw_once[i] != 0.0f;
+    CHECK(nonzero > (int)WN / 2); /* the check compares gradients that are there */
+
+    char what[96];
+    snprintf(what, sizeof what, "%s weight", name);
+    gradcheck(what, l->wd, (int)WN, dw_once, 1e-2f, surrogate, l);
+    snprintf(what, sizeof what, "%s bias", name);
+    gradcheck(what, l->bd, (int)C, db_once, 1e-2f, surrogate, l);
 }
 
 static inline void check_layer(const char *name, enum layer_kind kind, int H, int W, int C, int OC, int K, int S,
@@ -247,6 +312,7 @@ static inline void check_layer(const char *name, enum layer_kind kind, int H, in
     memset(analytic, 0, I * sizeof(float));
     backward_s8(&l, dy, analytic);
     gradcheck(name, l.xd, (int)I, analytic, 1e-2f, surrogate, &l);
+    check_weight_grads(&l, name, r);
 }
 
 #endif /* INT8_GRADCHECK_UTIL_H */

@@ -19,7 +19,13 @@
  *   dx[tap, c] += Σ_oc dv[oc] · w    (Conv2D: each sum from +0 by ascending oc, then added, as
  *                                     the float Conv2D's reference: its bits on w)
  *   dx[tap, c] += dv[c] · w          (Depthwise: a fused multiply-add into dx, as the float one)
- * for every in-bounds tap of every output, outputs in order; the int8 weights never train.
+ * for every in-bounds tap of every output, outputs in order. Trained in place (the gradients
+ * of the real weight w and bias sx·sw[oc]·b), with x = sx·(x_q - zx) dequantized per use:
+ *   dW[oc,kh,kw,c] += Σ_{b, outputs (oh,ow) whose tap (kh,kw) is in bounds} dv[oc] · x[tap, c]
+ *                     (Depthwise: dW[0,kh,kw,c] with dv[c])
+ *   db[oc]         += Σ_{b,oh,ow} dv[oc]
+ * each sum from +0 over b, then the outputs in order, then added: the float ops' reference
+ * backward, whose bits on the dequantized input these are.
  */
 #include <string.h>
 
@@ -157,11 +163,46 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
     }
 }
 
+/* dW[first .. first + rows) += Σ dv·x (the comment atop), written from dw: Conv2D's weight
+ * [OC, KH, KW, C] (rows of output channels), the depthwise one's [1, KH, KW, C] (one row,
+ * its channel oc = c) */
+static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
+                                const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
+{
+    const int32_t zx = mt_q_unpack(packed).x_zp;
+    const uint32_t YC = depthwise ? g->C : g->OC; /* dy's channels */
+    for (uint32_t oc = first; oc < first + rows; ++oc)
+            for (uint32_t kh = 0; kh < g->KH; ++kh)
+                for (uint32_t kw = 0; kw < g->KW; ++kw)
+                    for (uint32_t c = 0; c < g->C; ++c) {
+                        const uint32_t channel = depthwise ? c : oc; /* of dy */
+                        float acc = 0.0f;
+                        int32_t ih, iw;
+                        for (uint32_t b = 0; b < B; ++b)
+                            MT_SPATIAL_FOR_OUTPUTS(g, kh, kw, oh, ow, ih, iw) {
+                                const int32_t xq = x[(((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C + c];
+                                acc = mt_fmaf(dy[(((size_t)b * g->OH + oh) * g->OW + ow) * YC + channel],
+                                              x_scale * (float)(xq - zx), acc);
+                            }
+                        dw[(((size_t)(oc - first) * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
+                    }
+}
+
+/* dW += Σ dv·x and db += Σ dv (the comment atop) */
+static void conv_s8_weight_grads(const int8_t *x, const float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
+                                 uint32_t packed, int depthwise)
+{
+    if (d->dw) conv_s8_weight_rows(x, dy, d->dw, d->x_scale, B, g, packed, depthwise, 0, depthwise ? 1u : g->OC);
+    if (d->db) mt_op_bias_f32_backward_ref(dy, d->db, (size_t)B * g->OH * g->OW, depthwise ? g->C : g->OC);
+}
+
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                              const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
+                              const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
+    conv_s8_weight_grads(x, dy, d, B, g, packed, 0);
+    float *dx = d->dx;
     if (!dx) return;
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
         const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
@@ -181,10 +222,12 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
 }
 
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                                        const int32_t *rq, float *dy, float *dx, uint32_t B, const mt_spatial *g,
-                                        uint32_t packed)
+                                        const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
+                                        const mt_spatial *g, uint32_t packed)
 {
     conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+    conv_s8_weight_grads(x, dy, d, B, g, packed, 1);
+    float *dx = d->dx;
     if (!dx) return;
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
         const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->C;
@@ -266,12 +309,13 @@ static void s8_conv_backward(const mt_op_desc *op, mt_tensor_rt *t, int depthwis
     mt_spatial g;
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
     g.activation = MT_FUSED_NONE;
+    const mt_q_grads d = mt_q_grads_of(op, t);
     if (depthwise)
         mt_op_depthwise_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias,
-                                           mt_q_s32(&t[op->inputs[3]]), y->grad, x->grad, n, &g, op->params[0]);
+                                           mt_q_s32(&t[op->inputs[3]]), y->grad, &d, n, &g, op->params[0]);
     else
         mt_op_conv2d_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                                 y->grad, x->grad, n, &g, op->params[0]);
+                                 y->grad, &d, n, &g, op->params[0]);
 }
 
 static void conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -291,3 +335,29 @@ const mt_op_kernel mt_kernel_conv2d_s8 = {conv2d_s8_check, mt_no_scratch, conv2d
 const mt_op_kernel mt_kernel_depthwise_conv2d_s8 = {depthwise_conv2d_s8_check, mt_no_scratch,
                                                     depthwise_conv2d_s8_forward, depthwise_conv2d_s8_backward,
                                                     mt_q_reads_input, 0};
+
+/* ---- dW in tiles (kernel.h, mt_weight_tiling): a Conv2D trained in place ----
+ * A tile of R output channels: dW[oc0 .. oc0 + R) [R, KH, KW, C] = 0 + Σ, the sums of the
+ * whole gradient (conv_s8_weight_rows on a cleared tile), from the dy the op's backward has
+ * just masked (its buffer lives until then). */
+static uint32_t conv2d_s8_tile_floats(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows)
+{
+    (void)batch;
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    return rows * (w.count / w.dims[0]);
+}
+
+static void conv2d_s8_grad_rows(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+                                float *tile)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    memset(tile, 0, (size_t)rows * (w->count / w->dims[0]) * sizeof(float));
+    conv_s8_weight_rows(mt_q_s8(x), y->grad, tile, mt_q_grads_of(op, t).x_scale, n, &g, op->params[0], 0, first,
+                        rows);
+}
+
+const mt_weight_tiling mt_weight_tiling_conv2d_s8 = {conv2d_s8_tile_floats, conv2d_s8_grad_rows};

@@ -13,7 +13,13 @@
  *   dv[b,u] = dy[b,u] · [act_min <= requant(acc[b,u]) + zy <= act_max]   (acc recomputed from x)
  *   dx[b,d] += Σ_u dv[b,u] · w[u,d],  w[u,d] = sw[u]·W[u,d] dequantized per use, each sum from
  *   +0 by ascending u, then added (the float Dense's reference order: its bits on w)
+ * Trained in place (the weight's and bias's gradients, of the real w and sx·sw[u]·b):
+ *   dW[u,d] += Σ_b dv[b,u] · x[b,d],  x[b,d] = sx·(x_q[b,d] - zx) dequantized per use
+ *   db[u]   += Σ_b dv[b,u]
+ *   each sum from +0 by ascending b, then added (the float Dense's reference: its bits on x)
  */
+#include <string.h>
+
 #include "ops/ops.h"
 #include "ops/quant_grad.h"
 
@@ -34,10 +40,24 @@ void mt_op_dense_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t 
 }
 #endif
 
+/* dW[first .. first + rows) += Σ_b dv[b,u]·x[b,d] (the comment atop), written from dw */
+static void dense_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B, uint32_t D,
+                                 uint32_t U, int32_t x_zp, uint32_t first, uint32_t rows)
+{
+    for (uint32_t u = first; u < first + rows; ++u)
+        for (uint32_t d = 0; d < D; ++d) {
+            float acc = 0.0f;
+            for (uint32_t b = 0; b < B; ++b)
+                acc = mt_fmaf(dy[(size_t)b * U + u], x_scale * (float)((int32_t)x[(size_t)b * D + d] - x_zp), acc);
+            dw[(size_t)(u - first) * D + d] += acc;
+        }
+}
+
 void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                             const int32_t *rq, float *dy, float *dx, uint32_t B, uint32_t D, uint32_t U,
+                             const int32_t *rq, float *dy, const mt_q_grads *g, uint32_t B, uint32_t D, uint32_t U,
                              uint32_t packed)
 {
+    float *dx = g->dx;
     const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t b = 0; b < B; ++b) {
         const int8_t *xb = x + (size_t)b * D;
@@ -49,14 +69,16 @@ void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_sc
             if (!mt_q_fc_unsaturated(acc, mt_q_fc_of(bias, rq, u), p.y_zp, p.act_min, p.act_max)) dyb[u] = 0.0f;
         }
     }
-    if (!dx) return;
-    for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t d = 0; d < D; ++d) {
-            float acc = 0.0f;
-            for (uint32_t u = 0; u < U; ++u)
-                acc = mt_fmaf(dy[(size_t)b * U + u], w_scale[u] * (float)w[(size_t)u * D + d], acc);
-            dx[(size_t)b * D + d] += acc;
-        }
+    if (dx)
+        for (uint32_t b = 0; b < B; ++b)
+            for (uint32_t d = 0; d < D; ++d) {
+                float acc = 0.0f;
+                for (uint32_t u = 0; u < U; ++u)
+                    acc = mt_fmaf(dy[(size_t)b * U + u], w_scale[u] * (float)w[(size_t)u * D + d], acc);
+                dx[(size_t)b * D + d] += acc;
+            }
+    if (g->dw) dense_s8_weight_rows(x, dy, g->dw, g->x_scale, B, D, U, p.x_zp, 0, U);
+    if (g->db) mt_op_bias_f32_backward_ref(dy, g->db, B, U);
 }
 
 static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
@@ -86,9 +108,33 @@ static void dense_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    const mt_q_grads g = mt_q_grads_of(op, t);
     mt_op_dense_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                            t[op->outputs[0]].grad, x->grad, n, x->count, w->dims[0], op->params[0]);
+                            t[op->outputs[0]].grad, &g, n, x->count, w->dims[0], op->params[0]);
 }
 
 const mt_op_kernel mt_kernel_dense_s8 = {dense_s8_check, mt_no_scratch, dense_s8_forward, dense_s8_backward,
                                          mt_q_reads_input, 0};
+
+/* ---- dW in tiles (kernel.h, mt_weight_tiling): a FullyConnected trained in place ----
+ * A tile of R units: dW[u0 .. u0 + R) [R, D] = 0 + Σ, the whole gradient's sums (on a cleared
+ * tile), from the dy the op's backward has just masked. */
+static uint32_t dense_s8_tile_floats(const mt_image *img, const mt_op_desc *op, uint32_t batch, uint32_t rows)
+{
+    (void)batch;
+    mt_tensor_desc w;
+    mt_image_tensor(img, op->inputs[1], &w);
+    return rows * w.dims[1];
+}
+
+static void dense_s8_grad_rows(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, uint32_t first, uint32_t rows,
+                               float *tile)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    const uint32_t D = x->count;
+    memset(tile, 0, (size_t)rows * D * sizeof(float));
+    dense_s8_weight_rows(mt_q_s8(x), t[op->outputs[0]].grad, tile, mt_q_grads_of(op, t).x_scale, n, D, w->dims[0],
+                         mt_q_unpack(op->params[0]).x_zp, first, rows);
+}
+
+const mt_weight_tiling mt_weight_tiling_dense_s8 = {dense_s8_tile_floats, dense_s8_grad_rows};

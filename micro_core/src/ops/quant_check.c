@@ -120,3 +120,18 @@ uint32_t mt_q_reads_inputs_0_1(const mt_op_desc *op, uint32_t grad_inputs)
     (void)op, (void)grad_inputs;
     return 3u; /* Add's two operands, whichever needs the gradient */
 }
+
+/* A weighted int8 op's gradients: its input's, and its weight's and bias's where they train
+ * (grad set by the planner; a weight updated in tiles gets none here); the input's scale sx
+ * after a trained weight's channel scales */
+mt_q_grads mt_q_grads_of(const mt_op_desc *op, const mt_tensor_rt *t)
+{
+    const mt_tensor_rt *w = &t[op->inputs[1]];
+    mt_q_grads g;
+    g.dx = t[op->inputs[0]].grad;
+    g.dw = w->tiled ? NULL : w->grad; /* a tiled one: its tiles (mt_weight_tiling), after */
+    g.db = op->inputs[2] == MT_NO_TENSOR ? NULL : t[op->inputs[2]].grad;
+    const uint32_t channels = op->type == MT_OP_DEPTHWISE_CONV2D_S8 ? w->dims[3] : w->dims[0];
+    g.x_scale = w->trained ? mt_q_weight_scales(w)[channels] : 0.0f;
+    return g;
+}

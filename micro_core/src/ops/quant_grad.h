@@ -30,8 +30,20 @@
  * float per output channel) into the weight's runtime record (mt_q_weight_scales). Pools,
  * Mean, Add and Reshape move the gradient as their float ops do (Add: to both operands; Mean:
  * dy / P; average pool: dy / count; max pool: to the window's first maximum), masked where a
- * clamp can cut (Add, Mean). The int8 weights never train (the layer that trains is float:
- * the importer dequantizes its weights).
+ * clamp can cut (Add, Mean).
+ *
+ * Int8 layers trained in place (convert(..., int8_train=True)): Conv2D, DepthwiseConv2D and
+ * FullyConnected whose int8 weight W_q and int32 bias b_q are trained weights. The gradients
+ * are those of the real weight w = sw[c]·W_q and the real bias sx·sw[c]·b_q of the float
+ * reading above, f32, from the int8 input read as x = sx·(x_q - zx) per use and dv:
+ *
+ *   dW[c, ..] += Σ dv[c]·x          (Σ over the batch and the outputs that tap x; the float
+ *                                    op's reference order: each sum from +0, then added)
+ *   db[c]     += Σ dv[c]
+ *
+ * which the float op's reference backward computes, bit for bit, on the dequantized input.
+ * Their update is ops/qas.c's (quantization-aware scaling). The weight's runtime record holds
+ * its scales sw[0..C) and then sx (mt_q_input_scale), the bias's its scales sx·sw[c].
  */
 #ifndef MT_OPS_QUANT_GRAD_H
 #define MT_OPS_QUANT_GRAD_H
@@ -57,28 +69,85 @@ static inline int mt_q_fc_unsaturated(int32_t acc, mt_q_fc q, int32_t y_zp, int3
 }
 
 /* The per-output-channel weight scales the planner decoded for an int8 weight whose op's
- * backward runs (planner.c): f32 [channels], a per-tensor scale repeated. They live where a
- * trained weight keeps its optimizer state (mt_tensor_rt.opt_state): an int8 weight never
- * trains, so the field is free, and the tensor record keeps its size. */
+ * backward runs (planner.c): f32 [channels], a per-tensor scale repeated, then the scale sx
+ * of the op's input (what a weight gradient reads x in). They live where a float weight keeps
+ * its optimizer state (mt_tensor_rt.opt_state), so the tensor record keeps its size; a
+ * trained int8 weight or int32 bias keeps its momentum after them (mt_qas_state). */
 static inline const float *mt_q_weight_scales(const mt_tensor_rt *w)
 {
     return w->opt_state;
 }
 
+/* Floats of a trained int8 weight's or int32 bias's decoded record before its momentum: the
+ * weight's `channels` scales and sx, the bias's `channels` scales sx·sw[c] (a frozen int8
+ * weight's record is its scales alone: no weight gradient reads sx) */
+static inline uint32_t mt_q_record_floats(uint8_t dtype, uint32_t channels)
+{
+    return dtype == MT_DTYPE_I8 ? channels + 1u : channels;
+}
+
 /* ---- the backward kernels (no siblings yet: the reference runs on every target) ----
  * dy is the output's gradient, masked in place; dx += the input's (NULL: none). */
 
+/* What a weighted int8 op's backward writes: dx += the input's gradient, dw += the real
+ * weight's and db += the real bias's (each NULL: none), x_scale the input's scale sx. */
+typedef struct mt_q_grads {
+    float *dx, *dw, *db;
+    float x_scale;
+} mt_q_grads;
+
 /* conv_s8.c: Conv2D and DepthwiseConv2D, the forward's parameters and the weight scales */
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                              const int32_t *rq, float *dy, float *dx, uint32_t B, const struct mt_spatial *g,
-                              uint32_t packed);
+                              const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
+                              const struct mt_spatial *g, uint32_t packed);
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                                        const int32_t *rq, float *dy, float *dx, uint32_t B,
+                                        const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
                                         const struct mt_spatial *g, uint32_t packed);
 /* dense_s8.c: FullyConnected x [B, D], W [U, D] */
 void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                             const int32_t *rq, float *dy, float *dx, uint32_t B, uint32_t D, uint32_t U,
+                             const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, uint32_t D, uint32_t U,
                              uint32_t packed);
+/* The gradients a weighted int8 op's adapter passes (its input's, weight's, bias's) */
+mt_q_grads mt_q_grads_of(const mt_op_desc *op, const mt_tensor_rt *t);
+
+/* ---- ops/qas.c: the update of a trained int8 weight or int32 bias ----
+ * q: N int8 (dtype MT_DTYPE_I8) or int32 (MT_DTYPE_I32) values; g their real gradient;
+ * buf N floats of momentum (NULL when momentum is 0); element i scales with
+ * scale[(i / inner) % channels]. With d = g·grad_scale, momentum > 0: buf = momentum·buf + d,
+ * d = buf (PyTorch's SGD), then (quantization-aware scaling, tiny-training):
+ *   q ← sat(round_half_even(double(q) − double(lr·(d / scale))))
+ * sat: [−127, 127] for int8, int32's range for int32. With a master copy m (float, in W_q's
+ * units, from W_q at init): m ← clamp(m − lr·(d / scale), −127, 127) in float, and
+ * q ← round_half_even(m): steps smaller than half a quantization step accumulate in m. */
+typedef struct mt_qas_tensor {
+    void *q;
+    uint8_t dtype;
+    const float *g;
+    float *buf;
+    float *master; /* an int8 weight's float master copy (MT_TENSOR_MASTER), else NULL */
+    const float *scale;
+    size_t N;
+    uint32_t inner, channels;
+} mt_qas_tensor;
+
+void mt_qas_sgd_update(const mt_qas_tensor *t, float lr, float momentum, float grad_scale);
+/* 1 when every gradient element, momentum and step lr·(d / scale) is finite (the update then
+ * leaves finite int8/int32 values: they saturate); writes nothing */
+int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum, float grad_scale);
+/* The view of trained weight t, input k (1: weight, 2: bias) of `op`, with gradient g */
+void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
+                      mt_qas_tensor *v);
+/* The float master copy of trained int8 weight t (MT_TENSOR_MASTER), laid out by the planner
+ * as the piece right after the weight, or NULL */
+static inline float *mt_q_master_of(const mt_tensor_rt *t)
+{
+    if (!(t->flags & MT_TENSOR_MASTER) || !t->trained) return NULL;
+    const size_t bytes = ((size_t)t->count + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
+    return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
+}
+
+/* round half to even of v (never NaN: the guard sees to it), saturated to [lo, hi] (|lo|, |hi| < 2^62) */
+int64_t mt_qas_round(double v, int64_t lo, int64_t hi);
 /* add_s8.c: da += dy·mask, db += dy·mask (either may be NULL) */
 void mt_op_add_s8_backward(const int8_t *a, const int8_t *b, float *dy, float *da, float *db, size_t N,
                            const int32_t *rq, uint32_t zero_points, uint32_t range);

@@ -45,10 +45,14 @@ const mt_op_kernel *mt_op_kernel_for(uint32_t type)
 
 /* Ops whose weight gradient can be computed in blocks of output rows (kernel.h); the same
  * folding as above leaves an op out of the build unreferenced. */
-extern const mt_weight_tiling mt_weight_tiling_dense, mt_weight_tiling_conv2d;
+extern const mt_weight_tiling mt_weight_tiling_dense, mt_weight_tiling_conv2d, mt_weight_tiling_conv2d_s8,
+    mt_weight_tiling_dense_s8;
 static const mt_weight_tiling *const tiling_table[] = {
     [MT_OP_DENSE] = MT_BUILT(DENSE) ? &mt_weight_tiling_dense : NULL,
     [MT_OP_CONV2D] = MT_BUILT(CONV2D) ? &mt_weight_tiling_conv2d : NULL,
+    /* an int8 layer trained in place (its update: ops/qas.c's, a tile at a time) */
+    [MT_OP_CONV2D_S8] = MT_BUILT(CONV2D_S8) ? &mt_weight_tiling_conv2d_s8 : NULL,
+    [MT_OP_DENSE_S8] = MT_BUILT(DENSE_S8) ? &mt_weight_tiling_dense_s8 : NULL,
 };
 
 const mt_weight_tiling *mt_weight_tiling_for(uint32_t type)

@@ -210,11 +210,11 @@ class Backend(_Interface):
         params, trainable = [], set()
         for index in range(info.num_tensors):
             tensor = tensors[index]
+            if tensor.flags & _native.MT_TENSOR_TRAINABLE:  # f32, or int8 trained in place
+                trainable.add(index)
             if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
                 params.append({"tensor": index, "dims": dims_of(index), "offset": tensor.data_offset,
                                "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
-                if tensor.flags & _native.MT_TENSOR_TRAINABLE:
-                    trainable.add(index)
         ops = []
         for op in op_table[:info.num_ops]:
             inputs = list(op.inputs[:op.num_inputs])

@@ -119,7 +119,8 @@ def _read(path_or_bytes):
 
 
 def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
-            int8_input=False, head_seed=0, int8_after=False):
+            int8_input=False, head_seed=0, int8_after=False, int8_train=False,
+            int8_master_weights=False):
     """Import a model file into a ``ConvertedModel``.
 
     Args:
@@ -143,6 +144,13 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                     runs in float and trains; the int8 operators after it stay int8 and
                     frozen, the gradient passing through them to it (the core's int8
                     backward: docs/model_format.md, "Gradients through int8 ops")
+        int8_train: (int8 models, with train_from) the operators from train_from on stay
+                    int8 and their int8 weights and int32 biases train in place (1 byte a
+                    weight in the arena, per-channel scales fixed; SGD with quantization-
+                    aware scaling: docs/guides/int8.md, "Training int8 layers in place")
+        int8_master_weights: (with int8_train) those int8 weights keep a float master copy
+                    in the arena (4 bytes a weight more) that the update changes, the weight
+                    its rounding, so steps under half a quantization step accumulate
     A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
     model, its weights dequantized (``model.source.notes`` says so).
 
@@ -161,6 +169,17 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         raise ConversionError("%s is not a .tflite, .circle or .onnx model"
                               % (path or "the data"), supported=", ".join(FORMATS))
     int8_options = train_from is not None or new_head is not None or int8_input or int8_after
+    if int8_train and (train_from is None or int8_after):
+        raise ConversionError("int8_train trains the int8 operators from train_from on in "
+                              "place; it needs train_from, and not int8_after",
+                              attribute="int8_train",
+                              supported="convert(path, train_from=<op>, int8_train=True)")
+    if int8_master_weights and not int8_train:
+        raise ConversionError("int8_master_weights keeps float copies of the int8 weights "
+                              "int8_train trains in place; it needs int8_train=True",
+                              attribute="int8_master_weights",
+                              supported="convert(path, train_from=<op>, int8_train=True, "
+                              "int8_master_weights=True)")
     if int8_after and (train_from is None or new_head is not None):
         raise ConversionError("int8_after keeps the operators after train_from int8; it "
                               "needs train_from and no new_head", attribute="int8_after",
@@ -172,7 +191,8 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         if kind == "int8":
             builder, inputs, outputs, extra = _readable(
                 fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
-                details=True, int8_after=int8_after)
+                details=True, int8_after=int8_after,
+                int8_train="master" if int8_master_weights else int8_train)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
@@ -182,9 +202,10 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   builder.layers(), extra, extra.pop("notes"),
                                   _operators(builder))
             return ConvertedModel(image, source)
-    if int8_after:
-        raise ConversionError("int8_after applies to int8 .tflite models; this is a %s %s "
-                              "model" % (kind, fmt), attribute="int8_after",
+    if int8_after or int8_train:
+        name = "int8_after" if int8_after else "int8_train"
+        raise ConversionError("%s applies to int8 .tflite models; this is a %s %s "
+                              "model" % (name, kind, fmt), attribute=name,
                               supported="a full-integer (int8) .tflite file")
     if fmt == "tflite" and (train_from is not None or new_head is not None):
         # a float (or dynamic-range) file: weights before train_from stay constants, a new

@@ -23,6 +23,10 @@ is the caller's choice:
   through them to X (the core's int8 backward, the straight-through estimator of fake
   quantization); an operator after X that the core has no int8 op for (the final SOFTMAX)
   runs in float after a DEQUANTIZE;
+* ``train_from=X, int8_train=True``: the operators from X on stay int8 and the int8 weights
+  and int32 biases of its CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED ones are trainable
+  in place (the core's QAS update, ops/qas.c); an operator with no int8 op in the core (the
+  final SOFTMAX) runs in float after a DEQUANTIZE;
 * ``new_head=n``: the model is cut after its last spatial ([H, W, C]) activation and a new
   head is attached: mean over H and W, DEQUANTIZE (int8 mean first: 1/HW of the floats),
   Dense(n) (Glorot-uniform weights from ``head_seed``, zero bias) and Softmax;
@@ -48,9 +52,14 @@ WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
-                 head_seed=0, float_part=True, float_model=False, int8_after=False):
+                 head_seed=0, float_part=True, float_model=False, int8_after=False,
+                 int8_train=False):
         _Reader.__init__(self, data, fmt)
         self.int8_after = int8_after  # the ops after train_from stay int8 (see the module doc)
+        self.int8_train = bool(int8_train)  # ... from train_from on, their weights trained in place
+        self.int8_master = int8_train == "master"  # ... with float master copies
+        self.trains_in_place = False  # the int8 op being read has trainable weights
+        self.trained_in_place = {}  # core index of such a weight -> (file tensor, axes order)
         self.requantized = {}  # core index of a float activation -> its int8 Value
         self.requantized_source = {}  # core index of that int8 Value -> the file's tensor
         self.float_part = float_part
@@ -71,7 +80,7 @@ class Int8Reader(Int8Ops, _Reader):
                 self.frozen_before = _layers.resolve_start(self.table, train_from)
         else:
             self.float_start = self._float_start()
-        if int8_after and self.op_type_name(self.float_start) not in WEIGHTED_OPS:
+        if (int8_after or int8_train) and self.op_type_name(self.float_start) not in WEIGHTED_OPS:
             raise ConversionError("%s has no weights, and with int8_after it is the one "
                                   "operator that trains" % _layers.describe(
                                       self.table[self.float_start]), attribute="train_from",
@@ -153,8 +162,13 @@ class Int8Reader(Int8Ops, _Reader):
         spec.quant = _image.Quantization([scale], [zero_point])
         self.quant[core_index] = (scale, zero_point)
 
-    def add_const(self, array, dtype, quant=None):
-        spec = _image.TensorSpec(np.shape(array), flags=_image.FLAG_CONST, dtype=dtype,
+    def add_const(self, array, dtype, quant=None, trainable=False):
+        """A constant; ``trainable``: an int8 weight or int32 bias trained in place (an int8
+        weight with its float master copy where int8_master_weights asks)"""
+        flags = _image.FLAG_CONST | (_image.FLAG_TRAINABLE if trainable else 0)
+        if trainable and self.int8_master and dtype == _image.DTYPE_I8:
+            flags |= _image.FLAG_MASTER
+        spec = _image.TensorSpec(np.shape(array), flags=flags, dtype=dtype,
                                  data=np.ascontiguousarray(array), quant=quant)
         return self.builder._add(spec)
 
@@ -194,6 +208,9 @@ class Int8Reader(Int8Ops, _Reader):
         """Does operator ``index`` (of type ``name``) run as an int8 op?"""
         if index < self.float_start:
             return True
+        if self.int8_train:
+            return getattr(self, "q_" + name, None) is not None and \
+                name not in ("QUANTIZE", "DEQUANTIZE")
         return self.int8_after and index > self.float_start and \
             getattr(self, "q_" + name, None) is not None and name not in ("QUANTIZE", "DEQUANTIZE")
 
@@ -282,6 +299,7 @@ class Int8Reader(Int8Ops, _Reader):
             handler = getattr(self, "q_" + name, None)
             if index > self.float_start:  # int8_after: the trained op's output, int8 again
                 values = [self.as_int8(v, t, label) for v, t in zip(values, inputs)]
+            self.trains_in_place = self.int8_train and index >= self.float_start
             try:
                 if handler is None:
                     raise ConversionError("op %s is not supported in the int8 part" % name,
@@ -293,6 +311,8 @@ class Int8Reader(Int8Ops, _Reader):
                 raise Int8Unsupported(
                     "%s; the float part may begin at or before it (train_from=%d)"
                     % (error, index), index) from None
+            finally:
+                self.trains_in_place = False
             self.kept_ops.append(index)
         self.operator_output(outputs[0], result, label)
 
@@ -318,11 +338,21 @@ class Int8Reader(Int8Ops, _Reader):
         first = "the float part begins at %s" % _layers.describe(
             self.table[self.float_start]) if self.float_start < len(self.table) else \
             "every operator of the file is kept as int8"
-        notes = ["int8 model: %d operators kept as int8 (frozen, LiteRT's reference kernels' "
-                 "bits); %s" % (len(kept), first)]
+        if self.int8_train:
+            first = "trained in place from %s" % _layers.describe(self.table[self.float_start])
+            frozen = len([index for index in kept if index < self.float_start])
+            notes = ["int8 model: %d operators kept as int8 (LiteRT's reference kernels' bits; "
+                     "%d frozen); %s" % (len(kept), frozen, first)]
+        else:
+            notes = ["int8 model: %d operators kept as int8 (frozen, LiteRT's reference "
+                     "kernels' bits); %s" % (len(kept), first)]
         if self.int8_after:
             notes.append("the int8 operators after it stay int8 and frozen; the gradient "
                          "passes through them (straight-through estimator)")
+        if self.int8_train:
+            notes.append("the int8 operators from it on stay int8; their int8 weights and "
+                         "int32 biases train in place (SGD with quantization-aware scaling%s)"
+                         % ("; float master copies of the weights" if self.int8_master else ""))
         if self.new_head:
             notes.append("a new head (mean, Dense(%d), Softmax) follows %s"
                          % (int(self.new_head), _layers.describe(self.table[self.cut_after])))
@@ -330,6 +360,7 @@ class Int8Reader(Int8Ops, _Reader):
                 "constants": constants, "op_nodes": list(self.builder.op_nodes),
                 "float_start": self.float_start,
                 "requantized": sorted(self.requantized_source),
+                "trained_in_place": dict(self.trained_in_place),
                 "cut_after": self.cut_after, "notes": notes}
 
     # ------------------------------------------------------------ the float part
@@ -393,7 +424,8 @@ class Int8Reader(Int8Ops, _Reader):
 
 
 def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, head_seed=0,
-         float_part=True, details=False, float_model=False, int8_after=False):
+         float_part=True, details=False, float_model=False, int8_after=False, int8_train=False):
+    # int8_train: False, True, or "master" (int8_master_weights: float master copies)
     """(Builder, input names, output names) of an int8 .tflite file (see the module doc).
     ``float_part=False`` keeps every op as the file has it (nothing trains: the model as
     LiteRT runs it). ``details`` adds a dict of what export needs (SourceRecord.int8) and
@@ -407,7 +439,7 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
         raise ConversionError("int8_input takes the int8 tensor of an int8 model's leading "
                               "QUANTIZE; this model's input is float", attribute="int8_input")
     reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part,
-                        float_model, int8_after)
+                        float_model, int8_after, int8_train)
     if float_model:
         from .tflite_reader import hybrid_note
         builder = reader.run()

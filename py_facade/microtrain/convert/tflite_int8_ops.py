@@ -61,7 +61,10 @@ class Int8Ops:
             value.const.transpose(perm))
         quant = _image.Quantization(scales, np.zeros(len(scales), np.int64),
                                     axis if perm is None else 0)
-        return self.add_const(array, _image.DTYPE_I8, quant), scales
+        index = self.add_const(array, _image.DTYPE_I8, quant, self.trains_in_place)
+        if self.trains_in_place:  # export writes the trained values into the file's tensor
+            self.trained_in_place[index] = (int(tflite_index), perm)
+        return index, scales
 
     def _bias(self, tflite_index, value, label, channels):
         if value is None:
@@ -72,7 +75,10 @@ class Int8Ops:
                                   op=label)
         scales, zero_points, _ = self.tensor_quant(tflite_index, label)  # zero points 0
         quant = _image.Quantization(scales, zero_points, 0)
-        return self.add_const(value.const, _image.DTYPE_I32, quant)
+        index = self.add_const(value.const, _image.DTYPE_I32, quant, self.trains_in_place)
+        if self.trains_in_place:
+            self.trained_in_place[index] = (int(tflite_index), None)
+        return index
 
     def _clamp(self, fused, out_index, label):
         scale, zero_point = self.activation_quant(out_index, label)

@@ -14,7 +14,9 @@
   they are (their tensors, quantization and buffers byte for byte), and the image's float
   part as TFLite float operators (``tflite_writer.OpWriter``): a DEQUANTIZE of the int8
   activation, then the trained layers, in the image's order (with ``int8_after``, a float
-  operator between int8 ones, its output quantized into the file's int8 tensor again). LiteRT runs it; its int8 tensors are the
+  operator between int8 ones, its output quantized into the file's int8 tensor again; with
+  ``int8_train``, the int8 weights and biases trained in place in the kept operators' own
+  tensors). LiteRT runs it; its int8 tensors are the
   session's, bit for bit (BUILTIN_REF), its float head within float rounding.
 """
 
@@ -216,6 +218,15 @@ def write_int8(source, weights, fmt, image):
                 tensors[t]["Buffer"] = _tree.add_buffer(tree, array.astype(dtype).tobytes())
     graph["Operators"] = []
     parsed = _image.read_image(image)
+    # int8 layers trained in place (int8_train): their trained int8 weights and int32 biases,
+    # from the image, into buffers of their own (the file's may be shared), in the file's
+    # axes order; quantization and everything else as the file has it
+    for core, (t, perm) in sorted(info.get("trained_in_place", {}).items()):
+        array = np.asarray(parsed.tensor_data(core))
+        if perm is not None:
+            array = array.transpose(np.argsort(perm))
+        dtype = _NUMPY[tensors[t].get("Type", 0)]
+        tensors[t]["Buffer"] = _tree.add_buffer(tree, np.ascontiguousarray(array).astype(dtype).tobytes())
     writer = OpWriter(tree, parsed, dict(zip(parsed.const_f32_tensors(), weights)),
                       tensor_of=info["core_to_source"],
                       names=_float_names(source, parsed, tensors),

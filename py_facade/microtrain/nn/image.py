@@ -55,6 +55,7 @@ FLAG_CONST = 1
 FLAG_TRAINABLE = 2
 FLAG_INPUT = 4
 FLAG_OUTPUT = 8
+FLAG_MASTER = 16  # a TRAINABLE int8 weight with a float master copy (int8 layers trained in place)
 
 
 # spatial op params (CONV2D, DEPTHWISE_CONV2D, MAX/AVERAGE_POOL2D), see model_format.md

@@ -349,7 +349,8 @@ def _table(headers, rows):
 
 def _flags_text(flags):
     names = [(_image.FLAG_INPUT, "input"), (_image.FLAG_OUTPUT, "output"),
-             (_image.FLAG_CONST, "const"), (_image.FLAG_TRAINABLE, "trainable")]
+             (_image.FLAG_CONST, "const"), (_image.FLAG_TRAINABLE, "trainable"),
+             (_image.FLAG_MASTER, "master")]
     return ",".join(name for bit, name in names if flags & bit) or "activation"
 
 

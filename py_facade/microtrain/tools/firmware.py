@@ -11,7 +11,8 @@ a device, build it for a board, and run it under QEMU against the host.
 What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
-   .mtm; an int8 .tflite with ``--train-from`` (``--int8-after``), ``--new-head`` and
+   .mtm; an int8 .tflite with ``--train-from`` (``--int8-after``, ``--int8-train``,
+   ``--int8-master-weights``), ``--new-head`` and
    ``--int8-input``, the options of ``microtrain.convert``) and plans the arena with the
    host library for it and the training configuration (``mt_plan`` is target-independent:
    the host's figure is the device's, exactly).
@@ -206,7 +207,8 @@ def bits_to_float(bits):
 def read_model(model_path, conversion=None):
     """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
     a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
-    ``train_from``, ``new_head``, ``int8_input``, ``int8_after`` of ``microtrain.convert``, None
+    ``train_from``, ``new_head``, ``int8_input``, ``int8_after``, ``int8_train``,
+    ``int8_master_weights`` of ``microtrain.convert``, None
     where not given), the foreign file converted with them."""
     options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
     if not options:
@@ -325,6 +327,11 @@ def _parser():
     convert.add_argument("--int8-input", action="store_true",
                          help="the input is the int8 tensor of the leading QUANTIZE: x holds "
                               "int8 values the device need not quantize")
+    convert.add_argument("--int8-train", action="store_true",
+                         help="with --train-from: the int8 operators from there on stay int8 "
+                              "and their int8 weights train in place (SGD, QAS)")
+    convert.add_argument("--int8-master-weights", action="store_true",
+                         help="with --int8-train: float master copies of those int8 weights")
     parser.add_argument("--epochs", type=_arguments.positive_int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
@@ -383,7 +390,9 @@ def main(argv=None):
                             args.batch_size, num_trainable_ops, trainable)
         source_dir = None if args.sources_only else _board_source_dir(parser, args)
         conversion = {"train_from": args.train_from, "new_head": args.new_head,
-                      "int8_input": args.int8_input, "int8_after": args.int8_after}
+                      "int8_input": args.int8_input, "int8_after": args.int8_after,
+                      "int8_train": args.int8_train,
+                      "int8_master_weights": args.int8_master_weights}
         record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"

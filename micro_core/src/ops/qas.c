@@ -1,0 +1,112 @@
+/*
+ * The update of an int8 layer trained in place: quantization-aware scaling (QAS; Lin et al.,
+ * "On-Device Training Under 256KB Memory", NeurIPS 2022).
+ *
+ * The layer's real weight is w = s·W_q (s = sw[c], per output channel, fixed) and its real
+ * bias sx·sw[c]·b_q. The backward gives G = dL/dw (ops/quant_grad.h). Read as a function of
+ * W_q, the gradient is dL/dW_q = s·G: its scale relative to W_q is s² times G's relative to w,
+ * which makes a float optimizer's step on W_q far too small (s ~ 1e-3). QAS multiplies it by
+ * s⁻², so the SGD step on W_q is
+ *
+ *   W_q ← sat(round(W_q − lr·s⁻²·s·G)) = sat(round(W_q − lr·(G / s)))
+ *
+ * the step a float weight w would take (w − lr·G), expressed in W_q's units and rounded to
+ * the grid: QAS makes the int8 update follow the float one. The int32 bias likewise, with its
+ * scale sx·sw[c]. Momentum is PyTorch's, on the real gradient: buf = μ·buf + d, d = buf.
+ *
+ * Optional float master weights (MT_TENSOR_MASTER, int8 weights only: an int32 bias's steps are
+ * fine already, its scale sx·sw[c] being small): the step applies to a float copy m, in W_q's
+ * units, clamped to [−127, 127], and W_q is m rounded half to even, so steps smaller than half a
+ * quantization step accumulate instead of vanishing; 4 bytes a weight more.
+ *
+ * Exactness: the float steps are IEEE single operations in a fixed order (d = g·grad_scale,
+ * buf = μ·buf + d, r = d / s, δ = lr·r), then double(W_q) − double(δ) is exact for an int8
+ * W_q and rounded once for an int32 one, the rounding is half to even by integer arithmetic
+ * (no rounding mode, no libm), and the saturation is a comparison: the same bits on every
+ * target, soft-float ones included. Rounding is deterministic, not stochastic: a step smaller
+ * than half a quantization step (|δ| < 0.5, or exactly 0.5 toward an even value) leaves W_q
+ * unchanged.
+ */
+#include "ops/ops.h"
+#include "ops/quant_grad.h"
+
+#include "mt_math.h"
+
+/* round half to even of v, saturated to [lo, hi]: the saturation first (so that the integer
+ * conversion is defined), then floor by truncation, then the tie to the even neighbour */
+int64_t mt_qas_round(double v, int64_t lo, int64_t hi)
+{
+    if (v <= (double)lo) return lo;
+    if (v >= (double)hi) return hi;
+    int64_t f = (int64_t)v; /* truncation toward 0, exact for |v| < 2^62 */
+    if ((double)f > v) f -= 1; /* floor */
+    const double frac = v - (double)f; /* exact: v and f share their integer bits */
+    if (frac > 0.5 || (frac == 0.5 && (f & 1))) f += 1;
+    return f < lo ? lo : (f > hi ? hi : f);
+}
+
+/* One element's step δ = lr·(d / s), d after momentum; *buf_out the new momentum */
+static inline float qas_step(const mt_qas_tensor *t, size_t i, float lr, float momentum, float grad_scale,
+                             float *buf_out)
+{
+    float d = t->g[i] * grad_scale;
+    if (momentum > 0.0f) {
+        d = momentum * t->buf[i] + d; /* buf starts at 0: the first step's buf is d, as PyTorch's */
+        *buf_out = d;
+    }
+    const float s = t->scale[(i / t->inner) % t->channels];
+    return lr * (d / s);
+}
+
+void mt_qas_sgd_update(const mt_qas_tensor *t, float lr, float momentum, float grad_scale)
+{
+    for (size_t i = 0; i < t->N; ++i) {
+        float buf = 0.0f;
+        const double step = (double)qas_step(t, i, lr, momentum, grad_scale, &buf);
+        if (momentum > 0.0f) t->buf[i] = buf;
+        if (t->master) { /* m ← clamp(m − δ), then the weight is m's rounding */
+            float m = t->master[i] - (float)step;
+            m = m < -127.0f ? -127.0f : (m > 127.0f ? 127.0f : m);
+            t->master[i] = m;
+            ((int8_t *)t->q)[i] = (int8_t)mt_qas_round((double)m, -127, 127);
+        } else if (t->dtype == MT_DTYPE_I8) {
+            int8_t *q = (int8_t *)t->q;
+            q[i] = (int8_t)mt_qas_round((double)q[i] - step, -127, 127);
+        } else {
+            int32_t *q = (int32_t *)t->q;
+            q[i] = (int32_t)mt_qas_round((double)q[i] - step, INT32_MIN, INT32_MAX);
+        }
+    }
+}
+
+int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum, float grad_scale)
+{
+    for (size_t i = 0; i < t->N; ++i) {
+        float buf = 0.0f;
+        const float step = qas_step(t, i, lr, momentum, grad_scale, &buf);
+        if (!mt_isfinitef(t->g[i]) || !mt_isfinitef(step) || !mt_isfinitef(buf)) return 0;
+    }
+    return 1;
+}
+
+/* Element i of a Conv2D weight [OC, KH, KW, C] or a Dense one [U, D] belongs to channel
+ * i / (count / channels); of a depthwise weight [1, KH, KW, C] to i % C; of a bias to i. */
+void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
+                      mt_qas_tensor *v)
+{
+    const int weight = k == 1;
+    v->q = t->mutable_data;
+    v->dtype = t->dtype;
+    v->g = g;
+    v->scale = t->opt_state;
+    v->N = t->count;
+    if (!weight) {
+        v->channels = t->count, v->inner = 1;
+    } else if (op->type == MT_OP_DEPTHWISE_CONV2D_S8) {
+        v->channels = t->dims[3], v->inner = 1;
+    } else {
+        v->channels = t->dims[0], v->inner = t->count / t->dims[0];
+    }
+    v->buf = momentum > 0.0f ? t->opt_state + mt_q_record_floats(t->dtype, v->channels) : NULL;
+    v->master = mt_q_master_of(t);
+}
