@@ -124,11 +124,15 @@ typedef char mt_s8_dw3_copy_offsets[offsetof(mt_s8_dw3_copy, C) == 4 && offsetof
  * (a0 a1 e0 e1), (a2 a3 e2 e3), (b0 b1 f0 f1), (b2 b3 f2 f3), then UXTB16 (rotated for bytes
  * 1, 3) and a mask interleave their bytes: 28 instructions for 16 bytes, where GCC's C of it
  * took 40 (its offsets reloaded from the stack). Registers: r0 x, r1 C, r2 d (channel 0's),
- * r3 Wp, r4 channel 3's row (d + 3·Wp), r5 the turns left, r6-r12 the words. Unaligned
- * LDR and STR, as these cores allow. */
+ * r3 Wp, r4 channel 3's row (d + 3·Wp), r5 the turns left, r6-r12 the words, lr the mask
+ * 0xff00ff00 (MOVW/MOVT: no ARM-state immediate holds it, where the Thumb-2 one does, and an
+ * ARMv7-A Linux build in ARM state takes these kernels too). Unaligned LDR and STR, as these
+ * cores allow. */
 __attribute__((naked, noinline, unused)) static void mt_s8_dw3_copy_run(mt_s8_dw3_copy *p __attribute__((unused)))
 {
-    __asm volatile("push {r4-r11}\n\t"
+    __asm volatile("push {r4-r11, lr}\n\t"
+                   "movw lr, #0xff00\n\t"
+                   "movt lr, #0xff00\n\t"           /* the odd bytes' mask */
                    "ldr r5, [r0, #16]\n\t"
                    "ldrd r2, r3, [r0, #8]\n\t"
                    "ldrd r0, r1, [r0, #0]\n\t"
@@ -149,13 +153,13 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dw3_copy_run(mt_s8_dw
                    "uxtb16 r12, r6\n\t"              /* b0 .. f0 .. */
                    "orr r11, r11, r12, lsl #8\n\t"   /* channel 0: a0 b0 e0 f0 */
                    "uxtb16 r10, r10, ror #8\n\t"     /* a1 .. e1 .. */
-                   "and r6, r6, #0xff00ff00\n\t"     /* .. b1 .. f1 */
+                   "and r6, r6, lr\n\t"              /* .. b1 .. f1 */
                    "orr r10, r10, r6\n\t"            /* channel 1 */
                    "uxtb16 r12, r8\n\t"
                    "uxtb16 r7, r9\n\t"
                    "orr r12, r12, r7, lsl #8\n\t"    /* channel 2 */
                    "uxtb16 r8, r8, ror #8\n\t"
-                   "and r9, r9, #0xff00ff00\n\t"
+                   "and r9, r9, lr\n\t"
                    "orr r8, r8, r9\n\t"              /* channel 3 */
                    "str r10, [r2, r3]\n\t"
                    "str r12, [r2, r3, lsl #1]\n\t"
@@ -163,8 +167,7 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dw3_copy_run(mt_s8_dw
                    "str r8, [r4], #4\n\t"
                    "subs r5, r5, #1\n\t"
                    "bne 1b\n\t"
-                   "pop {r4-r11}\n\t"
-                   "bx lr\n\t");
+                   "pop {r4-r11, pc}\n\t");
 }
 
 /* One slot of the planes (the layout atop this file): d[r·Wp + u] = channel c + r of an input
