@@ -12,8 +12,9 @@ instructions exactly and, with rhist=, each instruction address's executions per
 The core is built with -g (the same code: .text is byte for byte the -g-less build's), so
 each address maps to its chain of inlined functions (addr2line -i) and each op's count splits
 into what it was spent on (CATEGORIES below): the products, the zero point's Σ W, the
-requantization, the window copies of a Conv2D, a depthwise's edge pixels, and the loops and
-setup around them.
+requantization, the window copies of a Conv2D (and the channel planes a DSP core's 3x3
+depthwise copies its rows into), a depthwise's edge pixels, and the loops and setup around
+them.
 
 Work (op_work.py): a weighted op's multiply-accumulates, counted from the reference loops
 (taps in the padding are no MACs); Add: its output elements; Mean: its input elements.
@@ -75,11 +76,11 @@ CATEGORIES = (
     ("requantization", r"requant|^mt_q_(scale|clamp|fc_|high_mul|doubling|rounding|multiply|"
                        r"output)|^mt_s8_(saturate|scale_lanes)$"),
     ("zero point (Σ W)", r"^mt_s8_(sum|centered)$"),
-    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$"),
+    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_(run|channel)$"),
     ("depthwise edges", r"^dw_(sums|tap)$"),
-    ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|memcpy|memset)$"),
+    ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_(slot|copy_run)|memcpy|memset)$"),
 )
-WINDOWS = "window copies"  # a Conv2D's (im2col); in another op a memcpy is setup
+WINDOWS = "window copies"  # a Conv2D's (im2col), a depthwise's planes; elsewhere a memcpy is setup
 SETUP = "loops and setup"
 CATEGORY_NAMES = tuple(name for name, _ in CATEGORIES) + (SETUP,)
 
@@ -90,7 +91,7 @@ def category_of(chain, op_type=_ops.CONV2D_S8):
     for function in chain:
         for name, pattern in CATEGORIES:
             if re.search(pattern, function):
-                if name == WINDOWS and op_type != _ops.CONV2D_S8:
+                if name == WINDOWS and op_type != _ops.CONV2D_S8 and function in ("memcpy", "memset"):
                     return SETUP  # memcpy / memset elsewhere: the compiler's struct copies
                 return name
     return SETUP

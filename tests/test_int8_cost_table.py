@@ -122,6 +122,10 @@ def test_zoo_trains_on_the_host(zoo):
     (["mt_s8_word", "dw_tap", "dw_sums", "dw_row_channels"], "depthwise edges"),
     (["copy_run", "conv_windows"], "window copies"),
     (["memset"], "window copies"),
+    (["mt_s8_dw3_run"], "products"),
+    (["mt_s8_dw3_channel", "dw3_row"], "products"),
+    (["mt_s8_dw3_slot", "dw3_row"], "window copies"),
+    (["mt_s8_dw3_copy_run"], "window copies"),
     (["mt_spatial_tap", "mt_spatial_in_bounds"], "loops and setup"),
     (["dw_row_channels"], "loops and setup"),
     (["?"], "loops and setup"),
@@ -133,6 +137,8 @@ def test_each_instruction_is_charged_by_its_inline_chain(chain, category):
 def test_a_memcpy_outside_a_conv2d_is_setup():
     assert arm_int8_ops.category_of(["memcpy"], _ops.CONV2D_S8) == "window copies"
     assert arm_int8_ops.category_of(["memcpy"], _ops.DEPTHWISE_CONV2D_S8) == "loops and setup"
+    # a DSP core's depthwise copies its rows into channel planes: that is its window copy
+    assert arm_int8_ops.category_of(["mt_s8_dw3_slot"], _ops.DEPTHWISE_CONV2D_S8) == "window copies"
 
 
 def fake_profile(image, skip=()):

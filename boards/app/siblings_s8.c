@@ -184,7 +184,17 @@ static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, in
                                          {6, 5, 17, 5, 5, 1, 2, MT_PADDING_SAME},
                                          {4, 4, 1, 3, 3, 1, 1, MT_PADDING_SAME},
                                          {9, 9, 4, 3, 3, 2, 2, MT_PADDING_VALID},
-                                         {3, 4, 6, 3, 2, 3, 1, MT_PADDING_SAME}};
+                                         {3, 4, 6, 3, 2, 3, 1, MT_PADDING_SAME},
+                                         /* the DSP cores' planes (ops/dsp/depthwise_s8_dsp.h):
+                                          * an odd row (9 outputs: 2 words and a byte a plane
+                                          * row), 7 channels (one group and 3 left), VALID; past
+                                          * MT_DW3_PLANE_BYTES (83 outputs) the four-channel form;
+                                          * the rows from a ring take the planes from
+                                          * MT_DW3_ROW_MIN outputs (Helium: 33): 34 */
+                                         {7, 9, 12, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         {6, 11, 7, 3, 3, 1, 1, MT_PADDING_VALID},
+                                         {3, 83, 4, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         {5, 34, 8, 3, 3, 1, 1, MT_PADDING_SAME}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {

@@ -1,6 +1,6 @@
 """Planted faults in the hand-written assembly must fail the sibling test on the board.
 
-    python tests/boards/mutate_asm.py                 every fault (48, about 7 minutes)
+    python tests/boards/mutate_asm.py                 every fault (64, about 8 minutes)
     python tests/boards/mutate_asm.py --only dws-     the faults whose name starts so
     python tests/boards/mutate_asm.py --list          the faults, without running them
 

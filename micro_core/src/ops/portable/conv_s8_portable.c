@@ -9,9 +9,7 @@
  *     at a time as fit, across output rows; in a larger one, for one kernel row kh the in-bounds taps (kw, c) are one
  *     contiguous run in the input row and in W's row (oc, kh), an inner product of s8_dot.h
  *     for MT_S8_ROWS output channels at a time that read the run's inputs once;
- *   DepthwiseConv2D: four channels at a time (Helium: the lanes of a vector), each term
- *     W·(x - zx); the pixels whose taps are all inside take the channels' weights gathered
- *     once per output row and -zx·Σ W in their sums' start (dw_interior).
+ *   DepthwiseConv2D: its rows' machinery in depthwise_s8_rows.h.
  * Each output row's sums wait for their requantization in runs of MT_S8_RUN pixels
  * (mt_s8_requant_block: a channel at a time, its constants in registers; Helium and AVX2
  * take a pixel's channels as a vector's lanes).
@@ -31,6 +29,7 @@
 #include "select/kernels.h"
 #include "ops/portable/s8_dot.h"
 #include "ops/spatial.h"
+#include "ops/portable/depthwise_s8_rows.h"
 
 /* Bytes of the window copies (im2col) a Conv2D takes on the stack: windows of K <= this many
  * inputs go through mt_s8_dense_rows as rows of K, as many as fit at a time */
@@ -250,368 +249,22 @@ void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const 
     mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0); /* Conv2D: gemmlowp's rounding */
 }
 
-/* The in-bounds input rows of one depthwise output row: row k (< count) at
- * base + ((first + k) mod ring)·bytes, or base + (first + k)·bytes when ring is 0 */
-typedef struct dw_rows {
-    const int8_t *base;
-    size_t bytes;
-    uint32_t first, ring, count;
-} dw_rows;
-
-/* The sums of four channels (n < 4: the lanes past n unused) of one output pixel: its taps
- * kw0..kw1 (cols of them, the first at xofs in each input row) of every in-bounds kernel row,
- * W's first at w (next kernel row wrow further), in the reference's (kh, kw) order, each
- * started from start[c] (the bias) */
-#if MT_S8_DSP
-/* a[c] += W[c]·(x[c] - zx) for four channels of one tap: their words of x and W, channels 0
- * and 2 (and, rotated, 1 and 3) in the int16 halves, SMLABB and SMLATT adding one each */
-static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const int8_t *wp, int16x2_t zz,
-                                                         int32_t a[4])
-{
-    const uint32_t xw = mt_s8_word(xp), ww = mt_s8_word(wp);
-    const int16x2_t xe = __ssub16(__sxtb16(xw), zz), xo = __ssub16(mt_s8_odd(xw), zz);
-    const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
-    a[0] = __smlabb(xe, we, a[0]), a[2] = __smlatt(xe, we, a[2]);
-    a[1] = __smlabb(xo, wo, a[1]), a[3] = __smlatt(xo, wo, a[3]);
-}
-#endif
-
-/* The interior pixels' form (all KW taps of each in-bounds kernel row inside): four channels'
- * weights of every tap gathered once, and their zx·Σ W folded into start (Σ W·(x - zx) =
- * Σ W·x - zx·Σ W, exact in wrapping int32 sums), so no tap subtracts zx. On the DSP cores the
- * weights are spread into int16 halves (we: channels 0, 2; wo: 1, 3): a tap is a load and two
- * SXTB16 of x, an LDRD of W and four SMLAxy. On Helium the four channels are a vector's lanes:
- * a tap is two widening byte loads, a VMUL and a VADD. Elsewhere (the M3, x86, wasm) a tap's
- * four weights are contiguous: four loads of x, four of W and four multiply-accumulates. */
-#define MT_DW_TAPS 9u /* 3 x 3 kernels and smaller */
-
-typedef struct dw_interior {
-    const int8_t *row[3]; /* in-bounds kernel row k's input row (the ring resolved), at channel c */
-    uint32_t rows, KW;
-    size_t C, step;       /* bytes between taps, and between output pixels (SW·C) */
-#if MT_S8_DSP
-    uint32_t w[2 * MT_DW_TAPS]; /* a tap's two spread words */
-#else
-    int8_t w[4 * MT_DW_TAPS]; /* a tap's four weights */
-#endif
-    int32_t start[4];
-} dw_interior;
-
-/* One pixel's four sums, a[0..DW_SUMS-1] (the four lanes of one vector on Helium, else four
- * integers), started from d->start (dw_start), a tap's four terms added to them (x at xp, the
- * tap's weights at *wq, moved on) and stored (dw_store) */
-#if MT_S8_MVE
-#define DW_SUMS 1
-typedef int32x4_t dw_sum; /* VMUL.I32 and VADD.I32 wrap */
-typedef int8_t dw_weight;
-static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[1])
-{
-    a[0] = vaddq_s32(a[0], vmulq_s32(vldrbq_s32(xp), vldrbq_s32(*wq)));
-    *wq += 4;
-}
-
-static inline __attribute__((always_inline)) void dw_start(dw_sum a[1], const int32_t start[4])
-{
-    a[0] = vld1q_s32(start);
-}
-
-static inline __attribute__((always_inline)) void dw_store(int32_t *acc, const dw_sum a[1])
-{
-    vst1q_s32(acc, a[0]);
-}
-#else
-#define DW_SUMS 4
-#if MT_S8_DSP
-typedef int32_t dw_sum;
-typedef uint32_t dw_weight;
-static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[4])
-{
-    const uint32_t xw = mt_s8_word(xp);
-    const int16x2_t xe = __sxtb16(xw), xo = mt_s8_odd(xw);
-    const int16x2_t we = (int16x2_t)(*wq)[0], wo = (int16x2_t)(*wq)[1];
-    a[0] = __smlabb(xe, we, a[0]), a[2] = __smlatt(xe, we, a[2]);
-    a[1] = __smlabb(xo, wo, a[1]), a[3] = __smlatt(xo, wo, a[3]);
-    *wq += 2;
-}
-#else
-typedef uint32_t dw_sum; /* wrapping */
-typedef int8_t dw_weight;
-static inline __attribute__((always_inline)) void dw_interior_tap(const int8_t *xp, const dw_weight **wq, dw_sum a[4])
-{
-    const int8_t *w = *wq;
-    a[0] += (uint32_t)(w[0] * xp[0]), a[1] += (uint32_t)(w[1] * xp[1]);
-    a[2] += (uint32_t)(w[2] * xp[2]), a[3] += (uint32_t)(w[3] * xp[3]);
-    *wq += 4;
-}
-#endif
-
-static inline __attribute__((always_inline)) void dw_start(dw_sum a[4], const int32_t start[4])
-{
-    a[0] = (dw_sum)start[0], a[1] = (dw_sum)start[1], a[2] = (dw_sum)start[2], a[3] = (dw_sum)start[3];
-}
-
-static inline __attribute__((always_inline)) void dw_store(int32_t *acc, const dw_sum a[4])
-{
-    acc[0] = (int32_t)a[0], acc[1] = (int32_t)a[1], acc[2] = (int32_t)a[2], acc[3] = (int32_t)a[3];
-}
-#endif
-
-/* The common 3 x 3 interior holds its three rows' bases and walks one offset across the
- * pixels, the shape tested once: 6-7 % fewer instructions in the depthwise on the M7 and M33,
- * 8-9 % on Helium and 2 % on RISC-V than re-reading the rows from d at every pixel (0.3 % more
- * on the M4F, as GCC schedules for it); the M3 (Thumb-2 without the DSP extension: four sums,
- * four weights and four inputs of a tap in 13 registers) spilled its sums instead, 3-4 % more,
- * and keeps the per-pixel form */
-#if defined(__arm__) && !MT_S8_DSP && !MT_S8_MVE
-#define DW_WALK_ROWS 0
-#else
-#define DW_WALK_ROWS 1
-#endif
-
-/* acc[4·j + r] for n pixels, the first's tap 0 at offset x0 of each row. Not inlined: its
- * loops get their own registers (inlined, the sums and pointers went through the stack). The
- * common 3 x 3 with every kernel row in bounds has its nine taps unrolled. */
-static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, size_t x0, uint32_t n, int32_t *acc)
-{
-#if MT_X86_KERNELS
-    if (mt_x86_vector()) { /* the CPU has AVX2 (ops/x86/s8_avx2.c) */
-        mt_s8_dw_pixels_avx2(d->row, d->rows, d->KW, d->C, d->step, d->w, d->start, x0, n, acc);
-        return;
-    }
-#endif
-    const size_t C = d->C, step = d->step;
-    if (DW_WALK_ROWS && d->rows == 3 && d->KW == 3) {
-        const int8_t *b0 = d->row[0], *b1 = d->row[1], *b2 = d->row[2];
-        for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += step) {
-            const int8_t *r0 = b0 + x0, *r1 = b1 + x0, *r2 = b2 + x0;
-            dw_sum a[DW_SUMS];
-            dw_start(a, d->start);
-            const dw_weight *wq = d->w;
-            dw_interior_tap(r0, &wq, a), dw_interior_tap(r0 + C, &wq, a), dw_interior_tap(r0 + 2 * C, &wq, a);
-            dw_interior_tap(r1, &wq, a), dw_interior_tap(r1 + C, &wq, a), dw_interior_tap(r1 + 2 * C, &wq, a);
-            dw_interior_tap(r2, &wq, a), dw_interior_tap(r2 + C, &wq, a), dw_interior_tap(r2 + 2 * C, &wq, a);
-            dw_store(acc, a);
-        }
-        return;
-    }
-    for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += step) {
-        dw_sum a[DW_SUMS];
-        dw_start(a, d->start);
-        const dw_weight *wq = d->w;
-        if (d->rows == 3 && d->KW == 3) {
-            const int8_t *r0 = d->row[0] + x0, *r1 = d->row[1] + x0, *r2 = d->row[2] + x0;
-            dw_interior_tap(r0, &wq, a), dw_interior_tap(r0 + C, &wq, a), dw_interior_tap(r0 + 2 * C, &wq, a);
-            dw_interior_tap(r1, &wq, a), dw_interior_tap(r1 + C, &wq, a), dw_interior_tap(r1 + 2 * C, &wq, a);
-            dw_interior_tap(r2, &wq, a), dw_interior_tap(r2 + C, &wq, a), dw_interior_tap(r2 + 2 * C, &wq, a);
-        } else {
-            for (uint32_t k = 0; k < d->rows; ++k) {
-                const int8_t *xp = d->row[k] + x0;
-                for (uint32_t t = 0; t < d->KW; ++t, xp += C) dw_interior_tap(xp, &wq, a);
-            }
-        }
-        dw_store(acc, a);
-    }
-}
-
-/* d's weights and start for channels c..c+3 and the `count` in-bounds kernel rows from kh0: 0
- * when the interior form does not apply. They hold for every output row with those kernel
- * rows (dw_interior_rows then points d at a row's inputs). */
-static int dw_interior_weights(dw_interior *d, const int8_t *w, const mt_spatial *g, uint32_t kh0, uint32_t count,
-                               uint32_t c, int32_t zx, const int32_t start[4])
-{
-    const size_t C = g->C;
-    if (count == 0 || count > 3 || g->KW * count > MT_DW_TAPS) return 0;
-    d->rows = count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
-    uint32_t tap = 0;
-#if MT_S8_DSP
-    int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
-#elif MT_S8_MVE
-    int32x4_t sum = vdupq_n_s32(0); /* Σ W of the four channels */
-#else
-    int32_t sums[4] = {0, 0, 0, 0};
-#endif
-    for (uint32_t k = 0; k < count; ++k)
-        for (uint32_t t = 0; t < g->KW; ++t, ++tap) {
-            const int8_t *wp = w + ((size_t)(kh0 + k) * g->KW + t) * C + c;
-#if MT_S8_DSP
-            const uint32_t ww = mt_s8_word(wp);
-            const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
-            d->w[2 * tap] = (uint32_t)we, d->w[2 * tap + 1] = (uint32_t)wo;
-            sum_e = __sadd16(sum_e, we), sum_o = __sadd16(sum_o, wo);
-#elif MT_S8_MVE
-            memcpy(d->w + 4 * tap, wp, 4); /* one word */
-            sum = vaddq_s32(sum, vldrbq_s32(wp));
-#else
-            for (uint32_t r = 0; r < 4; ++r) d->w[4 * tap + r] = wp[r], sums[r] += wp[r];
-#endif
-        }
-#if MT_S8_DSP
-    const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
-                             (int16_t)((uint32_t)sum_o >> 16)};
-#elif MT_S8_MVE
-    int32_t sums[4];
-    vst1q_s32(sums, sum);
-#endif
-    for (uint32_t r = 0; r < 4; ++r) d->start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)zx * (uint32_t)sums[r]);
-    return 1;
-}
-
-/* d's input rows: the in-bounds kernel rows of one output row (rows->count of them, as
- * dw_interior_weights was given), at channel c */
-static void dw_interior_rows(dw_interior *d, const dw_rows *rows, uint32_t c)
-{
-    uint32_t slot = rows->first;
-    for (uint32_t k = 0; k < rows->count; ++k) {
-        d->row[k] = rows->base + (size_t)slot * rows->bytes + c;
-        if (++slot == rows->ring) slot = 0;
-    }
-}
-
-static inline __attribute__((always_inline)) void dw_sums(const dw_rows *rows, size_t xofs, const int8_t *w,
-                                                          size_t wrow, uint32_t cols, size_t C, int32_t zx, uint32_t n,
-                                                          const int32_t start[4], int32_t acc[4])
-{
-    const int8_t *xr = rows->base + (size_t)rows->first * rows->bytes + xofs;
-    uint32_t slot = rows->first;
-#if MT_S8_MVE
-    const mve_pred16_t pr = vctp32q(n); /* lanes past n load 0 */
-    int32x4_t a = vld1q_s32(start);
-#else
-    int32_t a[4] = {start[0], start[1], start[2], start[3]};
-#if MT_S8_DSP
-    const int16x2_t zz = mt_s8_pair(zx);
-#endif
-#endif
-    for (uint32_t k = 0; k < rows->count; ++k, w += wrow) {
-        const int8_t *xp = xr, *wp = w;
-#if MT_S8_MVE
-        for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
-            a = vaddq_s32(a, vmulq_s32(vsubq_n_s32(vldrbq_z_s32(xp, pr), zx), vldrbq_z_s32(wp, pr)));
-#else
-#if MT_S8_DSP
-        if (n == 4 && cols == 3) { /* a whole 3-wide window row, unrolled */
-            dw_tap(xp, wp, zz, a), dw_tap(xp + C, wp + C, zz, a), dw_tap(xp + 2 * C, wp + 2 * C, zz, a);
-        } else if (n == 4) {
-            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C) dw_tap(xp, wp, zz, a);
-        } else
-#else
-        if (n == 4) {
-            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
-                for (uint32_t r = 0; r < 4; ++r) a[r] += (int32_t)wp[r] * ((int32_t)xp[r] - zx);
-        } else
-#endif
-            for (uint32_t j = 0; j < cols; ++j, xp += C, wp += C)
-                for (uint32_t r = 0; r < n; ++r) a[r] += (int32_t)wp[r] * ((int32_t)xp[r] - zx);
-#endif
-        if (++slot == rows->ring) slot = 0, xr = rows->base + xofs; /* the ring wraps */
-        else xr += rows->bytes;
-    }
-#if MT_S8_MVE
-    vst1q_s32(acc, a);
-#else
-    acc[0] = a[0], acc[1] = a[1], acc[2] = a[2], acc[3] = a[3];
-#endif
-}
-
-/* One depthwise output row's geometry: its in-bounds input rows and kernel rows, and the
- * outputs whose KW taps are all inside (the same in every row: dw_inside) */
-typedef struct dw_row {
-    dw_rows rows;
-    uint32_t kh0, inside0, inside1;
-} dw_row;
-
-typedef struct dw_inside {
-    uint32_t first, end;
-} dw_inside;
-
-static dw_inside dw_inside_of(const mt_spatial *g)
-{
-    dw_inside in;
-    mt_spatial_window_inside(g->OW, g->SW, g->PL, g->KW, g->W, &in.first, &in.end);
-    return in;
-}
-
-static dw_row dw_row_of(const int8_t *x, uint32_t ring, uint32_t oh, const mt_spatial *g, dw_inside in)
-{
-    uint32_t kh0, kh1;
-    mt_spatial_tap_range(oh, g->SH, g->PT, g->KH, g->H, &kh0, &kh1);
-    const uint32_t ih0 = oh * g->SH + kh0 - g->PT; /* the first in-bounds row (none when kh1 == kh0) */
-    const dw_row r = {{x, (size_t)g->W * g->C, ring ? ih0 % ring : ih0, ring, kh1 - kh0}, kh0, in.first, in.end};
-    return r;
-}
-
-/* Channels c..c+n-1 (n <= 4) of one output row: the sums of MT_S8_RUN pixels at a time (the
- * interior ones through d when it is given, its rows set), each started from start (the
- * biases), then their requantization with q */
-static void dw_row_channels(const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c, uint32_t n,
-                            const mt_q_requant q[4], const int32_t start[4], const dw_interior *d, mt_q_params p,
-                            int8_t *y)
-{
-    const uint32_t C = g->C;
-    int32_t sums[4 * MT_S8_RUN];
-    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
-        const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
-        for (uint32_t j = 0; j < run; ++j) {
-            const uint32_t ow = ow0 + j;
-            if (d && ow >= r->inside0 && ow < r->inside1) { /* the pixels up to the run's or the inside's end */
-                const uint32_t m = (ow0 + run < r->inside1 ? ow0 + run : r->inside1) - ow;
-                dw_interior_pixels(d, (size_t)((int64_t)ow * g->SW - g->PL) * C, m, sums + 4 * j);
-                j += m - 1;
-                continue;
-            }
-            uint32_t kw0 = 0, kw1 = g->KW;
-            if (ow < r->inside0 || ow >= r->inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
-            const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
-            dw_sums(&r->rows, xofs, w + ((size_t)r->kh0 * g->KW + kw0) * C + c, (size_t)g->KW * C, kw1 - kw0, C,
-                    p.x_zp, n, start, sums + 4 * j);
-        }
-        mt_s8_requant_block(sums, run, n, q, p, y + (size_t)ow0 * C + c, C);
-    }
-}
-
-/* Four channels' constants: their requantizations, their biases (the sums' start) and the
- * interior form's weights for the kernel rows [kh0, kh0 + count) (interior: 0 where it does
- * not apply; count UINT32_MAX: not made yet) */
-typedef struct dw_group {
-    mt_q_requant q[4];
-    int32_t start[4];
-    dw_interior d;
-    int interior;
-    uint32_t kh0, count;
-} dw_group;
-
-static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, uint32_t c, uint32_t n)
-{
-    mt_s8_requants(bias, rq, c, n, grp->q);
-    for (uint32_t r = 0; r < 4; ++r) grp->start[r] = grp->q[r].bias;
-    grp->interior = 0, grp->kh0 = 0, grp->count = UINT32_MAX;
-}
-
-/* Output row r's channels c..c+n-1 with the group's constants, the interior weights made
- * only where the row's kernel rows differ from those they were made for */
-static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c,
-                         uint32_t n, mt_q_params p, int8_t *y)
-{
-    const int inside = n == 4 && r->inside1 > r->inside0;
-    if (inside && (r->kh0 != grp->kh0 || r->rows.count != grp->count)) {
-        grp->interior = dw_interior_weights(&grp->d, w, g, r->kh0, r->rows.count, c, p.x_zp, grp->start);
-        grp->kh0 = r->kh0, grp->count = r->rows.count;
-    }
-    const int interior = inside && grp->interior;
-    if (interior) dw_interior_rows(&grp->d, &r->rows, c);
-    dw_row_channels(r, w, g, c, n, grp->q, grp->start, interior ? &grp->d : NULL, p, y);
-}
-
 void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
                                             const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
                                             uint32_t packed)
 {
     const mt_q_params p = mt_q_unpack(packed);
     const dw_row r = dw_row_of(x, ring, oh, g, dw_inside_of(g));
+#if MT_DW3
+    dw3_planes planes;
+#endif
     for (uint32_t c = 0; c < g->C; c += 4) { /* four channels outside: their requantization stays */
         const uint32_t n = g->C - c < 4 ? g->C - c : 4;
         dw_group grp;
         dw_group_of(&grp, bias, rq, c, n);
+#if MT_DW3
+        dw3_attach(&grp, &planes, 0);
+#endif
         dw_group_row(&grp, &r, w, g, c, n, p, y);
     }
 }
@@ -627,11 +280,17 @@ void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w
     const mt_q_params p = mt_q_unpack(packed);
     const size_t sample = (size_t)g->H * g->W * g->C, out_row = (size_t)g->OW * g->C;
     const dw_inside in = dw_inside_of(g);
+#if MT_DW3
+    dw3_planes planes;
+#endif
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t c = 0; c < g->C; c += 4) {
             const uint32_t n = g->C - c < 4 ? g->C - c : 4;
             dw_group grp;
             dw_group_of(&grp, bias, rq, c, n);
+#if MT_DW3
+            dw3_attach(&grp, &planes, 1);
+#endif
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
                 const dw_row r = dw_row_of(x + b * sample, 0, oh, g, in);
                 dw_group_row(&grp, &r, w, g, c, n, p, y + ((size_t)b * g->OH + oh) * out_row);
