@@ -1,0 +1,112 @@
+"""The state of int8 layers trained in place (``convert(..., train_from=X, int8_train=True)``)
+as first-class weights: checkpoints (micro_core/docs/checkpoint_format.md, version 4) save
+and restore the int8 weights, int32 biases, their momentum and float master copies bit for
+bit, so a resumed run is an uninterrupted one; ``microtrain info``'s summary names the
+records trained in place. The C side, with the reader's refusals: tests/core/
+test_checkpoint_int8.c. The model is tests/convert/test_int8_backward.py's int8 CNN.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import microtrain
+from microtrain import checkpoint_info
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_int8_backward import build_graph  # noqa: E402
+from test_int8_train import arena_tensor, rows, trained_layers  # noqa: E402
+
+pytest.importorskip("tflite")
+
+
+def model(master):
+    data, _ = build_graph()
+    return microtrain.convert(data, train_from=1, int8_train=True, int8_master_weights=master)
+
+
+def state_of(session, model_):
+    """Every trained int8 weight, int32 bias, master copy and momentum in the arena, as
+    bytes: what a checkpoint must carry for the next steps to be the same."""
+    from microtrain.nn import image as _image
+    image = _image.read_image(model_._image)
+    state = []
+    for _, weight, bias in trained_layers(model_):
+        for tensor, dtype in ((weight, np.int8), (bias, np.int32)):
+            count = int(np.prod(image.tensors[tensor].dims))
+            state.append(arena_tensor(session, tensor, "weight", dtype, count).tobytes())
+            if dtype == np.int8 and image.tensors[tensor].flags & 16:  # MT_TENSOR_MASTER
+                state.append(arena_tensor(session, tensor, "weight", np.float32, count, 1)
+                             .tobytes())
+    return state
+
+
+@pytest.mark.parametrize("master", [False, True], ids=["plain", "master"])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_a_resumed_int8_run_is_the_uninterrupted_one(tmp_path, master, momentum):
+    """Three steps, a checkpoint loaded into a fresh session, three more steps on each: the
+    trained int8 weights, biases and master copies, the outputs and the checkpoints after
+    them are the same bytes; the steps did move the int8 weights."""
+    m = model(master)
+    path = str(tmp_path / "int8.ck")
+    with microtrain.TrainSession(m) as a, microtrain.TrainSession(m) as b:
+        for session in (a, b):
+            session.compile(microtrain.optimizers.SGD(0.2, momentum=momentum), "mse",
+                            batch_size=4)
+        start = state_of(a, m)
+        for step in range(3):
+            a.train_step(*rows(step))
+        a.save_checkpoint(path)
+        b.load_checkpoint(path)
+        assert state_of(b, m) == state_of(a, m) != start
+        assert b.get_counters() == a.get_counters()
+        for step in range(3, 6):
+            a.train_step(*rows(step))
+            b.train_step(*rows(step))
+        assert state_of(b, m) == state_of(a, m)
+        np.testing.assert_array_equal(b.infer(rows(9)[0])[0], a.infer(rows(9)[0])[0])
+        a.save_checkpoint(str(tmp_path / "a.ck"))
+        b.save_checkpoint(str(tmp_path / "b.ck"))
+    with open(str(tmp_path / "a.ck"), "rb") as fa, open(str(tmp_path / "b.ck"), "rb") as fb:
+        assert fa.read() == fb.read()
+
+
+def test_the_summary_names_the_records_trained_in_place(tmp_path):
+    """Version 4's records say their dtype and master copy: ``microtrain info`` shows them,
+    and the walk of their sizes ends at the trailer (crc_ok)."""
+    m = model(True)
+    path = str(tmp_path / "int8.ck")
+    with microtrain.TrainSession(m) as session:
+        session.compile(microtrain.optimizers.SGD(0.2, momentum=0.9), "mse", batch_size=4)
+        session.train_step(*rows(0))
+        session.save_checkpoint(path)
+        weights = [(w, b) for _, w, b in trained_layers(m)]
+    with open(path, "rb") as handle:
+        data = handle.read()
+    summary = checkpoint_info.read_summary(lambda offset, count: data[offset:offset + count],
+                                           len(data))
+    assert summary["version"] == 4 and summary["crc_ok"] and summary["state_arrays"] == 1
+    assert summary["int8_records"] == [pair for w, b in weights
+                                       for pair in ((w, "int8 + master"), (b, "int32"))]
+    assert [index for index, _ in summary["records"]] == [t for pair in weights for t in pair]
+    lines = checkpoint_info.describe(summary)
+    assert "trained in place: t%d int8 + master, t%d int32" % weights[0] in lines[-1]
+
+
+def test_an_int8_checkpoint_into_the_session_without_master_copies_is_refused(tmp_path):
+    """A checkpoint with master copies and one without are different runs' states: the
+    load is refused and changes nothing."""
+    path = str(tmp_path / "master.ck")
+    with microtrain.TrainSession(model(True)) as with_master, \
+            microtrain.TrainSession(model(False)) as plain:
+        for session in (with_master, plain):
+            session.compile("sgd", "mse", batch_size=4)
+        with_master.train_step(*rows(0))
+        with_master.save_checkpoint(path)
+        before = plain.infer(rows(9)[0])[0]
+        with pytest.raises(microtrain.MicrotrainError, match="MISMATCH|another model"):
+            plain.load_checkpoint(path)
+        np.testing.assert_array_equal(plain.infer(rows(9)[0])[0], before)
