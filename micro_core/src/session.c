@@ -576,19 +576,3 @@ mt_status mt_session_param_count(const mt_session *s, int32_t *count)
     *count = s->num_params;
     return MT_OK;
 }
-
-mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info)
-{
-    if (!mt_session_valid(s) || info == NULL || position < 0 || position >= s->num_params) return MT_ERR_BAD_ARGUMENT;
-    const uint32_t index = s->params[position];
-    const mt_tensor_rt *t = &s->tensors[index];
-    mt_tensor_desc d;
-    mt_image_tensor(&s->img, index, &d);
-    memset(info, 0, sizeof *info);
-    info->tensor_index = (int32_t)index;
-    info->count = (int32_t)t->count;
-    info->trained = t->trained;
-    info->data = t->trained ? t->mutable_data : NULL;
-    info->image_data = mt_image_const_f32(&s->img, &d);
-    return MT_OK;
-}
