@@ -5,8 +5,8 @@ Checkpoints are written and read by the core through the backend, streamed; file
 through ``microtrain._files`` (regular files only, atomic saves). It uses, of the
 ``Session`` it belongs to: ``_lock``, ``_backend``, ``_properties``,
 ``_require_open/_compiled/_training``, ``_image``, ``_source``, ``_current_image()``,
-``get_weights()``, ``_reset_grad_pending``, ``_params``, ``_trained``, ``_optimizer`` and
-``_config``.
+``get_weights()``, ``_reset_grad_pending``, ``_params``, ``_param_dtypes``, ``_trained``,
+``_optimizer`` and ``_config``.
 """
 
 from . import _files, _model_source, checkpoint_info as _checkpoint_info
@@ -129,9 +129,12 @@ class SessionPersistence:
                     if lowered.endswith(extension):
                         format = extension[1:]
             if format not in (None, "mtm"):
-                data = _model_source.foreign_file_bytes(self._current_image(),
-                                                        self.get_weights(), format,
-                                                        self._source)
+                # the float weights (mt_session_param order): an int8 layer's trained in
+                # place are in the current image's int8 tensors, which the writers read
+                weights = [w for w, dtype in zip(self.get_weights(), self._param_dtypes)
+                           if dtype == "float32"]
+                data = _model_source.foreign_file_bytes(self._current_image(), weights,
+                                                        format, self._source)
                 _files.atomic_write(path, lambda writer: writer.write(data))
                 return
 

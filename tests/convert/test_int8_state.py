@@ -110,3 +110,70 @@ def test_an_int8_checkpoint_into_the_session_without_master_copies_is_refused(tm
         with pytest.raises(microtrain.MicrotrainError, match="MISMATCH|another model"):
             plain.load_checkpoint(path)
         np.testing.assert_array_equal(plain.infer(rows(9)[0])[0], before)
+
+
+# ---------------------------------------------------------------- weights, set and CRC
+
+def test_int8_weights_are_read_as_int8_and_int32_and_crc_covered():
+    """get_weights() lists the int8 weights and int32 biases trained in place at their
+    dtype, in tensor-table order, as the arena holds them; weights_crc32() is zlib.crc32 of
+    their bytes (the figure the firmware prints: mt_session_weights_crc32), before compile
+    the image's, and a step changes both."""
+    import zlib
+    m = model(False)
+    layers = trained_layers(m)
+    with microtrain.TrainSession(m) as session:
+        before = session.get_weights()
+        crc_image = session.weights_crc32()
+        session.compile(microtrain.optimizers.SGD(0.2), "mse", batch_size=4)
+        assert [w.dtype for w in session.get_weights()] == [np.int8, np.int32] * 3
+        assert session.trained_tensors() == [t for _, w, b in layers for t in (w, b)]
+        assert session.weights_crc32() == crc_image == \
+            zlib.crc32(b"".join(w.tobytes() for w in before))
+        session.train_step(*rows(0))
+        after = session.get_weights()
+        for (op, w, b), weight, bias in zip(layers, after[::2], after[1::2]):
+            np.testing.assert_array_equal(
+                weight.reshape(-1), arena_tensor(session, w, "weight", np.int8, weight.size))
+            np.testing.assert_array_equal(
+                bias, arena_tensor(session, b, "weight", np.int32, bias.size))
+        assert any(np.any(a != b) for a, b in zip(after, before))
+        assert session.weights_crc32() == zlib.crc32(b"".join(w.tobytes() for w in after)) \
+            != crc_image
+
+
+@pytest.mark.parametrize("master", [False, True], ids=["plain", "master"])
+def test_int8_weights_written_are_the_ones_trained(master):
+    """set_weights() of another session's trained int8 weights: the same outputs and CRC,
+    and (a learning rate too small to move a weight) the weights written stay, a master copy
+    restarting from them."""
+    m = model(master)
+    with microtrain.TrainSession(m) as trained, microtrain.TrainSession(m) as fresh:
+        trained.compile(microtrain.optimizers.SGD(0.2), "mse", batch_size=4)
+        fresh.compile(microtrain.optimizers.SGD(1e-7), "mse", batch_size=4)
+        for step in range(3):
+            trained.train_step(*rows(step))
+        fresh.set_weights(trained.get_weights())
+        assert fresh.weights_crc32() == trained.weights_crc32()
+        np.testing.assert_array_equal(fresh.infer(rows(9)[0])[0], trained.infer(rows(9)[0])[0])
+        fresh.train_step(*rows(5))
+        assert fresh.weights_crc32() == trained.weights_crc32()
+
+
+def test_int8_weights_written_are_checked():
+    """A float array, a value outside int8's or int32's range, a wrong shape: ValueError
+    saying what is supported, and nothing changes."""
+    with microtrain.TrainSession(model(False)) as session:
+        session.compile("sgd", "mse", batch_size=4)
+        weights = session.get_weights()
+        crc = session.weights_crc32()
+        cases = [(0, weights[0].astype(np.float32), "give integers.*got dtype float32"),
+                 (0, np.full(weights[0].shape, 200), r"must lie in \[-128, 127\]"),
+                 (1, np.full(weights[1].shape, 2 ** 31), r"must lie in \[-2147483648, "),
+                 (0, weights[0].reshape(-1), "must have shape")]
+        for position, value, message in cases:
+            with pytest.raises(ValueError, match=message):
+                session.set_weights({session.trained_tensors()[position]: value})
+        assert session.weights_crc32() == crc
+        session.set_weights({session.trained_tensors()[0]: np.full(weights[0].shape, -128)})
+        assert np.all(session.get_weights()[0] == -128)
