@@ -2,7 +2,7 @@
  * Checkpoints of a session whose int8 layers train in place (docs/checkpoint_format.md,
  * version 4): the int8 weights, int32 biases, their SGD momentum and float master copies
  * saved and restored bit for bit, and a resumed run equal to an uninterrupted one, byte for
- * byte of their checkpoints. Model: int8_in_place_images.h (tests/convert's int8 CNN: Conv2D
+ * byte of their checkpoints. Model: int8_in_place_util.h (tests/convert's int8 CNN: Conv2D
  * 3x3, DepthwiseConv2D 3x3, Add, AveragePool, FullyConnected; its three weighted layers train
  * in place), x f32 [5, 5, 2] -> y f32 [4], MSE, B = 4 rows a step.
  *
@@ -13,7 +13,10 @@
  * a fault planted in a valid checkpoint (CRC recomputed), and the arena stays unchanged.
  */
 #include "checkpoint_util.h"
-#include "int8_in_place_images.h"
+#include "int8_in_place_util.h"
+
+static uint8_t *master_image; /* the model with float master copies */
+static size_t master_bytes;
 
 #define IN 50  /* x [5, 5, 2] */
 #define OUT 4  /* y [4] */
@@ -156,7 +159,7 @@ static void test_refusals(void)
     mt_train_config cfg;
     sess g, plain;
     int8_cfg(&cfg, 0.9f, 0);
-    CHECK_STATUS(sess_open(&g, int8_in_place_master, sizeof int8_in_place_master, &cfg), MT_OK);
+    CHECK_STATUS(sess_open(&g, master_image, master_bytes, &cfg), MT_OK);
     CHECK_STATUS(sess_open(&plain, int8_in_place, sizeof int8_in_place, &cfg), MT_OK);
     train_int8(g.s, 2, 5u, 0);
     sink *k = sink_new();
@@ -248,13 +251,15 @@ static void test_refusals(void)
 
 int main(void)
 {
+    master_image = int8_in_place_master(&master_bytes);
     for (int master = 0; master < 2; master++) {
-        const uint8_t *img = master ? int8_in_place_master : int8_in_place;
-        const size_t ib = master ? sizeof int8_in_place_master : sizeof int8_in_place;
+        const uint8_t *img = master ? master_image : int8_in_place;
+        const size_t ib = master ? master_bytes : sizeof int8_in_place;
         test_resume(img, ib, master, 0.0f, 0);
         test_resume(img, ib, master, 0.9f, 0);
         test_resume(img, ib, master, 0.9f, 1);
     }
     test_refusals();
+    free(master_image);
     return MT_TEST_END();
 }

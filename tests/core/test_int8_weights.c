@@ -4,10 +4,13 @@
  * and int32 biases listed in tensor-table order with their dtype, readable where the session
  * keeps them, writable (a master copy following the weight written), and covered by the
  * weights' CRC, which a float model keeps as it was (its f32 weights' bytes alone).
- * Model: int8_in_place_images.h (the int8 CNN whose three weighted layers train in place).
+ * Model: int8_in_place_util.h (the int8 CNN whose three weighted layers train in place).
  */
 #include "checkpoint_util.h"
-#include "int8_in_place_images.h"
+#include "int8_in_place_util.h"
+
+static uint8_t *master_image; /* the model with float master copies */
+static size_t master_bytes;
 
 #define IN 50
 #define OUT 4
@@ -131,7 +134,7 @@ static void test_written_weight_takes_its_master_copy(void)
     sgd(&cfg, 1e-6f);
     for (int call = 1; call >= 0; call--) {
         sess g;
-        CHECK_STATUS(sess_open(&g, int8_in_place_master, sizeof int8_in_place_master, &cfg), MT_OK);
+        CHECK_STATUS(sess_open(&g, master_image, master_bytes, &cfg), MT_OK);
         mt_param_info info;
         CHECK_STATUS(mt_session_qparam(g.s, 0, &info), MT_OK);
         int8_t *w = (int8_t *)(void *)info.data;
@@ -147,8 +150,10 @@ static void test_written_weight_takes_its_master_copy(void)
 
 int main(void)
 {
+    master_image = int8_in_place_master(&master_bytes);
     test_listing_and_crc();
     test_float_crc_unchanged();
     test_written_weight_takes_its_master_copy();
+    free(master_image);
     return MT_TEST_END();
 }
