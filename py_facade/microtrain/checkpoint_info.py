@@ -129,17 +129,23 @@ def _state_text(summary):
                                                     "%d state arrays" % summary["state_arrays"])
 
 
-def mismatch(summary, optimizer, trained, state_arrays):
+def mismatch(summary, optimizer, trained, state_arrays, in_place=()):
     """Why a checkpoint does not fit a session that has ``optimizer`` (a name), trains
-    ``trained`` [(tensor index, values)] and keeps ``state_arrays`` per tensor: the
+    ``trained`` [(tensor index, values)], of which ``in_place`` [(tensor index, "int8" |
+    "int32")] in int8 layers trained in place, and keeps ``state_arrays`` per tensor: the
     differences, as text (the core compares the same fields, and the model fingerprint)."""
     reasons = []
+    held = [(index, kind.split(" ")[0]) for index, kind in summary["int8_records"]]
     if summary["optimizer"] != optimizer:
         reasons.append("it was saved with optimizer %s, this session has %s"
                        % (summary["optimizer"], optimizer))
     if [tuple(r) for r in summary["records"]] != [tuple(t) for t in trained]:
         reasons.append("it holds trained tensors %s; this session trains %s"
                        % (tensors_text(summary["records"]), tensors_text(trained)))
+    if not reasons and held != [tuple(t) for t in in_place]:
+        reasons.append("it holds %s trained in place; this session trains %s in place"
+                       % (", ".join("t%d %s" % t for t in held) or "no tensor",
+                          ", ".join("t%d %s" % tuple(t) for t in in_place) or "no tensor"))
     if not reasons and summary["state_arrays"] not in (0, state_arrays):
         reasons.append("it stores %s; this %s session keeps %s"
                        % (_state_text(summary), optimizer,

@@ -106,13 +106,17 @@ class SessionPersistence:
     def _checkpoint_mismatch(self, read, size):
         """Which of optimizer, trained set and model differs from the checkpoint's."""
         summary = _checkpoint_info.read_summary(read, size)
-        trained = []
-        for (index, dims, _), flag in zip(self._params, self._trained):
+        trained, in_place = [], []
+        for (index, dims, _), dtype, flag in zip(self._params, self._param_dtypes,
+                                                 self._trained):
             if flag:
                 trained.append((index, element_count(dims)))
+                if dtype != "float32":
+                    in_place.append((index, dtype))
         state = 0 if self._optimizer.name == "sgd" and not self._config["momentum"] else \
             (1 if self._optimizer.name == "sgd" else 2)
-        return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state)
+        return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state,
+                                         in_place)
 
     def export_model_for_inference(self, path, format=None):
         """Write the model for inference, atomically: an .mtm image with the trained

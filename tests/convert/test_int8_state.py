@@ -177,3 +177,37 @@ def test_int8_weights_written_are_checked():
         assert session.weights_crc32() == crc
         session.set_weights({session.trained_tensors()[0]: np.full(weights[0].shape, -128)})
         assert np.all(session.get_weights()[0] == -128)
+
+
+def test_a_float_checkpoint_into_an_int8_session_says_why(tmp_path):
+    """The same tensors saved as float records (format version 2, as a float session of
+    this architecture writes them) are refused as another run's, the message naming the
+    layout: int8 and int32 trained in place against none."""
+    import struct
+    import zlib
+    m = model(False)
+    path = str(tmp_path / "int8.ck")
+    with microtrain.TrainSession(m) as session:
+        session.compile("sgd", "mse", batch_size=4)
+        session.save_checkpoint(path)
+        with open(path, "rb") as handle:
+            typed = handle.read()
+        # rewrite as version 2: 8-byte records of f32 weights (no optimizer state here)
+        out, offset = bytearray(typed[:80]), 80
+        struct.pack_into("<H", out, 4, 2)
+        for _ in range(struct.unpack("<I", typed[16:20])[0]):
+            index, count, dtype = struct.unpack("<IIB", typed[offset:offset + 9])
+            out += struct.pack("<II", index, count)
+            width = 1 if dtype == 3 else 4
+            values = np.frombuffer(typed[offset + 12:offset + 12 + width * count],
+                                   np.int8 if dtype == 3 else "<i4")
+            out += values.astype("<f4").tobytes()
+            offset += 12 + (count + 3) // 4 * 4 if dtype == 3 else 12 + 4 * count
+        struct.pack_into("<I", out, 8, len(out) + 4)
+        out += struct.pack("<I", zlib.crc32(bytes(out)) & 0xFFFFFFFF)
+        with open(path, "wb") as handle:
+            handle.write(bytes(out))
+        with pytest.raises(microtrain.MicrotrainError,
+                           match="it holds no tensor trained in place; this session trains "
+                                 "t2 int8, t3 int32"):
+            session.load_checkpoint(path)
