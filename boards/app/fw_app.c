@@ -129,15 +129,8 @@ void mt_fw_load_rows(mt_session *s, const uint32_t *x, const uint32_t *y, int32_
 
 uint32_t mt_fw_weights_crc32(mt_session *s)
 {
-    int32_t count;
     uint32_t crc = 0u;
-    mt_fw_check(mt_session_param_count(s, &count), "mt_session_param_count");
-    for (int32_t position = 0; position < count; position++) {
-        mt_param_info info;
-        mt_fw_check(mt_session_param(s, position, &info), "mt_session_param");
-        const float *data = info.trained ? info.data : info.image_data;
-        crc = mt_crc32_update(crc, data, (size_t)info.count * sizeof(float));
-    }
+    mt_fw_check(mt_session_weights_crc32(s, &crc), "mt_session_weights_crc32");
     return crc;
 }
 

@@ -63,8 +63,9 @@ void mt_fw_load_rows(mt_session *s, const uint32_t *x, const uint32_t *y, int32_
                      int32_t n);
 
 /**
- * @brief CRC-32 (IEEE, zlib.crc32) over every weight tensor in mt_session_param() order:
- *        the arena copy when trained, the image's otherwise; count * 4 bytes each.
+ * @brief CRC-32 (IEEE, zlib.crc32) over every weight tensor in tensor-table order, the
+ *        float ones and an int8 layer's trained in place at their own width: the arena copy
+ *        when trained, the image's otherwise (mt_session_weights_crc32()).
  */
 uint32_t mt_fw_weights_crc32(mt_session *s);
 

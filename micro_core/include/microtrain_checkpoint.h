@@ -61,7 +61,9 @@ MT_API mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimi
  *        with a proximal term also saves its reference w_ref, as version 3), step and epoch
  *        counters, current and base learning rate and user properties; versioned,
  *        little-endian, CRC-32 protected (format: docs/checkpoint_format.md, version 2, or 3
- *        with the reference). @p write is called with small chunks.
+ *        with the reference, or 4 for a session whose int8 layers train in place: their int8
+ *        weights, int32 biases and float master copies at their own width). @p write is
+ *        called with small chunks.
  * @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, bad property), MT_ERR_IO (from @p write).
  */
 MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
@@ -77,7 +79,11 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
  * are MT_ERR_BAD_CHECKPOINT; another model fingerprint, trained tensor set or optimizer
  * (with or without stored state) is MT_ERR_CHECKPOINT_MISMATCH. Only then are weights,
  * state and counters replaced and @p on_property (may be NULL) called for each property.
- * Versions 1, 2 and 3 load; versions 2 and 3 also restore the base learning rate
+ * A version 4 record whose layout no writer sets (an unknown dtype, a master copy of
+ * anything but an int8 weight) or whose master copy is outside [-128, 127] or does not round
+ * to its int8 weight is MT_ERR_BAD_CHECKPOINT; a version 1-3 (f32) checkpoint of a session
+ * training int8 layers in place is MT_ERR_CHECKPOINT_MISMATCH.
+ * Versions 1 to 4 load; versions 2 to 4 also restore the base learning rate
  * (mt_session_get_base_learning_rate()), version 3 the proximal term's reference (a session
  * without the term skips it; a checkpoint without one leaves the session's). A checkpoint refused by
  * validation (MT_ERR_BAD_CHECKPOINT, MT_ERR_CHECKPOINT_MISMATCH, or MT_ERR_IO while

@@ -207,12 +207,14 @@ MT_API mt_status mt_session_set_reference(mt_session *s);
 MT_API mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch);
 MT_API mt_status mt_session_set_epoch(mt_session *s, int64_t epoch);
 
-/** One weight tensor (CONST, f32) of the model, in tensor-table order. */
+/** One weight tensor of the model: a CONST f32 tensor (mt_session_param), or an int8 weight or
+ *  int32 bias of an int8 layer trained in place (mt_session_qparam). */
 typedef struct mt_param_info {
     int32_t tensor_index;
     int32_t count;   /**< elements */
     int32_t trained; /**< 1: lives in the arena and is updated; 0: read from the image */
-    int32_t reserved;
+    int32_t dtype;   /**< MT_DTYPE_F32, or (mt_session_qparam) MT_DTYPE_I8 / MT_DTYPE_I32: the
+                          two pointers then point at int8_t / int32_t values (cast them) */
     float *data;     /**< arena copy when trained, else NULL */
     const float *image_data; /**< the weights as stored in the image */
 } mt_param_info;
@@ -222,6 +224,32 @@ MT_API mt_status mt_session_param_count(const mt_session *s, int32_t *count);
 
 /** @brief Describe weight tensor number @p position (0..count-1, tensor-table order). */
 MT_API mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info);
+
+/** @brief Number of quantized parameters: the TRAINABLE int8 weights and int32 biases of int8
+ *  layers that train in place (convert's int8_train), trained by this session or not. 0 for a
+ *  model without. */
+MT_API mt_status mt_session_qparam_count(const mt_session *s, int32_t *count);
+
+/** @brief Describe quantized parameter number @p position (0..count-1, tensor-table order):
+ *  dtype MT_DTYPE_I8 (a weight) or MT_DTYPE_I32 (a bias); data and image_data point at its
+ *  int8_t / int32_t values. A caller may write a trained one's values through data (any value
+ *  of its type), then calls mt_session_qparam_written().
+ *  @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, invalid session, @p position out of range). */
+MT_API mt_status mt_session_qparam(mt_session *s, int32_t position, mt_param_info *info);
+
+/** @brief After writing quantized parameter @p position's values: an int8 weight with a float
+ *  master copy (MT_TENSOR_MASTER) restarts its copy from them (m = W_q), so the next step
+ *  starts from the weight written. Nothing else to do for the others.
+ *  @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL, invalid session, @p position out of range). */
+MT_API mt_status mt_session_qparam_written(mt_session *s, int32_t position);
+
+/** @brief CRC-32 (IEEE, zlib.crc32) of every weight in tensor-table order, each as its values'
+ *  little-endian bytes at their own width: the f32 weights (mt_session_param) and the
+ *  quantized parameters (mt_session_qparam, int8 1 byte, int32 4), trained ones as they are
+ *  now. The figure a firmware prints and the host tools compute; a model without quantized
+ *  parameters has the CRC of its f32 weights alone.
+ *  @return MT_OK, MT_ERR_BAD_ARGUMENT (NULL or invalid session). */
+MT_API mt_status mt_session_weights_crc32(const mt_session *s, uint32_t *crc);
 
 #ifdef __cplusplus
 }

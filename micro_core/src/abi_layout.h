@@ -167,7 +167,7 @@ MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
     X(mt_param_info, tensor_index, 0, 4, 0, 4) \
     X(mt_param_info, count, 4, 4, 4, 4) \
     X(mt_param_info, trained, 8, 4, 8, 4) \
-    X(mt_param_info, reserved, 12, 4, 12, 4) \
+    X(mt_param_info, dtype, 12, 4, 12, 4) \
     X(mt_param_info, data, 16, 8, 16, 4) \
     X(mt_param_info, image_data, 24, 8, 20, 4) \
     X(mt_property, name, 0, 8, 0, 4) \

@@ -1,238 +1,22 @@
 /*
- * Checkpoints (docs/checkpoint_format.md) and inference export, streamed in
- * small chunks through caller callbacks: a device never holds a whole file.
+ * Checkpoints' reader (docs/checkpoint_format.md; the writer is checkpoint_save.c), through
+ * the caller's random-access read callback: a device never holds a whole file.
  *
- * Save writes front to back and keeps a running CRC for the trailer.
- * Load reads twice: pass 1 checks structure, CRC, contents and fit without
- * writing anything; pass 2 replaces weights, optimizer state, the FedProx reference and
- * counters. So a
- * bad checkpoint leaves the session exactly as it was. Contents are checked as
- * well as structure because a CRC proves only that bytes were not damaged, not
- * that their writer was honest: a loaded session must never hold a value that
- * no training run could have produced (a NaN weight, a negative Adam v).
- * Numbers are encoded little-endian byte by byte, whatever the host's order.
+ * Load reads twice: pass 1 checks structure, CRC, contents and fit without writing anything;
+ * pass 2 replaces weights, optimizer state, the FedProx reference and counters. So a bad
+ * checkpoint leaves the session exactly as it was. Contents are checked as well as structure
+ * because a CRC proves only that bytes were not damaged, not that their writer was honest: a
+ * loaded session must never hold a value that no training run could have produced (a NaN
+ * weight, a negative Adam v, an int8 weight that is not its float master copy's rounding).
+ * Numbers are decoded little-endian byte by byte, whatever the host's order.
  */
 #include <string.h>
 
-#include "microtrain.h"
+#include "checkpoint_layout.h"
 #include "float_bits.h"
 #include "le_bytes.h"
 #include "mt_math.h"
 #include "optimizers.h"
-#include "session.h"
-
-#define CK_MAGIC "MTCK"
-#define CK_VERSION 2u    /* written; 1 (no base learning rate) is still read */
-#define CK_VERSION_REFERENCE 3u /* written when a record carries the FedProx reference */
-#define CK_HEADER_BYTES 80u
-#define CK_TRAILER_BYTES 4u
-#define CK_RECORD_HEADER_BYTES 8u
-#define CK_PROPERTY_HEADER_BYTES 8u
-#define CHUNK 64u
-
-static uint32_t pad4(uint32_t n)
-{
-    return (n + 3u) & ~3u;
-}
-
-/* strlen bounded by limit + 1, so an unterminated string cannot run away. */
-static uint32_t bounded_length(const char *s, uint32_t limit)
-{
-    uint32_t n = 0;
-    while (n <= limit && s[n] != '\0') ++n;
-    return n;
-}
-
-/* ---- what a checkpoint of this session holds ---- */
-
-static uint32_t state_arrays_of(const mt_session *s, int32_t include_optimizer)
-{
-    return include_optimizer ? mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum) : 0u;
-}
-
-/* 1 when each record carries the proximal term's reference w_ref (FedProx, proximal_mu > 0):
- * it belongs to the resumable state, like the optimizer's, so it comes with it */
-static uint32_t reference_arrays_of(const mt_session *s, int32_t include_optimizer)
-{
-    return include_optimizer && s->cfg.proximal_mu > 0.0f ? 1u : 0u;
-}
-
-static mt_status property_value_bytes(const mt_property *p, uint32_t *name_bytes, uint32_t *value_bytes)
-{
-    if (p->name == NULL) return MT_ERR_BAD_ARGUMENT;
-    *name_bytes = bounded_length(p->name, MT_PROPERTY_MAX_NAME);
-    if (*name_bytes == 0 || *name_bytes > MT_PROPERTY_MAX_NAME) return MT_ERR_BAD_ARGUMENT;
-    switch (p->type) {
-    case MT_PROPERTY_INT:
-    case MT_PROPERTY_FLOAT: *value_bytes = 8; return MT_OK;
-    case MT_PROPERTY_STRING:
-        if (p->str_value == NULL) return MT_ERR_BAD_ARGUMENT;
-        *value_bytes = bounded_length(p->str_value, MT_PROPERTY_MAX_STRING);
-        return *value_bytes > MT_PROPERTY_MAX_STRING ? MT_ERR_BAD_ARGUMENT : MT_OK;
-    default: return MT_ERR_BAD_ARGUMENT;
-    }
-}
-
-/* 1 when an int8 layer trains in place (a trained int8 weight or int32 bias): the format's
- * records are f32 weights, so such a session has no checkpoint (MT_ERR_UNSUPPORTED) */
-static int trains_quantized(const mt_session *s)
-{
-    for (int32_t k = 0; k < s->num_trained; ++k)
-        if (s->tensors[s->trained[k]].dtype != MT_DTYPE_F32) return 1;
-    return 0;
-}
-
-mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
-                              const mt_property *properties, int32_t num_properties, size_t *bytes)
-{
-    if (!mt_session_valid(s) || bytes == NULL || num_properties < 0 ||
-        (num_properties > 0 && properties == NULL) || (include_optimizer != 0 && include_optimizer != 1))
-        return MT_ERR_BAD_ARGUMENT;
-    if (trains_quantized(s)) return MT_ERR_UNSUPPORTED;
-    const uint64_t per_element =
-        4u * (1u + state_arrays_of(s, include_optimizer) + reference_arrays_of(s, include_optimizer));
-    uint64_t total = CK_HEADER_BYTES + CK_TRAILER_BYTES;
-    for (int32_t k = 0; k < s->num_trained; ++k)
-        total += CK_RECORD_HEADER_BYTES + per_element * s->tensors[s->trained[k]].count;
-    for (int32_t k = 0; k < num_properties; ++k) {
-        uint32_t name_bytes = 0, value_bytes = 0;
-        mt_status st = property_value_bytes(&properties[k], &name_bytes, &value_bytes);
-        if (st != MT_OK) return st;
-        total += CK_PROPERTY_HEADER_BYTES + pad4(name_bytes + value_bytes);
-    }
-    if (total > 0xFFFFFFFFu) return MT_ERR_UNSUPPORTED; /* the format's sizes are 32-bit */
-    *bytes = (size_t)total;
-    return MT_OK;
-}
-
-/* ---- save ---- */
-
-typedef struct writer {
-    mt_write_fn write;
-    void *user;
-    uint32_t crc;
-    mt_status status;
-} writer;
-
-/* Hand bytes to the callback in pieces of at most CHUNK, so a device can program flash
- * page by page from a small buffer. */
-static void emit(writer *w, const void *data, size_t bytes)
-{
-    const uint8_t *p = (const uint8_t *)data;
-    while (w->status == MT_OK && bytes > 0) {
-        const size_t n = bytes < CHUNK ? bytes : CHUNK;
-        w->crc = mt_crc32_update(w->crc, p, n);
-        w->status = w->write(w->user, p, n);
-        if (w->status > 0) w->status = MT_ERR_IO; /* a callback must return a status */
-        p += n;
-        bytes -= n;
-    }
-}
-
-static void emit_floats(writer *w, const float *x, uint32_t count)
-{
-    uint8_t buf[CHUNK];
-    uint32_t done = 0;
-    while (done < count) {
-        uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
-        for (uint32_t i = 0; i < n; ++i) mt_put_u32(buf + 4 * i, mt_f32_bits(x[done + i]));
-        emit(w, buf, 4u * n);
-        done += n;
-    }
-}
-
-/* count zero floats */
-static void emit_zeros(writer *w, uint32_t count)
-{
-    static const uint8_t zeros[CHUNK];
-    while (count > 0) {
-        const uint32_t n = count < CHUNK / 4 ? count : CHUNK / 4;
-        emit(w, zeros, 4u * n);
-        count -= n;
-    }
-}
-
-/* The optimizer state of trained weight t in the weight's layout, array by array: a sparse
- * update's state holds its trained channels only (session.h, mt_weight_part), and the
- * checkpoint has zeros where the frozen ones are, so a checkpoint's records are the same
- * for every part (a state that starts at 0, as a frozen channel's would). */
-static void emit_state(writer *w, const mt_session *s, const mt_tensor_rt *t, uint32_t arrays)
-{
-    const mt_weight_part p = mt_weight_part_of(s, t);
-    for (uint32_t a = 0; a < arrays; ++a)
-        for (uint32_t j = 0; j < p.blocks; ++j) {
-            emit_floats(w, t->opt_state + (size_t)a * mt_part_elements(p) + (size_t)j * p.len, p.len);
-            emit_zeros(w, p.stride - p.len);
-        }
-}
-
-mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
-                             const mt_property *properties, int32_t num_properties,
-                             mt_write_fn write, void *user)
-{
-    size_t total;
-    mt_status st = mt_checkpoint_bytes(s, include_optimizer, properties, num_properties, &total);
-    if (st != MT_OK) return st;
-    if (write == NULL) return MT_ERR_BAD_ARGUMENT;
-    const uint32_t state_arrays = state_arrays_of(s, include_optimizer);
-    const uint32_t reference = reference_arrays_of(s, include_optimizer);
-
-    uint8_t h[CK_HEADER_BYTES];
-    memset(h, 0, sizeof h);
-    memcpy(h, CK_MAGIC, 4);
-    mt_put_u16(h + 4, reference ? CK_VERSION_REFERENCE : CK_VERSION); /* without: version 2's bytes */
-    mt_put_u16(h + 6, CK_HEADER_BYTES);
-    mt_put_u32(h + 8, (uint32_t)total);
-    mt_put_u32(h + 12, s->model_fingerprint);
-    mt_put_u32(h + 16, (uint32_t)s->num_trained);
-    mt_put_u32(h + 20, (uint32_t)s->cfg.optimizer);
-    mt_put_u32(h + 24, state_arrays);
-    mt_put_u32(h + 28, (uint32_t)num_properties);
-    mt_put_u64(h + 32, (uint64_t)s->step);
-    mt_put_u64(h + 40, (uint64_t)s->epoch);
-    mt_put_u32(h + 48, mt_f32_bits(s->learning_rate));
-    mt_put_u32(h + 52, mt_f32_bits(s->base_learning_rate));
-    mt_put_u64(h + 56, mt_f64_bits(state_arrays ? s->beta1_power : 1.0));
-    mt_put_u64(h + 64, mt_f64_bits(state_arrays ? s->beta2_power : 1.0));
-    mt_put_u32(h + 72, reference);
-
-    writer w = {write, user, 0, MT_OK};
-    emit(&w, h, sizeof h);
-    for (int32_t k = 0; k < s->num_trained; ++k) {
-        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        uint8_t r[CK_RECORD_HEADER_BYTES];
-        mt_put_u32(r, s->trained[k]);
-        mt_put_u32(r + 4, t->count);
-        emit(&w, r, sizeof r);
-        emit_floats(&w, t->data, t->count);
-        emit_state(&w, s, t, state_arrays);
-        if (reference) emit_floats(&w, mt_reference_of(s, t), t->count);
-    }
-    for (int32_t k = 0; k < num_properties; ++k) {
-        const mt_property *p = &properties[k];
-        uint32_t name_bytes = 0, value_bytes = 0;
-        property_value_bytes(p, &name_bytes, &value_bytes); /* checked by mt_checkpoint_bytes */
-        uint8_t ph[CK_PROPERTY_HEADER_BYTES] = {0};
-        mt_put_u16(ph, (uint16_t)name_bytes);
-        ph[2] = (uint8_t)p->type;
-        mt_put_u32(ph + 4, value_bytes);
-        emit(&w, ph, sizeof ph);
-        emit(&w, p->name, name_bytes);
-        uint8_t v[8];
-        if (p->type == MT_PROPERTY_INT) mt_put_u64(v, (uint64_t)p->int_value);
-        if (p->type == MT_PROPERTY_FLOAT) mt_put_u64(v, mt_f64_bits(p->float_value));
-        emit(&w, p->type == MT_PROPERTY_STRING ? (const void *)p->str_value : (const void *)v, value_bytes);
-        const uint8_t zeros[4] = {0};
-        emit(&w, zeros, pad4(name_bytes + value_bytes) - (name_bytes + value_bytes));
-    }
-    uint8_t trailer[CK_TRAILER_BYTES];
-    mt_put_u32(trailer, w.crc);
-    if (w.status == MT_OK) {
-        w.status = write(user, trailer, sizeof trailer);
-        if (w.status > 0) w.status = MT_ERR_IO;
-    }
-    return w.status;
-}
 
 /* ---- load ---- */
 
@@ -268,7 +52,7 @@ static int known_optimizer(int32_t optimizer)
 static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
 {
     c->version = mt_get_u16(h + 4);
-    if (memcmp(h, CK_MAGIC, 4) != 0 || c->version < 1 || c->version > CK_VERSION_REFERENCE ||
+    if (memcmp(h, CK_MAGIC, 4) != 0 || c->version < 1 || c->version > CK_VERSION_TYPED ||
         mt_get_u16(h + 6) != CK_HEADER_BYTES)
         return MT_ERR_BAD_CHECKPOINT;
     c->total = mt_get_u32(h + 8);
@@ -283,14 +67,16 @@ static mt_status parse_header(const uint8_t *h, uint32_t size, ck_header *c)
     c->base_learning_rate = mt_f32_from_bits(mt_get_u32(h + 52)); /* version 1: reserved, 0 */
     c->beta1_power = mt_f64_from_bits(mt_get_u64(h + 56));
     c->beta2_power = mt_f64_from_bits(mt_get_u64(h + 64));
-    c->reference_arrays = c->version == CK_VERSION_REFERENCE ? mt_get_u32(h + 72) : 0u;
+    c->reference_arrays = c->version >= CK_VERSION_REFERENCE ? mt_get_u32(h + 72) : 0u;
     if (c->total != size) return MT_ERR_BAD_CHECKPOINT;
     if (c->version == 1 ? mt_get_u32(h + 52) != 0
                         : !(mt_isfinitef(c->base_learning_rate) && c->base_learning_rate > 0.0f))
         return MT_ERR_BAD_CHECKPOINT; /* a base rate comes from a config: finite and > 0 */
-    /* version 3 is written only with the reference (1 at offset 72); the rest is reserved, 0 */
+    /* version 3 is written only with the reference (1 at offset 72), version 4 with (1) or
+     * without (0); the rest is reserved, 0 */
     if (c->version == CK_VERSION_REFERENCE && c->reference_arrays != 1u) return MT_ERR_BAD_CHECKPOINT;
-    for (int i = c->version == CK_VERSION_REFERENCE ? 76 : 72; i < 80; ++i)
+    if (c->version == CK_VERSION_TYPED && c->reference_arrays > 1u) return MT_ERR_BAD_CHECKPOINT;
+    for (int i = c->version >= CK_VERSION_REFERENCE ? 76 : 72; i < 80; ++i)
         if (h[i] != 0) return MT_ERR_BAD_CHECKPOINT;
     /* the state a known optimizer keeps: none, momentum (SGD), or m and v (Adam, AdamW) */
     if (!known_optimizer(c->optimizer)) return MT_ERR_BAD_CHECKPOINT;
@@ -324,15 +110,56 @@ static mt_status check_floats(const reader *r, uint32_t offset, uint32_t count, 
     return MT_OK;
 }
 
-/* A record's values: weights, momentum or Adam m, and the reference finite; Adam v (array 2
- * of 2 state arrays) finite and >= 0 (a sum of squares). The record lies inside the body
- * (checked by the caller). */
-static mt_status check_record_values(const reader *r, const ck_header *c, uint32_t values_at, uint32_t count)
+/* An int8 weight's float master copy: each m finite, in [−128, 127] (the image's W_q at
+ * init, then clamped to [−127, 127] by every step) and the weight its rounding half to even
+ * (ops/qas.c: W_q = round(m) after each step, m = W_q at init) */
+static mt_status check_master(const reader *r, uint32_t weights_at, uint32_t master_at, uint32_t count)
+{
+    uint8_t m[CHUNK], q[CHUNK / 4];
+    for (uint32_t done = 0; done < count;) {
+        const uint32_t n = count - done < CHUNK / 4 ? count - done : CHUNK / 4;
+        mt_status st = fetch(r, master_at + 4u * done, m, 4u * n);
+        if (st == MT_OK) st = fetch(r, weights_at + done, q, n);
+        if (st != MT_OK) return st;
+        for (uint32_t i = 0; i < n; ++i) {
+            const float x = mt_f32_from_bits(mt_get_u32(m + 4 * i));
+            if (!(x >= -128.0f && x <= 127.0f) || mt_qas_round((double)x, -128, 127) != (int8_t)q[i])
+                return MT_ERR_BAD_CHECKPOINT;
+        }
+        done += n;
+    }
+    return MT_OK;
+}
+
+/* A record's values: f32 weights, the master copy (check_master), momentum or Adam m, and
+ * the reference finite; Adam v (array 2 of 2 state arrays) finite and >= 0 (a sum of
+ * squares). An int8 weight or int32 bias may hold any value of its type (an image's int8
+ * weight may be −128, which no step writes but an untrained one keeps). The record lies
+ * inside the body (checked by the caller). */
+static mt_status check_record_values(const reader *r, const ck_header *c, ck_layout l, uint32_t values_at,
+                                     uint32_t count)
 {
     mt_status st = MT_OK;
-    for (uint32_t a = 0; a <= c->state_arrays + c->reference_arrays && st == MT_OK; ++a)
-        st = check_floats(r, values_at + 4u * count * a, count, a == 2 && c->state_arrays == 2);
+    if (l.dtype == MT_DTYPE_F32) st = check_floats(r, values_at, count, 0);
+    uint32_t at = values_at + (uint32_t)weight_bytes(l, count);
+    if (st == MT_OK && l.master) st = check_master(r, values_at, at, count), at += 4u * count;
+    for (uint32_t a = 1; a <= c->state_arrays + c->reference_arrays && st == MT_OK; ++a)
+        st = check_floats(r, at + 4u * count * (a - 1u), count, a == 2 && c->state_arrays == 2);
     return st;
+}
+
+/* A record's header at buf: its tensor, count and layout (version 4's bytes 8-11: a known
+ * dtype, a master copy 0 or 1 and only for int8, zeros) */
+static mt_status parse_record(const uint8_t *buf, uint32_t version, uint32_t *index, uint32_t *count, ck_layout *l)
+{
+    *index = mt_get_u32(buf), *count = mt_get_u32(buf + 4);
+    l->dtype = MT_DTYPE_F32, l->master = 0;
+    if (version < CK_VERSION_TYPED) return MT_OK;
+    l->dtype = buf[8], l->master = buf[9];
+    const int known = l->dtype == MT_DTYPE_F32 || l->dtype == MT_DTYPE_I32 || l->dtype == MT_DTYPE_I8;
+    if (!known || l->master > 1 || (l->master && l->dtype != MT_DTYPE_I8) || buf[10] != 0 || buf[11] != 0)
+        return MT_ERR_BAD_CHECKPOINT;
+    return MT_OK;
 }
 
 /* Pass 1: CRC of every byte before the trailer, then the records' bounds and values and the
@@ -341,7 +168,6 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
 {
     uint8_t buf[CK_HEADER_BYTES];
     mt_status st;
-    if (trains_quantized(s)) return MT_ERR_UNSUPPORTED;
     if (r->size < CK_HEADER_BYTES + CK_TRAILER_BYTES) return MT_ERR_BAD_CHECKPOINT;
     if ((st = fetch(r, 0, buf, CK_HEADER_BYTES)) != MT_OK) return st;
     if ((st = parse_header(buf, r->size, c)) != MT_OK) return st;
@@ -359,15 +185,23 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
     /* walk the records: bounds first (a corrupt count must not read past the end) */
     uint64_t off = CK_HEADER_BYTES;
     int fits = c->fingerprint == s->model_fingerprint && c->num_records == (uint32_t)s->num_trained;
+    const uint32_t record_header = c->version >= CK_VERSION_TYPED ? CK_TYPED_RECORD_HEADER_BYTES
+                                                                  : CK_RECORD_HEADER_BYTES;
     for (uint32_t k = 0; k < c->num_records; ++k) {
-        if (off + CK_RECORD_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
-        if ((st = fetch(r, (uint32_t)off, buf, CK_RECORD_HEADER_BYTES)) != MT_OK) return st;
-        const uint32_t index = mt_get_u32(buf), count = mt_get_u32(buf + 4);
-        const uint32_t values_at = (uint32_t)off + CK_RECORD_HEADER_BYTES;
-        off += CK_RECORD_HEADER_BYTES + 4ull * count * (1u + c->state_arrays + c->reference_arrays);
+        if (off + record_header > body) return MT_ERR_BAD_CHECKPOINT;
+        if ((st = fetch(r, (uint32_t)off, buf, record_header)) != MT_OK) return st;
+        uint32_t index, count;
+        ck_layout l;
+        if ((st = parse_record(buf, c->version, &index, &count, &l)) != MT_OK) return st;
+        const uint32_t values_at = (uint32_t)off + record_header;
+        off += record_header + values_bytes(l, count, c->state_arrays + c->reference_arrays);
         if (off > body) return MT_ERR_BAD_CHECKPOINT;
-        if ((st = check_record_values(r, c, values_at, count)) != MT_OK) return st;
-        if (fits && (index != s->trained[k] || count != s->tensors[index].count)) fits = 0;
+        if ((st = check_record_values(r, c, l, values_at, count)) != MT_OK) return st;
+        if (fits && index != s->trained[k]) fits = 0;
+        if (fits) { /* the same tensor at the same width: a float checkpoint of an int8 layer is another run's */
+            const ck_layout mine = layout_of(&s->tensors[index]);
+            fits = count == s->tensors[index].count && l.dtype == mine.dtype && l.master == mine.master;
+        }
     }
     for (uint32_t k = 0; k < c->num_properties; ++k) {
         if (off + CK_PROPERTY_HEADER_BYTES > body) return MT_ERR_BAD_CHECKPOINT;
@@ -402,6 +236,24 @@ static mt_status fetch_floats(const reader *r, uint32_t offset, float *x, uint32
     return MT_OK;
 }
 
+/* Read count int32 values at offset into q (little-endian bytes, decoded in place). */
+static mt_status fetch_int32s(const reader *r, uint32_t offset, int32_t *q, uint32_t count)
+{
+    mt_status st = fetch(r, offset, q, 4u * count);
+    if (st != MT_OK) return st;
+    uint8_t *bytes = (uint8_t *)q;
+    for (uint32_t i = 0; i < count; ++i) q[i] = (int32_t)mt_get_u32(bytes + 4 * i);
+    return MT_OK;
+}
+
+/* Read trained tensor t's weights at offset, at their width (emit_weights) */
+static mt_status fetch_weights(const reader *r, uint32_t offset, mt_tensor_rt *t)
+{
+    if (t->dtype == MT_DTYPE_F32) return fetch_floats(r, offset, t->mutable_data, t->count);
+    if (t->dtype == MT_DTYPE_I8) return fetch(r, offset, t->mutable_data, t->count);
+    return fetch_int32s(r, offset, (int32_t *)(void *)t->mutable_data, t->count);
+}
+
 /* Pass 2: replace weights, state, the reference, counters; then hand over the properties. A
  * reference goes to a session with a proximal term and is skipped by one without (it has no
  * w_ref); a checkpoint without one leaves the session's reference as it is. */
@@ -411,22 +263,30 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
     mt_status st;
     uint32_t off = CK_HEADER_BYTES;
     const uint32_t arrays = mt_optimizer_state_arrays(s->cfg.optimizer, s->cfg.momentum);
+    const uint32_t record_header = c->version >= CK_VERSION_TYPED ? CK_TYPED_RECORD_HEADER_BYTES
+                                                                  : CK_RECORD_HEADER_BYTES;
     for (int32_t k = 0; k < s->num_trained; ++k) {
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        off += CK_RECORD_HEADER_BYTES;
-        if ((st = fetch_floats(r, off, t->mutable_data, t->count)) != MT_OK) return st;
-        off += 4u * t->count;
+        const ck_layout l = layout_of(t); /* the record's: validate() compared them */
+        off += record_header;
+        if ((st = fetch_weights(r, off, t)) != MT_OK) return st;
+        off += (uint32_t)weight_bytes(l, t->count);
+        if (l.master) {
+            if ((st = fetch_floats(r, off, mt_q_master_of(t), t->count)) != MT_OK) return st;
+            off += 4u * t->count;
+        }
         const mt_weight_part p = mt_weight_part_of(s, t);
+        float *const state_at = state_of(s, t);
         if (c->state_arrays) { /* the trained part of each array in the weight's layout (emit_state) */
             for (uint32_t a = 0; a < arrays; ++a)
                 for (uint32_t j = 0; j < p.blocks; ++j) {
-                    float *state = t->opt_state + (size_t)a * mt_part_elements(p) + (size_t)j * p.len;
+                    float *state = state_at + (size_t)a * mt_part_elements(p) + (size_t)j * p.len;
                     if ((st = fetch_floats(r, off + 4u * (a * t->count + j * p.stride), state, p.len)) != MT_OK)
                         return st;
                 }
             off += 4u * t->count * arrays;
         } else if (arrays) {
-            memset(t->opt_state, 0, 4u * mt_part_elements(p) * arrays);
+            memset(state_at, 0, 4u * mt_part_elements(p) * arrays); /* not a quantized one's scales */
         }
         if (c->reference_arrays) {
             float *reference = mt_reference_of(s, t);
@@ -484,49 +344,4 @@ mt_status mt_checkpoint_load(mt_session *s, size_t checkpoint_bytes, mt_read_fn 
     mt_status st = validate(s, &r, &c);
     if (st != MT_OK) return st;
     return apply(s, &r, &c, on_property, property_user);
-}
-
-/* ---- export for inference ---- */
-
-/* Bytes [from, from + n) of the image with trained weights substituted. */
-static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8_t *out)
-{
-    memcpy(out, s->img.base + from, n);
-    for (int32_t k = 0; k < s->num_trained; ++k) {
-        mt_tensor_desc d;
-        mt_image_tensor(&s->img, s->trained[k], &d);
-        const uint32_t start = s->img.data_offset + d.data_offset, end = start + d.data_bytes;
-        const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
-        const mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        for (uint32_t b = lo; b < hi; ++b) { /* little-endian, as the image holds them */
-            const uint32_t rel = b - start;
-            uint32_t bits;
-            if (t->dtype == MT_DTYPE_I8) bits = ((const uint8_t *)(const void *)t->data)[rel];
-            else if (t->dtype == MT_DTYPE_I32) bits = (uint32_t)((const int32_t *)(const void *)t->data)[rel / 4];
-            else bits = mt_f32_bits(t->data[rel / 4]);
-            out[b - from] = (uint8_t)(bits >> (t->dtype == MT_DTYPE_I8 ? 0 : 8 * (rel % 4)));
-        }
-    }
-}
-
-mt_status mt_session_export_image(const mt_session *s, mt_write_fn write, void *user)
-{
-    if (!mt_session_valid(s) || write == NULL) return MT_ERR_BAD_ARGUMENT;
-    const uint32_t size = s->img.bytes;
-    uint8_t buf[CHUNK];
-    uint32_t crc = 0;
-    for (uint32_t off = 16; off < size; off += CHUNK) { /* the image CRC covers [16, size) */
-        uint32_t n = size - off < CHUNK ? size - off : CHUNK;
-        exported_bytes(s, off, n, buf);
-        crc = mt_crc32_update(crc, buf, n);
-    }
-    memcpy(buf, s->img.base, 12);
-    mt_put_u32(buf + 12, crc);
-    mt_status st = write(user, buf, 16);
-    for (uint32_t off = 16; off < size && st == MT_OK; off += CHUNK) {
-        uint32_t n = size - off < CHUNK ? size - off : CHUNK;
-        exported_bytes(s, off, n, buf);
-        st = write(user, buf, n);
-    }
-    return st == MT_OK ? MT_OK : (st > 0 ? MT_ERR_IO : st);
 }

@@ -450,16 +450,6 @@ mt_status mt_session_accumulate(mt_session *s, int32_t n, float *loss_out)
     return MT_OK;
 }
 
-/* The first op reading weight tensor `tensor` (what an error about it names; a quantized one's
- * only reader, plan_qas.c), or -1, and the input it reads it as (*input). */
-static int32_t reader_of(const mt_session *s, uint16_t tensor, int *input)
-{
-    for (uint32_t o = 0; o < s->img.num_ops; ++o)
-        for (int k = 0; k < s->ops[o].num_inputs; ++k)
-            if (s->ops[o].inputs[k] == tensor) return *input = k, (int32_t)o;
-    return -1;
-}
-
 mt_status mt_session_optimizer_step(mt_session *s)
 {
     if (!mt_session_valid(s)) return MT_ERR_BAD_ARGUMENT;
@@ -470,7 +460,7 @@ mt_status mt_session_optimizer_step(mt_session *s)
     for (int32_t k = 0; k < s->num_trained; ++k) { /* all or nothing: every update checked first */
         mt_tensor_rt *t = &s->tensors[s->trained[k]];
         int input = 0;
-        const int32_t o = reader_of(s, s->trained[k], &input);
+        const int32_t o = mt_reader_of(s, s->trained[k], &input);
         if (!update_part(s, (uint32_t)o, input, t, grad_scale, beta1_power, beta2_power, 1)) {
             s->numeric_errors += 1; /* refused: weights, state and counters as they were */
             return step_failed(s, MT_ERR_NUMERIC, o, (int32_t)s->trained[k]);
@@ -479,7 +469,7 @@ mt_status mt_session_optimizer_step(mt_session *s)
     begin_update(s);
     for (int32_t k = 0; k < s->num_trained; ++k) {
         int input = 0;
-        const int32_t o = reader_of(s, s->trained[k], &input);
+        const int32_t o = mt_reader_of(s, s->trained[k], &input);
         update_part(s, (uint32_t)o, input, &s->tensors[s->trained[k]], grad_scale, beta1_power, beta2_power, 0);
     }
     return MT_OK;
@@ -584,21 +574,5 @@ mt_status mt_session_param_count(const mt_session *s, int32_t *count)
 {
     if (!mt_session_valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
     *count = s->num_params;
-    return MT_OK;
-}
-
-mt_status mt_session_param(mt_session *s, int32_t position, mt_param_info *info)
-{
-    if (!mt_session_valid(s) || info == NULL || position < 0 || position >= s->num_params) return MT_ERR_BAD_ARGUMENT;
-    const uint32_t index = s->params[position];
-    const mt_tensor_rt *t = &s->tensors[index];
-    mt_tensor_desc d;
-    mt_image_tensor(&s->img, index, &d);
-    memset(info, 0, sizeof *info);
-    info->tensor_index = (int32_t)index;
-    info->count = (int32_t)t->count;
-    info->trained = t->trained;
-    info->data = t->trained ? t->mutable_data : NULL;
-    info->image_data = mt_image_const_f32(&s->img, &d);
     return MT_OK;
 }

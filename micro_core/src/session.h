@@ -161,6 +161,16 @@ static inline float *mt_reference_of(const mt_session *s, const mt_tensor_rt *t)
     return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
 }
 
+/* The first op reading weight tensor `tensor` (what an error about it names; a quantized one's
+ * only reader, plan_qas.c), or -1, and the input it reads it as (*input). */
+static inline int32_t mt_reader_of(const mt_session *s, uint16_t tensor, int *input)
+{
+    for (uint32_t o = 0; o < s->img.num_ops; ++o)
+        for (int k = 0; k < s->ops[o].num_inputs; ++k)
+            if (s->ops[o].inputs[k] == tensor) return *input = k, (int32_t)o;
+    return -1;
+}
+
 /* The trained part of weight t (a tensor of s). */
 static inline mt_weight_part mt_weight_part_of(const mt_session *s, const mt_tensor_rt *t)
 {

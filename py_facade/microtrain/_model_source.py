@@ -63,10 +63,11 @@ def foreign_file_bytes(image, weights, format, source):
 
 
 def _le_bytes(flat):
-    """float32 little-endian bytes of a flat float32 array (numpy or array('f'))."""
+    """Little-endian bytes of a flat array at its width (numpy float32, int8 or int32, or
+    array('f' / 'b' / 'i'))."""
     if hasattr(flat, "astype"):
-        return flat.astype("<f4").tobytes()
-    return bytes(flat)  # array('f'): the machine's order, little-endian on every target here
+        return flat.astype(flat.dtype.newbyteorder("<")).tobytes()
+    return bytes(flat)  # array: the machine's order, little-endian on every target here
 
 
 def _set_image_crc(image):

@@ -91,15 +91,19 @@ class Session(SessionState, SessionPersistence):
         self._outputs = [(int(io["tensor"]), tuple(io["dims"])) for io in info["outputs"]]
         self._params = [(int(p["tensor"]), tuple(p["dims"]), int(p["offset"]))
                         for p in info["params"]]
+        # per weight: "float32", or an int8 layer's trained in place "int8" / "int32" (a
+        # backend that does not list those has float weights alone)
+        self._param_dtypes = [p.get("dtype", "float32") for p in info["params"]]
+        float_params = [p for p in info["params"] if p.get("dtype", "float32") == "float32"]
         self._ops = [(int(op["type"]), int(op["layer"]), bool(op["weights"]))
                      for op in info["ops"]]
         # ops whose trainable weights are int8/int32 (an int8 layer trained in place): none
         # of their TRAINABLE inputs is a float weight
-        float_trainable = set(int(p["tensor"]) for p in info["params"] if p["trainable"])
+        float_trainable = set(int(p["tensor"]) for p in float_params if p["trainable"])
         self._int8_weighted = [bool(op["weights"]) and
                                not any(int(i) in float_trainable for i in op["inputs"])
                                for op in info["ops"]]
-        self._op_facts = _trainable.op_facts(info["ops"], info["params"])
+        self._op_facts = _trainable.op_facts(info["ops"], float_params)
         self._layer_ops = []
         for index, (_, layer, _) in enumerate(self._ops):
             while len(self._layer_ops) <= layer:

@@ -5,8 +5,8 @@ Checkpoints are written and read by the core through the backend, streamed; file
 through ``microtrain._files`` (regular files only, atomic saves). It uses, of the
 ``Session`` it belongs to: ``_lock``, ``_backend``, ``_properties``,
 ``_require_open/_compiled/_training``, ``_image``, ``_source``, ``_current_image()``,
-``get_weights()``, ``_reset_grad_pending``, ``_params``, ``_trained``, ``_optimizer`` and
-``_config``.
+``get_weights()``, ``_reset_grad_pending``, ``_params``, ``_param_dtypes``, ``_trained``,
+``_optimizer`` and ``_config``.
 """
 
 from . import _files, _model_source, checkpoint_info as _checkpoint_info
@@ -106,13 +106,17 @@ class SessionPersistence:
     def _checkpoint_mismatch(self, read, size):
         """Which of optimizer, trained set and model differs from the checkpoint's."""
         summary = _checkpoint_info.read_summary(read, size)
-        trained = []
-        for (index, dims, _), flag in zip(self._params, self._trained):
+        trained, in_place = [], []
+        for (index, dims, _), dtype, flag in zip(self._params, self._param_dtypes,
+                                                 self._trained):
             if flag:
                 trained.append((index, element_count(dims)))
+                if dtype != "float32":
+                    in_place.append((index, dtype))
         state = 0 if self._optimizer.name == "sgd" and not self._config["momentum"] else \
             (1 if self._optimizer.name == "sgd" else 2)
-        return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state)
+        return _checkpoint_info.mismatch(summary, self._optimizer.name, trained, state,
+                                         in_place)
 
     def export_model_for_inference(self, path, format=None):
         """Write the model for inference, atomically: an .mtm image with the trained
@@ -129,9 +133,12 @@ class SessionPersistence:
                     if lowered.endswith(extension):
                         format = extension[1:]
             if format not in (None, "mtm"):
-                data = _model_source.foreign_file_bytes(self._current_image(),
-                                                        self.get_weights(), format,
-                                                        self._source)
+                # the float weights (mt_session_param order): an int8 layer's trained in
+                # place are in the current image's int8 tensors, which the writers read
+                weights = [w for w, dtype in zip(self.get_weights(), self._param_dtypes)
+                           if dtype == "float32"]
+                data = _model_source.foreign_file_bytes(self._current_image(), weights,
+                                                        format, self._source)
                 _files.atomic_write(path, lambda writer: writer.write(data))
                 return
 

@@ -3,7 +3,8 @@
 
 It is a part of one class, split off by responsibility to keep files short. It uses, of the
 ``Session`` it belongs to: ``_lock``, ``_backend``, ``_require_open/_compiled/_training``,
-``_compiled``, ``_image``, ``_params`` [(tensor, dims, image offset)], ``_inputs`` /
+``_compiled``, ``_image``, ``_params`` [(tensor, dims, image offset)], ``_param_dtypes``
+["float32" | "int8" | "int32"], ``_inputs`` /
 ``_outputs`` [(tensor, dims)], ``_ops`` [(type, layer, has weights)], ``_layer_ops``,
 ``_plan``, ``_config``, ``_batch_size``, ``_loss``, ``_train_metrics`` / ``_eval_metrics``,
 ``_trained``, ``_trainable_text``, ``_scheme_layers``, ``_op_facts``, ``_timings``,
@@ -28,6 +29,9 @@ except ImportError:  # MicroPython
 INFERENCE_BATCH_SIZE = 16
 _INT64_MAX = 9223372036854775807
 _FLOAT32_MAX = 3.4028234663852886e38
+# a weight's dtype: (bytes a value, array typecode, lowest and highest value of an integer one)
+_WIDTHS = {"float32": (4, "f", None, None), "int8": (1, "b", -128, 127),
+           "int32": (4, "i", -2147483648, 2147483647)}
 
 
 class SessionState:
@@ -40,7 +44,9 @@ class SessionState:
 
     def get_weights(self):
         """Every weight tensor in tensor-table order (each layer's weight, then its bias):
-        numpy arrays of their shapes, or flat ``array('f')`` without numpy."""
+        numpy arrays of their shapes, or flat ``array('f')`` without numpy. The weights of an
+        int8 layer trained in place (``convert(..., int8_train=True)``) are int8 and its
+        biases int32 (``array('b')`` / ``array('i')`` without numpy)."""
         with self._lock:
             self._require_open()
             weights = []
@@ -48,27 +54,34 @@ class SessionState:
                 if self._compiled:
                     flat = self._backend.read_param(position)
                 else:
-                    flat = self._image_param(offset, dims)
+                    flat = self._image_param(offset, dims, self._param_dtypes[position])
                 weights.append(flat.reshape(dims) if hasattr(flat, "reshape") else flat)
             return weights
 
-    def _image_param(self, offset, dims):
-        data = self._image[offset:offset + 4 * element_count(dims)]
+    def _image_bytes(self, position):
+        """Weight ``position``'s bytes in the session's image."""
+        _, dims, offset = self._params[position]
+        width = _WIDTHS[self._param_dtypes[position]][0]
+        return self._image[offset:offset + width * element_count(dims)]
+
+    def _image_param(self, offset, dims, dtype="float32"):
+        data = self._image[offset:offset + _WIDTHS[dtype][0] * element_count(dims)]
         if _np is not None:
-            return _np.frombuffer(data, dtype="<f4").copy()
+            return _np.frombuffer(data, dtype=_np.dtype(dtype).newbyteorder("<")).astype(dtype)
         from array import array
-        return array("f", data)  # the board's byte order: little-endian on every target here
+        return array(_WIDTHS[dtype][1], data)  # the machine's order: little-endian here
 
     def weights_crc32(self):
-        """zlib.crc32 over every weight, float32 little-endian, in get_weights() order: the
-        figure a firmware prints for the same weights."""
+        """zlib.crc32 over every weight in get_weights() order, each as its little-endian
+        bytes at its width (float32; an int8 layer's trained in place int8 and int32): the
+        figure a firmware prints for the same weights (mt_session_weights_crc32)."""
         with self._lock:
             self._require_open()
             if self._compiled:
                 return int(self._backend.weights_crc32())
             crc = 0
-            for _, dims, offset in self._params:
-                crc = crc32(self._image[offset:offset + 4 * element_count(dims)], crc)
+            for position in range(len(self._params)):
+                crc = crc32(self._image_bytes(position), crc)
             return crc
 
     def set_weights(self, weights):
@@ -89,7 +102,8 @@ class SessionState:
                 image = bytearray(self._image)
                 for position, flat in checked:
                     _, dims, offset = self._params[position]
-                    image[offset:offset + 4 * element_count(dims)] = _le_bytes(flat)
+                    width = _WIDTHS[self._param_dtypes[position]][0]
+                    image[offset:offset + width * element_count(dims)] = _le_bytes(flat)
                 _set_image_crc(image)
                 self._image = bytes(image)
 
@@ -138,6 +152,8 @@ class SessionState:
             self._backend.set_reference()
 
     def _checked_weight(self, position, value):
+        if self._param_dtypes[position] != "float32":
+            return self._checked_integer_weight(position, value)
         dims = self._params[position][1]
         if _np is not None:
             array = _np.asarray(value)
@@ -161,6 +177,38 @@ class SessionState:
             if item != item or item in (float("inf"), float("-inf")):
                 raise ValueError("weight %d contains NaN or infinity" % position)
         return flat
+
+    def _checked_integer_weight(self, position, value):
+        """An int8 layer's weight trained in place (int8) or bias (int32): integers of that
+        type's range, of the weight's shape, converted to it."""
+        dtype = self._param_dtypes[position]
+        dims = self._params[position][1]
+        _, code, lo, hi = _WIDTHS[dtype]
+        kind = "an int8 weight" if dtype == "int8" else "an int32 bias"
+        if _np is not None:
+            array = _np.asarray(value)
+            if array.dtype.kind not in "iu":
+                raise ValueError("weight %d is %s of an int8 layer trained in place: give "
+                                 "integers (an int8 or int32 array), got dtype %s"
+                                 % (position, kind, array.dtype))
+            if tuple(array.shape) != dims:
+                raise ValueError("weight %d must have shape %s, got %s"
+                                 % (position, dims, tuple(array.shape)))
+            if array.size and (int(array.min()) < lo or int(array.max()) > hi):
+                raise ValueError("weight %d is %s: its values must lie in [%d, %d], got "
+                                 "[%d, %d]" % (position, kind, lo, hi, int(array.min()),
+                                               int(array.max())))
+            return array.astype(dtype).reshape(-1)
+        values = list(value)
+        if len(values) != element_count(dims):
+            raise ValueError("weight %d must have %d values (shape %s), got %d"
+                             % (position, element_count(dims), dims, len(values)))
+        for item in values:
+            if not is_integer(item) or not lo <= item <= hi:
+                raise ValueError("weight %d is %s: its values must be integers in [%d, %d], "
+                                 "got %r" % (position, kind, lo, hi, item))
+        from array import array as _array
+        return _array(code, values)
 
     # ---------------------------------------------------------------- information
 

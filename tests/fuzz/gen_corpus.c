@@ -10,6 +10,11 @@
  *   <out>/checkpoint/<saver>_<kind>_v1_as<saver>.bin
  *                                           the same rewritten as version 1 (no base learning
  *                                           rate), loaded in the guarded or accumulate mode
+ *   <out>/checkpoint/ck_int8_master_state_props_as1.bin
+ *                                           a version 4 checkpoint of the int8 CNN trained in
+ *                                           place (tests/core/int8_in_place_util.h, master
+ *                                           copies, momentum), loaded as config 1: the reader
+ *                                           walks its typed records before the mismatch
  *   <out>/checkpoint/contents_<what>.bin    contents mode of fuzz_checkpoint (selector bit 7):
  *                                           a few value edits of the harness's own templates
  * Usage: gen_corpus <out dir>   (tools/run_fuzz.sh --regen-corpus rewrites tests/fuzz/corpus)
@@ -23,6 +28,7 @@
 #include "fuzz_models.h"
 #include "fuzz_util.h"
 #include "image_builder.h"
+#include "int8_in_place_util.h"
 #include "microtrain.h"
 
 static _Alignas(16) uint8_t arena[1u << 20];
@@ -152,6 +158,27 @@ int main(int argc, char **argv)
         }
     }
     free(img);
+
+    /* version 4: an int8 session's checkpoint (typed records, master copies, momentum) */
+    {
+        size_t qb;
+        uint8_t *q = int8_in_place_master(&qb);
+        mt_train_config cfg;
+        mt_train_config_init(&cfg);
+        cfg.optimizer = MT_OPTIMIZER_SGD, cfg.momentum = 0.9f, cfg.batch_size = 2, cfg.learning_rate = 0.2f;
+        mt_session *s;
+        if (mt_session_init(&s, q, qb, &cfg, arena, sizeof arena) != MT_OK) return 1;
+        for (int k = 0; k < 2; ++k) {
+            fm_fill(s, 2, 7u + (unsigned)k, 0);
+            if (mt_session_train_step(s, 2, NULL) != MT_OK) return 1;
+        }
+        static uint8_t buf[65536];
+        fz_buffer sink = {buf, 0, sizeof buf};
+        if (mt_checkpoint_save(s, 1, props, 3, fz_write, &sink) != MT_OK || buf[4] != 4) return 1;
+        const uint8_t selector = 1; /* config 1 of model 0: SGD + momentum */
+        write_file(dir_ck, "ck_int8_master_state_props_as1.bin", &selector, 1, sink.data, sink.size);
+        free(q);
+    }
 
     /* contents mode: selector 0x80 | state << 6 | saver << 4 | mode << 2 | loader, then edits of
      * 7 bytes (u16 word position from offset 20, u8 kind, u32 value; fuzz_checkpoint.c) */

@@ -26,8 +26,11 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
         "inputs":  [{"tensor": i, "dims": tuple}, ...]     model inputs, in order; dims is
         "outputs": [{"tensor": i, "dims": tuple}, ...]     one sample's shape
         "params":  [{"tensor": i, "dims": tuple, "offset": byte offset of its data in the
-                     image, "trainable": bool}, ...]         CONST f32 tensors, table order
-                                                             (= mt_session_param order)
+                     image, "trainable": bool, "dtype": "float32" | "int8" | "int32"}, ...]
+                     the weights in table order: CONST f32 tensors (mt_session_param) and,
+                     on a backend that lists them (the ctypes one), the TRAINABLE int8
+                     weights and int32 biases of int8 layers trained in place
+                     (mt_session_qparam); no "dtype": float32
         "ops":     [{"type": mt_op_type, "layer": int, "inputs": [tensor or -1, ...],
                      "outputs": [tensor, ...], "weights": bool}, ...]
                      ("weights": the op reads a TRAINABLE tensor)
@@ -72,13 +75,15 @@ Session:
         step of ``_microtrain`` allocates nothing (tests/micropython: gc.mem_free() is
         unchanged over 1000 write_rows + train_step calls).
 
-    trained() -> [bool, ...]        per weight (mt_session_param order): does the optimizer
-                                    update it (mt_param_info.trained)
-    read_param(position) -> flat float sequence: weight ``position`` (mt_session_param order)
+    trained() -> [bool, ...]        per weight (describe()'s "params" order): does the
+                                    optimizer update it (mt_param_info.trained)
+    read_param(position) -> flat sequence: weight ``position`` (that order), of its dtype
     write_param(position, values)   replace it: in the arena when trained, else in the
-                                    backend's image (a read-only image raises)
-    weights() -> bytes              every weight, float32 little-endian, in that order
-    weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints)
+                                    backend's image (a read-only image raises); an int8
+                                    weight's master copy restarts from it
+    weights() -> bytes              every weight, little-endian at its width, in that order
+    weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints,
+                                    mt_session_weights_crc32)
     set_learning_rate(rate); get_learning_rate() -> float
     base_learning_rate() -> float   the rate schedules scale (compiled, or a checkpoint's)
     set_reference()                 mt_session_set_reference: the trained weights become the

@@ -391,6 +391,24 @@ mt_session_param = _bind(
     ctypes.c_int,
 )
 
+# mt_status mt_session_qparam_count(const mt_session *s, int32_t *count);
+mt_session_qparam_count = _bind("mt_session_qparam_count", [mt_session_p, _p_int32], ctypes.c_int)
+
+# mt_status mt_session_qparam(mt_session *s, int32_t position, mt_param_info *info);
+mt_session_qparam = _bind(
+    "mt_session_qparam",
+    [mt_session_p, ctypes.c_int32, ctypes.POINTER(mt_param_info)],
+    ctypes.c_int,
+)
+
+# mt_status mt_session_qparam_written(mt_session *s, int32_t position);
+mt_session_qparam_written = _bind("mt_session_qparam_written", [mt_session_p, ctypes.c_int32],
+                                  ctypes.c_int)
+
+# mt_status mt_session_weights_crc32(const mt_session *s, uint32_t *crc);
+mt_session_weights_crc32 = _bind("mt_session_weights_crc32",
+                                 [mt_session_p, ctypes.POINTER(ctypes.c_uint32)], ctypes.c_int)
+
 # mt_status mt_checkpoint_bytes(const mt_session *s, int32_t include_optimizer,
 #                               const mt_property *properties, int32_t num_properties,
 #                               size_t *bytes);
@@ -475,6 +493,7 @@ ALL_FUNCTIONS = (
     mt_session_get_learning_rate, mt_session_get_base_learning_rate, mt_session_set_reference,
     mt_session_counters,
     mt_session_numeric_errors, mt_session_set_epoch, mt_session_param_count, mt_session_param,
+    mt_session_qparam_count, mt_session_qparam, mt_session_qparam_written, mt_session_weights_crc32,
     mt_checkpoint_bytes, mt_checkpoint_save, mt_checkpoint_load, mt_checkpoint_save_buffer,
     mt_checkpoint_load_buffer, mt_session_export_image, mt_session_export_image_buffer,
 )

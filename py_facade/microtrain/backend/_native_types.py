@@ -200,7 +200,8 @@ _FIELDS = (
     ('mt_param_info', 'tensor_index', ctypes.c_int32),
     ('mt_param_info', 'count', ctypes.c_int32),
     ('mt_param_info', 'trained', ctypes.c_int32),
-    ('mt_param_info', 'reserved', ctypes.c_int32),
+    # MT_DTYPE_F32, or (mt_session_qparam) MT_DTYPE_I8 / MT_DTYPE_I32
+    ('mt_param_info', 'dtype', ctypes.c_int32),
     ('mt_param_info', 'data', ctypes.POINTER(ctypes.c_float)),  # arena copy when trained, else NULL
     # the weights as stored in the image
     ('mt_param_info', 'image_data', ctypes.POINTER(ctypes.c_float)),

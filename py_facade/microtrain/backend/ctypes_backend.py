@@ -10,7 +10,6 @@ config)`` (``mt_plan_buffers``) and ``struct_config(config)``.
 """
 
 import ctypes
-import zlib
 
 import numpy as np
 
@@ -82,6 +81,8 @@ class _Planned:
 
 
 _F32 = np.dtype(np.float32)
+_DTYPE_NAMES = {_native.MT_DTYPE_F32: "float32", _native.MT_DTYPE_I8: "int8",
+                _native.MT_DTYPE_I32: "int32"}
 # Rows of at least this many bytes are read in place rather than copied into the arena:
 # asking numpy for an array's address (x.ctypes.data) takes about 1 us, what copying 32 KB
 # takes; MLP 784-128-10's batch of 32 (100 KB) saves 1.5-2.5 us a step.
@@ -218,9 +219,15 @@ class Backend(_Interface):
             tensor = tensors[index]
             if tensor.flags & _native.MT_TENSOR_TRAINABLE:  # f32, or int8 trained in place
                 trainable.add(index)
-            if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
+            # the weights: CONST f32 tensors, and the TRAINABLE int8 weights and int32 biases
+            # of int8 layers trained in place (mt_session_param, then mt_session_qparam)
+            trainable_q = tensor.flags & _native.MT_TENSOR_TRAINABLE and \
+                tensor.dtype != _native.MT_DTYPE_F32
+            if tensor.flags & _native.MT_TENSOR_CONST and \
+                    (tensor.dtype == _native.MT_DTYPE_F32 or trainable_q):
                 params.append({"tensor": index, "dims": dims_of(index), "offset": tensor.data_offset,
-                               "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
+                               "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE),
+                               "dtype": _DTYPE_NAMES[tensor.dtype]})
         ops = []
         for op in op_table[:info.num_ops]:
             inputs = list(op.inputs[:op.num_inputs])
@@ -336,21 +343,28 @@ class Backend(_Interface):
         return owner[offset:offset + nbytes].view(dtype)
 
     def _bind_params(self):
-        count = ctypes.c_int32()
-        self._check(_native.mt_session_param_count(self._session, ctypes.byref(count)),
-                    "mt_session_param_count")
-        info = _native.mt_param_info()
+        """Per weight in tensor-table order (describe()'s "params"): (view of its values at
+        their dtype, trained, its position among the quantized parameters or None): the f32
+        tensors of mt_session_param merged with the int8 weights and int32 biases of
+        mt_session_qparam."""
         params = []
-        for position in range(count.value):
-            self._check(_native.mt_session_param(self._session, position, ctypes.byref(info)),
-                        "mt_session_param")
-            if info.trained:
-                owner, address = self._arena, _address(info.data)
-            else:
-                owner, address = self._image, _address(info.image_data)
-            params.append((self._view(owner, address, 4 * info.count, np.float32),
-                           bool(info.trained)))
-        return params
+        for name, quantized in (("mt_session_param", False), ("mt_session_qparam", True)):
+            listing, counting = getattr(_native, name), getattr(_native, name + "_count")
+            count = ctypes.c_int32()
+            self._check(counting(self._session, ctypes.byref(count)), name + "_count")
+            info = _native.mt_param_info()
+            for position in range(count.value):
+                self._check(listing(self._session, position, ctypes.byref(info)), name)
+                if info.trained:
+                    owner, address = self._arena, _address(info.data)
+                else:
+                    owner, address = self._image, _address(info.image_data)
+                dtype = np.dtype(_DTYPE_NAMES[info.dtype])
+                params.append((info.tensor_index,
+                               (self._view(owner, address, dtype.itemsize * info.count, dtype),
+                                bool(info.trained), position if quantized else None)))
+        params.sort(key=lambda entry: entry[0])
+        return [entry for _, entry in params]
 
     def close(self):
         self._session = None
@@ -358,7 +372,7 @@ class Backend(_Interface):
         self._image = None
         self._config = None
         self._inputs, self._outputs, self._target = [], [], None
-        self._params = []  # per weight: (numpy view of its float32 data, trained)
+        self._params = []  # per weight: (numpy view of its values, trained, qparam position)
 
     # ------------------------------------------------------------ rows
 
@@ -453,7 +467,7 @@ class Backend(_Interface):
 
     def trained(self):
         self._require_session()
-        return [trained for _, trained in self._params]
+        return [trained for _, trained, _ in self._params]
 
     def read_param(self, position):
         self._require_session()
@@ -461,23 +475,31 @@ class Backend(_Interface):
 
     def write_param(self, position, values):
         self._require_session()
-        view = self._params[position][0]
-        flat = np.asarray(values, dtype=np.float32).reshape(-1)
+        view, trained, quantized = self._params[position]
+        flat = np.asarray(values).reshape(-1)
         if flat.size != view.size:
             raise ValueError("weight %d has %d values, got %d" % (position, view.size,
                                                                   flat.size))
-        view[:] = flat
+        if quantized is not None and (flat.dtype.kind not in "iu" or np.any(
+                flat != flat.astype(view.dtype))):  # the Session checked; a direct caller
+            raise ValueError("weight %d holds %s values: got %s values outside that type"
+                             % (position, view.dtype, flat.dtype))
+        view[:] = flat.astype(view.dtype)
+        if quantized is not None and trained:  # a master copy restarts from the weight
+            self._check(_native.mt_session_qparam_written(self._session, quantized),
+                        "mt_session_qparam_written")
 
     def weights(self):
         self._require_session()
-        return b"".join(view.astype("<f4").tobytes() for view, _ in self._params)
+        return b"".join(view.astype(view.dtype.newbyteorder("<")).tobytes()
+                        for view, _, _ in self._params)
 
     def weights_crc32(self):
         self._require_session()
-        crc = 0
-        for view, _ in self._params:
-            crc = zlib.crc32(view.astype("<f4").tobytes(), crc)
-        return crc & 0xFFFFFFFF
+        crc = ctypes.c_uint32()
+        self._check(_native.mt_session_weights_crc32(self._session, ctypes.byref(crc)),
+                    "mt_session_weights_crc32")
+        return crc.value
 
     def set_learning_rate(self, rate):
         self._require_session()

@@ -138,7 +138,7 @@ const FIELDS = [
   ["mt_param_info", "tensor_index", 0, "i32", 1],
   ["mt_param_info", "count", 4, "i32", 1],
   ["mt_param_info", "trained", 8, "i32", 1],
-  ["mt_param_info", "reserved", 12, "i32", 1],
+  ["mt_param_info", "dtype", 12, "i32", 1],
   ["mt_param_info", "data", 16, "u32", 1],
   ["mt_param_info", "image_data", 20, "u32", 1],
   ["mt_property", "name", 0, "u32", 1],

@@ -162,10 +162,14 @@ def float_bits(value):
 
 
 def weights_crc32(weights):
-    """zlib.crc32 over the weight tensors (as get_weights() lists them), little-endian f32."""
+    """zlib.crc32 over the weight tensors (as get_weights() lists them), little-endian at
+    their width: float32, and an int8 layer's trained in place int8 and int32 (what a
+    session's weights_crc32() gives)."""
     crc = 0
     for weight in weights:
-        crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
+        weight = np.ascontiguousarray(weight)
+        width = weight.dtype if weight.dtype.kind in "iu" else np.dtype(np.float32)
+        crc = zlib.crc32(weight.astype(width.newbyteorder("<")).tobytes(), crc)
     return crc
 
 
@@ -206,4 +210,4 @@ def host_reference(model_bytes, dataset, spec):
                            "eval_loss": float_bits(eval_loss), "correct": correct,
                            "total": _accuracy_total(kind, len(data.x_eval), output_count)})
         return {"arena_bytes": session.memory_plan()["total_bytes"], "epochs": epochs,
-                "crc32": weights_crc32(session.get_weights())}
+                "crc32": session.weights_crc32()}  # the firmware's mt_session_weights_crc32
