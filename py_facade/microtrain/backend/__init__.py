@@ -28,6 +28,9 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
         "params":  [{"tensor": i, "dims": tuple, "offset": byte offset of its data in the
                      image, "trainable": bool}, ...]         CONST f32 tensors, table order
                                                              (= mt_session_param order)
+        "quantized": [{"tensor": i, "dims": tuple}, ...]     TRAINABLE tensors that are not
+                                                             f32 (int8 weights, int32 biases
+                                                             of int8 layers trained in place)
         "ops":     [{"type": mt_op_type, "layer": int, "inputs": [tensor or -1, ...],
                      "outputs": [tensor, ...], "weights": bool}, ...]
                      ("weights": the op reads a TRAINABLE tensor)

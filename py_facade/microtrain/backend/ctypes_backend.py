@@ -213,11 +213,13 @@ class Backend(_Interface):
                 entries.append({"tensor": index.value, "dims": dims_of(index.value)})
             return entries
 
-        params, trainable = [], set()
+        params, trainable, quantized = [], set(), []
         for index in range(info.num_tensors):
             tensor = tensors[index]
             if tensor.flags & _native.MT_TENSOR_TRAINABLE:  # f32, or int8 trained in place
                 trainable.add(index)
+                if tensor.dtype != _native.MT_DTYPE_F32:  # what a sparse scheme's channels read
+                    quantized.append({"tensor": index, "dims": dims_of(index)})
             if tensor.flags & _native.MT_TENSOR_CONST and tensor.dtype == _native.MT_DTYPE_F32:
                 params.append({"tensor": index, "dims": dims_of(index), "offset": tensor.data_offset,
                                "trainable": bool(tensor.flags & _native.MT_TENSOR_TRAINABLE)})
@@ -229,7 +231,7 @@ class Backend(_Interface):
                         "weights": any(i in trainable for i in inputs)})
         return {"num_ops": info.num_ops, "num_tensors": info.num_tensors,
                 "inputs": io(0, info.num_inputs), "outputs": io(1, info.num_outputs),
-                "params": params, "ops": ops}
+                "params": params, "quantized": quantized, "ops": ops}
 
     def plan(self, image, config):
         """The plan (see the interface): its figures, and under "binding" the aligned image
