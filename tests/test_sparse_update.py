@@ -381,3 +381,23 @@ def test_int8_scheme_keeps_momentum_for_the_trained_channels_only():
                      if b["kind"] == "optimizer" and b["tensor"] == weight]
             want = 4 * (channels + 1) + 4 * per_channel * INT8_SCHEME[layer]
             assert state == [(want + 15) // 16 * 16], (layer, state, want)
+
+
+@pytest.mark.parametrize("budget", [4000, 8000])
+def test_sparse_update_picks_int8_layers_under_the_budget(budget):
+    """On a model converted with int8_train, sparse_update picks among the int8 layers trained
+    in place (biases from the last back, then the FullyConnected's rows by fraction); compile
+    takes the scheme as it is and its plan is the scheme's, within the budget."""
+    model = int8_model()
+    scheme = microtrain.sparse_update(model, budget, 4, "sgd", "mse")
+    assert scheme.layers and all(layer in (1, 2, 5) for layer, _ in scheme.layers)
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "mse", batch_size=4, trainable=scheme)
+        plan = session.memory_plan()
+        assert plan["total_bytes"] == scheme.total_bytes <= budget
+        assert plan["int8_trained_layers"]
+
+
+def test_sparse_update_of_int8_layers_refuses_adam():
+    with pytest.raises(ValueError, match="int8 weights in place.*SGD"):
+        microtrain.sparse_update(int8_model(), 8000, 4, "adam", "mse")
