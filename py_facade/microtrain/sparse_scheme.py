@@ -37,8 +37,11 @@ class SparseScheme(object):
     Args:
         layers: a dict {layer position or name: "all" | "bias" | k | fraction}, or a list of
                 (layer, value) pairs (their order kept), or another SparseScheme
-        budget_bytes, total_bytes, batch_size, optimizer, loss: what ``sparse_update``
-                planned it for (the arena bytes it fits and those it needs), or None
+        budget_bytes: the arena bytes ``sparse_update`` planned it to fit, or None
+        total_bytes: the arena bytes it needs (the core's plan), or None
+        batch_size: the batch size it was planned for, or None
+        optimizer: the optimizer's name it was planned for, or None
+        loss: the loss's name it was planned for, or None
     """
 
     def __init__(self, layers, budget_bytes=None, total_bytes=None, batch_size=None,

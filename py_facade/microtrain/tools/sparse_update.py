@@ -66,8 +66,9 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None)
     Args:
         model:        a path, bytes, a built model or a ``Session``
         budget_bytes: the arena's bytes at most (``memory_plan()["total_bytes"]``), > 0
-        batch_size, optimizer, loss: what the scheme will be compiled with (``loss`` None:
-                      compile()'s default, "mse")
+        batch_size:   the batch size the scheme will be compiled with
+        optimizer:    its optimizer ("sgd" or an optimizer object; SGD for int8 layers)
+        loss:         its loss (None: compile()'s default, "mse")
     Returns:
         a ``SparseScheme`` (JSON when printed) that ``compile(trainable=scheme)`` takes
     Raises:
