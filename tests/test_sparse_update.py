@@ -401,3 +401,29 @@ def test_sparse_update_picks_int8_layers_under_the_budget(budget):
 def test_sparse_update_of_int8_layers_refuses_adam():
     with pytest.raises(ValueError, match="int8 weights in place.*SGD"):
         microtrain.sparse_update(int8_model(), 8000, 4, "adam", "mse")
+
+
+@pytest.mark.parametrize("scheme, message", [
+    ({5: 5}, "layer 5 \\(t12\\) has 4 output channels; 5 is out of range"),
+    ({2: 4}, "layer 2 \\(t7\\) has 3 output channels; 4 is out of range"),
+    ({1: 0.0}, "layer 1 \\(t4\\): a fraction of its channels is in \\(0, 1\\]"),
+])
+def test_bad_int8_schemes_name_the_layer(scheme, message):
+    with microtrain.TrainSession(int8_model()) as session:
+        with pytest.raises(ValueError, match=message):
+            session.compile("sgd", "mse", batch_size=4, trainable=scheme)
+
+
+def test_a_frozen_int8_layer_takes_no_channels():
+    """Converted with int8_train from the depthwise convolution, the Conv2D before it stays a
+    frozen int8 layer: a scheme naming it is refused, naming it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert"))
+    from test_int8_backward import build_graph
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=2, int8_train=True)
+    with microtrain.TrainSession(model) as session:
+        with pytest.raises(ValueError, match="layer 1 \\(t4\\) has no trainable weight"):
+            session.compile("sgd", "mse", batch_size=4, trainable={1: 2})
+        session.compile("sgd", "mse", batch_size=4, trainable={2: 1})
+        assert [row["trains"] for row in session.memory_plan()["layers"]] == [
+            "1 of 3 channels", "none"]
