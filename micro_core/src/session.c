@@ -275,46 +275,23 @@ static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t 
     v->channels = rows;
 }
 
-/* The QAS update (or, check_only, its guard) of quantized trained tensor t, input k of op o,
- * over the runs of its trained part (session.h, mt_weight_part): an int32 bias and a whole
- * int8 weight are one run; the first k rows of a Conv2D's or FullyConnected's are one run from
- * element 0; the first k channels of a depthwise [1, KH, KW, C] weight are KH·KW runs of k,
- * stride C. Each run keeps the weight's layout for q, g and the master copy and the state's
- * back-to-back layout for the momentum; its first element is a multiple of the channel period
- * (inner·channels), so the scale of run element i is the whole tensor's at the same channel.
- * Each element's step reads that element alone: run by run is the whole update's bits on the
- * trained elements, the frozen ones untouched. */
-static int qas_part(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, float grad_scale, int check_only)
-{
-    mt_qas_tensor v;
-    qas_view(s, o, k, t, &v);
-    const mt_weight_part p = mt_weight_part_of(s, t);
-    for (uint32_t j = 0; j < p.blocks; ++j) {
-        mt_qas_tensor run = v;
-        const size_t first = (size_t)j * p.stride; /* 0 for a bias or a whole weight: one run */
-        run.q = (int8_t *)v.q + first;
-        run.g = v.g + first;
-        run.buf = v.buf ? v.buf + (size_t)j * p.len : NULL;
-        run.master = v.master ? v.master + first : NULL;
-        run.N = p.len;
-        if (check_only && !mt_qas_sgd_update_is_finite(&run, s->learning_rate, s->cfg.momentum, grad_scale))
-            return 0;
-        if (!check_only) mt_qas_sgd_update(&run, s->learning_rate, s->cfg.momentum, grad_scale);
-    }
-    return 1;
-}
-
 /* The update of trained tensor t, input k of op o, from its whole-layout gradient t->grad:
  * check_only 1 answers whether the update is finite (update_is_finite, at the given β powers),
  * writing nothing; 0 applies it and answers 1. A float weight is updated over the runs of its
  * trained part (all of it for a whole weight); each element's update depends on that element
  * alone, so run by run is element by element the whole tensor's update. An int8 weight or int32
- * bias (an int8 layer trained in place) takes the QAS update over its part (qas_part). */
+ * bias (an int8 layer trained in place) takes the QAS update over the runs of its part
+ * (ops/qas.c, mt_qas_sgd_update_runs). */
 static int update_part(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, float grad_scale, double beta1_power,
                        double beta2_power, int check_only)
 {
-    if (t->dtype != MT_DTYPE_F32) return qas_part(s, o, k, t, grad_scale, check_only);
     const mt_weight_part p = mt_weight_part_of(s, t);
+    if (t->dtype != MT_DTYPE_F32) {
+        mt_qas_tensor v;
+        qas_view(s, o, k, t, &v);
+        return mt_qas_sgd_update_runs(&v, p.blocks, p.len, p.stride, s->learning_rate, s->cfg.momentum, grad_scale,
+                                      check_only);
+    }
     for (uint32_t j = 0; j < p.blocks; ++j) {
         update_block b;
         const size_t first = (size_t)j * p.stride;

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mt_test.h"
 #include "ops/ops.h"
@@ -110,12 +111,11 @@ static void check_guard(void)
     CHECK(w[0] == 1 && w[1] == 2); /* the guard writes nothing */
 }
 
-/* A sparse update's part (session.c, qas_part): the runs of a Conv2D's first k rows (one run
- * from element 0) or of a depthwise weight's first k channels (KH·KW runs of k, stride C, the
- * momentum back to back) give the trained elements the whole update's bits, momentum over two
- * steps, and leave the frozen ones as they were: each element's step reads its own gradient,
- * momentum and scale alone, and a run starting at a multiple of the channel period scales its
- * element i as the whole tensor's. The session's path: tests/test_sparse_update.py. */
+/* A sparse update's part (mt_qas_sgd_update_runs): the runs of a Conv2D's first k rows (one
+ * run from element 0) or of a depthwise weight's first k channels (KH·KW runs of k, stride C,
+ * the momentum back to back) give the trained elements the whole update's bits, momentum over
+ * two steps, and leave the frozen ones as they were; the guard writes nothing. The session's
+ * path: tests/test_sparse_update.py. */
 static void check_runs(void)
 {
     enum { C = 3, TAPS = 4, N = C * TAPS, K = 2 };
@@ -130,13 +130,16 @@ static void check_runs(void)
         const uint32_t inner = depthwise ? 1u : TAPS;
         mt_qas_tensor w = {whole, MT_DTYPE_I8, g, buf_whole, NULL, s, N, inner, C};
         const uint32_t runs = depthwise ? TAPS : 1u, len = depthwise ? K : K * TAPS, stride = depthwise ? C : N;
+        mt_qas_tensor p = {part, MT_DTYPE_I8, g, buf_part, NULL, s, N, inner, C};
         for (int step = 0; step < 2; ++step) {
             mt_qas_sgd_update(&w, 0.5f, 0.9f, 1.0f);
-            for (uint32_t j = 0; j < runs; ++j) {
-                mt_qas_tensor r = {part + j * stride, MT_DTYPE_I8, g + j * stride, buf_part + j * len, NULL, s, len,
-                                   inner, C};
-                mt_qas_sgd_update(&r, 0.5f, 0.9f, 1.0f);
-            }
+            int8_t q_before[N];
+            float buf_before[N];
+            memcpy(q_before, part, sizeof part);
+            memcpy(buf_before, buf_part, sizeof buf_part);
+            CHECK(mt_qas_sgd_update_runs(&p, runs, len, stride, 0.5f, 0.9f, 1.0f, 1)); /* the guard */
+            CHECK(memcmp(q_before, part, sizeof part) == 0 && memcmp(buf_before, buf_part, sizeof buf_part) == 0);
+            CHECK(mt_qas_sgd_update_runs(&p, runs, len, stride, 0.5f, 0.9f, 1.0f, 0));
         }
         int moved = 0;
         for (uint32_t i = 0; i < N; ++i) {
