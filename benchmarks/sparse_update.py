@@ -16,7 +16,7 @@ against its replay on the host: the weights' CRC and the RAM the firmware takes.
 With ``--int8``, the last block's int8 layers train in place instead (``int8_train``: int8
 weights updated with QAS, ops/qas.c) and the picker chooses among them; MobileNetV2-w0.35
 (tests/convert/fixtures/int8/mbv2_035_128.tflite, new_head=10, int8_input=True, from block 16)
-is added at 256 and 128 KiB, and with ``--board`` each scheme's step is also counted in
+is added at 256, 240 and 128 KiB, and with ``--board`` each scheme's step is also counted in
 instructions (boards/app/bench.c, ``--steps`` steps, as benchmarks/mbv2_int8.py counts).
 """
 
@@ -37,7 +37,8 @@ MODELS = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.
 MBV2 = "mbv2_035_128.tflite"
 MBV2_PATH = os.path.join(table.REPO_ROOT, "tests", "convert", "fixtures", "int8", MBV2)
 MBV2_FROM = "block_16"  # its last inverted-residual block, with Conv_1 and the new head
-MBV2_BUDGETS = (256 * 1024, 128 * 1024)
+# 240 KiB: an arena whose board RAM with mps2-an500's 16 KiB stack stays within 256 KiB
+MBV2_BUDGETS = (256 * 1024, 240 * 1024, 128 * 1024)
 TINY_TRAINING = "tiny-training (MobileNetV2-w0.35, STM32F746): 141 KB peak SRAM, 373 ms a step"
 
 
@@ -205,7 +206,7 @@ def main(argv=None):
     parser.add_argument("--board", help="also fine-tune the scheme on this board (QEMU)")
     parser.add_argument("--int8", action="store_true",
                         help="the last blocks' int8 layers trained in place (QAS), and "
-                             "MobileNetV2-w0.35 at 256 and 128 KiB")
+                             "MobileNetV2-w0.35 at 256, 240 and 128 KiB")
     parser.add_argument("--steps", type=int, default=2,
                         help="--int8 --board: train steps the instruction count runs")
     parser.add_argument("--work-dir", default=os.path.join(table.REPO_ROOT, "build",
