@@ -3,9 +3,10 @@
 
 The core's bits (a part's channels equal a full update's, frozen ones unchanged, every
 optimizer, tiles, checkpoints, refusals) are tests/core/test_sparse_update.c's; here: the
-same through the facade on a small CNN, the trained channels' gradient against PyTorch, the
-picked scheme's plan against the planner and the budget, the facade's refusals naming the
-layer, and the scheme's JSON.
+same through the facade on a small CNN and on int8 layers trained in place (QAS: their
+first k channels against a whole update's, momentum for those alone), the trained channels'
+gradient against PyTorch, the picked scheme's plan against the planner and the budget, the
+facade's refusals naming the layer, and the scheme's JSON.
 """
 
 import json
@@ -254,3 +255,175 @@ def test_firmware_sources_train_the_budget_s_scheme(tmp_path, capsys):
     assert "--budget: expected a positive integer" in capsys.readouterr().err
     assert cli.main(["firmware"] + common + ["--budget", "100"]) == 2
     assert "--budget: a budget of 100 bytes fits no sparse update" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- int8 layers trained in place
+
+def int8_model(master=False):
+    """tests/convert/test_int8_backward.py's graph converted with int8_train from its Conv2D:
+    layers 1 Conv2D 3x3 (3 channels, W_q [3, 3, 3, 2]), 2 DepthwiseConv2D (W_q [1, 3, 3, 3]),
+    5 FullyConnected (W_q [4, 12]), each with its int32 bias."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert"))
+    from test_int8_backward import build_graph
+    data, _ = build_graph()
+    return microtrain.convert(data, train_from=1, int8_train=True, int8_master_weights=master)
+
+
+INT8_SCHEME = {1: 2, 2: 2, 5: 3}  # the first k output channels of each int8 layer
+INT8_ALL = {1: "all", 2: "all", 5: "all"}
+
+
+def int8_rows(seed):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-4.0, 4.0, (4, 5, 5, 2)).astype(np.float32),
+            rng.uniform(-2.0, 2.0, (4, 4)).astype(np.float32))
+
+
+def int8_tensors(session):
+    """{layer: (weight tensor, weight dims, bias tensor, bias count)} of the three int8 layers"""
+    found = {}
+    for layer in (1, 2, 5):
+        op = session._layer_ops[layer][0]
+        weight, bias = session._op_facts[op][3]
+        dims = session._op_facts[op][1]
+        found[layer] = (weight, dims, bias, dims[-1] if layer == 2 else dims[0])
+    return found
+
+
+def arena_view(session, tensor, kind, dtype, count, which=0):
+    """The session's arena bytes of ``tensor``'s buffer of ``kind`` as ``count`` values of
+    ``dtype`` (a view: writing it writes the arena); ``which``: the second such buffer (an
+    int8 weight's float master copy, right after the weight)."""
+    from microtrain.tools import arena
+    offset = [b["offset"] for b in arena.plan_buffers(session)
+              if b["kind"] == kind and b["tensor"] == tensor][which]
+    return session._backend._arena[offset:offset + np.dtype(dtype).itemsize * count].view(dtype)
+
+
+def frozen_mask(layer, dims, k):
+    """Which elements of an int8 weight a scheme training its first k channels leaves frozen:
+    rows k.. of a Conv2D's [OC, ...] or FullyConnected's [U, D], channels k.. (last axis) of a
+    depthwise [1, KH, KW, C]."""
+    index = np.indices(dims)
+    return (index[-1] if layer == 2 else index[0]) >= k
+
+
+@pytest.mark.parametrize("master", [False, True])
+@pytest.mark.parametrize("fused", [True, False])
+def test_int8_scheme_trains_the_first_channels_as_a_whole_update(fused, master):
+    """The first k channels of each int8 layer trained in place equal, bit for bit over three
+    steps of SGD with momentum, those of a session training every channel whose frozen ones
+    (and their master copies) are put back to the image's values after each step (each
+    element's QAS step reads its own gradient, momentum and scale alone; a frozen channel's
+    value is what the forward reads in both); frozen channels keep the image's bits; the
+    int32 biases (all channels) equal the whole update's."""
+    model = int8_model(master)
+    optimizer = microtrain.optimizers.SGD(0.05, momentum=0.9)
+    with microtrain.TrainSession(model) as sparse, microtrain.TrainSession(model) as full:
+        for session, scheme in ((sparse, INT8_SCHEME), (full, INT8_ALL)):
+            session.compile(optimizer, "mse", batch_size=4, trainable=scheme,
+                            accumulate_gradients=not fused)
+        plan = sparse.memory_plan()
+        # fused: the Conv2D's and FullyConnected's first rows in tiles (their gradient only),
+        # the depthwise's whole small gradient, its first channels updated; accumulated: whole
+        # gradients, the trained runs updated (session.c, update_in_tiles and qas_part)
+        assert plan["tiled_updates"] == (2 if fused else 0)
+        assert [row["trains"] for row in plan["layers"]] == [
+            "2 of 3 channels", "2 of 3 channels", "3 of 4 channels"]
+        tensors = int8_tensors(sparse)
+        image = {}
+        for layer, (weight, dims, _, _) in tensors.items():
+            count = int(np.prod(dims))
+            image[layer] = arena_view(full, weight, "weight", np.int8, count).copy().reshape(dims)
+        moved = 0
+        for step in range(3):
+            x, target = int8_rows(20 + step)
+            for session in (sparse, full):
+                if fused:
+                    session.train_step(x, target)
+                else:
+                    session.train_step(x, target, update=False)
+                    session.optimizer_step()
+                    session.lazy_reset_grad()
+            for layer, (weight, dims, bias, channels) in tensors.items():
+                count, frozen = int(np.prod(dims)), frozen_mask(layer, dims, INT8_SCHEME[layer])
+                got = arena_view(sparse, weight, "weight", np.int8, count).reshape(dims)
+                whole = arena_view(full, weight, "weight", np.int8, count).reshape(dims)
+                np.testing.assert_array_equal(got[frozen], image[layer][frozen])
+                np.testing.assert_array_equal(got[~frozen], whole[~frozen],
+                                              err_msg="layer %d, step %d" % (layer, step))
+                np.testing.assert_array_equal(
+                    arena_view(sparse, bias, "weight", np.int32, channels),
+                    arena_view(full, bias, "weight", np.int32, channels))
+                moved += int(np.count_nonzero(got[~frozen] != image[layer][~frozen]))
+                whole[frozen] = image[layer][frozen]  # refreeze the whole update's session
+                if master:
+                    kept = arena_view(sparse, weight, "weight", np.float32, count, 1)
+                    np.testing.assert_array_equal(  # W_q is its master copy's rounding
+                        got[~frozen], np.rint(kept.reshape(dims)[~frozen]).astype(np.int8))
+                    copy = arena_view(full, weight, "weight", np.float32, count, 1).reshape(dims)
+                    copy[frozen] = image[layer][frozen].astype(np.float32)
+        assert moved > 10  # the steps move the trained channels: the comparison is of updates
+
+
+def test_int8_scheme_keeps_momentum_for_the_trained_channels_only():
+    """The plan's optimizer state of a partly trained int8 weight: its record of scales (one
+    a channel, then the input's scale) and momentum for its k trained channels alone."""
+    from microtrain.tools import arena
+    model = int8_model()
+    with microtrain.TrainSession(model) as session:
+        session.compile(microtrain.optimizers.SGD(0.05, momentum=0.9), "mse", batch_size=4,
+                        trainable=INT8_SCHEME)
+        buffers = arena.plan_buffers(session)
+        for layer, (weight, dims, _, channels) in int8_tensors(session).items():
+            per_channel = int(np.prod(dims)) // channels
+            state = [b["bytes"] for b in buffers
+                     if b["kind"] == "optimizer" and b["tensor"] == weight]
+            want = 4 * (channels + 1) + 4 * per_channel * INT8_SCHEME[layer]
+            assert state == [(want + 15) // 16 * 16], (layer, state, want)
+
+
+@pytest.mark.parametrize("budget", [4000, 8000])
+def test_sparse_update_picks_int8_layers_under_the_budget(budget):
+    """On a model converted with int8_train, sparse_update picks among the int8 layers trained
+    in place (biases from the last back, then the FullyConnected's rows by fraction); compile
+    takes the scheme as it is and its plan is the scheme's, within the budget."""
+    model = int8_model()
+    scheme = microtrain.sparse_update(model, budget, 4, "sgd", "mse")
+    assert scheme.layers and all(layer in (1, 2, 5) for layer, _ in scheme.layers)
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "mse", batch_size=4, trainable=scheme)
+        plan = session.memory_plan()
+        assert plan["total_bytes"] == scheme.total_bytes <= budget
+        assert plan["int8_trained_layers"]
+
+
+def test_sparse_update_of_int8_layers_refuses_adam():
+    with pytest.raises(ValueError, match="int8 weights in place.*SGD"):
+        microtrain.sparse_update(int8_model(), 8000, 4, "adam", "mse")
+
+
+@pytest.mark.parametrize("scheme, message", [
+    ({5: 5}, "layer 5 \\(t12\\) has 4 output channels; 5 is out of range"),
+    ({2: 4}, "layer 2 \\(t7\\) has 3 output channels; 4 is out of range"),
+    ({1: 0.0}, "layer 1 \\(t4\\): a fraction of its channels is in \\(0, 1\\]"),
+])
+def test_bad_int8_schemes_name_the_layer(scheme, message):
+    with microtrain.TrainSession(int8_model()) as session:
+        with pytest.raises(ValueError, match=message):
+            session.compile("sgd", "mse", batch_size=4, trainable=scheme)
+
+
+def test_a_frozen_int8_layer_takes_no_channels():
+    """Converted with int8_train from the depthwise convolution, the Conv2D before it stays a
+    frozen int8 layer: a scheme naming it is refused, naming it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert"))
+    from test_int8_backward import build_graph
+    data, _ = build_graph()
+    model = microtrain.convert(data, train_from=2, int8_train=True)
+    with microtrain.TrainSession(model) as session:
+        with pytest.raises(ValueError, match="layer 1 \\(t4\\) has no trainable weight"):
+            session.compile("sgd", "mse", batch_size=4, trainable={1: 2})
+        session.compile("sgd", "mse", batch_size=4, trainable={2: 1})
+        assert [row["trains"] for row in session.memory_plan()["layers"]] == [
+            "1 of 3 channels", "none"]

@@ -3,21 +3,35 @@
  * op, -1 trains all its weights, 0 its bias only, k > 0 its bias and its first k output
  * channels. The planner asks this file whether a configuration's channel counts make sense
  * and what part of each trained weight trains (session.h, mt_weight_part).
+ *
+ * An int8 layer trained in place (plan_qas.c) takes channel counts as a float one does: its
+ * first k channels get a gradient (the tiled path's rows), momentum and the QAS update, its
+ * int32 bias all of them. Its whole int8 weight stays in the arena (1 byte a weight), frozen
+ * rows included: the int8 kernels (and their siblings) read a weight through one pointer, so
+ * holding only the first k rows there and reading the others from the image would take a
+ * second pointer in every int8 kernel family; not done. A float master copy
+ * (MT_TENSOR_MASTER) is likewise whole (4 bytes a weight).
  */
 #include "plan_graph.h"
 #include "session.h"
 
 /* The output channels of op's weight (input 1) and whether they are its last dimension, or
- * 0 when the op has no float weight of channels: only Dense and Conv2D (rows: dims[0]) and
- * DepthwiseConv2D (channels last) train a part of theirs. */
+ * 0 when the op has no trainable weight of channels: Dense and Conv2D (rows: dims[0]) and
+ * DepthwiseConv2D (channels last) train a part of their float weight, and their int8 kinds
+ * (FULLY_CONNECTED, CONV_2D incl. 1x1, DEPTHWISE_CONV_2D) a part of an int8 weight trained in
+ * place (plan_qas.c: its QAS update over the first k channels, session.c update_part). */
 static uint32_t weight_channels(const mt_image *img, const mt_op_desc *op, int *last_axis)
 {
-    *last_axis = op->type == MT_OP_DEPTHWISE_CONV2D;
-    if (op->type != MT_OP_DENSE && op->type != MT_OP_CONV2D && op->type != MT_OP_DEPTHWISE_CONV2D) return 0;
+    *last_axis = op->type == MT_OP_DEPTHWISE_CONV2D || op->type == MT_OP_DEPTHWISE_CONV2D_S8;
+    const int float_op = op->type == MT_OP_DENSE || op->type == MT_OP_CONV2D || op->type == MT_OP_DEPTHWISE_CONV2D;
+    const int int8_op =
+        op->type == MT_OP_DENSE_S8 || op->type == MT_OP_CONV2D_S8 || op->type == MT_OP_DEPTHWISE_CONV2D_S8;
+    if (!float_op && !int8_op) return 0;
     if (op->num_inputs < 2 || op->inputs[1] == MT_NO_TENSOR) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, op->inputs[1], &w);
-    if (w.dtype != MT_DTYPE_F32 || !(w.flags & MT_TENSOR_TRAINABLE) || w.ndim < 2) return 0;
+    if (w.dtype != (float_op ? MT_DTYPE_F32 : MT_DTYPE_I8) || !(w.flags & MT_TENSOR_TRAINABLE) || w.ndim < 2)
+        return 0;
     return *last_axis ? w.dims[w.ndim - 1] : w.dims[0];
 }
 
@@ -44,7 +58,7 @@ mt_status mt_plan_check_channels(const mt_image *img, const mt_train_config *cfg
         if (channels[o] <= 0) continue;
         int last_axis;
         const uint32_t C = weight_channels(img, &op, &last_axis);
-        /* an op without a float weight of channels, or one whose weight another op reads
+        /* an op without a trainable weight of channels, or one whose weight another op reads
          * (its gradient would have terms outside this op's rows) */
         if (C == 0 || read_elsewhere(img, op.inputs[1], o))
             return mt_fail_at(where, MT_ERR_UNSUPPORTED, (int32_t)o, op.type, C ? (int32_t)op.inputs[1] : -1);

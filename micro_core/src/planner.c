@@ -333,8 +333,8 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 if (tile) ++p->tiled_updates;
                 if ((int32_t)tile > p->weight_tile_bytes) p->weight_tile_bytes = (int32_t)tile;
                 /* a sparse update's state: its trained channels only (session.h, mt_weight_part);
-                 * a quantized weight (trained whole: plan_sparse.c refuses its channels) takes its
-                 * record of scales first, then its momentum */
+                 * a quantized weight (an int8 layer trained in place) takes its record of scales
+                 * first, then its momentum, for its trained channels alone as well */
                 const uint32_t part = mt_plan_part_code(img, f->channels, i);
                 const mt_weight_part wp = mt_weight_part_from(part, t.count, t.dims[0], t.dims[t.ndim - 1]);
                 if (write && rec->parts) rec->parts[i] = part;

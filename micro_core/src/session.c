@@ -280,18 +280,18 @@ static void qas_rows(const mt_session *s, uint32_t o, mt_tensor_rt *t, uint32_t 
  * writing nothing; 0 applies it and answers 1. A float weight is updated over the runs of its
  * trained part (all of it for a whole weight); each element's update depends on that element
  * alone, so run by run is element by element the whole tensor's update. An int8 weight or int32
- * bias (an int8 layer trained in place, always whole: plan_sparse.c) takes the QAS update. */
+ * bias (an int8 layer trained in place) takes the QAS update over the runs of its part
+ * (ops/qas.c, mt_qas_sgd_update_runs). */
 static int update_part(mt_session *s, uint32_t o, int k, mt_tensor_rt *t, float grad_scale, double beta1_power,
                        double beta2_power, int check_only)
 {
+    const mt_weight_part p = mt_weight_part_of(s, t);
     if (t->dtype != MT_DTYPE_F32) {
         mt_qas_tensor v;
         qas_view(s, o, k, t, &v);
-        if (check_only) return mt_qas_sgd_update_is_finite(&v, s->learning_rate, s->cfg.momentum, grad_scale);
-        mt_qas_sgd_update(&v, s->learning_rate, s->cfg.momentum, grad_scale);
-        return 1;
+        return mt_qas_sgd_update_runs(&v, p.blocks, p.len, p.stride, s->learning_rate, s->cfg.momentum, grad_scale,
+                                      check_only);
     }
-    const mt_weight_part p = mt_weight_part_of(s, t);
     for (uint32_t j = 0; j < p.blocks; ++j) {
         update_block b;
         const size_t first = (size_t)j * p.stride;

@@ -103,7 +103,7 @@ class Session(SessionState, SessionPersistence):
         self._int8_weighted = [bool(op["weights"]) and
                                not any(int(i) in float_trainable for i in op["inputs"])
                                for op in info["ops"]]
-        self._op_facts = _trainable.op_facts(info["ops"], float_params)
+        self._op_facts = _trainable.op_facts(info["ops"], float_params, info.get("quantized", ()))
         self._layer_ops = []
         for index, (_, layer, _) in enumerate(self._ops):
             while len(self._layer_ops) <= layer:

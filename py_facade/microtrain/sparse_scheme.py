@@ -22,7 +22,11 @@ import json
 from . import ops as _ops
 from ._platform import is_integer
 
-CHANNEL_OPS = (_ops.DENSE, _ops.CONV2D, _ops.DEPTHWISE_CONV2D)
+# float layers, and int8 ones trained in place (convert(..., int8_train=True): the first k
+# output channels of their int8 weight take the QAS update, ops/qas.c)
+CHANNEL_OPS = (_ops.DENSE, _ops.CONV2D, _ops.DEPTHWISE_CONV2D, _ops.DENSE_S8, _ops.CONV2D_S8,
+               _ops.DEPTHWISE_CONV2D_S8)
+LAST_AXIS_OPS = (_ops.DEPTHWISE_CONV2D, _ops.DEPTHWISE_CONV2D_S8)
 _WORDS = ("all", "bias")
 _PLANNED = ("budget_bytes", "total_bytes", "batch_size", "optimizer", "loss")
 
@@ -33,11 +37,11 @@ class SparseScheme(object):
     Args:
         layers: a dict {layer position or name: "all" | "bias" | k | fraction}, or a list of
                 (layer, value) pairs (their order kept), or another SparseScheme
-        budget_bytes: the arena bytes ``sparse_update`` fitted it into, or None
-        total_bytes: the arena bytes it needs as planned, or None
+        budget_bytes: the arena bytes ``sparse_update`` planned it to fit, or None
+        total_bytes: the arena bytes it needs (the core's plan), or None
         batch_size: the batch size it was planned for, or None
-        optimizer: the optimizer it was planned for, or None
-        loss: the loss it was planned for, or None
+        optimizer: the optimizer's name it was planned for, or None
+        loss: the loss's name it was planned for, or None
     """
 
     def __init__(self, layers, budget_bytes=None, total_bytes=None, batch_size=None,
@@ -116,18 +120,18 @@ def is_scheme(spec):
 
 def channels_of(op_type, weight_dims):
     """The output channels a part of the weight can train: a Dense's or Conv2D's dims[0], a
-    DepthwiseConv2D's last dim; 0 for other ops."""
+    DepthwiseConv2D's last dim (float, or int8 trained in place); 0 for other ops."""
     if op_type not in CHANNEL_OPS or weight_dims is None or len(weight_dims) < 2:
         return 0
-    return weight_dims[-1] if op_type == _ops.DEPTHWISE_CONV2D else weight_dims[0]
+    return weight_dims[-1] if op_type in LAST_AXIS_OPS else weight_dims[0]
 
 
 def _count(value, channels, label):
     """k of ``value`` (an int or a fraction) for a layer of ``channels`` channels."""
     if channels == 0:
         raise ValueError("sparse scheme: layer %s has no weight of output channels (only "
-                         "Dense, Conv2D and DepthwiseConv2D train some): give it 'all' or "
-                         "'bias'" % label)
+                         "Dense, Conv2D and DepthwiseConv2D, float or int8 trained in place, "
+                         "train some): give it 'all' or 'bias'" % label)
     if is_integer(value):
         if not 1 <= value <= channels:
             raise ValueError("sparse scheme: layer %s has %d output channels; %r is out of "

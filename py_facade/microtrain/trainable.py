@@ -232,14 +232,17 @@ def describe(num_trainable_ops, mask, biases_only, layer_ops=None, op_weights=No
     return text
 
 
-def op_facts(ops, params):
+def op_facts(ops, params, quantized=()):
     """Per op of a ``backend.describe()`` answer's "ops", what a sparse scheme needs: (op type,
     dims of its trainable weight of rank >= 2 (input 1 first) or None, 1 when it has a
-    trainable 1-D weight, its trainable tensors)."""
+    trainable 1-D weight, its trainable tensors). ``quantized``: describe()'s int8 weights and
+    int32 biases trained in place, trainable as the float params are."""
     dims = {}
     for param in params:
         if param["trainable"]:
             dims[int(param["tensor"])] = tuple(param["dims"])
+    for param in quantized:
+        dims[int(param["tensor"])] = tuple(param["dims"])
     facts = []
     for op in ops:
         inputs = [i for i in op["inputs"] if i is not None and i >= 0 and i in dims]

@@ -118,3 +118,24 @@ def test_int8_layers_trained_in_place_bit_identical_to_host(board, master, int8_
         os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
         "--optimizer", "sgd", "--learning-rate", "0.1")
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
+
+
+@pytest.mark.parametrize("board", INT8_BACKWARD_BOARDS)
+def test_int8_layers_trained_in_part_bit_identical_to_host(board, int8_inputs):
+    """The same in-place digits model under a sparse scheme (``--trainable-scheme``): the first
+    4 of the depthwise's 16 channels (4 runs of 4 a tap row), the first 8 of the pointwise
+    Conv2D's 32 output rows (in a tile: their gradient only), both int32 biases whole, and the
+    float head; the device's losses, accuracy counts and head CRC equal the host's."""
+    from microtrain.sparse_scheme import SparseScheme
+    name = "digits_int8_in_part.mtm"
+    microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True).save(
+        os.path.join(int8_inputs, name))
+    scheme = os.path.join(int8_inputs, "in_part.json")
+    with open(scheme, "w") as handle:
+        # by position: a saved .mtm keeps no layer names (2 dw, 3 conv_b, 5 the new head)
+        handle.write(SparseScheme({2: 4, 3: 8, 5: "all"}).to_json())
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
+        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+        "--optimizer", "sgd", "--learning-rate", "0.1", "--trainable-scheme", scheme)
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout

@@ -2,11 +2,13 @@
  * The QAS update of an int8 layer trained in place (ops/qas.c): round half to even with
  * saturation at crafted ties, a step on int8 weights and int32 biases against the formula
  * written out here in its own terms (per-channel scales, momentum over two steps), and the
- * guard's refusals. The whole step through a session against NumPy, bit for bit:
+ * guard's refusals; a sparse part's runs against the whole update. The whole step through a
+ * session against NumPy, bit for bit:
  * tests/convert/test_int8_train.py.
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mt_test.h"
 #include "ops/ops.h"
@@ -109,11 +111,55 @@ static void check_guard(void)
     CHECK(w[0] == 1 && w[1] == 2); /* the guard writes nothing */
 }
 
+/* A sparse update's part (mt_qas_sgd_update_runs): the runs of a Conv2D's first k rows (one
+ * run from element 0) or of a depthwise weight's first k channels (KH·KW runs of k, stride C,
+ * the momentum back to back) give the trained elements the whole update's bits, momentum over
+ * two steps, and leave the frozen ones as they were; the guard writes nothing. The session's
+ * path: tests/test_sparse_update.py. */
+static void check_runs(void)
+{
+    enum { C = 3, TAPS = 4, N = C * TAPS, K = 2 };
+    const float s[C] = {0.01f, 0.02f, 0.005f};
+    float g[N];
+    for (int i = 0; i < N; ++i) g[i] = 0.013f * (float)(i + 1) * (i % 2 ? -1.0f : 1.0f);
+    for (int depthwise = 0; depthwise < 2; ++depthwise) {
+        int8_t whole[N], part[N], first[N];
+        float buf_whole[N] = {0}, buf_part[N] = {0};
+        for (int i = 0; i < N; ++i) whole[i] = part[i] = first[i] = (int8_t)(7 * i - 40);
+        /* a [C, TAPS] Conv2D-like weight (channel i / TAPS) or a [TAPS, C] depthwise one (i % C) */
+        const uint32_t inner = depthwise ? 1u : TAPS;
+        mt_qas_tensor w = {whole, MT_DTYPE_I8, g, buf_whole, NULL, s, N, inner, C};
+        const uint32_t runs = depthwise ? TAPS : 1u, len = depthwise ? K : K * TAPS, stride = depthwise ? C : N;
+        mt_qas_tensor p = {part, MT_DTYPE_I8, g, buf_part, NULL, s, N, inner, C};
+        for (int step = 0; step < 2; ++step) {
+            mt_qas_sgd_update(&w, 0.5f, 0.9f, 1.0f);
+            int8_t q_before[N];
+            float buf_before[N];
+            memcpy(q_before, part, sizeof part);
+            memcpy(buf_before, buf_part, sizeof buf_part);
+            CHECK(mt_qas_sgd_update_runs(&p, runs, len, stride, 0.5f, 0.9f, 1.0f, 1)); /* the guard */
+            CHECK(memcmp(q_before, part, sizeof part) == 0 && memcmp(buf_before, buf_part, sizeof buf_part) == 0);
+            CHECK(mt_qas_sgd_update_runs(&p, runs, len, stride, 0.5f, 0.9f, 1.0f, 0));
+        }
+        int moved = 0;
+        for (uint32_t i = 0; i < N; ++i) {
+            const uint32_t channel = depthwise ? i % C : i / TAPS;
+            const int8_t want = channel < K ? whole[i] : first[i];
+            CHECK_EQ_INT(part[i], want);
+            moved += channel < K && whole[i] != first[i];
+        }
+        for (uint32_t j = 0; j < runs; ++j) /* the part's momentum: the trained elements' own */
+            for (uint32_t e = 0; e < len; ++e) CHECK_BITS_EQ(buf_part[j * len + e], buf_whole[j * stride + e]);
+        CHECK(moved > 3);
+    }
+}
+
 int main(void)
 {
     check_round();
     check_step();
     check_master();
     check_guard();
+    check_runs();
     return MT_TEST_END();
 }

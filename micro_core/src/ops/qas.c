@@ -89,6 +89,32 @@ int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum
     return 1;
 }
 
+/* A sparse update's part (session.h, mt_weight_part): `blocks` runs of `len` elements, run j
+ * at element j·stride of q, g and the master copy and at j·len of the momentum (the state
+ * holds the runs back to back). The first k rows of a Conv2D's or FullyConnected's weight are
+ * one run from element 0; the first k channels of a depthwise [1, KH, KW, C] weight KH·KW runs
+ * of k, stride C; a whole tensor one run of N. A run starts at a multiple of the channel
+ * period (inner·channels), so its element i scales as the whole tensor's at that element, and
+ * each element's step reads its own gradient, momentum and scale alone: run by run gives the
+ * trained elements the whole update's bits and leaves the others untouched. */
+int mt_qas_sgd_update_runs(const mt_qas_tensor *t, uint32_t blocks, uint32_t len, uint32_t stride, float lr,
+                           float momentum, float grad_scale, int check_only)
+{
+    const size_t width = t->dtype == MT_DTYPE_I8 ? 1u : 4u;
+    for (uint32_t j = 0; j < blocks; ++j) {
+        mt_qas_tensor run = *t;
+        const size_t first = (size_t)j * stride;
+        run.q = (uint8_t *)t->q + first * width;
+        run.g = t->g + first;
+        run.buf = t->buf ? t->buf + (size_t)j * len : NULL;
+        run.master = t->master ? t->master + first : NULL;
+        run.N = len;
+        if (check_only && !mt_qas_sgd_update_is_finite(&run, lr, momentum, grad_scale)) return 0;
+        if (!check_only) mt_qas_sgd_update(&run, lr, momentum, grad_scale);
+    }
+    return 1;
+}
+
 /* Element i of a Conv2D weight [OC, KH, KW, C] or a Dense one [U, D] belongs to channel
  * i / (count / channels); of a depthwise weight [1, KH, KW, C] to i % C; of a bias to i. */
 void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,

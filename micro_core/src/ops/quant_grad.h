@@ -134,6 +134,11 @@ void mt_qas_sgd_update(const mt_qas_tensor *t, float lr, float momentum, float g
 /* 1 when every gradient element, momentum and step lr·(d / scale) is finite (the update then
  * leaves finite int8/int32 values: they saturate); writes nothing */
 int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum, float grad_scale);
+/* The update (check_only 0; answers 1) or its guard (check_only 1; writes nothing) over
+ * `blocks` runs of `len` elements of t, run j at element j·stride, its momentum at j·len: a
+ * sparse update's part (session.h, mt_weight_part); one run of N for a whole tensor */
+int mt_qas_sgd_update_runs(const mt_qas_tensor *t, uint32_t blocks, uint32_t len, uint32_t stride, float lr,
+                           float momentum, float grad_scale, int check_only);
 /* The view of trained weight t, input k (1: weight, 2: bias) of `op`, with gradient g */
 void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
                       mt_qas_tensor *v);

@@ -31,6 +31,11 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
                      on a backend that lists them (the ctypes one), the TRAINABLE int8
                      weights and int32 biases of int8 layers trained in place
                      (mt_session_qparam); no "dtype": float32
+        "quantized": [{"tensor": i, "dims": tuple}, ...]     TRAINABLE tensors that are not
+                                                             f32 (int8 weights, int32 biases
+                                                             of int8 layers trained in place:
+                                                             what a sparse scheme's channels
+                                                             read; optional, default none)
         "ops":     [{"type": mt_op_type, "layer": int, "inputs": [tensor or -1, ...],
                      "outputs": [tensor, ...], "weights": bool}, ...]
                      ("weights": the op reads a TRAINABLE tensor)

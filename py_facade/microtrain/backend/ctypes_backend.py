@@ -214,11 +214,13 @@ class Backend(_Interface):
                 entries.append({"tensor": index.value, "dims": dims_of(index.value)})
             return entries
 
-        params, trainable = [], set()
+        params, trainable, quantized = [], set(), []
         for index in range(info.num_tensors):
             tensor = tensors[index]
             if tensor.flags & _native.MT_TENSOR_TRAINABLE:  # f32, or int8 trained in place
                 trainable.add(index)
+                if tensor.dtype != _native.MT_DTYPE_F32:  # what a sparse scheme's channels read
+                    quantized.append({"tensor": index, "dims": dims_of(index)})
             # the weights: CONST f32 tensors, and the TRAINABLE int8 weights and int32 biases
             # of int8 layers trained in place (mt_session_param, then mt_session_qparam)
             trainable_q = tensor.flags & _native.MT_TENSOR_TRAINABLE and \
@@ -236,7 +238,7 @@ class Backend(_Interface):
                         "weights": any(i in trainable for i in inputs)})
         return {"num_ops": info.num_ops, "num_tensors": info.num_tensors,
                 "inputs": io(0, info.num_inputs), "outputs": io(1, info.num_outputs),
-                "params": params, "ops": ops}
+                "params": params, "quantized": quantized, "ops": ops}
 
     def plan(self, image, config):
         """The plan (see the interface): its figures, and under "binding" the aligned image

@@ -56,6 +56,8 @@ class Backend(_Interface):
         for p in info["params"]:
             params.append({"tensor": int(p["tensor"]), "dims": tuple(p["dims"]),
                            "offset": int(p["offset"]), "trainable": bool(p["trainable"])})
+        quantized = [{"tensor": int(q["tensor"]), "dims": tuple(q["dims"])}
+                     for q in info["quantized"]]
         ops = []
         for op in info["ops"]:
             ops.append({"type": int(op["type"]), "layer": int(op["layer"]),
@@ -65,7 +67,7 @@ class Backend(_Interface):
         return {"num_ops": int(info["num_ops"]), "num_tensors": int(info["num_tensors"]),
                 "inputs": [_entry(io) for io in info["inputs"]],
                 "outputs": [_entry(io) for io in info["outputs"]],
-                "params": params, "ops": ops}
+                "params": params, "quantized": quantized, "ops": ops}
 
     def plan(self, image, config):
         """The figures, and under "binding" the JS side's record of the plan (its image's place

@@ -250,6 +250,7 @@ class WasmBackend {
         return entries;
       };
       const params = [];
+      const quantized = []; // int8 weights and int32 biases trained in place (a scheme's channels)
       const trainable = new Set();
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
@@ -257,6 +258,9 @@ class WasmBackend {
         if ((t.flags & MT.MT_TENSOR_CONST) && t.dtype === MT.MT_DTYPE_F32) {
           params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable });
           if (isTrainable) trainable.add(i);
+        } else if (isTrainable) {
+          quantized.push({ tensor: i, dims: t.dims });
+          trainable.add(i);
         }
       }
       const ops = [];
@@ -271,7 +275,7 @@ class WasmBackend {
       }
       return { num_ops: numOps, num_tensors: numTensors,
                inputs: io(0, this.get(info, "mt_model_info", "num_inputs")),
-               outputs: io(1, this.get(info, "mt_model_info", "num_outputs")), params, ops };
+               outputs: io(1, this.get(info, "mt_model_info", "num_outputs")), params, quantized, ops };
     });
   }
 

@@ -17,19 +17,24 @@ from ..sparse_scheme import SparseScheme
 from ..train_session import TrainSession
 
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
+# pointwise layers, float or int8 trained in place (convert(..., int8_train=True)): both kinds
+# train the first k output rows of an [OC, KH, KW, IC] or [U, D] weight
+_DENSE = (_ops.DENSE, _ops.DENSE_S8)
+_CONV = (_ops.CONV2D, _ops.CONV2D_S8)
 
 
 def _layers_with_weights(session):
     """Per layer with a trainable weight, from the last: (position, has a bias, pointwise:
-    a Dense or a 1x1 Conv2D whose output channels can train in part)."""
+    a Dense or a 1x1 Conv2D, float or int8 trained in place, whose output channels can
+    train in part)."""
     found = []
     for layer, op_list in enumerate(session._layer_ops):
         facts = [session._op_facts[op] for op in op_list]
         if not any(f[3] for f in facts):
             continue
         bias = any(f[2] for f in facts)
-        pointwise = any(f[1] is not None and (f[0] == _ops.DENSE or (
-            f[0] == _ops.CONV2D and tuple(f[1][1:3]) == (1, 1))) for f in facts)
+        pointwise = any(f[1] is not None and (f[0] in _DENSE or (
+            f[0] in _CONV and tuple(f[1][1:3]) == (1, 1))) for f in facts)
         found.append((layer, bias, pointwise))
     return found[::-1]
 
@@ -54,14 +59,16 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None)
 
     It does not measure each layer's contribution to accuracy (tiny-training's offline
     search); frozen channels of a trained layer still take their arena bytes (the core keeps
-    the whole weight).
+    the whole weight). On a model converted with ``int8_train=True`` it picks among the int8
+    layers trained in place as among float ones; their update is SGD with quantization-aware
+    scaling, so another optimizer is refused (ValueError, compile()'s message).
 
     Args:
         model:        a path, bytes, a built model or a ``Session``
         budget_bytes: the arena's bytes at most (``memory_plan()["total_bytes"]``), > 0
         batch_size:   the batch size the scheme will be compiled with
-        optimizer:    the optimizer it will be compiled with
-        loss:         the loss it will be compiled with (None: compile()'s default, "mse")
+        optimizer:    its optimizer ("sgd" or an optimizer object; SGD for int8 layers)
+        loss:         its loss (None: compile()'s default, "mse")
     Returns:
         a ``SparseScheme`` (JSON when printed) that ``compile(trainable=scheme)`` takes
     Raises:
