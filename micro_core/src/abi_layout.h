@@ -28,7 +28,7 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_int64_in_a_struct, x) == 8 &&
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
-MT_ABI_CHECK(version, MT_ABI_VERSION == 13u);
+MT_ABI_CHECK(version, MT_ABI_VERSION == 14u);
 
 /* every constant and enum value: X(name, value) */
 #define MT_ABI_VALUES(X) \

@@ -4,7 +4,7 @@
 // offset, DataView kind, count] } }. microtrain_wasm.mjs reads and writes the core's
 // structs through it and compares every size with mt_struct_size() when a module loads.
 
-export const MT_ABI_VERSION = 13;
+export const MT_ABI_VERSION = 14;
 
 export const MT = {
   MT_ARENA_ALIGN: 16,
