@@ -168,3 +168,41 @@ def test_a_sparse_scheme_under_micropython_matches_the_host(runner, digits, tmp_
     assert host.returncode == 0, host.stderr
     assert result.stdout.strip() == host.stdout.strip()
     assert "['8 of 32 channels', 'bias']" in host.stdout
+
+
+INT8_IN_PLACE_SCRIPT = """
+import sys
+from microtrain import lite, optimizers
+sess = lite.Session(open(sys.argv[1], "rb").read())
+sess.compile(optimizers.SGD(learning_rate=0.5), "categorical_crossentropy", batch_size=4)
+start = sess.weights_crc32()
+rows = [[((r * 64 + c) % 17) / 17.0 for c in range(64)] for r in range(4)]
+targets = [[1.0 if c == r else 0.0 for c in range(5)] for r in range(4)]
+for step in range(3):
+    sess.train_step(rows, targets)
+print("int8 in place", start, sess.weights_crc32())
+"""
+
+
+def test_int8_layers_trained_in_place_under_micropython_have_the_host_s_crc(runner, tmp_path):
+    """The digits int8 backbone trained from its depthwise convolution in int8, in place
+    (convert(..., int8_train=True)), through the wasm backend: weights_crc32 is the core's
+    mt_session_weights_crc32, which covers the int8 weights and int32 biases that the QAS
+    update changes (the float weights alone would miss them), and equals the host's before and
+    after three steps."""
+    pytest.importorskip("tflite")
+    backbone = os.path.join(ROOT, "tests", "convert", "fixtures", "int8",
+                            "digits_backbone_int8.tflite")
+    image = tmp_path / "int8_in_place.mtm"
+    microtrain.convert(backbone, new_head=5, train_from="dw", int8_train=True).save(str(image))
+    script = tmp_path / "int8_in_place.py"
+    script.write_text(INT8_IN_PLACE_SCRIPT)
+    result = run_micropython(runner, str(script), [(str(image), "/data/int8.mtm")],
+                             "/data/int8.mtm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    host = subprocess.run([sys.executable, str(script), str(image)], capture_output=True,
+                          text=True, timeout=300)
+    assert host.returncode == 0, host.stderr
+    assert result.stdout.strip() == host.stdout.strip()
+    _, start, end = host.stdout.strip().rsplit(" ", 2)
+    assert start != end  # the steps moved weights the CRC covers

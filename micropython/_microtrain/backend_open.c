@@ -155,6 +155,9 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
     uint8_t *trainable = m_new0(uint8_t, flag_bytes);
     mt_tensor_info tensors[DESCRIBE_CHUNK];
     mp_obj_t params = mp_obj_new_list(0, NULL);
+    /* TRAINABLE tensors that are not f32 (an int8 layer's weights and biases trained in place):
+     * what a sparse scheme's channels read. This backend's weights stay the f32 ones. */
+    mp_obj_t quantized = mp_obj_new_list(0, NULL);
     for (int32_t first = 0; first < info.num_tensors; first += DESCRIBE_CHUNK) {
         const int32_t n = info.num_tensors - first < DESCRIBE_CHUNK ? info.num_tensors - first : DESCRIBE_CHUNK;
         mtmod_check_model(mt_model_tensors(image, bytes, first, n, tensors), "mt_model_tensors", image,
@@ -164,19 +167,27 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
             const int32_t index = first + k;
             if (t->flags & MT_TENSOR_TRAINABLE) {
                 trainable[index >> 3] |= (uint8_t)(1u << (index & 7));
+                if (t->dtype != MT_DTYPE_F32) {
+                    mp_obj_t entry = mp_obj_new_dict(2);
+                    store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
+                    store(entry, MP_QSTR_dims, dims_tuple(t));
+                    mp_obj_list_append(quantized, entry);
+                }
             }
             if (!(t->flags & MT_TENSOR_CONST) || t->dtype != MT_DTYPE_F32) {
                 continue;
             }
-            mp_obj_t entry = mp_obj_new_dict(4);
+            mp_obj_t entry = mp_obj_new_dict(5);
             store(entry, MP_QSTR_tensor, MP_OBJ_NEW_SMALL_INT(index));
             store(entry, MP_QSTR_dims, dims_tuple(t));
             store(entry, MP_QSTR_offset, mp_obj_new_int(t->data_offset));
             store(entry, MP_QSTR_trainable, mp_obj_new_bool(t->flags & MT_TENSOR_TRAINABLE));
+            store(entry, MP_QSTR_dtype, MP_OBJ_NEW_QSTR(MP_QSTR_float32));
             mp_obj_list_append(params, entry);
         }
     }
     store(result, MP_QSTR_params, params);
+    store(result, MP_QSTR_quantized, quantized);
     mp_obj_t ops = mp_obj_new_list(0, NULL);
     mt_op_info chunk[DESCRIBE_CHUNK];
     for (int32_t first = 0; first < info.num_ops; first += DESCRIBE_CHUNK) {

@@ -136,16 +136,13 @@ static mp_obj_t backend_weights(mp_obj_t self_in) {
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_weights_obj, backend_weights);
 
-/* weights_crc32() -> int: zlib.crc32 of weights(), without building it */
+/* weights_crc32() -> int: the core's mt_session_weights_crc32, the figure a firmware prints:
+ * zlib.crc32 of weights() and then of the int8 weights and int32 biases of int8 layers trained
+ * in place (which weights() does not list), without building either */
 static mp_obj_t backend_weights_crc32(mp_obj_t self_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "weights_crc32");
-    int32_t count = param_count(self);
     uint32_t crc = 0;
-    for (int32_t position = 0; position < count; ++position) {
-        mt_param_info info;
-        mtmod_check(mt_session_param(self->session, position, &info), "mt_session_param");
-        crc = mt_crc32_update(crc, param_data(&info), 4 * (size_t)info.count);
-    }
+    mtmod_check(mt_session_weights_crc32(self->session, &crc), "mt_session_weights_crc32");
     return mp_obj_new_int_from_uint(crc);
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_weights_crc32_obj, backend_weights_crc32);

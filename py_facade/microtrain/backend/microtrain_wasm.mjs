@@ -256,7 +256,7 @@ class WasmBackend {
         const t = readTensor(i);
         const isTrainable = Boolean(t.flags & MT.MT_TENSOR_TRAINABLE);
         if ((t.flags & MT.MT_TENSOR_CONST) && t.dtype === MT.MT_DTYPE_F32) {
-          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable });
+          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable, dtype: "float32" });
           if (isTrainable) trainable.add(i);
         } else if (isTrainable) {
           quantized.push({ tensor: i, dims: t.dims });
@@ -477,13 +477,14 @@ class WasmBackend {
     });
   }
 
-  // zlib.crc32 of weights(), by the core's own mt_crc32_update. Returned as a signed int32
-  // (MicroPython's proxy passes JS integers as int32); js_backend masks it.
+  // The core's mt_session_weights_crc32, the figure a firmware prints: zlib.crc32 of
+  // weights(), then of the int8 weights and int32 biases of int8 layers trained in place.
+  // Returned as a signed int32 (MicroPython's proxy passes JS integers as int32); js_backend
+  // masks it.
   weights_crc32() {
     return this.guard(() => {
-      let crc = 0;
-      for (const p of this.params()) crc = this.core.mt_crc32_update(crc, p.pointer, 4 * p.count);
-      return crc | 0;
+      this.check(this.core.mt_session_weights_crc32(this.session, this.scratch), "mt_session_weights_crc32");
+      return new DataView(this.core.memory.buffer).getUint32(this.scratch, true) | 0;
     });
   }
 
