@@ -63,7 +63,7 @@ set +e
 PYTHONPATH="$root/py_facade${PYTHONPATH:+:$PYTHONPATH}" MICROTRAIN_LIB="$lib" LD_PRELOAD="$asan_rt" \
   ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:alloc_dealloc_mismatch=0:detect_odr_violation=0:allocator_may_return_null=1" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-  python -m pytest -q -p no:cacheprovider tests --ignore=tests/boards --ignore=tests/micropython --ignore=tests/federated \
+  python -m pytest -q -n 2 --dist loadfile -p no:cacheprovider tests --ignore=tests/boards --ignore=tests/micropython --ignore=tests/federated \
     --ignore=tests/docs --ignore=tests/convert --ignore=tests/test_hostile_cli.py \
     -k "not info_plot and not soak and not demo and not real_world_style and not from_torch and not onert and not x86_kernel_build and not capped_process" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
