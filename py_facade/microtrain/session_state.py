@@ -34,6 +34,18 @@ _WIDTHS = {"float32": (4, "f", None, None), "int8": (1, "b", -128, 127),
            "int32": (4, "i", -2147483648, 2147483647)}
 
 
+def weights_crc32(weights):
+    """zlib.crc32 over weight arrays in get_weights() order, each as its little-endian bytes
+    at its width (float32; an int8 layer's trained in place int8 and int32): what
+    ``Session.weights_crc32()`` and a firmware (mt_session_weights_crc32) give for them."""
+    crc = 0
+    for weight in weights:
+        weight = _np.ascontiguousarray(weight)
+        width = weight.dtype if weight.dtype.kind in "iu" else _np.dtype(_np.float32)
+        crc = crc32(weight.astype(width.newbyteorder("<")).tobytes(), crc)
+    return crc & 0xFFFFFFFF
+
+
 class SessionState:
     """Weights, information, hyper-parameters, counters, schedulers and the loop."""
 
