@@ -13,8 +13,8 @@
  *   <out>/checkpoint/ck_int8_master_state_props_as1.bin
  *                                           a version 4 checkpoint of the int8 CNN trained in
  *                                           place (tests/core/int8_in_place_util.h, master
- *                                           copies, momentum), loaded as config 1: the reader
- *                                           walks its typed records before the mismatch
+ *                                           copies, momentum), loaded into the same int8
+ *                                           session (fuzz_checkpoint's raw selector bit 4)
  *   <out>/checkpoint/contents_<what>.bin    contents mode of fuzz_checkpoint (selector bit 7):
  *                                           a few value edits of the harness's own templates
  * Usage: gen_corpus <out dir>   (tools/run_fuzz.sh --regen-corpus rewrites tests/fuzz/corpus)
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         static uint8_t buf[65536];
         fz_buffer sink = {buf, 0, sizeof buf};
         if (mt_checkpoint_save(s, 1, props, 3, fz_write, &sink) != MT_OK || buf[4] != 4) return 1;
-        const uint8_t selector = 1; /* config 1 of model 0: SGD + momentum */
+        const uint8_t selector = 1 | 1 << 4; /* raw, into the int8 session: SGD + momentum */
         write_file(dir_ck, "ck_int8_master_state_props_as1.bin", &selector, 1, sink.data, sink.size);
         free(q);
     }
