@@ -10,6 +10,9 @@
  *   <out>/checkpoint/<saver>_<kind>_v1_as<saver>.bin
  *                                           the same rewritten as version 1 (no base learning
  *                                           rate), loaded in the guarded or accumulate mode
+ *   <out>/model_image/int8_in_place_master.mtm
+ *                                           the int8 CNN trained in place with master copies
+ *                                           (int8_in_place_util.h)
  *   <out>/checkpoint/ck_int8_master_state_props_as1.bin
  *                                           a version 4 checkpoint of the int8 CNN trained in
  *                                           place (tests/core/int8_in_place_util.h, master
@@ -163,6 +166,8 @@ int main(int argc, char **argv)
     {
         size_t qb;
         uint8_t *q = int8_in_place_master(&qb);
+        /* the image itself seeds the image reader: TRAINABLE int8 tensors, MASTER flags */
+        write_file(dir_img, "int8_in_place_master.mtm", NULL, 0, q, qb);
         mt_train_config cfg;
         mt_train_config_init(&cfg);
         cfg.optimizer = MT_OPTIMIZER_SGD, cfg.momentum = 0.9f, cfg.batch_size = 2, cfg.learning_rate = 0.2f;
