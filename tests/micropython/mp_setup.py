@@ -144,15 +144,19 @@ INT8_SCRIPT = os.path.join(SCRIPTS, "int8_in_place_weights.py")
 def int8_in_place_transcript(models):
     """What scripts/int8_in_place_weights.py prints for ``models`` (write_int8_in_place's)
     on CPython, the ctypes backend: the lines a MicroPython backend must print. Checked for
-    what the comparison relies on: every check of the script held, and the interleaved
-    models' weights alternate between the core's two lists."""
+    what the comparison relies on: every check of the script held, the interleaved models'
+    weights alternate between the core's two lists, and the frozen sessions' int8 weights
+    are frozen."""
     result = subprocess.run([sys.executable, INT8_SCRIPT] + models["paths"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     output = result.stdout
     assert output.splitlines()[-1] == "done"
-    assert "False" not in output and "NoneType" not in output, output
+    checks = [line for line in output.splitlines() if not line.startswith("frozen: trained")]
+    assert not [line for line in checks if "False" in line or "NoneType" in line], output
     assert output.count("restored step equals the first True True") == 3
+    # the frozen sessions' int8 weights and int32 biases are the image's
+    assert output.count("frozen: trained [True, False, False, False, False, True]") == 2
     assert "start 0 float32 160" in output and "start 1 int8 144" in output
     assert "start 5 float32 5" in output
     return output

@@ -56,6 +56,21 @@ def like(weight, values, dtype=None):
     return array(TYPECODES[dtype], values)
 
 
+def nudged(weights):
+    """``weights`` changed: every integer weight moved by -1, 0 or +1 within its range, the
+    float ones scaled by 0.75."""
+    changed = []
+    for weight in weights:
+        dtype, values = dtype_of(weight), values_of(weight)
+        if dtype == "float32":
+            values = [v * 0.75 for v in values]
+        else:
+            low, high = LOW_HIGH[dtype]
+            values = [min(high, max(low, v + (i % 3) - 1)) for i, v in enumerate(values)]
+        changed.append(like(weight, values))
+    return changed
+
+
 def hex_float(value):
     return binascii.hexlify(array("f", [value])).decode()
 
@@ -111,18 +126,8 @@ def run(path):
     print("restored step equals the first", step(sess, rows, targets) == first[0],
           sess._backend.weights() == after_one)
 
-    # weights the script writes (every integer weight moved by -1, 0 or +1 within its range, the
-    # float ones scaled by 0.75): the next step is the host's
-    written = []
-    for weight, dtype in zip(sess.get_weights(), dtypes):
-        values = values_of(weight)
-        if dtype == "float32":
-            values = [v * 0.75 for v in values]
-        else:
-            low, high = LOW_HIGH[dtype]
-            values = [min(high, max(low, v + (i % 3) - 1)) for i, v in enumerate(values)]
-        written.append(like(weight, values))
-    sess.set_weights(written)
+    # weights the script writes: the next step is the host's
+    sess.set_weights(nudged(sess.get_weights()))
     show_weights("written", sess)
     print("step after writing", step(sess, rows, targets))
     show_weights("written then stepped", sess)
@@ -155,6 +160,20 @@ def run(path):
               and dtype in str(error))
     print("unchanged after the refusals", sess._backend.weights() == before)
     show_weights("end", sess)
+    sess.close()
+
+    # the int8 layers frozen (trainable=1: the float head alone trains): their weights are
+    # read from the image and written into it (the backend's copy of it)
+    frozen = lite.Session(open(path, "rb").read())
+    frozen.compile(optimizers.SGD(learning_rate=0.5), "categorical_crossentropy", batch_size=4,
+                   trainable=1)
+    print("frozen: trained", frozen._backend.trained())
+    show_weights("frozen start", frozen)
+    frozen.set_weights(nudged(frozen.get_weights()))
+    show_weights("frozen written", frozen)
+    print("frozen step after writing", step(frozen, rows, targets))
+    show_weights("frozen stepped", frozen)
+    frozen.close()
 
 
 for model in sys.argv[1:]:
