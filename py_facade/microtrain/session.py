@@ -91,8 +91,8 @@ class Session(SessionState, SessionPersistence):
         self._outputs = [(int(io["tensor"]), tuple(io["dims"])) for io in info["outputs"]]
         self._params = [(int(p["tensor"]), tuple(p["dims"]), int(p["offset"]))
                         for p in info["params"]]
-        # per weight: "float32", or an int8 layer's trained in place "int8" / "int32" (a
-        # backend that does not list those has float weights alone)
+        # per weight: "float32", or an int8 layer's trained in place "int8" / "int32" (every
+        # backend lists those; an entry without "dtype" is float32)
         self._param_dtypes = [p.get("dtype", "float32") for p in info["params"]]
         float_params = [p for p in info["params"] if p.get("dtype", "float32") == "float32"]
         self._ops = [(int(op["type"]), int(op["layer"]), bool(op["weights"]))
