@@ -300,6 +300,19 @@ def _preset_names():
         return "mps2-an385, mps2-an500, ... (the source tree was not found)"
 
 
+# microtrain.convert's yes/no options, each a flag of the same name (--int8-after) passed on as
+# it is: (keyword, help)
+_CONVERT_SWITCHES = (
+    ("int8_after", "with --train-from: that operator alone trains in float, the int8 operators "
+                   "after it stay int8 and pass the gradient back"),
+    ("int8_input", "the input is the int8 tensor of the leading QUANTIZE: x holds int8 values "
+                   "the device need not quantize"),
+    ("int8_train", "with --train-from: the int8 operators from there on stay int8 and their int8 "
+                   "weights train in place (SGD, QAS)"),
+    ("int8_master_weights", "with --int8-train: float master copies of those int8 weights"),
+)
+
+
 def _parser():
     parser = _Parser(
         prog="microtrain firmware",
@@ -325,17 +338,8 @@ def _parser():
     convert.add_argument("--new-head", type=_classes, metavar="CLASSES",
                          help="cut after the last [H, W, C] activation and attach mean -> "
                               "Dense(CLASSES) -> Softmax")
-    convert.add_argument("--int8-after", action="store_true",
-                         help="with --train-from: that operator alone trains in float, the "
-                              "int8 operators after it stay int8 and pass the gradient back")
-    convert.add_argument("--int8-input", action="store_true",
-                         help="the input is the int8 tensor of the leading QUANTIZE: x holds "
-                              "int8 values the device need not quantize")
-    convert.add_argument("--int8-train", action="store_true",
-                         help="with --train-from: the int8 operators from there on stay int8 "
-                              "and their int8 weights train in place (SGD, QAS)")
-    convert.add_argument("--int8-master-weights", action="store_true",
-                         help="with --int8-train: float master copies of those int8 weights")
+    for keyword, text in _CONVERT_SWITCHES:
+        convert.add_argument("--" + keyword.replace("_", "-"), action="store_true", help=text)
     parser.add_argument("--epochs", type=_arguments.positive_int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
@@ -394,10 +398,8 @@ def main(argv=None):
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
                             args.batch_size, num_trainable_ops, trainable)
         source_dir = None if args.sources_only else _board_source_dir(parser, args)
-        conversion = {"train_from": args.train_from, "new_head": args.new_head,
-                      "int8_input": args.int8_input, "int8_after": args.int8_after,
-                      "int8_train": args.int8_train,
-                      "int8_master_weights": args.int8_master_weights}
+        conversion = {"train_from": args.train_from, "new_head": args.new_head}
+        conversion.update((keyword, getattr(args, keyword)) for keyword, _ in _CONVERT_SWITCHES)
         if args.budget is not None or args.trainable_scheme is not None:  # a sparse update
             with TrainSession(read_model(args.model, conversion)[0]) as session:
                 spec.trainable = _sparse_update.scheme_from_flags(
