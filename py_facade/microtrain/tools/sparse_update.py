@@ -65,10 +65,11 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None,
     beside the last layer, each layer's bias, weights and (pointwise) first channels are
     fine-tuned alone, ``calibration_epochs`` epochs on half the rows, their contribution is
     the drop of the loss on the other half, and they are taken greedily by contribution per
-    arena byte while the whole scheme fits. Frozen channels of a trained layer still take their arena bytes (the core keeps
-    the whole weight). On a model converted with ``int8_train=True`` it picks among the int8
-    layers trained in place as among float ones; their update is SGD with quantization-aware
-    scaling, so another optimizer is refused (ValueError, compile()'s message).
+    arena byte while the whole scheme fits. Frozen channels of a trained layer still take
+    their arena bytes (the core keeps the whole weight). On a model converted with
+    ``int8_train=True`` it picks among the int8 layers trained in place as among float ones;
+    their update is SGD with quantization-aware scaling, so another optimizer is refused
+    (ValueError, compile()'s message).
 
     Args:
         model:        a path, bytes, a built model or a ``Session``
