@@ -217,7 +217,8 @@ def summary(rows):
     means = _means(rows)
     lines = ["| case | budget | sparse_update's scheme | arena | accuracy | same layers whole: "
              "arena, accuracy | sparse - whole | sparse - head only | calibrated scheme "
-             "(seed 0's) | arena | accuracy |", "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+             "(seed 0's) | arena | accuracy |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for case in [c for c in CASES if any(key[0] == c for key in means)]:
         head, head_arena, _ = means[(case, "head", None)]
         seeds = len(set(r["seed"] for r in rows if r["case"] == case))
