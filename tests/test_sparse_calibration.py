@@ -69,7 +69,8 @@ def test_calibrated_scheme_of_int8_layers_trained_in_place():
 
 def test_same_rows_and_seed_give_the_same_scheme():
     first = microtrain.sparse_update(cnn(), 20000, 2, "sgd", LOSS, calibration=rows(20), seed=4)
-    again = microtrain.sparse_update(cnn(), 20000, 2, "sgd", LOSS, calibration=rows(20), seed=4)
+    again = microtrain.sparse_update(cnn(), 20000, 2, "sgd", LOSS, calibration=rows(20),
+                                     seed=np.int64(4), calibration_epochs=np.int32(2))
     assert first == again
     assert first.to_json() == again.to_json()
 
@@ -137,3 +138,10 @@ def test_calibration_epochs_is_a_positive_integer(epochs):
     with pytest.raises(ValueError, match="calibration_epochs is a positive integer"):
         microtrain.sparse_update(cnn(), 20000, 2, "sgd", LOSS, calibration=rows(20),
                                  calibration_epochs=epochs)
+
+
+@pytest.mark.parametrize("seed", [-1, 0.5, "0", None])
+def test_the_seed_is_a_non_negative_integer(seed):
+    with pytest.raises(ValueError, match=r"seed \(the calibration rows' permutation\) is an "
+                                         r"integer >= 0"):
+        microtrain.sparse_update(cnn(), 20000, 2, "sgd", LOSS, calibration=rows(20), seed=seed)

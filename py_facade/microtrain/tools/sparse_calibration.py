@@ -25,6 +25,7 @@ Every run is deterministic (the core's step is, and the split and order follow `
 the same model, rows and seed give the same scheme.
 """
 
+from .._platform import is_integer
 from ..sparse_scheme import SparseScheme
 from ..train_session import TrainSession
 
@@ -113,8 +114,11 @@ def choose(session, layers, budget, batch_size, optimizer, loss, calibration, ep
            total, names):
     """The calibrated scheme (the module doc); ``total(pairs)`` is the core's plan in bytes,
     ``names`` (optimizer name, loss name) what the scheme records."""
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+    if not is_integer(epochs) or epochs < 1:
         raise ValueError("calibration_epochs is a positive integer; got %r" % (epochs,))
+    if not is_integer(seed) or seed < 0:
+        raise ValueError("seed (the calibration rows' permutation) is an integer >= 0; got %r"
+                         % (seed,))
     x, y = checked_calibration(session, calibration, batch_size)
     last, bias, _ = layers[0]
     anchor = (last, "all")
@@ -126,7 +130,7 @@ def choose(session, layers, budget, batch_size, optimizer, loss, calibration, ep
                          "size %d: the smallest, layer %d's %s, needs %d bytes"
                          % (budget, batch_size, last, anchor[1], anchor_bytes))
     try:
-        trial = _Trial(session, x, y, batch_size, optimizer, loss, epochs, seed)
+        trial = _Trial(session, x, y, batch_size, optimizer, loss, int(epochs), int(seed))
         base = trial.loss_after([anchor])
     except ValueError as error:  # targets the loss cannot take, named by the session
         raise ValueError("calibration: %s" % error)
