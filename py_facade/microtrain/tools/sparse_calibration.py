@@ -1,10 +1,10 @@
 """``sparse_update(..., calibration=(x, y))``: a scheme chosen by each layer's measured
 contribution (tiny-training's contribution analysis) instead of the published heuristic.
 
-tiny-training (Lin et al. 2022, section 3.3) fine-tunes the classifier plus one candidate
-alone — the bias of a layer, or the weights of its first channels at a ratio — measures the
-accuracy gain over the classifier alone, and picks the candidates whose gains, assumed
-additive, are largest under the memory budget. Here, on rows the caller holds out for it:
+tiny-training's contribution analysis (Lin et al. 2022) fine-tunes the classifier with one
+candidate — the biases of the last layers, or one layer's weights at a channel ratio —
+measures the accuracy gain over the classifier alone, and picks the candidates whose gains,
+assumed additive, are largest under the memory budget. Here, on rows the caller holds out for it:
 
 1. the anchor: the last layer with weights, whole if that fits the budget, else its bias
    (every candidate's contribution is measured beside it, as tiny-training's beside the
