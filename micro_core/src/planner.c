@@ -520,9 +520,13 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     }
     for (uint32_t o = 0; o < O; ++o) {
         mt_image_op(img, o, &ops[o]);
+        /* a convolution laid over its input (the lifetimes' MT_OVER_BAND, MT_OVER_SHIFTED; a
+         * depthwise streaming its expansion runs as it does, whatever its layout) */
+        const int band = lt.over[o] == MT_OVER_BAND || (lt.over[o] == MT_OVER_SHIFTED && ops[o].type == MT_OP_CONV2D_S8);
         ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
                                  (mt_plan_stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
-                                 (o > 0 && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u));
+                                 (o > 0 && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u) |
+                                 (band ? MT_OPF_IN_PLACE : 0u));
     }
     memset(s, 0, sizeof *s);
     s->img = *img;
