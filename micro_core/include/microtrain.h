@@ -497,7 +497,7 @@ typedef struct mt_buffer_info {
     int32_t kind;         /**< MT_BUFFER_* */
     int32_t tensor_index; /**< the tensor it belongs to, -1 for metadata, target, scratch */
     int32_t start, end;   /**< lifetime over the schedule */
-    int32_t in_place_of;  /**< tensor whose activation bytes this one overwrites in place, or -1 */
+    int32_t in_place_of;  /**< the tensor whose bytes (its group's) this one shares, in place or overlapped, or -1 */
     int32_t reserved;
     size_t offset;        /**< from the arena's start */
     size_t bytes;

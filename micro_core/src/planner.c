@@ -473,8 +473,9 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
             int32_t in_place_of = -1;
             for (uint32_t j = 0; j < T && root != lt.data[i]; ++j)
                 if (lt.data[j] == root) in_place_of = (int32_t)j;
-            tell(&b, MT_BUFFER_ACTIVATION, (int32_t)i, shared_base + d->offset, d->bytes, d->start, d->end,
-                 in_place_of);
+            /* its own bytes and lifetime (a root's group may extend past both) */
+            tell(&b, MT_BUFFER_ACTIVATION, (int32_t)i, shared_base + d->offset, d->own_bytes, d->own_start,
+                 d->own_end, in_place_of);
         }
         if (lt.grad[i] != MT_NO_BUFFER) {
             const mt_share_buffer *g = &lt.sh.buf[lt.grad[i]];

@@ -216,7 +216,7 @@ _FIELDS = (
     ('mt_buffer_info', 'tensor_index', ctypes.c_int32),  # -1 for metadata, target, scratch
     ('mt_buffer_info', 'start', ctypes.c_int32),  # lifetime over the step's schedule, inclusive
     ('mt_buffer_info', 'end', ctypes.c_int32),
-    # tensor whose bytes it overwrites in place, or -1
+    # the tensor whose bytes (its group's) it shares, in place or overlapped, or -1
     ('mt_buffer_info', 'in_place_of', ctypes.c_int32),
     ('mt_buffer_info', 'reserved', ctypes.c_int32),
     ('mt_buffer_info', 'offset', ctypes.c_size_t),  # from the arena's start
