@@ -64,6 +64,12 @@ def measure(name, budget, batch_size):
                 "layers": [row for row in plan["layers"] if row["trains"] != "none"]}
 
 
+def stack_reservation(used):
+    """The stack a build reserves for a measured high-water mark: rounded up to 256 bytes,
+    plus 1 KiB (what an interrupt's frame or a path the run did not take may add)."""
+    return (used + 255) // 256 * 256 + 1024
+
+
 def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
     """The scheme fine-tuned on ``board`` (4 rows x, targets y, batch 1, one epoch of SGD)
     against the host: {"crc32", "host_crc32", "equal", "ram_used", "ram"} (or "error"); with
@@ -87,12 +93,25 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         info = firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
                               os.path.join(folder, "data"),
                               os.path.join(folder, "build-" + board), ops=record["ops"],
-                              bench_steps=steps)
+                              bench_steps=steps, cache={"MT_STACK_BYTES": ""})
         status, text, errors = firmware.run(info, timeout=1200)
         device, host = firmware.parse_output(text), record["host_reference"]
+        static = table.firmware_ram(info["firmware"])  # .data + .bss, the arena among them
+        measured = firmware.stack_used(text)
         result = {"crc32": device["crc32"], "host_crc32": host["crc32"], "ram": ram,
-                  "equal": status == 0 and device == host,
-                  "ram_used": table.firmware_ram(info["firmware"]) + stack}
+                  "equal": status == 0 and device == host, "static": static,
+                  "stack_allowance": stack, "ram_used": static + stack}
+        if measured is not None:
+            # RAM = .data + .bss + the stack measured (the painted stack's high-water mark
+            # after the run, boards/common/stack_paint.h); the link then reserves it with a
+            # margin (CMake's MT_STACK_BYTES), which must still link
+            reserved = stack_reservation(measured)
+            firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
+                           os.path.join(folder, "data"), os.path.join(folder, "build-" + board),
+                           ops=record["ops"], bench_steps=steps,
+                           cache={"MT_STACK_BYTES": reserved}, targets=("microtrain_firmware",))
+            result.update(stack_measured=measured, stack_reserved=reserved,
+                          ram_used=static + measured)
         if steps:
             plugin = arm_cost.build_plugin(folder)
             base = arm_cost.count_instructions(info, "bench_base", plugin)
@@ -171,8 +190,8 @@ def print_int8(row):
 
 
 def run_int8(args):
-    cases = [(name, args.budget) for name in args.model or MODELS]
-    if not args.model:
+    cases = [(name, args.budget) for name in args.model or MODELS if name != MBV2]
+    if not args.model or MBV2 in args.model:
         cases += [(MBV2, budget) for budget in MBV2_BUDGETS]
     for name, budget in cases:
         model = int8_model(name)
@@ -191,10 +210,15 @@ def print_board(board_name, board):
     if "error" in board:
         print("  %s: %s" % (board_name, board["error"]))
         return
-    print("  %s: weights CRC 0x%08x, host 0x%08x: %s; RAM %d of %d bytes%s"
+    stack = ("stack measured %d (linked with %d reserved)" % (board["stack_measured"],
+                                                            board["stack_reserved"])
+             if "stack_measured" in board else "stack allowance %d" % board["stack_allowance"])
+    print("  %s: weights CRC 0x%08x, host 0x%08x: %s; RAM %d of %d bytes (.data + .bss %d, "
+          "%s)%s"
           % (board_name, board["crc32"] or 0, board["host_crc32"],
              "host = device" if board["equal"] else "DIFFERENT", board["ram_used"],
-             board["ram"], "; %d instructions a step" % round(board["per_step"])
+             board["ram"], board["static"], stack,
+             "; %d instructions a step" % round(board["per_step"])
              if "per_step" in board else ""))
 
 
@@ -202,7 +226,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=int, default=256 * 1024)
     parser.add_argument("--batch-size", type=int, default=1)
-    parser.add_argument("--model", action="append", choices=MODELS)
+    parser.add_argument("--model", action="append", choices=MODELS + [MBV2],
+                        help="these alone (%s: --int8 only)" % MBV2)
     parser.add_argument("--board", help="also fine-tune the scheme on this board (QEMU)")
     parser.add_argument("--int8", action="store_true",
                         help="the last blocks' int8 layers trained in place (QAS), and "
