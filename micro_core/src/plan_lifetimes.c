@@ -186,7 +186,8 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
 /*
  * How op o's output may be laid over its input x, the one place that decides it (the
  * lifetimes apply it where x dies at op o; a frozen int8 op: none where a gradient passes
- * through it, whose backward reads x):
+ * through it, whose backward reads x, nor without f->over, which the planner clears where
+ * the region is smaller without: mt_memory_plan.over_inputs):
  *
  * MT_OVER_IN_PLACE  an element-wise op (MT_KERNEL_IN_PLACE): y over x, byte for byte.
  * MT_OVER_BAND      the in-place depthwise (MCUNet's and tiny-training's answer to the
@@ -218,6 +219,7 @@ int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, ui
     mt_image_op(img, o, &op);
     *amount = 0;
     if (mt_op_kernel_for(op.type)->traits & MT_KERNEL_IN_PLACE) return MT_OVER_IN_PLACE;
+    if (!f->over) return MT_OVER_NONE; /* the planner's other try (planner.c) */
     const int dw = op.type == MT_OP_DEPTHWISE_CONV2D_S8;
     if ((!dw && op.type != MT_OP_CONV2D_S8) || mt_plan_backward_runs(f, &op, o)) return MT_OVER_NONE;
     if (mt_plan_stream_of(img, f, o)) return MT_OVER_NONE; /* its output is a ring */
@@ -394,6 +396,13 @@ uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f,
 /* The int8 part's share of the activations: the most bytes of int8 activations live at once
  * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
  * the backward of an int8 op a gradient passes through when it reads them). */
+uint32_t mt_plan_over_inputs(const mt_image *img, const lifetimes *lt)
+{
+    uint32_t n = 0;
+    for (uint32_t o = 0; o < img->num_ops; ++o) n += lt->over[o] == MT_OVER_BAND || lt->over[o] == MT_OVER_SHIFTED;
+    return n;
+}
+
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
     uint64_t persistent = 0;

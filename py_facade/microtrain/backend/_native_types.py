@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 14
+MT_ABI_VERSION = 15
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -172,6 +172,8 @@ _FIELDS = (
     ('mt_memory_plan', 'tiled_updates', ctypes.c_int32),
     # the largest such tile (in gradient_bytes)
     ('mt_memory_plan', 'weight_tile_bytes', ctypes.c_int32),
+    # int8 convolutions laid over the inputs they consume
+    ('mt_memory_plan', 'over_inputs', ctypes.c_int32),
     ('mt_memory_plan', 'int8_activation_bytes', ctypes.c_size_t),
     ('mt_memory_plan', 'image', ctypes.c_void_p),  # the image mt_plan() validated
     ('mt_memory_plan', 'image_bytes', ctypes.c_size_t),
