@@ -11,7 +11,9 @@ the arena of the head alone, of the whole last block, and of the scheme ``sparse
 picks under the budget (the core's plan; the scheme printed as JSON). With ``--board``, the
 scheme also fine-tunes on that board under QEMU (``microtrain.tools.firmware``: 4 random rows
 of the file's input range, batch 1, one epoch of SGD, benchmarks/mlperf_tiny.py's task)
-against its replay on the host: the weights' CRC and the RAM the firmware takes.
+against its replay on the host: the weights' CRC and the RAM the firmware takes (.data +
+.bss, the arena among them, + the stack it measured: the high-water mark of its painted stack,
+which the firmware is then linked again to reserve, rounded up, plus 1 KiB).
 
 With ``--int8``, the last block's int8 layers train in place instead (``int8_train``: int8
 weights updated with QAS, ops/qas.c) and the picker chooses among them; MobileNetV2-w0.35
@@ -37,7 +39,7 @@ MODELS = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.
 MBV2 = "mbv2_035_128.tflite"
 MBV2_PATH = os.path.join(table.REPO_ROOT, "tests", "convert", "fixtures", "int8", MBV2)
 MBV2_FROM = "block_16"  # its last inverted-residual block, with Conv_1 and the new head
-# 240 KiB: an arena whose board RAM with mps2-an500's 16 KiB stack stays within 256 KiB
+# 240 KiB: an arena whose board RAM with the measured stack (about 10 KiB) stays within 256 KiB
 MBV2_BUDGETS = (256 * 1024, 240 * 1024, 128 * 1024)
 TINY_TRAINING = "tiny-training (MobileNetV2-w0.35, STM32F746): 141 KB peak SRAM, 373 ms a step"
 
