@@ -117,6 +117,7 @@ def test_int8_convolutions_over_their_inputs_give_litert_bits(rows):
     # buffers of different groups never share bytes while both are live
     def root(b):
         return b["in_place_of"] if b["in_place_of"] >= 0 else b["tensor"]
+    assert all(b["offset"] + b["bytes"] <= plan["total_bytes"] for b in buffers)  # in the arena
     shared = [b for b in buffers if b["kind"] in ("activation", "gradient")]
     for i, a in enumerate(shared):
         for b in shared[i + 1:]:
