@@ -186,6 +186,7 @@ _EPOCH_LINE = re.compile(r"^epoch (\d+) train_loss \S+ \(0x([0-9a-f]{8})\) "
                          r"eval_loss \S+ \(0x([0-9a-f]{8})\)(?: accuracy (\d+)/(\d+))?$",
                          re.MULTILINE)
 _CRC_LINE = re.compile(r"^weights crc32 0x([0-9a-f]{8})$", re.MULTILINE)
+_STACK_LINE = re.compile(r"^stack used (\d+) bytes", re.MULTILINE)
 _ARENA_LINE = re.compile(r"^microtrain firmware: model \d+ bytes, arena (\d+) bytes", re.MULTILINE)
 
 
@@ -199,6 +200,13 @@ def parse_output(text):
               for m in _EPOCH_LINE.finditer(text)]
     return {"arena_bytes": int(arena.group(1)) if arena else None, "epochs": epochs,
             "crc32": int(crc.group(1), 16) if crc else None}
+
+
+def stack_used(text):
+    """The stack a firmware used, in bytes, as it printed it (the high-water mark of the stack
+    its startup painted, boards/common/stack_paint.h), or None where it printed none."""
+    found = _STACK_LINE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def bits_to_float(bits):
@@ -434,6 +442,9 @@ def main(argv=None):
     print("weights crc32 on the host:  0x%08x" % reference["crc32"])
     print("weights crc32 on %s: %s" % (args.board, "0x%08x" % device["crc32"]
                                        if device["crc32"] is not None else "(not printed)"))
+    if stack_used(text) is not None:
+        print("stack used on %s: %d bytes (the painted stack's high-water mark)"
+              % (args.board, stack_used(text)))
     same = device == reference
     print("bit-identical: %s" % ("yes" if same else "NO"))
     if status != 0:
