@@ -54,6 +54,11 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None,
     of those only a fraction of the output channels. This follows its published heuristic
     greedily, each step kept only while the core's plan of the whole scheme fits:
 
+    0. the last layer with weights (the classifier) whole, when it fits: tiny-training
+       always updates the classifier, and a new head (``convert(..., new_head=N)``) left at
+       its random weights with only biases trained beside it stays at chance
+       (benchmarks/sparse_accuracy.py measured such schemes at 3 to 22 %); else it enters
+       with its bias in step 1 and its channels in step 2;
     1. biases, from the last layer with weights backwards, until the next one does not fit
        (a deeper bias carries the gradient through more layers);
     2. the weights of the pointwise layers (Dense, 1x1 Conv2D), from the last backwards, by
@@ -131,8 +136,12 @@ def _choose(session, budget, batch_size, optimizer, loss):
     total = _planner(session, batch_size, optimizer, loss)
     candidates = _weighted_layers(session)
     chosen, used = [], None
+    head = candidates[0][0]
+    whole_head = total([(head, "all")])
+    if whole_head <= budget:  # 0. the classifier whole
+        chosen, used = [(head, "all")], whole_head
     for layer, bias, _ in candidates:  # 1. biases, from the last layer back
-        if not bias:
+        if not bias or (layer, "all") in chosen:
             continue
         bytes_needed = total(chosen + [(layer, "bias")])
         if bytes_needed > budget:
@@ -140,7 +149,7 @@ def _choose(session, budget, batch_size, optimizer, loss):
         chosen.append((layer, "bias"))
         used = bytes_needed
     for layer, _, pointwise in candidates:  # 2. pointwise weights by channel fraction
-        if not pointwise:
+        if not pointwise or (layer, "all") in chosen:
             continue
         for fraction in FRACTIONS:
             value = "all" if fraction == 1.0 else fraction
