@@ -33,18 +33,23 @@
  * block, 10.02M without, 12.07M with them at every width) */
 #define MT_DW3_ROW_MIN 33u
 
-/* One channel's weights (w: W [3, 3, C] at the channel), w[kh][kw], and the sums' start,
- * bias - zx·Σ W over the nine taps (wrapping) */
+/* One channel's weights, w[kh][kw], and the sums' start, bias - zx·Σ W over the nine taps
+ * (wrapping) */
 typedef struct mt_s8_dw3_weights {
     int32_t w[3][3];
     int32_t start;
 } mt_s8_dw3_weights;
 
-static inline void mt_s8_dw3_weights_of(mt_s8_dw3_weights *k, const int8_t *w, size_t C, int32_t bias, int32_t zx)
+/* Four channels' (w: W [3, 3, C] at channel c; bias[r] channel c + r's) */
+static inline void mt_s8_dw3_weights_of(mt_s8_dw3_weights k[4], const int8_t *w, size_t C, const int32_t bias[4],
+                                        int32_t zx)
 {
-    uint32_t sum = 0;
-    for (uint32_t t = 0; t < 9; ++t) k->w[t / 3u][t % 3u] = w[t * C], sum += (uint32_t)(int32_t)w[t * C];
-    k->start = (int32_t)((uint32_t)bias - (uint32_t)zx * sum);
+    for (uint32_t r = 0; r < 4; ++r) {
+        uint32_t sum = 0;
+        for (uint32_t t = 0; t < 9; ++t)
+            k[r].w[t / 3u][t % 3u] = w[t * C + r], sum += (uint32_t)(int32_t)w[t * C + r];
+        k[r].start = (int32_t)((uint32_t)bias[r] - (uint32_t)zx * sum);
+    }
 }
 
 /* Whether mt_s8_dw3_slot can make a slot: its padding one predicated store a side (at most

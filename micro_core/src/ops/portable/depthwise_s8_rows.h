@@ -415,7 +415,7 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
     const uint32_t Wp = g->OW + MT_DW3_PAD_COLS;
     dw3_planes *planes = grp->planes;
     if (!grp->made) {
-        for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_weights_of(&grp->k3[k], w + c + k, g->C, grp->start[k], p.x_zp);
+        mt_s8_dw3_weights_of(grp->k3, w + c, g->C, grp->start, p.x_zp);
         grp->made = 1;
     }
     const int8_t *rows[3] = {NULL, NULL, NULL};
