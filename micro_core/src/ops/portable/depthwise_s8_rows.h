@@ -424,21 +424,30 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
         rows[r->kh0 + k] = r->rows.base + (size_t)slot * r->rows.bytes + c;
         if (++slot == r->rows.ring) slot = 0;
     }
-    uint32_t kernel_row[3];
-    int used[3] = {0, 0, 0}, found[3] = {0, 0, 0};
-    for (uint32_t k = 0; k < 3; ++k)
-        for (uint32_t j = 0; j < 3; ++j)
-            if (!used[j] && planes->valid[j] && planes->holds[j] == rows[k]) {
-                kernel_row[j] = k, used[j] = found[k] = 1;
-                break;
-            }
-    for (uint32_t k = 0; k < 3; ++k)
-        for (uint32_t j = 0; !found[k] && j < 3; ++j)
-            if (!used[j]) {
-                mt_s8_dw3_slot(rows[k], g->W, g->C, g->PL, Wp, (int8_t)p.x_zp, planes->bytes + 4u * j * Wp);
-                planes->holds[j] = rows[k], planes->valid[j] = 1;
-                kernel_row[j] = k, used[j] = found[k] = 1;
-            }
+    uint32_t kernel_row[3] = {0, 1, 2};
+    /* nothing held (a row a call, or a tensor's first; the first row fills all three): slot k,
+     * kernel row k, no search */
+    if (!planes->valid[0]) {
+        for (uint32_t k = 0; k < 3; ++k) {
+            mt_s8_dw3_slot(rows[k], g->W, g->C, g->PL, Wp, (int8_t)p.x_zp, planes->bytes + 4u * k * Wp);
+            planes->holds[k] = rows[k], planes->valid[k] = 1;
+        }
+    } else {
+        int used[3] = {0, 0, 0}, found[3] = {0, 0, 0};
+        for (uint32_t k = 0; k < 3; ++k)
+            for (uint32_t j = 0; j < 3; ++j)
+                if (!used[j] && planes->valid[j] && planes->holds[j] == rows[k]) {
+                    kernel_row[j] = k, used[j] = found[k] = 1;
+                    break;
+                }
+        for (uint32_t k = 0; k < 3; ++k)
+            for (uint32_t j = 0; !found[k] && j < 3; ++j)
+                if (!used[j]) {
+                    mt_s8_dw3_slot(rows[k], g->W, g->C, g->PL, Wp, (int8_t)p.x_zp, planes->bytes + 4u * j * Wp);
+                    planes->holds[j] = rows[k], planes->valid[j] = 1;
+                    kernel_row[j] = k, used[j] = found[k] = 1;
+                }
+    }
     mt_s8_dw3 run[4];
     for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], kernel_row);
     int32_t sums[4 * DW3_RUN];
