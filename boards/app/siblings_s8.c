@@ -190,7 +190,7 @@ static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, in
                                           * row), 7 channels (one group and 3 left), VALID; past
                                           * MT_DW3_PLANE_BYTES (83 outputs) the four-channel form;
                                           * the rows from a ring take the planes from
-                                          * MT_DW3_ROW_MIN outputs (Helium: 33): 34 */
+                                          * MT_DW3_ROW_MIN outputs (Helium: 17): 34 */
                                          {7, 9, 12, 3, 3, 1, 1, MT_PADDING_SAME},
                                          {6, 11, 7, 3, 3, 1, 1, MT_PADDING_VALID},
                                          {3, 83, 4, 3, 3, 1, 1, MT_PADDING_SAME},

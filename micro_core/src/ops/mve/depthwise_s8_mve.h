@@ -28,10 +28,11 @@
 #define MT_DW3_PLANE_BYTES 1020u
 #define MT_DW3_PAD_COLS 6u
 /* The narrowest row the row-a-call form (the fused expansion's) takes the planes for: its
- * three copies a row and setup cost what the products gain up to 32 outputs (the MobileNetV2
- * step's 12 streamed stride-1 pairs: 10.02M instructions with the planes for the 32-wide
- * block, 10.02M without, 12.07M with them at every width) */
-#define MT_DW3_ROW_MIN 33u
+ * three copies a row and setup cost more than the products gain at 16 outputs and less at 32
+ * (the MobileNetV2 step, whose streamed stride-1 rows are 32, 16, 8 and 4 wide: 21.55M
+ * instructions with the planes from 33 outputs, 21.41M from 17, 21.51M from 9, 22.59M at every
+ * width, since a row a call no longer searches the slots) */
+#define MT_DW3_ROW_MIN 17u
 
 /* One channel's weights, w[kh][kw], and the sums' start, bias - zx·Σ W over the nine taps
  * (wrapping) */
