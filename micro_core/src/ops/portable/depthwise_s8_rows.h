@@ -424,15 +424,18 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
         rows[r->kh0 + k] = r->rows.base + (size_t)slot * r->rows.bytes + c;
         if (++slot == r->rows.ring) slot = 0;
     }
-    uint32_t kernel_row[3] = {0, 1, 2};
+    mt_s8_dw3 run[4];
     /* nothing held (a row a call, or a tensor's first; the first row fills all three): slot k,
      * kernel row k, no search */
     if (!planes->valid[0]) {
+        static const uint32_t in_order[3] = {0, 1, 2};
         for (uint32_t k = 0; k < 3; ++k) {
             mt_s8_dw3_slot(rows[k], g->W, g->C, g->PL, Wp, (int8_t)p.x_zp, planes->bytes + 4u * k * Wp);
             planes->holds[k] = rows[k], planes->valid[k] = 1;
         }
+        for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], in_order);
     } else {
+        uint32_t kernel_row[3]; /* the kernel row each slot holds */
         int used[3] = {0, 0, 0}, found[3] = {0, 0, 0};
         for (uint32_t k = 0; k < 3; ++k)
             for (uint32_t j = 0; j < 3; ++j)
@@ -447,9 +450,8 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
                     planes->holds[j] = rows[k], planes->valid[j] = 1;
                     kernel_row[j] = k, used[j] = found[k] = 1;
                 }
+        for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], kernel_row);
     }
-    mt_s8_dw3 run[4];
-    for (uint32_t k = 0; k < 4; ++k) mt_s8_dw3_slots(&run[k], &grp->k3[k], kernel_row);
     int32_t sums[4 * DW3_RUN];
     for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += DW3_RUN) {
         const uint32_t n = g->OW - ow0 < DW3_RUN ? g->OW - ow0 : DW3_RUN;
