@@ -232,7 +232,11 @@ static void dense_cases(const mt_kernel_table *column, s8_check_fn check)
 {
     static const uint32_t shapes[][3] = {/* B, D, U */ {1, 1, 1}, {2, 7, 3}, {3, 16, 4}, {2, 33, 9}, {1, 100, 10},
                                          {4, 5, 17}, {2, 64, 2},
-                                         {5, 9, 6}, {17, 20, 8}};
+                                         {5, 9, 6}, {17, 20, 8},
+                                         /* the DSP cores' spread x (s8_dot.h): 2 words and 3
+                                          * inputs; 3 single words, 3 turns of 4 and 3 inputs;
+                                          * past its scratch (B·D > 1536) */
+                                         {3, 11, 5}, {1, 63, 4}, {2, 772, 4}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
             const uint32_t B = shapes[s][0], D = shapes[s][1], U = shapes[s][2];

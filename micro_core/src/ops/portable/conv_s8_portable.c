@@ -209,7 +209,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
                     conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, stride - window,
                                  windows);
                 mt_s8_dense_rows(windows, rows, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
-                                 (uint32_t)stride, g->OC, packed, 0);
+                                 (uint32_t)stride, g->OC, packed, 0, NULL);
             }
         return;
     }
@@ -246,7 +246,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
 void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                         int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
-    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0); /* Conv2D: gemmlowp's rounding */
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, NULL); /* Conv2D: gemmlowp's rounding */
 }
 
 void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,

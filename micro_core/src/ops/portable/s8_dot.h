@@ -256,6 +256,25 @@ static __attribute__((noinline, unused)) void mt_s8_dot4_pixels(const int8_t *x,
 }
 #undef MT_S8_ROW
 
+/* The most inputs (B rows of D) whose halves mt_s8_dense_rows spreads once for all its weight
+ * rows below MT_S8_SUM_ROWS rows (mt_s8_dot4_xs_run): 2 bytes an input, 3 KB in the frame of
+ * the FullyConnected's sibling, which lends it; MobileNetV2's classifier (1280 inputs at
+ * batch 1) fits. Past it, zx in the products (mt_s8_dot4_zx_run). */
+#define MT_S8_SPREAD 1536u
+
+/* xs[2k] and xs[2k + 1] = word k's bytes 0, 2 and bytes 1, 3, sign-extended to int16 halves,
+ * less zx (in [-255, 255]), for the D / 4 words of each of B rows of D inputs (row b's at
+ * xs + 2·(D / 4)·b; its last D mod 4 inputs are not spread) */
+static void mt_s8_spread_x(const int8_t *x, uint32_t B, uint32_t D, int32_t zx, uint32_t *xs)
+{
+    const int16x2_t zz = mt_s8_pair(zx);
+    for (uint32_t b = 0; b < B; ++b, x += D)
+        for (uint32_t i = 0; i + 4 <= D; i += 4, xs += 2) {
+            const uint32_t xw = mt_s8_word(x + i);
+            xs[0] = (uint32_t)__ssub16(__sxtb16(xw), zz), xs[1] = (uint32_t)__ssub16(mt_s8_odd(xw), zz);
+        }
+}
+
 /* Σ_{i<n} w[i] (wrapping): bytes + 128 are unsigned, and USADA8 adds four of them a word
  * (|w + 128 - 0|), where a byte a turn took five instructions */
 static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
@@ -404,10 +423,20 @@ static inline size_t mt_s8_padded_row(size_t D)
  * (mt_q_fc_of) and the sums are requantized as LiteRT's reference FullyConnected does, else
  * Conv2D's (multiplier, shift) pairs with gemmlowp's rounding. */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc)
+                                    int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc,
+                                    uint32_t *spread)
 {
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
+#if MT_S8_DSP
+    /* below MT_S8_SUM_ROWS rows (no Σ W), x's halves less zx made once for every four weight
+     * rows (mt_s8_dot4_xs_run), in the caller's scratch of MT_S8_SPREAD / 2 words */
+    const uint32_t words = D / 4u;
+    const int spread_x = spread != NULL && B < MT_S8_SUM_ROWS && words > 0 && (size_t)B * D <= MT_S8_SPREAD;
+    if (spread_x) mt_s8_spread_x(x, B, D, p.x_zp, spread);
+#else
+    (void)spread; /* the DSP cores' alone */
+#endif
     for (uint32_t u = 0; u < U; u += 4) {
         const uint32_t R = U - u < 4 ? U - u : 4;
         mt_q_requant q[4];
@@ -435,6 +464,19 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
         }
         for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
             const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
+#if MT_S8_DSP
+            if (R == 4 && spread_x) { /* n = B: every row's halves spread above */
+                for (uint32_t j = 0; j < n; ++j, xb += D) {
+                    int32_t *a = acc + 4 * j;
+                    a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
+                    mt_s8_dot4_xs dot = {spread + (size_t)2 * words * j, wu, D, words, a};
+                    mt_s8_dot4_xs_run(&dot);
+                    if (D & 3u) mt_s8_dot(xb + 4 * words, wu + 4 * words, D, D & 3u, p.x_zp, 4, a); /* the last 1-3 */
+                }
+                mt_s8_rows_requant(acc, n, 4, q, f, p, yb, U, fc);
+                continue;
+            }
+#endif
 #if MT_S8_MVE
             if (R == 4) {
                 mt_s8_dot4_centered(xb, wu, D, n, p.x_zp, start, acc);
