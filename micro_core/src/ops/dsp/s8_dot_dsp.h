@@ -239,4 +239,91 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot4_xs_run(mt_s8_dot
 #undef MT_S8_XS_WORD
 #undef MT_S8_XS_ROW
 
+/* Two weight rows against pixel pairs spread beforehand (mt_s8_dot2x2_xs_run): xs the pairs'
+ * halves less zx (mt_s8_spread_pairs: for pair k and word i, four words from xs[4·(k·D/4 + i)]:
+ * pixel 2k's bytes 0, 2 and 1, 3, then pixel 2k + 1's), w at row r's first byte (row r + 1 D
+ * bytes on), D a multiple of 4 (>= 4), pairs >= 1; acc and the starts as mt_s8_dot2x2's. */
+typedef struct mt_s8_dot2x2_xs {
+    const uint32_t *xs;     /*  0 */
+    const int8_t *w;        /*  4 */
+    uint32_t D;             /*  8 */
+    uint32_t pairs;         /* 12: counted down */
+    int32_t *acc;           /* 16: moved on */
+    int32_t start0, start1; /* 20, 24 */
+} mt_s8_dot2x2_xs;
+/* mt_s8_dot2x2_xs_run reads mt_s8_dot2x2_xs at these offsets (a negative size otherwise) */
+typedef char mt_s8_dot2x2_xs_offsets[offsetof(mt_s8_dot2x2_xs, D) == 8 && offsetof(mt_s8_dot2x2_xs, pairs) == 12 &&
+                                             offsetof(mt_s8_dot2x2_xs, acc) == 16 &&
+                                             offsetof(mt_s8_dot2x2_xs, start0) == 20 &&
+                                             offsetof(mt_s8_dot2x2_xs, start1) == 24
+                                         ? 1
+                                         : -1];
+
+/* A word of the pair: the two pixels' halves (one LDM), then row 1's word and row 0's (which
+ * moves on), each spread once for both pixels: 15 instructions for 16 MACs */
+#define MT_S8_PAIR_WORD                                                                                           \
+    "ldmia r0!, {r8-r11}\n\t"                                                                                     \
+    "ldr r12, [r1, r2]\n\t"                                                                                       \
+    "sxtb16 lr, r12\n\t"                                                                                          \
+    "smlad r5, r8, lr, r5\n\t"                                                                                    \
+    "smlad r7, r10, lr, r7\n\t"                                                                                   \
+    "sxtb16 r12, r12, ror #8\n\t"                                                                                 \
+    "smlad r5, r9, r12, r5\n\t"                                                                                   \
+    "smlad r7, r11, r12, r7\n\t"                                                                                  \
+    "ldr r12, [r1], #4\n\t"                                                                                       \
+    "sxtb16 lr, r12\n\t"                                                                                          \
+    "smlad r4, r8, lr, r4\n\t"                                                                                    \
+    "smlad r6, r10, lr, r6\n\t"                                                                                   \
+    "sxtb16 r12, r12, ror #8\n\t"                                                                                 \
+    "smlad r4, r9, r12, r4\n\t"                                                                                   \
+    "smlad r6, r11, r12, r6\n\t"
+
+/* For each pixel pair j, j + 1 and k, p in {0, 1}:
+ *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·(x[(j + p)·D + i] - zx)
+ * mt_s8_dot2x2_run's turn with x's halves spread once for all the weight rows (a Conv2D's
+ * pixels against many output channels: mt_s8_dense_pairs), so a word of both pixels is one LDM
+ * where it took two LDR and four SXTB16: two words a turn, 32 instructions for 32 MACs where
+ * mt_s8_dot2x2_run takes 44; an odd word first, alone. The 14 registers: r0 xs, r1 W, r2 D, r3
+ * the word pairs left, r4-r7 the sums of (row 0, pixel 0), (1, 0), (0, 1), (1, 1), r8-r11 the
+ * pixels' halves, r12 and lr a weight word and half; p on the stack. Unaligned LDRs of W as in
+ * mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_xs_run(mt_s8_dot2x2_xs *p __attribute__((unused)))
+{
+    __asm volatile("push {r0, r4-r11, lr}\n\t"
+                   "ldr r1, [r0, #4]\n\t"
+                   "ldr r2, [r0, #8]\n\t"
+                   "ldr r0, [r0, #0]\n\t"
+                   "1:\n\t"
+                   "ldr r12, [sp]\n\t"
+                   "ldrd r4, r5, [r12, #20]\n\t"
+                   "mov r6, r4\n\t"
+                   "mov r7, r5\n\t"
+                   "lsr r3, r2, #3\n\t"          /* the word pairs */
+                   "tst r2, #4\n\t"              /* an odd word? */
+                   "beq 2f\n\t"
+                   MT_S8_PAIR_WORD
+                   "2:\n\t"
+                   "cmp r3, #0\n\t"
+                   "beq 3f\n\t"
+                   "4:\n\t"
+                   MT_S8_PAIR_WORD
+                   MT_S8_PAIR_WORD
+                   "subs r3, r3, #1\n\t"
+                   "bne 4b\n\t"
+                   "3:\n\t"
+                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte; xs is at the next pair */
+                   "ldr r12, [sp]\n\t"
+                   "ldr lr, [r12, #16]\n\t"
+                   "strd r4, r5, [lr]\n\t"
+                   "strd r6, r7, [lr, #16]\n\t"
+                   "add lr, lr, #32\n\t"
+                   "str lr, [r12, #16]\n\t"
+                   "ldr lr, [r12, #12]\n\t"
+                   "subs lr, lr, #1\n\t"
+                   "str lr, [r12, #12]\n\t"
+                   "bne 1b\n\t"
+                   "pop {r0, r4-r11, pc}");
+}
+#undef MT_S8_PAIR_WORD
+
 #endif /* MT_OPS_DSP_S8_DOT_DSP_H */

@@ -246,7 +246,12 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
 void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                         int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
-    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, NULL); /* Conv2D: gemmlowp's rounding */
+#if MT_S8_DSP
+    uint32_t spread[MT_S8_SPREAD / 2u]; /* the pixel pairs' halves (s8_dot.h's mt_s8_dense_pairs) */
+#else
+    uint32_t *spread = NULL; /* the DSP cores' alone */
+#endif
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, spread); /* Conv2D: gemmlowp's rounding */
 }
 
 void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,

@@ -416,6 +416,99 @@ static inline size_t mt_s8_padded_row(size_t D)
 
 #include "ops/portable/s8_requant.h"
 
+/* Output channels (units) u..u+R-1's requantization constants and their sums' starts (the
+ * bias): FullyConnected's double scales (fc) or Conv2D's (multiplier, shift) pairs; a row
+ * r >= R repeats unit u's */
+static inline __attribute__((always_inline)) void mt_s8_unit_constants(const int32_t *bias, const int32_t *rq,
+                                                                       uint32_t u, uint32_t R, const int fc,
+                                                                       mt_q_requant q[4], mt_q_fc f[4],
+                                                                       int32_t start[4])
+{
+    if (fc) {
+        for (uint32_t r = 0; r < 4; ++r) f[r] = mt_q_fc_of(bias, rq, u + (r < R ? r : 0)), start[r] = f[r].bias;
+    } else {
+        mt_s8_requants(bias, rq, u, R, q);
+        for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
+    }
+}
+
+#if MT_S8_DSP
+/* The fewest output channels (units) for which mt_s8_dense_rows spreads x's pixel pairs once
+ * for all of them (mt_s8_dense_pairs): the spread costs about 11 instructions for 8 inputs
+ * of a pair, once, and saves 12 of 44 for every 32 MACs of two rows (so 16 channels make it
+ * up many times), but it runs each pixel run's four channels' constants again (a requant
+ * setup a run of at most MT_S8_RUN pixels, where the channel-major loop made them once) */
+#define MT_S8_PAIRS_UNITS 16u
+
+/* spread[4·(k·D/4 + i) + 2·p + h] = word i of pixel 2k + p, its bytes 0, 2 (h = 0) or 1, 3
+ * (h = 1) as int16 halves less zx, for the pairs pixel pairs of x [2·pairs, D], D a multiple
+ * of 4: what mt_s8_dot2x2_xs_run reads with one LDM a word */
+static void mt_s8_spread_pairs(const int8_t *x, uint32_t pairs, uint32_t D, int32_t zx, uint32_t *spread)
+{
+    const int16x2_t zz = mt_s8_pair(zx);
+    for (uint32_t k = 0; k < pairs; ++k, x += 2 * (size_t)D)
+        for (uint32_t i = 0; i < D; i += 4, spread += 4) {
+            const uint32_t a = mt_s8_word(x + i), b = mt_s8_word(x + D + i);
+            spread[0] = (uint32_t)__ssub16(__sxtb16(a), zz), spread[1] = (uint32_t)__ssub16(mt_s8_odd(a), zz);
+            spread[2] = (uint32_t)__ssub16(__sxtb16(b), zz), spread[3] = (uint32_t)__ssub16(mt_s8_odd(b), zz);
+        }
+}
+
+/* mt_s8_dense_rows over runs of pixels (B >= 2, D a multiple of 4 and at most MT_S8_SPREAD / 2,
+ * U >= MT_S8_PAIRS_UNITS): each run's pixel pairs spread once less zx into the caller's scratch
+ * (no Σ W), then every four output channels' products from them, two rows a call of
+ * mt_s8_dot2x2_xs_run; an odd last pixel and the last 1-3 channels with zx in the products
+ * (mt_s8_dot) */
+static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t *x, const int8_t *w,
+                                                                    const int32_t *bias, const int32_t *rq, int8_t *y,
+                                                                    uint32_t B, uint32_t D, uint32_t U,
+                                                                    mt_q_params p, const int fc, uint32_t *spread)
+{
+    int32_t acc[4 * MT_S8_RUN];
+    uint32_t run = (MT_S8_SPREAD / D) & ~1u; /* pixels whose halves fit the scratch: >= 2 */
+    if (run > MT_S8_RUN) run = MT_S8_RUN;
+    /* more than one run: a Conv2D's channels' constants made once, past the halves, where they
+     * fit (20 bytes a channel: an expansion's 48 and 96 from 8 and 16 inputs do), not every run
+     * (at 8 inputs an output that was 0.2 instructions a MAC) */
+    const size_t halves = (size_t)run * D / 2u, U4 = (U + 3u) & ~(size_t)3u;
+    mt_q_requant *cached = NULL;
+    if (!fc && B > run && U4 * (sizeof(mt_q_requant) / 4u) <= MT_S8_SPREAD / 2u - halves) {
+        cached = (mt_q_requant *)(void *)(spread + halves);
+        for (uint32_t u = 0; u < U; u += 4) mt_s8_requants(bias, rq, u, U - u < 4 ? U - u : 4, cached + u);
+    }
+    for (uint32_t b = 0; b < B; b += run, x += (size_t)run * D, y += (size_t)run * U) {
+        const uint32_t n = B - b < run ? B - b : run, pairs = n / 2u;
+        mt_s8_spread_pairs(x, pairs, D, p.x_zp, spread);
+        for (uint32_t u = 0; u < U; u += 4) {
+            const uint32_t R = U - u < 4 ? U - u : 4;
+            mt_q_requant q[4];
+            mt_q_fc f[4];
+            int32_t start[4];
+            if (cached)
+                for (uint32_t r = 0; r < 4; ++r) start[r] = cached[u + r].bias;
+            else
+                mt_s8_unit_constants(bias, rq, u, R, fc, q, f, start);
+            const mt_q_requant *qu = cached ? cached + u : q;
+            const int8_t *wu = w + (size_t)u * D;
+            uint32_t j = 0;
+            if (R == 4 && pairs) {
+                for (uint32_t r = 0; r < 4; r += 2) {
+                    mt_s8_dot2x2_xs dot = {spread, wu + (size_t)r * D, D, pairs, acc + r, start[r], start[r + 1]};
+                    mt_s8_dot2x2_xs_run(&dot);
+                }
+                j = 2 * pairs;
+            }
+            for (; j < n; ++j) { /* an odd last pixel; every pixel of the last 1-3 channels */
+                int32_t *a = acc + 4 * j;
+                a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
+                mt_s8_dot(x + (size_t)j * D, wu, D, D, p.x_zp, R, a);
+            }
+            mt_s8_rows_requant(acc, n, R, qu, f, p, y + u, U, fc);
+        }
+    }
+}
+#endif
+
 /* y[b, u] for B rows x [B, D] and weights W [U, D] (FullyConnected; a pointwise Conv2D's
  * pixels; a Conv2D's copied windows): four units at a time over every row (the last 1-3 by
  * mt_s8_dot, MT_S8_ROWS at a time), each row's inputs read once for them, each sum started
@@ -434,6 +527,10 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
     const uint32_t words = D / 4u;
     const int spread_x = spread != NULL && B < MT_S8_SUM_ROWS && words > 0 && (size_t)B * D <= MT_S8_SPREAD;
     if (spread_x) mt_s8_spread_x(x, B, D, p.x_zp, spread);
+    if (spread != NULL && B >= 2 && (D & 3u) == 0 && D <= MT_S8_SPREAD / 2u && U >= MT_S8_PAIRS_UNITS) {
+        mt_s8_dense_pairs(x, w, bias, rq, y, B, D, U, p, fc, spread); /* x's pixel pairs spread once */
+        return;
+    }
 #else
     (void)spread; /* the DSP cores' alone */
 #endif
@@ -442,12 +539,7 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
         mt_q_requant q[4];
         mt_q_fc f[4];
         int32_t start[4];
-        if (fc) {
-            for (uint32_t r = 0; r < 4; ++r) f[r] = mt_q_fc_of(bias, rq, u + (r < R ? r : 0)), start[r] = f[r].bias;
-        } else {
-            mt_s8_requants(bias, rq, u, R, q);
-            for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
-        }
+        mt_s8_unit_constants(bias, rq, u, R, fc, q, f, start);
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
         if (R == 4 && D >= MT_S8_MIN_ROW && B >= MT_S8_SUM_ROWS) {
