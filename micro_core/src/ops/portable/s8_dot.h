@@ -434,24 +434,42 @@ static inline __attribute__((always_inline)) void mt_s8_unit_constants(const int
 
 #if MT_S8_DSP
 /* The fewest output channels (units) for which mt_s8_dense_rows spreads x's pixel pairs once
- * for all of them (mt_s8_dense_pairs): the spread costs about 11 instructions for 8 inputs
- * of a pair, once, and saves 12 of 44 for every 32 MACs of two rows (so 16 channels make it
- * up many times), but it runs each pixel run's four channels' constants again (a requant
- * setup a run of at most MT_S8_RUN pixels, where the channel-major loop made them once) */
-#define MT_S8_PAIRS_UNITS 16u
+ * for all of them (mt_s8_dense_pairs): the spread costs 14 instructions for a word of a pair
+ * (8 inputs), once, and saves 12 of 44 for every 32 MACs of two rows; at 8 channels the M7's
+ * projections gain (48 -> 8: 1.79 -> 1.67 instructions a MAC; 16 -> 8: 2.61 -> 2.58) */
+#define MT_S8_PAIRS_UNITS 8u
 
 /* spread[4·(k·D/4 + i) + 2·p + h] = word i of pixel 2k + p, its bytes 0, 2 (h = 0) or 1, 3
  * (h = 1) as int16 halves less zx, for the pairs pixel pairs of x [2·pairs, D], D a multiple
- * of 4: what mt_s8_dot2x2_xs_run reads with one LDM a word */
+ * of 4 (>= 4): what mt_s8_dot2x2_xs_run reads with one LDM a word. In assembly: 14
+ * instructions a word of the pair, where GCC's C took 21 (at 8 output channels that was a
+ * third of an instruction a MAC). */
 static void mt_s8_spread_pairs(const int8_t *x, uint32_t pairs, uint32_t D, int32_t zx, uint32_t *spread)
 {
-    const int16x2_t zz = mt_s8_pair(zx);
-    for (uint32_t k = 0; k < pairs; ++k, x += 2 * (size_t)D)
-        for (uint32_t i = 0; i < D; i += 4, spread += 4) {
-            const uint32_t a = mt_s8_word(x + i), b = mt_s8_word(x + D + i);
-            spread[0] = (uint32_t)__ssub16(__sxtb16(a), zz), spread[1] = (uint32_t)__ssub16(mt_s8_odd(a), zz);
-            spread[2] = (uint32_t)__ssub16(__sxtb16(b), zz), spread[3] = (uint32_t)__ssub16(mt_s8_odd(b), zz);
-        }
+    const uint32_t zz = (uint32_t)mt_s8_pair(zx);
+    for (uint32_t k = 0; k < pairs; ++k, x += 2 * (size_t)D) {
+        const int8_t *xp = x;
+        uint32_t n = D / 4u, a, b, t, u;
+        __asm volatile("1:\n\t"
+                       "ldr %[b], [%[x], %[D]]\n\t" /* pixel 2k + 1's word */
+                       "ldr %[a], [%[x]], #4\n\t"   /* pixel 2k's */
+                       "sxtb16 %[t], %[a]\n\t"
+                       "sxtb16 %[a], %[a], ror #8\n\t"
+                       "ssub16 %[t], %[t], %[zz]\n\t"
+                       "ssub16 %[a], %[a], %[zz]\n\t"
+                       "strd %[t], %[a], [%[o]], #16\n\t"
+                       "sxtb16 %[u], %[b]\n\t"
+                       "sxtb16 %[b], %[b], ror #8\n\t"
+                       "ssub16 %[u], %[u], %[zz]\n\t"
+                       "ssub16 %[b], %[b], %[zz]\n\t"
+                       "strd %[u], %[b], [%[o], #-8]\n\t"
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b"
+                       : [x] "+r"(xp), [o] "+r"(spread), [n] "+r"(n), [a] "=&r"(a), [b] "=&r"(b), [t] "=&r"(t),
+                         [u] "=&r"(u)
+                       : [D] "r"(D), [zz] "r"(zz)
+                       : "cc", "memory");
+    }
 }
 
 /* mt_s8_dense_rows over runs of pixels (B >= 2, D a multiple of 4 and at most MT_S8_SPREAD / 2,
@@ -527,7 +545,8 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
     const uint32_t words = D / 4u;
     const int spread_x = spread != NULL && B < MT_S8_SUM_ROWS && words > 0 && (size_t)B * D <= MT_S8_SPREAD;
     if (spread_x) mt_s8_spread_x(x, B, D, p.x_zp, spread);
-    if (spread != NULL && B >= 2 && (D & 3u) == 0 && D <= MT_S8_SPREAD / 2u && U >= MT_S8_PAIRS_UNITS) {
+    if (spread != NULL && B >= 2 && D >= 4u && (D & 3u) == 0 && D <= MT_S8_SPREAD / 2u &&
+        U >= MT_S8_PAIRS_UNITS) {
         mt_s8_dense_pairs(x, w, bias, rq, y, B, D, U, p, fc, spread); /* x's pixel pairs spread once */
         return;
     }
