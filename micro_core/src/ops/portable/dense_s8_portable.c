@@ -12,10 +12,6 @@
 void mt_op_dense_s8_forward_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                      int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
-#if MT_S8_DSP
-    uint32_t spread[MT_S8_SPREAD / 2u]; /* x's halves below MT_S8_SUM_ROWS rows (s8_dot.h) */
-#else
-    uint32_t *spread = NULL; /* the DSP cores' alone */
-#endif
+    MT_S8_SPREAD_SCRATCH(spread); /* x's halves below MT_S8_SUM_ROWS rows (s8_dot.h) */
     mt_s8_dense_rows(x, w, bias, rq, y, B, D, U, packed, 1, spread); /* LiteRT's FullyConnected's double scaling */
 }

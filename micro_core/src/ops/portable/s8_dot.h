@@ -377,6 +377,14 @@ static inline uint32_t mt_s8_sum(const int8_t *w, uint32_t n)
 }
 #endif
 
+/* The scratch a caller of mt_s8_dense_rows lends it: MT_S8_SPREAD / 2 words on the DSP cores
+ * (x's halves, spread once: mt_s8_spread_x, mt_s8_dense_pairs), none elsewhere */
+#if MT_S8_DSP
+#define MT_S8_SPREAD_SCRATCH(name) uint32_t name[MT_S8_SPREAD / 2u]
+#else
+#define MT_S8_SPREAD_SCRATCH(name) uint32_t *const name = NULL
+#endif
+
 /* The shortest weight row (D) mt_s8_dot4_pixels takes: the DSP form's assembly loop runs at
  * least one word */
 #if MT_S8_DSP
