@@ -15,7 +15,8 @@
 /* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
  * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
  * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
- * rows' sums start at start0 and start1. */
+ * rows' sums start at start0 and start1. mt_s8_dot2x2_xs_run reads the same, x then the
+ * pairs' spread halves (mt_s8_spread_pairs's uint32 words). */
 typedef struct mt_s8_dot2x2 {
     const int8_t *x;       /*  0 */
     const int8_t *w;       /*  4 */
@@ -24,12 +25,41 @@ typedef struct mt_s8_dot2x2 {
     int32_t *acc;          /* 16: moved on */
     int32_t start0, start1; /* 20, 24 */
 } mt_s8_dot2x2;
-/* mt_s8_dot2x2_run reads mt_s8_dot2x2 at these offsets (a negative size otherwise) */
+/* mt_s8_dot2x2_run and mt_s8_dot2x2_xs_run read mt_s8_dot2x2 at these offsets (a negative size
+ * otherwise) */
 typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
                                           offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
                                           offsetof(mt_s8_dot2x2, start1) == 24
                                       ? 1
                                       : -1];
+
+/* The pixel pairs' loop of both two-row kernels around their words: r0 x (or its halves), r1
+ * W, r2 D from p; at each pair the sums r4-r7 from start0, start1 (label 1) ... */
+#define MT_S8_2X2_BEGIN                                                                                           \
+    "push {r0, r4-r11, lr}\n\t"                                                                                   \
+    "ldr r1, [r0, #4]\n\t"                                                                                        \
+    "ldr r2, [r0, #8]\n\t"                                                                                        \
+    "ldr r0, [r0, #0]\n\t"                                                                                        \
+    "1:\n\t"                                                                                                      \
+    "ldr r12, [sp]\n\t"                                                                                           \
+    "ldrd r4, r5, [r12, #20]\n\t"                                                                                 \
+    "mov r6, r4\n\t"                                                                                              \
+    "mov r7, r5\n\t"
+/* ... and after its words, W back to the rows' first byte, the pair's four sums stored and acc
+ * and the pairs left moved on in p */
+#define MT_S8_2X2_END                                                                                             \
+    "sub r1, r1, r2\n\t" /* W: back to the rows' first byte */                                                    \
+    "ldr r12, [sp]\n\t"                                                                                           \
+    "ldr lr, [r12, #16]\n\t"                                                                                      \
+    "strd r4, r5, [lr]\n\t"                                                                                       \
+    "strd r6, r7, [lr, #16]\n\t"                                                                                  \
+    "add lr, lr, #32\n\t"                                                                                         \
+    "str lr, [r12, #16]\n\t"                                                                                      \
+    "ldr lr, [r12, #12]\n\t"                                                                                      \
+    "subs lr, lr, #1\n\t"                                                                                         \
+    "str lr, [r12, #12]\n\t"                                                                                      \
+    "bne 1b\n\t"                                                                                                  \
+    "pop {r0, r4-r11, pc}"
 
 /* For each pixel pair j, j + 1 and k, p in {0, 1}:
  *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·x[(j + p)·D + i]
@@ -42,15 +72,7 @@ typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_
  * with p on the stack. Unaligned LDRs as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
 __attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2x2 *p __attribute__((unused)))
 {
-    __asm volatile("push {r0, r4-r11, lr}\n\t"
-                   "ldr r1, [r0, #4]\n\t"
-                   "ldr r2, [r0, #8]\n\t"
-                   "ldr r0, [r0, #0]\n\t"
-                   "1:\n\t"
-                   "ldr r12, [sp]\n\t"
-                   "ldrd r4, r5, [r12, #20]\n\t"
-                   "mov r6, r4\n\t"
-                   "mov r7, r5\n\t"
+    __asm volatile(MT_S8_2X2_BEGIN
                    "lsrs r3, r2, #2\n\t"
                    "2:\n\t"
                    "ldr r8, [r0, r2]\n\t"        /* pixel 1's word */
@@ -76,23 +98,14 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2
                    "subs r3, r3, #1\n\t"
                    "bne 2b\n\t"
                    "add r0, r0, r2\n\t"          /* x: past pixel 0 (D), past pixel 1 */
-                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte */
-                   "ldr r12, [sp]\n\t"
-                   "ldr lr, [r12, #16]\n\t"
-                   "strd r4, r5, [lr]\n\t"
-                   "strd r6, r7, [lr, #16]\n\t"
-                   "add lr, lr, #32\n\t"
-                   "str lr, [r12, #16]\n\t"
-                   "ldr lr, [r12, #12]\n\t"
-                   "subs lr, lr, #1\n\t"
-                   "str lr, [r12, #12]\n\t"
-                   "bne 1b\n\t"
-                   "pop {r0, r4-r11, pc}");
+                   MT_S8_2X2_END);
 }
 
 /* One x row against four weight rows with the zero point (mt_s8_dot4_zx_run): x at the row's
  * first byte, w at row 0's (the rows D bytes apart), words >= 1 words of four inputs, acc[0..3]
- * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). */
+ * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). mt_s8_dot4_xs_run
+ * reads the same but zz, x then the row's halves less zx (mt_s8_spread_x's uint32 words: word
+ * k's bytes 0, 2 at 2k, bytes 1, 3 at 2k + 1). */
 typedef struct mt_s8_dot4_zx {
     const int8_t *x; /*  0 */
     const int8_t *w; /*  4 */
@@ -162,23 +175,6 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot4_zx_run(mt_s8_dot
                    "pop {r0, r4-r11, pc}");
 }
 
-/* One x row, spread beforehand (mt_s8_spread_x), against four weight rows (mt_s8_dot4_xs_run): xs
- * the row's words as pairs of halves less zx (word k: xs[2k] = bytes 0, 2 - zx, xs[2k + 1] =
- * bytes 1, 3 - zx), w at row 0's first byte (the rows D bytes apart), words >= 1 words of four
- * inputs, acc[0..3] the sums (read, and written back). */
-typedef struct mt_s8_dot4_xs {
-    const uint32_t *xs; /*  0 */
-    const int8_t *w;    /*  4 */
-    uint32_t D;         /*  8 */
-    uint32_t words;     /* 12 */
-    int32_t *acc;       /* 16 */
-} mt_s8_dot4_xs;
-/* mt_s8_dot4_xs_run reads mt_s8_dot4_xs at these offsets (a negative size otherwise) */
-typedef char mt_s8_dot4_xs_offsets[offsetof(mt_s8_dot4_xs, w) == 4 && offsetof(mt_s8_dot4_xs, D) == 8 &&
-                                           offsetof(mt_s8_dot4_xs, words) == 12 && offsetof(mt_s8_dot4_xs, acc) == 16
-                                       ? 1
-                                       : -1];
-
 /* One weight row's word of mt_s8_dot4_xs_run: r10 = the row's word (addressed by `load`), then
  * sum += x's halves r8 · W's bytes 0, 2 + r9 · W's bytes 1, 3 */
 #define MT_S8_XS_ROW(sum, load)                                                                                   \
@@ -201,7 +197,7 @@ typedef char mt_s8_dot4_xs_offsets[offsetof(mt_s8_dot4_xs, w) == 4 && offsetof(m
  * words left, r4-r7 the four sums, r8 and r9 x's halves, r10 and r11 a weight word and half,
  * r12 3D, lr the acc pointer at the ends and the single words left between; p on the stack.
  * Unaligned LDRs of W as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
-__attribute__((naked, noinline, unused)) static void mt_s8_dot4_xs_run(mt_s8_dot4_xs *p __attribute__((unused)))
+__attribute__((naked, noinline, unused)) static void mt_s8_dot4_xs_run(mt_s8_dot4_zx *p __attribute__((unused)))
 {
     __asm volatile("push {r0, r4-r11, lr}\n\t"
                    "ldr r1, [r0, #4]\n\t"
@@ -239,26 +235,6 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot4_xs_run(mt_s8_dot
 #undef MT_S8_XS_WORD
 #undef MT_S8_XS_ROW
 
-/* Two weight rows against pixel pairs spread beforehand (mt_s8_dot2x2_xs_run): xs the pairs'
- * halves less zx (mt_s8_spread_pairs: for pair k and word i, four words from xs[4·(k·D/4 + i)]:
- * pixel 2k's bytes 0, 2 and 1, 3, then pixel 2k + 1's), w at row r's first byte (row r + 1 D
- * bytes on), D a multiple of 4 (>= 4), pairs >= 1; acc and the starts as mt_s8_dot2x2's. */
-typedef struct mt_s8_dot2x2_xs {
-    const uint32_t *xs;     /*  0 */
-    const int8_t *w;        /*  4 */
-    uint32_t D;             /*  8 */
-    uint32_t pairs;         /* 12: counted down */
-    int32_t *acc;           /* 16: moved on */
-    int32_t start0, start1; /* 20, 24 */
-} mt_s8_dot2x2_xs;
-/* mt_s8_dot2x2_xs_run reads mt_s8_dot2x2_xs at these offsets (a negative size otherwise) */
-typedef char mt_s8_dot2x2_xs_offsets[offsetof(mt_s8_dot2x2_xs, D) == 8 && offsetof(mt_s8_dot2x2_xs, pairs) == 12 &&
-                                             offsetof(mt_s8_dot2x2_xs, acc) == 16 &&
-                                             offsetof(mt_s8_dot2x2_xs, start0) == 20 &&
-                                             offsetof(mt_s8_dot2x2_xs, start1) == 24
-                                         ? 1
-                                         : -1];
-
 /* A word of the pair: the two pixels' halves (one LDM), then row 1's word and row 0's (which
  * moves on), each spread once for both pixels: 15 instructions for 16 MACs */
 #define MT_S8_PAIR_WORD                                                                                           \
@@ -285,19 +261,12 @@ typedef char mt_s8_dot2x2_xs_offsets[offsetof(mt_s8_dot2x2_xs, D) == 8 && offset
  * where it took two LDR and four SXTB16: two words a turn, 32 instructions for 32 MACs where
  * mt_s8_dot2x2_run takes 44; an odd word first, alone. The 14 registers: r0 xs, r1 W, r2 D, r3
  * the word pairs left, r4-r7 the sums of (row 0, pixel 0), (1, 0), (0, 1), (1, 1), r8-r11 the
- * pixels' halves, r12 and lr a weight word and half; p on the stack. Unaligned LDRs of W as in
- * mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
-__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_xs_run(mt_s8_dot2x2_xs *p __attribute__((unused)))
+ * pixels' halves, r12 and lr a weight word and half; p (mt_s8_dot2x2, its x the halves: pair
+ * k's word i at words 4·(k·D/4 + i) to + 3, mt_s8_spread_pairs) on the stack. Unaligned LDRs of
+ * W as in mt_s8_dot4_pixels; SMLAD wraps as the sums do. */
+__attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_xs_run(mt_s8_dot2x2 *p __attribute__((unused)))
 {
-    __asm volatile("push {r0, r4-r11, lr}\n\t"
-                   "ldr r1, [r0, #4]\n\t"
-                   "ldr r2, [r0, #8]\n\t"
-                   "ldr r0, [r0, #0]\n\t"
-                   "1:\n\t"
-                   "ldr r12, [sp]\n\t"
-                   "ldrd r4, r5, [r12, #20]\n\t"
-                   "mov r6, r4\n\t"
-                   "mov r7, r5\n\t"
+    __asm volatile(MT_S8_2X2_BEGIN
                    "lsr r3, r2, #3\n\t"          /* the word pairs */
                    "tst r2, #4\n\t"              /* an odd word? */
                    "beq 2f\n\t"
@@ -310,20 +279,11 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_xs_run(mt_s8_d
                    MT_S8_PAIR_WORD
                    "subs r3, r3, #1\n\t"
                    "bne 4b\n\t"
-                   "3:\n\t"
-                   "sub r1, r1, r2\n\t"          /* W: back to the rows' first byte; xs is at the next pair */
-                   "ldr r12, [sp]\n\t"
-                   "ldr lr, [r12, #16]\n\t"
-                   "strd r4, r5, [lr]\n\t"
-                   "strd r6, r7, [lr, #16]\n\t"
-                   "add lr, lr, #32\n\t"
-                   "str lr, [r12, #16]\n\t"
-                   "ldr lr, [r12, #12]\n\t"
-                   "subs lr, lr, #1\n\t"
-                   "str lr, [r12, #12]\n\t"
-                   "bne 1b\n\t"
-                   "pop {r0, r4-r11, pc}");
+                   "3:\n\t"                     /* xs is at the next pair's halves */
+                   MT_S8_2X2_END);
 }
 #undef MT_S8_PAIR_WORD
+#undef MT_S8_2X2_BEGIN
+#undef MT_S8_2X2_END
 
 #endif /* MT_OPS_DSP_S8_DOT_DSP_H */

@@ -519,7 +519,8 @@ static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t
             uint32_t j = 0;
             if (R == 4 && pairs) {
                 for (uint32_t r = 0; r < 4; r += 2) {
-                    mt_s8_dot2x2_xs dot = {spread, wu + (size_t)r * D, D, pairs, acc + r, start[r], start[r + 1]};
+                    mt_s8_dot2x2 dot = {(const int8_t *)(const void *)spread, wu + (size_t)r * D, D, pairs, acc + r,
+                                        start[r], start[r + 1]}; /* x: the pairs' halves */
                     mt_s8_dot2x2_xs_run(&dot);
                 }
                 j = 2 * pairs;
@@ -588,7 +589,8 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
                 for (uint32_t j = 0; j < n; ++j, xb += D) {
                     int32_t *a = acc + 4 * j;
                     a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
-                    mt_s8_dot4_xs dot = {spread + (size_t)2 * words * j, wu, D, words, a};
+                    mt_s8_dot4_zx dot = {(const int8_t *)(const void *)(spread + (size_t)2 * words * j), wu, D, words,
+                                         a, 0u}; /* x: the row's halves, less zx already */
                     mt_s8_dot4_xs_run(&dot);
                     if (D & 3u) mt_s8_dot(xb + 4 * words, wu + 4 * words, D, D & 3u, p.x_zp, 4, a); /* the last 1-3 */
                 }
