@@ -155,10 +155,12 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
                                          /* the DSP cores' pixel pairs spread once (s8_dot.h's
                                           * mt_s8_dense_pairs, from 16 channels): 3 words (an odd
                                           * one and a pair) and 2 channels past the fours; runs of
-                                          * 6 pixels (200 inputs); one word */
+                                          * 6 pixels (200 inputs); one word; runs of 64 (72
+                                          * pixels: MT_S8_PAIRS_RUN and 8 more) */
                                          {3, 3, 12, 18, 1, 1, 1, 1, MT_PADDING_VALID},
                                          {2, 5, 200, 16, 1, 1, 1, 1, MT_PADDING_VALID},
-                                         {1, 3, 4, 16, 1, 1, 1, 1, MT_PADDING_VALID}};
+                                         {1, 3, 4, 16, 1, 1, 1, 1, MT_PADDING_VALID},
+                                         {6, 6, 8, 8, 1, 1, 1, 1, MT_PADDING_VALID}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {

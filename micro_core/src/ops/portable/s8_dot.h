@@ -447,6 +447,12 @@ static inline __attribute__((always_inline)) void mt_s8_unit_constants(const int
  * projections gain (48 -> 8: 1.79 -> 1.67 instructions a MAC; 16 -> 8: 2.61 -> 2.58) */
 #define MT_S8_PAIRS_UNITS 8u
 
+/* The most pixels of a run of mt_s8_dense_pairs (1 KB of sums): each run pays every four
+ * channels' requantization calls, loop setup (and, uncached, constants) again, so on the M7
+ * MT_S8_RUN's 16 -> 32 -> 64 took the 8 -> 48 expansion from 3.66 to 3.33 and 3.16
+ * instructions a MAC, the 16 -> 8 projection from 2.58 to 2.40 and 2.32 */
+#define MT_S8_PAIRS_RUN 64u
+
 /* spread[4·(k·D/4 + i) + 2·p + h] = word i of pixel 2k + p, its bytes 0, 2 (h = 0) or 1, 3
  * (h = 1) as int16 halves less zx, for the pairs pixel pairs of x [2·pairs, D], D a multiple
  * of 4 (>= 4): what mt_s8_dot2x2_xs_run reads with one LDM a word. In assembly: 14
@@ -490,9 +496,9 @@ static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t
                                                                     uint32_t B, uint32_t D, uint32_t U,
                                                                     mt_q_params p, const int fc, uint32_t *spread)
 {
-    int32_t acc[4 * MT_S8_RUN];
+    int32_t acc[4 * MT_S8_PAIRS_RUN];
     uint32_t run = (MT_S8_SPREAD / D) & ~1u; /* pixels whose halves fit the scratch: >= 2 */
-    if (run > MT_S8_RUN) run = MT_S8_RUN;
+    if (run > MT_S8_PAIRS_RUN) run = MT_S8_PAIRS_RUN;
     /* more than one run: a Conv2D's channels' constants made once, past the halves, where they
      * fit (20 bytes a channel: an expansion's 48 and 96 from 8 and 16 inputs do), not every run
      * (at 8 inputs an output that was 0.2 instructions a MAC) */
