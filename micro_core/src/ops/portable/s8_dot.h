@@ -555,16 +555,16 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
 #if MT_S8_DSP
-    /* below MT_S8_SUM_ROWS rows (no Σ W), x's halves less zx made once for every four weight
-     * rows (mt_s8_dot4_xs_run), in the caller's scratch of MT_S8_SPREAD / 2 words */
-    const uint32_t words = D / 4u;
-    const int spread_x = spread != NULL && B < MT_S8_SUM_ROWS && words > 0 && (size_t)B * D <= MT_S8_SPREAD;
-    if (spread_x) mt_s8_spread_x(x, B, D, p.x_zp, spread);
     if (spread != NULL && B >= 2 && D >= 4u && (D & 3u) == 0 && D <= MT_S8_SPREAD / 2u &&
         U >= MT_S8_PAIRS_UNITS) {
         mt_s8_dense_pairs(x, w, bias, rq, y, B, D, U, p, fc, spread); /* x's pixel pairs spread once */
         return;
     }
+    /* else below MT_S8_SUM_ROWS rows (no Σ W), x's halves less zx made once for every four
+     * weight rows (mt_s8_dot4_xs_run), in the caller's scratch of MT_S8_SPREAD / 2 words */
+    const uint32_t words = D / 4u;
+    const int spread_x = spread != NULL && B < MT_S8_SUM_ROWS && words > 0 && (size_t)B * D <= MT_S8_SPREAD;
+    if (spread_x) mt_s8_spread_x(x, B, D, p.x_zp, spread);
 #else
     (void)spread; /* the DSP cores' alone */
 #endif
