@@ -11,8 +11,17 @@ import contextlib
 import fcntl
 import os
 
-LOCKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build",
-                     "test-locks")
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOCKS = os.path.join(REPO_ROOT, "build", "test-locks")
+FLEET_WORDS = ("microtrain fleet", "microtrain.federated", "run_fleet")
+
+
+def starts_fleets(page):
+    """Does the documentation page ``page`` (a path, absolute or from the repository's root)
+    start fleets in its examples?"""
+    with open(os.path.join(REPO_ROOT, page)) as handle:
+        text = handle.read()
+    return any(word in text for word in FLEET_WORDS)
 
 
 @contextlib.contextmanager

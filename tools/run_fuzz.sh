@@ -11,7 +11,7 @@
 #
 # Usage:
 #   tools/run_fuzz.sh [seconds_per_harness]     default 60 (what the test command runs)
-#   tools/run_fuzz.sh --regen-corpus            rewrite tests/fuzz/corpus with gen_corpus
+#   tools/run_fuzz.sh --regen-corpus            rewrite gen_corpus's seeds in tests/fuzz/corpus
 # Longer run (before a release, or after touching a reader), e.g. an hour of a core per
 # harness, keeping what it learns in build/fuzz/work between runs:
 #   tools/run_fuzz.sh 3600
@@ -70,7 +70,8 @@ while (($(jobs -rp | wc -l))); do wait -n || compile_failed=1; done
 if ((regen)); then
   # shellcheck disable=SC2086
   clang -std=c11 $common $san tests/fuzz/gen_corpus.c "${objs[@]}" -lm -o "$out/gen_corpus"
-  rm -rf tests/fuzz/corpus/model_image tests/fuzz/corpus/session tests/fuzz/corpus/checkpoint
+  # overwrites the seeds it makes and keeps the others (int8_digits_head.mtm: the Python
+  # converter's int8 digits model, committed by hand)
   "$out/gen_corpus" tests/fuzz/corpus
   exit 0
 fi

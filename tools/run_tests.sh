@@ -16,16 +16,21 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# Each stage prints when it starts (seconds since this script began: where the budget goes).
+stage() { echo "== $(date -u +%H:%M:%S) +${SECONDS}s: $*"; }
+stage "setup"
 source tools/setup_host.sh --test
 bash tools/setup_arm.sh
 bash tools/setup_riscv.sh
 
+stage "host build and ctest"
 build="$root/build/host-tests"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure
 
 for preset in arm-linux-gnueabihf aarch64-linux-gnu; do
+  stage "ARM Linux $preset: build and ctest under qemu-user"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
   ctest --preset "$preset"
@@ -34,6 +39,7 @@ done
 # The core as a WebAssembly module (preset wasm32-wasi), which tests/test_micropython_wasm.py
 # drives from a real MicroPython on Node (tools/setup_wasm.sh: clang-14, lld-14, wasi-libc,
 # node/npm and the npm MicroPython port, each only when missing).
+stage "wasm32 build"
 bash tools/setup_wasm.sh
 cmake --preset wasm32-wasi >/dev/null
 cmake --build --preset wasm32-wasi
@@ -41,6 +47,7 @@ cmake --build --preset wasm32-wasi
 # MicroPython v1.28.0 firmware with microtrain (unix port, QEMU mps2-an500, mps2-an385 and
 # rv32imac-qemu) for tests/micropython (build_firmware.sh says where MicroPython's source comes
 # from: a cached or vendored tarball, else GitHub); incremental, seconds when built.
+stage "MicroPython firmware"
 command -v make >/dev/null || { apt-get update && apt-get install -y --no-install-recommends make; }
 # Only the firmware the tests run (tests/micropython/mp_setup.py; the fleet's device client is
 # mps2-an500); `microtrain micropython --board` builds any other board on first use.
@@ -52,8 +59,12 @@ cd "$root"
 # two cores share the run; the folders several files build into are locked (tests/boards/
 # board_setup.py build_lock, build_firmware.sh's flock), and so are the fleet tests and
 # examples, which check the whole machine for leftover processes (tests/machine_wide.py).
+stage "pytest"
 python -m pytest -q -n 2 --dist loadfile --durations=30 tests  # the slowest 30: where the budget goes
 
+stage "sanitizers"
 bash tools/run_sanitizers.sh
 # A fixed seed: a slower CI machine explores a prefix of the same sequence a developer ran.
+stage "fuzz"
 FUZZ_ARGS="-seed=20261130" bash tools/run_fuzz.sh 60
+stage "done"

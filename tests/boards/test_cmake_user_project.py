@@ -23,7 +23,8 @@ import pytest
 
 import microtrain
 from microtrain.tools import firmware
-from microtrain.tools.firmware_training import TrainingSpec, float_bits, weights_crc32
+from microtrain.session_state import weights_crc32
+from microtrain.tools.firmware_training import TrainingSpec, float_bits
 
 from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, PRESETS, REPO_ROOT
 

@@ -12,7 +12,7 @@ import pytest
 
 import microtrain
 
-from machine_wide import fleet_exclusive
+from machine_wide import fleet_exclusive, starts_fleets
 from markdown_examples import REPO_ROOT, Page, PageRun, matches, read_page, Block
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(microtrain.__file__)))
@@ -48,10 +48,8 @@ def test_page_examples_run(page, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     micropython = [MICROPYTHON_UNIX] if os.access(MICROPYTHON_UNIX, os.X_OK) else None
-    with open(page) as handle:  # a page that starts fleets waits for the fleet tests' census
-        text = handle.read()
-    fleets = any(word in text for word in ("microtrain fleet", "microtrain.federated", "run_fleet"))
-    with fleet_exclusive() if fleets else contextlib.nullcontext():
+    # a page that starts fleets waits for the fleet tests' census
+    with fleet_exclusive() if starts_fleets(page) else contextlib.nullcontext():
         report = PageRun(parsed, str(work), environment(tmp_path), micropython).run()
     runnable = [b for b in parsed.blocks if b.language in ("python", "sh", "bash", "console")]
     # every runnable block was run, continued, or skipped with its reason

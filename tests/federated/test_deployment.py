@@ -323,6 +323,25 @@ def test_a_deployment_refuses_what_a_simulation_refuses_before_anything_starts(d
     assert set(marked_processes()) <= set(before), marked_processes()
 
 
+def test_a_fleet_of_int8_layers_trained_in_place_is_refused_naming_the_tensor(digits,
+                                                                             tmp_path):
+    """Fleets average float32 tensors: an int8 layer trained in place (int8 weights, int32
+    biases) is refused on both engines before anything starts, the tensor named."""
+    pytest.importorskip("tflite")
+    kws = os.path.join(ROOT, "examples", "models", "mlperf_tiny", "kws_ref_model.tflite")
+    model = str(tmp_path / "kws_int8_in_place.mtm")
+    microtrain.convert(kws, train_from="conv2d_4", int8_train=True).save(model)
+    before = marked_processes()
+    for run in (run_fleet, run_deployment):
+        out = io.StringIO()
+        with pytest.raises(ValueError) as refused:
+            run(model, digits["data"], rounds=1, stream=out, **dict(FLEET, clients=2))
+        words = str(refused.value)
+        assert words.startswith("layers 8, 11 train int8 weights in place"), words
+        assert out.getvalue() == ""
+    assert set(marked_processes()) <= set(before), marked_processes()
+
+
 def test_the_command_deploys_the_simulations_fleet_and_exports_its_model(digits, tmp_path):
     """QFedAvg (it needs the clients' learning rate and loss metric) over the last layer
     with weights (--trainable 1): ``microtrain fleet --deployment`` prints the table of

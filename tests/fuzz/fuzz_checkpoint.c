@@ -8,6 +8,10 @@
  *                      mt_session_optimizer_step, 3 fused with SUM reduction
  *   bit 7 = 0  raw: the rest is a checkpoint, loaded as given and with its CRC trailer
  *              recomputed (so the fuzzer gets past the CRC to the structure checks).
+ *              With bit 4 set the loading session is instead the int8 CNN trained in place
+ *              with float master copies (tests/core/int8_in_place_util.h; version 4 typed
+ *              records): SGD, with momentum when bit 0 is set, accumulate +
+ *              mt_session_optimizer_step in update mode 2, else fused.
  *   bit 7 = 1  contents: a valid version 2 checkpoint the harness saved at start-up from a
  *              trained session of config (bits 4-5), with optimizer state and properties
  *              when bit 6 is set, is edited by the rest of the input, 7 bytes per edit
@@ -18,7 +22,9 @@
  * byte unchanged ("validated before anything is written"); a loaded session holds only
  * finite weights and optimizer state, still holds them after one step in its mode (the
  * step may be refused as MT_ERR_NUMERIC, never leave a NaN or infinity), and saves a
- * checkpoint that loads back.
+ * checkpoint that loads back. (The int8 session: its float weights finite through
+ * mt_session_param, as the typed records' optimizer state is not parsed here; the int8
+ * weights and int32 biases hold any value of their type.)
  */
 #include <float.h>
 #include <math.h>
@@ -27,6 +33,7 @@
 
 #include "fuzz_models.h"
 #include "fuzz_util.h"
+#include "int8_in_place_util.h"
 #include "microtrain.h"
 
 #define ARENA_BYTES (64u * 1024u)
@@ -36,6 +43,8 @@
 
 static uint8_t *image;
 static size_t image_bytes;
+static uint8_t *int8_image; /* the int8 CNN trained in place, with master copies */
+static size_t int8_image_bytes;
 static _Alignas(16) uint8_t arena[ARENA_BYTES];
 static _Alignas(16) uint8_t before[ARENA_BYTES];
 static uint8_t out[ARENA_BYTES];
@@ -82,12 +91,40 @@ static size_t save_finite(const mt_session *s)
     return sink.size;
 }
 
-static void run(int which, int mode, const uint8_t *ck, size_t size)
+/* Every float weight of s (mt_session_param: trained ones in the arena) is finite. */
+static int weights_finite(mt_session *s)
 {
-    mt_train_config cfg;
-    configure(which, mode, &cfg);
+    int32_t count;
+    if (mt_session_param_count(s, &count) != MT_OK) abort();
+    for (int32_t p = 0; p < count; ++p) {
+        mt_param_info info;
+        if (mt_session_param(s, p, &info) != MT_OK) abort();
+        const float *values = info.trained ? info.data : info.image_data;
+        for (int32_t i = 0; i < info.count; ++i)
+            if (!isfinite(values[i])) return 0;
+    }
+    return 1;
+}
+
+/* The int8 session's checkpoint into out: it saves, and its float weights are finite. */
+static size_t save_int8(mt_session *s)
+{
+    size_t bytes;
+    fz_buffer sink = {out, 0, sizeof out};
+    if (mt_checkpoint_bytes(s, 1, NULL, 0, &bytes) != MT_OK) abort();
+    if (mt_checkpoint_save(s, 1, NULL, 0, fz_write, &sink) != MT_OK || sink.size != bytes) abort();
+    if (!weights_finite(s)) abort();
+    return sink.size;
+}
+
+/* Load ck into a fresh session of img under cfg, then step and save: the properties above.
+ * float_records: the session's checkpoints hold float32 records only (values_finite parses
+ * them); else the int8 session's typed ones. */
+static void run_session(const uint8_t *img, size_t img_bytes, const mt_train_config *cfg,
+                        int float_records, const uint8_t *ck, size_t size)
+{
     mt_session *s;
-    if (mt_session_init(&s, image, image_bytes, &cfg, arena, sizeof arena) != MT_OK) abort();
+    if (mt_session_init(&s, img, img_bytes, cfg, arena, sizeof arena) != MT_OK) abort();
     mt_memory_plan plan;
     mt_session_plan(s, &plan);
     memcpy(before, arena, plan.total_bytes);
@@ -98,12 +135,12 @@ static void run(int which, int mode, const uint8_t *ck, size_t size)
         if (memcmp(before, arena, plan.total_bytes) != 0) abort(); /* refused: nothing written */
         return;
     }
-    save_finite(s); /* what was loaded is finite */
+    if (float_records) save_finite(s); else save_int8(s); /* what was loaded is finite */
 
     /* one step in the session's mode: it may be refused, never poison a weight */
     fm_fill(s, 2, 99u, 0);
     float loss;
-    if (mode == 2) {
+    if (cfg->accumulate_gradients) {
         if (mt_session_zero_grad(s) != MT_OK) abort();
         st = mt_session_accumulate(s, 2, &loss);
         if (st == MT_OK) st = mt_session_optimizer_step(s);
@@ -111,9 +148,28 @@ static void run(int which, int mode, const uint8_t *ck, size_t size)
         st = mt_session_train_step(s, 2, &loss);
     }
     if (st != MT_OK && st != MT_ERR_NUMERIC) abort();
-    const size_t bytes = save_finite(s);
+    const size_t bytes = float_records ? save_finite(s) : save_int8(s);
     fz_buffer back = {out, bytes, bytes};
     if (mt_checkpoint_load(s, bytes, fz_read, &back, NULL, NULL) != MT_OK) abort();
+}
+
+static void run(int which, int mode, const uint8_t *ck, size_t size)
+{
+    mt_train_config cfg;
+    configure(which, mode, &cfg);
+    run_session(image, image_bytes, &cfg, 1, ck, size);
+}
+
+/* The int8 session (selector bit 4 in raw mode): SGD, momentum 0.9 when bit 0 is set, the
+ * update accumulated in mode 2, else fused; gen_corpus's version 4 seed was saved by it. */
+static void run_int8(int selector, const uint8_t *ck, size_t size)
+{
+    mt_train_config cfg;
+    mt_train_config_init(&cfg);
+    cfg.optimizer = MT_OPTIMIZER_SGD, cfg.batch_size = 2, cfg.learning_rate = 0.2f;
+    cfg.momentum = (selector & 1) ? 0.9f : 0.0f;
+    cfg.accumulate_gradients = ((selector >> 2) & 3) == 2;
+    run_session(int8_image, int8_image_bytes, &cfg, 0, ck, size);
 }
 
 /* ---- the contents mode ---- */
@@ -193,6 +249,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *name;
     int loss;
     image = fm_build(0, &image_bytes, &name, &loss);
+    int8_image = int8_in_place_master(&int8_image_bytes);
     const mt_property props[2] = {{"samples", MT_PROPERTY_INT, 0, 1234, 0.0, NULL},
                                   {"device", MT_PROPERTY_STRING, 0, 0, 0.0, "sensor-7"}};
     for (int saver = 0; saver < FM_CK_CONFIGS; ++saver) {
@@ -226,8 +283,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     uint8_t *ck = fz_copy(data + 1, size - 1);
     if (ck == NULL) return 0;
-    run(which, mode, ck, size - 1);
-    if (fz_fix_checkpoint_crc(ck, size - 1)) run(which, mode, ck, size - 1);
+    if (data[0] & 0x10) {
+        run_int8(data[0], ck, size - 1);
+        if (fz_fix_checkpoint_crc(ck, size - 1)) run_int8(data[0], ck, size - 1);
+    } else {
+        run(which, mode, ck, size - 1);
+        if (fz_fix_checkpoint_crc(ck, size - 1)) run(which, mode, ck, size - 1);
+    }
     free(ck);
     return 0;
 }

@@ -10,11 +10,14 @@
  *   <out>/checkpoint/<saver>_<kind>_v1_as<saver>.bin
  *                                           the same rewritten as version 1 (no base learning
  *                                           rate), loaded in the guarded or accumulate mode
+ *   <out>/model_image/int8_in_place_master.mtm
+ *                                           the int8 CNN trained in place with master copies
+ *                                           (int8_in_place_util.h)
  *   <out>/checkpoint/ck_int8_master_state_props_as1.bin
  *                                           a version 4 checkpoint of the int8 CNN trained in
  *                                           place (tests/core/int8_in_place_util.h, master
- *                                           copies, momentum), loaded as config 1: the reader
- *                                           walks its typed records before the mismatch
+ *                                           copies, momentum), loaded into the same int8
+ *                                           session (fuzz_checkpoint's raw selector bit 4)
  *   <out>/checkpoint/contents_<what>.bin    contents mode of fuzz_checkpoint (selector bit 7):
  *                                           a few value edits of the harness's own templates
  * Usage: gen_corpus <out dir>   (tools/run_fuzz.sh --regen-corpus rewrites tests/fuzz/corpus)
@@ -163,6 +166,8 @@ int main(int argc, char **argv)
     {
         size_t qb;
         uint8_t *q = int8_in_place_master(&qb);
+        /* the image itself seeds the image reader: TRAINABLE int8 tensors, MASTER flags */
+        write_file(dir_img, "int8_in_place_master.mtm", NULL, 0, q, qb);
         mt_train_config cfg;
         mt_train_config_init(&cfg);
         cfg.optimizer = MT_OPTIMIZER_SGD, cfg.momentum = 0.9f, cfg.batch_size = 2, cfg.learning_rate = 0.2f;
@@ -175,7 +180,7 @@ int main(int argc, char **argv)
         static uint8_t buf[65536];
         fz_buffer sink = {buf, 0, sizeof buf};
         if (mt_checkpoint_save(s, 1, props, 3, fz_write, &sink) != MT_OK || buf[4] != 4) return 1;
-        const uint8_t selector = 1; /* config 1 of model 0: SGD + momentum */
+        const uint8_t selector = 1 | 1 << 4; /* raw, into the int8 session: SGD + momentum */
         write_file(dir_ck, "ck_int8_master_state_props_as1.bin", &selector, 1, sink.data, sink.size);
         free(q);
     }

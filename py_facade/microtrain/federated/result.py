@@ -4,21 +4,12 @@ table both ``microtrain fleet`` and ``microtrain fleet --deployment`` end with.
 """
 
 import dataclasses
-import zlib
 
 import numpy as np
 
 from .. import _files
 from ..errors import install_hint
-
-
-def weights_crc32(weights):
-    """zlib.crc32 of float32 tensors (little-endian, back to back, in order): of every
-    weight in get_weights() order, what a session's ``weights_crc32()`` gives."""
-    crc = 0
-    for weight in weights:
-        crc = zlib.crc32(np.ascontiguousarray(weight, dtype="<f4").tobytes(), crc)
-    return crc & 0xFFFFFFFF
+from ..session_state import weights_crc32
 
 
 @dataclasses.dataclass(eq=False, repr=False)

@@ -36,6 +36,21 @@ def _load(path):
     return _CACHE[key]
 
 
+def _refuse_int8_trained(plan):
+    """Clients send, and the strategies average, float32 tensors (client.to_record, the
+    guard's cast): an int8 layer trained in place (``convert(..., int8_train=True)``) has
+    int8 weights and int32 biases, whose average is not a weight of that layer. Refused
+    before any client starts, naming the layers (``plan``: the session's memory_plan())."""
+    layers = plan.get("int8_trained_layers")
+    if layers:
+        raise ValueError(
+            "layer%s %s train%s int8 weights in place: fleets average float32 weights only; "
+            "convert the model without int8_train=True (its float layers train and travel) or "
+            "leave those layers frozen (trainable=)" % (
+                "s" if len(layers) > 1 else "", ", ".join(str(layer) for layer in layers),
+                "s" if len(layers) == 1 else ""))
+
+
 class FleetTask:
     """The shared definition of a fleet's clients.
 
@@ -115,6 +130,7 @@ class FleetTask:
             target = tuple(session.get_outputs_tensorinfo()[0]["shape"][1:])
             sparse = session.loss.sparse_labels
             plan = session.memory_plan()
+            _refuse_int8_trained(plan)
         if self.arena_bytes is not None and plan["total_bytes"] > int(self.arena_bytes):
             raise ValueError("the device's arena of %d bytes cannot hold a client's plan of %d "
                              "bytes (every client would refuse to train)"

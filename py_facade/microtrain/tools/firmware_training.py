@@ -7,8 +7,6 @@ the example firmware makes and returns what it prints, which ``microtrain firmwa
 compares bit for bit (microtrain.tools.firmware describes the sequence).
 """
 
-import zlib
-
 import numpy as np
 
 from .. import _array_files, config as _config, losses as _losses, optimizers as _optimizers
@@ -159,18 +157,6 @@ def _accuracy_total(kind, rows, output_count):
 def float_bits(value):
     """The IEEE-754 bit pattern of ``value`` rounded to float32."""
     return int(np.array(value, dtype="<f4").view("<u4"))
-
-
-def weights_crc32(weights):
-    """zlib.crc32 over the weight tensors (as get_weights() lists them), little-endian at
-    their width: float32, and an int8 layer's trained in place int8 and int32 (what a
-    session's weights_crc32() gives)."""
-    crc = 0
-    for weight in weights:
-        weight = np.ascontiguousarray(weight)
-        width = weight.dtype if weight.dtype.kind in "iu" else np.dtype(np.float32)
-        crc = zlib.crc32(weight.astype(width.newbyteorder("<")).tobytes(), crc)
-    return crc
 
 
 def _run_pass(session, x, y, batch_size, train, kind):

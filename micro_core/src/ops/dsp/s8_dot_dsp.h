@@ -12,26 +12,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
+
 /* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
  * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
  * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
  * rows' sums start at start0 and start1. mt_s8_dot2x2_xs_run reads the same, x then the
  * pairs' spread halves (mt_s8_spread_pairs's uint32 words). */
-typedef struct mt_s8_dot2x2 {
-    const int8_t *x;       /*  0 */
-    const int8_t *w;       /*  4 */
-    uint32_t D;            /*  8 */
-    uint32_t pairs;        /* 12: counted down */
-    int32_t *acc;          /* 16: moved on */
-    int32_t start0, start1; /* 20, 24 */
-} mt_s8_dot2x2;
-/* mt_s8_dot2x2_run and mt_s8_dot2x2_xs_run read mt_s8_dot2x2 at these offsets (a negative size
- * otherwise) */
-typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
-                                          offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
-                                          offsetof(mt_s8_dot2x2, start1) == 24
-                                      ? 1
-                                      : -1];
+#define MT_S8_DOT2X2_FIELDS(F, S)                   \
+    F(S, 0, const int8_t *, x, )                    \
+    F(S, 4, const int8_t *, w, )                    \
+    F(S, 8, uint32_t, D, )                          \
+    F(S, 12, uint32_t, pairs, )  /* counted down */ \
+    F(S, 16, int32_t *, acc, )   /* moved on */     \
+    F(S, 20, int32_t, start0, )                     \
+    F(S, 24, int32_t, start1, )
+/* mt_s8_dot2x2_run and mt_s8_dot2x2_xs_run read mt_s8_dot2x2 */
+MT_ASM_ARGS(mt_s8_dot2x2, MT_S8_DOT2X2_FIELDS, 28);
 
 /* The pixel pairs' loop of both two-row kernels around their words: r0 x (or its halves), r1
  * W, r2 D from p; at each pair the sums r4-r7 from start0, start1 (label 1) ... */
@@ -106,20 +103,15 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2
  * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). mt_s8_dot4_xs_run
  * reads the same but zz, x then the row's halves less zx (mt_s8_spread_x's uint32 words: word
  * k's bytes 0, 2 at 2k, bytes 1, 3 at 2k + 1). */
-typedef struct mt_s8_dot4_zx {
-    const int8_t *x; /*  0 */
-    const int8_t *w; /*  4 */
-    uint32_t D;      /*  8 */
-    uint32_t words;  /* 12 */
-    int32_t *acc;    /* 16 */
-    uint32_t zz;     /* 20 */
-} mt_s8_dot4_zx;
-/* mt_s8_dot4_zx_run reads mt_s8_dot4_zx at these offsets (a negative size otherwise) */
-typedef char mt_s8_dot4_zx_offsets[offsetof(mt_s8_dot4_zx, w) == 4 && offsetof(mt_s8_dot4_zx, D) == 8 &&
-                                           offsetof(mt_s8_dot4_zx, words) == 12 &&
-                                           offsetof(mt_s8_dot4_zx, acc) == 16 && offsetof(mt_s8_dot4_zx, zz) == 20
-                                       ? 1
-                                       : -1];
+#define MT_S8_DOT4_ZX_FIELDS(F, S) \
+    F(S, 0, const int8_t *, x, )   \
+    F(S, 4, const int8_t *, w, )   \
+    F(S, 8, uint32_t, D, )         \
+    F(S, 12, uint32_t, words, )    \
+    F(S, 16, int32_t *, acc, )     \
+    F(S, 20, uint32_t, zz, )
+/* mt_s8_dot4_zx_run and mt_s8_dot4_xs_run read mt_s8_dot4_zx */
+MT_ASM_ARGS(mt_s8_dot4_zx, MT_S8_DOT4_ZX_FIELDS, 24);
 
 /* acc[r] += Σ_{i<4·words} W[r, i]·(x[i] - zx) for the four rows r: each word of x spread once
  * (SXTB16, then SSUB16 of zx from both halves: x - zx in [-255, 255]) for the four rows, each
