@@ -196,6 +196,22 @@ static void conv_s8_weight_grads(const int8_t *x, const float *dy, const mt_q_gr
     if (d->db) mt_op_bias_f32_backward_ref(dy, d->db, (size_t)B * g->OH * g->OW, depthwise ? g->C : g->OC);
 }
 
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's dX (kernels.def's row): the loop below for a 1 x 1 window at stride 1
+ * without padding, where output pixel p's one tap is input pixel p */
+void mt_op_conv2d_s8_pointwise_dx_ref(const float *dy, const int8_t *w, const float *w_scale, float *dx, uint32_t P,
+                                      uint32_t C, uint32_t OC)
+{
+    for (uint32_t p = 0; p < P; ++p)
+        for (uint32_t c = 0; c < C; ++c) {
+            float acc = 0.0f;
+            for (uint32_t oc = 0; oc < OC; ++oc)
+                acc = mt_fmaf(dy[(size_t)p * OC + oc], w_scale[oc] * (float)w[(size_t)oc * C + c], acc);
+            dx[(size_t)p * C + c] += acc;
+        }
+}
+#endif
+
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
                               const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
@@ -204,6 +220,11 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
     conv_s8_weight_grads(x, dy, d, B, g, packed, 0);
     float *dx = d->dx;
     if (!dx) return;
+    if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
+        /* each input pixel is one output pixel's only tap: the sums below, pixel by pixel */
+        mt_kernel_conv2d_s8_pointwise_dx(dy, w, w_scale, dx, B * g->H * g->W, g->C, g->OC);
+        return;
+    }
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
         const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
         int32_t ih, iw;
