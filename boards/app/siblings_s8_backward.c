@@ -1,7 +1,16 @@
 /*
- * The sibling cases of the int8 backward rows: the pointwise Conv2D's input gradient (ops/
- * conv_s8.c; float sums of dy times the dequantized int8 weights, ops/quant_grad.h) against its
- * reference, every bit of dx equal (siblings.h), added to a dx that holds values.
+ * The sibling cases of the int8 backward rows: the pointwise Conv2D's mask and input gradient
+ * (ops/conv_s8.c, ops/quant_grad.h) against their references, every bit of dy and dx equal
+ * (siblings.h).
+ *
+ * The mask: the forward's integer sums recomputed, each tested against the clamp. Random int8
+ * data with random requantizations (some outputs cut, most not), and small data (|x - zx|,
+ * |W| <= 3) with a requantization of exactly 1 and a clamp range a few steps wide around zy, so
+ * many sums land exactly on a bound (kept) or one step past it (cut); zero points -128, 0 and
+ * 127; with and without a bias; pixel counts below and above the forward's Σ W threshold.
+ *
+ * The input gradient: float sums of dy times the dequantized int8 weights, added to a dx that
+ * holds values.
  *
  * The kinds of data: ordinary (dy and dx uniform, W all of int8, sw ~ 2^-7); subnormal dy
  * inputs (Helium flushes them: IDC); products below 2^-126 (tiny sw and dy: sums and weights
@@ -15,6 +24,79 @@
 #include <string.h>
 
 #include "siblings.h"
+
+/* ---- the mask ---- */
+
+#define MK_P 19
+#define MK_C 13
+#define MK_OC 11
+static int8_t mx[MK_P * MK_C], mw[MK_OC * MK_C];
+static int32_t mbias[MK_OC], mrq[2 * MK_OC];
+static float mdy0[MK_P * MK_OC], mdy1[MK_P * MK_OC];
+
+static uint32_t mk_state = 20261208u;
+
+static uint32_t mk_next(void)
+{
+    mk_state = mk_state * 1664525u + 1013904223u;
+    return mk_state >> 8;
+}
+
+static int8_t mk_clamp(int32_t v)
+{
+    return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+
+static uint32_t mk_byte(int32_t v)
+{
+    return (uint32_t)(uint8_t)(int8_t)v;
+}
+
+static void pointwise_mask_case(const mt_kernel_table *column, uint32_t P, uint32_t C, uint32_t OC, int small,
+                                int32_t zx, int with_bias)
+{
+    const int32_t zy = small ? (int32_t)(mk_next() % 7u) - 3 : (int32_t)(mk_next() % 41u) - 20;
+    const int32_t lo = small ? zy - 4 : -100, hi = small ? zy + 3 : 90;
+    const uint32_t packed = mk_byte(zx) | mk_byte(zy) << 8 | mk_byte(lo) << 16 | mk_byte(hi) << 24;
+    uint32_t log2k = 0;
+    while ((1u << log2k) < C) ++log2k;
+    for (size_t i = 0; i < (size_t)P * C; ++i)
+        mx[i] = small ? mk_clamp(zx + (int32_t)(mk_next() % 7u) - 3) : (int8_t)(int32_t)(mk_next() % 256u - 128u);
+    for (size_t i = 0; i < (size_t)OC * C; ++i)
+        mw[i] = small ? (int8_t)((int32_t)(mk_next() % 7u) - 3) : (int8_t)(int32_t)(mk_next() % 256u - 128u);
+    for (uint32_t oc = 0; oc < OC; ++oc) {
+        if (small) {
+            mrq[2 * oc] = 1 << 30, mrq[2 * oc + 1] = 1; /* acc · 2^30 · 2^(1 - 31) = acc */
+            mbias[oc] = (int32_t)(mk_next() % 5u) - 2;
+        } else {
+            mrq[2 * oc] = (int32_t)((1u << 30) + mk_next() % (1u << 30)); /* [2^30, 2^31) */
+            mrq[2 * oc + 1] = -(int32_t)(7 + log2k / 2) + (int32_t)(mk_next() % 3u);
+            mbias[oc] = (int32_t)(mk_next() % 20001u) - 10000;
+        }
+    }
+    mt_sib_fill(mdy0, (size_t)P * OC, 1.0f);
+    mdy0[0] = -0.0f, mdy0[(size_t)P * OC - 1] = -__builtin_nanf("0x2a"); /* kept, or made +0 */
+    memcpy(mdy1, mdy0, sizeof(float) * P * OC);
+    const int32_t *b = with_bias ? mbias : NULL;
+    mt_op_conv2d_s8_pointwise_mask_ref(mx, mw, b, mrq, mdy0, P, C, OC, packed);
+    column->conv2d_s8_pointwise_mask(mx, mw, b, mrq, mdy1, P, C, OC, packed);
+    mt_sib_check(mt_sib_same(mdy0, mdy1, (size_t)P * OC), "int8 pointwise Conv2D mask");
+}
+
+/* P pixels (the forward's sibling sums W once at 4 or 8 and more: both sides), C, OC */
+static const uint32_t mask_shapes[][3] = {{1, 1, 1}, {3, 4, 4}, {4, 8, 5}, {8, 13, 11}, {19, 12, 8}, {17, 3, 6}};
+
+void mt_sib_case_conv2d_s8_pointwise_mask(const mt_kernel_table *column)
+{
+    static const int32_t zero_points[] = {-128, 0, 127, 5};
+    for (uint32_t s = 0; s < sizeof mask_shapes / sizeof mask_shapes[0]; ++s)
+        for (int small = 0; small < 2; ++small)
+            for (uint32_t z = 0; z < sizeof zero_points / sizeof zero_points[0]; ++z)
+                pointwise_mask_case(column, mask_shapes[s][0], mask_shapes[s][1], mask_shapes[s][2], small,
+                                    zero_points[z], (int)(z & 1u));
+}
+
+/* ---- the input gradient ---- */
 
 #define DX_P 9
 #define DX_C 21

@@ -163,6 +163,19 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
     }
 }
 
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's mask (kernels.def's row): conv_s8_mask over P pixels as one row of a
+ * 1 x 1 Conv2D at stride 1 */
+void mt_op_conv2d_s8_pointwise_mask_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                        float *dy, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
+    conv_s8_mask(x, w, bias, rq, dy, 1, &g, packed, 0);
+}
+#endif
+
 /* dW[first .. first + rows) += Σ dv·x (the comment atop), written from dw: Conv2D's weight
  * [OC, KH, KW, C] (rows of output channels), the depthwise one's [1, KH, KW, C] (one row,
  * its channel oc = c) */
@@ -216,12 +229,16 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
                               const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
 {
-    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
+    /* a pointwise layer: each input pixel is one output pixel's only tap (the rows below) */
+    const int pointwise = g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+    if (pointwise)
+        mt_kernel_conv2d_s8_pointwise_mask(x, w, bias, rq, dy, B * g->H * g->W, g->C, g->OC, packed);
+    else
+        conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
     conv_s8_weight_grads(x, dy, d, B, g, packed, 0);
     float *dx = d->dx;
     if (!dx) return;
-    if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
-        /* each input pixel is one output pixel's only tap: the sums below, pixel by pixel */
+    if (pointwise) {
         mt_kernel_conv2d_s8_pointwise_dx(dy, w, w_scale, dx, B * g->H * g->W, g->C, g->OC);
         return;
     }

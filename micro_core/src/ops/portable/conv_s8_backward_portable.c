@@ -1,7 +1,15 @@
 /*
- * The sibling of the int8 pointwise Conv2D's input gradient (ops/conv_s8.c, kernels.def's
- * conv2d_s8_pointwise_dx), register-blocked for the scalar FPUs (Cortex-M4F, M7, M33: the dsp
- * column; x86 and the portable column run it too):
+ * The siblings of the int8 pointwise Conv2D's backward (ops/conv_s8.c): its mask and its input
+ * gradient.
+ *
+ * The mask (kernels.def's conv2d_s8_pointwise_mask, every column): dy[p,oc] = +0 where the
+ * forward's clamp cut the output. It recomputes the forward's integer sums as the forward's
+ * sibling does (s8_dot.h: Σ W·x - zx·Σ W, SMLAD pairs on the DSP cores, VMLADAVA on Helium,
+ * AVX2 on x86), which are exact in any order, and tests each as the reference does
+ * (mt_q_unsaturated): the same zeros.
+ *
+ * The input gradient (conv2d_s8_pointwise_dx), register-blocked for the scalar FPUs (Cortex-M4F,
+ * M7, M33: the dsp column; x86 and the portable column run it too):
  *
  *   dx[p,c] += Σ_oc dy[p,oc]·w[oc,c],   w[oc,c] = sw[oc]·W[oc,c] (one float multiply a use)
  *
@@ -18,6 +26,8 @@
 #pragma GCC optimize("O2") /* the int8 backward's cost: speed even in -Os firmware */
 #endif
 #include "mt_fma.h"
+#include "ops/portable/s8_dot.h"
+#include "ops/quant_grad.h"
 #include "select/kernels.h"
 
 /* the block's loops written out (their trip counts are constants): its sums stay in registers */
@@ -64,4 +74,52 @@ void mt_op_conv2d_s8_pointwise_dx_portable(const float *dy, const int8_t *w, con
     uint32_t p = 0;
     for (; p + 4 <= P; p += 4) dx_pixels(dy + (size_t)p * OC, w, w_scale, dx + (size_t)p * C, C, OC, 4);
     for (; p < P; ++p) dx_pixels(dy + (size_t)p * OC, w, w_scale, dx + (size_t)p * C, C, OC, 1);
+}
+
+/* dy[p, u + r] = +0 where output channel u + r of pixel p was cut: its sum (bias included, as
+ * the forward's siblings start it) less the bias is the reference's acc (wrapping) */
+static void mask_block(const int32_t *acc, uint32_t n, uint32_t R, const mt_q_requant *q, mt_q_params p, float *dy,
+                       uint32_t OC)
+{
+    for (uint32_t j = 0; j < n; ++j, dy += OC)
+        for (uint32_t r = 0; r < R; ++r) {
+            const int32_t sum = (int32_t)((uint32_t)acc[4 * j + r] - (uint32_t)q[r].bias);
+            if (!mt_q_unsaturated(sum, q[r], p.y_zp, p.act_min, p.act_max)) dy[r] = 0.0f;
+        }
+}
+
+/* mt_s8_dense_rows's sums (four output channels at a time over every pixel, each sum from its
+ * bias), tested instead of requantized */
+void mt_op_conv2d_s8_pointwise_mask_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                             float *dy, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    int32_t acc[4 * MT_S8_RUN];
+    for (uint32_t u = 0; u < OC; u += 4) {
+        const uint32_t R = OC - u < 4 ? OC - u : 4;
+        mt_q_requant q[4];
+        int32_t start[4];
+        mt_s8_requants(bias, rq, u, R, q);
+        for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
+        const int8_t *xb = x, *wu = w + (size_t)u * C;
+        const int summed = R == 4 && C >= MT_S8_MIN_ROW && P >= MT_S8_SUM_ROWS;
+        if (summed) /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every pixel */
+            for (uint32_t r = 0; r < 4; ++r)
+                start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * C, C));
+        for (uint32_t b = 0; b < P; b += MT_S8_RUN) {
+            const uint32_t n = P - b < MT_S8_RUN ? P - b : MT_S8_RUN;
+            if (summed) {
+                mt_s8_dot4_pixels(xb, wu, C, n, start, acc);
+                xb += (size_t)n * C;
+            } else {
+                for (uint32_t j = 0; j < n; ++j, xb += C) {
+                    int32_t *a = acc + 4 * j;
+                    a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
+                    for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
+                        mt_s8_dot(xb, wu + (size_t)r * C, C, C, p.x_zp, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
+                }
+            }
+            mask_block(acc, n, R, q, p, dy + (size_t)b * OC + u, OC);
+        }
+    }
 }
