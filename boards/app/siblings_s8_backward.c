@@ -10,7 +10,9 @@
  * 127; with and without a bias; pixel counts below and above the forward's Σ W threshold.
  *
  * The input gradient: float sums of dy times the dequantized int8 weights, added to a dx that
- * holds values.
+ * holds values. The weight gradient (a layer trained in place): float sums of dy times the
+ * dequantized int8 input, for a tile of output channels (first, rows) or all of them, added
+ * to a dW that holds values.
  *
  * The kinds of data: ordinary (dy and dx uniform, W all of int8, sw ~ 2^-7); subnormal dy
  * inputs (Helium flushes them: IDC); products below 2^-126 (tiny sw and dy: sums and weights
@@ -157,4 +159,61 @@ void mt_sib_case_conv2d_s8_pointwise_dx(const mt_kernel_table *column)
     for (uint32_t s = 0; s < sizeof dx_shapes / sizeof dx_shapes[0]; ++s)
         for (int kind = 0; kind < DX_KINDS; ++kind)
             pointwise_dx_case(column, dx_shapes[s][0], dx_shapes[s][1], dx_shapes[s][2], kind);
+}
+
+/* ---- the weight gradient (DX_ kinds: dy's as above; the tiny products from a tiny sx) ---- */
+
+#define DW_P 9
+#define DW_C 21
+#define DW_OC 19
+static int8_t wx[DW_P * DW_C];
+static float wdy[DW_P * DW_OC], wdw0[DW_OC * DW_C], wdw1[DW_OC * DW_C];
+
+static void pointwise_dw_case(const mt_kernel_table *column, uint32_t P, uint32_t C, uint32_t OC, uint32_t first,
+                              uint32_t rows, int kind)
+{
+    const size_t ny = (size_t)P * OC, nw = (size_t)rows * C;
+    const int32_t zx = (int32_t)(kind * 37 % 256) - 128; /* -128, -91, ...: a different zx a kind */
+    for (size_t i = 0; i < (size_t)P * C; ++i) wx[i] = dx_int8();
+    float sx = 0.0078125f + mt_sib_uniform(0.004f);
+    mt_sib_fill(wdy, ny, 1.0f);
+    mt_sib_fill(wdw0, nw, 0.5f);
+    if (kind == DX_SUBNORMAL_DY)
+        for (size_t i = 0; i < ny; ++i) wdy[i] *= 1e-39f;
+    if (kind == DX_TINY_PRODUCTS) {
+        sx *= 1e-30f;
+        for (size_t i = 0; i < ny; ++i) wdy[i] *= 1e-8f;
+        for (size_t i = 0; i < nw; ++i) wdw0[i] *= 1e-37f;
+    }
+    if (kind == DX_SPIKE)
+        for (uint32_t p = 0; p < P; ++p) wdy[(size_t)p * OC + first + rows / 2] *= 1e-39f;
+    if (kind == DX_NANS) { /* in two output channels' columns (never one sum), an infinity in a third */
+        wdy[(size_t)(P - 1) * OC + first] = -__builtin_nanf("0x2a");
+        if (rows > 1) wdy[(size_t)(P / 2) * OC + first + rows - 1] = __builtin_nanf("0x155");
+        if (rows > 2) { /* against x = zx: 0·inf */
+            wdy[first + 1] = __builtin_inff();
+            wx[0] = (int8_t)zx;
+        }
+    }
+    if (kind == DX_SPECIAL_DX) {
+        static const float special[] = {-__builtin_nanf("0x3"), __builtin_inff(), -0.0f, 1e-40f, -1e-45f};
+        for (uint32_t k = 0; k < sizeof special / sizeof special[0]; ++k) wdw0[(k * 7u) % nw] = special[k];
+    }
+    memcpy(wdw1, wdw0, nw * sizeof(float));
+    const uint32_t packed = (uint32_t)(uint8_t)(int8_t)zx;
+    mt_op_conv2d_s8_pointwise_dw_ref(wx, wdy, wdw0, sx, packed, P, C, OC, first, rows);
+    column->conv2d_s8_pointwise_dw(wx, wdy, wdw1, sx, packed, P, C, OC, first, rows);
+    mt_sib_check(mt_sib_same(wdw0, wdw1, nw), "int8 pointwise Conv2D dW");
+}
+
+/* P, C, OC, first, rows: whole weights and tiles of every remainder */
+static const uint32_t dw_shapes[][5] = {{1, 1, 1, 0, 1},   {4, 4, 4, 0, 4},   {8, 16, 19, 0, 19}, {5, 7, 9, 3, 5},
+                                        {9, 21, 6, 0, 6},  {3, 5, 17, 8, 9},  {1, 12, 8, 4, 4},  {6, 4, 11, 10, 1}};
+
+void mt_sib_case_conv2d_s8_pointwise_dw(const mt_kernel_table *column)
+{
+    for (uint32_t s = 0; s < sizeof dw_shapes / sizeof dw_shapes[0]; ++s)
+        for (int kind = 0; kind < DX_KINDS; ++kind)
+            pointwise_dw_case(column, dw_shapes[s][0], dw_shapes[s][1], dw_shapes[s][2], dw_shapes[s][3],
+                              dw_shapes[s][4], kind);
 }

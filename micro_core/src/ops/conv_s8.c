@@ -179,8 +179,8 @@ void mt_op_conv2d_s8_pointwise_mask_ref(const int8_t *x, const int8_t *w, const 
 /* dW[first .. first + rows) += Σ dv·x (the comment atop), written from dw: Conv2D's weight
  * [OC, KH, KW, C] (rows of output channels), the depthwise one's [1, KH, KW, C] (one row,
  * its channel oc = c) */
-static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
-                                const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
+static void conv_s8_weight_loops(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
+                                 const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
 {
     const int32_t zx = mt_q_unpack(packed).x_zp;
     const uint32_t YC = depthwise ? g->C : g->OC; /* dy's channels */
@@ -199,6 +199,36 @@ static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, flo
                             }
                         dw[(((size_t)(oc - first) * g->KH + kh) * g->KW + kw) * g->C + c] += acc;
                     }
+}
+
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's dW rows (kernels.def's row): the loops above over P pixels as one row of
+ * a 1 x 1 Conv2D at stride 1 (for each weight, its sum over the outputs: every pixel, in order) */
+void mt_op_conv2d_s8_pointwise_dw_ref(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t packed,
+                                      uint32_t P, uint32_t C, uint32_t OC, uint32_t first, uint32_t rows)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
+    conv_s8_weight_loops(x, dy, dw, x_scale, 1, &g, packed, 0, first, rows);
+}
+#endif
+
+/* a pointwise layer (1 x 1, stride 1, no padding): each input pixel is one output pixel's only
+ * tap, so its backward's sums are a Dense's over B·H·W pixels (the pointwise rows of kernels.def) */
+static int conv_s8_pointwise(const mt_spatial *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+}
+
+/* conv_s8_weight_loops' sums: a pointwise Conv2D's by its row's kernel */
+static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
+                                const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
+{
+    if (!depthwise && conv_s8_pointwise(g))
+        mt_kernel_conv2d_s8_pointwise_dw(x, dy, dw, x_scale, packed, B * g->H * g->W, g->C, g->OC, first, rows);
+    else
+        conv_s8_weight_loops(x, dy, dw, x_scale, B, g, packed, depthwise, first, rows);
 }
 
 /* dW += Σ dv·x and db += Σ dv (the comment atop) */
@@ -229,8 +259,7 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
                               const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
 {
-    /* a pointwise layer: each input pixel is one output pixel's only tap (the rows below) */
-    const int pointwise = g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+    const int pointwise = conv_s8_pointwise(g);
     if (pointwise)
         mt_kernel_conv2d_s8_pointwise_mask(x, w, bias, rq, dy, B * g->H * g->W, g->C, g->OC, packed);
     else

@@ -8,6 +8,11 @@
  * AVX2 on x86), which are exact in any order, and tests each as the reference does
  * (mt_q_unsaturated): the same zeros.
  *
+ * The weight gradient of a layer trained in place (conv2d_s8_pointwise_dw: every column with an
+ * FPU, the M55's included) is blocked as the input gradient below is, 4 output channels by 4
+ * input channels, each sum over the pixels from +0 in the reference's order:
+ *   dW[oc,c] += Σ_p dy[p,oc]·x[p,c],   x[p,c] = sx·(x_q[p,c] - zx) (one float multiply a use)
+ *
  * The input gradient (conv2d_s8_pointwise_dx), register-blocked for the scalar FPUs (Cortex-M4F,
  * M7, M33: the dsp column; x86 and the portable column run it too):
  *
@@ -23,7 +28,9 @@
  * different (p, c) never meet, so their interleaving cannot change a bit.
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__arm__)
-#pragma GCC optimize("O2") /* the int8 backward's cost: speed even in -Os firmware */
+/* the int8 backward's cost: speed even in -Os firmware; no float code vectorized (ops/mve/mve.h:
+ * on the M55, GCC would turn it into Helium arithmetic that flushes subnormals) */
+#pragma GCC optimize("O2", "no-tree-vectorize")
 #endif
 #include "mt_fma.h"
 #include "ops/portable/s8_dot.h"
@@ -122,4 +129,42 @@ void mt_op_conv2d_s8_pointwise_mask_portable(const int8_t *x, const int8_t *w, c
             mask_block(acc, n, R, q, p, dy + (size_t)b * OC + u, OC);
         }
     }
+}
+
+/* dw[i, j] += the sums of NO output channels (dy's columns, from dy) by NC input channels (x's,
+ * from x): NO, NC <= 4, constants where it is inlined */
+static inline __attribute__((always_inline)) void dw_block(const int8_t *x, const float *dy, float *dw, float x_scale,
+                                                          int32_t zx, uint32_t P, uint32_t C, uint32_t OC,
+                                                          uint32_t NO, uint32_t NC)
+{
+    float acc[4][4];
+    MT_UNROLL4 for (uint32_t i = 0; i < NO; ++i)
+        MT_UNROLL4 for (uint32_t j = 0; j < NC; ++j) acc[i][j] = 0.0f;
+    for (uint32_t p = 0; p < P; ++p, x += C, dy += OC) {
+        float d[4], xv[4];
+        MT_UNROLL4 for (uint32_t i = 0; i < NO; ++i) d[i] = dy[i];
+        MT_UNROLL4 for (uint32_t j = 0; j < NC; ++j) xv[j] = x_scale * (float)((int32_t)x[j] - zx);
+        MT_UNROLL4 for (uint32_t i = 0; i < NO; ++i)
+            MT_UNROLL4 for (uint32_t j = 0; j < NC; ++j) acc[i][j] = mt_fmaf(d[i], xv[j], acc[i][j]);
+    }
+    MT_UNROLL4 for (uint32_t i = 0; i < NO; ++i)
+        MT_UNROLL4 for (uint32_t j = 0; j < NC; ++j) dw[(size_t)i * C + j] += acc[i][j];
+}
+
+/* output channels o .. o + NO over every input channel: 4 at a time, then one */
+static inline __attribute__((always_inline)) void dw_rows(const int8_t *x, const float *dy, float *dw, float x_scale,
+                                                         int32_t zx, uint32_t P, uint32_t C, uint32_t OC, uint32_t NO)
+{
+    uint32_t c = 0;
+    for (; c + 4 <= C; c += 4) dw_block(x + c, dy, dw + c, x_scale, zx, P, C, OC, NO, 4);
+    for (; c < C; ++c) dw_block(x + c, dy, dw + c, x_scale, zx, P, C, OC, NO, 1);
+}
+
+void mt_op_conv2d_s8_pointwise_dw_portable(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t packed,
+                                           uint32_t P, uint32_t C, uint32_t OC, uint32_t first, uint32_t rows)
+{
+    const int32_t zx = mt_q_unpack(packed).x_zp;
+    uint32_t o = 0;
+    for (; o + 4 <= rows; o += 4) dw_rows(x, dy + first + o, dw + (size_t)o * C, x_scale, zx, P, C, OC, 4);
+    for (; o < rows; ++o) dw_rows(x, dy + first + o, dw + (size_t)o * C, x_scale, zx, P, C, OC, 1);
 }
