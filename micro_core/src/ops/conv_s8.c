@@ -246,12 +246,8 @@ void mt_op_conv2d_s8_pointwise_dx_ref(const float *dy, const int8_t *w, const fl
                                       uint32_t C, uint32_t OC)
 {
     for (uint32_t p = 0; p < P; ++p)
-        for (uint32_t c = 0; c < C; ++c) {
-            float acc = 0.0f;
-            for (uint32_t oc = 0; oc < OC; ++oc)
-                acc = mt_fmaf(dy[(size_t)p * OC + oc], w_scale[oc] * (float)w[(size_t)oc * C + c], acc);
-            dx[(size_t)p * C + c] += acc;
-        }
+        for (uint32_t c = 0; c < C; ++c)
+            dx[(size_t)p * C + c] += mt_q_dx_sum(dy + (size_t)p * OC, w + c, C, w_scale, OC);
 }
 #endif
 
@@ -276,14 +272,9 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
         int32_t ih, iw;
         MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
             float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-            for (uint32_t c = 0; c < g->C; ++c) {
-                float acc = 0.0f;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
-                    acc = mt_fmaf(dyp[oc], wd, acc);
-                }
-                dxp[c] += acc;
-            }
+            const int8_t *wt = w + ((size_t)kh * g->KW + kw) * g->C; /* W[0, kh, kw, 0] */
+            for (uint32_t c = 0; c < g->C; ++c)
+                dxp[c] += mt_q_dx_sum(dyp, wt + c, (size_t)g->KH * g->KW * g->C, w_scale, g->OC);
         }
     }
 }

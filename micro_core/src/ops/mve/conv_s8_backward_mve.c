@@ -18,20 +18,16 @@
 
 #if MT_MVE_KERNELS
 #pragma GCC optimize("O2", "no-tree-vectorize") /* ops/mve/mve.h: no auto-vectorized float code */
-#include "mt_fma.h"
 #include "ops/mve/mve_flags.h"
+#include "ops/quant_grad.h"
 
 /* the reference's sums of NP pixels by NC channels, in scalar code (the FPU keeps subnormals) */
 static void dx_scalar(const float *dy, const int8_t *w, const float *w_scale, float *dx, uint32_t C, uint32_t OC,
                       uint32_t NP, uint32_t NC)
 {
     for (uint32_t i = 0; i < NP; ++i)
-        for (uint32_t j = 0; j < NC; ++j) {
-            float acc = 0.0f;
-            for (uint32_t oc = 0; oc < OC; ++oc)
-                acc = mt_fmaf(dy[(size_t)i * OC + oc], w_scale[oc] * (float)w[(size_t)oc * C + j], acc);
-            dx[(size_t)i * C + j] += acc;
-        }
+        for (uint32_t j = 0; j < NC; ++j)
+            dx[(size_t)i * C + j] += mt_q_dx_sum(dy + (size_t)i * OC, w + j, C, w_scale, OC);
 }
 
 /* NP (4 or 1) pixels by 4 channels in lanes; 0 (nothing stored) when the block flushed or made

@@ -32,6 +32,8 @@
  * on the M55, GCC would turn it into Helium arithmetic that flushes subnormals) */
 #pragma GCC optimize("O2", "no-tree-vectorize")
 #endif
+#include <string.h>
+
 #include "mt_fma.h"
 #include "ops/portable/s8_dot.h"
 #include "ops/quant_grad.h"
@@ -95,6 +97,23 @@ static void mask_block(const int32_t *acc, uint32_t n, uint32_t R, const mt_q_re
         }
 }
 
+/* acc[4·j + r] = the sums of n pixels x [n, C] for the R (<= 4) weight rows wu [R, C], each from
+ * start[r]: Σ W·x by mt_s8_dot4_pixels where start holds -zx·Σ W already (summed), else
+ * Σ W·(x - zx) by mt_s8_dot, MT_S8_ROWS rows at a time */
+static void mask_sums(const int8_t *xb, const int8_t *wu, uint32_t C, uint32_t n, int32_t zx, uint32_t R,
+                      int summed, const int32_t start[4], int32_t *acc)
+{
+    if (summed) {
+        mt_s8_dot4_pixels(xb, wu, C, n, start, acc);
+        return;
+    }
+    for (int32_t *a = acc; a < acc + 4 * n; a += 4, xb += C) {
+        memcpy(a, start, 4 * sizeof(int32_t));
+        for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
+            mt_s8_dot(xb, wu + (size_t)r * C, C, C, zx, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
+    }
+}
+
 /* mt_s8_dense_rows's sums (four output channels at a time over every pixel, each sum from its
  * bias), tested instead of requantized */
 void mt_op_conv2d_s8_pointwise_mask_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
@@ -102,30 +121,20 @@ void mt_op_conv2d_s8_pointwise_mask_portable(const int8_t *x, const int8_t *w, c
 {
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
-    for (uint32_t u = 0; u < OC; u += 4) {
-        const uint32_t R = OC - u < 4 ? OC - u : 4;
-        mt_q_requant q[4];
-        int32_t start[4];
-        mt_s8_requants(bias, rq, u, R, q);
-        for (uint32_t r = 0; r < 4; ++r) start[r] = q[r].bias;
-        const int8_t *xb = x, *wu = w + (size_t)u * C;
+    for (uint32_t u = 0, R; u < OC; u += R) {
+        R = OC - u < 4 ? OC - u : 4;
+        const int8_t *wu = w + (size_t)u * C;
+        /* Σ W·(x - zx) = Σ W·x - zx·Σ W: four rows' Σ W once, for every pixel, where enough pixels */
         const int summed = R == 4 && C >= MT_S8_MIN_ROW && P >= MT_S8_SUM_ROWS;
-        if (summed) /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every pixel */
-            for (uint32_t r = 0; r < 4; ++r)
-                start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * C, C));
+        mt_q_requant q[4];
+        mt_s8_requants(bias, rq, u, R, q);
+        int32_t start[4];
+        for (uint32_t r = 0; r < 4; ++r)
+            start[r] = (int32_t)((uint32_t)q[r].bias -
+                                 (summed ? (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * C, C) : 0u));
         for (uint32_t b = 0; b < P; b += MT_S8_RUN) {
             const uint32_t n = P - b < MT_S8_RUN ? P - b : MT_S8_RUN;
-            if (summed) {
-                mt_s8_dot4_pixels(xb, wu, C, n, start, acc);
-                xb += (size_t)n * C;
-            } else {
-                for (uint32_t j = 0; j < n; ++j, xb += C) {
-                    int32_t *a = acc + 4 * j;
-                    a[0] = start[0], a[1] = start[1], a[2] = start[2], a[3] = start[3];
-                    for (uint32_t r = 0; r < R; r += MT_S8_ROWS)
-                        mt_s8_dot(xb, wu + (size_t)r * C, C, C, p.x_zp, R - r < MT_S8_ROWS ? R - r : MT_S8_ROWS, a + r);
-                }
-            }
+            mask_sums(x + (size_t)b * C, wu, C, n, p.x_zp, R, summed, start, acc);
             mask_block(acc, n, R, q, p, dy + (size_t)b * OC + u, OC);
         }
     }
