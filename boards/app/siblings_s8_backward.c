@@ -9,6 +9,10 @@
  * many sums land exactly on a bound (kept) or one step past it (cut); zero points -128, 0 and
  * 127; with and without a bias; pixel counts below and above the forward's Σ W threshold.
  *
+ * The DepthwiseConv2D's mask: the same kinds over window geometries (3 x 3 at strides 1 and 2 with
+ * SAME padding, 5 x 5 with more padding than window on one side, 1 x 1, channels past a block
+ * of 16), two samples.
+ *
  * The input gradient: float sums of dy times the dequantized int8 weights, added to a dx that
  * holds values. The weight gradient (a layer trained in place): float sums of dy times the
  * dequantized int8 input, for a tile of output channels (first, rows) or all of them, added
@@ -25,6 +29,7 @@
  */
 #include <string.h>
 
+#include "ops/spatial.h"
 #include "siblings.h"
 
 /* ---- the mask ---- */
@@ -96,6 +101,62 @@ void mt_sib_case_conv2d_s8_pointwise_mask(const mt_kernel_table *column)
             for (uint32_t z = 0; z < sizeof zero_points / sizeof zero_points[0]; ++z)
                 pointwise_mask_case(column, mask_shapes[s][0], mask_shapes[s][1], mask_shapes[s][2], small,
                                     zero_points[z], (int)(z & 1u));
+}
+
+/* ---- the DepthwiseConv2D's mask ---- */
+
+#define DM_X (2 * 7 * 6 * 21)
+#define DM_Y (2 * 7 * 6 * 21)
+static int8_t dmx[DM_X], dmw[5 * 5 * 21];
+static int32_t dmbias[21], dmrq[2 * 21];
+static float dmdy0[DM_Y], dmdy1[DM_Y];
+
+/* H, W, C, KH, KW, SH, SW, PT, PL, OH, OW */
+static const uint32_t dm_shapes[][11] = {{7, 6, 5, 3, 3, 1, 1, 1, 1, 7, 6},    {7, 6, 21, 3, 3, 2, 2, 1, 1, 4, 3},
+                                         {5, 4, 18, 5, 5, 1, 2, 3, 0, 5, 2},   {3, 3, 16, 1, 1, 1, 1, 0, 0, 3, 3},
+                                         {6, 5, 4, 3, 3, 2, 1, 0, 1, 2, 5}};
+
+static void depthwise_mask_case(const mt_kernel_table *column, const uint32_t *sh, int small, int32_t zx, int with_bias)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = sh[0], g.W = sh[1], g.C = g.OC = sh[2], g.KH = sh[3], g.KW = sh[4], g.SH = sh[5], g.SW = sh[6];
+    g.PT = sh[7], g.PL = sh[8], g.OH = sh[9], g.OW = sh[10];
+    const uint32_t B = 2, C = g.C;
+    const int32_t zy = small ? (int32_t)(mk_next() % 7u) - 3 : (int32_t)(mk_next() % 41u) - 20;
+    const int32_t lo = small ? zy - 4 : -100, hi = small ? zy + 3 : 90;
+    const uint32_t packed = mk_byte(zx) | mk_byte(zy) << 8 | mk_byte(lo) << 16 | mk_byte(hi) << 24;
+    const size_t nx = (size_t)B * g.H * g.W * C, ny = (size_t)B * g.OH * g.OW * C;
+    for (size_t i = 0; i < nx; ++i)
+        dmx[i] = small ? mk_clamp(zx + (int32_t)(mk_next() % 7u) - 3) : (int8_t)(int32_t)(mk_next() % 256u - 128u);
+    for (size_t i = 0; i < (size_t)g.KH * g.KW * C; ++i)
+        dmw[i] = small ? (int8_t)((int32_t)(mk_next() % 7u) - 3) : (int8_t)(int32_t)(mk_next() % 256u - 128u);
+    for (uint32_t c = 0; c < C; ++c) {
+        if (small) {
+            dmrq[2 * c] = 1 << 30, dmrq[2 * c + 1] = 1; /* the sum itself */
+            dmbias[c] = (int32_t)(mk_next() % 5u) - 2;
+        } else {
+            dmrq[2 * c] = (int32_t)((1u << 30) + mk_next() % (1u << 30));
+            dmrq[2 * c + 1] = -(int32_t)(9 + mk_next() % 3u);
+            dmbias[c] = (int32_t)(mk_next() % 20001u) - 10000;
+        }
+    }
+    mt_sib_fill(dmdy0, ny, 1.0f);
+    dmdy0[0] = -0.0f, dmdy0[ny - 1] = -__builtin_nanf("0x2a");
+    memcpy(dmdy1, dmdy0, sizeof(float) * ny);
+    const int32_t *b = with_bias ? dmbias : NULL;
+    mt_op_depthwise_conv2d_s8_mask_ref(dmx, dmw, b, dmrq, dmdy0, B, &g, packed);
+    column->depthwise_conv2d_s8_mask(dmx, dmw, b, dmrq, dmdy1, B, &g, packed);
+    mt_sib_check(mt_sib_same(dmdy0, dmdy1, ny), "int8 DepthwiseConv2D mask");
+}
+
+void mt_sib_case_depthwise_conv2d_s8_mask(const mt_kernel_table *column)
+{
+    static const int32_t zero_points[] = {-128, 0, 127, 5};
+    for (uint32_t s = 0; s < sizeof dm_shapes / sizeof dm_shapes[0]; ++s)
+        for (int small = 0; small < 2; ++small)
+            for (uint32_t z = 0; z < sizeof zero_points / sizeof zero_points[0]; ++z)
+                depthwise_mask_case(column, dm_shapes[s], small, zero_points[z], (int)(z & 1u));
 }
 
 /* ---- the input gradient ---- */

@@ -164,6 +164,15 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
 }
 
 #if MT_REFERENCE_KERNELS
+/* The DepthwiseConv2D's mask (kernels.def's row) */
+void mt_op_depthwise_conv2d_s8_mask_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                        float *dy, uint32_t B, const mt_spatial *g, uint32_t packed)
+{
+    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+}
+#endif
+
+#if MT_REFERENCE_KERNELS
 /* The pointwise Conv2D's mask (kernels.def's row): conv_s8_mask over P pixels as one row of a
  * 1 x 1 Conv2D at stride 1 */
 void mt_op_conv2d_s8_pointwise_mask_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
@@ -283,7 +292,7 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
                                         const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
                                         const mt_spatial *g, uint32_t packed)
 {
-    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+    mt_kernel_depthwise_conv2d_s8_mask(x, w, bias, rq, dy, B, g, packed);
     conv_s8_weight_grads(x, dy, d, B, g, packed, 1);
     float *dx = d->dx;
     if (!dx) return;

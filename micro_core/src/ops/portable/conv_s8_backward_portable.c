@@ -8,6 +8,10 @@
  * AVX2 on x86), which are exact in any order, and tests each as the reference does
  * (mt_q_unsaturated): the same zeros.
  *
+ * The DepthwiseConv2D's mask (depthwise_conv2d_s8_mask, every column): the same sums, exact in
+ * any order, a block of 16 channels of one output pixel at a time over the taps in bounds (their
+ * ranges found once a pixel, where the reference tested every tap of every channel).
+ *
  * The weight gradient of a layer trained in place (conv2d_s8_pointwise_dw: every column with an
  * FPU, the M55's included) is blocked as the input gradient below is, 4 output channels by 4
  * input channels, each sum over the pixels from +0 in the reference's order:
@@ -37,6 +41,7 @@
 #include "mt_fma.h"
 #include "ops/portable/s8_dot.h"
 #include "ops/quant_grad.h"
+#include "ops/spatial.h"
 #include "select/kernels.h"
 
 /* the block's loops written out (their trip counts are constants): its sums stay in registers */
@@ -176,4 +181,46 @@ void mt_op_conv2d_s8_pointwise_dw_portable(const int8_t *x, const float *dy, flo
     uint32_t o = 0;
     for (; o + 4 <= rows; o += 4) dw_rows(x, dy + first + o, dw + (size_t)o * C, x_scale, zx, P, C, OC, 4);
     for (; o < rows; ++o) dw_rows(x, dy + first + o, dw + (size_t)o * C, x_scale, zx, P, C, OC, 1);
+}
+
+/* the in-bounds taps k of output o: [*k0, *k1) (input o·stride + k - pad in [0, size)) */
+static void tap_range(uint32_t o, uint32_t K, uint32_t stride, uint32_t pad, uint32_t size, uint32_t *k0, uint32_t *k1)
+{
+    const int64_t first = (int64_t)o * stride - pad; /* the input under tap 0 */
+    *k0 = first < 0 ? (uint32_t)(-first < (int64_t)K ? -first : (int64_t)K) : 0u;
+    const int64_t past = (int64_t)size - first; /* taps before the input's end */
+    *k1 = past <= 0 ? 0u : past < (int64_t)K ? (uint32_t)past : K;
+    if (*k1 < *k0) *k1 = *k0;
+}
+
+#define MASK_CHANNELS 16u
+void mt_op_depthwise_conv2d_s8_mask_portable(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                             const int32_t *rq, float *dy, uint32_t B, const mt_spatial *g,
+                                             uint32_t packed)
+{
+    const mt_q_params p = mt_q_unpack(packed);
+    const uint32_t C = g->C;
+    uint32_t acc[MASK_CHANNELS];
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        uint32_t kh0, kh1, kw0, kw1;
+        tap_range(oh, g->KH, g->SH, g->PT, g->H, &kh0, &kh1);
+        tap_range(ow, g->KW, g->SW, g->PL, g->W, &kw0, &kw1);
+        const int8_t *xb = x + (size_t)b * g->H * g->W * C;
+        float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * C;
+        for (uint32_t c0 = 0; c0 < C; c0 += MASK_CHANNELS) {
+            const uint32_t n = C - c0 < MASK_CHANNELS ? C - c0 : MASK_CHANNELS;
+            memset(acc, 0, sizeof acc);
+            for (uint32_t kh = kh0; kh < kh1; ++kh) {
+                const uint32_t ih = oh * g->SH + kh - g->PT;
+                for (uint32_t kw = kw0; kw < kw1; ++kw) {
+                    const int8_t *xp = xb + ((size_t)ih * g->W + (ow * g->SW + kw - g->PL)) * C + c0;
+                    const int8_t *wp = w + ((size_t)kh * g->KW + kw) * C + c0;
+                    for (uint32_t j = 0; j < n; ++j) acc[j] += (uint32_t)((int32_t)wp[j] * ((int32_t)xp[j] - p.x_zp));
+                }
+            }
+            for (uint32_t j = 0; j < n; ++j)
+                if (!mt_q_unsaturated((int32_t)acc[j], mt_q_requant_of(bias, rq, c0 + j), p.y_zp, p.act_min, p.act_max))
+                    dyp[c0 + j] = 0.0f;
+        }
+    }
 }
