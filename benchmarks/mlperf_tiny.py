@@ -67,24 +67,21 @@ FIXTURES = os.path.join(REPO_ROOT, "examples", "models", "mlperf_tiny")
 IMPORTERS_DOC = os.path.join(REPO_ROOT, "docs", "importers.md")
 BEGIN, END = "<!-- mlperf-table:begin -->", "<!-- mlperf-table:end -->"
 
-# (file, task, the first layer of its last block). The last block: the autoencoders' last
-# two Dense layers; the DS-CNNs' and MobileNetV1's last depthwise-separable block; the
-# ResNets' last residual stack (both branches and the Add).
-MODELS = [
-    ("ad01_fp32.tflite", "anomaly detection", "dense_8"),
-    ("model_ToyCar_quant.tflite", "anomaly detection", "dense_8"),
-    ("ad01_int8.tflite", "anomaly detection", "dense_8"),
-    ("model_ToyCar_quant_fullint.tflite", "anomaly detection", "dense_8"),
-    ("kws_ref_model_float32.tflite", "keyword spotting", "depthwise_conv2d_3"),
-    ("kws_ref_model.tflite", "keyword spotting", "depthwise_conv2d_3"),
-    ("pretrainedResnet.tflite", "image classification", "conv2d_6"),
-    ("pretrainedResnet_quant.tflite", "image classification", "conv2d_6"),
-    ("pretrainedResnet_large_float.tflite", "image classification 2", "conv2d_42"),
-    ("pretrainedResnet_large_int8.tflite", "image classification 2", "conv2d_42"),
-    ("vww_96_float.tflite", "visual wake words", "depthwise_conv2d_12"),
-    ("vww_96_int8.tflite", "visual wake words", "depthwise_conv2d_12"),
-    ("str_ww_ref_model.tflite", "streaming wake word", "depthwise_conv2d_3"),
+# (task, the first layer of its models' last block, its models' files). The last block: the
+# autoencoders' last two Dense layers; the DS-CNNs' and MobileNetV1's last depthwise-separable
+# block; the ResNets' last residual stack (both branches and the Add).
+TASKS = [
+    ("anomaly detection", "dense_8", ("ad01_fp32.tflite", "model_ToyCar_quant.tflite", "ad01_int8.tflite",
+                                      "model_ToyCar_quant_fullint.tflite")),
+    ("keyword spotting", "depthwise_conv2d_3", ("kws_ref_model_float32.tflite", "kws_ref_model.tflite")),
+    ("image classification", "conv2d_6", ("pretrainedResnet.tflite", "pretrainedResnet_quant.tflite")),
+    ("image classification 2", "conv2d_42", ("pretrainedResnet_large_float.tflite",
+                                             "pretrainedResnet_large_int8.tflite")),
+    ("visual wake words", "depthwise_conv2d_12", ("vww_96_float.tflite", "vww_96_int8.tflite")),
+    ("streaming wake word", "depthwise_conv2d_3", ("str_ww_ref_model.tflite",)),
 ]
+# (file, task, the first layer of its last block), in TASKS' order
+MODELS = [(name, task, block) for task, block, names in TASKS for name in names]
 NAMES = [name for name, _, _ in MODELS]
 WEIGHTED = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
 KIND_LABELS = {"float": "float32", "int8": "int8", "hybrid": "dynamic-range"}

@@ -2,7 +2,7 @@
 RAM budget (docs/memory.md, "Sparse update").
 
     python benchmarks/sparse_update.py [--budget 262144] [--batch-size 1] [--model FILE ...]
-                                       [--board mps2-an500] [--int8 [--steps 2]]
+                                       [--board mps2-an500|mps3-an547] [--int8 [--steps 2]]
 
 Each int8 file of examples/models/mlperf_tiny is converted with ``train_from`` its last block
 (benchmarks/mlperf_tiny.py's MODELS: the block's first layer), so the block is float and
@@ -11,7 +11,10 @@ the arena of the head alone, of the whole last block, and of the scheme ``sparse
 picks under the budget (the core's plan; the scheme printed as JSON). With ``--board``, the
 scheme also fine-tunes on that board under QEMU (``microtrain.tools.firmware``: 4 random rows
 of the file's input range, batch 1, one epoch of SGD, benchmarks/mlperf_tiny.py's task)
-against its replay on the host: the weights' CRC and the RAM the firmware takes.
+against its replay on the host: the weights' CRC, the RAM the firmware takes (.data +
+.bss, the arena among them, + the stack it measured: the high-water mark of its painted stack,
+which the firmware is then linked again to reserve, rounded up, plus 1 KiB) and its flash
+(text, rodata and the data's load image, as benchmarks/mbv2_int8.py counts it).
 
 With ``--int8``, the last block's int8 layers train in place instead (``int8_train``: int8
 weights updated with QAS, ops/qas.c) and the picker chooses among them; MobileNetV2-w0.35
@@ -37,7 +40,7 @@ MODELS = ["kws_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_quant.
 MBV2 = "mbv2_035_128.tflite"
 MBV2_PATH = os.path.join(table.REPO_ROOT, "tests", "convert", "fixtures", "int8", MBV2)
 MBV2_FROM = "block_16"  # its last inverted-residual block, with Conv_1 and the new head
-# 240 KiB: an arena whose board RAM with mps2-an500's 16 KiB stack stays within 256 KiB
+# 240 KiB: an arena whose board RAM with the measured stack (about 10 KiB) stays within 256 KiB
 MBV2_BUDGETS = (256 * 1024, 240 * 1024, 128 * 1024)
 TINY_TRAINING = "tiny-training (MobileNetV2-w0.35, STM32F746): 141 KB peak SRAM, 373 ms a step"
 
@@ -64,6 +67,12 @@ def measure(name, budget, batch_size):
                 "layers": [row for row in plan["layers"] if row["trains"] != "none"]}
 
 
+def stack_reservation(used):
+    """The stack a build reserves for a measured high-water mark: rounded up to 256 bytes,
+    plus 1 KiB (what an interrupt's frame or a path the run did not take may add)."""
+    return (used + 255) // 256 * 256 + 1024
+
+
 def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
     """The scheme fine-tuned on ``board`` (4 rows x, targets y, batch 1, one epoch of SGD)
     against the host: {"crc32", "host_crc32", "equal", "ram_used", "ram"} (or "error"); with
@@ -71,6 +80,7 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
     ``steps`` steps, less its base, counted by benchmarks/qemu_plugin as mbv2_int8.py does)."""
     import numpy as np
     import arm_cost
+    import mbv2_int8
     from microtrain.tools import firmware
     from microtrain.tools.firmware_training import FirmwareError, TrainingSpec
     ram, stack = table.board_memory(board)
@@ -87,12 +97,26 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         info = firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
                               os.path.join(folder, "data"),
                               os.path.join(folder, "build-" + board), ops=record["ops"],
-                              bench_steps=steps)
+                              bench_steps=steps, cache={"MT_STACK_BYTES": ""})
         status, text, errors = firmware.run(info, timeout=1200)
         device, host = firmware.parse_output(text), record["host_reference"]
+        static = table.firmware_ram(info["firmware"])  # .data + .bss, the arena among them
+        measured = firmware.stack_used(text)
         result = {"crc32": device["crc32"], "host_crc32": host["crc32"], "ram": ram,
-                  "equal": status == 0 and device == host,
-                  "ram_used": table.firmware_ram(info["firmware"]) + stack}
+                  "equal": status == 0 and device == host, "static": static,
+                  "stack_allowance": stack, "ram_used": static + stack,
+                  "flash": mbv2_int8.flash_and_ram(info["firmware"])[0]}
+        if measured is not None:
+            # RAM = .data + .bss + the stack measured (the painted stack's high-water mark
+            # after the run, boards/common/stack_paint.h); the link then reserves it with a
+            # margin (CMake's MT_STACK_BYTES), which must still link
+            reserved = stack_reservation(measured)
+            firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
+                           os.path.join(folder, "data"), os.path.join(folder, "build-" + board),
+                           ops=record["ops"], bench_steps=steps,
+                           cache={"MT_STACK_BYTES": reserved}, targets=("microtrain_firmware",))
+            result.update(stack_measured=measured, stack_reserved=reserved,
+                          ram_used=static + measured)
         if steps:
             plugin = arm_cost.build_plugin(folder)
             base = arm_cost.count_instructions(info, "bench_base", plugin)
@@ -171,8 +195,8 @@ def print_int8(row):
 
 
 def run_int8(args):
-    cases = [(name, args.budget) for name in args.model or MODELS]
-    if not args.model:
+    cases = [(name, args.budget) for name in args.model or MODELS if name != MBV2]
+    if not args.model or MBV2 in args.model:
         cases += [(MBV2, budget) for budget in MBV2_BUDGETS]
     for name, budget in cases:
         model = int8_model(name)
@@ -191,10 +215,15 @@ def print_board(board_name, board):
     if "error" in board:
         print("  %s: %s" % (board_name, board["error"]))
         return
-    print("  %s: weights CRC 0x%08x, host 0x%08x: %s; RAM %d of %d bytes%s"
+    stack = ("stack measured %d (linked with %d reserved)" % (board["stack_measured"],
+                                                            board["stack_reserved"])
+             if "stack_measured" in board else "stack allowance %d" % board["stack_allowance"])
+    print("  %s: weights CRC 0x%08x, host 0x%08x: %s; RAM %d of %d bytes (.data + .bss %d, "
+          "%s), flash %d%s"
           % (board_name, board["crc32"] or 0, board["host_crc32"],
              "host = device" if board["equal"] else "DIFFERENT", board["ram_used"],
-             board["ram"], "; %d instructions a step" % round(board["per_step"])
+             board["ram"], board["static"], stack, board["flash"],
+             "; %d instructions a step" % round(board["per_step"])
              if "per_step" in board else ""))
 
 
@@ -202,7 +231,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=int, default=256 * 1024)
     parser.add_argument("--batch-size", type=int, default=1)
-    parser.add_argument("--model", action="append", choices=MODELS)
+    parser.add_argument("--model", action="append", choices=MODELS + [MBV2],
+                        help="these files only (%s: with --int8, at its budgets)" % MBV2)
     parser.add_argument("--board", help="also fine-tune the scheme on this board (QEMU)")
     parser.add_argument("--int8", action="store_true",
                         help="the last blocks' int8 layers trained in place (QAS), and "
@@ -212,6 +242,8 @@ def main(argv=None):
     parser.add_argument("--work-dir", default=os.path.join(table.REPO_ROOT, "build",
                                                            "sparse-update"))
     args = parser.parse_args(argv)
+    if args.model and MBV2 in args.model and not args.int8:
+        parser.error("--model %s: MobileNetV2-w0.35 is measured with --int8 only" % MBV2)
     if args.int8:
         run_int8(args)
         return 0

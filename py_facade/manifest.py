@@ -3,8 +3,8 @@
 # builder, numpy; tools/: CLI, firmware, plots; convert/: the .tflite/.circle/.onnx importers;
 # federated/: Flower; micropython_runner/: runs scripts on the firmware under QEMU;
 # _array_files.py: numpy; _arguments.py: argparse;
-# backend/ctypes_backend.py, backend/ctypes_callbacks.py, backend/_native.py and
-# backend/_native_types.py: ctypes).
+# backend/ctypes_backend.py, backend/ctypes_callbacks.py, backend/ctypes_fast_steps.py,
+# backend/_native.py and backend/_native_types.py: ctypes).
 # tests/test_micropython_safe.py checks that this list is exactly that set and compiles each
 # file with mpy-cross; tools/micropython/run.mjs copies the same files into MicroPython's
 # filesystem.
@@ -41,6 +41,7 @@ package("microtrain", files=(
     "schedules.py",
     "session.py",
     "session_persistence.py",
+    "session_rows.py",
     "session_state.py",
     "sparse_scheme.py",
     "train_session.py",

@@ -29,6 +29,7 @@ CPYTHON_ONLY = ("nn/", "tools/", "convert/", "federated/", "micropython_runner/"
                 "_array_files.py", "_arguments.py",
                 "backend/ctypes_backend.py",
                 "backend/ctypes_callbacks.py",
+                "backend/ctypes_fast_steps.py",
                 "backend/_native.py", "backend/_native_types.py", "__main__.py")
 
 

@@ -23,7 +23,8 @@ from microtrain import DataLoader, optimizers
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "micropython"))
-from mp_setup import weights_crc32, write_digits  # noqa: E402 (the firmware tests' own)
+from mp_setup import (INT8_SCRIPT, int8_in_place_transcript, weights_crc32,  # noqa: E402
+                      write_digits, write_int8_in_place)  # (the firmware tests' own)
 RUNNER = os.path.join(ROOT, "tools", "micropython")
 WASM = os.path.join(ROOT, "build", "presets", "wasm32-wasi", "micro_core", "microtrain.wasm")
 PORT = os.path.join(RUNNER, "node_modules", "@micropython",
@@ -206,3 +207,16 @@ def test_int8_layers_trained_in_place_under_micropython_have_the_host_s_crc(runn
     assert result.stdout.strip() == host.stdout.strip()
     _, start, end = host.stdout.strip().rsplit(" ", 2)
     assert start != end  # the steps moved weights the CRC covers
+
+
+def test_int8_in_place_weights_under_micropython_match_the_host(runner, tmp_path):
+    """get_weights() / set_weights() / weights() of int8 layers trained in place through the
+    wasm backend: the float32, int8 and int32 weights in tensor-table order with their dtypes,
+    written back (master copies restarting), out-of-range values refused naming the weight
+    and changing nothing; line for line the ctypes backend's output
+    (tests/micropython/scripts/int8_in_place_weights.py, on the models of
+    mp_setup.write_int8_in_place: one interleaves the core's two weight lists)."""
+    models = write_int8_in_place(tmp_path)
+    result = run_micropython(runner, INT8_SCRIPT, models["files"], *models["guests"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == int8_in_place_transcript(models).splitlines()

@@ -8,14 +8,14 @@ import pytest
 
 import microtrain
 from microtrain import layers, optimizers
-from microtrain.backend import ctypes_backend
+from microtrain.backend import ctypes_fast_steps
 
 BATCH = 8
 
 
 @pytest.fixture
 def in_place_always(monkeypatch):
-    monkeypatch.setattr(ctypes_backend, "_IN_PLACE_BYTES", 0)
+    monkeypatch.setattr(ctypes_fast_steps, "IN_PLACE_BYTES", 0)
 
 
 def session(optimizer="sgd", features=10):

@@ -77,7 +77,7 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
     assert set(plan) == set(parts) | {"total_bytes", "num_trained_params", "first_trained_op",
                                       "reuse_bytes", "lower_bound_bytes", "fused_update",
                                       "placement_order", "int8_activation_bytes",
-                                      "tiled_updates", "weight_tile_bytes",
+                                      "tiled_updates", "weight_tile_bytes", "over_inputs",
                                       "int8_trained_layers"}
     assert plan["int8_trained_layers"] == []  # a float model: no int8 layer trains in place
     assert plan["placement_order"] in (0, 1, 2, 3)  # the greedy order the planner kept

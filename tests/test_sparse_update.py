@@ -383,6 +383,19 @@ def test_int8_scheme_keeps_momentum_for_the_trained_channels_only():
             assert state == [(want + 15) // 16 * 16], (layer, state, want)
 
 
+def test_sparse_update_trains_the_classifier_whole_first_when_it_fits():
+    """tiny-training always updates the classifier: at a budget that holds the last layer
+    whole, it is trained whole before any bias deeper down (a new head left at its random
+    weights beside trained biases stays at chance)."""
+    with microtrain.TrainSession(cnn()) as session:
+        whole = session.plan_memory("sgd", "cce", 1, {4: "all"})["total_bytes"]
+        biases = session.plan_memory("sgd", "cce", 1, {4: "bias", 2: "bias", 1: "bias",
+                                                       0: "bias"})["total_bytes"]
+    for budget in (whole, max(whole, biases)):
+        scheme = microtrain.sparse_update(cnn(), budget, batch_size=1, loss="cce")
+        assert (4, "all") in scheme.items(), scheme.items()
+        assert scheme.total_bytes <= budget
+
 @pytest.mark.parametrize("budget", [4000, 8000])
 def test_sparse_update_picks_int8_layers_under_the_budget(budget):
     """On a model converted with int8_train, sparse_update picks among the int8 layers trained

@@ -18,6 +18,7 @@
  *   epoch 1 train_loss 2.1234 (0x40080000) eval_loss 1.9876 (0x3ffe0000) accuracy 31/80
  *   ...
  *   weights crc32 0x1a2b3c4d
+ *   stack used 2136 bytes (high-water mark of the painted stack; absent where not painted)
  *   microtrain firmware: done
  */
 #include "fw_app.h"
@@ -95,6 +96,13 @@ int main(void)
 
     mt_fw_puts("weights crc32 ");
     mt_fw_put_hex32(mt_fw_weights_crc32(s));
-    mt_fw_puts("\nmicrotrain firmware: done\n");
+    mt_fw_puts("\n");
+    const uint32_t stack = mt_board_stack_used();
+    if (stack) {
+        mt_fw_puts("stack used ");
+        mt_fw_put_u32(stack);
+        mt_fw_puts(" bytes (high-water mark of the painted stack)\n");
+    }
+    mt_fw_puts("microtrain firmware: done\n");
     return MT_FW_EXIT_OK;
 }

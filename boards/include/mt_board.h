@@ -9,6 +9,8 @@
 #ifndef MT_BOARD_H
 #define MT_BOARD_H
 
+#include <stdint.h>
+
 /** @brief Bring up what mt_board_putc() needs (clock, pins, UART). Called once, first. */
 void mt_board_init(void);
 
@@ -20,5 +22,12 @@ void mt_board_putc(char c);
  *        Never returns.
  */
 void mt_board_exit(int status) __attribute__((noreturn));
+
+/**
+ * @brief The stack's high-water mark so far, in bytes: the Cortex-M and RISC-V startups
+ *        (common/stack_paint.h) paint the free RAM below the stack before main() and this
+ *        finds the deepest word changed. 0 where nothing is painted (posix: the host's stack).
+ */
+uint32_t mt_board_stack_used(void);
 
 #endif /* MT_BOARD_H */

@@ -89,7 +89,7 @@ extern "C" {
  *  described once, in micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 14u
+#define MT_ABI_VERSION 15u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -439,6 +439,12 @@ typedef struct mt_memory_plan {
     int32_t tiled_updates;
     /** The largest such tile, in bytes (ABI 12); 0 when tiled_updates is 0. */
     int32_t weight_tile_bytes;
+    /** Frozen int8 convolutions whose output lies over the input they consume (ABI 15): a
+     *  stride-1 depthwise in place with a band of rows, a Conv2D or a depthwise streaming its
+     *  expansion starting before its input (the plan's buffers say which: in_place_of). Only
+     *  where the arena is smaller so (each such pair is placed as one block, which may leave
+     *  gaps); 0 when none is. */
+    int32_t over_inputs;
     /** The int8 part's share (ABI 8): the most bytes of int8 activations live at once over
      *  the step, int8 model inputs included. Frozen int8 layers that no gradient passes
      *  through keep nothing for a backward (this is then the working set of their forward;
@@ -497,7 +503,7 @@ typedef struct mt_buffer_info {
     int32_t kind;         /**< MT_BUFFER_* */
     int32_t tensor_index; /**< the tensor it belongs to, -1 for metadata, target, scratch */
     int32_t start, end;   /**< lifetime over the schedule */
-    int32_t in_place_of;  /**< tensor whose activation bytes this one overwrites in place, or -1 */
+    int32_t in_place_of;  /**< the tensor whose bytes (its group's) this one shares, in place or overlapped, or -1 */
     int32_t reserved;
     size_t offset;        /**< from the arena's start */
     size_t bytes;

@@ -28,7 +28,7 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_int64_in_a_struct, x) == 8 &&
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
-MT_ABI_CHECK(version, MT_ABI_VERSION == 14u);
+MT_ABI_CHECK(version, MT_ABI_VERSION == 15u);
 
 /* every constant and enum value: X(name, value) */
 #define MT_ABI_VALUES(X) \
@@ -92,7 +92,7 @@ MT_ABI_VALUES(MT_ABI_CHECK_VALUE)
 /* every struct's size: X(struct, LP64 bytes, ILP32 bytes) */
 #define MT_ABI_SIZES(X) \
     X(mt_train_config, 80, 68) \
-    X(mt_memory_plan, 160, 100) \
+    X(mt_memory_plan, 168, 104) \
     X(mt_tensor_info, 44, 44) \
     X(mt_model_info, 32, 32) \
     X(mt_param_info, 32, 24) \
@@ -141,13 +141,14 @@ MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
     X(mt_memory_plan, placement_order, 108, 4, 60, 4) \
     X(mt_memory_plan, tiled_updates, 112, 4, 64, 4) \
     X(mt_memory_plan, weight_tile_bytes, 116, 4, 68, 4) \
-    X(mt_memory_plan, int8_activation_bytes, 120, 8, 72, 4) \
-    X(mt_memory_plan, image, 128, 8, 76, 4) \
-    X(mt_memory_plan, image_bytes, 136, 8, 80, 4) \
-    X(mt_memory_plan, image_tables_crc32, 144, 4, 84, 4) \
-    X(mt_memory_plan, config_crc32, 148, 4, 88, 4) \
-    X(mt_memory_plan, abi_version, 152, 4, 92, 4) \
-    X(mt_memory_plan, seal, 156, 4, 96, 4) \
+    X(mt_memory_plan, over_inputs, 120, 4, 72, 4) \
+    X(mt_memory_plan, int8_activation_bytes, 128, 8, 76, 4) \
+    X(mt_memory_plan, image, 136, 8, 80, 4) \
+    X(mt_memory_plan, image_bytes, 144, 8, 84, 4) \
+    X(mt_memory_plan, image_tables_crc32, 152, 4, 88, 4) \
+    X(mt_memory_plan, config_crc32, 156, 4, 92, 4) \
+    X(mt_memory_plan, abi_version, 160, 4, 96, 4) \
+    X(mt_memory_plan, seal, 164, 4, 100, 4) \
     X(mt_tensor_info, index, 0, 4, 0, 4) \
     X(mt_tensor_info, dtype, 4, 4, 4, 4) \
     X(mt_tensor_info, flags, 8, 4, 8, 4) \

@@ -69,6 +69,11 @@ typedef struct mt_op_desc {
  * output is never whole in memory: a ring of KH rows holds it. */
 #define MT_OPF_FUSED_INTO_NEXT 2u /* forward skipped: the next op computes this op's output */
 #define MT_OPF_STREAMS_PREVIOUS 4u /* forward computes the previous op's output as it reads it */
+/* A frozen int8 convolution whose output the planner laid over its own input
+ * (plan_lifetimes.c, mt_plan_over_input): a DEPTHWISE_CONV2D_S8 copies the input rows it still
+ * needs into a band of KH rows after the batch's samples, then writes each output row in
+ * place; a CONV2D_S8, whose output starts before its input, computes a row at a time. */
+#define MT_OPF_IN_PLACE 8u
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);

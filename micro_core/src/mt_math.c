@@ -38,11 +38,17 @@ int mt_all_finitef(const float *x, size_t n)
     return bad == 0;
 }
 
+/* MT_EXPF_SERIES's operations on one float */
+#define MT_EXPF_ADD(a, b) ((a) + (b))
+#define MT_EXPF_MUL(a, b) ((a) * (b))
+#define MT_EXPF_K(c) (c)
+
 /*
  * e^x = 2^n · e^r with n = round(x / ln2) and r = x - n·ln2, |r| <= ln2/2.
  * n·ln2 is subtracted in two parts (Cody–Waite): LN2_HI has few enough
  * significant bits that n·LN2_HI is exact for every n reachable here.
- * e^r is its Taylor series to r^7: the remainder r^8/8! < 6e-9 relative.
+ * e^r is its Taylor series to r^7 (MT_EXPF_SERIES, mt_math.h): the remainder r^8/8! < 6e-9
+ * relative.
  */
 float mt_expf(float x)
 {
@@ -58,14 +64,8 @@ float mt_expf(float x)
     float r = x - (float)n * LN2_HI;
     r = r - (float)n * LN2_LO;
 
-    float p = 1.0f / 5040.0f;
-    p = 1.0f / 720.0f + r * p;
-    p = 1.0f / 120.0f + r * p;
-    p = 1.0f / 24.0f + r * p;
-    p = 1.0f / 6.0f + r * p;
-    p = 0.5f + r * p;
-    p = r + (r * r) * p; /* e^r - 1, kept apart from the 1 for accuracy */
-    p = 1.0f + p;
+    float p;
+    MT_EXPF_SERIES(p, r, MT_EXPF_ADD, MT_EXPF_MUL, MT_EXPF_K);
 
     if (n > 127) return (p * pow2i(127)) * pow2i(n - 127);
     if (n < -126) return (p * pow2i(n + 100)) * pow2i(-100); /* subnormal result */

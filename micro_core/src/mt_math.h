@@ -11,6 +11,25 @@
 #include <stdint.h>
 
 float mt_expf(float x);
+/*
+ * p = e^r for mt_expf's reduced argument r (|r| <= ln2/2): its Taylor series to r^7 in Horner's
+ * form, the part after the 1 (r + r²·(1/2 + r·(1/6 + ...))) kept apart for accuracy. The
+ * operations and their order decide the bits (and the statements' order the code GCC makes),
+ * so they are written once for every lane width: mt_expf with float operations and its
+ * siblings (ops/mve/exp_mve.c, ops/x86/exp_avx512.c) with their vector ones, ADD(a, b) = a + b,
+ * MUL(a, b) = a·b and K(c) the constant c in every lane; p is the caller's variable.
+ */
+#define MT_EXPF_SERIES(p, r, ADD, MUL, K)                                                        \
+    do {                                                                                         \
+        (p) = K(1.0f / 5040.0f);                                                                 \
+        (p) = ADD(K(1.0f / 720.0f), MUL((r), (p)));                                              \
+        (p) = ADD(K(1.0f / 120.0f), MUL((r), (p)));                                              \
+        (p) = ADD(K(1.0f / 24.0f), MUL((r), (p)));                                               \
+        (p) = ADD(K(1.0f / 6.0f), MUL((r), (p)));                                                \
+        (p) = ADD(K(0.5f), MUL((r), (p)));                                                       \
+        (p) = ADD((r), MUL(MUL((r), (r)), (p))); /* e^r - 1 */                                   \
+        (p) = ADD(K(1.0f), (p));                                                                 \
+    } while (0)
 /* One row of a softmax, y = e^(x - m) / Σ e^(x - m) with m the largest x (the first of
  * equals), the sum from 0 in ascending order; returns the sum and sets *max to m. The Softmax
  * op and the softmax + cross-entropy loss (which also needs log Σ) both call it, so the loss

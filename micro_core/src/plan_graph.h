@@ -33,6 +33,7 @@ typedef struct lifetimes {
     mt_sharing sh;
     uint16_t data[MT_MAX_TENSORS]; /* buffer of an activation's data, or MT_NO_BUFFER */
     uint16_t grad[MT_MAX_TENSORS]; /* buffer of a gradient, or MT_NO_BUFFER */
+    uint8_t over[MT_MAX_OPS];      /* MT_OVER_*: how op o's output lies over its input */
 } lifetimes;
 
 typedef struct graph_facts {
@@ -42,6 +43,7 @@ typedef struct graph_facts {
     uint32_t output;
     int fused_update;
     int tiles; /* 1: weights the rule allows are updated in tiles (mt_plan_weight_tile_bytes) */
+    int over;  /* 1: int8 convolutions may lie over their inputs (mt_plan_over_input) */
     const int32_t *channels; /* the configuration's trainable_op_channels (plan_sparse.c) */
 } graph_facts;
 
@@ -53,6 +55,11 @@ int mt_plan_backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o
 uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op);
 uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
+/* How an op's output may lie over its input (plan_lifetimes.c): lifetimes.over[o] */
+enum { MT_OVER_NONE, MT_OVER_IN_PLACE, MT_OVER_BAND, MT_OVER_SHIFTED };
+int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, uint32_t B, uint32_t *amount);
+/* The convolutions laid over their inputs in lt (MT_OVER_BAND, MT_OVER_SHIFTED) */
+uint32_t mt_plan_over_inputs(const mt_image *img, const lifetimes *lt);
 uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f, uint32_t index);
 uint32_t mt_weight_tile_rows(const mt_image *img, const mt_op_desc *op, uint32_t B, uint32_t trained_rows);
 /* The one op that reads tensor `index`, through one input (*input), or -1 when none or more

@@ -7,6 +7,7 @@
  * it (a ring of KH rows). One a gradient passes through keeps what its backward_reads names.
  */
 #include "ops/kernel.h"
+#include "ops/spatial.h"
 #include "plan_graph.h"
 
 /* Lifetimes and sharing of every buffer that is not needed across steps. */
@@ -183,6 +184,80 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
 }
 
 /*
+ * How op o's output may be laid over its input x, the one place that decides it (the
+ * lifetimes apply it where x dies at op o; a frozen int8 op: none where a gradient passes
+ * through it, whose backward reads x, nor without f->over, which the planner clears where
+ * the region is smaller without: mt_memory_plan.over_inputs):
+ *
+ * MT_OVER_IN_PLACE  an element-wise op (MT_KERNEL_IN_PLACE): y over x, byte for byte.
+ * MT_OVER_BAND      the in-place depthwise (MCUNet's and tiny-training's answer to the
+ *   largest activations of a MobileNet's first blocks, whose depthwise reads a tensor no
+ *   expansion streams): a DEPTHWISE_CONV2D_S8 at stride 1 whose output has its input's shape
+ *   (SAME: OH = H, OW = W) writes each output row over the input row of the same index after
+ *   copying the input rows it still needs into a band of KH rows after the samples
+ *   (mt_op_depthwise_s8_in_place_forward: row oh reads rows oh - PT .. oh - PT + KH - 1, and
+ *   PT < KH). *amount: the band's bytes, KH·W·C. Not one whose input streams from an
+ *   expansion (a ring already).
+ * MT_OVER_SHIFTED   a CONV2D_S8 computed one output row at a time
+ *   (mt_op_conv2d_s8_rows_forward): output row oh of sample b, [OW, OC] at
+ *   b·OH·OW·OC + oh·OW·OC of y, reads input rows r0 = max(oh·SH - PT, 0) .. of sample b and
+ *   those after; placed `d` bytes before x, it writes bytes up to
+ *   b·OH·OW·OC + (oh + 1)·OW·OC while x's rows from r0 on start at d + b·H·W·C + r0·W·C, so
+ *       d = max over b < B, oh < OH of  b·(OH·OW·OC - H·W·C) + (oh + 1)·OW·OC - r0·W·C,
+ *   (linear in b: b = 0 or B - 1), at least 0, in *amount: y and x in max(B·OH·OW·OC,
+ *   d + B·H·W·C) bytes. MobileNetV2-w0.35's first convolution (128x128x3 to 64x64x16, stride
+ *   2) takes 66,304 bytes instead of 114,688; its first projection (64x64x16 to 64x64x8)
+ *   65,536 + 512 instead of 98,304. Only where that is smaller than the two apart.
+ *   A depthwise that streams its expansion (mt_plan_stream_of) reads the expansion's input
+ *   x [H, W, C] in the same order, a row at a time before the row kernel writes: the same d
+ *   with x's C, and its forward unchanged (block 1's: 64x64x8 in, 32x32x48 out, 50,176
+ *   bytes instead of 81,920).
+ */
+int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, uint32_t B, uint32_t *amount)
+{
+    mt_op_desc op;
+    mt_image_op(img, o, &op);
+    *amount = 0;
+    if (mt_op_kernel_for(op.type)->traits & MT_KERNEL_IN_PLACE) return MT_OVER_IN_PLACE;
+    if (!f->over) return MT_OVER_NONE; /* the planner's other try (planner.c) */
+    const int dw = op.type == MT_OP_DEPTHWISE_CONV2D_S8;
+    if ((!dw && op.type != MT_OP_CONV2D_S8) || mt_plan_backward_runs(f, &op, o)) return MT_OVER_NONE;
+    if (mt_plan_stream_of(img, f, o)) return MT_OVER_NONE; /* its output is a ring */
+    const int streamed = o > 0 && mt_plan_stream_of(img, f, o - 1u) != 0;
+    mt_tensor_desc x, y, w;
+    mt_image_tensor(img, op.inputs[0], &x);
+    mt_image_tensor(img, op.outputs[0], &y);
+    mt_image_tensor(img, op.inputs[1], &w);
+    mt_spatial g;
+    const uint32_t OC = dw ? w.dims[3] : w.dims[0];
+    if (mt_spatial_check_dtype(&op, &x, &y, w.dims[1], w.dims[2], OC, MT_DTYPE_I8, &g) != MT_OK) return MT_OVER_NONE;
+    uint32_t C = g.C; /* the channels of what the op reads in order */
+    if (streamed) {   /* the expansion's input, read a row at a time as the depthwise needs them */
+        mt_op_desc expand;
+        mt_image_op(img, o - 1u, &expand);
+        mt_tensor_desc e;
+        mt_image_tensor(img, expand.inputs[0], &e);
+        C = e.dims[2];
+    } else if (dw) {
+        if (g.SH != 1 || g.OH != g.H || g.OW != g.W || g.OC != g.C || g.PT >= g.KH) return MT_OVER_NONE;
+        *amount = (uint32_t)((uint64_t)g.KH * g.W * g.C);
+        return MT_OVER_BAND;
+    }
+    const int64_t out_sample = (int64_t)g.OH * g.OW * g.OC, in_sample = (int64_t)g.H * g.W * C;
+    const int64_t last_b = (int64_t)(B - 1u) * (out_sample - in_sample);
+    int64_t d = 0;
+    for (uint32_t oh = 0; oh < g.OH; ++oh) {
+        const int64_t r0 = (int64_t)oh * g.SH - g.PT;
+        const int64_t need = (int64_t)(oh + 1u) * g.OW * g.OC - (r0 > 0 ? r0 : 0) * (int64_t)g.W * C;
+        if (need > d) d = need;
+        if (need + last_b > d) d = need + last_b;
+    }
+    if (d >= (int64_t)B * out_sample) return MT_OVER_NONE; /* no smaller than y beside x */
+    *amount = (uint32_t)d;
+    return MT_OVER_SHIFTED;
+}
+
+/*
  * Buffers of the shared region and their lifetimes:
  *   data of an activation: from its producer's forward to its last reader, forward
  *     or backward (kernel->backward_reads says which backward reads what);
@@ -257,16 +332,42 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
             if (lt->grad[y] != MT_NO_BUFFER) mt_share_touch(&lt->sh, lt->grad[y], bt);
         }
     }
-    /* in place: y over x when x's data is read by nothing after this op's forward */
+    /* Outputs over inputs, in op order (an op's input has its final layout when the op is
+     * reached): where x's bytes (their whole root) are read by nothing after this op's
+     * forward, y takes them as the op's kernel allows (mt_plan_over_input) */
     for (uint32_t o = 0; o < O; ++o) {
         mt_op_desc op;
         mt_image_op(img, o, &op);
-        const uint32_t x = op.inputs[0], y = op.outputs[0];
-        if (!(mt_op_kernel_for(op.type)->traits & MT_KERNEL_IN_PLACE) || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER)
+        const uint32_t y = op.outputs[0];
+        lt->over[o] = MT_OVER_NONE;
+        uint32_t x = op.inputs[0];
+        if (o > 0 && mt_plan_stream_of(img, f, o - 1u)) { /* what it reads in order: the expansion's input */
+            mt_op_desc expand;
+            mt_image_op(img, o - 1u, &expand);
+            x = expand.inputs[0];
+        }
+        if (x == MT_NO_TENSOR || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER) continue;
+        const uint16_t root = mt_share_root(&lt->sh, lt->data[x]);
+        if (lt->sh.buf[root].end != mt_plan_forward_time(o)) continue;
+        mt_tensor_desc tx, ty;
+        mt_image_tensor(img, x, &tx);
+        mt_image_tensor(img, y, &ty);
+        const uint64_t own_x = (uint64_t)B * tx.count * mt_dtype_bytes(tx.dtype);
+        const uint64_t own_y = (uint64_t)B * ty.count * mt_dtype_bytes(ty.dtype);
+        const uint32_t sx = mt_share_shift(&lt->sh, lt->data[x]); /* x's place in its root */
+        uint32_t amount = 0;
+        const int over = mt_plan_over_input(img, f, o, B, &amount);
+        if (over == MT_OVER_IN_PLACE && mt_plan_round_up(own_x) == lt->sh.buf[lt->data[y]].bytes) {
+            mt_share_alias_at(&lt->sh, lt->data[y], root, sx);
+        } else if (over == MT_OVER_BAND && own_x == own_y) {
+            mt_share_grow(&lt->sh, lt->data[y], mt_plan_round_up(own_y + amount)); /* y, then the band */
+            mt_share_alias_at(&lt->sh, lt->data[y], root, sx);
+        } else if (over == MT_OVER_SHIFTED) {
+            mt_share_alias_at(&lt->sh, root, lt->data[y], amount > sx ? amount - sx : 0u); /* x >= amount in */
+        } else {
             continue;
-        const mt_share_buffer *bx = &lt->sh.buf[mt_share_root(&lt->sh, lt->data[x])];
-        if (bx->end == mt_plan_forward_time(o) && bx->bytes == lt->sh.buf[lt->data[y]].bytes)
-            mt_share_alias(&lt->sh, lt->data[y], lt->data[x]);
+        }
+        lt->over[o] = (uint8_t)over;
     }
     return MT_OK;
 }
@@ -295,28 +396,25 @@ uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f,
 /* The int8 part's share of the activations: the most bytes of int8 activations live at once
  * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
  * the backward of an int8 op a gradient passes through when it reads them). */
+uint32_t mt_plan_over_inputs(const mt_image *img, const lifetimes *lt)
+{
+    uint32_t n = 0;
+    for (uint32_t o = 0; o < img->num_ops; ++o) n += lt->over[o] == MT_OVER_BAND || lt->over[o] == MT_OVER_SHIFTED;
+    return n;
+}
+
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
-    uint64_t persistent = 0, peak = 0;
-    const uint32_t end = 2u * img->num_ops + 1u;
+    uint64_t persistent = 0;
+    uint8_t counted[MT_PLAN_MAX_BUFFERS] = {0}; /* the int8 activations' buffers */
     for (uint32_t i = 0; i < img->num_tensors; ++i) {
         mt_tensor_desc t;
         mt_image_tensor(img, i, &t);
-        if (t.dtype != MT_DTYPE_I8 || (t.flags & MT_TENSOR_CONST) || lt->data[i] != MT_NO_BUFFER) continue;
-        persistent += mt_plan_round_up((uint64_t)B * t.count); /* an int8 model input, written by the caller */
+        if (t.dtype != MT_DTYPE_I8 || (t.flags & MT_TENSOR_CONST)) continue;
+        if (lt->data[i] != MT_NO_BUFFER)
+            counted[lt->data[i]] = 1;
+        else
+            persistent += mt_plan_round_up((uint64_t)B * t.count); /* an int8 model input, written by the caller */
     }
-    for (uint32_t time = 0; time <= end; ++time) {
-        uint64_t live = 0;
-        for (uint32_t i = 0; i < img->num_tensors; ++i) {
-            if (lt->data[i] == MT_NO_BUFFER) continue;
-            mt_tensor_desc t;
-            mt_image_tensor(img, i, &t);
-            const uint16_t id = lt->data[i];
-            const mt_share_buffer *b = &lt->sh.buf[id];
-            if (t.dtype != MT_DTYPE_I8 || mt_share_root(&lt->sh, id) != id) continue; /* in place: once */
-            if (b->start <= time && time <= b->end) live += b->bytes;
-        }
-        if (live > peak) peak = live;
-    }
-    return persistent + peak;
+    return persistent + mt_share_peak(&lt->sh, counted);
 }

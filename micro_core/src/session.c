@@ -48,18 +48,23 @@ static mt_status step_failed(mt_session *s, mt_status st, int32_t op, int32_t te
     return st;
 }
 
+/* The body of a getter that copies one value out of the session: MT_ERR_BAD_ARGUMENT for an
+ * invalid session or a NULL out, else *out = value and MT_OK. */
+#define MT_SESSION_GETTER(s, out, value)                                                      \
+    do {                                                                                       \
+        if (!mt_session_valid(s) || (out) == NULL) return MT_ERR_BAD_ARGUMENT;                 \
+        *(out) = (value);                                                                      \
+        return MT_OK;                                                                          \
+    } while (0)
+
 mt_status mt_session_last_error(const mt_session *s, mt_error_detail *detail)
 {
-    if (!mt_session_valid(s) || detail == NULL) return MT_ERR_BAD_ARGUMENT;
-    *detail = s->last_error;
-    return MT_OK;
+    MT_SESSION_GETTER(s, detail, s->last_error);
 }
 
 mt_status mt_session_plan(const mt_session *s, mt_memory_plan *plan)
 {
-    if (!mt_session_valid(s) || plan == NULL) return MT_ERR_BAD_ARGUMENT;
-    *plan = s->plan;
-    return MT_OK;
+    MT_SESSION_GETTER(s, plan, s->plan);
 }
 
 mt_status mt_session_input(mt_session *s, int32_t position, float **data, int32_t *count)
@@ -528,9 +533,7 @@ mt_status mt_session_set_reference(mt_session *s)
 
 mt_status mt_session_numeric_errors(const mt_session *s, int64_t *count)
 {
-    if (!mt_session_valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
-    *count = s->numeric_errors;
-    return MT_OK;
+    MT_SESSION_GETTER(s, count, s->numeric_errors);
 }
 
 mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
@@ -543,16 +546,12 @@ mt_status mt_session_set_learning_rate(mt_session *s, float learning_rate)
 
 mt_status mt_session_get_learning_rate(const mt_session *s, float *learning_rate)
 {
-    if (!mt_session_valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
-    *learning_rate = s->learning_rate;
-    return MT_OK;
+    MT_SESSION_GETTER(s, learning_rate, s->learning_rate);
 }
 
 mt_status mt_session_get_base_learning_rate(const mt_session *s, float *learning_rate)
 {
-    if (!mt_session_valid(s) || learning_rate == NULL) return MT_ERR_BAD_ARGUMENT;
-    *learning_rate = s->base_learning_rate;
-    return MT_OK;
+    MT_SESSION_GETTER(s, learning_rate, s->base_learning_rate);
 }
 
 mt_status mt_session_counters(const mt_session *s, int64_t *step, int64_t *epoch)
@@ -572,7 +571,5 @@ mt_status mt_session_set_epoch(mt_session *s, int64_t epoch)
 
 mt_status mt_session_param_count(const mt_session *s, int32_t *count)
 {
-    if (!mt_session_valid(s) || count == NULL) return MT_ERR_BAD_ARGUMENT;
-    *count = s->num_params;
-    return MT_OK;
+    MT_SESSION_GETTER(s, count, s->num_params);
 }

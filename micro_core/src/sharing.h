@@ -19,10 +19,13 @@
 #define MT_NO_BUFFER 0xFFFFu
 
 typedef struct mt_share_buffer {
-    uint32_t bytes;  /* already rounded to MT_ARENA_ALIGN */
+    uint32_t bytes;  /* already rounded to MT_ARENA_ALIGN; a root: the extent of its group */
     uint32_t offset; /* from the region start, once placed */
-    uint16_t start, end;
-    uint16_t root;   /* itself, or the buffer it shares storage with (in-place op) */
+    uint16_t start, end; /* a root: the union of its group's lifetimes */
+    uint16_t root;   /* itself, or the root of the group it shares storage with (in-place op) */
+    uint32_t shift;  /* a child's bytes start this far into its root's (0 for a root) */
+    uint32_t own_bytes;  /* the buffer's own bytes and lifetime, which placement keeps clear */
+    uint16_t own_start, own_end; /* of every other group's buffers live at the same time */
 } mt_share_buffer;
 
 typedef struct mt_sharing {
@@ -34,10 +37,21 @@ typedef struct mt_sharing {
 uint16_t mt_share_add(mt_sharing *sh, uint32_t bytes, uint16_t start, uint16_t end);
 /* Widen a buffer's lifetime to include time t. */
 void mt_share_touch(mt_sharing *sh, uint16_t id, uint16_t t);
-/* Let child use root's storage (same size); the pair becomes one buffer. */
-void mt_share_alias(mt_sharing *sh, uint16_t child, uint16_t root);
+/* Let `child`, a root, and its group use root's storage from `shift` bytes in: one group,
+ * placed as one block (root's bytes grow to its extent, its lifetime to the union), each
+ * buffer of it kept clear of other groups' buffers over its own lifetime alone, not the
+ * group's (plan_lifetimes.c says which layouts an op's kernel allows: in place, over its
+ * input with a band, overlapped). */
+void mt_share_alias_at(mt_sharing *sh, uint16_t child, uint16_t root, uint32_t shift);
 /* Root of id's storage. */
 uint16_t mt_share_root(const mt_sharing *sh, uint16_t id);
+/* Where id's bytes start in its root's. */
+uint32_t mt_share_shift(const mt_sharing *sh, uint16_t id);
+/* A root without children takes `bytes` (an in-place depthwise's output and band). */
+void mt_share_grow(mt_sharing *sh, uint16_t id, uint32_t bytes);
+/* The most bytes live at one time over the buffers `counted` marks (NULL: all), a group's live
+ * buffers counted by the union of their bytes in it. */
+uint64_t mt_share_peak(const mt_sharing *sh, const uint8_t *counted);
 /* Place every root buffer (greedy, lowest fitting offset) in each order the planner knows,
  * keep the smallest region and return its size, or UINT64_MAX when it cannot be addressed in
  * 32 bits; *order receives the order kept (mt_memory_plan.placement_order). */

@@ -43,6 +43,7 @@
     X(placement_order, I32) \
     X(tiled_updates, I32) \
     X(weight_tile_bytes, I32) \
+    X(over_inputs, I32) \
     X(int8_activation_bytes, SIZE)
 
 #endif /* MICROTRAIN_ABI_FIELDS_H */

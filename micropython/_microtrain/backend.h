@@ -72,9 +72,18 @@ int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function);
 bool mtmod_int_in(mp_obj_t value, long long low, long long high, long long *out,
     const char *what, const char *function);
 const char *mtmod_repr(mp_obj_t value);
-mp_obj_array_t *mtmod_new_float_array(size_t n);
+mp_obj_array_t *mtmod_new_array(char typecode, size_t n);
+/* The integers a copy takes: int32 values in low..high, and its messages' words: `values`
+ * ("labels": "value 3 is a float; labels are integers") and `one` ("an int32 label": "value 3
+ * (2**40) does not fit in an int32 label"). */
+typedef struct {
+    long long low, high;
+    const char *values;
+    const char *one;
+} mtmod_integers;
+extern const mtmod_integers mtmod_labels;
 size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
-    bool as_int, const char *function);
+    const mtmod_integers *integers, const char *function);
 
 /* ---- open and close (backend_open.c) */
 

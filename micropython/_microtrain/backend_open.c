@@ -156,7 +156,7 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
     mt_tensor_info tensors[DESCRIBE_CHUNK];
     mp_obj_t params = mp_obj_new_list(0, NULL);
     /* TRAINABLE tensors that are not f32 (an int8 layer's weights and biases trained in place):
-     * what a sparse scheme's channels read. This backend's weights stay the f32 ones. */
+     * what a sparse scheme's channels read. */
     mp_obj_t quantized = mp_obj_new_list(0, NULL);
     for (int32_t first = 0; first < info.num_tensors; first += DESCRIBE_CHUNK) {
         const int32_t n = info.num_tensors - first < DESCRIBE_CHUNK ? info.num_tensors - first : DESCRIBE_CHUNK;
@@ -174,7 +174,11 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
                     mp_obj_list_append(quantized, entry);
                 }
             }
-            if (!(t->flags & MT_TENSOR_CONST) || t->dtype != MT_DTYPE_F32) {
+            /* the weights (backend_weights.c's walk): CONST f32 tensors (mt_session_param) and
+             * the TRAINABLE int8 weights and int32 biases of int8 layers trained in place
+             * (mt_session_qparam), in table order */
+            if (!(t->flags & MT_TENSOR_CONST)
+                || (t->dtype != MT_DTYPE_F32 && !(t->flags & MT_TENSOR_TRAINABLE))) {
                 continue;
             }
             mp_obj_t entry = mp_obj_new_dict(5);
@@ -182,7 +186,8 @@ static mp_obj_t describe_aligned(const uint8_t *image, size_t bytes) {
             store(entry, MP_QSTR_dims, dims_tuple(t));
             store(entry, MP_QSTR_offset, mp_obj_new_int(t->data_offset));
             store(entry, MP_QSTR_trainable, mp_obj_new_bool(t->flags & MT_TENSOR_TRAINABLE));
-            store(entry, MP_QSTR_dtype, MP_OBJ_NEW_QSTR(MP_QSTR_float32));
+            store(entry, MP_QSTR_dtype, MP_OBJ_NEW_QSTR(t->dtype == MT_DTYPE_I8 ? MP_QSTR_int8
+                : t->dtype == MT_DTYPE_I32 ? MP_QSTR_int32 : MP_QSTR_float32));
             mp_obj_list_append(params, entry);
         }
     }

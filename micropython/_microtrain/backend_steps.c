@@ -25,7 +25,7 @@ static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
     }
     void *data;
     int32_t count;
-    bool as_int = false;
+    const mtmod_integers *integers = NULL; /* float32 rows */
     if (kind == 0) {
         float *x;
         int status = mt_session_input(self->session, position, &x, &count);
@@ -42,13 +42,13 @@ static mp_obj_t backend_write_rows(size_t n_args, const mp_obj_t *args) {
         int32_t bytes;
         mtmod_check(mt_session_target(self->session, &data, &bytes), "mt_session_target");
         count = bytes / 4;
-        as_int = self->sparse != 0;
+        integers = self->sparse != 0 ? &mtmod_labels : NULL;
     }
     const size_t width = (size_t)count / (size_t)self->batch_size;
     const size_t start = (size_t)first_row * width;
     /* Copy into the buffer from `start`; count what came, and refuse partial rows. */
     size_t written = mtmod_copy_values(self, args[4], (uint8_t *)data + 4 * start,
-        (size_t)count - start, as_int, "write_rows");
+        (size_t)count - start, integers, "write_rows");
     if (written % width != 0) {
         mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_rows",
             "%lu values are not whole rows of %lu", (unsigned long)written,
@@ -74,7 +74,7 @@ static mp_obj_t backend_read_rows(mp_obj_t self_in, mp_obj_t output_in, mp_obj_t
             mtmod_repr(n_in), (int)self->batch_size);
     }
     size_t values = (size_t)n * ((size_t)count / (size_t)self->batch_size);
-    mp_obj_array_t *rows = mtmod_new_float_array(values);
+    mp_obj_array_t *rows = mtmod_new_array('f', values);
     memcpy(rows->items, data, 4 * values);
     return MP_OBJ_FROM_PTR(rows);
 }

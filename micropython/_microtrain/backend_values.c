@@ -1,8 +1,8 @@
 /*
  * _microtrain's numbers in and out (modmicrotrain.c describes the module): 32-bit integers
- * from Python ints, array('f') results, and the rows and weights a caller gives as a buffer
- * (array('f'), array('i'), bytearray, memoryview, ...) or an iterable of numbers, copied into
- * the core's float32 / int32 buffers.
+ * from Python ints, array('f') / array('b') / array('i') results, and the rows and weights a
+ * caller gives as a buffer (array('f'), array('i'), bytearray, memoryview, ...) or an iterable
+ * of numbers, copied into the core's float32 / int32 buffers.
  */
 #include "py/binary.h"
 
@@ -56,13 +56,13 @@ int32_t mtmod_get_i32(mp_obj_t value, const char *what, const char *function) {
     return (int32_t)v;
 }
 
-/* A new array('f') of n zeros (the interface's "flat float sequence"). */
-mp_obj_array_t *mtmod_new_float_array(size_t n) {
+/* A new array of `typecode` ('f', 'b' or 'i') of n zeros (the interface's "flat sequence"). */
+mp_obj_array_t *mtmod_new_array(char typecode, size_t n) {
     mp_obj_array_t *array = mp_obj_malloc(mp_obj_array_t, &mp_type_array);
-    array->typecode = 'f';
+    array->typecode = typecode;
     array->free = 0;
     array->len = n;
-    array->items = m_new0(float, n == 0 ? 1 : n);
+    array->items = m_new0(uint8_t, mp_binary_get_size('@', typecode, NULL) * (n == 0 ? 1 : n));
     return array;
 }
 
@@ -106,18 +106,22 @@ static void buffer_item(char code, size_t size, const uint8_t *p, long long *int
     }
 }
 
-/* Store value number i of a flat sequence into dst: float32, or int32 (labels) when as_int. */
-static void store_item(void *dst, size_t i, bool as_int, long long integer, double real,
-    bool is_float, const char *function) {
-    if (as_int) {
+/* The integers of labels: any int32. */
+const mtmod_integers mtmod_labels = {INT32_MIN, INT32_MAX, "labels", "an int32 label"};
+
+/* Store value number i of a flat sequence into dst: float32, or (`integers` not NULL) int32
+ * in integers' range. */
+static void store_item(void *dst, size_t i, const mtmod_integers *integers, long long integer,
+    double real, bool is_float, const char *function) {
+    if (integers != NULL) {
         if (is_float) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "value %lu is a float; labels are integers", (unsigned long)i);
+                "value %lu is a float; %s are integers", (unsigned long)i, integers->values);
         }
-        if (integer < INT32_MIN || integer > INT32_MAX) {
+        if (integer < integers->low || integer > integers->high) {
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "value %lu (%s) does not fit in an int32 label", (unsigned long)i,
-                mtmod_repr(mp_obj_new_int_from_ll(integer)));
+                "value %lu (%s) does not fit in %s", (unsigned long)i,
+                mtmod_repr(mp_obj_new_int_from_ll(integer)), integers->one);
         }
         ((int32_t *)dst)[i] = (int32_t)integer;
     } else {
@@ -126,12 +130,14 @@ static void store_item(void *dst, size_t i, bool as_int, long long integer, doub
 }
 
 /* The number of values in `values` (a buffer or an iterable of numbers), copied into dst as
- * float32 or int32; more than `capacity` raises before anything is written past it. An
+ * float32 (`integers` NULL) or as int32 in integers' range (a value outside it, or a float,
+ * raises naming integers' words); more than `capacity` raises before anything is written
+ * past it. An
  * iterable runs Python code between its values (a generator, a __float__), which could move
  * the arena dst lies in: before each value is stored, and after the last, the session's lent
  * buffers are checked (`self`, or NULL when dst is the caller's own). */
 size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t capacity,
-    bool as_int, const char *function) {
+    const mtmod_integers *integers, const char *function) {
     mp_buffer_info_t buffer;
     if (mp_get_buffer(values, &buffer, MP_BUFFER_READ)) {
         char code = (char)buffer.typecode;
@@ -144,7 +150,10 @@ size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t
             mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
                 "%lu values do not fit in %lu", (unsigned long)count, (unsigned long)capacity);
         }
-        if (code == (as_int ? 'i' : 'f') && size == 4) {
+        const bool any_int32 = integers != NULL && integers->low == INT32_MIN
+            && integers->high == INT32_MAX;
+        if (code == (integers != NULL ? 'i' : 'f') && size == 4
+            && (integers == NULL || any_int32)) {
             memcpy(dst, buffer.buf, 4 * count); /* the common case: array('f'), array('i') */
             return count;
         }
@@ -154,7 +163,7 @@ size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t
             bool is_float;
             buffer_item(code, size, (const uint8_t *)buffer.buf + i * size, &integer, &real,
                 &is_float);
-            store_item(dst, i, as_int, integer, real, is_float, function);
+            store_item(dst, i, integers, integer, real, is_float, function);
         }
         return count;
     }
@@ -168,18 +177,17 @@ size_t mtmod_copy_values(backend_obj_t *self, mp_obj_t values, void *dst, size_t
         }
         bool is_float = mp_obj_is_float(item);
         long long integer = 0;
-        if (as_int && !is_float
-            && !mtmod_int_in(item, INT32_MIN, INT32_MAX, &integer, "a label", function)) {
-            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function,
-                "value %lu (%s) does not fit in an int32 label", (unsigned long)count,
-                mtmod_repr(item));
+        if (integers != NULL && !is_float && !mtmod_int_in(item, integers->low, integers->high,
+                &integer, integers->one, function)) {
+            mtmod_raise_error(MT_ERR_BAD_ARGUMENT, function, "value %lu (%s) does not fit in %s",
+                (unsigned long)count, mtmod_repr(item), integers->one);
         }
         /* a float row takes any real number, a big int too (as the nearest float) */
-        const double real = as_int ? 0.0 : (double)mp_obj_get_float(item);
+        const double real = integers != NULL ? 0.0 : (double)mp_obj_get_float(item);
         if (self != NULL) {
             mtmod_check_lent(self, function); /* the Python code above may have moved it */
         }
-        store_item(dst, count, as_int, integer, real, is_float || !as_int, function);
+        store_item(dst, count, integers, integer, real, is_float || integers == NULL, function);
     }
     if (self != NULL) {
         mtmod_check_lent(self, function); /* the generator's end ran Python code too */

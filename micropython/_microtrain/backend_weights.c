@@ -44,101 +44,203 @@ static void move_to_writable_image(backend_obj_t *self) {
 
 /* ------------------------------------------------------------------ weights */
 
-static int32_t param_count(backend_obj_t *self) {
-    int32_t count;
-    mtmod_check(mt_session_param_count(self->session, &count), "mt_session_param_count");
-    return count;
+/* The weights as the facade numbers them (describe()'s "params", Session.get_weights()): the
+ * CONST f32 tensors of mt_session_param and the int8 weights / int32 biases of int8 layers
+ * trained in place of mt_session_qparam, merged in tensor-table order. Each list is in
+ * tensor-table order itself, so the merge takes, of the two lists' next entries, the one of
+ * the lower tensor index. This walk is the one place that maps a weight's position to (list,
+ * position in it). */
+typedef struct {
+    int32_t next[2], count[2]; /* [0] mt_session_param, [1] mt_session_qparam */
+} weight_walk;
+
+typedef struct {
+    mt_param_info info;
+    int32_t quantized; /* its position in mt_session_qparam, or -1: an f32 weight */
+} weight;
+
+static const char *const LIST_NAMES[2] = {"mt_session_param", "mt_session_qparam"};
+
+static void walk_start(backend_obj_t *self, weight_walk *walk) {
+    walk->next[0] = walk->next[1] = 0;
+    mtmod_check(mt_session_param_count(self->session, &walk->count[0]),
+        "mt_session_param_count");
+    mtmod_check(mt_session_qparam_count(self->session, &walk->count[1]),
+        "mt_session_qparam_count");
 }
 
-static void param_info(backend_obj_t *self, mp_obj_t position_in, mt_param_info *info) {
-    int32_t position = mtmod_get_i32(position_in, "position", "mt_session_param");
-    int status = mt_session_param(self->session, position, info);
-    if (status < 0) {
-        mtmod_raise_error(status, "mt_session_param", "the model has %d weights, not %s",
-            (int)param_count(self), mtmod_repr(mp_obj_new_int_from_ll((long long)position + 1)));
+/* The walk's next weight into *w; false after the last. */
+static bool walk_next(backend_obj_t *self, weight_walk *walk, weight *w) {
+    mt_param_info heads[2];
+    int chosen = -1;
+    for (int list = 0; list < 2; ++list) {
+        if (walk->next[list] == walk->count[list]) {
+            continue;
+        }
+        mtmod_check(list == 0 ? mt_session_param(self->session, walk->next[0], &heads[0])
+                              : mt_session_qparam(self->session, walk->next[1], &heads[1]),
+            LIST_NAMES[list]);
+        if (chosen < 0 || heads[list].tensor_index < heads[chosen].tensor_index) {
+            chosen = list;
+        }
     }
+    if (chosen < 0) {
+        return false;
+    }
+    w->info = heads[chosen];
+    w->quantized = chosen == 1 ? walk->next[1] : -1;
+    walk->next[chosen] += 1;
+    return true;
 }
 
-static const float *param_data(const mt_param_info *info) {
-    return info->trained ? info->data : info->image_data;
+/* Weight number `position_in` of that order into *w (the position as an int32). */
+static int32_t weight_at(backend_obj_t *self, mp_obj_t position_in, weight *w) {
+    int32_t position = mtmod_get_i32(position_in, "position", "mt_session_param");
+    weight_walk walk;
+    walk_start(self, &walk);
+    const int32_t count = walk.count[0] + walk.count[1];
+    if (position < 0 || position >= count) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "mt_session_param",
+            "the model has %d weights, not %s", (int)count,
+            mtmod_repr(mp_obj_new_int_from_ll((long long)position + 1)));
+    }
+    for (int32_t k = 0; k <= position; ++k) {
+        walk_next(self, &walk, w);
+    }
+    return position;
+}
+
+/* A weight's values now: the arena copy of a trained one, else the image's. */
+static const void *weight_data(const weight *w) {
+    return w->info.trained ? (const void *)w->info.data : (const void *)w->info.image_data;
+}
+
+/* Its type: array typecode and bytes a value ('f' 4, 'b' 1, 'i' 4). */
+static char weight_typecode(const weight *w) {
+    return w->info.dtype == MT_DTYPE_I8 ? 'b' : w->info.dtype == MT_DTYPE_I32 ? 'i' : 'f';
+}
+
+static size_t weight_width(const weight *w) {
+    return w->info.dtype == MT_DTYPE_I8 ? 1 : 4;
+}
+
+static const char *weight_type_name(const weight *w) {
+    return w->info.dtype == MT_DTYPE_I8 ? "int8" : w->info.dtype == MT_DTYPE_I32 ? "int32"
+                                                                                 : "float32";
 }
 
 /* trained() -> [bool, ...] per weight */
 static mp_obj_t backend_trained(mp_obj_t self_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "trained");
-    int32_t count = param_count(self);
     mp_obj_t list = mp_obj_new_list(0, NULL);
-    for (int32_t position = 0; position < count; ++position) {
-        mt_param_info info;
-        mtmod_check(mt_session_param(self->session, position, &info), "mt_session_param");
-        mp_obj_list_append(list, mp_obj_new_bool(info.trained));
+    weight_walk walk;
+    weight w;
+    walk_start(self, &walk);
+    while (walk_next(self, &walk, &w)) {
+        mp_obj_list_append(list, mp_obj_new_bool(w.info.trained));
     }
     return list;
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_trained_obj, backend_trained);
 
-/* read_param(position) -> array('f') */
+/* read_param(position) -> array('f'), array('b') (int8) or array('i') (int32) */
 static mp_obj_t backend_read_param(mp_obj_t self_in, mp_obj_t position_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "read_param");
-    mt_param_info info;
-    param_info(self, position_in, &info);
-    mp_obj_array_t *values = mtmod_new_float_array((size_t)info.count);
-    memcpy(values->items, param_data(&info), 4 * (size_t)info.count);
+    weight w;
+    weight_at(self, position_in, &w);
+    mp_obj_array_t *values = mtmod_new_array(weight_typecode(&w), (size_t)w.info.count);
+    memcpy(values->items, weight_data(&w), weight_width(&w) * (size_t)w.info.count);
     return MP_OBJ_FROM_PTR(values);
 }
 MP_DEFINE_CONST_FUN_OBJ_2(mtmod_read_param_obj, backend_read_param);
 
-/* write_param(position, values): every element, in the arena or (frozen) in the image */
+/* Weight `position`'s values from `values` into `fresh` (its count + 1 slots of 4 bytes),
+ * converted to its type: float32, or an integer weight's int32 values within its type's
+ * range (an int8 weight narrowed into fresh's first bytes); a value that does not fit raises
+ * naming the weight and its type. */
+static void copy_weight(backend_obj_t *self, mp_obj_t values, const weight *w, int32_t position,
+    void *fresh) {
+    const size_t capacity = (size_t)w->info.count + 1;
+    size_t count;
+    if (w->quantized < 0) {
+        count = mtmod_copy_values(self, values, fresh, capacity, NULL, "write_param");
+    } else {
+        const bool int8 = w->info.dtype == MT_DTYPE_I8;
+        vstr_t values_words, one_words;
+        mp_print_t print;
+        vstr_init_print(&values_words, 32, &print);
+        mp_printf(&print, "the values of weight %d (%s)", (int)position, weight_type_name(w));
+        vstr_init_print(&one_words, 32, &print);
+        mp_printf(&print, "weight %d (%s, %s)", (int)position, weight_type_name(w),
+            int8 ? "-128..127" : "-2147483648..2147483647");
+        const mtmod_integers integers = {int8 ? -128 : INT32_MIN, int8 ? 127 : INT32_MAX,
+            vstr_null_terminated_str(&values_words), vstr_null_terminated_str(&one_words)};
+        count = mtmod_copy_values(self, values, fresh, capacity, &integers, "write_param");
+        if (int8) { /* each value fits: narrow in place, front to back */
+            for (size_t i = 0; i < count; ++i) {
+                ((int8_t *)fresh)[i] = (int8_t)((const int32_t *)fresh)[i];
+            }
+        }
+    }
+    if (count != (size_t)w->info.count) {
+        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%lu values for a weight of %lu",
+            (unsigned long)count, (unsigned long)w->info.count);
+    }
+}
+
+/* write_param(position, values): every element, in the arena or (frozen) in the image; an int8
+ * layer's trained weight then restarts its float master copy (mt_session_qparam_written) */
 static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_obj_t values) {
     backend_obj_t *self = mtmod_session_of(self_in, "write_param");
-    mt_param_info info;
-    param_info(self, position_in, &info);
+    weight w;
+    const int32_t position = weight_at(self, position_in, &w);
     /* Copied through a temporary so that a bad value leaves the weight as it was. */
-    float *fresh = m_new(float, (size_t)info.count + 1);
-    size_t count = mtmod_copy_values(self, values, fresh, (size_t)info.count + 1, false,
-        "write_param"); /* checks the lent buffers after any Python code it ran */
-    if (count != (size_t)info.count) {
-        m_del(float, fresh, (size_t)info.count + 1);
-        mtmod_raise_error(MT_ERR_BAD_ARGUMENT, "write_param", "%lu values for a weight of %lu",
-            (unsigned long)count, (unsigned long)info.count);
-    }
-    if (!info.trained && !self->image_writable
-        && memcmp(fresh, info.image_data, 4 * count) != 0) {
+    const size_t slots = (size_t)w.info.count + 1;
+    int32_t *fresh = m_new(int32_t, slots); /* on an error, the GC's */
+    copy_weight(self, values, &w, position, fresh); /* checks the lent buffers after any Python
+                                                       code it ran */
+    const size_t bytes = weight_width(&w) * (size_t)w.info.count;
+    if (!w.info.trained && !self->image_writable
+        && memcmp(fresh, w.info.image_data, bytes) != 0) {
         move_to_writable_image(self);
-        param_info(self, position_in, &info);
+        weight_at(self, position_in, &w);
     }
-    float *target = info.trained ? info.data : (float *)(uintptr_t)info.image_data;
-    memcpy(target, fresh, 4 * count);
-    m_del(float, fresh, (size_t)info.count + 1);
+    memcpy(w.info.trained ? (void *)w.info.data : (void *)(uintptr_t)w.info.image_data, fresh,
+        bytes);
+    m_del(int32_t, fresh, slots);
+    if (w.quantized >= 0 && w.info.trained) {
+        mtmod_check(mt_session_qparam_written(self->session, w.quantized),
+            "mt_session_qparam_written");
+    }
     return mp_const_none;
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mtmod_write_param_obj, backend_write_param);
 
-/* weights() -> bytes: every weight, float32 little-endian, mt_session_param order */
+/* weights() -> bytes: every weight in that order, little-endian at its width (the machine's
+ * order: the ports microtrain builds for are little-endian) */
 static mp_obj_t backend_weights(mp_obj_t self_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "weights");
-    int32_t count = param_count(self);
+    weight_walk walk;
+    weight w;
     size_t total = 0;
-    mt_param_info info;
-    for (int32_t position = 0; position < count; ++position) {
-        mtmod_check(mt_session_param(self->session, position, &info), "mt_session_param");
-        total += 4 * (size_t)info.count;
+    walk_start(self, &walk);
+    while (walk_next(self, &walk, &w)) {
+        total += weight_width(&w) * (size_t)w.info.count;
     }
     vstr_t bytes;
     vstr_init_len(&bytes, total);
     size_t offset = 0;
-    for (int32_t position = 0; position < count; ++position) {
-        mtmod_check(mt_session_param(self->session, position, &info), "mt_session_param");
-        memcpy(vstr_str(&bytes) + offset, param_data(&info), 4 * (size_t)info.count);
-        offset += 4 * (size_t)info.count;
+    walk_start(self, &walk);
+    while (walk_next(self, &walk, &w)) {
+        memcpy(vstr_str(&bytes) + offset, weight_data(&w), weight_width(&w) * (size_t)w.info.count);
+        offset += weight_width(&w) * (size_t)w.info.count;
     }
     return mp_obj_new_bytes_from_vstr(&bytes);
 }
 MP_DEFINE_CONST_FUN_OBJ_1(mtmod_weights_obj, backend_weights);
 
 /* weights_crc32() -> int: the core's mt_session_weights_crc32, the figure a firmware prints:
- * zlib.crc32 of weights() and then of the int8 weights and int32 biases of int8 layers trained
- * in place (which weights() does not list), without building either */
+ * zlib.crc32 of weights(), without building it */
 static mp_obj_t backend_weights_crc32(mp_obj_t self_in) {
     backend_obj_t *self = mtmod_session_of(self_in, "weights_crc32");
     uint32_t crc = 0;

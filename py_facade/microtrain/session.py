@@ -34,6 +34,7 @@ from . import backend as _backend
 from .backend import loader as _backend_loader
 from ._model_source import model_bytes
 from .session_persistence import SessionPersistence
+from .session_rows import SessionRows
 from ._shapes import element_count
 from .session_state import INFERENCE_BATCH_SIZE, SessionState
 from ._platform import SessionLock, clock_ms, is_integer
@@ -62,7 +63,7 @@ def _clone_metric(metric):
     return clone
 
 
-class Session(SessionState, SessionPersistence):
+class Session(SessionState, SessionPersistence, SessionRows):
     """A model image and, after ``compile()``, a session of the backend's core.
 
     One class, three names: ``Session`` runs everywhere (CPython, MicroPython on a board or
@@ -91,8 +92,8 @@ class Session(SessionState, SessionPersistence):
         self._outputs = [(int(io["tensor"]), tuple(io["dims"])) for io in info["outputs"]]
         self._params = [(int(p["tensor"]), tuple(p["dims"]), int(p["offset"]))
                         for p in info["params"]]
-        # per weight: "float32", or an int8 layer's trained in place "int8" / "int32" (a
-        # backend that does not list those has float weights alone)
+        # per weight: "float32", or an int8 layer's trained in place "int8" / "int32" (every
+        # backend lists those; an entry without "dtype" is float32)
         self._param_dtypes = [p.get("dtype", "float32") for p in info["params"]]
         float_params = [p for p in info["params"] if p.get("dtype", "float32") == "float32"]
         self._ops = [(int(op["type"]), int(op["layer"]), bool(op["weights"]))
@@ -351,69 +352,6 @@ class Session(SessionState, SessionPersistence):
         self._inference_only = True
         self._loss = _losses.MeanSquaredError()
         self._trainable_text = "none (inference)"
-
-    # ---------------------------------------------------------------- rows
-
-    def _check_inputs(self, inputs, batch_size):
-        """(n, per-input values for the backend) of checked input rows; nothing copied."""
-        n = None
-        values = _feed.input_values(inputs, len(self._inputs))
-        for position, value in enumerate(values):
-            rows, flat, _ = _feed.float_rows(value, self._inputs[position][1],
-                                             "input %d" % position, batch_size)
-            if n is not None and rows != n:
-                raise ValueError("input %d has %d rows, input 0 has %d" % (position, rows, n))
-            n = rows
-            values[position] = flat
-        return n, values
-
-    def _check_targets(self, expecteds, n):
-        """(values for the backend, rows for the metrics) of checked targets."""
-        expecteds = _feed.target_value(expecteds)
-        if self._loss.sparse_labels:
-            rows, flat, metric_rows = _feed.label_rows(expecteds, self._outputs[0][1][-1],
-                                                       self._batch_size)
-            if rows != n:
-                raise ValueError("got %d input rows but %d labels" % (n, rows))
-        else:
-            dims = self._outputs[0][1]
-            try:
-                rows, flat, metric_rows = _feed.float_rows(expecteds, dims, "expecteds",
-                                                           self._batch_size)
-            except ValueError as error:
-                if len(dims) == 1 and dims[0] > 1 and _feed.looks_like_labels(expecteds):
-                    raise ValueError("%s: these look like integer class labels, which need "
-                                     "loss='sparse_categorical_crossentropy' ('scce'); "
-                                     "%s takes rows of %d values (one-hot for classes)"
-                                     % (error, self._loss.name, dims[0]))
-                raise
-            if rows != n:
-                raise ValueError("got %d input rows but %d expected rows" % (n, rows))
-        return flat, metric_rows
-
-    def _step_rows(self, inputs, expecteds):
-        """Check inputs and targets fully, then copy both; (n, target rows for metrics)."""
-        n, values = self._check_inputs(inputs, self._batch_size)
-        targets, metric_rows = self._check_targets(expecteds, n)
-        for position, flat in enumerate(values):
-            self._backend.write_rows(KIND_INPUT, position, 0, flat)
-        self._backend.write_rows(KIND_TARGET, 0, 0, targets)
-        return n, metric_rows
-
-    def _output_rows(self, position, n):
-        flat = self._backend.read_rows(position, n)
-        dims = self._outputs[position][1]
-        if hasattr(flat, "reshape"):
-            return flat.reshape((n,) + dims)
-        width = element_count(dims)
-        return [flat[i * width:(i + 1) * width] for i in range(n)]
-
-    def _update_metrics(self, metric_list, n, targets, reset):
-        if not metric_list:
-            return {}
-        if hasattr(targets, "astype"):
-            targets = targets.astype("int32" if self._loss.sparse_labels else "float32")
-        return _metrics.update_all(metric_list, self._output_rows(0, n), targets, reset)
 
     # ---------------------------------------------------------------- steps
 

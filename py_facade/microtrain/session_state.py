@@ -49,6 +49,13 @@ def weights_crc32(weights):
 class SessionState:
     """Weights, information, hyper-parameters, counters, schedulers and the loop."""
 
+    def _while_open(self, read):
+        """read() under the session's lock, on an open session (RuntimeError once closed): the
+        readers of information below, so a close() from another thread never runs inside one."""
+        with self._lock:
+            self._require_open()
+            return read()
+
     # ---------------------------------------------------------------- weights
 
     def _param_list(self):
@@ -298,15 +305,11 @@ class SessionState:
 
     def get_inputs_tensorinfo(self):
         """Per input: {"index", "shape": (B, ...), "dtype"}; B is None before compile()."""
-        with self._lock:
-            self._require_open()
-            return self._tensorinfo(self._inputs)
+        return self._while_open(lambda: self._tensorinfo(self._inputs))
 
     def get_outputs_tensorinfo(self):
         """Per output: {"index", "shape": (B, ...), "dtype"}; B is None before compile()."""
-        with self._lock:
-            self._require_open()
-            return self._tensorinfo(self._outputs)
+        return self._while_open(lambda: self._tensorinfo(self._outputs))
 
     def trained_tensors(self):
         """Tensor indices of the weights the optimizer updates (the rest stay in the image)."""
@@ -325,52 +328,38 @@ class SessionState:
     def timings(self):
         """{"model_load_ms": reading and validating the image, "compile_ms": the last
         compile() (None before)}."""
-        with self._lock:
-            self._require_open()
-            return dict(self._timings)
+        return self._while_open(lambda: dict(self._timings))
 
     @property
     def batch_size(self):
         """The batch size the session was compiled with (the rows of every step)."""
-        with self._lock:
-            self._require_open()
-            return self._batch_size
+        return self._while_open(lambda: self._batch_size)
 
     @property
     def loss(self):
         """The compiled ``microtrain.losses`` object (None before compile())."""
-        with self._lock:
-            self._require_open()
-            return self._loss
+        return self._while_open(lambda: self._loss)
 
     @property
     def train_metrics(self):
         """The compiled training metrics (``microtrain.metrics`` objects)."""
-        with self._lock:
-            self._require_open()
-            return list(self._train_metrics)
+        return self._while_open(lambda: list(self._train_metrics))
 
     @property
     def eval_metrics(self):
         """The evaluation metrics: copies of the training ones, kept apart."""
-        with self._lock:
-            self._require_open()
-            return list(self._eval_metrics)
+        return self._while_open(lambda: list(self._eval_metrics))
 
     @property
     def config(self):
         """The compiled ``mt_train_config`` as the dict ``microtrain.config`` builds (None
         before compile())."""
-        with self._lock:
-            self._require_open()
-            return None if self._config is None else dict(self._config)
+        return self._while_open(lambda: None if self._config is None else dict(self._config))
 
     @property
     def model_image(self):
         """The model image with the weights as they are now (trained ones baked in)."""
-        with self._lock:
-            self._require_open()
-            return self._current_image()
+        return self._while_open(lambda: self._current_image())
 
     def model_description(self):
         """{"inputs", "outputs": [(tensor, dims)], "params": [(tensor, dims)], "ops":
@@ -386,9 +375,7 @@ class SessionState:
     @property
     def lr_scheduler(self):
         """The registered learning-rate scheduler, or None."""
-        with self._lock:
-            self._require_open()
-            return self._scheduler
+        return self._while_open(lambda: self._scheduler)
 
     @property
     def layers(self):

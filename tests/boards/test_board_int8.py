@@ -11,11 +11,15 @@ CRC must be equal.
 """
 
 import os
+import re
 
 import numpy as np
 import pytest
 
 import microtrain
+from microtrain import ops as _ops
+from microtrain.nn import image as _image
+from microtrain.tools import arena
 
 from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, digits_folder,
                          fine_tune_three_epochs, run_cli_firmware, save_digits_rows)
@@ -59,8 +63,23 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
     trained from its last convolution (operator 8 of the file, `--train-from 8`: the
     float part then holds the Flatten's RESHAPE and its int32 shape) with the file's own
     12-class head: the C sources hold the rows back to back, the device copies each batch's
-    rows from there, and the losses, accuracy counts and weight CRC equal the host's."""
+    rows from there, and the losses, accuracy counts and weight CRC equal the host's.
+    The planner lays its first Conv2D's output before its int8 input and runs its first
+    depthwise in place over that output (plan_lifetimes.c, mt_plan_over_input), so the board
+    runs both layouts; the firmware reports the stack it used (its painted high-water mark)."""
     pytest.importorskip("tflite")
+    model = microtrain.convert(KWS, train_from=8)
+    with microtrain.TrainSession(model) as session:
+        session.compile("adam", "categorical_crossentropy", batch_size=4)
+        acts = dict((b["tensor"], b) for b in arena.plan_buffers(session)
+                    if b["kind"] == "activation")
+    ops = _image.read_image(model._image).ops
+
+    def group(tensor):
+        return acts[tensor]["in_place_of"] if acts[tensor]["in_place_of"] >= 0 else tensor
+    for kind in (_ops.CONV2D_S8, _ops.DEPTHWISE_CONV2D_S8):
+        first = next(op for op in ops if op.op_type == kind)
+        assert group(first.inputs[0]) == group(first.outputs[0]), kind
     folder = keyword_rows("int8_kws", 10, 6, seed=3)
     losses, stdout = run_cli_firmware(
         "mps2-an500", KWS, os.path.join(folder, "keywords.npz"),
@@ -68,6 +87,8 @@ def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
         "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
         "--loss", "categorical_crossentropy")
     assert len(losses) == 2 and "accuracy" in stdout, stdout
+    stack = re.search(r"^stack used on mps2-an500: (\d+) bytes", stdout, re.MULTILINE)
+    assert stack and 0 < int(stack.group(1)) < 16 * 1024, stdout  # within memory.ld's 16 KiB
 
 
 # M3 (no FPU: the reference kernels), M7 (the FPU's kernels), M55 (Helium)

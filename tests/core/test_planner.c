@@ -209,6 +209,13 @@ static mt_status stop_at_third(void *user, const mt_buffer_info *info)
     return ++*(int *)user == 3 ? MT_ERR_IO : MT_OK;
 }
 
+/* the in-place group of an activation (its root's tensor), -1 for other buffers */
+static int32_t group_of(const mt_buffer_info *b)
+{
+    if (b->kind != MT_BUFFER_ACTIVATION) return -1;
+    return b->in_place_of >= 0 ? b->in_place_of : b->tensor_index;
+}
+
 static void check_buffer_report(const model *m)
 {
     static buffer_list l;
@@ -218,20 +225,29 @@ static void check_buffer_report(const model *m)
     CHECK_STATUS(mt_plan(m->img, m->bytes, &cfg, &p), MT_OK);
     l.n = 0;
     CHECK_STATUS(mt_plan_buffers(m->img, m->bytes, &cfg, collect, &l), MT_OK);
+    /* live bytes at each buffer's start: a buffer alone, or the union of the live buffers of
+     * one in-place group (in_place_of names its root), which may overlap by design */
     size_t live_max = 0;
     for (int i = 0; i < l.n; i++) {
         const mt_buffer_info *a = &l.b[i];
         CHECK(a->offset + a->bytes <= p.total_bytes && a->start <= a->end);
-        if (a->in_place_of >= 0) continue; /* shares its root's bytes by design */
         size_t live = 0;
         for (int j = 0; j < l.n; j++) {
             const mt_buffer_info *c = &l.b[j];
-            if (c->in_place_of >= 0) continue;
             const int together = a->start <= c->end && c->start <= a->end;
-            if (together) {
-                if (c->start <= a->start && a->start <= c->end) live += c->bytes;
-                if (j != i) CHECK(a->offset + a->bytes <= c->offset || c->offset + c->bytes <= a->offset);
+            const int32_t gc = group_of(c);
+            if (j != i && together && group_of(a) != gc)
+                CHECK(a->offset + a->bytes <= c->offset || c->offset + c->bytes <= a->offset);
+            if (!(c->start <= a->start && a->start <= c->end)) continue;
+            /* c's bytes not covered by a live buffer of its group listed before it */
+            size_t lo = c->offset, hi = c->offset + c->bytes;
+            for (int k = 0; k < j && lo < hi; k++) {
+                const mt_buffer_info *e = &l.b[k];
+                if (group_of(e) != gc || gc < 0 || !(e->start <= a->start && a->start <= e->end)) continue;
+                if (e->offset <= lo && e->offset + e->bytes > lo) lo = e->offset + e->bytes;
+                if (e->offset < hi && e->offset + e->bytes >= hi) hi = e->offset;
             }
+            if (lo < hi) live += hi - lo;
         }
         if (live > live_max) live_max = live;
     }

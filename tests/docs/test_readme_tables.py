@@ -32,3 +32,15 @@ def test_a_summary_takes_its_rows_and_columns_and_keeps_escaped_bars():
         readme_tables.size_summary("no table here")
     with pytest.raises(SystemExit, match="no readme-size block"):
         readme_tables.replace("README without markers", "readme-size", "| x |")
+
+
+def test_the_sparse_summary_keeps_the_readme_s_columns_in_order():
+    columns = ["model", "budget", "scheme", "RAM", "flash", "instructions / step, M7",
+               "instructions / step, M55", "accuracy", "task"]
+    page = ("<!-- sparse-table:begin (x) -->\n| %s |\n|%s|\n| m | 256 KiB | s | 1 | 2 | 3 | 4 "
+            "| 50 %% | t |\n<!-- sparse-table:end -->\n" % (" | ".join(columns),
+                                                         "|".join(["---"] * len(columns))))
+    lines = readme_tables.sparse_summary(page).splitlines()
+    assert lines[0] == ("| model | scheme | RAM | flash | instructions / step, M7 | "
+                        "instructions / step, M55 | accuracy |")
+    assert lines[2] == "| m | s | 1 | 2 | 3 | 4 | 50 % |"

@@ -1,5 +1,5 @@
 """What the MicroPython firmware tests share (tests/micropython/): paths, the boards, the
-runner, the host's weight CRC."""
+runner, the host's weight CRC, the int8 models trained in place."""
 
 import os
 import subprocess
@@ -85,3 +85,78 @@ def weights_crc32(session):
     blob = b"".join(np.ascontiguousarray(w, dtype="<f4").tobytes()
                     for w in session.get_weights())
     return zlib.crc32(blob) & 0xFFFFFFFF
+
+
+INT8_BACKBONE = os.path.join(ROOT, "tests", "convert", "fixtures", "int8",
+                             "digits_backbone_int8.tflite")
+
+
+def interleaved(image):
+    """``image`` (.mtm bytes) with its first float32 weight moved to the front of the tensor
+    table, every index remapped: the same model, whose weights in table order alternate
+    between the core's two lists (mt_session_param's f32, mt_session_qparam's int8 / int32),
+    so that neither list's weights all come first."""
+    from microtrain.nn import image as _image
+    model = _image.read_image(image)
+    first = model.const_f32_tensors()[0]
+    order = [first] + [t.index for t in model.tensors if t.index != first]
+    new = {old: position for position, old in enumerate(order)}
+    tensors = [_image.TensorSpec(model.tensors[old].dims, model.tensors[old].flags,
+                                 model.tensors[old].dtype,
+                                 model.tensor_data(old)
+                                 if model.tensors[old].flags & _image.FLAG_CONST else None,
+                                 model.tensors[old].quant) for old in order]
+    ops = [_image.OpSpec(op.op_type, [None if i is None else new[i] for i in op.inputs],
+                         [new[o] for o in op.outputs], op.params, op.layer)
+           for op in model.ops]
+    return _image.write_image(tensors, ops, [new[i] for i in model.inputs],
+                              [new[o] for o in model.outputs])
+
+
+def write_int8_in_place(folder):
+    """The digits int8 backbone with a new 5-class head, trained from its depthwise
+    convolution with int8 weights in place (convert(..., train_from="dw", int8_train=True)):
+    as converted; interleaved(); interleaved() with float master copies of the int8 weights.
+    Their paths in ``folder`` (a pathlib.Path), and the (host, guest) pairs under /data."""
+    import microtrain
+    names = []
+    for name, master, mix in (("int8_plain.mtm", False, False),
+                              ("int8_mixed.mtm", False, True),
+                              ("int8_master_mixed.mtm", True, True)):
+        model = microtrain.convert(INT8_BACKBONE, new_head=5, train_from="dw", int8_train=True,
+                                   int8_master_weights=master)
+        path = str(folder / name)
+        model.save(path)
+        if mix:
+            with open(path, "rb") as handle:
+                image = interleaved(handle.read())
+            with open(path, "wb") as handle:
+                handle.write(image)
+        names.append(name)
+    return {"paths": [str(folder / name) for name in names],
+            "guests": ["/data/" + name for name in names],
+            "files": [(str(folder / name), "/data/" + name) for name in names]}
+
+
+INT8_SCRIPT = os.path.join(SCRIPTS, "int8_in_place_weights.py")
+
+
+def int8_in_place_transcript(models):
+    """What scripts/int8_in_place_weights.py prints for ``models`` (write_int8_in_place's)
+    on CPython, the ctypes backend: the lines a MicroPython backend must print. Checked for
+    what the comparison relies on: every check of the script held, the interleaved models'
+    weights alternate between the core's two lists, and the frozen sessions' int8 weights
+    are frozen."""
+    result = subprocess.run([sys.executable, INT8_SCRIPT] + models["paths"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout
+    assert output.splitlines()[-1] == "done"
+    checks = [line for line in output.splitlines() if not line.startswith("frozen: trained")]
+    assert not [line for line in checks if "False" in line or "NoneType" in line], output
+    assert output.count("restored step equals the first True True") == 3
+    # the frozen sessions' int8 weights and int32 biases are the image's
+    assert output.count("frozen: trained [True, False, False, False, False, True]") == 2
+    assert "start 0 float32 160" in output and "start 1 int8 144" in output
+    assert "start 5 float32 5" in output
+    return output

@@ -6,7 +6,9 @@
 The benchmarks write their full tables into the docs pages (benchmarks/peers.py --markdown
 into docs/performance.md's peers-table block, tools/size_table.py --write into
 docs/guides/boards.md's size-table block, benchmarks/mlperf_tiny.py --write into
-docs/importers.md's mlperf-table block); the README shows a few of their rows and columns,
+docs/importers.md's mlperf-table block; docs/memory.md's sparse-table block gathers
+benchmarks/sparse_update.py's and benchmarks/sparse_accuracy.py's figures, each with its
+command on that page); the README shows a few of their rows and columns,
 made here from those blocks, so the two cannot disagree (tests/docs/test_readme_tables.py
 holds the README to this script's output).
 """
@@ -21,6 +23,7 @@ README = os.path.join(REPO_ROOT, "README.md")
 PERFORMANCE = os.path.join(REPO_ROOT, "docs", "performance.md")
 BOARDS = os.path.join(REPO_ROOT, "docs", "guides", "boards.md")
 IMPORTERS = os.path.join(REPO_ROOT, "docs", "importers.md")
+MEMORY = os.path.join(REPO_ROOT, "docs", "memory.md")
 
 # (model, optimizer) rows of the peers table the README shows, and its columns
 PEER_ROWS = [("tiny-mlp-b1", "sgd"), ("mlp-784-128-10", "adam"), ("cnn-28x28", "sgd"),
@@ -113,6 +116,18 @@ def mlperf_summary(importers_text):
     return render(header, lines, 9)
 
 
+SPARSE_COLUMNS = ["model", "scheme", "RAM", "flash", "instructions / step, M7",
+                  "instructions / step, M55", "accuracy"]
+
+
+def sparse_summary(memory_text):
+    """The sparse-update table beside tiny-training's figures, its columns cut to the
+    README's (the budget and the task stay on the docs page)."""
+    _, rows = read_table(block(memory_text, "sparse-table", MEMORY))
+    lines = [[r[c] for c in SPARSE_COLUMNS] for r in rows]
+    return render(SPARSE_COLUMNS, lines, 2)
+
+
 def tables():
     """{block name: its README text} from the docs pages as they are."""
     with open(PERFORMANCE, encoding="utf-8") as handle:
@@ -121,8 +136,10 @@ def tables():
         boards = handle.read()
     with open(IMPORTERS, encoding="utf-8") as handle:
         importers = handle.read()
+    with open(MEMORY, encoding="utf-8") as handle:
+        memory = handle.read()
     return {"readme-mlperf": mlperf_summary(importers), "readme-peers": peers_summary(performance),
-            "readme-size": size_summary(boards)}
+            "readme-size": size_summary(boards), "readme-sparse": sparse_summary(memory)}
 
 
 def replace(text, name, body):

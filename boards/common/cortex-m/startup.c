@@ -2,7 +2,8 @@
  * Startup for every Cortex-M board: vector table, reset handler, fault handler.
  *
  * The reset handler enables the FPU on cores that have one (before any float instruction can
- * run), copies .data from flash to RAM, zeroes .bss and calls main(); main's return value goes
+ * run), copies .data from flash to RAM, zeroes .bss, paints the free stack (stack_paint.h)
+ * and calls main(); main's return value goes
  * to mt_board_exit(). The FPSCR is left at its reset value, so denormals are kept (FZ = 0)
  * and rounding is to nearest: the arithmetic the host does, which bit-identity needs.
  *
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "mt_board.h"
+#include "../stack_paint.h"
 
 extern uint32_t __stack_top;
 extern const uint32_t __data_load;
@@ -37,8 +39,16 @@ __attribute__((noreturn)) void mt_reset_handler(void)
         *dst++ = *src++;
     for (volatile uint32_t *dst = &__bss_start; dst < &__bss_end;)
         *dst++ = 0u;
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    mt_stack_paint(&__bss_end, sp - 16); /* 64 bytes below this frame stay as they are */
     mt_board_init();
     mt_board_exit(main());
+}
+
+uint32_t mt_board_stack_used(void)
+{
+    return mt_stack_high_water(&__bss_end, &__stack_top);
 }
 
 /* Any fault or unexpected interrupt: say so and stop with a status no test accepts. */

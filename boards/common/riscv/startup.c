@@ -17,8 +17,10 @@
 #include <stdint.h>
 
 #include "mt_board.h"
+#include "../stack_paint.h"
 
 extern const uint32_t __data_load, __tdata_load;
+extern uint32_t __stack_top;
 extern uint32_t __data_start, __data_end, __tls_base, __tdata_end, __tbss_end, __bss_start,
     __bss_end;
 
@@ -72,8 +74,16 @@ void mt_start(void)
     for (dst = &__bss_start; dst < &__bss_end;)
         *dst++ = 0u;
     __asm__ volatile("mv tp, %0" : : "r"(&__tls_base) : "memory");
+    uint32_t *sp;
+    __asm__ volatile("mv %0, sp" : "=r"(sp));
+    mt_stack_paint((uint32_t *)&__bss_end, sp - 16); /* 64 bytes below this frame stay as they are */
     mt_board_init();
     mt_board_exit(main());
+}
+
+uint32_t mt_board_stack_used(void)
+{
+    return mt_stack_high_water(&__bss_end, &__stack_top);
 }
 
 static void put_hex32(uint32_t value)

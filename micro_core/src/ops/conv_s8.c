@@ -146,6 +146,77 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
     }
 }
 
+/*
+ * The planner's in-place depthwise (plan_lifetimes.c, mt_plan_band_ring): y [n, H, W, C] over
+ * x [n, H, W, C] in the same bytes (stride 1, SAME: OH = H, OW = W), plus a band of KH rows
+ * [W, C] after the n samples. Output row oh reads input rows oh - PT .. oh - PT + KH - 1, so
+ * before it is computed every input row up to oh - PT + KH - 1 is copied into the band (row r
+ * in slot r mod KH, as the fused expansion's ring), and the row kernel reads the band alone.
+ * Writing output row oh then overwrites input row oh, already in the band (oh <= oh - PT +
+ * KH - 1 as PT < KH), while the rows not yet copied (> oh - PT + KH - 1 >= oh) are untouched.
+ * The row kernel computes the same sums from the same values: the bits of the whole-tensor
+ * forward (tests/ops/test_conv_s8.c checks them, and that the kernel over x with no band
+ * does not give them).
+ */
+void mt_op_depthwise_s8_in_place_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n)
+{
+    const mt_tensor_rt *w = &t[op->inputs[1]];
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    const int32_t *rq = mt_q_s32(&t[op->inputs[3]]);
+    mt_spatial g;
+    mt_spatial_runtime(op, &t[op->inputs[0]], y, w->dims[1], w->dims[2], &g);
+    g.activation = MT_FUSED_NONE;
+    const size_t row = (size_t)g.W * g.C, sample = (size_t)g.H * row;
+    int8_t *data = mt_q_s8_out(y);
+    int8_t *band = data + (size_t)n * sample;
+    for (uint32_t b = 0; b < n; ++b) {
+        int8_t *s = data + (size_t)b * sample;
+        uint32_t next = 0; /* the next input row to copy into the band */
+        for (uint32_t oh = 0; oh < g.OH; ++oh) {
+            const int64_t last = (int64_t)oh * g.SH - g.PT + g.KH - 1;
+            for (; (int64_t)next <= last && next < g.H; ++next)
+                memcpy(band + (size_t)(next % g.KH) * row, s + (size_t)next * row, row);
+            mt_kernel_depthwise_conv2d_s8_row(band, g.KH, mt_q_s8(w), bias, rq, s + (size_t)oh * g.OW * g.C, oh, &g,
+                                              op->params[0]);
+        }
+    }
+}
+
+/*
+ * The planner's overlapped Conv2D (plan_lifetimes.c, MT_OVER_SHIFTED): y starts some bytes
+ * before x in the same buffer, so the output is computed one row at a time, each row by the
+ * whole-tensor kernel over the input rows its windows read: output row oh of a sample reads
+ * rows oh·SH - PT .. oh·SH - PT + KH - 1, clipped to [0, H); as a one-row convolution that
+ * is OH' = 1 over H' = the rows from r0 = max(oh·SH - PT, 0), PT' = r0 - (oh·SH - PT) (the
+ * padding above row 0), and the rows past H' are the bottom padding, skipped as before. The
+ * taps and their sums are the whole call's: the same bits, whatever the kernel (integer
+ * sums). The planner placed y so that row oh's bytes end before input row r0 starts, and the
+ * kernel writes a row after it has read it or reads no more of what it overwrites.
+ */
+void mt_op_conv2d_s8_rows_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n)
+{
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    mt_tensor_rt *y = &t[op->outputs[0]];
+    const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
+    const int32_t *rq = mt_q_s32(&t[op->inputs[3]]);
+    mt_spatial g;
+    mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
+    g.activation = MT_FUSED_NONE;
+    for (uint32_t b = 0; b < n; ++b)
+        for (uint32_t oh = 0; oh < g.OH; ++oh) {
+            const int64_t first = (int64_t)oh * g.SH - g.PT;
+            const uint32_t r0 = first > 0 ? (uint32_t)first : 0u;
+            mt_spatial one = g;
+            one.OH = 1;
+            one.PT = (uint32_t)((int64_t)r0 - first);
+            one.H = g.H - r0 < g.KH - one.PT ? g.H - r0 : g.KH - one.PT;
+            mt_kernel_conv2d_s8_forward(mt_q_s8(x) + ((size_t)b * g.H + r0) * g.W * g.C, mt_q_s8(w), bias, rq,
+                                        mt_q_s8_out(y) + ((size_t)b * g.OH + oh) * g.OW * g.OC, 1, &one,
+                                        op->params[0]);
+        }
+}
+
 /* ---- backward (the straight-through estimator, ops/quant_grad.h) ---- */
 
 /* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place) */
@@ -356,7 +427,10 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
 static void conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    s8_conv_forward(op, t, 0, n);
+    if (op->flags & MT_OPF_IN_PLACE) /* y laid over x: a row at a time */
+        mt_op_conv2d_s8_rows_forward(op, t, n);
+    else
+        s8_conv_forward(op, t, 0, n);
 }
 
 static void depthwise_conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -364,6 +438,8 @@ static void depthwise_conv2d_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, u
     (void)scratch;
     if (op->flags & MT_OPF_STREAMS_PREVIOUS) /* the session's op table: op - 1 is the expansion */
         mt_op_expand_depthwise_s8_forward(op - 1, op, t, n);
+    else if (op->flags & MT_OPF_IN_PLACE)
+        mt_op_depthwise_s8_in_place_forward(op, t, n);
     else
         s8_conv_forward(op, t, 1, n);
 }

@@ -323,6 +323,12 @@ void mt_op_dequantize_s8_f32(const int8_t *x, float *y, size_t N, float scale, i
  * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
                                        uint32_t n);
+/* conv_s8.c: a DEPTHWISE_CONV2D_S8 (stride 1, OH = H, OW = W) whose output is planned over its
+ * input, with a band of KH input rows after the n samples (MT_OPF_IN_PLACE) */
+void mt_op_depthwise_s8_in_place_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n);
+/* conv_s8.c: a CONV2D_S8 computed one output row at a time, its output planned to start
+ * before its input in the same bytes (MT_OPF_IN_PLACE) */
+void mt_op_conv2d_s8_rows_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n);
 /* pooling_s8.c */
 void mt_op_max_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);
 void mt_op_average_pool2d_s8_forward(const int8_t *x, int8_t *y, uint32_t B, const struct mt_spatial *g);

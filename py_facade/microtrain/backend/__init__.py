@@ -27,10 +27,9 @@ Model, no session needed (``image``: bytes-like, a valid .mtm image or not):
         "outputs": [{"tensor": i, "dims": tuple}, ...]     one sample's shape
         "params":  [{"tensor": i, "dims": tuple, "offset": byte offset of its data in the
                      image, "trainable": bool, "dtype": "float32" | "int8" | "int32"}, ...]
-                     the weights in table order: CONST f32 tensors (mt_session_param) and,
-                     on a backend that lists them (the ctypes one), the TRAINABLE int8
-                     weights and int32 biases of int8 layers trained in place
-                     (mt_session_qparam); no "dtype": float32
+                     the weights in table order: CONST f32 tensors (mt_session_param) and
+                     the TRAINABLE int8 weights and int32 biases of int8 layers trained in
+                     place (mt_session_qparam), merged; no "dtype": float32
         "quantized": [{"tensor": i, "dims": tuple}, ...]     TRAINABLE tensors that are not
                                                              f32 (int8 weights, int32 biases
                                                              of int8 layers trained in place:
@@ -85,7 +84,10 @@ Session:
     read_param(position) -> flat sequence: weight ``position`` (that order), of its dtype
     write_param(position, values)   replace it: in the arena when trained, else in the
                                     backend's image (a read-only image raises); an int8
-                                    weight's master copy restarts from it
+                                    weight's master copy restarts from it. Values that do
+                                    not fit its type (a float or an out-of-range integer
+                                    for an int8 / int32 one) raise naming the weight and
+                                    its type, and change nothing
     weights() -> bytes              every weight, little-endian at its width, in that order
     weights_crc32() -> int          zlib.crc32 of weights() (the figure firmware prints,
                                     mt_session_weights_crc32)

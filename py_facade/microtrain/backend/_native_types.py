@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 14
+MT_ABI_VERSION = 15
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -172,6 +172,8 @@ _FIELDS = (
     ('mt_memory_plan', 'tiled_updates', ctypes.c_int32),
     # the largest such tile (in gradient_bytes)
     ('mt_memory_plan', 'weight_tile_bytes', ctypes.c_int32),
+    # int8 convolutions laid over the inputs they consume
+    ('mt_memory_plan', 'over_inputs', ctypes.c_int32),
     ('mt_memory_plan', 'int8_activation_bytes', ctypes.c_size_t),
     ('mt_memory_plan', 'image', ctypes.c_void_p),  # the image mt_plan() validated
     ('mt_memory_plan', 'image_bytes', ctypes.c_size_t),
@@ -216,7 +218,7 @@ _FIELDS = (
     ('mt_buffer_info', 'tensor_index', ctypes.c_int32),  # -1 for metadata, target, scratch
     ('mt_buffer_info', 'start', ctypes.c_int32),  # lifetime over the step's schedule, inclusive
     ('mt_buffer_info', 'end', ctypes.c_int32),
-    # tensor whose bytes it overwrites in place, or -1
+    # the tensor whose bytes (its group's) it shares, in place or overlapped, or -1
     ('mt_buffer_info', 'in_place_of', ctypes.c_int32),
     ('mt_buffer_info', 'reserved', ctypes.c_int32),
     ('mt_buffer_info', 'offset', ctypes.c_size_t),  # from the arena's start

@@ -20,6 +20,10 @@ from . import Backend as _Interface, PLAN_FIELDS
 from ..errors import MicrotrainError
 
 
+_INT32_MIN = -2147483648
+_INT32_MAX = 2147483647
+
+
 def _entry(io):
     return {"tensor": int(io["tensor"]), "dims": tuple(io["dims"])}
 
@@ -55,7 +59,8 @@ class Backend(_Interface):
         params = []
         for p in info["params"]:
             params.append({"tensor": int(p["tensor"]), "dims": tuple(p["dims"]),
-                           "offset": int(p["offset"]), "trainable": bool(p["trainable"])})
+                           "offset": int(p["offset"]), "trainable": bool(p["trainable"]),
+                           "dtype": str(p["dtype"])})
         quantized = [{"tensor": int(q["tensor"]), "dims": tuple(q["dims"])}
                      for q in info["quantized"]]
         ops = []
@@ -120,10 +125,17 @@ class Backend(_Interface):
         return [bool(flag) for flag in self._call("trained")]
 
     def read_param(self, position):
-        return array("f", self._call("read_param", position))
+        typecode, values = self._call("read_param", position)  # the weight's type: f, b, i
+        return array(str(typecode), values)
 
     def write_param(self, position, values):
-        self._call("write_param", position, array("f", values))
+        # The JS side converts them to the weight's type (an integer weight's values must be
+        # integers of its range). MicroPython hands JS an int past int32 cut to 32 bits (2**31
+        # arrives as -2**31), so such an int crosses as a float: exact below 2**53, and out of
+        # every integer weight's range either way, as it is.
+        self._call("write_param", position,
+                   [float(v) if isinstance(v, int) and not _INT32_MIN <= v <= _INT32_MAX else v
+                    for v in values])
 
     def weights(self):
         return bytes(self._call("weights"))

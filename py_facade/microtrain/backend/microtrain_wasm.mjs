@@ -36,6 +36,12 @@ const CHANNELS_OFFSET = 1024;       // trainable_op_channels int32 (MT_MAX_OPS) 
 const PAGE = 65536;
 const KIND_INPUT = 0;
 const KIND_TARGET = 1;
+// A weight's type by its mt_param_info.dtype: array typecode, typed array, integer range.
+const WEIGHT_TYPES = {
+  [MT.MT_DTYPE_F32]: { name: "float32", typecode: "f", array: Float32Array },
+  [MT.MT_DTYPE_I8]: { name: "int8", typecode: "b", array: Int8Array, low: -128, high: 127 },
+  [MT.MT_DTYPE_I32]: { name: "int32", typecode: "i", array: Int32Array, low: -2147483648, high: 2147483647 },
+};
 
 export const alignUp = (value, alignment) => Math.ceil(value / alignment) * alignment;
 
@@ -255,12 +261,13 @@ class WasmBackend {
       for (let i = 0; i < numTensors; i++) {
         const t = readTensor(i);
         const isTrainable = Boolean(t.flags & MT.MT_TENSOR_TRAINABLE);
-        if ((t.flags & MT.MT_TENSOR_CONST) && t.dtype === MT.MT_DTYPE_F32) {
-          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable, dtype: "float32" });
-          if (isTrainable) trainable.add(i);
-        } else if (isTrainable) {
-          quantized.push({ tensor: i, dims: t.dims });
-          trainable.add(i);
+        if (isTrainable) trainable.add(i);
+        if (isTrainable && t.dtype !== MT.MT_DTYPE_F32) quantized.push({ tensor: i, dims: t.dims });
+        // the weights (params()): CONST f32 tensors and the TRAINABLE int8 weights and int32
+        // biases of int8 layers trained in place, in table order
+        if ((t.flags & MT.MT_TENSOR_CONST) && (t.dtype === MT.MT_DTYPE_F32 || isTrainable)) {
+          params.push({ tensor: i, dims: t.dims, offset: t.offset, trainable: isTrainable,
+                        dtype: WEIGHT_TYPES[t.dtype].name });
         }
       }
       const ops = [];
@@ -423,62 +430,99 @@ class WasmBackend {
 
   // ------------------------------------------------------------ weights and state
 
-  // Each weight tensor in mt_session_param order: where it lies, how many floats, trained?
+  // The weights as the facade numbers them (describe()'s "params", Session.get_weights()): the
+  // CONST f32 tensors of mt_session_param and the int8 weights / int32 biases of int8 layers
+  // trained in place of mt_session_qparam, merged in tensor-table order (a tensor is in one
+  // list at most, so sorting by tensor index merges them). The one place that maps a weight's
+  // position to (list, position in it): each entry says where its values lie, how many, of
+  // which type (WEIGHT_TYPES), trained?, and its position in mt_session_qparam (-1: f32).
   params() {
     this.requireSession();
-    const count = this.scratch;
-    this.check(this.core.mt_session_param_count(this.session, count), "mt_session_param_count");
-    const list = [];
     const info = this.scratch + 64;      // mt_param_info
-    for (let p = 0; p < this.view().getInt32(count, true); p++) {
-      this.check(this.core.mt_session_param(this.session, p, info), "mt_session_param");
-      const trained = this.get(info, "mt_param_info", "trained");
-      list.push({ pointer: this.get(info, "mt_param_info", trained ? "data" : "image_data"),
-                  count: this.get(info, "mt_param_info", "count"), trained: Boolean(trained) });
+    const list = [];
+    for (const name of ["mt_session_param", "mt_session_qparam"]) {
+      this.check(this.core[name + "_count"](this.session, this.scratch), name + "_count");
+      const count = this.view().getInt32(this.scratch, true);
+      for (let p = 0; p < count; p++) {
+        this.check(this.core[name](this.session, p, info), name);
+        const trained = this.get(info, "mt_param_info", "trained");
+        list.push({ tensor: this.get(info, "mt_param_info", "tensor_index"),
+                    pointer: this.get(info, "mt_param_info", trained ? "data" : "image_data"),
+                    count: this.get(info, "mt_param_info", "count"), trained: Boolean(trained),
+                    type: WEIGHT_TYPES[this.get(info, "mt_param_info", "dtype")],
+                    quantized: name === "mt_session_qparam" ? p : -1 });
+      }
     }
-    return list;
+    return list.sort((a, b) => a.tensor - b.tensor);
+  }
+
+  // Weight `position` of that order, or an error naming how many there are.
+  param(position) {
+    const params = this.params();
+    if (!Number.isInteger(position) || position < 0 || position >= params.length) {
+      throw new Error(`the model has ${params.length} weights, not ${position + 1}`);
+    }
+    return params[position];
+  }
+
+  // A weight's values in place: a typed array of its type over the core's memory.
+  values(p) {
+    return new p.type.array(this.core.memory.buffer, p.pointer, p.count);
   }
 
   trained() {
     return this.guard(() => this.params().map((p) => p.trained));
   }
 
+  // [typecode, values]: js_backend makes the array('f' / 'b' / 'i') of the weight's type.
   read_param(position) {
     return this.guard(() => {
-      const p = this.params()[position];
-      return Array.from(new Float32Array(this.core.memory.buffer, p.pointer, p.count));
+      const p = this.param(position);
+      return [p.type.typecode, Array.from(this.values(p))];
     });
   }
 
+  // Every value is checked before any is written (a bad one leaves the weight as it was); an
+  // int8 layer's trained weight then restarts its float master copy (mt_session_qparam_written).
   write_param(position, values) {
     return this.guard(() => {
-      const p = this.params()[position];
-      const target = new Float32Array(this.core.memory.buffer, p.pointer, p.count);
+      const p = this.param(position);
+      const fresh = new p.type.array(p.count);
       let i = 0;
       for (const value of values) {
         if (i >= p.count) throw new Error(`weight ${position} has ${p.count} values`);
-        target[i++] = value;
+        if (p.type.low !== undefined && !(Number.isInteger(value) && value >= p.type.low && value <= p.type.high)) {
+          throw new Error(`weight ${position} is ${p.type.name}: value ${i} (${value}) is not an integer ` +
+                          `in ${p.type.low}..${p.type.high}`);
+        }
+        fresh[i++] = value;
       }
       if (i !== p.count) throw new Error(`weight ${position} has ${p.count} values, got ${i}`);
+      this.values(p).set(fresh);
+      if (p.quantized >= 0 && p.trained) {
+        this.check(this.core.mt_session_qparam_written(this.session, p.quantized), "mt_session_qparam_written");
+      }
       return null;
     });
   }
 
+  // Every weight in that order, little-endian at its width (wasm memory is little-endian).
   weights() {
     return this.guard(() => {
       const params = this.params();
-      const out = new Uint8Array(params.reduce((sum, p) => sum + 4 * p.count, 0));
+      const width = (p) => p.count * p.type.array.BYTES_PER_ELEMENT;
+      const out = new Uint8Array(params.reduce((sum, p) => sum + width(p), 0));
       let offset = 0;
       for (const p of params) {
-        out.set(this.bytes(p.pointer, 4 * p.count), offset);
-        offset += 4 * p.count;
+        out.set(this.bytes(p.pointer, width(p)), offset);
+        offset += width(p);
       }
       return out;
     });
   }
 
   // The core's mt_session_weights_crc32, the figure a firmware prints: zlib.crc32 of
-  // weights(), then of the int8 weights and int32 biases of int8 layers trained in place.
+  // weights().
   // Returned as a signed int32 (MicroPython's proxy passes JS integers as int32); js_backend
   // masks it.
   weights_crc32() {

@@ -88,6 +88,12 @@ class Layer(list):
         return "Layer(%r, %s%s: ops %s)" % (self.name, self.type, where, list(self))
 
 
+def _source_list(name, doc):
+    """A read-only property of ConvertedModel: a copy of its source record's list ``name``
+    (the caller may change the copy; the record, which export reads, stays as imported)."""
+    return property(lambda self: list(getattr(self.source, name)), doc=doc)
+
+
 class ConvertedModel(ImageModel):
     """An imported model: ``to_bytes()`` is the ``.mtm`` image ``TrainSession`` takes.
 
@@ -106,28 +112,18 @@ class ConvertedModel(ImageModel):
         """The source file's format: "onnx", "tflite" or "circle"."""
         return self.source.format
 
-    @property
-    def input_names(self):
-        """The source graph's input names, in the image's input order."""
-        return list(self.source.input_names)
-
-    @property
-    def output_names(self):
-        """The source graph's output names, in the image's output order."""
-        return list(self.source.output_names)
-
-    @property
-    def input_layouts(self):
+    input_names = _source_list("input_names",
+                               "The source graph's input names, in the image's input order.")
+    output_names = _source_list("output_names",
+                                "The source graph's output names, in the image's output order.")
+    input_layouts = _source_list(
+        "input_layouts",
         """Per input, how the source lays out a sample against the core: {"shape": the
         source's sample shape, "core_shape": the image's, "transpose": numpy axes or None};
-        the session converts at its API.
-        """
-        return list(self.source.input_layouts)
-
-    @property
-    def output_layouts(self):
-        """Per output, how the source lays out a sample against the core (as ``input_layouts``)."""
-        return list(self.source.output_layouts)
+        the session converts at its API.""")
+    output_layouts = _source_list(
+        "output_layouts",
+        "Per output, how the source lays out a sample against the core (as ``input_layouts``).")
 
     @property
     def input_shapes(self):

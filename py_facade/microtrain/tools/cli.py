@@ -428,6 +428,8 @@ def run_info(args):
         rows.append(("lower bound (most bytes live at once)", summary["lower_bound"]))
         if plan.get("int8_activation_bytes"):  # the frozen int8 part's working set
             rows.append(("of which int8 activations, at most", plan["int8_activation_bytes"]))
+        if plan.get("over_inputs"):  # their outputs over the inputs they consume
+            rows.append(("int8 convolutions laid over their inputs", plan["over_inputs"]))
         rows.append(("ratio total / lower bound", "%.3f" % summary["ratio"]))
         rows.append(("update mode", summary["update"]))
         if plan.get("tiled_updates"):

@@ -186,6 +186,7 @@ _EPOCH_LINE = re.compile(r"^epoch (\d+) train_loss \S+ \(0x([0-9a-f]{8})\) "
                          r"eval_loss \S+ \(0x([0-9a-f]{8})\)(?: accuracy (\d+)/(\d+))?$",
                          re.MULTILINE)
 _CRC_LINE = re.compile(r"^weights crc32 0x([0-9a-f]{8})$", re.MULTILINE)
+_STACK_LINE = re.compile(r"^stack used (\d+) bytes", re.MULTILINE)
 _ARENA_LINE = re.compile(r"^microtrain firmware: model \d+ bytes, arena (\d+) bytes", re.MULTILINE)
 
 
@@ -199,6 +200,13 @@ def parse_output(text):
               for m in _EPOCH_LINE.finditer(text)]
     return {"arena_bytes": int(arena.group(1)) if arena else None, "epochs": epochs,
             "crc32": int(crc.group(1), 16) if crc else None}
+
+
+def stack_used(text):
+    """The stack a firmware used, in bytes, as it printed it (the high-water mark of the stack
+    its startup painted, boards/common/stack_paint.h), or None where it printed none."""
+    found = _STACK_LINE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def bits_to_float(bits):
@@ -300,6 +308,19 @@ def _preset_names():
         return "mps2-an385, mps2-an500, ... (the source tree was not found)"
 
 
+# microtrain.convert's yes/no options, each a flag of the same name (--int8-after) passed on as
+# it is: (keyword, help)
+_CONVERT_SWITCHES = (
+    ("int8_after", "with --train-from: that operator alone trains in float, the int8 operators "
+                   "after it stay int8 and pass the gradient back"),
+    ("int8_input", "the input is the int8 tensor of the leading QUANTIZE: x holds int8 values "
+                   "the device need not quantize"),
+    ("int8_train", "with --train-from: the int8 operators from there on stay int8 and their int8 "
+                   "weights train in place (SGD, QAS)"),
+    ("int8_master_weights", "with --int8-train: float master copies of those int8 weights"),
+)
+
+
 def _parser():
     parser = _Parser(
         prog="microtrain firmware",
@@ -325,17 +346,8 @@ def _parser():
     convert.add_argument("--new-head", type=_classes, metavar="CLASSES",
                          help="cut after the last [H, W, C] activation and attach mean -> "
                               "Dense(CLASSES) -> Softmax")
-    convert.add_argument("--int8-after", action="store_true",
-                         help="with --train-from: that operator alone trains in float, the "
-                              "int8 operators after it stay int8 and pass the gradient back")
-    convert.add_argument("--int8-input", action="store_true",
-                         help="the input is the int8 tensor of the leading QUANTIZE: x holds "
-                              "int8 values the device need not quantize")
-    convert.add_argument("--int8-train", action="store_true",
-                         help="with --train-from: the int8 operators from there on stay int8 "
-                              "and their int8 weights train in place (SGD, QAS)")
-    convert.add_argument("--int8-master-weights", action="store_true",
-                         help="with --int8-train: float master copies of those int8 weights")
+    for keyword, text in _CONVERT_SWITCHES:
+        convert.add_argument("--" + keyword.replace("_", "-"), action="store_true", help=text)
     parser.add_argument("--epochs", type=_arguments.positive_int, default=3)
     parser.add_argument("--out", required=True, help="output folder (data/, build/, firmware.json)")
     parser.add_argument("--optimizer", default=_config.DEFAULT_OPTIMIZER,
@@ -394,10 +406,8 @@ def main(argv=None):
         spec = TrainingSpec(args.epochs, args.optimizer, args.learning_rate, args.loss,
                             args.batch_size, num_trainable_ops, trainable)
         source_dir = None if args.sources_only else _board_source_dir(parser, args)
-        conversion = {"train_from": args.train_from, "new_head": args.new_head,
-                      "int8_input": args.int8_input, "int8_after": args.int8_after,
-                      "int8_train": args.int8_train,
-                      "int8_master_weights": args.int8_master_weights}
+        conversion = {"train_from": args.train_from, "new_head": args.new_head}
+        conversion.update((keyword, getattr(args, keyword)) for keyword, _ in _CONVERT_SWITCHES)
         if args.budget is not None or args.trainable_scheme is not None:  # a sparse update
             with TrainSession(read_model(args.model, conversion)[0]) as session:
                 spec.trainable = _sparse_update.scheme_from_flags(
@@ -432,6 +442,9 @@ def main(argv=None):
     print("weights crc32 on the host:  0x%08x" % reference["crc32"])
     print("weights crc32 on %s: %s" % (args.board, "0x%08x" % device["crc32"]
                                        if device["crc32"] is not None else "(not printed)"))
+    if stack_used(text) is not None:
+        print("stack used on %s: %d bytes (the painted stack's high-water mark)"
+              % (args.board, stack_used(text)))
     same = device == reference
     print("bit-identical: %s" % ("yes" if same else "NO"))
     if status != 0:

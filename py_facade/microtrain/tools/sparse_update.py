@@ -10,6 +10,7 @@ binds), so the budget holds for the arena the session takes; the scheme records 
 planned for (batch size, optimizer, loss) and holds for a compile() with the same.
 """
 
+from . import sparse_calibration as _sparse_calibration
 from .. import _files, ops as _ops, optimizers as _optimizers, losses as _losses
 from .._platform import is_integer
 from ..session import Session
@@ -43,25 +44,37 @@ def _name(value, get):
     return value if isinstance(value, str) else get(value).name
 
 
-def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None):
-    """A sparse update scheme whose arena fits ``budget_bytes`` (tiny-training's heuristic).
+def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None,
+                  calibration=None, calibration_epochs=2, seed=0):
+    """A sparse update scheme whose arena fits ``budget_bytes``: tiny-training's heuristic,
+    or, given ``calibration`` rows, each layer's contribution measured on them.
 
     tiny-training (Lin et al., "On-Device Training Under 256KB Memory", 2022) trains the
     biases of the last layers and the weights of a few pointwise layers of the last blocks,
     of those only a fraction of the output channels. This follows its published heuristic
     greedily, each step kept only while the core's plan of the whole scheme fits:
 
+    0. the last layer with weights (the classifier) whole, when it fits: tiny-training
+       always updates the classifier, and a new head (``convert(..., new_head=N)``) left at
+       its random weights with only biases trained beside it stays at chance
+       (benchmarks/sparse_accuracy.py measured such schemes at 3 to 22 %); else it enters
+       with its bias in step 1 and its channels in step 2;
     1. biases, from the last layer with weights backwards, until the next one does not fit
        (a deeper bias carries the gradient through more layers);
     2. the weights of the pointwise layers (Dense, 1x1 Conv2D), from the last backwards, by
        channel fraction 1/8, 1/4, 1/2, 1 (the first ceil(f * channels)), each layer as far
        as it fits, then the next.
 
-    It does not measure each layer's contribution to accuracy (tiny-training's offline
-    search); frozen channels of a trained layer still take their arena bytes (the core keeps
-    the whole weight). On a model converted with ``int8_train=True`` it picks among the int8
-    layers trained in place as among float ones; their update is SGD with quantization-aware
-    scaling, so another optimizer is refused (ValueError, compile()'s message).
+    The heuristic does not measure each layer's contribution to accuracy; with
+    ``calibration=(x, y)`` the scheme is chosen by it instead (tools/sparse_calibration.py):
+    beside the last layer, each layer's bias, weights and (pointwise) first channels are
+    fine-tuned alone, ``calibration_epochs`` epochs on half the rows, their contribution is
+    the drop of the loss on the other half, and they are taken greedily by contribution per
+    arena byte while the whole scheme fits. Frozen channels of a trained layer still take
+    their arena bytes (the core keeps the whole weight). On a model converted with
+    ``int8_train=True`` it picks among the int8 layers trained in place as among float ones;
+    their update is SGD with quantization-aware scaling, so another optimizer is refused
+    (ValueError, compile()'s message).
 
     Args:
         model:        a path, bytes, a built model or a ``Session``
@@ -69,11 +82,17 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None)
         batch_size:   the batch size the scheme will be compiled with
         optimizer:    its optimizer ("sgd" or an optimizer object; SGD for int8 layers)
         loss:         its loss (None: compile()'s default, "mse")
+        calibration:  None (the heuristic), or (x, y): rows the scheme is chosen on, at least
+                      2 * batch_size, held out from those the result is judged on
+        calibration_epochs: epochs each candidate trains on the calibration's first half
+        seed:         the permutation of the calibration rows before they are halved
     Returns:
         a ``SparseScheme`` (JSON when printed) that ``compile(trainable=scheme)`` takes
     Raises:
         ValueError: a budget that is not a positive integer, or one that even the smallest
-                    scheme (the last layer's bias) does not fit, naming that scheme's bytes
+                    scheme (the last layer's bias) does not fit, naming that scheme's bytes;
+                    a calibration set that is not (x, y) rows of the model's input shape and
+                    targets the loss takes, at least 2 * batch_size of them, all finite
     """
     if isinstance(budget_bytes, bool) or not is_integer(budget_bytes) or budget_bytes <= 0:
         raise ValueError("budget_bytes is the arena's bytes at most, a positive integer; got %r"
@@ -81,24 +100,48 @@ def sparse_update(model, budget_bytes, batch_size=1, optimizer="sgd", loss=None)
     loss = "mse" if loss is None else loss
     session = model if isinstance(model, Session) else TrainSession(model)
     try:
+        if calibration is not None:
+            return _choose_calibrated(session, int(budget_bytes), batch_size, optimizer, loss,
+                                      calibration, calibration_epochs, seed)
         return _choose(session, int(budget_bytes), batch_size, optimizer, loss)
     finally:
         if session is not model:
             session.close()
 
 
-def _choose(session, budget, batch_size, optimizer, loss):
+def _planner(session, batch_size, optimizer, loss):
+    """total(pairs): the arena bytes of a scheme, the core's plan (compile()'s)."""
     def total(layers):
         return session.plan_memory(optimizer=optimizer, loss=loss, batch_size=batch_size,
                                    trainable=dict(layers))["total_bytes"]
+    return total
 
+
+def _weighted_layers(session):
     candidates = _layers_with_weights(session)
     if not candidates:
         raise ValueError("this model has no trainable weight: nothing to choose a sparse "
                          "update from")
+    return candidates
+
+
+def _choose_calibrated(session, budget, batch_size, optimizer, loss, calibration, epochs, seed):
+    return _sparse_calibration.choose(
+        session, _weighted_layers(session), budget, batch_size, optimizer, loss, calibration,
+        epochs, seed, _planner(session, batch_size, optimizer, loss),
+        (_name(optimizer, _optimizers.get), _name(loss, _losses.get)))
+
+
+def _choose(session, budget, batch_size, optimizer, loss):
+    total = _planner(session, batch_size, optimizer, loss)
+    candidates = _weighted_layers(session)
     chosen, used = [], None
+    head = candidates[0][0]
+    whole_head = total([(head, "all")])
+    if whole_head <= budget:  # 0. the classifier whole
+        chosen, used = [(head, "all")], whole_head
     for layer, bias, _ in candidates:  # 1. biases, from the last layer back
-        if not bias:
+        if not bias or (layer, "all") in chosen:
             continue
         bytes_needed = total(chosen + [(layer, "bias")])
         if bytes_needed > budget:
@@ -106,7 +149,7 @@ def _choose(session, budget, batch_size, optimizer, loss):
         chosen.append((layer, "bias"))
         used = bytes_needed
     for layer, _, pointwise in candidates:  # 2. pointwise weights by channel fraction
-        if not pointwise:
+        if not pointwise or (layer, "all") in chosen:
             continue
         for fraction in FRACTIONS:
             value = "all" if fraction == 1.0 else fraction

@@ -19,22 +19,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/dsp/dot_dsp.h"
 
 #if MT_VFP_DOT
-typedef struct mt_vfp_rows {
-    const float *x[4]; /*  0: the four x rows */
-    const float *w;    /* 16: W row u (the first block's) */
-    const float *bias; /* 20: bias + u, or NULL */
-    float *y;          /* 24: y row 0, unit u */
-    uint32_t I;        /* 28: terms */
-    uint32_t act;      /* 32: MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
-    uint32_t ystride;  /* 36: bytes from one y row to the next */
-    uint32_t blocks;   /* 40: >= 1 blocks of four units */
-} mt_vfp_rows;
-/* mt_vfp_dense_rows reads mt_vfp_rows at these offsets (a negative size otherwise) */
-typedef char mt_vfp_rows_offsets[offsetof(mt_vfp_rows, w) == 16 && offsetof(mt_vfp_rows, I) == 28 &&
-                                         offsetof(mt_vfp_rows, blocks) == 40 ? 1 : -1];
+#define MT_VFP_ROWS_FIELDS(F, S)                                                 \
+    F(S, 0, const float *, x, [4])  /* the four x rows */                        \
+    F(S, 16, const float *, w, )    /* W row u (the first block's) */            \
+    F(S, 20, const float *, bias, ) /* bias + u, or NULL */                      \
+    F(S, 24, float *, y, )          /* y row 0, unit u */                        \
+    F(S, 28, uint32_t, I, )         /* terms */                                  \
+    F(S, 32, uint32_t, act, )       /* MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */ \
+    F(S, 36, uint32_t, ystride, )   /* bytes from one y row to the next */       \
+    F(S, 40, uint32_t, blocks, )    /* >= 1 blocks of four units */
+/* mt_vfp_dense_rows reads mt_vfp_rows */
+MT_ASM_ARGS(mt_vfp_rows, MT_VFP_ROWS_FIELDS, 44);
 
 #define MT_VFP_ADD(d, b) "vadd.f32 s" #d ", s" #d ", s" #b "\n\t"
 /* s(d) = s(r) where VCMP s(d), s(v) gives cond */

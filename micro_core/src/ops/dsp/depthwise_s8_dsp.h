@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
+
 /* The planes' bytes (three slots of four channels' rows of Wp = OW + MT_DW3_PAD_COLS columns:
  * the last turn of an odd row reads columns OW - 1..OW + 2): rows of up to 82 outputs take
  * this form, wider ones the four-channel one */
@@ -43,22 +45,17 @@
  * stride and 2·stride bytes on: 4·Wp); with k_j the kernel row slot j holds, w02[j] =
  * (W[k_j,0], W[k_j,2]) and w1 = (W[k_0,1], W[k_1,1]), w21 = (W[k_2,1], 0) as int16 halves; the sums start at start and go to acc[4·j] (the
  * requantization's layout), two a turn for `pairs` turns. */
-typedef struct mt_s8_dw3 {
-    const int8_t *x;   /*  0: moved on */
-    uint32_t stride;   /*  4 */
-    uint32_t w02[3];   /*  8, 12, 16 */
-    uint32_t w1, w21;  /* 20, 24 */
-    int32_t start;     /* 28 */
-    int32_t *acc;      /* 32 */
-    uint32_t pairs;    /* 36 */
-} mt_s8_dw3;
-/* mt_s8_dw3_run reads mt_s8_dw3 at these offsets (a negative size otherwise) */
-typedef char mt_s8_dw3_offsets[offsetof(mt_s8_dw3, stride) == 4 && offsetof(mt_s8_dw3, w02) == 8 &&
-                                       offsetof(mt_s8_dw3, w1) == 20 && offsetof(mt_s8_dw3, w21) == 24 &&
-                                       offsetof(mt_s8_dw3, start) == 28 && offsetof(mt_s8_dw3, acc) == 32 &&
-                                       offsetof(mt_s8_dw3, pairs) == 36
-                                   ? 1
-                                   : -1];
+#define MT_S8_DW3_FIELDS(F, S)                  \
+    F(S, 0, const int8_t *, x, ) /* moved on */ \
+    F(S, 4, uint32_t, stride, )                 \
+    F(S, 8, uint32_t, w02, [3]) /* 8, 12, 16 */ \
+    F(S, 20, uint32_t, w1, )                    \
+    F(S, 24, uint32_t, w21, )                   \
+    F(S, 28, int32_t, start, )                  \
+    F(S, 32, int32_t *, acc, )                  \
+    F(S, 36, uint32_t, pairs, )
+/* mt_s8_dw3_run reads mt_s8_dw3 */
+MT_ASM_ARGS(mt_s8_dw3, MT_S8_DW3_FIELDS, 40);
 
 /* The turn's registers: r0 x, r1 the slots' stride, r2-r4 w02 of slots 0-2, r5 w1,
  * r6 w21, r7 start, r8 A (output j), r9 B (j + 1), r10 (x0, x2), r11 (x1, x3), r12 acc, lr the
@@ -105,19 +102,14 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dw3_run(mt_s8_dw3 *p 
 
 /* Four channels' rows of a slot from `quads` x 4 input pixels (mt_s8_dw3_slot): x at pixel u's
  * channel c (C bytes a pixel), d at channel 0's row at column u, channel r's r·Wp further. */
-typedef struct mt_s8_dw3_copy {
-    const int8_t *x; /*  0 */
-    uint32_t C;      /*  4 */
-    int8_t *d;       /*  8 */
-    uint32_t Wp;     /* 12 */
-    uint32_t quads;  /* 16: >= 1 */
-} mt_s8_dw3_copy;
-/* mt_s8_dw3_copy_run reads mt_s8_dw3_copy at these offsets (a negative size otherwise) */
-typedef char mt_s8_dw3_copy_offsets[offsetof(mt_s8_dw3_copy, C) == 4 && offsetof(mt_s8_dw3_copy, d) == 8 &&
-                                            offsetof(mt_s8_dw3_copy, Wp) == 12 &&
-                                            offsetof(mt_s8_dw3_copy, quads) == 16
-                                        ? 1
-                                        : -1];
+#define MT_S8_DW3_COPY_FIELDS(F, S) \
+    F(S, 0, const int8_t *, x, )    \
+    F(S, 4, uint32_t, C, )          \
+    F(S, 8, int8_t *, d, )          \
+    F(S, 12, uint32_t, Wp, )        \
+    F(S, 16, uint32_t, quads, )  /* >= 1 */
+/* mt_s8_dw3_copy_run reads mt_s8_dw3_copy */
+MT_ASM_ARGS(mt_s8_dw3_copy, MT_S8_DW3_COPY_FIELDS, 20);
 
 /* A turn: four pixels' words a, b, e, f of four channels (bytes a0..a3: pixel u's channels
  * 0-3), transposed in registers into four channels' words of four pixels: PKHBT and PKHTB make

@@ -12,24 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
+
 /* Two weight rows against two pixels (mt_s8_dot2x2_run): x, w at pixel j's and row r's first
  * byte (the next pixel and the next row D bytes on), pairs >= 1 pixel pairs, D a multiple of 4
  * (>= 4); acc at acc[4·j + r] of mt_s8_dot4_pixels's layout, advanced 8 sums a pair; the
  * rows' sums start at start0 and start1. */
-typedef struct mt_s8_dot2x2 {
-    const int8_t *x;       /*  0 */
-    const int8_t *w;       /*  4 */
-    uint32_t D;            /*  8 */
-    uint32_t pairs;        /* 12: counted down */
-    int32_t *acc;          /* 16: moved on */
-    int32_t start0, start1; /* 20, 24 */
-} mt_s8_dot2x2;
-/* mt_s8_dot2x2_run reads mt_s8_dot2x2 at these offsets (a negative size otherwise) */
-typedef char mt_s8_dot2x2_offsets[offsetof(mt_s8_dot2x2, D) == 8 && offsetof(mt_s8_dot2x2, pairs) == 12 &&
-                                          offsetof(mt_s8_dot2x2, acc) == 16 && offsetof(mt_s8_dot2x2, start0) == 20 &&
-                                          offsetof(mt_s8_dot2x2, start1) == 24
-                                      ? 1
-                                      : -1];
+#define MT_S8_DOT2X2_FIELDS(F, S)                   \
+    F(S, 0, const int8_t *, x, )                    \
+    F(S, 4, const int8_t *, w, )                    \
+    F(S, 8, uint32_t, D, )                          \
+    F(S, 12, uint32_t, pairs, )  /* counted down */ \
+    F(S, 16, int32_t *, acc, )   /* moved on */     \
+    F(S, 20, int32_t, start0, )                     \
+    F(S, 24, int32_t, start1, )
+/* mt_s8_dot2x2_run reads mt_s8_dot2x2 */
+MT_ASM_ARGS(mt_s8_dot2x2, MT_S8_DOT2X2_FIELDS, 28);
 
 /* For each pixel pair j, j + 1 and k, p in {0, 1}:
  *   acc[4·(j + p) + r + k] = start_k + Σ_{i<D} W[r + k, i]·x[(j + p)·D + i]
@@ -93,20 +91,15 @@ __attribute__((naked, noinline, unused)) static void mt_s8_dot2x2_run(mt_s8_dot2
 /* One x row against four weight rows with the zero point (mt_s8_dot4_zx_run): x at the row's
  * first byte, w at row 0's (the rows D bytes apart), words >= 1 words of four inputs, acc[0..3]
  * the sums (read, and written back), zz zx in both int16 halves (mt_s8_pair). */
-typedef struct mt_s8_dot4_zx {
-    const int8_t *x; /*  0 */
-    const int8_t *w; /*  4 */
-    uint32_t D;      /*  8 */
-    uint32_t words;  /* 12 */
-    int32_t *acc;    /* 16 */
-    uint32_t zz;     /* 20 */
-} mt_s8_dot4_zx;
-/* mt_s8_dot4_zx_run reads mt_s8_dot4_zx at these offsets (a negative size otherwise) */
-typedef char mt_s8_dot4_zx_offsets[offsetof(mt_s8_dot4_zx, w) == 4 && offsetof(mt_s8_dot4_zx, D) == 8 &&
-                                           offsetof(mt_s8_dot4_zx, words) == 12 &&
-                                           offsetof(mt_s8_dot4_zx, acc) == 16 && offsetof(mt_s8_dot4_zx, zz) == 20
-                                       ? 1
-                                       : -1];
+#define MT_S8_DOT4_ZX_FIELDS(F, S) \
+    F(S, 0, const int8_t *, x, )   \
+    F(S, 4, const int8_t *, w, )   \
+    F(S, 8, uint32_t, D, )         \
+    F(S, 12, uint32_t, words, )    \
+    F(S, 16, int32_t *, acc, )     \
+    F(S, 20, uint32_t, zz, )
+/* mt_s8_dot4_zx_run reads mt_s8_dot4_zx */
+MT_ASM_ARGS(mt_s8_dot4_zx, MT_S8_DOT4_ZX_FIELDS, 24);
 
 /* acc[r] += Σ_{i<4·words} W[r, i]·(x[i] - zx) for the four rows r: each word of x spread once
  * (SXTB16, then SSUB16 of zx from both halves: x - zx in [-255, 255]) for the four rows, each

@@ -20,26 +20,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
+
 /* pairs >= 1 pairs of sums at acc[0], acc[4], ... (s8_dot.h's layout: 16 bytes apart), their
  * outputs at y[0], y[ys], ...; one channel's constants: M, h = half >> 1, e - 1, zy */
-typedef struct mt_s8_requant2 {
-    const int32_t *acc; /*  0 */
-    int8_t *y;          /*  4 */
-    uint32_t ys;        /*  8 */
-    uint32_t pairs;     /* 12 */
-    int32_t multiplier; /* 16 */
-    uint32_t h;         /* 20 */
-    uint32_t shift;     /* 24: e - 1 */
-    int32_t zy;         /* 28 */
-} mt_s8_requant2;
-/* mt_s8_requant2_run reads mt_s8_requant2 at these offsets (a negative size otherwise) */
-typedef char mt_s8_requant2_offsets[offsetof(mt_s8_requant2, y) == 4 && offsetof(mt_s8_requant2, ys) == 8 &&
-                                            offsetof(mt_s8_requant2, pairs) == 12 &&
-                                            offsetof(mt_s8_requant2, multiplier) == 16 &&
-                                            offsetof(mt_s8_requant2, h) == 20 && offsetof(mt_s8_requant2, shift) == 24 &&
-                                            offsetof(mt_s8_requant2, zy) == 28
-                                        ? 1
-                                        : -1];
+#define MT_S8_REQUANT2_FIELDS(F, S)             \
+    F(S, 0, const int32_t *, acc, )             \
+    F(S, 4, int8_t *, y, )                      \
+    F(S, 8, uint32_t, ys, )                     \
+    F(S, 12, uint32_t, pairs, )                 \
+    F(S, 16, int32_t, multiplier, )             \
+    F(S, 20, uint32_t, h, )                     \
+    F(S, 24, uint32_t, shift, )     /* e - 1 */ \
+    F(S, 28, int32_t, zy, )
+/* mt_s8_requant2_run reads mt_s8_requant2 */
+MT_ASM_ARGS(mt_s8_requant2, MT_S8_REQUANT2_FIELDS, 32);
 
 /* Registers: r0 acc, r1 y, r2 ys, r3 the turns left, r4 M, r5 h, r6 e - 1, r7 zy; r8, r9 the
  * two sums, (r11:r10) and (lr:r12) their 64-bit P: 14, a naked function saving the AAPCS

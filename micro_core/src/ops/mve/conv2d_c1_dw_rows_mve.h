@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
@@ -31,37 +32,28 @@
 
 /* What mt_mve_cws_rows_run reads; its first 80 bytes are copied to the function's stack frame,
  * where ih0, oh_left and images count down (scratch: set them as marked). */
-typedef struct mt_mve_cws_rows {
-    const float *dz;    /*  0: dz[0, 0, 0, oc] */
-    const float *x;     /*  4: x of image 0 (moves an image at a time in the copy) */
-    uint32_t xstep;     /*  8: W·4, the bytes from an x row to the next */
-    void *sums;         /* 12: kernel row 0's six sums (float32x4_t: taps 0..2 of oc.., then of oc + 4..) */
-    uint32_t KH;        /* 16: kernel rows (the sums hold KH·6 vectors) */
-    uint32_t H;         /* 20: input rows */
-    uint32_t rowstep;   /* 24: OW·OC·4, the bytes from a dz row to the next */
-    uint32_t SH;        /* 28: stride along H */
-    uint32_t OH;        /* 32: output rows */
-    int32_t neg_pt;     /* 36: -PT */
-    int32_t ih0;        /* 40: -PT: the input row of kernel row 0 of the output row */
-    uint32_t oh_left;   /* 44: OH */
-    uint32_t images;    /* 48: B >= 1 */
-    uint32_t ximage;    /* 52: H·W·4, the bytes from an image's x to the next image's */
-    uint32_t ds;        /* 56: OC·4, the bytes from a pixel's dz to the next pixel's */
-    uint32_t triples;   /* 60: (W - 2) / 3: loop turns of three inside pixels */
-    uint32_t rem;       /* 64: (W - 2) % 3: inside pixels before the turns */
-    uint32_t PL;        /* 68: 1 (SAME: output 0 and W - 1 take two taps) or 0 (VALID) */
-    uint32_t unused[2]; /* 72 */
-} mt_mve_cws_rows;
-/* mt_mve_cws_rows_run reads mt_mve_cws_rows at these offsets (a negative size otherwise) */
-typedef char mt_mve_cws_rows_offsets[offsetof(mt_mve_cws_rows, xstep) == 8 && offsetof(mt_mve_cws_rows, KH) == 16 &&
-                                             offsetof(mt_mve_cws_rows, rowstep) == 24 &&
-                                             offsetof(mt_mve_cws_rows, OH) == 32 &&
-                                             offsetof(mt_mve_cws_rows, ih0) == 40 &&
-                                             offsetof(mt_mve_cws_rows, images) == 48 &&
-                                             offsetof(mt_mve_cws_rows, ds) == 56 &&
-                                             offsetof(mt_mve_cws_rows, PL) == 68 && sizeof(mt_mve_cws_rows) == 80
-                                         ? 1
-                                         : -1];
+#define MT_MVE_CWS_ROWS_FIELDS(F, S)                                                                                 \
+    F(S, 0, const float *, dz, )    /* dz[0, 0, 0, oc] */                                                            \
+    F(S, 4, const float *, x, )     /* x of image 0 (moves an image at a time in the copy) */                        \
+    F(S, 8, uint32_t, xstep, )      /* W·4, the bytes from an x row to the next */                                   \
+    F(S, 12, void *, sums, )        /* kernel row 0's six sums (float32x4_t: taps 0..2 of oc.., then of oc + 4..) */ \
+    F(S, 16, uint32_t, KH, )        /* kernel rows (the sums hold KH·6 vectors) */                                   \
+    F(S, 20, uint32_t, H, )         /* input rows */                                                                 \
+    F(S, 24, uint32_t, rowstep, )   /* OW·OC·4, the bytes from a dz row to the next */                               \
+    F(S, 28, uint32_t, SH, )        /* stride along H */                                                             \
+    F(S, 32, uint32_t, OH, )        /* output rows */                                                                \
+    F(S, 36, int32_t, neg_pt, )     /* -PT */                                                                        \
+    F(S, 40, int32_t, ih0, )        /* -PT: the input row of kernel row 0 of the output row */                       \
+    F(S, 44, uint32_t, oh_left, )   /* OH */                                                                         \
+    F(S, 48, uint32_t, images, )    /* B >= 1 */                                                                     \
+    F(S, 52, uint32_t, ximage, )    /* H·W·4, the bytes from an image's x to the next image's */                     \
+    F(S, 56, uint32_t, ds, )        /* OC·4, the bytes from a pixel's dz to the next pixel's */                      \
+    F(S, 60, uint32_t, triples, )   /* (W - 2) / 3: loop turns of three inside pixels */                             \
+    F(S, 64, uint32_t, rem, )       /* (W - 2) % 3: inside pixels before the turns */                                \
+    F(S, 68, uint32_t, PL, )        /* 1 (SAME: output 0 and W - 1 take two taps) or 0 (VALID) */                    \
+    F(S, 72, uint32_t, unused, [2])
+/* mt_mve_cws_rows_run reads mt_mve_cws_rows */
+MT_ASM_ARGS(mt_mve_cws_rows, MT_MVE_CWS_ROWS_FIELDS, 80);
 
 /* one pixel inside the row: x[ow - PL + kw] in xa, xb, xc (xc loaded here, into the register
  * x[ow - PL - 1] left), times dz[ow, oc..oc+3] into q0..q2 and dz[ow, oc+4..oc+7] into q3..q5 */

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
@@ -37,42 +38,34 @@
 
 /* What mt_mve_c1_rows_run reads; its first 96 bytes are copied to the function's stack frame
  * as they are, and the fields marked scratch are the copy's running state (any value here). */
-typedef struct mt_mve_c1_rows {
-    uint32_t rows;          /*  0: kernel rows of this output row, kh1 - kh0 >= 1 */
-    uint32_t variant;       /*  4: scratch: the block's L (1) and R (2) */
-    uint32_t act;           /*  8: MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
-    uint32_t ystep;         /* 12: OC·4, the bytes from a pixel's outputs to the next pixel's */
-    uint32_t wstep;         /* 16: 16·K, the bytes from four output channels' W to the next four's */
-    const float *w;         /* 20: W + kh0·3 (output channel 0, kernel row kh0) */
-    const float *bias;      /* 24: bias, or NULL */
-    uint32_t OC;            /* 28: output channels */
-    uint32_t blocks;        /* 32: blocks of four pixels a row, >= 1 */
-    uint32_t left;          /* 36: scratch: blocks left in this image's row */
-    uint32_t edges;         /* 40: 1: the first block is L; 2: the last block is R */
-    uint32_t images;        /* 44: images, >= 1 (counts down in the copy) */
-    uintptr_t x;            /* 48: the first image's first block: the address of its pixel 0's tap kw = 0
-                             *     in kernel row kh0 (for L an address never read: 4 bytes before the first
-                             *     x it loads) */
-    float *y;               /* 52: the first image's first block: y of pixel 0, channel 0 */
-    uint32_t ximage;        /* 56: bytes from an image's x to the next image's */
-    uint32_t yimage;        /* 60: bytes from an image's y to the next image's */
-    uint32_t yblock;        /* 64: scratch: y of the block */
-    uint32_t xstep;         /* 68: W·4, the bytes from an x row to the next */
-    uint32_t unused[2];     /* 72 */
-    uint32_t tail_offs[4];  /* 80: wofs for the last four output channels when OC % 4 != 0: lanes past OC read
-                             *     lane 0's W (their sums are never stored) */
-    uint32_t wofs[4];       /* 96: lane i: i·K·4 - 4 bytes from W's output channel oc (the gathers' pre-offsets
-                             *     +4, +8, +12 read taps kw = 0, 1, 2; the last one moves the lanes on a row) */
-} mt_mve_c1_rows;
-/* mt_mve_c1_rows_run reads mt_mve_c1_rows at these offsets (a negative size otherwise) */
-typedef char mt_mve_c1_rows_offsets[offsetof(mt_mve_c1_rows, act) == 8 && offsetof(mt_mve_c1_rows, w) == 20 &&
-                                            offsetof(mt_mve_c1_rows, blocks) == 32 &&
-                                            offsetof(mt_mve_c1_rows, x) == 48 &&
-                                            offsetof(mt_mve_c1_rows, xstep) == 68 &&
-                                            offsetof(mt_mve_c1_rows, tail_offs) == 80 &&
-                                            offsetof(mt_mve_c1_rows, wofs) == 96 && sizeof(mt_mve_c1_rows) == 112
-                                        ? 1
-                                        : -1];
+#define MT_MVE_C1_ROWS_FIELDS(F, S)                                                                                    \
+    F(S, 0, uint32_t, rows, )          /* kernel rows of this output row, kh1 - kh0 >= 1 */                            \
+    F(S, 4, uint32_t, variant, )       /* scratch: the block's L (1) and R (2) */                                      \
+    F(S, 8, uint32_t, act, )           /* MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */                                    \
+    F(S, 12, uint32_t, ystep, )        /* OC·4, the bytes from a pixel's outputs to the next pixel's */                \
+    F(S, 16, uint32_t, wstep, )        /* 16·K, the bytes from four output channels' W to the next four's */           \
+    F(S, 20, const float *, w, )       /* W + kh0·3 (output channel 0, kernel row kh0) */                              \
+    F(S, 24, const float *, bias, )    /* bias, or NULL */                                                             \
+    F(S, 28, uint32_t, OC, )           /* output channels */                                                           \
+    F(S, 32, uint32_t, blocks, )       /* blocks of four pixels a row, >= 1 */                                         \
+    F(S, 36, uint32_t, left, )         /* scratch: blocks left in this image's row */                                  \
+    F(S, 40, uint32_t, edges, )        /* 1: the first block is L; 2: the last block is R */                           \
+    F(S, 44, uint32_t, images, )       /* images, >= 1 (counts down in the copy) */                                    \
+    F(S, 48, uintptr_t, x, )           /* the first image's first block: the address of its pixel 0's tap kw = 0       \
+                                          in kernel row kh0 (for L an address never read: 4 bytes before the first     \
+                                          x it loads) */                                                               \
+    F(S, 52, float *, y, )             /* the first image's first block: y of pixel 0, channel 0 */                    \
+    F(S, 56, uint32_t, ximage, )       /* bytes from an image's x to the next image's */                               \
+    F(S, 60, uint32_t, yimage, )       /* bytes from an image's y to the next image's */                               \
+    F(S, 64, uint32_t, yblock, )       /* scratch: y of the block */                                                   \
+    F(S, 68, uint32_t, xstep, )        /* W·4, the bytes from an x row to the next */                                  \
+    F(S, 72, uint32_t, unused, [2])                                                                                    \
+    F(S, 80, uint32_t, tail_offs, [4]) /* wofs for the last four output channels when OC % 4 != 0: lanes past OC read  \
+                                          lane 0's W (their sums are never stored) */                                  \
+    F(S, 96, uint32_t, wofs, [4])      /* lane i: i·K·4 - 4 bytes from W's output channel oc (the gathers' pre-offsets \
+                                          +4, +8, +12 read taps kw = 0, 1, 2; the last one moves the lanes on a row) */
+/* mt_mve_c1_rows_run reads mt_mve_c1_rows */
+MT_ASM_ARGS(mt_mve_c1_rows, MT_MVE_C1_ROWS_FIELDS, 112);
 
 /* a kernel row of a block: x values r3..r8 (x[s..s+5], pixel p's tap kw is x[s + p + kw]), q5
  * the gather's addresses; T00 is pixel 0's tap kw = 0 (left out for L), T33 pixel 3's kw = 2

@@ -24,26 +24,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
 #include "ops/mve/mve_flags.h" /* MT_MULADD_TEXT, MT_FOUR_ROWS_TWO_TERMS, MT_FOUR_ROWS_ONE_TERM */
 
-typedef struct mt_mve_dx_rows {
-    const float *dy;  /*  0: dy row b, the first block's four rows (U floats each) */
-    const float *w;   /*  4: W */
-    float *dx;        /*  8: dx row b */
-    uint32_t c0;      /* 12: the first block's column (a multiple of 4, at most whole) */
-    uint32_t whole;   /* 16: the columns in whole blocks of four (I rounded down to 4) */
-    uint32_t quads;   /* 20: blocks of four rows from row b, >= 1 */
-    uint32_t U;       /* 24: terms */
-    uint32_t I;       /* 28: the columns of W and of dx */
-} mt_mve_dx_rows;
-/* mt_mve_dx_rows_run reads mt_mve_dx_rows at these offsets (a negative size otherwise) */
-typedef char mt_mve_dx_rows_offsets[offsetof(mt_mve_dx_rows, w) == 4 && offsetof(mt_mve_dx_rows, c0) == 12 &&
-                                            offsetof(mt_mve_dx_rows, U) == 24 && offsetof(mt_mve_dx_rows, I) == 28
-                                        ? 1
-                                        : -1];
+#define MT_MVE_DX_ROWS_FIELDS(F, S)                                                              \
+    F(S, 0, const float *, dy, ) /* dy row b, the first block's four rows (U floats each) */     \
+    F(S, 4, const float *, w, )  /* W */                                                         \
+    F(S, 8, float *, dx, )       /* dx row b */                                                  \
+    F(S, 12, uint32_t, c0, )     /* the first block's column (a multiple of 4, at most whole) */ \
+    F(S, 16, uint32_t, whole, )  /* the columns in whole blocks of four (I rounded down to 4) */ \
+    F(S, 20, uint32_t, quads, )  /* blocks of four rows from row b, >= 1 */                      \
+    F(S, 24, uint32_t, U, )      /* terms */                                                     \
+    F(S, 28, uint32_t, I, )      /* the columns of W and of dx */
+/* mt_mve_dx_rows_run reads mt_mve_dx_rows */
+MT_ASM_ARGS(mt_mve_dx_rows, MT_MVE_DX_ROWS_FIELDS, 32);
 
 /*
  * The input gradient: for each block of four rows and, in turn, each whole block of four
@@ -178,21 +175,17 @@ __attribute__((naked, noinline)) static float *mt_mve_dx_rows_run(const mt_mve_d
         "vpop {d8-d11}\n\t"
         "pop {r4-r10, pc}\n");
 }
-typedef struct mt_mve_fwd_rows {
-    const float *x;    /*  0: x row b, the first block's four rows (I floats each) */
-    const float *w;    /*  4: W */
-    const float *bias; /*  8: bias, or NULL */
-    float *y;          /* 12: y row b */
-    uint32_t quads;    /* 16: blocks of four rows from row b, >= 1 */
-    uint32_t blocks;   /* 20: whole blocks of four units a row, >= 1 (U / 4) */
-    uint32_t I;        /* 24: terms */
-    uint32_t U;        /* 28: units, the row length of y */
-    uint32_t act;      /* 32: MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
-} mt_mve_fwd_rows;
-typedef char mt_mve_fwd_rows_offsets[offsetof(mt_mve_fwd_rows, bias) == 8 && offsetof(mt_mve_fwd_rows, quads) == 16 &&
-                                             offsetof(mt_mve_fwd_rows, I) == 24 && offsetof(mt_mve_fwd_rows, act) == 32
-                                         ? 1
-                                         : -1];
+#define MT_MVE_FWD_ROWS_FIELDS(F, S)                                                          \
+    F(S, 0, const float *, x, )    /* x row b, the first block's four rows (I floats each) */ \
+    F(S, 4, const float *, w, )    /* W */                                                    \
+    F(S, 8, const float *, bias, ) /* bias, or NULL */                                        \
+    F(S, 12, float *, y, )         /* y row b */                                              \
+    F(S, 16, uint32_t, quads, )    /* blocks of four rows from row b, >= 1 */                 \
+    F(S, 20, uint32_t, blocks, )   /* whole blocks of four units a row, >= 1 (U / 4) */       \
+    F(S, 24, uint32_t, I, )        /* terms */                                                \
+    F(S, 28, uint32_t, U, )        /* units, the row length of y */                           \
+    F(S, 32, uint32_t, act, )      /* MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
+MT_ASM_ARGS(mt_mve_fwd_rows, MT_MVE_FWD_ROWS_FIELDS, 36);
 
 /*
  * Dense's forward over blocks of four rows and, in each, the whole blocks of four units:
@@ -326,22 +319,18 @@ __attribute__((naked, noinline)) static uint32_t mt_mve_fwd_rows_run(const mt_mv
         "vldrw.u32 q6, [sp]\n\t"
         "b 1b\n" MT_NAKED_RETURN_0_OR_1("40", "d8-d13"));
 }
-typedef struct mt_mve_dw_rows {
-    const float *dy; /*  0: dy + u, the first block's six units (column u of dy [B, U]) */
-    const float *x;  /*  4: x */
-    float *dw;       /*  8: dW row u */
-    uint32_t c0;     /* 12: the first block's column (a multiple of 4, at most whole) */
-    uint32_t whole;  /* 16: the columns in whole blocks of four (I rounded down to 4) */
-    uint32_t groups; /* 20: groups of six units from u, >= 1 */
-    uint32_t B;      /* 24: terms */
-    uint32_t U;      /* 28: units, dy's row length */
-    uint32_t I;      /* 32: the columns of x and of dW */
-    uint32_t zero;   /* 36: 1: dW as if zeroed first (Σ stored, dW not read), 0: dW + Σ */
-} mt_mve_dw_rows;
-typedef char mt_mve_dw_rows_offsets[offsetof(mt_mve_dw_rows, c0) == 12 && offsetof(mt_mve_dw_rows, groups) == 20 &&
-                                            offsetof(mt_mve_dw_rows, I) == 32 && offsetof(mt_mve_dw_rows, zero) == 36
-                                        ? 1
-                                        : -1];
+#define MT_MVE_DW_ROWS_FIELDS(F, S)                                                                \
+    F(S, 0, const float *, dy, ) /* dy + u, the first block's six units (column u of dy [B, U]) */ \
+    F(S, 4, const float *, x, )  /* x */                                                           \
+    F(S, 8, float *, dw, )       /* dW row u */                                                    \
+    F(S, 12, uint32_t, c0, )     /* the first block's column (a multiple of 4, at most whole) */   \
+    F(S, 16, uint32_t, whole, )  /* the columns in whole blocks of four (I rounded down to 4) */   \
+    F(S, 20, uint32_t, groups, ) /* groups of six units from u, >= 1 */                            \
+    F(S, 24, uint32_t, B, )      /* terms */                                                       \
+    F(S, 28, uint32_t, U, )      /* units, dy's row length */                                      \
+    F(S, 32, uint32_t, I, )      /* the columns of x and of dW */                                  \
+    F(S, 36, uint32_t, zero, )   /* 1: dW as if zeroed first (Σ stored, dW not read), 0: dW + Σ */
+MT_ASM_ARGS(mt_mve_dw_rows, MT_MVE_DW_ROWS_FIELDS, 40);
 
 /*
  * Dense's weight gradient over groups of six units and, in each, the whole blocks of four

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
@@ -45,36 +46,26 @@ typedef struct mt_mve_dx_fix mt_mve_dx_fix;
 /* What mt_mve_dw_blocks_run_* and mt_mve_dx_blocks_run_* read (the same offsets: they share the
  * asm of the blocks, rows and images), copied as it is to the function's stack frame. "src" is x
  * (the forward) or dz (the input gradient), "dst" y or dx. */
-typedef struct mt_mve_dw_blocks {
-    uint32_t rows;            /*  0: kernel rows of this output row (the input gradient: dz rows), >= 1 */
-    uint32_t act;             /*  4: the forward's MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */
-    const void *w;            /*  8: W packed for the vector of channels: row kh0's taps 0, 1, 2, then row kh0 + 1's
-                               *     (the input gradient: the kernel turned round, rows and taps reversed) */
-    const float *bias;        /* 12: the forward's bias of the vector's first channel, or NULL */
-    uint32_t blocks;          /* 16: blocks of four pixels in the row, >= 1 */
-    const mt_mve_dx_fix *fix; /* 20: the input gradient's, for mt_mve_dx_block_fix */
-    uint32_t edges;           /* 24: 1: the first block is L; 2: the last block is R */
-    uint32_t images;          /* 28: images, >= 1 (counts down in the copy) */
-    uintptr_t src;            /* 32: the first image's first block: the address of src[pixel 0's tap 0, row kh0, the
-                               *     vector's first channel] (for L an address never read: C·4 bytes before the
-                               *     first src it loads) */
-    float *dst;               /* 36: the first image's first block: dst of pixel 0, the vector's first channel */
-    uint32_t src_image;       /* 40: bytes from an image's src to the next image's */
-    uint32_t dst_image;       /* 44: bytes from an image's dst to the next image's */
-    uint32_t src_step;        /* 48: the bytes from a src row to the next (x: W·C·4, dz: OW·C·4) */
-    uint32_t unused[3];       /* 52 */
-} mt_mve_dw_blocks;
-/* the functions read mt_mve_dw_blocks at these offsets (a negative size otherwise) */
-typedef char mt_mve_dw_blocks_offsets[offsetof(mt_mve_dw_blocks, act) == 4 && offsetof(mt_mve_dw_blocks, w) == 8 &&
-                                              offsetof(mt_mve_dw_blocks, blocks) == 16 &&
-                                              offsetof(mt_mve_dw_blocks, fix) == 20 &&
-                                              offsetof(mt_mve_dw_blocks, images) == 28 &&
-                                              offsetof(mt_mve_dw_blocks, src) == 32 &&
-                                              offsetof(mt_mve_dw_blocks, src_image) == 40 &&
-                                              offsetof(mt_mve_dw_blocks, src_step) == 48 &&
-                                              sizeof(mt_mve_dw_blocks) == 64
-                                          ? 1
-                                          : -1];
+#define MT_MVE_DW_BLOCKS_FIELDS(F, S)                                                                                         \
+    F(S, 0, uint32_t, rows, )              /* kernel rows of this output row (the input gradient: dz rows), >= 1 */           \
+    F(S, 4, uint32_t, act, )               /* the forward's MT_FUSED_NONE, _RELU, _RELU6 (0, 1, 2) */                         \
+    F(S, 8, const void *, w, )             /* W packed for the vector of channels: row kh0's taps 0, 1, 2, then row kh0 + 1's \
+                                              (the input gradient: the kernel turned round, rows and taps reversed) */        \
+    F(S, 12, const float *, bias, )        /* the forward's bias of the vector's first channel, or NULL */                    \
+    F(S, 16, uint32_t, blocks, )           /* blocks of four pixels in the row, >= 1 */                                       \
+    F(S, 20, const mt_mve_dx_fix *, fix, ) /* the input gradient's, for mt_mve_dx_block_fix */                                \
+    F(S, 24, uint32_t, edges, )            /* 1: the first block is L; 2: the last block is R */                              \
+    F(S, 28, uint32_t, images, )           /* images, >= 1 (counts down in the copy) */                                       \
+    F(S, 32, uintptr_t, src, )             /* the first image's first block: the address of src[pixel 0's tap 0, row kh0, the \
+                                              vector's first channel] (for L an address never read: C·4 bytes before the      \
+                                              first src it loads) */                                                          \
+    F(S, 36, float *, dst, )               /* the first image's first block: dst of pixel 0, the vector's first channel */    \
+    F(S, 40, uint32_t, src_image, )        /* bytes from an image's src to the next image's */                                \
+    F(S, 44, uint32_t, dst_image, )        /* bytes from an image's dst to the next image's */                                \
+    F(S, 48, uint32_t, src_step, )         /* the bytes from a src row to the next (x: W·C·4, dz: OW·C·4) */                  \
+    F(S, 52, uint32_t, unused, [3])
+/* the functions read mt_mve_dw_blocks */
+MT_ASM_ARGS(mt_mve_dw_blocks, MT_MVE_DW_BLOCKS_FIELDS, 64);
 
 /* a kernel row of a block: r1 its x row (pixel 0's tap kw = 0), r4 the packed W (48 bytes a row,
  * read here and moved on), CS the bytes between pixels; X0 and T00 pixel 0's tap kw = 0 (left out

@@ -21,34 +21,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
 #include "ops/mve/mve_flags.h" /* MT_NAKED_ENTER, MT_NAKED_COPY32 */
 
 /* What mt_mve_dws_rows_run_* read, copied as it is to the function's stack frame */
-typedef struct mt_mve_dws_rows {
-    const float *dz;  /*  0: dz[b = 0, oh0, 0, c] (oh0: the first output row kernel row kh reaches) */
-    const float *x;   /*  4: x[b = 0, oh0·SH + kh - PT, 0, c] */
-    void *sums;       /*  8: the kernel row's three sums (float32x4_t, taps 0, 1, 2), added to */
-    uint32_t rows;    /* 12: output rows the kernel row reaches in each image, >= 1 */
-    uint32_t images;  /* 16: B >= 1 */
-    uint32_t dzrow;   /* 20: OW·C·4, the bytes from a dz row to the next */
-    uint32_t xrow;    /* 24: SH·W·C·4, the bytes from the x row of one output row to the next's */
-    uint32_t dzskip;  /* 28: from the dz row after an image's last to the next image's first */
-    uint32_t xskip;   /* 32: the same in x */
-    uint32_t triples; /* 36: (W - 2) / 3: loop turns of three inside pixels */
-    uint32_t rem;     /* 40: (W - 2) % 3: inside pixels before the turns */
-    uint32_t PL;      /* 44: 1 (SAME: outputs 0 and W - 1 take two taps) or 0 (VALID) */
-} mt_mve_dws_rows;
-/* mt_mve_dws_rows_run_* read mt_mve_dws_rows at these offsets (a negative size otherwise) */
-typedef char mt_mve_dws_rows_offsets[offsetof(mt_mve_dws_rows, sums) == 8 && offsetof(mt_mve_dws_rows, rows) == 12 &&
-                                             offsetof(mt_mve_dws_rows, dzrow) == 20 &&
-                                             offsetof(mt_mve_dws_rows, dzskip) == 28 &&
-                                             offsetof(mt_mve_dws_rows, triples) == 36 &&
-                                             offsetof(mt_mve_dws_rows, PL) == 44 && sizeof(mt_mve_dws_rows) == 48
-                                         ? 1
-                                         : -1];
+#define MT_MVE_DWS_ROWS_FIELDS(F, S)                                                                           \
+    F(S, 0, const float *, dz, )  /* dz[b = 0, oh0, 0, c] (oh0: the first output row kernel row kh reaches) */ \
+    F(S, 4, const float *, x, )   /* x[b = 0, oh0·SH + kh - PT, 0, c] */                                       \
+    F(S, 8, void *, sums, )       /* the kernel row's three sums (float32x4_t, taps 0, 1, 2), added to */      \
+    F(S, 12, uint32_t, rows, )    /* output rows the kernel row reaches in each image, >= 1 */                 \
+    F(S, 16, uint32_t, images, )  /* B >= 1 */                                                                 \
+    F(S, 20, uint32_t, dzrow, )   /* OW·C·4, the bytes from a dz row to the next */                            \
+    F(S, 24, uint32_t, xrow, )    /* SH·W·C·4, the bytes from the x row of one output row to the next's */     \
+    F(S, 28, uint32_t, dzskip, )  /* from the dz row after an image's last to the next image's first */        \
+    F(S, 32, uint32_t, xskip, )   /* the same in x */                                                          \
+    F(S, 36, uint32_t, triples, ) /* (W - 2) / 3: loop turns of three inside pixels */                         \
+    F(S, 40, uint32_t, rem, )     /* (W - 2) % 3: inside pixels before the turns */                            \
+    F(S, 44, uint32_t, PL, )      /* 1 (SAME: outputs 0 and W - 1 take two taps) or 0 (VALID) */
+/* mt_mve_dws_rows_run_* read mt_mve_dws_rows */
+MT_ASM_ARGS(mt_mve_dws_rows, MT_MVE_DWS_ROWS_FIELDS, 48);
 
 /* one pixel inside the row: the window xa, xb, xc = x[ow - PL .. ow - PL + 2] (xc loaded here,
  * into the register x[ow - PL - 1] left), dz[ow] into q6 */

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
+
 /* The planes' bytes (three slots of four channels' rows of Wp = OW + MT_DW3_PAD_COLS columns:
  * the last vector of a run reads up to three outputs past its end, and their taps two columns
  * further): rows of up to 79 outputs take this form, wider ones the four-channel one */
@@ -80,20 +82,15 @@ static __attribute__((noinline)) void mt_s8_dw3_slot(const int8_t *row, uint32_t
 /* One channel's run (mt_s8_dw3_run): x at its slot 0's row, column of the run's first output
  * (slots 1 and 2 stride and 2·stride bytes on), n >= 1 outputs, their sums to acc[0], acc[4],
  * ...; w[3·j + t] the weight of tap t of the kernel row slot j holds, start the sums' start. */
-typedef struct mt_s8_dw3 {
-    const int8_t *x; /*  0 */
-    uint32_t stride; /*  4 */
-    int32_t *acc;    /*  8 */
-    uint32_t n;      /* 12 */
-    int32_t start;   /* 16 */
-    int32_t w[9];    /* 20 */
-} mt_s8_dw3;
-/* mt_s8_dw3_run reads mt_s8_dw3 at these offsets (a negative size otherwise) */
-typedef char mt_s8_dw3_offsets[offsetof(mt_s8_dw3, stride) == 4 && offsetof(mt_s8_dw3, acc) == 8 &&
-                                       offsetof(mt_s8_dw3, n) == 12 && offsetof(mt_s8_dw3, start) == 16 &&
-                                       offsetof(mt_s8_dw3, w) == 20
-                                    ? 1
-                                    : -1];
+#define MT_S8_DW3_FIELDS(F, S)   \
+    F(S, 0, const int8_t *, x, ) \
+    F(S, 4, uint32_t, stride, )  \
+    F(S, 8, int32_t *, acc, )    \
+    F(S, 12, uint32_t, n, )      \
+    F(S, 16, int32_t, start, )   \
+    F(S, 20, int32_t, w, [9])
+/* mt_s8_dw3_run reads mt_s8_dw3 */
+MT_ASM_ARGS(mt_s8_dw3, MT_S8_DW3_FIELDS, 56);
 
 /* Four outputs a turn in a tail-predicated loop (DLSTP/LETP: the last turn's lanes past n
  * neither load nor store): the sums start from start (q3), each tap a VLDRB.S32 of the four

@@ -33,14 +33,8 @@ void mt_expf_shifted_mve(const float *x, float m, float *out, uint32_t n)
         const float32x4_t kf = vcvtq_f32_s32(k);
         float32x4_t r = vsubq_f32(v, vmulq_n_f32(kf, 0.693359375f));
         r = vsubq_f32(r, vmulq_n_f32(kf, -2.12194440e-4f));
-        float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
-        p = vaddq_f32(vdupq_n_f32(1.0f / 720.0f), vmulq_f32(r, p));
-        p = vaddq_f32(vdupq_n_f32(1.0f / 120.0f), vmulq_f32(r, p));
-        p = vaddq_f32(vdupq_n_f32(1.0f / 24.0f), vmulq_f32(r, p));
-        p = vaddq_f32(vdupq_n_f32(1.0f / 6.0f), vmulq_f32(r, p));
-        p = vaddq_f32(vdupq_n_f32(0.5f), vmulq_f32(r, p));
-        p = vaddq_f32(r, vmulq_f32(vmulq_f32(r, r), p));
-        p = vaddq_f32(vdupq_n_f32(1.0f), p);
+        float32x4_t p;
+        MT_EXPF_SERIES(p, r, vaddq_f32, vmulq_f32, vdupq_n_f32);
         const float32x4_t scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_n_s32(k, 127), 23));
         const float32x4_t e = vmulq_f32(p, scale);
         if (vmaxvq_u32(0u, mt_mve_magnitude(v)) < 0x7f800000u && vmaxvq_s32(INT32_MIN, k) <= 127 &&

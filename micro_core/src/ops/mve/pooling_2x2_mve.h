@@ -21,23 +21,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops/asm_args.h" /* MT_ASM_ARGS */
 #include "ops/mve/mve.h"
 
 #if MT_MVE_KERNELS
-typedef struct mt_mve_pool_row {
-    const float *x;  /*  0: x row 2·oh, pixel 0 */
-    float *dx;       /*  4: dx row 2·oh, pixel 0 (backward) */
-    const float *y;  /*  8: y row oh: the forward's output (written there), the backward's input */
-    const float *dy; /* 12: dy row oh (backward) */
-    uint32_t row;    /* 16: bytes from one x row to the next (W·C·4) */
-    uint32_t pixel;  /* 20: bytes from one pixel to the next (C·4) */
-    uint32_t OW;     /* 24: output pixels, >= 1 */
-    uint32_t vecs;   /* 28: vectors of four channels a pixel (C / 4), >= 1 */
-} mt_mve_pool_row;
-typedef char mt_mve_pool_row_offsets[offsetof(mt_mve_pool_row, dy) == 12 && offsetof(mt_mve_pool_row, row) == 16 &&
-                                             offsetof(mt_mve_pool_row, vecs) == 28
-                                         ? 1
-                                         : -1];
+#define MT_MVE_POOL_ROW_FIELDS(F, S)                                                                         \
+    F(S, 0, const float *, x, )   /* x row 2·oh, pixel 0 */                                                  \
+    F(S, 4, float *, dx, )        /* dx row 2·oh, pixel 0 (backward) */                                      \
+    F(S, 8, const float *, y, )   /* y row oh: the forward's output (written there), the backward's input */ \
+    F(S, 12, const float *, dy, ) /* dy row oh (backward) */                                                 \
+    F(S, 16, uint32_t, row, )     /* bytes from one x row to the next (W·C·4) */                             \
+    F(S, 20, uint32_t, pixel, )   /* bytes from one pixel to the next (C·4) */                               \
+    F(S, 24, uint32_t, OW, )      /* output pixels, >= 1 */                                                  \
+    F(S, 28, uint32_t, vecs, )    /* vectors of four channels a pixel (C / 4), >= 1 */
+MT_ASM_ARGS(mt_mve_pool_row, MT_MVE_POOL_ROW_FIELDS, 32);
 
 /* m stays where v is not a NaN and v <= m (VCMP LE holds for an unordered pair: the EQ of v
  * with itself first), else m = v */

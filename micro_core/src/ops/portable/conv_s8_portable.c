@@ -261,10 +261,7 @@ void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, cons
     for (uint32_t c = 0; c < g->C; c += 4) { /* four channels outside: their requantization stays */
         const uint32_t n = g->C - c < 4 ? g->C - c : 4;
         dw_group grp;
-        dw_group_of(&grp, bias, rq, c, n);
-#if MT_DW3
-        dw3_attach(&grp, &planes, 0);
-#endif
+        DW_GROUP_START(&grp, bias, rq, c, n, &planes, 0);
         dw_group_row(&grp, &r, w, g, c, n, p, y);
     }
 }
@@ -287,10 +284,7 @@ void mt_op_depthwise_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w
         for (uint32_t c = 0; c < g->C; c += 4) {
             const uint32_t n = g->C - c < 4 ? g->C - c : 4;
             dw_group grp;
-            dw_group_of(&grp, bias, rq, c, n);
-#if MT_DW3
-            dw3_attach(&grp, &planes, 1);
-#endif
+            DW_GROUP_START(&grp, bias, rq, c, n, &planes, 1);
             for (uint32_t oh = 0; oh < g->OH; ++oh) {
                 const dw_row r = dw_row_of(x + b * sample, 0, oh, g, in);
                 dw_group_row(&grp, &r, w, g, c, n, p, y + ((size_t)b * g->OH + oh) * out_row);

@@ -451,6 +451,16 @@ static void dw3_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_sp
 }
 #endif
 
+/* A new group of n channels from c: its constants (dw_group_of) and, with the planes' form, the
+ * caller's planes emptied for it (dw3_attach, whole as there); without that form planes and
+ * whole are not used (nor evaluated) */
+#if MT_DW3
+#define DW_GROUP_START(grp, bias, rq, c, n, planes, whole) \
+    (dw_group_of((grp), (bias), (rq), (c), (n)), dw3_attach((grp), (planes), (whole)))
+#else
+#define DW_GROUP_START(grp, bias, rq, c, n, planes, whole) dw_group_of((grp), (bias), (rq), (c), (n))
+#endif
+
 /* Output row r's channels c..c+n-1 with the group's constants, the interior weights made
  * only where the row's kernel rows differ from those they were made for */
 static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c,

@@ -31,14 +31,8 @@ MT_AVX512 void MT_X86_NAME(mt_expf_shifted)(const float *x, float m, float *out,
         const __m512 kf = _mm512_cvtepi32_ps(k);
         __m512 r = _mm512_sub_ps(v, _mm512_mul_ps(kf, _mm512_set1_ps(0.693359375f)));
         r = _mm512_sub_ps(r, _mm512_mul_ps(kf, _mm512_set1_ps(-2.12194440e-4f)));
-        __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-        p = _mm512_add_ps(_mm512_set1_ps(1.0f / 720.0f), _mm512_mul_ps(r, p));
-        p = _mm512_add_ps(_mm512_set1_ps(1.0f / 120.0f), _mm512_mul_ps(r, p));
-        p = _mm512_add_ps(_mm512_set1_ps(1.0f / 24.0f), _mm512_mul_ps(r, p));
-        p = _mm512_add_ps(_mm512_set1_ps(1.0f / 6.0f), _mm512_mul_ps(r, p));
-        p = _mm512_add_ps(_mm512_set1_ps(0.5f), _mm512_mul_ps(r, p));
-        p = _mm512_add_ps(r, _mm512_mul_ps(_mm512_mul_ps(r, r), p));
-        p = _mm512_add_ps(_mm512_set1_ps(1.0f), p);
+        __m512 p;
+        MT_EXPF_SERIES(p, r, _mm512_add_ps, _mm512_mul_ps, _mm512_set1_ps);
         const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k, _mm512_set1_epi32(127)), 23));
         _mm512_mask_storeu_ps(out + j0, in_range, _mm512_mul_ps(p, scale));
         for (__mmask16 rest = lanes & (__mmask16)~in_range; rest; rest &= (__mmask16)(rest - 1)) {
