@@ -151,7 +151,16 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
                                          {5, 5, 4, 3, 2, 2, 1, 1, MT_PADDING_SAME},
                                          {3, 130, 1, 2, 3, 3, 1, 1, MT_PADDING_SAME},
                                          /* windows past MT_S8_WINDOW_BYTES (conv_s8_portable.c): by kernel rows */
-                                         {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME}};
+                                         {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME},
+                                         /* the DSP cores' pixel pairs spread once (s8_dot.h's
+                                          * mt_s8_dense_pairs, from 16 channels): 3 words (an odd
+                                          * one and a pair) and 2 channels past the fours; runs of
+                                          * 6 pixels (200 inputs); one word; runs of 64 (72
+                                          * pixels: MT_S8_PAIRS_RUN and 8 more) */
+                                         {3, 3, 12, 18, 1, 1, 1, 1, MT_PADDING_VALID},
+                                         {2, 5, 200, 16, 1, 1, 1, 1, MT_PADDING_VALID},
+                                         {1, 3, 4, 16, 1, 1, 1, 1, MT_PADDING_VALID},
+                                         {6, 6, 8, 8, 1, 1, 1, 1, MT_PADDING_VALID}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
@@ -232,7 +241,14 @@ static void dense_cases(const mt_kernel_table *column, s8_check_fn check)
 {
     static const uint32_t shapes[][3] = {/* B, D, U */ {1, 1, 1}, {2, 7, 3}, {3, 16, 4}, {2, 33, 9}, {1, 100, 10},
                                          {4, 5, 17}, {2, 64, 2},
-                                         {5, 9, 6}, {17, 20, 8}};
+                                         {5, 9, 6}, {17, 20, 8},
+                                         /* the DSP cores' spread x (s8_dot.h): 2 words and 3
+                                          * inputs; 3 single words, 3 turns of 4 and 3 inputs;
+                                          * past its scratch (B·D > 1536) */
+                                         {3, 11, 5}, {1, 63, 4}, {2, 772, 4},
+                                         /* its pixel pairs (mt_s8_dense_pairs): an odd pixel;
+                                          * runs of 6, the last odd */
+                                         {5, 12, 18}, {9, 200, 16}};
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
             const uint32_t B = shapes[s][0], D = shapes[s][1], U = shapes[s][2];

@@ -179,6 +179,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
          * 8 x 8 image's row of 3 x 3 windows is 8 of the 56 that fit: each product's call and
          * each channel's requantization served 8 pixels), then one product each */
         int8_t windows[MT_S8_WINDOW_BYTES], padded[MT_S8_WINDOW_BYTES];
+        MT_S8_SPREAD_SCRATCH(spread); /* the windows' pairs' halves (s8_dot.h's mt_s8_dense_pairs) */
         /* a window and its padding, and W's rows alike (when they fit; else unpadded) */
         size_t stride = mt_s8_padded_row(window);
         const int8_t *rows = w;
@@ -209,7 +210,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
                     conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, stride - window,
                                  windows);
                 mt_s8_dense_rows(windows, rows, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
-                                 (uint32_t)stride, g->OC, packed, 0);
+                                 (uint32_t)stride, g->OC, packed, 0, spread);
             }
         return;
     }
@@ -246,7 +247,8 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
 void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                         int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
-    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0); /* Conv2D: gemmlowp's rounding */
+    MT_S8_SPREAD_SCRATCH(spread); /* the pixel pairs' halves (s8_dot.h's mt_s8_dense_pairs) */
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, spread); /* Conv2D: gemmlowp's rounding */
 }
 
 void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,

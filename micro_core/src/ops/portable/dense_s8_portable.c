@@ -12,5 +12,6 @@
 void mt_op_dense_s8_forward_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                      int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
-    mt_s8_dense_rows(x, w, bias, rq, y, B, D, U, packed, 1); /* the double scaling of LiteRT's FullyConnected */
+    MT_S8_SPREAD_SCRATCH(spread); /* x's halves below MT_S8_SUM_ROWS rows (s8_dot.h) */
+    mt_s8_dense_rows(x, w, bias, rq, y, B, D, U, packed, 1, spread); /* LiteRT's FullyConnected's double scaling */
 }
