@@ -1,6 +1,7 @@
 /*
  * The kernel table's int8 rows on the host (the portable siblings, ops/portable/, in every
- * column): the device's cases (boards/app/siblings_s8.c, which every board runs too) walked on
+ * column): the device's cases (boards/app/siblings_s8.c and siblings_s8_backward.c, which every
+ * board runs too) walked on
  * each column this machine has: on x86-64 the products take AVX2 (ops/x86/s8_avx2.c) in the
  * AVX-512 and AVX2 columns, C in the portable one. The number of checks is exact, so a case that
  * stops running fails.
@@ -12,7 +13,7 @@
 #include "select/tables.h"
 #include "siblings.h"
 
-#define S8_CHECKS 195u /* the int8 rows' checks in a column (tests/boards/test_board_siblings.py too) */
+#define S8_CHECKS 379u /* the int8 rows' checks in a column (tests/boards/test_board_siblings.py too) */
 
 static void report_failure(const char *column, const char *kernel, const char *what)
 {

@@ -234,11 +234,33 @@ static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, 
     }
 }
 
+#if MT_REFERENCE_KERNELS
+/* The DepthwiseConv2D's mask (kernels.def's row) */
+void mt_op_depthwise_conv2d_s8_mask_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                        float *dy, uint32_t B, const mt_spatial *g, uint32_t packed)
+{
+    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+}
+#endif
+
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's mask (kernels.def's row): conv_s8_mask over P pixels as one row of a
+ * 1 x 1 Conv2D at stride 1 */
+void mt_op_conv2d_s8_pointwise_mask_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                        float *dy, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
+    conv_s8_mask(x, w, bias, rq, dy, 1, &g, packed, 0);
+}
+#endif
+
 /* dW[first .. first + rows) += Σ dv·x (the comment atop), written from dw: Conv2D's weight
  * [OC, KH, KW, C] (rows of output channels), the depthwise one's [1, KH, KW, C] (one row,
  * its channel oc = c) */
-static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
-                                const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
+static void conv_s8_weight_loops(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
+                                 const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
 {
     const int32_t zx = mt_q_unpack(packed).x_zp;
     const uint32_t YC = depthwise ? g->C : g->OC; /* dy's channels */
@@ -259,6 +281,36 @@ static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, flo
                     }
 }
 
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's dW rows (kernels.def's row): the loops above over P pixels as one row of
+ * a 1 x 1 Conv2D at stride 1 (for each weight, its sum over the outputs: every pixel, in order) */
+void mt_op_conv2d_s8_pointwise_dw_ref(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t packed,
+                                      uint32_t P, uint32_t C, uint32_t OC, uint32_t first, uint32_t rows)
+{
+    mt_spatial g;
+    memset(&g, 0, sizeof g);
+    g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
+    conv_s8_weight_loops(x, dy, dw, x_scale, 1, &g, packed, 0, first, rows);
+}
+#endif
+
+/* a pointwise layer (1 x 1, stride 1, no padding): each input pixel is one output pixel's only
+ * tap, so its backward's sums are a Dense's over B·H·W pixels (the pointwise rows of kernels.def) */
+static int conv_s8_pointwise(const mt_spatial *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+}
+
+/* conv_s8_weight_loops' sums: a pointwise Conv2D's by its row's kernel */
+static void conv_s8_weight_rows(const int8_t *x, const float *dy, float *dw, float x_scale, uint32_t B,
+                                const mt_spatial *g, uint32_t packed, int depthwise, uint32_t first, uint32_t rows)
+{
+    if (!depthwise && conv_s8_pointwise(g))
+        mt_kernel_conv2d_s8_pointwise_dw(x, dy, dw, x_scale, packed, B * g->H * g->W, g->C, g->OC, first, rows);
+    else
+        conv_s8_weight_loops(x, dy, dw, x_scale, B, g, packed, depthwise, first, rows);
+}
+
 /* dW += Σ dv·x and db += Σ dv (the comment atop) */
 static void conv_s8_weight_grads(const int8_t *x, const float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                                  uint32_t packed, int depthwise)
@@ -267,27 +319,42 @@ static void conv_s8_weight_grads(const int8_t *x, const float *dy, const mt_q_gr
     if (d->db) mt_op_bias_f32_backward_ref(dy, d->db, (size_t)B * g->OH * g->OW, depthwise ? g->C : g->OC);
 }
 
+#if MT_REFERENCE_KERNELS
+/* The pointwise Conv2D's dX (kernels.def's row): the loop below for a 1 x 1 window at stride 1
+ * without padding, where output pixel p's one tap is input pixel p */
+void mt_op_conv2d_s8_pointwise_dx_ref(const float *dy, const int8_t *w, const float *w_scale, float *dx, uint32_t P,
+                                      uint32_t C, uint32_t OC)
+{
+    for (uint32_t p = 0; p < P; ++p)
+        for (uint32_t c = 0; c < C; ++c)
+            dx[(size_t)p * C + c] += mt_q_dx_sum(dy + (size_t)p * OC, w + c, C, w_scale, OC);
+}
+#endif
+
 void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
                               const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, const mt_spatial *g,
                               uint32_t packed)
 {
-    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
+    const int pointwise = conv_s8_pointwise(g);
+    if (pointwise)
+        mt_kernel_conv2d_s8_pointwise_mask(x, w, bias, rq, dy, B * g->H * g->W, g->C, g->OC, packed);
+    else
+        conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 0);
     conv_s8_weight_grads(x, dy, d, B, g, packed, 0);
     float *dx = d->dx;
     if (!dx) return;
+    if (pointwise) {
+        mt_kernel_conv2d_s8_pointwise_dx(dy, w, w_scale, dx, B * g->H * g->W, g->C, g->OC);
+        return;
+    }
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
         const float *dyp = dy + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
         int32_t ih, iw;
         MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
             float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
-            for (uint32_t c = 0; c < g->C; ++c) {
-                float acc = 0.0f;
-                for (uint32_t oc = 0; oc < g->OC; ++oc) {
-                    const float wd = w_scale[oc] * (float)w[(((size_t)oc * g->KH + kh) * g->KW + kw) * g->C + c];
-                    acc = mt_fmaf(dyp[oc], wd, acc);
-                }
-                dxp[c] += acc;
-            }
+            const int8_t *wt = w + ((size_t)kh * g->KW + kw) * g->C; /* W[0, kh, kw, 0] */
+            for (uint32_t c = 0; c < g->C; ++c)
+                dxp[c] += mt_q_dx_sum(dyp, wt + c, (size_t)g->KH * g->KW * g->C, w_scale, g->OC);
         }
     }
 }
@@ -296,7 +363,7 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
                                         const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
                                         const mt_spatial *g, uint32_t packed)
 {
-    conv_s8_mask(x, w, bias, rq, dy, B, g, packed, 1);
+    mt_kernel_depthwise_conv2d_s8_mask(x, w, bias, rq, dy, B, g, packed);
     conv_s8_weight_grads(x, dy, d, B, g, packed, 1);
     float *dx = d->dx;
     if (!dx) return;

@@ -71,12 +71,8 @@ void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_sc
     }
     if (dx)
         for (uint32_t b = 0; b < B; ++b)
-            for (uint32_t d = 0; d < D; ++d) {
-                float acc = 0.0f;
-                for (uint32_t u = 0; u < U; ++u)
-                    acc = mt_fmaf(dy[(size_t)b * U + u], w_scale[u] * (float)w[(size_t)u * D + d], acc);
-                dx[(size_t)b * D + d] += acc;
-            }
+            for (uint32_t d = 0; d < D; ++d)
+                dx[(size_t)b * D + d] += mt_q_dx_sum(dy + (size_t)b * U, w + d, D, w_scale, U);
     if (g->dw) dense_s8_weight_rows(x, dy, g->dw, g->x_scale, B, D, U, p.x_zp, 0, U);
     if (g->db) mt_op_bias_f32_backward_ref(dy, g->db, B, U);
 }

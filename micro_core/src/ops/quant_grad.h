@@ -68,6 +68,16 @@ static inline int mt_q_fc_unsaturated(int32_t acc, mt_q_fc q, int32_t y_zp, int3
     return v >= lo && v <= hi;
 }
 
+/* Σ_oc dy[oc]·w[oc], w[oc] = sw[oc]·W[oc·ws] dequantized per use (one float multiply), from +0 by
+ * ascending oc, one fused multiply-add a term: the input-gradient sum of the int8 weighted ops
+ * (ws: W's stride from one output channel to the next) */
+static inline float mt_q_dx_sum(const float *dy, const int8_t *w, size_t ws, const float *w_scale, uint32_t OC)
+{
+    float acc = 0.0f;
+    for (uint32_t oc = 0; oc < OC; ++oc) acc = mt_fmaf(dy[oc], w_scale[oc] * (float)w[(size_t)oc * ws], acc);
+    return acc;
+}
+
 /* The per-output-channel weight scales the planner decoded for an int8 weight whose op's
  * backward runs (planner.c): f32 [channels], a per-tensor scale repeated, then the scale sx
  * of the op's input (what a weight gradient reads x in). They live where a float weight keeps
