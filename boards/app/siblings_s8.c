@@ -152,7 +152,7 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
                                          {3, 130, 1, 2, 3, 3, 1, 1, MT_PADDING_SAME},
                                          /* windows past MT_S8_WINDOW_BYTES (conv_s8_portable.c): by kernel rows */
                                          {4, 5, 60, 5, 3, 3, 1, 2, MT_PADDING_SAME},
-                                         /* the DSP cores' pixel pairs spread once (s8_dot.h's
+                                         /* the DSP cores' pixel pairs spread once (s8_dense_rows.h's
                                           * mt_s8_dense_pairs, from 16 channels): 3 words (an odd
                                           * one and a pair) and 2 channels past the fours; runs of
                                           * 6 pixels (200 inputs); one word; runs of 64 (72
@@ -242,7 +242,7 @@ static void dense_cases(const mt_kernel_table *column, s8_check_fn check)
     static const uint32_t shapes[][3] = {/* B, D, U */ {1, 1, 1}, {2, 7, 3}, {3, 16, 4}, {2, 33, 9}, {1, 100, 10},
                                          {4, 5, 17}, {2, 64, 2},
                                          {5, 9, 6}, {17, 20, 8},
-                                         /* the DSP cores' spread x (s8_dot.h): 2 words and 3
+                                         /* the DSP cores' spread x (s8_dense_rows.h): 2 words and 3
                                           * inputs; 3 single words, 3 turns of 4 and 3 inputs;
                                           * past its scratch (B·D > 1536) */
                                          {3, 11, 5}, {1, 63, 4}, {2, 772, 4},

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "mt_fma.h"
-#include "ops/portable/s8_dot.h"
+#include "ops/portable/s8_dense_rows.h"
 #include "ops/quant_grad.h"
 #include "ops/spatial.h"
 #include "select/kernels.h"

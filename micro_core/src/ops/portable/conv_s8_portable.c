@@ -27,7 +27,7 @@
 #define MT_BYTE_LOOPS
 #endif
 #include "select/kernels.h"
-#include "ops/portable/s8_dot.h"
+#include "ops/portable/s8_dense_rows.h"
 #include "ops/spatial.h"
 #include "ops/portable/depthwise_s8_rows.h"
 
@@ -179,7 +179,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
          * 8 x 8 image's row of 3 x 3 windows is 8 of the 56 that fit: each product's call and
          * each channel's requantization served 8 pixels), then one product each */
         int8_t windows[MT_S8_WINDOW_BYTES], padded[MT_S8_WINDOW_BYTES];
-        MT_S8_SPREAD_SCRATCH(spread); /* the windows' pairs' halves (s8_dot.h's mt_s8_dense_pairs) */
+        MT_S8_SPREAD_SCRATCH(spread); /* the windows' pairs' halves (s8_dense_rows.h's mt_s8_dense_pairs) */
         /* a window and its padding, and W's rows alike (when they fit; else unpadded) */
         size_t stride = mt_s8_padded_row(window);
         const int8_t *rows = w;
@@ -247,7 +247,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
 void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                         int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
 {
-    MT_S8_SPREAD_SCRATCH(spread); /* the pixel pairs' halves (s8_dot.h's mt_s8_dense_pairs) */
+    MT_S8_SPREAD_SCRATCH(spread); /* the pixel pairs' halves (s8_dense_rows.h's mt_s8_dense_pairs) */
     mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, spread); /* Conv2D: gemmlowp's rounding */
 }
 
