@@ -65,7 +65,9 @@ static int differing(const int8_t *a, const int8_t *b, uint32_t n)
     return d;
 }
 
-static void check_in_place(const char *name, uint32_t B, uint32_t H, uint32_t W, uint32_t C, uint32_t K)
+/* Returns how many outputs differ when the whole kernel runs over its own input without the
+ * band (the first planted fault). */
+static int check_in_place(const char *name, uint32_t B, uint32_t H, uint32_t W, uint32_t C, uint32_t K)
 {
     static layer l;
     static int8_t ref[MAXE], buf[2 * MAXE];
@@ -99,8 +101,11 @@ static void check_in_place(const char *name, uint32_t B, uint32_t H, uint32_t W,
     mt_op_depthwise_s8_in_place_forward(&op, t, B);
     const int shifted = differing(buf, ref, N);
     printf("  %s planted: %d differ without the band, %d with the input a row off\n", name, unbanded, shifted);
-    CHECK(unbanded > 0);
+    /* the band's need depends on the kernel: one that copies a channel group's rows into its
+     * planes before writing that group's outputs (the DSP cores' planes, at C a multiple of 4)
+     * computes this shape right without it; the caller checks that some shape needs it */
     CHECK(shifted > 0);
+    return unbanded;
 }
 
 static void check_rows(const char *name, uint32_t B, uint32_t H, uint32_t W, uint32_t C, uint32_t OC, uint32_t K,
@@ -153,9 +158,11 @@ int main(void)
     for (int level = 0; level < MT_KERNEL_LEVELS; ++level) {
         if (!use_kernel_level(level)) continue;
         printf(" kernel level %d\n", level);
-        check_in_place("depthwise_conv2d_s8 3x3", 1, 9, 7, 5, 3);
-        check_in_place("depthwise_conv2d_s8 3x3 batch 3", 3, 6, 5, 8, 3);
-        check_in_place("depthwise_conv2d_s8 5x5 batch 2", 2, 8, 6, 4, 5);
+        /* planted: without the band, at least one of these shapes goes wrong at every level */
+        const int unbanded = check_in_place("depthwise_conv2d_s8 3x3", 1, 9, 7, 5, 3)
+                             + check_in_place("depthwise_conv2d_s8 3x3 batch 3", 3, 6, 5, 8, 3)
+                             + check_in_place("depthwise_conv2d_s8 5x5 batch 2", 2, 8, 6, 4, 5);
+        CHECK(unbanded > 0);
         check_rows("conv2d_s8 3x3 stride 2 (a first convolution)", 1, 12, 10, 3, 8, 3, 2);
         check_rows("conv2d_s8 3x3 stride 2 batch 2", 2, 8, 6, 3, 8, 3, 2);
         check_rows("conv2d_s8 1x1 (a projection)", 2, 6, 5, 12, 4, 1, 1);
