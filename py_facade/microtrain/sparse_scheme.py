@@ -113,6 +113,14 @@ class SparseScheme(object):
         return not self == other
 
 
+def nothing_fits(budget, batch_size, layer, what, needed):
+    """The ValueError of a budget that even the smallest scheme (layer ``layer``'s ``what``,
+    ``needed`` bytes) does not fit: sparse_update's heuristic and its calibrated picker."""
+    return ValueError("a budget of %d bytes fits no sparse update of this model at batch size "
+                      "%d: the smallest, layer %d's %s, needs %d bytes"
+                      % (budget, batch_size, layer, what, needed))
+
+
 def is_scheme(spec):
     """Whether compile(trainable=spec) is a sparse scheme (a mapping)."""
     return isinstance(spec, (dict, SparseScheme))

@@ -26,7 +26,7 @@ the same model, rows and seed give the same scheme.
 """
 
 from .._platform import is_integer
-from ..sparse_scheme import SparseScheme
+from ..sparse_scheme import SparseScheme, nothing_fits
 from ..train_session import TrainSession
 
 FRACTIONS = (0.125, 0.25, 0.5)
@@ -126,9 +126,7 @@ def choose(session, layers, budget, batch_size, optimizer, loss, calibration, ep
         anchor = (last, "bias")
     anchor_bytes = total([anchor])
     if anchor_bytes > budget:
-        raise ValueError("a budget of %d bytes fits no sparse update of this model at batch "
-                         "size %d: the smallest, layer %d's %s, needs %d bytes"
-                         % (budget, batch_size, last, anchor[1], anchor_bytes))
+        raise nothing_fits(budget, batch_size, last, anchor[1], anchor_bytes)
     try:
         trial = _Trial(session, x, y, batch_size, optimizer, loss, int(epochs), int(seed))
         base = trial.loss_after([anchor])

@@ -14,7 +14,7 @@ from . import sparse_calibration as _sparse_calibration
 from .. import _files, ops as _ops, optimizers as _optimizers, losses as _losses
 from .._platform import is_integer
 from ..session import Session
-from ..sparse_scheme import SparseScheme
+from ..sparse_scheme import SparseScheme, nothing_fits
 from ..train_session import TrainSession
 
 FRACTIONS = (0.125, 0.25, 0.5, 1.0)
@@ -161,10 +161,8 @@ def _choose(session, budget, batch_size, optimizer, loss):
     if not chosen:
         last, bias, _ = candidates[0]
         smallest = total([(last, "bias" if bias else FRACTIONS[0])])
-        raise ValueError("a budget of %d bytes fits no sparse update of this model at batch "
-                         "size %d: the smallest, layer %d's %s, needs %d bytes"
-                         % (budget, batch_size, last, "bias" if bias else "first channels",
-                            smallest))
+        raise nothing_fits(budget, batch_size, last, "bias" if bias else "first channels",
+                           smallest)
     return SparseScheme(chosen, budget_bytes=budget, total_bytes=used, batch_size=batch_size,
                         optimizer=_name(optimizer, _optimizers.get),
                         loss=_name(loss, _losses.get))
