@@ -80,17 +80,6 @@ static int values_finite(const uint8_t *ck)
     return 1;
 }
 
-/* Save s with its state into out; abort unless that works and every value is finite. */
-static size_t save_finite(const mt_session *s)
-{
-    size_t bytes;
-    fz_buffer sink = {out, 0, sizeof out};
-    if (mt_checkpoint_bytes(s, 1, NULL, 0, &bytes) != MT_OK) abort();
-    if (mt_checkpoint_save(s, 1, NULL, 0, fz_write, &sink) != MT_OK || sink.size != bytes) abort();
-    if (!values_finite(out)) abort(); /* a loaded or trained session holds a NaN or infinity */
-    return sink.size;
-}
-
 /* Every float weight of s (mt_session_param: trained ones in the arena) is finite. */
 static int weights_finite(mt_session *s)
 {
@@ -106,14 +95,17 @@ static int weights_finite(mt_session *s)
     return 1;
 }
 
-/* The int8 session's checkpoint into out: it saves, and its float weights are finite. */
-static size_t save_int8(mt_session *s)
+/* Save s with its state into out; abort unless that works and every value is finite: every
+ * record's values (float_records: the float sessions' checkpoints, which values_finite
+ * parses), else the int8 session's float weights (its typed records are not parsed here). */
+static size_t save_checked(mt_session *s, int float_records)
 {
     size_t bytes;
     fz_buffer sink = {out, 0, sizeof out};
     if (mt_checkpoint_bytes(s, 1, NULL, 0, &bytes) != MT_OK) abort();
     if (mt_checkpoint_save(s, 1, NULL, 0, fz_write, &sink) != MT_OK || sink.size != bytes) abort();
-    if (!weights_finite(s)) abort();
+    /* a loaded or trained session holds a NaN or infinity */
+    if (!(float_records ? values_finite(out) : weights_finite(s))) abort();
     return sink.size;
 }
 
@@ -135,7 +127,7 @@ static void run_session(const uint8_t *img, size_t img_bytes, const mt_train_con
         if (memcmp(before, arena, plan.total_bytes) != 0) abort(); /* refused: nothing written */
         return;
     }
-    if (float_records) save_finite(s); else save_int8(s); /* what was loaded is finite */
+    save_checked(s, float_records); /* what was loaded is finite */
 
     /* one step in the session's mode: it may be refused, never poison a weight */
     fm_fill(s, 2, 99u, 0);
@@ -148,7 +140,7 @@ static void run_session(const uint8_t *img, size_t img_bytes, const mt_train_con
         st = mt_session_train_step(s, 2, &loss);
     }
     if (st != MT_OK && st != MT_ERR_NUMERIC) abort();
-    const size_t bytes = float_records ? save_finite(s) : save_int8(s);
+    const size_t bytes = save_checked(s, float_records);
     fz_buffer back = {out, bytes, bytes};
     if (mt_checkpoint_load(s, bytes, fz_read, &back, NULL, NULL) != MT_OK) abort();
 }
