@@ -393,9 +393,8 @@ uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f,
     return channels;
 }
 
-/* The int8 part's share of the activations: the most bytes of int8 activations live at once
- * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
- * the backward of an int8 op a gradient passes through when it reads them). */
+/* How many ops lay their output over their input with a band or a shift
+ * (mt_memory_plan.over_inputs; in place element-wise ops not counted). */
 uint32_t mt_plan_over_inputs(const mt_image *img, const lifetimes *lt)
 {
     uint32_t n = 0;
@@ -403,6 +402,9 @@ uint32_t mt_plan_over_inputs(const mt_image *img, const lifetimes *lt)
     return n;
 }
 
+/* The int8 part's share of the activations: the most bytes of int8 activations live at once
+ * over the step (persistent int8 inputs always; the others over their lifetimes, which reach
+ * the backward of an int8 op a gradient passes through when it reads them). */
 uint64_t mt_plan_int8_peak(const mt_image *img, const lifetimes *lt, uint32_t B)
 {
     uint64_t persistent = 0;
