@@ -183,6 +183,16 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
     return mt_plan_round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
 }
 
+/* The tensor op o reads in order, row by row: its input, or, for a depthwise that streams its
+ * expansion (op o - 1, mt_plan_stream_of), the expansion's input. */
+static uint32_t ordered_input(const mt_image *img, const graph_facts *f, uint32_t o, const mt_op_desc *op)
+{
+    if (o == 0 || !mt_plan_stream_of(img, f, o - 1u)) return op->inputs[0];
+    mt_op_desc expand;
+    mt_image_op(img, o - 1u, &expand);
+    return expand.inputs[0];
+}
+
 /*
  * How op o's output may be laid over its input x, the one place that decides it (the
  * lifetimes apply it where x dies at op o; a frozen int8 op: none where a gradient passes
@@ -223,7 +233,8 @@ int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, ui
     const int dw = op.type == MT_OP_DEPTHWISE_CONV2D_S8;
     if ((!dw && op.type != MT_OP_CONV2D_S8) || mt_plan_backward_runs(f, &op, o)) return MT_OVER_NONE;
     if (mt_plan_stream_of(img, f, o)) return MT_OVER_NONE; /* its output is a ring */
-    const int streamed = o > 0 && mt_plan_stream_of(img, f, o - 1u) != 0;
+    const uint32_t ordered = ordered_input(img, f, o, &op);
+    const int streamed = ordered != op.inputs[0];
     mt_tensor_desc x, y, w;
     mt_image_tensor(img, op.inputs[0], &x);
     mt_image_tensor(img, op.outputs[0], &y);
@@ -233,10 +244,8 @@ int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, ui
     if (mt_spatial_check_dtype(&op, &x, &y, w.dims[1], w.dims[2], OC, MT_DTYPE_I8, &g) != MT_OK) return MT_OVER_NONE;
     uint32_t C = g.C; /* the channels of what the op reads in order */
     if (streamed) {   /* the expansion's input, read a row at a time as the depthwise needs them */
-        mt_op_desc expand;
-        mt_image_op(img, o - 1u, &expand);
         mt_tensor_desc e;
-        mt_image_tensor(img, expand.inputs[0], &e);
+        mt_image_tensor(img, ordered, &e);
         C = e.dims[2];
     } else if (dw) {
         if (g.SH != 1 || g.OH != g.H || g.OW != g.W || g.OC != g.C || g.PT >= g.KH) return MT_OVER_NONE;
@@ -340,12 +349,7 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
         mt_image_op(img, o, &op);
         const uint32_t y = op.outputs[0];
         lt->over[o] = MT_OVER_NONE;
-        uint32_t x = op.inputs[0];
-        if (o > 0 && mt_plan_stream_of(img, f, o - 1u)) { /* what it reads in order: the expansion's input */
-            mt_op_desc expand;
-            mt_image_op(img, o - 1u, &expand);
-            x = expand.inputs[0];
-        }
+        const uint32_t x = ordered_input(img, f, o, &op);
         if (x == MT_NO_TENSOR || lt->data[x] == MT_NO_BUFFER || lt->data[y] == MT_NO_BUFFER) continue;
         const uint16_t root = mt_share_root(&lt->sh, lt->data[x]);
         if (lt->sh.buf[root].end != mt_plan_forward_time(o)) continue;
