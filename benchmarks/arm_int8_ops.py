@@ -76,8 +76,9 @@ CATEGORIES = (
     ("requantization", r"requant|^mt_q_(scale|clamp|fc_|high_mul|doubling|rounding|multiply|"
                        r"output)|^mt_s8_(saturate|scale_lanes)$"),
     ("zero point (Σ W)", r"^mt_s8_(sum|centered)$"),
-    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_(run|channel)$"),
-    ("depthwise edges", r"^dw_(sums|tap)$"),
+    ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_(run|channel)$"
+                 r"|^mt_s8_dwg_(run|pixels)$"),
+    ("depthwise edges", r"^dw_(sums|tap|edge_pixel)$"),
     ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_(slot|copy_run)|memcpy|memset)$"),
 )
 WINDOWS = "window copies"  # a Conv2D's (im2col), a depthwise's planes; elsewhere a memcpy is setup

@@ -199,11 +199,20 @@ static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, in
                                           * row), 7 channels (one group and 3 left), VALID; past
                                           * MT_DW3_PLANE_BYTES (83 outputs) the four-channel form;
                                           * the rows from a ring take the planes from
-                                          * MT_DW3_ROW_MIN outputs (Helium: 17): 34 */
+                                          * MT_DW3_ROW_MIN outputs: 34 */
                                          {7, 9, 12, 3, 3, 1, 1, MT_PADDING_SAME},
                                          {6, 11, 7, 3, 3, 1, 1, MT_PADDING_VALID},
                                          {3, 83, 4, 3, 3, 1, 1, MT_PADDING_SAME},
-                                         {5, 34, 8, 3, 3, 1, 1, MT_PADDING_SAME}};
+                                         {5, 34, 8, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         /* Helium's gathered interior (ops/mve/depthwise_s8_mve.h,
+                                          * from 8 interior outputs): stride 2, 9 inside (two
+                                          * turns and one lane) and both edges, two groups;
+                                          * VALID stride 2 and 5 channels (a group, one left);
+                                          * one input row (a kernel row in bounds: two of
+                                          * weight 0) */
+                                         {5, 21, 8, 3, 3, 2, 2, MT_PADDING_SAME},
+                                         {7, 20, 5, 3, 3, 2, 2, MT_PADDING_VALID},
+                                         {1, 12, 4, 3, 3, 1, 1, MT_PADDING_SAME}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
@@ -375,6 +384,17 @@ static void requant_cases(s8_check_fn check)
             same &= requant_block_matches(sums, n, 4, rq_right, bias_, 0x7f80u << 16 | 3u << 8 | 0u);
             same &= requant_block_matches(sums, n, 3, rq_, bias_, 0x7f80u << 16 | (uint32_t)(uint8_t)-7 << 8);
         }
+    }
+    /* the bound of the DSP cores' zy folded into the high word (ops/dsp/s8_requant_dsp.h: e <= 24):
+     * the largest multiplier, sums at both ends of int32 and around 0, zy at both ends */
+    for (int32_t e = 23; e <= 25; ++e) {
+        const int32_t rq_[8] = {0x7fffffff, -e, 0x7fffffff, -e, 1 << 30, -e, 0x7ffffffe, -e};
+        const int32_t bias_[4] = {0, 0, 0, 0};
+        const int32_t ends[6] = {INT32_MIN, INT32_MIN + 1, -1, 0, INT32_MAX - 1, INT32_MAX};
+        for (uint32_t k = 0; k < 4 * MT_S8_RUN; ++k) sums[k] = ends[k % 6];
+        for (uint32_t zy = 0; zy < 256; zy += 255) /* -128 ... 127 as the packed byte 0x80 + zy */
+            same &= requant_block_matches(sums, MT_S8_RUN, 4, rq_, bias_,
+                                          0x7f80u << 16 | (uint32_t)(uint8_t)(zy + 128u) << 8);
     }
     check(same, "int8 requantization of runs at rounding ties");
     same = 1;

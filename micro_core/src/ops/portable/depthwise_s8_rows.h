@@ -11,14 +11,16 @@
 
 #include "ops/portable/s8_dot.h"
 #include "ops/spatial.h"
-/* The channel planes' 3 x 3 stride-1 form (dw3_*): its copies and products in the family's
- * instructions */
+/* The DSP cores' channel planes' 3 x 3 stride-1 form (dw3_*): its copies and products in
+ * their instructions. Helium's 3-wide interior reads the NHWC rows by gathers instead
+ * (mt_s8_dwg_run, dw_interior_pixels): its planes (the same form, in VLDRB.S32 and VMLA.S32)
+ * cost 0.8M instructions more in the MobileNetV2 step, their copies and slots' bookkeeping. */
 #if MT_S8_DSP
 #include "ops/dsp/depthwise_s8_dsp.h"
 #define MT_DW3 1
 #elif MT_S8_MVE
 #include "ops/mve/depthwise_s8_mve.h"
-#define MT_DW3 1
+#define MT_DW3 0
 #else
 #define MT_DW3 0
 #endif
@@ -49,6 +51,9 @@ static inline __attribute__((always_inline)) void dw_tap(const int8_t *xp, const
 }
 #endif
 
+/* The fewest interior pixels of a call that Helium gathers (mt_s8_dwg_run, dw_interior_pixels) */
+#define DW_GATHERED 8u
+
 /* The interior pixels' form (all KW taps of each in-bounds kernel row inside): four channels'
  * weights of every tap gathered once, and their zx·Σ W folded into start (Σ W·(x - zx) =
  * Σ W·x - zx·Σ W, exact in wrapping int32 sums), so no tap subtracts zx. On the DSP cores the
@@ -68,6 +73,10 @@ typedef struct dw_interior {
     int8_t w[4 * MT_DW_TAPS]; /* a tap's four weights */
 #endif
     int32_t start[4];
+#if MT_S8_MVE
+    int32_t k[4][MT_DW_TAPS + 1]; /* mt_s8_dwg_run's: channel r's nine weights, then its start */
+    int gathered;                 /* k made (dw_gathered_weights) */
+#endif
 } dw_interior;
 
 /* One pixel's four sums, a[0..DW_SUMS-1] (the four lanes of one vector on Helium, else four
@@ -153,6 +162,17 @@ static __attribute__((noinline)) void dw_interior_pixels(const dw_interior *d, s
     }
 #endif
     const size_t C = d->C, step = d->step;
+#if MT_S8_MVE
+    /* from 8 outputs a channel's outputs as lanes, its taps gathered; a kernel row out of
+     * bounds reads row 0 again by weights 0 (dw_interior_weights). Below 8 the setup of the
+     * call and its channels' runs (about 90 instructions) costs about what the four-channel
+     * form below saves (about 42 a pixel, where the gathers take 27) */
+    if (d->gathered && n >= DW_GATHERED) {
+        const int8_t *const rows[3] = {d->row[0] + x0, d->row[d->rows > 1] + x0, d->row[d->rows > 2 ? 2 : 0] + x0};
+        mt_s8_dwg_pixels(rows, C, step, &d->k[0][0], n, acc);
+        return;
+    }
+#endif
     if (DW_WALK_ROWS && d->rows == 3 && d->KW == 3) {
         const int8_t *b0 = d->row[0], *b1 = d->row[1], *b2 = d->row[2];
         for (uint32_t j = 0; j < n; ++j, acc += 4, x0 += step) {
@@ -195,11 +215,25 @@ static int dw_interior_weights(dw_interior *d, const int8_t *w, const mt_spatial
     const size_t C = g->C;
     if (count == 0 || count > 3 || g->KW * count > MT_DW_TAPS) return 0;
     d->rows = count, d->KW = g->KW, d->C = C, d->step = (size_t)g->SW * C;
+#if MT_S8_MVE
+    /* the kernel rows' taps follow each other in W, C bytes apart: a word of four weights and
+     * their Σ W a tap (the fused expansion's rows make these for every output row) */
+    const uint32_t taps = count * g->KW;
+    const int8_t *wp = w + (size_t)kh0 * g->KW * C + c;
+    int32x4_t sum = vdupq_n_s32(0); /* Σ W of the four channels */
+    for (uint32_t t = 0; t < taps; ++t, wp += C) {
+        memcpy(d->w + 4 * t, wp, 4);
+        sum = vaddq_s32(sum, vldrbq_s32(wp));
+    }
+    if (taps < MT_DW_TAPS) memset(d->w + 4 * taps, 0, sizeof d->w - 4 * taps); /* rows out of bounds weigh 0 */
+    const int32x4_t st = vsubq_s32(vld1q_s32(start), vmulq_n_s32(sum, zx)); /* wrapping */
+    vst1q_s32(d->start, st);
+    d->gathered = 0;
+    return 1;
+#else
     uint32_t tap = 0;
 #if MT_S8_DSP
     int16x2_t sum_e = 0, sum_o = 0; /* Σ W of channels 0, 2 and 1, 3: |Σ| <= 9·128 fits */
-#elif MT_S8_MVE
-    int32x4_t sum = vdupq_n_s32(0); /* Σ W of the four channels */
 #else
     int32_t sums[4] = {0, 0, 0, 0};
 #endif
@@ -211,9 +245,6 @@ static int dw_interior_weights(dw_interior *d, const int8_t *w, const mt_spatial
             const int16x2_t we = __sxtb16(ww), wo = mt_s8_odd(ww);
             d->w[2 * tap] = (uint32_t)we, d->w[2 * tap + 1] = (uint32_t)wo;
             sum_e = __sadd16(sum_e, we), sum_o = __sadd16(sum_o, wo);
-#elif MT_S8_MVE
-            memcpy(d->w + 4 * tap, wp, 4); /* one word */
-            sum = vaddq_s32(sum, vldrbq_s32(wp));
 #else
             for (uint32_t r = 0; r < 4; ++r) d->w[4 * tap + r] = wp[r], sums[r] += wp[r];
 #endif
@@ -221,13 +252,26 @@ static int dw_interior_weights(dw_interior *d, const int8_t *w, const mt_spatial
 #if MT_S8_DSP
     const int32_t sums[4] = {(int16_t)sum_e, (int16_t)sum_o, (int16_t)((uint32_t)sum_e >> 16),
                              (int16_t)((uint32_t)sum_o >> 16)};
-#elif MT_S8_MVE
-    int32_t sums[4];
-    vst1q_s32(sums, sum);
 #endif
     for (uint32_t r = 0; r < 4; ++r) d->start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)zx * (uint32_t)sums[r]);
     return 1;
+#endif
 }
+
+#if MT_S8_MVE
+/* mt_s8_dwg_run's weights and starts (d->k: channel r's row 40 bytes on, a scatter a tap) from
+ * d's, where the interior pixels of a row are `inside` >= DW_GATHERED outputs of a 3-wide
+ * kernel (the narrower rows of the fused expansion, which makes these every row, would pay for
+ * them and not use them) */
+static void dw_gathered_weights(dw_interior *d, uint32_t inside)
+{
+    d->gathered = d->KW == 3 && inside >= DW_GATHERED;
+    if (!d->gathered) return;
+    const uint32x4_t channel = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)sizeof d->k[0]);
+    for (uint32_t t = 0; t < MT_DW_TAPS; ++t) vstrwq_scatter_offset_s32(&d->k[0][t], channel, vldrbq_s32(d->w + 4 * t));
+    vstrwq_scatter_offset_s32(&d->k[0][MT_DW_TAPS], channel, vld1q_s32(d->start));
+}
+#endif
 
 /* d's input rows: the in-bounds kernel rows of one output row (rows->count of them, as
  * dw_interior_weights was given), at channel c */
@@ -313,7 +357,46 @@ static dw_row dw_row_of(const int8_t *x, uint32_t ring, uint32_t oh, const mt_sp
     return r;
 }
 
-/* Channels c..c+n-1 (n <= 4) of one output row: the sums of MT_S8_RUN pixels at a time (the
+#if MT_S8_MVE
+/* An edge pixel of a 3-wide kernel's row that the interior form holds, its taps kw0..2 inside
+ * (kw0 = 1: the left edge) or 0..1 (kw0 = 0: the right one): its four sums from d's start and
+ * weights. The tap in the padding is taken as x = zx, whose term the reference does not have:
+ * d's start, bias - zx·Σ W over all the row's taps, holds -zx·W for it, which W·zx (a VMLA
+ * by zx) takes away; a tap inside adds W·x as in the interior. About 10 instructions a kernel
+ * row, where dw_sums's loops and the tap range took about 150 for the pixel. */
+static inline __attribute__((always_inline)) void dw_edge_pixel(const dw_interior *d, size_t x0, const int left,
+                                                                int32_t zx, int32_t *acc)
+{
+    const size_t C = d->C;
+    int32x4_t a = vld1q_s32(d->start);
+    const int8_t *wq = d->w;
+    for (uint32_t k = 0; k < d->rows; ++k, wq += 12) {
+        const int8_t *xp = d->row[k] + x0; /* the first tap inside */
+        const int32x4_t w0 = vldrbq_s32(wq), w1 = vldrbq_s32(wq + 4), w2 = vldrbq_s32(wq + 8);
+        if (left) {
+            a = vmlaq_n_s32(a, w0, zx);
+            a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp), w1));
+            a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp + C), w2));
+        } else {
+            a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp), w0));
+            a = vaddq_s32(a, vmulq_s32(vldrbq_s32(xp + C), w1));
+            a = vmlaq_n_s32(a, w2, zx);
+        }
+    }
+    vst1q_s32(acc, a);
+}
+#endif
+
+/* Pixels of a run of dw_row_channels: on Helium 64 (1 KB of sums), as each channel's run of
+ * interior pixels is a call of mt_s8_dwg_run whose setup (about 35 instructions) cost a
+ * quarter of its products at 16 */
+#if MT_S8_MVE
+#define DW_RUN 64u
+#else
+#define DW_RUN MT_S8_RUN
+#endif
+
+/* Channels c..c+n-1 (n <= 4) of one output row: the sums of DW_RUN pixels at a time (the
  * interior ones through d when it is given, its rows set), each started from start (the
  * biases), then their requantization with q */
 static void dw_row_channels(const dw_row *r, const int8_t *w, const mt_spatial *g, uint32_t c, uint32_t n,
@@ -321,9 +404,9 @@ static void dw_row_channels(const dw_row *r, const int8_t *w, const mt_spatial *
                             int8_t *y)
 {
     const uint32_t C = g->C;
-    int32_t sums[4 * MT_S8_RUN];
-    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += MT_S8_RUN) {
-        const uint32_t run = g->OW - ow0 < MT_S8_RUN ? g->OW - ow0 : MT_S8_RUN;
+    int32_t sums[4 * DW_RUN];
+    for (uint32_t ow0 = 0; ow0 < g->OW; ow0 += DW_RUN) {
+        const uint32_t run = g->OW - ow0 < DW_RUN ? g->OW - ow0 : DW_RUN;
         for (uint32_t j = 0; j < run; ++j) {
             const uint32_t ow = ow0 + j;
             if (d && ow >= r->inside0 && ow < r->inside1) { /* the pixels up to the run's or the inside's end */
@@ -332,6 +415,19 @@ static void dw_row_channels(const dw_row *r, const int8_t *w, const mt_spatial *
                 j += m - 1;
                 continue;
             }
+#if MT_S8_MVE
+            if (d && d->KW == 3) { /* one tap in the padding, left (tap 0's column -1) or right (W) */
+                const int64_t i0 = (int64_t)ow * g->SW - g->PL; /* tap 0's input column */
+                if (i0 == -1 && g->W >= 2u) {
+                    dw_edge_pixel(d, 0, 1, p.x_zp, sums + 4 * j);
+                    continue;
+                }
+                if (i0 >= 0 && i0 + 2 == (int64_t)g->W) {
+                    dw_edge_pixel(d, (size_t)i0 * C, 0, p.x_zp, sums + 4 * j);
+                    continue;
+                }
+            }
+#endif
             uint32_t kw0 = 0, kw1 = g->KW;
             if (ow < r->inside0 || ow >= r->inside1) mt_spatial_tap_range(ow, g->SW, g->PL, g->KW, g->W, &kw0, &kw1);
             const size_t xofs = (size_t)((int64_t)ow * g->SW + kw0 - g->PL) * C + c;
@@ -374,7 +470,7 @@ static void dw_group_of(dw_group *grp, const int32_t *bias, const int32_t *rq, u
  * a channel and its requantization's setup took a fifth of the products' instructions */
 #define DW3_RUN (2u * MT_S8_RUN)
 
-/* The planes' slots (ops/dsp/depthwise_s8_dsp.h, ops/mve/depthwise_s8_mve.h) of one channel group: their bytes and the
+/* The planes' slots (ops/dsp/depthwise_s8_dsp.h) of one channel group: their bytes and the
  * input row each holds (at channel c; NULL: a row of the padding; valid 0: nothing yet). A
  * row's address names it: within a call of a kernel no two input rows share one. */
 typedef struct dw3_planes {
@@ -486,6 +582,9 @@ static void dw_group_row(dw_group *grp, const dw_row *r, const int8_t *w, const 
     const int inside = n == 4 && r->inside1 > r->inside0;
     if (inside && (r->kh0 != grp->kh0 || r->rows.count != grp->count)) {
         grp->interior = dw_interior_weights(&grp->d, w, g, r->kh0, r->rows.count, c, p.x_zp, grp->start);
+#if MT_S8_MVE
+        if (grp->interior) dw_gathered_weights(&grp->d, r->inside1 - r->inside0);
+#endif
         grp->kh0 = r->kh0, grp->count = r->rows.count;
     }
     const int interior = inside && grp->interior;

@@ -139,20 +139,22 @@ static __attribute__((noinline, unused)) void mt_s8_requant_block(const int32_t 
     }
 #endif
     const int full = p.act_min == -128 && p.act_max == 127;
+#if MT_S8_DSP
+    uint32_t left = (1u << R) - 1u; /* the channels the loop below takes */
+    if (full) { /* 2 <= e <= 24, the common form, in assembly (ops/dsp/s8_requant_dsp.h): short
+                 * runs of four channels a pixel at a time, the rest a channel at a time */
+        const mt_s8_requant4 run = {acc, y, (uint32_t)ys, n, R, q, p.y_zp};
+        if (R == 4u && n < MT_S8_REQUANT_PIXELS_MAX && mt_s8_requant_pixels_run(&run) == 0u) return;
+        left = mt_s8_requant4_run(&run);
+        if (left == 0u) return;
+    }
+#endif
     for (uint32_t r = 0; r < R; ++r) {
+#if MT_S8_DSP
+        if (!(left >> r & 1u)) continue;
+#endif
         const int form = mt_q_right_form(q[r]);
         if (form == MT_Q_RIGHT_TWO) {
-#if MT_S8_DSP
-            if (full && n >= 2) { /* pairs in assembly (ops/dsp/s8_requant_dsp.h), an odd last one here */
-                mt_s8_requant2 two = {acc + r, y + r, (uint32_t)ys, n / 2u, q[r].multiplier, q[r].half >> 1,
-                                      (uint32_t)q[r].right - 1u, p.y_zp};
-                mt_s8_requant2_run(&two);
-                if (n & 1u)
-                    mt_s8_requant_run(acc + r + 4 * (n - 1), 1, q[r], p, y + r + (size_t)(n - 1) * ys, ys, MT_Q_RIGHT_TWO,
-                                      1);
-                continue;
-            }
-#endif
             if (full) mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 1);
             else mt_s8_requant_run(acc + r, n, q[r], p, y + r, ys, MT_Q_RIGHT_TWO, 0);
         } else if (form == MT_Q_RIGHT_ZERO) {
