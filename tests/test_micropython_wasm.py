@@ -23,8 +23,9 @@ from microtrain import DataLoader, optimizers
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "micropython"))
-from mp_setup import (INT8_SCRIPT, int8_in_place_transcript, weights_crc32,  # noqa: E402
-                      write_digits, write_int8_in_place)  # (the firmware tests' own)
+from mp_setup import (INT8_SCRIPT, int8_in_place_transcript, sparse_rows_transcript,  # noqa: E402
+                      weights_crc32, write_digits, write_int8_in_place,
+                      write_sparse_rows)  # (the firmware tests' own)
 RUNNER = os.path.join(ROOT, "tools", "micropython")
 WASM = os.path.join(ROOT, "build", "presets", "wasm32-wasi", "micro_core", "microtrain.wasm")
 PORT = os.path.join(RUNNER, "node_modules", "@micropython",
@@ -220,3 +221,14 @@ def test_int8_in_place_weights_under_micropython_match_the_host(runner, tmp_path
     result = run_micropython(runner, INT8_SCRIPT, models["files"], *models["guests"])
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines() == int8_in_place_transcript(models).splitlines()
+
+
+def test_sparse_rows_weights_under_micropython_match_the_host(runner, tmp_path):
+    """A float layer training its first 2 of 16 rows, whose arena part and image part the wasm
+    backend joins and splits (mt_param_info.held): get_weights() / set_weights() / weights()
+    line for line the ctypes backend's (tests/micropython/test_sparse_rows.py's script)."""
+    path = write_sparse_rows(tmp_path)
+    result = run_micropython(runner, INT8_SCRIPT, [(path, "/data/sparse_rows.mtm")],
+                             "/data/sparse_rows.mtm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines() == sparse_rows_transcript(path).splitlines()

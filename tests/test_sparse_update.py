@@ -6,7 +6,8 @@ optimizer, tiles, checkpoints, refusals) are tests/core/test_sparse_update.c's; 
 same through the facade on a small CNN and on int8 layers trained in place (QAS: their
 first k channels against a whole update's, momentum for those alone), the trained channels'
 gradient against PyTorch, the picked scheme's plan against the planner and the budget, the
-facade's refusals naming the layer, and the scheme's JSON.
+facade's refusals naming the layer, and the scheme's JSON. The command line's sparse flags are
+tests/test_sparse_update_cli.py's.
 """
 
 import json
@@ -79,6 +80,67 @@ def test_scheme_step_equals_the_full_step_on_trained_channels(optimizer):
             assert not mask.any() or not np.array_equal(ws[mask], w0[mask])
 
 
+@pytest.mark.parametrize("optimizer", [
+    "sgd", microtrain.optimizers.SGD(learning_rate=0.05, momentum=0.9), "adam"])
+def test_rows_in_the_arena_step_as_the_whole_weight(optimizer, tmp_path):
+    """The pointwise Conv2D trains its first 5 of 12 rows: the arena holds those alone and the
+    others are read from the image. Three steps give its trained rows (and every other trained
+    element) the bits of a session training every weight whole whose frozen elements are put
+    back after each step; get_weights, a checkpoint and the exported model see whole weights."""
+    with compiled(SCHEME, optimizer) as sparse, compiled([0, 1, 2, 4], optimizer) as full:
+        before = sparse.get_weights()
+        masks = [trains(w) for trains, w in zip(TRAINS, before)]
+        for seed in range(3):
+            x, y = batch(seed)
+            sparse.train_step([x], [y])
+            full.train_step([x], [y])
+            full.set_weights([np.where(mask, w, w0)
+                              for mask, w, w0 in zip(masks, full.get_weights(), before)])
+        after = sparse.get_weights()
+        for mask, ws, wf in zip(masks, after, full.get_weights()):
+            assert ws.shape == wf.shape
+            assert np.array_equal(ws.view(np.uint32), wf.view(np.uint32))
+        assert not np.array_equal(after[4][:5], before[4][:5])
+        sparse.save_checkpoint(str(tmp_path / "sparse.ckpt"))
+        sparse.export_model_for_inference(str(tmp_path / "sparse.mtm"))
+        weights_crc = sparse.weights_crc32()
+    with compiled(SCHEME, optimizer) as again:
+        again.load_checkpoint(str(tmp_path / "sparse.ckpt"))
+        for w, w1 in zip(again.get_weights(), after):
+            assert np.array_equal(w.view(np.uint32), w1.view(np.uint32))
+        assert again.weights_crc32() == weights_crc
+    with microtrain.TrainSession(str(tmp_path / "sparse.mtm")) as exported:
+        for w, w1 in zip(exported.get_weights(), after):
+            assert np.array_equal(w.view(np.uint32), w1.view(np.uint32))
+
+
+def test_a_checkpoint_moving_frozen_rows_is_refused(tmp_path):
+    """A checkpoint of a session that trained every row has moved the rows the sparse session
+    reads from the image, which it cannot write: refused, the session as it was."""
+    x, y = batch()
+    with compiled([0, 1, 2, 4]) as full, compiled(SCHEME) as sparse:
+        full.train_step([x], [y])
+        full.save_checkpoint(str(tmp_path / "full.ckpt"))
+        before = sparse.get_weights()
+        with pytest.raises(Exception, match="(?i)checkpoint"):
+            sparse.load_checkpoint(str(tmp_path / "full.ckpt"))
+        for w, w0 in zip(sparse.get_weights(), before):
+            assert np.array_equal(w.view(np.uint32), w0.view(np.uint32))
+
+
+def test_set_weights_writes_the_frozen_rows_in_the_image():
+    """On the host the image is the session's own copy: set_weights writes a k-row layer's
+    frozen rows there, and the forward reads them (as the whole copy's arena did)."""
+    x, _ = batch()
+    with compiled(SCHEME) as sparse, compiled([0, 1, 2, 4]) as full:
+        weights = sparse.get_weights()
+        weights[4] = weights[4] * np.float32(1.5)
+        sparse.set_weights(weights)
+        full.set_weights(weights)
+        assert np.array_equal(sparse.get_weights()[4], weights[4])
+        assert np.array_equal(sparse.predict(x).view(np.uint32), full.predict(x).view(np.uint32))
+
+
 def test_trained_channels_gradient_equals_torch():
     """SGD at lr 1 over a MEAN loss: the trained channels move by -dL/dW, which PyTorch's
     autograd computes for the same CNN."""
@@ -115,7 +177,9 @@ def test_memory_plan_lists_what_each_layer_trains():
             full = whole.memory_plan()
         plan = session.memory_plan()
         assert plan["optimizer_bytes"] < full["optimizer_bytes"]
-        assert plan["weight_bytes"] == full["weight_bytes"]  # the arena keeps whole weights
+        # the pointwise Conv2D's 5 trained rows of [12, 1, 1, 8] alone in the arena (16-byte
+        # pieces: 160 of 384 bytes); the depthwise's channels interleave: its whole weight
+        assert plan["weight_bytes"] == full["weight_bytes"] - 384 + 160
         assert session.trainable_description().startswith("sparse: layer 0 (Conv2D) bias")
 
 
@@ -177,84 +241,6 @@ def test_garbled_scheme_json_is_refused(text, message):
 def test_plain_json_mapping_reads_as_a_scheme():
     scheme = SparseScheme.from_json('{"4": "all", "2": 0.25}')
     assert scheme.items() == [(4, "all"), (2, 0.25)]
-
-
-# ---------------------------------------------------------------- the command line
-
-def test_info_budget_prints_the_scheme_and_its_plan(tmp_path, capsys):
-    from microtrain.tools import cli
-    path = str(tmp_path / "cnn.mtm")
-    cnn().save(path)
-    assert cli.main(["info", path, "--budget", "12000", "--batch-size", "1", "--loss",
-                     "cce"]) == 0
-    out = capsys.readouterr().out
-    scheme = SparseScheme.from_json(out.split("scheme: ")[1].strip())
-    with microtrain.TrainSession(path) as session:
-        session.compile(loss="cce", batch_size=1, trainable=scheme)
-        total = session.memory_plan()["total_bytes"]
-        assert total == scheme.total_bytes <= 12000
-        assert "total" in out and str(total) in out
-        for row in session.memory_plan()["layers"]:  # the table: layer, trains, bytes
-            assert re.search(r"(?m)^%s +%s +%d$" % (re.escape(row["label"]), row["trains"],
-                                                    row["bytes"]), out)
-    saved = tmp_path / "scheme.json"
-    saved.write_text(scheme.to_json())
-    assert cli.main(["info", path, "--trainable-scheme", str(saved), "--batch-size", "1",
-                     "--loss", "cce"]) == 0
-    assert "scheme: %s" % scheme.to_json() in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("flags, message", [
-    (["--budget", "-5"], "--budget: expected a positive integer"),
-    (["--budget", "100", "--batch-size", "1"], "--budget: a budget of 100 bytes fits no "
-                                               "sparse update"),
-    (["--budget", "9000", "--trainable", "2"], "leave out --trainable"),
-    (["--trainable-scheme", "GARBLED"], "--trainable-scheme .*this is not JSON"),
-    (["--trainable-scheme", "RANGE"], "--trainable-scheme .*layer 2 \\(Conv2D\\) has 12 output"),
-    (["--trainable-scheme", "MISSING"], "--trainable-scheme .*No such file"),
-])
-def test_info_hostile_sparse_flags_exit_2(tmp_path, capsys, flags, message):
-    from microtrain.tools import cli
-    path = str(tmp_path / "cnn.mtm")
-    cnn().save(path)
-    (tmp_path / "GARBLED").write_text("{layers: [")
-    (tmp_path / "RANGE").write_text('{"2": 13}')
-    flags = [str(tmp_path / f) if f in ("GARBLED", "RANGE", "MISSING") else f for f in flags]
-    assert cli.main(["info", path] + flags) == 2
-    err = capsys.readouterr().err
-    assert re.search(message, err) and "Traceback" not in err and len(err.splitlines()) == 1
-
-
-def test_firmware_sources_train_the_budget_s_scheme(tmp_path, capsys):
-    """`microtrain firmware --budget`: the generated configuration holds the scheme's op
-    mask and channel counts, and the record its plan; hostile flags exit 2."""
-    from microtrain.tools import firmware
-    path = str(tmp_path / "cnn.mtm")
-    cnn().save(path)
-    x, y = batch()
-    np.savez(str(tmp_path / "d.npz"), x=x, y=y)
-    common = ["--sources-only", "--model", path, "--data", str(tmp_path / "d.npz"),
-              "--batch-size", "1", "--loss", "cce", "--out", str(tmp_path / "fw")]
-    assert firmware.main(common + ["--budget", "20000"]) == 0
-    scheme = microtrain.sparse_update(path, 20000, batch_size=1, loss="cce")
-    with microtrain.TrainSession(path) as session:
-        session.compile(loss="cce", batch_size=1, trainable=scheme)
-        config = session.config
-    source = (tmp_path / "fw" / "data" / "mt_firmware_data.c").read_text()
-    for name, c_type in (("trainable_op_mask", "uint8_t"), ("trainable_op_channels", "int32_t")):
-        short = {"trainable_op_mask": "mask", "trainable_op_channels": "channels"}[name]
-        values = ", ".join("%d" % v for v in config[name])
-        assert "static const %s %s[%d] = {%s};" % (c_type, short, len(config[name]),
-                                                   values) in source
-        assert "cfg->%s = %s;" % (name, short) in source
-    record = json.loads((tmp_path / "fw" / "firmware.json").read_text())
-    assert record["plan"]["total_bytes"] == scheme.total_bytes <= 20000
-    capsys.readouterr()
-    from microtrain.tools import cli
-    assert cli.main(["firmware"] + common + ["--budget", "0"]) == 2
-    assert "--budget: expected a positive integer" in capsys.readouterr().err
-    assert cli.main(["firmware"] + common + ["--budget", "100"]) == 2
-    assert "--budget: a budget of 100 bytes fits no sparse update" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- int8 layers trained in place
@@ -440,3 +426,75 @@ def test_a_frozen_int8_layer_takes_no_channels():
         session.compile("sgd", "mse", batch_size=4, trainable={2: 1})
         assert [row["trains"] for row in session.memory_plan()["layers"]] == [
             "1 of 3 channels", "none"]
+
+
+DIGITS_INT8 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "convert", "fixtures", "int8",
+                           "digits_backbone_int8.tflite")
+
+
+@pytest.mark.parametrize("scheme, broadcast", [
+    ({3: "bias", 5: "all"}, True),               # conv_b's bias: its mask and db expand it
+    ({2: "bias", 3: "bias", 5: "all"}, True),    # ... and its dx, through to dw's bias
+    ({3: "all", 5: "all"}, False),               # conv_b's weight trains: its dW reads dy whole
+    ({2: "bias", 3: 8, 5: "all"}, False),        # ... its first 8 rows too
+])
+def test_mean_input_gradient_is_planned_as_a_broadcast(scheme, broadcast):
+    """The digits backbone trained in place from its depthwise (layers 2 dw, 3 conv_b: a
+    pointwise Conv2D read by the MEAN alone, 5 the new head), batch 16: where conv_b's weight is
+    frozen, its output's gradient is the Mean's broadcast, 16 x 32 floats after conv_b's work
+    area (4 expanded rows of 32 and 32 sums) instead of 16 x 4 x 4 x 32 (plan_lifetimes.c,
+    mt_plan_grad_broadcast); where the weight trains, whole.
+    The plan's buffers are the arena's (each inside total_bytes, the total the planner's),
+    and a step trains. The bits against the whole buffer's path: tests/ops/test_pooling_s8.c;
+    on the boards: tests/boards/test_board_int8.py."""
+    pytest.importorskip("tflite")
+    from microtrain.nn import image as _image
+    from microtrain import ops as _ops
+    from microtrain.tools import arena
+    model = microtrain.convert(DIGITS_INT8, new_head=5, train_from="dw", int8_train=True)
+    ops = _image.read_image(model._image).ops
+    mean = next(op for op in ops if op.op_type == _ops.MEAN_S8)
+    x = mean.inputs[0]
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "cce", batch_size=16, trainable=scheme)
+        plan = session.memory_plan()
+        assert plan["total_bytes"] == session.plan_memory("sgd", "cce", 16, scheme)["total_bytes"]
+        buffers = arena.plan_buffers(session)
+        assert all(b["offset"] + b["bytes"] <= plan["total_bytes"] for b in buffers)
+        grads = [b["bytes"] for b in buffers if b["kind"] == "gradient" and b["tensor"] == x]
+        assert grads == [(5 * 32 + 16 * 32) * 4 if broadcast else 16 * 4 * 4 * 32 * 4], grads
+        rng = np.random.default_rng(0)
+        rows = rng.uniform(0.0, 16.0, (16, 8, 8, 1)).astype(np.float32)
+        target = np.eye(5, dtype=np.float32)[rng.integers(0, 5, 16)]
+        losses = [session.train_step(rows, target)["loss"][0] for _ in range(4)]
+        assert np.isfinite(losses).all() and losses[-1] < losses[0], losses
+
+
+def test_the_broadcast_gradients_are_the_whole_buffers_bits():
+    """The same digits model and rows, gradients accumulated (no update, so both forwards stay
+    the same) over three batches, the last partial: where conv_b's weight is frozen its output's
+    gradient is the Mean's broadcast, where it trains that gradient is whole; the gradients both
+    compute, of dw's and conv_b's int32 biases (through conv_b's input gradient, from the
+    broadcast) and of the head, are the same bits."""
+    pytest.importorskip("tflite")
+    model = microtrain.convert(DIGITS_INT8, new_head=5, train_from="dw", int8_train=True)
+    rng = np.random.default_rng(4)
+    rows = rng.uniform(0.0, 16.0, (40, 8, 8, 1)).astype(np.float32)
+    target = np.eye(5, dtype=np.float32)[rng.integers(0, 5, 40)]
+    found = []
+    for conv_b in ("bias", "all"):
+        with microtrain.TrainSession(model) as session:
+            session.compile("sgd", "cce", batch_size=16, trainable={2: "bias", 3: conv_b, 5: "all"},
+                            accumulate_gradients=True)
+            for i in range(0, 40, 16):
+                session.train_step(rows[i:i + 16], target[i:i + 16], update=False)
+            grads = {}
+            for layer, count in ((2, 16), (3, 32), (5, 5)):
+                weight, bias = session._op_facts[session._layer_ops[layer][0]][3]
+                grads[bias] = arena_view(session, bias, "gradient", np.float32, count).copy()
+            grads["head"] = arena_view(session, weight, "gradient", np.float32, 5 * 32).copy()
+            found.append(grads)
+    broadcast, whole = found
+    assert all(np.any(g != 0) for g in broadcast.values())
+    for key in whole:
+        assert broadcast[key].tobytes() == whole[key].tobytes(), key

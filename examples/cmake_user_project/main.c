@@ -112,8 +112,10 @@ static void load_rows(float *input, void *target, int32_t first, int32_t n)
            (size_t)n * MT_FW_TARGET_WORDS * sizeof(uint32_t));
 }
 
-/* CRC-32 (zlib's) over every weight tensor in mt_session_param() order: the trained copy in
-   the arena, or the image's for a frozen one. The host computes the same over get_weights(). */
+/* CRC-32 (zlib's) over every weight tensor in mt_session_param() order: the values the arena
+   holds (info.held: all of a trained weight, the first rows of a layer a sparse update trains
+   the first channels of, none of a frozen one), then the image's. The host computes the same
+   over get_weights(), and mt_session_weights_crc32() the same in the core. */
 static uint32_t weights_crc32(mt_session *s)
 {
     int32_t count;
@@ -122,8 +124,8 @@ static uint32_t weights_crc32(mt_session *s)
     for (int32_t position = 0; position < count; position++) {
         mt_param_info info;
         check(mt_session_param(s, position, &info), "mt_session_param");
-        crc = mt_crc32_update(crc, info.trained ? info.data : info.image_data,
-                              (size_t)info.count * sizeof(float));
+        crc = mt_crc32_update(crc, info.data, (size_t)info.held * sizeof(float));
+        crc = mt_crc32_update(crc, info.image_data + info.held, (size_t)(info.count - info.held) * sizeof(float));
     }
     return crc;
 }

@@ -85,11 +85,11 @@ extern "C" {
  *  call are added (9: mt_session_train_step_rows and its siblings; 10: mt_model_tensors and
  *  mt_model_ops; 11: the plan's binding, mt_session_init_from_plan and mt_session_io; 13:
  *  mt_train_config.trainable_op_channels; 14: mt_param_info.dtype, mt_session_qparam and its
- *  siblings, mt_session_weights_crc32). The values and struct layouts the bindings mirror are
+ *  siblings, mt_session_weights_crc32; 16: mt_param_info.held). The values and struct layouts the bindings mirror are
  *  described once, in micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 15u
+#define MT_ABI_VERSION 16u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */

@@ -82,7 +82,10 @@ MT_API mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimiz
  * A version 4 record whose layout no writer sets (an unknown dtype, a master copy of
  * anything but an int8 weight) or whose master copy is outside [-128, 127] or does not round
  * to its int8 weight is MT_ERR_BAD_CHECKPOINT; a version 1-3 (f32) checkpoint of a session
- * training int8 layers in place is MT_ERR_CHECKPOINT_MISMATCH.
+ * training int8 layers in place is MT_ERR_CHECKPOINT_MISMATCH, and so is one whose values of
+ * the rows a sparse update leaves in the image (a float layer's output channels from k on,
+ * mt_param_info.held) differ from the image's: the session reads those in place and cannot
+ * write them.
  * Versions 1 to 4 load; versions 2 to 4 also restore the base learning rate
  * (mt_session_get_base_learning_rate()), version 3 the proximal term's reference (a session
  * without the term skips it; a checkpoint without one leaves the session's). A checkpoint refused by

@@ -28,7 +28,7 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_int64_in_a_struct, x) == 8 &&
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
-MT_ABI_CHECK(version, MT_ABI_VERSION == 15u);
+MT_ABI_CHECK(version, MT_ABI_VERSION == 16u);
 
 /* every constant and enum value: X(name, value) */
 #define MT_ABI_VALUES(X) \
@@ -95,7 +95,7 @@ MT_ABI_VALUES(MT_ABI_CHECK_VALUE)
     X(mt_memory_plan, 168, 104) \
     X(mt_tensor_info, 44, 44) \
     X(mt_model_info, 32, 32) \
-    X(mt_param_info, 32, 24) \
+    X(mt_param_info, 40, 28) \
     X(mt_property, 40, 40) \
     X(mt_buffer_info, 40, 32) \
     X(mt_op_info, 64, 64) \
@@ -171,6 +171,7 @@ MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
     X(mt_param_info, dtype, 12, 4, 12, 4) \
     X(mt_param_info, data, 16, 8, 16, 4) \
     X(mt_param_info, image_data, 24, 8, 20, 4) \
+    X(mt_param_info, held, 32, 4, 24, 4) \
     X(mt_property, name, 0, 8, 0, 4) \
     X(mt_property, type, 8, 4, 4, 4) \
     X(mt_property, reserved, 12, 4, 8, 4) \

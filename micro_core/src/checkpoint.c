@@ -162,6 +162,23 @@ static mt_status parse_record(const uint8_t *buf, uint32_t version, uint32_t *in
     return MT_OK;
 }
 
+/* Whether the values at offset of trained weight t's rows the arena does not hold (rows_held..,
+ * ops/kernel.h) are the image's, byte for byte: the session reads those in place (flash on a
+ * device) and cannot write them, so a checkpoint whose frozen rows differ is another run's. */
+static int held_rows_only(const reader *r, uint32_t offset, const mt_tensor_rt *t)
+{
+    const uint32_t held = mt_held_elements(t);
+    const uint8_t *image = (const uint8_t *)(const void *)(t->data + held);
+    uint8_t buf[CHUNK];
+    for (uint32_t done = 0, bytes = 4u * (t->count - held); done < bytes;) {
+        const uint32_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
+        /* the image's floats lie little-endian, as the checkpoint's (the core runs on such targets) */
+        if (fetch(r, offset + 4u * held + done, buf, n) != MT_OK || memcmp(buf, image + done, n) != 0) return 0;
+        done += n;
+    }
+    return 1;
+}
+
 /* Pass 1: CRC of every byte before the trailer, then the records' bounds and values and the
  * properties' encoding, then whether the checkpoint fits this session. */
 static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
@@ -200,7 +217,8 @@ static mt_status validate(const mt_session *s, const reader *r, ck_header *c)
         if (fits && index != s->trained[k]) fits = 0;
         if (fits) { /* the same tensor at the same width: a float checkpoint of an int8 layer is another run's */
             const ck_layout mine = layout_of(&s->tensors[index]);
-            fits = count == s->tensors[index].count && l.dtype == mine.dtype && l.master == mine.master;
+            fits = count == s->tensors[index].count && l.dtype == mine.dtype && l.master == mine.master &&
+                   held_rows_only(r, values_at, &s->tensors[index]);
         }
     }
     for (uint32_t k = 0; k < c->num_properties; ++k) {
@@ -249,7 +267,9 @@ static mt_status fetch_int32s(const reader *r, uint32_t offset, int32_t *q, uint
 /* Read trained tensor t's weights at offset, at their width (emit_weights) */
 static mt_status fetch_weights(const reader *r, uint32_t offset, mt_tensor_rt *t)
 {
-    if (t->dtype == MT_DTYPE_F32) return fetch_floats(r, offset, t->mutable_data, t->count);
+    /* a float weight whose first rows alone the arena holds: those (the others are the image's,
+     * which held_rows_only has compared) */
+    if (t->dtype == MT_DTYPE_F32) return fetch_floats(r, offset, t->mutable_data, mt_held_elements(t));
     if (t->dtype == MT_DTYPE_I8) return fetch(r, offset, t->mutable_data, t->count);
     return fetch_int32s(r, offset, (int32_t *)(void *)t->mutable_data, t->count);
 }
@@ -290,7 +310,7 @@ static mt_status apply(mt_session *s, const reader *r, const ck_header *c, mt_pr
         }
         if (c->reference_arrays) {
             float *reference = mt_reference_of(s, t);
-            if (reference && (st = fetch_floats(r, off, reference, t->count)) != MT_OK) return st;
+            if (reference && (st = fetch_floats(r, off, reference, mt_held_elements(t))) != MT_OK) return st;
             off += 4u * t->count;
         }
         /* accumulated gradients start again; fused ones (a tile, for a weight updated in

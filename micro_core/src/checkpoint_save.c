@@ -130,8 +130,10 @@ static void emit_zero_bytes(writer *w, uint32_t count)
  * padded with zeros to a multiple of 4 */
 static void emit_weights(writer *w, const mt_tensor_rt *t)
 {
-    if (t->dtype == MT_DTYPE_F32) {
-        emit_floats(w, t->data, t->count);
+    if (t->dtype == MT_DTYPE_F32) { /* the arena's rows, then those read from the image (mt_weight_row) */
+        const uint32_t held = mt_held_elements(t);
+        emit_floats(w, t->mutable_data, held);
+        emit_floats(w, t->data + held, t->count - held);
     } else if (t->dtype == MT_DTYPE_I8) {
         emit(w, t->data, t->count);
         emit_zero_bytes(w, (4u - t->count % 4u) % 4u);
@@ -207,7 +209,10 @@ mt_status mt_checkpoint_save(const mt_session *s, int32_t include_optimizer,
         emit_weights(&w, t);
         if (l.master) emit_floats(&w, mt_q_master_of(t), t->count);
         emit_state(&w, s, t, state_arrays);
-        if (reference) emit_floats(&w, mt_reference_of(s, t), t->count);
+        if (reference) { /* rows the arena does not hold: frozen, their reference their values */
+            emit_floats(&w, mt_reference_of(s, t), mt_held_elements(t));
+            emit_floats(&w, t->data + mt_held_elements(t), t->count - mt_held_elements(t));
+        }
     }
     for (int32_t k = 0; k < num_properties; ++k) {
         const mt_property *p = &properties[k];

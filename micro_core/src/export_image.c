@@ -20,15 +20,17 @@ static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8
     for (int32_t k = 0; k < s->num_trained; ++k) {
         mt_tensor_desc d;
         mt_image_tensor(&s->img, s->trained[k], &d);
-        const uint32_t start = s->img.data_offset + d.data_offset, end = start + d.data_bytes;
-        const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
         const mt_tensor_rt *t = &s->tensors[s->trained[k]];
+        /* a float weight whose first rows alone the arena holds: the rest are the image's bytes */
+        const uint32_t start = s->img.data_offset + d.data_offset,
+                       end = start + (t->rows_held ? mt_held_elements(t) * 4u : d.data_bytes);
+        const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
         for (uint32_t b = lo; b < hi; ++b) { /* little-endian, as the image holds them */
             const uint32_t rel = b - start;
             uint32_t bits;
-            if (t->dtype == MT_DTYPE_I8) bits = ((const uint8_t *)(const void *)t->data)[rel];
-            else if (t->dtype == MT_DTYPE_I32) bits = (uint32_t)((const int32_t *)(const void *)t->data)[rel / 4];
-            else bits = mt_f32_bits(t->data[rel / 4]);
+            if (t->dtype == MT_DTYPE_I8) bits = ((const uint8_t *)(const void *)t->mutable_data)[rel];
+            else if (t->dtype == MT_DTYPE_I32) bits = (uint32_t)((const int32_t *)(const void *)t->mutable_data)[rel / 4];
+            else bits = mt_f32_bits(t->mutable_data[rel / 4]);
             out[b - from] = (uint8_t)(bits >> (t->dtype == MT_DTYPE_I8 ? 0 : 8 * (rel % 4)));
         }
     }

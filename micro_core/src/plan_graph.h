@@ -55,6 +55,11 @@ int mt_plan_backward_runs(const graph_facts *f, const mt_op_desc *op, uint32_t o
 uint32_t mt_plan_grad_inputs_of(const graph_facts *f, const mt_op_desc *op);
 uint32_t mt_plan_round_up(uint64_t bytes);
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o);
+/* Whether activation index's gradient is a global mean's broadcast (plan_lifetimes.c), the
+ * floats its buffer holds before the gradient (the reader's work area) and in all at batch B */
+int mt_plan_grad_broadcast(const mt_image *img, const graph_facts *f, uint32_t index);
+uint32_t mt_plan_grad_work_floats(const mt_image *img, const graph_facts *f, uint32_t index);
+uint64_t mt_plan_grad_floats(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B);
 /* How an op's output may lie over its input (plan_lifetimes.c): lifetimes.over[o] */
 enum { MT_OVER_NONE, MT_OVER_IN_PLACE, MT_OVER_BAND, MT_OVER_SHIFTED };
 int mt_plan_over_input(const mt_image *img, const graph_facts *f, uint32_t o, uint32_t B, uint32_t *amount);
@@ -88,5 +93,9 @@ mt_status mt_plan_check_channels(const mt_image *img, const mt_train_config *cfg
 int mt_plan_op_trains_weight(const mt_train_config *cfg, uint32_t o, const mt_tensor_desc *t);
 uint32_t mt_plan_part_code(const mt_image *img, const int32_t *channels, uint32_t index);
 uint32_t mt_plan_trained_rows(const mt_image *img, const graph_facts *f, uint32_t index);
+/* The rows of trained weight index the arena holds when they are not all of them: k, when a
+ * float Dense or Conv2D trains its first k output channels (the others read from the image:
+ * mt_tensor_rt.rows_held); else 0, the whole weight. */
+uint32_t mt_plan_rows_held(const mt_image *img, const int32_t *channels, uint32_t index);
 
 #endif /* MT_PLAN_GRAPH_H */

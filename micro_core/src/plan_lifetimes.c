@@ -7,6 +7,7 @@
  * it (a ring of KH rows). One a gradient passes through keeps what its backward_reads names.
  */
 #include "ops/kernel.h"
+#include "ops/quant_grad.h"
 #include "ops/spatial.h"
 #include "plan_graph.h"
 
@@ -183,6 +184,61 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
     return mt_plan_round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
 }
 
+/*
+ * The gradient of a global mean's input as a broadcast. A Mean over P = H·W pixels has
+ *   dX[b,p,c] = 0 + dv[b,c] / P    for every pixel p (dv its masked dy; the buffer is zeroed
+ *                                   just before the Mean, its first and only writer),
+ * one float per sample and channel repeated P times. Where its input x is read by that Mean
+ * alone and produced by an op whose backward can read such a gradient, expanding it on the
+ * fly, x's gradient is planned as B·C floats and the reader's work area of 5 rows of C instead
+ * of B·P·C (MobileNetV2's Conv_1, 4x4x1280: 30,720 bytes instead of 81,920, alive from the Mean's
+ * backward to the reader's only). The reader: a pointwise CONV2D_S8 (1x1, stride 1, no padding,
+ * ops/conv_s8.c) whose weight does not train (its mask, its bias's gradient and its input's
+ * expand the broadcast; a weight gradient would need each pixel's masked dy at once). Every
+ * other case keeps the whole buffer. The one place that decides it: the lifetimes and the
+ * plan's activation_grad_bytes size the gradient by mt_plan_grad_floats, and the tensor
+ * record's grad_broadcast (which the Mean and the reader test) comes from here.
+ */
+int mt_plan_grad_broadcast(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    if (!bit_get(&f->needs_grad, index)) return 0;
+    mt_tensor_desc x;
+    mt_image_tensor(img, index, &x);
+    if ((x.flags & (MT_TENSOR_CONST | MT_TENSOR_INPUT | MT_TENSOR_OUTPUT)) || x.ndim != 3) return 0;
+    int input = -1;
+    const int32_t mean = mt_plan_only_reader(img, index, &input);
+    const int32_t producer = mt_image_producer(img, index);
+    if (mean < 0 || producer < 0 || input != 0) return 0;
+    mt_op_desc m, a;
+    mt_image_op(img, (uint32_t)mean, &m);
+    mt_image_op(img, (uint32_t)producer, &a);
+    if (m.type != MT_OP_MEAN_S8 || !mt_plan_backward_runs(f, &m, (uint32_t)mean)) return 0;
+    if (a.type != MT_OP_CONV2D_S8 || bit_get(&f->trained, a.inputs[1])) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, a.inputs[1], &w);
+    return w.dims[1] == 1 && w.dims[2] == 1 && a.params[1] == (1u | 1u << 16); /* 1x1 at stride 1: no padding */
+}
+
+/* Floats before activation `index`'s gradient in its buffer: for a broadcast (above), its
+ * reader's work area (its expanded and masked rows, its bias's sums; ops/quant_grad.h), which
+ * the reader finds just before the gradient; else 0 */
+uint32_t mt_plan_grad_work_floats(const mt_image *img, const graph_facts *f, uint32_t index)
+{
+    mt_tensor_desc t;
+    mt_image_tensor(img, index, &t);
+    return mt_plan_grad_broadcast(img, f, index) ? mt_q_broadcast_work_floats(t.dims[t.ndim - 1]) : 0u;
+}
+
+/* Floats of activation `index`'s gradient buffer at batch B: B·count, or for a broadcast the
+ * work area and B·C */
+uint64_t mt_plan_grad_floats(const mt_image *img, const graph_facts *f, uint32_t index, uint32_t B)
+{
+    mt_tensor_desc t;
+    mt_image_tensor(img, index, &t);
+    const uint32_t work = mt_plan_grad_work_floats(img, f, index); /* > 0 for a broadcast alone */
+    return work ? work + (uint64_t)B * t.dims[t.ndim - 1] : (uint64_t)B * t.count;
+}
+
 /* The tensor op o reads in order, row by row: its input, or, for a depthwise that streams its
  * expansion (op o - 1, mt_plan_stream_of), the expansion's input. */
 static uint32_t ordered_input(const mt_image *img, const graph_facts *f, uint32_t o, const mt_op_desc *op)
@@ -286,7 +342,6 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
         mt_image_tensor(img, i, &t);
         lt->data[i] = lt->grad[i] = MT_NO_BUFFER;
         const uint32_t activation_bytes = mt_plan_round_up((uint64_t)B * t.count * mt_dtype_bytes(t.dtype));
-        const uint32_t grad_bytes = mt_plan_round_up((uint64_t)B * t.count * 4u); /* gradients are f32 */
         if (t.flags & MT_TENSOR_CONST) {
             if (f->fused_update && bit_get(&f->trained, i)) {
                 const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
@@ -302,8 +357,8 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
             lt->data[i] = mt_share_add(&lt->sh, ring ? ring : activation_bytes, born, born);
             if (lt->data[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
-        if (bit_get(&f->needs_grad, i)) {
-            lt->grad[i] = mt_share_add(&lt->sh, grad_bytes, 0xFFFFu, 0);
+        if (bit_get(&f->needs_grad, i)) { /* gradients are f32 */
+            lt->grad[i] = mt_share_add(&lt->sh, mt_plan_round_up(mt_plan_grad_floats(img, f, i, B) * 4u), 0xFFFFu, 0);
             if (lt->grad[i] == MT_NO_BUFFER) return MT_ERR_UNSUPPORTED;
         }
     }
@@ -377,7 +432,8 @@ mt_status mt_plan_lifetimes(const mt_image *img, const graph_facts *f, uint32_t 
 }
 
 /* The output channels of an int8 weight that an int8 op's backward reads dequantized (Conv2D,
- * DepthwiseConv2D, FullyConnected whose backward runs; ops/quant_grad.h), else 0: the planner
+ * DepthwiseConv2D, FullyConnected whose backward runs and computes its input's gradient;
+ * ops/quant_grad.h), else 0: the planner
  * decodes its scales for that backward, one f32 a channel (mt_q_weight_scales). A weight two
  * such ops share (a per-tensor one may be read as [1, KH, KW, C] by both a Conv2D and a
  * depthwise) gets the most channels either reads. */
@@ -389,6 +445,10 @@ uint32_t mt_plan_int8_weight_channels(const mt_image *img, const graph_facts *f,
         mt_image_op(img, o, &op);
         if (op.type != MT_OP_CONV2D_S8 && op.type != MT_OP_DEPTHWISE_CONV2D_S8 && op.type != MT_OP_DENSE_S8) continue;
         if (op.inputs[1] != index || !mt_plan_backward_runs(f, &op, o)) continue;
+        /* a frozen weight's scales serve its input's gradient alone (the mask reads the
+         * requantization, a trained weight keeps its own record: plan_qas.c): none where the
+         * input needs none (a layer whose bias alone trains, MobileNetV2's Conv_1: 5,120 bytes) */
+        if (!bit_get(&f->needs_grad, op.inputs[0])) continue;
         mt_tensor_desc w;
         mt_image_tensor(img, index, &w);
         const uint32_t read = op.type == MT_OP_DEPTHWISE_CONV2D_S8 ? w.dims[3] : w.dims[0];

@@ -149,7 +149,6 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
         mt_tensor_rt r;
         memset(&r, 0, sizeof r);
         r.count = t.count;
-        r.last_dim = t.dims[t.ndim - 1];
         r.flags = t.flags;
         r.dtype = t.dtype;
         memcpy(r.dims, t.dims, sizeof r.dims);
@@ -162,14 +161,18 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             if (t.dtype == MT_DTYPE_F32) ++np;
             if (bit_get(&f->trained, i)) {
                 r.trained = 1;
-                r.mutable_data = (float *)take_as(b, bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
+                /* a float Dense's or Conv2D's first k rows alone when it trains those: the arena
+                 * holds them (and a reference of them), the image the rest (mt_plan_rows_held) */
+                r.rows_held = mt_plan_rows_held(img, f->channels, i);
+                const uint64_t held = r.rows_held ? (uint64_t)mt_held_elements(&r) * 4u : bytes;
+                r.mutable_data = (float *)take_as(b, held, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
                 /* an int8 weight's float master copy: the very next piece (mt_q_master_of) */
                 float *master = (t.flags & MT_TENSOR_MASTER)
                                     ? (float *)take_as(b, grad_bytes, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i)
                                     : NULL;
                 /* the proximal term's w_ref: the very next piece (mt_reference_of() finds it there) */
                 float *reference = cfg->proximal_mu > 0.0f
-                                       ? (float *)take_as(b, bytes, &p->reference_bytes, MT_BUFFER_REFERENCE,
+                                       ? (float *)take_as(b, held, &p->reference_bytes, MT_BUFFER_REFERENCE,
                                                           (int32_t)i)
                                        : NULL;
                 const uint32_t tile = mt_plan_weight_tile_bytes(img, f, i, B);
@@ -189,14 +192,14 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                     r.opt_state = (float *)take_as(b, record * 4u + (uint64_t)mt_part_elements(wp) * 4u * state_arrays,
                                                    &p->optimizer_bytes, MT_BUFFER_OPTIMIZER, (int32_t)i);
                 if (write) {
-                    memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)bytes);
+                    memcpy(r.mutable_data, mt_image_const_f32(img, &t), (size_t)held);
                     if (record) mt_plan_q_record_write(img, i, record, 1, r.opt_state);
                     for (uint32_t e = 0; master && e < t.count; ++e) master[e] = (float)((const int8_t *)r.mutable_data)[e];
-                    if (reference) memcpy(reference, r.mutable_data, (size_t)bytes);
+                    if (reference) memcpy(reference, r.mutable_data, (size_t)held);
                     rec->trained[nt] = (uint16_t)i;
                 }
                 ++nt;
-                r.data = r.mutable_data;
+                r.data = r.rows_held ? mt_image_const_f32(img, &t) : r.mutable_data; /* what ops read */
             } else if (write) {
                 r.data = mt_image_const_f32(img, &t);
             }
@@ -210,7 +213,9 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
                 r.mutable_data = (float *)take_as(b, rows_bytes, &persistent_activations, MT_BUFFER_ACTIVATION,
                                                   (int32_t)i);
             p->activation_bytes += mt_plan_round_up(rows_bytes);
-            if (bit_get(&f->needs_grad, i)) p->activation_grad_bytes += mt_plan_round_up((uint64_t)B * t.count * 4u);
+            if (bit_get(&f->needs_grad, i))
+                p->activation_grad_bytes += mt_plan_round_up(mt_plan_grad_floats(img, f, i, B) * 4u);
+            r.grad_broadcast = (uint8_t)mt_plan_grad_broadcast(img, f, i);
         }
         if (write) {
             grad_schedule(img, f, i, &r);

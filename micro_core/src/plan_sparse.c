@@ -11,6 +11,12 @@
  * holding only the first k rows there and reading the others from the image would take a
  * second pointer in every int8 kernel family; not done. A float master copy
  * (MT_TENSOR_MASTER) is likewise whole (4 bytes a weight).
+ *
+ * A float Dense or Conv2D that trains its first k output channels holds only those rows, rows
+ * 0..k-1 of its [U, I] / [OC, KH, KW, C] weight, in the arena; the others are read in place
+ * from the image (mt_plan_rows_held; ops/kernel.h, mt_weight_row). A DepthwiseConv2D's
+ * channels are interleaved ([1, KH, KW, C]: channel c of every tap), so no block of rows is
+ * its trained part: its whole weight stays in the arena.
  */
 #include "plan_graph.h"
 #include "session.h"
@@ -95,4 +101,13 @@ uint32_t mt_plan_trained_rows(const mt_image *img, const graph_facts *f, uint32_
     mt_image_tensor(img, index, &w);
     const uint32_t code = mt_plan_part_code(img, f->channels, index);
     return code == 0 || (code & MT_PART_LAST_AXIS) ? w.dims[0] : code;
+}
+
+uint32_t mt_plan_rows_held(const mt_image *img, const int32_t *channels, uint32_t index)
+{
+    const uint32_t code = mt_plan_part_code(img, channels, index);
+    if (code == 0 || (code & MT_PART_LAST_AXIS)) return 0;
+    mt_tensor_desc w;
+    mt_image_tensor(img, index, &w);
+    return w.dtype == MT_DTYPE_F32 ? code : 0; /* an int8 weight trained in place: whole (above) */
 }

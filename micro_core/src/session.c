@@ -174,7 +174,8 @@ static void zero_grads_written_first_by(mt_session *s, const uint16_t *tensors, 
             t->grad_fresh = 1;
             continue;
         }
-        const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count : (size_t)n * t->count;
+        const size_t elements = (t->flags & MT_TENSOR_CONST) ? t->count
+                                : (size_t)n * (t->grad_broadcast ? mt_last_dim(t) : t->count);
         mt_kernel_grad_clear_f32(t->grad, elements); /* many floats a store on the FPU cores */
     }
 }
@@ -526,7 +527,7 @@ mt_status mt_session_set_reference(mt_session *s)
     if (s->cfg.proximal_mu <= 0.0f) return MT_ERR_STATE;
     for (int32_t k = 0; k < s->num_trained; ++k) {
         const mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        memcpy(mt_reference_of(s, t), t->data, t->count * sizeof(float));
+        memcpy(mt_reference_of(s, t), t->mutable_data, mt_held_elements(t) * sizeof(float));
     }
     return MT_OK;
 }

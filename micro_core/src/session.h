@@ -152,12 +152,19 @@ mt_status mt_plan_report(const mt_image *img, const mt_train_config *cfg, mt_buf
 /* The same plan, telling where (not NULL) what a failure concerns (mt_model_diagnose()). */
 mt_status mt_plan_diagnose(const mt_image *img, const mt_train_config *cfg, mt_error_detail *where);
 
+/* The elements of trained weight t the arena holds (mutable_data): its first rows_held rows
+ * (ops/kernel.h), or all of them. */
+static inline uint32_t mt_held_elements(const mt_tensor_rt *t)
+{
+    return t->rows_held ? t->rows_held * (t->count / t->dims[0]) : t->count;
+}
+
 /* The proximal term's reference copy of trained weight t: the arena piece the planner lays
  * right after the weight (rounded to MT_ARENA_ALIGN), present when proximal_mu > 0. */
 static inline float *mt_reference_of(const mt_session *s, const mt_tensor_rt *t)
 {
     if (s->cfg.proximal_mu <= 0.0f || !t->trained) return NULL;
-    const size_t bytes = ((size_t)t->count * 4u + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
+    const size_t bytes = ((size_t)mt_held_elements(t) * 4u + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
     return (float *)(void *)((uint8_t *)t->mutable_data + bytes);
 }
 
@@ -175,7 +182,7 @@ static inline int32_t mt_reader_of(const mt_session *s, uint16_t tensor, int *in
 static inline mt_weight_part mt_weight_part_of(const mt_session *s, const mt_tensor_rt *t)
 {
     const uint32_t code = s->weight_parts ? s->weight_parts[t - s->tensors] : 0u;
-    return mt_weight_part_from(code, t->count, t->dims[0], t->last_dim);
+    return mt_weight_part_from(code, t->count, t->dims[0], mt_last_dim(t));
 }
 
 /* Record a failing step call for mt_session_last_error(): status st, op index op (-1: none;

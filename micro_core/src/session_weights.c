@@ -48,6 +48,7 @@ static void describe(const mt_session *s, uint32_t index, mt_param_info *info)
     info->dtype = t->dtype;
     info->data = t->trained ? t->mutable_data : NULL;
     info->image_data = mt_image_const_f32(&s->img, &d); /* the tensor's data, at its width */
+    info->held = t->trained ? (int32_t)mt_held_elements(t) : 0; /* the rest: image_data's */
 }
 
 mt_status mt_session_qparam(mt_session *s, int32_t position, mt_param_info *info)
@@ -84,10 +85,13 @@ mt_status mt_session_weights_crc32(const mt_session *s, uint32_t *crc)
         if (!(t->flags & MT_TENSOR_CONST) || (t->dtype != MT_DTYPE_F32 && !is_qparam(t))) continue;
         mt_tensor_desc d;
         mt_image_tensor(&s->img, i, &d);
-        const void *data = t->trained ? (const void *)t->mutable_data : (const void *)mt_image_const_f32(&s->img, &d);
+        const uint8_t *image = (const uint8_t *)(const void *)mt_image_const_f32(&s->img, &d);
+        const size_t width = mt_dtype_bytes(t->dtype), held = t->trained ? mt_held_elements(t) : 0;
         /* the bytes as they lie: little-endian, as the image holds them (the core reads its
-         * float weights in place, so it runs on little-endian targets only) */
-        c = mt_crc32_update(c, data, (size_t)t->count * mt_dtype_bytes(t->dtype));
+         * float weights in place, so it runs on little-endian targets only); the arena's
+         * elements first, then the image's (a weight whose first rows alone the arena holds) */
+        c = mt_crc32_update(c, t->mutable_data, held * width);
+        c = mt_crc32_update(c, image + held * width, (t->count - held) * width);
     }
     *crc = c;
     return MT_OK;

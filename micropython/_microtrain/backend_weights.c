@@ -110,11 +110,6 @@ static int32_t weight_at(backend_obj_t *self, mp_obj_t position_in, weight *w) {
     return position;
 }
 
-/* A weight's values now: the arena copy of a trained one, else the image's. */
-static const void *weight_data(const weight *w) {
-    return w->info.trained ? (const void *)w->info.data : (const void *)w->info.image_data;
-}
-
 /* Its type: array typecode and bytes a value ('f' 4, 'b' 1, 'i' 4). */
 static char weight_typecode(const weight *w) {
     return w->info.dtype == MT_DTYPE_I8 ? 'b' : w->info.dtype == MT_DTYPE_I32 ? 'i' : 'f';
@@ -122,6 +117,22 @@ static char weight_typecode(const weight *w) {
 
 static size_t weight_width(const weight *w) {
     return w->info.dtype == MT_DTYPE_I8 ? 1 : 4;
+}
+
+/* Bytes of its values the arena holds (mt_param_info.held: all of a weight trained whole, the
+ * first rows of a float layer a sparse update trains the first channels of, none of a frozen
+ * one); the rest are the image's, read there in place. */
+static size_t held_bytes(const weight *w) {
+    return weight_width(w) * (size_t)w->info.held;
+}
+
+/* Its values now, into out: the arena's, then the image's. */
+static void weight_values(const weight *w, void *out) {
+    const size_t held = held_bytes(w), bytes = weight_width(w) * (size_t)w->info.count;
+    if (held > 0) {
+        memcpy(out, w->info.data, held);
+    }
+    memcpy((uint8_t *)out + held, (const uint8_t *)w->info.image_data + held, bytes - held);
 }
 
 static const char *weight_type_name(const weight *w) {
@@ -149,7 +160,7 @@ static mp_obj_t backend_read_param(mp_obj_t self_in, mp_obj_t position_in) {
     weight w;
     weight_at(self, position_in, &w);
     mp_obj_array_t *values = mtmod_new_array(weight_typecode(&w), (size_t)w.info.count);
-    memcpy(values->items, weight_data(&w), weight_width(&w) * (size_t)w.info.count);
+    weight_values(&w, values->items);
     return MP_OBJ_FROM_PTR(values);
 }
 MP_DEFINE_CONST_FUN_OBJ_2(mtmod_read_param_obj, backend_read_param);
@@ -199,14 +210,19 @@ static mp_obj_t backend_write_param(mp_obj_t self_in, mp_obj_t position_in, mp_o
     int32_t *fresh = m_new(int32_t, slots); /* on an error, the GC's */
     copy_weight(self, values, &w, position, fresh); /* checks the lent buffers after any Python
                                                        code it ran */
-    const size_t bytes = weight_width(&w) * (size_t)w.info.count;
-    if (!w.info.trained && !self->image_writable
-        && memcmp(fresh, w.info.image_data, bytes) != 0) {
+    const size_t bytes = weight_width(&w) * (size_t)w.info.count, held = held_bytes(&w);
+    /* the values the arena holds go there, the others (a frozen weight's, a sparse update's
+     * frozen rows) into the image, a copy of it first when it is not writable */
+    if (held < bytes && !self->image_writable
+        && memcmp((const uint8_t *)fresh + held, (const uint8_t *)w.info.image_data + held,
+            bytes - held) != 0) {
         move_to_writable_image(self);
         weight_at(self, position_in, &w);
     }
-    memcpy(w.info.trained ? (void *)w.info.data : (void *)(uintptr_t)w.info.image_data, fresh,
-        bytes);
+    if (held > 0) {
+        memcpy(w.info.data, fresh, held);
+    }
+    memcpy((uint8_t *)(uintptr_t)w.info.image_data + held, (const uint8_t *)fresh + held, bytes - held);
     m_del(int32_t, fresh, slots);
     if (w.quantized >= 0 && w.info.trained) {
         mtmod_check(mt_session_qparam_written(self->session, w.quantized),
@@ -232,7 +248,7 @@ static mp_obj_t backend_weights(mp_obj_t self_in) {
     size_t offset = 0;
     walk_start(self, &walk);
     while (walk_next(self, &walk, &w)) {
-        memcpy(vstr_str(&bytes) + offset, weight_data(&w), weight_width(&w) * (size_t)w.info.count);
+        weight_values(&w, vstr_str(&bytes) + offset);
         offset += weight_width(&w) * (size_t)w.info.count;
     }
     return mp_obj_new_bytes_from_vstr(&bytes);

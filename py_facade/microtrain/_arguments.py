@@ -123,8 +123,10 @@ def add_trainable(parser):
 
 def add_sparse_update(parser):
     """The flags that choose a sparse update (info, firmware): --budget B, a scheme
-    ``microtrain.sparse_update`` picks under B arena bytes, or --trainable-scheme FILE, one
-    saved as JSON (SparseScheme.to_json); dest "budget" and "trainable_scheme"."""
+    ``microtrain.sparse_update`` picks under B arena bytes (by its heuristic, or by what each
+    layer contributes on the rows of --calibration DATA.npz), or --trainable-scheme FILE, one
+    saved as JSON (SparseScheme.to_json); dest "budget", "calibration" and
+    "trainable_scheme"."""
     parser.add_argument("--budget", type=positive_int, default=None, metavar="BYTES",
                         help="train the sparse update microtrain.sparse_update picks for an "
                              "arena of at most BYTES (at --batch-size, --optimizer, --loss)")
@@ -132,6 +134,10 @@ def add_sparse_update(parser):
                         default=None, metavar="SCHEME.json",
                         help="train this sparse scheme (JSON: SparseScheme.to_json, or "
                              "{layer: \"bias\" | \"all\" | channels | fraction})")
+    parser.add_argument("--calibration", default=None, metavar="DATA.npz",
+                        help="with --budget: choose the scheme by each layer's contribution "
+                             "measured on these rows (arrays x and y, as --data's), "
+                             "sparse_update(..., calibration=(x, y))")
 
 
 def trainable_choice(trainable, num_trainable_ops):

@@ -57,33 +57,39 @@ def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs)
     fine_tune_three_epochs(board, int8_inputs, "digits_int8.mtm", "sgd", "0.5")
 
 
-def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host():
+@pytest.mark.parametrize("train_from, over", [("8", False), ("10", True)],
+                         ids=["reshape_in_float", "over_inputs"])
+def test_keyword_spotter_with_int8_rows_fine_tunes_bit_identical_to_host(train_from, over):
     """MLPerf Tiny's keyword spotter (an int8 DS-CNN whose input is int8: rows of 49 x 10 x 1
-    = 490 bytes, not a whole number of words) straight from its .tflite on the Cortex-M7,
-    trained from its last convolution (operator 8 of the file, `--train-from 8`: the
-    float part then holds the Flatten's RESHAPE and its int32 shape) with the file's own
-    12-class head: the C sources hold the rows back to back, the device copies each batch's
-    rows from there, and the losses, accuracy counts and weight CRC equal the host's.
-    The planner lays its first Conv2D's output before its int8 input and runs its first
-    depthwise in place over that output (plan_lifetimes.c, mt_plan_over_input), so the board
-    runs both layouts; the firmware reports the stack it used (its painted high-water mark)."""
+    = 490 bytes, not a whole number of words) straight from its .tflite on the Cortex-M7 with
+    the file's own 12-class head: the C sources hold the rows back to back, the device copies
+    each batch's rows from there, and the losses, accuracy counts and weight CRC equal the
+    host's; the firmware reports the stack it used (its painted high-water mark).
+    Trained from its last convolution (operator 8 of the file, `--train-from 8`), the float
+    part holds the Flatten's RESHAPE and its int32 shape, and the float part is the arena's
+    peak: laying the int8 convolutions over their inputs would save nothing, so the planner
+    keeps the plain layout. Trained from its Dense (operator 10), the int8 activations are
+    the peak: the planner lays the first Conv2D's output before its int8 input and runs the
+    first depthwise in place over that output (plan_lifetimes.c, mt_plan_over_input), so the
+    board runs both layouts."""
     pytest.importorskip("tflite")
-    model = microtrain.convert(KWS, train_from=8)
+    model = microtrain.convert(KWS, train_from=int(train_from))
     with microtrain.TrainSession(model) as session:
         session.compile("adam", "categorical_crossentropy", batch_size=4)
         acts = dict((b["tensor"], b) for b in arena.plan_buffers(session)
                     if b["kind"] == "activation")
+        assert (session.memory_plan()["over_inputs"] > 0) == over
     ops = _image.read_image(model._image).ops
 
     def group(tensor):
         return acts[tensor]["in_place_of"] if acts[tensor]["in_place_of"] >= 0 else tensor
     for kind in (_ops.CONV2D_S8, _ops.DEPTHWISE_CONV2D_S8):
         first = next(op for op in ops if op.op_type == kind)
-        assert group(first.inputs[0]) == group(first.outputs[0]), kind
-    folder = keyword_rows("int8_kws", 10, 6, seed=3)
+        assert (group(first.inputs[0]) == group(first.outputs[0])) == over, kind
+    folder = keyword_rows("int8_kws_from_" + train_from, 10, 6, seed=3)
     losses, stdout = run_cli_firmware(
         "mps2-an500", KWS, os.path.join(folder, "keywords.npz"),
-        os.path.join(folder, "mps2-an500"), "--train-from", "8", "--epochs", "2",
+        os.path.join(folder, "mps2-an500"), "--train-from", train_from, "--epochs", "2",
         "--batch-size", "4", "--optimizer", "adam", "--learning-rate", "0.01",
         "--loss", "categorical_crossentropy")
     assert len(losses) == 2 and "accuracy" in stdout, stdout
@@ -155,6 +161,36 @@ def test_int8_layers_trained_in_part_bit_identical_to_host(board, int8_inputs):
     with open(scheme, "w") as handle:
         # by position: a saved .mtm keeps no layer names (2 dw, 3 conv_b, 5 the new head)
         handle.write(SparseScheme({2: 4, 3: 8, 5: "all"}).to_json())
+    losses, stdout = run_cli_firmware(
+        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
+        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+        "--optimizer", "sgd", "--learning-rate", "0.1", "--trainable-scheme", scheme)
+    assert len(losses) == 3 and losses[-1] < losses[0], stdout
+
+
+@pytest.mark.parametrize("board", INT8_BACKWARD_BOARDS)
+def test_mean_broadcast_gradient_bit_identical_to_host(board, int8_inputs):
+    """The in-place digits model training the biases of its depthwise and of conv_b (a
+    pointwise Conv2D read by the MEAN alone, its weight frozen) and the new head: conv_b's
+    output gradient is planned as the Mean's broadcast, 16 x 32 floats after conv_b's work area
+    (plan_lifetimes.c, mt_plan_grad_broadcast), and conv_b's backward expands it for its mask, its bias's
+    gradient and its input's. The device's losses, accuracy counts and weight CRC (the int32
+    biases among them) equal the host's; the host's equal, bit for bit, those of the whole
+    buffer's path (tests/ops/test_pooling_s8.c: the kernels both ways)."""
+    from microtrain.sparse_scheme import SparseScheme
+    name = "digits_int8_broadcast.mtm"
+    model = microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True)
+    model.save(os.path.join(int8_inputs, name))
+    trainable = {2: "bias", 3: "bias", 5: "all"}
+    mean = next(op for op in _image.read_image(model._image).ops if op.op_type == _ops.MEAN_S8)
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "categorical_crossentropy", batch_size=16, trainable=trainable)
+        grads = [b["bytes"] for b in arena.plan_buffers(session)
+                 if b["kind"] == "gradient" and b["tensor"] == mean.inputs[0]]
+    assert grads == [(5 * 32 + 16 * 32) * 4], grads  # the broadcast is taken
+    scheme = os.path.join(int8_inputs, "broadcast.json")
+    with open(scheme, "w") as handle:
+        handle.write(SparseScheme(trainable).to_json())
     losses, stdout = run_cli_firmware(
         board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
         os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",

@@ -2,8 +2,8 @@
  * session_util.h: helpers shared by the session-level tests (header-only, like mt_test.h).
  *   - sess: a session on a malloc'ed arena of exactly mt_plan()'s total_bytes, pre-filled
  *     with junk (init must not rely on zeroed memory), laid out from that plan;
- *   - param_data / weights_finite / same_params / same_counters: the weights a session uses
- *     (arena copy or image), finite, and its counters, compared bit for bit; feed_rows:
+ *   - param_data / param_value / weights_finite / same_params / same_counters: the weights a
+ *     session uses (arena copy or image, or both: mt_param_info.held), finite, and its counters, compared bit for bit; feed_rows:
  *     deterministic batches;
  *   - sink / source: memory-backed mt_write_fn / mt_read_fn that record their calls and can
  *     fail on a chosen call, for checkpoints and exported images.
@@ -38,25 +38,34 @@ static inline mt_status sess_open(sess *g, const uint8_t *img, size_t ib, const 
     return mt_session_init_from_plan(&g->s, &plan, cfg, g->arena, g->bytes);
 }
 
-/* The weights at position p as the session uses them: its arena copy or the image's. */
+/* The weights at position p as the session uses them, in one array: its arena copy or the
+ * image's; NULL for a weight whose first rows alone the arena holds (param_value reads it). */
 static inline const float *param_data(mt_session *s, int p, int32_t *count)
 {
     mt_param_info info;
-    if (mt_session_param(s, p, &info) != MT_OK)
+    if (mt_session_param(s, p, &info) != MT_OK || (info.held != 0 && info.held != info.count))
         return NULL;
     *count = info.count;
     return info.trained ? info.data : info.image_data;
 }
 
+/* Element i of the weight info describes as the session uses it: the arena's (the first
+ * info.held elements), else the image's (mt_param_info.held). */
+static inline float param_value(const mt_param_info *info, int32_t i)
+{
+    return i < info->held ? info->data[i] : info->image_data[i];
+}
+
 /* Every weight the session uses is finite. */
 static inline int weights_finite(mt_session *s)
 {
-    int32_t n = 0, count = 0;
+    int32_t n = 0;
     mt_session_param_count(s, &n);
     for (int p = 0; p < n; p++) {
-        const float *w = param_data(s, p, &count);
-        for (int i = 0; w && i < count; i++)
-            if (!isfinite(w[i])) return 0;
+        mt_param_info info;
+        if (mt_session_param(s, p, &info) != MT_OK) return 0;
+        for (int32_t i = 0; i < info.count; i++)
+            if (!isfinite(param_value(&info, i))) return 0;
     }
     return 1;
 }
@@ -67,10 +76,13 @@ static inline int same_params(mt_session *a, mt_session *b)
     int32_t na = 0, nb = 0;
     mt_session_param_count(a, &na), mt_session_param_count(b, &nb);
     for (int p = 0; p < na && na == nb; p++) {
-        int32_t ca = 0, cb = 0;
-        const float *wa = param_data(a, p, &ca), *wb = param_data(b, p, &cb);
-        if (!wa || !wb || ca != cb || memcmp(wa, wb, 4u * (size_t)ca) != 0)
+        mt_param_info ia, ib;
+        if (mt_session_param(a, p, &ia) != MT_OK || mt_session_param(b, p, &ib) != MT_OK || ia.count != ib.count)
             return 0;
+        for (int32_t i = 0; i < ia.count; i++) {
+            const float va = param_value(&ia, i), vb = param_value(&ib, i);
+            if (memcmp(&va, &vb, 4) != 0) return 0;
+        }
     }
     return na == nb;
 }

@@ -16,7 +16,13 @@
  *     Dense one tile of at most k rows, of the small convolutions their whole gradient, where
  *     a tile would be larger (mt_plan_buffers); a plan with channels laid out again from
  *     itself (mt_session_init_from_plan) alike;
- *   - a checkpoint of a sparse Adam session loads into another; both then step alike;
+ *   - the arena holds only the trained rows of a float Dense or Conv2D (the others read from
+ *     the image): the weight and reference bytes of the plan say so, and the bits above are
+ *     the whole weight's;
+ *   - a checkpoint of a sparse Adam session loads into another; both then step alike; it holds
+ *     whole weights (a session training every row loads it), and one whose frozen rows differ
+ *     from the image is refused (MT_ERR_CHECKPOINT_MISMATCH); the exported image has the
+ *     session's weights, the frozen rows the image's;
  *   - refusals: a value below -1 and k beyond the channels (MT_ERR_BAD_ARGUMENT), k on an op
  *     without a weight of channels (MT_ERR_UNSUPPORTED), each naming its op; a plan made for
  *     other channel counts, or none, refused by mt_session_init_from_plan (the config CRC).
@@ -168,14 +174,14 @@ static int same_trained_frozen(sess *sparse, sess *full, int scheme, int *change
     int32_t n = 0, same = 1;
     mt_session_param_count(sparse->s, &n);
     for (int p = 0; p < n; p++) {
-        int32_t count = 0, count_full = 0;
-        const float *a = param_data(sparse->s, p, &count), *b = param_data(full->s, p, &count_full);
-        mt_param_info info;
+        mt_param_info info, full_info;
         mt_session_param(sparse->s, p, &info);
-        for (int32_t i = 0; i < count; i++) {
-            const float want = element_trains(scheme, p, i) ? b[i] : info.image_data[i];
-            same &= memcmp(&a[i], &want, 4) == 0;
-            *changed |= element_trains(scheme, p, i) && a[i] != info.image_data[i];
+        mt_session_param(full->s, p, &full_info);
+        for (int32_t i = 0; i < info.count; i++) {
+            const float a = param_value(&info, i);
+            const float want = element_trains(scheme, p, i) ? param_value(&full_info, i) : info.image_data[i];
+            same &= memcmp(&a, &want, 4) == 0;
+            *changed |= element_trains(scheme, p, i) && a != info.image_data[i];
         }
     }
     return same;
@@ -239,7 +245,14 @@ static void test_plan(const uint8_t *img, size_t bytes)
         size_t state = 0;
         for (int k = 0; k < 10; k++) state += round16(elements[k] * 4u * arrays);
         CHECK_EQ_INT((long long)ps.optimizer_bytes, (long long)state);
-        CHECK_EQ_INT((long long)ps.weight_bytes, (long long)pf.weight_bytes); /* the arena keeps whole weights */
+        /* the arena holds the trained rows of the float Dense and Conv2Ds (conv 3 of 8 rows of 27,
+         * pointwise 20 of 48 rows of 8, Dense 37 of 100 rows of 48), the depthwise's interleaved
+         * channels whole; the proximal term's reference (Adam here) likewise */
+        const size_t whole_rows = round16(8 * 27 * 4) + round16(48 * 8 * 4) + round16(100 * 48 * 4);
+        const size_t held_rows = round16(3 * 27 * 4) + round16(20 * 8 * 4) + round16(37 * 48 * 4);
+        CHECK_EQ_INT((long long)ps.weight_bytes, (long long)(pf.weight_bytes - whole_rows + held_rows));
+        CHECK_EQ_INT((long long)ps.reference_bytes,
+                     (long long)(pf.reference_bytes ? pf.reference_bytes - whole_rows + held_rows : 0));
         CHECK(ps.gradient_bytes < pf.gradient_bytes);
         tally t;
         memset(&t, 0, sizeof t);
@@ -299,7 +312,32 @@ static void test_checkpoint(const uint8_t *img, size_t bytes)
     CHECK_STATUS(mt_session_train_step(b.s, BATCH, &lb), MT_OK);
     CHECK(memcmp(&la, &lb, 4) == 0);
     CHECK(same_params(a.s, b.s));
-    free(a.block), free(b.block);
+    /* the checkpoint holds whole weights, the frozen rows the image's: a session training every
+     * row loads it and then uses a's weights */
+    mt_train_config whole = config_for(0, 2, 0, 0);
+    sess f;
+    CHECK_STATUS(sess_open(&f, img, bytes, &whole), MT_OK);
+    k.used = 0;
+    CHECK_STATUS(mt_checkpoint_save(a.s, 1, NULL, 0, write_mem, &k), MT_OK);
+    source again = {k.data, k.used, 0, -1, 0, MT_OK};
+    CHECK_STATUS(mt_checkpoint_load(f.s, k.used, source_read, &again, NULL, NULL), MT_OK);
+    CHECK(same_params(a.s, f.s));
+    /* ... but its checkpoint after a step has moved the frozen rows, which a cannot write (the
+     * image's, in place): refused, a as it was */
+    feed(f.s, BATCH, 11u);
+    CHECK_STATUS(mt_session_train_step(f.s, BATCH, &la), MT_OK);
+    k.used = 0;
+    CHECK_STATUS(mt_checkpoint_save(f.s, 1, NULL, 0, write_mem, &k), MT_OK);
+    source moved = {k.data, k.used, 0, -1, 0, MT_OK};
+    CHECK_STATUS(mt_checkpoint_load(a.s, k.used, source_read, &moved, NULL, NULL), MT_ERR_CHECKPOINT_MISMATCH);
+    CHECK(same_params(a.s, b.s));
+    /* the exported image: a's weights, the frozen rows the image's (a session on it starts there) */
+    k.used = 0;
+    CHECK_STATUS(mt_session_export_image(a.s, write_mem, &k), MT_OK);
+    sess e;
+    CHECK_STATUS(sess_open(&e, k.data, k.used, &whole), MT_OK);
+    CHECK(same_params(a.s, e.s));
+    free(a.block), free(b.block), free(f.block), free(e.block);
 }
 
 static void refused(const uint8_t *img, size_t bytes, int op, int32_t value, mt_status want)

@@ -88,9 +88,8 @@ static int weights_finite(mt_session *s)
     for (int32_t p = 0; p < count; ++p) {
         mt_param_info info;
         if (mt_session_param(s, p, &info) != MT_OK) abort();
-        const float *values = info.trained ? info.data : info.image_data;
-        for (int32_t i = 0; i < info.count; ++i)
-            if (!isfinite(values[i])) return 0;
+        for (int32_t i = 0; i < info.count; ++i) /* the arena's first info.held, then the image's */
+            if (!isfinite(i < info.held ? info.data[i] : info.image_data[i])) return 0;
     }
     return 1;
 }

@@ -67,7 +67,7 @@ static int trained_weights_finite(mt_session *s)
     for (int32_t p = 0; p < n; ++p) {
         mt_param_info info;
         if (mt_session_param(s, p, &info) != MT_OK) abort();
-        for (int32_t i = 0; info.trained && i < info.count; ++i)
+        for (int32_t i = 0; i < info.held; ++i) /* the arena's values (mt_param_info.held) */
             if (!isfinite(info.data[i])) return 0;
     }
     return 1;

@@ -160,3 +160,38 @@ def int8_in_place_transcript(models):
     assert "start 0 float32 160" in output and "start 1 int8 144" in output
     assert "start 5 float32 5" in output
     return output
+
+
+def write_sparse_rows(folder):
+    """A float model (x [64] -> Dense 16 relu -> Dense 5 -> Softmax) that
+    scripts/int8_in_place_weights.py trains by a sparse update (its file name says so): the
+    first Dense's first 2 of 16 rows, which the arena holds alone, and the head whole. Its path
+    in ``folder`` (a pathlib.Path); checked: the plan leaves the 14 frozen rows out."""
+    import microtrain
+    from microtrain import layers
+    model = microtrain.Sequential([layers.Dense(16, activation="relu"), layers.Dense(5),
+                                   layers.Softmax()], input_shape=(64,), seed=7)
+    path = str(folder / "sparse_rows.mtm")
+    model.save(path)
+    with microtrain.TrainSession(path) as session:
+        session.compile("sgd", "categorical_crossentropy", batch_size=4,
+                        trainable={0: 2, 1: "all"})
+        whole = session.plan_memory("sgd", "categorical_crossentropy", 4, {0: "all", 1: "all"})
+        assert session.memory_plan()["weight_bytes"] == whole["weight_bytes"] - 14 * 64 * 4
+    return path
+
+
+def sparse_rows_transcript(path):
+    """What scripts/int8_in_place_weights.py prints for write_sparse_rows' model on CPython
+    (the ctypes backend): the lines a MicroPython backend must print; checked for what the
+    comparison relies on (every check of the script held, every weight trained)."""
+    result = subprocess.run([sys.executable, INT8_SCRIPT, path], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout
+    assert output.splitlines()[-1] == "done"
+    assert "restored step equals the first True True" in output
+    assert "trained [True, True, True, True]" in output
+    assert not [line for line in output.splitlines() if "False" in line
+                and not line.startswith("frozen: trained")], output
+    return output

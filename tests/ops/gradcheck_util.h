@@ -230,7 +230,7 @@ static inline void tensor_rt(mt_tensor_rt *t, float *data, float *grad, uint32_t
     memset(t, 0, sizeof *t);
     t->data = data, t->mutable_data = data, t->grad = grad;
     t->dims[0] = rows, t->dims[1] = cols;
-    t->count = rows * cols, t->last_dim = cols;
+    t->count = rows * cols;
     t->dtype = MT_DTYPE_F32;
 }
 

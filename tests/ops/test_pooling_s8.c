@@ -3,7 +3,8 @@
  * AVERAGE_POOL2D_S8 against the in-bounds mean rounded half away from zero (exact integer
  * arithmetic), VALID and SAME; MEAN's reference (mt_op_mean_s8_forward_ref) against TFLite's
  * formula; their backward (ops/quant_grad.h): the max pool's and average pool's as the float
- * pools' bit for bit, Mean's mask against the real mean in double. Their siblings: the kernel
+ * pools' bit for bit, Mean's mask against the real mean in double, and Mean's input gradient
+ * as a broadcast into a pointwise Conv2D against the whole buffer's path. Their siblings: the kernel
  * table's int8 cases (boards/app/siblings_s8.c, run by tests/core/test_int8_siblings.c);
  * LiteRT's own kernels: tests/ops/test_pooling_s8.py.
  */
@@ -142,7 +143,7 @@ static void check_mean_backward(void)
     memset(dx, 0, sizeof dx);
     memset(dx_f32, 0, sizeof dx_f32);
     const uint32_t zero_points = (uint32_t)(uint8_t)zx | (uint32_t)(uint8_t)zy << 8;
-    mt_op_mean_s8_backward(x, dy, dx, B, P, C, zero_points, multiplier, shift);
+    mt_op_mean_s8_backward(x, dy, dx, B, P, C, zero_points, multiplier, shift, 0);
     int checked = 0, cut = 0, wrong = 0;
     for (int b = 0; b < B; ++b)
         for (int c = 0; c < C; ++c) {
@@ -163,6 +164,67 @@ static void check_mean_backward(void)
     CHECK_EQ_INT(differ, 0);
 }
 
+/* MEAN_S8 after a pointwise CONV2D_S8 (MobileNetV2's Conv_1 and its pool) whose input gradient
+ * is planned as a broadcast (plan_lifetimes.c, mt_plan_grad_broadcast): the Mean writes dx [B, C]
+ * once for its P pixels, and the convolution's backward expands it where it reads it. Against
+ * the whole buffer's path (the Mean's dx [B, P, C], the convolution's mt_op_conv2d_s8_backward),
+ * bit for bit: the broadcast equals every pixel's element, and the convolution's dx and db, each
+ * added to nonzero values, are the same bits. P = 12, no power of two, so a planted fault of
+ * the scale (dv · (1/P) instead of dv / P) changes some of them; B·P = 24 pixels make the
+ * backward's blocks of 4 pixels cross samples. */
+static void check_mean_broadcast(void)
+{
+    enum { B = 2, H = 3, W = 4, P = H * W, C = 8, OC = 40 };
+    static layer l;
+    static int8_t y[B * P * OC];
+    static float dm[B * OC], dm_b[B * OC], dy[B * P * OC], g[B * OC], fault[B * OC];
+    static float dx[B * P * C], dx_b[B * P * C], dx_f[B * P * C], db[OC], db_b[OC], db_f[OC];
+    static float work[(MT_BROADCAST_PIXELS + 1) * OC]; /* mt_q_broadcast_work_floats(OC), exactly */
+    l.B = B;
+    CHECK_EQ_INT((int)mt_q_broadcast_work_floats(OC), (MT_BROADCAST_PIXELS + 1) * OC);
+    if (!make_geom(&l.g, H, W, C, OC, 1, 1, 1, 1, 0, MT_FUSED_NONE)) return;
+    make_layer(&l, LAYER_CONV2D);
+    forward_s8(&l, y, LO, HI); /* its clamp cuts some outputs (the mask) */
+    const uint32_t packed = packed_of(l.zx, l.zy, LO, HI);
+    int32_t multiplier, shift;
+    quantize_multiplier(3.0, &multiplier, &shift); /* sy / s_mean: some means saturate too */
+    const uint32_t zero_points = (uint32_t)(uint8_t)l.zy | (uint32_t)(uint8_t)(-2) << 8;
+    fill(dm, B * OC, -1.0f, 1.0f);
+    memcpy(dm_b, dm, sizeof dm);
+    fill(dx, B * P * C, -0.5f, 0.5f);
+    fill(db, OC, -0.5f, 0.5f);
+    memcpy(dx_b, dx, sizeof dx), memcpy(dx_f, dx, sizeof dx);
+    memcpy(db_b, db, sizeof db), memcpy(db_f, db, sizeof db);
+    /* the whole buffer, zeroed before the Mean (its first writer), then the convolution */
+    memset(dy, 0, sizeof dy);
+    mt_op_mean_s8_backward(y, dm, dy, B, P, OC, zero_points, multiplier, shift, 0);
+    memset(g, 0, sizeof g);
+    mt_op_mean_s8_backward(y, dm_b, g, B, P, OC, zero_points, multiplier, shift, 1);
+    int spread = 0;
+    for (int i = 0; i < B * P * OC; ++i) spread += memcmp(&dy[i], &g[(i / (P * OC)) * OC + i % OC], sizeof(float)) != 0;
+    CHECK_EQ_INT(spread, 0); /* each pixel's element of the whole buffer is the broadcast's */
+    for (int i = 0; i < B * OC; ++i) fault[i] = dm_b[i] * (1.0f / (float)P); /* planted: another rounding */
+    const mt_q_grads d = {dx, NULL, db, l.sx}, d_b = {dx_b, NULL, db_b, l.sx}, d_f = {dx_f, NULL, db_f, l.sx};
+    mt_op_conv2d_s8_backward(l.x, l.w, l.sw, l.bias, l.rq, dy, &d, B, &l.g, packed);
+    mt_op_conv2d_s8_broadcast_backward(l.x, l.w, l.sw, l.bias, l.rq, g, &d_b, B, P, C, OC, packed, work);
+    mt_op_conv2d_s8_broadcast_backward(l.x, l.w, l.sw, l.bias, l.rq, fault, &d_f, B, P, C, OC, packed, work);
+    int cut = 0, differ = 0, planted = 0;
+    for (int i = 0; i < B * P * OC; ++i) cut += dy[i] == 0.0f && g[(i / (P * OC)) * OC + i % OC] != 0.0f;
+    for (int i = 0; i < B * P * C; ++i) {
+        differ += memcmp(&dx[i], &dx_b[i], sizeof(float)) != 0;
+        planted += memcmp(&dx[i], &dx_f[i], sizeof(float)) != 0;
+    }
+    for (int i = 0; i < OC; ++i) {
+        differ += memcmp(&db[i], &db_b[i], sizeof(float)) != 0;
+        planted += memcmp(&db[i], &db_f[i], sizeof(float)) != 0;
+    }
+    printf("  mean_s8 broadcast into conv2d_s8: %d of %d outputs masked, %d of dx and db differ; "
+           "planted 1/P scale: %d differ\n", cut, B * P * OC, differ, planted);
+    CHECK(cut > 0);
+    CHECK_EQ_INT(differ, 0);
+    CHECK(planted > 0);
+}
+
 int main(void)
 {
     test_mean();
@@ -175,5 +237,6 @@ int main(void)
     mt_test_seed(1725254612u);
     check_pools_backward();
     check_mean_backward();
+    check_mean_broadcast();
     return MT_TEST_END();
 }

@@ -16,7 +16,7 @@ static void s8_tensor(mt_tensor_rt *t, int8_t *data, float *grad, uint32_t d0, u
     memset(t, 0, sizeof *t);
     t->data = (const float *)(const void *)data, t->mutable_data = (float *)(void *)data, t->grad = grad;
     t->dims[0] = d0, t->dims[1] = d1, t->dims[2] = d2;
-    t->count = d0 * d1 * d2, t->last_dim = d2;
+    t->count = d0 * d1 * d2;
     t->dtype = MT_DTYPE_I8;
 }
 

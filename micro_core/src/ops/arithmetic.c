@@ -93,7 +93,7 @@ typedef struct binary_view {
 static void view_of(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, binary_view *v)
 {
     v->a = &t[op->inputs[0]], v->b = &t[op->inputs[1]], v->y = &t[op->outputs[0]];
-    v->C = v->y->last_dim;
+    v->C = mt_last_dim(v->y);
     v->R = (size_t)n * (v->y->count / v->C);
     steps_of(v->a, v->C, &v->a_row, &v->a_col);
     steps_of(v->b, v->C, &v->b_row, &v->b_col);

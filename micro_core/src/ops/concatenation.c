@@ -27,15 +27,15 @@ static void concat_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
 {
     (void)scratch;
     const mt_tensor_rt *y = &t[op->outputs[0]];
-    const uint32_t C = y->last_dim, rows = n * (y->count / C);
+    const uint32_t C = mt_last_dim(y), rows = n * (y->count / C);
     uint32_t offset = 0;
     for (int k = 0; k < op->num_inputs; ++k) {
         mt_tensor_rt *x = &t[op->inputs[k]];
         if (x->grad)
             for (uint32_t r = 0; r < rows; ++r)
-                mt_kernel_add_f32_accumulate(y->grad + (size_t)r * C + offset, x->grad + (size_t)r * x->last_dim,
-                                             x->last_dim);
-        offset += x->last_dim;
+                mt_kernel_add_f32_accumulate(y->grad + (size_t)r * C + offset, x->grad + (size_t)r * mt_last_dim(x),
+                                             mt_last_dim(x));
+        offset += mt_last_dim(x);
     }
 }
 

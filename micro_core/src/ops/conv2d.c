@@ -75,6 +75,47 @@ void mt_op_conv2d_f32_backward_ref(const float *x, const float *w, const float *
 }
 #endif /* MT_REFERENCE_KERNELS */
 
+/* ---- a weight whose first rows alone the arena holds (kernel.h, mt_weight_row) ----
+ * Output channel oc's row W[oc] [KH, KW, C] is where mt_weight_row says; the sums are the
+ * reference's above, term for term and in order, so the bits are the whole weight's. Not the
+ * build's kernels: each reads its weight as one array. */
+
+static void conv2d_forward_rows(const float *x, const mt_tensor_rt *w, const float *bias, float *y, uint32_t B,
+                                const mt_spatial *g)
+{
+    const size_t K = (size_t)g->KH * g->KW * g->C;
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        float *yp = y + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        for (uint32_t oc = 0; oc < g->OC; ++oc) {
+            const float *row = mt_weight_row(w, oc, K);
+            float acc = 0.0f;
+            int32_t ih, iw;
+            MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+                const float *xp = x + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+                const float *wp = row + ((size_t)kh * g->KW + kw) * g->C;
+                for (uint32_t c = 0; c < g->C; ++c) acc = mt_fmaf(xp[c], wp[c], acc);
+            }
+            yp[oc] = bias ? acc + bias[oc] : acc;
+        }
+    }
+    mt_fused_activation_forward(g->activation, y, (size_t)B * g->OH * g->OW * g->OC);
+}
+
+/* dx[b,ih,iw,c] += Σ_oc dz[b,oh,ow,oc]·W[oc,kh,kw,c] per tap, from +0 in ascending oc, dz the
+ * dy the kernel has masked by the activation's derivative already */
+static void conv2d_dx_rows(const mt_tensor_rt *w, const float *dz, float *dx, uint32_t B, const mt_spatial *g)
+{
+    const size_t K = (size_t)g->KH * g->KW * g->C;
+    MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
+        const float *dzp = dz + (((size_t)b * g->OH + oh) * g->OW + ow) * g->OC;
+        int32_t ih, iw;
+        MT_SPATIAL_FOR_TAPS(g, oh, ow, kh, kw, ih, iw) {
+            float *dxp = dx + (((size_t)b * g->H + (uint32_t)ih) * g->W + (uint32_t)iw) * g->C;
+            mt_weight_rows_dx(w, dzp, g->OC, K, ((size_t)kh * g->KW + kw) * g->C, g->C, dxp);
+        }
+    }
+}
+
 /* ---- graph adapter ---- */
 
 static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
@@ -118,12 +159,12 @@ static void conv2d_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
 #if CONV_AS_DENSE
     if (pointwise(&v.g)) { /* Dense over the pixels, the activation applied as it stores */
         const uint32_t pixels = n * v.g.H * v.g.W;
-        mt_kernel_dense_f32_forward(v.x->data, v.w->data, bias, v.y->mutable_data, pixels, v.g.C, v.g.OC,
-                                    v.g.activation);
+        mt_dense_f32_forward_rows(v.x->data, v.w, bias, v.y->mutable_data, pixels, v.g.C, v.g.OC, v.g.activation);
         return;
     }
 #endif
-    mt_kernel_conv2d_f32_forward(v.x->data, v.w->data, bias, v.y->mutable_data, n, &v.g);
+    if (v.w->rows_held) conv2d_forward_rows(v.x->data, v.w, bias, v.y->mutable_data, n, &v.g);
+    else mt_kernel_conv2d_f32_forward(v.x->data, v.w->data, bias, v.y->mutable_data, n, &v.g);
 }
 
 static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -133,16 +174,21 @@ static void conv2d_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     mt_conv_runtime(op, t, &v);
     float *dbias = v.b ? v.b->grad : NULL;
     float *dw = v.w->tiled ? NULL : v.w->grad; /* tiled: conv2d_grad_rows, after this dx and dz */
+    /* a weight whose first rows alone the arena holds: the kernel computes dz, dW and the bias
+     * gradient (reading no W without dx: v.w->data, the image's whole weight, is a valid array),
+     * then dx from dz through mt_weight_row */
+    float *dx = v.w->rows_held ? NULL : v.x->grad;
 #if CONV_AS_DENSE
     if (pointwise(&v.g)) { /* dz and the bias gradient in one pass, then Dense's dx and dW */
         const uint32_t pixels = n * v.g.H * v.g.W;
         mt_kernel_activation_bias_f32_backward(v.g.activation, v.y->data, v.y->grad, dbias, pixels, v.g.OC);
-        mt_kernel_dense_f32_backward(v.x->data, v.w->data, v.y->grad, v.x->grad, dw, NULL, pixels, v.g.C, v.g.OC,
-                                     0);
+        mt_kernel_dense_f32_backward(v.x->data, v.w->data, v.y->grad, dx, dw, NULL, pixels, v.g.C, v.g.OC, 0);
+        if (v.w->rows_held && v.x->grad) mt_dense_f32_dx_rows(v.w, v.y->grad, v.x->grad, pixels, v.g.C, v.g.OC);
         return;
     }
 #endif
-    mt_kernel_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, v.x->grad, dw, dbias, n, &v.g);
+    mt_kernel_conv2d_f32_backward(v.x->data, v.w->data, v.y->data, v.y->grad, dx, dw, dbias, n, &v.g);
+    if (v.w->rows_held && v.x->grad) conv2d_dx_rows(v.w, v.y->grad, v.x->grad, n, &v.g);
 }
 
 /* dW needs x; a fused activation's derivative needs y */

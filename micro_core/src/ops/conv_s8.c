@@ -219,9 +219,12 @@ void mt_op_conv2d_s8_rows_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_
 
 /* ---- backward (the straight-through estimator, ops/quant_grad.h) ---- */
 
-/* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place) */
-static void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, float *dy,
-                         uint32_t B, const mt_spatial *g, uint32_t packed, int depthwise)
+/* dy = 0 where the forward's clamp cut the output (dv = dy · mask, in place). Out of line:
+ * where the DSP/Helium siblings leave the backward its only caller, GCC inlined it there and
+ * the register pressure of both loops cost ResNet-8's sparse step 9M instructions on the M7. */
+static __attribute__((noinline)) void conv_s8_mask(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                                   const int32_t *rq, float *dy, uint32_t B, const mt_spatial *g,
+                                                   uint32_t packed, int depthwise)
 {
     const mt_q_params p = mt_q_unpack(packed);
     MT_SPATIAL_FOR_PIXELS(g, B, b, oh, ow) {
@@ -378,6 +381,36 @@ void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const 
     }
 }
 
+/* ---- backward from a global mean's broadcast gradient (plan_lifetimes.c, mt_plan_grad_broadcast) ----
+ * The output's gradient is g [B, OC]: dy[b,p,oc] = g[b,oc] for each of the P pixels (the Mean's
+ * 0 + dv/P, the bits its whole buffer held in every pixel). A pointwise layer whose weight does
+ * not train expands it where it reads it, MT_BROADCAST_PIXELS pixels at a time: their rows
+ * dv [n, OC] = g's rows, masked by the mask kernel over those n pixels, then
+ *   db  acc[oc] += dv[p,oc] pixel by pixel (acc from +0, added to db after the last pixel:
+ *       the bias's reference sums, each channel in ascending pixel order);
+ *   dx  the dx kernel over those n pixels (each (p, c) sum from +0 by ascending oc, then added).
+ * The elements, the sums and their order are mt_op_conv2d_s8_backward's over the expanded
+ * buffer (the mask's integer sums are exact in any grouping; the dx kernel's blocks of pixels
+ * never meet): the same bits, in mt_q_broadcast_work_floats(OC) floats of work area (the rows,
+ * then acc) instead of B·P·OC floats of gradient. */
+void mt_op_conv2d_s8_broadcast_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
+                                        const int32_t *rq, const float *g, const mt_q_grads *d, uint32_t B, uint32_t P,
+                                        uint32_t C, uint32_t OC, uint32_t packed, float *work)
+{
+    const size_t rows = (size_t)B * P;
+    float *acc = work + (size_t)MT_BROADCAST_PIXELS * OC;
+    if (d->db) memset(acc, 0, OC * sizeof(float));
+    for (size_t r0 = 0; r0 < rows; r0 += MT_BROADCAST_PIXELS) {
+        const uint32_t n = rows - r0 < MT_BROADCAST_PIXELS ? (uint32_t)(rows - r0) : MT_BROADCAST_PIXELS;
+        for (uint32_t j = 0; j < n; ++j) memcpy(work + (size_t)j * OC, g + ((r0 + j) / P) * OC, OC * sizeof(float));
+        mt_kernel_conv2d_s8_pointwise_mask(x + r0 * C, w, bias, rq, work, n, C, OC, packed);
+        for (uint32_t j = 0; d->db && j < n; ++j)
+            for (uint32_t oc = 0; oc < OC; ++oc) acc[oc] += work[(size_t)j * OC + oc];
+        if (d->dx) mt_kernel_conv2d_s8_pointwise_dx(work, w, w_scale, d->dx + r0 * C, n, C, OC);
+    }
+    for (uint32_t oc = 0; d->db && oc < OC; ++oc) d->db[oc] += acc[oc];
+}
+
 /* ---- graph adapters ---- */
 
 /* x, W, b (optional), rq; y. depthwise: W [1, KH, KW, C] and OC = C. */
@@ -464,7 +497,18 @@ static void s8_conv_backward(const mt_op_desc *op, mt_tensor_rt *t, int depthwis
 static void conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
 {
     (void)scratch;
-    s8_conv_backward(op, t, 0, n);
+    const mt_tensor_rt *y = &t[op->outputs[0]];
+    if (!y->grad_broadcast) {
+        s8_conv_backward(op, t, 0, n);
+        return;
+    }
+    const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
+    const mt_q_grads d = mt_q_grads_of(op, t); /* no dw: the planner broadcasts to no trained weight */
+    const uint32_t OC = y->dims[2]; /* the work area: the planned bytes before g (mt_plan_grad_floats) */
+    mt_op_conv2d_s8_broadcast_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w),
+                                       op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]),
+                                       mt_q_s32(&t[op->inputs[3]]), y->grad, &d, n, y->dims[0] * y->dims[1], x->dims[2],
+                                       OC, op->params[0], y->grad - mt_q_broadcast_work_floats(OC));
 }
 
 static void depthwise_conv2d_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)

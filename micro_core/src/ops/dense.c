@@ -88,6 +88,39 @@ void mt_op_dense_f32_backward_ref(const float *x, const float *w, const float *d
 }
 #endif /* MT_REFERENCE_KERNELS */
 
+/* ---- a weight whose first rows alone the arena holds (kernel.h, mt_weight_row) ----
+ * A sparse update training the first k of U rows keeps only those in the arena; rows k.. are
+ * read in place from the image. Every sum keeps the reference's terms and order, so the bits
+ * are those of the whole weight in one array. */
+
+/* y[b,u] = act(Σ_i x[b,i]·W[u,i] + bias[u]) with W = w's rows (mt_weight_row): the build's
+ * kernel one input row at a time, over rows 0..k-1 and then k..U-1 (each output element is its
+ * own sum, which the kernel computes with the reference's bits at every shape). */
+void mt_dense_f32_forward_rows(const float *x, const mt_tensor_rt *w, const float *bias, float *y, uint32_t B,
+                               uint32_t I, uint32_t U, uint32_t act)
+{
+    const uint32_t k = w->rows_held;
+    if (k == 0) {
+        mt_kernel_dense_f32_forward(x, w->data, bias, y, B, I, U, act);
+        return;
+    }
+    for (uint32_t b = 0; b < B; ++b) {
+        const float *xb = x + (size_t)b * I;
+        float *yb = y + (size_t)b * U;
+        mt_kernel_dense_f32_forward(xb, mt_weight_row(w, 0, I), bias, yb, 1, I, k, act);
+        mt_kernel_dense_f32_forward(xb, mt_weight_row(w, k, I), bias ? bias + k : NULL, yb + k, 1, I, U - k, act);
+    }
+}
+
+/* dx[b,i] += Σ_u dy[b,u]·W[u,i] from +0 in ascending u (the reference's sum, dense_backward_sums),
+ * row u of W where mt_weight_row says: one sum runs across both row ranges, so no kernel that
+ * takes one array computes it (mt_weight_rows_dx, ops/shared.c). */
+void mt_dense_f32_dx_rows(const mt_tensor_rt *w, const float *dy, float *dx, uint32_t B, uint32_t I, uint32_t U)
+{
+    for (uint32_t b = 0; b < B; ++b)
+        mt_weight_rows_dx(w, dy + (size_t)b * U, U, I, 0, I, dx + (size_t)b * I);
+}
+
 /* ---- graph adapter ----
  * The kernels are the build's column's (mt_kernel_dense_f32_*, select/kernels.h): each computes
  * the reference's exact bits, and scratch_bytes is the same on every target, so a plan made on
@@ -129,8 +162,7 @@ static void dense_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, flo
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]], *b = mt_bias_of(op, t);
     mt_tensor_rt *y = &t[op->outputs[0]];
-    mt_kernel_dense_f32_forward(x->data, w->data, b ? b->data : NULL, y->mutable_data, n, x->count, y->count,
-                                MT_FUSED_NONE);
+    mt_dense_f32_forward_rows(x->data, w, b ? b->data : NULL, y->mutable_data, n, x->count, y->count, MT_FUSED_NONE);
 }
 
 static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -141,9 +173,13 @@ static void dense_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, fl
     const mt_tensor_rt *y = &t[op->outputs[0]];
     const int fresh = w->grad_fresh;
     w->grad_fresh = 0;
-    /* a weight updated in tiles gets its dW from dense_grad_rows, after this dx (from the old W) */
-    mt_kernel_dense_f32_backward(x->data, w->data, y->grad, x->grad, w->tiled ? NULL : w->grad,
-                                 b ? b->grad : NULL, n, x->count, y->count, fresh);
+    /* a weight updated in tiles gets its dW from dense_grad_rows, after this dx (from the old W);
+     * one whose first rows alone the arena holds gets its dx from mt_dense_f32_dx_rows (the
+     * kernel, given no dx, reads no W: w->data, the image's whole weight, is a valid array) */
+    float *dx = w->rows_held ? NULL : x->grad;
+    mt_kernel_dense_f32_backward(x->data, w->data, y->grad, dx, w->tiled ? NULL : w->grad, b ? b->grad : NULL, n,
+                                 x->count, y->count, fresh);
+    if (w->rows_held && x->grad) mt_dense_f32_dx_rows(w, y->grad, x->grad, n, x->count, y->count);
 }
 
 /* dW needs x; dx needs only W (a weight, never planned) */

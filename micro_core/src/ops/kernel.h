@@ -21,8 +21,11 @@ typedef struct mt_tensor_rt {
     float *grad;       /* NULL when no gradient is needed */
     float *opt_state;  /* optimizer arrays of a trained weight, back to back, else NULL */
     uint32_t count;    /* elements of one sample (activations) or of the tensor (constants) */
-    uint32_t last_dim; /* size of the last dimension */
-    uint32_t dims[MT_MAX_DIMS]; /* one sample's shape (activations) or the tensor's */
+    uint32_t rows_held; /* a float Dense's or Conv2D's weight a sparse update trains the first k
+                           rows (output channels) of: k, the rows mutable_data holds in the arena,
+                           while data is the image's whole weight, whose rows k.. are read in
+                           place (mt_weight_row); else 0 */
+    uint32_t dims[MT_MAX_DIMS]; /* one sample's shape (activations) or the tensor's, then zeros */
     uint16_t grad_zero_at; /* the op whose backward writes grad first (it is zeroed just before),
                               MT_AT_LOSS for the loss, MT_NEVER when there is no grad */
     uint16_t update_after; /* fused update: the op after whose backward the weight's gradient is
@@ -35,7 +38,26 @@ typedef struct mt_tensor_rt {
     uint8_t tiled : 1;      /* a trained weight updated in tiles (mt_weight_tile_rows): grad is
                                one tile, the backward of its op leaves it alone and the session
                                computes and applies it a block of output rows at a time */
+    uint8_t grad_broadcast : 1; /* grad is a global mean's input gradient as a broadcast: one
+                                   float per sample and channel (mt_last_dim), the same for every
+                                   pixel (mt_plan_grad_broadcast, plan_lifetimes.c) */
 } mt_tensor_rt;
+
+/* The size of t's last dimension (its dims end in zeros). */
+static inline uint32_t mt_last_dim(const mt_tensor_rt *t)
+{
+    uint32_t d = MT_MAX_DIMS;
+    while (d > 1 && t->dims[d - 1] == 0) --d;
+    return t->dims[d - 1];
+}
+
+/* Row r (an output row of `row` elements) of weight w, the one place that says where it lies: a
+ * weight whose first rows_held rows the arena holds has them at mutable_data and the others in
+ * the image (data), in place; any other weight is data. */
+static inline const float *mt_weight_row(const mt_tensor_rt *w, uint32_t r, size_t row)
+{
+    return (r < w->rows_held ? w->mutable_data : w->data) + (size_t)r * row;
+}
 
 #define MT_AT_LOSS 0xFFFEu
 #define MT_NEVER 0xFFFFu
@@ -65,6 +87,16 @@ typedef struct mt_op_kernel {
 
 /* The scratch Dense's backward is planned with: I floats (ops/dense.c) */
 size_t mt_op_dense_f32_scratch_bytes(uint32_t B, uint32_t I, uint32_t U);
+
+/* Dense's forward and dx over a weight read through mt_weight_row (ops/dense.c): the bits of the
+ * whole weight in one array; Conv2D's 1 x 1 layers run them over their pixels. Their input
+ * gradients (and a Conv2D tap's, ops/conv2d.c) come from mt_weight_rows_dx: dx[j] +=
+ * Σ_r dz[r]·W[r][offset + j] for j < n, each sum from +0 in ascending r over R rows. */
+void mt_dense_f32_forward_rows(const float *x, const mt_tensor_rt *w, const float *bias, float *y, uint32_t B,
+                               uint32_t I, uint32_t U, uint32_t act);
+void mt_dense_f32_dx_rows(const mt_tensor_rt *w, const float *dy, float *dx, uint32_t B, uint32_t I, uint32_t U);
+void mt_weight_rows_dx(const mt_tensor_rt *w, const float *dz, uint32_t R, size_t row, size_t offset,
+                       uint32_t n, float *dx);
 
 /* The kernel of an op type, or NULL if this build does not know it. */
 const mt_op_kernel *mt_op_kernel_for(uint32_t type);

@@ -18,6 +18,9 @@
  *   AVERAGE_POOL2D_S8  dx[tap] += dy / count for every in-bounds tap (an average of int8
  *                      values never leaves [-128, 127]: nothing is cut)
  *   MEAN_S8            dx[b,p,c] += dv[b,c] / P, dv = dy · [-128 <= requant(Σ - zx·P) + zy <= 127]
+ *                      (broadcast: dx [B, C], dx[b,c] += dv[b,c] / P once for all the P pixels,
+ *                      where the planner lets x's one reader expand it: plan_lifetimes.c,
+ *                      mt_plan_grad_broadcast)
  */
 #include "ops/quant_grad.h"
 #include "ops/spatial.h"
@@ -119,7 +122,7 @@ void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, co
 }
 
 void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C,
-                            uint32_t zero_points, int32_t multiplier, int32_t shift)
+                            uint32_t zero_points, int32_t multiplier, int32_t shift, int broadcast)
 {
     const int32_t zx = mt_q_param_byte(zero_points, 0), zy = mt_q_param_byte(zero_points, 1);
     int32_t m, s;
@@ -132,9 +135,10 @@ void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, u
             const int32_t v = mt_q_multiply((int32_t)((uint32_t)sum - zx_sum), m, s) + zy; /* mean_output's */
             if (v < -128 || v > 127) dy[(size_t)b * C + c] = 0.0f;
         }
+    const uint32_t pixels = broadcast ? 1u : P; /* the same share for each pixel */
     for (uint32_t b = 0; b < B; ++b)
-        for (uint32_t p = 0; p < P; ++p)
-            for (uint32_t c = 0; c < C; ++c) dx[((size_t)b * P + p) * C + c] += dy[(size_t)b * C + c] / (float)P;
+        for (uint32_t p = 0; p < pixels; ++p)
+            for (uint32_t c = 0; c < C; ++c) dx[((size_t)b * pixels + p) * C + c] += dy[(size_t)b * C + c] / (float)P;
 }
 
 /* ---- graph adapters ---- */
@@ -209,7 +213,7 @@ static void mean_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
     mt_op_mean_s8_backward(mt_q_s8(x), t[op->outputs[0]].grad, x->grad, n, x->dims[0] * x->dims[1], x->dims[2],
-                           op->params[0], (int32_t)op->params[1], (int32_t)op->params[2]);
+                           op->params[0], (int32_t)op->params[1], (int32_t)op->params[2], x->grad_broadcast);
 }
 
 const mt_op_kernel mt_kernel_max_pool2d_s8 = {pool_s8_check, mt_no_scratch, pool_s8_forward, pool_s8_backward,

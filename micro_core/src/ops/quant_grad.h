@@ -113,6 +113,20 @@ void mt_op_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_s
 void mt_op_depthwise_conv2d_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
                                         const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B,
                                         const struct mt_spatial *g, uint32_t packed);
+/* ... a pointwise Conv2D (1x1, stride 1) whose output's gradient is a global mean's broadcast
+ * g [B, OC] (every one of its P pixels' dy[b,p,:] = g[b,:]; conv_s8.c), W frozen (d->dw NULL):
+ * d->db and d->dx as mt_op_conv2d_s8_backward computes them from the expanded gradient, with
+ * `work` of mt_q_broadcast_work_floats(OC) floats (MT_BROADCAST_PIXELS rows of OC, then OC
+ * sums), which the planner lays just before g in g's own buffer (plan_lifetimes.c,
+ * mt_plan_grad_floats): it lives while g does */
+#define MT_BROADCAST_PIXELS 4u /* the dx kernel's block of pixels (ops/portable/conv_s8_backward_portable.c) */
+static inline uint32_t mt_q_broadcast_work_floats(uint32_t OC)
+{
+    return ((MT_BROADCAST_PIXELS + 1u) * OC + 3u) & ~3u; /* g stays 16-byte aligned */
+}
+void mt_op_conv2d_s8_broadcast_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
+                                        const int32_t *rq, const float *g, const mt_q_grads *d, uint32_t B, uint32_t P,
+                                        uint32_t C, uint32_t OC, uint32_t packed, float *work);
 /* dense_s8.c: FullyConnected x [B, D], W [U, D] */
 void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
                              const int32_t *rq, float *dy, const mt_q_grads *d, uint32_t B, uint32_t D, uint32_t U,
@@ -171,7 +185,7 @@ void mt_op_max_pool2d_s8_backward(const int8_t *x, const float *dy, float *dx, u
                                   const struct mt_spatial *g);
 void mt_op_average_pool2d_s8_backward(const float *dy, float *dx, uint32_t B, const struct mt_spatial *g);
 void mt_op_mean_s8_backward(const int8_t *x, float *dy, float *dx, uint32_t B, uint32_t P, uint32_t C,
-                            uint32_t zero_points, int32_t multiplier, int32_t shift);
+                            uint32_t zero_points, int32_t multiplier, int32_t shift, int broadcast);
 /* quantize.c: QUANTIZE dx += dy where -128 <= round(x / scale) + zp <= 127 */
 void mt_op_quantize_f32_s8_backward(const float *x, const float *dy, float *dx, size_t N, float scale,
                                     int32_t zero_point);

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "mt_fma.h"
 #include "ops/kernel.h"
 #include "ops/ops.h"
 
@@ -86,14 +87,14 @@ uint32_t mt_reads_output(const mt_op_desc *op, uint32_t grad_inputs)
 void mt_concat_last_dim(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, size_t value_bytes)
 {
     mt_tensor_rt *y = &t[op->outputs[0]];
-    const uint32_t C = y->last_dim;
+    const uint32_t C = mt_last_dim(y);
     const size_t rows = (size_t)n * (y->count / C);
     unsigned char *out = (unsigned char *)(void *)y->mutable_data;
     size_t offset = 0;
     for (int k = 0; k < op->num_inputs; ++k) {
         const mt_tensor_rt *x = &t[op->inputs[k]];
         const unsigned char *in = (const unsigned char *)(const void *)x->data;
-        const size_t width = x->last_dim * value_bytes;
+        const size_t width = mt_last_dim(x) * value_bytes;
         for (size_t r = 0; r < rows; ++r) memcpy(out + (r * C) * value_bytes + offset, in + r * width, width);
         offset += width;
     }
@@ -157,4 +158,29 @@ mt_status mt_check_plain_unary_f32_shaped(const mt_image *img, const mt_op_desc 
 {
     if (!mt_params_zero(op)) return MT_ERR_BAD_MODEL;
     return mt_check_unary_f32(img, op, 1);
+}
+
+/* dx[j] += Σ_r dz[r]·W[r][offset + j] for j < n, each from +0 in ascending r over the R
+ * rows of `row` elements of w (mt_weight_row): Dense's input gradient (offset 0, n = I, ops/dense.c)
+ * and a Conv2D tap's (ops/conv2d.c, built without Dense too). Four sums at a time, each its own
+ * register, so that the rows are read along their length and each dz value loads once for four
+ * multiply-adds (the order of each sum is the same). */
+void mt_weight_rows_dx(const mt_tensor_rt *w, const float *dz, uint32_t R, size_t row, size_t offset,
+                       uint32_t n, float *dx)
+{
+    uint32_t j = 0;
+    for (; j + 4u <= n; j += 4u) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (uint32_t r = 0; r < R; ++r) {
+            const float *v = mt_weight_row(w, r, row) + offset + j, d = dz[r];
+            a0 = mt_fmaf(d, v[0], a0), a1 = mt_fmaf(d, v[1], a1);
+            a2 = mt_fmaf(d, v[2], a2), a3 = mt_fmaf(d, v[3], a3);
+        }
+        dx[j] += a0, dx[j + 1] += a1, dx[j + 2] += a2, dx[j + 3] += a3;
+    }
+    for (; j < n; ++j) {
+        float a = 0.0f;
+        for (uint32_t r = 0; r < R; ++r) a = mt_fmaf(dz[r], mt_weight_row(w, r, row)[offset + j], a);
+        dx[j] += a;
+    }
 }

@@ -27,8 +27,8 @@ static void softmax_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, f
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]];
     mt_tensor_rt *y = &t[op->outputs[0]];
-    uint32_t rows = n * (x->count / x->last_dim);
-    mt_op_softmax_f32_forward(x->data, y->mutable_data, rows, x->last_dim);
+    uint32_t rows = n * (x->count / mt_last_dim(x));
+    mt_op_softmax_f32_forward(x->data, y->mutable_data, rows, mt_last_dim(x));
 }
 
 static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -36,8 +36,8 @@ static void softmax_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *y = &t[op->outputs[0]];
     if (!x->grad) return;
-    uint32_t rows = n * (x->count / x->last_dim);
-    mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, x->last_dim);
+    uint32_t rows = n * (x->count / mt_last_dim(x));
+    mt_op_softmax_f32_backward(y->data, y->grad, x->grad, rows, mt_last_dim(x));
 }
 
 const mt_op_kernel mt_kernel_softmax = {mt_check_plain_unary_f32_shaped, mt_no_scratch, softmax_forward,

@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 15
+MT_ABI_VERSION = 16
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -207,6 +207,8 @@ _FIELDS = (
     ('mt_param_info', 'data', ctypes.POINTER(ctypes.c_float)),  # arena copy when trained, else NULL
     # the weights as stored in the image
     ('mt_param_info', 'image_data', ctypes.POINTER(ctypes.c_float)),
+    # elements data holds: count when trained whole, the first rows' when a sparse update trains a float layer's first channels (the rest are image_data's, read in place), 0 when frozen
+    ('mt_param_info', 'held', ctypes.c_int32),
     ('mt_property', 'name', ctypes.c_char_p),  # NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes
     ('mt_property', 'type', ctypes.c_int32),  # MT_PROPERTY_*
     ('mt_property', 'reserved', ctypes.c_int32),

@@ -276,10 +276,12 @@ class Backend(_Interface):
         return owner[offset:offset + nbytes].view(dtype)
 
     def _bind_params(self):
-        """Per weight in tensor-table order (describe()'s "params"): (view of its values at
+        """Per weight in tensor-table order (describe()'s "params"): (views of its values at
         their dtype, trained, its position among the quantized parameters or None): the f32
         tensors of mt_session_param merged with the int8 weights and int32 biases of
-        mt_session_qparam."""
+        mt_session_qparam. The views, back to back, are the weight: the arena's elements
+        (info.held: all of a weight trained whole, the first rows of a float layer a sparse
+        update trains the first channels of), then the image's (the rest, read in place)."""
         params = []
         for name, quantized in (("mt_session_param", False), ("mt_session_qparam", True)):
             listing, counting = getattr(_native, name), getattr(_native, name + "_count")
@@ -288,14 +290,15 @@ class Backend(_Interface):
             info = _native.mt_param_info()
             for position in range(count.value):
                 self._check(listing(self._session, position, ctypes.byref(info)), name)
-                if info.trained:
-                    owner, address = self._arena, _address(info.data)
-                else:
-                    owner, address = self._image, _address(info.image_data)
                 dtype = np.dtype(_DTYPE_NAMES[info.dtype])
+                views = []
+                if info.held:
+                    views.append(self._view(self._arena, _address(info.data), dtype.itemsize * info.held, dtype))
+                if info.held < info.count:
+                    image = self._view(self._image, _address(info.image_data), dtype.itemsize * info.count, dtype)
+                    views.append(image[info.held:])
                 params.append((info.tensor_index,
-                               (self._view(owner, address, dtype.itemsize * info.count, dtype),
-                                bool(info.trained), position if quantized else None)))
+                               (tuple(views), bool(info.trained), position if quantized else None)))
         params.sort(key=lambda entry: entry[0])
         return [entry for _, entry in params]
 
@@ -305,7 +308,7 @@ class Backend(_Interface):
         self._image = None
         self._config = None
         self._inputs, self._outputs, self._target = [], [], None
-        self._params = []  # per weight: (numpy view of its values, trained, qparam position)
+        self._params = []  # per weight: (numpy views of its values, trained, qparam position)
 
     # ------------------------------------------------------------ rows
 
@@ -404,20 +407,23 @@ class Backend(_Interface):
 
     def read_param(self, position):
         self._require_session()
-        return self._params[position][0].copy()
+        return np.concatenate(self._params[position][0])
 
     def write_param(self, position, values):
         self._require_session()
-        view, trained, quantized = self._params[position]
+        views, trained, quantized = self._params[position]
+        dtype, size = views[0].dtype, sum(view.size for view in views)
         flat = np.asarray(values).reshape(-1)
-        if flat.size != view.size:
-            raise ValueError("weight %d has %d values, got %d" % (position, view.size,
-                                                                  flat.size))
+        if flat.size != size:
+            raise ValueError("weight %d has %d values, got %d" % (position, size, flat.size))
         if quantized is not None and (flat.dtype.kind not in "iu" or np.any(
-                flat != flat.astype(view.dtype))):  # the Session checked; a direct caller
+                flat != flat.astype(dtype))):  # the Session checked; a direct caller
             raise ValueError("weight %d holds %s values: got %s values outside that type"
-                             % (position, view.dtype, flat.dtype))
-        view[:] = flat.astype(view.dtype)
+                             % (position, dtype, flat.dtype))
+        done = 0
+        for view in views:  # the arena's rows, then the image's (frozen: read there in place)
+            view[:] = flat[done:done + view.size].astype(dtype)
+            done += view.size
         if quantized is not None and trained:  # a master copy restarts from the weight
             self._check(_native.mt_session_qparam_written(self._session, quantized),
                         "mt_session_qparam_written")
@@ -425,7 +431,7 @@ class Backend(_Interface):
     def weights(self):
         self._require_session()
         return b"".join(view.astype(view.dtype.newbyteorder("<")).tobytes()
-                        for view, _, _ in self._params)
+                        for views, _, _ in self._params for view in views)
 
     def weights_crc32(self):
         self._require_session()

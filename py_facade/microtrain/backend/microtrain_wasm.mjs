@@ -25,6 +25,7 @@
 import { readFile } from "node:fs/promises";
 import { MT, MT_ABI_VERSION, PLAN_FIELDS, STRUCTS } from "./microtrain_wasm_abi.mjs";
 import { checkpointMethods } from "./microtrain_wasm_checkpoints.mjs";
+import { WEIGHT_TYPES, weightMethods } from "./microtrain_wasm_weights.mjs";
 
 export const ARENA_ALIGN = MT.MT_ARENA_ALIGN;
 const SCRATCH_BYTES = 2048;         // out-params, mt_train_config, mt_memory_plan, op mask, channels
@@ -36,12 +37,6 @@ const CHANNELS_OFFSET = 1024;       // trainable_op_channels int32 (MT_MAX_OPS) 
 const PAGE = 65536;
 const KIND_INPUT = 0;
 const KIND_TARGET = 1;
-// A weight's type by its mt_param_info.dtype: array typecode, typed array, integer range.
-const WEIGHT_TYPES = {
-  [MT.MT_DTYPE_F32]: { name: "float32", typecode: "f", array: Float32Array },
-  [MT.MT_DTYPE_I8]: { name: "int8", typecode: "b", array: Int8Array, low: -128, high: 127 },
-  [MT.MT_DTYPE_I32]: { name: "int32", typecode: "i", array: Int32Array, low: -2147483648, high: 2147483647 },
-};
 
 export const alignUp = (value, alignment) => Math.ceil(value / alignment) * alignment;
 
@@ -428,109 +423,7 @@ class WasmBackend {
   set_learning_rate(rate) { return this.call("mt_session_set_learning_rate", rate); }
   set_epoch(epoch) { return this.call("mt_session_set_epoch", BigInt(epoch)); }
 
-  // ------------------------------------------------------------ weights and state
-
-  // The weights as the facade numbers them (describe()'s "params", Session.get_weights()): the
-  // CONST f32 tensors of mt_session_param and the int8 weights / int32 biases of int8 layers
-  // trained in place of mt_session_qparam, merged in tensor-table order (a tensor is in one
-  // list at most, so sorting by tensor index merges them). The one place that maps a weight's
-  // position to (list, position in it): each entry says where its values lie, how many, of
-  // which type (WEIGHT_TYPES), trained?, and its position in mt_session_qparam (-1: f32).
-  params() {
-    this.requireSession();
-    const info = this.scratch + 64;      // mt_param_info
-    const list = [];
-    for (const name of ["mt_session_param", "mt_session_qparam"]) {
-      this.check(this.core[name + "_count"](this.session, this.scratch), name + "_count");
-      const count = this.view().getInt32(this.scratch, true);
-      for (let p = 0; p < count; p++) {
-        this.check(this.core[name](this.session, p, info), name);
-        const trained = this.get(info, "mt_param_info", "trained");
-        list.push({ tensor: this.get(info, "mt_param_info", "tensor_index"),
-                    pointer: this.get(info, "mt_param_info", trained ? "data" : "image_data"),
-                    count: this.get(info, "mt_param_info", "count"), trained: Boolean(trained),
-                    type: WEIGHT_TYPES[this.get(info, "mt_param_info", "dtype")],
-                    quantized: name === "mt_session_qparam" ? p : -1 });
-      }
-    }
-    return list.sort((a, b) => a.tensor - b.tensor);
-  }
-
-  // Weight `position` of that order, or an error naming how many there are.
-  param(position) {
-    const params = this.params();
-    if (!Number.isInteger(position) || position < 0 || position >= params.length) {
-      throw new Error(`the model has ${params.length} weights, not ${position + 1}`);
-    }
-    return params[position];
-  }
-
-  // A weight's values in place: a typed array of its type over the core's memory.
-  values(p) {
-    return new p.type.array(this.core.memory.buffer, p.pointer, p.count);
-  }
-
-  trained() {
-    return this.guard(() => this.params().map((p) => p.trained));
-  }
-
-  // [typecode, values]: js_backend makes the array('f' / 'b' / 'i') of the weight's type.
-  read_param(position) {
-    return this.guard(() => {
-      const p = this.param(position);
-      return [p.type.typecode, Array.from(this.values(p))];
-    });
-  }
-
-  // Every value is checked before any is written (a bad one leaves the weight as it was); an
-  // int8 layer's trained weight then restarts its float master copy (mt_session_qparam_written).
-  write_param(position, values) {
-    return this.guard(() => {
-      const p = this.param(position);
-      const fresh = new p.type.array(p.count);
-      let i = 0;
-      for (const value of values) {
-        if (i >= p.count) throw new Error(`weight ${position} has ${p.count} values`);
-        if (p.type.low !== undefined && !(Number.isInteger(value) && value >= p.type.low && value <= p.type.high)) {
-          throw new Error(`weight ${position} is ${p.type.name}: value ${i} (${value}) is not an integer ` +
-                          `in ${p.type.low}..${p.type.high}`);
-        }
-        fresh[i++] = value;
-      }
-      if (i !== p.count) throw new Error(`weight ${position} has ${p.count} values, got ${i}`);
-      this.values(p).set(fresh);
-      if (p.quantized >= 0 && p.trained) {
-        this.check(this.core.mt_session_qparam_written(this.session, p.quantized), "mt_session_qparam_written");
-      }
-      return null;
-    });
-  }
-
-  // Every weight in that order, little-endian at its width (wasm memory is little-endian).
-  weights() {
-    return this.guard(() => {
-      const params = this.params();
-      const width = (p) => p.count * p.type.array.BYTES_PER_ELEMENT;
-      const out = new Uint8Array(params.reduce((sum, p) => sum + width(p), 0));
-      let offset = 0;
-      for (const p of params) {
-        out.set(this.bytes(p.pointer, width(p)), offset);
-        offset += width(p);
-      }
-      return out;
-    });
-  }
-
-  // The core's mt_session_weights_crc32, the figure a firmware prints: zlib.crc32 of
-  // weights().
-  // Returned as a signed int32 (MicroPython's proxy passes JS integers as int32); js_backend
-  // masks it.
-  weights_crc32() {
-    return this.guard(() => {
-      this.check(this.core.mt_session_weights_crc32(this.session, this.scratch), "mt_session_weights_crc32");
-      return new DataView(this.core.memory.buffer).getUint32(this.scratch, true) | 0;
-    });
-  }
+  // ------------------------------------------------------------ state (the weights: microtrain_wasm_weights.mjs)
 
   get_learning_rate() {
     return this.guard(() => {
@@ -574,7 +467,7 @@ class WasmBackend {
   }
 }
 
-Object.assign(WasmBackend.prototype, checkpointMethods);
+Object.assign(WasmBackend.prototype, checkpointMethods, weightMethods);
 
 // The compiled module, and the object to register under "_microtrain_js".
 export async function loadCore(wasmPath) {

@@ -4,7 +4,7 @@
 // offset, DataView kind, count] } }. microtrain_wasm.mjs reads and writes the core's
 // structs through it and compares every size with mt_struct_size() when a module loads.
 
-export const MT_ABI_VERSION = 15;
+export const MT_ABI_VERSION = 16;
 
 export const MT = {
   MT_ARENA_ALIGN: 16,
@@ -68,7 +68,7 @@ const SIZES = [
   ["mt_memory_plan", 1, 104],
   ["mt_tensor_info", 2, 44],
   ["mt_model_info", 3, 32],
-  ["mt_param_info", 4, 24],
+  ["mt_param_info", 4, 28],
   ["mt_property", 5, 40],
   ["mt_buffer_info", 6, 32],
   ["mt_op_info", 7, 64],
@@ -142,6 +142,7 @@ const FIELDS = [
   ["mt_param_info", "dtype", 12, "i32", 1],
   ["mt_param_info", "data", 16, "u32", 1],
   ["mt_param_info", "image_data", 20, "u32", 1],
+  ["mt_param_info", "held", 24, "i32", 1],
   ["mt_property", "name", 0, "u32", 1],
   ["mt_property", "type", 4, "i32", 1],
   ["mt_property", "reserved", 8, "i32", 1],

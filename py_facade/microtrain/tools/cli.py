@@ -8,7 +8,8 @@
         (with a checkpoint, its optimizer and trained set unless given)
     microtrain info MODEL [--batch-size 16 --optimizer adam --loss cce --trainable 2]
         [--proximal-mu 0.01] [--plot arena.png]
-        [--budget BYTES | --trainable-scheme SCHEME.json]   (a sparse update)
+        [--budget BYTES [--calibration DATA.npz] | --trainable-scheme SCHEME.json]   (a sparse
+        update; --calibration: chosen by what each layer contributes on those rows)
     microtrain info CK                 (what a checkpoint holds)
     microtrain predict MODEL --load-input:raw X.bin [--output Y.npy]   (no training set-up)
     microtrain firmware ...            (board support, microtrain.tools.firmware)
@@ -148,7 +149,8 @@ def _open_session(args, checkpoint=None):
     try:  # info's --budget / --trainable-scheme: a sparse update
         args.scheme = _sparse_update.scheme_from_flags(
             session, getattr(args, "budget", None), getattr(args, "trainable_scheme", None),
-            args.trainable, args.num_trainable_ops, args.batch_size, optimizer, loss)
+            args.trainable, args.num_trainable_ops, args.batch_size, optimizer, loss,
+            getattr(args, "calibration", None))
     except ValueError as error:
         session.close()
         raise UsageError(str(error))

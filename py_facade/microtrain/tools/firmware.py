@@ -412,7 +412,7 @@ def main(argv=None):
             with TrainSession(read_model(args.model, conversion)[0]) as session:
                 spec.trainable = _sparse_update.scheme_from_flags(
                     session, args.budget, args.trainable_scheme, trainable, num_trainable_ops,
-                    spec.batch_size, spec.optimizer, spec.loss)
+                    spec.batch_size, spec.optimizer, spec.loss, args.calibration)
         record = package(args.model, args.data, spec, args.out, conversion)
         reference = record["host_reference"]
         print("arena: %d bytes (mt_plan on the host; the firmware checks it at boot)"

@@ -11,7 +11,7 @@ planned for (batch size, optimizer, loss) and holds for a compile() with the sam
 """
 
 from . import sparse_calibration as _sparse_calibration
-from .. import _files, ops as _ops, optimizers as _optimizers, losses as _losses
+from .. import _array_files, _files, ops as _ops, optimizers as _optimizers, losses as _losses
 from .._platform import is_integer
 from ..session import Session
 from ..sparse_scheme import SparseScheme, nothing_fits
@@ -169,11 +169,15 @@ def _choose(session, budget, batch_size, optimizer, loss):
 
 
 def scheme_from_flags(session, budget, scheme_path, trainable, num_trainable_ops, batch_size,
-                      optimizer, loss):
+                      optimizer, loss, calibration_path=None):
     """The sparse scheme the command-line flags --budget / --trainable-scheme choose for
-    ``session`` (None when neither is given). ValueError, naming the flag, for a scheme file
-    that is not one, for either beside --trainable / --num-of-trainable-ops or the other, and
-    for a budget nothing fits."""
+    ``session`` (None when neither is given), --budget's by the rows of --calibration
+    (``calibration_path``, an .npz with arrays x and y) when given. ValueError, naming the
+    flag, for a scheme file that is not one, for either beside --trainable /
+    --num-of-trainable-ops or the other, for --calibration without --budget or whose file is
+    no such data set, and for a budget nothing fits."""
+    if calibration_path is not None and budget is None:
+        raise ValueError("--calibration chooses --budget's scheme: give --budget BYTES too")
     if budget is None and scheme_path is None:
         return None
     if budget is not None and scheme_path is not None:
@@ -190,7 +194,17 @@ def scheme_from_flags(session, budget, scheme_path, trainable, num_trainable_ops
         except (OSError, UnicodeDecodeError, ValueError) as error:
             raise ValueError("--trainable-scheme %s: %s" % (scheme_path, error))
         return scheme
+    calibration = None
+    if calibration_path is not None:
+        try:
+            arrays = _array_files.load_npz(calibration_path, "calibration rows", required=("x", "y"))
+            calibration = _sparse_calibration.checked_calibration(
+                session, (arrays["x"], arrays["y"]), batch_size)
+        except FileNotFoundError:
+            raise ValueError("--calibration: file not found: %s" % calibration_path)
+        except (OSError, ValueError) as error:
+            raise ValueError("--calibration %s: %s" % (calibration_path, error))
     try:
-        return sparse_update(session, budget, batch_size, optimizer, loss)
+        return sparse_update(session, budget, batch_size, optimizer, loss, calibration=calibration)
     except ValueError as error:
         raise ValueError("--budget: %s" % error)
