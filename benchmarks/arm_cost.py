@@ -97,6 +97,46 @@ def _profile_stem(folder, board, program):
     return os.path.join(folder, "%s-%s-%d" % (board, program, n))
 
 
+def section_sizes(elf):
+    """{section: bytes} of an ELF, as arm-none-eabi-size -A prints them."""
+    out = subprocess.run(["arm-none-eabi-size", "-A", elf], capture_output=True, text=True,
+                         check=True).stdout
+    return dict((parts[0], int(parts[1])) for parts in (line.split() for line in out.splitlines())
+                if len(parts) >= 2 and parts[1].isdigit())
+
+
+def flash_and_ram(elf):
+    """(flash bytes: text + data load, static RAM bytes: data + bss, {section: bytes})."""
+    sizes = section_sizes(elf)
+    flash = sum(v for k, v in sizes.items() if k in (".vectors", ".text", ".rodata", ".data",
+                                                      ".ARM.exidx", ".init_array"))
+    return flash, sizes.get(".data", 0) + sizes.get(".bss", 0), sizes
+
+
+def stack_reservation(used):
+    """The stack a build reserves for a measured high-water mark: rounded up to 256 bytes,
+    plus 1 KiB (what an interrupt's frame or a path the run did not take may add)."""
+    return (used + 255) // 256 * 256 + 1024
+
+
+def measured_ram(elf, output, relink):
+    """The RAM a firmware takes: {"static": .data + .bss (the arena among them),
+    "stack_measured": the high-water mark of the stack its startup painted, as its run
+    printed it in ``output`` (boards/common/stack_paint.h), "stack_reserved": that rounded up
+    with a margin (stack_reservation), "ram_used": static + stack_measured}.
+    ``relink(reserved)`` builds the firmware again reserving only that stack (CMake's
+    MT_STACK_BYTES), which must still link: the figure is one a board can be built with.
+    A firmware that printed no high-water mark is an error, not a guess."""
+    measured = firmware.stack_used(output)
+    if measured is None:
+        raise FirmwareError("the firmware printed no stack high-water mark (%s)" % elf)
+    static = flash_and_ram(elf)[1]
+    reserved = stack_reservation(measured)
+    relink(reserved)
+    return {"static": static, "stack_measured": measured, "stack_reserved": reserved,
+            "ram_used": static + measured}
+
+
 def macs_per_step(model_bytes, batch_size, first_trained_op):
     """Multiply-accumulates of one full-batch train step (see the module docstring)."""
     image = _image.read_image(model_bytes)

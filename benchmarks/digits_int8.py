@@ -31,7 +31,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import arm_cost  # noqa: E402
-import mbv2_int8  # noqa: E402
 
 FIXTURES = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8")
 CLASSES = 5
@@ -121,9 +120,10 @@ def on_board(name, model_bytes, data, epochs, board, work_dir):
     spec = TrainingSpec(epochs=epochs, optimizer="sgd", learning_rate=LEARNING_RATE,
                         loss="categorical_crossentropy", batch_size=BATCH, num_trainable_ops=2)
     record = firmware.package(model_path, data_path, spec, work_dir)
-    info = firmware.build(firmware.find_source_dir(REPO_ROOT), board,
-                          os.path.join(work_dir, "data"), os.path.join(work_dir, "build"),
-                          bench_steps=4)
+    source = firmware.find_source_dir(REPO_ROOT)
+    data_dir, build_dir = os.path.join(work_dir, "data"), os.path.join(work_dir, "build")
+    info = firmware.build(source, board, data_dir, build_dir, bench_steps=4,
+                          cache={"MT_STACK_BYTES": ""})
     status, text, errors = firmware.run(info, "firmware", timeout=1800)
     device = firmware.parse_output(text)
     host = record["host_reference"]
@@ -132,11 +132,14 @@ def on_board(name, model_bytes, data, epochs, board, work_dir):
     plugin = arm_cost.build_plugin(work_dir)
     per_step = (arm_cost.count_instructions(info, "bench", plugin) -
                 arm_cost.count_instructions(info, "bench_base", plugin)) / 4.0
-    flash, ram, _ = mbv2_int8.flash_and_ram(info["firmware"])
+    flash = arm_cost.flash_and_ram(info["firmware"])[0]
+    ram = arm_cost.measured_ram(info["firmware"], text, lambda reserved: firmware.build(
+        source, board, data_dir, build_dir, bench_steps=4, cache={"MT_STACK_BYTES": reserved},
+        targets=("microtrain_firmware",)))["ram_used"]
     last = host["epochs"][-1]
     return {"identical": identical, "crc32": "0x%08x" % host["crc32"],
             "device_accuracy": "%d/%d" % (last["correct"], last["total"]),
-            "per_step": per_step, "flash": flash, "ram": ram + mbv2_int8.STACK_BYTES,
+            "per_step": per_step, "flash": flash, "ram": ram,
             "arena": record["plan"]["total_bytes"], "image": len(model_bytes)}
 
 

@@ -32,8 +32,9 @@ export    the head after 2 steps, exported to .tflite (``export_model_for_infere
           file's int8 operators must be the file's, byte for byte.
 board     the head fine-tuned on the board under QEMU (``microtrain.tools.firmware``:
           package, build, run; 4 rows, batch 1, one epoch, SGD) against its replay on the
-          host: the weight CRC and the RAM the firmware takes (.data + .bss + stack), where
-          the arena and the stack fit the board's RAM (both read from its memory.ld).
+          host: the weight CRC and the RAM the firmware takes (.data + .bss + the stack its
+          run measured, arm_cost.measured_ram), where the arena and memory.ld's stack
+          allowance fit the board's RAM (both read from its memory.ld).
 
 tests/convert/test_mlperf_table.py holds each column to what the table says, per model;
 tests/boards/test_board_mlperf.py runs the board column of the smallest int8 model.
@@ -361,7 +362,9 @@ def board_memory(board, source_dir=REPO_ROOT):
 
 def board_run(name, board, work_dir):
     """The board column: {"fits", "arena", "stack", "ram", and where it fits "crc32",
-    "equal", "ram_used" (.data + .bss + stack of the firmware) or "error"}."""
+    "equal", "static" (.data + .bss), "stack_measured", "stack_reserved", "ram_used" (static
+    + stack_measured: arm_cost.measured_ram) or "error"}."""
+    import arm_cost
     from microtrain.tools import firmware
     from microtrain.tools.firmware_training import FirmwareError, TrainingSpec
     ram, stack = board_memory(board)
@@ -382,32 +385,27 @@ def board_run(name, board, work_dir):
                         loss=loss_of(name), batch_size=1)
     try:
         record = firmware.package(model_path, data_path, spec, folder)
-        info = firmware.build(firmware.find_source_dir(REPO_ROOT), board,
-                              os.path.join(folder, "data"),
-                              os.path.join(work_dir, "build-" + board), ops=record["ops"])
+        source = firmware.find_source_dir(REPO_ROOT)
+        data_dir, build_dir = os.path.join(folder, "data"), os.path.join(work_dir, "build-" + board)
+        # the build folder is every model's: each build starts from memory.ld's stack
+        info = firmware.build(source, board, data_dir, build_dir, ops=record["ops"],
+                              cache={"MT_STACK_BYTES": ""})
         status, text, errors = firmware.run(info, timeout=1200)
+        device = firmware.parse_output(text)
+        host = record["host_reference"]
+        result.update({"crc32": device["crc32"], "host_crc32": host["crc32"],
+                       "equal": status == 0 and device == host})
+        if status == 0:
+            result.update(arm_cost.measured_ram(
+                info["firmware"], text, lambda reserved: firmware.build(
+                    source, board, data_dir, build_dir, ops=record["ops"],
+                    cache={"MT_STACK_BYTES": reserved}, targets=("microtrain_firmware",))))
     except FirmwareError as error:
         result["error"] = str(error)
         return result
-    device = firmware.parse_output(text)
-    host = record["host_reference"]
-    result.update({"crc32": device["crc32"], "host_crc32": host["crc32"],
-                   "equal": status == 0 and device == host,
-                   "ram_used": firmware_ram(info["firmware"]) + stack})
     if status != 0:
         result["error"] = "the firmware exited with status %d: %s" % (status, text + errors)
     return result
-
-
-def firmware_ram(elf):
-    """.data + .bss of a firmware ELF (the arena among them), arm-none-eabi-size's."""
-    import subprocess
-    out = subprocess.run(["arm-none-eabi-size", "-A", elf], capture_output=True, text=True,
-                         check=True).stdout
-    sizes = dict((parts[0], int(parts[1])) for parts in (line.split() for line in
-                                                           out.splitlines())
-                 if len(parts) >= 2 and parts[1].isdigit())
-    return sizes.get(".data", 0) + sizes.get(".bss", 0)
 
 
 # ------------------------------------------------------------------ one row, the table

@@ -16,7 +16,9 @@ tensor with LiteRT's reference kernels.
                          AveragePool, Concatenation, Mean (GlobalAveragePooling2D), Reshape
                          (Flatten), FullyConnected, with a float Dense head kept float
     mbv2_035_128.tflite  Keras MobileNetV2(alpha=0.35, weights=None, include_top=False) at
-                         128x128x3 (random weights, BatchNorm statistics randomised), ~0.6 MB
+                         128x128x3 (random weights, BatchNorm statistics randomised), ~0.6 MB;
+                         the same network *trained* (mbv2_035_128_gratings.tflite) is made by
+                         benchmarks/make_mbv2_trained.py
     digits_backbone_float.tflite, digits_backbone_int8.tflite
                          a small CNN pretrained in float on scikit-learn's digits 0-4 (8x8x1:
                          Conv 3x3x16 ReLU, depthwise 3x3 stride 2 ReLU6, Conv 1x1x32 ReLU,
