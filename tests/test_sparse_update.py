@@ -286,6 +286,13 @@ def arena_view(session, tensor, kind, dtype, count, which=0):
     return session._backend._arena[offset:offset + np.dtype(dtype).itemsize * count].view(dtype)
 
 
+def weight_of(session, tensor):
+    """get_weights()'s array of weight tensor ``tensor`` (whole: the arena's rows, then those
+    the session reads from the image)."""
+    position = [index for index, _, _ in session._params].index(tensor)
+    return session.get_weights()[position]
+
+
 def frozen_mask(layer, dims, k):
     """Which elements of an int8 weight a scheme training its first k channels leaves frozen:
     rows k.. of a Conv2D's [OC, ...] or FullyConnected's [U, D], channels k.. (last axis) of a
@@ -333,7 +340,7 @@ def test_int8_scheme_trains_the_first_channels_as_a_whole_update(fused, master):
                     session.lazy_reset_grad()
             for layer, (weight, dims, bias, channels) in tensors.items():
                 count, frozen = int(np.prod(dims)), frozen_mask(layer, dims, INT8_SCHEME[layer])
-                got = arena_view(sparse, weight, "weight", np.int8, count).reshape(dims)
+                got = weight_of(sparse, weight)  # the FullyConnected's first rows in the arena
                 whole = arena_view(full, weight, "weight", np.int8, count).reshape(dims)
                 np.testing.assert_array_equal(got[frozen], image[layer][frozen])
                 np.testing.assert_array_equal(got[~frozen], whole[~frozen],
@@ -498,3 +505,111 @@ def test_the_broadcast_gradients_are_the_whole_buffers_bits():
     assert all(np.any(g != 0) for g in broadcast.values())
     for key in whole:
         assert broadcast[key].tobytes() == whole[key].tobytes(), key
+
+
+@pytest.mark.parametrize("master", [False, True])
+def test_int8_rows_in_the_arena_hold_the_trained_channels_alone(master):
+    """An int8 FullyConnected trained in place on its first k of U units holds those k rows
+    alone in the arena, k·D bytes where the whole weight took U·D (the others are read from the
+    image, plan_sparse.c); with a float master copy the weight stays whole. A Conv2D other than
+    1 x 1 (layer 1, 3 x 3) and a depthwise keep their whole int8 weight."""
+    from microtrain.tools import arena
+    with microtrain.TrainSession(int8_model(master)) as session:
+        session.compile("sgd", "mse", batch_size=4, trainable=INT8_SCHEME)
+        buffers = arena.plan_buffers(session)
+        for layer, (weight, dims, _, _) in int8_tensors(session).items():
+            held = [b["bytes"] for b in buffers if b["kind"] == "weight" and b["tensor"] == weight]
+            rows = INT8_SCHEME[layer] if layer == 5 and not master else dims[0] if layer != 2 else 1
+            want = (rows * int(np.prod(dims)) // dims[0] + 15) // 16 * 16
+            assert held[0] == want, (layer, held, want)
+
+
+def digits_int8_model():
+    pytest.importorskip("tflite")
+    return microtrain.convert(DIGITS_INT8, new_head=5, train_from="dw", int8_train=True)
+
+
+DIGITS_ROWS = {2: "bias", 3: 8, 5: "all"}   # conv_b (pointwise, 16 -> 32): its first 8 channels
+DIGITS_WHOLE = {2: "bias", 3: "all", 5: "all"}
+
+
+def digits_rows(seed, n=16):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(0.0, 16.0, (n, 8, 8, 1)).astype(np.float32),
+            np.eye(5, dtype=np.float32)[rng.integers(0, 5, n)])
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_int8_pointwise_rows_step_as_the_whole_weight_with_rows_frozen(fused, tmp_path):
+    """The digits backbone trained in place from its depthwise, conv_b (a pointwise int8 Conv2D
+    16 -> 32) on its first 8 channels: the arena holds those 8 rows alone (128 bytes, the whole
+    weight's 512 less (32 - 8)·16), rows 8.. are read from the image. Three steps of SGD with
+    momentum, the last batch partial, give the same losses and every weight the same bits as a
+    session training conv_b whole whose rows 8.. are put back after each step: the forward
+    (the losses), conv_b's mask and weight gradient (its rows), and its input gradient (dw's
+    int32 bias, which it reaches only through conv_b's dx). A checkpoint and the exported model
+    see whole weights; a checkpoint that moved rows 8.. is refused."""
+    from microtrain.tools import arena
+    model = digits_int8_model()
+    optimizer = microtrain.optimizers.SGD(0.05, momentum=0.9)
+    with microtrain.TrainSession(model) as sparse, microtrain.TrainSession(model) as full:
+        for session, scheme in ((sparse, DIGITS_ROWS), (full, DIGITS_WHOLE)):
+            session.compile(optimizer, "cce", batch_size=16, trainable=scheme,
+                            accumulate_gradients=not fused)
+        weight = sparse._op_facts[sparse._layer_ops[3][0]][3][0]
+        held = {name: [b["bytes"] for b in arena.plan_buffers(s)
+                       if b["kind"] == "weight" and b["tensor"] == weight]
+                for name, s in (("sparse", sparse), ("full", full))}
+        assert held == {"sparse": [8 * 16], "full": [32 * 16]}, held
+        assert [row["trains"] for row in sparse.memory_plan()["layers"]][1] == "8 of 32 channels"
+        before = sparse.get_weights()
+        position = [index for index, _, _ in sparse._params].index(weight)
+        for step, n in enumerate((16, 16, 9)):
+            x, target = digits_rows(30 + step, n)
+            losses = []
+            for session in (sparse, full):
+                if fused:
+                    losses.append(session.train_step(x, target)["loss"][0])
+                else:
+                    losses.append(session.train_step(x, target, update=False)["loss"][0])
+                    session.optimizer_step()
+                    session.lazy_reset_grad()
+            assert np.float32(losses[0]).tobytes() == np.float32(losses[1]).tobytes(), (step, losses)
+            refrozen = full.get_weights()
+            refrozen[position][8:] = before[position][8:]
+            full.set_weights(refrozen)
+            for i, (ws, wf) in enumerate(zip(sparse.get_weights(), full.get_weights())):
+                assert ws.tobytes() == wf.tobytes(), (step, i)
+        after = sparse.get_weights()
+        assert np.array_equal(after[position][8:], before[position][8:])
+        assert np.count_nonzero(after[position][:8] != before[position][:8]) > 10
+        bias_dw = [index for index, _, _ in sparse._params].index(
+            sparse._op_facts[sparse._layer_ops[2][0]][3][1])
+        assert np.any(after[bias_dw] != before[bias_dw])  # conv_b's dx reached dw's bias
+        assert sparse.weights_crc32() == full.weights_crc32()
+        sparse.save_checkpoint(str(tmp_path / "sparse.ckpt"))
+        sparse.export_model_for_inference(str(tmp_path / "sparse.mtm"))
+        crc = sparse.weights_crc32()
+        full.train_step(*digits_rows(40))  # rows 8.. move
+        full.save_checkpoint(str(tmp_path / "moved.ckpt"))
+    with microtrain.TrainSession(model) as again:
+        again.compile(optimizer, "cce", batch_size=16, trainable=DIGITS_ROWS)
+        with pytest.raises(Exception, match="(?i)checkpoint"):
+            again.load_checkpoint(str(tmp_path / "moved.ckpt"))
+        again.load_checkpoint(str(tmp_path / "sparse.ckpt"))
+        for w, w1 in zip(again.get_weights(), after):
+            assert w.tobytes() == w1.tobytes()
+        assert again.weights_crc32() == crc
+    with microtrain.TrainSession(str(tmp_path / "sparse.mtm")) as exported:
+        for w, w1 in zip(exported.get_weights(), after):
+            assert w.tobytes() == w1.tobytes()
+
+
+@pytest.mark.parametrize("scheme, message", [
+    ({3: 0}, "layer 3 \\(conv_b\\) has 32 output channels; 0 is out of range"),
+    ({3: 33}, "layer 3 \\(conv_b\\) has 32 output channels; 33 is out of range"),
+])
+def test_bad_int8_pointwise_rows_name_the_layer(scheme, message):
+    with microtrain.TrainSession(digits_int8_model()) as session:
+        with pytest.raises(ValueError, match=message):
+            session.compile("sgd", "cce", batch_size=16, trainable=scheme)

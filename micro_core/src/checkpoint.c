@@ -167,13 +167,14 @@ static mt_status parse_record(const uint8_t *buf, uint32_t version, uint32_t *in
  * device) and cannot write them, so a checkpoint whose frozen rows differ is another run's. */
 static int held_rows_only(const reader *r, uint32_t offset, const mt_tensor_rt *t)
 {
-    const uint32_t held = mt_held_elements(t);
-    const uint8_t *image = (const uint8_t *)(const void *)(t->data + held);
+    const uint32_t held = mt_held_elements(t), width = (uint32_t)mt_dtype_bytes(t->dtype);
+    const uint8_t *image = (const uint8_t *)(const void *)t->data + (size_t)held * width;
     uint8_t buf[CHUNK];
-    for (uint32_t done = 0, bytes = 4u * (t->count - held); done < bytes;) {
+    for (uint32_t done = 0, bytes = width * (t->count - held); done < bytes;) {
         const uint32_t n = bytes - done < CHUNK ? bytes - done : CHUNK;
-        /* the image's floats lie little-endian, as the checkpoint's (the core runs on such targets) */
-        if (fetch(r, offset + 4u * held + done, buf, n) != MT_OK || memcmp(buf, image + done, n) != 0) return 0;
+        /* the image's floats lie little-endian, as the checkpoint's (the core runs on such
+         * targets); an int8 weight's bytes as they are */
+        if (fetch(r, offset + width * held + done, buf, n) != MT_OK || memcmp(buf, image + done, n) != 0) return 0;
         done += n;
     }
     return 1;
@@ -267,10 +268,10 @@ static mt_status fetch_int32s(const reader *r, uint32_t offset, int32_t *q, uint
 /* Read trained tensor t's weights at offset, at their width (emit_weights) */
 static mt_status fetch_weights(const reader *r, uint32_t offset, mt_tensor_rt *t)
 {
-    /* a float weight whose first rows alone the arena holds: those (the others are the image's,
-     * which held_rows_only has compared) */
+    /* a weight whose first rows alone the arena holds: those (the others are the image's, which
+     * held_rows_only has compared) */
     if (t->dtype == MT_DTYPE_F32) return fetch_floats(r, offset, t->mutable_data, mt_held_elements(t));
-    if (t->dtype == MT_DTYPE_I8) return fetch(r, offset, t->mutable_data, t->count);
+    if (t->dtype == MT_DTYPE_I8) return fetch(r, offset, t->mutable_data, mt_held_elements(t));
     return fetch_int32s(r, offset, (int32_t *)(void *)t->mutable_data, t->count);
 }
 

@@ -134,8 +134,10 @@ static void emit_weights(writer *w, const mt_tensor_rt *t)
         const uint32_t held = mt_held_elements(t);
         emit_floats(w, t->mutable_data, held);
         emit_floats(w, t->data + held, t->count - held);
-    } else if (t->dtype == MT_DTYPE_I8) {
-        emit(w, t->data, t->count);
+    } else if (t->dtype == MT_DTYPE_I8) { /* the arena's rows, then the image's (mt_weight_row_s8) */
+        const uint32_t held = mt_held_elements(t);
+        emit(w, t->mutable_data, held);
+        emit(w, (const uint8_t *)(const void *)t->data + held, t->count - held);
         emit_zero_bytes(w, (4u - t->count % 4u) % 4u);
     } else {
         const int32_t *q = (const int32_t *)(const void *)t->data;

@@ -21,9 +21,10 @@ static void exported_bytes(const mt_session *s, uint32_t from, uint32_t n, uint8
         mt_tensor_desc d;
         mt_image_tensor(&s->img, s->trained[k], &d);
         const mt_tensor_rt *t = &s->tensors[s->trained[k]];
-        /* a float weight whose first rows alone the arena holds: the rest are the image's bytes */
+        /* a weight whose first rows alone the arena holds: the rest are the image's bytes */
         const uint32_t start = s->img.data_offset + d.data_offset,
-                       end = start + (t->rows_held ? mt_held_elements(t) * 4u : d.data_bytes);
+                       end = start + (t->rows_held ? mt_held_elements(t) * (uint32_t)mt_dtype_bytes(t->dtype)
+                                                   : d.data_bytes);
         const uint32_t lo = from > start ? from : start, hi = from + n < end ? from + n : end;
         for (uint32_t b = lo; b < hi; ++b) { /* little-endian, as the image holds them */
             const uint32_t rel = b - start;

@@ -161,10 +161,12 @@ static void persistent_region(const mt_image *img, const mt_train_config *cfg, c
             if (t.dtype == MT_DTYPE_F32) ++np;
             if (bit_get(&f->trained, i)) {
                 r.trained = 1;
-                /* a float Dense's or Conv2D's first k rows alone when it trains those: the arena
-                 * holds them (and a reference of them), the image the rest (mt_plan_rows_held) */
+                /* a float Dense's or Conv2D's (an int8 FullyConnected's or pointwise Conv2D's)
+                 * first k rows alone when it trains those: the arena holds them (and a reference
+                 * of them), the image the rest (mt_plan_rows_held) */
                 r.rows_held = mt_plan_rows_held(img, f->channels, i);
-                const uint64_t held = r.rows_held ? (uint64_t)mt_held_elements(&r) * 4u : bytes;
+                const uint64_t held =
+                    r.rows_held ? (uint64_t)mt_held_elements(&r) * mt_dtype_bytes(t.dtype) : bytes;
                 r.mutable_data = (float *)take_as(b, held, &p->weight_bytes, MT_BUFFER_WEIGHT, (int32_t)i);
                 /* an int8 weight's float master copy: the very next piece (mt_q_master_of) */
                 float *master = (t.flags & MT_TENSOR_MASTER)

@@ -6,11 +6,15 @@
  *
  * An int8 layer trained in place (plan_qas.c) takes channel counts as a float one does: its
  * first k channels get a gradient (the tiled path's rows), momentum and the QAS update, its
- * int32 bias all of them. Its whole int8 weight stays in the arena (1 byte a weight), frozen
- * rows included: the int8 kernels (and their siblings) read a weight through one pointer, so
- * holding only the first k rows there and reading the others from the image would take a
- * second pointer in every int8 kernel family; not done. A float master copy
- * (MT_TENSOR_MASTER) is likewise whole (4 bytes a weight).
+ * int32 bias all of them. Of a FullyConnected or a pointwise Conv2D (1 x 1, stride 1, no
+ * padding: tiny-training's choice, the pointwise layers of the last blocks), the arena holds
+ * the k trained rows of int8 weights alone, the others read in place from the image as a float
+ * layer's are: their forward and mask run the int8 kernels (and their siblings) over the two
+ * row ranges a row (pixel, sample) at a time, each range's outputs at its offset, and their
+ * input gradient sums across both ranges by rows (ops/dense_s8.c, ops/conv_s8.c). Another int8
+ * Conv2D or a DepthwiseConv2D keeps its whole int8 weight in the arena (1 byte a weight),
+ * frozen rows included, as does a weight with a float master copy (MT_TENSOR_MASTER, 4 bytes a
+ * weight more, laid after the whole weight).
  *
  * A float Dense or Conv2D that trains its first k output channels holds only those rows, rows
  * 0..k-1 of its [U, I] / [OC, KH, KW, C] weight, in the arena; the others are read in place
@@ -18,6 +22,7 @@
  * channels are interleaved ([1, KH, KW, C]: channel c of every tap), so no block of rows is
  * its trained part: its whole weight stays in the arena.
  */
+#include "ops/spatial.h"
 #include "plan_graph.h"
 #include "session.h"
 
@@ -103,11 +108,34 @@ uint32_t mt_plan_trained_rows(const mt_image *img, const graph_facts *f, uint32_
     return code == 0 || (code & MT_PART_LAST_AXIS) ? w.dims[0] : code;
 }
 
+/* Whether the int8 op reading weight `index` as its input 1 runs its rows apart (the comment
+ * atop): a FullyConnected, or a Conv2D whose window is its input pixel alone */
+static int int8_rows_apart(const mt_image *img, uint32_t index)
+{
+    for (uint32_t o = 0; o < img->num_ops; ++o) {
+        mt_op_desc op;
+        mt_image_op(img, o, &op);
+        if (op.num_inputs < 2 || op.inputs[1] != index) continue;
+        if (op.type == MT_OP_DENSE_S8) return 1;
+        if (op.type != MT_OP_CONV2D_S8) return 0;
+        mt_tensor_desc x, y, w;
+        mt_image_tensor(img, op.inputs[0], &x);
+        mt_image_tensor(img, op.outputs[0], &y);
+        mt_image_tensor(img, index, &w);
+        mt_spatial g;
+        return mt_spatial_check_dtype(&op, &x, &y, w.dims[1], w.dims[2], w.dims[0], MT_DTYPE_I8, &g) == MT_OK &&
+               mt_spatial_pointwise(&g);
+    }
+    return 0;
+}
+
 uint32_t mt_plan_rows_held(const mt_image *img, const int32_t *channels, uint32_t index)
 {
     const uint32_t code = mt_plan_part_code(img, channels, index);
     if (code == 0 || (code & MT_PART_LAST_AXIS)) return 0;
     mt_tensor_desc w;
     mt_image_tensor(img, index, &w);
-    return w.dtype == MT_DTYPE_F32 ? code : 0; /* an int8 weight trained in place: whole (above) */
+    if (w.dtype == MT_DTYPE_F32) return code;
+    /* an int8 weight trained in place: its rows apart where its op runs them so (above) */
+    return !(w.flags & MT_TENSOR_MASTER) && int8_rows_apart(img, index) ? code : 0;
 }

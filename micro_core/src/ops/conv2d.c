@@ -146,7 +146,7 @@ static mt_status conv2d_check(const mt_image *img, const mt_op_desc *op)
 #if CONV_AS_DENSE
 static int pointwise(const mt_spatial *g)
 {
-    return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+    return mt_spatial_pointwise(g);
 }
 #endif
 

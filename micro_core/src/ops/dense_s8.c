@@ -17,6 +17,9 @@
  *   dW[u,d] += Σ_b dv[b,u] · x[b,d],  x[b,d] = sx·(x_q[b,d] - zx) dequantized per use
  *   db[u]   += Σ_b dv[b,u]
  *   each sum from +0 by ascending b, then added (the float Dense's reference: its bits on x)
+ * A sparse update training the first k units holds W's rows 0..k-1 alone in the arena
+ * (mt_weight_row_s8; plan_sparse.c): the forward runs its kernel over both row ranges a sample
+ * at a time (mt_s8_forward_held_rows), the same bytes.
  */
 #include <string.h>
 
@@ -53,9 +56,12 @@ static void dense_s8_weight_rows(const int8_t *x, const float *dy, float *dw, fl
         }
 }
 
-void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
-                             const int32_t *rq, float *dy, const mt_q_grads *g, uint32_t B, uint32_t D, uint32_t U,
-                             uint32_t packed)
+/* The backward (the comment atop) over weight w's rows where mt_weight_row_s8 says: one array,
+ * or the arena's first rows and the image's others (plan_sparse.c), whose input gradient then
+ * sums across both by rows (mt_q_weight_rows_dx: the same sums) */
+static void dense_s8_backward_rows(const int8_t *x, const mt_tensor_rt *w, const float *w_scale, const int32_t *bias,
+                                   const int32_t *rq, float *dy, const mt_q_grads *g, uint32_t B, uint32_t D,
+                                   uint32_t U, uint32_t packed)
 {
     float *dx = g->dx;
     const mt_q_params p = mt_q_unpack(packed);
@@ -63,18 +69,30 @@ void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_sc
         const int8_t *xb = x + (size_t)b * D;
         float *dyb = dy + (size_t)b * U;
         for (uint32_t u = 0; u < U; ++u) {
-            const int8_t *wu = w + (size_t)u * D;
+            const int8_t *wu = mt_weight_row_s8(w, u, D);
             int32_t acc = 0;
             for (uint32_t d = 0; d < D; ++d) acc += (int32_t)wu[d] * ((int32_t)xb[d] - p.x_zp);
             if (!mt_q_fc_unsaturated(acc, mt_q_fc_of(bias, rq, u), p.y_zp, p.act_min, p.act_max)) dyb[u] = 0.0f;
         }
     }
-    if (dx)
+    if (dx && w->rows_held)
+        for (uint32_t b = 0; b < B; ++b) mt_q_weight_rows_dx(w, w_scale, dy + (size_t)b * U, U, D, dx + (size_t)b * D);
+    else if (dx)
         for (uint32_t b = 0; b < B; ++b)
             for (uint32_t d = 0; d < D; ++d)
-                dx[(size_t)b * D + d] += mt_q_dx_sum(dy + (size_t)b * U, w + d, D, w_scale, U);
+                dx[(size_t)b * D + d] += mt_q_dx_sum(dy + (size_t)b * U, mt_q_s8(w) + d, D, w_scale, U);
     if (g->dw) dense_s8_weight_rows(x, dy, g->dw, g->x_scale, B, D, U, p.x_zp, 0, U);
     if (g->db) mt_op_bias_f32_backward_ref(dy, g->db, B, U);
+}
+
+void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_scale, const int32_t *bias,
+                             const int32_t *rq, float *dy, const mt_q_grads *g, uint32_t B, uint32_t D, uint32_t U,
+                             uint32_t packed)
+{
+    mt_tensor_rt one; /* w in one array */
+    memset(&one, 0, sizeof one);
+    one.data = (const float *)(const void *)w;
+    dense_s8_backward_rows(x, &one, w_scale, bias, rq, dy, g, B, D, U, packed);
 }
 
 static mt_status dense_s8_check(const mt_image *img, const mt_op_desc *op)
@@ -95,8 +113,12 @@ static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     (void)scratch;
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
-    mt_kernel_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                               mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+    if (w->rows_held) /* its first rows in the arena, the others in the image (quant_grad.h) */
+        mt_s8_forward_held_rows(mt_kernel_dense_s8_forward, mt_q_s8(x), w, bias, mt_q_s32(&t[op->inputs[3]]),
+                                mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+    else
+        mt_kernel_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                                   mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
 }
 
 static void dense_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, float *scratch)
@@ -105,8 +127,8 @@ static void dense_s8_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n,
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
     const mt_q_grads g = mt_q_grads_of(op, t);
-    mt_op_dense_s8_backward(mt_q_s8(x), mt_q_s8(w), mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
-                            t[op->outputs[0]].grad, &g, n, x->count, w->dims[0], op->params[0]);
+    dense_s8_backward_rows(mt_q_s8(x), w, mt_q_weight_scales(w), bias, mt_q_s32(&t[op->inputs[3]]),
+                           t[op->outputs[0]].grad, &g, n, x->count, w->dims[0], op->params[0]);
 }
 
 const mt_op_kernel mt_kernel_dense_s8 = {dense_s8_check, mt_no_scratch, dense_s8_forward, dense_s8_backward,

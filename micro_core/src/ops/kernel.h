@@ -21,10 +21,11 @@ typedef struct mt_tensor_rt {
     float *grad;       /* NULL when no gradient is needed */
     float *opt_state;  /* optimizer arrays of a trained weight, back to back, else NULL */
     uint32_t count;    /* elements of one sample (activations) or of the tensor (constants) */
-    uint32_t rows_held; /* a float Dense's or Conv2D's weight a sparse update trains the first k
+    uint32_t rows_held; /* a float Dense's or Conv2D's weight, or an int8 FullyConnected's or
+                           pointwise Conv2D's trained in place, a sparse update trains the first k
                            rows (output channels) of: k, the rows mutable_data holds in the arena,
                            while data is the image's whole weight, whose rows k.. are read in
-                           place (mt_weight_row); else 0 */
+                           place (mt_weight_row, mt_weight_row_s8); else 0 */
     uint32_t dims[MT_MAX_DIMS]; /* one sample's shape (activations) or the tensor's, then zeros */
     uint16_t grad_zero_at; /* the op whose backward writes grad first (it is zeroed just before),
                               MT_AT_LOSS for the loss, MT_NEVER when there is no grad */
@@ -51,12 +52,25 @@ static inline uint32_t mt_last_dim(const mt_tensor_rt *t)
     return t->dims[d - 1];
 }
 
-/* Row r (an output row of `row` elements) of weight w, the one place that says where it lies: a
- * weight whose first rows_held rows the arena holds has them at mutable_data and the others in
+/* Row r (an output row of `row_bytes` bytes) of weight w, the one place that says where it lies:
+ * a weight whose first rows_held rows the arena holds has them at mutable_data and the others in
  * the image (data), in place; any other weight is data. */
+static inline const void *mt_weight_row_at(const mt_tensor_rt *w, uint32_t r, size_t row_bytes)
+{
+    const float *base = r < w->rows_held ? w->mutable_data : w->data;
+    return (const unsigned char *)(const void *)base + (size_t)r * row_bytes;
+}
+
+/* ... of a float weight, rows of `row` elements */
 static inline const float *mt_weight_row(const mt_tensor_rt *w, uint32_t r, size_t row)
 {
-    return (r < w->rows_held ? w->mutable_data : w->data) + (size_t)r * row;
+    return (const float *)mt_weight_row_at(w, r, row * sizeof(float));
+}
+
+/* ... of an int8 weight (an int8 layer trained in place), rows of `row` bytes */
+static inline const int8_t *mt_weight_row_s8(const mt_tensor_rt *w, uint32_t r, size_t row)
+{
+    return (const int8_t *)mt_weight_row_at(w, r, row);
 }
 
 #define MT_AT_LOSS 0xFFFEu

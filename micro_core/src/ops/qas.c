@@ -136,3 +136,50 @@ void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float 
     v->buf = momentum > 0.0f ? t->opt_state + mt_q_record_floats(t->dtype, v->channels) : NULL;
     v->master = mt_q_master_of(t);
 }
+
+/* ---- an int8 weight whose first rows alone the arena holds (quant_grad.h) ---- */
+
+void mt_s8_forward_held_rows(mt_s8_rows_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
+                             const int32_t *rq, int8_t *y, uint32_t N, uint32_t D, uint32_t U, uint32_t packed)
+{
+    const uint32_t k = w->rows_held;
+    for (uint32_t r = 0; r < N; ++r) {
+        const int8_t *xr = x + (size_t)r * D;
+        int8_t *yr = y + (size_t)r * U;
+        kernel(xr, mt_weight_row_s8(w, 0, D), bias, rq, yr, 1, D, k, packed);
+        kernel(xr, mt_weight_row_s8(w, k, D), bias ? bias + k : NULL, rq + 2u * k, yr + k, 1, D, U - k, packed);
+    }
+}
+
+void mt_s8_mask_held_rows(mt_s8_mask_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
+                          const int32_t *rq, float *dy, uint32_t N, uint32_t D, uint32_t U, uint32_t packed)
+{
+    const uint32_t k = w->rows_held;
+    for (uint32_t r = 0; r < N; ++r) {
+        const int8_t *xr = x + (size_t)r * D;
+        float *dyr = dy + (size_t)r * U;
+        kernel(xr, mt_weight_row_s8(w, 0, D), bias, rq, dyr, 1, D, k, packed);
+        kernel(xr, mt_weight_row_s8(w, k, D), bias ? bias + k : NULL, rq + 2u * k, dyr + k, 1, D, U - k, packed);
+    }
+}
+
+void mt_q_weight_rows_dx(const mt_tensor_rt *w, const float *w_scale, const float *dz, uint32_t R, uint32_t D,
+                         float *dx)
+{
+    uint32_t j = 0;
+    for (; j + 4u <= D; j += 4u) {
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        for (uint32_t r = 0; r < R; ++r) {
+            const int8_t *v = mt_weight_row_s8(w, r, D) + j;
+            const float d = dz[r], s = w_scale[r];
+            a0 = mt_fmaf(d, s * (float)v[0], a0), a1 = mt_fmaf(d, s * (float)v[1], a1);
+            a2 = mt_fmaf(d, s * (float)v[2], a2), a3 = mt_fmaf(d, s * (float)v[3], a3);
+        }
+        dx[j] += a0, dx[j + 1] += a1, dx[j + 2] += a2, dx[j + 3] += a3;
+    }
+    for (; j < D; ++j) {
+        float a = 0.0f;
+        for (uint32_t r = 0; r < R; ++r) a = mt_fmaf(dz[r], w_scale[r] * (float)mt_weight_row_s8(w, r, D)[j], a);
+        dx[j] += a;
+    }
+}

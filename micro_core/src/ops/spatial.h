@@ -17,6 +17,13 @@ typedef struct mt_spatial {
     uint32_t activation; /* MT_FUSED_* (convolutions) */
 } mt_spatial;
 
+/* A pointwise layer (1 x 1, stride 1, no padding): each input pixel is its output pixel's only
+ * tap, so the layer is a Dense (a FullyConnected) over its pixels */
+static inline int mt_spatial_pointwise(const mt_spatial *g)
+{
+    return g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0;
+}
+
 /* Input row/column under output position o and window tap k, or -1 in the padding. */
 static inline int32_t mt_spatial_tap(uint32_t o, uint32_t k, uint32_t stride, uint32_t pad, uint32_t size)
 {
