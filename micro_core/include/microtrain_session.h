@@ -218,9 +218,10 @@ typedef struct mt_param_info {
     float *data;     /**< arena copy when trained, else NULL */
     const float *image_data; /**< the weights as stored in the image */
     int32_t held;    /**< elements data holds: count when trained whole, the first rows' when a
-                          sparse update trains a float Dense's or Conv2D's first k output
-                          channels (elements held.. are image_data's, read in place), 0 when
-                          frozen */
+                          sparse update trains a float Dense's or Conv2D's (an int8
+                          FullyConnected's or pointwise Conv2D's trained in place) first k
+                          output channels (elements held.. are image_data's, read in place), 0
+                          when frozen */
 } mt_param_info;
 
 /** @brief Number of CONST f32 tensors (weights, trained or frozen) in the image. */

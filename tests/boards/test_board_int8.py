@@ -151,12 +151,21 @@ def test_int8_layers_trained_in_place_bit_identical_to_host(board, master, int8_
 def test_int8_layers_trained_in_part_bit_identical_to_host(board, int8_inputs):
     """The same in-place digits model under a sparse scheme (``--trainable-scheme``): the first
     4 of the depthwise's 16 channels (4 runs of 4 a tap row), the first 8 of the pointwise
-    Conv2D's 32 output rows (in a tile: their gradient only), both int32 biases whole, and the
-    float head; the device's losses, accuracy counts and head CRC equal the host's."""
+    Conv2D's 32 output rows (in a tile: their gradient only; those 8 rows of int8 weights alone
+    in the arena, rows 8.. read in place from the image in flash: its int8 kernels run over
+    both row ranges), both int32 biases whole, and the float head; the device's losses,
+    accuracy counts and weight CRC (the int8 weights among them) equal the host's."""
     from microtrain.sparse_scheme import SparseScheme
     name = "digits_int8_in_part.mtm"
-    microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True).save(
-        os.path.join(int8_inputs, name))
+    model = microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True)
+    model.save(os.path.join(int8_inputs, name))
+    with microtrain.TrainSession(model) as session:
+        session.compile("sgd", "categorical_crossentropy", batch_size=16,
+                        trainable={2: 4, 3: 8, 5: "all"})
+        weight = session._op_facts[session._layer_ops[3][0]][3][0]
+        held = [b["bytes"] for b in arena.plan_buffers(session)
+                if b["kind"] == "weight" and b["tensor"] == weight]
+    assert held == [8 * 16], held  # conv_b's first 8 rows of 16 inputs, not its 32
     scheme = os.path.join(int8_inputs, "in_part.json")
     with open(scheme, "w") as handle:
         # by position: a saved .mtm keeps no layer names (2 dw, 3 conv_b, 5 the new head)

@@ -459,7 +459,7 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
 
 /* ---- a pointwise Conv2D whose first output channels alone the arena holds (plan_sparse.c) ----
  * Its B·H·W pixels are a FullyConnected's rows: the forward and the mask run the pointwise
- * kernels over both row ranges a pixel at a time (quant_grad.h, mt_s8_forward_held_rows), and
+ * kernels over both row ranges a pixel at a time (quant_grad.h, mt_s8_held_rows), and
  * dx[p,c] += Σ_oc dv[p,oc]·w[oc,c] by rows (mt_q_weight_rows_dx): the pointwise kernels' sums,
  * elements and order, so the bits of the whole weight in one array. The planner lays no such
  * layer over its input nor streams it (its backward runs). */
@@ -468,9 +468,9 @@ static void conv2d_s8_held_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     mt_tensor_rt *y = &t[op->outputs[0]];
     const uint32_t C = x->dims[2], OC = y->dims[2];
-    mt_s8_forward_held_rows(mt_kernel_conv2d_s8_pointwise, mt_q_s8(x), w,
-                            op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]),
-                            mt_q_s32(&t[op->inputs[3]]), mt_q_s8_out(y), n * (x->count / C), C, OC, op->params[0]);
+    mt_s8_held_rows(mt_kernel_conv2d_s8_pointwise, NULL, mt_q_s8(x), w,
+                    op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]), mt_q_s32(&t[op->inputs[3]]),
+                    mt_q_s8_out(y), n * (x->count / C), C, OC, op->params[0]);
 }
 
 static void conv2d_s8_held_backward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n)
@@ -481,9 +481,9 @@ static void conv2d_s8_held_backward(const mt_op_desc *op, mt_tensor_rt *t, uint3
     mt_spatial_runtime(op, x, y, w->dims[1], w->dims[2], &g);
     const mt_q_grads d = mt_q_grads_of(op, t);
     const uint32_t P = n * g.H * g.W;
-    mt_s8_mask_held_rows(mt_kernel_conv2d_s8_pointwise_mask, mt_q_s8(x), w,
-                         op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]),
-                         mt_q_s32(&t[op->inputs[3]]), y->grad, P, g.C, g.OC, op->params[0]);
+    mt_s8_held_rows(NULL, mt_kernel_conv2d_s8_pointwise_mask, mt_q_s8(x), w,
+                    op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]), mt_q_s32(&t[op->inputs[3]]),
+                    y->grad, P, g.C, g.OC, op->params[0]);
     conv_s8_weight_grads(mt_q_s8(x), y->grad, &d, n, &g, op->params[0], 0);
     for (uint32_t p = 0; d.dx && p < P; ++p)
         mt_q_weight_rows_dx(w, mt_q_weight_scales(w), y->grad + (size_t)p * g.OC, g.OC, g.C, d.dx + (size_t)p * g.C);

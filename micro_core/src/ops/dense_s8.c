@@ -19,7 +19,7 @@
  *   each sum from +0 by ascending b, then added (the float Dense's reference: its bits on x)
  * A sparse update training the first k units holds W's rows 0..k-1 alone in the arena
  * (mt_weight_row_s8; plan_sparse.c): the forward runs its kernel over both row ranges a sample
- * at a time (mt_s8_forward_held_rows), the same bytes.
+ * at a time (mt_s8_held_rows), the same bytes.
  */
 #include <string.h>
 
@@ -114,8 +114,8 @@ static void dense_s8_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n, 
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     const int32_t *bias = op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]);
     if (w->rows_held) /* its first rows in the arena, the others in the image (quant_grad.h) */
-        mt_s8_forward_held_rows(mt_kernel_dense_s8_forward, mt_q_s8(x), w, bias, mt_q_s32(&t[op->inputs[3]]),
-                                mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
+        mt_s8_held_rows(mt_kernel_dense_s8_forward, NULL, mt_q_s8(x), w, bias, mt_q_s32(&t[op->inputs[3]]),
+                        mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);
     else
         mt_kernel_dense_s8_forward(mt_q_s8(x), mt_q_s8(w), bias, mt_q_s32(&t[op->inputs[3]]),
                                    mt_q_s8_out(&t[op->outputs[0]]), n, x->count, w->dims[0], op->params[0]);

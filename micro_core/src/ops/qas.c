@@ -139,28 +139,22 @@ void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float 
 
 /* ---- an int8 weight whose first rows alone the arena holds (quant_grad.h) ---- */
 
-void mt_s8_forward_held_rows(mt_s8_rows_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
-                             const int32_t *rq, int8_t *y, uint32_t N, uint32_t D, uint32_t U, uint32_t packed)
+void mt_s8_held_rows(mt_s8_rows_kernel forward, mt_s8_mask_kernel mask, const int8_t *x, const mt_tensor_rt *w,
+                     const int32_t *bias, const int32_t *rq, void *out, uint32_t N, uint32_t D, uint32_t U,
+                     uint32_t packed)
 {
     const uint32_t k = w->rows_held;
-    for (uint32_t r = 0; r < N; ++r) {
-        const int8_t *xr = x + (size_t)r * D;
-        int8_t *yr = y + (size_t)r * U;
-        kernel(xr, mt_weight_row_s8(w, 0, D), bias, rq, yr, 1, D, k, packed);
-        kernel(xr, mt_weight_row_s8(w, k, D), bias ? bias + k : NULL, rq + 2u * k, yr + k, 1, D, U - k, packed);
-    }
-}
-
-void mt_s8_mask_held_rows(mt_s8_mask_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
-                          const int32_t *rq, float *dy, uint32_t N, uint32_t D, uint32_t U, uint32_t packed)
-{
-    const uint32_t k = w->rows_held;
-    for (uint32_t r = 0; r < N; ++r) {
-        const int8_t *xr = x + (size_t)r * D;
-        float *dyr = dy + (size_t)r * U;
-        kernel(xr, mt_weight_row_s8(w, 0, D), bias, rq, dyr, 1, D, k, packed);
-        kernel(xr, mt_weight_row_s8(w, k, D), bias ? bias + k : NULL, rq + 2u * k, dyr + k, 1, D, U - k, packed);
-    }
+    for (uint32_t r = 0; r < N; ++r)
+        for (uint32_t range = 0; range < 2; ++range) { /* units 0..k-1, then k..U-1 */
+            const uint32_t first = range ? k : 0u, units = range ? U - k : k;
+            const int8_t *xr = x + (size_t)r * D, *wr = mt_weight_row_s8(w, first, D);
+            const int32_t *br = bias ? bias + first : NULL, *rqr = rq + 2u * first;
+            const size_t at = (size_t)r * U + first;
+            if (forward)
+                forward(xr, wr, br, rqr, (int8_t *)out + at, 1, D, units, packed);
+            else
+                mask(xr, wr, br, rqr, (float *)out + at, 1, D, units, packed);
+        }
 }
 
 void mt_q_weight_rows_dx(const mt_tensor_rt *w, const float *w_scale, const float *dz, uint32_t R, uint32_t D,

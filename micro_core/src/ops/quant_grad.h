@@ -136,18 +136,19 @@ void mt_op_dense_s8_backward(const int8_t *x, const int8_t *w, const float *w_sc
  * others read in place from the image (ops/kernel.h, mt_weight_row_s8; plan_sparse.c) ----
  * A FullyConnected's or pointwise Conv2D's forward and mask over N rows (samples, pixels) of
  * x [N, D], through the kernel the op calls over its whole weight (its sibling), a row at a
- * time over the two row ranges: units 0..k-1 from the arena, k..U-1 from the image, each
- * range's outputs at its offset in y [N, U] (bias + k, rq + 2k: two words a unit). Every
+ * time over the two row ranges (mt_s8_held_rows): units 0..k-1 from the arena, k..U-1 from
+ * the image, each range's outputs at its offset in y [N, U] (bias + k, rq + 2k: two words a
+ * unit). Every
  * output is an integer sum requantized by its own unit's constants: the bytes (and the mask)
  * of the call over the whole weight in one array. */
 typedef void (*mt_s8_rows_kernel)(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                   int8_t *y, uint32_t N, uint32_t D, uint32_t U, uint32_t packed);
 typedef void (*mt_s8_mask_kernel)(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                   float *dy, uint32_t N, uint32_t D, uint32_t U, uint32_t packed);
-void mt_s8_forward_held_rows(mt_s8_rows_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
-                             const int32_t *rq, int8_t *y, uint32_t N, uint32_t D, uint32_t U, uint32_t packed);
-void mt_s8_mask_held_rows(mt_s8_mask_kernel kernel, const int8_t *x, const mt_tensor_rt *w, const int32_t *bias,
-                          const int32_t *rq, float *dy, uint32_t N, uint32_t D, uint32_t U, uint32_t packed);
+/* forward (y int8 [N, U] at out) or, forward NULL, mask (dy float [N, U] at out) */
+void mt_s8_held_rows(mt_s8_rows_kernel forward, mt_s8_mask_kernel mask, const int8_t *x, const mt_tensor_rt *w,
+                     const int32_t *bias, const int32_t *rq, void *out, uint32_t N, uint32_t D, uint32_t U,
+                     uint32_t packed);
 /* dx[j] += Σ_r dz[r]·w[r,j] for j < D over R rows of D (mt_weight_row_s8), w = sw[r]·W[r,j]
  * dequantized per use: mt_q_dx_sum's sums (from +0 by ascending r, a fused multiply-add a
  * term, then added) four columns at a time, the rows read along their length */

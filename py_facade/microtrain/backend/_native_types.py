@@ -207,7 +207,7 @@ _FIELDS = (
     ('mt_param_info', 'data', ctypes.POINTER(ctypes.c_float)),  # arena copy when trained, else NULL
     # the weights as stored in the image
     ('mt_param_info', 'image_data', ctypes.POINTER(ctypes.c_float)),
-    # elements data holds: count when trained whole, the first rows' when a sparse update trains a float layer's first channels (the rest are image_data's, read in place), 0 when frozen
+    # elements data holds: count when trained whole, the first rows' when a sparse update trains a float layer's (or an int8 FullyConnected's or pointwise Conv2D's) first channels (the rest are image_data's, read in place), 0 when frozen
     ('mt_param_info', 'held', ctypes.c_int32),
     ('mt_property', 'name', ctypes.c_char_p),  # NUL-terminated, 1..MT_PROPERTY_MAX_NAME bytes
     ('mt_property', 'type', ctypes.c_int32),  # MT_PROPERTY_*
