@@ -15,7 +15,7 @@ What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
    .mtm; an int8 .tflite with ``--train-from`` (``--int8-after``, ``--int8-train``,
-   ``--int8-master-weights``), ``--new-head`` and
+   ``--int8-master-weights``), ``--new-head`` (``--int8-head``) and
    ``--int8-input``, the options of ``microtrain.convert``) and plans the arena with the
    host library for it and the training configuration (``mt_plan`` is target-independent:
    the host's figure is the device's, exactly).
@@ -220,7 +220,7 @@ def read_model(model_path, conversion=None):
     """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
     a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
     ``train_from``, ``new_head``, ``int8_input``, ``int8_after``, ``int8_train``,
-    ``int8_master_weights`` of ``microtrain.convert``, None
+    ``int8_master_weights``, ``int8_head`` of ``microtrain.convert``, None
     where not given), the foreign file converted with them."""
     options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
     if not options:
@@ -318,6 +318,8 @@ _CONVERT_SWITCHES = (
     ("int8_train", "with --train-from: the int8 operators from there on stay int8 and their int8 "
                    "weights train in place (SGD, QAS)"),
     ("int8_master_weights", "with --int8-train: float master copies of those int8 weights"),
+    ("int8_head", "with --new-head: the new head is an int8 FullyConnected trained in place "
+                  "(SGD, QAS; 1 byte a weight)"),
 )
 
 
