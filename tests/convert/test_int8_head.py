@@ -159,3 +159,22 @@ def test_the_int8_head_refuses_adam_naming_it():
         head = head_layer(session)
         with pytest.raises(ValueError, match="int8 weights in place.*SGD"):
             session.compile("adam", "cce", batch_size=1, trainable={head: "all"})
+
+
+def test_the_int8_head_exports_as_mtm_and_is_refused_as_tflite(tmp_path):
+    """A trained int8 head goes into an .mtm image (its int8 weight as trained); a .tflite file
+    would need TFLite's int8 FULLY_CONNECTED written from the image, which export does not do:
+    refused, naming the op."""
+    x, y = rows(BATCH)
+    with microtrain.TrainSession(model(True)) as session:
+        session.compile(microtrain.optimizers.SGD(0.5), "cce", batch_size=BATCH,
+                        trainable={head_layer(session): "all"})
+        for _ in range(3):
+            session.train_step(x, y)
+        trained = [np.array(w) for w in session.get_weights() if np.shape(w) == (CLASSES, 32)]
+        session.export_model_for_inference(str(tmp_path / "head.mtm"))
+        with pytest.raises(ConversionError, match="Dense int8.*no TFLite writer"):
+            session.export_model_for_inference(str(tmp_path / "head.tflite"))
+    parsed = _image.read_image(open(str(tmp_path / "head.mtm"), "rb").read())
+    dense = [op for op in parsed.ops if op.op_type == _ops.DENSE_S8][0]
+    assert np.array_equal(np.asarray(parsed.tensor_data(dense.inputs[1])), trained[0])
