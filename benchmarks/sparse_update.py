@@ -93,7 +93,8 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         info = firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
                               os.path.join(folder, "data"),
                               os.path.join(folder, "build-" + board), ops=record["ops"],
-                              bench_steps=steps, cache={"MT_STACK_BYTES": ""})
+                              plan_buffers=record["plan_buffers"], bench_steps=steps,
+                              cache={"MT_STACK_BYTES": ""})
         status, text, errors = firmware.run(info, timeout=1200)
         device, host = firmware.parse_output(text), record["host_reference"]
         result = {"crc32": device["crc32"], "host_crc32": host["crc32"], "ram": ram,
@@ -102,7 +103,8 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         result.update(arm_cost.measured_ram(
             info["firmware"], text, lambda reserved: firmware.build(
                 firmware.find_source_dir(table.REPO_ROOT), board, os.path.join(folder, "data"),
-                os.path.join(folder, "build-" + board), ops=record["ops"], bench_steps=steps,
+                os.path.join(folder, "build-" + board), ops=record["ops"],
+                plan_buffers=record["plan_buffers"], bench_steps=steps,
                 cache={"MT_STACK_BYTES": reserved}, targets=("microtrain_firmware",))))
         if steps:
             plugin = arm_cost.build_plugin(folder)
