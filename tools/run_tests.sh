@@ -23,17 +23,20 @@ source tools/setup_host.sh --test
 bash tools/setup_arm.sh
 bash tools/setup_riscv.sh
 
+# The C tests run a program each on one core (under qemu-user on ARM): one per core at a time
+# (the sanitizer run does the same), no longer one after the other with the second core idle.
+cores="$(nproc 2>/dev/null || echo 1)"
 stage "host build and ctest"
 build="$root/build/host-tests"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
 cmake --build "$build"
-ctest --test-dir "$build" --output-on-failure
+ctest --test-dir "$build" --output-on-failure -j"$cores"
 
 for preset in arm-linux-gnueabihf aarch64-linux-gnu; do
   stage "ARM Linux $preset: build and ctest under qemu-user"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
-  ctest --preset "$preset"
+  ctest --preset "$preset" -j"$cores"
 done
 
 # The core as a WebAssembly module (preset wasm32-wasi), which tests/test_micropython_wasm.py
