@@ -171,6 +171,14 @@ static int32_t tiled_weights(const mt_image *img, graph_facts *f, uint32_t B, in
     return count;
 }
 
+/* The streamed pairs whose row kernels keep their constants after the ring (f->consts), else 0 */
+static uint32_t row_constants(const mt_image *img, const graph_facts *f)
+{
+    uint32_t count = 0;
+    for (uint32_t o = 0; f->consts && o < img->num_ops; ++o) count += mt_plan_stream_of(img, f, o) != 0;
+    return count;
+}
+
 /* 1 when some trained weight would be updated in tiles with tiles on only. */
 static int tiles_possible(const mt_image *img, graph_facts *f, uint32_t B)
 {
@@ -200,6 +208,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     f.channels = cfg->trainable_op_channels;
     f.tiles = 0;
     f.over = 1;
+    f.consts = 1;
     mt_tensor_desc out_desc;
     mt_image_tensor(img, f.output, &out_desc);
     if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)f.output);
@@ -238,6 +247,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     /* a given plan counts the sparse update's tiles, which come without tiles on, too */
     f.tiles = given ? given->tiled_updates > tiled_weights(img, &f, B, 0) : 0;
     f.over = given ? given->over_inputs > 0 : 1;
+    f.consts = given ? given->row_constants > 0 : 1;
     if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
     if (!given && f.fused_update && tiles_possible(img, &f, B)) {
@@ -268,6 +278,24 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
             f.over = 1;
             if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
             order = over_order;
+            shared = mt_share_place_in(&lt.sh, order);
+        }
+    }
+    /* the streamed pairs' row kernels keep their constants after the ring (ops/conv_s8.c: the
+     * MobileNetV2 step's 16 pairs made them at each of 11,000 channel groups' rows, 2.0M
+     * instructions on the M7) only where the region is no larger so: in a small model the
+     * ring's channels' constants are much of the int8 peak (MLPerf Tiny's keyword spotter,
+     * batch 1: 26,640 bytes with them, 17,968 without) */
+    if (!given && shared != UINT64_MAX && row_constants(img, &f)) {
+        const uint64_t kept = shared;
+        const int32_t kept_order = order;
+        f.consts = 0;
+        if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+        shared = mt_share_place(&lt.sh, &order);
+        if (shared >= kept) { /* no smaller without them: kept, as planned first */
+            f.consts = 1;
+            if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
+            order = kept_order;
             shared = mt_share_place_in(&lt.sh, order);
         }
     }
@@ -317,6 +345,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     p.lower_bound_bytes = given ? given->lower_bound_bytes : (size_t)(shared_base + mt_share_lower_bound(&lt.sh));
     p.int8_activation_bytes = given ? given->int8_activation_bytes : (size_t)mt_plan_int8_peak(img, &lt, B);
     p.over_inputs = (int32_t)mt_plan_over_inputs(img, &lt);
+    p.row_constants = (int32_t)row_constants(img, &f);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
@@ -354,6 +383,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
         ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
                                  (mt_plan_stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
                                  (o > 0 && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u) |
+                                 (o > 0 && f.consts && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_ROW_CONSTANTS : 0u) |
                                  (band ? MT_OPF_IN_PLACE : 0u));
     }
     memset(s, 0, sizeof *s);
