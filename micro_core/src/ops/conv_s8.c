@@ -126,11 +126,6 @@ void mt_op_depthwise_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, con
  * requantizations, sums' starts, the depthwise's weights in its family's form), made at the
  * layer's first row and read by every other, where each row made them again.
  */
-uint32_t mt_op_expand_depthwise_s8_scratch_bytes(uint32_t CE)
-{
-    return MT_S8_CONSTS_BYTES(CE, MT_S8_POINTWISE_GROUP) + MT_S8_CONSTS_BYTES(CE, MT_S8_DEPTHWISE_GROUP);
-}
-
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t, uint32_t n)
 {
     const mt_tensor_rt *x = &t[expand->inputs[0]], *we = &t[expand->inputs[1]], *wd = &t[dw->inputs[1]];

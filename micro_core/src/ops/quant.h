@@ -335,8 +335,12 @@ void mt_op_dequantize_s8_f32(const int8_t *x, float *y, size_t N, float scale, i
  * the two row kernels' constants (mt_op_expand_depthwise_s8_scratch_bytes of them) */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
                                        uint32_t n);
-/* The bytes after the ring for the constants of an expansion to CE channels and its depthwise */
-uint32_t mt_op_expand_depthwise_s8_scratch_bytes(uint32_t CE);
+/* The bytes after the ring for the constants of an expansion to CE channels and its depthwise
+ * (the planner's query: here, not in conv_s8.c, so that a core without the int8 ops links) */
+static inline uint32_t mt_op_expand_depthwise_s8_scratch_bytes(uint32_t CE)
+{
+    return MT_S8_CONSTS_BYTES(CE, MT_S8_POINTWISE_GROUP) + MT_S8_CONSTS_BYTES(CE, MT_S8_DEPTHWISE_GROUP);
+}
 /* conv_s8.c: a DEPTHWISE_CONV2D_S8 (stride 1, OH = H, OW = W) whose output is planned over its
  * input, with a band of KH input rows after the n samples (MT_OPF_IN_PLACE) */
 void mt_op_depthwise_s8_in_place_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n);
