@@ -479,12 +479,19 @@ static void s8_conv_forward(const mt_op_desc *op, mt_tensor_rt *t, int depthwise
  * dx[p,c] += Σ_oc dv[p,oc]·w[oc,c] by rows (mt_q_weight_rows_dx): the pointwise kernels' sums,
  * elements and order, so the bits of the whole weight in one array. The planner lays no such
  * layer over its input nor streams it (its backward runs). */
+/* the pointwise kernel over rows of one range, its constants made per call (consts NULL) */
+static void conv2d_s8_held_pointwise(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                     int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    mt_kernel_conv2d_s8_pointwise(x, w, bias, rq, y, P, C, OC, packed, NULL);
+}
+
 static void conv2d_s8_held_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n)
 {
     const mt_tensor_rt *x = &t[op->inputs[0]], *w = &t[op->inputs[1]];
     mt_tensor_rt *y = &t[op->outputs[0]];
     const uint32_t C = x->dims[2], OC = y->dims[2];
-    mt_s8_held_rows(mt_kernel_conv2d_s8_pointwise, NULL, mt_q_s8(x), w,
+    mt_s8_held_rows(conv2d_s8_held_pointwise, NULL, mt_q_s8(x), w,
                     op->inputs[2] == MT_NO_TENSOR ? NULL : mt_q_s32(&t[op->inputs[2]]), mt_q_s32(&t[op->inputs[3]]),
                     mt_q_s8_out(y), n * (x->count / C), C, OC, op->params[0]);
 }
