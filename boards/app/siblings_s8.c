@@ -169,7 +169,12 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
                                          {3, 70, 3, 5, 3, 3, 1, 1, MT_PADDING_SAME},
                                          {7, 9, 3, 4, 3, 3, 2, 2, MT_PADDING_SAME},
                                          {7, 9, 3, 6, 3, 3, 2, 2, MT_PADDING_VALID},
-                                         {5, 6, 8, 4, 3, 2, 1, 1, MT_PADDING_SAME}};
+                                         {5, 6, 8, 4, 3, 2, 1, 1, MT_PADDING_SAME},
+                                         /* Helium's pointwise of up to 16 inputs requantized in
+                                          * lanes (ops/mve/conv_s8_mve.c; also the 16-, 12- and
+                                          * 4-input rows above): 6 channels, the last group
+                                          * overlapping the first */
+                                         {1, 5, 8, 6, 1, 1, 1, 1, MT_PADDING_VALID}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {

@@ -92,9 +92,131 @@ static __attribute__((noinline)) void stem_edge(const int8_t *base, size_t row, 
     }
 }
 
+/* The four sums s0..s3 as a vector's lanes: a VDUP and three VMOV.32. (The two-register form,
+ * VMOV Qd[2], Qd[0], Rt, Rt2, would take two; which of Rt and Rt2 goes to lane 0 is read one way
+ * by QEMU and the other by some tools, and QEMU cannot tell which silicon does.) */
+static inline __attribute__((always_inline)) int32x4_t lanes_of(int32_t s0, int32_t s1, int32_t s2, int32_t s3)
+{
+    return vsetq_lane_s32(s3, vsetq_lane_s32(s2, vsetq_lane_s32(s1, vdupq_n_s32(s0), 1), 2), 3);
+}
+
+/* y[0..3] = the requantization of the four lanes of sums, as mt_s8_requant_block's (no left
+ * shift: mt_s8_scale_lanes), one VSTRB. full: the clamp is the whole int8 range, two saturating
+ * narrowings (VQMOVNB.S32 into each lane's low int16, VQMOVNB.S16 into its low byte, the byte
+ * VSTRB.32 stores), where the bounds' VMAX and VMIN want two vector registers more than the
+ * eight hold beside four weight rows and the constants (GCC reloaded both every pixel) */
+static inline __attribute__((always_inline)) void pw_requant_store(int32x4_t sums, int32x4_t mv, int32x4_t rv,
+                                                                  mt_q_params p, int8_t *y, const int full)
+{
+    const int32x4_t v = vaddq_n_s32(mt_s8_scale_lanes(sums, vdupq_n_s32(0), mv, rv, 0), p.y_zp);
+    if (full) {
+        /* in place (each lane's low half, then its low byte: the byte VSTRB.32 stores), where the
+         * intrinsics' form keeps the top halves of another vector and GCC copied or spilled */
+        int32x4_t b = v;
+        __asm("vqmovnb.s32 %q0, %q0\n\tvqmovnb.s16 %q0, %q0" : "+w"(b));
+        vstrbq_s32(y, b);
+    } else {
+        vstrbq_s32(y, vminq_s32(vmaxq_s32(v, vdupq_n_s32(p.act_min)), vdupq_n_s32(p.act_max)));
+    }
+}
+
+/* One pixel's four outputs y[0..3] from its inputs xv (lanes past D any value: the weights
+ * there are 0): the four sums by VMLADAV into general registers, moved into lanes (lanes_of)
+ * and requantized there (pw_requant_store) */
+static inline __attribute__((always_inline)) void pw_pixel(int8x16_t xv, int8x16_t w0, int8x16_t w1, int8x16_t w2,
+                                                          int8x16_t w3, int32x4_t start, int32x4_t mv, int32x4_t rv,
+                                                          mt_q_params p, int8_t *y, const int full)
+{
+    const int32x4_t sums = vaddq_s32(
+        lanes_of(vmladavq_s8(xv, w0), vmladavq_s8(xv, w1), vmladavq_s8(xv, w2), vmladavq_s8(xv, w3)), start);
+    pw_requant_store(sums, mv, rv, p, y, full);
+}
+
+/* y[j·ys + r] for P pixels of D <= 16 inputs and four output channels r (pw_pixel): w the four
+ * weight rows, start their sums' starts (bias - zx·Σ W), mv and rv the multipliers and -right
+ * shifts. A pixel's 16-byte load reads the next pixels' first inputs too, against weights 0,
+ * while its 16 bytes lie within the P·D of x; the last pixels' loads are predicated to their D
+ * (the bytes after x are not the input's). */
+static inline __attribute__((always_inline)) void pw_pixels(const int8_t *x, const int8_t *w, uint32_t D, uint32_t P,
+                                                           int32x4_t start, int32x4_t mv, int32x4_t rv,
+                                                           mt_q_params p, int8_t *y, size_t ys, const int full)
+{
+    const mve_pred16_t pd = vctp8q(D);
+    const int8x16_t w0 = vldrbq_z_s8(w, pd), w1 = vldrbq_z_s8(w + D, pd), w2 = vldrbq_z_s8(w + 2 * D, pd),
+                    w3 = vldrbq_z_s8(w + 3 * D, pd);
+    const uint32_t whole = P * D < 16u ? 0u : (P * D - 16u) / D + 1u; /* pixels j with j·D + 16 <= P·D */
+    for (uint32_t j = whole; j; --j, x += D, y += ys) pw_pixel(vld1q_s8(x), w0, w1, w2, w3, start, mv, rv, p, y, full);
+    for (uint32_t j = whole; j < P; ++j, x += D, y += ys)
+        pw_pixel(vldrbq_z_s8(x, pd), w0, w1, w2, w3, start, mv, rv, p, y, full);
+}
+
+/* pw_pixels, the clamp known (P >= 1) */
+static __attribute__((noinline)) void pw_group(const int8_t *x, const int8_t *w, uint32_t D, uint32_t P,
+                                               int32x4_t start, int32x4_t mv, int32x4_t rv, mt_q_params p, int8_t *y,
+                                               size_t ys)
+{
+    if (p.act_min == -128 && p.act_max == 127) pw_pixels(x, w, D, P, start, mv, rv, p, y, ys, 1);
+    else pw_pixels(x, w, D, P, start, mv, rv, p, y, ys, 0);
+}
+
+/* pw_group's outputs the portable sibling's way (a channel with a left shift): runs of sums by
+ * mt_s8_dot4_pixels, then mt_s8_requant_block */
+static __attribute__((noinline)) void pw_group_shifted(const int8_t *x, const int8_t *w, const int32_t *bias,
+                                                       const int32_t *rq, int8_t *y, uint32_t P, uint32_t C,
+                                                       uint32_t OC, uint32_t u, mt_q_params p)
+{
+    mt_q_requant q[4];
+    mt_s8_requants(bias, rq, u, 4u, q);
+    int32_t start[4], acc[4 * MT_S8_RUN];
+    for (uint32_t r = 0; r < 4; ++r)
+        start[r] = (int32_t)((uint32_t)q[r].bias - (uint32_t)p.x_zp * mt_s8_sum(w + (size_t)(u + r) * C, C));
+    for (uint32_t b = 0; b < P; b += MT_S8_RUN) {
+        const uint32_t n = P - b < MT_S8_RUN ? P - b : MT_S8_RUN;
+        mt_s8_dot4_pixels(x + (size_t)b * C, w + (size_t)u * C, C, n, start, acc);
+        mt_s8_requant_block(acc, n, 4u, q, p, y + (size_t)b * OC + u, OC);
+    }
+}
+
+/* A pointwise Conv2D (the fused expansion's rows, and the whole tensor's pixels) of at most
+ * 16 inputs: four output channels at a time over the pixels, each pixel's four sums requantized
+ * in lanes as they are made (pw_group); a group with a left shift, more than 16 inputs or
+ * fewer than 4 channels in all go through the portable sibling's path. */
+void mt_op_conv2d_s8_pointwise_mve(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
+                                   int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+{
+    if (C > 16u || OC < 4u || P == 0) {
+        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, P, C, OC, packed);
+        return;
+    }
+    const mt_q_params p = mt_q_unpack(packed);
+    const uint32x4_t lane = vidupq_n_u32(0u, 1);
+    for (uint32_t oc = 0; oc < OC; oc += 4) {
+        /* the last group overlaps the one before when OC is not a multiple of 4: its first
+         * channels' outputs computed twice, the same bytes */
+        const uint32_t u = OC - oc < 4 ? OC - 4 : oc;
+        const uint32x4_t pair = vshlq_n_u32(vaddq_n_u32(lane, u), 1); /* rq's word of each lane's multiplier */
+        const int32x4_t shift = vldrwq_gather_shifted_offset_s32(rq + 1, pair);
+        if (vmaxvq_s32(0, shift) > 0) { /* a left shift: the sums stored, then mt_s8_requant_block */
+            pw_group_shifted(x, w, bias, rq, y, P, C, OC, u, p);
+            continue;
+        }
+        const int32x4_t mv = vldrwq_gather_shifted_offset_s32(rq, pair), rv = shift; /* -right = shift <= 0 */
+        const int8_t *wu = w + (size_t)u * C;
+        int32_t s[4];
+        for (uint32_t r = 0; r < 4; ++r)
+            s[r] = (int32_t)((bias ? (uint32_t)bias[u + r] : 0u) - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * C, C));
+        pw_group(x, wu, C, P, vld1q_s32(s), mv, rv, p, y + u, OC);
+    }
+}
+
 void mt_op_conv2d_s8_forward_mve(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
                                  uint32_t B, const mt_spatial *g, uint32_t packed)
 {
+    if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
+        /* pointwise: the pixels are the rows of a FullyConnected */
+        mt_op_conv2d_s8_pointwise_mve(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
+        return;
+    }
     if (!stem_form(g)) {
         mt_op_conv2d_s8_forward_portable(x, w, bias, rq, y, B, g, packed);
         return;
