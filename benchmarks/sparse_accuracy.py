@@ -48,7 +48,10 @@ initialisation), and scored on rows it never trained on:
   benchmarks/synthetic_images.py's gratings in blobs (12 orientation x frequency classes in
   ellipses) and this case adapts it to the 10 target classes (orientations and frequencies
   between the source's, in rectangles, noisier): new classes and a shifted domain. The
-  images go in as the int8 frames the file's input quantization makes of them.
+  images go in as the int8 frames the file's input quantization makes of them. At a budget
+  whose arena does not hold the float head whole (120 and 128 KiB) its new head is int8,
+  trained in place (``int8_head``: sparse_update.py's ``mbv2_model``), and a "head int8" row
+  trains that head alone.
 
 For each case and seed: the head alone ("all" of the last layer); for each budget of
 ``budgets``, ``sparse_update``'s scheme (tiny-training's heuristic) and its dense counterpart
@@ -72,6 +75,7 @@ REPO_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import digits_int8  # noqa: E402
 import mlperf_tiny as table  # noqa: E402
+import sparse_update as sparse_bench  # noqa: E402
 import synthetic_images  # noqa: E402
 
 INT8_FIXTURES = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8")
@@ -120,9 +124,9 @@ CASES = {
 CONVERT_OPTIONS = {"mbv2": {"int8_input": True}}
 
 
-def model_of(case, seed):
+def model_of(case, seed, int8_head=False):
     path, train_from, classes = CASES[case][:3]
-    options = dict(CONVERT_OPTIONS.get(case, {}))
+    options = dict(CONVERT_OPTIONS.get(case, {}), **({"int8_head": True} if int8_head else {}))
     if case not in AUTOENCODERS:  # a new head of the task's classes; an autoencoder keeps its
         options.update(new_head=classes, head_seed=seed)
     return microtrain.convert(path, train_from=train_from, int8_train=True, **options)
@@ -296,28 +300,43 @@ def auc(scores, positive):
     return float(np.mean((above > 0) + 0.5 * (above == 0)))
 
 
-def schemes(case, model, calibration=None):
-    """[(label, budget, trainable)]: head only, then per budget sparse_update's scheme and
-    its dense counterpart (and the calibrated picker's, given calibration rows)."""
+def budget_model(case, model, budget, seed):
+    """The model a budget's schemes train: ``model``, or for MobileNetV2 the one
+    benchmarks/sparse_update.py measures at that budget (its new head int8, trained in place,
+    where the float head does not train whole within it); (model, its text in the table)."""
+    if case != "mbv2":
+        return model, ""
+    found, int8_head = sparse_bench.mbv2_model(budget, path=CASES[case][0], head_seed=seed)
+    return found, " (int8 head)" if int8_head else ""
+
+
+def schemes(case, model, calibration=None, seed=0, budgets=None):
+    """[(label, budget, trainable, model, its text)]: head only, then per budget
+    sparse_update's scheme and its dense counterpart (and the calibrated picker's, given
+    calibration rows)."""
     batch = CASES[case][3]
     with microtrain.TrainSession(model) as session:
         head = max(layer for layer, ops in enumerate(session._layer_ops)
                    if any(session._op_facts[op][3] for op in ops))
-    found = [("head", None, {head: "all"})]
-    for budget in CASES[case][9]:
+    found = [("head", None, {head: "all"}, model, "")]
+    for budget in [b for b in CASES[case][9] if budgets is None or b in budgets]:
+        model, note = budget_model(case, found[0][3], budget, seed)
         try:
             scheme = microtrain.sparse_update(model, budget, batch, "sgd", loss_of(case))
         except ValueError as error:
             print("  %s, budget %d: %s" % (case, budget, error))
             continue
-        found.append(("sparse", budget, scheme))
-        found.append(("full", budget, dense_counterpart(scheme)))
+        found.append(("sparse", budget, scheme, model, note))
+        found.append(("full", budget, dense_counterpart(scheme), model, note))
         if calibration is not None:
             picked = microtrain.sparse_update(model, budget, batch,
                                               microtrain.optimizers.SGD(CASES[case][4]),
                                               loss_of(case),
                                               calibration=calibration)
-            found.append(("calibrated", budget, picked))
+            found.append(("calibrated", budget, picked, model, note))
+    if case == "mbv2":  # the int8 head alone, as the budgets that need it train it
+        found.insert(1, ("head int8", None, {head: "all"}, model_of(case, seed, int8_head=True),
+                         " (int8 head)"))
     return found
 
 
@@ -326,7 +345,7 @@ def describe(trainable):
     return ", ".join("%s:%s" % (layer, value) for layer, value in items)
 
 
-def run_case(case, seeds, calibrated):
+def run_case(case, seeds, calibrated, budgets=None):
     rows = []
     for seed in range(seeds):
         model = model_of(case, seed)
@@ -335,11 +354,13 @@ def run_case(case, seeds, calibrated):
         if calibrated:  # the picker measures on a split of the training rows, never held-out
             split = len(data[0]) * 3 // 4
             calibration = (data[0][split:], data[1][split:])
-        for label, budget, trainable in schemes(case, model, calibration):
+        for label, budget, trainable, trained, note in schemes(case, model, calibration, seed,
+                                                                budgets):
             start = time.time()
-            accuracy, arena = fine_tune(model, trainable, data, case, seed)
+            accuracy, arena = fine_tune(trained, trainable, data, case, seed)
             row = {"case": case, "seed": seed, "scheme": label, "budget": budget,
-                   "trainable": describe(trainable), "arena": arena, "accuracy": accuracy}
+                   "trainable": describe(trainable) + note, "arena": arena,
+                   "accuracy": accuracy}
             rows.append(row)
             print("  %-7s seed %d %-10s budget %-7s arena %7d  accuracy %.3f  [%s] %.0f s"
                   % (case, seed, label, budget, arena, accuracy, row["trainable"],
@@ -373,6 +394,10 @@ def summary(rows):
         name = case + (" (its column: AUC x 100)" if case in AUTOENCODERS else "")
         lines.append("| %s, %d seeds | head only | %s | %s | %.1f %% | | | | | | |"
                      % (name, seeds, "the head whole", "{:,}".format(head_arena), 100 * head))
+        if (case, "head int8", None) in means:
+            int8_head, int8_arena, _ = means[(case, "head int8", None)]
+            lines.append("| | head only | the int8 head whole (int8_head) | %s | %.1f %% | | | "
+                         "| | | |" % ("{:,}".format(int8_arena), 100 * int8_head))
         for budget in sorted(set(key[2] for key in means if key[0] == case and key[2])):
             sparse, arena, scheme = means[(case, "sparse", budget)]
             full, full_arena, _ = means[(case, "full", budget)]
@@ -432,7 +457,9 @@ def plot(rows, path):
         axis.set_visible(False)
     for axis, case in zip(axes.flat, cases):
         mine = [row for row in rows if row["case"] == case]
-        for label, legend, style, colour in [("head", "head only", "*", "k")] + SERIES:
+        heads = [("head", "head only", "*", "k"), ("head int8", "head only, int8 (int8_head)",
+                                                   "P", "C5")]
+        for label, legend, style, colour in heads + SERIES:
             groups = {}
             for row in mine:
                 if row["scheme"] == label:
@@ -444,7 +471,8 @@ def plot(rows, path):
                             for (arena, _), v in groups.items())
             x, y, low, high = (np.array(column) for column in zip(*points))
             axis.errorbar(x, y, yerr=[y - low, high - y], fmt=style, color=colour,
-                          label=legend, capsize=3, markersize=9 if label == "head" else 6)
+                          label=legend, capsize=3,
+                          markersize=9 if label.startswith("head") else 6)
         axis.axvline(TINY_TRAINING_KB * 1000 / 1024.0, color="C3", linestyle="-.",
                      label="tiny-training, MobileNetV2-w0.35: 141 KB peak SRAM\n"
                            "(Lin et al. 2022; its accuracy is on other data)")
@@ -477,6 +505,10 @@ def main(argv=None):
                         help="replace the rows of the measured cases in FILE (the others kept) "
                              "and print the table of all of them")
     parser.add_argument("--plot", help="draw accuracy against the arena into this PNG")
+    parser.add_argument("--budget", type=int, action="append",
+                        help="these budgets of the cases only (the head-only rows always); "
+                             "with --update-json, the measured cases' rows of other budgets "
+                             "are kept")
     args = parser.parse_args(argv)
     if args.from_json:
         with open(args.from_json) as handle:
@@ -485,10 +517,12 @@ def main(argv=None):
         rows = []
         measured = args.case or ["digits", "kws", "resnet", "vww", "ad", "mbv2"]
         for case in measured:
-            rows += run_case(case, args.seeds, args.calibrated)
+            rows += run_case(case, args.seeds, args.calibrated, args.budget)
         if args.update_json:
             with open(args.update_json) as handle:
-                kept = [row for row in json.load(handle) if row["case"] not in measured]
+                kept = [row for row in json.load(handle) if row["case"] not in measured or (
+                    args.budget and row["budget"] is not None and
+                    row["budget"] not in args.budget)]
             rows = kept + rows
             with open(args.update_json, "w") as handle:
                 json.dump(rows, handle, indent=1)

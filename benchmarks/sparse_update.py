@@ -19,8 +19,10 @@ which the firmware is then linked again to reserve, rounded up, plus 1 KiB) and 
 With ``--int8``, the last block's int8 layers train in place instead (``int8_train``: int8
 weights updated with QAS, ops/qas.c) and the picker chooses among them; MobileNetV2-w0.35
 (tests/convert/fixtures/int8/mbv2_035_128.tflite, new_head=10, int8_input=True, from block 16)
-is added at 256, 240, 128 and 120 KiB, and with ``--board`` each scheme's step is also counted in
-instructions (boards/app/bench.c, ``--steps`` steps, as benchmarks/mbv2_int8.py counts).
+is added at 256, 240, 128 and 120 KiB (``--mbv2-budget`` for some of them; at a budget where
+its float head does not train whole, the head is int8 trained in place: ``int8_head``), and
+with ``--board`` each scheme's step is also counted in instructions (boards/app/bench.c,
+``--steps`` steps, as benchmarks/mbv2_int8.py counts).
 """
 
 import argparse
@@ -91,7 +93,8 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         info = firmware.build(firmware.find_source_dir(table.REPO_ROOT), board,
                               os.path.join(folder, "data"),
                               os.path.join(folder, "build-" + board), ops=record["ops"],
-                              bench_steps=steps, cache={"MT_STACK_BYTES": ""})
+                              plan_buffers=record["plan_buffers"], bench_steps=steps,
+                              cache={"MT_STACK_BYTES": ""})
         status, text, errors = firmware.run(info, timeout=1200)
         device, host = firmware.parse_output(text), record["host_reference"]
         result = {"crc32": device["crc32"], "host_crc32": host["crc32"], "ram": ram,
@@ -100,7 +103,8 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
         result.update(arm_cost.measured_ram(
             info["firmware"], text, lambda reserved: firmware.build(
                 firmware.find_source_dir(table.REPO_ROOT), board, os.path.join(folder, "data"),
-                os.path.join(folder, "build-" + board), ops=record["ops"], bench_steps=steps,
+                os.path.join(folder, "build-" + board), ops=record["ops"],
+                plan_buffers=record["plan_buffers"], bench_steps=steps,
                 cache={"MT_STACK_BYTES": reserved}, targets=("microtrain_firmware",))))
         if steps:
             plugin = arm_cost.build_plugin(folder)
@@ -114,16 +118,32 @@ def board_run(name, model, scheme, board, work_dir, loss, x, y, steps=None):
 
 # ------------------------------------------------------------------ int8 layers trained in place
 
-def int8_model(name):
+def int8_model(name, int8_head=False):
     """The file with its last block's int8 layers trained in place (``int8_train``, QAS):
     MLPerf Tiny's from benchmarks/mlperf_tiny.py's block start; MobileNetV2-w0.35 with a new
-    float head of 10 classes, the camera frame fed as int8, from block 16 (its expand,
-    depthwise and project, Conv_1 and the head)."""
+    head of 10 classes (float, or with ``int8_head`` int8 trained in place), the camera frame
+    fed as int8, from block 16 (its expand, depthwise and project, Conv_1 and the head)."""
     if name == MBV2:
         return microtrain.convert(MBV2_PATH, new_head=10, int8_input=True, train_from=MBV2_FROM,
-                                  int8_train=True)
+                                  int8_train=True, int8_head=int8_head)
     return microtrain.convert(table.path_of(name), train_from=table.block_start(name),
                               int8_train=True)
+
+
+def mbv2_model(budget, path=MBV2_PATH, **options):
+    """MobileNetV2 for ``budget``: its new head float where the float head trains whole within
+    the budget, else int8 trained in place (``int8_head``: 12,800 bytes of weights where the
+    float head's weight and gradient are 102,400), so that the head learns (a new head left
+    at its random weights stays at chance, docs/memory.md); (model, int8_head)."""
+    def model(int8_head):
+        return microtrain.convert(path, new_head=10, int8_input=True, train_from=MBV2_FROM,
+                                  int8_train=True, int8_head=int8_head, **options)
+    float_head = model(False)
+    with microtrain.TrainSession(float_head) as session:
+        head = _layers_with_weights(session)[0][0]
+        fits = session.plan_memory("sgd", int8_loss(MBV2), 1, {head: "all"})["total_bytes"] \
+            <= budget
+    return (float_head, False) if fits else (model(True), True)
 
 
 def int8_loss(name):
@@ -182,9 +202,15 @@ def print_int8(row):
 def run_int8(args):
     cases = [(name, args.budget) for name in args.model or MODELS if name != MBV2]
     if not args.model or MBV2 in args.model:
-        cases += [(MBV2, budget) for budget in MBV2_BUDGETS]
+        cases += [(MBV2, budget) for budget in args.mbv2_budget or MBV2_BUDGETS]
     for name, budget in cases:
-        model = int8_model(name)
+        if name == MBV2:
+            model, int8_head = mbv2_model(budget)
+            if int8_head:
+                print("%s at %d: the float head does not fit whole; the new head is int8, "
+                      "trained in place (int8_head)" % (name, budget))
+        else:
+            model = int8_model(name)
         row = measure_int8(name, model, budget)
         print_int8(row)
         if args.board and "error" not in row:
@@ -221,6 +247,9 @@ def main(argv=None):
     parser.add_argument("--int8", action="store_true",
                         help="the last blocks' int8 layers trained in place (QAS), and "
                              "MobileNetV2-w0.35 at 256, 240, 128 and 120 KiB")
+    parser.add_argument("--mbv2-budget", type=int, action="append",
+                        help="--int8: MobileNetV2 at these budgets only (default: %s)"
+                        % ", ".join(str(b) for b in MBV2_BUDGETS))
     parser.add_argument("--steps", type=int, default=2,
                         help="--int8 --board: train steps the instruction count runs")
     parser.add_argument("--work-dir", default=os.path.join(table.REPO_ROOT, "build",

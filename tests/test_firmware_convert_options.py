@@ -1,5 +1,5 @@
 """`microtrain firmware` on an imported int8 model: --train-from, --new-head, --int8-after,
---int8-train (with --int8-master-weights) and
+--int8-train (with --int8-master-weights), --int8-head and
 --int8-input convert the file as ``microtrain.convert`` does with the options of the same
 names, and int8 input rows of any length (MLPerf Tiny's keyword spotter: 49 x 10 x 1 = 490
 bytes) are packed back to back into the C sources (--sources-only: no toolchain). The same
@@ -53,6 +53,7 @@ def sources_only(tmp_path, data, *options):
     (["--train-from", "6", "--int8-after"], {"train_from": 6, "int8_after": True}),
     (["--train-from", "conv2d_4", "--int8-train", "--int8-master-weights", "--optimizer", "sgd"],
      {"train_from": "conv2d_4", "int8_train": True, "int8_master_weights": True}),
+    (["--new-head", "5", "--int8-head", "--optimizer", "sgd"], {"new_head": 5, "int8_head": True}),
 ])
 def test_int8_model_options_and_490_byte_rows(tmp_path, options, convert_options):
     data, x = keyword_rows(tmp_path, classes=convert_options.get("new_head", 12))

@@ -15,7 +15,16 @@
 
 #include <stdint.h>
 
+/* The planner's table of shared buffers (an activation's or a gradient's each,
+ * plan_lifetimes.c), on the stack while a session is planned (mt_plan, mt_session_init): 256
+ * entries, 7 KiB. A firmware that plans one known model may build the core with a table of
+ * that plan's size (CMake's MT_PLAN_MAX_BUFFERS, which `microtrain firmware` sets from the
+ * host's plan of the same model and configuration: the count of its activation and gradient
+ * buffers); a plan needing more entries is refused (MT_ERR_UNSUPPORTED), never laid out
+ * otherwise, and the placement of one that fits does not depend on the table's size. */
+#ifndef MT_PLAN_MAX_BUFFERS
 #define MT_PLAN_MAX_BUFFERS 256u
+#endif
 #define MT_NO_BUFFER 0xFFFFu
 
 typedef struct mt_share_buffer {

@@ -83,3 +83,26 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
     assert status == firmware.EXIT_PLAN_MISMATCH
     assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (
         planned, planned + off) in text
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "rv32imac-qemu"])
+@pytest.mark.parametrize("table", ["plan", 2])
+def test_a_planner_table_of_the_plans_size(firmware_package, table, board):
+    """Built with the planner's table sized as `microtrain firmware` sizes it (CMake's
+    MT_PLAN_MAX_BUFFERS = the host plan's activation and gradient buffers, record
+    ["plan_buffers"]; src/sharing.h), the device plans the same arena and computes the host's
+    bits, with 28 bytes of stack less an entry below 256; with a table too small for the plan
+    it stops at boot, init and mt_plan refusing it (MT_ERR_UNSUPPORTED), never another plan."""
+    record = firmware_package["record"]
+    entries = record["plan_buffers"] if table == "plan" else table
+    assert 2 < record["plan_buffers"] < 256
+    info = firmware.build(firmware.find_source_dir(), board, firmware_package["data_dir"],
+                          os.path.join(BUILD_ROOT, "plan-table-%s" % table, board),
+                          plan_buffers=entries)
+    status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
+    if table == "plan":
+        assert status == 0, text
+        assert firmware.parse_output(text) == record["host_reference"]
+    else:
+        assert status == firmware.EXIT_CORE_ERROR, text
+        assert "error: mt_plan: " in text and "arena" not in text.split("error:")[1]

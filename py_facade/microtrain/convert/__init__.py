@@ -120,7 +120,7 @@ def _read(path_or_bytes):
 
 def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_head=None,
             int8_input=False, head_seed=0, int8_after=False, int8_train=False,
-            int8_master_weights=False):
+            int8_master_weights=False, int8_head=False):
     """Import a model file into a ``ConvertedModel``.
 
     Args:
@@ -151,6 +151,11 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
         int8_master_weights: (with int8_train) those int8 weights keep a float master copy
                     in the arena (4 bytes a weight more) that the update changes, the weight
                     its rounding, so steps under half a quantization step accumulate
+        int8_head:  (int8 models, with new_head) the new head is an int8 FullyConnected
+                    trained in place (QAS, SGD only) on the int8 mean's output: 1 byte a
+                    weight in the arena instead of a float weight and its gradient, so it
+                    trains under budgets its float weight does not fit (sparse_update,
+                    docs/memory.md); its logits are int8 at scale 1/8 ([-16, 15.875])
     A dynamic-range ("hybrid") .tflite (int8 weights, float activations) imports as a float
     model, its weights dequantized (``model.source.notes`` says so).
 
@@ -180,6 +185,10 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                               attribute="int8_master_weights",
                               supported="convert(path, train_from=<op>, int8_train=True, "
                               "int8_master_weights=True)")
+    if int8_head and new_head is None:
+        raise ConversionError("int8_head makes the new head int8, trained in place; it needs "
+                              "new_head", attribute="int8_head",
+                              supported="convert(path, new_head=N, int8_head=True)")
     if int8_after and (train_from is None or new_head is not None):
         raise ConversionError("int8_after keeps the operators after train_from int8; it "
                               "needs train_from and no new_head", attribute="int8_after",
@@ -192,7 +201,7 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
             builder, inputs, outputs, extra = _readable(
                 fmt, tflite_int8.read, data, fmt, train_from, new_head, int8_input, head_seed,
                 details=True, int8_after=int8_after,
-                int8_train="master" if int8_master_weights else int8_train)
+                int8_train="master" if int8_master_weights else int8_train, int8_head=int8_head)
             layouts = [[{"shape": builder.tensors[i].dims, "core_shape":
                          builder.tensors[i].dims, "transpose": None} for i in indices]
                        for indices in (builder.inputs, builder.outputs)]
@@ -202,8 +211,8 @@ def convert(path_or_bytes, format=None, source_path=None, train_from=None, new_h
                                   builder.layers(), extra, extra.pop("notes"),
                                   _operators(builder))
             return ConvertedModel(image, source)
-    if int8_after or int8_train:
-        name = "int8_after" if int8_after else "int8_train"
+    if int8_after or int8_train or int8_head:
+        name = "int8_after" if int8_after else ("int8_train" if int8_train else "int8_head")
         raise ConversionError("%s applies to int8 .tflite models; this is a %s %s "
                               "model" % (name, kind, fmt), attribute=name,
                               supported="a full-integer (int8) .tflite file")

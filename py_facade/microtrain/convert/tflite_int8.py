@@ -30,6 +30,10 @@ is the caller's choice:
 * ``new_head=n``: the model is cut after its last spatial ([H, W, C]) activation and a new
   head is attached: mean over H and W, DEQUANTIZE (int8 mean first: 1/HW of the floats),
   Dense(n) (Glorot-uniform weights from ``head_seed``, zero bias) and Softmax;
+* ``new_head=n, int8_head=True``: the new head is an int8 FULLY_CONNECTED trained in place
+  instead (QAS, as ``int8_train``'s): the int8 mean's output feeds it directly, its Glorot
+  weight quantized per output channel (one byte a weight in the arena, a quarter of the float
+  head's), a zero int32 bias, int8 logits at scale 1/8 then DEQUANTIZE and Softmax;
 * ``int8_input=True``: the model input is the int8 tensor the leading QUANTIZE writes (the
   caller quantizes, e.g. camera pixels - 128), so no float copy of the image is held.
 
@@ -49,12 +53,16 @@ from .tflite_reader import _Reader, _tensor_shape, indices
 
 _FLOAT32, _INT32, _INT64, _INT8 = 0, 2, 4, 9
 WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+# int8_head: the new head's logits as int8, 1/8 a step: [-16, 15.875] (softmax saturates well
+# inside it: e^-16 ~ 1e-7)
+HEAD_LOGIT_SCALE = 0.125
 
 class Int8Reader(Int8Ops, _Reader):
     def __init__(self, data, fmt, train_from=None, new_head=None, int8_input=False,
                  head_seed=0, float_part=True, float_model=False, int8_after=False,
-                 int8_train=False):
+                 int8_train=False, int8_head=False):
         _Reader.__init__(self, data, fmt)
+        self.int8_head = int8_head  # the new head an int8 FullyConnected trained in place
         self.int8_after = int8_after  # the ops after train_from stay int8 (see the module doc)
         self.int8_train = bool(int8_train)  # ... from train_from on, their weights trained in place
         self.int8_master = int8_train == "master"  # ... with float master copies
@@ -404,7 +412,13 @@ class Int8Reader(Int8Ops, _Reader):
             self.builder.tensors[index].dtype = _image.DTYPE_I8
             self.builder.tensors[index].quant = _image.Quantization([scale], [zero_point])
             self.quant[index] = (scale, zero_point)
-            pooled = self.as_float(Value((channels,), index=index), label)
+            pooled = Value((channels,), index=index)
+            if not self.int8_head:
+                pooled = self.as_float(pooled, label)
+        elif self.int8_head:
+            raise ConversionError("int8_head needs the backbone's int8 features; this "
+                                  "model's last [H, W, C] activation is float",
+                                  attribute="int8_head")
         else:
             index = self.builder.op(_ops.GLOBAL_AVERAGE_POOL, [features.index], (channels,),
                                     label)
@@ -413,18 +427,52 @@ class Int8Reader(Int8Ops, _Reader):
         rng = np.random.default_rng(self.head_seed)
         limit = np.sqrt(6.0 / (channels + units))
         weight = rng.uniform(-limit, limit, (units, channels)).astype(np.float32)
-        w = self.builder.add_weight(weight, Origin(None, weight.shape))
-        b = self.builder.add_weight(np.zeros(units, np.float32), Origin(None, (units,)))
-        self.builder.layer_key = "new_head"
-        logits = self.builder.op(_ops.DENSE, [pooled.index, w, b], (units,), label)
+        if self.int8_head:
+            logits = self.int8_head_op(pooled, weight, label)
+        else:
+            w = self.builder.add_weight(weight, Origin(None, weight.shape))
+            b = self.builder.add_weight(np.zeros(units, np.float32), Origin(None, (units,)))
+            self.builder.layer_key = "new_head"
+            logits = self.builder.op(_ops.DENSE, [pooled.index, w, b], (units,), label)
         self.builder.layer_key = "new_head_softmax"
         out = self.builder.op(_ops.SOFTMAX, [logits], (units,), label)
         self.builder.layer_key = None
         return Value((units,), index=out)
 
 
+    def int8_head_op(self, pooled, weight, label):
+        """int8_head: the new head as a DENSE_S8 whose int8 weight and int32 bias train in
+        place (QAS, ops/qas.c), then a DEQUANTIZE: the Glorot weight quantized per output
+        channel (scale max|w[c]| / 127, fixed), a zero bias at scale sx * sw[c], and logits
+        at scale HEAD_LOGIT_SCALE, zero point 0 (range [-16, 15.875]). Returns the logits'
+        float tensor."""
+        units, channels = weight.shape
+        sx, zx = self.quant[pooled.index]
+        w_scales = (np.max(np.abs(weight), axis=1) / 127.0).astype(np.float32)
+        w_scales = np.where(w_scales > 0, w_scales, np.float32(1.0 / 127.0))
+        q = np.clip(np.round(weight / w_scales[:, None]), -127, 127).astype(np.int8)
+        self.builder.layer_key = "new_head"
+        zeros = np.zeros(units, np.int64)
+        w = self.add_const(q, _image.DTYPE_I8, _image.Quantization(w_scales, zeros, 0),
+                           trainable=True)
+        b_scales = (np.float32(sx) * w_scales).astype(np.float32)
+        b = self.add_const(np.zeros(units, np.int32), _image.DTYPE_I32,
+                           _image.Quantization(b_scales, zeros, 0), trainable=True)
+        sy = HEAD_LOGIT_SCALE
+        rq = self.add_const(_q.dense_scales(sx, w_scales, sy, units), _image.DTYPE_I32)
+        params = (_q.packed_conv_params(zx, 0, -128, 127),)
+        index = self.builder.op(_ops.DENSE_S8, [pooled.index, w, b, rq], (units,), label,
+                                params)
+        spec = self.builder.tensors[index]
+        spec.dtype = _image.DTYPE_I8
+        spec.quant = _image.Quantization([sy], [0])
+        self.quant[index] = (sy, 0)
+        return self.as_float(Value((units,), index=index), label).index
+
+
 def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, head_seed=0,
-         float_part=True, details=False, float_model=False, int8_after=False, int8_train=False):
+         float_part=True, details=False, float_model=False, int8_after=False, int8_train=False,
+         int8_head=False):
     # int8_train: False, True, or "master" (int8_master_weights: float master copies)
     """(Builder, input names, output names) of an int8 .tflite file (see the module doc).
     ``float_part=False`` keeps every op as the file has it (nothing trains: the model as
@@ -439,7 +487,7 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
         raise ConversionError("int8_input takes the int8 tensor of an int8 model's leading "
                               "QUANTIZE; this model's input is float", attribute="int8_input")
     reader = Int8Reader(data, fmt, train_from, new_head, int8_input, head_seed, float_part,
-                        float_model, int8_after, int8_train)
+                        float_model, int8_after, int8_train, int8_head)
     if float_model:
         from .tflite_reader import hybrid_note
         builder = reader.run()
@@ -466,7 +514,7 @@ def read(data, fmt="tflite", train_from=None, new_head=None, int8_input=False, h
         # the model's own choice of float part: it begins where the int8 part cannot go on
         moved = error
         reader = Int8Reader(data, fmt, error.index, new_head, int8_input, head_seed,
-                            float_part)
+                            float_part, int8_head=int8_head)
         builder = reader.run()
     graph = reader.graph
     input_names = [reader.tensor_name(t) for t in indices(graph, "Inputs")]

@@ -15,7 +15,7 @@ What it does:
 
 1. Reads the model as ``TrainSession`` does (a .tflite/.circle/.onnx file is converted to
    .mtm; an int8 .tflite with ``--train-from`` (``--int8-after``, ``--int8-train``,
-   ``--int8-master-weights``), ``--new-head`` and
+   ``--int8-master-weights``), ``--new-head`` (``--int8-head``) and
    ``--int8-input``, the options of ``microtrain.convert``) and plans the arena with the
    host library for it and the training configuration (``mt_plan`` is target-independent:
    the host's figure is the device's, exactly).
@@ -74,7 +74,7 @@ from .. import optimizers as _optimizers
 from ..nn import image as _image
 from ..train_session import TrainSession
 
-from . import sparse_update as _sparse_update
+from . import arena as _arena, sparse_update as _sparse_update
 from .firmware_sources import DATA_HEADER, DATA_SOURCE, write_sources
 from .firmware_training import (Dataset, FirmwareError, TrainingSpec, host_reference,
                                 int8_input)
@@ -132,13 +132,15 @@ def _run_checked(command, what, cwd=None, quiet=True):
 
 
 def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None, targets=None,
-          cache=None):
+          cache=None, plan_buffers=None):
     """Configure preset ``board`` in ``build_dir`` on the generated data and build the
     firmware and benchmark programs; return microtrain_board.json (paths, how to run).
     ``ops``: the op names to build kernels for (CMake's MT_OPS, e.g. ["dense", "relu",
     "softmax"]); None builds every op. ``targets``: the CMake targets to build instead of
     the three programs (benchmarks/arm_ops.py: microtrain_bench_profile); ``cache``: more
-    cache entries for the configure step, {name: value}."""
+    cache entries for the configure step, {name: value}; ``plan_buffers``: the entries of
+    the planner's table (CMake's MT_PLAN_MAX_BUFFERS, package's record["plan_buffers"]: 28
+    bytes of stack less each below 256; None: 256)."""
     if board not in board_presets(source_dir):
         raise FirmwareError("unknown board %r; the presets are %s"
                             % (board, ", ".join(board_presets(source_dir))))
@@ -148,6 +150,7 @@ def build(source_dir, board, data_dir, build_dir, bench_steps=None, ops=None, ta
         configure.append("-DMT_BENCH_STEPS=%d" % bench_steps)
     # always given, so a build folder reused with another choice does not keep the old one
     configure.append("-DMT_OPS=" + ";".join(ops or ()))
+    configure.append("-DMT_PLAN_MAX_BUFFERS=%s" % (plan_buffers or ""))
     configure += ["-D%s=%s" % item for item in sorted((cache or {}).items())]
     _run_checked(configure, "configuring preset %s" % board, cwd=source_dir)
     targets = targets or ("microtrain_firmware", "microtrain_bench", "microtrain_bench_base")
@@ -220,7 +223,7 @@ def read_model(model_path, conversion=None):
     """(.mtm bytes, source record) of ``--model``: as a session reads it (an .mtm image, or
     a .tflite/.circle/.onnx file converted to .mtm), or, given ``conversion`` (the options
     ``train_from``, ``new_head``, ``int8_input``, ``int8_after``, ``int8_train``,
-    ``int8_master_weights`` of ``microtrain.convert``, None
+    ``int8_master_weights``, ``int8_head`` of ``microtrain.convert``, None
     where not given), the foreign file converted with them."""
     options = dict((k, v) for k, v in (conversion or {}).items() if v not in (None, False))
     if not options:
@@ -247,6 +250,10 @@ def package(model_path, data_path, spec, out_dir, conversion=None):
     with TrainSession(model_bytes) as session:
         spec.compile(session)
         plan = session.memory_plan()
+        # the planner table the device needs (src/sharing.h): at most one entry per activation
+        # and gradient buffer of the plan, which the build sizes it to (build's plan_buffers)
+        plan_buffers = sum(1 for b in _arena.plan_buffers(session)
+                           if b["kind"] in ("activation", "gradient"))
         config = session.config  # what the generated C sets, field for field
         session_trainable = session.trainable_description()
         data = dataset.conform(session.get_inputs_tensorinfo()[0]["shape"][1:],
@@ -264,7 +271,8 @@ def package(model_path, data_path, spec, out_dir, conversion=None):
               "optimizer": spec.optimizer.name, "learning_rate": spec.optimizer.learning_rate,
               "loss": spec.loss.name, "trainable": session_trainable,
               "num_trainable_ops": config["num_trainable_ops"],
-              "ops": op_names, "plan": plan, "host_reference": reference}
+              "ops": op_names, "plan": plan, "plan_buffers": plan_buffers,
+              "host_reference": reference}
     _files.write_bytes(os.path.join(out_dir, "firmware.json"),
                        json.dumps(record, indent=2).encode("utf-8"))
     return record
@@ -318,6 +326,8 @@ _CONVERT_SWITCHES = (
     ("int8_train", "with --train-from: the int8 operators from there on stay int8 and their int8 "
                    "weights train in place (SGD, QAS)"),
     ("int8_master_weights", "with --int8-train: float master copies of those int8 weights"),
+    ("int8_head", "with --new-head: the new head is an int8 FullyConnected trained in place "
+                  "(SGD, QAS; 1 byte a weight)"),
 )
 
 
@@ -424,10 +434,15 @@ def main(argv=None):
             print("record: %s" % os.path.join(args.out, "firmware.json"))
             print("ops: %s (a core built with -DMT_OPS=\"%s\" links only their kernels)"
                   % (", ".join(record["ops"]), ";".join(record["ops"])))
+            print("planner table: %d entries (a core built with -DMT_PLAN_MAX_BUFFERS=%d plans "
+                  "this model with %d bytes less stack)" % (
+                      record["plan_buffers"], record["plan_buffers"],
+                      28 * max(0, 256 - record["plan_buffers"])))
             return 0
         board_info = build(source_dir, args.board, os.path.join(args.out, "data"),
                            os.path.join(args.out, "build"),
-                           ops=None if args.all_ops else record["ops"])
+                           ops=None if args.all_ops else record["ops"],
+                           plan_buffers=record["plan_buffers"])
         print("firmware: %s" % board_info["firmware"])
         if not args.run:
             return 0
