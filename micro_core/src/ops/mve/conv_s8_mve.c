@@ -179,13 +179,15 @@ static __attribute__((noinline)) void pw_group_shifted(const int8_t *x, const in
 
 /* A pointwise Conv2D (the fused expansion's rows, and the whole tensor's pixels) of at most
  * 16 inputs: four output channels at a time over the pixels, each pixel's four sums requantized
- * in lanes as they are made (pw_group); a group with a left shift, more than 16 inputs or
- * fewer than 4 channels in all go through the portable sibling's path. */
+ * in lanes as they are made (pw_group; consts unused: its constants are made a call, a few
+ * vector instructions a group); a group with a left shift goes the old way (pw_group_shifted),
+ * more than 16 inputs or fewer than 4 channels in all (the same for every call of a layer, so
+ * the layer's consts see one kernel) through the portable sibling. */
 void mt_op_conv2d_s8_pointwise_mve(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                   int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+                                   int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed, void *consts)
 {
     if (C > 16u || OC < 4u || P == 0) {
-        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, P, C, OC, packed);
+        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, P, C, OC, packed, consts);
         return;
     }
     const mt_q_params p = mt_q_unpack(packed);
@@ -214,7 +216,7 @@ void mt_op_conv2d_s8_forward_mve(const int8_t *x, const int8_t *w, const int32_t
 {
     if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
         /* pointwise: the pixels are the rows of a FullyConnected */
-        mt_op_conv2d_s8_pointwise_mve(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
+        mt_op_conv2d_s8_pointwise_mve(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed, NULL);
         return;
     }
     if (!stem_form(g)) {
