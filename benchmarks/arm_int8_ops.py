@@ -77,7 +77,7 @@ CATEGORIES = (
                        r"output)|^mt_s8_(saturate|scale_lanes)$"),
     ("zero point (Σ W)", r"^mt_s8_(sum|centered)$"),
     ("products", r"^mt_s8_dot|^dw_interior_(pixels|tap)$|^mt_s8_dw3_(run|channel)$"
-                 r"|^mt_s8_dwg_(run|pixels)$"),
+                 r"|^mt_s8_dwg_(run|pixels)$|^stem_(pair|edge)$|^pw_pixel$|^lanes_of$"),
     ("depthwise edges", r"^dw_(sums|tap|edge_pixel)$"),
     ("window copies", r"^(conv_windows|conv_windows_gathered|copy_run|fill_run|mt_s8_dw3_(slot|copy_run)|memcpy|memset)$"),
 )

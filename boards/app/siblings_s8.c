@@ -162,7 +162,21 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
                                          {3, 3, 12, 18, 1, 1, 1, 1, MT_PADDING_VALID},
                                          {2, 5, 200, 16, 1, 1, 1, 1, MT_PADDING_VALID},
                                          {1, 3, 4, 16, 1, 1, 1, 1, MT_PADDING_VALID},
-                                         {6, 6, 8, 8, 1, 1, 1, 1, MT_PADDING_VALID}};
+                                         {6, 6, 8, 8, 1, 1, 1, 1, MT_PADDING_VALID},
+                                         /* Helium's direct 3-row windows (ops/mve/conv_s8_mve.c;
+                                          * also the 3-, 5-, 4- and 2-channel rows above): runs of
+                                          * 64 pixels and 6 more; padding on every side at stride 2;
+                                          * none, the last rows' loads short of the input's end;
+                                          * 16-lane kernel rows (2 x 8) */
+                                         {3, 70, 3, 5, 3, 3, 1, 1, MT_PADDING_SAME},
+                                         {7, 9, 3, 4, 3, 3, 2, 2, MT_PADDING_SAME},
+                                         {7, 9, 3, 6, 3, 3, 2, 2, MT_PADDING_VALID},
+                                         {5, 6, 8, 4, 3, 2, 1, 1, MT_PADDING_SAME},
+                                         /* Helium's pointwise of up to 16 inputs requantized in
+                                          * lanes (ops/mve/conv_s8_mve.c; also the 16-, 12- and
+                                          * 4-input rows above): 6 channels, the last group
+                                          * overlapping the first */
+                                         {1, 5, 8, 6, 1, 1, 1, 1, MT_PADDING_VALID}};
     const uint32_t B = 2;
     for (uint32_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int kind = 0; kind < S8_KINDS; ++kind) {
