@@ -18,22 +18,44 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 # Each stage prints when it starts (seconds since this script began: where the budget goes).
 stage() { echo "== $(date -u +%H:%M:%S) +${SECONDS}s: $*"; }
+build="$root/build/host-tests"
+host_build() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
+  cmake --build "$build"
+}
 stage "setup"
+# pip installs the Python packages on one core for minutes: where the machine already has
+# CMake, Ninja and a C compiler, the host build of step 1 (which needs no Python) compiles on
+# the other core meanwhile, its output kept for step 1.
+early_pid=""
+if command -v cmake >/dev/null && command -v ninja >/dev/null && command -v cc >/dev/null; then
+  mkdir -p "$build"
+  host_build >"$build.log" 2>&1 &
+  early_pid=$!
+fi
 source tools/setup_host.sh --test
 bash tools/setup_arm.sh
 bash tools/setup_riscv.sh
 
+# The C tests run a program each on one core (under qemu-user on ARM): one per core at a time
+# (the sanitizer run does the same), no longer one after the other with the second core idle.
+cores="$(nproc 2>/dev/null || echo 1)"
 stage "host build and ctest"
-build="$root/build/host-tests"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMT_BUILD_TESTS=ON >/dev/null
-cmake --build "$build"
-ctest --test-dir "$build" --output-on-failure
+if [ -n "$early_pid" ]; then
+  early_status=0
+  wait "$early_pid" || early_status=$?
+  cat "$build.log"
+  ((early_status == 0)) || { echo "run_tests: the host build failed" >&2; exit "$early_status"; }
+else
+  host_build
+fi
+ctest --test-dir "$build" --output-on-failure -j"$cores"
 
 for preset in arm-linux-gnueabihf aarch64-linux-gnu; do
   stage "ARM Linux $preset: build and ctest under qemu-user"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
-  ctest --preset "$preset"
+  ctest --preset "$preset" -j"$cores"
 done
 
 # The core as a WebAssembly module (preset wasm32-wasi), which tests/test_micropython_wasm.py

@@ -108,6 +108,8 @@ static const int32_t zero_points[] = {-128, 0, 7, 127};
 #define S8_Y 4096
 static int8_t x[S8_X], w[S8_W], y0[S8_Y], y1[S8_Y], ring[S8_X];
 static int32_t bias[64], rq[128];
+/* the row kernels' constants kept across a layer's rows (kernels.def's consts), 64 channels */
+static uint32_t consts[MT_S8_CONSTS_BYTES(64u, MT_S8_DEPTHWISE_GROUP) / 4u];
 
 /* The geometry of a row of a shape table: H, W, C, OC, KH, KW, SH, SW, padding (a depthwise
  * table has no OC column: OC is C). A row whose geometry the core refuses is a failed check
@@ -176,8 +178,13 @@ static void conv_cases(const mt_kernel_table *column, s8_check_fn check, int poi
             if (!pointwise) {
                 column->conv2d_s8_forward(x, w, b, rq, y1, B, &g, packed);
                 check(memcmp(y0, y1, ny) == 0, "int8 Conv2D");
-            } else if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1) { /* the fused expansion's kernel */
-                column->conv2d_s8_pointwise(x, w, b, rq, y1, B * g.H * g.W, g.C, g.OC, packed);
+            } else if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1) {
+                /* the fused expansion's kernel as it calls it: a row of W pixels a call, the
+                 * layer's constants made at the first and kept for the others */
+                consts[0] = 0;
+                for (uint32_t r = 0; r < B * g.H; ++r)
+                    column->conv2d_s8_pointwise(x + (size_t)r * g.W * g.C, w, b, rq, y1 + (size_t)r * g.W * g.OC, g.W,
+                                                g.C, g.OC, packed, consts);
                 check(memcmp(y0, y1, ny) == 0, "int8 pointwise Conv2D");
             }
         }
@@ -236,10 +243,11 @@ static void depthwise_cases(const mt_kernel_table *column, s8_check_fn check, in
             const size_t out_row = (size_t)g.OW * g.C;
             memset(y1, 0x2a, ny);
             uint32_t next = 0;
+            consts[0] = 0; /* its constants made at the first row, kept for the others */
             for (uint32_t oh = 0; oh < g.OH; ++oh) {
                 for (; (int64_t)next <= (int64_t)oh * g.SH - g.PT + g.KH - 1 && next < g.H; ++next)
                     memcpy(ring + (size_t)(next % g.KH) * row, x1 + (size_t)next * row, row);
-                column->depthwise_conv2d_s8_row(ring, g.KH, w, b, rq, y1 + oh * out_row, oh, &g, packed);
+                column->depthwise_conv2d_s8_row(ring, g.KH, w, b, rq, y1 + oh * out_row, oh, &g, packed, consts);
             }
             check(memcmp(y0 + (size_t)g.OH * out_row, y1, (size_t)g.OH * out_row) == 0,
                   "int8 DepthwiseConv2D rows from a ring");

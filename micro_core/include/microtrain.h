@@ -89,7 +89,7 @@ extern "C" {
  *  described once, in micro_core/abi/microtrain_abi.json: tools/gen_abi.py writes the Python, JavaScript and
  *  MicroPython mirrors from it, and micro_core/src/abi_layout.h, which fails the build of any
  *  target whose header disagrees with it. */
-#define MT_ABI_VERSION 16u
+#define MT_ABI_VERSION 17u
 /** Required alignment of the arena, in bytes. */
 #define MT_ARENA_ALIGN 16u
 /** Most dimensions a tensor may have. */
@@ -451,6 +451,12 @@ typedef struct mt_memory_plan {
      *  one a gradient passes through keeps its int8 input until its backward); it is part of activation_bytes and of
      *  total_bytes, not added to them. 0 for a model without int8 tensors. */
     size_t int8_activation_bytes;
+    /** Frozen pointwise int8 Conv2Ds streamed into their depthwise (a ring of rows) whose two
+     *  row kernels keep their channels' constants across the rows (ABI 17): requantizations,
+     *  the sums' starts and the depthwise's weights in its kernels' form, made once a layer
+     *  call in bytes after the ring where every row made them again. Only where the arena is
+     *  no larger so; 0 when none does. */
+    int32_t row_constants;
     /* The binding (ABI 11): what mt_session_init_from_plan() checks before it trusts the plan.
      * mt_session_plan() returns a session's plan bound the same way. */
     const void *image;           /**< the image mt_plan() validated: the address it was given */

@@ -28,7 +28,7 @@ MT_ABI_CHECK(data_model, sizeof(void *) == MT_ABI_AT(8, 4) && sizeof(size_t) == 
                              offsetof(mt_abi_int64_in_a_struct, x) == 8 &&
                              offsetof(mt_abi_double_in_a_struct, x) == 8);
 
-MT_ABI_CHECK(version, MT_ABI_VERSION == 16u);
+MT_ABI_CHECK(version, MT_ABI_VERSION == 17u);
 
 /* every constant and enum value: X(name, value) */
 #define MT_ABI_VALUES(X) \
@@ -92,7 +92,7 @@ MT_ABI_VALUES(MT_ABI_CHECK_VALUE)
 /* every struct's size: X(struct, LP64 bytes, ILP32 bytes) */
 #define MT_ABI_SIZES(X) \
     X(mt_train_config, 80, 68) \
-    X(mt_memory_plan, 168, 104) \
+    X(mt_memory_plan, 176, 108) \
     X(mt_tensor_info, 44, 44) \
     X(mt_model_info, 32, 32) \
     X(mt_param_info, 40, 28) \
@@ -143,12 +143,13 @@ MT_ABI_SIZES(MT_ABI_CHECK_SIZE)
     X(mt_memory_plan, weight_tile_bytes, 116, 4, 68, 4) \
     X(mt_memory_plan, over_inputs, 120, 4, 72, 4) \
     X(mt_memory_plan, int8_activation_bytes, 128, 8, 76, 4) \
-    X(mt_memory_plan, image, 136, 8, 80, 4) \
-    X(mt_memory_plan, image_bytes, 144, 8, 84, 4) \
-    X(mt_memory_plan, image_tables_crc32, 152, 4, 88, 4) \
-    X(mt_memory_plan, config_crc32, 156, 4, 92, 4) \
-    X(mt_memory_plan, abi_version, 160, 4, 96, 4) \
-    X(mt_memory_plan, seal, 164, 4, 100, 4) \
+    X(mt_memory_plan, row_constants, 136, 4, 80, 4) \
+    X(mt_memory_plan, image, 144, 8, 84, 4) \
+    X(mt_memory_plan, image_bytes, 152, 8, 88, 4) \
+    X(mt_memory_plan, image_tables_crc32, 160, 4, 92, 4) \
+    X(mt_memory_plan, config_crc32, 164, 4, 96, 4) \
+    X(mt_memory_plan, abi_version, 168, 4, 100, 4) \
+    X(mt_memory_plan, seal, 172, 4, 104, 4) \
     X(mt_tensor_info, index, 0, 4, 0, 4) \
     X(mt_tensor_info, dtype, 4, 4, 4, 4) \
     X(mt_tensor_info, flags, 8, 4, 8, 4) \

@@ -74,6 +74,9 @@ typedef struct mt_op_desc {
  * needs into a band of KH rows after the batch's samples, then writes each output row in
  * place; a CONV2D_S8, whose output starts before its input, computes a row at a time. */
 #define MT_OPF_IN_PLACE 8u
+/* a depthwise streaming its expansion (MT_OPF_STREAMS_PREVIOUS) whose ring is followed by the
+ * two row kernels' constants (planner.c: where the arena is no larger so) */
+#define MT_OPF_ROW_CONSTANTS 16u
 
 /* Validate the whole image and fill img. Statuses as mt_model_check(). */
 mt_status mt_image_open(mt_image *img, const void *image, size_t image_bytes);

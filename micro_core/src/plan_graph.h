@@ -44,6 +44,7 @@ typedef struct graph_facts {
     int fused_update;
     int tiles; /* 1: weights the rule allows are updated in tiles (mt_plan_weight_tile_bytes) */
     int over;  /* 1: int8 convolutions may lie over their inputs (mt_plan_over_input) */
+    int consts; /* 1: a streamed expansion's ring is followed by its row kernels' constants */
     const int32_t *channels; /* the configuration's trainable_op_channels (plan_sparse.c) */
 } graph_facts;
 

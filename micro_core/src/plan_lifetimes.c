@@ -163,7 +163,9 @@ static int read_by_other(const mt_image *img, uint32_t index, uint32_t except)
  * whose output is read by the DEPTHWISE_CONV2D_S8 at o + 1 alone, runs inside that depthwise
  * row by row (mt_op_expand_depthwise_s8_forward), so its output needs a ring of KH rows of one
  * sample instead of B whole tensors. Integer sums are exact in any order: the bits are the
- * unfused ops'. Returns the ring's bytes, or 0 when op o is no such expansion. Not where a
+ * unfused ops'. Returns the ring's bytes (and after them, with f->consts, the constants its
+ * row kernels keep across the rows: mt_op_expand_depthwise_s8_scratch_bytes, a scratch alive
+ * with the ring alone), or 0 when op o is no such expansion. Not where a
  * gradient passes through the depthwise: its backward reads the whole expansion (its mask).
  */
 uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o)
@@ -181,7 +183,9 @@ uint32_t mt_plan_stream_of(const mt_image *img, const graph_facts *f, uint32_t o
     mt_image_tensor(img, b.inputs[1], &dw);
     if (w.dims[1] != 1 || w.dims[2] != 1 || a.params[1] != (1u | 1u << 16)) return 0;
     if ((t.flags & MT_TENSOR_OUTPUT) || read_by_other(img, a.outputs[0], o + 1u)) return 0;
-    return mt_plan_round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]); /* KH rows of [W, C] */
+    /* KH rows of [W, C], then (f->consts) the two row kernels' constants (ops/conv_s8.c) */
+    return mt_plan_round_up((uint64_t)dw.dims[1] * t.dims[1] * t.dims[2]) +
+           (f->consts ? mt_op_expand_depthwise_s8_scratch_bytes(t.dims[2]) : 0u);
 }
 
 /*

@@ -171,6 +171,37 @@ static int32_t tiled_weights(const mt_image *img, graph_facts *f, uint32_t B, in
     return count;
 }
 
+/* One of the layout's tries: the lifetimes planned and placed again with *choice (a flag of
+ * f) flipped, kept where the shared region is smaller so (or as small, with tie), else the
+ * choice as it was and its placement again (*shared and *order: the first, then the kept).
+ * Inlined: called, its frame stood between layout's 9 KB and mt_plan_lifetimes', the deepest
+ * stack of a session's start (72 bytes more measured on the M33) */
+static inline __attribute__((always_inline)) mt_status try_other(const mt_image *img, graph_facts *f, uint32_t B,
+                                                                lifetimes *lt, int *choice, int tie,
+                                                                uint64_t *shared, int32_t *order)
+{
+    const uint64_t first = *shared;
+    const int32_t first_order = *order;
+    mt_status st;
+    *choice = !*choice;
+    if ((st = mt_plan_lifetimes(img, f, B, lt)) != MT_OK) return st;
+    *shared = mt_share_place(&lt->sh, order);
+    if (*shared < first || (tie && *shared == first)) return MT_OK;
+    *choice = !*choice; /* as planned first */
+    if ((st = mt_plan_lifetimes(img, f, B, lt)) != MT_OK) return st;
+    *order = first_order;
+    *shared = mt_share_place_in(&lt->sh, *order);
+    return MT_OK;
+}
+
+/* The streamed pairs whose row kernels keep their constants after the ring (f->consts), else 0 */
+static uint32_t row_constants(const mt_image *img, const graph_facts *f)
+{
+    uint32_t count = 0;
+    for (uint32_t o = 0; f->consts && o < img->num_ops; ++o) count += mt_plan_stream_of(img, f, o) != 0;
+    return count;
+}
+
 /* 1 when some trained weight would be updated in tiles with tiles on only. */
 static int tiles_possible(const mt_image *img, graph_facts *f, uint32_t B)
 {
@@ -200,6 +231,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     f.channels = cfg->trainable_op_channels;
     f.tiles = 0;
     f.over = 1;
+    f.consts = 1;
     mt_tensor_desc out_desc;
     mt_image_tensor(img, f.output, &out_desc);
     if ((st = check_loss_fits(cfg, &out_desc)) != MT_OK) return mt_fail_at(where, st, -1, 0, (int32_t)f.output);
@@ -238,39 +270,28 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     /* a given plan counts the sparse update's tiles, which come without tiles on, too */
     f.tiles = given ? given->tiled_updates > tiled_weights(img, &f, B, 0) : 0;
     f.over = given ? given->over_inputs > 0 : 1;
+    f.consts = given ? given->row_constants > 0 : 1;
     if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
     shared = given ? mt_share_place_in(&lt.sh, order) : mt_share_place(&lt.sh, &order);
-    if (!given && f.fused_update && tiles_possible(img, &f, B)) {
-        const uint64_t whole = shared;
-        const int32_t whole_order = order;
-        f.tiles = 1;
-        if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
-        shared = mt_share_place(&lt.sh, &order);
-        if (shared >= whole) { /* no smaller: whole gradients, as planned first */
-            f.tiles = 0;
-            if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
-            order = whole_order;
-            shared = mt_share_place_in(&lt.sh, order);
-        }
-    }
+    if (!given && f.fused_update && tiles_possible(img, &f, B) &&
+        (st = try_other(img, &f, B, &lt, &f.tiles, 0, &shared, &order)) != MT_OK) /* no smaller: whole gradients */
+        return mt_fail_at(where, st, -1, 0, -1);
     /* int8 convolutions over their inputs (mt_plan_over_input) only where the region is
      * smaller so: such a pair is placed as one block, whose gaps the greedy placement may not
      * fill (MLPerf Tiny's VWW, batch 1: 135,984 bytes with them, 126,384 without), and their
      * kernels run a row at a time, so a tie keeps the plain layout (the int8 digits CNN,
      * 28,096 bytes either way: 2.17M instructions a step on the M7 over its inputs) */
-    if (!given && shared != UINT64_MAX && mt_plan_over_inputs(img, &lt)) {
-        const uint64_t over = shared;
-        const int32_t over_order = order;
-        f.over = 0;
-        if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
-        shared = mt_share_place(&lt.sh, &order);
-        if (shared > over) { /* smaller over their inputs: as planned first */
-            f.over = 1;
-            if ((st = mt_plan_lifetimes(img, &f, B, &lt)) != MT_OK) return mt_fail_at(where, st, -1, 0, -1);
-            order = over_order;
-            shared = mt_share_place_in(&lt.sh, order);
-        }
-    }
+    if (!given && shared != UINT64_MAX && mt_plan_over_inputs(img, &lt) &&
+        (st = try_other(img, &f, B, &lt, &f.over, 1, &shared, &order)) != MT_OK) /* a tie: the plain layout */
+        return mt_fail_at(where, st, -1, 0, -1);
+    /* the streamed pairs' row kernels keep their constants after the ring (ops/conv_s8.c: the
+     * MobileNetV2 step's 16 pairs made them at each of 11,000 channel groups' rows, 2.0M
+     * instructions on the M7) only where the region is no larger so: in a small model the
+     * ring's channels' constants are much of the int8 peak (MLPerf Tiny's keyword spotter,
+     * batch 1: 26,640 bytes with them, 17,968 without) */
+    if (!given && shared != UINT64_MAX && row_constants(img, &f) &&
+        (st = try_other(img, &f, B, &lt, &f.consts, 0, &shared, &order)) != MT_OK) /* a tie: kept */
+        return mt_fail_at(where, st, -1, 0, -1);
     /* the buffers that share bytes are placed at 32-bit offsets: a plan beyond 4 GiB is not
      * too small an arena but one this planner cannot lay out */
     if (shared == UINT64_MAX) return mt_fail_at(where, given ? MT_ERR_BAD_ARGUMENT : MT_ERR_UNSUPPORTED, -1, 0, -1);
@@ -317,6 +338,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
     p.lower_bound_bytes = given ? given->lower_bound_bytes : (size_t)(shared_base + mt_share_lower_bound(&lt.sh));
     p.int8_activation_bytes = given ? given->int8_activation_bytes : (size_t)mt_plan_int8_peak(img, &lt, B);
     p.over_inputs = (int32_t)mt_plan_over_inputs(img, &lt);
+    p.row_constants = (int32_t)row_constants(img, &f);
     p.num_trained_params = num_trained;
     p.first_trained_op = (int32_t)f.first_trained;
     p.fused_update = f.fused_update;
@@ -354,6 +376,7 @@ static mt_status layout(const mt_image *img, const mt_train_config *cfg, const m
         ops[o].flags = (uint8_t)((o >= f.first_trained ? MT_OPF_TRAINED : 0u) |
                                  (mt_plan_stream_of(img, &f, o) ? MT_OPF_FUSED_INTO_NEXT : 0u) |
                                  (o > 0 && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_STREAMS_PREVIOUS : 0u) |
+                                 (o > 0 && f.consts && mt_plan_stream_of(img, &f, o - 1) ? MT_OPF_ROW_CONSTANTS : 0u) |
                                  (band ? MT_OPF_IN_PLACE : 0u));
     }
     memset(s, 0, sizeof *s);

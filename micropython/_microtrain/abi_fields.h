@@ -44,6 +44,7 @@
     X(tiled_updates, I32) \
     X(weight_tile_bytes, I32) \
     X(over_inputs, I32) \
-    X(int8_activation_bytes, SIZE)
+    X(int8_activation_bytes, SIZE) \
+    X(row_constants, I32)
 
 #endif /* MICROTRAIN_ABI_FIELDS_H */

@@ -15,7 +15,7 @@ import pytest
 from microtrain.tools import firmware
 from microtrain.tools.firmware_sources import DATA_HEADER, DATA_SOURCE
 
-from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, HOSTED_BOARDS
+from board_setup import BARE_METAL_BOARDS, BUILD_ROOT, HOSTED_BOARDS, build_lock
 
 # Each pattern ends at the line end: the UART text arrives in pieces, and without it
 # "accuracy 69/80" could match as 69/8 before the last digit is there.
@@ -77,9 +77,12 @@ def test_firmware_refuses_an_arena_that_disagrees_with_its_plan(firmware_package
             assert str(planned + off) in text
         with open(os.path.join(data_dir, name), "w") as handle:
             handle.write(text)
-    info = firmware.build(firmware.find_source_dir(), board, data_dir,
-                          os.path.join(BUILD_ROOT, "bad-arena%+d" % off, board))
-    status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
+    # Both offsets build in one folder a board: the second rebuilds the app on its data, not
+    # the core again. A board's folder is held while its firmware builds and runs.
+    with build_lock("bad-arena-" + board):
+        info = firmware.build(firmware.find_source_dir(), board, data_dir,
+                              os.path.join(BUILD_ROOT, "bad-arena", board))
+        status, text, _ = firmware.run(info, timeout=QEMU_EXIT_TIMEOUT)
     assert status == firmware.EXIT_PLAN_MISMATCH
     assert "error: mt_plan() asks for %d arena bytes on this device, the build declared %d" % (
         planned, planned + off) in text

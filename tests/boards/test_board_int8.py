@@ -21,7 +21,7 @@ from microtrain import ops as _ops
 from microtrain.nn import image as _image
 from microtrain.tools import arena
 
-from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, digits_folder,
+from board_setup import (BARE_METAL_BOARDS, BUILD_ROOT, REPO_ROOT, build_lock, digits_folder,
                          fine_tune_three_epochs, run_cli_firmware, save_digits_rows)
 
 BACKBONE = os.path.join(REPO_ROOT, "tests", "convert", "fixtures", "int8",
@@ -52,9 +52,22 @@ def int8_inputs():
     return folder
 
 
+# Every firmware of the digits backbone on a board builds in int8_inputs/<board>: the models
+# below differ in what they train, not in their ops (the same MT_OPS), so after the first the
+# core is built and only the app rebuilds on the new model's sources (12 core builds fewer on
+# INT8_BACKWARD_BOARDS). A board's folder is held while its firmware builds and runs.
+def digits_firmware(board, int8_inputs, model_file, *options):
+    """run_cli_firmware of int8_inputs/``model_file`` on its digits.npz in int8_inputs/<board>"""
+    with build_lock("int8-" + board):
+        return run_cli_firmware(board, os.path.join(int8_inputs, model_file),
+                                os.path.join(int8_inputs, "digits.npz"),
+                                os.path.join(int8_inputs, board), *options)
+
+
 @pytest.mark.parametrize("board", BARE_METAL_BOARDS)
 def test_int8_backbone_head_fine_tunes_bit_identical_to_host(board, int8_inputs):
-    fine_tune_three_epochs(board, int8_inputs, "digits_int8.mtm", "sgd", "0.5")
+    with build_lock("int8-" + board):
+        fine_tune_three_epochs(board, int8_inputs, "digits_int8.mtm", "sgd", "0.5")
 
 
 @pytest.mark.parametrize("train_from, over", [("8", False), ("10", True)],
@@ -140,9 +153,8 @@ def test_int8_layers_trained_in_place_bit_identical_to_host(board, master, int8_
     name = "digits_int8_in_place%s.mtm" % ("_master" if master else "")
     microtrain.convert(BACKBONE, new_head=5, train_from="dw", int8_train=True,
                        int8_master_weights=master).save(os.path.join(int8_inputs, name))
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
-        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+    losses, stdout = digits_firmware(
+        board, int8_inputs, name, "--epochs", "3", "--batch-size", "16",
         "--optimizer", "sgd", "--learning-rate", "0.1")
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
 
@@ -161,9 +173,8 @@ def test_int8_layers_trained_in_part_bit_identical_to_host(board, int8_inputs):
     with open(scheme, "w") as handle:
         # by position: a saved .mtm keeps no layer names (2 dw, 3 conv_b, 5 the new head)
         handle.write(SparseScheme({2: 4, 3: 8, 5: "all"}).to_json())
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
-        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+    losses, stdout = digits_firmware(
+        board, int8_inputs, name, "--epochs", "3", "--batch-size", "16",
         "--optimizer", "sgd", "--learning-rate", "0.1", "--trainable-scheme", scheme)
     assert len(losses) == 3 and losses[-1] < losses[0], stdout
 
@@ -191,8 +202,7 @@ def test_mean_broadcast_gradient_bit_identical_to_host(board, int8_inputs):
     scheme = os.path.join(int8_inputs, "broadcast.json")
     with open(scheme, "w") as handle:
         handle.write(SparseScheme(trainable).to_json())
-    losses, stdout = run_cli_firmware(
-        board, os.path.join(int8_inputs, name), os.path.join(int8_inputs, "digits.npz"),
-        os.path.join(int8_inputs, board + name[:-4]), "--epochs", "3", "--batch-size", "16",
+    losses, stdout = digits_firmware(
+        board, int8_inputs, name, "--epochs", "3", "--batch-size", "16",
         "--optimizer", "sgd", "--learning-rate", "0.1", "--trainable-scheme", scheme)
     assert len(losses) == 3 and losses[-1] < losses[0], stdout

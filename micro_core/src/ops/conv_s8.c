@@ -68,8 +68,10 @@ void mt_op_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, const int32_t
 }
 
 void mt_op_depthwise_conv2d_s8_row_ref(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
-                                       const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g, uint32_t packed)
+                                       const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g, uint32_t packed,
+                                       void *consts)
 {
+    (void)consts; /* the siblings' */
     const mt_q_params p = mt_q_unpack(packed);
     for (uint32_t ow = 0; ow < g->OW; ++ow)
         for (uint32_t c = 0; c < g->C; ++c) {
@@ -91,8 +93,9 @@ void mt_op_depthwise_conv2d_s8_row_ref(const int8_t *x, uint32_t ring, const int
 
 /* the pointwise Conv2D's reference: P pixels as one row of a 1 x 1 Conv2D at stride 1 */
 void mt_op_conv2d_s8_pointwise_ref(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq, int8_t *y,
-                                   uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+                                   uint32_t P, uint32_t C, uint32_t OC, uint32_t packed, void *consts)
 {
+    (void)consts; /* the siblings' */
     mt_spatial g;
     memset(&g, 0, sizeof g);
     g.H = g.OH = 1, g.W = g.OW = P, g.C = C, g.OC = OC, g.KH = g.KW = g.SH = g.SW = 1;
@@ -105,7 +108,7 @@ void mt_op_depthwise_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, con
     for (uint32_t b = 0; b < B; ++b)
         for (uint32_t oh = 0; oh < g->OH; ++oh)
             mt_op_depthwise_conv2d_s8_row_ref(x + (size_t)b * g->H * g->W * g->C, 0, w, bias, rq,
-                                              y + ((size_t)b * g->OH + oh) * g->OW * g->C, oh, g, packed);
+                                              y + ((size_t)b * g->OH + oh) * g->OW * g->C, oh, g, packed, NULL);
 }
 #endif
 
@@ -117,7 +120,11 @@ void mt_op_depthwise_conv2d_s8_forward_ref(const int8_t *x, const int8_t *w, con
  * depthwise need expanded rows oh·SH - PT .. oh·SH - PT + KH - 1: KH consecutive rows, all in
  * the ring when it is filled in order. A pointwise row is a Dense over its W pixels, a
  * depthwise row reads the ring's slots: every value is the unfused kernels' (integer sums),
- * computed by the same siblings the unfused ops call.
+ * computed by the same siblings the unfused ops call. After the ring (rounded to the arena's
+ * alignment), where the arena is no larger so (MT_OPF_ROW_CONSTANTS), the planner gives the two
+ * row kernels' constants (MT_S8_CONSTS_BYTES of CE each:
+ * requantizations, sums' starts, the depthwise's weights in its family's form), made at the
+ * layer's first row and read by every other, where each row made them again.
  */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t, uint32_t n)
 {
@@ -130,6 +137,15 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
     mt_spatial_runtime(dw, e, y, wd->dims[1], wd->dims[2], &g);
     const uint32_t C = x->dims[2], CE = e->dims[2];
     int8_t *ring = mt_q_s8_out(e);
+    /* the row kernels' constants after the ring where the planner put them, made at the first
+     * row for every sample (their header 0), else NULL: made at every row */
+    const size_t ring_bytes = ((size_t)g.KH * g.W * CE + (MT_ARENA_ALIGN - 1u)) & ~(size_t)(MT_ARENA_ALIGN - 1u);
+    uint32_t *consts_e = NULL, *consts_d = NULL;
+    if (dw->flags & MT_OPF_ROW_CONSTANTS) {
+        consts_e = (uint32_t *)(void *)(ring + ring_bytes);
+        consts_d = consts_e + MT_S8_CONSTS_BYTES(CE, MT_S8_POINTWISE_GROUP) / 4u;
+        consts_e[0] = consts_d[0] = 0;
+    }
     for (uint32_t b = 0; b < n; ++b) {
         const int8_t *xb = mt_q_s8(x) + (size_t)b * g.H * g.W * C;
         int8_t *yb = mt_q_s8_out(y) + (size_t)b * g.OH * g.OW * CE;
@@ -139,9 +155,9 @@ void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_des
             for (; (int64_t)next <= last && next < g.H; ++next)
                 mt_kernel_conv2d_s8_pointwise(xb + (size_t)next * g.W * C, mt_q_s8(we), be, rqe,
                                               ring + (size_t)(next % g.KH) * g.W * CE, g.W, C, CE,
-                                              expand->params[0]);
+                                              expand->params[0], consts_e);
             mt_kernel_depthwise_conv2d_s8_row(ring, g.KH, mt_q_s8(wd), bd, rqd, yb + (size_t)oh * g.OW * CE, oh,
-                                              &g, dw->params[0]);
+                                              &g, dw->params[0], consts_d);
         }
     }
 }
@@ -178,7 +194,7 @@ void mt_op_depthwise_s8_in_place_forward(const mt_op_desc *op, mt_tensor_rt *t, 
             for (; (int64_t)next <= last && next < g.H; ++next)
                 memcpy(band + (size_t)(next % g.KH) * row, s + (size_t)next * row, row);
             mt_kernel_depthwise_conv2d_s8_row(band, g.KH, mt_q_s8(w), bias, rq, s + (size_t)oh * g.OW * g.C, oh, &g,
-                                              op->params[0]);
+                                              op->params[0], NULL);
         }
     }
 }

@@ -319,10 +319,28 @@ struct mt_spatial;
 /* quantize.c: y = clamp(round(x / scale) + zp);  y = scale · (x - zp) */
 void mt_op_quantize_f32_s8(const float *x, int8_t *y, size_t N, float scale, int32_t zero_point);
 void mt_op_dequantize_s8_f32(const int8_t *x, float *y, size_t N, float scale, int32_t zero_point);
+/* The constants an int8 row kernel keeps across the calls of one layer (kernels.def's consts:
+ * the fused expansion's rows and the depthwise's): a header word (0: not made yet; the caller
+ * clears it before the layer's first call), then `group` bytes for each four channels, each
+ * family's record within them (a compile-time check where it is defined): the pointwise's
+ * (s8_dense_rows.h's mt_s8_units, 116 bytes) and the depthwise's (depthwise_s8_rows.h's
+ * dw_group: 188 bytes on the M3 and RISC-V, 216 on x86-64, 332 on the DSP cores, 352 on
+ * Helium). The same bytes on every target: the host's plan is the device's. */
+#define MT_S8_CONSTS_HEADER 16u
+#define MT_S8_POINTWISE_GROUP 128u
+#define MT_S8_DEPTHWISE_GROUP 352u
+#define MT_S8_CONSTS_BYTES(C, group) (MT_S8_CONSTS_HEADER + ((C) + 3u) / 4u * (group))
 /* conv_s8.c: a pointwise CONV2D_S8 (`expand`) computed row by row inside the depthwise `dw`
- * that alone reads it, its output a ring of KH rows (the planner's operator fusion) */
+ * that alone reads it, its output a ring of KH rows (the planner's operator fusion), then
+ * the two row kernels' constants (mt_op_expand_depthwise_s8_scratch_bytes of them) */
 void mt_op_expand_depthwise_s8_forward(const mt_op_desc *expand, const mt_op_desc *dw, mt_tensor_rt *t,
                                        uint32_t n);
+/* The bytes after the ring for the constants of an expansion to CE channels and its depthwise
+ * (the planner's query: here, not in conv_s8.c, so that a core without the int8 ops links) */
+static inline uint32_t mt_op_expand_depthwise_s8_scratch_bytes(uint32_t CE)
+{
+    return MT_S8_CONSTS_BYTES(CE, MT_S8_POINTWISE_GROUP) + MT_S8_CONSTS_BYTES(CE, MT_S8_DEPTHWISE_GROUP);
+}
 /* conv_s8.c: a DEPTHWISE_CONV2D_S8 (stride 1, OH = H, OW = W) whose output is planned over its
  * input, with a band of KH input rows after the n samples (MT_OPF_IN_PLACE) */
 void mt_op_depthwise_s8_in_place_forward(const mt_op_desc *op, mt_tensor_rt *t, uint32_t n);

@@ -18,5 +18,5 @@ PLAN_FIELDS = (
     'reference_bytes', 'activation_bytes', 'activation_grad_bytes', 'io_bytes',
     'scratch_bytes', 'reuse_bytes', 'lower_bound_bytes', 'num_trained_params',
     'first_trained_op', 'fused_update', 'placement_order', 'tiled_updates',
-    'weight_tile_bytes', 'over_inputs', 'int8_activation_bytes',
+    'weight_tile_bytes', 'over_inputs', 'int8_activation_bytes', 'row_constants',
 )

@@ -12,7 +12,7 @@ import ctypes
 
 from .. import ops as _ops
 
-MT_ABI_VERSION = 16
+MT_ABI_VERSION = 17
 MT_ARENA_ALIGN = 16  # required alignment of the arena, in bytes
 MT_MAX_DIMS = 4  # most dimensions a tensor may have
 MT_MAX_TENSORS = 256  # most tensors a model image may declare
@@ -175,6 +175,8 @@ _FIELDS = (
     # int8 convolutions laid over the inputs they consume
     ('mt_memory_plan', 'over_inputs', ctypes.c_int32),
     ('mt_memory_plan', 'int8_activation_bytes', ctypes.c_size_t),
+    # streamed pairs whose row kernels keep their constants
+    ('mt_memory_plan', 'row_constants', ctypes.c_int32),
     ('mt_memory_plan', 'image', ctypes.c_void_p),  # the image mt_plan() validated
     ('mt_memory_plan', 'image_bytes', ctypes.c_size_t),
     ('mt_memory_plan', 'image_tables_crc32', ctypes.c_uint32),  # its header and tables

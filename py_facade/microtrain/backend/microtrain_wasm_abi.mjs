@@ -4,7 +4,7 @@
 // offset, DataView kind, count] } }. microtrain_wasm.mjs reads and writes the core's
 // structs through it and compares every size with mt_struct_size() when a module loads.
 
-export const MT_ABI_VERSION = 16;
+export const MT_ABI_VERSION = 17;
 
 export const MT = {
   MT_ARENA_ALIGN: 16,
@@ -65,7 +65,7 @@ export const MT = {
 // [struct, which (mt_struct_size's argument), size in bytes]
 const SIZES = [
   ["mt_train_config", 0, 68],
-  ["mt_memory_plan", 1, 104],
+  ["mt_memory_plan", 1, 108],
   ["mt_tensor_info", 2, 44],
   ["mt_model_info", 3, 32],
   ["mt_param_info", 4, 28],
@@ -114,12 +114,13 @@ const FIELDS = [
   ["mt_memory_plan", "weight_tile_bytes", 68, "i32", 1],
   ["mt_memory_plan", "over_inputs", 72, "i32", 1],
   ["mt_memory_plan", "int8_activation_bytes", 76, "u32", 1],
-  ["mt_memory_plan", "image", 80, "u32", 1],
-  ["mt_memory_plan", "image_bytes", 84, "u32", 1],
-  ["mt_memory_plan", "image_tables_crc32", 88, "u32", 1],
-  ["mt_memory_plan", "config_crc32", 92, "u32", 1],
-  ["mt_memory_plan", "abi_version", 96, "u32", 1],
-  ["mt_memory_plan", "seal", 100, "u32", 1],
+  ["mt_memory_plan", "row_constants", 80, "i32", 1],
+  ["mt_memory_plan", "image", 84, "u32", 1],
+  ["mt_memory_plan", "image_bytes", 88, "u32", 1],
+  ["mt_memory_plan", "image_tables_crc32", 92, "u32", 1],
+  ["mt_memory_plan", "config_crc32", 96, "u32", 1],
+  ["mt_memory_plan", "abi_version", 100, "u32", 1],
+  ["mt_memory_plan", "seal", 104, "u32", 1],
   ["mt_tensor_info", "index", 0, "i32", 1],
   ["mt_tensor_info", "dtype", 4, "i32", 1],
   ["mt_tensor_info", "flags", 8, "i32", 1],
@@ -179,4 +180,4 @@ for (const [struct, field, offset, kind, count] of FIELDS) {
 }
 
 // mt_memory_plan's figures, in order (the binding follows them)
-export const PLAN_FIELDS = ["total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "placement_order", "tiled_updates", "weight_tile_bytes", "over_inputs", "int8_activation_bytes"];
+export const PLAN_FIELDS = ["total_bytes", "metadata_bytes", "weight_bytes", "gradient_bytes", "optimizer_bytes", "reference_bytes", "activation_bytes", "activation_grad_bytes", "io_bytes", "scratch_bytes", "reuse_bytes", "lower_bound_bytes", "num_trained_params", "first_trained_op", "fused_update", "placement_order", "tiled_updates", "weight_tile_bytes", "over_inputs", "int8_activation_bytes", "row_constants"];

@@ -168,7 +168,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
     const mt_q_params p = mt_q_unpack(packed);
     if (g->KH == 1 && g->KW == 1 && g->SH == 1 && g->SW == 1 && g->PT == 0 && g->PL == 0) {
         /* pointwise: the pixels are already the rows of a FullyConnected */
-        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed);
+        mt_op_conv2d_s8_pointwise_portable(x, w, bias, rq, y, B * g->H * g->W, g->C, g->OC, packed, NULL);
         return;
     }
     uint32_t inside0, inside1; /* the outputs whose KW taps are all in bounds */
@@ -210,7 +210,7 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
                     conv_windows(xb, g, q / g->OW, q % g->OW, n, (int8_t)p.x_zp, inside0, inside1, stride - window,
                                  windows);
                 mt_s8_dense_rows(windows, rows, bias, rq, y + ((size_t)b * outputs + q) * g->OC, n,
-                                 (uint32_t)stride, g->OC, packed, 0, spread);
+                                 (uint32_t)stride, g->OC, packed, 0, spread, NULL);
             }
         return;
     }
@@ -245,27 +245,31 @@ void mt_op_conv2d_s8_forward_portable(const int8_t *x, const int8_t *w, const in
 }
 
 void mt_op_conv2d_s8_pointwise_portable(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
-                                        int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed)
+                                        int8_t *y, uint32_t P, uint32_t C, uint32_t OC, uint32_t packed, void *consts)
 {
     MT_S8_SPREAD_SCRATCH(spread); /* the pixel pairs' halves (s8_dense_rows.h's mt_s8_dense_pairs) */
-    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, spread); /* Conv2D: gemmlowp's rounding */
+    mt_s8_dense_rows(x, w, bias, rq, y, P, C, OC, packed, 0, spread, consts); /* Conv2D: gemmlowp's rounding */
 }
 
+/* One output row; with consts (the fused expansion's rows, a call each) the channel groups'
+ * constants and weights are made at the layer's first row and kept for the others */
 void mt_op_depthwise_conv2d_s8_row_portable(const int8_t *x, uint32_t ring, const int8_t *w, const int32_t *bias,
                                             const int32_t *rq, int8_t *y, uint32_t oh, const mt_spatial *g,
-                                            uint32_t packed)
+                                            uint32_t packed, void *consts)
 {
     const mt_q_params p = mt_q_unpack(packed);
     const dw_row r = dw_row_of(x, ring, oh, g, dw_inside_of(g));
+    struct dw3_planes *slots = NULL;
 #if MT_DW3
     dw3_planes planes;
+    slots = &planes;
 #endif
     for (uint32_t c = 0; c < g->C; c += 4) { /* four channels outside: their requantization stays */
         const uint32_t n = g->C - c < 4 ? g->C - c : 4;
-        dw_group grp;
-        DW_GROUP_START(&grp, bias, rq, c, n, &planes, 0);
-        dw_group_row(&grp, &r, w, g, c, n, p, y);
+        dw_group own;
+        dw_group_row(dw_group_for(consts, &own, bias, rq, c, n, slots), &r, w, g, c, n, p, y);
     }
+    if (consts != NULL) *(uint32_t *)consts = 1; /* made */
 }
 
 /* The whole tensor: four channels' constants made once for every row of a sample, and their

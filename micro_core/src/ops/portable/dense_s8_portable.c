@@ -13,5 +13,5 @@ void mt_op_dense_s8_forward_portable(const int8_t *x, const int8_t *w, const int
                                      int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed)
 {
     MT_S8_SPREAD_SCRATCH(spread); /* x's halves below MT_S8_SUM_ROWS rows (s8_dense_rows.h) */
-    mt_s8_dense_rows(x, w, bias, rq, y, B, D, U, packed, 1, spread); /* LiteRT's FullyConnected's double scaling */
+    mt_s8_dense_rows(x, w, bias, rq, y, B, D, U, packed, 1, spread, NULL); /* LiteRT's FullyConnected's double scaling */
 }

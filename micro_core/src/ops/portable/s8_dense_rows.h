@@ -68,6 +68,36 @@ static inline __attribute__((always_inline)) void mt_s8_unit_constants(const int
     }
 }
 
+/* A Conv2D's four output channels' constants kept across the calls of one layer (kernels.def's
+ * consts: the fused expansion's rows, each a call, made them every row): their requantizations,
+ * their sums' start (the bias) and, once a call takes that path, bias - zx·Σ W (centered) */
+typedef struct mt_s8_units {
+    mt_q_requant q[4];
+    int32_t start[4], centered[4];
+    uint32_t centered_made;
+} mt_s8_units;
+typedef char mt_s8_units_fit[sizeof(mt_s8_units) <= MT_S8_POINTWISE_GROUP ? 1 : -1];
+
+/* The constants of U output channels in consts (MT_S8_CONSTS_BYTES(U, MT_S8_POINTWISE_GROUP)
+ * bytes: mt_s8_units a group's), made at the
+ * layer's first call (its header 0), or NULL without consts */
+static inline mt_s8_units *mt_s8_units_of(void *consts, const int32_t *bias, const int32_t *rq, uint32_t U)
+{
+    if (consts == NULL) return NULL;
+    mt_s8_units *k = (mt_s8_units *)(void *)((char *)consts + MT_S8_CONSTS_HEADER);
+    uint32_t *made = (uint32_t *)consts;
+    if (!*made) {
+        for (uint32_t u = 0; u < U; u += 4) {
+            mt_s8_units *ku = k + u / 4u;
+            mt_s8_requants(bias, rq, u, U - u < 4 ? U - u : 4, ku->q);
+            for (uint32_t r = 0; r < 4; ++r) ku->start[r] = ku->q[r].bias;
+            ku->centered_made = 0;
+        }
+        *made = 1;
+    }
+    return k;
+}
+
 #if MT_S8_DSP
 /* The fewest output channels (units) for which mt_s8_dense_rows spreads x's pixel pairs once
  * for all of them (mt_s8_dense_pairs): the spread costs 14 instructions for a word of a pair
@@ -135,7 +165,8 @@ static void mt_s8_spread_pairs(const int8_t *x, uint32_t pairs, uint32_t D, int3
 static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t *x, const int8_t *w,
                                                                     const int32_t *bias, const int32_t *rq, int8_t *y,
                                                                     uint32_t B, uint32_t D, uint32_t U,
-                                                                    mt_q_params p, const int fc, uint32_t *spread)
+                                                                    mt_q_params p, const int fc, uint32_t *spread,
+                                                                    const mt_s8_units *kept)
 {
     int32_t acc[4 * MT_S8_PAIRS_RUN];
     uint32_t run = (MT_S8_SPREAD / D) & ~1u; /* pixels whose halves fit the scratch: >= 2 */
@@ -145,7 +176,7 @@ static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t
      * (at 8 inputs an output that was 0.2 instructions a MAC) */
     const size_t halves = (size_t)run * D / 2u, U4 = (U + 3u) & ~(size_t)3u;
     mt_q_requant *cached = NULL;
-    if (!fc && B > run && U4 * (sizeof(mt_q_requant) / 4u) <= MT_S8_SPREAD / 2u - halves) {
+    if (!fc && !kept && B > run && U4 * (sizeof(mt_q_requant) / 4u) <= MT_S8_SPREAD / 2u - halves) {
         cached = (mt_q_requant *)(void *)(spread + halves);
         for (uint32_t u = 0; u < U; u += 4) mt_s8_requants(bias, rq, u, U - u < 4 ? U - u : 4, cached + u);
     }
@@ -157,11 +188,13 @@ static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t
             mt_q_requant q[4];
             mt_q_fc f[4];
             int32_t start[4];
-            if (cached)
+            if (kept)
+                for (uint32_t r = 0; r < 4; ++r) start[r] = kept[u / 4u].start[r];
+            else if (cached)
                 for (uint32_t r = 0; r < 4; ++r) start[r] = cached[u + r].bias;
             else
                 mt_s8_unit_constants(bias, rq, u, R, fc, q, f, start);
-            const mt_q_requant *qu = cached ? cached + u : q;
+            const mt_q_requant *qu = kept ? kept[u / 4u].q : cached ? cached + u : q;
             const int8_t *wu = w + (size_t)u * D;
             uint32_t j = 0;
             if (R == 4 && pairs) {
@@ -188,17 +221,19 @@ static inline __attribute__((always_inline)) void mt_s8_dense_pairs(const int8_t
  * mt_s8_dot, MT_S8_ROWS at a time), each row's inputs read once for them, each sum started
  * from its bias. fc (a constant where it is inlined): rq holds FullyConnected's double scales
  * (mt_q_fc_of) and the sums are requantized as LiteRT's reference FullyConnected does, else
- * Conv2D's (multiplier, shift) pairs with gemmlowp's rounding. */
+ * Conv2D's (multiplier, shift) pairs with gemmlowp's rounding. consts (Conv2D's alone, or
+ * NULL): the layer's constants kept across its calls (mt_s8_units_of). */
 static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int32_t *bias, const int32_t *rq,
                                     int8_t *y, uint32_t B, uint32_t D, uint32_t U, uint32_t packed, const int fc,
-                                    uint32_t *spread)
+                                    uint32_t *spread, void *consts)
 {
     const mt_q_params p = mt_q_unpack(packed);
     int32_t acc[4 * MT_S8_RUN];
+    mt_s8_units *kept = fc ? NULL : mt_s8_units_of(consts, bias, rq, U);
 #if MT_S8_DSP
     if (spread != NULL && B >= 2 && D >= 4u && (D & 3u) == 0 && D <= MT_S8_SPREAD / 2u &&
         U >= MT_S8_PAIRS_UNITS) {
-        mt_s8_dense_pairs(x, w, bias, rq, y, B, D, U, p, fc, spread); /* x's pixel pairs spread once */
+        mt_s8_dense_pairs(x, w, bias, rq, y, B, D, U, p, fc, spread, kept); /* x's pixel pairs spread once */
         return;
     }
     /* else below MT_S8_SUM_ROWS rows (no Σ W), x's halves less zx made once for every four
@@ -211,16 +246,30 @@ static inline void mt_s8_dense_rows(const int8_t *x, const int8_t *w, const int3
 #endif
     for (uint32_t u = 0; u < U; u += 4) {
         const uint32_t R = U - u < 4 ? U - u : 4;
-        mt_q_requant q[4];
+        mt_q_requant own[4];
         mt_q_fc f[4];
         int32_t start[4];
-        mt_s8_unit_constants(bias, rq, u, R, fc, q, f, start);
+        mt_s8_units *k = kept ? kept + u / 4u : NULL;
+        const mt_q_requant *q = k ? k->q : own;
+        if (k)
+            for (uint32_t r = 0; r < 4; ++r) start[r] = k->start[r];
+        else
+            mt_s8_unit_constants(bias, rq, u, R, fc, own, f, start);
         const int8_t *xb = x, *wu = w + (size_t)u * D;
         int8_t *yb = y + u;
         if (R == 4 && D >= MT_S8_MIN_ROW && B >= MT_S8_SUM_ROWS) {
-            /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row */
-            for (uint32_t r = 0; r < 4; ++r)
-                start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
+            /* Σ W·(x - zx) = Σ W·x - zx·Σ W: the rows' sums once, for every x row (and, kept,
+             * for every call of the layer) */
+            if (k && k->centered_made) {
+                for (uint32_t r = 0; r < 4; ++r) start[r] = k->centered[r];
+            } else {
+                for (uint32_t r = 0; r < 4; ++r)
+                    start[r] = (int32_t)((uint32_t)start[r] - (uint32_t)p.x_zp * mt_s8_sum(wu + (size_t)r * D, D));
+                if (k) {
+                    for (uint32_t r = 0; r < 4; ++r) k->centered[r] = start[r];
+                    k->centered_made = 1;
+                }
+            }
             for (uint32_t b = 0; b < B; b += MT_S8_RUN, yb += (size_t)MT_S8_RUN * U) {
                 const uint32_t n = B - b < MT_S8_RUN ? B - b : MT_S8_RUN;
                 mt_s8_dot4_pixels(xb, wu, D, n, start, acc);
