@@ -62,7 +62,7 @@ static inline int trains_quantized(const mt_session *s)
 }
 
 /* Where trained tensor t's optimizer state starts: a float weight's at opt_state; a quantized
- * one's after its record of scales (ops/quant_grad.h), as its QAS view finds it (NULL without
+ * one's after its record of scales, if any (ops/quant_grad.h), as its QAS view finds it (NULL without
  * momentum: it then has no state arrays) */
 static inline float *state_of(const mt_session *s, const mt_tensor_rt *t)
 {
@@ -70,7 +70,7 @@ static inline float *state_of(const mt_session *s, const mt_tensor_rt *t)
     int k = 0;
     const int32_t o = mt_reader_of(s, (uint16_t)(t - s->tensors), &k);
     mt_qas_tensor v;
-    mt_qas_tensor_of(&s->ops[o], k, (mt_tensor_rt *)(uintptr_t)t, NULL, s->cfg.momentum, &v);
+    mt_qas_tensor_of(&s->img, &s->ops[o], k, (mt_tensor_rt *)(uintptr_t)t, NULL, s->cfg.momentum, &v);
     return v.buf;
 }
 

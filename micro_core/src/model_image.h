@@ -110,6 +110,12 @@ int mt_image_quant(const mt_image *img, const mt_tensor_desc *t, mt_quant *q);
 /* Scale and zero point of channel c of a record. */
 float mt_quant_scale(const mt_quant *q, uint32_t c);
 int32_t mt_quant_zero_point(const mt_quant *q, uint32_t c);
+/* A record's scales as floats in place: 4-aligned in the image (check_quant) and
+ * little-endian, as the core reads its float weights (it runs on little-endian targets) */
+static inline const float *mt_quant_scales_f32(const mt_quant *q)
+{
+    return (const float *)(const void *)q->scales;
+}
 /* The float data of a CONST tensor, in place. */
 const float *mt_image_const_f32(const mt_image *img, const mt_tensor_desc *t);
 /* CRC-32 of the image's structure (header fields, tensor, op and io tables; not the

@@ -6,10 +6,11 @@
  * A trained quantized tensor is an int8 weight (input 1) or an int32 bias (input 2) of one
  * CONV2D_S8, DEPTHWISE_CONV2D_S8 or DENSE_S8, read by that op alone; it lives in the arena at
  * its own width (1 byte a weight, 4 a bias), its gradient is f32 (4 bytes an element, as any
- * gradient), and its record (mt_tensor_rt.opt_state) holds its per-channel scales (the
- * weight's sw[c] then the input's sx; the bias's sx·sw[c], as the file gives them; a frozen
- * int8 weight a gradient passes through keeps its sw[c] alone, as metadata), then SGD's
- * momentum (4 bytes an element) when momentum > 0. The update is SGD with quantization-aware
+ * gradient), and its record (mt_tensor_rt.opt_state) holds an int8 weight's per-channel
+ * scales sw[c] then the input's sx (a frozen int8 weight a gradient passes through keeps its
+ * sw[c] alone, as metadata), then SGD's momentum (4 bytes an element) when momentum > 0. A
+ * bias keeps its momentum alone: its scales sx·sw[c] are read where the file gives them, in
+ * the image (mt_qas_tensor_of), not copied into the arena (4 bytes a channel). The update is SGD with quantization-aware
  * scaling: Adam, AdamW, weight decay and the proximal term are refused (MT_ERR_UNSUPPORTED,
  * naming the tensor), as is a quantized TRAINABLE tensor any other op reads.
  */
@@ -75,7 +76,7 @@ void mt_plan_q_record_write(const mt_image *img, uint32_t index, uint32_t floats
     mt_image_tensor(img, index, &t);
     mt_quant q;
     mt_image_quant(img, &t, &q); /* an int8 weight and an int8 op's bias have one (quant_check.c) */
-    const int with_sx = trained && t.dtype == MT_DTYPE_I8;
+    const int with_sx = trained; /* a record is an int8 weight's: a bias keeps none */
     const uint32_t channels = with_sx ? floats - 1u : floats;
     for (uint32_t c = 0; c < channels; ++c) record[c] = mt_quant_scale(&q, q.channels == 1 ? 0 : c);
     if (!with_sx) return;

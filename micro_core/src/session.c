@@ -263,7 +263,7 @@ static void apply_update(mt_session *s, const update_block *b, float grad_scale)
  * (ops/qas.c; the planner allowed SGD alone): input k of op o. */
 static void qas_view(const mt_session *s, uint32_t o, int k, mt_tensor_rt *t, mt_qas_tensor *v)
 {
-    mt_qas_tensor_of(&s->ops[o], k, t, t->grad, s->cfg.momentum, v);
+    mt_qas_tensor_of(&s->img, &s->ops[o], k, t, t->grad, s->cfg.momentum, v);
 }
 
 /* ... rows first .. first + rows of its weight (input 1 of a Conv2D or FullyConnected, whose

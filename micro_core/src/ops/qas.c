@@ -117,8 +117,8 @@ int mt_qas_sgd_update_runs(const mt_qas_tensor *t, uint32_t blocks, uint32_t len
 
 /* Element i of a Conv2D weight [OC, KH, KW, C] or a Dense one [U, D] belongs to channel
  * i / (count / channels); of a depthwise weight [1, KH, KW, C] to i % C; of a bias to i. */
-void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
-                      mt_qas_tensor *v)
+void mt_qas_tensor_of(const mt_image *img, const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g,
+                      float momentum, mt_qas_tensor *v)
 {
     const int weight = k == 1;
     v->q = t->mutable_data;
@@ -126,8 +126,15 @@ void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float 
     v->g = g;
     v->scale = t->opt_state;
     v->N = t->count;
-    if (!weight) {
-        v->channels = t->count, v->inner = 1;
+    if (!weight) { /* the bias's scales sx·sw[c] as the image holds them: one a channel, or one
+                    * for all (channels 1: element i reads scale[0]), the values its decoded
+                    * record held before (plan_qas.c) */
+        mt_tensor_desc d;
+        mt_quant q;
+        mt_image_tensor(img, op->inputs[k], &d);
+        mt_image_quant(img, &d, &q); /* a trained int32 bias has one (model_image.c) */
+        v->scale = mt_quant_scales_f32(&q);
+        v->channels = q.channels, v->inner = 1;
     } else if (op->type == MT_OP_DEPTHWISE_CONV2D_S8) {
         v->channels = t->dims[3], v->inner = 1;
     } else {

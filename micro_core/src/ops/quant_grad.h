@@ -43,7 +43,8 @@
  *
  * which the float op's reference backward computes, bit for bit, on the dequantized input.
  * Their update is ops/qas.c's (quantization-aware scaling). The weight's runtime record holds
- * its scales sw[0..C) and then sx (mt_q_input_scale), the bias's its scales sx·sw[c].
+ * its scales sw[0..C) and then sx (mt_q_input_scale); the bias keeps no record: its scales
+ * sx·sw[c] are read in place from the image's quantization record (mt_quant_scales_f32).
  */
 #ifndef MT_OPS_QUANT_GRAD_H
 #define MT_OPS_QUANT_GRAD_H
@@ -89,11 +90,12 @@ static inline const float *mt_q_weight_scales(const mt_tensor_rt *w)
 }
 
 /* Floats of a trained int8 weight's or int32 bias's decoded record before its momentum: the
- * weight's `channels` scales and sx, the bias's `channels` scales sx·sw[c] (a frozen int8
- * weight's record is its scales alone: no weight gradient reads sx) */
+ * weight's `channels` scales and sx; none for a bias, whose scales sx·sw[c] the image holds
+ * as f32 already (its QAS view reads them there, mt_qas_tensor_of) and no kernel reads (a
+ * frozen int8 weight's record is its scales alone: no weight gradient reads sx) */
 static inline uint32_t mt_q_record_floats(uint8_t dtype, uint32_t channels)
 {
-    return dtype == MT_DTYPE_I8 ? channels + 1u : channels;
+    return dtype == MT_DTYPE_I8 ? channels + 1u : 0u;
 }
 
 /* ---- the backward kernels (no siblings yet: the reference runs on every target) ----
@@ -187,9 +189,10 @@ int mt_qas_sgd_update_is_finite(const mt_qas_tensor *t, float lr, float momentum
  * sparse update's part (session.h, mt_weight_part); one run of N for a whole tensor */
 int mt_qas_sgd_update_runs(const mt_qas_tensor *t, uint32_t blocks, uint32_t len, uint32_t stride, float lr,
                            float momentum, float grad_scale, int check_only);
-/* The view of trained weight t, input k (1: weight, 2: bias) of `op`, with gradient g */
-void mt_qas_tensor_of(const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g, float momentum,
-                      mt_qas_tensor *v);
+/* The view of trained weight t, input k (1: weight, 2: bias) of `op` in image img, with
+ * gradient g: a weight's scales from its record, a bias's from img in place */
+void mt_qas_tensor_of(const mt_image *img, const mt_op_desc *op, int k, mt_tensor_rt *t, const float *g,
+                      float momentum, mt_qas_tensor *v);
 /* The float master copy of trained int8 weight t (MT_TENSOR_MASTER), laid out by the planner
  * as the piece right after the weight, or NULL */
 static inline float *mt_q_master_of(const mt_tensor_rt *t)
