@@ -78,8 +78,9 @@ def test_memory_plan_fields_sum_to_total_and_arena_is_that_size():
                                       "reuse_bytes", "lower_bound_bytes", "fused_update",
                                       "placement_order", "int8_activation_bytes",
                                       "tiled_updates", "weight_tile_bytes", "over_inputs",
-                                      "int8_trained_layers"}
+                                      "int8_trained_layers", "row_constants"}
     assert plan["int8_trained_layers"] == []  # a float model: no int8 layer trains in place
+    assert plan["row_constants"] == 0  # nor streams int8 rows that could keep their constants
     assert plan["placement_order"] in (0, 1, 2, 3)  # the greedy order the planner kept
     assert sum(plan[p] for p in parts) - plan["reuse_bytes"] == plan["total_bytes"]
     assert plan["lower_bound_bytes"] <= plan["total_bytes"]
